@@ -1,0 +1,11 @@
+/* bridge/all.h: every Python-bodied function, for the C wrappers in csrc/api/. */
+#ifndef OPENVX_NN_BRIDGE_ALL_H
+#define OPENVX_NN_BRIDGE_ALL_H
+#include <stdint.h>
+#include <stddef.h>
+#include "reference.h"
+#include "scalar.h"
+#include "lut.h"
+#include "tensor.h"
+#include "graph.h"
+#endif

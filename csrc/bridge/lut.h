@@ -1,0 +1,1 @@
+/* bridge/lut.h: Python-bodied functions behind the lut entry points. */

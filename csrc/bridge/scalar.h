@@ -1,0 +1,1 @@
+/* bridge/scalar.h: Python-bodied functions behind the scalar entry points. */

@@ -1,0 +1,1 @@
+/* bridge/tensor.h: Python-bodied functions behind the tensor entry points. */

@@ -1,0 +1,139 @@
+/* runtime.c: start-up of the embedded interpreter.  Included into the cffi
+ * module's own translation unit, because cffi_start_python() is static there.
+ *
+ * A C program that loads libopenvx.so has no Python yet.  Before cffi starts
+ * one we configure it ourselves: an embedded interpreter does not find the
+ * virtual environment the package was installed in (it searches PATH), so we
+ * name its executable explicitly, chosen in this order:
+ *   1. $OPENVX_NN_PYTHON,
+ *   2. <venv>/bin/python3 for the nearest pyvenv.cfg above this library,
+ *   3. the interpreter that built the library (VXNN_BUILD_PYTHON).
+ * When the library is loaded into a running Python, that interpreter is used. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "runtime_internal.h"
+
+#ifndef VXNN_BUILD_PYTHON
+#define VXNN_BUILD_PYTHON ""
+#endif
+
+static char vxnn_libdir[4096];
+static pthread_once_t vxnn_once = PTHREAD_ONCE_INIT;
+
+static void vxnn_find_libdir(void)
+{
+    Dl_info info;
+    if (dladdr((void *)&vxnn_find_libdir, &info) && info.dli_fname) {
+        const char *slash;
+        snprintf(vxnn_libdir, sizeof vxnn_libdir, "%s", info.dli_fname);
+        slash = strrchr(vxnn_libdir, '/');
+        if (slash)
+            vxnn_libdir[slash - vxnn_libdir] = '\0';
+        else
+            vxnn_libdir[0] = '\0';
+    }
+}
+
+const char *vxnn_library_dir(void)
+{
+    if (!vxnn_libdir[0])
+        vxnn_find_libdir();
+    return vxnn_libdir;
+}
+
+/* <venv>/bin/python3 of the nearest pyvenv.cfg above this library, or NULL. */
+static const char *vxnn_venv_python(char *out, size_t size)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", vxnn_library_dir());
+    while (dir[0]) {
+        char probe[4200];
+        char *slash;
+        snprintf(probe, sizeof probe, "%s/pyvenv.cfg", dir);
+        if (access(probe, R_OK) == 0) {
+            snprintf(out, size, "%s/bin/python3", dir);
+            if (access(out, X_OK) == 0)
+                return out;
+            snprintf(out, size, "%s/bin/python", dir);
+            return access(out, X_OK) == 0 ? out : NULL;
+        }
+        slash = strrchr(dir, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+    }
+    return NULL;
+}
+
+static void vxnn_preinit(void)
+{
+    PyConfig config;
+    PyStatus status;
+    char buf[4200];
+    const char *exe = getenv("OPENVX_NN_PYTHON");
+
+    if (Py_IsInitialized())
+        return;
+    if (!exe || !exe[0])
+        exe = vxnn_venv_python(buf, sizeof buf);
+    if (!exe || !exe[0])
+        exe = VXNN_BUILD_PYTHON;
+
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;
+    config.parse_argv = 0;
+    config.buffered_stdio = 0; /* cffi never finalizes Python: buffered output would be lost */
+    if (exe[0]) {
+        status = PyConfig_SetBytesString(&config, &config.executable, exe);
+        if (PyStatus_Exception(status)) {
+            PyConfig_Clear(&config);
+            return;
+        }
+    }
+    status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) {
+        fprintf(stderr, "libopenvx: cannot start Python (%s)\n",
+                status.err_msg ? status.err_msg : "unknown error");
+        return;
+    }
+    PyEval_SaveThread(); /* cffi takes the GIL per call */
+}
+
+int vxnn_start(void)
+{
+    static int reported = 0;
+    pthread_once(&vxnn_once, vxnn_preinit);
+    if (cffi_start_python() == 0)
+        return 1;
+    if (!reported) {
+        reported = 1;
+        fprintf(stderr, "libopenvx: the openvx_nn Python package failed to start; "
+                        "every OpenVX call will fail (set OPENVX_NN_PYTHON to the "
+                        "interpreter that has openvx_nn installed)\n");
+    }
+    return 0;
+}
+
+void vxnn_emit_log(void *callback, uintptr_t context, uintptr_t ref, int32_t status, const char *text)
+{
+    vx_log_callback_f cb = (vx_log_callback_f)(uintptr_t)callback;
+    if (cb)
+        cb((vx_context)context, (vx_reference)ref, status, text);
+}
+
+int32_t vxnn_call_node_callback(void *callback, uintptr_t node)
+{
+    vx_nodecomplete_f cb = (vx_nodecomplete_f)(uintptr_t)callback;
+    return cb ? cb((vx_node)node) : 0;
+}
+
+void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n)
+{
+    memmove((void *)dst, (const void *)src, n);
+}

@@ -1,0 +1,17 @@
+/* runtime.h: C helpers of libopenvx.so that Python calls (declared to cffi as
+ * ordinary C functions) and the start-up guard every exported entry point uses. */
+#ifndef OPENVX_NN_RUNTIME_H
+#define OPENVX_NN_RUNTIME_H
+#include <stdint.h>
+#include <stddef.h>
+
+/* Directory holding libopenvx.so (empty string if unknown). */
+const char *vxnn_library_dir(void);
+/* Call an application log callback (a vx_log_callback_f) with plain values. */
+void vxnn_emit_log(void *callback, uintptr_t context, uintptr_t ref, int32_t status, const char *text);
+/* Call an application node-completion callback (a vx_nodecomplete_f). */
+int32_t vxnn_call_node_callback(void *callback, uintptr_t node);
+/* Copy n bytes between raw addresses (used where Python holds integers, not pointers). */
+void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n);
+
+#endif

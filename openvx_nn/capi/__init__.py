@@ -1,0 +1,22 @@
+"""The C boundary: ``@ffi.def_extern`` bodies of libopenvx.so's entry points.
+
+These modules only translate: C arguments to Python values, object-model
+exceptions to ``vx_status`` (plus a log line).  They are imported by the
+library's start-up code (``install``), never directly: ``binding`` exists only
+inside a process that loaded libopenvx.so.
+"""
+from __future__ import annotations
+
+import importlib
+
+FAMILIES = ("reference_api", "scalar_api", "lut_api", "tensor_api", "graph_api")
+
+
+def install() -> None:
+    """Register every entry point with cffi (called once from the library's init code)."""
+    for name in FAMILIES:
+        try:
+            importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise

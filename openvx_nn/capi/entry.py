@@ -1,0 +1,119 @@
+"""Decorators that turn object-model functions into C entry points.
+
+An entry's Python body receives the C arguments after ``fn`` (the exported
+function's name) and may raise ``VXError``; the decorator maps that to the C
+return value and sends a log line naming the function, the object and the
+problem.  Any other exception is a library bug: it is logged with its
+traceback and reported as ``VX_FAILURE``, never propagated into C.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
+
+from ..core import reference
+from ..core.context import Context
+from ..core.enums import Status, status_name
+from ..core.errors import VXError
+from .binding import ffi
+
+_ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
+
+
+def report(fn: str, error: VXError) -> None:
+    """Log ``error`` against its object's context (or the live context)."""
+    ref = error.ref if error.ref is not None and error.ref.alive else None
+    ctx = ref.context if ref is not None else Context.current()
+    text = f"{fn}: {error.message}"
+    if _ECHO:
+        print(f"[openvx-nn] {status_name(error.status)} {text}", file=sys.stderr, flush=True)
+    if ctx is not None and ctx.alive:
+        ctx.log(ref, error.status, text)
+
+
+def _internal(fn: str, exc: BaseException) -> VXError:
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    print(f"[openvx-nn] internal error in {fn}:\n{detail}", file=sys.stderr, flush=True)
+    return VXError(Status.VX_FAILURE, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _run(fn_c, body: Callable, args: tuple):
+    fn = ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
+    try:
+        with reference.lock:
+            return fn, body(*args), None
+    except VXError as err:
+        report(fn, err)
+        return fn, None, err
+    except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
+        err = _internal(fn, exc)
+        report(fn, err)
+        return fn, None, err
+
+
+def status_entry(body: Callable[..., Optional[int]]) -> Callable:
+    """An entry returning ``vx_status``: the body returns None (success) or a status."""
+
+    @ffi.def_extern(name=body.__name__, onerror=lambda *_: Status.VX_FAILURE)
+    def wrapper(fn_c, *args):
+        _, result, err = _run(fn_c, body, args)
+        if err is not None:
+            return err.status
+        return Status.VX_SUCCESS if result is None else int(result)
+
+    return body
+
+
+def creator_entry(body: Callable[..., reference.Reference]) -> Callable:
+    """An entry returning a handle: on failure an error object of the context
+    concerned, or NULL when no context is known."""
+
+    @ffi.def_extern(name=body.__name__, onerror=lambda *_: 0)
+    def wrapper(fn_c, *args):
+        _, result, err = _run(fn_c, body, args)
+        if err is None:
+            return result.handle
+        ref = err.ref if err.ref is not None and err.ref.alive else None
+        ctx = ref.context if ref is not None else None
+        return ctx.error_object(err.status).handle if ctx is not None and ctx.alive else 0
+
+    return body
+
+
+def value_entry(failure: int) -> Callable:
+    """An entry returning a plain value: ``failure`` on error."""
+
+    def decorate(body: Callable) -> Callable:
+        @ffi.def_extern(name=body.__name__, onerror=lambda *_: failure)
+        def wrapper(fn_c, *args):
+            _, result, err = _run(fn_c, body, args)
+            return failure if err is not None or result is None else result
+
+        return body
+
+    return decorate
+
+
+def void_entry(body: Callable[..., None]) -> Callable:
+    """An entry returning nothing; failures are only logged."""
+
+    @ffi.def_extern(name=body.__name__)
+    def wrapper(fn_c, *args):
+        _run(fn_c, body, args)
+
+    return body
+
+
+@contextmanager
+def blaming(ref: reference.Reference) -> Iterator[None]:
+    """Attach ``ref`` to any VXError raised inside that names no object yet, so
+    that a creator's failure becomes an error object of ``ref``'s context."""
+    try:
+        yield
+    except VXError as err:
+        if err.ref is None:
+            err.ref = ref
+        raise

@@ -1,0 +1,128 @@
+"""The context: the process-wide root of all objects, its attributes and its log."""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Optional
+
+from . import reference
+from .enums import MAX_LOG_MESSAGE_LEN, Status, Type, Vendor, VERSION
+from .errors import VXError
+from .reference import Reference
+
+IMPLEMENTATION = "openvx-nn"
+EXTENSIONS = ("KHR_NN_8", "KHR_NN_16")
+MAX_TENSOR_DIMS = 6
+VENDOR_ID = Vendor.VX_ID_USER
+
+LogSink = Callable[["Context", Optional[Reference], int, str], None]
+
+
+class ErrorObject(Reference):
+    """What a failed creator returns: a reference whose ``vxGetStatus`` is the failure.
+
+    One per status per context, owned by the context, not counted among the
+    application's references and never destroyed before the context.
+    """
+
+    vx_type = Type.VX_TYPE_ERROR
+    counted = False
+
+    def __init__(self, context: "Context", status: int):
+        super().__init__(context)
+        self.status = status
+
+    def release(self) -> None:  # the context owns it; the application's release is a no-op
+        pass
+
+    def retain(self) -> None:
+        pass
+
+
+class Context(Reference):
+    vx_type = Type.VX_TYPE_CONTEXT
+    _current: Optional["Context"] = None
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.logging_enabled = True
+        self.performance_enabled = False
+        self._log_sink: Optional[LogSink] = None
+        self._log_lock: Optional[threading.Lock] = None
+        self._errors: dict[int, ErrorObject] = {}
+        self.immediate_border = bytes(20)  # vx_border_t: VX_BORDER_UNDEFINED, zero value
+        self.immediate_border_policy = 0
+        self.immediate_target = "any"
+
+    @classmethod
+    def create(cls) -> "Context":
+        """The live context with one more application reference, or a new one."""
+        with reference.lock:
+            ctx = cls._current
+            if ctx is not None and ctx.alive:
+                ctx.retain()
+                return ctx
+            cls._current = ctx = cls()
+            return ctx
+
+    @classmethod
+    def current(cls) -> Optional["Context"]:
+        ctx = cls._current
+        return ctx if ctx is not None and ctx.alive else None
+
+    def _collect(self) -> None:
+        # Only the application's count matters: releasing the last application
+        # reference to the context destroys everything created in it.
+        if self.alive and self.external == 0:
+            reference.destroy_all(self)
+            if Context._current is self:
+                Context._current = None
+
+    # -- attributes ---------------------------------------------------------
+    @property
+    def reference_count(self) -> int:
+        """Live references of this context, itself included, error objects not."""
+        return sum(1 for r in reference.live_references(self) if r.counted)
+
+    @property
+    def extensions(self) -> str:
+        return " ".join(EXTENSIONS)
+
+    # -- errors and log -------------------------------------------------------
+    def error_object(self, status: int) -> ErrorObject:
+        with reference.lock:
+            err = self._errors.get(status)
+            if err is None or not err.alive:
+                err = self._errors[status] = ErrorObject(self, status)
+            return err
+
+    def set_log_sink(self, sink: Optional[LogSink], reentrant: bool) -> None:
+        self._log_sink = sink
+        self._log_lock = None if reentrant else threading.Lock()
+
+    def log(self, ref: Optional[Reference], status: int, message: str) -> None:
+        """Send one entry to the application's callback (VX_SUCCESS entries are dropped)."""
+        sink = self._log_sink
+        if status == Status.VX_SUCCESS or not self.logging_enabled or sink is None:
+            return
+        text = message.encode(errors="replace")[: MAX_LOG_MESSAGE_LEN - 1].decode(errors="ignore")
+        if self._log_lock is None:
+            sink(self, ref, status, text)
+        else:
+            with self._log_lock:
+                sink(self, ref, status, text)
+
+    def directive(self, directive: int) -> None:
+        from .enums import Directive as D
+        flags = {D.VX_DIRECTIVE_DISABLE_LOGGING: ("logging_enabled", False),
+                 D.VX_DIRECTIVE_ENABLE_LOGGING: ("logging_enabled", True),
+                 D.VX_DIRECTIVE_DISABLE_PERFORMANCE: ("performance_enabled", False),
+                 D.VX_DIRECTIVE_ENABLE_PERFORMANCE: ("performance_enabled", True)}
+        if directive not in flags:
+            raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
+                          f"directive {directive:#x} is not supported", self)
+        attr, value = flags[directive]
+        setattr(self, attr, value)
+
+
+__all__ = ["Context", "ErrorObject", "IMPLEMENTATION", "EXTENSIONS", "MAX_TENSOR_DIMS",
+           "VENDOR_ID", "VERSION"]

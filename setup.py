@@ -1,0 +1,38 @@
+"""Builds libopenvx.so (cffi embedding) inside the openvx_nn package and installs
+the C headers next to it.  Project metadata lives in pyproject.toml."""
+from pathlib import Path
+import shutil
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+
+
+class BuildLibrary(build_ext):
+    """Names the cffi extension ``libopenvx.so`` instead of a Python module file."""
+
+    def get_ext_filename(self, fullname):
+        # Called with the module's full name or its last part; keep the package part.
+        parts = fullname.split(".")
+        if parts[-1] == "_capi":
+            return str(Path(*parts[:-1], "libopenvx.so"))
+        return super().get_ext_filename(fullname)
+
+
+class BuildPy(build_py):
+    """Copies include/VX/*.h into the package so installed programs find them."""
+
+    def run(self):
+        super().run()
+        target = Path(self.build_lib) / "openvx_nn" / "include" / "VX"
+        target.mkdir(parents=True, exist_ok=True)
+        for header in (ROOT / "include" / "VX").glob("*.h"):
+            shutil.copy2(header, target / header.name)
+
+
+setup(
+    cffi_modules=["csrc/build_capi.py:ffibuilder"],
+    cmdclass={"build_ext": BuildLibrary, "build_py": BuildPy},
+)

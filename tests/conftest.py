@@ -1,0 +1,104 @@
+"""Shared fixtures: the C-style API, a leak-checked context, log capture, and a
+compiler for C test programs built exactly as an application would be."""
+from __future__ import annotations
+
+import hashlib
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = Path(__file__).resolve().parent / "_build"
+ABI = Path(__file__).resolve().parent / "abi"
+C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+
+@pytest.fixture(scope="session")
+def vx():
+    from openvx_nn import vx as module
+    return module
+
+
+def _query_u32(vx, ctx, attribute):
+    out = vx.ffi.new("vx_uint32 *")
+    assert vx.vxQueryContext(ctx, attribute, out, 4) == vx.VX_SUCCESS
+    return out[0]
+
+
+class LogCapture:
+    """Collects (status, text) of every log entry of a context."""
+
+    def __init__(self, vx, ctx):
+        self.entries: list[tuple[int, str]] = []
+
+        @vx.ffi.callback("vx_log_callback_f")
+        def on_log(context, ref, status, text):
+            self.entries.append((status, vx.ffi.string(text).decode()))
+
+        self._callback = on_log
+        vx.vxRegisterLogCallback(ctx, on_log, vx.vx_false_e)
+
+    def clear(self):
+        self.entries.clear()
+
+    def last(self) -> str:
+        assert self.entries, "nothing was logged"
+        return self.entries[-1][1]
+
+    def has(self, status: int, *words: str) -> bool:
+        """True when some entry has ``status`` and contains every word."""
+        return any(s == status and all(w in t for w in words) for s, t in self.entries)
+
+
+@pytest.fixture
+def ctx(vx):
+    """A context whose reference count must be back at its start value at the end."""
+    context = vx.vxCreateContext()
+    assert vx.vxGetStatus(vx.ffi.cast("vx_reference", context)) == vx.VX_SUCCESS
+    baseline = _query_u32(vx, context, vx.VX_CONTEXT_REFERENCES)
+    yield context
+    after = _query_u32(vx, context, vx.VX_CONTEXT_REFERENCES)
+    vx.vxRegisterLogCallback(context, vx.ffi.NULL, vx.vx_false_e)
+    holder = vx.ffi.new("vx_context *", context)
+    assert vx.vxReleaseContext(holder) == vx.VX_SUCCESS
+    assert after == baseline, f"leaked references: {after} live, {baseline} after create"
+
+
+@pytest.fixture
+def log(vx, ctx):
+    return LogCapture(vx, ctx)
+
+
+def ref(vx, handle):
+    """Any handle as a vx_reference."""
+    return vx.ffi.cast("vx_reference", handle)
+
+
+def config_flags() -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "openvx_nn.config", "--cflags", "--libs"],
+                         check=True, capture_output=True, text=True).stdout
+    return shlex.split(out)
+
+
+def compile_c(source: str | Path, name: str | None = None, extra: list[str] | None = None) -> Path:
+    """Compile a C program (text or file) against the installed library with the
+    flags ``python -m openvx_nn.config`` prints; cached by content."""
+    text = Path(source).read_text() if isinstance(source, Path) else source
+    digest = hashlib.sha1((text + " ".join(extra or [])).encode()).hexdigest()[:12]
+    BUILD.mkdir(exist_ok=True)
+    exe = BUILD / f"{name or 'prog'}_{digest}"
+    if not exe.exists():
+        src = BUILD / f"{exe.name}.c"
+        src.write_text(text)
+        cmd = ["cc", *C_FLAGS, str(src), "-o", str(exe), *config_flags(), *(extra or [])]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode:
+            raise AssertionError(f"compile failed: {' '.join(cmd)}\n{result.stderr}")
+    return exe
+
+
+def run_c(exe: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
