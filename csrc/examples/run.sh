@@ -1,0 +1,14 @@
+#!/bin/sh
+# Build and run the C examples against the installed libopenvx.so, exactly as an
+# application would: only the flags python -m openvx_nn.config prints.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+out=${TMPDIR:-/tmp}/openvx-nn-examples
+mkdir -p "$out"
+flags=$(python -m openvx_nn.config --cflags --libs)
+for example in context_info tensor_roundtrip; do
+    [ -f "$here/$example.c" ] || continue
+    cc -std=c99 -Wall -Wextra -Werror "$here/$example.c" $flags -o "$out/$example"
+    echo "== $example"
+    "$out/$example"
+done
