@@ -25,6 +25,8 @@ _ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
 
 def report(fn: str, error: VXError) -> None:
     """Log ``error`` against its object's context (or the live context)."""
+    if getattr(error, "logged", False):
+        return
     ref = error.ref if error.ref is not None and error.ref.alive else None
     ctx = ref.context if ref is not None else Context.current()
     text = f"{fn}: {error.message}"
@@ -40,10 +42,21 @@ def _internal(fn: str, exc: BaseException) -> VXError:
     return VXError(Status.VX_FAILURE, f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _run(fn_c, body: Callable, args: tuple):
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_LOCK = _NoLock()
+
+
+def _run(fn_c, body: Callable, args: tuple, locked: bool = True):
     fn = ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
     try:
-        with reference.lock:
+        with reference.lock if locked else _NO_LOCK:
             return fn, body(*args), None
     except VXError as err:
         report(fn, err)
@@ -54,17 +67,24 @@ def _run(fn_c, body: Callable, args: tuple):
         return fn, None, err
 
 
-def status_entry(body: Callable[..., Optional[int]]) -> Callable:
-    """An entry returning ``vx_status``: the body returns None (success) or a status."""
+def status_entry(body: Optional[Callable[..., Optional[int]]] = None, *, locked: bool = True):
+    """An entry returning ``vx_status``: the body returns None (success) or a status.
 
-    @ffi.def_extern(name=body.__name__, onerror=lambda *_: Status.VX_FAILURE)
-    def wrapper(fn_c, *args):
-        _, result, err = _run(fn_c, body, args)
-        if err is not None:
-            return err.status
-        return Status.VX_SUCCESS if result is None else int(result)
+    ``locked=False`` is for calls that block on graph execution (process, wait):
+    their bodies take the model lock only around bookkeeping.
+    """
 
-    return body
+    def decorate(body: Callable[..., Optional[int]]) -> Callable:
+        @ffi.def_extern(name=body.__name__, onerror=lambda *_: Status.VX_FAILURE)
+        def wrapper(fn_c, *args):
+            _, result, err = _run(fn_c, body, args, locked)
+            if err is not None:
+                return err.status
+            return Status.VX_SUCCESS if result is None else int(result)
+
+        return body
+
+    return decorate(body) if body is not None else decorate
 
 
 def creator_entry(body: Callable[..., reference.Reference]) -> Callable:

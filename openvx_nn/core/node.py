@@ -1,0 +1,67 @@
+"""``vx_node``: one kernel instance in a graph, with its parameter values."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from .enums import Status, Type, type_name
+from .errors import VXError
+from .kernel import check_index
+from .perf import Perf
+from .reference import Reference
+from .signature import KernelDescription
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+
+class Node(Reference):
+    vx_type = Type.VX_TYPE_NODE
+
+    def __init__(self, graph: "Graph", description: KernelDescription):
+        super().__init__(graph.context)
+        self.graph: Optional["Graph"] = graph
+        self.description = description
+        self.params: list[Optional[Reference]] = [None] * len(description.params)
+        self.status = Status.VX_SUCCESS
+        self.perf = Perf()
+        self.callback = 0  # address of a vx_nodecomplete_f, 0 = none
+        self.border = bytes(20)
+        self.target = "any"
+        graph.add_node(self)
+
+    def describe(self) -> str:
+        label = f"'{self.name}' " if self.name else ""
+        return f"node {label}({self.description.name}, {self.handle:#x})"
+
+    def set_parameter(self, index: int, value: Optional[Reference]) -> None:
+        """Set (or with None clear) parameter ``index``; the graph must verify again."""
+        spec = check_index(self.description, index, self)
+        if value is not None:
+            if value.vx_type == Type.VX_TYPE_ERROR:
+                raise VXError(Status.VX_ERROR_INVALID_REFERENCE,
+                              f"parameter {index} ({spec.name}) of {self.describe()} is an error object", self)
+            if value.vx_type != spec.vx_type:
+                raise VXError(Status.VX_ERROR_INVALID_TYPE,
+                              f"parameter {index} ({spec.name}) of {self.describe()} must be a "
+                              f"{type_name(spec.vx_type)}, got a {type_name(value.vx_type)}", self)
+            if spec.scalar_type and getattr(value, "data_type", spec.scalar_type) != spec.scalar_type:
+                raise VXError(Status.VX_ERROR_INVALID_TYPE,
+                              f"parameter {index} ({spec.name}) of {self.describe()} must be a scalar of "
+                              f"{type_name(spec.scalar_type)}, got {type_name(value.data_type)}", self)
+            value.hold()
+        old = self.params[index]
+        self.params[index] = value
+        if old is not None:
+            old.unhold()
+        if self.graph is not None:
+            self.graph.invalidate()
+
+    def detach(self) -> None:
+        """Leave the graph (vxRemoveNode or the graph's destruction)."""
+        self.graph = None
+
+    def on_destroy(self) -> None:
+        for i, value in enumerate(self.params):
+            self.params[i] = None
+            if value is not None:
+                value.unhold()

@@ -1,0 +1,60 @@
+"""Kernel descriptions: everything about a kernel, written once.
+
+A ``KernelDescription`` holds the standard name and enum, the ordered
+parameter signature, the validator (checks inputs and infers outputs at verify
+time) and the executor (runs the numeric kernel).  Typed node constructors,
+generic nodes, ``vxu`` calls and the Python API are all built from it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional
+
+from .enums import Direction, ParameterState, Type
+
+if TYPE_CHECKING:
+    from .validation import Validation
+
+IN = Direction.VX_INPUT
+OUT = Direction.VX_OUTPUT
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One kernel parameter.
+
+    ``vx_type`` is the object type (VX_TYPE_TENSOR, VX_TYPE_SCALAR, VX_TYPE_LUT);
+    for scalars ``scalar_type`` is the data type the value must have (an enum
+    or size passed to a typed constructor becomes a scalar of that type).
+    ``static`` marks the seed's [static] parameters: read at verify.
+    """
+
+    name: str
+    direction: int
+    vx_type: int
+    optional: bool = False
+    scalar_type: int = Type.VX_TYPE_INVALID
+    static: bool = False
+
+    @property
+    def state(self) -> int:
+        return (ParameterState.VX_PARAMETER_STATE_OPTIONAL if self.optional
+                else ParameterState.VX_PARAMETER_STATE_REQUIRED)
+
+
+@dataclass(frozen=True)
+class KernelDescription:
+    name: str
+    enum: int
+    library: int
+    params: tuple[ParamSpec, ...]
+    validate: Callable[["Validation"], None]
+    execute: Callable[[list], None]
+    # For each C argument of the typed constructor, the kernel parameter it sets
+    # (None: identity order).  vxTensorTransposeNode(graph, in, out, d1, d2)
+    # feeds parameters (0, 3, 1, 2).
+    constructor_order: Optional[tuple[int, ...]] = None
+    doc: str = field(default="", compare=False)
+
+    def param_index(self, argument: int) -> int:
+        return self.constructor_order[argument] if self.constructor_order else argument

@@ -1,0 +1,116 @@
+"""What a kernel's validator sees of one node at verify time.
+
+Validators read input meta-data and scalar values through a ``Validation``,
+raise with ``fail`` (the message names the node, kernel and parameter index)
+and declare each output with ``output``: a virtual output gets its unknown
+meta-data filled in and its memory, a real output must already match.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from .enums import Status, type_name
+from .errors import VXError
+from .node import Node
+
+
+@dataclass(frozen=True)
+class Meta:
+    """A tensor's meta-data: OpenVX-order dims, element type, fixed point position."""
+
+    dims: tuple[int, ...]
+    data_type: int
+    fpp: int
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def describe(self) -> str:
+        return f"{list(self.dims)} {type_name(self.data_type).replace('VX_TYPE_', '')} fpp {self.fpp}"
+
+
+def tensor_meta(tensor) -> Meta:
+    return Meta(tuple(tensor.dims), tensor.data_type, tensor.fpp)
+
+
+class Validation:
+    def __init__(self, node: Node):
+        self.node = node
+        self.description = node.description
+
+    # -- reading -----------------------------------------------------------
+    def present(self, index: int) -> bool:
+        return self.node.params[index] is not None
+
+    def ref(self, index: int):
+        return self.node.params[index]
+
+    def tensor(self, index: int) -> Optional[Meta]:
+        """Meta-data of input tensor ``index`` (None for an absent optional one)."""
+        tensor = self.node.params[index]
+        if tensor is None:
+            return None
+        meta = tensor_meta(tensor)
+        if not meta.dims or 0 in meta.dims or not meta.data_type:
+            self.fail(index, Status.VX_ERROR_INVALID_PARAMETERS,
+                      f"input tensor has unknown meta-data ({meta.describe()}): nothing writes it")
+        return meta
+
+    def scalar(self, index: int) -> Any:
+        scalar = self.node.params[index]
+        return None if scalar is None else scalar.value
+
+    def scalar_bytes(self, index: int) -> Optional[bytes]:
+        scalar = self.node.params[index]
+        return None if scalar is None else scalar.bytes
+
+    # -- failing -----------------------------------------------------------
+    def where(self, index: int) -> str:
+        spec = self.description.params[index]
+        return f"{self.node.describe()} parameter {index} ({spec.name})"
+
+    def fail(self, index: int, status: int, message: str) -> None:
+        raise VXError(status, f"{self.where(index)}: {message}", self.node)
+
+    def require(self, condition: bool, index: int, status: int, message: str) -> None:
+        if not condition:
+            self.fail(index, status, message)
+
+    def one_of(self, index: int, value: Any, allowed: Sequence, what: str) -> None:
+        if value not in allowed:
+            names = ", ".join(getattr(a, "name", str(a)) for a in allowed)
+            self.fail(index, Status.VX_ERROR_INVALID_VALUE, f"{what} {value!r} is invalid (expected {names})")
+
+    # -- outputs -----------------------------------------------------------
+    def output(self, index: int, dims: Sequence[int], data_type: int, fpp: int) -> None:
+        """Declare output tensor ``index``; fills in a virtual tensor's unknowns."""
+        tensor = self.node.params[index]
+        want = Meta(tuple(int(d) for d in dims), int(data_type), int(fpp))
+        declared = getattr(tensor, "declared", None)
+        declared = declared() if callable(declared) else tensor_meta(tensor)
+        if tensor.virtual:
+            if declared.dims:
+                self._match_dims(index, declared.dims, want.dims, allow_unknown=True)
+            if declared.data_type:
+                self._match_type(index, declared, want)
+            tensor.allocate(want.dims, want.data_type, want.fpp)
+            return
+        self._match_dims(index, declared.dims, want.dims, allow_unknown=False)
+        self._match_type(index, declared, want)
+
+    def _match_dims(self, index: int, have: Sequence[int], want: Sequence[int], allow_unknown: bool) -> None:
+        ok = len(have) == len(want) and all(
+            h == w or (allow_unknown and h == 0) for h, w in zip(have, want))
+        if not ok:
+            self.fail(index, Status.VX_ERROR_INVALID_DIMENSION,
+                      f"output dims are {list(have)}, expected {list(want)}")
+
+    def _match_type(self, index: int, have: Meta, want: Meta) -> None:
+        if have.data_type != want.data_type:
+            self.fail(index, Status.VX_ERROR_INVALID_TYPE,
+                      f"output data type is {type_name(have.data_type)}, expected {type_name(want.data_type)}")
+        if have.fpp != want.fpp:
+            self.fail(index, Status.VX_ERROR_INVALID_FORMAT,
+                      f"output fixed point position is {have.fpp}, expected {want.fpp}")

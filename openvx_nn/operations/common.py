@@ -1,0 +1,46 @@
+"""Validation rules shared by several kernels: formats, policies, shapes."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..core.enums import ConvertPolicy, RoundPolicy, Status, Type
+from ..core.validation import Meta, Validation
+
+INTEGER_TYPES = (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8, Type.VX_TYPE_INT16)
+ARITHMETIC_TYPES = INTEGER_TYPES + (Type.VX_TYPE_FLOAT32,)
+CONVERT_POLICIES = (ConvertPolicy.VX_CONVERT_POLICY_WRAP, ConvertPolicy.VX_CONVERT_POLICY_SATURATE)
+ROUND_POLICIES = (RoundPolicy.VX_ROUND_POLICY_TO_ZERO, RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+
+
+def arithmetic_input(v: Validation, index: int) -> Meta:
+    """A tensor input of U8/S8/INT16 (any valid fixed point position) or F32."""
+    meta = v.tensor(index)
+    v.require(meta.data_type in ARITHMETIC_TYPES, index, Status.VX_ERROR_INVALID_TYPE,
+              f"data type {meta.describe()} is not supported (UINT8, INT8, INT16, FLOAT32)")
+    return meta
+
+
+def same_format(v: Validation, index: int, meta: Meta, reference: Meta, what: str) -> None:
+    v.require(meta.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
+              f"data type of {meta.describe()} differs from {what} ({reference.describe()})")
+    v.require(meta.fpp == reference.fpp, index, Status.VX_ERROR_INVALID_FORMAT,
+              f"fixed point position {meta.fpp} differs from {what}'s {reference.fpp}")
+
+
+def broadcastable(v: Validation, index: int, meta: Meta, target: Meta) -> None:
+    """``meta`` broadcasts to ``target``: no more dims, each equal or 1."""
+    ok = meta.rank <= target.rank and all(
+        d in (1, t) for d, t in zip(meta.dims, target.dims))
+    v.require(ok, index, Status.VX_ERROR_INVALID_DIMENSION,
+              f"dims {list(meta.dims)} do not broadcast to {list(target.dims)} "
+              f"(each must equal the first input's or be 1)")
+
+
+def policy(v: Validation, index: int, allowed=CONVERT_POLICIES, what: str = "overflow policy") -> int:
+    value = v.scalar(index)
+    v.one_of(index, value, allowed, what)
+    return value
+
+
+def is_float(meta: Optional[Meta]) -> bool:
+    return meta is not None and meta.data_type == Type.VX_TYPE_FLOAT32
