@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import compile_c, ref, run_c
 
 # type name -> (C type, NumPy dtype of its storage)
@@ -351,7 +350,8 @@ C_PROGRAM = r"""
 #include <VX/vx.h>
 #include <VX/vx_khr_nn.h>
 
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "line %d: %s\n", __LINE__, #cond); return 1; } } while (0)
+#define CHECK(cond) \
+    do { if (!(cond)) { fprintf(stderr, "line %d: %s\n", __LINE__, #cond); return 1; } } while (0)
 
 static vx_uint32 references(vx_context context)
 {
@@ -397,7 +397,8 @@ int main(void)
     CHECK(vxCopyScalar(sf, &f32_out, VX_READ_ONLY, VX_MEMORY_TYPE_HOST) == VX_SUCCESS && f32_out == f32);
     CHECK(vxCopyScalarWithSize(sb, sizeof b_out, &b_out, VX_READ_ONLY, VX_MEMORY_TYPE_HOST) == VX_SUCCESS);
     CHECK(b_out == vx_true_e);
-    CHECK(vxCopyScalarWithSize(sconv, sizeof conv_out, &conv_out, VX_READ_ONLY, VX_MEMORY_TYPE_HOST) == VX_SUCCESS);
+    CHECK(vxCopyScalarWithSize(sconv, sizeof conv_out, &conv_out, VX_READ_ONLY,
+                               VX_MEMORY_TYPE_HOST) == VX_SUCCESS);
     CHECK(memcmp(&conv, &conv_out, sizeof conv) == 0);
     CHECK(vxQueryScalar(sb, VX_SCALAR_TYPE, &type, sizeof type) == VX_SUCCESS && type == VX_TYPE_BOOL);
     CHECK(vxCopyScalar(s8, &i8_out, VX_READ_AND_WRITE, VX_MEMORY_TYPE_HOST) == VX_ERROR_INVALID_PARAMETERS);
@@ -438,3 +439,36 @@ def test_c_program_round_trips_scalars_and_an_int16_lut():
     result = run_c(compile_c(C_PROGRAM, "scalar_lut"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# -- what the graph engine sees ---------------------------------------------------------
+def model_of(vx, handle):
+    """The object-model object behind a handle (the library runs in this interpreter)."""
+    from openvx_nn.core import reference
+    return reference.find(int(vx.ffi.cast("uintptr_t", handle)))
+
+
+def test_engine_reads_and_writes_values_that_the_application_sees(vx, ctx, graph):
+    from openvx_nn.core.errors import VXError
+
+    s = vx.vxCreateScalar(ctx, vx.VX_TYPE_FLOAT16, vx.ffi.new("uint16_t *", 0x3E00))  # 1.5
+    obj = model_of(vx, s)
+    assert (obj.data_type, obj.size, obj.value, obj.bytes, obj.virtual) == \
+        (vx.VX_TYPE_FLOAT16, 2, 1.5, b"\x00\x3e", False)
+    obj.value = -2.0
+    assert read(vx, s, 2) == np.array(-2.0, np.float16).tobytes()
+    release(vx, s)
+
+    s = vx.vxCreateScalar(ctx, vx.VX_TYPE_BOOL, vx.ffi.NULL)
+    with pytest.raises(VXError) as err:
+        model_of(vx, s).value = 2
+    assert err.value.status == vx.VX_ERROR_INVALID_VALUE
+    release(vx, s)
+
+    s = vx.vxCreateVirtualScalar(graph, vx.VX_TYPE_NN_ROI_POOL_PARAMS)
+    obj = model_of(vx, s)
+    assert obj.virtual and obj.scope is model_of(vx, graph)
+    assert obj.value == bytes(4)
+    obj.value = vx.VX_NN_POOLING_MAX.to_bytes(4, "little")
+    assert obj.bytes == vx.VX_NN_POOLING_MAX.to_bytes(4, "little")
+    release(vx, s)

@@ -19,7 +19,7 @@ Decided semantics:
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +43,7 @@ class LUT(Reference):
 
     vx_type = Type.VX_TYPE_LUT
 
-    def __init__(self, context: Context, data_type: int, count: int, scope: Optional[Graph] = None):
+    def __init__(self, context: Context, data_type: int, count: int, scope: Graph | None = None):
         if data_type not in MAX_COUNT:
             raise VXError(Status.VX_ERROR_INVALID_TYPE,
                           f"{type_name(data_type)} is not a LUT type "

@@ -20,8 +20,9 @@ Decided semantics:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def check_size(data_type: int, size: int) -> None:
                                  f"(expected {expected})")
 
 
-def _check_bool(data_type: int, data: bytes, scalar: Optional[Reference]) -> None:
+def _check_bool(data_type: int, data: bytes, scalar: Reference | None) -> None:
     if data_type != Type.VX_TYPE_BOOL:
         return
     value = int.from_bytes(data, "little", signed=True)
@@ -125,7 +126,7 @@ class Scalar(Reference):
     vx_type = Type.VX_TYPE_SCALAR
 
     def __init__(self, context: Context, data_type: int, initial: Any = None,
-                 scope: Optional[Graph] = None):
+                 scope: Graph | None = None):
         """``initial`` is a buffer of exactly the type's size, or None for zero.
         Everything is checked before the scalar exists, so a failure leaks nothing."""
         size = value_size(data_type)
@@ -145,7 +146,7 @@ class Scalar(Reference):
         return self.scope is not None
 
     @property
-    def dtype(self) -> Optional[np.dtype]:
+    def dtype(self) -> np.dtype | None:
         """The NumPy dtype of a plain type, None for a struct type."""
         return NUMPY.get(self.data_type)
 
@@ -175,7 +176,7 @@ class Scalar(Reference):
         self.bytes = value if self.dtype is None else np.asarray(value, self.dtype).tobytes()
 
     # -- application access ---------------------------------------------------------
-    def copy(self, user: Any, usage: int, mem_type: int, size: Optional[int] = None) -> None:
+    def copy(self, user: Any, usage: int, mem_type: int, size: int | None = None) -> None:
         """vxCopyScalar(WithSize): ``user`` is a buffer of the scalar's size (None
         for a NULL pointer); ``size`` is what the caller stated, if anything."""
         check_access(self, "copying", usage, access.COPY_USAGES, mem_type)
