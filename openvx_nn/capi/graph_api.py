@@ -254,7 +254,7 @@ def _argument_value(ctx, graph, spec, arg):
     else:
         value = arg.f if kind == ARG_FLOAT32 else arg.i
         raw = struct.pack(_PACK[kind], value)
-    return Scalar.from_bytes(ctx, spec.scalar_type, raw), True
+    return Scalar(ctx, spec.scalar_type, raw), True
 
 
 @creator_entry

@@ -68,10 +68,13 @@ def status_name(value: int) -> str:
 
 
 def type_name(value: int) -> str:
-    try:
-        return Type(value).name
-    except ValueError:
-        return f"type {value:#x}"
+    """``0x815`` → ``'VX_TYPE_TENSOR'``; knows the NN extension's struct types too."""
+    for enum in (Type, NNType):
+        try:
+            return enum(value).name
+        except ValueError:
+            continue
+    return f"type {value:#x}"
 
 
 _BY_VALUE: dict[int, str] = {}

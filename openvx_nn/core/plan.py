@@ -90,7 +90,7 @@ class Verifier:
                 continue
             if not value.alive:
                 self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
-            owner = getattr(value, "graph", None)
+            owner = getattr(value, "graph", None) or getattr(value, "scope", None)
             if getattr(value, "virtual", False) and owner is not self.graph:
                 self.error(Status.VX_ERROR_INVALID_SCOPE,
                            f"{where}: virtual {value.describe()} belongs to another graph", node)

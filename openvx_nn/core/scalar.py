@@ -50,20 +50,13 @@ STRUCT_SIZES: dict[int, int] = {
 _BOOL_VALUES = (0, 1)  # vx_false_e, vx_true_e
 
 
-def _type_label(data_type: int) -> str:
-    try:
-        return NNType(data_type).name
-    except ValueError:
-        return type_name(data_type)
-
-
 def plain_size(data_type: int) -> int:
     """Bytes of a plain type: what ``vxCreateScalar`` accepts."""
     if data_type in NUMPY:
         return NUMPY[data_type].itemsize
     if data_type in STRUCT_SIZES:
         raise VXError(Status.VX_ERROR_INVALID_TYPE,
-                      f"{_type_label(data_type)} is a struct type: create the scalar with "
+                      f"{type_name(data_type)} is a struct type: create the scalar with "
                       f"vxCreateScalarWithSize (size {STRUCT_SIZES[data_type]})")
     return value_size(data_type)
 
@@ -75,7 +68,7 @@ def value_size(data_type: int) -> int:
     if data_type in STRUCT_SIZES:
         return STRUCT_SIZES[data_type]
     raise VXError(Status.VX_ERROR_INVALID_TYPE,
-                  f"{_type_label(data_type)} cannot be held by a scalar (expected a plain type "
+                  f"{type_name(data_type)} cannot be held by a scalar (expected a plain type "
                   f"such as VX_TYPE_INT32, or a standard struct type such as VX_TYPE_RECTANGLE)")
 
 
@@ -83,7 +76,7 @@ def check_size(data_type: int, size: int) -> None:
     """The size an application states for ``data_type`` must be ours."""
     expected = value_size(data_type)
     if size != expected:
-        raise invalid_parameters(f"size {size} is wrong for a {_type_label(data_type)} scalar "
+        raise invalid_parameters(f"size {size} is wrong for a {type_name(data_type)} scalar "
                                  f"(expected {expected})")
 
 
@@ -133,7 +126,7 @@ class Scalar(Reference):
         data = bytes(size) if initial is None else bytes(initial)
         if len(data) != size:
             raise invalid_parameters(f"initial value of {len(data)} bytes is wrong for a "
-                                     f"{_type_label(data_type)} scalar (expected {size})")
+                                     f"{type_name(data_type)} scalar (expected {size})")
         self.data_type = int(data_type)
         self.size = size
         self.scope = scope
@@ -183,7 +176,7 @@ class Scalar(Reference):
         with concerning(self, "copying"):
             if size is not None and size != self.size:
                 raise invalid_parameters(f"size {size} is wrong for its type "
-                                         f"{_type_label(self.data_type)} (expected {self.size})")
+                                         f"{type_name(self.data_type)} (expected {self.size})")
             if user is None:
                 raise invalid_parameters("user pointer is NULL")
         if usage == access.READ:
