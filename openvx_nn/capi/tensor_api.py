@@ -25,12 +25,13 @@ attributes.register(Type.VX_TYPE_TENSOR, {
 })
 
 
-def _sizes(ptr, n: int) -> tuple[int, ...] | None:
-    """A ``vx_size[n]`` argument: None for NULL.  A count outside 1..MAX_TENSOR_DIMS
-    reads nothing (the model rejects that count before looking at the values)."""
+def _sizes(ptr, n: int, most: int = MAX_TENSOR_DIMS) -> tuple[int, ...] | None:
+    """A ``vx_size[n]`` argument, None for NULL.  Nothing is read unless 1 <= n <=
+    ``most`` (what the call can use: the rank, for a box in a tensor); the model
+    rejects any other count before it looks at the values."""
     if ptr == ffi.NULL:
         return None
-    return tuple(ffi.unpack(ptr, n)) if 0 < n <= MAX_TENSOR_DIMS else ()
+    return tuple(ffi.unpack(ptr, n)) if 0 < n <= most else ()
 
 
 def _tensor(handle: int) -> Tensor:
@@ -55,7 +56,8 @@ def vxnn_create_virtual_tensor(graph, n, dims, data_type, fpp):
 def vxnn_create_tensor_from_view(tensor, n, start, end):
     parent = _tensor(tensor)
     with blaming(parent):
-        return Tensor.from_view(parent, n, _sizes(start, n), _sizes(end, n))
+        rank = len(parent.dims)
+        return Tensor.from_view(parent, n, _sizes(start, n, rank), _sizes(end, n, rank))
 
 
 @creator_entry
@@ -75,7 +77,9 @@ def vxnn_swap_tensor_handle(tensor, new_ptr, prev_ptr):
 
 @status_entry
 def vxnn_copy_tensor_patch(tensor, n, start, end, user_stride, ptr, usage, memory_type):
-    tensor_patch.copy_patch(_tensor(tensor), n, _sizes(start, n), _sizes(end, n), _sizes(user_stride, n),
+    t = _tensor(tensor)
+    rank = len(t.dims)
+    tensor_patch.copy_patch(t, n, _sizes(start, n, rank), _sizes(end, n, rank), _sizes(user_stride, n, rank),
                             address(ptr), usage, memory_type, user_array)
 
 
@@ -85,7 +89,8 @@ def vxnn_map_tensor_patch(tensor, n, start, end, map_id, stride, ptr, usage, mem
     for name, out in (("map_id", map_id), ("stride", stride), ("ptr", ptr)):
         if out == ffi.NULL:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"{name} is NULL for {t.describe()}", t)
-    opened, first, strides = tensor_patch.map_patch(t, n, _sizes(start, n), _sizes(end, n), usage,
+    rank = len(t.dims)
+    opened, first, strides = tensor_patch.map_patch(t, n, _sizes(start, n, rank), _sizes(end, n, rank), usage,
                                                     memory_type)
     map_id[0] = opened
     stride[0:len(strides)] = strides

@@ -164,8 +164,7 @@ class Tensor(Reference):
         self.dims = dims
         self._data_type = data_type
         self._fpp = fpp
-        self.declared = (dims, data_type, fpp)
-        """Meta-data as created (unknowns included): what ``allocate`` must agree with."""
+        self.declared = (dims, data_type, fpp)  # unknowns included: what allocate() must agree with
         self.virtual = virtual
         self.graph = graph
         self.parent = parent
@@ -175,8 +174,7 @@ class Tensor(Reference):
         self._strides = strides
         self._address = 0
         self.maps = Mappings()
-        self.pins = 0
-        """Open maps of this tensor and of its views (counted on the root tensor only)."""
+        self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
 
     # -- creators ----------------------------------------------------------------
     @classmethod

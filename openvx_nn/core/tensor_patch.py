@@ -32,28 +32,34 @@ from .errors import VXError, invalid_parameters
 from .tensor import Sizes, Tensor, Wrap, check_region, check_strides
 
 
-def _patch_index(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
-                 usage: int, usages: tuple[int, ...], memory_type: int) -> tuple[slice | int, ...]:
-    """Check a patch request; the index of the patch in ``t.array``."""
+def _check_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
+                 usage: int, usages: tuple[int, ...], memory_type: int) -> tuple[Sizes, Sizes]:
+    """The checks copy and map share; the patch's start and end."""
     if t.virtual:
         raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                       f"virtual {t.describe()} cannot be accessed by the application", t)
     low, high = check_region(t, n, start, end, "patch")
     check_usage(usage, usages, t)
     check_memory_type(memory_type, t)
-    return tuple(slice(s, e) for s, e in zip(low, high)) + (0,) * (len(t.dims) - n)
+    return low, high
+
+
+def _patch(t: Tensor, low: Sizes, high: Sizes) -> np.ndarray:
+    """The patch as a view of ``t``'s data: the box in its lowest dims, index 0 above."""
+    index = tuple(slice(s, e) for s, e in zip(low, high)) + (0,) * (len(t.dims) - len(low))
+    return t.array[index]
 
 
 def copy_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
                user_stride: Sequence[int] | None, address: int, usage: int, memory_type: int,
                wrap: Wrap) -> None:
     """Copy between a patch of ``t`` and application memory at ``address``."""
-    index = _patch_index(t, n, start, end, usage, COPY_USAGES, memory_type)
-    shape: Sizes = tuple(s.stop - s.start for s in index[:n])  # type: ignore[union-attr]
+    low, high = _check_patch(t, n, start, end, usage, COPY_USAGES, memory_type)
+    shape = tuple(e - s for s, e in zip(low, high))
     strides = check_strides(user_stride, shape, dtype_of(t.data_type).itemsize, "user_stride", t)
     if not address:
         raise invalid_parameters(f"user_ptr is NULL for {t.describe()}", t)
-    patch = t.array[index]
+    patch = _patch(t, low, high)
     user = wrap(address, shape, strides, patch.dtype)
     if usage == READ:
         np.copyto(user, patch)
@@ -64,7 +70,7 @@ def copy_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int
 def map_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
               usage: int, memory_type: int) -> tuple[int, int, Sizes]:
     """Open a map of a patch of ``t``: (map id, address of its first element, byte strides)."""
-    patch = t.array[_patch_index(t, n, start, end, usage, MAP_USAGES, memory_type)]
+    patch = _patch(t, *_check_patch(t, n, start, end, usage, MAP_USAGES, memory_type))
     map_id = t.maps.open(patch)  # keeping the patch keeps the memory alive while mapped
     t.root.pins += 1
     return map_id, patch.__array_interface__["data"][0], tuple(patch.strides)
