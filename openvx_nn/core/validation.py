@@ -88,22 +88,18 @@ class Validation:
         """Declare output tensor ``index``; fills in a virtual tensor's unknowns."""
         tensor = self.node.params[index]
         want = Meta(tuple(int(d) for d in dims), int(data_type), int(fpp))
-        declared = getattr(tensor, "declared", None)
-        declared = declared() if callable(declared) else tensor_meta(tensor)
         if tensor.virtual:
-            if declared.dims:
-                self._match_dims(index, declared.dims, want.dims, allow_unknown=True)
-            if declared.data_type:
-                self._match_type(index, declared, want)
-            tensor.allocate(want.dims, want.data_type, want.fpp)
+            try:  # checks against what was declared, fills unknowns, allocates once
+                tensor.allocate(want.dims, want.data_type, want.fpp)
+            except VXError as err:
+                self.fail(index, err.status, err.message)
             return
-        self._match_dims(index, declared.dims, want.dims, allow_unknown=False)
-        self._match_type(index, declared, want)
+        have = tensor_meta(tensor)
+        self._match_dims(index, have.dims, want.dims)
+        self._match_type(index, have, want)
 
-    def _match_dims(self, index: int, have: Sequence[int], want: Sequence[int], allow_unknown: bool) -> None:
-        ok = len(have) == len(want) and all(
-            h == w or (allow_unknown and h == 0) for h, w in zip(have, want))
-        if not ok:
+    def _match_dims(self, index: int, have: Sequence[int], want: Sequence[int]) -> None:
+        if tuple(have) != tuple(want):
             self.fail(index, Status.VX_ERROR_INVALID_DIMENSION,
                       f"output dims are {list(have)}, expected {list(want)}")
 
