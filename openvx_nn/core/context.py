@@ -16,6 +16,9 @@ VENDOR_ID = Vendor.VX_ID_USER
 
 LogSink = Callable[["Context", Optional[Reference], int, str], None]
 
+_in_callback = threading.local()
+"""``active`` is True on a thread while it runs the application's log callback."""
+
 
 class ErrorObject(Reference):
     """What a failed creator returns: a reference whose ``vxGetStatus`` is the failure.
@@ -100,16 +103,27 @@ class Context(Reference):
         self._log_lock = None if reentrant else threading.Lock()
 
     def log(self, ref: Optional[Reference], status: int, message: str) -> None:
-        """Send one entry to the application's callback (VX_SUCCESS entries are dropped)."""
+        """Send one entry to the application's callback (VX_SUCCESS entries are dropped).
+
+        Entries raised on the thread that is running the callback (its own
+        failing OpenVX calls) are dropped: delivering them would recurse without
+        bound, or deadlock on the lock of a non-reentrant callback.
+        """
         sink = self._log_sink
         if status == Status.VX_SUCCESS or not self.logging_enabled or sink is None:
             return
+        if getattr(_in_callback, "active", False):
+            return
         text = message.encode(errors="replace")[: MAX_LOG_MESSAGE_LEN - 1].decode(errors="ignore")
-        if self._log_lock is None:
-            sink(self, ref, status, text)
-        else:
-            with self._log_lock:
+        _in_callback.active = True
+        try:
+            if self._log_lock is None:
                 sink(self, ref, status, text)
+            else:
+                with self._log_lock:
+                    sink(self, ref, status, text)
+        finally:
+            _in_callback.active = False
 
     def directive(self, directive: int) -> None:
         from .enums import Directive as D
