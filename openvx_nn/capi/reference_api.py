@@ -1,11 +1,13 @@
 """Entry points for contexts, references, error objects and the log."""
 from __future__ import annotations
 
+import struct
+
 from ..core import reference
 from ..core.context import (EXTENSIONS, IMPLEMENTATION, MAX_TENSOR_DIMS, VENDOR_ID, VERSION,
                             Context, ErrorObject)
-from ..core.enums import (MAX_IMPLEMENTATION_NAME, ContextAttr, Hint, ReferenceAttr, Status,
-                          Target, Type)
+from ..core.enums import (MAX_IMPLEMENTATION_NAME, Border, BorderPolicy, ContextAttr, Hint,
+                          ReferenceAttr, Status, Target, Type)
 from ..core.errors import VXError
 from . import attributes
 from .attributes import Attr
@@ -40,10 +42,17 @@ def _kernel_table(ctx: Context) -> bytes:
 
 
 def _set_border(ctx: Context, value: bytes) -> None:
+    (mode,) = struct.unpack_from("=i", value)
+    if mode not in Border._value2member_map_:
+        raise VXError(Status.VX_ERROR_INVALID_VALUE,
+                      f"VX_CONTEXT_IMMEDIATE_BORDER mode {mode:#x} is not a vx_border_e", ctx)
     ctx.immediate_border = value
 
 
 def _set_border_policy(ctx: Context, value: int) -> None:
+    if value not in BorderPolicy._value2member_map_:
+        raise VXError(Status.VX_ERROR_INVALID_VALUE,
+                      f"VX_CONTEXT_IMMEDIATE_BORDER_POLICY {value:#x} is not a vx_border_policy_e", ctx)
     ctx.immediate_border_policy = value
 
 

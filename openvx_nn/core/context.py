@@ -1,11 +1,12 @@
 """The context: the process-wide root of all objects, its attributes and its log."""
 from __future__ import annotations
 
+import struct
 import threading
 from typing import Callable, Optional
 
 from . import reference
-from .enums import MAX_LOG_MESSAGE_LEN, Status, Type, Vendor, VERSION
+from .enums import MAX_LOG_MESSAGE_LEN, Border, BorderPolicy, Status, Type, Vendor, VERSION
 from .errors import VXError
 from .reference import Reference
 
@@ -52,8 +53,9 @@ class Context(Reference):
         self._log_sink: Optional[LogSink] = None
         self._log_lock: Optional[threading.Lock] = None
         self._errors: dict[int, ErrorObject] = {}
-        self.immediate_border = bytes(20)  # vx_border_t: VX_BORDER_UNDEFINED, zero value
-        self.immediate_border_policy = 0
+        # vx_border_t {mode, vx_pixel_value_t}: the standard's defaults.
+        self.immediate_border = struct.pack("=i16s", Border.VX_BORDER_UNDEFINED, bytes(16))
+        self.immediate_border_policy = int(BorderPolicy.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED)
         self.immediate_target = "any"
 
     @classmethod
