@@ -116,7 +116,10 @@ class Context(Reference):
             return
         if getattr(_in_callback, "active", False):
             return
-        text = message.encode(errors="replace")[: MAX_LOG_MESSAGE_LEN - 1].decode(errors="ignore")
+        # C text travels as str with undecodable bytes kept as surrogates (surrogateescape),
+        # so the application gets back exactly the bytes it logged.
+        data = message.encode("utf-8", "surrogateescape")[: MAX_LOG_MESSAGE_LEN - 1]
+        text = data.decode("utf-8", "surrogateescape")
         _in_callback.active = True
         try:
             if self._log_lock is None:
