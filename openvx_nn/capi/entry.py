@@ -42,16 +42,20 @@ def _internal(fn: str, exc: BaseException) -> VXError:
 
 def _run(fn_c, body: Callable, args: tuple):
     fn = ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
-    try:
-        with reference.lock:
+    # The failure is reported under the lock too: every log entry then reaches
+    # the application's callback with the lock held (as the ones a body sends
+    # itself do), so a callback that calls OpenVX never takes the lock after the
+    # log's own lock while another thread holds them the other way round.
+    with reference.lock:
+        try:
             return fn, body(*args), None
-    except VXError as err:
-        report(fn, err)
-        return fn, None, err
-    except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
-        err = _internal(fn, exc)
-        report(fn, err)
-        return fn, None, err
+        except VXError as err:
+            report(fn, err)
+            return fn, None, err
+        except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
+            err = _internal(fn, exc)
+            report(fn, err)
+            return fn, None, err
 
 
 def status_entry(body: Callable[..., Optional[int]]) -> Callable:
