@@ -83,6 +83,35 @@ static void *log_from_thread(void *arg)
     return NULL;
 }
 
+/* A non-reentrant callback that calls OpenVX, while one thread adds entries
+ * and another makes failing calls: no lock-order deadlock. */
+static volatile long n_calling_back;
+static void VX_CALLBACK calling_back(vx_context context, vx_reference ref, vx_status status, const vx_char string[])
+{
+    vx_char *name = NULL;
+    (void)context; (void)status; (void)string;
+    if (ref != NULL && vxQueryReference(ref, VX_REFERENCE_NAME, &name, sizeof name) == VX_SUCCESS && name)
+        __sync_add_and_fetch(&n_calling_back, 1);
+}
+
+#define MIXED 300
+static void *fail_from_thread(void *arg)
+{
+    int i;
+    vx_uint32 count;
+    for (i = 0; i < MIXED; i++)
+        vxQueryReference((vx_reference)arg, VX_REFERENCE_COUNT, &count, 1);
+    return NULL;
+}
+
+static void *add_from_thread(void *arg)
+{
+    int i;
+    for (i = 0; i < MIXED; i++)
+        vxAddLogEntry((vx_reference)arg, VX_FAILURE, "mixed entry %d", i);
+    return NULL;
+}
+
 int main(void)
 {
     vx_context context = vxCreateContext();
@@ -171,6 +200,14 @@ int main(void)
     for (i = 0; i < THREADS; i++)
         pthread_join(threads[i], NULL);
     CHECK(n_threaded == THREADS * PER_THREAD && overlaps == 0);
+
+    /* ... and one that calls back into OpenVX, with entries from two sources at once */
+    vxRegisterLogCallback(context, calling_back, vx_false_e);
+    CHECK(pthread_create(&threads[0], NULL, add_from_thread, graph) == 0);
+    CHECK(pthread_create(&threads[1], NULL, fail_from_thread, graph) == 0);
+    pthread_join(threads[0], NULL);
+    pthread_join(threads[1], NULL);
+    CHECK(n_calling_back == 2 * MIXED);
 
     vxRegisterLogCallback(context, NULL, vx_false_e);
     CHECK(vxReleaseGraph(&graph) == VX_SUCCESS);
