@@ -240,3 +240,16 @@ def test_a_wrong_signature_fails_to_compile():
     for compiler, tag in ((C11, "c11"), (CXX11, "cxx11")):
         result = compile_only(check_source(HEADERS, fn_rows=rows), compiler, f"abi_wrong_sig_{tag}")
         assert result.returncode != 0 and "vxQueryTensor" in result.stderr, result.stderr
+
+
+def test_headers_are_what_the_generator_makes_from_the_tables(tmp_path, monkeypatch):
+    """include/VX is tools/gen_headers.py's output for tests/abi: no hand edits drift."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_headers", ROOT / "tools" / "gen_headers.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    monkeypatch.setattr(gen, "OUT", tmp_path)
+    gen.main(ABI)
+    for header in HEADERS:
+        assert (tmp_path / header).read_text() == (INCLUDE / "VX" / header).read_text(), header
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(HEADERS)

@@ -419,3 +419,40 @@ def test_context_from_a_c_program():
     result = run_c(compile_c(C_DIR / "context_lifetime.c", "context_lifetime"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "context checks passed" in result.stdout
+
+
+FIRST_CALLS_FROM_THREADS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <VX/vx.h>
+#define N 8
+static vx_context got[N];
+static void *start(void *arg) { got[(long)arg] = vxCreateContext(); return NULL; }
+int main(void)
+{
+    pthread_t threads[N];
+    long i;
+    vx_uint32 count = 0;
+    for (i = 0; i < N; i++)
+        pthread_create(&threads[i], NULL, start, (void *)i);
+    for (i = 0; i < N; i++)
+        pthread_join(threads[i], NULL);
+    for (i = 0; i < N; i++)
+        if (got[i] == NULL || got[i] != got[0])
+            return 1;
+    vxQueryReference((vx_reference)got[0], VX_REFERENCE_COUNT, &count, sizeof count);
+    for (i = 0; i < N; i++)
+        if (vxReleaseContext(&got[i]) != VX_SUCCESS)
+            return 2;
+    printf("one context, count %u\n", count);
+    return vxGetStatus((vx_reference)got[0]) == VX_ERROR_NO_RESOURCES ? 0 : 3;
+}
+"""
+
+
+def test_first_calls_from_many_threads_start_the_library_once_and_share_the_context():
+    exe = compile_c(FIRST_CALLS_FROM_THREADS, "context_threads", extra=["-pthread"])
+    for _ in range(3):
+        result = run_c(exe, timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout == "one context, count 8\n"
