@@ -9,10 +9,8 @@ from __future__ import annotations
 import csv
 import subprocess
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pytest
-
 from conftest import ABI, BUILD, ROOT
 
 INCLUDE = ROOT / "include"
@@ -229,8 +227,8 @@ def test_an_enumerator_listed_under_the_wrong_enum_type_fails_to_compile_as_cxx(
 
 
 def test_a_wrong_struct_offset_fails_to_compile():
-    rows = [replace(s, offset=s.offset + 4) if (s.struct, s.field) == ("vx_nn_convolution_params_t", "dilation_x")
-            else s for s in struct_rows()]
+    target = ("vx_nn_convolution_params_t", "dilation_x")
+    rows = [replace(s, offset=s.offset + 4) if (s.struct, s.field) == target else s for s in struct_rows()]
     _rejected(check_source(HEADERS, struct_rows_=rows), "abi_wrong_struct", "dilation_x")
 
 

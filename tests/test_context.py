@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import compile_c, ref, run_c
 
 C_DIR = Path(__file__).resolve().parent / "c"
@@ -141,7 +140,8 @@ def test_immediate_border_policy_defaults_and_validates(vx, ctx, log):
         vx.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED
     policy = vx.ffi.new("vx_enum *", vx.VX_BORDER_POLICY_RETURN_ERROR)
     assert vx.vxSetContextAttribute(ctx, vx.VX_CONTEXT_IMMEDIATE_BORDER_POLICY, policy, 4) == vx.VX_SUCCESS
-    assert query(vx, ctx, vx.VX_CONTEXT_IMMEDIATE_BORDER_POLICY, "vx_enum") == vx.VX_BORDER_POLICY_RETURN_ERROR
+    assert query(vx, ctx, vx.VX_CONTEXT_IMMEDIATE_BORDER_POLICY, "vx_enum") == \
+        vx.VX_BORDER_POLICY_RETURN_ERROR
     policy[0] = vx.VX_BORDER_UNDEFINED
     status = vx.vxSetContextAttribute(ctx, vx.VX_CONTEXT_IMMEDIATE_BORDER_POLICY, policy, 4)
     assert status == vx.VX_ERROR_INVALID_VALUE

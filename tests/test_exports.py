@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from test_abi import functions
 
 TIER1 = [f.name for f in functions(1)]

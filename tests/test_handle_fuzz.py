@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import C_FLAGS, ROOT, compile_c, run_c
 from test_abi import functions
 from test_exports import FAMILIES, family_present
@@ -31,13 +30,16 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
     "context": {
         "vxReleaseContext": ("vx_context", "STATUS", "vxReleaseContext(&H)"),
         "vxGetContext": ("vx_reference", "NULL", "vxGetContext(H)"),
-        "vxQueryContext": ("vx_context", "STATUS", "vxQueryContext(H, VX_CONTEXT_REFERENCES, &u32, sizeof u32)"),
+        "vxQueryContext": ("vx_context", "STATUS",
+                           "vxQueryContext(H, VX_CONTEXT_REFERENCES, &u32, sizeof u32)"),
         "vxSetContextAttribute": ("vx_context", "STATUS",
-                                  "vxSetContextAttribute(H, VX_CONTEXT_IMMEDIATE_BORDER, &border, sizeof border)"),
+                                  "vxSetContextAttribute(H, VX_CONTEXT_IMMEDIATE_BORDER, &border, "
+                                  "sizeof border)"),
         "vxHint": ("vx_reference", "STATUS", "vxHint(H, VX_HINT_PERFORMANCE_DEFAULT, NULL, 0)"),
         "vxDirective": ("vx_reference", "STATUS", "vxDirective(H, VX_DIRECTIVE_DISABLE_LOGGING)"),
         "vxGetStatus": ("vx_reference", "STATUS", "vxGetStatus(H)"),
-        "vxSetImmediateModeTarget": ("vx_context", "STATUS", "vxSetImmediateModeTarget(H, VX_TARGET_ANY, NULL)"),
+        "vxSetImmediateModeTarget": ("vx_context", "STATUS",
+                                     "vxSetImmediateModeTarget(H, VX_TARGET_ANY, NULL)"),
     },
     "reference": {
         "vxQueryReference": ("vx_reference", "STATUS",
@@ -48,7 +50,8 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
     },
     "log": {
         "vxAddLogEntry": ("vx_reference", "NOTHING", 'vxAddLogEntry(H, VX_FAILURE, "fuzz entry %ld", i)'),
-        "vxRegisterLogCallback": ("vx_context", "NOTHING", "vxRegisterLogCallback(H, intruder_log, vx_false_e)"),
+        "vxRegisterLogCallback": ("vx_context", "NOTHING",
+                                  "vxRegisterLogCallback(H, intruder_log, vx_false_e)"),
     },
     "graph": {
         "vxCreateGraph": ("vx_context", "NO_OBJECT", "vxCreateGraph(H)"),
@@ -63,7 +66,8 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
         "vxQueryScalar": ("vx_scalar", "STATUS", "vxQueryScalar(H, VX_SCALAR_TYPE, &e32, sizeof e32)"),
         "vxCopyScalar": ("vx_scalar", "STATUS", "vxCopyScalar(H, &i32, VX_READ_ONLY, VX_MEMORY_TYPE_HOST)"),
         "vxCopyScalarWithSize": ("vx_scalar", "STATUS",
-                                 "vxCopyScalarWithSize(H, sizeof i32, &i32, VX_READ_ONLY, VX_MEMORY_TYPE_HOST)"),
+                                 "vxCopyScalarWithSize(H, sizeof i32, &i32, VX_READ_ONLY, "
+                                 "VX_MEMORY_TYPE_HOST)"),
     },
     "lut": {
         "vxCreateLUT": ("vx_context", "NO_OBJECT", "vxCreateLUT(H, VX_TYPE_UINT8, 256)"),
@@ -77,10 +81,13 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
     },
     "tensor": {
         "vxCreateTensor": ("vx_context", "NO_OBJECT", "vxCreateTensor(H, 2, dims, VX_TYPE_INT16, 8)"),
-        "vxCreateTensorFromView": ("vx_tensor", "NO_OBJECT", "vxCreateTensorFromView(H, 2, view_start, view_end)"),
-        "vxCreateVirtualTensor": ("vx_graph", "NO_OBJECT", "vxCreateVirtualTensor(H, 2, dims, VX_TYPE_INT16, 8)"),
+        "vxCreateTensorFromView": ("vx_tensor", "NO_OBJECT",
+                                   "vxCreateTensorFromView(H, 2, view_start, view_end)"),
+        "vxCreateVirtualTensor": ("vx_graph", "NO_OBJECT",
+                                  "vxCreateVirtualTensor(H, 2, dims, VX_TYPE_INT16, 8)"),
         "vxCreateTensorFromHandle": ("vx_context", "NO_OBJECT",
-                                     "vxCreateTensorFromHandle(H, 2, dims, VX_TYPE_INT16, 8, strides, buffer, "
+                                     "vxCreateTensorFromHandle(H, 2, dims, VX_TYPE_INT16, 8, strides, "
+                                     "buffer, "
                                      "VX_MEMORY_TYPE_HOST)"),
         "vxSwapTensorHandle": ("vx_tensor", "STATUS", "vxSwapTensorHandle(H, buffer, &prev)"),
         "vxCopyTensorPatch": ("vx_tensor", "STATUS",
@@ -90,7 +97,8 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
                              "vxMapTensorPatch(H, 2, view_start, view_end, &map_id, map_strides, &mapped, "
                              "VX_READ_ONLY, VX_MEMORY_TYPE_HOST)"),
         "vxUnmapTensorPatch": ("vx_tensor", "STATUS", "vxUnmapTensorPatch(H, map_id)"),
-        "vxQueryTensor": ("vx_tensor", "STATUS", "vxQueryTensor(H, VX_TENSOR_NUMBER_OF_DIMS, &size, sizeof size)"),
+        "vxQueryTensor": ("vx_tensor", "STATUS",
+                          "vxQueryTensor(H, VX_TENSOR_NUMBER_OF_DIMS, &size, sizeof size)"),
         "vxReleaseTensor": ("vx_tensor", "STATUS", "vxReleaseTensor(&H)"),
     },
 }
@@ -99,7 +107,8 @@ FUZZ: dict[str, dict[str, tuple[str, str, str]]] = {
 SETUP = {
     "scalar": ("vx_scalar", "K_SCALAR", "vxCreateScalar(context, VX_TYPE_INT32, &i32)", "vxReleaseScalar"),
     "lut": ("vx_lut", "K_LUT", "vxCreateLUT(context, VX_TYPE_UINT8, 256)", "vxReleaseLUT"),
-    "tensor": ("vx_tensor", "K_TENSOR", "vxCreateTensor(context, 2, dims, VX_TYPE_INT16, 8)", "vxReleaseTensor"),
+    "tensor": ("vx_tensor", "K_TENSOR",
+               "vxCreateTensor(context, 2, dims, VX_TYPE_INT16, 8)", "vxReleaseTensor"),
 }
 
 

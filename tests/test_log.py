@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import compile_c, ref, run_c
 
 C_DIR = Path(__file__).resolve().parent / "c"

@@ -6,7 +6,7 @@ import threading
 from typing import Callable, Optional
 
 from . import reference
-from .enums import MAX_LOG_MESSAGE_LEN, Border, BorderPolicy, Status, Type, Vendor, VERSION
+from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor
 from .errors import VXError
 from .reference import Reference
 
