@@ -133,6 +133,19 @@ def test_longest_name_fits_and_a_longer_one_is_rejected(vx, ctx, log):
     assert release(vx, graph) == vx.VX_SUCCESS
 
 
+def test_names_are_bytes_returned_as_given(vx, ctx):
+    """Names in any encoding come back unchanged; the limit counts bytes."""
+    graph = vx.vxCreateGraph(ctx)
+    out = vx.ffi.new("vx_char **")
+    for name in (b"caf\xe9", "réseau".encode(), b"\xff" * (vx.VX_MAX_REFERENCE_NAME - 1)):
+        assert vx.vxSetReferenceName(ref(vx, graph), name) == vx.VX_SUCCESS
+        assert vx.vxQueryReference(ref(vx, graph), vx.VX_REFERENCE_NAME, out, 8) == vx.VX_SUCCESS
+        assert vx.ffi.string(out[0]) == name
+    too_long = "é".encode() * (vx.VX_MAX_REFERENCE_NAME // 2)  # 32 characters, 64 bytes
+    assert vx.vxSetReferenceName(ref(vx, graph), too_long) == vx.VX_ERROR_INVALID_PARAMETERS
+    assert release(vx, graph) == vx.VX_SUCCESS
+
+
 def test_names_show_in_log_messages(vx, ctx, log):
     graph = vx.vxCreateGraph(ctx)
     assert vx.vxSetReferenceName(ref(vx, graph), b"my_graph") == vx.VX_SUCCESS
