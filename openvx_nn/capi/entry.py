@@ -55,16 +55,20 @@ _NO_LOCK = _NoLock()
 
 def _run(fn_c, body: Callable, args: tuple, locked: bool = True):
     fn = ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
-    try:
-        with reference.lock if locked else _NO_LOCK:
+    # Failures are reported under the lock (Context.log takes it too): every log
+    # entry reaches the application's callback with the lock held, so a callback
+    # that calls OpenVX never takes the lock after the log's own lock while
+    # another thread holds them the other way round.
+    with reference.lock if locked else _NO_LOCK:
+        try:
             return fn, body(*args), None
-    except VXError as err:
-        report(fn, err)
-        return fn, None, err
-    except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
-        err = _internal(fn, exc)
-        report(fn, err)
-        return fn, None, err
+        except VXError as err:
+            report(fn, err)
+            return fn, None, err
+        except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
+            err = _internal(fn, exc)
+            report(fn, err)
+            return fn, None, err
 
 
 def status_entry(body: Optional[Callable[..., Optional[int]]] = None, *, locked: bool = True):

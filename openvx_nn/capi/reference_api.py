@@ -1,24 +1,34 @@
 """Entry points for contexts, references, error objects and the log."""
 from __future__ import annotations
 
+import struct
+
 from ..core import reference
 from ..core.context import (EXTENSIONS, IMPLEMENTATION, MAX_TENSOR_DIMS, VENDOR_ID, VERSION,
                             Context, ErrorObject)
-from ..core.enums import (MAX_IMPLEMENTATION_NAME, ContextAttr, Hint, ReferenceAttr, Status,
-                          Target, Type)
+from ..core.enums import (MAX_IMPLEMENTATION_NAME, Border, BorderPolicy, ContextAttr, Hint,
+                          ReferenceAttr, Status, Target, Type)
 from ..core.errors import VXError
 from . import attributes
 from .attributes import Attr
 from .binding import ffi, lib
 from .entry import creator_entry, status_entry, value_entry, void_entry
 
+
+def c_text(pointer) -> str:
+    """A C string as str; bytes that are not UTF-8 are kept (as surrogates) so
+    that they go back to C unchanged."""
+    return ffi.string(pointer).decode("utf-8", "surrogateescape")
+
+
 # -- attributes ------------------------------------------------------------
 def _name_pointer(ref: reference.Reference) -> int:
     """VX_REFERENCE_NAME answers a vx_char* that stays valid while the object lives
     (until its name changes)."""
     buf = getattr(ref, "_c_name", None)
-    if buf is None or ffi.string(buf).decode(errors="replace") != ref.name:
-        buf = ffi.new("char[]", ref.name.encode() + b"\0")
+    data = ref.name.encode("utf-8", "surrogateescape")
+    if buf is None or ffi.string(buf) != data:
+        buf = ffi.new("char[]", data + b"\0")
         ref._c_name = buf  # type: ignore[attr-defined]
     return int(ffi.cast("uintptr_t", buf))
 
@@ -40,10 +50,17 @@ def _kernel_table(ctx: Context) -> bytes:
 
 
 def _set_border(ctx: Context, value: bytes) -> None:
+    (mode,) = struct.unpack_from("=i", value)
+    if mode not in Border._value2member_map_:
+        raise VXError(Status.VX_ERROR_INVALID_VALUE,
+                      f"VX_CONTEXT_IMMEDIATE_BORDER mode {mode:#x} is not a vx_border_e", ctx)
     ctx.immediate_border = value
 
 
 def _set_border_policy(ctx: Context, value: int) -> None:
+    if value not in BorderPolicy._value2member_map_:
+        raise VXError(Status.VX_ERROR_INVALID_VALUE,
+                      f"VX_CONTEXT_IMMEDIATE_BORDER_POLICY {value:#x} is not a vx_border_policy_e", ctx)
     ctx.immediate_border_policy = value
 
 
@@ -125,7 +142,7 @@ def vxnn_set_name(handle, name):
     obj = reference.lookup(handle, reference.Reference, "reference")
     if name == ffi.NULL:
         raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"name for {obj.describe()} is NULL", obj)
-    obj.set_name(ffi.string(name).decode(errors="replace"))
+    obj.set_name(c_text(name))
 
 
 @status_entry
@@ -159,7 +176,7 @@ def vxnn_set_immediate_target(handle, target, target_string):
         raise VXError(Status.VX_ERROR_NOT_SUPPORTED, f"target {target:#x} is not supported", ctx)
     if target_string == ffi.NULL:
         raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "target string is NULL", ctx)
-    name = ffi.string(target_string).decode(errors="replace")
+    name = c_text(target_string)
     if name.lower() not in TARGET_NAMES:
         raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
                       f"target '{name}' is not supported (known: {', '.join(TARGET_NAMES)})", ctx)
@@ -171,7 +188,7 @@ def vxnn_add_log_entry(handle, status, text):
     obj = reference.find(handle)
     if obj is None or text == ffi.NULL:
         return
-    obj.context.log(obj, status, ffi.string(text).decode(errors="replace"))
+    obj.context.log(obj, status, c_text(text))
 
 
 @void_entry
@@ -184,6 +201,6 @@ def vxnn_register_log_callback(handle, callback, reentrant):
 
     def sink(context, ref, status, text):
         lib.vxnn_emit_log(ffi.cast("void *", address), context.handle, ref.handle if ref else 0,
-                          status, text.encode())
+                          status, text.encode("utf-8", "surrogateescape"))
 
     ctx.set_log_sink(sink, bool(reentrant))

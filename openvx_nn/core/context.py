@@ -1,11 +1,12 @@
 """The context: the process-wide root of all objects, its attributes and its log."""
 from __future__ import annotations
 
+import struct
 import threading
 from typing import Callable, Optional
 
 from . import reference
-from .enums import MAX_LOG_MESSAGE_LEN, Status, Type, Vendor, VERSION
+from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor
 from .errors import VXError
 from .reference import Reference
 
@@ -15,6 +16,9 @@ MAX_TENSOR_DIMS = 6
 VENDOR_ID = Vendor.VX_ID_USER
 
 LogSink = Callable[["Context", Optional[Reference], int, str], None]
+
+_in_callback = threading.local()
+"""``active`` is True on a thread while it runs the application's log callback."""
 
 
 class ErrorObject(Reference):
@@ -49,8 +53,9 @@ class Context(Reference):
         self._log_sink: Optional[LogSink] = None
         self._log_lock: Optional[threading.Lock] = None
         self._errors: dict[int, ErrorObject] = {}
-        self.immediate_border = bytes(20)  # vx_border_t: VX_BORDER_UNDEFINED, zero value
-        self.immediate_border_policy = 0
+        # vx_border_t {mode, vx_pixel_value_t}: the standard's defaults.
+        self.immediate_border = struct.pack("=i16s", Border.VX_BORDER_UNDEFINED, bytes(16))
+        self.immediate_border_policy = int(BorderPolicy.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED)
         self.immediate_target = "any"
 
     @classmethod
@@ -100,16 +105,33 @@ class Context(Reference):
         self._log_lock = None if reentrant else threading.Lock()
 
     def log(self, ref: Optional[Reference], status: int, message: str) -> None:
-        """Send one entry to the application's callback (VX_SUCCESS entries are dropped)."""
+        """Send one entry to the application's callback (VX_SUCCESS entries are dropped).
+
+        Entries raised on the thread that is running the callback (its own
+        failing OpenVX calls) are dropped: delivering them would recurse without
+        bound, or deadlock on the lock of a non-reentrant callback.
+        """
         sink = self._log_sink
         if status == Status.VX_SUCCESS or not self.logging_enabled or sink is None:
             return
-        text = message.encode(errors="replace")[: MAX_LOG_MESSAGE_LEN - 1].decode(errors="ignore")
-        if self._log_lock is None:
-            sink(self, ref, status, text)
-        else:
-            with self._log_lock:
-                sink(self, ref, status, text)
+        if getattr(_in_callback, "active", False):
+            return
+        # C text travels as str with undecodable bytes kept as surrogates (surrogateescape),
+        # so the application gets back exactly the bytes it logged.
+        data = message.encode("utf-8", "surrogateescape")[: MAX_LOG_MESSAGE_LEN - 1]
+        text = data.decode("utf-8", "surrogateescape")
+        # Always the model lock first, then the callback's own: one lock order
+        # for every thread (graph workers log without holding the model lock).
+        with reference.lock:
+            _in_callback.active = True
+            try:
+                if self._log_lock is None:
+                    sink(self, ref, status, text)
+                else:
+                    with self._log_lock:
+                        sink(self, ref, status, text)
+            finally:
+                _in_callback.active = False
 
     def directive(self, directive: int) -> None:
         from .enums import Directive as D

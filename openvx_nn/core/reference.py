@@ -122,9 +122,10 @@ class Reference:
 
     # -- naming -----------------------------------------------------------
     def set_name(self, name: str) -> None:
-        if len(name.encode()) >= MAX_REFERENCE_NAME:
+        size = len(name.encode("utf-8", "surrogateescape"))
+        if size >= MAX_REFERENCE_NAME:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
-                          f"name of {len(name.encode())} bytes is too long for {self.describe()} "
+                          f"name of {size} bytes is too long for {self.describe()} "
                           f"(at most {MAX_REFERENCE_NAME - 1})", self)
         self.name = name
 
