@@ -13,5 +13,4 @@ from .lookup import table_lookup
 from .matmul import matrix_multiply
 from .transpose import copy, transpose
 
-__all__ = ["add", "subtract", "multiply", "table_lookup", "transpose", "copy", "convert_depth",
-           "matrix_multiply"]
+__all__ = ["add", "convert_depth", "copy", "matrix_multiply", "multiply", "subtract", "table_lookup", "transpose"]

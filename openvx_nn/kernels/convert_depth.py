@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
-from .fixed_point import float_to_int, int_range
+from .fixed_point import float32_value, float_to_int, int_range
 from .jit import kernel
 from .layout import detach, loop_views
 
@@ -55,7 +55,7 @@ def convert_depth(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, nor
         return
     o, v = views
     in_unit = 1.0 if x.dtype.kind == "f" else 2.0 ** in_fpp
-    offset, norm = float(np.float32(offset)), float(np.float32(norm))
+    offset, norm = float32_value(offset), float32_value(norm)
     head = (jit.array_in(v), jit.FLOAT, jit.FLOAT, jit.FLOAT)
     if out.dtype.kind == "f":
         if out.dtype != np.float32:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
-from .fixed_point import ONE_255, dyadic, fit, int_range, requantize_ratio
+from .fixed_point import ONE_255, dyadic, fit, float32_value, int_range, requantize_ratio
 from .jit import kernel
 from .layout import detach, loop_views
 
@@ -123,7 +123,7 @@ def subtract(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool) 
 
 
 def multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, saturate: bool,
-             nearest_even: bool, fpp1: int = 0, fpp2: int = 0, fpp_out: int = 0) -> None:
+             nearest_even: bool, *, fpp1: int = 0, fpp2: int = 0, fpp_out: int = 0) -> None:
     """``out = in1 * in2 * scale`` element-wise, in place, rounded once and fitted once.
 
     Integers: the exact value in units of ``out``'s LSB is
@@ -140,9 +140,9 @@ def multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, sa
     o, a, b = views
     arrays = (jit.array_in(a), jit.array_in(b), jit.array_out(o))
     if _is_float(in1, in2, out):
-        jit.entry(_multiply_float, *arrays, jit.FLOAT)(a, b, o, float(np.float32(scale)))
+        jit.entry(_multiply_float, *arrays, jit.FLOAT)(a, b, o, float32_value(scale))
         return
-    if float(np.float32(scale)) == ONE_255:
+    if float32_value(scale) == ONE_255:
         m, e, divisor = 1, 0, 255
     else:
         (m, e), divisor = dyadic(scale), 1

@@ -73,8 +73,7 @@ def fit(v, lo, hi, saturate):
 def left_shift_fit(v, shift, lo, hi, saturate):
     """``v * 2**shift`` (``shift >= 0``, exact) fitted into ``lo .. hi`` without overflowing int64."""
     if saturate:
-        if shift > 61:
-            shift = 61  # any nonzero v times 2**61 is beyond every 32-bit range already
+        shift = min(shift, 61)  # any nonzero v times 2**61 is beyond every 32-bit range already
         if v > (hi >> shift):
             return hi
         if v < -((-lo) >> shift):  # v * 2**shift < lo  <=>  v < ceil(lo / 2**shift)
@@ -114,7 +113,7 @@ def float_to_int(x, lo, hi, saturate):
     """
     r = np.rint(x)
     if saturate:
-        if r != r:
+        if math.isnan(r):
             return np.int64(0)
         if r >= hi:
             return np.int64(hi)
@@ -136,12 +135,18 @@ def int_range(dtype: np.dtype) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
-ONE_255 = float(np.float32(1 / 255))
+def float32_value(x: float) -> float:
+    """``x`` rounded to float32 (as OpenVX's vx_float32 scalars hold it); too large gives +-inf."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
+ONE_255 = float32_value(1 / 255)
 
 
 def dyadic(scale: float) -> tuple[int, int]:
     """``(m, e)`` with ``float32(scale) == m * 2**e`` exactly and ``m`` odd (or zero) and ``|m| < 2**24``."""
-    value = float(np.float32(scale))
+    value = float32_value(scale)
     if not math.isfinite(value):
         raise ValueError(f"scale {scale!r} is not a finite float32 value")
     if value == 0.0:

@@ -21,8 +21,9 @@ compiled function instead of three.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -97,7 +98,7 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
     """
 
     def build(function: Callable):
-        options = dict(nogil=True, parallel=parallel, error_model=error_model)
+        options = {"nogil": True, "parallel": parallel, "error_model": error_model}
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)

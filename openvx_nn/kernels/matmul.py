@@ -82,9 +82,9 @@ def _max_abs(dtype: np.dtype) -> int:
 
 
 def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.ndarray,
-                    transpose_a: bool, transpose_b: bool, transpose_c: bool,
-                    fpp_a: int = 0, fpp_b: int = 0, fpp_c: int = 0, fpp_out: int = 0,
-                    saturate: bool = True, nearest_even: bool = True, parallel: bool | None = None) -> None:
+                    transpose_a: bool, transpose_b: bool, transpose_c: bool, saturate: bool = True,
+                    nearest_even: bool = True, *, fpp_a: int = 0, fpp_b: int = 0, fpp_c: int = 0,
+                    fpp_out: int = 0, parallel: bool | None = None) -> None:
     """``out = T(a) @ T(b) + T(c)`` for 2-D tensors in OpenVX layout (see the module doc), in place.
 
     ``c`` may be None (no addend). Integers are exact up to one rounding

@@ -6,8 +6,26 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from kernel_testing import (F32, FORMATS, INT_FORMATS, Q7, Q78, S8, U8, Format, Q3_12, Q11_4, assert_bits_equal,
-                            blank, broadcast_shape, fit_exact, placed, random_shape, random_values, round_exact)
+from kernel_testing import (
+    F32,
+    FORMATS,
+    INT_FORMATS,
+    Q3_12,
+    Q7,
+    Q11_4,
+    Q78,
+    S8,
+    U8,
+    Format,
+    assert_bits_equal,
+    blank,
+    broadcast_shape,
+    fit_exact,
+    placed,
+    random_shape,
+    random_values,
+    round_exact,
+)
 
 from openvx_nn.kernels import add, multiply, subtract
 
@@ -127,7 +145,7 @@ SCALES = [2.0 ** -n for n in range(16)] + [1 / 255] + [0.3, 3.0, 1.7e-3, 100.5, 
 def test_multiply_matches_exact_reference(fmt, scale, saturate, nearest_even):
     rng = np.random.default_rng([2, INT_FORMATS.index(fmt), SCALES.index(scale), saturate, nearest_even])
     a, b, out = operands(rng, fmt, fmt, fmt, max_size=150)
-    multiply(a, b, scale, out, saturate, nearest_even, fmt.fpp, fmt.fpp, fmt.fpp)
+    multiply(a, b, scale, out, saturate, nearest_even, fpp1=fmt.fpp, fpp2=fmt.fpp, fpp_out=fmt.fpp)
     assert_bits_equal(out, reference_multiply(a, b, out.shape, scale, fmt, fmt, fmt, saturate, nearest_even))
 
 
@@ -142,7 +160,7 @@ def test_multiply_keeps_the_product_at_the_output_position(formats, scale, satur
     f1, f2, fo = formats
     rng = np.random.default_rng([3, MIXED.index(formats), int(scale * 1000), saturate, nearest_even])
     a, b, out = operands(rng, f1, f2, fo, max_size=150)
-    multiply(a, b, scale, out, saturate, nearest_even, f1.fpp, f2.fpp, fo.fpp)
+    multiply(a, b, scale, out, saturate, nearest_even, fpp1=f1.fpp, fpp2=f2.fpp, fpp_out=fo.fpp)
     assert_bits_equal(out, reference_multiply(a, b, out.shape, scale, f1, f2, fo, saturate, nearest_even))
 
 
@@ -155,21 +173,27 @@ def tie_operands(rng, fmt: Format, t: int, count: int = 64):
     a, b = [], []
     for _ in range(count):
         for power, into in ((i, a), (j, b)):
-            odd_max = (fmt.hi >> power) if fmt.lo == 0 else (fmt.hi >> power)
+            odd_max = fmt.hi >> power
             odd = int(rng.integers(0, (odd_max + 1) // 2)) * 2 + 1
             sign = 1 if fmt.lo == 0 or rng.random() < 0.5 else -1
             into.append(sign * odd << power)
     return np.array(a, fmt.dtype), np.array(b, fmt.dtype)
 
 
+def tie_cases():
+    """(format, n) for scale 2**-n where a product can land on a tie: shift t = fpp + n >= 1, and
+    2**(t-1) splits into two powers of two that each fit the format."""
+    for fmt in INT_FORMATS:
+        top = fmt.hi.bit_length() - 1
+        for n in range(16):
+            if 1 <= fmt.fpp + n <= 2 * top + 1:
+                yield pytest.param(fmt, n, id=f"{fmt}-2^-{n}")
+
+
 @pytest.mark.parametrize("nearest_even", [False, True], ids=["to_zero", "nearest_even"])
-@pytest.mark.parametrize("n", range(16))
-@pytest.mark.parametrize("fmt", INT_FORMATS, ids=str)
+@pytest.mark.parametrize("fmt, n", list(tie_cases()))
 def test_multiply_rounds_exact_ties_by_the_policy(fmt, n, nearest_even):
     t = fmt.fpp + n  # total shift for scale 2**-n with one format throughout
-    top = fmt.hi.bit_length() - 1
-    if t == 0 or t - 1 > 2 * top:
-        pytest.skip(f"no tie can be built for a shift of {t} in {fmt}")
     rng = np.random.default_rng([4, INT_FORMATS.index(fmt), n])
     a, b = tie_operands(rng, fmt, t)
     scale = 2.0 ** -n
@@ -177,7 +201,7 @@ def test_multiply_rounds_exact_ties_by_the_policy(fmt, n, nearest_even):
     assert all(q.denominator == 2 for q in exact.values()), "every case must be a tie"
     assert any(q < 0 for q in exact.values()) == (fmt.lo < 0)
     out = np.zeros(a.shape, fmt.dtype)
-    multiply(a, b, scale, out, True, nearest_even, fmt.fpp, fmt.fpp, fmt.fpp)
+    multiply(a, b, scale, out, True, nearest_even, fpp1=fmt.fpp, fpp2=fmt.fpp, fpp_out=fmt.fpp)
     assert_bits_equal(out, reference_multiply(a, b, a.shape, scale, fmt, fmt, fmt, True, nearest_even))
 
 
