@@ -1,0 +1,16 @@
+"""Pure numeric kernels: numba-compiled functions on NumPy arrays, with no knowledge of graphs.
+
+Arrays are in OpenVX axis order (axis 0 is OpenVX dim 0, the fastest moving
+one), 1 to 6 dims, any strides; outputs are preallocated by the caller and
+written in place. Policies arrive as plain bools (``saturate``,
+``nearest_even``) and fixed point positions as ints: translating OpenVX enums
+is the graph engine's job, and so is validation. The arithmetic contract is
+``shared/docs/fixed-point.md``; every function states its part of it.
+"""
+from .convert_depth import convert_depth
+from .elementwise import add, multiply, subtract
+from .lookup import table_lookup
+from .matmul import matrix_multiply
+from .transpose import copy, transpose
+
+__all__ = ["add", "convert_depth", "copy", "matrix_multiply", "multiply", "subtract", "table_lookup", "transpose"]

@@ -1,0 +1,157 @@
+"""The one place where kernel functions become numba functions.
+
+Every kernel is compiled ``nogil`` with numba's on-disk cache when a cache
+directory can be written, and without it otherwise. Two details of numba's
+cache are handled here so no kernel module has to think about them:
+
+- numba keys a cached function by its own source file only, so editing a
+  helper in ``fixed_point.py`` would leave every caller's cached machine code
+  stale. The cache key here also carries a hash of every module in this
+  package.
+- numba raises ``RuntimeError`` at decoration when it finds no writable cache
+  directory, and ``OSError`` at compile time when the directory vanishes or
+  turns read-only later. Both mean "no cache" here, never an error.
+
+Dispatchers (the Python side of each operation) do not call numba's
+dispatcher directly: :func:`entry` compiles one specialisation for the
+argument types the dispatcher names (arrays always layout ``'A'``, inputs
+read-only), so a contiguous, a Fortran-ordered and a strided output share one
+compiled function instead of three.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _package_stamp() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+PACKAGE_STAMP = _package_stamp()
+
+# Qualified names of kernels running without an on-disk cache (diagnostics, tests).
+_uncached: list[str] = []
+
+try:  # numba internals; without them the plain cache=True path below is used.
+    from numba.core.caching import FunctionCache as _FunctionCache
+except ImportError:  # pragma: no cover - depends on the numba release
+    _FunctionCache = None
+
+if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key"):
+
+    class _KernelCache(_FunctionCache):
+        """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
+
+        def __init__(self, py_func, options: str):
+            super().__init__(py_func)
+            self._options = options
+
+        def _index_key(self, sig, codegen):
+            # The options matter: one function may be compiled both serial and parallel.
+            return (super()._index_key(sig, codegen), PACKAGE_STAMP, self._options)
+
+        def load_overload(self, sig, target_context):
+            try:
+                return super().load_overload(sig, target_context)
+            except OSError:
+                self._give_up()
+                return None
+
+        def save_overload(self, sig, data):
+            try:
+                super().save_overload(sig, data)
+            except OSError:
+                self._give_up()
+
+        def _give_up(self) -> None:
+            self.disable()
+            _uncached.append(self._py_func.__qualname__)
+else:  # pragma: no cover
+    _KernelCache = None
+
+
+def _attach_cache(dispatcher, options: dict) -> None:
+    try:
+        dispatcher._cache = _KernelCache(dispatcher.py_func, repr(sorted(options.items())))
+    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+        _uncached.append(dispatcher.py_func.__qualname__)
+
+
+def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python"):
+    """Compile ``fn`` with numba (``nogil``, disk cache when possible); usable bare or with options.
+
+    ``error_model="numpy"`` gives IEEE results (inf, nan) for float division
+    by zero instead of raising.
+    """
+
+    def build(function: Callable):
+        options = {"nogil": True, "parallel": parallel, "error_model": error_model}
+        if _KernelCache is not None:
+            dispatcher = numba.njit(**options)(function)
+            _attach_cache(dispatcher, options)
+            return dispatcher
+        try:  # pragma: no cover - only with a numba whose cache internals moved
+            # numba's own key ignores the options, and matmul compiles one function serial and parallel.
+            return numba.njit(cache=not parallel, **options)(function)
+        except RuntimeError:  # pragma: no cover
+            _uncached.append(function.__qualname__)
+            return numba.njit(**options)(function)
+
+    return build(fn) if fn is not None else build
+
+
+def uncached() -> tuple[str, ...]:
+    """Names of the kernels that run without an on-disk cache in this process."""
+    return tuple(_uncached)
+
+
+# ---- specialisation -------------------------------------------------------------------------------
+
+_entries: dict[tuple, Callable] = {}
+
+
+def entry(dispatcher, *arg_types) -> Callable:
+    """The compiled function of ``dispatcher`` for exactly ``arg_types`` (compiled on first use).
+
+    The caller must pass arguments of exactly those types: the compiled
+    entry point unboxes arrays without checking their dtype or rank.
+    """
+    key = (dispatcher, arg_types)
+    function = _entries.get(key)
+    if function is None:
+        function = _entries[key] = dispatcher.compile(arg_types)
+    return function
+
+
+def array_in(array: np.ndarray, layout: str = "A") -> types.Array:
+    """numba type of a read-only input array (layout 'A' unless the caller guarantees 'C')."""
+    return numba.typeof(array).copy(layout=layout, readonly=True)
+
+
+def array_out(array: np.ndarray) -> types.Array:
+    """numba type of a written output array (layout 'A')."""
+    return numba.typeof(array).copy(layout="A", readonly=False)
+
+
+INT = types.int64
+FLOAT = types.float64
+BOOL = types.boolean
+
+
+def describe() -> dict[str, Any]:
+    """State of the compilation machinery, for logs and support."""
+    return {"numba": numba.__version__, "package_stamp": PACKAGE_STAMP, "uncached": uncached(),
+            "threading_layer": numba.config.THREADING_LAYER}

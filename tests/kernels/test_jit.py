@@ -1,0 +1,122 @@
+"""The compilation machinery: disk cache fallbacks, cache invalidation, one specialisation per dtype."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import openvx_nn
+from openvx_nn import kernels
+from openvx_nn.kernels import elementwise, jit
+
+PACKAGE = Path(openvx_nn.__file__).resolve().parent
+
+PROBE = textwrap.dedent("""
+    import json
+    import numpy as np
+    from openvx_nn.kernels import add, matrix_multiply, jit, elementwise
+    out = np.zeros(3, np.int8)
+    add(np.array([100, -100, 5], np.int8), np.array([100, -100, 6], np.int8), out, True)
+    m = np.zeros((2, 2), np.int16)
+    matrix_multiply(np.array([[1, 2], [3, 4]], np.int16), np.array([[5, 6], [7, 8]], np.int16), None, m,
+                    False, False, False)
+    hits = sum(elementwise._add_sub_int.stats.cache_hits.values())
+    print(json.dumps({"add": out.tolist(), "matmul": m.tolist(), "uncached": jit.uncached(), "hits": hits}))
+""")
+
+
+def copy_package(root: Path) -> Path:
+    """The package's pure-Python part (no libopenvx.so needed) copied under ``root``."""
+    target = root / "openvx_nn"
+    (target / "kernels").mkdir(parents=True)
+    shutil.copy(PACKAGE / "__init__.py", target)
+    for source in (PACKAGE / "kernels").glob("*.py"):
+        shutil.copy(source, target / "kernels")
+    return target
+
+
+def run_probe(root: Path, **env: str) -> dict:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    environment.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", **env)
+    done = subprocess.run([sys.executable, "-c", PROBE], env=environment, capture_output=True, text=True,
+                          timeout=300, cwd=root, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+EXPECTED_ADD = [127, -128, 11]
+EXPECTED_MATMUL = [[23, 34], [31, 46]]  # (A @ B).T with A = a.T = [[1, 3], [2, 4]], B = b.T
+
+
+def test_kernels_run_uncached_when_no_cache_directory_is_writable(tmp_path):
+    # Root ignores permission bits, so "unwritable" is a path below a regular file. numba would otherwise
+    # fall back from NUMBA_CACHE_DIR to the package's __pycache__ and to ~/.cache: block those too.
+    package = copy_package(tmp_path / "site")
+    (package / "kernels" / "__pycache__").write_text("not a directory")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    result = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=str(blocker / "numba"),
+                       XDG_CACHE_HOME=str(blocker / "xdg"), HOME=str(blocker))
+    assert result["add"] == EXPECTED_ADD and result["matmul"] == EXPECTED_MATMUL
+    assert "_add_sub_int" in result["uncached"] and "_matmul_int" in result["uncached"]
+
+
+def test_editing_a_helper_recompiles_the_kernels_that_use_it(tmp_path):
+    # numba keys a cached function by its own file only: without the package stamp, a changed fit() in
+    # fixed_point.py would be ignored by the cached add kernel of elementwise.py.
+    package = copy_package(tmp_path / "site")
+    cache = str(tmp_path / "cache")
+    first = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=cache)
+    assert first["add"] == EXPECTED_ADD and first["uncached"] == [] and first["hits"] == 0
+    again = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=cache)
+    assert again["add"] == EXPECTED_ADD and again["hits"] == 1, "an unchanged package loads from the cache"
+    helper = package / "kernels" / "fixed_point.py"
+    source = helper.read_text()
+    edited = source.replace("        if v > hi:\n            return hi\n", "        if v > hi:\n            return hi - 1\n")
+    assert edited != source
+    helper.write_text(edited)
+    changed = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=cache)
+    assert changed["add"] == [126, -128, 11] and changed["hits"] == 0
+
+
+def test_a_cache_that_breaks_after_decoration_only_costs_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # use the module's own __pycache__
+    module_file = tmp_path / "late_failure.py"
+    module_file.write_text("from openvx_nn.kernels.jit import kernel\n\n\n"
+                           "@kernel\ndef triple_late(x):\n    return 3 * x\n")
+    spec = importlib.util.spec_from_file_location("late_failure", module_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # decorated: numba found tmp_path/__pycache__ writable
+    shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
+    (tmp_path / "__pycache__").write_text("now a file")
+    assert module.triple_late(14) == 42
+    assert "triple_late" in jit.uncached()
+
+
+def test_one_compiled_function_serves_every_layout():
+    rng = np.random.default_rng(0)
+    before = {s for s in elementwise._add_sub_int.signatures if s[0].dtype == numba.int16}
+    for out in (np.zeros((4, 6), np.int16), np.zeros((4, 6), np.int16, order="F"),
+                np.zeros((8, 12), np.int16)[::2, ::2], np.zeros((6, 4), np.int16).T):
+        a = rng.integers(-9, 9, (4, 6)).astype(np.int16)
+        kernels.add(a, a[:, :1], out, True)
+        assert (out == a + a[:, :1]).all()
+    after = {s for s in elementwise._add_sub_int.signatures if s[0].dtype == numba.int16}
+    assert len(after) == 1 and before <= after
+
+
+def test_every_kernel_is_compiled_nogil():
+    dispatchers = [obj for module in (kernels.elementwise, kernels.lookup, kernels.transpose,
+                                      kernels.convert_depth, kernels.matmul, kernels.fixed_point)
+                   for obj in vars(module).values() if isinstance(obj, numba.core.dispatcher.Dispatcher)]
+    dispatchers += list(kernels.matmul._KERNELS.values())
+    assert len(dispatchers) >= 15
+    assert all(d.targetoptions.get("nogil") for d in dispatchers)
