@@ -3,6 +3,7 @@ the C headers next to it.  Project metadata lives in pyproject.toml."""
 from pathlib import Path
 import shutil
 
+import cffi
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
@@ -32,7 +33,12 @@ class BuildPy(build_py):
             shutil.copy2(header, target / header.name)
 
 
+# The embedded module checks at start-up that the cffi backend it meets is the
+# one that generated it, so the runtime cffi must be exactly the build's.
+DEPENDENCIES = [f"cffi=={cffi.__version__}", "numpy>=1.24", "numba>=0.59"]
+
 setup(
+    install_requires=DEPENDENCIES,
     cffi_modules=["csrc/build_capi.py:ffibuilder"],
     cmdclass={"build_ext": BuildLibrary, "build_py": BuildPy},
 )

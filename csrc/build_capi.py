@@ -20,9 +20,12 @@ MODULE = "openvx_nn._capi"
 def _declarations() -> str:
     bridge = sorted(p for p in (CSRC / "bridge").glob("*.h") if p.name != "all.h")
     extern = "\n".join(p.read_text() for p in bridge)
-    helpers = "\n".join(line for line in (CSRC / "runtime.h").read_text().splitlines()
-                        if not line.startswith("#"))
-    return f'extern "Python+C" {{\n{extern}\n}}\n{helpers}\n'
+
+    def plain(name: str) -> str:
+        return "\n".join(line for line in (CSRC / name).read_text().splitlines()
+                         if not line.startswith("#"))
+
+    return f'{plain("bridge_types.h")}\nextern "Python+C" {{\n{extern}\n}}\n{plain("runtime.h")}\n'
 
 
 INIT_CODE = f"""

@@ -352,7 +352,7 @@ def test_graph_parameters_rebind_without_reverifying(vx, ctx, graph):
         assert vx.vxSetGraphParameterByIndex(graph, 1, as_ref(vx, new_out)) == vx.VX_SUCCESS
         assert vx.vxIsGraphVerified(graph) == vx.vx_true_e
         assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
-        assert read(vx, new_out, (3,), U8).tolist() == [k + 1, 10 * k + 1, 21]
+        assert read(vx, new_out, (3,), U8).tolist() == [k + 1, 10 * k + 2, 23]
         release(vx, new_in, new_out)
     gp = vx.vxGetGraphParameterByIndex(graph, 0)
     ref = vx.ffi.new("vx_reference *")

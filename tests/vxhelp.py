@@ -42,7 +42,7 @@ def write(vx, tensor, array) -> None:
     array = np.asfortranarray(array)
     zeros = _sizes(vx, [0] * array.ndim)
     rc = vx.vxCopyTensorPatch(tensor, array.ndim, zeros, _sizes(vx, array.shape), _sizes(vx, array.strides),
-                              vx.ffi.from_buffer(array), vx.VX_WRITE_ONLY, vx.VX_MEMORY_TYPE_HOST)
+                              vx.ffi.from_buffer(array.T), vx.VX_WRITE_ONLY, vx.VX_MEMORY_TYPE_HOST)
     assert rc == vx.VX_SUCCESS
 
 
@@ -57,7 +57,7 @@ def read(vx, tensor, shape, dtype) -> np.ndarray:
     out = np.zeros(shape, dtype=dtype, order="F")
     zeros = _sizes(vx, [0] * out.ndim)
     rc = vx.vxCopyTensorPatch(tensor, out.ndim, zeros, _sizes(vx, out.shape), _sizes(vx, out.strides),
-                              vx.ffi.from_buffer(out), vx.VX_READ_ONLY, vx.VX_MEMORY_TYPE_HOST)
+                              vx.ffi.from_buffer(out.T), vx.VX_READ_ONLY, vx.VX_MEMORY_TYPE_HOST)
     assert rc == vx.VX_SUCCESS, rc
     return out
 

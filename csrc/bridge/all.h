@@ -3,6 +3,7 @@
 #define OPENVX_NN_BRIDGE_ALL_H
 #include <stdint.h>
 #include <stddef.h>
+#include "../bridge_types.h"
 #include "reference.h"
 #include "scalar.h"
 #include "lut.h"

@@ -1,17 +1,6 @@
 /* bridge/graph.h: Python-bodied functions behind the graph, node, kernel and
  * parameter entry points, and the one constructor of typed nodes. */
 
-/* One C argument of a typed node constructor (vxTensorAddNode, vxConvolutionLayer...):
- * kind 0 a reference (ref), 1 a vx_enum (i), 2 a vx_size (i), 3 a vx_float32 (f),
- * 4 a struct (p, size).  Non-reference arguments become scalars. */
-typedef struct vxnn_arg {
-    int32_t kind;
-    uintptr_t ref;
-    int64_t i;
-    double f;
-    const void *p;
-    size_t size;
-} vxnn_arg;
 
 uintptr_t vxnn_create_graph(const char *fn, uintptr_t context);
 int32_t vxnn_verify_graph(const char *fn, uintptr_t graph);

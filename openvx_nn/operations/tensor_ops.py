@@ -65,8 +65,8 @@ def _run_subtract(p) -> None:
 
 
 def _run_multiply(p) -> None:
-    elementwise.multiply(p[0].array, p[0].fpp, p[1].array, p[1].fpp, p[2].value,
-                         p[5].array, p[5].fpp, p[3].value == SATURATE, p[4].value == NEAREST)
+    elementwise.multiply(p[0].array, p[1].array, p[2].value, p[5].array, p[3].value == SATURATE,
+                         p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
 
 _BINARY = (_tensor("input1"), _tensor("input2"))
@@ -183,9 +183,9 @@ def _validate_matmul(v: Validation) -> None:
 def _run_matmul(p) -> None:
     ta, tb, tc = _flags(p[3].bytes)
     c = p[2]
-    matmul.matrix_multiply(p[0].array, p[0].fpp, p[1].array, p[1].fpp,
-                           None if c is None else c.array, 0 if c is None else c.fpp,
-                           p[4].array, p[4].fpp, ta, tb, tc)
+    matmul.matrix_multiply(p[0].array, p[1].array, None if c is None else c.array, p[4].array,
+                           ta, tb, tc, fpp_a=p[0].fpp, fpp_b=p[1].fpp,
+                           fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
 
 
 register(KernelDescription("org.khronos.openvx.tensor_matrix_multiply",
