@@ -130,9 +130,10 @@ def multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, sa
     ``in1_raw * in2_raw * scale / 2**(fpp1 + fpp2 - fpp_out)``; it is rounded
     toward zero or to nearest with ties to even (``nearest_even``), then
     saturated or wrapped. ``scale`` is taken as its float32 value exactly,
-    except that ``float32(1/255)`` means exactly 1/255. A non-finite scale
-    raises ValueError. float32: ``float32(float64(in1) * float64(in2) *
-    float64(scale))``; the policies and positions are ignored.
+    except that ``float32(1/255)`` means exactly 1/255; a scale that is not a
+    finite float32 raises ValueError. float32 tensors: ``float32(float64(in1)
+    * float64(in2) * float64(float32(scale)))`` (IEEE, no special 1/255 rule);
+    the policies and positions are ignored.
     """
     views = loop_views(out, detach(out, in1, True), detach(out, in2, True))
     if views is None:

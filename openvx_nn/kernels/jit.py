@@ -12,6 +12,10 @@ cache are handled here so no kernel module has to think about them:
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
 
+Both rely on numba internals (``numba.core.caching.FunctionCache`` and a
+dispatcher's ``_cache``, which is all ``cache=True`` sets up); if a numba
+release moves them, :func:`kernel` falls back to plain ``cache=True``.
+
 Dispatchers (the Python side of each operation) do not call numba's
 dispatcher directly: :func:`entry` compiles one specialisation for the
 argument types the dispatcher names (arrays always layout ``'A'``, inputs
@@ -21,9 +25,10 @@ compiled function instead of three.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numba
 import numpy as np
@@ -34,8 +39,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 def _package_stamp() -> str:
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.glob("*.py")):
-        digest.update(path.name.encode())
+    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE_DIR)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:20]
 
@@ -146,12 +151,30 @@ def array_out(array: np.ndarray) -> types.Array:
     return numba.typeof(array).copy(layout="A", readonly=False)
 
 
+# ---- the thread pool ------------------------------------------------------------------------------
+
+_pool = threading.Lock()
+
+
+@contextmanager
+def thread_pool() -> Iterator[bool]:
+    """True while the caller holds numba's thread pool and may launch a ``parallel`` kernel, else False.
+
+    One parallel kernel runs at a time in the process; a caller that finds the
+    pool busy should run its serial kernel (``nogil``, so it still runs
+    concurrently). numba's ``workqueue`` threading layer, the one left when
+    neither TBB nor OpenMP is available, aborts the whole process on
+    concurrent launches, and two launches sharing one pool gain nothing.
+    """
+    acquired = _pool.acquire(blocking=False)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            _pool.release()
+
+
 INT = types.int64
 FLOAT = types.float64
 BOOL = types.boolean
 
-
-def describe() -> dict[str, Any]:
-    """State of the compilation machinery, for logs and support."""
-    return {"numba": numba.__version__, "package_stamp": PACKAGE_STAMP, "uncached": uncached(),
-            "threading_layer": numba.config.THREADING_LAYER}

@@ -90,7 +90,9 @@ def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.
     ``c`` may be None (no addend). Integers are exact up to one rounding
     (``nearest_even``, else toward zero) and one saturation (else wrap);
     float32 follows the module's summation order. ``parallel``: None chooses
-    the thread pool for products of at least ``PARALLEL_WORK`` multiply-adds.
+    the thread pool for products of at least ``PARALLEL_WORK`` multiply-adds;
+    while another thread's parallel kernel holds the pool, the serial kernel
+    runs instead (``jit.thread_pool``). The result is the same either way.
     """
     mat_a = a if transpose_a else a.T
     mat_b = b if transpose_b else b.T
@@ -112,11 +114,10 @@ def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.
     if parallel is None:
         parallel = m_rows > 1 and m_rows * k_depth * n_cols >= PARALLEL_WORK
     is_float = out.dtype.kind == "f"
-    function = jit.entry(_KERNELS["float" if is_float else "int", bool(parallel)],
-                         jit.array_in(mat_a, "C"), jit.array_in(mat_b, "C"), jit.array_in(mat_c), jit.array_out(mat_out),
-                         *(() if is_float else (jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)))
+    arrays = (jit.array_in(mat_a, "C"), jit.array_in(mat_b, "C"), jit.array_in(mat_c), jit.array_out(mat_out))
     if is_float:
-        function(mat_a, mat_b, mat_c, mat_out)
+        with jit.thread_pool() as pool:
+            jit.entry(_KERNELS["float", bool(parallel and pool)], *arrays)(mat_a, mat_b, mat_c, mat_out)
         return
     lo, hi = int_range(out.dtype)
     scale = max(fpp_a + fpp_b, fpp_c)
@@ -125,5 +126,8 @@ def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.
     if bound >= 1 << 62:
         raise ValueError(f"matrix multiply with K={k_depth} and these formats can exceed the exact int64 "
                          f"accumulator (worst case {bound} >= 2**62)")
-    function(mat_a, mat_b, mat_c, mat_out, sum_shift, c_shift, scale - fpp_out,
-             bool(nearest_even), bool(saturate), lo, hi)
+    with jit.thread_pool() as pool:
+        function = jit.entry(_KERNELS["int", bool(parallel and pool)], *arrays,
+                             jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+        function(mat_a, mat_b, mat_c, mat_out, sum_shift, c_shift, scale - fpp_out,
+                 bool(nearest_even), bool(saturate), lo, hi)

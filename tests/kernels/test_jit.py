@@ -120,3 +120,36 @@ def test_every_kernel_is_compiled_nogil():
     dispatchers += list(kernels.matmul._KERNELS.values())
     assert len(dispatchers) >= 15
     assert all(d.targetoptions.get("nogil") for d in dispatchers)
+
+
+THREADS = textwrap.dedent("""
+    import threading
+    import numba
+    import numpy as np
+    from openvx_nn.kernels import matrix_multiply
+    rng = np.random.default_rng(0)
+    a = rng.integers(-100, 100, (300, 200)).astype(np.int16)  # dims [K=300, M=200]
+    b = rng.integers(-100, 100, (200, 300)).astype(np.int16)  # dims [N=200, K=300]
+    expected = np.clip((a.T.astype(np.int64) @ b.T.astype(np.int64)).T, -32768, 32767)
+    outs = [np.zeros((200, 200), np.int16) for _ in range(4)]
+    matrix_multiply(a, b, None, outs[0], False, False, False, parallel=True)
+    def work(out):
+        for _ in range(15):
+            matrix_multiply(a, b, None, out, False, False, False, parallel=True)
+    threads = [threading.Thread(target=work, args=(out,)) for out in outs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(numba.threading_layer(), all((out == expected).all() for out in outs))
+""")
+
+
+def test_parallel_kernels_from_many_threads_survive_the_workqueue_layer():
+    # The workqueue layer aborts the process on concurrent parallel launches; jit.thread_pool prevents them.
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    environment.update(PYTHONPATH=str(PACKAGE.parent), NUMBA_THREADING_LAYER="workqueue")
+    done = subprocess.run([sys.executable, "-c", THREADS], env=environment, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["workqueue", "True"]
