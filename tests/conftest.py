@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# The plain references of tests/kernels serve the API-level tests too.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "kernels"))
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(__file__).resolve().parent / "_build"
 ABI = Path(__file__).resolve().parent / "abi"

@@ -38,10 +38,20 @@ def virtual(vx, graph, shape, dtype=None, fpp=0):
     return t
 
 
+def packed_strides(shape, itemsize) -> list[int]:
+    """Byte strides of a dense OpenVX-order buffer (dim 0 fastest)."""
+    strides, step = [], itemsize
+    for n in shape:
+        strides.append(step)
+        step *= n
+    return strides
+
+
 def write(vx, tensor, array) -> None:
     array = np.asfortranarray(array)
     zeros = _sizes(vx, [0] * array.ndim)
-    rc = vx.vxCopyTensorPatch(tensor, array.ndim, zeros, _sizes(vx, array.shape), _sizes(vx, array.strides),
+    rc = vx.vxCopyTensorPatch(tensor, array.ndim, zeros, _sizes(vx, array.shape),
+                              _sizes(vx, packed_strides(array.shape, array.itemsize)),
                               vx.ffi.from_buffer(array.T), vx.VX_WRITE_ONLY, vx.VX_MEMORY_TYPE_HOST)
     assert rc == vx.VX_SUCCESS
 
@@ -56,7 +66,8 @@ def tensor(vx, ctx, array, fpp=0):
 def read(vx, tensor, shape, dtype) -> np.ndarray:
     out = np.zeros(shape, dtype=dtype, order="F")
     zeros = _sizes(vx, [0] * out.ndim)
-    rc = vx.vxCopyTensorPatch(tensor, out.ndim, zeros, _sizes(vx, out.shape), _sizes(vx, out.strides),
+    rc = vx.vxCopyTensorPatch(tensor, out.ndim, zeros, _sizes(vx, out.shape),
+                              _sizes(vx, packed_strides(out.shape, out.itemsize)),
                               vx.ffi.from_buffer(out.T), vx.VX_READ_ONLY, vx.VX_MEMORY_TYPE_HOST)
     assert rc == vx.VX_SUCCESS, rc
     return out

@@ -8,7 +8,6 @@ traceback and reported as ``VX_FAILURE``, never propagated into C.
 """
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from contextlib import contextmanager
@@ -16,11 +15,10 @@ from typing import Callable, Iterator, Optional
 
 from ..core import reference
 from ..core.context import Context
-from ..core.enums import Status, status_name
+from ..core.enums import Status
 from ..core.errors import VXError
 from .binding import ffi
 
-_ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
 
 
 def report(fn: str, error: VXError) -> None:
@@ -30,8 +28,6 @@ def report(fn: str, error: VXError) -> None:
     ref = error.ref if error.ref is not None and error.ref.alive else None
     ctx = ref.context if ref is not None else Context.current()
     text = f"{fn}: {error.message}"
-    if _ECHO:
-        print(f"[openvx-nn] {status_name(error.status)} {text}", file=sys.stderr, flush=True)
     if ctx is not None and ctx.alive:
         ctx.log(ref, error.status, text)
 

@@ -1,14 +1,20 @@
 """The context: the process-wide root of all objects, its attributes and its log."""
 from __future__ import annotations
 
+import os
 import struct
+import sys
 import threading
 from typing import Callable, Optional
 
 from . import reference
-from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor
+from .enums import (MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor,
+                    status_name)
 from .errors import VXError
 from .reference import Reference
+
+_ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
+"""OPENVX_NN_LOG=1 echoes every error entry to stderr, callback or not."""
 
 IMPLEMENTATION = "openvx-nn"
 EXTENSIONS = ("KHR_NN_8", "KHR_NN_16")
@@ -111,6 +117,8 @@ class Context(Reference):
         failing OpenVX calls) are dropped: delivering them would recurse without
         bound, or deadlock on the lock of a non-reentrant callback.
         """
+        if _ECHO and status != Status.VX_SUCCESS:
+            print(f"[openvx-nn] {status_name(status)} {message}", file=sys.stderr, flush=True)
         sink = self._log_sink
         if status == Status.VX_SUCCESS or not self.logging_enabled or sink is None:
             return

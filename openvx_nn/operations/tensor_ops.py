@@ -14,7 +14,7 @@ from ..core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
-from ..kernels import convert_depth, elementwise, lookup, matmul, transpose
+from .. import kernels as k
 from .common import (ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcastable, policy,
                      same_format)
 
@@ -57,16 +57,16 @@ def _validate_multiply(v: Validation) -> None:
 
 
 def _run_add(p) -> None:
-    elementwise.add(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
+    k.add(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
 
 
 def _run_subtract(p) -> None:
-    elementwise.subtract(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
+    k.subtract(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
 
 
 def _run_multiply(p) -> None:
-    elementwise.multiply(p[0].array, p[1].array, p[2].value, p[5].array, p[3].value == SATURATE,
-                         p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
+    k.multiply(p[0].array, p[1].array, p[2].value, p[5].array, p[3].value == SATURATE,
+               p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
 
 _BINARY = (_tensor("input1"), _tensor("input2"))
@@ -94,7 +94,7 @@ def _validate_lookup(v: Validation) -> None:
 
 
 def _run_lookup(p) -> None:
-    lookup.table_lookup(p[0].array, p[1].array, p[1].offset, p[2].array)
+    k.table_lookup(p[0].array, p[1].array, p[1].offset, p[2].array)
 
 
 register(KernelDescription("org.khronos.openvx.tensor_table_lookup", Kernel.VX_KERNEL_TENSOR_TABLE_LOOKUP,
@@ -116,7 +116,7 @@ def _validate_transpose(v: Validation) -> None:
 
 
 def _run_transpose(p) -> None:
-    transpose.transpose(p[0].array, p[3].array, p[1].value, p[2].value)
+    k.transpose(p[0].array, p[3].array, p[1].value, p[2].value)
 
 
 register(KernelDescription("org.khronos.openvx.tensor_transpose", Kernel.VX_KERNEL_TENSOR_TRANSPOSE, LIBRARY,
@@ -139,8 +139,8 @@ def _validate_convert(v: Validation) -> None:
 
 
 def _run_convert(p) -> None:
-    convert_depth.convert_depth(p[0].array, p[0].fpp, p[4].array, p[4].fpp, p[2].value, p[3].value,
-                                p[1].value == SATURATE)
+    k.convert_depth(p[0].array, p[0].fpp, p[4].array, p[4].fpp, p[2].value, p[3].value,
+                    p[1].value == SATURATE)
 
 
 register(KernelDescription("org.khronos.openvx.tensor_convert_depth", Kernel.VX_KERNEL_TENSOR_CONVERT_DEPTH,
@@ -183,9 +183,9 @@ def _validate_matmul(v: Validation) -> None:
 def _run_matmul(p) -> None:
     ta, tb, tc = _flags(p[3].bytes)
     c = p[2]
-    matmul.matrix_multiply(p[0].array, p[1].array, None if c is None else c.array, p[4].array,
-                           ta, tb, tc, fpp_a=p[0].fpp, fpp_b=p[1].fpp,
-                           fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
+    k.matrix_multiply(p[0].array, p[1].array, None if c is None else c.array, p[4].array,
+                      ta, tb, tc, fpp_a=p[0].fpp, fpp_b=p[1].fpp,
+                      fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
 
 
 register(KernelDescription("org.khronos.openvx.tensor_matrix_multiply",
