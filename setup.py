@@ -1,7 +1,7 @@
 """Builds libopenvx.so (cffi embedding) inside the openvx_nn package and installs
 the C headers next to it.  Project metadata lives in pyproject.toml."""
-from pathlib import Path
 import shutil
+from pathlib import Path
 
 import cffi
 from setuptools import setup

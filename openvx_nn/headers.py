@@ -7,7 +7,7 @@ of repeating them.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 HEADER_NAMES = ("vx_vendors.h", "vx_types.h", "vx_kernels.h", "vx_api.h",
@@ -29,11 +29,11 @@ def _header_text(name: str) -> str:
     return (include_dir() / "VX" / name).read_text()
 
 
-_ENUM_RE = re.compile(r"enum\s+(\w+)\s*\{([^}]*)\};", re.S)
-_DEFINE_INT_RE = re.compile(r"^#define\s+(\w+)\s+\(?(-?0x[0-9A-Fa-f]+|-?\d+)u?\)?\s*$", re.M)
+_ENUM_RE = re.compile(r"enum\s+(\w+)\s*\{([^}]*)\};", re.DOTALL)
+_DEFINE_INT_RE = re.compile(r"^#define\s+(\w+)\s+\(?(-?0x[0-9A-Fa-f]+|-?\d+)u?\)?\s*$", re.MULTILINE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def enumerations() -> dict[str, dict[str, int]]:
     """Every ``enum`` block of the headers: ``{enum type: {name: value}}``."""
     result: dict[str, dict[str, int]] = {}
@@ -47,7 +47,7 @@ def enumerations() -> dict[str, dict[str, int]]:
     return result
 
 
-@lru_cache(maxsize=None)
+@cache
 def integer_macros() -> dict[str, int]:
     """Object-like ``#define NAME <integer>`` macros (limits such as VX_MAX_KERNEL_NAME)."""
     out: dict[str, int] = {}

@@ -7,8 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-
-from vxhelp import (as_ref, empty, query_dims, read, release, scalar, status, tensor, virtual)
+from vxhelp import as_ref, empty, query_dims, read, release, scalar, status, tensor, virtual
 
 U8 = np.uint8
 

@@ -8,9 +8,9 @@ from kernel_testing import F32, Q78, random_values
 from test_convert_depth import reference_convert
 from test_elementwise import reference_add_sub, reference_multiply
 from test_lookup_transpose import reference_transpose
+from vxhelp import as_ref, empty, read, release, scalar, status, tensor, virtual, write
 
 from openvx_nn.core import reference as table
-from vxhelp import as_ref, empty, read, release, scalar, status, tensor, virtual, write
 
 SHAPE = (6, 4)
 

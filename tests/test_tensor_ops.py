@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernel_testing import (F32, FORMATS, INT_FORMATS, Q78, S8, U8, assert_bits_equal, broadcast_shape,
-                            random_shape, random_values)
+from kernel_testing import (
+    F32,
+    FORMATS,
+    INT_FORMATS,
+    Q78,
+    S8,
+    U8,
+    assert_bits_equal,
+    broadcast_shape,
+    random_shape,
+    random_values,
+)
 from test_convert_depth import reference_convert
 from test_elementwise import reference_add_sub, reference_multiply
 from test_lookup_transpose import reference_lookup, reference_transpose
 from test_matmul import reference_matmul
-
 from vxhelp import as_ref, empty, read, release, scalar, status, tensor
 
 FORMS = ("node", "vxu", "generic")
@@ -225,7 +234,7 @@ def test_generic_node_gives_the_same_bytes_as_the_typed_constructor(vx, ctx, fmt
         s = scalar(vx, ctx, "vx_float32", 0.5, "VX_TYPE_FLOAT32")
         ov, rd = vx.VX_CONVERT_POLICY_WRAP, vx.VX_ROUND_POLICY_TO_NEAREST_EVEN
         _run(vx, ctx, form, vx.VX_KERNEL_TENSOR_MULTIPLY,
-             lambda g: vx.vxTensorMultiplyNode(g, ta, tb, s, ov, rd, out), None,
+             lambda g, s=s, ov=ov, rd=rd, out=out: vx.vxTensorMultiplyNode(g, ta, tb, s, ov, rd, out), None,
              [ta, tb, s, ("enum", ov), ("enum", rd), out])
         results.append(read(vx, out, shape, fmt.dtype).tobytes())
         release(vx, out, s)

@@ -170,7 +170,7 @@ def read_tsv(path: Path) -> list[dict[str, str]]:
 
 
 def enum_blocks(rows, header):
-    blocks: "OrderedDict[str, list[tuple[str, str]]]" = OrderedDict()
+    blocks: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
     for r in rows:
         if r["header"] == header and r["name"] not in AS_MACRO:
             blocks.setdefault(r["enum_type"], []).append((r["name"], c_value(r["value"])))

@@ -8,8 +8,9 @@ the attribute exists for the object (``VX_ERROR_NOT_SUPPORTED``).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..core.enums import Status, enumerations_name
 from ..core.errors import VXError
@@ -32,7 +33,7 @@ class Attr:
 
     fmt: str
     get: Getter
-    set: Optional[Setter] = None
+    set: Setter | None = None
     width: int = 0  # byte width for "fixed" with a known size, 0 = len(value)
 
 

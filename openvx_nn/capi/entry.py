@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
 
 from ..core import reference
 from ..core.context import Context
 from ..core.enums import Status
 from ..core.errors import VXError
 from .binding import ffi
-
 
 
 def report(fn: str, error: VXError) -> None:
@@ -67,14 +66,14 @@ def _run(fn_c, body: Callable, args: tuple, locked: bool = True):
             return fn, None, err
 
 
-def status_entry(body: Optional[Callable[..., Optional[int]]] = None, *, locked: bool = True):
+def status_entry(body: Callable[..., int | None] | None = None, *, locked: bool = True):
     """An entry returning ``vx_status``: the body returns None (success) or a status.
 
     ``locked=False`` is for calls that block on graph execution (process, wait):
     their bodies take the model lock only around bookkeeping.
     """
 
-    def decorate(body: Callable[..., Optional[int]]) -> Callable:
+    def decorate(body: Callable[..., int | None]) -> Callable:
         @ffi.def_extern(name=body.__name__, onerror=lambda *_: Status.VX_FAILURE)
         def wrapper(fn_c, *args):
             _, result, err = _run(fn_c, body, args, locked)

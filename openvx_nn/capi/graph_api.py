@@ -6,8 +6,17 @@ import struct
 
 from ..core import reference
 from ..core.context import Context
-from ..core.enums import (MAX_KERNEL_NAME, GraphAttr, KernelAttr, NodeAttr, ParameterAttr,
-                          Status, Target, Type, type_name)
+from ..core.enums import (
+    MAX_KERNEL_NAME,
+    GraphAttr,
+    KernelAttr,
+    NodeAttr,
+    ParameterAttr,
+    Status,
+    Target,
+    Type,
+    type_name,
+)
 from ..core.errors import VXError
 from ..core.graph import Graph
 from ..core.kernel import Kernel, Parameter

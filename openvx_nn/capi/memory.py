@@ -1,7 +1,7 @@
 """NumPy views of application memory given to us as a C pointer."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

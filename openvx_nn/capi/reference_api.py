@@ -4,10 +4,26 @@ from __future__ import annotations
 import struct
 
 from ..core import reference
-from ..core.context import (EXTENSIONS, IMPLEMENTATION, MAX_TENSOR_DIMS, VENDOR_ID, VERSION,
-                            Context, ErrorObject)
-from ..core.enums import (MAX_IMPLEMENTATION_NAME, Border, BorderPolicy, ContextAttr, Hint,
-                          ReferenceAttr, Status, Target, Type)
+from ..core.context import (
+    EXTENSIONS,
+    IMPLEMENTATION,
+    MAX_TENSOR_DIMS,
+    VENDOR_ID,
+    VERSION,
+    Context,
+    ErrorObject,
+)
+from ..core.enums import (
+    MAX_IMPLEMENTATION_NAME,
+    Border,
+    BorderPolicy,
+    ContextAttr,
+    Hint,
+    ReferenceAttr,
+    Status,
+    Target,
+    Type,
+)
 from ..core.errors import VXError
 from . import attributes
 from .attributes import Attr

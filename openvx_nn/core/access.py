@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from .enums import Accessor, MemoryType, Status
 from .errors import VXError
+
+if TYPE_CHECKING:
+    from .reference import Reference
 
 READ = Accessor.VX_READ_ONLY
 WRITE = Accessor.VX_WRITE_ONLY
@@ -27,6 +32,28 @@ def check_memory_type(mem_type: int, ref=None) -> None:
     if mem_type != MemoryType.VX_MEMORY_TYPE_HOST:
         raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                       f"memory type {mem_type:#x} is not supported (only VX_MEMORY_TYPE_HOST)", ref)
+
+
+@contextmanager
+def concerning(obj: Reference, action: str) -> Iterator[None]:
+    """Prefix the message of a shared check's VXError with what was being done to ``obj``."""
+    try:
+        yield
+    except VXError as err:
+        err.message = f"{action} {obj.describe()}: {err.message}"
+        err.ref = err.ref or obj
+        raise
+
+
+def check_access(obj: Reference, action: str, usage: int, allowed: Iterable[int], mem_type: int) -> None:
+    """What every copy and map of a scalar or LUT checks before touching memory:
+    the object is not virtual, the usage is one of ``allowed``, memory is host."""
+    with concerning(obj, action):
+        if getattr(obj, "virtual", False):
+            raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
+                          "it is virtual, its data is never accessible to the application")
+        check_usage(usage, allowed)
+        check_memory_type(mem_type)
 
 
 _map_ids = itertools.count(1)

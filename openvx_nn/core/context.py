@@ -5,11 +5,10 @@ import os
 import struct
 import sys
 import threading
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from . import reference
-from .enums import (MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor,
-                    status_name)
+from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor, status_name
 from .errors import VXError
 from .reference import Reference
 
@@ -21,7 +20,7 @@ EXTENSIONS = ("KHR_NN_8", "KHR_NN_16")
 MAX_TENSOR_DIMS = 6
 VENDOR_ID = Vendor.VX_ID_USER
 
-LogSink = Callable[["Context", Optional[Reference], int, str], None]
+LogSink = Callable[["Context", Reference | None, int, str], None]
 
 _in_callback = threading.local()
 """``active`` is True on a thread while it runs the application's log callback."""
@@ -37,7 +36,7 @@ class ErrorObject(Reference):
     vx_type = Type.VX_TYPE_ERROR
     counted = False
 
-    def __init__(self, context: "Context", status: int):
+    def __init__(self, context: Context, status: int):
         super().__init__(context)
         self.status = status
 
@@ -50,14 +49,14 @@ class ErrorObject(Reference):
 
 class Context(Reference):
     vx_type = Type.VX_TYPE_CONTEXT
-    _current: Optional["Context"] = None
+    _current: Context | None = None
 
     def __init__(self) -> None:
         super().__init__(None)
         self.logging_enabled = True
         self.performance_enabled = False
-        self._log_sink: Optional[LogSink] = None
-        self._log_lock: Optional[threading.Lock] = None
+        self._log_sink: LogSink | None = None
+        self._log_lock: threading.Lock | None = None
         self._errors: dict[int, ErrorObject] = {}
         # vx_border_t {mode, vx_pixel_value_t}: the standard's defaults.
         self.immediate_border = struct.pack("=i16s", Border.VX_BORDER_UNDEFINED, bytes(16))
@@ -65,7 +64,7 @@ class Context(Reference):
         self.immediate_target = "any"
 
     @classmethod
-    def create(cls) -> "Context":
+    def create(cls) -> Context:
         """The live context with one more application reference, or a new one."""
         with reference.lock:
             ctx = cls._current
@@ -76,7 +75,7 @@ class Context(Reference):
             return ctx
 
     @classmethod
-    def current(cls) -> Optional["Context"]:
+    def current(cls) -> Context | None:
         ctx = cls._current
         return ctx if ctx is not None and ctx.alive else None
 
@@ -106,11 +105,11 @@ class Context(Reference):
                 err = self._errors[status] = ErrorObject(self, status)
             return err
 
-    def set_log_sink(self, sink: Optional[LogSink], reentrant: bool) -> None:
+    def set_log_sink(self, sink: LogSink | None, reentrant: bool) -> None:
         self._log_sink = sink
         self._log_lock = None if reentrant else threading.Lock()
 
-    def log(self, ref: Optional[Reference], status: int, message: str) -> None:
+    def log(self, ref: Reference | None, status: int, message: str) -> None:
         """Send one entry to the application's callback (VX_SUCCESS entries are dropped).
 
         Entries raised on the thread that is running the callback (its own
@@ -154,5 +153,12 @@ class Context(Reference):
         setattr(self, attr, value)
 
 
-__all__ = ["Context", "ErrorObject", "IMPLEMENTATION", "EXTENSIONS", "MAX_TENSOR_DIMS",
-           "VENDOR_ID", "VERSION"]
+__all__ = [
+    "EXTENSIONS",
+    "IMPLEMENTATION",
+    "MAX_TENSOR_DIMS",
+    "VENDOR_ID",
+    "VERSION",
+    "Context",
+    "ErrorObject",
+]

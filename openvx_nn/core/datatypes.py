@@ -43,10 +43,10 @@ def fixed_point_range(vx_type: int) -> range:
     """Valid fixed point positions: 0 for floats, 0..bits-1 for signed and
     0..bits for unsigned integers (Q0.8 in a uint8 is a fraction in [0, 1))."""
     if vx_type in FLOAT_TYPES:
-        return range(0, 1)
+        return range(1)
     dtype = dtype_of(vx_type)
     bits = dtype.itemsize * 8
-    return range(0, bits + (0 if dtype.kind == "i" else 1))
+    return range(bits + (0 if dtype.kind == "i" else 1))
 
 
 def check_fixed_point(vx_type: int, fpp: int, ref=None) -> None:

@@ -9,7 +9,8 @@ run in parallel from several threads (the kernels release the GIL).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import reference
 from .context import Context
@@ -26,28 +27,28 @@ NodeCallback = Callable[["Node"], int]
 
 class Graph(Reference):
     vx_type = Type.VX_TYPE_GRAPH
-    call_node_callback: Optional[Callable[[int, "Node"], int]] = None
+    call_node_callback: Callable[[int, Node], int] | None = None
     """Set by the C layer: calls a vx_nodecomplete_f address with a node."""
 
     def __init__(self, context: Context):
         super().__init__(context)
-        self.nodes: list["Node"] = []
-        self.parameters: list[tuple["Node", int]] = []
+        self.nodes: list[Node] = []
+        self.parameters: list[tuple[Node, int]] = []
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
         self.perf = Perf()
-        self.order: list["Node"] = []
+        self.order: list[Node] = []
         self.verify_count = 0
-        self._worker: Optional[threading.Thread] = None
+        self._worker: threading.Thread | None = None
         self._scheduled_status = Status.VX_SUCCESS
         self._run_lock = threading.Lock()
 
     # -- structure ---------------------------------------------------------
-    def add_node(self, node: "Node") -> None:
+    def add_node(self, node: Node) -> None:
         node.hold()
         self.nodes.append(node)
         self.invalidate()
 
-    def remove_node(self, node: "Node") -> None:
+    def remove_node(self, node: Node) -> None:
         if node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_NODE, f"{node.describe()} is not in {self.describe()}", node)
         self.nodes.remove(node)
@@ -70,20 +71,20 @@ class Graph(Reference):
             node.unhold()
 
     # -- graph parameters ----------------------------------------------------
-    def add_parameter(self, node: Optional["Node"], index: int) -> None:
+    def add_parameter(self, node: Node | None, index: int) -> None:
         if node is None or node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                           f"the parameter does not belong to a node of {self.describe()}", self)
         self.parameters.append((node, index))
 
-    def graph_parameter(self, index: int) -> tuple["Node", int]:
+    def graph_parameter(self, index: int) -> tuple[Node, int]:
         if not 0 <= index < len(self.parameters):
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                           f"graph parameter index {index} is out of range ({self.describe()} has "
                           f"{len(self.parameters)})", self)
         return self.parameters[index]
 
-    def set_graph_parameter(self, index: int, value: Optional[Reference]) -> None:
+    def set_graph_parameter(self, index: int, value: Reference | None) -> None:
         """Replace a graph parameter; a like-for-like object keeps the graph verified."""
         from .plan import overlap, region
         node, param = self.graph_parameter(index)
@@ -105,7 +106,7 @@ class Graph(Reference):
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
-    def _prepare(self) -> list["Node"]:
+    def _prepare(self) -> list[Node]:
         with reference.lock:
             if self._worker is not None:
                 raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED, f"{self.describe()} is scheduled", self)
@@ -128,7 +129,7 @@ class Graph(Reference):
             self._worker = worker
         worker.start()
 
-    def _run_scheduled(self, order: list["Node"]) -> None:
+    def _run_scheduled(self, order: list[Node]) -> None:
         with self._run_lock:
             self._scheduled_status = self._execute(order)
 
@@ -142,7 +143,7 @@ class Graph(Reference):
                 self._worker = None
         return self._scheduled_status
 
-    def _execute(self, order: list["Node"]) -> int:
+    def _execute(self, order: list[Node]) -> int:
         timing = self.context.performance_enabled
         if timing:
             self.perf.start()
@@ -151,19 +152,23 @@ class Graph(Reference):
             status = self._run_node(node, timing)
             if status != Status.VX_SUCCESS:
                 break
-            if node.callback and Graph.call_node_callback is not None:
-                if Graph.call_node_callback(node.callback, node) == Action.VX_ACTION_ABANDON:
-                    status = Status.VX_ERROR_GRAPH_ABANDONED
-                    self.context.log(node, status, f"{self.describe()} abandoned by the callback of "
-                                                   f"{node.describe()}")
-                    break
+            if node.callback and self._callback_abandons(node):
+                status = Status.VX_ERROR_GRAPH_ABANDONED
+                self.context.log(node, status, f"{self.describe()} abandoned by the callback of "
+                                               f"{node.describe()}")
+                break
         if timing:
             self.perf.stop()
         self.state = (GraphState.VX_GRAPH_STATE_ABANDONED if status != Status.VX_SUCCESS
                       else GraphState.VX_GRAPH_STATE_COMPLETED)
         return status
 
-    def _run_node(self, node: "Node", timing: bool) -> int:
+    @staticmethod
+    def _callback_abandons(node: Node) -> bool:
+        caller = Graph.call_node_callback
+        return caller is not None and caller(node.callback, node) == Action.VX_ACTION_ABANDON
+
+    def _run_node(self, node: Node, timing: bool) -> int:
         if timing:
             node.perf.start()
         try:

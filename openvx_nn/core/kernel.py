@@ -2,7 +2,7 @@
 descriptions and on one parameter of a kernel or a node."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from . import kernels
 from .context import Context
@@ -24,14 +24,14 @@ class Kernel(Reference):
         self.name = ""
 
     @classmethod
-    def by_name(cls, context: Context, name: str) -> "Kernel":
+    def by_name(cls, context: Context, name: str) -> Kernel:
         description = kernels.by_name(name)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel is named '{name}'", context)
         return cls(context, description)
 
     @classmethod
-    def by_enum(cls, context: Context, enum: int) -> "Kernel":
+    def by_enum(cls, context: Context, enum: int) -> Kernel:
         description = kernels.by_enum(enum)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel has enum {enum:#x}", context)
@@ -40,7 +40,7 @@ class Kernel(Reference):
     def describe(self) -> str:
         return f"kernel {self.description.name} ({self.handle:#x})"
 
-    def parameter(self, index: int) -> "Parameter":
+    def parameter(self, index: int) -> Parameter:
         check_index(self.description, index, self)
         return Parameter(self.context, self.description, index, None)
 
@@ -59,7 +59,7 @@ class Parameter(Reference):
     vx_type = Type.VX_TYPE_PARAMETER
 
     def __init__(self, context: Context, description: KernelDescription, index: int,
-                 node: Optional["Node"]):
+                 node: Node | None):
         super().__init__(context)
         self.description = description
         self.index = index
@@ -72,7 +72,7 @@ class Parameter(Reference):
         return self.description.params[self.index]
 
     @property
-    def value(self) -> Optional[Reference]:
+    def value(self) -> Reference | None:
         return self.node.params[self.index] if self.node is not None else None
 
     def on_destroy(self) -> None:

@@ -1,17 +1,17 @@
 """The kernel registry: every kernel the library provides, by name and by enum."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .signature import KernelDescription
 
-_BY_ENUM: dict[int, "KernelDescription"] = {}
-_BY_NAME: dict[str, "KernelDescription"] = {}
+_BY_ENUM: dict[int, KernelDescription] = {}
+_BY_NAME: dict[str, KernelDescription] = {}
 _loaded = False
 
 
-def register(description: "KernelDescription") -> "KernelDescription":
+def register(description: KernelDescription) -> KernelDescription:
     if description.enum in _BY_ENUM or description.name in _BY_NAME:
         raise ValueError(f"kernel {description.name} ({description.enum:#x}) registered twice")
     _BY_ENUM[description.enum] = description
@@ -26,17 +26,17 @@ def _ensure_loaded() -> None:
         from .. import operations  # noqa: F401  (registers every kernel description)
 
 
-def by_enum(enum: int) -> Optional["KernelDescription"]:
+def by_enum(enum: int) -> KernelDescription | None:
     _ensure_loaded()
     return _BY_ENUM.get(enum)
 
 
-def by_name(name: str) -> Optional["KernelDescription"]:
+def by_name(name: str) -> KernelDescription | None:
     _ensure_loaded()
     return _BY_NAME.get(name)
 
 
-def all_kernels() -> list["KernelDescription"]:
+def all_kernels() -> list[KernelDescription]:
     _ensure_loaded()
     return sorted(_BY_ENUM.values(), key=lambda d: d.enum)
 

@@ -30,7 +30,6 @@ from .enums import MapFlag, Status, Type, type_name
 from .errors import VXError, invalid_parameters
 from .graph import Graph
 from .reference import Reference
-from .scalar import check_access, concerning
 
 MAX_COUNT: dict[int, int] = {Type.VX_TYPE_UINT8: 256, Type.VX_TYPE_INT16: 65536}
 """LUT element types and the most entries each may have."""
@@ -70,9 +69,9 @@ class LUT(Reference):
 
     def copy(self, user: Any, usage: int, mem_type: int) -> None:
         """vxCopyLUT: ``user`` is a buffer of ``size`` bytes (None for a NULL pointer)."""
-        check_access(self, "copying", usage, access.COPY_USAGES, mem_type)
+        access.check_access(self, "copying", usage, access.COPY_USAGES, mem_type)
         if user is None:
-            with concerning(self, "copying"):
+            with access.concerning(self, "copying"):
                 raise invalid_parameters("user pointer is NULL")
         view = memoryview(user).cast("B")
         if usage == access.READ:
@@ -82,12 +81,12 @@ class LUT(Reference):
 
     def map(self, usage: int, mem_type: int, flags: int) -> tuple[int, np.ndarray]:
         """vxMapLUT: a new map id and the storage itself."""
-        check_access(self, "mapping", usage, access.MAP_USAGES, mem_type)
+        access.check_access(self, "mapping", usage, access.MAP_USAGES, mem_type)
         if flags not in MAP_FLAGS:
-            with concerning(self, "mapping"):
+            with access.concerning(self, "mapping"):
                 raise invalid_parameters(f"flags {flags:#x} are invalid (expected 0 or VX_NOGAP_X)")
         return self.mappings.open(usage), self.array
 
     def unmap(self, map_id: int) -> None:
-        with concerning(self, "unmapping"):
+        with access.concerning(self, "unmapping"):
             self.mappings.close(map_id)

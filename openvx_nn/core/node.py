@@ -1,7 +1,7 @@
 """``vx_node``: one kernel instance in a graph, with its parameter values."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from .enums import Status, Type, type_name
 from .errors import VXError
@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 class Node(Reference):
     vx_type = Type.VX_TYPE_NODE
 
-    def __init__(self, graph: "Graph", description: KernelDescription):
+    def __init__(self, graph: Graph, description: KernelDescription):
         super().__init__(graph.context)
-        self.graph: Optional["Graph"] = graph
+        self.graph: Graph | None = graph
         self.description = description
-        self.params: list[Optional[Reference]] = [None] * len(description.params)
+        self.params: list[Reference | None] = [None] * len(description.params)
         self.status = Status.VX_SUCCESS
         self.perf = Perf()
         self.callback = 0  # address of a vx_nodecomplete_f, 0 = none
@@ -33,7 +33,7 @@ class Node(Reference):
         label = f"'{self.name}' " if self.name else ""
         return f"node {label}({self.description.name}, {self.handle:#x})"
 
-    def set_parameter(self, index: int, value: Optional[Reference]) -> None:
+    def set_parameter(self, index: int, value: Reference | None) -> None:
         """Set (or with None clear) parameter ``index``; the graph must verify again."""
         spec = check_index(self.description, index, self)
         if value is not None:

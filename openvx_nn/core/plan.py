@@ -8,7 +8,7 @@ different nodes (splitting and concatenation); overlapping writes may not.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from .enums import Direction, Status, Type
 from .errors import VXError
@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from .graph import Graph
     from .reference import Reference
 
-Region = tuple[object, Optional[tuple[tuple[int, int], ...]]]
+Region = tuple[object, tuple[tuple[int, int], ...] | None]
 
 
-def region(obj: "Reference") -> Region:
+def region(obj: Reference) -> Region:
     """(root object, box in root coordinates or None for the whole object)."""
     if obj.vx_type != Type.VX_TYPE_TENSOR or getattr(obj, "parent", None) is None:
         return obj, None
@@ -42,7 +42,7 @@ def overlap(a: Region, b: Region) -> bool:
     return all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(a[1], b[1]))
 
 
-def _objects(node: Node, direction: int) -> list[tuple[int, "Reference"]]:
+def _objects(node: Node, direction: int) -> list[tuple[int, Reference]]:
     return [(i, p) for i, (spec, p) in enumerate(zip(node.description.params, node.params))
             if p is not None and spec.direction == direction]
 
@@ -50,11 +50,11 @@ def _objects(node: Node, direction: int) -> list[tuple[int, "Reference"]]:
 class Verifier:
     """Runs every check, logging each error; ``run`` raises the first."""
 
-    def __init__(self, graph: "Graph"):
+    def __init__(self, graph: Graph):
         self.graph = graph
         self.errors: list[VXError] = []
 
-    def error(self, status: int, message: str, node: Optional[Node] = None) -> None:
+    def error(self, status: int, message: str, node: Node | None = None) -> None:
         err = VXError(status, message, node or self.graph)
         self.errors.append(err)
         self.graph.context.log(err.ref, status, f"vxVerifyGraph: {message}")

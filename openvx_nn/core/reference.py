@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import TYPE_CHECKING, Optional, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .enums import MAX_REFERENCE_NAME, Status, Type, type_name
 from .errors import VXError
@@ -24,13 +24,13 @@ _HANDLE_STEP = 16
 lock = threading.RLock()
 """Serialises every change to the object model (creation, release, attributes)."""
 
-_table: dict[int, "Reference"] = {}
+_table: dict[int, Reference] = {}
 _ids = itertools.count(1)
 
 R = TypeVar("R", bound="Reference")
 
 
-def lookup(handle: int, cls: type[R], what: Optional[str] = None) -> R:
+def lookup(handle: int, cls: type[R], what: str | None = None) -> R:
     """The live object behind ``handle``, which must be an instance of ``cls``.
 
     Raises ``VX_ERROR_INVALID_REFERENCE`` for NULL, unknown, released or
@@ -50,12 +50,12 @@ def lookup(handle: int, cls: type[R], what: Optional[str] = None) -> R:
     return obj
 
 
-def find(handle: int) -> Optional["Reference"]:
+def find(handle: int) -> Reference | None:
     """The live object behind ``handle`` or None, without raising."""
     return _table.get(handle) if handle else None
 
 
-def live_references(context: "Context") -> list["Reference"]:
+def live_references(context: Context) -> list[Reference]:
     return [r for r in _table.values() if r.context is context]
 
 
@@ -70,7 +70,7 @@ class Reference:
     vx_type: int = Type.VX_TYPE_REFERENCE
     counted = True  # counts toward VX_CONTEXT_REFERENCES
 
-    def __init__(self, context: Optional["Context"]):
+    def __init__(self, context: Context | None):
         self.context = context if context is not None else self  # type: ignore[assignment]
         self.external = 1
         self.internal = 0
@@ -149,7 +149,7 @@ def class_for(vx_type: int) -> type[Reference]:
     raise VXError(Status.VX_ERROR_INVALID_TYPE, f"no object type {type_name(vx_type)}")
 
 
-def destroy_all(context: "Context") -> None:
+def destroy_all(context: Context) -> None:
     """Destroy every object of ``context`` (vxReleaseContext)."""
     with lock:
         for ref in list(_table.values()):

@@ -20,8 +20,6 @@ Decided semantics:
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -91,28 +89,6 @@ def _check_bool(data_type: int, data: bytes, scalar: Reference | None) -> None:
                       f"(expected vx_false_e (0) or vx_true_e (1))", scalar)
 
 
-@contextmanager
-def concerning(obj: Reference, action: str) -> Iterator[None]:
-    """Prefix the message of a shared check's VXError with what was being done to ``obj``."""
-    try:
-        yield
-    except VXError as err:
-        err.message = f"{action} {obj.describe()}: {err.message}"
-        err.ref = err.ref or obj
-        raise
-
-
-def check_access(obj: Reference, action: str, usage: int, allowed: Iterable[int], mem_type: int) -> None:
-    """What every copy and map of a scalar or LUT checks before touching memory:
-    the object is not virtual, the usage is one of ``allowed``, memory is host."""
-    with concerning(obj, action):
-        if getattr(obj, "virtual", False):
-            raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
-                          "it is virtual, its data is never accessible to the application")
-        access.check_usage(usage, allowed)
-        access.check_memory_type(mem_type)
-
-
 class Scalar(Reference):
     """A typed value; ``scope`` is the graph of a virtual scalar, else None."""
 
@@ -172,8 +148,8 @@ class Scalar(Reference):
     def copy(self, user: Any, usage: int, mem_type: int, size: int | None = None) -> None:
         """vxCopyScalar(WithSize): ``user`` is a buffer of the scalar's size (None
         for a NULL pointer); ``size`` is what the caller stated, if anything."""
-        check_access(self, "copying", usage, access.COPY_USAGES, mem_type)
-        with concerning(self, "copying"):
+        access.check_access(self, "copying", usage, access.COPY_USAGES, mem_type)
+        with access.concerning(self, "copying"):
             if size is not None and size != self.size:
                 raise invalid_parameters(f"size {size} is wrong for its type "
                                          f"{type_name(self.data_type)} (expected {self.size})")

@@ -7,8 +7,9 @@ generic nodes, ``vxu`` calls and the Python API are all built from it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
 
 from .enums import Direction, ParameterState, Type
 
@@ -48,12 +49,12 @@ class KernelDescription:
     enum: int
     library: int
     params: tuple[ParamSpec, ...]
-    validate: Callable[["Validation"], None]
+    validate: Callable[[Validation], None]
     execute: Callable[[list], None]
     # For each C argument of the typed constructor, the kernel parameter it sets
     # (None: identity order).  vxTensorTransposeNode(graph, in, out, d1, d2)
     # feeds parameters (0, 3, 1, 2).
-    constructor_order: Optional[tuple[int, ...]] = None
+    constructor_order: tuple[int, ...] | None = None
     doc: str = field(default="", compare=False)
 
     def param_index(self, argument: int) -> int:

@@ -7,8 +7,9 @@ meta-data filled in and its memory, a real output must already match.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .enums import Status, type_name
 from .errors import VXError
@@ -47,7 +48,7 @@ class Validation:
     def ref(self, index: int):
         return self.node.params[index]
 
-    def tensor(self, index: int) -> Optional[Meta]:
+    def tensor(self, index: int) -> Meta | None:
         """Meta-data of input tensor ``index`` (None for an absent optional one)."""
         tensor = self.node.params[index]
         if tensor is None:
@@ -62,7 +63,7 @@ class Validation:
         scalar = self.node.params[index]
         return None if scalar is None else scalar.value
 
-    def scalar_bytes(self, index: int) -> Optional[bytes]:
+    def scalar_bytes(self, index: int) -> bytes | None:
         scalar = self.node.params[index]
         return None if scalar is None else scalar.bytes
 

@@ -1,8 +1,6 @@
 """Validation rules shared by several kernels: formats, policies, shapes."""
 from __future__ import annotations
 
-from typing import Optional
-
 from ..core.enums import ConvertPolicy, RoundPolicy, Status, Type
 from ..core.validation import Meta, Validation
 
@@ -42,5 +40,5 @@ def policy(v: Validation, index: int, allowed=CONVERT_POLICIES, what: str = "ove
     return value
 
 
-def is_float(meta: Optional[Meta]) -> bool:
+def is_float(meta: Meta | None) -> bool:
     return meta is not None and meta.data_type == Type.VX_TYPE_FLOAT32

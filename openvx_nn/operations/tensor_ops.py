@@ -8,15 +8,15 @@ or is 1.  The arithmetic is in ``openvx_nn.kernels``.
 """
 from __future__ import annotations
 
+import math
 import struct
 
+from .. import kernels as k
 from ..core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
-from .. import kernels as k
-from .common import (ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcastable, policy,
-                     same_format)
+from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcastable, policy, same_format
 
 T, S, L = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR, Type.VX_TYPE_LUT
 ENUM, SIZE, F32 = Type.VX_TYPE_ENUM, Type.VX_TYPE_SIZE, Type.VX_TYPE_FLOAT32
@@ -49,7 +49,7 @@ def _validate_add(v: Validation) -> None:
 
 def _validate_multiply(v: Validation) -> None:
     scale = v.scalar(2)
-    v.require(scale >= 0 and scale == scale and scale != float("inf"), 2, Status.VX_ERROR_INVALID_VALUE,
+    v.require(math.isfinite(scale) and scale >= 0, 2, Status.VX_ERROR_INVALID_VALUE,
               f"scale {scale} must be a finite non-negative number")
     policy(v, 3)
     policy(v, 4, ROUND_POLICIES, "rounding policy")
@@ -130,7 +130,8 @@ def _validate_convert(v: Validation) -> None:
     a = arithmetic_input(v, 0)
     policy(v, 1)
     norm = v.scalar(2)
-    v.require(norm != 0 and norm == norm, 2, Status.VX_ERROR_INVALID_VALUE, f"norm {norm} must be non-zero")
+    v.require(math.isfinite(norm) and norm != 0, 2, Status.VX_ERROR_INVALID_VALUE,
+              f"norm {norm} must be finite and non-zero")
     out = v.ref(4)
     data_type = out.data_type
     v.require(data_type in ARITHMETIC_TYPES, 4, Status.VX_ERROR_INVALID_TYPE,
