@@ -21,7 +21,7 @@ from ..core.errors import VXError
 from ..core.graph import Graph
 from ..core.kernel import Kernel, Parameter
 from ..core.node import Node
-from ..core.scalar import Scalar
+from ..core.scalar import Scalar, value_size
 from . import attributes
 from .attributes import Attr
 from .binding import ffi, lib
@@ -259,6 +259,11 @@ def _argument_value(ctx, graph, spec, arg):
     if kind == ARG_STRUCT:
         if arg.p == ffi.NULL:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"{spec.name} pointer is NULL")
+        expected = value_size(spec.scalar_type)
+        if arg.size != expected:  # checked before reading: never read past the caller's struct
+            raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
+                          f"size of {spec.name} is {arg.size} bytes, expected {expected} "
+                          f"(sizeof({type_name(spec.scalar_type).replace('VX_TYPE_', '').lower()}))")
         raw = bytes(ffi.buffer(arg.p, arg.size))
     else:
         value = arg.f if kind == ARG_FLOAT32 else arg.i
@@ -299,5 +304,3 @@ def vxnn_create_node(graph, kernel_enum, count, args):
                     obj.release()
         return node
 
-
-__all__ = ["type_name"]

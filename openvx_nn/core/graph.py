@@ -172,7 +172,7 @@ class Graph(Reference):
         if timing:
             node.perf.start()
         try:
-            node.description.execute(node.params)
+            node.description.execute(node.params, node.state)
             node.status = Status.VX_SUCCESS
         except VXError as err:
             node.status = err.status

@@ -27,6 +27,7 @@ class Node(Reference):
         self.callback = 0  # address of a vx_nodecomplete_f, 0 = none
         self.border = bytes(20)
         self.target = "any"
+        self.state: dict = {}  # what the validator derived for the executor (strides, layouts)
         graph.add_node(self)
 
     def describe(self) -> str:

@@ -50,7 +50,7 @@ class KernelDescription:
     library: int
     params: tuple[ParamSpec, ...]
     validate: Callable[[Validation], None]
-    execute: Callable[[list], None]
+    execute: Callable[[list, dict], None]  # (parameter objects, state the validator derived)
     # For each C argument of the typed constructor, the kernel parameter it sets
     # (None: identity order).  vxTensorTransposeNode(graph, in, out, d1, d2)
     # feeds parameters (0, 3, 1, 2).

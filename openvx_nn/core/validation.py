@@ -40,6 +40,8 @@ class Validation:
     def __init__(self, node: Node):
         self.node = node
         self.description = node.description
+        node.state = self.state = {}
+        """Values the validator derives for the executor (inferred strides, layouts)."""
 
     # -- reading -----------------------------------------------------------
     def present(self, index: int) -> bool:
@@ -58,6 +60,15 @@ class Validation:
             self.fail(index, Status.VX_ERROR_INVALID_PARAMETERS,
                       f"input tensor has unknown meta-data ({meta.describe()}): nothing writes it")
         return meta
+
+    def declared(self, index: int) -> Meta:
+        """What the application declared for tensor ``index``: for a virtual
+        tensor dims may be 0 and the data type VX_TYPE_INVALID (unknown)."""
+        tensor = self.node.params[index]
+        if tensor.virtual:
+            dims, data_type, fpp = tensor.declared
+            return Meta(tuple(dims), data_type, fpp)
+        return tensor_meta(tensor)
 
     def scalar(self, index: int) -> Any:
         scalar = self.node.params[index]

@@ -42,3 +42,49 @@ def policy(v: Validation, index: int, allowed=CONVERT_POLICIES, what: str = "ove
 
 def is_float(meta: Meta | None) -> bool:
     return meta is not None and meta.data_type == Type.VX_TYPE_FLOAT32
+
+
+def nn_input(v: Validation, index: int, min_rank: int, max_rank: int = 6) -> Meta:
+    """An NN layer's data input: an arithmetic format and a rank in range."""
+    meta = arithmetic_input(v, index)
+    v.require(min_rank <= meta.rank <= max_rank, index, Status.VX_ERROR_INVALID_DIMENSION,
+              f"expected {min_rank} to {max_rank} dims, got {meta.rank} ({list(meta.dims)})")
+    return meta
+
+
+def static_tensor(v: Validation, index: int, reference: Meta, what: str, fpp_free: bool = True) -> Meta | None:
+    """A [static] tensor (weights, biases): real, not virtual, of the input's data type."""
+    tensor = v.ref(index)
+    if tensor is None:
+        return None
+    v.require(not tensor.virtual, index, Status.VX_ERROR_INVALID_PARAMETERS,
+              f"{what} are [static]: they must hold data before verification, not be virtual")
+    meta = v.tensor(index)
+    if fpp_free:
+        v.require(meta.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
+                  f"{what} data type {meta.describe()} differs from the input's ({reference.describe()})")
+    else:
+        same_format(v, index, meta, reference, "the input")
+    return meta
+
+
+def output_format(v: Validation, index: int, reference: Meta, rescales: bool) -> tuple[int, int]:
+    """(data type, fpp) of an NN output: the input's data type; the declared
+    fixed point position where the layer rescales (else the input's); unknown
+    (virtual) ones inherit the input's."""
+    declared = v.declared(index)
+    if not declared.data_type:
+        return reference.data_type, reference.fpp
+    v.require(declared.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
+              f"output data type {Type(declared.data_type).name} differs from the input's "
+              f"{Type(reference.data_type).name}")
+    if not rescales:
+        v.require(declared.fpp == reference.fpp, index, Status.VX_ERROR_INVALID_FORMAT,
+                  f"output fixed point position {declared.fpp} differs from the input's {reference.fpp}")
+    return declared.data_type, (declared.fpp if reference.data_type != Type.VX_TYPE_FLOAT32 else 0)
+
+
+def declared_extent(v: Validation, index: int, axis: int) -> int:
+    """Dim ``axis`` the application gave output ``index`` (0 = unknown)."""
+    dims = v.declared(index).dims
+    return dims[axis] if axis < len(dims) else 0

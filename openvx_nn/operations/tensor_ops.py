@@ -56,15 +56,15 @@ def _validate_multiply(v: Validation) -> None:
     _validate_binary(v, 5)
 
 
-def _run_add(p) -> None:
+def _run_add(p, state) -> None:
     k.add(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
 
 
-def _run_subtract(p) -> None:
+def _run_subtract(p, state) -> None:
     k.subtract(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
 
 
-def _run_multiply(p) -> None:
+def _run_multiply(p, state) -> None:
     k.multiply(p[0].array, p[1].array, p[2].value, p[5].array, p[3].value == SATURATE,
                p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
@@ -93,7 +93,7 @@ def _validate_lookup(v: Validation) -> None:
     v.output(2, a.dims, a.data_type, a.fpp)
 
 
-def _run_lookup(p) -> None:
+def _run_lookup(p, state) -> None:
     k.table_lookup(p[0].array, p[1].array, p[1].offset, p[2].array)
 
 
@@ -115,7 +115,7 @@ def _validate_transpose(v: Validation) -> None:
     v.output(3, dims, a.data_type, a.fpp)
 
 
-def _run_transpose(p) -> None:
+def _run_transpose(p, state) -> None:
     k.transpose(p[0].array, p[3].array, p[1].value, p[2].value)
 
 
@@ -139,7 +139,7 @@ def _validate_convert(v: Validation) -> None:
     v.output(4, a.dims, data_type, out.fpp)
 
 
-def _run_convert(p) -> None:
+def _run_convert(p, state) -> None:
     k.convert_depth(p[0].array, p[0].fpp, p[4].array, p[4].fpp, p[2].value, p[3].value,
                     p[1].value == SATURATE)
 
@@ -181,7 +181,7 @@ def _validate_matmul(v: Validation) -> None:
     v.output(4, (n, m), a.data_type, a.fpp)
 
 
-def _run_matmul(p) -> None:
+def _run_matmul(p, state) -> None:
     ta, tb, tc = _flags(p[3].bytes)
     c = p[2]
     k.matrix_multiply(p[0].array, p[1].array, None if c is None else c.array, p[4].array,
