@@ -90,6 +90,10 @@ class Verifier:
                 continue
             if not value.alive:
                 self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
+            if spec.static and getattr(value, "virtual", False):
+                self.error(Status.VX_ERROR_INVALID_PARAMETERS,
+                           f"{where}: [static] parameters must hold data before verification; "
+                           f"virtual {value.describe()} cannot", node)
             owner = getattr(value, "graph", None) or getattr(value, "scope", None)
             if getattr(value, "virtual", False) and owner is not self.graph:
                 self.error(Status.VX_ERROR_INVALID_SCOPE,

@@ -53,12 +53,10 @@ def nn_input(v: Validation, index: int, min_rank: int, max_rank: int = 6) -> Met
 
 
 def static_tensor(v: Validation, index: int, reference: Meta, what: str, fpp_free: bool = True) -> Meta | None:
-    """A [static] tensor (weights, biases): real, not virtual, of the input's data type."""
-    tensor = v.ref(index)
-    if tensor is None:
+    """A [static] tensor (weights, biases) of the input's data type (the verifier
+    has already refused virtual ones)."""
+    if v.ref(index) is None:
         return None
-    v.require(not tensor.virtual, index, Status.VX_ERROR_INVALID_PARAMETERS,
-              f"{what} are [static]: they must hold data before verification, not be virtual")
     meta = v.tensor(index)
     if fpp_free:
         v.require(meta.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
