@@ -29,9 +29,8 @@ cached; float32 tensors evaluate the expression per element.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import math
+from functools import lru_cache
 
 import numpy as np
 from numba import prange
@@ -59,12 +58,12 @@ def formula(code, v, a, b):
     if code == 1:
         return a * math.tanh(b * v)
     if code == 2 or code == 3:
-        r = 0.0 if v <= 0.0 else v
+        r = 0.0 if v <= 0.0 else v  # noqa: FURB136 - max() would pin another NaN rule
         if code == 3 and r > a:
             return a
         return r
     if code == 4:
-        return (v if v > 0.0 else 0.0) + math.log1p(math.exp(-math.fabs(v)))
+        return (v if v > 0.0 else 0.0) + math.log1p(math.exp(-math.fabs(v)))  # noqa: FURB136
     if code == 5:
         return math.fabs(v)
     if code == 6:

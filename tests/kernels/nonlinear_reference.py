@@ -44,7 +44,7 @@ def c_sqrt(v: float) -> float:
 def c_div(p: float, q: float) -> float:
     if q != 0:
         return p / q
-    if p != p or p == 0:
+    if math.isnan(p) or p == 0:
         return math.nan
     return math.copysign(math.inf, p) * math.copysign(1.0, q)
 
@@ -66,11 +66,11 @@ class Scale:
     def stored(self, v: float):
         """``v`` as the format stores it: float32 (one cast, canonical NaN) or the rounded, saturated raw int."""
         if self.is_float:
-            if v != v:
+            if math.isnan(v):
                 return CANONICAL_NAN
             with np.errstate(over="ignore"):
                 return np.float32(v)
-        if v != v:
+        if math.isnan(v):
             return 0
         t = v * self.unit
         if math.isinf(t):
@@ -86,12 +86,12 @@ def activation_value(function: str, v: float, a: float, b: float) -> float:
     if function == "tanh":
         return a * math.tanh(b * v)
     if function == "relu":
-        return 0.0 if v <= 0.0 else v
+        return 0.0 if v <= 0.0 else v  # noqa: FURB136 - the contract's NaN rule, spelled out
     if function == "brelu":
-        r = 0.0 if v <= 0.0 else v
-        return a if r > a else r
+        r = 0.0 if v <= 0.0 else v  # noqa: FURB136
+        return a if r > a else r  # noqa: FURB136
     if function == "softrelu":
-        return (v if v > 0.0 else 0.0) + math.log1p(c_exp(-abs(v)))
+        return (v if v > 0.0 else 0.0) + math.log1p(c_exp(-abs(v)))  # noqa: FURB136
     if function == "abs":
         return abs(v)
     if function == "square":
@@ -131,7 +131,7 @@ def reference_softmax(x: np.ndarray, axis: int, fin: Format, fout: Format) -> np
         values = [sin.real(x[p]) for p in positions]
         m = values[0]
         for v in values[1:]:
-            if v > m:
+            if v > m:  # noqa: PLR1730 - the pinned rule, spelled out
                 m = v
         exps = [math.exp(v - m) for v in values]  # v - m <= 0 (or NaN): never overflows
         s = 0.0

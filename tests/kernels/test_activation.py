@@ -187,13 +187,13 @@ def test_parameters_are_taken_as_float32():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(function="gelu"), "unknown"),
-    (dict(out=np.zeros(4, np.int16)), "dtype"),
-    (dict(out=np.zeros(5, np.int8)), "shape"),
-    (dict(x=np.zeros(4, np.int32), out=np.zeros(4, np.int32)), "not supported"),
+    ({"function": "gelu"}, "unknown"),
+    ({"out": np.zeros(4, np.int16)}, "dtype"),
+    ({"out": np.zeros(5, np.int8)}, "shape"),
+    ({"x": np.zeros(4, np.int32), "out": np.zeros(4, np.int32)}, "not supported"),
 ])
 def test_bad_arguments_raise_value_error(bad, message):
-    args = dict(x=np.zeros(4, np.int8), out=np.zeros(4, np.int8), function="relu") | bad
+    args = {"x": np.zeros(4, np.int8), "out": np.zeros(4, np.int8), "function": "relu"} | bad
     with pytest.raises(ValueError, match=message):
         activation(args["x"], args["out"], args["function"], 0.0, 0.0)
 

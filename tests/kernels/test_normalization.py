@@ -1,6 +1,8 @@
 """Local response normalization against the plain reference with the same pinned order, bit for bit."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from kernel_testing import (
@@ -156,12 +158,93 @@ def test_parallel_and_serial_kernels_agree(fmt, kind):
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(size=4), "size 4"),
-    (dict(size=9), "size 9"),
-    (dict(x=np.zeros((3, 3), np.int8), out=np.zeros((3, 3), np.int8)), "rank 2"),
-    (dict(out=np.zeros((3, 3, 3), np.int16)), "dtype"),
+    ({"size": 4}, "size 4"),
+    ({"size": 9}, "size 9"),
+    ({"x": np.zeros((3, 3), np.int8), "out": np.zeros((3, 3), np.int8)}, "rank 2"),
+    ({"out": np.zeros((3, 3, 3), np.int16)}, "dtype"),
 ])
 def test_bad_arguments_raise_value_error(bad, message):
-    args = dict(x=np.zeros((3, 3, 3), np.int8), out=np.zeros((3, 3, 3), np.int8), size=3) | bad
+    args = {"x": np.zeros((3, 3, 3), np.int8), "out": np.zeros((3, 3, 3), np.int8), "size": 3} | bad
     with pytest.raises(ValueError, match=message):
         local_response_normalization(args["x"], args["out"], True, args["size"], 1e-4, 0.75, 1.0)
+
+
+# ---- the pinned order is observable -------------------------------------------------------------
+# Sums of squares of integer inputs are exact in any order; float32 ones round, but a different order moves
+# d by an ulp of float64, which the final float32 rounding nearly always hides. These inputs make every
+# window's base = (alpha / n) * s close to 1 and beta = 2**26, so pow magnifies a one-ulp change of base
+# into a relative change of 2**-26 in d: visible in float32 outputs. The tests check that the kernel
+# matches the reference on them and that each plausible other order would not.
+
+def lrn_variant(x: np.ndarray, across: bool, size: int, alpha: float, beta: float, order: str,
+                scaling: str) -> np.ndarray:
+    """float32 LRN with bias 0, summing the window in ``order`` and scaling by ``scaling``."""
+    width, height, maps = x.shape
+    h = size // 2
+    n = size if across else size * size
+    out = np.empty(x.shape, np.float32)
+    for i, j, c in np.ndindex(x.shape):
+        if across:
+            window = [(i, j, k) for k in range(c - h, c + h + 1) if 0 <= k < maps]
+        else:  # pinned: rows (j) outer, columns (i) inner
+            window = [(ii, jj, c) for jj in range(j - h, j + h + 1) for ii in range(i - h, i + h + 1)
+                      if 0 <= ii < width and 0 <= jj < height]
+        if order == "reversed":
+            window = window[::-1]
+        elif order == "columns-outer":
+            window = sorted(window)
+        s = 0.0
+        for p in window:
+            s += float(x[p]) * float(x[p])
+        if scaling == "alpha/n first":
+            base = (alpha / n) * s
+        elif scaling == "alpha*s first":
+            base = (alpha * s) / n
+        else:  # "alpha*(1/n)"
+            base = (alpha * (1.0 / n)) * s
+        with np.errstate(all="ignore"):
+            out[i, j, c] = np.float32(float(x[i, j, c]) / np.float64(c_pow_safe(base, beta)))
+    return out
+
+
+def c_pow_safe(base: float, exponent: float) -> float:
+    try:
+        return pow(base, exponent)
+    except OverflowError:
+        return float("inf")
+
+
+def near_one_squares(rng: np.random.Generator, big: float, shape, is_big) -> np.ndarray:
+    """float32 values: ``big`` moved by a few ulps where ``is_big``, else tiny, with random signs."""
+    x = np.empty(shape, np.float32)
+    for index in np.ndindex(shape):
+        if is_big(index):
+            v = np.float32(big)
+            for _ in range(int(rng.integers(0, 3))):
+                v = np.nextafter(v, np.float32(np.inf if rng.random() < 0.5 else -np.inf))
+        else:
+            v = np.float32(rng.uniform(2.0 ** -27, 2.0 ** -24))
+        x[index] = v if rng.random() < 0.5 else -v
+    return x
+
+
+@pytest.mark.parametrize("kind", TYPES)
+def test_the_pinned_summation_and_scaling_order_is_observable_and_followed(kind):
+    across = TYPES[kind]
+    rng = np.random.default_rng([53, across])
+    beta = 2.0 ** 26
+    alpha = f32(0.85)  # alpha / n differs from alpha * (1 / n) for n = 3 and 9
+    others = [("pinned", "alpha*s first"), ("pinned", "alpha*(1/n)"), ("reversed", "alpha/n first")]
+    if across:  # every window of 3 maps holds one value near sqrt(3 / alpha) and two tiny ones: s ~ n / alpha
+        x = near_one_squares(rng, math.sqrt(3 / alpha), (6, 5, 9), lambda p: p[2] % 3 == 0)
+    else:  # every 3 x 3 window holds one value near sqrt(9 / alpha) and eight tiny ones
+        x = near_one_squares(rng, math.sqrt(9 / alpha), (12, 12, 2), lambda p: p[0] % 3 == 0 and p[1] % 3 == 0)
+        others.append(("columns-outer", "alpha/n first"))
+    out = np.empty_like(x)
+    local_response_normalization(x, out, across, 3, alpha, beta, 0.0)
+    expected = reference_lrn(x, across, 3, alpha, beta, 0.0, F32, F32)
+    assert_bits_equal(out, expected)
+    assert_bits_equal(lrn_variant(x, across, 3, alpha, beta, "pinned", "alpha/n first"), expected)
+    for order, scaling in others:
+        other = lrn_variant(x, across, 3, alpha, beta, order, scaling)
+        assert (other.view(np.uint32) != expected.view(np.uint32)).any(), (order, scaling)

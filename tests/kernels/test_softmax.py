@@ -154,12 +154,95 @@ def test_probabilities_sum_to_one_within_rounding():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(axis=2), "out of bounds"),
-    (dict(axis=-1), "out of bounds"),
-    (dict(out=np.zeros((3, 2), np.int16)), "dtype"),
-    (dict(out=np.zeros((2, 3), np.int8)), "shape"),
+    ({"axis": 2}, "out of bounds"),
+    ({"axis": -1}, "out of bounds"),
+    ({"out": np.zeros((3, 2), np.int16)}, "dtype"),
+    ({"out": np.zeros((2, 3), np.int8)}, "shape"),
 ])
 def test_bad_arguments_raise_value_error(bad, message):
-    args = dict(x=np.zeros((3, 2), np.int8), out=np.zeros((3, 2), np.int8), axis=0) | bad
+    args = {"x": np.zeros((3, 2), np.int8), "out": np.zeros((3, 2), np.int8), "axis": 0} | bad
     with pytest.raises(ValueError, match=message):
         softmax(args["x"], args["out"], args["axis"])
+
+
+# ---- the pinned summation order is observable ---------------------------------------------------
+# Another order moves s by an ulp of float64, which the final rounding nearly always hides. A row
+# [max, x_1, ..., x_K] with exp(x_1) + ... + exp(x_K) tuned to the last bits makes y_0 = 1 / s land exactly
+# on a rounding tie of the output format; then summing in any other order misses the tie.
+
+class Inputs:
+    """Input values of one format for the construction: their reals, and the largest one below an exp."""
+
+    def __init__(self, fmt: Format):
+        self.fmt = fmt
+        self.unit = 2 ** fmt.fpp
+
+    def real(self, value) -> float:
+        return float(value) if self.fmt.is_float else value / self.unit
+
+    def below(self, target: float):
+        """The largest value v <= 0 with exp(v) <= target."""
+        if self.fmt.is_float:
+            v = np.float32(math.log(target))
+            while math.exp(float(v)) > target:
+                v = np.nextafter(v, np.float32(-np.inf))
+            return v
+        return max(self.fmt.lo, math.floor(math.log(target) * self.unit))
+
+
+
+def sum_in_order(exps: list[float]) -> float:
+    s = 0.0
+    for e in exps:
+        s += e
+    return s
+
+
+def output_raw(y: float, fout: Format) -> int:
+    """The stored bits of ``y`` (no saturation needed here)."""
+    if fout.is_float:
+        return int(np.array([y], np.float32).view(np.uint32)[0])
+    return round(y * 2 ** fout.fpp)
+
+
+def tie_row(fin: Format, fout: Format, ties: list[float]) -> list:
+    """A row [0, x_1, ...] of ``fin`` values whose y_0 is one of ``ties`` in the pinned order, not reversed.
+
+    Greedy: each exp(x_j) takes the largest share of what the previous ones left of ``1 / tie - 1``, aiming
+    a few ulps of s low; then two "nudges" of 1/8 ulp steps search for a row that meets the tie exactly.
+    """
+    inputs = Inputs(fin)
+    ulp = 2.0 ** -52  # of s in [1, 2)
+    for tie in ties:
+        picks, residual = [], 1.0 / tie - 1.0 - 4 * ulp
+        while residual > ulp / 64 and len(picks) < 12:
+            v = inputs.below(residual)
+            picks.append(v)
+            residual -= math.exp(inputs.real(v))
+        for j1 in range(1, 49):
+            for j2 in range(1, 49):
+                row = [0, *picks, inputs.below(j1 * ulp / 8), inputs.below(j2 * ulp / 8)]
+                exps = [math.exp(inputs.real(v)) for v in row]
+                y = 1.0 / sum_in_order(exps)
+                y_reversed = 1.0 / sum_in_order(exps[::-1])
+                if y == tie and output_raw(y_reversed, fout) != output_raw(y, fout):
+                    return row
+    raise AssertionError("no row found")
+
+
+Q14_1 = Format("Q14.1", np.int16, 1)
+HALF_ULP_32 = 2.0 ** -25  # of float32 values in [0.5, 1)
+
+
+@pytest.mark.parametrize("fin, fout, ties", [
+    (Q78, Q14_1, [0.75]),  # 1.5 LSB of Q14.1: rounds to 2, and to 1 if y is any smaller
+    (F32, F32, [0.75 + HALF_ULP_32, 0.75 + 3 * HALF_ULP_32]),  # midpoints between float32 values
+], ids=["Q7.8-to-Q14.1", "F32"])
+def test_the_pinned_summation_order_is_observable_and_followed(fin, fout, ties):
+    row = tie_row(fin, fout, ties)
+    x = np.array(row, fin.dtype)
+    out = np.empty_like(x)
+    softmax(x, out, 0, fpp_in=fin.fpp, fpp_out=fout.fpp)
+    assert_bits_equal(out, reference_softmax(x, 0, fin, fout))
+    if not fout.is_float:
+        assert out[0] == 2  # the tie 1.5 went to even
