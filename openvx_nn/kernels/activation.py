@@ -26,6 +26,13 @@ The result is quantized once (``quantize``). Integer tensors (8 and 16 bits)
 go through a table of all 256 or 65536 raw inputs, built with the same
 compiled expression once per (function, a, b, dtype, fpp_in, fpp_out) and
 cached; float32 tensors evaluate the expression per element.
+
+One compiled expression serves both paths, so the tables are not built by
+Python's ``math`` but by numba's, which calls the same C library functions
+(``exp``, ``tanh``, ``log1p``, ``sqrt``); the tests hold every 8- and 16-bit
+input, and random float32 ones, to a plain ``math`` reference bit for bit.
+A numba set up to vectorise with Intel SVML (``icc_rt`` installed) would
+swap in its own approximations; those tests would then fail.
 """
 from __future__ import annotations
 
