@@ -7,10 +7,14 @@ written in place. Policies arrive as plain bools (``saturate``,
 is the graph engine's job, and so is validation. The arithmetic contract is
 ``shared/docs/fixed-point.md``; every function states its part of it.
 """
+from .activation import activation
 from .convert_depth import convert_depth
 from .elementwise import add, multiply, subtract
 from .lookup import table_lookup
 from .matmul import matrix_multiply
+from .normalization import local_response_normalization
+from .softmax import softmax
 from .transpose import copy, transpose
 
-__all__ = ["add", "convert_depth", "copy", "matrix_multiply", "multiply", "subtract", "table_lookup", "transpose"]
+__all__ = ["activation", "add", "convert_depth", "copy", "local_response_normalization", "matrix_multiply", "multiply",
+           "softmax", "subtract", "table_lookup", "transpose"]
