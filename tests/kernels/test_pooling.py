@@ -139,16 +139,13 @@ def test_float_max_propagates_nan_and_prefers_positive_zero():
 
 
 def test_float_average_sums_in_row_major_order():
-    # 1e16 + 1 + 1 - 1e16: rows first then columns differs from columns first in float64.
-    x = np.array([[1e16, 1.0], [1.0, -1e16]], np.float32)  # x[px, py]
-    x = x[:, :, None]
+    # Row y = 0 first: 1e16 - 1e16 + 1 + 1 = 2. Column x = 0 first would lose a 1 to 1e16's ulp: 1e16 + 1 - 1e16 + 1.
+    x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]
     out = np.zeros((1, 1, 1), np.float32)
     pooling(x, out, False, 2, 2, 0, 0, 1, 1)
-    total = 0.0
-    for py in range(2):
-        for px in range(2):
-            total += float(x[px, py, 0])
-    assert out[0, 0, 0] == np.float32(total / 4)
+    assert out[0, 0, 0] == np.float32(0.5)
+    column_first = ((float(x[0, 0, 0]) + float(x[0, 1, 0])) + float(x[1, 0, 0])) + float(x[1, 1, 0])
+    assert column_first / 4 != 0.5
 
 
 @pytest.mark.parametrize("fmt, max_pool", [(U8, True), (Q78, False), (F32, True), (F32, False)],
