@@ -14,17 +14,18 @@ float32 follows ``window_max.larger`` (NaN propagates, +0.0 beats -0.0).
 
 Average. The sum over the positions inside the input divided by the full
 window size ``size_x * size_y`` (padding counts as zeros). Integers: the sum
-is exact in int64 and divided with rounding to nearest, ties to even; the mean of values in the type's range and zeros
-is in range, so no saturation is ever needed. Exactness bound: a window holds
-at most ``W * H`` inside values of at most ``2**15`` each, far inside int64
-for any tensor that fits in memory; the dispatcher refuses sizes, strides,
-paddings and output widths and heights of ``2**31`` or more, which keeps
-window bounds inside int64 and the window area (the divisor) below
-``2**62``. float32:
-float64 sum from 0.0 in row-major window order (rows ``y`` outer, columns
-``x`` inner, padded positions skipped: adding 0.0 to a sum that starts at
-+0.0 changes nothing), divided by ``float64(size_x * size_y)``, cast to
-float32 once.
+is exact in int64 and divided with rounding to nearest, ties to even
+(``_round_mean``); the mean of in-range values and zeros is in range, so no
+saturation is ever needed. Exactness bound: a window holds at most
+``min(W * H, size_x * size_y)`` inside values of at most ``2**15`` each, so
+``|sum| <= area * 2**15``; the dispatcher refuses sizes, strides, paddings and
+output widths and heights of ``2**31`` or more, which keeps window bounds
+inside int64 and the area below ``2**62``, and the sum, at most
+``W * H * 2**15``, is below ``2**62`` for any input with fewer than ``2**47``
+elements per plane. float32: float64 sum from 0.0 in row-major window order
+(rows ``y`` outer, columns ``x`` inner, padded positions skipped: adding 0.0 to
+a sum that starts at +0.0 changes nothing), divided by
+``float64(size_x * size_y)``, cast to float32 once.
 
 Same fixed point position in and out: pooling never rescales.
 """
@@ -42,35 +43,38 @@ from .window_max import larger
 DTYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.float32))
 
 # Sizes, strides, paddings and output widths and heights stay below this, so window bounds (at most
-# ``OW * stride + size < 2**62 + 2**31``) fit int64 and the window area stays below round_div's 2**62.
+# ``OW * stride + size < 2**62 + 2**31``) fit int64 and the window area stays below 2**62.
 LIMIT = 1 << 31
 
 
 @kernel
 def _round_mean(total, area, inverse):
-    """``total / area`` rounded to nearest, ties to even, exactly (``area > 0``, ``inverse = 1.0 / area``).
+    """``total / area`` rounded to nearest, ties to even, exactly; ``inverse = 1.0 / area``.
 
-    The float estimate is off by at most one or two for any int64 ``total``
-    (the quotient is at most ``2**15`` in magnitude here); the remainder
-    fixes it exactly and saves the integer division.
+    Needs ``0 < area`` and ``|total| <= area * 2**15 < 2**62`` (a window holds
+    at most ``area`` values of at most ``2**15`` in magnitude). The float
+    quotient then carries three roundings, a relative error below ``2**-51``,
+    so it is within ``2**-36`` of the exact one and its floor is off by at
+    most one, which one correction each way repairs (they fire only for
+    totals beyond ``2**53``). Branch-free: the rounding of random data is
+    unpredictable, and an integer division costs more than all of this.
     """
     q = np.int64(np.floor(np.float64(total) * inverse))
     r = total - q * area
-    while r < 0:
-        q -= 1
-        r += area
-    while r >= area:
-        q += 1
-        r -= area
-    if 2 * r > area or (2 * r == area and (q & 1) == 1):
-        q += 1
-    return q
+    below = np.int64(r < 0)
+    q -= below
+    r += below * area
+    above = np.int64(r >= area)
+    q += above
+    r -= above * area
+    twice = 2 * r
+    return q + np.int64((twice > area) | ((twice == area) & ((q & 1) == 1)))
 
 
 # Integer windows and float max windows are reduced in two passes per output row: first down the
 # window's rows for every input column (contiguous in OpenVX order, so it vectorizes), then across
-# each window's columns. The pass over columns covers every column of the input, used or not, so
-# with strides larger than the window the work is bounded by one read of the input per window row.
+# each window's columns. The first pass covers every input column, used or not, so with strides
+# larger than the window the extra work is bounded by one read of the input row per window row.
 
 def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
     width, height, n_c, n_b1, n_b2, n_b3 = x.shape

@@ -25,7 +25,7 @@ from kernel_testing import (
 )
 from layer_references import pooling_ref
 
-from openvx_nn.kernels.pooling import PARALLEL_WORK, pooling
+from openvx_nn.kernels.pooling import PARALLEL_WORK, _round_mean, pooling
 
 SEEDS = range(16)
 KINDS = [True, False]
@@ -94,6 +94,21 @@ def test_average_rounds_exact_ties_to_even(fmt):
         assert any(q < 0 for q in means) and any(q > 0 for q in means)
     rounded_up = [round(q) > q for q in means]
     assert any(rounded_up) and not all(rounded_up)  # ties go both ways: to the even neighbour
+
+
+def test_mean_rounding_is_exact_where_the_float_estimate_is_off():
+    # Windows in tests never sum past 2**53, where the float quotient can floor to the wrong side; the helper's
+    # corrections are checked here directly, over its whole domain |total| <= area * 2**15.
+    rng = np.random.default_rng(55)
+    misses = 0
+    for _ in range(1000):
+        area = int(rng.integers(1, 1 << 47))
+        multiple = int(rng.integers(-(1 << 15), 1 << 15)) * area
+        for offset in (0, 1, -1, area // 2, -(area // 2), (area + 1) // 2):  # on, just past, just short, ties
+            total = max(-area << 15, min(area << 15, multiple + offset))
+            misses += math.floor(float(total) * (1.0 / area)) != total // area
+            assert _round_mean(np.int64(total), np.int64(area), 1.0 / area) == round(Fraction(total, area))
+    assert misses > 0
 
 
 @pytest.mark.parametrize("fmt", [U8, S8, Q7, Q78, F32], ids=str)
