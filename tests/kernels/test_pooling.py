@@ -1,0 +1,210 @@
+"""Max and average pooling against the per-window plain reference.
+
+Layout: x [W, H, C, *batch] (3 to 6 dims), out [OW, OH, C, *batch]; the
+window of (ox, oy) starts at (ox * stride_x - pad_x, oy * stride_y - pad_y).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from kernel_testing import (
+    F32,
+    FORMATS,
+    LAYOUTS,
+    Q7,
+    Q78,
+    S8,
+    U8,
+    assert_bits_equal,
+    blank,
+    placed,
+    random_values,
+)
+from layer_references import pooling_ref
+
+from openvx_nn.kernels.pooling import PARALLEL_WORK, _round_mean, pooling
+
+SEEDS = range(16)
+KINDS = [True, False]
+
+
+def out_size(rng: np.random.Generator, n: int, size: int, pad: int, stride: int) -> int:
+    """The floor or ceiling output size, sometimes one more (a window past everything); at least 1."""
+    span = n + 2 * pad - size
+    base = (span // stride if rng.integers(2) else -(-span // stride)) + 1
+    return max(1, base + int(rng.random() < 0.2))
+
+
+def random_config(rng: np.random.Generator):
+    rank = int(rng.integers(3, 7))
+    shape = [int(rng.integers(1, 9)), int(rng.integers(1, 9)), int(rng.integers(1, 4))]
+    shape += [int(rng.integers(1, 3)) for _ in range(rank - 3)]
+    size = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    pad = int(rng.integers(0, 4)), int(rng.integers(0, 4))  # a pad >= size puts whole windows in the padding
+    stride = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    out_shape = (out_size(rng, shape[0], size[0], pad[0], stride[0]),
+                 out_size(rng, shape[1], size[1], pad[1], stride[1]), *shape[2:])
+    return tuple(shape), out_shape, size, pad, stride
+
+
+def window_args(size, pad, stride) -> tuple[int, ...]:
+    return size[0], size[1], pad[0], pad[1], stride[0], stride[1]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_pooling_matches_reference(fmt, max_pool, seed):
+    rng = np.random.default_rng([50, FORMATS.index(fmt), max_pool, seed])
+    shape, out_shape, size, pad, stride = random_config(rng)
+    x = placed(rng, random_values(rng, fmt, shape, extremes=0.4))
+    out = blank(rng, out_shape, fmt.dtype, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
+    args = window_args(size, pad, stride)
+    pooling(x, out, max_pool, *args, parallel=bool(rng.integers(2)))
+    assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, *args))
+
+
+@pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
+def test_average_rounds_exact_ties_to_even(fmt):
+    # 2x2 windows (area 4) at stride 2 with padding 1: corner windows hold one inside value, edge windows two,
+    # the rest four. Each window's last inside value is set so its sum is 2 mod 4: every mean ends in .5.
+    rng = np.random.default_rng([51, FORMATS.index(fmt)])
+    width, height, channels = 7, 5, 2
+    x = rng.integers(max(fmt.lo, -60), 61, (width, height, channels)).astype(np.int64)
+    out_shape = (4, 3, channels)
+    for ox, oy, c in np.ndindex(out_shape):
+        cells = [(px, py) for py in (2 * oy - 1, 2 * oy) for px in (2 * ox - 1, 2 * ox)
+                 if 0 <= px < width and 0 <= py < height]
+        last = cells[-1]
+        rest = sum(int(x[px, py, c]) for px, py in cells[:-1])
+        value = int(x[last[0], last[1], c])
+        x[last[0], last[1], c] = value + (2 - rest - value) % 4  # sum = 2 mod 4, value moved by 0..3
+    x = x.astype(fmt.dtype)
+    out = np.zeros(out_shape, fmt.dtype)
+    pooling(x, out, False, 2, 2, 1, 1, 2, 2)
+    assert_bits_equal(out, pooling_ref(x, out_shape, fmt, False, 2, 2, 1, 1, 2, 2))
+    means = [Fraction(sum(int(x[px, py, c]) for py in (2 * oy - 1, 2 * oy) for px in (2 * ox - 1, 2 * ox)
+                          if 0 <= px < width and 0 <= py < height), 4) for ox, oy, c in np.ndindex(out_shape)]
+    assert all(q.denominator == 2 for q in means)
+    assert [round(q) for q in means] == [int(out[i]) for i in np.ndindex(out_shape)]
+    if fmt.lo < 0:
+        assert any(q < 0 for q in means) and any(q > 0 for q in means)
+    rounded_up = [round(q) > q for q in means]
+    assert any(rounded_up) and not all(rounded_up)  # ties go both ways: to the even neighbour
+
+
+def test_mean_rounding_is_exact_where_the_float_estimate_is_off():
+    # Windows in tests never sum past 2**53, where the float quotient can floor to the wrong side; the helper's
+    # corrections are checked here directly, over its whole domain |total| <= area * 2**15.
+    rng = np.random.default_rng(55)
+    misses = 0
+    for _ in range(1000):
+        area = int(rng.integers(1, 1 << 47))
+        multiple = int(rng.integers(-(1 << 15), 1 << 15)) * area
+        for offset in (0, 1, -1, area // 2, -(area // 2), (area + 1) // 2):  # on, just past, just short, ties
+            total = max(-area << 15, min(area << 15, multiple + offset))
+            misses += math.floor(float(total) * (1.0 / area)) != total // area
+            assert _round_mean(np.int64(total), np.int64(area), 1.0 / area) == round(Fraction(total, area))
+    assert misses > 0
+
+
+@pytest.mark.parametrize("fmt", [U8, S8, Q7, Q78, F32], ids=str)
+def test_extreme_inputs_stay_in_range_and_padding_takes_no_part_in_max(fmt):
+    rng = np.random.default_rng([52, FORMATS.index(fmt)])
+    for value in ((fmt.lo, fmt.hi) if not fmt.is_float else (-3.0e38, 3.0e38)):
+        x = np.full((5, 4, 2, 2), value, fmt.dtype)
+        out_shape = (4, 3, 2, 2)
+        for max_pool in KINDS:
+            out = blank(rng, out_shape, fmt.dtype, "f")
+            pooling(x, out, max_pool, 3, 3, 2, 1, 1, 2)  # windows hang into padding on every side
+            assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, 3, 3, 2, 1, 1, 2))
+            if max_pool:
+                assert (out == np.array(value, fmt.dtype)).all()  # padding is not a zero candidate
+            else:
+                assert out.min() >= min(0, value) and out.max() <= max(0, value)
+
+
+def test_windows_wholly_in_padding_give_zero():
+    x = np.full((3, 3, 1), -5, np.int8)
+    out = np.full((4, 4, 1), 99, np.int8)
+    pooling(x, out, True, 2, 2, 3, 3, 2, 2)  # window starts -3, -1, 1, 3: the first and last miss the input
+    assert out[0, :, 0].tolist() == [0, 0, 0, 0] and out[3, :, 0].tolist() == [0, 0, 0, 0]
+    assert out[1:3, 1:3, 0].tolist() == [[-5, -5], [-5, -5]]
+    pooling(x, out, False, 2, 2, 3, 3, 2, 2)
+    assert out[0, :, 0].tolist() == [0, 0, 0, 0]
+    assert out[1, 1, 0] == -1  # -5 / 4 = -1.25 -> -1
+    assert out[1, 2, 0] == -2  # two inside values: -10 / 4 = -2.5 -> -2 (even)
+
+
+def test_float_max_propagates_nan_and_prefers_positive_zero():
+    nan = np.float32(np.nan)
+    x = np.array([[-0.0, 0.0, -0.0, -1.0], [-0.0, -0.0, nan, 2.0]], np.float32).T[:, :, None]  # W 4, H 2
+    out = np.zeros((4, 1, 1), np.float32)
+    pooling(x, out, True, 1, 2, 0, 0, 1, 1)
+    got = out[:, 0, 0]
+    assert math.copysign(1.0, got[0]) < 0 and got[0] == 0.0  # only -0.0 in the window
+    assert math.copysign(1.0, got[1]) > 0 and got[1] == 0.0  # +0.0 beats -0.0 in either order
+    assert math.isnan(got[2]) and got[3] == 2.0
+    reversed_x = np.ascontiguousarray(x[:, ::-1])
+    pooling(reversed_x, out, True, 1, 2, 0, 0, 1, 1)
+    assert math.copysign(1.0, out[1, 0, 0]) > 0 and math.isnan(out[2, 0, 0])
+
+
+def test_float_average_sums_in_row_major_order():
+    # Row y = 0 first: 1e16 - 1e16 + 1 + 1 = 2. Column x = 0 first would lose a 1 to 1e16's ulp: 1e16 + 1 - 1e16 + 1.
+    x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]
+    out = np.zeros((1, 1, 1), np.float32)
+    pooling(x, out, False, 2, 2, 0, 0, 1, 1)
+    assert out[0, 0, 0] == np.float32(0.5)
+    column_first = ((float(x[0, 0, 0]) + float(x[0, 1, 0])) + float(x[1, 0, 0])) + float(x[1, 1, 0])
+    assert column_first / 4 != 0.5
+
+
+@pytest.mark.parametrize("fmt, max_pool", [(U8, True), (Q78, False), (F32, True), (F32, False)],
+                         ids=["U8-max", "Q7.8-average", "F32-max", "F32-average"])
+def test_large_input_uses_the_thread_pool_and_stays_exact(fmt, max_pool):
+    rng = np.random.default_rng([53, FORMATS.index(fmt), max_pool])
+    x = placed(rng, random_values(rng, fmt, (36, 38, 8, 2)), "f")
+    out_shape = (16, 16, 8, 2)
+    assert np.prod(out_shape) * 8 * 8 >= PARALLEL_WORK  # parallel=None picks the thread pool
+    out = blank(rng, out_shape, fmt.dtype, "step")
+    pooling(x, out, max_pool, 8, 8, 1, 0, 2, 2)
+    assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, 8, 8, 1, 0, 2, 2))
+
+
+def test_output_overlapping_the_input_reads_the_input_first():
+    rng = np.random.default_rng(54)
+    buffer = rng.integers(-100, 100, (6, 6, 2)).astype(np.int16)
+    expected = pooling_ref(buffer.copy(), (3, 3, 2), Q78, True, 2, 2, 0, 0, 2, 2)
+    out = buffer[1:4, 2:5]
+    pooling(buffer, out, True, 2, 2, 0, 0, 2, 2)
+    assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("bad", ["dtype", "rank2", "rank7", "planes", "size", "stride", "pad", "huge", "int32"])
+def test_rejects_bad_arguments(bad):
+    x, out = np.zeros((4, 4, 2), np.uint8), np.zeros((2, 2, 2), np.uint8)
+    args = [2, 2, 0, 0, 2, 2]
+    if bad == "dtype":
+        out = out.astype(np.int8)
+    elif bad == "rank2":
+        x, out = x[:, :, 0], out[:, :, 0]
+    elif bad == "rank7":
+        x, out = x.reshape(4, 4, 2, 1, 1, 1, 1), out.reshape(2, 2, 2, 1, 1, 1, 1)
+    elif bad == "planes":
+        out = np.zeros((2, 2, 3), np.uint8)
+    elif bad == "size":
+        args[0] = 0
+    elif bad == "stride":
+        args[5] = 0
+    elif bad == "pad":
+        args[2] = -1
+    elif bad == "huge":
+        args[1] = 1 << 31
+    else:
+        x, out = x.astype(np.int32), out.astype(np.int32)
+    with pytest.raises(ValueError):
+        pooling(x, out, True, *args)
