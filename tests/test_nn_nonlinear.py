@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kernel_testing import F32, Q7, Q78, S8, U8, Format, assert_bits_equal, random_shape, random_values
-from nonlinear_reference import reference_activation, reference_lrn, reference_softmax
-
 from nn_forms import FORMS, run_layer
+from nonlinear_reference import reference_activation, reference_lrn, reference_softmax
 from vxhelp import empty, read, release, tensor
 
 FUNCTIONS = ["logistic", "tanh", "relu", "brelu", "softrelu", "abs", "square", "sqrt", "linear"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from vxhelp import empty, release, status, virtual
 
 I16 = np.int16
@@ -48,14 +47,14 @@ def conv(vx, ctx, graph, x_dims=(8, 8, 3), w_dims=(3, 3, 3, 4), out_dims=(6, 6, 
 
 
 @pytest.mark.parametrize("case, expected, words", [
-    (dict(w_dims=(3, 3, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "4-D")),
-    (dict(w_dims=(3, 3, 2, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "input has 3")),
-    (dict(w_dtype=np.int8), "VX_ERROR_INVALID_TYPE", ("parameter 1", "weights data type")),
-    (dict(b_dims=(5,)), "VX_ERROR_INVALID_DIMENSION", ("parameter 2", "[4]")),
-    (dict(out_dims=(5, 6, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 4", "output width of 5", "stride 1 gives 6")),
-    (dict(out_dims=(6, 6, 5)), "VX_ERROR_INVALID_DIMENSION", ("parameter 4", "expected [6, 6, 4]")),
-    (dict(x_dims=(8, 8)), "VX_ERROR_INVALID_DIMENSION", ("parameter 0", "3 to 6 dims")),
-    (dict(w_dims=(9, 3, 3, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "spans 9")),
+    ({"w_dims": (3, 3, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "4-D")),
+    ({"w_dims": (3, 3, 2, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "input has 3")),
+    ({"w_dtype": np.int8}, "VX_ERROR_INVALID_TYPE", ("parameter 1", "weights data type")),
+    ({"b_dims": (5,)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 2", "[4]")),
+    ({"out_dims": (5, 6, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 4", "output width of 5", "stride 1 gives 6")),
+    ({"out_dims": (6, 6, 5)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 4", "expected [6, 6, 4]")),
+    ({"x_dims": (8, 8)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 0", "3 to 6 dims")),
+    ({"w_dims": (9, 3, 3, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "spans 9")),
 ], ids=["weights-rank", "weights-ifm", "weights-type", "bias-dims", "no-stride", "ofm", "input-rank",
         "kernel-too-big"])
 def test_invalid_convolutions_fail_verification(vx, ctx, graph, log, case, expected, words):
@@ -159,11 +158,11 @@ def pool(vx, ctx, graph, kind=None, size=(3, 3), pad=(0, 0), out_dims=(27, 27, 4
 
 
 @pytest.mark.parametrize("case, expected, words", [
-    (dict(kind=0x1234), "VX_ERROR_INVALID_VALUE", ("parameter 1", "pooling type")),
-    (dict(pad=(3, 0)), "VX_ERROR_INVALID_VALUE", ("parameter 4", "smaller than the window")),
-    (dict(out_dims=(26, 27, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 7", "output width of 26")),
-    (dict(size=(0, 3)), "VX_ERROR_INVALID_VALUE", ("parameter 2", "at least 1")),
-    (dict(ds=0x77), "VX_ERROR_INVALID_VALUE", ("parameter 6",)),
+    ({"kind": 0x1234}, "VX_ERROR_INVALID_VALUE", ("parameter 1", "pooling type")),
+    ({"pad": (3, 0)}, "VX_ERROR_INVALID_VALUE", ("parameter 4", "smaller than the window")),
+    ({"out_dims": (26, 27, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 7", "output width of 26")),
+    ({"size": (0, 3)}, "VX_ERROR_INVALID_VALUE", ("parameter 2", "at least 1")),
+    ({"ds": 0x77}, "VX_ERROR_INVALID_VALUE", ("parameter 6",)),
 ], ids=["type", "padding", "no-stride", "size", "rounding"])
 def test_invalid_pooling_fails_verification(vx, ctx, graph, log, case, expected, words):
     node, tensors = pool(vx, ctx, graph, **case)
@@ -222,10 +221,10 @@ def roi(vx, ctx, graph, rois_dims=(4, 3), out_dims=(2, 2, 5, 3), pool_type=None,
 
 
 @pytest.mark.parametrize("case, expected, words", [
-    (dict(rois_dims=(5, 3)), "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "[4, roi_count")),
-    (dict(pool_type="avg"), "VX_ERROR_INVALID_VALUE", ("parameter 2", "pool_type")),
-    (dict(out_dims=(2, 2, 5, 4)), "VX_ERROR_INVALID_DIMENSION", ("parameter 3", "expected [2, 2, 5, 3]")),
-    (dict(rois_dtype=np.float32), "VX_ERROR_INVALID_TYPE", ("parameter 1", "integer")),
+    ({"rois_dims": (5, 3)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 1", "[4, roi_count")),
+    ({"pool_type": "avg"}, "VX_ERROR_INVALID_VALUE", ("parameter 2", "pool_type")),
+    ({"out_dims": (2, 2, 5, 4)}, "VX_ERROR_INVALID_DIMENSION", ("parameter 3", "expected [2, 2, 5, 3]")),
+    ({"rois_dtype": np.float32}, "VX_ERROR_INVALID_TYPE", ("parameter 1", "integer")),
 ], ids=["rois-dims", "avg", "roi-count", "rois-type"])
 def test_invalid_roi_pooling_fails_verification(vx, ctx, graph, log, case, expected, words):
     if case.get("pool_type") == "avg":

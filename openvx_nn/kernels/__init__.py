@@ -10,11 +10,14 @@ is the graph engine's job, and so is validation. The arithmetic contract is
 from .activation import activation
 from .convert_depth import convert_depth
 from .elementwise import add, multiply, subtract
+from .fully_connected import fully_connected
 from .lookup import table_lookup
 from .matmul import matrix_multiply
 from .normalization import local_response_normalization
+from .pooling import pooling
+from .roi_pooling import roi_pooling
 from .softmax import softmax
 from .transpose import copy, transpose
 
-__all__ = ["activation", "add", "convert_depth", "copy", "local_response_normalization", "matrix_multiply", "multiply",
-           "softmax", "subtract", "table_lookup", "transpose"]
+__all__ = ["activation", "add", "convert_depth", "copy", "fully_connected", "local_response_normalization",
+           "matrix_multiply", "multiply", "pooling", "roi_pooling", "softmax", "subtract", "table_lookup", "transpose"]

@@ -64,14 +64,18 @@ def _validate_fully_connected(v: Validation) -> None:
     v.require(w.rank == 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
               f"weights must be 2-D [#IFM, #OFM], got {list(w.dims)}")
     ifm, ofm = w.dims
+    layouts = []                     # candidate batch dims, one per matching input layout
     if x.dims[0] == ifm:
-        batch = x.dims[1:]           # layout [#IFM, #batches...]
-    elif x.rank >= 3 and x.dims[0] * x.dims[1] * x.dims[2] == ifm:
-        batch = x.dims[3:]           # layout [width, height, #IFM, #batches...]
-    else:
+        layouts.append(x.dims[1:])   # [#IFM, #batches...]
+    if x.rank >= 3 and x.dims[0] * x.dims[1] * x.dims[2] == ifm:
+        layouts.append(x.dims[3:])   # [width, height, #IFM, #batches...]
+    if not layouts:
         v.fail(1, Status.VX_ERROR_INVALID_DIMENSION,
                f"weights expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
                f"nor dims[0]*dims[1]*dims[2] = {ifm}")
+    # Both layouts can fit (e.g. [1, 1, 1, 2] with one input): the declared output decides.
+    declared = v.declared(5).dims
+    batch = next((b for b in layouts if (ofm,) + tuple(b) == tuple(declared)), layouts[0])
     b = static_tensor(v, 2, x, "biases")
     if b is not None:
         v.require(tuple(b.dims) == (ofm,), 2, Status.VX_ERROR_INVALID_DIMENSION,
