@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import prange, types
+from numba import types
 
 from . import jit
 from .fixed_point import requantize
@@ -42,19 +42,35 @@ ROW_MIN = 64
 RETAIN = 1 << 23
 
 
-def _im2col(x, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, offset_x, offset_y, ow, oh):
-    width, height = x.shape[0], x.shape[1]
+def _pad_block(x, xp, g0, lo_x, lo_y):
+    width, height, channels = x.shape[0], x.shape[1], x.shape[2]
     n1, n2 = x.shape[3], x.shape[4]
+    wp, hp, _, groups = xp.shape
+    for g in range(groups):
+        b = g0 + g
+        b1 = b % n1
+        b2 = (b // n1) % n2
+        b3 = b // (n1 * n2)
+        for c in range(channels):
+            for j in range(hp):
+                iy = lo_y + j
+                column = xp[:, j, c, g]
+                if iy < 0 or iy >= height:
+                    column[:] = 0.0
+                    continue
+                for i in range(wp):
+                    ix = lo_x + i
+                    column[i] = np.float64(x[ix, iy, c, b1, b2, b3]) if 0 <= ix < width else 0.0
+
+
+def _im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh):
     n_taps, n_rows = cols.shape
-    for jj in prange(n_taps):
+    for jj in range(n_taps):
         j = j0 + jj
         mx = j % kx
         rest = j // kx
         my = rest % ky
         c = rest // ky
-        base = offset_x + mx * step_x  # this tap reads x index ox * stride_x + base
-        first = max(0, -(base // stride_x))  # smallest ox with index >= 0: ceil(-base / stride_x)
-        last = (width - 1 - base) // stride_x  # largest ox with index < width (floor division)
         row = cols[jj]
         r = r0
         done = 0
@@ -63,23 +79,14 @@ def _im2col(x, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, offset_
             ox0 = r - line * ow
             n = min(ow - ox0, n_rows - done)
             oy = line % oh
-            b = line // oh
-            b1 = b % n1
-            b2 = (b // n1) % n2
-            b3 = b // (n1 * n2)
-            iy = oy * stride_y + offset_y + my * step_y
-            lo = max(first, ox0)
-            hi = min(last, ox0 + n - 1)
-            if iy < 0 or iy >= height or lo > hi:
+            source = xp[:, oy * stride_y + my * step_y, c, line // oh]
+            first = ox0 * stride_x + mx * step_x
+            if stride_x == 1:
                 for i in range(n):
-                    row[done + i] = 0.0
+                    row[done + i] = source[first + i]
             else:
-                for i in range(lo - ox0):
-                    row[done + i] = 0.0
-                for ox in range(lo, hi + 1):
-                    row[done + ox - ox0] = np.float64(x[ox * stride_x + base, iy, c, b1, b2, b3])
-                for i in range(hi + 1 - ox0, n):
-                    row[done + i] = 0.0
+                for i in range(n):
+                    row[done + i] = source[first + i * stride_x]
             r += n
             done += n
 
@@ -88,7 +95,15 @@ def _requantize_rows(res, bias, out, r0, sum_shift, bias_shift, shift, nearest_e
     k_out, n_rows = res.shape
     ow, oh = out.shape[0], out.shape[1]
     n1, n2 = out.shape[3], out.shape[4]
-    for k in prange(k_out):
+    span = hi - lo + 1
+    # Rounding right shifts of v, |v| < 2**62, by 0 < shift < 62: adding 2**(shift-1) - 1 plus the bit that
+    # lands in the last kept place rounds half to even; adding 2**shift - 1 to negatives rounds toward zero.
+    # Exact: the additions stay below 2**63. Other shifts go through fixed_point.requantize.
+    fast = 0 < shift < 62
+    half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
+    mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
+    total = np.empty(ow, np.int64)
+    for k in range(k_out):
         r = r0
         done = 0
         while done < n_rows:
@@ -100,29 +115,47 @@ def _requantize_rows(res, bias, out, r0, sum_shift, bias_shift, shift, nearest_e
             b1 = b % n1
             b2 = (b // n1) % n2
             b3 = b // (n1 * n2)
+            # res holds exact integers below 2**53 in magnitude: the conversions are exact.
             for i in range(n):
-                ox = ox0 + i
-                # res holds an exact integer below 2**53 in magnitude: the conversion is exact.
-                total = (np.int64(res[k, done + i]) << sum_shift) + (np.int64(bias[ox, oy, k]) << bias_shift)
-                out[ox, oy, k, b1, b2, b3] = requantize(total, shift, nearest_even, saturate, lo, hi)
+                total[i] = (np.int64(res[k, done + i]) << sum_shift) + (np.int64(bias[ox0 + i, oy, k]) << bias_shift)
+            if not fast:
+                for i in range(n):
+                    out[ox0 + i, oy, k, b1, b2, b3] = requantize(total[i], shift, nearest_even, saturate, lo, hi)
+            else:
+                if nearest_even:
+                    for i in range(n):
+                        v = total[i]
+                        total[i] = (v + half + ((v >> shift) & 1)) >> shift
+                else:
+                    for i in range(n):
+                        v = total[i]
+                        total[i] = (v + ((v >> 63) & mask)) >> shift
+                if saturate:
+                    for i in range(n):
+                        out[ox0 + i, oy, k, b1, b2, b3] = min(max(total[i], lo), hi)
+                else:
+                    for i in range(n):
+                        u = total[i] & (span - 1)
+                        out[ox0 + i, oy, k, b1, b2, b3] = u - span if u > hi else u
             r += n
             done += n
 
 
-_IM2COL = {parallel: kernel(_im2col, parallel=parallel) for parallel in (False, True)}
-_REQUANTIZE = {parallel: kernel(_requantize_rows, parallel=parallel) for parallel in (False, True)}
+_PAD = kernel(_pad_block)
+_IM2COL = kernel(_im2col)
+_REQUANTIZE = kernel(_requantize_rows)
 
 _scratch = threading.local()
 
 
-def _buffer(role: str, shape: tuple[int, int]) -> np.ndarray:
-    """A C-ordered float64 scratch array of ``shape``, reused by this thread across calls."""
-    size = shape[0] * shape[1]
+def _buffer(role: str, shape: tuple[int, ...], order: str = "C") -> np.ndarray:
+    """A float64 scratch array of ``shape`` in ``order``, reused by this thread across calls."""
+    size = int(np.prod(shape))
     kept = getattr(_scratch, role, None)
     if kept is None or kept.size < size:
         kept = np.empty(size, np.float64)
         setattr(_scratch, role, kept if size <= RETAIN else None)
-    return kept[:size].reshape(shape)
+    return kept[:size].reshape(shape, order=order)
 
 
 def pack_weights(w: np.ndarray) -> np.ndarray:
@@ -147,29 +180,39 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
     as in ``correlation.py``; ``x6`` and ``out6`` are 6-D, ``bias3`` is
     ``(OW, OH, K)`` (broadcast views allowed).
     """
+    stride_x, stride_y, step_x, step_y, offset_x, offset_y = geometry
     kx, ky, channels, k_out = w.shape
     ow, oh = out6.shape[0], out6.shape[1]
     taps = kx * ky * channels
-    rows = out6.size // k_out
+    batch = out6.shape[3] * out6.shape[4] * out6.shape[5]
+    # The input window every output of one image reads, copied to float64 with its zero padding.
+    wp = (ow - 1) * stride_x + (kx - 1) * step_x + 1
+    hp = (oh - 1) * stride_y + (ky - 1) * step_y + 1
+    group = max(1, min(batch, BUDGET // (wp * hp * channels)))
     wm = pack_weights(w)
-    row_block, tap_block = blocks(rows, taps, k_out)
-    x_type = jit.array_in(x6)
     matrix = types.Array(types.float64, 2, "C")
-    with jit.thread_pool() as pool:
-        im2col = jit.entry(_IM2COL[pool], x_type, matrix, *(jit.INT,) * 12)
-        finish = jit.entry(_REQUANTIZE[pool], matrix.copy(readonly=True), jit.array_in(bias3),
-                           jit.array_out(out6), *(jit.INT,) * 4, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    pad = jit.entry(_PAD, jit.array_in(x6), types.Array(types.float64, 4, "F"), *(jit.INT,) * 3)
+    im2col = jit.entry(_IM2COL, types.Array(types.float64, 4, "F", readonly=True), matrix, *(jit.INT,) * 10)
+    finish = jit.entry(_REQUANTIZE, matrix.copy(readonly=True), jit.array_in(bias3), jit.array_out(out6),
+                       *(jit.INT,) * 4, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    for g0 in range(0, batch, group):
+        n_images = min(group, batch - g0)
+        xp = _buffer("window", (wp, hp, channels, n_images), "F")
+        pad(x6, xp, g0, offset_x, offset_y)
+        rows = ow * oh * n_images
+        row_block, tap_block = blocks(rows, taps, k_out)
         for r0 in range(0, rows, row_block):
             n_rows = min(row_block, rows - r0)
             res = _buffer("res", (k_out, n_rows))
             for j0 in range(0, taps, tap_block):
                 n_taps = min(tap_block, taps - j0)
                 cols = _buffer("cols", (n_taps, n_rows))
-                im2col(x6, cols, j0, r0, kx, ky, *geometry, ow, oh)
+                im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh)
                 if j0 == 0:
                     np.dot(wm[:, :n_taps], cols, out=res)
                 else:  # exact: each block's sum is a subset sum, within the same 2**53 bound
                     part = _buffer("part", (k_out, n_rows))
                     np.dot(wm[:, j0:j0 + n_taps], cols, out=part)
                     res += part
-            finish(res, bias3, out6, r0, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
+            finish(res, bias3, out6, g0 * ow * oh + r0, sum_shift, bias_shift, shift, nearest_even, saturate,
+                   lo, hi)
