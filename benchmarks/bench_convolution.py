@@ -19,6 +19,7 @@ Usage: python benchmarks/bench_convolution.py [--repeat N] [--smoke]
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -81,12 +82,9 @@ def run(shapes, repeat: int, check: bool) -> None:
             out = np.zeros((ow, ow, c_out), dtype, order="F")
             wmat = w.astype(np.float64).transpose(2, 1, 0, 3).reshape(-1, c_out)  # rows in (c, my, mx) order
 
-            def ours():
-                convolution(x, w, bias, out, pad, pad, stride, stride, 0, 0, True, True,
-                            fpp_x=fpp, fpp_w=fpp, fpp_b=fpp, fpp_out=fpp)
-
-            def ref():
-                return reference(x, wmat, kernel, pad, stride)
+            ours = functools.partial(convolution, x, w, bias, out, pad, pad, stride, stride, 0, 0, True, True,
+                                     fpp_x=fpp, fpp_w=fpp, fpp_b=fpp, fpp_out=fpp)
+            ref = functools.partial(reference, x, wmat, kernel, pad, stride)
 
             t_ours, t_ref = median_times([ours, ref], repeat)
             if check:  # the reference's exact sums, rounded the same way, must be our output

@@ -11,27 +11,35 @@ addition ever rounds, so the float64 result is the exact integer sum. The
 same holds when the tap range is split into blocks whose results are added
 afterwards (each block's sum is again such a subset sum).
 
-Layout. For output rows ``r`` (output positions ``ox`` fastest, then ``oy``,
-then the flattened batch) and taps ``j = mx + KX * (my + KY * c)``::
+Steps, all serial numba except the product (OpenBLAS brings its own threads;
+numba threads running beside its spinning workers only slow both down):
 
-    cols[j, r]  = x at the position tap j of output r reads, 0.0 outside the input
-    wm[k, j]    = w[mx, my, c, k]
-    res[k, r]   = sum_j wm[k, j] * cols[j, r]           (np.dot: BLAS dgemm)
+1. ``window``: the part of the input the outputs read, zero padding
+   included, as float64 ``(WP, HP, C, images)`` in Fortran order (a few
+   images at a time). Every tap then reads inside it, with no bounds checks.
+2. ``cols[j, r]``: tap ``j = mx + KX * (my + KY * c)`` of output row ``r``
+   (``ox`` fastest, then ``oy``, then the image): contiguous runs copied out
+   of the window.
+3. ``res[k, r] = sum_j wm[k, j] * cols[j, r]`` by ``np.dot`` (BLAS dgemm) in
+   the operand order ``blas_product`` chooses for the shape.
+4. Requantization of ``res`` into the output, through a Fortran-ordered
+   ``(OW*OH, K, batch)`` array: the output itself when it has OpenVX's
+   natural layout, else a temporary copied into it at the end.
 
-``res`` is C-ordered ``(K, rows)``: for an output in OpenVX's natural layout
-(dim 0 fastest) the requantization walks both in memory order, and ``wm`` is
-the weight tensor's own memory order. Rows and taps are processed in blocks
-of at most ``BUDGET`` float64 scratch elements, so memory stays bounded for
-any shape; scratch buffers are kept per thread and reused across calls.
+Rows and taps are processed in blocks of at most ``BUDGET`` float64 scratch
+elements, so memory stays bounded for any shape; scratch buffers are kept
+per thread and reused across calls.
 """
 from __future__ import annotations
 
+import functools
 import threading
 
+import numba
 import numpy as np
 from numba import types
 
-from . import jit
+from . import blas_product, jit
 from .fixed_point import requantize
 from .jit import kernel
 
@@ -65,6 +73,12 @@ def _pad_block(x, xp, g0, lo_x, lo_y):
 
 def _im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh):
     n_taps, n_rows = cols.shape
+    # Where the block starts: (ox, oy, image) of row r0. The loops below only count onward, because a
+    # 64-bit division costs as much as copying a short line.
+    line = r0 // ow
+    ox_start = r0 - line * ow
+    oy_start = line % oh
+    image_start = line // oh
     for jj in range(n_taps):
         j = j0 + jj
         mx = j % kx
@@ -72,55 +86,66 @@ def _im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh
         my = rest % ky
         c = rest // ky
         row = cols[jj]
-        r = r0
+        dx = mx * step_x
+        dy = my * step_y
+        ox0 = ox_start
+        oy = oy_start
+        image = image_start
         done = 0
-        while done < n_rows:  # one segment per output line (oy, batch) the block touches
-            line = r // ow
-            ox0 = r - line * ow
+        while done < n_rows:  # one segment per output line (oy, image) the block touches
             n = min(ow - ox0, n_rows - done)
-            oy = line % oh
-            source = xp[:, oy * stride_y + my * step_y, c, line // oh]
-            first = ox0 * stride_x + mx * step_x
+            source = xp[:, oy * stride_y + dy, c, image]
+            first = ox0 * stride_x + dx
             if stride_x == 1:
                 for i in range(n):
                     row[done + i] = source[first + i]
             else:
                 for i in range(n):
                     row[done + i] = source[first + i * stride_x]
-            r += n
             done += n
+            ox0 = 0
+            oy += 1
+            if oy == oh:
+                oy = 0
+                image += 1
 
 
-def _requantize_rows(res, bias, out, r0, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi):
+def _requantize_rows(res, bias_k, bias_at, out, r0, positions, sum_shift, bias_shift, shift, nearest_even,
+                     saturate, lo, hi):
+    # res (K, rows) holds exact sums; out is the flat memory of a Fortran-ordered (P, K, batch) array with
+    # P = OW * OH positions per image. The bias is bias_k[k] everywhere, or bias_at[p + P * k] per location when
+    # bias_at is not empty. Flat, contiguous operands let LLVM vectorize every loop below.
     k_out, n_rows = res.shape
-    ow, oh = out.shape[0], out.shape[1]
-    n1, n2 = out.shape[3], out.shape[4]
+    per_location = bias_at.size > 0
     span = hi - lo + 1
     # Rounding right shifts of v, |v| < 2**62, by 0 < shift < 62: adding 2**(shift-1) - 1 plus the bit that
     # lands in the last kept place rounds half to even; adding 2**shift - 1 to negatives rounds toward zero.
-    # Exact: the additions stay below 2**63. Other shifts go through fixed_point.requantize.
+    # The additions stay below 2**63, so they are exact. Other shifts go through fixed_point.requantize.
     fast = 0 < shift < 62
     half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
     mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
-    total = np.empty(ow, np.int64)
+    total = np.empty(min(positions, n_rows), np.int64)
     for k in range(k_out):
+        shared = np.int64(bias_k[k]) << bias_shift
         r = r0
         done = 0
-        while done < n_rows:
-            line = r // ow
-            ox0 = r - line * ow
-            n = min(ow - ox0, n_rows - done)
-            oy = line % oh
-            b = line // oh
-            b1 = b % n1
-            b2 = (b // n1) % n2
-            b3 = b // (n1 * n2)
+        while done < n_rows:  # one segment per image the block touches
+            b = r // positions
+            p0 = r - b * positions
+            n = min(positions - p0, n_rows - done)
+            source = res[k, done:done + n]
+            target = out[p0 + positions * (k + k_out * b):]
             # res holds exact integers below 2**53 in magnitude: the conversions are exact.
-            for i in range(n):
-                total[i] = (np.int64(res[k, done + i]) << sum_shift) + (np.int64(bias[ox0 + i, oy, k]) << bias_shift)
+            if per_location:
+                at = bias_at[p0 + positions * k:]
+                for i in range(n):
+                    total[i] = (np.int64(source[i]) << sum_shift) + (np.int64(at[i]) << bias_shift)
+            else:
+                for i in range(n):
+                    total[i] = (np.int64(source[i]) << sum_shift) + shared
             if not fast:
                 for i in range(n):
-                    out[ox0 + i, oy, k, b1, b2, b3] = requantize(total[i], shift, nearest_even, saturate, lo, hi)
+                    target[i] = requantize(total[i], shift, nearest_even, saturate, lo, hi)
             else:
                 if nearest_even:
                     for i in range(n):
@@ -132,15 +157,16 @@ def _requantize_rows(res, bias, out, r0, sum_shift, bias_shift, shift, nearest_e
                         total[i] = (v + ((v >> 63) & mask)) >> shift
                 if saturate:
                     for i in range(n):
-                        out[ox0 + i, oy, k, b1, b2, b3] = min(max(total[i], lo), hi)
+                        target[i] = min(max(total[i], lo), hi)
                 else:
                     for i in range(n):
                         u = total[i] & (span - 1)
-                        out[ox0 + i, oy, k, b1, b2, b3] = u - span if u > hi else u
+                        target[i] = u - span if u > hi else u
             r += n
             done += n
 
 
+_MATRIX = types.Array(types.float64, 2, "C")
 _PAD = kernel(_pad_block)
 _IM2COL = kernel(_im2col)
 _REQUANTIZE = kernel(_requantize_rows)
@@ -158,12 +184,12 @@ def _buffer(role: str, shape: tuple[int, ...], order: str = "C") -> np.ndarray:
     return kept[:size].reshape(shape, order=order)
 
 
-def pack_weights(w: np.ndarray) -> np.ndarray:
-    """``wm[k, j] = w[mx, my, c, k]`` as a C-ordered float64 ``(K, KX*KY*C)`` matrix."""
-    kx, ky, channels, k_out = w.shape
-    wm = np.empty((k_out, kx * ky * channels), np.float64)
-    wm.reshape(k_out, channels, ky, kx)[...] = w.transpose(3, 2, 1, 0)
-    return wm
+def bias_vectors(bias3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(bias_k, bias_at)``: per-channel values and, for a per-location bias, its Fortran-ordered flat copy."""
+    k_out = bias3.shape[2]
+    if bias3.strides[0] == 0 and bias3.strides[1] == 0:  # shared (K,) or no bias: broadcast views
+        return np.ascontiguousarray(bias3[0, 0]), np.empty(0, bias3.dtype)
+    return np.zeros(k_out, bias3.dtype), bias3.ravel(order="F")
 
 
 def blocks(rows: int, taps: int, k_out: int) -> tuple[int, int]:
@@ -183,36 +209,63 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
     stride_x, stride_y, step_x, step_y, offset_x, offset_y = geometry
     kx, ky, channels, k_out = w.shape
     ow, oh = out6.shape[0], out6.shape[1]
+    positions = ow * oh
     taps = kx * ky * channels
     batch = out6.shape[3] * out6.shape[4] * out6.shape[5]
+    # The requantization writes an (OW*OH, K, batch) Fortran-ordered array: out6 itself when it is laid out so
+    # (OpenVX's natural layout), else a temporary copied into out6 at the end.
+    direct_out = out6.flags.f_contiguous
+    out_flat = (out6 if direct_out else np.empty(out6.shape, out6.dtype, order="F")).ravel(order="F")
+    bias_k, bias_at = bias_vectors(bias3)
     # The input window every output of one image reads, copied to float64 with its zero padding.
     wp = (ow - 1) * stride_x + (kx - 1) * step_x + 1
     hp = (oh - 1) * stride_y + (ky - 1) * step_y + 1
     group = max(1, min(batch, BUDGET // (wp * hp * channels)))
-    wm = pack_weights(w)
-    matrix = types.Array(types.float64, 2, "C")
-    pad = jit.entry(_PAD, jit.array_in(x6), types.Array(types.float64, 4, "F"), *(jit.INT,) * 3)
-    im2col = jit.entry(_IM2COL, types.Array(types.float64, 4, "F", readonly=True), matrix, *(jit.INT,) * 10)
-    finish = jit.entry(_REQUANTIZE, matrix.copy(readonly=True), jit.array_in(bias3), jit.array_out(out6),
-                       *(jit.INT,) * 4, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    wm = blas_product.packed_weights.get(w)
+    pad, im2col, finish = _compiled(x6.dtype, bias3.dtype, out6.dtype)
     for g0 in range(0, batch, group):
         n_images = min(group, batch - g0)
         xp = _buffer("window", (wp, hp, channels, n_images), "F")
         pad(x6, xp, g0, offset_x, offset_y)
-        rows = ow * oh * n_images
+        rows = positions * n_images
         row_block, tap_block = blocks(rows, taps, k_out)
         for r0 in range(0, rows, row_block):
             n_rows = min(row_block, rows - r0)
-            res = _buffer("res", (k_out, n_rows))
+            shape = (k_out, min(tap_block, taps), n_rows)
+            channels_major = blas_product.orders.pick(shape)
+            res = _result("res", k_out, n_rows, channels_major)
             for j0 in range(0, taps, tap_block):
                 n_taps = min(tap_block, taps - j0)
                 cols = _buffer("cols", (n_taps, n_rows))
                 im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh)
+                block = wm[:, j0:j0 + n_taps]
                 if j0 == 0:
-                    np.dot(wm[:, :n_taps], cols, out=res)
+                    blas_product.timed_multiply(block, cols, res, channels_major, shape)
                 else:  # exact: each block's sum is a subset sum, within the same 2**53 bound
-                    part = _buffer("part", (k_out, n_rows))
-                    np.dot(wm[:, j0:j0 + n_taps], cols, out=part)
+                    part = _result("part", k_out, n_rows, channels_major)
+                    blas_product.multiply(block, cols, part, channels_major)
                     res += part
-            finish(res, bias3, out6, g0 * ow * oh + r0, sum_shift, bias_shift, shift, nearest_even, saturate,
-                   lo, hi)
+            finish[channels_major](res, bias_k, bias_at, out_flat, g0 * positions + r0, positions,
+                                                   sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
+    if not direct_out:
+        out6[...] = out_flat.reshape(out6.shape, order="F")
+
+
+@functools.cache
+def _compiled(x_dtype: np.dtype, bias_dtype: np.dtype, out_dtype: np.dtype):
+    """The compiled pad, im2col and requantization (for both result layouts) for these dtypes."""
+    x_type = types.Array(numba.from_dtype(x_dtype), 6, "A", readonly=True)
+    pad = jit.entry(_PAD, x_type, types.Array(types.float64, 4, "F"), *(jit.INT,) * 3)
+    im2col = jit.entry(_IM2COL, types.Array(types.float64, 4, "F", readonly=True), _MATRIX, *(jit.INT,) * 10)
+    bias_type = types.Array(numba.from_dtype(bias_dtype), 1, "C", readonly=True)
+    finish = {channels_major: jit.entry(_REQUANTIZE, _MATRIX.copy(layout="C" if channels_major else "F",
+                                                                  readonly=True),
+                                        bias_type, bias_type, types.Array(numba.from_dtype(out_dtype), 1, "C"),
+                                        *(jit.INT,) * 5, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+              for channels_major in (True, False)}
+    return pad, im2col, finish
+
+
+def _result(role: str, k_out: int, n_rows: int, channels_major: bool) -> np.ndarray:
+    """A (K, rows) float64 scratch array: C-ordered, or the transpose of a C-ordered (rows, K) one."""
+    return _buffer(role, (k_out, n_rows)) if channels_major else _buffer(role, (n_rows, k_out)).T

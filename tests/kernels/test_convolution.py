@@ -31,7 +31,7 @@ from kernel_testing import (
     round_exact,
 )
 
-from openvx_nn.kernels import correlation, im2col, jit
+from openvx_nn.kernels import blas_product, correlation, im2col, jit
 from openvx_nn.kernels.convolution import convolution
 
 S16 = Format("S16", np.int16)  # plain int16 integers
@@ -62,8 +62,9 @@ def random_geometry(rng: np.random.Generator) -> dict:
         span = n + 2 * p - (k + (k - 1) * d)
         ceiling = rng.random() < 0.3  # VX_NN_DS_SIZE_ROUNDING_CEILING: the last window may overhang
         out_size.append(max(1, (-(-span // s) if ceiling else span // s) + 1))
-    return dict(x_shape=(width, height, channels) + batch, w_shape=(kx, ky, channels, k_out),
-                out_shape=(out_size[0], out_size[1], k_out) + batch, pad=pad, stride=stride, dilation=dilation)
+    return {"x_shape": (width, height, channels) + batch, "w_shape": (kx, ky, channels, k_out),
+            "out_shape": (out_size[0], out_size[1], k_out) + batch, "pad": pad, "stride": stride,
+            "dilation": dilation}
 
 
 def make_bias(rng, fmt: Format, kind: str, out_shape) -> np.ndarray | None:
@@ -198,23 +199,46 @@ def test_small_example_by_hand():
     assert out[:, 0, 0].tolist() == [0 + 10 * 1 + 100 * 3 + 5, 1 + 10 * 3 + 100 * 5 + 5, 3 + 10 * 5 + 0 + 5]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_gemm_blocks_of_rows_and_taps_give_the_same_result(seed, monkeypatch):
-    # A tiny scratch budget splits rows mid-line and mid-batch and splits the taps (summed block by block).
-    monkeypatch.setattr(im2col, "BUDGET", 24)
+@pytest.mark.parametrize("channels_major", [True, False], ids=["channels_major", "positions_major"])
+@pytest.mark.parametrize("budget", [24, 400])
+@pytest.mark.parametrize("seed", range(4))
+def test_gemm_blocks_and_operand_orders_give_the_same_result(seed, budget, channels_major, monkeypatch):
+    # A tiny scratch budget splits rows mid-line and mid-image, splits the taps (summed block by block) and
+    # pads a few images at a time; both BLAS operand orders must give the same exact sums.
+    monkeypatch.setattr(im2col, "BUDGET", budget)
     monkeypatch.setattr(im2col, "ROW_MIN", 5)
-    rng = np.random.default_rng([44, seed])
-    fmt = [Q78, U8, S8][seed % 3]
+    monkeypatch.setattr(blas_product, "FORCE_ORDER", channels_major)
+    rng = np.random.default_rng([44, seed, budget])
+    fmt = [Q78, U8, S8, Q3_12][seed]
     g = random_geometry(rng)
+    g["x_shape"] = g["x_shape"][:3] + (2, 3)  # two batch dims: 6 images
+    g["out_shape"] = g["out_shape"][:3] + (2, 3)
     x = placed(rng, random_values(rng, fmt, g["x_shape"]))
     w = placed(rng, random_values(rng, fmt, g["w_shape"]))
-    bias = make_bias(rng, fmt, "location", g["out_shape"])
+    bias = make_bias(rng, fmt, ["location", "shared"][seed % 2], g["out_shape"])
     fpp = (fmt.fpp,) * 4
     expected = reference_convolution(x, w, bias, g["out_shape"], g["pad"], g["stride"], g["dilation"], fmt, fpp)
-    out = blank(rng, g["out_shape"], fmt.dtype, "perm")
-    convolution(x, w, bias, out, *g["pad"], *g["stride"], *g["dilation"], True, True, fpp_x=fmt.fpp,
-                fpp_w=fmt.fpp, fpp_b=fmt.fpp, fpp_out=fmt.fpp, method="gemm")
-    assert_bits_equal(out, expected)
+    for layout in ("f", "perm"):
+        out = blank(rng, g["out_shape"], fmt.dtype, layout)
+        convolution(x, w, bias, out, *g["pad"], *g["stride"], *g["dilation"], True, True, fpp_x=fmt.fpp,
+                    fpp_w=fmt.fpp, fpp_b=fmt.fpp, fpp_out=fmt.fpp, method="gemm")
+        assert_bits_equal(out, expected)
+
+
+def test_gemm_route_sees_weights_changed_in_place():
+    # Packed weights are reused across calls only while the tensor holds the same values.
+    rng = np.random.default_rng(48)
+    x = np.asfortranarray(rng.integers(1, 50, (9, 9, 4)).astype(np.int16))
+    w = np.asfortranarray(rng.integers(-50, 50, (3, 3, 4, 5)).astype(np.int16))
+    previous = None
+    for step in range(3):
+        out = np.zeros((7, 7, 5), np.int16, order="F")
+        convolution(x, w, None, out, 0, 0, 1, 1, 0, 0, True, True, method="gemm")
+        assert_bits_equal(out, reference_convolution(x, w, None, out.shape, (0, 0), (1, 1), (0, 0), S16,
+                                                     (0, 0, 0, 0)))
+        assert previous is None or not np.array_equal(out, previous)
+        previous = out
+        w[step, 1, 2, 3] += 7  # one raw value changes, at the same address
 
 
 @pytest.mark.parametrize("fmt", [Q78, U8, F32], ids=str)

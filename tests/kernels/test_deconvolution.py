@@ -54,8 +54,9 @@ def random_geometry(rng: np.random.Generator) -> dict:
     channels, k_out = (int(v) for v in rng.integers(1, 4, 2))
     batch = tuple(int(v) for v in rng.integers(1, 3, int(rng.integers(0, 4))))
     out_size = [(size[i] - 1) * upscale[i] - 2 * pad[i] + kernel[i] + extra[i] for i in range(2)]
-    return dict(x_shape=(size[0], size[1], channels) + batch, w_shape=kernel + (channels, k_out),
-                out_shape=(out_size[0], out_size[1], k_out) + batch, pad=tuple(pad), upscale=upscale, extra=extra)
+    return {"x_shape": (size[0], size[1], channels) + batch, "w_shape": kernel + (channels, k_out),
+            "out_shape": (out_size[0], out_size[1], k_out) + batch, "pad": tuple(pad), "upscale": upscale,
+            "extra": extra}
 
 
 def run_routes(x, w, bias, fmt_out: Format, g: dict, saturate, nearest_even, fpp, rng):
@@ -149,7 +150,7 @@ def test_small_example_by_hand():
     out = np.zeros((5, 1, 1), np.int16)
     deconvolution(x, w, None, out, 0, 0, 2, 1, 0, 0, True, True)
     assert out[:, 0, 0].tolist() == [100, 10, 1 + 200, 20, 2]
-    u, real = upsampled_padded(x, (2, 1), (0, 0), (3, 1), (0, 0))
+    u, _ = upsampled_padded(x, (2, 1), (0, 0), (3, 1), (0, 0))
     assert u[:, 0, 0].tolist() == [0, 0, 1, 0, 2, 0, 0]
     # pad 1 crops one output on each side (p' = 1); a = 1 adds one more zero at the far end.
     out = np.zeros((4, 1, 1), np.int16)
