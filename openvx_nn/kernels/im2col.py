@@ -32,6 +32,7 @@ per thread and reused across calls.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import threading
 
@@ -46,6 +47,8 @@ from .jit import kernel
 # float64 elements of one im2col block (32 MiB); rows per block never drop below ROW_MIN.
 BUDGET = 1 << 22
 ROW_MIN = 64
+# im2col blocks of at least this many elements are copied by two threads.
+SPLIT_WORK = 1 << 18
 # Scratch buffers larger than this are freed after the call instead of kept for the next one.
 RETAIN = 1 << 23
 
@@ -54,6 +57,8 @@ def _pad_block(x, xp, g0, lo_x, lo_y):
     width, height, channels = x.shape[0], x.shape[1], x.shape[2]
     n1, n2 = x.shape[3], x.shape[4]
     wp, hp, _, groups = xp.shape
+    first = min(max(-lo_x, 0), wp)  # window columns i with 0 <= lo_x + i < width: first .. last - 1
+    last = max(min(width - lo_x, wp), first)
     for g in range(groups):
         b = g0 + g
         b1 = b % n1
@@ -66,19 +71,43 @@ def _pad_block(x, xp, g0, lo_x, lo_y):
                 if iy < 0 or iy >= height:
                     column[:] = 0.0
                     continue
-                for i in range(wp):
-                    ix = lo_x + i
-                    column[i] = np.float64(x[ix, iy, c, b1, b2, b3]) if 0 <= ix < width else 0.0
+                column[:first] = 0.0
+                for i in range(first, last):
+                    column[i] = np.float64(x[lo_x + i, iy, c, b1, b2, b3])
+                column[last:] = 0.0
 
 
-def _im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh):
-    n_taps, n_rows = cols.shape
-    # Where the block starts: (ox, oy, image) of row r0. The loops below only count onward, because a
-    # 64-bit division costs as much as copying a short line.
-    line = r0 // ow
-    ox_start = r0 - line * ow
-    oy_start = line % oh
-    image_start = line // oh
+def _im2col_images(xp, cols, j0, image0, n_images, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh):
+    # Whole images image0 .. image0 + n_images - 1 of the window. Every loop runs from 0 to a plain bound, with
+    # addresses affine in the loop variables: the shape LLVM vectorizes. (A loop starting at a variable, or
+    # bounded by a count computed here, compiled to scalar copies, twice as slow: see _im2col.)
+    for jj in range(cols.shape[0]):
+        j = j0 + jj
+        mx = j % kx
+        rest = j // kx
+        my = rest % ky
+        c = rest // ky
+        row = cols[jj]
+        dx = mx * step_x
+        dy = my * step_y
+        for image in range(n_images):
+            for oy in range(oh):
+                o = (image * oh + oy) * ow
+                source = xp[:, oy * stride_y + dy, c, image0 + image]
+                if stride_x == 1:
+                    for ox in range(ow):
+                        row[o + ox] = source[ox + dx]
+                else:
+                    for ox in range(ow):
+                        row[o + ox] = source[ox * stride_x + dx]
+
+
+def _im2col(xp, cols, j0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh, ox_start, oy_start, image_start,
+            head, full, tail):
+    # Any block of rows: ``head`` rows finishing the line (oy_start, image_start) from ox_start, then ``full``
+    # whole lines, then ``tail`` rows starting one more, all computed by the caller. Used for blocks smaller
+    # than an image; its copy loops do not vectorize (bounds and addresses depend on running counters).
+    n_taps = cols.shape[0]
     for jj in range(n_taps):
         j = j0 + jj
         mx = j % kx
@@ -88,26 +117,36 @@ def _im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh
         row = cols[jj]
         dx = mx * step_x
         dy = my * step_y
-        ox0 = ox_start
         oy = oy_start
         image = image_start
         done = 0
-        while done < n_rows:  # one segment per output line (oy, image) the block touches
-            n = min(ow - ox0, n_rows - done)
+        if head > 0:
             source = xp[:, oy * stride_y + dy, c, image]
-            first = ox0 * stride_x + dx
-            if stride_x == 1:
-                for i in range(n):
-                    row[done + i] = source[first + i]
-            else:
-                for i in range(n):
-                    row[done + i] = source[first + i * stride_x]
-            done += n
-            ox0 = 0
+            first = ox_start * stride_x + dx
+            for i in range(head):
+                row[i] = source[first + i * stride_x]
+            done = head
             oy += 1
             if oy == oh:
                 oy = 0
                 image += 1
+        for _ in range(full):
+            source = xp[:, oy * stride_y + dy, c, image]
+            if stride_x == 1:
+                for i in range(ow):
+                    row[done + i] = source[dx + i]
+            else:
+                for i in range(ow):
+                    row[done + i] = source[dx + i * stride_x]
+            done += ow
+            oy += 1
+            if oy == oh:
+                oy = 0
+                image += 1
+        if tail > 0:
+            source = xp[:, oy * stride_y + dy, c, image]
+            for i in range(tail):
+                row[done + i] = source[dx + i * stride_x]
 
 
 def _requantize_rows(res, bias_k, bias_at, out, r0, positions, sum_shift, bias_shift, shift, nearest_even,
@@ -169,6 +208,7 @@ def _requantize_rows(res, bias_k, bias_at, out, r0, positions, sum_shift, bias_s
 _MATRIX = types.Array(types.float64, 2, "C")
 _PAD = kernel(_pad_block)
 _IM2COL = kernel(_im2col)
+_IM2COL_IMAGES = kernel(_im2col_images)
 _REQUANTIZE = kernel(_requantize_rows)
 
 _scratch = threading.local()
@@ -192,10 +232,20 @@ def bias_vectors(bias3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(k_out, bias3.dtype), bias3.ravel(order="F")
 
 
-def blocks(rows: int, taps: int, k_out: int) -> tuple[int, int]:
-    """``(rows per block, taps per block)`` keeping ``cols`` and ``res`` near ``BUDGET`` elements."""
-    row_block = min(rows, max(ROW_MIN, BUDGET // max(taps, k_out, 1)))
-    return row_block, min(taps, max(1, BUDGET // row_block))
+def blocks(positions: int, images: int, taps: int, k_out: int) -> tuple[int, int]:
+    """``(rows per block, taps per block)`` keeping ``cols`` and ``res`` near ``BUDGET`` elements.
+
+    Blocks hold whole images when one fits (their im2col is the fast one), splitting the taps if need be.
+    """
+    per_image = positions * max(taps, k_out, 1)
+    if per_image <= BUDGET:
+        row_block, tap_block = positions * min(images, BUDGET // per_image), taps
+    elif positions * k_out <= BUDGET:
+        row_block, tap_block = positions, max(1, BUDGET // positions)
+    else:
+        row_block = max(ROW_MIN, BUDGET // max(taps, k_out, 1))
+        tap_block = max(1, BUDGET // row_block)
+    return min(row_block, positions * images), min(tap_block, taps)
 
 
 def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, nearest_even, saturate,
@@ -228,7 +278,7 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
         xp = _buffer("window", (wp, hp, channels, n_images), "F")
         pad(x6, xp, g0, offset_x, offset_y)
         rows = positions * n_images
-        row_block, tap_block = blocks(rows, taps, k_out)
+        row_block, tap_block = blocks(positions, n_images, taps, k_out)
         for r0 in range(0, rows, row_block):
             n_rows = min(row_block, rows - r0)
             shape = (k_out, min(tap_block, taps), n_rows)
@@ -237,7 +287,7 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
             for j0 in range(0, taps, tap_block):
                 n_taps = min(tap_block, taps - j0)
                 cols = _buffer("cols", (n_taps, n_rows))
-                im2col(xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh)
+                _fill(im2col, xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh)
                 block = wm[:, j0:j0 + n_taps]
                 if j0 == 0:
                     blas_product.timed_multiply(block, cols, res, channels_major, shape)
@@ -251,12 +301,44 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
         out6[...] = out_flat.reshape(out6.shape, order="F")
 
 
+def _fill(im2col, xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh) -> None:
+    """``cols`` for taps ``j0 ..`` and rows ``r0 ..``, half of the taps on the helper thread when the block is large."""
+    n_taps, n_rows = cols.shape
+    positions = ow * oh
+    geometry = (kx, ky, stride_x, stride_y, step_x, step_y)
+    if r0 % positions == 0 and n_rows % positions == 0:
+        function, rows = im2col[0], (r0 // positions, n_rows // positions, *geometry, ow, oh)
+    else:
+        line, ox_start = divmod(r0, ow)
+        image_start, oy_start = divmod(line, oh)
+        head = min(n_rows, (ow - ox_start) % ow)
+        full, tail = divmod(n_rows - head, ow)
+        function, rows = im2col[1], (*geometry, ow, oh, ox_start, oy_start, image_start, head, full, tail)
+    if cols.size < SPLIT_WORK or n_taps < 2:
+        function(xp, cols, j0, *rows)
+        return
+    half = n_taps // 2
+    future = _helper().submit(function, xp, cols[half:], j0 + half, *rows)  # row blocks: still C-ordered
+    try:
+        function(xp, cols[:half], j0, *rows)
+    finally:
+        future.result()
+
+
+@functools.cache
+def _helper() -> concurrent.futures.ThreadPoolExecutor:
+    """One thread that copies half of each large im2col block (the kernels release the GIL)."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="openvx-nn-im2col")
+
+
 @functools.cache
 def _compiled(x_dtype: np.dtype, bias_dtype: np.dtype, out_dtype: np.dtype):
     """The compiled pad, im2col and requantization (for both result layouts) for these dtypes."""
     x_type = types.Array(numba.from_dtype(x_dtype), 6, "A", readonly=True)
     pad = jit.entry(_PAD, x_type, types.Array(types.float64, 4, "F"), *(jit.INT,) * 3)
-    im2col = jit.entry(_IM2COL, types.Array(types.float64, 4, "F", readonly=True), _MATRIX, *(jit.INT,) * 10)
+    window = types.Array(types.float64, 4, "F", readonly=True)
+    im2col = (jit.entry(_IM2COL_IMAGES, window, _MATRIX, *(jit.INT,) * 11),
+              jit.entry(_IM2COL, window, _MATRIX, *(jit.INT,) * 15))
     bias_type = types.Array(numba.from_dtype(bias_dtype), 1, "C", readonly=True)
     finish = {channels_major: jit.entry(_REQUANTIZE, _MATRIX.copy(layout="C" if channels_major else "F",
                                                                   readonly=True),

@@ -48,11 +48,11 @@ RANDOM_CASES = ([pytest.param(fmt, s, n, seed, id=f"{fmt}-{policy_id(s, n)}-{see
                 + [pytest.param(F32, True, True, seed, id=f"F32-{seed}") for seed in range(16)])
 
 
-def random_geometry(rng: np.random.Generator) -> dict:
+def random_geometry(rng: np.random.Generator, stride: tuple[int, int] | None = None) -> dict:
     """Small random shapes: kernel 1..4, pad up to the kernel size, stride 1..3, dilation 0..2, 0..3 batch dims."""
     kx, ky = (int(v) for v in rng.integers(1, 5, 2))
     dilation = tuple(int(v) for v in rng.integers(0, 3, 2))
-    stride = tuple(int(v) for v in rng.integers(1, 4, 2))
+    stride = stride or tuple(int(v) for v in rng.integers(1, 4, 2))
     pad = (int(rng.integers(0, kx + 1)), int(rng.integers(0, ky + 1)))
     width, height = (int(v) for v in rng.integers(1, 9, 2))
     channels, k_out = (int(v) for v in rng.integers(1, 4, 2))
@@ -200,17 +200,17 @@ def test_small_example_by_hand():
 
 
 @pytest.mark.parametrize("channels_major", [True, False], ids=["channels_major", "positions_major"])
-@pytest.mark.parametrize("budget", [24, 400])
+@pytest.mark.parametrize("budget, row_min", [(24, 5), (24, 13), (400, 5)])
 @pytest.mark.parametrize("seed", range(4))
-def test_gemm_blocks_and_operand_orders_give_the_same_result(seed, budget, channels_major, monkeypatch):
-    # A tiny scratch budget splits rows mid-line and mid-image, splits the taps (summed block by block) and
-    # pads a few images at a time; both BLAS operand orders must give the same exact sums.
+def test_gemm_blocks_and_operand_orders_give_the_same_result(seed, budget, row_min, channels_major, monkeypatch):
+    # A tiny scratch budget splits rows mid-line, over several lines and mid-image, splits the taps (summed
+    # block by block) and pads a few images at a time; both BLAS operand orders must give the same exact sums.
     monkeypatch.setattr(im2col, "BUDGET", budget)
-    monkeypatch.setattr(im2col, "ROW_MIN", 5)
+    monkeypatch.setattr(im2col, "ROW_MIN", row_min)
     monkeypatch.setattr(blas_product, "FORCE_ORDER", channels_major)
-    rng = np.random.default_rng([44, seed, budget])
+    rng = np.random.default_rng([44, seed, budget, row_min])
     fmt = [Q78, U8, S8, Q3_12][seed]
-    g = random_geometry(rng)
+    g = random_geometry(rng, stride=(1 + seed % 2, 1 + seed // 2))
     g["x_shape"] = g["x_shape"][:3] + (2, 3)  # two batch dims: 6 images
     g["out_shape"] = g["out_shape"][:3] + (2, 3)
     x = placed(rng, random_values(rng, fmt, g["x_shape"]))
@@ -223,6 +223,36 @@ def test_gemm_blocks_and_operand_orders_give_the_same_result(seed, budget, chann
         convolution(x, w, bias, out, *g["pad"], *g["stride"], *g["dilation"], True, True, fpp_x=fmt.fpp,
                     fpp_w=fmt.fpp, fpp_b=fmt.fpp, fpp_out=fmt.fpp, method="gemm")
         assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one_thread", "two_threads"])
+@pytest.mark.parametrize("stride_x", [1, 2, 3])
+def test_im2col_fills_any_block_of_rows_and_taps(stride_x, split, monkeypatch):
+    # White-box: every block (r0, rows) x (j0, taps) of the cols matrix, filled by the whole-image or the
+    # any-rows kernel (on one thread, or with half the taps on the helper thread), equals the same block of a
+    # cols matrix written out plainly.
+    monkeypatch.setattr(im2col, "SPLIT_WORK", 1 if split else 1 << 60)
+    rng = np.random.default_rng([49, stride_x])
+    kx, ky, channels, images = 2, 3, 2, 3
+    stride_y, step_x, step_y = 2, 2, 1
+    ow, oh = 4, 3
+    wp, hp = (ow - 1) * stride_x + (kx - 1) * step_x + 1, (oh - 1) * stride_y + (ky - 1) * step_y + 1
+    window = np.asfortranarray(rng.standard_normal((wp, hp, channels, images)))
+    taps, rows = kx * ky * channels, ow * oh * images
+    full = np.empty((taps, rows))
+    for j in range(taps):
+        mx, my, c = j % kx, (j // kx) % ky, j // (kx * ky)
+        for r in range(rows):
+            ox, oy, image = r % ow, (r // ow) % oh, r // (ow * oh)
+            full[j, r] = window[ox * stride_x + mx * step_x, oy * stride_y + my * step_y, c, image]
+    _, kernels, _ = im2col._compiled(np.dtype(np.int16), np.dtype(np.int16), np.dtype(np.int16))
+    for r0 in range(rows):
+        for n_rows in range(1, rows - r0 + 1):
+            j0, n_taps = (r0 + n_rows) % taps, 1 + (r0 * 7 + n_rows) % 5
+            n_taps = min(n_taps, taps - j0)
+            cols = np.full((n_taps, n_rows), np.nan)
+            im2col._fill(kernels, window, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh)
+            assert np.array_equal(cols, full[j0:j0 + n_taps, r0:r0 + n_rows]), (r0, n_rows, j0, n_taps)
 
 
 def test_gemm_route_sees_weights_changed_in_place():
