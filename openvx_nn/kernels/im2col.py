@@ -11,8 +11,8 @@ addition ever rounds, so the float64 result is the exact integer sum. The
 same holds when the tap range is split into blocks whose results are added
 afterwards (each block's sum is again such a subset sum).
 
-Steps, all serial numba except the product (OpenBLAS brings its own threads;
-numba threads running beside its spinning workers only slow both down):
+Steps, all serial numba except the product (OpenBLAS brings its own threads,
+whose idle workers spin: numba or helper threads beside them measured no faster):
 
 1. ``window``: the part of the input the outputs read, zero padding
    included, as float64 ``(WP, HP, C, images)`` in Fortran order (a few
@@ -32,7 +32,6 @@ per thread and reused across calls.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import threading
 
@@ -47,8 +46,6 @@ from .jit import kernel
 # float64 elements of one im2col block (32 MiB); rows per block never drop below ROW_MIN.
 BUDGET = 1 << 22
 ROW_MIN = 64
-# im2col blocks of at least this many elements are copied by two threads.
-SPLIT_WORK = 1 << 18
 # Scratch buffers larger than this are freed after the call instead of kept for the next one.
 RETAIN = 1 << 23
 
@@ -302,33 +299,18 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
 
 
 def _fill(im2col, xp, cols, j0, r0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh) -> None:
-    """``cols`` for taps ``j0 ..`` and rows ``r0 ..``, half of the taps on the helper thread when the block is large."""
-    n_taps, n_rows = cols.shape
+    """``cols`` for taps ``j0 ..`` and rows ``r0 ..``: the whole-image kernel when the rows are whole images."""
+    n_rows = cols.shape[1]
     positions = ow * oh
     geometry = (kx, ky, stride_x, stride_y, step_x, step_y)
     if r0 % positions == 0 and n_rows % positions == 0:
-        function, rows = im2col[0], (r0 // positions, n_rows // positions, *geometry, ow, oh)
-    else:
-        line, ox_start = divmod(r0, ow)
-        image_start, oy_start = divmod(line, oh)
-        head = min(n_rows, (ow - ox_start) % ow)
-        full, tail = divmod(n_rows - head, ow)
-        function, rows = im2col[1], (*geometry, ow, oh, ox_start, oy_start, image_start, head, full, tail)
-    if cols.size < SPLIT_WORK or n_taps < 2:
-        function(xp, cols, j0, *rows)
+        im2col[0](xp, cols, j0, r0 // positions, n_rows // positions, *geometry, ow, oh)
         return
-    half = n_taps // 2
-    future = _helper().submit(function, xp, cols[half:], j0 + half, *rows)  # row blocks: still C-ordered
-    try:
-        function(xp, cols[:half], j0, *rows)
-    finally:
-        future.result()
-
-
-@functools.cache
-def _helper() -> concurrent.futures.ThreadPoolExecutor:
-    """One thread that copies half of each large im2col block (the kernels release the GIL)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="openvx-nn-im2col")
+    line, ox_start = divmod(r0, ow)
+    image_start, oy_start = divmod(line, oh)
+    head = min(n_rows, (ow - ox_start) % ow)
+    full, tail = divmod(n_rows - head, ow)
+    im2col[1](xp, cols, j0, *geometry, ow, oh, ox_start, oy_start, image_start, head, full, tail)
 
 
 @functools.cache

@@ -225,13 +225,10 @@ def test_gemm_blocks_and_operand_orders_give_the_same_result(seed, budget, row_m
         assert_bits_equal(out, expected)
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["one_thread", "two_threads"])
 @pytest.mark.parametrize("stride_x", [1, 2, 3])
-def test_im2col_fills_any_block_of_rows_and_taps(stride_x, split, monkeypatch):
+def test_im2col_fills_any_block_of_rows_and_taps(stride_x):
     # White-box: every block (r0, rows) x (j0, taps) of the cols matrix, filled by the whole-image or the
-    # any-rows kernel (on one thread, or with half the taps on the helper thread), equals the same block of a
-    # cols matrix written out plainly.
-    monkeypatch.setattr(im2col, "SPLIT_WORK", 1 if split else 1 << 60)
+    # any-rows kernel, equals the same block of a cols matrix written out plainly.
     rng = np.random.default_rng([49, stride_x])
     kx, ky, channels, images = 2, 3, 2, 3
     stride_y, step_x, step_y = 2, 2, 1
