@@ -1,0 +1,91 @@
+"""Deconvolution layer (OpenVX NN vxDeconvolutionLayer), computed as one plain correlation per output phase.
+
+The seed's definition: upsample the input by inserting ``upscale - 1`` zeros
+between samples, pad it with ``p' = K - pad - 1`` zeros on each side
+(negative ``p'`` crops) and ``a`` more at the far end, then correlate with
+stride 1 and no kernel flip::
+
+    out[ox] = sum_m U[ox + m] * w[m],   U[t] = x[(t - p') / upscale]
+              when t - p' >= 0, divisible by upscale and the index < W, else 0
+
+(shown along x; y is the same). Most of ``U`` is zeros, so no ``U`` is
+built. For the outputs of one phase ``ox = phase + upscale * q`` only the
+taps ``m = m0 + upscale * i`` with ``m0 = (p' - phase) mod upscale`` meet
+samples, and they read ``x[q + i + offset]`` with
+``offset = (phase + m0 - p') / upscale`` (an exact division). Each phase is
+therefore a stride-1 correlation of ``x`` with the sub-kernel
+``w[m0::upscale]`` written to ``out[phase::upscale]``: ``correlation.py``
+computes it, with the same exact integer arithmetic and bounds. A phase
+whose sub-kernel is empty (``K < upscale``) holds the bias alone.
+
+float32 sums run over the taps that meet a real sample, in the order ``c``,
+then ``my``, then ``mx`` ascending (the sub-kernel keeps the order of the
+kernel's own indices); taps on inserted zeros or padding add nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .correlation import Arithmetic, Window, check_dtypes, check_method, correlate, detach_inputs
+
+
+def output_size(size: int, kernel: int, pad: int, upscale: int, extra: int) -> int:
+    """The seed's ``(size - 1) * upscale - 2 * pad + kernel + extra``."""
+    return (size - 1) * upscale - 2 * pad + kernel + extra
+
+
+def _check(x, w, bias, out, pads, upscales, extras) -> None:
+    if not 3 <= x.ndim <= 6:
+        raise ValueError(f"input of rank {x.ndim} is not supported; expected 3 to 6 dims (W, H, C, *batch)")
+    if w.ndim != 4:
+        raise ValueError(f"weights of rank {w.ndim}; expected 4 dims (KX, KY, C, K)")
+    if w.shape[2] != x.shape[2]:
+        raise ValueError(f"weights have {w.shape[2]} input channels (dim 2), the input has {x.shape[2]}")
+    for name, value, least in (("pad_x", pads[0], 0), ("pad_y", pads[1], 0), ("upscale_x", upscales[0], 1),
+                               ("upscale_y", upscales[1], 1), ("a_x", extras[0], 0), ("a_y", extras[1], 0)):
+        if value < least:
+            raise ValueError(f"{name} is {value}; expected at least {least}")
+    expected = tuple(output_size(x.shape[i], w.shape[i], pads[i], upscales[i], extras[i]) for i in range(2))
+    if out.ndim != x.ndim or out.shape != expected + (w.shape[3],) + x.shape[3:]:
+        raise ValueError(f"output shape {out.shape} does not fit input {x.shape}, weights {w.shape}, pads {pads}, "
+                         f"upscales {upscales} and a {extras}: expected {expected + (w.shape[3],) + x.shape[3:]}")
+    if bias is not None and bias.shape != (w.shape[3],):
+        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},)")
+
+
+def _phases(kernel: int, pad: int, upscale: int, size_out: int):
+    """``(phase, m0, offset)`` of every output phase that has outputs (see the module doc)."""
+    p = kernel - pad - 1
+    for phase in range(min(upscale, size_out)):
+        m0 = (p - phase) % upscale
+        offset, remainder = divmod(phase + m0 - p, upscale)
+        assert remainder == 0
+        yield phase, m0, offset
+
+
+def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,
+                  upscale_x: int, upscale_y: int, a_x: int, a_y: int, saturate: bool, nearest_even: bool, *,
+                  fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
+                  method: str | None = None) -> None:
+    """The deconvolution layer into the preallocated ``out``, in place.
+
+    Shapes in OpenVX order: ``x`` (W, H, C, *batch) with 0 to 3 batch dims,
+    ``w`` (KX, KY, C, K), ``bias`` None or (K,), ``out`` (OW, OH, K, *batch)
+    with ``OW = (W - 1) * upscale_x - 2 * pad_x + KX + a_x`` (same for y).
+    One dtype for all; integers follow the same exact contract as
+    ``convolution`` (exact sums, aligned bias, one rounding, saturate or
+    wrap; ValueError beyond the 64-bit accumulator). ``method`` as in
+    ``convolution``.
+    """
+    check_dtypes(x, w, bias, out)
+    pads, upscales, extras = (int(pad_x), int(pad_y)), (int(upscale_x), int(upscale_y)), (int(a_x), int(a_y))
+    _check(x, w, bias, out, pads, upscales, extras)
+    check_method(method)
+    x, w, bias = detach_inputs(out, x, w, bias)
+    arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))
+    kx, ky = w.shape[0], w.shape[1]
+    for phase_x, m0_x, offset_x in _phases(kx, pads[0], upscales[0], out.shape[0]):
+        for phase_y, m0_y, offset_y in _phases(ky, pads[1], upscales[1], out.shape[1]):
+            window = Window(1, 1, 1, 1, offset_x, offset_y)
+            correlate(x, w[m0_x::upscales[0], m0_y::upscales[1]], bias,
+                      out[phase_x::upscales[0], phase_y::upscales[1]], window, arithmetic, method)
