@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from conv_reference import reference_convolution, reference_deconvolution
 from kernel_testing import F32, Q7, Q78, S8, U8, Format, assert_bits_equal, random_values
-
 from nn_forms import FORMS, run_layer
 from vxhelp import empty, read, release, tensor
 

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import compile_c, run_c
 from conv_reference import reference_convolution
 from kernel_testing import Q78, random_values
 from layer_references import fully_connected_ref, pooling_ref
 from nonlinear_reference import reference_activation, reference_softmax
-
-from conftest import compile_c, run_c
 
 SOURCE = Path(__file__).resolve().parent / "c" / "nn_network.c"
 
