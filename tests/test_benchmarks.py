@@ -1,0 +1,14 @@
+"""The layer benchmarks run (in their smoke mode) and check their own results."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "alexnet.py"
+
+
+def test_benchmarks_run_in_smoke_mode():
+    result = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "bench_convolution.py" in result.stdout and "bench_layers.py" in result.stdout
