@@ -13,7 +13,6 @@ from ..core.enums import (
     NodeAttr,
     ParameterAttr,
     Status,
-    Target,
     Type,
     type_name,
 )
@@ -26,6 +25,7 @@ from . import attributes
 from .attributes import Attr
 from .binding import ffi, lib
 from .entry import blaming, creator_entry, status_entry, value_entry
+from .reference_api import target_name
 
 # -- attributes ---------------------------------------------------------------
 attributes.register(Type.VX_TYPE_GRAPH, {
@@ -176,24 +176,10 @@ def vxnn_retrieve_node_callback(node):
     return reference.lookup(node, Node, "node").callback
 
 
-TARGETS = ("any", "cpu", "openvx-nn")
-
-
 @status_entry
 def vxnn_set_node_target(node, target, target_string):
     n = reference.lookup(node, Node, "node")
-    if target == Target.VX_TARGET_ANY:
-        n.target = "any"
-        return
-    if target != Target.VX_TARGET_STRING:
-        raise VXError(Status.VX_ERROR_NOT_SUPPORTED, f"target {target:#x} is not supported", n)
-    if target_string == ffi.NULL:
-        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "target string is NULL", n)
-    name = ffi.string(target_string).decode(errors="replace").lower()
-    if name not in TARGETS:
-        raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
-                      f"target '{name}' is not supported (known: {', '.join(TARGETS)})", n)
-    n.target = name
+    n.target = target_name(target, target_string, n)
 
 
 # -- kernels and parameters -------------------------------------------------------

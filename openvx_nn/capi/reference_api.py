@@ -182,21 +182,26 @@ def vxnn_directive(handle, directive):
 TARGET_NAMES = ("any", "cpu", "openvx-nn")
 
 
-@status_entry
-def vxnn_set_immediate_target(handle, target, target_string):
-    ctx = reference.lookup(handle, Context, "context")
+def target_name(target: int, target_string, ref: reference.Reference) -> str:
+    """The library target an application names: VX_TARGET_ANY, or VX_TARGET_STRING
+    with one of TARGET_NAMES (case-insensitive).  Shared by context and node targets."""
     if target == Target.VX_TARGET_ANY:
-        ctx.immediate_target = "any"
-        return
+        return "any"
     if target != Target.VX_TARGET_STRING:
-        raise VXError(Status.VX_ERROR_NOT_SUPPORTED, f"target {target:#x} is not supported", ctx)
+        raise VXError(Status.VX_ERROR_NOT_SUPPORTED, f"target {target:#x} is not supported", ref)
     if target_string == ffi.NULL:
-        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "target string is NULL", ctx)
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "target string is NULL", ref)
     name = c_text(target_string)
     if name.lower() not in TARGET_NAMES:
         raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
-                      f"target '{name}' is not supported (known: {', '.join(TARGET_NAMES)})", ctx)
-    ctx.immediate_target = name.lower()
+                      f"target '{name}' is not supported (known: {', '.join(TARGET_NAMES)})", ref)
+    return name.lower()
+
+
+@status_entry
+def vxnn_set_immediate_target(handle, target, target_string):
+    ctx = reference.lookup(handle, Context, "context")
+    ctx.immediate_target = target_name(target, target_string, ctx)
 
 
 @void_entry
