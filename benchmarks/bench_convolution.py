@@ -14,7 +14,8 @@ weight packing, im2col, the product and exact requantization into the
 output tensor.
 
 Usage: python benchmarks/bench_convolution.py [--repeat N] [--smoke]
-``--smoke`` runs one tiny shape once and checks ours against the reference.
+``--smoke`` runs two tiny shapes once (small enough for the direct route,
+and large enough for the GEMM route) and checks ours against the reference.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ ALEXNET = [
     ("conv2 5x5", 27, 96, 256, 5, 2, 1),
     ("conv3 3x3", 13, 256, 384, 3, 1, 1),
 ]
-SMOKE = [("smoke 3x3", 9, 4, 5, 3, 1, 2)]
+SMOKE = [("smoke 3x3/2", 9, 4, 5, 3, 1, 2), ("smoke 3x3", 16, 16, 16, 3, 1, 1)]  # direct and GEMM routes
 # (name, dtype, fixed point position, low, high) of the random raw values
 FORMATS = [("U8", np.uint8, 0, 0, 256), ("Q7.8", np.int16, 8, -32768, 32768)]
 
@@ -100,7 +101,7 @@ def run(shapes, repeat: int, check: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=21, help="timed runs per case (median reported)")
-    parser.add_argument("--smoke", action="store_true", help="one tiny shape, once, checked (for CI)")
+    parser.add_argument("--smoke", action="store_true", help="two tiny shapes, once, checked (for CI)")
     args = parser.parse_args()
     if args.smoke:
         run(SMOKE, 1, check=True)

@@ -38,10 +38,12 @@ sum never holds -0.0, but would turn an infinite weight into NaN).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-from numba import prange
+from numba import prange, types
 
 from . import jit
 from .fixed_point import int_range, requantize
@@ -52,8 +54,8 @@ from .layout import detach
 FLOAT_EXACT = 1 << 53  # integers up to here are exact in float64
 INT_LIMIT = 1 << 62  # the domain of fixed_point.requantize
 # Below this many multiply-adds the direct loops beat im2col + BLAS (and the thread pool is not woken).
-GEMM_WORK = 1 << 17
-PARALLEL_WORK = 1 << 15
+GEMM_WORK = 1 << 16
+PARALLEL_WORK = 1 << 20
 METHODS = (None, "gemm", "direct")
 
 
@@ -194,28 +196,32 @@ def _tap_major(w: np.ndarray, dtype) -> np.ndarray:
     return wt
 
 
+@functools.cache
+def _compiled_direct(integer: bool, parallel: bool, x_dtype: np.dtype, bias_dtype: np.dtype, out_dtype: np.dtype):
+    """The direct kernel for these dtypes (arrays 6-D/3-D of any layout, packed weights C-ordered)."""
+    arrays = (types.Array(numba.from_dtype(x_dtype), 6, "A", readonly=True),
+              types.Array(types.int64 if integer else types.float64, 2, "C", readonly=True),
+              types.Array(numba.from_dtype(bias_dtype), 3, "A", readonly=True),
+              types.Array(numba.from_dtype(out_dtype), 6, "A"))
+    if integer:
+        return jit.entry(_DIRECT["int", parallel], *arrays, *(jit.INT,) * 11, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    return jit.entry(_DIRECT["float", parallel], *arrays, *(jit.INT,) * 8)
+
+
 def _direct(x6, w, bias3, out6, window: Window, arithmetic: Arithmetic, steps: Plan | None) -> None:
     kx, ky = w.shape[0], w.shape[1]
     work = out6.size * kx * ky * w.shape[2]
     lines = out6.size // (out6.shape[0] * out6.shape[2])
     wanted = lines > 1 and work >= PARALLEL_WORK
-    head = (jit.array_in(x6), None, jit.array_in(bias3), jit.array_out(out6), *(jit.INT,) * 8)
     geometry = window.as_tuple()
+    integer = steps is not None
+    wt = _tap_major(w, np.int64 if integer else np.float64)
     with jit.thread_pool() as pool:
-        parallel = bool(wanted and pool)
-        if steps is None:
-            wt = _tap_major(w, np.float64)
-            types = list(head)
-            types[1] = jit.array_in(wt, "C")
-            function = jit.entry(_DIRECT["float", parallel], *types)
+        function = _compiled_direct(integer, bool(wanted and pool), x6.dtype, bias3.dtype, out6.dtype)
+        if not integer:
             function(x6, wt, bias3, out6, kx, ky, *geometry)
             return
-        wt = _tap_major(w, np.int64)
-        types = list(head)
-        types[1] = jit.array_in(wt, "C")
         lo, hi = int_range(out6.dtype)
-        function = jit.entry(_DIRECT["int", parallel], *types, jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL,
-                             jit.INT, jit.INT)
         function(x6, wt, bias3, out6, kx, ky, *geometry, steps.sum_shift, steps.bias_shift, steps.shift,
                  bool(arithmetic.nearest_even), bool(arithmetic.saturate), lo, hi)
 

@@ -292,8 +292,8 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
                     part = _result("part", k_out, n_rows, channels_major)
                     blas_product.multiply(block, cols, part, channels_major)
                     res += part
-            finish[channels_major](res, bias_k, bias_at, out_flat, g0 * positions + r0, positions,
-                                                   sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
+            finish[channels_major](res, bias_k, bias_at, out_flat, g0 * positions + r0, positions, sum_shift,
+                                   bias_shift, shift, nearest_even, saturate, lo, hi)
     if not direct_out:
         out6[...] = out_flat.reshape(out6.shape, order="F")
 

@@ -6,6 +6,7 @@ reference reproduces exactly.
 """
 from __future__ import annotations
 
+import concurrent.futures
 from fractions import Fraction
 
 import numpy as np
@@ -288,6 +289,30 @@ def test_larger_layer_picks_its_route_and_threads_and_stays_exact(fmt, monkeypat
         convolution(x, w, bias, again, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
                     fpp_b=fmt.fpp, fpp_out=fmt.fpp)
     assert_bits_equal(again, out)
+
+
+def test_concurrent_calls_from_two_threads_stay_exact():
+    # Scratch buffers are per thread; the packed-weight cache and the order chooser are shared.
+    rng = np.random.default_rng(50)
+    cases = []
+    for i in range(8):
+        fmt = [Q78, U8][i % 2]
+        x = np.asfortranarray(random_values(rng, fmt, (10 + i % 3, 9, 6)))
+        w = np.asfortranarray(random_values(rng, fmt, (3, 3, 6, 7)))
+        cases.append((fmt, x, w, reference_convolution(x, w, None, (x.shape[0], 9, 7), (1, 1), (1, 1), (0, 0), fmt,
+                                                      (fmt.fpp,) * 4)))
+
+    def run(case):
+        fmt, x, w, _ = case
+        out = np.zeros((x.shape[0], 9, 7), fmt.dtype, order="F")
+        for _ in range(5):
+            convolution(x, w, None, out, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
+                        fpp_out=fmt.fpp, method="gemm")
+        return out
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for case, out in zip(cases, pool.map(run, cases)):
+            assert_bits_equal(out, case[3])
 
 
 def test_output_overlapping_the_input_reads_the_input_first():

@@ -176,6 +176,34 @@ def test_float32_inserted_zeros_never_meet_an_infinite_weight():
     assert out[:, 0, 0].tolist() == [1.0, np.inf, 2.0, np.inf]  # p' = 1: U = [0, 1, 0, 2, 0]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_float32_cancellations_follow_the_documented_order(seed):
+    # Huge values that cancel next to small ones: any other summation order shows in the result.
+    rng = np.random.default_rng([53, seed])
+    g = random_geometry(rng)
+    pool = np.array([2.0 ** 60, -(2.0 ** 60), 2.0 ** 36, -(2.0 ** 36), 1.0, -1.0, 0.75, 3.0], np.float32)
+    x = placed(rng, rng.choice(pool, g["x_shape"]))
+    w = placed(rng, rng.choice(np.array([1.0, -1.0, 0.5, 2.0], np.float32), g["w_shape"]))
+    bias = None if seed % 2 else placed(rng, rng.choice(pool, (g["w_shape"][3],)))
+    expected = reference_deconvolution(x, w, bias, g["pad"], g["upscale"], g["extra"], F32, (0, 0, 0, 0))
+    for out in run_routes(x, w, bias, F32, g, True, True, (0, 0, 0, 0), rng):
+        assert_bits_equal(out, expected)
+
+
+def test_beyond_2_53_the_int64_route_keeps_every_bit():
+    # Upscale 1 and a 1x1 kernel: one output summing 2**23 + 2 products, all 2**30 but one that is 1. float64
+    # would round the sum to an even value; the int64 route keeps the low bits, which wrapping exposes.
+    taps = (1 << 23) + 2
+    x = np.full((1, 1, taps), -32768, np.int16)
+    w = np.full((1, 1, taps, 1), -32768, np.int16)
+    x[0, 0, 7], w[0, 0, 7, 0] = 1, 1
+    out = np.zeros((1, 1, 1), np.int16)
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        deconvolution(x, w, None, out, 0, 0, 1, 1, 0, 0, False, True, method="gemm")
+    deconvolution(x, w, None, out, 0, 0, 1, 1, 0, 0, False, True)
+    assert out[0, 0, 0] == 1
+
+
 def test_refuses_beyond_the_int64_accumulator():
     # Each output of upscale 1 meets all KX*KY*C taps: 2**17 int16 taps with a Q0.15 bias reach 2**62.
     x = np.zeros((1, 1, 1 << 17), np.int16)
