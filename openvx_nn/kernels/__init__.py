@@ -9,6 +9,8 @@ is the graph engine's job, and so is validation. The arithmetic contract is
 """
 from .activation import activation
 from .convert_depth import convert_depth
+from .convolution import convolution
+from .deconvolution import deconvolution
 from .elementwise import add, multiply, subtract
 from .fully_connected import fully_connected
 from .lookup import table_lookup
@@ -19,5 +21,5 @@ from .roi_pooling import roi_pooling
 from .softmax import softmax
 from .transpose import copy, transpose
 
-__all__ = ["activation", "add", "convert_depth", "copy", "fully_connected", "local_response_normalization",
+__all__ = ["activation", "add", "convert_depth", "convolution", "copy", "deconvolution", "fully_connected", "local_response_normalization",
            "matrix_multiply", "multiply", "pooling", "roi_pooling", "softmax", "subtract", "table_lookup", "transpose"]
