@@ -45,7 +45,7 @@ from numba import prange
 from . import jit
 from .fixed_point import float32_value
 from .jit import kernel
-from .layout import detach, loop_views
+from .layout import detach, loop_views, row_index
 from .quantize import check_pair, plan, quantize
 
 FUNCTIONS = ("logistic", "tanh", "relu", "brelu", "softrelu", "abs", "square", "sqrt", "linear")
@@ -84,14 +84,7 @@ def _evaluate(x, out, code, a, b, in_unit, scale, lo, hi, to_int):
     n0, n1, n2, n3, n4, n5 = out.shape
     rows = n0 * n1 * n2 * n3 * n4
     for t in prange(rows):
-        i4 = t % n4
-        r = t // n4
-        i3 = r % n3
-        r //= n3
-        i2 = r % n2
-        r //= n2
-        i1 = r % n1
-        i0 = r // n1
+        i0, i1, i2, i3, i4 = row_index(t, n1, n2, n3, n4)
         for i5 in range(n5):
             v = np.float64(x[i0, i1, i2, i3, i4, i5]) / in_unit
             out[i0, i1, i2, i3, i4, i5] = quantize(formula(code, v, a, b), scale, lo, hi, to_int)
@@ -101,14 +94,7 @@ def _gather(x, table, offset, out):
     n0, n1, n2, n3, n4, n5 = out.shape
     rows = n0 * n1 * n2 * n3 * n4
     for t in prange(rows):
-        i4 = t % n4
-        r = t // n4
-        i3 = r % n3
-        r //= n3
-        i2 = r % n2
-        r //= n2
-        i1 = r % n1
-        i0 = r // n1
+        i0, i1, i2, i3, i4 = row_index(t, n1, n2, n3, n4)
         for i5 in range(n5):
             out[i0, i1, i2, i3, i4, i5] = table[np.int64(x[i0, i1, i2, i3, i4, i5]) + offset]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .jit import kernel
+
 RANK = 6
 
 
@@ -58,3 +60,18 @@ def detach(out: np.ndarray, x: np.ndarray, same_ok: bool = False) -> np.ndarray:
     if same_ok and same_view(out, np.broadcast_to(x, out.shape)) and x.shape == out.shape:
         return x
     return x.copy()
+
+
+@kernel
+def row_index(t, n1, n2, n3, n4):
+    """Indices (i0..i4) of row ``t`` of a 6-D loop whose innermost axis 5 is
+    walked by the caller: how parallel kernels split rows across threads."""
+    i4 = t % n4
+    r = t // n4
+    i3 = r % n3
+    r //= n3
+    i2 = r % n2
+    r //= n2
+    i1 = r % n1
+    return r // n1, i1, i2, i3, i4
+

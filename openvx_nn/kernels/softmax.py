@@ -24,7 +24,7 @@ from numba import prange
 
 from . import jit
 from .jit import kernel
-from .layout import detach
+from .layout import detach, row_index
 from .quantize import check_pair, plan, quantize
 
 # Below this many elements the serial kernel wins over waking the thread pool.
@@ -39,14 +39,7 @@ def _softmax(x, out, blocks, in_unit, scale, lo, hi, to_int):
     for block in prange(blocks):
         e = np.empty(n, np.float64)
         for t in range(block * rows // blocks, (block + 1) * rows // blocks):
-            i4 = t % n4
-            r = t // n4
-            i3 = r % n3
-            r //= n3
-            i2 = r % n2
-            r //= n2
-            i1 = r % n1
-            i0 = r // n1
+            i0, i1, i2, i3, i4 = row_index(t, n1, n2, n3, n4)
             m = np.float64(x[i0, i1, i2, i3, i4, 0]) / in_unit
             for k in range(1, n):
                 v = np.float64(x[i0, i1, i2, i3, i4, k]) / in_unit
