@@ -387,3 +387,472 @@ TEST_WITH_ARG(nn, fully_connected, nn_arg, gen_fc)
         VX_CALL(vxReleaseTensor(&tb));
     VX_CALL(vxReleaseTensor(&tout));
 }
+
+/* ---- pooling ---------------------------------------------------------------------------- */
+typedef struct {
+    const ct_format *fmt;
+    vx_enum type, ds;
+    int variant;
+} pool_arg;
+
+static void gen_pool(void)
+{
+    int f, t, d, v;
+    char name[64];
+    for (f = 0; f < 3; f++)
+        for (t = 0; t < 2; t++)
+            for (d = 0; d < 2; d++)
+                for (v = 0; v < 10; v++) {
+                    pool_arg a;
+                    a.fmt = CT_NN_FORMATS[f];
+                    a.type = t ? VX_NN_POOLING_AVG : VX_NN_POOLING_MAX;
+                    a.ds = d ? VX_NN_DS_SIZE_ROUNDING_CEILING : VX_NN_DS_SIZE_ROUNDING_FLOOR;
+                    a.variant = v;
+                    snprintf(name, sizeof name, "%s/%s/%s/%d", a.fmt->name, t ? "AVG" : "MAX", d ? "CEIL" : "FLOOR", v);
+                    ct_emit(name, &a);
+                }
+}
+
+TEST_WITH_ARG(nn, pooling, pool_arg, gen_pool)
+{
+    const ct_format *f = arg->fmt;
+    int ceiling = arg->ds == VX_NN_DS_SIZE_ROUNDING_CEILING, is_max = arg->type == VX_NN_POOLING_MAX;
+    int batched = arg->variant % 3 == 2;
+    vx_size kx = ct_rand_range(1, 3), ky = ct_rand_range(1, 3);
+    vx_size px = ct_rand_range(0, (int)kx - 1), py = ct_rand_range(0, (int)ky - 1);
+    vx_size w_in = kx + ct_rand_range(0, 5), h_in = ky + ct_rand_range(0, 5);
+    vx_size planes = ct_rand_range(1, 3), nb = batched ? 2 : 1;
+    int64_t ow = out_size(w_in, px, kx, ct_rand_range(1, 3), ceiling);
+    int64_t oh = out_size(h_in, py, ky, ct_rand_range(1, 3), ceiling);
+    int64_t sx = infer_stride(w_in, px, kx, ow, ceiling), sy = infer_stride(h_in, py, ky, oh, ceiling);
+    vx_size in_dims[4], out_dims[4];
+    int64_t *x, *expected, *actual;
+    size_t n_in, n_out, p, ox, oy;
+    vx_tensor tin, tout;
+    vx_graph graph;
+    vx_node node;
+
+    in_dims[0] = w_in; in_dims[1] = h_in; in_dims[2] = planes; in_dims[3] = nb;
+    out_dims[0] = ow; out_dims[1] = oh; out_dims[2] = planes; out_dims[3] = nb;
+    n_in = ct_count(4, in_dims); n_out = ct_count(4, out_dims);
+    x = ct_alloc(n_in); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
+    ct_fill_format(x, n_in, f->type);
+    for (p = 0; p < planes * nb; p++)
+        for (oy = 0; oy < (size_t)oh; oy++)
+            for (ox = 0; ox < (size_t)ow; ox++) {
+                int64_t x0 = (int64_t)ox * sx - (int64_t)px, y0 = (int64_t)oy * sy - (int64_t)py;
+                int64_t best = 0, sum = 0, xi, yi;
+                int any = 0;
+                for (yi = y0; yi < y0 + (int64_t)ky; yi++)
+                    for (xi = x0; xi < x0 + (int64_t)kx; xi++) {
+                        int64_t val;
+                        if (xi < 0 || yi < 0 || xi >= (int64_t)w_in || yi >= (int64_t)h_in)
+                            continue;
+                        val = x[xi + w_in * (yi + h_in * p)];
+                        if (!any || val > best)
+                            best = val;
+                        any = 1;
+                        sum += val;
+                    }
+                expected[ox + ow * (oy + oh * p)] = is_max ? best : ct_round_div(sum, (int64_t)(kx * ky), 1);
+            }
+    tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
+    tout = ct_tensor(context, batched ? 4 : 3, out_dims, f);
+    ct_write(tin, x);
+    graph = vxCreateGraph(context);
+    ASSERT_VX_OBJECT(graph);
+    node = vxPoolingLayer(graph, tin, arg->type, kx, ky, px, py, arg->ds, tout);
+    ASSERT_VX_OBJECT(node);
+    process(graph);
+    ct_read(tout, actual);
+    ASSERT_EQ_ARRAY("pooling output", expected, actual, n_out);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&tin));
+    VX_CALL(vxReleaseTensor(&tout));
+}
+
+/* ---- nonlinear layers: the output has its own fixed point position ------------------------ */
+typedef struct {
+    const ct_format *fmt;
+    int fpp_out;
+    vx_enum function; /* activation function or LRN type */
+    int size;         /* LRN size */
+    float a, b, c;
+    int variant;
+} nl_arg;
+
+static int out_fpp_choice(const ct_format *f, int which)
+{
+    if (f->type == VX_TYPE_UINT8)
+        return which ? 8 : 0;
+    if (f->type == VX_TYPE_INT8)
+        return which ? 7 : 0;
+    return which ? 12 : 8;
+}
+
+static void gen_softmax(void)
+{
+    int f, o, v;
+    char name[64];
+    for (f = 0; f < 3; f++)
+        for (o = 0; o < 2; o++)
+            for (v = 0; v < 8; v++) {
+                nl_arg a;
+                memset(&a, 0, sizeof a);
+                a.fmt = CT_NN_FORMATS[f];
+                a.fpp_out = out_fpp_choice(a.fmt, o);
+                a.variant = v;
+                snprintf(name, sizeof name, "%s/out_fpp%d/%d", a.fmt->name, a.fpp_out, v);
+                ct_emit(name, &a);
+            }
+}
+
+static double real_of(int64_t raw, int fpp) { return ldexp((double)raw, -fpp); }
+
+static vx_size random_dims(vx_size *dims, int rank, int max_extent)
+{
+    int i;
+    for (i = 0; i < rank; i++)
+        dims[i] = ct_rand_range(1, max_extent);
+    return ct_count(rank, dims);
+}
+
+TEST_WITH_ARG(nn, softmax, nl_arg, gen_softmax)
+{
+    const ct_format *f = arg->fmt;
+    ct_format fo = *f;
+    int rank = 1 + arg->variant % 4, axis = rank <= 2 ? 0 : 2;
+    vx_size dims[4];
+    size_t n = random_dims(dims, rank, 5), i, k, inner = 1, len, outer;
+    int64_t *x, *expected, *actual;
+    double *e;
+    vx_tensor tin, tout;
+    vx_graph graph;
+    vx_node node;
+
+    fo.fpp = arg->fpp_out;
+    if (dims[axis] == 1)
+        dims[axis] = 3, n = ct_count(rank, dims);
+    for (k = 0; k < (size_t)axis; k++)
+        inner *= dims[k];
+    len = dims[axis];
+    outer = n / (inner * len);
+    x = ct_alloc(n); expected = ct_alloc(n); actual = ct_alloc(n);
+    e = (double *)ct_alloc(len);
+    if (arg->variant >= 4)
+        ct_fill_format(x, n, f->type);
+    else
+        ct_fill(x, n, f->type == VX_TYPE_UINT8 ? 0 : -(4 << f->fpp), 4 << f->fpp);
+    for (k = 0; k < outer; k++)
+        for (i = 0; i < inner; i++) {
+            size_t base = i + k * inner * len, j;
+            double m = real_of(x[base], f->fpp), s = 0.0;
+            for (j = 1; j < len; j++)
+                if (real_of(x[base + j * inner], f->fpp) > m)
+                    m = real_of(x[base + j * inner], f->fpp);
+            for (j = 0; j < len; j++) {
+                e[j] = exp(real_of(x[base + j * inner], f->fpp) - m);
+                s += e[j];
+            }
+            for (j = 0; j < len; j++)
+                expected[base + j * inner] = ct_quantize(e[j] / s, fo.fpp, fo.type);
+        }
+    tin = ct_tensor(context, rank, dims, f);
+    tout = ct_tensor(context, rank, dims, &fo);
+    ct_write(tin, x);
+    graph = vxCreateGraph(context);
+    ASSERT_VX_OBJECT(graph);
+    node = vxSoftmaxLayer(graph, tin, tout);
+    ASSERT_VX_OBJECT(node);
+    process(graph);
+    ct_read(tout, actual);
+    ASSERT_EQ_ARRAY("softmax output", expected, actual, n);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&tin));
+    VX_CALL(vxReleaseTensor(&tout));
+}
+
+/* ---- activation --------------------------------------------------------------------------- */
+static const vx_enum activations[9] = {
+    VX_NN_ACTIVATION_LOGISTIC, VX_NN_ACTIVATION_HYPERBOLIC_TAN, VX_NN_ACTIVATION_RELU,
+    VX_NN_ACTIVATION_BRELU, VX_NN_ACTIVATION_SOFTRELU, VX_NN_ACTIVATION_ABS,
+    VX_NN_ACTIVATION_SQUARE, VX_NN_ACTIVATION_SQRT, VX_NN_ACTIVATION_LINEAR};
+static const char *const activation_names[9] = {"logistic", "tanh", "relu", "brelu", "softrelu",
+                                                "abs", "square", "sqrt", "linear"};
+
+static void gen_activation(void)
+{
+    static const float as[3] = {1.0f, 0.5f, 6.0f}, bs[3] = {1.0f, 2.0f, 0.25f};
+    int f, o, fn, p;
+    char name[80];
+    for (fn = 0; fn < 9; fn++)
+        for (f = 0; f < 3; f++)
+            for (o = 0; o < 2; o++)
+                for (p = 0; p < 3; p++) {
+                    nl_arg a;
+                    memset(&a, 0, sizeof a);
+                    a.fmt = CT_NN_FORMATS[f];
+                    a.fpp_out = out_fpp_choice(a.fmt, o);
+                    a.function = activations[fn];
+                    a.a = as[p];
+                    a.b = bs[p];
+                    a.variant = p;
+                    snprintf(name, sizeof name, "%s/%s/out_fpp%d/a%g_b%g", activation_names[fn], a.fmt->name,
+                             a.fpp_out, a.a, a.b);
+                    ct_emit(name, &a);
+                }
+}
+
+static double activation_value(vx_enum fn, double v, double a, double b)
+{
+    double r;
+    switch (fn) {
+    case VX_NN_ACTIVATION_LOGISTIC: return 1.0 / (1.0 + exp(-v));
+    case VX_NN_ACTIVATION_HYPERBOLIC_TAN: return a * tanh(b * v);
+    case VX_NN_ACTIVATION_RELU: return v <= 0.0 ? 0.0 : v;
+    case VX_NN_ACTIVATION_BRELU: r = v <= 0.0 ? 0.0 : v; return r > a ? a : r;
+    case VX_NN_ACTIVATION_SOFTRELU: return (v > 0.0 ? v : 0.0) + log1p(exp(-fabs(v)));
+    case VX_NN_ACTIVATION_ABS: return fabs(v);
+    case VX_NN_ACTIVATION_SQUARE: return v * v;
+    case VX_NN_ACTIVATION_SQRT: return sqrt(v);
+    default: return a * v + b;
+    }
+}
+
+TEST_WITH_ARG(nn, activation, nl_arg, gen_activation)
+{
+    const ct_format *f = arg->fmt;
+    ct_format fo = *f;
+    vx_size dims[3];
+    size_t n, i;
+    int64_t *x, *expected, *actual;
+    vx_tensor tin, tout;
+    vx_graph graph;
+    vx_node node;
+
+    fo.fpp = arg->fpp_out;
+    if (f->type == VX_TYPE_INT16) {
+        dims[0] = 32; dims[1] = 16; dims[2] = ct_rand_range(1, 3); /* random raw values and the extremes */
+    } else {
+        dims[0] = 16; dims[1] = 16; dims[2] = 1; /* every raw value */
+    }
+    n = ct_count(3, dims);
+    x = ct_alloc(n); expected = ct_alloc(n); actual = ct_alloc(n);
+    if (f->type == VX_TYPE_INT16) {
+        ct_fill_format(x, n, f->type);
+        for (i = 0; i < 64 && i < n; i++)
+            x[i] = i % 2 ? -32768 + (int64_t)(i * (i < 32 ? 1 : 97)) : 32767 - (int64_t)(i * (i < 32 ? 1 : 97));
+    } else {
+        for (i = 0; i < n; i++)
+            x[i] = ct_lo(f->type) + (int64_t)i;
+    }
+    for (i = 0; i < n; i++)
+        expected[i] = ct_quantize(activation_value(arg->function, real_of(x[i], f->fpp), (double)arg->a,
+                                                   (double)arg->b), fo.fpp, fo.type);
+    tin = ct_tensor(context, 3, dims, f);
+    tout = ct_tensor(context, 3, dims, &fo);
+    ct_write(tin, x);
+    graph = vxCreateGraph(context);
+    ASSERT_VX_OBJECT(graph);
+    node = vxActivationLayer(graph, tin, arg->function, arg->a, arg->b, tout);
+    ASSERT_VX_OBJECT(node);
+    process(graph);
+    ct_read(tout, actual);
+    ASSERT_EQ_ARRAY("activation output", expected, actual, n);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&tin));
+    VX_CALL(vxReleaseTensor(&tout));
+}
+
+/* ---- local response normalization --------------------------------------------------------- */
+static void gen_lrn(void)
+{
+    static const float alphas[2] = {1.0f, 0.0001f}, betas[2] = {0.75f, 0.5f}, biases[2] = {1.0f, 2.0f};
+    int f, t, s, o, p;
+    char name[96];
+    for (t = 0; t < 2; t++)
+        for (s = 0; s < 3; s++)
+            for (f = 0; f < 3; f++)
+                for (o = 0; o < 2; o++)
+                    for (p = 0; p < 2; p++) {
+                        nl_arg a;
+                        memset(&a, 0, sizeof a);
+                        a.fmt = CT_NN_FORMATS[f];
+                        a.fpp_out = out_fpp_choice(a.fmt, o);
+                        a.function = t ? VX_NN_NORMALIZATION_ACROSS_MAPS : VX_NN_NORMALIZATION_SAME_MAP;
+                        a.size = 3 + 2 * s;
+                        a.a = alphas[p]; a.b = betas[p]; a.c = biases[p];
+                        a.variant = p;
+                        snprintf(name, sizeof name, "%s/size%d/%s/out_fpp%d/%d", t ? "ACROSS" : "SAME", a.size,
+                                 a.fmt->name, a.fpp_out, p);
+                        ct_emit(name, &a);
+                    }
+}
+
+TEST_WITH_ARG(nn, lrn, nl_arg, gen_lrn)
+{
+    const ct_format *f = arg->fmt;
+    ct_format fo = *f;
+    int across = arg->function == VX_NN_NORMALIZATION_ACROSS_MAPS, h = arg->size / 2;
+    int rank = ct_rand_range(3, 4);
+    vx_size dims[4];
+    size_t n, idx;
+    int64_t W, H, C, *x, *expected, *actual;
+    int nwin = across ? arg->size : arg->size * arg->size;
+    vx_tensor tin, tout;
+    vx_graph graph;
+    vx_node node;
+
+    fo.fpp = arg->fpp_out;
+    dims[0] = ct_rand_range(1, 5); dims[1] = ct_rand_range(1, 5); dims[2] = ct_rand_range(1, 8);
+    dims[3] = rank == 4 ? 2 : 1;
+    W = dims[0]; H = dims[1]; C = dims[2];
+    n = ct_count(4, dims);
+    x = ct_alloc(n); expected = ct_alloc(n); actual = ct_alloc(n);
+    ct_fill_format(x, n, f->type);
+    for (idx = 0; idx < n; idx++) {
+        int64_t i = idx % W, y = (idx / W) % H, c = (idx / (W * H)) % C, b = idx / (W * H * C), k, j, ii;
+        double s = 0.0, d;
+        if (across) {
+            for (k = c - h; k <= c + h; k++)
+                if (k >= 0 && k < C) {
+                    double w = real_of(x[i + W * (y + H * (k + C * b))], f->fpp);
+                    s += w * w;
+                }
+        } else {
+            for (j = y - h; j <= y + h; j++)
+                for (ii = i - h; ii <= i + h; ii++)
+                    if (j >= 0 && j < H && ii >= 0 && ii < W) {
+                        double w = real_of(x[ii + W * (j + H * (c + C * b))], f->fpp);
+                        s += w * w;
+                    }
+        }
+        d = pow((double)arg->c + ((double)arg->a / nwin) * s, (double)arg->b);
+        expected[idx] = ct_quantize(real_of(x[idx], f->fpp) / d, fo.fpp, fo.type);
+    }
+    tin = ct_tensor(context, rank, dims, f);
+    tout = ct_tensor(context, rank, dims, &fo);
+    ct_write(tin, x);
+    graph = vxCreateGraph(context);
+    ASSERT_VX_OBJECT(graph);
+    node = vxLocalResponseNormalizationLayer(graph, tin, arg->function, arg->size, arg->a, arg->b, arg->c, tout);
+    ASSERT_VX_OBJECT(node);
+    process(graph);
+    ct_read(tout, actual);
+    ASSERT_EQ_ARRAY("LRN output", expected, actual, n);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&tin));
+    VX_CALL(vxReleaseTensor(&tout));
+}
+
+/* ---- ROI pooling -------------------------------------------------------------------------- */
+typedef struct {
+    const ct_format *fmt;
+    vx_enum roi_type;
+    int variant;
+} roi_arg;
+
+static void gen_roi(void)
+{
+    static const ct_format r_u8 = {"U8", VX_TYPE_UINT8, 0}, r_s8 = {"S8", VX_TYPE_INT8, 0},
+                           r_s16 = {"S16", VX_TYPE_INT16, 0}, r_s32 = {"S32", VX_TYPE_INT32, 0};
+    static const ct_format *const rois[4] = {&r_u8, &r_s8, &r_s16, &r_s32};
+    int f, r, v;
+    char name[64];
+    for (f = 0; f < 3; f++)
+        for (r = 0; r < 4; r++)
+            for (v = 0; v < 5; v++) {
+                roi_arg a;
+                a.fmt = CT_NN_FORMATS[f];
+                a.roi_type = rois[r]->type;
+                a.variant = v;
+                snprintf(name, sizeof name, "%s/rois_%s/%d", a.fmt->name, rois[r]->name, v);
+                ct_emit(name, &a);
+            }
+}
+
+static void roi_bin(int64_t start, int64_t stop, int64_t bins, int64_t i, int64_t extent, int64_t *lo, int64_t *hi)
+{
+    int64_t size = stop - start + 1;
+    if (size <= 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = start + (i * size) / bins;
+    *hi = start + ((i + 1) * size + bins - 1) / bins;
+    if (*lo < 0)
+        *lo = 0;
+    if (*hi > extent)
+        *hi = extent;
+}
+
+TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
+{
+    const ct_format *f = arg->fmt;
+    ct_format rf = {"roi", arg->roi_type, 0};
+    int batched = arg->variant % 2;
+    vx_size in_dims[4], roi_dims[3], out_dims[5];
+    int64_t W = ct_rand_range(2, 8), H = ct_rand_range(2, 8), C = ct_rand_range(1, 3), B = batched ? 2 : 1;
+    int64_t R = ct_rand_range(1, 3), PW = ct_rand_range(1, 3), PH = ct_rand_range(1, 3);
+    int64_t *x, *rois, *expected, *actual, b, r, c, ox, oy;
+    size_t n_in, n_out;
+    vx_tensor tin, troi, tout;
+    vx_graph graph;
+    vx_node node;
+    vx_nn_roi_pool_params_t params;
+
+    in_dims[0] = W; in_dims[1] = H; in_dims[2] = C; in_dims[3] = B;
+    roi_dims[0] = 4; roi_dims[1] = R; roi_dims[2] = B;
+    out_dims[0] = PW; out_dims[1] = PH; out_dims[2] = C; out_dims[3] = R; out_dims[4] = B;
+    n_in = ct_count(4, in_dims); n_out = ct_count(5, out_dims);
+    x = ct_alloc(n_in); rois = ct_alloc(4 * R * B); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
+    ct_fill_format(x, n_in, f->type);
+    for (b = 0; b < B; b++)
+        for (r = 0; r < R; r++) {
+            int64_t *q = rois + 4 * (r + R * b);
+            q[0] = ct_rand_range(0, (int)W - 1); q[2] = ct_rand_range((int)q[0], (int)W - 1);
+            q[1] = ct_rand_range(0, (int)H - 1); q[3] = ct_rand_range((int)q[1], (int)H - 1);
+        }
+    for (b = 0; b < B; b++)
+        for (r = 0; r < R; r++) {
+            const int64_t *q = rois + 4 * (r + R * b);
+            for (c = 0; c < C; c++)
+                for (oy = 0; oy < PH; oy++)
+                    for (ox = 0; ox < PW; ox++) {
+                        int64_t xl, xh, yl, yh, xi, yi, best = 0;
+                        int any = 0;
+                        roi_bin(q[0], q[2], PW, ox, W, &xl, &xh);
+                        roi_bin(q[1], q[3], PH, oy, H, &yl, &yh);
+                        for (yi = yl; yi < yh; yi++)
+                            for (xi = xl; xi < xh; xi++) {
+                                int64_t val = x[xi + W * (yi + H * (c + C * b))];
+                                if (!any || val > best)
+                                    best = val;
+                                any = 1;
+                            }
+                        expected[ox + PW * (oy + PH * (c + C * (r + R * b)))] = best;
+                    }
+        }
+    tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
+    troi = ct_tensor(context, batched ? 3 : 2, roi_dims, &rf);
+    tout = ct_tensor(context, batched ? 5 : 4, out_dims, f);
+    ct_write(tin, x);
+    ct_write(troi, rois);
+    params.pool_type = VX_NN_POOLING_MAX;
+    graph = vxCreateGraph(context);
+    ASSERT_VX_OBJECT(graph);
+    node = vxROIPoolingLayer(graph, tin, troi, &params, sizeof params, tout);
+    ASSERT_VX_OBJECT(node);
+    process(graph);
+    ct_read(tout, actual);
+    ASSERT_EQ_ARRAY("ROI pooling output", expected, actual, n_out);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&tin));
+    VX_CALL(vxReleaseTensor(&troi));
+    VX_CALL(vxReleaseTensor(&tout));
+}
