@@ -1,0 +1,18 @@
+"""Fixtures for the Pythonic API tests: a leak-checked ``Context``."""
+from __future__ import annotations
+
+import pytest
+
+from openvx_nn.api import Context
+
+
+@pytest.fixture
+def context():
+    """A Context whose VX_CONTEXT_REFERENCES must be back at its start value at the end."""
+    with Context() as ctx:
+        baseline = ctx.references
+        yield ctx
+        for obj in reversed(ctx._owned):
+            obj.close()
+        ctx._owned.clear()
+        assert ctx.references == baseline, f"leaked references: {ctx.references} live, {baseline} at start"
