@@ -35,6 +35,7 @@ class Tensor(Reference):
         super().__init__(handle)
         self.virtual = virtual
         self.parent = parent
+        self._views: list[Tensor] = []
         self._hint = (tuple(shape) if shape else None, None if dtype is None else np.dtype(dtype),
                       fixed_point_position)
 
@@ -111,7 +112,14 @@ class Tensor(Reference):
         full = tuple(dims) + (tuple(shape[len(dims):]) if shape else ())
         view = Tensor(handle, virtual=self.virtual, shape=full, dtype=self._hint[1],
                       fixed_point_position=self._hint[2], parent=self)
+        self._views.append(view)
         return view
+
+    def close(self) -> None:
+        """Release the tensor and the views made from it."""
+        while self._views:
+            self._views.pop().close()
+        super().close()
 
     def __repr__(self) -> str:
         if self.closed:
