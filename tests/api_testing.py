@@ -1,13 +1,12 @@
-"""Fixtures for the Pythonic API tests: a leak-checked ``Context``."""
+"""Shared by the Pythonic API tests: a leak-checked ``Context`` (each module wraps it in a fixture)."""
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
 
 from openvx_nn.api import Context
 
 
-@pytest.fixture
-def context():
+def leak_checked_context() -> Iterator[Context]:
     """A Context whose VX_CONTEXT_REFERENCES must be back at its start value at the end."""
     with Context() as ctx:
         baseline = ctx.references

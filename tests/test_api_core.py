@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from api_testing import context  # noqa: F401
+from api_testing import leak_checked_context
 
 from openvx_nn.api import (
     Context,
@@ -16,6 +16,11 @@ from openvx_nn.api import (
     dequantize,
     quantize,
 )
+
+
+@pytest.fixture
+def context():
+    yield from leak_checked_context()
 
 
 def test_context_reports_extensions_kernels_and_implementation(context):
@@ -88,9 +93,8 @@ def test_a_bad_fixed_point_position_raises_invalid_value(context):
 
 def test_bad_names_are_refused_before_reaching_the_library(context):
     x = context.tensor(np.zeros((4, 4, 1), np.int16))
-    with context.graph() as g:
-        with pytest.raises(ValueError, match="'sigmoid' is not one of"):
-            g.activation(x, "sigmoid")
+    with context.graph() as g, pytest.raises(ValueError, match="'sigmoid' is not one of"):
+        g.activation(x, "sigmoid")
     with pytest.raises(TypeError, match="float64"):
         context.tensor(np.zeros(3))
 

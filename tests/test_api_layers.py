@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from api_testing import context  # noqa: F401
+from api_testing import leak_checked_context
 from conv_reference import reference_convolution, reference_deconvolution
 from kernel_testing import F32, Q78, S8, U8, random_values
 from layer_references import fully_connected_ref, pooling_ref, roi_pooling_ref
@@ -13,15 +13,19 @@ from nonlinear_reference import reference_activation, reference_lrn, reference_s
 FORMATS = [Q78, S8, U8, F32]
 
 
+@pytest.fixture
+def context():
+    yield from leak_checked_context()
+
+
 def _small(values: np.ndarray, fmt, shift: int) -> np.ndarray:
     """Weights shrunk so that sums stay in range (integers) ."""
     return values if fmt.is_float else (values // (1 << shift)).astype(fmt.dtype)
 
 
-def _run(context, build, out_shape, fmt, out_fpp=None):
-    out = context.tensor(shape=out_shape, dtype=fmt.dtype,
-                         fixed_point_position=fmt.fpp if out_fpp is None else out_fpp)
-    with context.graph() as g:
+def _run(ctx, build, out_shape, fmt, out_fpp=None):
+    out = ctx.tensor(shape=out_shape, dtype=fmt.dtype, fixed_point_position=fmt.fpp if out_fpp is None else out_fpp)
+    with ctx.graph() as g:
         build(g, out)
         g.process()
     return out.numpy()
@@ -137,7 +141,7 @@ def test_a_chain_of_virtual_tensors_equals_the_chain_of_references(context):
     cb = random_values(rng, Q78, (4,))
     fw = (random_values(rng, Q78, (144, 10)) // 64).astype(np.int16)
     fb = random_values(rng, Q78, (10,))
-    t = {k: context.tensor(v, fixed_point_position=8) for k, v in dict(x=x, cw=cw, cb=cb, fw=fw, fb=fb).items()}
+    t = {k: context.tensor(v, fixed_point_position=8) for k, v in {"x": x, "cw": cw, "cb": cb, "fw": fw, "fb": fb}.items()}
     out = context.tensor(shape=(10,), dtype=np.int16, fixed_point_position=8)
     with context.graph() as g:
         h = g.max_pool(g.relu(g.convolution(t["x"], t["cw"], t["cb"], padding=1)))

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from api_testing import context  # noqa: F401
+from api_testing import leak_checked_context
 from kernel_testing import F32, Q78, S8, U8, random_values
 from vxhelp import empty, read, release, scalar, tensor
 
 FORMATS = [Q78, S8, U8, F32]
+
+
+@pytest.fixture
+def context():
+    yield from leak_checked_context()
 
 
 def _c_style(vx, fmt, inputs, out_shape, call, out_fmt=None):
@@ -24,10 +29,10 @@ def _c_style(vx, fmt, inputs, out_shape, call, out_fmt=None):
     return result
 
 
-def _api(context, fmt, inputs, build, out_fmt=None):
+def _api(ctx, fmt, inputs, build, out_fmt=None):
     out_fmt = out_fmt or fmt
-    ts = [context.tensor(a, fixed_point_position=fmt.fpp) for a in inputs]
-    with context.graph() as g:
+    ts = [ctx.tensor(a, fixed_point_position=fmt.fpp) for a in inputs]
+    with ctx.graph() as g:
         out = build(g, *ts)
         g.verify()
         assert not out.virtual

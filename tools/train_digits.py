@@ -79,7 +79,7 @@ def forward(params, x):
 
 
 def backward(params, cache, dlogits):
-    w1, b1, w2, b2, w3, b3 = params
+    w1, _, w2, _, w3, _ = params
     x, c1, cols1, m1, p1, c2, cols2, m2, p2, flat = cache
     dw3 = flat.T @ dlogits
     db3 = dlogits.sum(axis=0)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     labels = digits.target.astype(np.int64)
     rng = np.random.default_rng(SEED)
     order = rng.permutation(len(images))
-    n_test = int(round(len(images) * TEST_FRACTION))
+    n_test = round(len(images) * TEST_FRACTION)
     test, train_idx = order[:n_test], order[n_test:]
     x = images[:, None, :, :]  # NCHW
     params = train(x[train_idx], labels[train_idx], args.epochs, rng)
