@@ -1,0 +1,34 @@
+"""The Pythonic API: contexts, graphs and tensors over the same C API
+(libopenvx.so) that C programs use.
+
+>>> import numpy as np
+>>> from openvx_nn.api import Context, quantize
+>>> with Context() as ctx, ctx.graph() as g:
+...     x = ctx.tensor(quantize(np.ones((4, 4, 1)), np.int16, 8), fixed_point_position=8)
+...     y = g.relu(x, out=ctx.tensor(shape=(4, 4, 1), dtype=np.int16, fixed_point_position=8))
+...     g.process()
+...     int(y.numpy().sum())
+4096
+"""
+from .context import Context, KernelInfo
+from .errors import (
+    InvalidDimensionError,
+    InvalidFormatError,
+    InvalidParametersError,
+    InvalidReferenceError,
+    InvalidTypeError,
+    InvalidValueError,
+    NotSupportedError,
+    OptimizedAwayError,
+    VXError,
+)
+from .fixed_point import dequantize, quantize
+from .graph import Graph, Node
+from .lut import Lut
+from .tensor import Tensor
+
+__all__ = [
+    "Context", "Graph", "InvalidDimensionError", "InvalidFormatError", "InvalidParametersError",
+    "InvalidReferenceError", "InvalidTypeError", "InvalidValueError", "KernelInfo", "Lut", "Node",
+    "NotSupportedError", "OptimizedAwayError", "Tensor", "VXError", "dequantize", "quantize",
+]

@@ -1,0 +1,134 @@
+"""``Graph``: an OpenVX graph whose methods add nodes and return their outputs."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import vx
+from .layers import LayerMethods
+from .reference import Reference, call, create, ffi
+from .tensor import Tensor, create_virtual
+from .tensor_ops import TensorOpMethods
+
+if TYPE_CHECKING:
+    from .context import Context
+
+_SCALAR_CTYPES = {vx.VX_TYPE_FLOAT32: "vx_float32", vx.VX_TYPE_ENUM: "vx_enum", vx.VX_TYPE_SIZE: "vx_size"}
+_STATES = {vx.VX_GRAPH_STATE_UNVERIFIED: "unverified", vx.VX_GRAPH_STATE_VERIFIED: "verified",
+           vx.VX_GRAPH_STATE_RUNNING: "running", vx.VX_GRAPH_STATE_ABANDONED: "abandoned",
+           vx.VX_GRAPH_STATE_COMPLETED: "completed"}
+
+
+@dataclass
+class Node(Reference):
+    """A node of a graph: its kernel and the objects at its parameter indices."""
+
+    _handle: object
+    kernel: str
+    params: dict[int, Reference] = field(default_factory=dict)
+
+
+class Graph(Reference, LayerMethods, TensorOpMethods):
+    """A graph of a :class:`Context`.  Each layer or tensor operation method adds
+    one node and returns its output tensor: ``out`` when given, else a new
+    virtual tensor whose shape and format the API infers where it can (the
+    library fills the rest in at :meth:`verify`).
+
+    >>> with ctx.graph() as g:
+    ...     y = g.softmax(g.relu(x), out=ctx.tensor(shape=x.shape, dtype=x.dtype))
+    ...     g.process()
+    """
+
+    def __init__(self, handle, context: Context):
+        super().__init__(handle)
+        self.context = context
+        self.nodes: list[Node] = []
+        self._owned: list[Reference] = []
+
+    # -- building ------------------------------------------------------------------
+    def virtual(self, shape: Sequence[int] | None = None, dtype=None, fixed_point_position: int = 0) -> Tensor:
+        """A virtual tensor of this graph (shape/dtype None: left for verification)."""
+        tensor = create_virtual(self.handle, shape, dtype, fixed_point_position)
+        self._owned.append(tensor)
+        return tensor
+
+    def _output(self, out: Tensor | None, shape, like: Tensor | None, fpp: int | None = None,
+                dtype=None) -> Tensor:
+        if out is not None:
+            return out
+        _, in_dtype, in_fpp = like.known() if like is not None else (None, None, 0)
+        dtype = dtype if dtype is not None else in_dtype
+        if dtype is None:
+            return self.virtual(shape, None, 0)
+        if np.dtype(dtype).kind == "f":
+            fpp = 0
+        return self.virtual(shape, dtype, in_fpp if fpp is None else fpp)
+
+    def _scalar(self, data_type: int, value) -> Reference:
+        ctype = _SCALAR_CTYPES[data_type]
+        scalar = Reference(create("vxCreateScalar", self.context.handle, data_type, ffi.new(f"{ctype} *", value)))
+        self._owned.append(scalar)
+        return scalar
+
+    def _node(self, constructor: str, kernel: str, params: dict[int, Reference | None], *args) -> Node:
+        handle = create(constructor, self.handle, *args)
+        node = Node(handle, kernel, {i: p for i, p in params.items() if p is not None})
+        self.nodes.append(node)
+        return node
+
+    # -- running ----------------------------------------------------------------------
+    def verify(self) -> None:
+        """Check the graph and fill in its virtual tensors (raises ``VXError``)."""
+        call("vxVerifyGraph", self.handle)
+
+    def process(self) -> None:
+        """Run the graph once, verifying it first if needed."""
+        call("vxProcessGraph", self.handle)
+
+    def schedule(self) -> None:
+        """Start the graph in the background; :meth:`wait` for it."""
+        call("vxScheduleGraph", self.handle)
+
+    def wait(self) -> None:
+        call("vxWaitGraph", self.handle)
+
+    @property
+    def state(self) -> str:
+        """'unverified', 'verified', 'running', 'completed' or 'abandoned'."""
+        out = ffi.new("vx_enum *")
+        call("vxQueryGraph", self.handle, vx.VX_GRAPH_STATE, out, ffi.sizeof("vx_enum"))
+        return _STATES.get(out[0], str(out[0]))
+
+    # -- graph parameters ---------------------------------------------------------------
+    def add_parameter(self, tensor: Reference, node: Node | None = None) -> int:
+        """Make ``tensor``'s place in ``node`` (default: the first node that uses it)
+        a graph parameter; returns the parameter's index."""
+        for candidate in ([node] if node is not None else self.nodes):
+            for index, value in candidate.params.items():
+                if value is tensor:
+                    count = ffi.new("vx_uint32 *")
+                    call("vxQueryGraph", self.handle, vx.VX_GRAPH_NUMPARAMETERS, count, 4)
+                    parameter = create("vxGetParameterByIndex", candidate.handle, index)
+                    try:
+                        call("vxAddParameterToGraph", self.handle, parameter)
+                    finally:
+                        call("vxReleaseReference", ffi.new("vx_reference *", ffi.cast("vx_reference", parameter)))
+                    return int(count[0])
+        raise ValueError("the object is not a parameter of any node of this graph")
+
+    def set_parameter(self, index: int, value: Reference) -> None:
+        """Replace graph parameter ``index`` by ``value`` (e.g. the next batch's tensor)."""
+        call("vxSetGraphParameterByIndex", self.handle, index, value.ref)
+
+    def close(self) -> None:
+        """Release the nodes, the graph's virtual tensors and scalars, then the graph."""
+        if self.closed:
+            return
+        for obj in reversed(self.nodes + self._owned):
+            obj.close()
+        self.nodes.clear()
+        self._owned.clear()
+        super().close()

@@ -1,0 +1,120 @@
+"""The bridge to libopenvx.so: checked calls (status → exception with the
+library's log message) and the base class of every object wrapper."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import vx
+from .errors import error_for
+
+ffi = vx.ffi
+SUCCESS = vx.VX_SUCCESS
+
+
+class LogBook:
+    """The messages the library logs, kept so a failed call can quote its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[str] = []
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def add(self, text: str) -> None:
+        with self._lock:
+            self._entries.append(text)
+            if len(self._entries) > 1000:  # keep the tail; marks only ever look at recent entries
+                del self._entries[:500]
+
+    def since(self, mark: int) -> str:
+        with self._lock:
+            return "; ".join(self._entries[min(mark, len(self._entries)):])
+
+    def last(self) -> str:
+        with self._lock:
+            return self._entries[-1] if self._entries else ""
+
+
+LOG = LogBook()
+
+
+@ffi.callback("vx_log_callback_f")
+def _on_log(context, ref, status, text) -> None:
+    LOG.add(ffi.string(text).decode(errors="replace"))
+
+
+def register_log(context_handle) -> None:
+    vx.vxRegisterLogCallback(context_handle, _on_log, vx.vx_false_e)
+
+
+def unregister_log(context_handle) -> None:
+    vx.vxRegisterLogCallback(context_handle, ffi.NULL, vx.vx_false_e)
+
+
+def call(function: str, *args: Any) -> int:
+    """Call ``vx.<function>``; raise the matching ``VXError`` unless it returns VX_SUCCESS."""
+    mark = LOG.mark()
+    status = getattr(vx, function)(*args)
+    if status != SUCCESS:
+        raise error_for(status, function, LOG.since(mark))
+    return status
+
+
+def create(function: str, *args: Any):
+    """Call a ``vx*Create``-style function; raise unless the handle it returns is good."""
+    mark = LOG.mark()
+    handle = getattr(vx, function)(*args)
+    status = vx.vxGetStatus(ffi.cast("vx_reference", handle))
+    if status != SUCCESS:
+        raise error_for(status, function, LOG.since(mark))
+    return handle
+
+
+class Reference:
+    """An OpenVX object owned by Python: released by ``close()`` (or its owner's)."""
+
+    _c_type = "vx_reference"
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+
+    @property
+    def handle(self):
+        """The C handle (a cffi pointer) for use with :mod:`openvx_nn.vx`."""
+        if self._handle is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    @property
+    def ref(self):
+        return ffi.cast("vx_reference", self.handle)
+
+    @property
+    def name(self) -> str:
+        out = ffi.new("vx_char **")
+        call("vxQueryReference", self.ref, vx.VX_REFERENCE_NAME, out, ffi.sizeof("vx_char *"))
+        return ffi.string(out[0]).decode() if out[0] != ffi.NULL else ""
+
+    @name.setter
+    def name(self, value: str) -> None:
+        call("vxSetReferenceName", self.ref, value.encode())
+
+    def close(self) -> None:
+        """Release the object (idempotent)."""
+        if self._handle is not None:
+            holder = ffi.new("vx_reference *", ffi.cast("vx_reference", self._handle))
+            self._handle = None
+            call("vxReleaseReference", holder)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,89 @@
+"""The OpenVX 1.2 tensor operations as :class:`Graph` methods."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import vx
+from .formats import OVERFLOW, ROUNDING, choose
+from .reference import ffi
+
+if TYPE_CHECKING:
+    from .lut import Lut
+    from .tensor import Tensor
+
+
+class TensorOpMethods:
+    """add, subtract, multiply, table_lookup, transpose, convert_depth, matrix_multiply."""
+
+    def add(self, a: Tensor, b: Tensor, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
+        """vxTensorAddNode: ``a + b`` (``b`` broadcasts: each dim equal to ``a``'s or 1)."""
+        out = self._output(out, a.known()[0], a)
+        self._node("vxTensorAddNode", "tensor_add", {0: a, 1: b, 3: out}, a.handle, b.handle,
+                   choose(OVERFLOW, overflow, "overflow"), out.handle)
+        return out
+
+    def subtract(self, a: Tensor, b: Tensor, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
+        """vxTensorSubtractNode: ``a - b`` (``b`` broadcasts)."""
+        out = self._output(out, a.known()[0], a)
+        self._node("vxTensorSubtractNode", "tensor_subtract", {0: a, 1: b, 3: out}, a.handle, b.handle,
+                   choose(OVERFLOW, overflow, "overflow"), out.handle)
+        return out
+
+    def multiply(self, a: Tensor, b: Tensor, out: Tensor | None = None, *, scale: float = 1.0,
+                 overflow: str = "saturate", rounding: str = "nearest_even") -> Tensor:
+        """vxTensorMultiplyNode: ``a * b * scale`` (``b`` broadcasts)."""
+        out = self._output(out, a.known()[0], a)
+        s = self._scalar(vx.VX_TYPE_FLOAT32, scale)
+        self._node("vxTensorMultiplyNode", "tensor_multiply", {0: a, 1: b, 2: s, 5: out}, a.handle, b.handle,
+                   s.handle, choose(OVERFLOW, overflow, "overflow"), choose(ROUNDING, rounding, "rounding"),
+                   out.handle)
+        return out
+
+    def table_lookup(self, a: Tensor, lut: Lut, out: Tensor | None = None) -> Tensor:
+        """vxTensorTableLookupNode: each element replaced by its LUT entry."""
+        out = self._output(out, a.known()[0], a)
+        self._node("vxTensorTableLookupNode", "tensor_table_lookup", {0: a, 1: lut, 2: out},
+                   a.handle, lut.handle, out.handle)
+        return out
+
+    def transpose(self, a: Tensor, dim1: int = 0, dim2: int = 1, out: Tensor | None = None) -> Tensor:
+        """vxTensorTransposeNode: dims ``dim1`` and ``dim2`` swapped."""
+        shape = a.known()[0]
+        if shape:
+            dims = list(shape)
+            dims[dim1], dims[dim2] = dims[dim2], dims[dim1]
+            shape = tuple(dims)
+        out = self._output(out, shape, a)
+        self._node("vxTensorTransposeNode", "tensor_transpose", {0: a, 3: out}, a.handle, out.handle, dim1, dim2)
+        return out
+
+    def convert_depth(self, a: Tensor, dtype=None, out: Tensor | None = None, *, fixed_point_position: int = 0,
+                      norm: float = 1.0, offset: float = 0.0, overflow: str = "saturate") -> Tensor:
+        """vxTensorConvertDepthNode: ``(a - offset) / norm`` into ``dtype``
+        (or ``out``'s type; one of them must be given)."""
+        if out is None:
+            if dtype is None:
+                raise ValueError("convert_depth needs dtype= or out=")
+            out = self._output(None, a.known()[0], a, fixed_point_position, dtype=dtype)
+        n, o = self._scalar(vx.VX_TYPE_FLOAT32, norm), self._scalar(vx.VX_TYPE_FLOAT32, offset)
+        self._node("vxTensorConvertDepthNode", "tensor_convert_depth", {0: a, 2: n, 3: o, 4: out}, a.handle,
+                   choose(OVERFLOW, overflow, "overflow"), n.handle, o.handle, out.handle)
+        return out
+
+    def matrix_multiply(self, a: Tensor, b: Tensor, c: Tensor | None = None, out: Tensor | None = None, *,
+                        transpose_a: bool = False, transpose_b: bool = False,
+                        transpose_c: bool = False) -> Tensor:
+        """vxTensorMatrixMultiplyNode: ``a @ b + c`` on 2-D tensors of dims [columns, rows]."""
+        sa, sb = a.known()[0], b.known()[0]
+        shape = None
+        if sa and sb:
+            rows = sa[0] if transpose_a else sa[1]
+            cols = sb[1] if transpose_b else sb[0]
+            shape = (cols, rows)
+        out = self._output(out, shape, a)
+        params = ffi.new("vx_tensor_matrix_multiply_params_t *", {
+            "transpose_input1": int(transpose_a), "transpose_input2": int(transpose_b),
+            "transpose_input3": int(transpose_c)})
+        self._node("vxTensorMatrixMultiplyNode", "tensor_matrix_multiply", {0: a, 1: b, 2: c, 4: out}, a.handle,
+                   b.handle, ffi.NULL if c is None else c.handle, params, out.handle)
+        return out

@@ -1,0 +1,45 @@
+"""The openvx-nn command line, run as a user would (subprocesses)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from openvx_nn import __version__, config
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "openvx_nn", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_info_prints_version_extensions_and_every_kernel():
+    result = _run("info")
+    assert result.returncode == 0, result.stderr
+    assert f"openvx-nn {__version__}" in result.stdout and "KHR_NN_16" in result.stdout
+    assert "kernels (15):" in result.stdout
+    for name in ("org.khronos.nn_extension.convolution_layer", "org.khronos.openvx.tensor_matrix_multiply",
+                 "org.khronos.nn_extension.roi_pooling_layer"):
+        assert name in result.stdout
+
+
+def test_config_prints_the_same_flags_as_the_config_module():
+    result = _run("config", "--cflags", "--libs")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{config.cflags()} {config.libs()}"
+
+
+def test_demo_with_a_limit_prints_the_accuracy_table():
+    result = _run("demo", "--limit", "64")
+    assert result.returncode == 0, result.stderr
+    assert "| Q7.8 |" in result.stdout and "| F32 |" in result.stdout and "images/s" in result.stdout
+
+
+def test_bench_smoke_runs_the_source_tree_benchmark():
+    result = _run("bench", "--smoke", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "yes" in result.stdout
+
+
+def test_an_unknown_command_fails_with_usage():
+    result = _run("frobnicate")
+    assert result.returncode == 2 and "usage: openvx-nn" in result.stderr
