@@ -80,6 +80,6 @@ def test_broken_rounding_is_caught(suite):
     failed = int(re.fullmatch(r"\d+ passed, (\d+) failed", summary).group(1))
     assert failed > 0
     line = re.search(r"^FAILED (nn\.convolution/Q78/\S+): .*: first difference at element (\d+) of \d+: "
-                     r"expected (-?\d+), got (-?\d+)$", result.stdout, re.M)
+                     r"expected (-?\d+), got (-?\d+)$", result.stdout, re.MULTILINE)
     assert line, result.stdout[-3000:]
     assert line.group(3) != line.group(4)
