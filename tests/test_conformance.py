@@ -83,3 +83,40 @@ def test_broken_rounding_is_caught(suite):
                      r"expected (-?\d+), got (-?\d+)$", result.stdout, re.MULTILINE)
     assert line, result.stdout[-3000:]
     assert line.group(3) != line.group(4)
+
+
+BROKEN_KERNEL = '''
+"""Loaded by the embedded interpreter of the conformance run (PYTHONPATH): it
+swaps the registered convolution kernel for one that rounds the other way."""
+import dataclasses
+
+from openvx_nn.core import kernels
+from openvx_nn.core.enums import NNKernel
+
+kernels._ensure_loaded()
+_good = kernels._BY_ENUM[NNKernel.VX_KERNEL_CONVOLUTION_LAYER]
+
+
+def _flipped(params, state):
+    _good.execute(params, {**state, "nearest": not state["nearest"]})
+
+
+_bad = dataclasses.replace(_good, execute=_flipped)
+kernels._BY_ENUM[_bad.enum] = kernels._BY_NAME[_bad.name] = _bad
+'''
+
+
+def test_a_broken_library_kernel_fails_the_suite(suite, tmp_path):
+    """The library itself, not the references, is broken here: its convolution
+    kernel is replaced (through a sitecustomize module the embedded Python
+    imports) by one with the rounding policy flipped."""
+    (tmp_path / "sitecustomize.py").write_text(BROKEN_KERNEL)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    result = run(suite, "--seed=7", "--filter=nn.convolution/Q78/*", env={"PYTHONPATH": path})
+    assert result.returncode != 0, result.stdout[-2000:]
+    line = re.search(r"^FAILED (nn\.convolution/Q78/\S+): .*: first difference at element (\d+) of \d+: "
+                     r"expected (-?\d+), got (-?\d+)$", result.stdout, re.MULTILINE)
+    assert line, result.stdout[-3000:]
+    assert abs(int(line.group(3)) - int(line.group(4))) == 1   # one rounding step off
+    clean = run(suite, "--seed=7", "--filter=nn.convolution/Q78/*")
+    assert clean.returncode == 0, clean.stdout[-2000:]
