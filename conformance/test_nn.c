@@ -46,41 +46,35 @@ static void gen_conv(void) { emit_policies(14); }
 static void gen_deconv(void) { emit_policies(10); }
 static void gen_fc(void) { emit_policies(10); }
 
-/* value ranges: `small` keeps sums mostly inside the type, otherwise the whole range */
-static void fill_data(int64_t *x, size_t n, const ct_format *f, int small)
+/* value ranges: `small` keeps sums mostly inside the type, otherwise the whole range.
+ * Each row gives the small range for UINT8, INT8 and INT16. */
+typedef struct { int64_t lo, hi; } fill_range;
+static const fill_range DATA_RANGES[3] = {{0, 7}, {-8, 7}, {-512, 511}};
+static const fill_range WEIGHT_RANGES[3] = {{0, 2}, {-2, 2}, {-256, 256}};
+static const fill_range BIAS_RANGES[3] = {{0, 20}, {-20, 20}, {-2048, 2048}};
+
+static void fill_values(int64_t *x, size_t n, const ct_format *f, int small, const fill_range ranges[3])
 {
+    int row = f->type == VX_TYPE_UINT8 ? 0 : f->type == VX_TYPE_INT8 ? 1 : 2;
     if (!small)
         ct_fill_format(x, n, f->type);
-    else if (f->type == VX_TYPE_UINT8)
-        ct_fill(x, n, 0, 7);
-    else if (f->type == VX_TYPE_INT8)
-        ct_fill(x, n, -8, 7);
     else
-        ct_fill(x, n, -512, 511);
+        ct_fill(x, n, ranges[row].lo, ranges[row].hi);
+}
+
+static void fill_data(int64_t *x, size_t n, const ct_format *f, int small)
+{
+    fill_values(x, n, f, small, DATA_RANGES);
 }
 
 static void fill_weights(int64_t *w, size_t n, const ct_format *f, int small)
 {
-    if (!small)
-        ct_fill_format(w, n, f->type);
-    else if (f->type == VX_TYPE_UINT8)
-        ct_fill(w, n, 0, 2);
-    else if (f->type == VX_TYPE_INT8)
-        ct_fill(w, n, -2, 2);
-    else
-        ct_fill(w, n, -256, 256);
+    fill_values(w, n, f, small, WEIGHT_RANGES);
 }
 
 static void fill_bias(int64_t *b, size_t n, const ct_format *f, int small)
 {
-    if (!small)
-        ct_fill_format(b, n, f->type);
-    else if (f->type == VX_TYPE_UINT8)
-        ct_fill(b, n, 0, 20);
-    else if (f->type == VX_TYPE_INT8)
-        ct_fill(b, n, -20, 20);
-    else
-        ct_fill(b, n, -2048, 2048);
+    fill_values(b, n, f, small, BIAS_RANGES);
 }
 
 /* the exact sum (at fpp_sum) plus a bias (at fpp_b), one rounding to fpp_out, the overflow policy */
