@@ -105,10 +105,21 @@ static int64_t infer_stride(int64_t extent, int64_t pad, int64_t k_eff, int64_t 
     FAIL("no stride reproduces %lld", (long long)out);
 }
 
-static void process(vx_graph graph)
+/* Verify and run a layer's one-node graph, compare its output with the reference,
+ * then release the node, the graph and the layer's tensors (NULL entries skipped). */
+static void check_layer(const char *what, vx_graph graph, vx_node node, vx_tensor out,
+                        const int64_t *expected, int64_t *actual, size_t n, vx_tensor *tensors, size_t count)
 {
+    size_t i;
     VX_CALL(vxVerifyGraph(graph));
     VX_CALL(vxProcessGraph(graph));
+    ct_read(out, actual);
+    ASSERT_EQ_ARRAY(what, expected, actual, n);
+    VX_CALL(vxReleaseNode(&node));
+    VX_CALL(vxReleaseGraph(&graph));
+    for (i = 0; i < count; i++)
+        if (tensors[i])
+            VX_CALL(vxReleaseTensor(&tensors[i]));
 }
 
 /* ---- convolution ---------------------------------------------------------------------- */
@@ -206,16 +217,11 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     ASSERT_VX_OBJECT(graph);
     node = vxConvolutionLayer(graph, tin, tw, tb, &params, sizeof params, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("convolution output", expected, actual, n_out);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tw));
-    if (tb)
-        VX_CALL(vxReleaseTensor(&tb));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tw, tb, tout};
+        check_layer("convolution output", graph, node, tout, expected, actual, n_out, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- deconvolution -------------------------------------------------------------------- */
@@ -298,16 +304,11 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
     ASSERT_VX_OBJECT(graph);
     node = vxDeconvolutionLayer(graph, tin, tw, tb, &params, sizeof params, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("deconvolution output", expected, actual, n_out);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tw));
-    if (tb)
-        VX_CALL(vxReleaseTensor(&tb));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tw, tb, tout};
+        check_layer("deconvolution output", graph, node, tout, expected, actual, n_out, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- fully connected ------------------------------------------------------------------ */
@@ -370,16 +371,11 @@ TEST_WITH_ARG(nn, fully_connected, nn_arg, gen_fc)
     ASSERT_VX_OBJECT(graph);
     node = vxFullyConnectedLayer(graph, tin, tw, tb, arg->overflow, arg->rounding, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("fully connected output", expected, actual, ofm * nb);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tw));
-    if (tb)
-        VX_CALL(vxReleaseTensor(&tb));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tw, tb, tout};
+        check_layer("fully connected output", graph, node, tout, expected, actual, ofm * nb, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- pooling ---------------------------------------------------------------------------- */
@@ -457,13 +453,11 @@ TEST_WITH_ARG(nn, pooling, pool_arg, gen_pool)
     ASSERT_VX_OBJECT(graph);
     node = vxPoolingLayer(graph, tin, arg->type, kx, ky, px, py, arg->ds, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("pooling output", expected, actual, n_out);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tout};
+        check_layer("pooling output", graph, node, tout, expected, actual, n_out, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- nonlinear layers: the output has its own fixed point position ------------------------ */
@@ -559,13 +553,11 @@ TEST_WITH_ARG(nn, softmax, nl_arg, gen_softmax)
     ASSERT_VX_OBJECT(graph);
     node = vxSoftmaxLayer(graph, tin, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("softmax output", expected, actual, n);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tout};
+        check_layer("softmax output", graph, node, tout, expected, actual, n, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- activation --------------------------------------------------------------------------- */
@@ -652,13 +644,11 @@ TEST_WITH_ARG(nn, activation, nl_arg, gen_activation)
     ASSERT_VX_OBJECT(graph);
     node = vxActivationLayer(graph, tin, arg->function, arg->a, arg->b, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("activation output", expected, actual, n);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tout};
+        check_layer("activation output", graph, node, tout, expected, actual, n, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- local response normalization --------------------------------------------------------- */
@@ -734,13 +724,11 @@ TEST_WITH_ARG(nn, lrn, nl_arg, gen_lrn)
     ASSERT_VX_OBJECT(graph);
     node = vxLocalResponseNormalizationLayer(graph, tin, arg->function, arg->size, arg->a, arg->b, arg->c, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("LRN output", expected, actual, n);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, tout};
+        check_layer("LRN output", graph, node, tout, expected, actual, n, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
 
 /* ---- ROI pooling -------------------------------------------------------------------------- */
@@ -841,12 +829,9 @@ TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
     ASSERT_VX_OBJECT(graph);
     node = vxROIPoolingLayer(graph, tin, troi, &params, sizeof params, tout);
     ASSERT_VX_OBJECT(node);
-    process(graph);
-    ct_read(tout, actual);
-    ASSERT_EQ_ARRAY("ROI pooling output", expected, actual, n_out);
-    VX_CALL(vxReleaseNode(&node));
-    VX_CALL(vxReleaseGraph(&graph));
-    VX_CALL(vxReleaseTensor(&tin));
-    VX_CALL(vxReleaseTensor(&troi));
-    VX_CALL(vxReleaseTensor(&tout));
+    {
+        vx_tensor layer_tensors[] = {tin, troi, tout};
+        check_layer("ROI pooling output", graph, node, tout, expected, actual, n_out, layer_tensors,
+                    sizeof layer_tensors / sizeof layer_tensors[0]);
+    }
 }
