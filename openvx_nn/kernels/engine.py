@@ -1,0 +1,332 @@
+"""The integer SIMD engine: an implicit-GEMM correlation on the micro-kernels of ``microkernel.py``.
+
+It computes, exactly, the sums of a :class:`~.correlation.Window` correlation (convolution,
+each deconvolution phase, fully connected and matrix multiply as 1x1 correlations of a 1x1
+image), then requantizes in the epilogue straight into the output tensor's layout.
+
+Layout. Rows are output pixels ``p = ox + OW * (oy + OH * image)``, lanes are output channels.
+Per call the input is packed once as ``xp[image, y, x, c]`` (channels padded to a multiple of
+the 4-byte group, zero padding of the window included), so tap ``(mx, my)`` of pixel ``p``
+starts at byte ``row(p) + tap(mx, my)`` and the channel groups follow contiguously. The weights
+are packed once, by :func:`prepare`, as ``[channel block][my][mx][group][vector][lane][e]``.
+
+Exactness (the contract's steps 1-2), for each kind of micro-kernel:
+
+- ``u8s8`` (VNNI ``vpdpbusd``): one operand must be unsigned, so a signed value is offset by
+  128 through ``xor 0x80``. U8 data: the input becomes ``x - 128`` (s8), the weights stay u8, and
+  ``sum x*w = sum (x-128)*w + 128 * sum w``. S8 data: the input becomes ``x + 128`` (u8), the
+  weights stay s8, and ``sum x*w = sum (x+128)*w - 128 * sum w``. Padding is the encoded zero on
+  both sides of the identity, padded channels have zero weights, so the correction
+  ``corr[k] = -/+128 * sum of w[.., k]`` is a per-channel constant computed once.
+- ``s16`` (``vpdpwssd``, or ``vpmaddwd`` + ``vpaddd`` on AVX2, which also serves the 8-bit
+  formats promoted to int16): plain signed products.
+
+The instructions add modulo ``2**32``, so a partial sum is exact when its true value is within
+int32. With ``m`` the largest operand product (from the packed weights' measured maximum and the
+input's worst case, or for int16 inputs the maximum measured on the packed input of this call)
+and ``E`` products per step, a block of ``(2**31 - 1) // (m * E)`` steps cannot overflow: the K
+loop runs in such blocks and their int32 results are added in int64 (exact below ``2**62``, the
+bound ``correlation.plan`` enforces). When even one step could overflow (int16 operands both
+reaching -32768) the call reports it and the caller uses the generic int64 route.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import types
+
+from . import isa as isa_module
+from . import jit
+from .fixed_point import int_range, requantize
+from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
+
+INT32_MAX = (1 << 31) - 1
+# (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
+TILES = {16: ((6, 4), (8, 3), (12, 2), (1, 8), (2, 8), (4, 6)), 8: ((4, 3), (6, 2), (2, 4), (1, 6))}
+PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
+
+
+@dataclass(frozen=True)
+class SimdPlan:
+    """Everything a call needs that does not depend on the input values (made once, at verify)."""
+
+    isa: str
+    kind: str
+    code: int  # the micro-kernel (microkernel.variant)
+    rows: int
+    vecs: int
+    lanes: int
+    weights: np.ndarray  # packed, C-ordered
+    corr: np.ndarray  # int64 (K,): the offset correction of each output channel
+    taps: np.ndarray  # int64 byte offsets of the taps in the packed input
+    w_max: int  # largest |packed weight|
+    x_max: int  # largest |packed input| the encoding allows (int16 inputs: measured per call)
+    store: np.dtype  # packed input dtype
+    flip: int  # xor applied to each packed input value (0x80 for u8s8)
+    channels: int
+    groups: int  # channel groups of 4 bytes per tap
+    k_out: int
+    pixels_x: int  # packed input window width and height
+    pixels_y: int
+    origin: tuple[int, int]  # input coordinates of the packed window's first sample
+    strides: tuple[int, int]
+
+
+def _kind(isa: str, dtype: np.dtype) -> str:
+    return "u8s8" if dtype.itemsize == 1 and "u8s8" in KINDS[isa] else "s16"
+
+
+def _choose_tile(lanes: int, pixels: int, k_out: int) -> tuple[int, int]:
+    vectors = -(-k_out // lanes)
+
+    def cost(tile):
+        rows, vecs = tile
+        padded = -(-pixels // rows) * rows * (-(-vectors // vecs) * vecs)
+        return padded * (1 + 0.25 * (rows + vecs) / (rows * vecs))
+    return min(TILES[lanes], key=cost)
+
+
+def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
+            isa: str) -> SimdPlan:
+    """Pack ``w`` (KX, KY, C, K) for correlations of inputs ``x_shape`` into outputs ``out_shape``."""
+    kx, ky, channels, k_out = w.shape
+    lanes = LANES[isa]
+    kind = _kind(isa, w.dtype)
+    e = ELEMENTS[kind]
+    groups = -(-channels // e)
+    pixels = int(np.prod(out_shape[:2])) * int(np.prod(out_shape[3:]))
+    rows, vecs = _choose_tile(lanes, pixels, k_out)
+    block = lanes * vecs
+    n_blocks = -(-k_out // block)
+    store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
+    wide = np.zeros((kx, ky, groups * e, n_blocks * block), np.int64)
+    wide[:, :, :channels, :k_out] = w
+    # [block][my][mx][group][vector][lane][e] from (mx, my, c = group*e + e', k = block*B + vector*L + lane)
+    packed = wide.reshape(kx, ky, groups, e, n_blocks, vecs, lanes).transpose(4, 1, 0, 2, 5, 6, 3)
+    w_dtype = np.dtype(np.int8 if w.dtype == np.int8 else np.uint8) if kind == "u8s8" else store
+    weights = np.ascontiguousarray(packed).astype(w_dtype)
+    sums = w.astype(np.int64).sum(axis=(0, 1, 2))
+    if kind == "u8s8":
+        unsigned = w.dtype == np.uint8
+        corr = sums * (128 if unsigned else -128)
+        x_max = 128 if unsigned else 255
+        flip = 0x80
+    else:
+        corr, flip = np.zeros(k_out, np.int64), 0
+        lo, hi = int_range(w.dtype)
+        x_max = max(-lo, hi)
+    stride_x, stride_y, step_x, step_y, offset_x, offset_y = window.as_tuple()
+    width = (out_shape[0] - 1) * stride_x + (kx - 1) * step_x + 1
+    height = (out_shape[1] - 1) * stride_y + (ky - 1) * step_y + 1
+    pitch = groups * 4  # bytes per packed pixel
+    taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
+                    np.int64)
+    code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
+    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr.astype(np.int64), taps,
+                    int(np.abs(w.astype(np.int64)).max(initial=0)), x_max, store, flip, channels, groups, k_out,
+                    width, height, (offset_x, offset_y), (stride_x, stride_y))
+
+
+def block_steps(plan: SimdPlan, x_max: int) -> int:
+    """Steps per K-block whose int32 partial sums cannot overflow (0: not even one step)."""
+    worst = x_max * plan.w_max * ELEMENTS[plan.kind]
+    return INT32_MAX // worst if worst else 1 << 40
+
+
+# ---- the numba side ---------------------------------------------------------------------------------
+
+def _pack_input(x6, xp, lo_x, lo_y, flip, mask):
+    # xp[image, y, x, group-padded channel]; returns the largest |stored value| (as a signed number).
+    width, height, channels = x6.shape[0], x6.shape[1], x6.shape[2]
+    n1, n2 = x6.shape[3], x6.shape[4]
+    images, hp, wp, cp = xp.shape
+    zero = np.int64(0) ^ flip
+    biggest = np.int64(0)
+    for image in range(images):
+        b1 = image % n1
+        b2 = (image // n1) % n2
+        b3 = image // (n1 * n2)
+        plane = xp[image]
+        for c in range(cp):
+            for j in range(hp):
+                iy = lo_y + j
+                row = plane[j]
+                if c >= channels or iy < 0 or iy >= height:
+                    for i in range(wp):
+                        row[i, c] = zero
+                    continue
+                for i in range(wp):
+                    ix = lo_x + i
+                    if ix < 0 or ix >= width:
+                        row[i, c] = zero
+                    else:
+                        v = np.int64(x6[ix, iy, c, b1, b2, b3])
+                        biggest = max(biggest, abs(v))
+                        row[i, c] = (v ^ flip) & mask
+    return biggest
+
+
+def _correlate_units(code, xp, taps, weights, corr, bias4, out6, u0, u1, rows, block, n_tiles,
+                     stride_x, stride_y, groups, tap_stride, block_steps, sum_shift, bias_shift, shift,
+                     nearest_even, saturate, lo, hi):
+    # Work units u0 .. u1-1: unit u is the tile (u % n_tiles) of output-channel block (u // n_tiles).
+    ow, oh, k_out = out6.shape[0], out6.shape[1], out6.shape[2]
+    n1, n2 = out6.shape[3], out6.shape[4]
+    pixels = ow * oh * out6.shape[3] * out6.shape[4] * out6.shape[5]
+    images, hp, wp, cp = xp.shape
+    pitch = cp * xp.itemsize
+    n_taps = taps.shape[0]
+    tile = np.empty(rows * block, np.int32)
+    acc = np.empty(rows * block, np.int64)
+    addr = np.empty(rows, np.int64)
+    base = np.int64(xp.ctypes.data)
+    tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
+    taps_at = np.int64(taps.ctypes.data)
+    w_blocks = np.int64(weights.ctypes.data)
+    block_bytes = n_taps * tap_stride
+    taps_per_block = max(1, block_steps // groups)
+    groups_per_block = min(groups, block_steps)
+    single = taps_per_block >= n_taps and groups_per_block >= groups
+    span = hi - lo + 1
+    fast = 0 < shift < 62
+    half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
+    low_mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
+    for u in range(u0, u1):
+        ob = u // n_tiles
+        p0 = (u % n_tiles) * rows
+        for r in range(rows):
+            p = min(p0 + r, pixels - 1)
+            ox = p % ow
+            q = p // ow
+            oy = q % oh
+            image = q // oh
+            addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+        w0 = w_blocks + ob * block_bytes
+        if single:
+            tile_kernel(code, tile_at, addr_at, taps_at, n_taps, groups, w0, tap_stride)
+            for i in range(rows * block):
+                acc[i] = tile[i]
+        else:
+            acc[:] = 0
+            for t0 in range(0, n_taps, taps_per_block):
+                nt = min(taps_per_block, n_taps - t0)
+                for g0 in range(0, groups, groups_per_block):
+                    ng = min(groups_per_block, groups - g0)
+                    for r in range(rows):
+                        addr[r] += 4 * g0
+                    tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
+                                w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
+                    for r in range(rows):
+                        addr[r] -= 4 * g0
+                    for i in range(rows * block):
+                        acc[i] += tile[i]
+        k0 = ob * block
+        valid = min(block, k_out - k0)
+        for r in range(rows):
+            p = p0 + r
+            if p >= pixels:
+                break
+            ox = p % ow
+            q = p // ow
+            oy = q % oh
+            image = q // oh
+            b1 = image % n1
+            b2 = (image // n1) % n2
+            b3 = image // (n1 * n2)
+            for lane in range(valid):
+                k = k0 + lane
+                total = ((acc[r * block + lane] + corr[k]) << sum_shift) + (
+                    np.int64(bias4[ox, oy, k, image]) << bias_shift)
+                if fast:
+                    if nearest_even:
+                        v = (total + half + ((total >> shift) & 1)) >> shift
+                    else:
+                        v = (total + ((total >> 63) & low_mask)) >> shift
+                elif shift == 0:
+                    v = total
+                else:
+                    out6[ox, oy, k, b1, b2, b3] = requantize(total, shift, nearest_even, saturate, lo, hi)
+                    continue
+                if saturate:
+                    v = min(max(v, lo), hi)
+                else:
+                    v = v & (span - 1)
+                    if v > hi:
+                        v -= span
+                out6[ox, oy, k, b1, b2, b3] = v
+
+
+_PACK = jit.kernel(_pack_input)
+_UNITS = jit.kernel(_correlate_units)
+
+
+def _array(dtype, ndim: int, layout: str, readonly: bool = False) -> types.Array:
+    return types.Array(numba.from_dtype(np.dtype(dtype)), ndim, layout, readonly=readonly)
+
+
+def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
+    key = (plan.code, plan.store, plan.weights.dtype, np.dtype(x_dtype), np.dtype(bias_dtype), np.dtype(out_dtype))
+    found = _functions.get(key)
+    if found is None:
+        pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4)
+        units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
+                          _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
+                          _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True),
+                          _array(out_dtype, 6, "A"), *(jit.INT,) * 13, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+        found = _functions[key] = (pack, units)
+    return found
+
+
+_functions: dict[tuple, tuple] = {}
+_pool_lock = threading.Lock()
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(max(1, isa_module.threads() - 1),
+                                                          thread_name_prefix="openvx-nn-engine")
+        return _pool
+
+
+def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarray, steps, saturate: bool,
+              nearest_even: bool) -> bool:
+    """Fill ``out6`` (6-D) from ``x6`` (6-D); ``bias4`` is (OW, OH, K, images), broadcast views allowed.
+
+    ``steps`` is ``correlation.plan``'s shifts. Returns False, having written nothing, when this
+    call's input values allow no overflow-free K-block (the caller then uses the int64 route).
+    """
+    images = int(np.prod(x6.shape[3:]))
+    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype)
+    xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
+    mask = 0xFF if plan.kind == "u8s8" else -1
+    measured = pack(x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask)
+    x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
+    steps_per_block = block_steps(plan, x_max)
+    if steps_per_block == 0:
+        return False
+    pixels = out6.size // out6.shape[2]
+    n_tiles = -(-pixels // plan.rows)
+    block = plan.vecs * plan.lanes
+    n_units = n_tiles * (-(-plan.k_out // block))
+    lo, hi = int_range(out6.dtype)
+    tap_stride = plan.weights.strides[2]  # bytes per (my, mx) tap
+    args = (plan.rows, block, n_tiles, plan.strides[0], plan.strides[1], plan.groups, tap_stride,
+            min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
+            bool(nearest_even), bool(saturate), lo, hi)
+    work = out6.size * plan.taps.size * plan.channels
+    n_threads = min(isa_module.threads(), n_units) if work >= PARALLEL_WORK else 1
+    bounds = [n_units * i // n_threads for i in range(n_threads + 1)]
+    run = [(plan.code, xp, plan.taps, plan.weights, plan.corr, bias4, out6, bounds[i], bounds[i + 1]) + args
+           for i in range(n_threads)]
+    futures = [_executor().submit(units, *a) for a in run[1:]]
+    units(*run[0])
+    for future in futures:
+        future.result()
+    return True

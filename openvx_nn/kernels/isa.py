@@ -1,0 +1,89 @@
+"""Which integer instruction set the sums of products use, and how many threads run them.
+
+Chosen once at import from the CPU's features (``/proc/cpuinfo`` flags, cross-checked with the
+features LLVM sees): ``avx512_vnni``, else ``avx_vnni``, else ``avx2``, else ``generic`` (the
+float64 BLAS and int64 loop routes of ``correlation.py``). ``OPENVX_NN_ISA`` forces one of these
+names; a path the CPU cannot run is refused (ValueError naming the variable) instead of being
+compiled into instructions that would fault. ``OPENVX_NN_THREADS`` sets the engine's thread count
+(default: the CPU count).
+"""
+from __future__ import annotations
+
+import os
+from functools import cache
+
+ISAS = ("avx512_vnni", "avx_vnni", "avx2", "generic")
+ENV_ISA = "OPENVX_NN_ISA"
+ENV_THREADS = "OPENVX_NN_THREADS"
+# LLVM feature names each path needs (checked against llvmlite's view of the host).
+_LLVM_NEEDS = {"avx512_vnni": ("avx512f", "avx512bw", "avx512vnni"), "avx_vnni": ("avx2", "avxvnni"),
+               "avx2": ("avx2",), "generic": ()}
+_CPUINFO_NEEDS = {"avx512_vnni": ("avx512f", "avx512bw", "avx512_vnni"), "avx_vnni": ("avx2", "avx_vnni"),
+                  "avx2": ("avx2",), "generic": ()}
+
+
+def _cpuinfo_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _llvm_features() -> set[str]:
+    try:
+        import llvmlite.binding as ll
+        return {name for name, on in ll.get_host_cpu_features().items() if on}
+    except Exception:  # noqa: BLE001 - no feature list (some platforms): trust /proc/cpuinfo alone
+        return set()
+
+
+@cache
+def available() -> tuple[str, ...]:
+    """The paths this CPU runs, fastest first (``generic`` always)."""
+    flags, llvm = _cpuinfo_flags(), _llvm_features()
+    found = []
+    for isa in ISAS:
+        in_cpuinfo = all(f in flags for f in _CPUINFO_NEEDS[isa]) if flags else not _CPUINFO_NEEDS[isa]
+        in_llvm = all(f in llvm for f in _LLVM_NEEDS[isa]) if llvm else in_cpuinfo
+        if isa == "generic" or (in_cpuinfo and in_llvm):
+            found.append(isa)
+    return tuple(found)
+
+
+def check(isa: str) -> str:
+    """``isa`` when this CPU runs it, else ValueError."""
+    if isa not in ISAS:
+        raise ValueError(f"instruction set {isa!r} is not one of {ISAS}")
+    if isa not in available():
+        raise ValueError(f"instruction set {isa!r} is not supported by this CPU (it has {available()})")
+    return isa
+
+
+@cache
+def selected() -> str:
+    """The path in force: ``OPENVX_NN_ISA`` when set (ValueError if this CPU cannot run it), else the fastest."""
+    forced = os.environ.get(ENV_ISA, "").strip()
+    if forced:
+        try:
+            return check(forced)
+        except ValueError as err:
+            raise ValueError(f"{ENV_ISA}={forced}: {err}") from None
+    return available()[0]
+
+
+@cache
+def threads() -> int:
+    """The engine's thread count: ``OPENVX_NN_THREADS`` (a positive integer), else the CPU count."""
+    value = os.environ.get(ENV_THREADS, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{ENV_THREADS}={value!r}: expected a positive integer")
+        return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,169 @@
+"""Register-blocked integer micro-kernels, written as LLVM IR and called from numba through an intrinsic.
+
+One micro-kernel call computes a tile of ``R`` rows by ``V`` vectors of ``L`` int32 lanes::
+
+    tile[r, v*L + l] = sum over t < n_taps, i < n_inner, e < E of
+                       A[rows[r] + taps[t] + 4*i + e] * W[t, i, v, l, e]
+
+held in ``R * V`` vector registers for the whole loop (LLVM keeps them there: they are plain SSA
+values of one function), and stored as int32 once at the end. ``rows`` and ``taps`` are byte
+offsets (int64 arrays), so the same kernel serves an implicit-GEMM convolution (row = output
+pixel, tap = kernel position, inner = channel group) and a plain matrix product (one tap). Each
+step broadcasts 4 bytes of ``A`` per row (``E`` = 4 int8 or 2 int16 elements) and loads ``V``
+vectors of packed weights, ``W`` laid out ``[tap][inner][v][lane][e]`` with ``w_tap_stride``
+bytes between taps.
+
+The instruction per ``(isa, kind)``:
+
+- ``avx512_vnni``: ``vpdpbusd`` (u8 x s8, 4 products per lane, ``kind="u8s8"``) or ``vpdpwssd``
+  (s16 x s16, 2 products, ``kind="s16"``) on 16 lanes;
+- ``avx_vnni``: the same on 8 lanes (VEX encoded where the CPU lacks AVX-512);
+- ``avx2``: ``vpmaddwd`` then ``vpaddd`` (s16 x s16) on 8 lanes.
+
+Exactness is the caller's: every instruction here adds modulo ``2**32`` (no saturating forms),
+so a tile is the exact sum whenever that sum lies in the int32 range (``engine.py`` chooses the
+K-blocks that guarantee it). ``weights_unsigned`` says which operand of ``vpdpbusd`` is the u8 one.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8}
+KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",)}
+ELEMENTS = {"u8s8": 4, "s16": 2}  # elements of one 4-byte group, i.e. products per lane per step
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+
+
+def _instruction(module: ir.Module, isa: str, kind: str, lanes: int):
+    """``f(acc, a, b) -> acc + dot(a, b)`` on ``<lanes x i32>`` values (a is the u8 operand of vpdpbusd)."""
+    vec = ir.VectorType(_I32, lanes)
+    if isa == "avx2":
+        half = ir.VectorType(ir.IntType(16), 2 * lanes)
+        madd = module.declare_intrinsic("llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(vec, [half, half]))
+
+        def step(builder, acc, a, b):
+            return builder.add(acc, builder.call(madd, [builder.bitcast(a, half), builder.bitcast(b, half)]))
+        return step
+    op = "vpdpbusd" if kind == "u8s8" else "vpdpwssd"
+    width = 512 if lanes == 16 else 256
+    fn = module.declare_intrinsic(f"llvm.x86.avx512.{op}.{width}", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+
+    def step(builder, acc, a, b):
+        return builder.call(fn, [acc, a, b])
+    return step
+
+
+def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: int,
+            weights_unsigned: bool) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    lanes = LANES[isa]
+    vec = ir.VectorType(_I32, lanes)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7), name)
+    fn.linkage = "internal"
+    out, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args
+    step = _instruction(module, isa, kind, lanes)
+    entry, t_head, t_body, i_head, i_body, t_next, done = (
+        fn.append_basic_block(n) for n in ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done"))
+    b = ir.IRBuilder(entry)
+    i64p, vecp, i32p = _I64.as_pointer(), vec.as_pointer(), _I32.as_pointer()
+    bases = [b.load(b.inttoptr(b.add(row_addr, ir.Constant(_I64, 8 * r)), i64p)) for r in range(rows)]
+    zero = ir.Constant(vec, None)
+    b.branch(t_head)
+
+    b = ir.IRBuilder(t_head)
+    t = b.phi(_I64, "t")
+    acc_t = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
+    b.cbranch(b.icmp_signed("<", t, n_taps), t_body, done)
+
+    b = ir.IRBuilder(t_body)
+    tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
+    w_tap = b.add(w, b.mul(t, w_stride))
+    row_tap = [b.add(base, tap) for base in bases]
+    b.branch(i_head)
+
+    b = ir.IRBuilder(i_head)
+    i = b.phi(_I64, "i")
+    acc_i = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
+    b.cbranch(b.icmp_signed("<", i, n_inner), i_body, t_next)
+
+    b = ir.IRBuilder(i_body)
+    w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * lanes * vecs)))
+    weights = [b.load(b.inttoptr(b.add(w_step, ir.Constant(_I64, 4 * lanes * v)), vecp), align=1)
+               for v in range(vecs)]
+    new = []
+    for r in range(rows):
+        word = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, ir.Constant(_I64, 4))), i32p), align=1)
+        splat = b.shuffle_vector(b.insert_element(ir.Constant(vec, ir.Undefined), word, ir.Constant(_I32, 0)),
+                                 ir.Constant(vec, ir.Undefined), ir.Constant(vec, None))
+        new.append([step(b, acc_i[r][v], *((weights[v], splat) if weights_unsigned else (splat, weights[v])))
+                    for v in range(vecs)])
+    i_next = b.add(i, ir.Constant(_I64, 1))
+    b.branch(i_head)
+
+    b = ir.IRBuilder(t_next)
+    t_inc = b.add(t, ir.Constant(_I64, 1))
+    b.branch(t_head)
+
+    b = ir.IRBuilder(done)
+    for r in range(rows):
+        for v in range(vecs):
+            at = b.add(out, ir.Constant(_I64, 4 * lanes * (r * vecs + v)))
+            b.store(acc_t[r][v], b.inttoptr(at, vecp), align=1)
+    b.ret_void()
+
+    # The phi edges: t_head from entry (0, zeros) and t_next; i_head from t_body and i_body.
+    t.add_incoming(ir.Constant(_I64, 0), entry)
+    t.add_incoming(t_inc, t_next)
+    i.add_incoming(ir.Constant(_I64, 0), t_body)
+    i.add_incoming(i_next, i_body)
+    for r in range(rows):
+        for v in range(vecs):
+            acc_t[r][v].add_incoming(zero, entry)
+            acc_t[r][v].add_incoming(acc_i[r][v], t_next)
+            acc_i[r][v].add_incoming(acc_t[r][v], t_body)
+            acc_i[r][v].add_incoming(new[r][v], i_body)
+    return fn
+
+
+def variant(isa: str, kind: str, rows: int, vecs: int, weights_unsigned: bool = False) -> int:
+    """The code naming one micro-kernel: the first, compile-time literal argument of :func:`tile_kernel`."""
+    if isa not in KINDS or kind not in KINDS[isa]:
+        raise ValueError(f"no {kind} micro-kernel for {isa}")
+    if not (1 <= rows < 64 and 1 <= vecs < 64):
+        raise ValueError(f"tile of {rows} rows by {vecs} vectors is out of range")
+    return (((list(LANES).index(isa) * 2 + ("u8s8", "s16").index(kind)) * 64 + rows) * 64 + vecs) * 2 + int(
+        weights_unsigned)
+
+
+def decode(code: int) -> tuple[str, str, int, int, bool]:
+    code, unsigned = divmod(code, 2)
+    code, vecs = divmod(code, 64)
+    code, rows = divmod(code, 64)
+    isa, kind = divmod(code, 2)
+    return list(LANES)[isa], ("u8s8", "s16")[kind], rows, vecs, bool(unsigned)
+
+
+@intrinsic
+def tile_kernel(typingctx, code, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
+    """``tile_kernel(code, out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc).
+
+    ``code`` (from :func:`variant`) must be a compile-time literal, so each micro-kernel is its own
+    specialisation of the calling function (and has its own entry in numba's disk cache). All other
+    arguments are int64 addresses or counts. Only compile it for a CPU that has the code's ISA.
+    """
+    if not isinstance(code, types.IntegerLiteral):
+        return None
+    if not all(isinstance(a, types.Integer) for a in (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
+        return None
+    isa, kind, rows, vecs, unsigned = decode(code.literal_value)
+    name = f"openvx_nn_mk_{isa}_{kind}_{rows}x{vecs}{'_wu' if unsigned else ''}"
+
+    def codegen(context, builder, signature, args):
+        fn = _define(builder.module, name, isa, kind, rows, vecs, unsigned)
+        builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
+        return context.get_dummy_value()
+    return types.void(code, *(types.int64,) * 7), codegen
