@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .correlation import Arithmetic, Window, check_dtypes, check_method, correlate, detach_inputs
+from .correlation import Arithmetic, check_dtypes, check_method, convolution_window, correlate, detach_inputs
 
 
 def _check_shapes(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> None:
@@ -30,7 +30,7 @@ def _check_shapes(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np
 def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,
                 stride_x: int, stride_y: int, dilation_x: int, dilation_y: int, saturate: bool,
                 nearest_even: bool, *, fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
-                method: str | None = None) -> None:
+                method: str | None = None, isa: str | None = None) -> None:
     """The convolution layer into the preallocated ``out``, in place.
 
     Shapes in OpenVX order: ``x`` (W, H, C, *batch) with 0 to 3 batch dims,
@@ -42,8 +42,9 @@ def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.n
     scale, one rounding shift (``nearest_even``, else toward zero) to
     ``fpp_out``, then saturate (else wrap). ValueError when the worst case
     exceeds the exact 64-bit accumulator (see ``correlation.py``).
-    ``method``: None picks the route; ``"gemm"`` or ``"direct"`` forces it
-    (for tests and benchmarks: results are identical).
+    ``method``: None picks the route; ``"simd"``, ``"gemm"`` or ``"direct"`` forces it, and
+    ``isa`` an instruction set of ``isa.ISAS`` (for tests and benchmarks: results are identical).
+    A graph node instead plans once (``correlation.prepare``) and runs ``correlation.execute``.
     """
     check_dtypes(x, w, bias, out)
     _check_shapes(x, w, bias, out)
@@ -54,6 +55,6 @@ def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.n
         if value < least:
             raise ValueError(f"{name} is {value}; expected at least {least}")
     x, w, bias = detach_inputs(out, x, w, bias)
-    window = Window(int(stride_x), int(stride_y), int(dilation_x) + 1, int(dilation_y) + 1, -int(pad_x), -int(pad_y))
+    window = convolution_window(pad_x, pad_y, stride_x, stride_y, dilation_x, dilation_y)
     arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))
-    correlate(x, w, bias, out, window, arithmetic, method)
+    correlate(x, w, bias, out, window, arithmetic, method, isa)

@@ -45,7 +45,8 @@ import numba
 import numpy as np
 from numba import prange, types
 
-from . import jit
+from . import blas_product, engine, jit
+from . import isa as isa_module
 from .fixed_point import int_range, requantize
 from .im2col import gemm_correlate
 from .jit import kernel
@@ -56,7 +57,7 @@ INT_LIMIT = 1 << 62  # the domain of fixed_point.requantize
 # Below this many multiply-adds the direct loops beat im2col + BLAS (and the thread pool is not woken).
 GEMM_WORK = 1 << 16
 PARALLEL_WORK = 1 << 20
-METHODS = (None, "gemm", "direct")
+METHODS = (None, "simd", "gemm", "direct")
 
 
 @dataclass(frozen=True)
@@ -253,14 +254,64 @@ def detach_inputs(out, x, w, bias):
     return detach(out, x), detach(out, w), (None if bias is None else detach(out, bias))
 
 
-def correlate(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, window: Window,
-              arithmetic: Arithmetic, method: str | None = None) -> None:
-    """Fill ``out`` (OW, OH, K, *batch) from ``x`` (W, H, C, *batch) and ``w`` (KX, KY, C, K), in place.
+def convolution_window(pad_x: int, pad_y: int, stride_x: int, stride_y: int, dilation_x: int,
+                       dilation_y: int) -> Window:
+    """Where a convolution's taps read: the one place the layer's tap geometry is defined.
 
-    ``bias``: None, ``(K,)`` or ``(OW, OH, K)``. Inputs must not overlap
-    ``out`` (:func:`detach_inputs`); shapes and dtypes are the caller's to
-    check. ``method``: None picks a route, ``"gemm"`` or ``"direct"`` forces
-    one (ValueError when the GEMM route would not be exact).
+    Tap ``m`` of output ``o`` reads input ``o * stride - pad + m * (dilation + 1)`` (the standard's
+    convention). A different convention only changes the offsets here.
+    """
+    return Window(int(stride_x), int(stride_y), int(dilation_x) + 1, int(dilation_y) + 1, -int(pad_x), -int(pad_y))
+
+
+@dataclass(frozen=True)
+class Route:
+    """A correlation decided once (engine, instruction set, blocking, packed weights); see :func:`prepare`."""
+
+    engine: str  # "simd", "gemm" or "direct"
+    window: Window
+    arithmetic: Arithmetic
+    steps: Plan | None  # None for float32
+    w: np.ndarray  # the weights as given (the direct route and the simd fallback read them)
+    simd: engine.SimdPlan | None = None
+    wm: np.ndarray | None = None  # float64 (K, taps) for the gemm route
+
+
+def prepare(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...], out_shape: tuple[int, ...], window: Window,
+            arithmetic: Arithmetic, method: str | None = None, isa: str | None = None) -> Route:
+    """Choose the route of correlations of ``w`` from inputs ``x_shape`` into outputs ``out_shape``.
+
+    ``method``: None picks (the SIMD engine when ``isa``, default ``isa.selected()``, is not
+    ``"generic"``; else float64 GEMM for large exact cases; else the int64 loops); ``"simd"``,
+    ``"gemm"`` or ``"direct"`` force one (ValueError when it does not apply). ValueError when the
+    worst case exceeds the exact 64-bit accumulator.
+    """
+    check_method(method)
+    w = np.ascontiguousarray(w) if w.size else w
+    taps = w.shape[0] * w.shape[1] * w.shape[2]
+    if w.dtype.kind == "f":
+        if method in ("gemm", "simd"):
+            raise ValueError(f"the {method} route is for integer tensors; float32 sums in a fixed order (direct)")
+        return Route("direct", window, arithmetic, None, w)
+    steps = plan(w.dtype, taps, has_bias, arithmetic)
+    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    if method == "simd" and chosen == "generic":
+        raise ValueError("the simd route needs an instruction set other than 'generic'")
+    if method == "gemm" and not steps.gemm_exact:
+        raise ValueError(f"{taps} products of {w.dtype} can exceed 2**53: the float64 GEMM route is not exact")
+    outputs = int(np.prod(out_shape))
+    if taps > 0 and outputs > 0 and (method == "simd" or (method is None and chosen != "generic")):
+        return Route("simd", window, arithmetic, steps, w, simd=engine.prepare(w, window, x_shape, out_shape, chosen))
+    if taps > 0 and (method == "gemm" or (method is None and steps.gemm_exact and outputs * taps >= GEMM_WORK)):
+        return Route("gemm", window, arithmetic, steps, w, wm=blas_product.pack_weights(w))
+    return Route("direct", window, arithmetic, steps, w)
+
+
+def execute(route: Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> None:
+    """Fill ``out`` (OW, OH, K, *batch) from ``x`` (W, H, C, *batch) along ``route``, in place.
+
+    ``bias``: None, ``(K,)`` or ``(OW, OH, K)``. Inputs must not overlap ``out``
+    (:func:`detach_inputs`); shapes and dtypes are the caller's to check.
     """
     if out.size == 0:
         return
@@ -268,20 +319,23 @@ def correlate(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.nda
     zero = np.zeros((), out.dtype)
     bias3 = np.broadcast_to(zero if bias is None else bias, (ow, oh, k_out))  # (K,) is shared: stride 0
     x6, out6 = as6(x), as6(out)
-    taps = w.shape[0] * w.shape[1] * w.shape[2]
-    if out.dtype.kind == "f":
-        if method == "gemm":
-            raise ValueError("the gemm route is for integer tensors; float32 sums in a fixed order (direct)")
-        _direct(x6, w, bias3, out6, window, arithmetic, None)
-        return
-    steps = plan(out.dtype, taps, bias is not None, arithmetic)
-    if method == "gemm" and not steps.gemm_exact:
-        raise ValueError(f"{taps} products of {out.dtype} can exceed 2**53: the float64 GEMM route is not exact")
-    use_gemm = (method == "gemm" or (method is None and steps.gemm_exact
-                                      and out.size * taps >= GEMM_WORK)) and taps > 0
-    if use_gemm:
+    arithmetic, steps = route.arithmetic, route.steps
+    if route.engine == "simd":
+        bias4 = np.broadcast_to(bias3[..., None], bias3.shape + (int(np.prod(out.shape[3:])),))
+        if engine.correlate(route.simd, x6, bias4, out6, steps, arithmetic.saturate, arithmetic.nearest_even):
+            return
+        _direct(x6, route.w, bias3, out6, route.window, arithmetic, steps)  # this input allows no int32 block
+    elif route.engine == "gemm":
         lo, hi = int_range(out.dtype)
-        gemm_correlate(x6, w, bias3, out6, window.as_tuple(), steps.sum_shift, steps.bias_shift, steps.shift,
-                       bool(arithmetic.nearest_even), bool(arithmetic.saturate), lo, hi)
+        gemm_correlate(x6, route.w, bias3, out6, route.window.as_tuple(), steps.sum_shift, steps.bias_shift,
+                       steps.shift, bool(arithmetic.nearest_even), bool(arithmetic.saturate), lo, hi, wm=route.wm)
     else:
-        _direct(x6, w, bias3, out6, window, arithmetic, steps)
+        _direct(x6, route.w, bias3, out6, route.window, arithmetic, steps)
+
+
+def correlate(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, window: Window,
+              arithmetic: Arithmetic, method: str | None = None, isa: str | None = None) -> None:
+    """:func:`prepare` then :func:`execute`, for one call."""
+    if out.size == 0:
+        return
+    execute(prepare(w, bias is not None, x.shape, out.shape, window, arithmetic, method, isa), x, bias, out)

@@ -24,9 +24,11 @@ kernel's own indices); taps on inserted zeros or padding add nothing.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .correlation import Arithmetic, Window, check_dtypes, check_method, correlate, detach_inputs
+from .correlation import Arithmetic, Route, Window, check_dtypes, check_method, detach_inputs, execute, prepare
 
 
 def output_size(size: int, kernel: int, pad: int, upscale: int, extra: int) -> int:
@@ -63,10 +65,42 @@ def _phases(kernel: int, pad: int, upscale: int, size_out: int):
         yield phase, m0, offset
 
 
+@dataclass(frozen=True)
+class DeconvolutionRoute:
+    """One correlation route per output phase: ``(x slice start, y slice start, kernel, route)``."""
+
+    upscales: tuple[int, int]
+    phases: tuple[tuple[int, int, Route], ...]
+
+
+def prepare_deconvolution(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                          pads: tuple[int, int], upscales: tuple[int, int], arithmetic: Arithmetic,
+                          method: str | None = None, isa: str | None = None) -> DeconvolutionRoute:
+    """Split the layer into its phases (module doc) and decide each one's route once."""
+    kx, ky = w.shape[0], w.shape[1]
+    phases = []
+    for phase_x, m0_x, offset_x in _phases(kx, pads[0], upscales[0], out_shape[0]):
+        for phase_y, m0_y, offset_y in _phases(ky, pads[1], upscales[1], out_shape[1]):
+            sub = w[m0_x::upscales[0], m0_y::upscales[1]]
+            size = (len(range(phase_x, out_shape[0], upscales[0])), len(range(phase_y, out_shape[1], upscales[1])))
+            route = prepare(sub, has_bias, x_shape, size + tuple(out_shape[2:]), Window(1, 1, 1, 1, offset_x, offset_y),
+                            arithmetic, method, isa)
+            phases.append((phase_x, phase_y, route))
+    return DeconvolutionRoute(upscales, tuple(phases))
+
+
+def execute_deconvolution(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None,
+                          out: np.ndarray) -> None:
+    """Run every phase of ``route`` into its slice of ``out`` (inputs must not overlap ``out``)."""
+    ux, uy = route.upscales
+    for phase_x, phase_y, phase in route.phases:
+        execute(phase, x, bias, out[phase_x::ux, phase_y::uy])
+
+
 def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,
                   upscale_x: int, upscale_y: int, a_x: int, a_y: int, saturate: bool, nearest_even: bool, *,
                   fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
-                  method: str | None = None) -> None:
+                  method: str | None = None, isa: str | None = None) -> None:
     """The deconvolution layer into the preallocated ``out``, in place.
 
     Shapes in OpenVX order: ``x`` (W, H, C, *batch) with 0 to 3 batch dims,
@@ -74,7 +108,7 @@ def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np
     with ``OW = (W - 1) * upscale_x - 2 * pad_x + KX + a_x`` (same for y).
     One dtype for all; integers follow the same exact contract as
     ``convolution`` (exact sums, aligned bias, one rounding, saturate or
-    wrap; ValueError beyond the 64-bit accumulator). ``method`` as in
+    wrap; ValueError beyond the 64-bit accumulator). ``method`` and ``isa`` as in
     ``convolution``.
     """
     check_dtypes(x, w, bias, out)
@@ -83,9 +117,7 @@ def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np
     check_method(method)
     x, w, bias = detach_inputs(out, x, w, bias)
     arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))
-    kx, ky = w.shape[0], w.shape[1]
-    for phase_x, m0_x, offset_x in _phases(kx, pads[0], upscales[0], out.shape[0]):
-        for phase_y, m0_y, offset_y in _phases(ky, pads[1], upscales[1], out.shape[1]):
-            window = Window(1, 1, 1, 1, offset_x, offset_y)
-            correlate(x, w[m0_x::upscales[0], m0_y::upscales[1]], bias,
-                      out[phase_x::upscales[0], phase_y::upscales[1]], window, arithmetic, method)
+    if out.size == 0:
+        return
+    route = prepare_deconvolution(w, bias is not None, x.shape, out.shape, pads, upscales, arithmetic, method, isa)
+    execute_deconvolution(route, x, bias, out)

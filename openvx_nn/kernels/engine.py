@@ -170,14 +170,14 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask):
     return biggest
 
 
-def _correlate_units(code, xp, taps, weights, corr, bias4, out6, u0, u1, rows, block, n_tiles,
+def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, u0, u1, rows, block, n_tiles,
                      stride_x, stride_y, groups, tap_stride, block_steps, sum_shift, bias_shift, shift,
                      nearest_even, saturate, lo, hi):
     # Work units u0 .. u1-1: unit u is the tile (u % n_tiles) of output-channel block (u // n_tiles).
-    ow, oh, k_out = out6.shape[0], out6.shape[1], out6.shape[2]
-    n1, n2 = out6.shape[3], out6.shape[4]
-    pixels = ow * oh * out6.shape[3] * out6.shape[4] * out6.shape[5]
-    images, hp, wp, cp = xp.shape
+    # out: the flat memory of a Fortran-ordered (OW, OH, K, images) array; shape: those four extents.
+    ow, oh, k_out = shape[0], shape[1], shape[2]
+    pixels = ow * oh * shape[3]
+    _, hp, wp, cp = xp.shape
     pitch = cp * xp.itemsize
     n_taps = taps.shape[0]
     tile = np.empty(rows * block, np.int32)
@@ -225,39 +225,46 @@ def _correlate_units(code, xp, taps, weights, corr, bias4, out6, u0, u1, rows, b
                     for i in range(rows * block):
                         acc[i] += tile[i]
         k0 = ob * block
+        n = rows * block
+        # Requantization on the whole tile in flat loops LLVM vectorizes, then one store per output.
+        for r in range(rows):
+            for lane in range(block):
+                acc[r * block + lane] = (acc[r * block + lane] << sum_shift) + offset[k0 + lane]
+        if per_location:
+            for r in range(rows):
+                p = min(p0 + r, pixels - 1)
+                q = p // ow
+                for lane in range(min(block, k_out - k0)):
+                    acc[r * block + lane] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
+        if fast:
+            if nearest_even:
+                for i in range(n):
+                    v = acc[i]
+                    acc[i] = (v + half + ((v >> shift) & 1)) >> shift
+            else:
+                for i in range(n):
+                    v = acc[i]
+                    acc[i] = (v + ((v >> 63) & low_mask)) >> shift
+        elif shift != 0:
+            for i in range(n):
+                acc[i] = requantize(acc[i], shift, nearest_even, saturate, lo, hi)
+        if saturate:
+            for i in range(n):
+                acc[i] = min(max(acc[i], lo), hi)
+        else:
+            for i in range(n):
+                v = acc[i] & (span - 1)
+                acc[i] = v - span if v > hi else v
         valid = min(block, k_out - k0)
+        plane = ow * oh
         for r in range(rows):
             p = p0 + r
             if p >= pixels:
                 break
-            ox = p % ow
-            q = p // ow
-            oy = q % oh
-            image = q // oh
-            b1 = image % n1
-            b2 = (image // n1) % n2
-            b3 = image // (n1 * n2)
+            image = p // plane
+            at = p + plane * (k0 + (k_out - 1) * image)  # (ox, oy, k0, image) in the Fortran-ordered output
             for lane in range(valid):
-                k = k0 + lane
-                total = ((acc[r * block + lane] + corr[k]) << sum_shift) + (
-                    np.int64(bias4[ox, oy, k, image]) << bias_shift)
-                if fast:
-                    if nearest_even:
-                        v = (total + half + ((total >> shift) & 1)) >> shift
-                    else:
-                        v = (total + ((total >> 63) & low_mask)) >> shift
-                elif shift == 0:
-                    v = total
-                else:
-                    out6[ox, oy, k, b1, b2, b3] = requantize(total, shift, nearest_even, saturate, lo, hi)
-                    continue
-                if saturate:
-                    v = min(max(v, lo), hi)
-                else:
-                    v = v & (span - 1)
-                    if v > hi:
-                        v -= span
-                out6[ox, oy, k, b1, b2, b3] = v
+                out[at + plane * lane] = acc[r * block + lane]
 
 
 _PACK = jit.kernel(_pack_input)
@@ -275,8 +282,8 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
         pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4)
         units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
                           _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
-                          _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True),
-                          _array(out_dtype, 6, "A"), *(jit.INT,) * 13, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+                          _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True), jit.BOOL,
+                          _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4), *(jit.INT,) * 13, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         found = _functions[key] = (pack, units)
     return found
 
@@ -293,6 +300,16 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
             _pool = concurrent.futures.ThreadPoolExecutor(max(1, isa_module.threads() - 1),
                                                           thread_name_prefix="openvx-nn-engine")
         return _pool
+
+
+def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
+    """Per output channel, the correction and (when shared by all pixels) the bias, both aligned."""
+    offset = np.zeros(size, np.int64)
+    offset[:plan.k_out] = plan.corr << steps.sum_shift
+    per_location = any(bias4.strides[i] != 0 for i in (0, 1, 3))
+    if not per_location:
+        offset[:plan.k_out] += bias4[0, 0, :, 0].astype(np.int64) << steps.bias_shift
+    return offset, per_location
 
 
 def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarray, steps, saturate: bool,
@@ -323,10 +340,19 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     work = out6.size * plan.taps.size * plan.channels
     n_threads = min(isa_module.threads(), n_units) if work >= PARALLEL_WORK else 1
     bounds = [n_units * i // n_threads for i in range(n_threads + 1)]
-    run = [(plan.code, xp, plan.taps, plan.weights, plan.corr, bias4, out6, bounds[i], bounds[i + 1]) + args
-           for i in range(n_threads)]
+    offset, per_location = _offsets(plan, bias4, steps, n_units // n_tiles * block)
+    # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
+    # layout, else a temporary copied into it at the end.
+    natural = out6.flags.f_contiguous
+    target = out6 if natural else np.empty(out6.shape, out6.dtype, order="F")
+    flat = target.ravel(order="F")
+    shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
+    run = [(plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape, bounds[i],
+            bounds[i + 1]) + args for i in range(n_threads)]
     futures = [_executor().submit(units, *a) for a in run[1:]]
     units(*run[0])
     for future in futures:
         future.result()
+    if not natural:
+        out6[...] = target
     return True

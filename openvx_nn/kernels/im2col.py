@@ -246,12 +246,13 @@ def blocks(positions: int, images: int, taps: int, k_out: int) -> tuple[int, int
 
 
 def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, nearest_even, saturate,
-                   lo, hi) -> None:
+                   lo, hi, wm=None) -> None:
     """Fill the integer ``out6`` through im2col + float64 BLAS; the caller has checked the 2**53 bound.
 
     ``geometry`` is ``(stride_x, stride_y, step_x, step_y, offset_x, offset_y)``
     as in ``correlation.py``; ``x6`` and ``out6`` are 6-D, ``bias3`` is
-    ``(OW, OH, K)`` (broadcast views allowed).
+    ``(OW, OH, K)`` (broadcast views allowed). ``wm``: the weights already packed by
+    ``blas_product.pack_weights`` (a route made at verify), else they are packed or found in the cache.
     """
     stride_x, stride_y, step_x, step_y, offset_x, offset_y = geometry
     kx, ky, channels, k_out = w.shape
@@ -268,7 +269,7 @@ def gemm_correlate(x6, w, bias3, out6, geometry, sum_shift, bias_shift, shift, n
     wp = (ow - 1) * stride_x + (kx - 1) * step_x + 1
     hp = (oh - 1) * stride_y + (ky - 1) * step_y + 1
     group = max(1, min(batch, BUDGET // (wp * hp * channels)))
-    wm = blas_product.packed_weights.get(w)
+    wm = blas_product.packed_weights.get(w) if wm is None else wm
     pad, im2col, finish = _compiled(x6.dtype, bias3.dtype, out6.dtype)
     for g0 in range(0, batch, group):
         n_images = min(group, batch - g0)

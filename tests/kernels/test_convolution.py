@@ -271,6 +271,7 @@ def test_gemm_route_sees_weights_changed_in_place():
 
 @pytest.mark.parametrize("fmt", [Q78, U8, F32], ids=str)
 def test_larger_layer_picks_its_route_and_threads_and_stays_exact(fmt, monkeypatch):
+    # The generic instruction set: float64 GEMM for this size (the SIMD engine has its own tests).
     rng = np.random.default_rng(45)
     x = np.asfortranarray(random_values(rng, fmt, (14, 12, 8, 2)))
     w = np.asfortranarray(random_values(rng, fmt, (3, 3, 8, 6)))
@@ -280,14 +281,14 @@ def test_larger_layer_picks_its_route_and_threads_and_stays_exact(fmt, monkeypat
     monkeypatch.setattr(correlation, "gemm_correlate",
                         lambda *a, **k: (calls.append(1), im2col.gemm_correlate(*a, **k))[1])
     convolution(x, w, bias, out, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp, fpp_b=fmt.fpp,
-                fpp_out=fmt.fpp)
+                fpp_out=fmt.fpp, isa="generic")
     assert bool(calls) == (not fmt.is_float)  # 14*12*6*2 outputs x 72 taps: above GEMM_WORK
     fpp = (fmt.fpp,) * 4
     assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (1, 1), (1, 1), (0, 0), fmt, fpp))
     with jit.thread_pool():  # the pool is busy: the serial kernels run, with the same result
         again = np.zeros_like(out)
         convolution(x, w, bias, again, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
-                    fpp_b=fmt.fpp, fpp_out=fmt.fpp)
+                    fpp_b=fmt.fpp, fpp_out=fmt.fpp, isa="generic")
     assert_bits_equal(again, out)
 
 
