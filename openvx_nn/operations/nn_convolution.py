@@ -8,6 +8,9 @@ Kernel parameters as the seed numbers them: #0 inputs, #1 weights [static],
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+
+import numpy as np
 
 from ..core.enums import ConvertPolicy, NNKernel, NNRounding, NNType, RoundPolicy, Status, Type
 from ..core.kernels import register
@@ -81,17 +84,59 @@ def _validate_convolution(v: Validation) -> None:
     v.state.update(pad=(pad_x, pad_y), stride=tuple(strides), dilation=(dil_x, dil_y),
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    _plan_convolution(v)
 
 
-def _fpps(p) -> dict:
-    return {"fpp_x": p[0].fpp, "fpp_w": p[1].fpp, "fpp_b": p[2].fpp if p[2] is not None else 0, "fpp_out": p[4].fpp}
+class PlannedWeights:
+    """A layer's route, planned from its [static] weights at verify and again only if their values change.
+
+    ``make(weights)`` is the layer's planner. A ValueError from it (a layer beyond the exact
+    accumulator) is not a verify error today: it is raised when the node runs, as it always was.
+    """
+
+    def __init__(self, make: Callable[[np.ndarray], object], weights: np.ndarray):
+        self._make = make
+        self._snapshot = weights.copy()
+        try:
+            self._route = make(weights)
+        except ValueError:
+            self._route = None
+
+    def current(self, weights: np.ndarray):
+        # Weights may be written between runs: integer equality is bit equality, and far cheaper than a
+        # new plan. (A write counter on the tensor, when the object model has one, can replace it.)
+        if self._route is None or not np.array_equal(weights, self._snapshot):
+            self._route = self._make(weights)
+            self._snapshot = weights.copy()
+        return self._route
+
+
+def _arithmetic(v: Validation):
+    from ..kernels.correlation import Arithmetic
+    fpp_b = v.tensor(2).fpp if v.present(2) else 0
+    return Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp, fpp_b,
+                      v.node.params[4].fpp)  # the output's meta-data is settled by now
+
+
+def _plan_convolution(v: Validation) -> None:
+    from ..kernels.correlation import convolution_window, prepare
+    x_shape, out_shape = v.tensor(0).dims, v.node.params[4].dims
+    window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"])
+    arithmetic, has_bias = _arithmetic(v), v.present(2)
+    v.state["planned"] = PlannedWeights(
+        lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1).array)
+
+
+def _inputs(p):
+    from ..kernels.correlation import detach_inputs
+    x, _, bias = detach_inputs(p[4].array, p[0].array, p[1].array, None if p[2] is None else p[2].array)
+    return x, bias
 
 
 def _run_convolution(p, state) -> None:
-    from ..kernels.convolution import convolution
-    convolution(p[0].array, p[1].array, None if p[2] is None else p[2].array, p[4].array,
-                *state["pad"], *state["stride"], *state["dilation"], state["saturate"], state["nearest"],
-                **_fpps(p))
+    from ..kernels.correlation import execute
+    x, bias = _inputs(p)
+    execute(state["planned"].current(p[1].array), x, bias, p[4].array)
 
 
 def _validate_deconvolution(v: Validation) -> None:
@@ -120,13 +165,18 @@ def _validate_deconvolution(v: Validation) -> None:
     v.state.update(pad=(pad_x, pad_y), upscale=tuple(upscales), a=(a_x, a_y),
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    from ..kernels.deconvolution import prepare_deconvolution
+    x_shape, out_shape = x.dims, v.node.params[4].dims
+    arithmetic, has_bias = _arithmetic(v), v.present(2)
+    v.state["planned"] = PlannedWeights(
+        lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic),
+        v.ref(1).array)
 
 
 def _run_deconvolution(p, state) -> None:
-    from ..kernels.deconvolution import deconvolution
-    deconvolution(p[0].array, p[1].array, None if p[2] is None else p[2].array, p[4].array,
-                  *state["pad"], *state["upscale"], *state["a"], state["saturate"], state["nearest"],
-                  **_fpps(p))
+    from ..kernels.deconvolution import execute_deconvolution
+    x, bias = _inputs(p)
+    execute_deconvolution(state["planned"].current(p[1].array), x, bias, p[4].array)
 
 
 register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
