@@ -114,7 +114,7 @@ def plan(dtype: np.dtype, taps: int, has_bias: bool, arithmetic: Arithmetic) -> 
     if worst >= INT_LIMIT:
         raise ValueError(f"{taps} products of {np.dtype(dtype)} values with fixed point positions "
                          f"x={arithmetic.fpp_x}, w={arithmetic.fpp_w}, bias={arithmetic.fpp_b} can reach {worst}, "
-                         f"beyond the exact 64-bit accumulator (2**62)")
+                         f"beyond the exact int64 accumulator (2**62)")
     return Plan(sum_shift, bias_shift, scale - arithmetic.fpp_out, raw_sum <= FLOAT_EXACT)
 
 

@@ -103,13 +103,13 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
-    wide = np.zeros((kx, ky, groups * e, n_blocks * block), np.int64)
+    w_dtype = w.dtype if kind == "u8s8" else store  # 8-bit data on a 16-bit kernel is widened
+    wide = np.zeros((kx, ky, groups * e, n_blocks * block), w_dtype)
     wide[:, :, :channels, :k_out] = w
     # [block][my][mx][group][vector][lane][e] from (mx, my, c = group*e + e', k = block*B + vector*L + lane)
     packed = wide.reshape(kx, ky, groups, e, n_blocks, vecs, lanes).transpose(4, 1, 0, 2, 5, 6, 3)
-    w_dtype = np.dtype(np.int8 if w.dtype == np.int8 else np.uint8) if kind == "u8s8" else store
-    weights = np.ascontiguousarray(packed).astype(w_dtype)
-    sums = w.astype(np.int64).sum(axis=(0, 1, 2))
+    weights = np.ascontiguousarray(packed)
+    sums = w.sum(axis=(0, 1, 2), dtype=np.int64)
     if kind == "u8s8":
         unsigned = w.dtype == np.uint8
         corr = sums * (128 if unsigned else -128)
@@ -127,7 +127,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
                     np.int64)
     code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
     return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr.astype(np.int64), taps,
-                    int(np.abs(w.astype(np.int64)).max(initial=0)), x_max, store, flip, channels, groups, k_out,
+                    max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, groups, k_out,
                     width, height, (offset_x, offset_y), (stride_x, stride_y))
 
 

@@ -39,7 +39,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from . import isa as isa_module
 from . import jit
+from .correlation import Arithmetic, Route, Window, execute, prepare
 from .fixed_point import int_range, requantize
 from .jit import kernel
 from .layout import detach
@@ -105,9 +107,26 @@ def accumulator_bound(n_in: int, dtype: np.dtype, fpp_x: int, fpp_w: int, fpp_b:
     return (n_in * m * m << (scale - fpp_x - fpp_w)) + (m << (scale - fpp_b))
 
 
+def prepare_fully_connected(w: np.ndarray, has_bias: bool, n_batch: int, arithmetic: Arithmetic,
+                            isa: str | None = None) -> Route | None:
+    """The SIMD engine's route for integer weights ``w`` [IFM, OFM] (a 1x1 correlation of a 1x1 image
+    with ``n_batch`` images), or None where the dot-product kernels here serve (float32, ``generic``)."""
+    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    if w.dtype.kind == "f" or chosen == "generic" or w.size == 0 or n_batch == 0:
+        return None
+    n_in, n_out = w.shape
+    return prepare(w.reshape(1, 1, n_in, n_out), has_bias, (1, 1, n_in, n_batch), (1, 1, n_out, n_batch),
+                   Window(1, 1, 1, 1, 0, 0), arithmetic, "simd", chosen)
+
+
+def execute_fully_connected(route: Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> None:
+    """Run a :func:`prepare_fully_connected` route: ``x`` [IFM, B], ``out`` [OFM, B] (shapes checked before)."""
+    execute(route, detach(out, x)[None, None], None if bias is None else detach(out, bias), out[None, None])
+
+
 def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, saturate: bool,
                     nearest_even: bool, *, fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
-                    parallel: bool | None = None) -> None:
+                    parallel: bool | None = None, isa: str | None = None) -> None:
     """``out[i, b] = sum_j x[j, b] * w[j, i] + bias[i]`` in place (layout and arithmetic: the module doc).
 
     ``x`` ``[IFM, B]``, ``w`` ``[IFM, OFM]``, ``bias`` ``[OFM]`` or None,
@@ -116,7 +135,9 @@ def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: 
     zero) and one saturation (else wrap); float32 ignores the policies and
     positions. ``parallel``: None uses the thread pool from ``PARALLEL_WORK``
     multiply-adds on (when another thread's parallel kernel holds it, the
-    serial kernel runs); the result is the same either way. Raises ValueError
+    serial kernel runs); the result is the same either way. ``isa``: the instruction set of
+    integer layers (``isa.ISAS``; default ``isa.selected()``, whose SIMD engine ignores
+    ``parallel`` and splits its work by ``OPENVX_NN_THREADS``). Raises ValueError
     for mismatched shapes or dtypes, and for an ``IFM`` whose exact sum could
     leave the int64 domain (``accumulator_bound >= 2**62``).
     """
@@ -134,6 +155,11 @@ def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: 
                          f"{None if bias is None else bias.shape} cannot fill out {out.shape}; expected w "
                          f"({n_in}, OFM), bias (OFM,) and out (OFM, {n_batch})")
     if out.size == 0:
+        return
+    route = prepare_fully_connected(detach(out, w), bias is not None, n_batch,
+                                    Arithmetic(bool(saturate), bool(nearest_even), fpp_x, fpp_w, fpp_b, fpp_out), isa)
+    if route is not None:
+        execute_fully_connected(route, x, bias, out)
         return
     # Rows contiguous along j for the dot products; copies only when the layout is not already so.
     xt = np.ascontiguousarray(detach(out, x).T)

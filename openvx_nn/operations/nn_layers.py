@@ -87,16 +87,34 @@ def _validate_fully_connected(v: Validation) -> None:
     v.state.update(ifm=ifm, ofm=ofm, batch=math.prod(batch),
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    _plan_fully_connected(v)
+
+
+def _plan_fully_connected(v: Validation) -> None:
+    """The SIMD engine's route, decided at verify (None: the dot-product kernels run)."""
+    from ..kernels.correlation import Arithmetic
+    from ..kernels.fully_connected import prepare_fully_connected
+    from .nn_convolution import PlannedWeights
+    arithmetic = Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp,
+                            v.tensor(2).fpp if v.present(2) else 0, v.node.params[5].fpp)
+    has_bias, batch = v.present(2), v.state["batch"]
+    v.state["planned"] = PlannedWeights(lambda w: prepare_fully_connected(w, has_bias, batch, arithmetic),
+                                        v.ref(1).array)
 
 
 def _run_fully_connected(p, state) -> None:
-    from ..kernels.fully_connected import fully_connected
+    from ..kernels.fully_connected import execute_fully_connected, fully_connected
     x = _flat(p[0].array, (state["ifm"], state["batch"]))
     bias = None if p[2] is None else p[2].array
+    route = state["planned"].current(p[1].array)
+    if route is not None:
+        _write_through(p[5].array, (state["ofm"], state["batch"]),
+                       lambda out: execute_fully_connected(route, x, bias, out))
+        return
     fpps = {"fpp_x": p[0].fpp, "fpp_w": p[1].fpp, "fpp_b": 0 if p[2] is None else p[2].fpp, "fpp_out": p[5].fpp}
     _write_through(p[5].array, (state["ofm"], state["batch"]),
                    lambda out: fully_connected(x, p[1].array, bias, out, state["saturate"], state["nearest"],
-                                               **fpps))
+                                               isa="generic", **fpps))
 
 
 register(KernelDescription(
