@@ -1,0 +1,207 @@
+"""The integer SIMD engine on every instruction set this CPU runs, bit for bit against the plain references.
+
+Each case forces ``method="simd"`` with one instruction set (``isa.available()`` minus
+``generic``: on a CPU without VNNI the VNNI cases are skipped, the AVX2 ones still run), and
+compares with conv_reference.py / layer_references.py, which share no code with the engine.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conv_reference import reference_convolution, reference_deconvolution
+from kernel_testing import INT_FORMATS, LAYOUTS, Q78, S8, U8, Format, assert_bits_equal, blank, placed, random_values
+from layer_references import fully_connected_ref
+
+from openvx_nn.kernels import engine, isa
+from openvx_nn.kernels.convolution import convolution
+from openvx_nn.kernels.deconvolution import deconvolution
+from openvx_nn.kernels.fully_connected import fully_connected
+
+ALL_ISAS = [name for name in isa.ISAS if name != "generic"]
+POLICIES = [(True, True), (True, False), (False, True), (False, False)]
+
+
+def isa_param(name: str):
+    runs = name in isa.available()
+    return pytest.param(name, id=name, marks=pytest.mark.skipif(not runs, reason=f"this CPU has no {name}"))
+
+
+ISAS = [isa_param(name) for name in ALL_ISAS]
+
+
+def fpps(fmt: Format, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """Positions of x, w, bias, out: the format's, with the bias and output sometimes elsewhere."""
+    if fmt.fpp == 0:
+        return (0, 0, 0, 0)
+    bits = np.iinfo(fmt.dtype).bits - 1
+    return (fmt.fpp, fmt.fpp, int(rng.integers(0, bits + 1)), int(rng.integers(0, bits + 1)))
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", INT_FORMATS, ids=str)
+def test_convolution_matches_the_reference_over_random_geometry(name, fmt):
+    rng = np.random.default_rng(abs(hash((name, fmt.name))) % 2**32)
+    for case in range(6):
+        saturate, nearest_even = POLICIES[case % 4]
+        kx, ky = (int(v) for v in rng.integers(1, 4, 2))
+        dilation = tuple(int(v) for v in rng.integers(0, 3, 2))
+        stride = tuple(int(v) for v in rng.integers(1, 4, 2))
+        pad = (int(rng.integers(0, kx + 1)), int(rng.integers(0, ky + 1)))
+        channels, k_out = int(rng.integers(1, 11)), int(rng.integers(1, 40))
+        batch = tuple(int(v) for v in rng.integers(1, 3, int(rng.integers(0, 3))))
+        width = int(rng.integers(1, 9)) + (kx - 1) * (dilation[0] + 1)
+        height = int(rng.integers(1, 9)) + (ky - 1) * (dilation[1] + 1)
+        ow = (width + 2 * pad[0] - (kx - 1) * (dilation[0] + 1) - 1) // stride[0] + 1
+        oh = (height + 2 * pad[1] - (ky - 1) * (dilation[1] + 1) - 1) // stride[1] + 1
+        x = placed(rng, random_values(rng, fmt, (width, height, channels) + batch))
+        w = placed(rng, random_values(rng, fmt, (kx, ky, channels, k_out)))
+        bias_shape = [(k_out,), (ow, oh, k_out), None][case % 3]
+        bias = None if bias_shape is None else placed(rng, random_values(rng, fmt, bias_shape))
+        out = blank(rng, (ow, oh, k_out) + batch, fmt.dtype, LAYOUTS[case % len(LAYOUTS)])
+        positions = fpps(fmt, rng)
+        convolution(x, w, bias, out, *pad, *stride, *dilation, saturate, nearest_even, fpp_x=positions[0],
+                    fpp_w=positions[1], fpp_b=positions[2], fpp_out=positions[3], method="simd", isa=name)
+        expected = reference_convolution(x, w, bias, out.shape, pad, stride, dilation, fmt, positions, saturate,
+                                         nearest_even)
+        assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
+@pytest.mark.parametrize("saturate, nearest_even", POLICIES)
+def test_deconvolution_matches_the_reference(name, fmt, saturate, nearest_even):
+    rng = np.random.default_rng(7)
+    x = random_values(rng, fmt, (4, 3, 5, 2))
+    w = random_values(rng, fmt, (3, 4, 5, 6))
+    bias = random_values(rng, fmt, (6,))
+    pads, upscales, extra = (1, 0), (2, 3), (1, 2)
+    shape = ((4 - 1) * 2 - 2 + 3 + 1, (3 - 1) * 3 + 4 + 2, 6, 2)
+    out = np.zeros(shape, fmt.dtype, order="F")
+    positions = (fmt.fpp,) * 4
+    deconvolution(x, w, bias, out, *pads, *upscales, *extra, saturate, nearest_even, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
+                  fpp_b=fmt.fpp, fpp_out=fmt.fpp, method="simd", isa=name)
+    assert_bits_equal(out, reference_deconvolution(x, w, bias, pads, upscales, extra, fmt, positions, saturate,
+                                                   nearest_even))
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", INT_FORMATS, ids=str)
+def test_fully_connected_matches_the_reference(name, fmt):
+    rng = np.random.default_rng(11)
+    for case, (n_in, n_out, n_batch) in enumerate([(1, 1, 1), (13, 17, 1), (70, 5, 3), (257, 33, 9)]):
+        saturate, nearest_even = POLICIES[case]
+        x = placed(rng, random_values(rng, fmt, (n_in, n_batch)))
+        w = placed(rng, random_values(rng, fmt, (n_in, n_out)))
+        bias = random_values(rng, fmt, (n_out,)) if case % 2 else None
+        out = blank(rng, (n_out, n_batch), fmt.dtype, LAYOUTS[case])
+        positions = {"fpp_x": fmt.fpp, "fpp_w": fmt.fpp, "fpp_b": fmt.fpp, "fpp_out": fmt.fpp}
+        fully_connected(x, w, bias, out, saturate, nearest_even, isa=name, **positions)
+        assert_bits_equal(out, fully_connected_ref(x, w, bias, fmt, saturate, nearest_even, **positions))
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt, x_value, w_value", [(U8, 255, 255), (U8, 0, 255), (S8, -128, -128), (S8, 127, -128),
+                                                   (Q78, -32768, -16384), (Q78, 32767, 32767),
+                                                   (Q78, -32768, -32768)], ids=str)
+def test_all_extreme_inputs_stress_the_int32_blocks(name, fmt, x_value, w_value):
+    # Long sums of the largest products: the 8-bit kinds pass 2**31 after 66,000 taps (K-blocks widened
+    # to int64); int16 products of 2**28 to 2**30 allow blocks of one or a few steps, and -32768 * -32768
+    # pairs allow none (the int64 route takes over). Wrapping keeps the low bits of the exact sum.
+    n_in = 70_001 if fmt.dtype != np.int16 else 1_001
+    x = np.full((n_in, 2), x_value, fmt.dtype)
+    w = np.full((n_in, 3), w_value, fmt.dtype)
+    w[::7, 1] = 0
+    for saturate in (True, False):
+        out = np.zeros((3, 2), fmt.dtype, order="F")
+        fully_connected(x, w, None, out, saturate, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp, fpp_out=fmt.fpp, isa=name)
+        expected = fully_connected_ref(x, w, None, fmt, saturate, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
+                                       fpp_out=fmt.fpp)
+        assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("name", ISAS)
+def test_many_channels_split_into_blocks_and_groups(name):
+    # 300 input channels (75 groups of 4, with a partial one) and 200 output channels (several channel
+    # blocks, the last partial), on 3x3 taps with K-blocks forced small by large int16 weights.
+    rng = np.random.default_rng(5)
+    for fmt, w_limit in ((U8, 256), (Q78, 1 << 13)):
+        x = random_values(rng, fmt, (5, 4, 301))
+        w = rng.integers(-w_limit if fmt.lo < 0 else 0, w_limit, (3, 3, 301, 200)).astype(fmt.dtype)
+        bias = random_values(rng, fmt, (200,))
+        out = np.zeros((5, 4, 200), fmt.dtype, order="F")
+        convolution(x, w, bias, out, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp, fpp_b=fmt.fpp,
+                    fpp_out=fmt.fpp, method="simd", isa=name)
+        assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (1, 1), (1, 1), (0, 0), fmt,
+                                                     (fmt.fpp,) * 4))
+
+
+def test_block_length_keeps_int32_partials_exact():
+    w = np.full((1, 1, 8, 4), -32768, np.int16)
+    plan = engine.prepare(w, _window(), (1, 1, 8), (1, 1, 4), "avx2")
+    assert engine.block_steps(plan, 32768) == 0  # two products of 2**30 reach 2**31
+    assert engine.block_steps(plan, 32767) == 1
+    assert engine.block_steps(plan, 0) > 1 << 30
+    if "avx512_vnni" in isa.available():
+        u8 = engine.prepare(np.full((1, 1, 8, 4), 255, np.uint8), _window(), (1, 1, 8), (1, 1, 4), "avx512_vnni")
+        steps = engine.block_steps(u8, u8.x_max)
+        assert steps * 4 * 128 * 255 < 2**31 <= (steps + 1) * 4 * 128 * 255
+
+
+def _window():
+    from openvx_nn.kernels.correlation import Window
+    return Window(1, 1, 1, 1, 0, 0)
+
+
+def test_forced_instruction_set_is_checked(monkeypatch):
+    monkeypatch.setenv(isa.ENV_ISA, "sse9")
+    isa.selected.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="OPENVX_NN_ISA=sse9"):
+            isa.selected()
+        monkeypatch.setenv(isa.ENV_ISA, "generic")
+        isa.selected.cache_clear()
+        assert isa.selected() == "generic"
+    finally:
+        monkeypatch.delenv(isa.ENV_ISA)
+        isa.selected.cache_clear()
+    assert isa.selected() == isa.available()[0]
+    with pytest.raises(ValueError, match="not one of"):
+        isa.check("neon")
+
+
+def test_thread_count_setting(monkeypatch):
+    monkeypatch.setenv(isa.ENV_THREADS, "zero")
+    isa.threads.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="positive integer"):
+            isa.threads()
+        monkeypatch.setenv(isa.ENV_THREADS, "3")
+        isa.threads.cache_clear()
+        assert isa.threads() == 3
+    finally:
+        monkeypatch.delenv(isa.ENV_THREADS)
+        isa.threads.cache_clear()
+
+
+@pytest.mark.skipif("avx512_vnni" not in isa.available(), reason="this CPU has no AVX-512 VNNI")
+@pytest.mark.parametrize("kind, instruction", [("u8s8", "vpdpbusd"), ("s16", "vpdpwssd")])
+def test_vnni_micro_kernel_keeps_its_accumulators_in_registers(kind, instruction):
+    import numba
+
+    from openvx_nn.kernels.microkernel import tile_kernel, variant
+    code = variant("avx512_vnni", kind, 6, 4)
+
+    @numba.njit  # compiled here, not loaded from a cache, so its assembly can be read
+    def tile(out, rows, taps, w):
+        tile_kernel(code, out.ctypes.data, rows.ctypes.data, taps.ctypes.data, 9, 16, w.ctypes.data, 16 * 256)
+
+    a = np.zeros(4096, np.uint8)
+    out = np.zeros(6 * 64, np.int32)
+    w = np.ones(9 * 16 * 256, np.int8)
+    tile(out, np.full(6, a.ctypes.data, np.int64), np.zeros(9, np.int64), w)
+    assert (out == 0).all()  # A is zero
+    asm = next(iter(tile.inspect_asm().values()))
+    targets = {line.split(",")[-1].strip() for line in asm.splitlines() if line.strip().startswith(instruction)}
+    # 6 rows x 4 vectors: 24 accumulators, each its own zmm register through the loop (spilled ones
+    # would be reloaded into a few shared registers instead).
+    assert len(targets) >= 24 and all(t.startswith("%zmm") for t in targets), targets
