@@ -23,6 +23,17 @@ def kernel_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def integer_engine_line() -> str:
+    """Which instruction set the integer sums of products use, and how many threads."""
+    from .kernels import isa
+    try:
+        chosen = isa.selected()
+    except ValueError as err:
+        chosen = f"error: {err}"
+    return (f"integer engine: {chosen} (available: {', '.join(isa.available())}; "
+            f"{isa.ENV_ISA} forces one), {isa.threads()} threads ({isa.ENV_THREADS})")
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from .api import Context
     from .library import library_path
@@ -31,6 +42,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"openvx-nn {__version__}: {ctx.implementation}, OpenVX {major}.{minor}")
         print(f"library: {library_path()}")
         print(f"extensions: {' '.join(ctx.extensions)}")
+    print(integer_engine_line())
     rows = kernel_rows()
     print(f"kernels ({len(rows)}):")
     width = max(len(r[1]) for r in rows)

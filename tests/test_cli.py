@@ -43,3 +43,10 @@ def test_bench_smoke_runs_the_source_tree_benchmark():
 def test_an_unknown_command_fails_with_usage():
     result = _run("frobnicate")
     assert result.returncode == 2 and "usage: openvx-nn" in result.stderr
+
+
+def test_info_names_the_integer_instruction_set_in_force():
+    from openvx_nn.kernels import isa
+    result = _run("info")
+    assert result.returncode == 0, result.stderr
+    assert f"integer engine: {isa.selected()} (available: {', '.join(isa.available())};" in result.stdout
