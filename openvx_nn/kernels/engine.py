@@ -32,6 +32,7 @@ reaching -32768) the call reports it and the caller uses the generic int64 route
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import threading
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ INT32_MAX = (1 << 31) - 1
 # (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
 TILES = {16: ((6, 4), (8, 3), (12, 2), (1, 8), (2, 8), (4, 6)), 8: ((4, 3), (6, 2), (2, 4), (1, 6))}
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
+CHUNKS_PER_THREAD = 6
 
 
 @dataclass(frozen=True)
@@ -339,7 +341,6 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
             bool(nearest_even), bool(saturate), lo, hi)
     work = out6.size * plan.taps.size * plan.channels
     n_threads = min(isa_module.threads(), n_units) if work >= PARALLEL_WORK else 1
-    bounds = [n_units * i // n_threads for i in range(n_threads + 1)]
     offset, per_location = _offsets(plan, bias4, steps, n_units // n_tiles * block)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
@@ -347,10 +348,18 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     target = out6 if natural else np.empty(out6.shape, out6.dtype, order="F")
     flat = target.ravel(order="F")
     shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
-    run = [(plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape, bounds[i],
-            bounds[i + 1]) + args for i in range(n_threads)]
-    futures = [_executor().submit(units, *a) for a in run[1:]]
-    units(*run[0])
+    head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
+    # Chunks handed out on demand: a thread the OS delays (a busy machine) takes fewer of them.
+    n_chunks = min(n_units, CHUNKS_PER_THREAD * n_threads)
+    bounds = [n_units * i // n_chunks for i in range(n_chunks + 1)]
+    counter = itertools.count()
+
+    def worker() -> None:
+        while (i := next(counter)) < n_chunks:
+            units(*head, bounds[i], bounds[i + 1], *args)
+
+    futures = [_executor().submit(worker) for _ in range(n_threads - 1)]
+    worker()
     for future in futures:
         future.result()
     if not natural:
