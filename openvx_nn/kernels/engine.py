@@ -50,6 +50,7 @@ INT32_MAX = (1 << 31) - 1
 TILES = {16: ((6, 4), (8, 3), (12, 2), (1, 8), (2, 8), (4, 6)), 8: ((4, 3), (6, 2), (2, 4), (1, 6))}
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 CHUNKS_PER_THREAD = 6
+STRIP = 48  # pixels requantized and stored together
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ class SimdPlan:
     lanes: int
     weights: np.ndarray  # packed, C-ordered
     corr: np.ndarray  # int64 (K,): the offset correction of each output channel
-    taps: np.ndarray  # int64 byte offsets of the taps in the packed input
+    taps: np.ndarray  # int64 byte offsets of the taps (or of whole kernel rows) in the packed input
+    inner: int  # 4-byte steps from each of those offsets
     w_max: int  # largest |packed weight|
     x_max: int  # largest |packed input| the encoding allows (int16 inputs: measured per call)
     store: np.dtype  # packed input dtype
@@ -125,10 +127,14 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     width = (out_shape[0] - 1) * stride_x + (kx - 1) * step_x + 1
     height = (out_shape[1] - 1) * stride_y + (ky - 1) * step_y + 1
     pitch = groups * 4  # bytes per packed pixel
-    taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
-                    np.int64)
+    if step_x == 1:  # the taps of one kernel row are adjacent pixels: one run of kx * groups steps
+        taps = np.array([my * step_y * width * pitch for my in range(ky)], np.int64)
+    else:
+        taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
+                        np.int64)
     code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
-    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr.astype(np.int64), taps,
+    inner = groups * kx * ky // taps.size
+    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr.astype(np.int64), taps, inner,
                     max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, groups, k_out,
                     width, height, (offset_x, offset_y), (stride_x, stride_y))
 
@@ -172,52 +178,63 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask):
     return biggest
 
 
-def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, u0, u1, rows, block, n_tiles,
-                     stride_x, stride_y, groups, tap_stride, block_steps, sum_shift, bias_shift, shift,
-                     nearest_even, saturate, lo, hi):
-    # Work units u0 .. u1-1: unit u is the tile (u % n_tiles) of output-channel block (u // n_tiles).
+def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, u0, u1, rows, block,
+                     n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift, bias_shift,
+                     shift, nearest_even, saturate, lo, hi):
+    # Work units u0 .. u1-1: unit u is strip (u % n_strips), ``strip`` tiles of ``rows`` consecutive pixels,
+    # of output-channel block (u // n_strips). Results go to ``stage[lane, pixel of the strip]`` and are
+    # requantized there in flat loops LLVM vectorizes, then copied out one channel at a time: runs of
+    # consecutive pixels are consecutive bytes of the output.
     # out: the flat memory of a Fortran-ordered (OW, OH, K, images) array; shape: those four extents.
     ow, oh, k_out = shape[0], shape[1], shape[2]
-    pixels = ow * oh * shape[3]
+    plane = ow * oh
+    pixels = plane * shape[3]
     _, hp, wp, cp = xp.shape
     pitch = cp * xp.itemsize
     n_taps = taps.shape[0]
+    width = strip * rows  # pixels per strip
     tile = np.empty(rows * block, np.int32)
     acc = np.empty(rows * block, np.int64)
+    stage = np.empty(block * width, np.int64)
+    place = np.empty(width, np.int64)  # output index of each pixel of the strip, channel 0
     addr = np.empty(rows, np.int64)
     base = np.int64(xp.ctypes.data)
     tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
     taps_at = np.int64(taps.ctypes.data)
     w_blocks = np.int64(weights.ctypes.data)
     block_bytes = n_taps * tap_stride
-    taps_per_block = max(1, block_steps // groups)
-    groups_per_block = min(groups, block_steps)
-    single = taps_per_block >= n_taps and groups_per_block >= groups
+    taps_per_block = max(1, block_steps // inner)
+    inner_per_block = min(inner, block_steps)
+    single = taps_per_block >= n_taps and inner_per_block >= inner
     span = hi - lo + 1
     fast = 0 < shift < 62
     half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
     low_mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
     for u in range(u0, u1):
-        ob = u // n_tiles
-        p0 = (u % n_tiles) * rows
-        for r in range(rows):
-            p = min(p0 + r, pixels - 1)
-            ox = p % ow
-            q = p // ow
-            oy = q % oh
-            image = q // oh
-            addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+        ob = u // n_strips
+        s0 = (u % n_strips) * width
+        n_pix = min(width, pixels - s0)
         w0 = w_blocks + ob * block_bytes
-        if single:
-            tile_kernel(code, tile_at, addr_at, taps_at, n_taps, groups, w0, tap_stride)
-            for i in range(rows * block):
-                acc[i] = tile[i]
-        else:
+        k0 = ob * block
+        for t in range(0, n_pix, rows):
+            for r in range(rows):
+                p = min(s0 + t + r, pixels - 1)
+                ox = p % ow
+                q = p // ow
+                oy = q % oh
+                image = q // oh
+                addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+            if single:
+                tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
+                for r in range(min(rows, n_pix - t)):
+                    for lane in range(block):
+                        stage[lane * width + t + r] = tile[r * block + lane]
+                continue
             acc[:] = 0
             for t0 in range(0, n_taps, taps_per_block):
                 nt = min(taps_per_block, n_taps - t0)
-                for g0 in range(0, groups, groups_per_block):
-                    ng = min(groups_per_block, groups - g0)
+                for g0 in range(0, inner, inner_per_block):
+                    ng = min(inner_per_block, inner - g0)
                     for r in range(rows):
                         addr[r] += 4 * g0
                     tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
@@ -226,47 +243,51 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
                         addr[r] -= 4 * g0
                     for i in range(rows * block):
                         acc[i] += tile[i]
-        k0 = ob * block
-        n = rows * block
-        # Requantization on the whole tile in flat loops LLVM vectorizes, then one store per output.
-        for r in range(rows):
-            for lane in range(block):
-                acc[r * block + lane] = (acc[r * block + lane] << sum_shift) + offset[k0 + lane]
-        if per_location:
-            for r in range(rows):
-                p = min(p0 + r, pixels - 1)
-                q = p // ow
-                for lane in range(min(block, k_out - k0)):
-                    acc[r * block + lane] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
-        if fast:
-            if nearest_even:
-                for i in range(n):
-                    v = acc[i]
-                    acc[i] = (v + half + ((v >> shift) & 1)) >> shift
-            else:
-                for i in range(n):
-                    v = acc[i]
-                    acc[i] = (v + ((v >> 63) & low_mask)) >> shift
-        elif shift != 0:
-            for i in range(n):
-                acc[i] = requantize(acc[i], shift, nearest_even, saturate, lo, hi)
-        if saturate:
-            for i in range(n):
-                acc[i] = min(max(acc[i], lo), hi)
-        else:
-            for i in range(n):
-                v = acc[i] & (span - 1)
-                acc[i] = v - span if v > hi else v
+            for r in range(min(rows, n_pix - t)):
+                for lane in range(block):
+                    stage[lane * width + t + r] = acc[r * block + lane]
         valid = min(block, k_out - k0)
-        plane = ow * oh
-        for r in range(rows):
-            p = p0 + r
-            if p >= pixels:
-                break
-            image = p // plane
-            at = p + plane * (k0 + (k_out - 1) * image)  # (ox, oy, k0, image) in the Fortran-ordered output
-            for lane in range(valid):
-                out[at + plane * lane] = acc[r * block + lane]
+        for j in range(n_pix):
+            p = s0 + j
+            place[j] = p + plane * (k0 + (k_out - 1) * (p // plane))
+        for lane in range(valid):
+            row = stage[lane * width: lane * width + n_pix]
+            aligned = offset[k0 + lane]
+            for j in range(n_pix):
+                row[j] = (row[j] << sum_shift) + aligned
+            if per_location:
+                for j in range(n_pix):
+                    p = s0 + j
+                    q = p // ow
+                    row[j] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
+            if fast:
+                if nearest_even:
+                    for j in range(n_pix):
+                        v = row[j]
+                        row[j] = (v + half + ((v >> shift) & 1)) >> shift
+                else:
+                    for j in range(n_pix):
+                        v = row[j]
+                        row[j] = (v + ((v >> 63) & low_mask)) >> shift
+            elif shift != 0:
+                for j in range(n_pix):
+                    row[j] = requantize(row[j], shift, nearest_even, saturate, lo, hi)
+            if saturate:
+                for j in range(n_pix):
+                    row[j] = min(max(row[j], lo), hi)
+            else:
+                for j in range(n_pix):
+                    v = row[j] & (span - 1)
+                    row[j] = v - span if v > hi else v
+            at = plane * lane
+            first = place[0] + at
+            if place[n_pix - 1] - place[0] == n_pix - 1:  # one image: a contiguous run
+                target = out[first: first + n_pix]
+                for j in range(n_pix):
+                    target[j] = row[j]
+            else:
+                for j in range(n_pix):
+                    out[place[j] + at] = row[j]
 
 
 _PACK = jit.kernel(_pack_input)
@@ -285,7 +306,7 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
         units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
                           _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
                           _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True), jit.BOOL,
-                          _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4), *(jit.INT,) * 13, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+                          _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4), *(jit.INT,) * 14, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         found = _functions[key] = (pack, units)
     return found
 
@@ -331,17 +352,18 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     if steps_per_block == 0:
         return False
     pixels = out6.size // out6.shape[2]
-    n_tiles = -(-pixels // plan.rows)
+    strip = max(1, STRIP // plan.rows)
+    n_strips = -(-pixels // (strip * plan.rows))
     block = plan.vecs * plan.lanes
-    n_units = n_tiles * (-(-plan.k_out // block))
+    n_units = n_strips * (-(-plan.k_out // block))
     lo, hi = int_range(out6.dtype)
-    tap_stride = plan.weights.strides[2]  # bytes per (my, mx) tap
-    args = (plan.rows, block, n_tiles, plan.strides[0], plan.strides[1], plan.groups, tap_stride,
+    tap_stride = plan.inner * 4 * block  # weight bytes per entry of plan.taps
+    args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
     work = out6.size * plan.taps.size * plan.channels
     n_threads = min(isa_module.threads(), n_units) if work >= PARALLEL_WORK else 1
-    offset, per_location = _offsets(plan, bias4, steps, n_units // n_tiles * block)
+    offset, per_location = _offsets(plan, bias4, steps, n_units // n_strips * block)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
     natural = out6.flags.f_contiguous

@@ -1,0 +1,188 @@
+"""Our integer engine against ONNX Runtime's int8 operators, timed in one process, interleaved, medians.
+
+Rows: AlexNet conv1-conv3, a ResNet 56x56x64->64 3x3 layer, and fully connected 9216->4096 at
+batch 1 and 32. Contenders per row:
+
+- ours U8: the layer's route planned once (as at graph verification: weights packed), then each
+  timed call packs the input, runs the SIMD engine and requantizes exactly into the output tensor;
+- ours Q7.8 (int16): the same with inputs over the whole int16 range and weights within +-1.0;
+- ORT int8: ``QLinearConv`` (u8 activations, s8 weights, u8 output) or ``MatMulInteger`` (u8 x s8
+  to int32), and ``Conv`` in float32, with 2 intra-op threads and spinning off
+  (``session.intra_op.allow_spinning = 0``);
+- ours F32 (the exact fixed-order float route) with ``--f32``: slow, correct, not the point here.
+
+GMAC/s per contender and the ratio ours U8 / ORT int8 (above 1: ours faster). Other processes on
+the machine slow every contender alike because the calls alternate; still, rerun when it is quiet.
+
+Usage: python benchmarks/bench_ort.py [--repeat N] [--smoke] [--f32]
+Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx); without them it says so and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import openvx_nn  # noqa: F401
+except ImportError:  # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from openvx_nn.kernels import isa
+from openvx_nn.kernels.correlation import Arithmetic, convolution_window, execute, prepare
+from openvx_nn.kernels.fully_connected import execute_fully_connected, prepare_fully_connected
+
+# (name, input width = height, channels in, channels out, kernel, pad, stride)
+CONVS = [("conv1 227²×3→96 k11/4", 227, 3, 96, 11, 0, 4), ("conv2 27²×96→256 k5 p2", 27, 96, 256, 5, 2, 1),
+         ("conv3 13²×256→384 k3 p1", 13, 256, 384, 3, 1, 1), ("ResNet 56²×64→64 k3 p1", 56, 64, 64, 3, 1, 1)]
+FCS = [("FC 9216→4096 batch 1", 9216, 4096, 1), ("FC 9216→4096 batch 32", 9216, 4096, 32)]
+SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
+SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
+
+
+def medians(functions, repeat: int) -> list[float]:
+    """Median wall time of each function, calls alternating so load on the machine slows all alike."""
+    for function in functions:
+        function()
+    times: list[list[float]] = [[] for _ in functions]
+    for i in range(repeat):
+        for k in (range(len(functions)) if i % 2 == 0 else reversed(range(len(functions)))):
+            start = time.perf_counter()
+            functions[k]()
+            times[k].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
+def ort_session(graph_nodes, inputs, outputs, initializers):
+    import onnxruntime as ort
+    from onnx import helper
+    model = helper.make_model(helper.make_graph(graph_nodes, "bench", inputs, outputs, initializers),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool):
+    from onnx import TensorProto, helper, numpy_helper
+    out = (size + 2 * pad - k) // stride + 1
+    attrs = {"kernel_shape": [k, k], "pads": [pad] * 4, "strides": [stride, stride]}
+    if not quantized:
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], **attrs)]
+        inits = [numpy_helper.from_array((w_s8.astype(np.float32) / 64), "w")]
+        kind = TensorProto.FLOAT
+    else:
+        scalars = {"xs": np.float32(0.02), "xz": np.uint8(128), "ws": np.float32(0.01), "wz": np.int8(0),
+                   "ys": np.float32(0.5), "yz": np.uint8(128)}
+        inits = [numpy_helper.from_array(w_s8, "w")] + [numpy_helper.from_array(np.array(v), n)
+                                                        for n, v in scalars.items()]
+        nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], **attrs)]
+        kind = TensorProto.UINT8
+    return ort_session(nodes, [helper.make_tensor_value_info("x", kind, [1, c_in, size, size])],
+                       [helper.make_tensor_value_info("y", kind, [1, c_out, out, out])], inits)
+
+
+def ort_matmul(n_in, n_out, batch, w_s8):
+    from onnx import TensorProto, helper, numpy_helper
+    inits = [numpy_helper.from_array(w_s8, "b"), numpy_helper.from_array(np.array(np.uint8(128)), "az"),
+             numpy_helper.from_array(np.array(np.int8(0)), "bz")]
+    return ort_session([helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+                       [helper.make_tensor_value_info("a", TensorProto.UINT8, [batch, n_in])],
+                       [helper.make_tensor_value_info("y", TensorProto.INT32, [batch, n_out])], inits)
+
+
+def our_conv(x, w, bias, out, pad, stride, fpp: int):
+    arithmetic = Arithmetic(True, True, fpp, fpp, fpp, fpp)
+    route = prepare(w, True, x.shape, out.shape, convolution_window(pad, pad, stride, stride, 0, 0), arithmetic)
+    return lambda: execute(route, x, bias, out)
+
+
+def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
+    out_size = (size + 2 * pad - k) // stride + 1
+    macs = out_size * out_size * c_out * k * k * c_in
+    shape_out = (out_size, out_size, c_out)
+    x8 = np.asfortranarray(rng.integers(0, 256, (size, size, c_in)).astype(np.uint8))
+    w8 = np.asfortranarray(rng.integers(0, 256, (k, k, c_in, c_out)).astype(np.uint8))
+    x16 = np.asfortranarray(rng.integers(-32768, 32768, (size, size, c_in)).astype(np.int16))
+    w16 = np.asfortranarray(rng.integers(-256, 257, (k, k, c_in, c_out)).astype(np.int16))
+    w_s8 = rng.integers(-128, 128, (c_out, c_in, k, k)).astype(np.int8)
+    contenders = {
+        "ours U8": our_conv(x8, w8, rng.integers(0, 256, c_out).astype(np.uint8),
+                            np.zeros(shape_out, np.uint8, order="F"), pad, stride, 0),
+        "ours Q7.8": our_conv(x16, w16, rng.integers(-256, 256, c_out).astype(np.int16),
+                              np.zeros(shape_out, np.int16, order="F"), pad, stride, 8)}
+    try:
+        q = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, True)
+        f = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, False)
+        xq = rng.integers(0, 256, (1, c_in, size, size)).astype(np.uint8)
+        xf = rng.standard_normal((1, c_in, size, size)).astype(np.float32)
+        contenders["ORT QLinearConv"] = lambda: q.run(None, {"x": xq})
+        contenders["ORT Conv f32"] = lambda: f.run(None, {"x": xf})
+    except ImportError:
+        pass
+    if f32:
+        xf32 = np.asfortranarray(rng.standard_normal((size, size, c_in)).astype(np.float32))
+        wf32 = np.asfortranarray(rng.standard_normal((k, k, c_in, c_out)).astype(np.float32))
+        contenders["ours F32"] = our_conv(xf32, wf32, np.zeros(c_out, np.float32),
+                                          np.zeros(shape_out, np.float32, order="F"), pad, stride, 0)
+    return report(name, macs, contenders, repeat, "ORT QLinearConv")
+
+
+def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
+    x = np.asfortranarray(rng.integers(0, 256, (n_in, batch)).astype(np.uint8))
+    w = np.asfortranarray(rng.integers(0, 256, (n_in, n_out)).astype(np.uint8))
+    out = np.zeros((n_out, batch), np.uint8, order="F")
+    route = prepare_fully_connected(w, False, batch, Arithmetic(True, True))
+    x16 = np.asfortranarray(rng.integers(-32768, 32768, (n_in, batch)).astype(np.int16))
+    w16 = np.asfortranarray(rng.integers(-256, 257, (n_in, n_out)).astype(np.int16))
+    out16 = np.zeros((n_out, batch), np.int16, order="F")
+    route16 = prepare_fully_connected(w16, False, batch, Arithmetic(True, True, 8, 8, 8, 8))
+    contenders = {"ours U8": lambda: execute_fully_connected(route, x, None, out),
+                  "ours Q7.8": lambda: execute_fully_connected(route16, x16, None, out16)}
+    try:
+        session = ort_matmul(n_in, n_out, batch, rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))
+        a = np.ascontiguousarray(x.T)
+        contenders["ORT MatMulInteger"] = lambda: session.run(None, {"a": a})
+    except ImportError:
+        pass
+    return report(name, n_in * n_out * batch, contenders, repeat, "ORT MatMulInteger")
+
+
+def report(name: str, macs: int, contenders: dict, repeat: int, baseline: str) -> list:
+    times = dict(zip(contenders, medians(list(contenders.values()), repeat)))
+    cells = [f"{n} {t * 1e3:.3f} ms {macs / t / 1e9:.0f} GMAC/s" for n, t in times.items()]
+    ratio = times[baseline] / times["ours U8"] if baseline in times else float("nan")
+    print(f"{name}: " + "; ".join(cells) + f"; ours U8 / {baseline}: {ratio:.2f}", flush=True)
+    return [name, times, ratio]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes, a few calls (CI)")
+    parser.add_argument("--f32", action="store_true", help="also time our exact float32 route (slow)")
+    args = parser.parse_args(argv)
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+    except ImportError:
+        print("onnxruntime and onnx are not installed (pip install -e '.[bench]'): ours only")
+    else:
+        print(f"onnxruntime {onnxruntime.__version__}, 2 intra-op threads, spinning off")
+    print(f"integer engine: {isa.selected()}, {isa.threads()} threads")
+    rng = np.random.default_rng(2024)
+    repeat = 3 if args.smoke else args.repeat
+    for row in SMOKE_CONVS if args.smoke else CONVS:
+        conv_row(rng, *row, repeat, args.f32)
+    for row in SMOKE_FCS if args.smoke else FCS:
+        fc_row(rng, *row, repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
