@@ -147,34 +147,38 @@ def block_steps(plan: SimdPlan, x_max: int) -> int:
 
 # ---- the numba side ---------------------------------------------------------------------------------
 
-def _pack_input(x6, xp, lo_x, lo_y, flip, mask):
-    # xp[image, y, x, group-padded channel]; returns the largest |stored value| (as a signed number).
+def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure):
+    # xp[image, y, x, group-padded channel] = (x ^ flip) & mask, the encoded zero outside the input and in
+    # padded channels. Returns the largest |x| read when ``measure`` (else 0).
     width, height, channels = x6.shape[0], x6.shape[1], x6.shape[2]
     n1, n2 = x6.shape[3], x6.shape[4]
     images, hp, wp, cp = xp.shape
     zero = np.int64(0) ^ flip
+    first = min(max(-lo_x, 0), wp)  # packed columns i with 0 <= lo_x + i < width: first .. last - 1
+    last = max(min(width - lo_x, wp), first)
     biggest = np.int64(0)
     for image in range(images):
         b1 = image % n1
         b2 = (image // n1) % n2
         b3 = image // (n1 * n2)
         plane = xp[image]
-        for c in range(cp):
-            for j in range(hp):
-                iy = lo_y + j
-                row = plane[j]
-                if c >= channels or iy < 0 or iy >= height:
-                    for i in range(wp):
-                        row[i, c] = zero
-                    continue
-                for i in range(wp):
-                    ix = lo_x + i
-                    if ix < 0 or ix >= width:
-                        row[i, c] = zero
-                    else:
-                        v = np.int64(x6[ix, iy, c, b1, b2, b3])
-                        biggest = max(biggest, abs(v))
-                        row[i, c] = (v ^ flip) & mask
+        for j in range(hp):
+            iy = lo_y + j
+            row = plane[j]
+            if iy < 0 or iy >= height:
+                row[:, :] = zero
+                continue
+            row[:first, :] = zero
+            row[last:, :] = zero
+            row[first:last, channels:] = zero
+            for c in range(channels):
+                source = x6[lo_x + first:lo_x + last, iy, c, b1, b2, b3]
+                column = row[first:last, c]
+                for i in range(last - first):
+                    column[i] = (np.int64(source[i]) ^ flip) & mask
+                if measure:
+                    for i in range(last - first):
+                        biggest = max(biggest, abs(np.int64(source[i])))
     return biggest
 
 
@@ -302,7 +306,8 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
     key = (plan.code, plan.store, plan.weights.dtype, np.dtype(x_dtype), np.dtype(bias_dtype), np.dtype(out_dtype))
     found = _functions.get(key)
     if found is None:
-        pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4)
+        pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4,
+                         jit.BOOL)
         units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
                           _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
                           _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True), jit.BOOL,
@@ -346,7 +351,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype)
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
     mask = 0xFF if plan.kind == "u8s8" else -1
-    measured = pack(x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask)
+    measured = pack(x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
