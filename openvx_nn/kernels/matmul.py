@@ -33,7 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from . import jit
+from . import engine, jit
+from . import isa as isa_module
+from .correlation import Arithmetic, Window, as6, plan
 from .fixed_point import int_range, requantize
 from .jit import kernel
 from .layout import detach
@@ -84,7 +86,7 @@ def _max_abs(dtype: np.dtype) -> int:
 def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.ndarray,
                     transpose_a: bool, transpose_b: bool, transpose_c: bool, saturate: bool = True,
                     nearest_even: bool = True, *, fpp_a: int = 0, fpp_b: int = 0, fpp_c: int = 0,
-                    fpp_out: int = 0, parallel: bool | None = None) -> None:
+                    fpp_out: int = 0, parallel: bool | None = None, isa: str | None = None) -> None:
     """``out = T(a) @ T(b) + T(c)`` for 2-D tensors in OpenVX layout (see the module doc), in place.
 
     ``c`` may be None (no addend). Integers are exact up to one rounding
@@ -92,7 +94,9 @@ def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.
     float32 follows the module's summation order. ``parallel``: None chooses
     the thread pool for products of at least ``PARALLEL_WORK`` multiply-adds;
     while another thread's parallel kernel holds the pool, the serial kernel
-    runs instead (``jit.thread_pool``). The result is the same either way.
+    runs instead (``jit.thread_pool``). The result is the same either way. Integers run on the
+    SIMD engine of ``isa`` (default ``isa.selected()``; ``"generic"``: the int64 loops here), with
+    ``b`` packed on each call (it is not a static parameter).
     """
     mat_a = a if transpose_a else a.T
     mat_b = b if transpose_b else b.T
@@ -126,8 +130,29 @@ def matrix_multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, out: np.
     if bound >= 1 << 62:
         raise ValueError(f"matrix multiply with K={k_depth} and these formats can exceed the exact int64 "
                          f"accumulator (worst case {bound} >= 2**62)")
+    if _simd(mat_a, mat_b, c, mat_c, mat_out, saturate, nearest_even, (fpp_a, fpp_b, fpp_c, fpp_out), isa):
+        return
     with jit.thread_pool() as pool:
         function = jit.entry(_KERNELS["int", bool(parallel and pool)], *arrays,
                              jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         function(mat_a, mat_b, mat_c, mat_out, sum_shift, c_shift, scale - fpp_out,
                  bool(nearest_even), bool(saturate), lo, hi)
+
+
+def _simd(mat_a, mat_b, c, mat_c, mat_out, saturate, nearest_even, fpps, isa) -> bool:
+    """``mat_out = mat_a @ mat_b + mat_c`` on the SIMD engine: rows of ``a`` are the images of a 1x1
+    correlation whose weights are ``b``; False when the engine does not apply (``generic``, or
+    int16 operands whose products allow no exact int32 block)."""
+    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    if chosen == "generic" or mat_a.dtype != mat_b.dtype:
+        return False
+    m_rows, k_depth = mat_a.shape
+    n_cols = mat_b.shape[1]
+    fpp_a, fpp_b, fpp_c, fpp_out = fpps
+    steps = plan(mat_a.dtype, k_depth, c is not None, Arithmetic(bool(saturate), bool(nearest_even), fpp_a, fpp_b,
+                                                                   fpp_c, fpp_out))
+    route = engine.prepare(mat_b.reshape(1, 1, k_depth, n_cols), Window(1, 1, 1, 1, 0, 0),
+                           (1, 1, k_depth, m_rows), (1, 1, n_cols, m_rows), chosen)
+    x6 = as6(mat_a.T[None, None])
+    bias4 = mat_c.T[None, None]
+    return engine.correlate(route, x6, bias4, as6(mat_out.T[None, None]), steps, saturate, nearest_even)

@@ -100,6 +100,22 @@ def test_fully_connected_matches_the_reference(name, fmt):
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
+def test_matrix_multiply_matches_the_reference(name, fmt):
+    from test_matmul import operands, reference_matmul
+
+    from openvx_nn.kernels.matmul import matrix_multiply
+    rng = np.random.default_rng(13)
+    for case, flags in enumerate([(False, False, False), (True, False, True), (False, True, False)]):
+        saturate, nearest_even = POLICIES[case]
+        m, k, n = (int(v) for v in rng.integers(1, 40, 3))
+        a, b, c, out = operands(rng, m, k, n, fmt, fmt, fmt, fmt, *flags, with_c=case != 2)
+        matrix_multiply(a, b, c, out, *flags, saturate, nearest_even, fpp_a=fmt.fpp, fpp_b=fmt.fpp, fpp_c=fmt.fpp,
+                        fpp_out=fmt.fpp, isa=name)
+        assert_bits_equal(out, reference_matmul(a, b, c, fmt, fmt, fmt, fmt, *flags, saturate, nearest_even))
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("fmt, x_value, w_value", [(U8, 255, 255), (U8, 0, 255), (S8, -128, -128), (S8, 127, -128),
                                                    (Q78, -32768, -16384), (Q78, 32767, 32767),
                                                    (Q78, -32768, -32768)], ids=str)
