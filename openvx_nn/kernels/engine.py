@@ -47,7 +47,7 @@ from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
 INT32_MAX = (1 << 31) - 1
 # (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
-TILES = {16: ((6, 4), (8, 3), (12, 2), (1, 8), (2, 8), (4, 6)), 8: ((4, 3), (6, 2), (2, 4), (1, 6))}
+TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 CHUNKS_PER_THREAD = 6
 STRIP = 48  # pixels requantized and stored together
