@@ -50,7 +50,7 @@ INT32_MAX = (1 << 31) - 1
 TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 CHUNKS_PER_THREAD = 6
-STRIP = 48  # pixels requantized and stored together
+STRIP = 96  # pixels requantized and stored together
 
 
 @dataclass(frozen=True)
