@@ -42,7 +42,7 @@ from numba import types
 
 from . import isa as isa_module
 from . import jit
-from .fixed_point import int_range, requantize
+from .fixed_point import int_range, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
 INT32_MAX = (1 << 31) - 1
@@ -152,7 +152,7 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure):
     # padded channels. Returns the largest |x| read when ``measure`` (else 0).
     width, height, channels = x6.shape[0], x6.shape[1], x6.shape[2]
     n1, n2 = x6.shape[3], x6.shape[4]
-    images, hp, wp, cp = xp.shape
+    images, hp, wp, _ = xp.shape
     zero = np.int64(0) ^ flip
     first = min(max(-lo_x, 0), wp)  # packed columns i with 0 <= lo_x + i < width: first .. last - 1
     last = max(min(width - lo_x, wp), first)
@@ -210,10 +210,6 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
     taps_per_block = max(1, block_steps // inner)
     inner_per_block = min(inner, block_steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
-    span = hi - lo + 1
-    fast = 0 < shift < 62
-    half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
-    low_mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -264,25 +260,7 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
                     p = s0 + j
                     q = p // ow
                     row[j] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
-            if fast:
-                if nearest_even:
-                    for j in range(n_pix):
-                        v = row[j]
-                        row[j] = (v + half + ((v >> shift) & 1)) >> shift
-                else:
-                    for j in range(n_pix):
-                        v = row[j]
-                        row[j] = (v + ((v >> 63) & low_mask)) >> shift
-            elif shift != 0:
-                for j in range(n_pix):
-                    row[j] = requantize(row[j], shift, nearest_even, saturate, lo, hi)
-            if saturate:
-                for j in range(n_pix):
-                    row[j] = min(max(row[j], lo), hi)
-            else:
-                for j in range(n_pix):
-                    v = row[j] & (span - 1)
-                    row[j] = v - span if v > hi else v
+            requantize_run(row, n_pix, shift, nearest_even, saturate, lo, hi)
             at = plane * lane
             first = place[0] + at
             if place[n_pix - 1] - place[0] == n_pix - 1:  # one image: a contiguous run

@@ -94,6 +94,39 @@ def requantize(v, shift, nearest_even, saturate, lo, hi):
 
 
 @kernel
+def requantize_run(values, n, shift, nearest_even, saturate, lo, hi):
+    """:func:`requantize` of ``values[:n]`` (int64, in place), in flat loops LLVM vectorizes.
+
+    For ``0 < shift < 62`` and ``|v| < 2**62``: adding ``2**(shift-1) - 1`` plus the bit that lands in
+    the last kept place rounds half to even; adding ``2**shift - 1`` to negatives rounds toward zero.
+    The additions stay below ``2**63``, so they are exact. Other shifts take the scalar path.
+    """
+    if 0 < shift < 62:
+        if nearest_even:
+            half = (np.int64(1) << (shift - 1)) - 1
+            for i in range(n):
+                v = values[i]
+                values[i] = (v + half + ((v >> shift) & 1)) >> shift
+        else:
+            mask = (np.int64(1) << shift) - 1
+            for i in range(n):
+                v = values[i]
+                values[i] = (v + ((v >> 63) & mask)) >> shift
+    elif shift != 0:
+        for i in range(n):
+            values[i] = requantize(values[i], shift, nearest_even, saturate, lo, hi)
+        return
+    if saturate:
+        for i in range(n):
+            values[i] = min(max(values[i], lo), hi)
+    else:
+        span = hi - lo + 1
+        for i in range(n):
+            v = values[i] & (span - 1)
+            values[i] = v - span if v > hi else v
+
+
+@kernel
 def requantize_ratio(v, shift, divisor, nearest_even, saturate, lo, hi):
     """``v / (divisor * 2**shift)`` rounded once, then fitted (``divisor > 0``, ``divisor << shift < 2**62``)."""
     if divisor == 1:

@@ -40,7 +40,7 @@ import numpy as np
 from numba import types
 
 from . import blas_product, jit
-from .fixed_point import requantize
+from .fixed_point import requantize_run
 from .jit import kernel
 
 # float64 elements of one im2col block (32 MiB); rows per block never drop below ROW_MIN.
@@ -153,13 +153,6 @@ def _requantize_rows(res, bias_k, bias_at, out, r0, positions, sum_shift, bias_s
     # bias_at is not empty. Flat, contiguous operands let LLVM vectorize every loop below.
     k_out, n_rows = res.shape
     per_location = bias_at.size > 0
-    span = hi - lo + 1
-    # Rounding right shifts of v, |v| < 2**62, by 0 < shift < 62: adding 2**(shift-1) - 1 plus the bit that
-    # lands in the last kept place rounds half to even; adding 2**shift - 1 to negatives rounds toward zero.
-    # The additions stay below 2**63, so they are exact. Other shifts go through fixed_point.requantize.
-    fast = 0 < shift < 62
-    half = (np.int64(1) << (shift - 1)) - 1 if fast else np.int64(0)
-    mask = (np.int64(1) << shift) - 1 if fast else np.int64(0)
     total = np.empty(min(positions, n_rows), np.int64)
     for k in range(k_out):
         shared = np.int64(bias_k[k]) << bias_shift
@@ -179,25 +172,9 @@ def _requantize_rows(res, bias_k, bias_at, out, r0, positions, sum_shift, bias_s
             else:
                 for i in range(n):
                     total[i] = (np.int64(source[i]) << sum_shift) + shared
-            if not fast:
-                for i in range(n):
-                    target[i] = requantize(total[i], shift, nearest_even, saturate, lo, hi)
-            else:
-                if nearest_even:
-                    for i in range(n):
-                        v = total[i]
-                        total[i] = (v + half + ((v >> shift) & 1)) >> shift
-                else:
-                    for i in range(n):
-                        v = total[i]
-                        total[i] = (v + ((v >> 63) & mask)) >> shift
-                if saturate:
-                    for i in range(n):
-                        target[i] = min(max(total[i], lo), hi)
-                else:
-                    for i in range(n):
-                        u = total[i] & (span - 1)
-                        target[i] = u - span if u > hi else u
+            requantize_run(total, n, shift, nearest_even, saturate, lo, hi)
+            for i in range(n):
+                target[i] = total[i]
             r += n
             done += n
 
