@@ -124,3 +124,27 @@ def test_deconvolution_matches_the_reference(vx, ctx, seed, fmt, policies, form)
     assert expected.shape == out_shape
     assert_bits_equal(read(vx, out, out_shape, fmt.dtype), expected)
     release(vx, tx, tw, out, *([tb] if tb is not None else []))
+
+
+@pytest.mark.parametrize("fmt", [U8, Q78], ids=str)
+def test_weights_written_between_runs_are_used(vx, ctx, fmt):
+    # The route (packed weights) is made at verify; writing the [static] weights afterwards makes the
+    # next run plan again from the new values.
+    from vxhelp import write
+    rng = np.random.default_rng(77)
+    x = random_values(rng, fmt, (6, 5, 3))
+    weights = [random_values(rng, fmt, (3, 3, 3, 4)) for _ in range(2)]
+    p = _fpp(fmt)
+    tx, tw, out = tensor(vx, ctx, x, p), tensor(vx, ctx, weights[0], p), empty(vx, ctx, (4, 3, 4), fmt.dtype, p)
+    params = vx.ffi.new("vx_nn_convolution_params_t *")
+    params.overflow_policy, params.rounding_policy = _policy_enums(vx, True, True)
+    params.down_scale_size_rounding = vx.VX_NN_DS_SIZE_ROUNDING_FLOOR
+    graph = vx.vxCreateGraph(ctx)
+    node = vx.vxConvolutionLayer(graph, tx, tw, vx.ffi.NULL, params, vx.ffi.sizeof("vx_nn_convolution_params_t"),
+                                 out)
+    for w in weights:
+        write(vx, tw, w)
+        assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
+        expected = reference_convolution(x, w, None, (4, 3, 4), (0, 0), (1, 1), (0, 0), fmt, (p, p, p, p))
+        assert_bits_equal(read(vx, out, (4, 3, 4), fmt.dtype), expected)
+    release(vx, node, graph, tx, tw, out)

@@ -132,10 +132,10 @@ THREADS = textwrap.dedent("""
     b = rng.integers(-100, 100, (200, 300)).astype(np.int16)  # dims [N=200, K=300]
     expected = np.clip((a.T.astype(np.int64) @ b.T.astype(np.int64)).T, -32768, 32767)
     outs = [np.zeros((200, 200), np.int16) for _ in range(4)]
-    matrix_multiply(a, b, None, outs[0], False, False, False, parallel=True)
+    matrix_multiply(a, b, None, outs[0], False, False, False, parallel=True, isa="generic")  # the parallel kernel
     def work(out):
         for _ in range(15):
-            matrix_multiply(a, b, None, out, False, False, False, parallel=True)
+            matrix_multiply(a, b, None, out, False, False, False, parallel=True, isa="generic")
     threads = [threading.Thread(target=work, args=(out,)) for out in outs]
     for t in threads:
         t.start()

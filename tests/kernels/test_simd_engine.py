@@ -221,3 +221,26 @@ def test_vnni_micro_kernel_keeps_its_accumulators_in_registers(kind, instruction
     # 6 rows x 4 vectors: 24 accumulators, each its own zmm register through the loop (spilled ones
     # would be reloaded into a few shared registers instead).
     assert len(targets) >= 24 and all(t.startswith("%zmm") for t in targets), targets
+
+
+def test_two_threads_share_the_engine_exactly():
+    # Two graphs may run at once (one per thread): the engine's pool and scratch must not mix them.
+    import concurrent.futures
+    rng = np.random.default_rng(17)
+    cases = []
+    for fmt in (U8, S8, Q78, U8):
+        x = random_values(rng, fmt, (24, 20, 12, 2))
+        w = random_values(rng, fmt, (3, 3, 12, 40)) // (64 if fmt is Q78 else 1)
+        expected = reference_convolution(x, w, None, (22, 18, 40, 2), (0, 0), (1, 1), (0, 0), fmt, (fmt.fpp,) * 4)
+        cases.append((fmt, x, w.astype(fmt.dtype), expected))
+
+    def run(case):
+        fmt, x, w, expected = case
+        for _ in range(3):
+            out = np.zeros(expected.shape, fmt.dtype, order="F")
+            convolution(x, w, None, out, 0, 0, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
+                        fpp_out=fmt.fpp)
+            assert_bits_equal(out, expected)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(run, cases))
