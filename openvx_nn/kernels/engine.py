@@ -147,9 +147,10 @@ def block_steps(plan: SimdPlan, x_max: int) -> int:
 
 # ---- the numba side ---------------------------------------------------------------------------------
 
-def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure):
+def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
     # xp[image, y, x, group-padded channel] = (x ^ flip) & mask, the encoded zero outside the input and in
-    # padded channels. Returns the largest |x| read when ``measure`` (else 0).
+    # padded channels, for the rows y of share ``part`` of ``parts``. Returns the largest |x| read when
+    # ``measure`` (else 0).
     width, height, channels = x6.shape[0], x6.shape[1], x6.shape[2]
     n1, n2 = x6.shape[3], x6.shape[4]
     images, hp, wp, _ = xp.shape
@@ -162,7 +163,7 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure):
         b2 = (image // n1) % n2
         b3 = image // (n1 * n2)
         plane = xp[image]
-        for j in range(hp):
+        for j in range(hp * part // parts, hp * (part + 1) // parts):
             iy = lo_y + j
             row = plane[j]
             if iy < 0 or iy >= height:
@@ -285,7 +286,7 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
     found = _functions.get(key)
     if found is None:
         pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4,
-                         jit.BOOL)
+                         jit.BOOL, jit.INT, jit.INT)
         units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
                           _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
                           _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True), jit.BOOL,
@@ -306,6 +307,12 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
             _pool = concurrent.futures.ThreadPoolExecutor(max(1, isa_module.threads() - 1),
                                                           thread_name_prefix="openvx-nn-engine")
         return _pool
+
+
+def _share(task, n_threads: int) -> list:
+    """``[task(0), ..., task(n_threads - 1)]``, the first in this thread, the others in the pool."""
+    futures = [_executor().submit(task, i) for i in range(1, n_threads)]
+    return [task(0)] + [future.result() for future in futures]
 
 
 def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
@@ -329,7 +336,10 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype)
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
     mask = 0xFF if plan.kind == "u8s8" else -1
-    measured = pack(x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
+    work = out6.size * plan.taps.size * plan.channels
+    n_threads = isa_module.threads() if work >= PARALLEL_WORK else 1
+    packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
+    measured = max(_share(lambda part: pack(*packing, part, n_threads), n_threads))
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
@@ -344,8 +354,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
-    work = out6.size * plan.taps.size * plan.channels
-    n_threads = min(isa_module.threads(), n_units) if work >= PARALLEL_WORK else 1
+    n_threads = min(n_threads, n_units)
     offset, per_location = _offsets(plan, bias4, steps, n_units // n_strips * block)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
@@ -359,14 +368,11 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     bounds = [n_units * i // n_chunks for i in range(n_chunks + 1)]
     counter = itertools.count()
 
-    def worker() -> None:
+    def worker(_) -> None:
         while (i := next(counter)) < n_chunks:
             units(*head, bounds[i], bounds[i + 1], *args)
 
-    futures = [_executor().submit(worker) for _ in range(n_threads - 1)]
-    worker()
-    for future in futures:
-        future.result()
+    _share(worker, n_threads)
     if not natural:
         out6[...] = target
     return True
