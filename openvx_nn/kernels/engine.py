@@ -32,7 +32,10 @@ reaching -32768) the call reports it and the caller uses the generic int64 route
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
+import functools
 import itertools
+import os
 import threading
 from dataclasses import dataclass
 
@@ -309,10 +312,62 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
         return _pool
 
 
-def _share(task, n_threads: int) -> list:
-    """``[task(0), ..., task(n_threads - 1)]``, the first in this thread, the others in the pool."""
-    futures = [_executor().submit(task, i) for i in range(1, n_threads)]
-    return [task(0)] + [future.result() for future in futures]
+def _chunks(task, n_chunks: int, n_threads: int) -> list:
+    """``[task(0), ..., task(n_chunks - 1)]`` run by this thread and ``n_threads - 1`` pool threads.
+
+    Chunks are handed out on demand, so a helper the OS runs late (a busy machine) takes fewer of
+    them instead of holding up the call.
+    """
+    results = [None] * n_chunks
+    counter = itertools.count()
+
+    def worker() -> None:
+        while (i := next(counter)) < n_chunks:
+            results[i] = task(i)
+
+    others = [c for c in _cpus() if c != _cpu()] or [-1]
+    futures = [_executor().submit(_on_cpu, others[i % len(others)], worker)
+               for i in range(min(n_threads, n_chunks) - 1)]
+    worker()
+    for future in futures:
+        future.result()
+    return results
+
+
+_local = threading.local()
+
+
+def _on_cpu(cpu: int, task) -> None:
+    """``task()`` on ``cpu``, a CPU other than the caller's: a sleeping helper woken by the caller is
+    otherwise placed on the caller's CPU, and the two share one core until Linux migrates one
+    (measured: often for the whole call, so the second thread gained nothing)."""
+    if cpu >= 0 and getattr(_local, "cpu", None) != cpu:
+        _local.cpu = cpu
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except OSError:  # not allowed: leave it to the scheduler
+            pass
+    task()
+
+
+@functools.cache
+def _cpus() -> tuple[int, ...]:
+    try:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return ()
+
+
+def _cpu() -> int:
+    """The CPU this thread runs on (-1 when unknown)."""
+    return _sched_getcpu() if _sched_getcpu is not None else -1
+
+
+try:
+    _sched_getcpu = ctypes.CDLL(None).sched_getcpu
+    _sched_getcpu.restype = ctypes.c_int
+except (OSError, AttributeError):  # pragma: no cover - not glibc
+    _sched_getcpu = None
 
 
 def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
@@ -339,7 +394,8 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     work = out6.size * plan.taps.size * plan.channels
     n_threads = isa_module.threads() if work >= PARALLEL_WORK else 1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
-    measured = max(_share(lambda part: pack(*packing, part, n_threads), n_threads))
+    parts = CHUNKS_PER_THREAD * n_threads if n_threads > 1 else 1
+    measured = max(_chunks(lambda part: pack(*packing, part, parts), parts, n_threads))
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
@@ -363,16 +419,9 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     flat = target.ravel(order="F")
     shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
     head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
-    # Chunks handed out on demand: a thread the OS delays (a busy machine) takes fewer of them.
     n_chunks = min(n_units, CHUNKS_PER_THREAD * n_threads)
     bounds = [n_units * i // n_chunks for i in range(n_chunks + 1)]
-    counter = itertools.count()
-
-    def worker(_) -> None:
-        while (i := next(counter)) < n_chunks:
-            units(*head, bounds[i], bounds[i + 1], *args)
-
-    _share(worker, n_threads)
+    _chunks(lambda i: units(*head, bounds[i], bounds[i + 1], *args), n_chunks, n_threads)
     if not natural:
         out6[...] = target
     return True
