@@ -32,10 +32,8 @@ reaching -32768) the call reports it and the caller uses the generic int64 route
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import functools
 import itertools
-import os
 import threading
 from dataclasses import dataclass
 
@@ -52,7 +50,7 @@ INT32_MAX = (1 << 31) - 1
 # (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
 TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
-CHUNKS_PER_THREAD = 6
+CHUNKS_PER_THREAD = 4
 STRIP = 96  # pixels requantized and stored together
 
 
@@ -299,6 +297,7 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
 
 
 _functions: dict[tuple, tuple] = {}
+_int_range = functools.cache(int_range)
 _pool_lock = threading.Lock()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -315,59 +314,36 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 def _chunks(task, n_chunks: int, n_threads: int) -> list:
     """``[task(0), ..., task(n_chunks - 1)]`` run by this thread and ``n_threads - 1`` pool threads.
 
-    Chunks are handed out on demand, so a helper the OS runs late (a busy machine) takes fewer of
-    them instead of holding up the call.
+    Chunks are handed out on demand and the call returns once every chunk is done: a helper the OS
+    runs late (a busy machine) takes fewer chunks, or none, instead of holding up the call.
     """
+    if n_threads == 1 or n_chunks == 1:
+        return [task(i) for i in range(n_chunks)]
     results = [None] * n_chunks
     counter = itertools.count()
+    finished = [0]
+    lock = threading.Lock()
+    done = threading.Event()
+    errors: list[BaseException] = []
 
     def worker() -> None:
         while (i := next(counter)) < n_chunks:
-            results[i] = task(i)
+            try:
+                results[i] = task(i)
+            except BaseException as err:  # noqa: BLE001 - re-raised in the caller
+                errors.append(err)
+            with lock:
+                finished[0] += 1
+                if finished[0] == n_chunks:
+                    done.set()
 
-    others = [c for c in _cpus() if c != _cpu()] or [-1]
-    futures = [_executor().submit(_on_cpu, others[i % len(others)], worker)
-               for i in range(min(n_threads, n_chunks) - 1)]
+    for _ in range(min(n_threads, n_chunks) - 1):
+        _executor().submit(worker)
     worker()
-    for future in futures:
-        future.result()
+    done.wait()
+    if errors:
+        raise errors[0]
     return results
-
-
-_local = threading.local()
-
-
-def _on_cpu(cpu: int, task) -> None:
-    """``task()`` on ``cpu``, a CPU other than the caller's: a sleeping helper woken by the caller is
-    otherwise placed on the caller's CPU, and the two share one core until Linux migrates one
-    (measured: often for the whole call, so the second thread gained nothing)."""
-    if cpu >= 0 and getattr(_local, "cpu", None) != cpu:
-        _local.cpu = cpu
-        try:
-            os.sched_setaffinity(0, {cpu})
-        except OSError:  # not allowed: leave it to the scheduler
-            pass
-    task()
-
-
-@functools.cache
-def _cpus() -> tuple[int, ...]:
-    try:
-        return tuple(sorted(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return ()
-
-
-def _cpu() -> int:
-    """The CPU this thread runs on (-1 when unknown)."""
-    return _sched_getcpu() if _sched_getcpu is not None else -1
-
-
-try:
-    _sched_getcpu = ctypes.CDLL(None).sched_getcpu
-    _sched_getcpu.restype = ctypes.c_int
-except (OSError, AttributeError):  # pragma: no cover - not glibc
-    _sched_getcpu = None
 
 
 def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
@@ -405,7 +381,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     n_strips = -(-pixels // (strip * plan.rows))
     block = plan.vecs * plan.lanes
     n_units = n_strips * (-(-plan.k_out // block))
-    lo, hi = int_range(out6.dtype)
+    lo, hi = _int_range(out6.dtype)
     tap_stride = plan.inner * 4 * block  # weight bytes per entry of plan.taps
     args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
