@@ -31,10 +31,7 @@ reaching -32768) the call reports it and the caller uses the generic int64 route
 """
 from __future__ import annotations
 
-import concurrent.futures
 import functools
-import itertools
-import threading
 from dataclasses import dataclass
 
 import numba
@@ -42,7 +39,7 @@ import numpy as np
 from numba import types
 
 from . import isa as isa_module
-from . import jit
+from . import jit, workers
 from .fixed_point import int_range, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
@@ -298,54 +295,6 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
 
 _functions: dict[tuple, tuple] = {}
 _int_range = functools.cache(int_range)
-_pool_lock = threading.Lock()
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(max(1, isa_module.threads() - 1),
-                                                          thread_name_prefix="openvx-nn-engine")
-        return _pool
-
-
-def _chunks(task, n_chunks: int, n_threads: int) -> list:
-    """``[task(0), ..., task(n_chunks - 1)]`` run by this thread and ``n_threads - 1`` pool threads.
-
-    Chunks are handed out on demand and the call returns once every chunk is done: a helper the OS
-    runs late (a busy machine) takes fewer chunks, or none, instead of holding up the call.
-    """
-    if n_threads == 1 or n_chunks == 1:
-        return [task(i) for i in range(n_chunks)]
-    results = [None] * n_chunks
-    counter = itertools.count()
-    finished = [0]
-    lock = threading.Lock()
-    done = threading.Event()
-    errors: list[BaseException] = []
-
-    def worker() -> None:
-        while (i := next(counter)) < n_chunks:
-            try:
-                results[i] = task(i)
-            except BaseException as err:  # noqa: BLE001 - re-raised in the caller
-                errors.append(err)
-            with lock:
-                finished[0] += 1
-                if finished[0] == n_chunks:
-                    done.set()
-
-    for _ in range(min(n_threads, n_chunks) - 1):
-        _executor().submit(worker)
-    worker()
-    done.wait()
-    if errors:
-        raise errors[0]
-    return results
-
-
 def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
     """Per output channel, the correction and (when shared by all pixels) the bias, both aligned."""
     offset = np.zeros(size, np.int64)
@@ -371,7 +320,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     n_threads = isa_module.threads() if work >= PARALLEL_WORK else 1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
     parts = CHUNKS_PER_THREAD * n_threads if n_threads > 1 else 1
-    measured = max(_chunks(lambda part: pack(*packing, part, parts), parts, n_threads))
+    measured = max(workers.run_chunks(lambda part: pack(*packing, part, parts), parts, n_threads))
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
@@ -397,7 +346,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
     n_chunks = min(n_units, CHUNKS_PER_THREAD * n_threads)
     bounds = [n_units * i // n_chunks for i in range(n_chunks + 1)]
-    _chunks(lambda i: units(*head, bounds[i], bounds[i + 1], *args), n_chunks, n_threads)
+    workers.run_chunks(lambda i: units(*head, bounds[i], bounds[i + 1], *args), n_chunks, n_threads)
     if not natural:
         out6[...] = target
     return True
