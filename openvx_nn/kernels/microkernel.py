@@ -55,6 +55,15 @@ def _instruction(module: ir.Module, isa: str, kind: str, lanes: int):
     return step
 
 
+def _loop_head(block, name: str, bound, rows: int, vecs: int, vec, body, leave):
+    """A loop header: the counter and one accumulator per tile vector as phis, then ``counter < bound``."""
+    b = ir.IRBuilder(block)
+    counter = b.phi(_I64, name)
+    accumulators = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
+    b.cbranch(b.icmp_signed("<", counter, bound), body, leave)
+    return counter, accumulators
+
+
 def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: int,
             weights_unsigned: bool) -> ir.Function:
     existing = module.globals.get(name)
@@ -74,10 +83,7 @@ def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: 
     zero = ir.Constant(vec, None)
     b.branch(t_head)
 
-    b = ir.IRBuilder(t_head)
-    t = b.phi(_I64, "t")
-    acc_t = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
-    b.cbranch(b.icmp_signed("<", t, n_taps), t_body, done)
+    t, acc_t = _loop_head(t_head, "t", n_taps, rows, vecs, vec, t_body, done)
 
     b = ir.IRBuilder(t_body)
     tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
@@ -85,10 +91,7 @@ def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: 
     row_tap = [b.add(base, tap) for base in bases]
     b.branch(i_head)
 
-    b = ir.IRBuilder(i_head)
-    i = b.phi(_I64, "i")
-    acc_i = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
-    b.cbranch(b.icmp_signed("<", i, n_inner), i_body, t_next)
+    i, acc_i = _loop_head(i_head, "i", n_inner, rows, vecs, vec, i_body, t_next)
 
     b = ir.IRBuilder(i_body)
     w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * lanes * vecs)))
