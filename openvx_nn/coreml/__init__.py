@@ -1,0 +1,11 @@
+"""CoreML NeuralNetwork models (``.mlmodel``) on OpenVX graphs.
+
+``load(path)`` parses the protobuf with coremltools (the ``coreml`` extra, used
+for parsing only) and lowers every layer onto nodes of one verified graph: the
+NN extension's layers and the tensor operations where CoreML's arithmetic is
+theirs, the ``org.openvx_nn.coreml.*`` kernels for the rest.
+"""
+from .errors import CoreMLError
+from .model import CoreMLModel, LayerInfo, load
+
+__all__ = ["CoreMLError", "CoreMLModel", "LayerInfo", "load"]
