@@ -94,8 +94,10 @@ def convolution(g: GraphBuilder, layer, p) -> str:
     groups = int(p.nGroups) or 1
     kernel, stride, dilation = _pairs(p.kernelSize, 3), _pairs(p.stride, 1), _pairs(p.dilationFactor, 1)
     c_in, c_out = x.shape[-3], int(p.outputChannels)
-    k_chan = int(p.kernelChannels) or c_in // groups
-    if c_in % groups or c_out % groups or k_chan * groups != c_in:
+    # convolution weights are [O, C/groups, kh, kw]; deconvolution weights [C, O/groups, kh, kw]
+    k_chan = c_in // groups
+    declared = int(p.kernelChannels) or (c_in if p.isDeconvolution else k_chan)
+    if c_in % groups or c_out % groups or declared != (c_in if p.isDeconvolution else k_chan):
         raise g.fail(f"{c_in} input channels, {c_out} outputs and {groups} groups with kernelChannels {k_chan} "
                      "do not divide evenly")
     bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
@@ -180,8 +182,12 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_o
         before = [int(edges[i].startEdgeSize) if len(edges) > i else 0 for i in range(2)]
         after = [int(edges[i].endEdgeSize) if len(edges) > i else 0 for i in range(2)]
         out_hw = [full[i] - before[i] - after[i] for i in range(2)]
-    if any(o < 1 or b < 0 or b + o > f for o, b, f in zip(out_hw, before, full)):
+    before = [max(0, v) for v in before]
+    # outputs past the full transposed convolution hold the bias alone: the NN layer's ``a``
+    extra = [max(0, before[i] + out_hw[i] - full[i]) for i in range(2)]
+    if any(o < 1 or e >= max(s, 1) and e for o, e, s in zip(out_hw, extra, stride)):
         raise g.fail(f"output {out_hw} at offset {before} does not fit the full deconvolution {full}")
+    full = [full[i] + extra[i] for i in range(2)]
     dense_shape = x.shape[:-3] + (c_out, full[0], full[1])
     dense = g.temp(dense_shape) if (out_hw != full) else g.output(layer.output[0], dense_shape)
     for gi in range(groups):
@@ -191,7 +197,7 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_o
         wg = np.transpose(w[gi * k_chan:(gi + 1) * k_chan], (1, 0, 2, 3))[:, :, ::-1, ::-1]
         bg = None if bias is None else g.constant(bias[gi * og:(gi + 1) * og])
         target = dense if groups == 1 else _channel_view(g, dense, dense_shape, gi * og, og)
-        raw = DECONV_PARAMS.pack(0, 0, SATURATE, NEAREST, 0, 0)
+        raw = DECONV_PARAMS.pack(0, 0, SATURATE, NEAREST, extra[1], extra[0])
         g.node("org.khronos.nn_extension.deconvolution_layer",
                (xg.tensor, g.constant(np.ascontiguousarray(wg)), bg,
                 g.scalar_struct(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS, raw), target))
