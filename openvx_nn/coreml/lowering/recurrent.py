@@ -13,6 +13,9 @@ from ..weights import load_weights
 from . import lowers
 from .activation import scalar_activation
 
+UNSET = {"sigmoid_hard": (0.2, 0.5), "linear": (1.0, 0.0)}
+"""Gate activations written without parameters (coremltools' builder writes empty
+messages) take these, the builder's own defaults: all-zero ones would be constant."""
 DEFAULTS = {"simple": [("sigmoid", 0.0, 0.0)], "gru": [("sigmoid", 0.0, 0.0), ("tanh", 0.0, 0.0)],
             "lstm": [("sigmoid", 0.0, 0.0), ("tanh", 0.0, 0.0), ("tanh", 0.0, 0.0)]}
 
@@ -23,6 +26,8 @@ def _activations(g: GraphBuilder, params_list, default) -> list[float]:
         act = scalar_activation(params)
         if act is None:
             raise g.fail("recurrent gates take activations without per-channel parameters")
+        if act[0] in UNSET and act[1:] == (0.0, 0.0):
+            act = (act[0], *UNSET[act[0]])
         chosen.append(act)
     if not chosen:
         chosen = default
