@@ -90,7 +90,8 @@ def batched_matmul(g: GraphBuilder, layer, p) -> str:
     elif len(layer.input) == 1:
         a = g.blob(layer.input[0])
         k, n = int(p.weightMatrixFirstDimension), int(p.weightMatrixSecondDimension)
-        b = Blob(g.constant(load_weights(p.weights, (k, n), "weights")), (k, n))
+        # stored like an inner product's, [X2, X1] row-major (what coremltools writes)
+        b = Blob(g.constant(load_weights(p.weights, (n, k), "weights").T), (k, n))
         bias = g.constant(load_weights(p.bias, (n,), "bias")) if p.hasBias else None
     else:
         raise g.fail(f"batched matmul takes 1 or 2 inputs, got {len(layer.input)}")
