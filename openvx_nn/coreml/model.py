@@ -119,10 +119,11 @@ class CoreMLModel:
             return self._graphs[key]
         g = GraphBuilder(self._wanted_blobs())
         try:
+            g.inputs = {}
             for name, shape in shapes.items():
-                tensor = g.real(shape)
-                g.blobs[name] = b_blob = _blob(tensor, shape)
-                self._preprocess(g, name, b_blob)
+                g.inputs[name] = tensor = g.real(shape)
+                g.blobs[name] = _blob(tensor, shape)
+                self._preprocess(g, name, g.blobs[name])
             infos = []
             for layer in self.order:
                 infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", lower(g, layer)))
@@ -135,7 +136,6 @@ class CoreMLModel:
             g.close()
             raise
         self._graphs[key] = g
-        g.inputs = {name: g.blobs[name].tensor for name in shapes}
         if not self.layers:
             self.layers = infos
         return g
