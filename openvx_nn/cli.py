@@ -58,6 +58,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call(command)
 
 
+def cmd_coreml(args: argparse.Namespace) -> int:
+    from .coreml.cli import main
+    return main(args.model, args.input, args.bench)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
                                 "extension (libopenvx.so and a Python package)")
@@ -74,6 +79,11 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
     bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
     bench.set_defaults(run=cmd_bench)
+    coreml = sub.add_parser("coreml", help="run a CoreML .mlmodel neural network on OpenVX graphs")
+    coreml.add_argument("model", help="the .mlmodel file")
+    coreml.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input array")
+    coreml.add_argument("--bench", action="store_true", help="per-layer timing from the performance counters")
+    coreml.set_defaults(run=cmd_coreml)
     return p
 
 

@@ -224,14 +224,19 @@ class CoreMLModel:
         out[d.predictedProbabilitiesName or "classProbability"] = {lab: float(p) for lab, p in zip(labels, probs)}
         return out
 
-    def timings(self) -> list[tuple[str, str, float]]:
-        """(layer, kernel, average ms) of every node of the default graph from its performance counters."""
-        g = self._default if not self._graphs else list(self._graphs.values())[-1]
-        rows = []
-        for layer, nodes in g.nodes.items():
+    def _last_graph(self) -> GraphBuilder:
+        return list(self._graphs.values())[-1]
+
+    def timings(self) -> list[tuple[str, str, float, float]]:
+        """(layer, kernel, average ms, minimum ms) of every node of the most recently built graph, from
+        the performance counters (runs of ``predict(..., bench=True)``)."""
+        return [(layer, node.description.name, node.perf.avg / 1e6, node.perf.min / 1e6)
+                for layer, nodes in self._last_graph().nodes.items() for node in nodes]
+
+    def reset_timings(self) -> None:
+        for nodes in self._last_graph().nodes.values():
             for node in nodes:
-                rows.append((layer, node.description.name, node.perf.avg / 1e6))
-        return rows
+                node.perf.reset()
 
     def close(self) -> None:
         """Release every graph and object made for the model."""

@@ -137,11 +137,11 @@ def bilinear(x, ys, xs):
     c, h, w = x.shape
     out = np.zeros((c, len(ys), len(xs)))
     for i, yy in enumerate(ys):
-        y0 = int(math.floor(yy))
+        y0 = math.floor(yy)
         y1 = min(y0 + 1, h - 1)
         fy = yy - y0
         for j, xx in enumerate(xs):
-            x0 = int(math.floor(xx))
+            x0 = math.floor(xx)
             x1 = min(x0 + 1, w - 1)
             fx = xx - x0
             out[:, i, j] = (x[:, y0, x0] * (1 - fy) * (1 - fx) + x[:, y0, x1] * (1 - fy) * fx +

@@ -51,7 +51,7 @@ def test_deconvolution_matches_the_reference(tmp_path, rng, groups, stride, bord
     x = rng.standard_normal((c, h, w)).astype(np.float32)
     wt = rng.standard_normal((k[0], k[1], c, o // groups)).astype(np.float32)
     bias = rng.standard_normal(o).astype(np.float32)
-    pads = dict(padding_top=1, padding_bottom=0, padding_left=0, padding_right=1) if border == "valid" else {}
+    pads = {"padding_top": 1, "padding_bottom": 0, "padding_left": 0, "padding_right": 1} if border == "valid" else {}
 
     def add(b):
         b.add_convolution("deconv", c, o, k[0], k[1], stride[0], stride[1], border, groups, wt, bias, True,
@@ -84,8 +84,8 @@ POOL_CASES = [  # (kind, kernel, stride, padding type, pads, exclude, global)
 def test_pooling_matches_the_reference(tmp_path, rng, case):
     kind, k, s, padding, pads, exclude, is_global = case
     x = rng.standard_normal((3, 7, 8)).astype(np.float32)
-    extra = {} if pads is None else dict(padding_top=pads[0], padding_bottom=pads[1], padding_left=pads[2],
-                                         padding_right=pads[3])
+    extra = {} if pads is None else {"padding_top": pads[0], "padding_bottom": pads[1], "padding_left": pads[2],
+                                         "padding_right": pads[3]}
 
     def add(b):
         b.add_pooling("pool", k[0], k[1], s[0], s[1], kind, padding, "x", "y", exclude_pad_area=exclude,
