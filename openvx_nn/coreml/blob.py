@@ -16,8 +16,6 @@ import numpy as np
 
 from .errors import CoreMLError
 
-SEQ, BATCH, C, H, W = range(5)
-
 
 def dims_of(shape: Sequence[int]) -> tuple[int, ...]:
     """OpenVX dims of a blob of CoreML ``shape``."""

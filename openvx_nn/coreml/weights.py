@@ -70,7 +70,3 @@ def load_weights(wp, shape: Sequence[int], what: str, channel_axis: int = 0) -> 
     if values.size != count:
         raise CoreMLError(f"{what} holds {values.size} values, shape {list(shape)} needs {count}")
     return values.reshape(shape)
-
-
-def has_weights(wp) -> bool:
-    return bool(len(wp.floatValue) or len(wp.float16Value) or len(wp.rawValue))
