@@ -14,7 +14,17 @@ OPERATIONS = {
     "max": np.maximum, "min": np.minimum, "pow": np.power,
     "floor_divide": lambda a, b: np.floor(a / b),
     "mod": lambda a, b: a - np.floor(a / b) * b,
+    "equal": lambda a, b: (a == b).astype(np.float64),
+    "not_equal": lambda a, b: (a != b).astype(np.float64),
+    "less": lambda a, b: (a < b).astype(np.float64),
+    "less_equal": lambda a, b: (a <= b).astype(np.float64),
+    "greater": lambda a, b: (a > b).astype(np.float64),
+    "greater_equal": lambda a, b: (a >= b).astype(np.float64),
+    "logical_and": lambda a, b: ((a != 0) & (b != 0)).astype(np.float64),
+    "logical_or": lambda a, b: ((a != 0) | (b != 0)).astype(np.float64),
+    "logical_xor": lambda a, b: ((a != 0) ^ (b != 0)).astype(np.float64),
 }
+"""Comparisons and logic give 1.0 (true) or 0.0; logic reads any non-zero as true."""
 
 
 def widen(a: np.ndarray, ndim: int) -> np.ndarray:

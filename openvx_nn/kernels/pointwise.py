@@ -64,6 +64,13 @@ FUNCTIONS = {
     "tan": lambda v, a, b, e: np.tan(v),
     "sinh": lambda v, a, b, e: np.sinh(v),
     "cosh": lambda v, a, b, e: np.cosh(v),
+    "asin": lambda v, a, b, e: np.arcsin(v),
+    "acos": lambda v, a, b, e: np.arccos(v),
+    "atan": lambda v, a, b, e: np.arctan(v),
+    "asinh": lambda v, a, b, e: np.arcsinh(v),
+    "acosh": lambda v, a, b, e: np.arccosh(v),
+    "atanh": lambda v, a, b, e: np.arctanh(v),
+    "logical_not": lambda v, a, b, e: (v == 0.0).astype(np.float64),
 }
 """Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon."""
 

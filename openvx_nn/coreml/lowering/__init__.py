@@ -37,5 +37,6 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     recurrent,
     resize,
     shape,
+    shape_nd,
     tensor_nd,
 )

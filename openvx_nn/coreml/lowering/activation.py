@@ -96,7 +96,9 @@ def unary(g: GraphBuilder, layer, params) -> str:
 
 
 ND_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "sign", "round": "round", "exp2": "exp2", "sin": "sin",
-            "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh", "erf": "erf", "tanh": "tanh"}
+            "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh", "erf": "erf", "tanh": "tanh", "asin": "asin",
+            "acos": "acos", "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+            "logicalNot": "logical_not"}
 
 
 @lowers(*ND_UNARY)

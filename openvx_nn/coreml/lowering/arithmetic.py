@@ -152,3 +152,21 @@ def broadcastable(g: GraphBuilder, layer, params) -> str:
     return f"coreml.combine({operation})"
 
 
+
+
+COMPARISONS = {"equal": "equal", "notEqual": "not_equal", "lessThan": "less", "lessEqual": "less_equal",
+               "greaterThan": "greater", "greaterEqual": "greater_equal", "logicalAnd": "logical_and",
+               "logicalOr": "logical_or", "logicalXor": "logical_xor"}
+
+
+@lowers(*COMPARISONS)
+def comparison(g: GraphBuilder, layer, params) -> str:
+    """1.0 where the relation holds, else 0.0; one input compares with ``alpha``."""
+    operation = COMPARISONS[layer.WhichOneof("layer")]
+    if len(layer.input) == 1 and hasattr(params, "alpha"):
+        combine(g, single(g, layer), None, operation, layer.output[0], params.alpha)
+    elif len(layer.input) == 2:
+        combine(g, g.blob(layer.input[0]), g.blob(layer.input[1]), operation, layer.output[0])
+    else:
+        raise g.fail(f"expected 2 inputs (or 1 with alpha), got {len(layer.input)}")
+    return f"coreml.combine({operation})"
