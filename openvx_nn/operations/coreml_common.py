@@ -19,7 +19,10 @@ ENUM, INT32, F32 = Type.VX_TYPE_ENUM, Type.VX_TYPE_INT32, Type.VX_TYPE_FLOAT32
 
 
 def kernel_enum(index: int) -> int:
-    return (VENDOR_USER << 20) | (LIB << 12) | index
+    """``VX_KERNEL_BASE(VX_ID_USER, LIB) + index`` as the signed 32-bit ``vx_enum`` C sees
+    (0xFFE << 20 sets the sign bit), so vxGetKernelByEnum from C finds it."""
+    value = (VENDOR_USER << 20) | (LIB << 12) | index
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def tensor(name: str, optional: bool = False, static: bool = False) -> ParamSpec:
