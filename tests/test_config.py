@@ -145,3 +145,16 @@ def test_a_valid_openvx_nn_python_is_used(tmp_path):
     run = subprocess.run([str(exe)], env={"OPENVX_NN_PYTHON": sys.executable}, capture_output=True, text=True,
                          timeout=60)
     assert run.stdout.strip() == "context=handle status=0 release=0", run.stderr
+
+
+def test_pkgconfig_without_a_directory_prints_the_file_and_writes_nothing():
+    """Before: it wrote openvx.pc into the installed package (site-packages)."""
+    libdir = Path(config("--libdir").stdout.strip())
+    existed = (libdir / "pkgconfig").exists()
+    result = config("--pkgconfig")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("includedir=") and "\nLibs: " in result.stdout
+    assert f"libdir={libdir}\n" in result.stdout
+    assert (libdir / "pkgconfig").exists() == existed
+    both = config("--pkgconfig", "--cflags")
+    assert both.returncode == 2 and "give it alone" in both.stderr
