@@ -13,13 +13,6 @@ from vxhelp import as_ref, empty, release, scalar, status
 I16 = np.int16
 
 
-@pytest.fixture
-def graph(vx, ctx):
-    g = vx.vxCreateGraph(ctx)
-    yield g
-    release(vx, g)
-
-
 def _conv_params(vx):
     p = vx.ffi.new("vx_nn_convolution_params_t *")
     p.overflow_policy = vx.VX_CONVERT_POLICY_SATURATE
