@@ -149,3 +149,14 @@ def test_list_rois_become_an_int32_tensor(context):
         out = g.add(y, [[[[0]]]], out=context.tensor(shape=(1, 1, 1, 1), dtype=np.int16))
         g.process()
     assert out.numpy().ravel().tolist() == [15]
+
+
+@pytest.mark.parametrize("layer", ["convolution", "deconvolution"])
+def test_weights_of_the_wrong_rank_are_the_librarys_dimension_error(context, x, layer):
+    """The API's output-shape inference no longer indexes past a short shape
+    (an IndexError before); verification names the problem."""
+    with context.graph() as g:
+        getattr(g, layer)(x, np.zeros((3, 3), np.int16))
+        with pytest.raises(VXError) as info:
+            g.verify()
+    assert info.value.status_name == "VX_ERROR_INVALID_DIMENSION" and "weights" in str(info.value)

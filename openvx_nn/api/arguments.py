@@ -35,7 +35,7 @@ def pair(value: Any, name: str, minimum: int = 0) -> tuple[int, int]:
     """An integer or an (x, y) pair of integers, each at least ``minimum``."""
     if _is_integer(value):
         return (integer(value, name, minimum),) * 2
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) or len(value) != 2:
         raise TypeError(f"{name} must be an integer or a pair of integers (x, y), got {value!r}")
     return integer(value[0], f"{name}[0]", minimum), integer(value[1], f"{name}[1]", minimum)
 

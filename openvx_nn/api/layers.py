@@ -37,7 +37,7 @@ class LayerMethods:
         ceiling = choose(DS_ROUNDING, ds_rounding, "ds_rounding") == vx.VX_NN_DS_SIZE_ROUNDING_CEILING
         shape = None
         xs, ws = x.known()[0], weights.known()[0]
-        if xs and ws:
+        if xs and ws and len(xs) >= 3 and len(ws) == 4:
             sizes = tuple(output_size(xs[a], pad[a], effective_kernel(ws[a], dil[a]), step[a], ceiling) for a in (0, 1))
             shape = sizes + (ws[3],) + tuple(xs[3:])
         out = self._output(out, shape, x, fixed_point_position)
@@ -60,7 +60,7 @@ class LayerMethods:
         up = pair(upscale, "upscale", 1) if upscale is not None else (extra[0] + 1, extra[1] + 1)
         shape = None
         xs, ws = x.known()[0], weights.known()[0]
-        if xs and ws:
+        if xs and ws and len(xs) >= 3 and len(ws) == 4:
             sizes = tuple((xs[i] - 1) * up[i] - 2 * pad[i] + ws[i] + extra[i] for i in (0, 1))
             shape = sizes + (ws[3],) + tuple(xs[3:])
         out = self._output(out, shape, x, fixed_point_position)
