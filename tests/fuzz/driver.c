@@ -18,7 +18,11 @@
  * Usage: driver [--calls N] [--seed S] [--epoch N] [--timeout SECONDS] [--trace]
  *
  * Adding a function to the fuzz is one row of CALLS: ROW(id, weight, expression
- * giving the vx_status), with the pickers below for its arguments. */
+ * giving the vx_status), with the pickers below for its arguments; objects are
+ * picked by their VX_REFERENCE_TYPE, so a new object type needs no other change:
+ *     ROW(create_image, 3, MADE(vxCreateImage(C(), small(), small(), VX_DF_IMAGE_U8)))
+ *     ROW(query_image, 2, vxQueryImage((vx_image)pick(VX_TYPE_IMAGE), attribute(VX_IMAGE_WIDTH),
+ *                                      query_buf, query_size())) */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdint.h>
