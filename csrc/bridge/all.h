@@ -9,4 +9,5 @@
 #include "lut.h"
 #include "tensor.h"
 #include "graph.h"
+#include "unimplemented.h"
 #endif
