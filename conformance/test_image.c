@@ -244,6 +244,14 @@ TEST(array, add_copy_map_truncate)
     ASSERT_STATUS(VX_ERROR_INVALID_TYPE, vxGetStatus((vx_reference)vxCreateArray(context, VX_TYPE_GRAPH, 4)));
     ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxQueryArray((vx_array)context, VX_ARRAY_NUMITEMS, &n, sizeof n));
     VX_CALL(vxReleaseArray(&array));
+    {   /* a virtual array is the graph's: the application cannot fill it */
+        vx_graph graph = vxCreateGraph(context);
+        vx_array virt = vxCreateVirtualArray(graph, VX_TYPE_INVALID, 0);
+        ASSERT_VX_OBJECT(virt);
+        ASSERT_STATUS(VX_ERROR_OPTIMIZED_AWAY, vxAddArrayItems(virt, 1, items, stride));
+        VX_CALL(vxReleaseArray(&virt));
+        VX_CALL(vxReleaseGraph(&graph));
+    }
 }
 
 /* ---- object arrays ------------------------------------------------------------------------ */
