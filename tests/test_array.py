@@ -128,3 +128,9 @@ def test_bad_arrays_ranges_and_handles_are_errors(ctx, log):
     assert vx.vxQueryArray(as_array, vx.VX_ARRAY_NUMITEMS, stride, 8) == vx.VX_ERROR_INVALID_REFERENCE
     release(array)
     assert vx.vxAddArrayItems(array, 1, pointer(data), 2) == vx.VX_ERROR_INVALID_REFERENCE
+
+
+def test_capacities_and_images_beyond_memory_are_no_memory_and_leak_nothing(ctx, log):
+    assert status_of(vx.vxCreateArray(ctx, vx.VX_TYPE_UINT64, 2**61)) == vx.VX_ERROR_NO_MEMORY
+    assert log.has(vx.VX_ERROR_NO_MEMORY, "vxCreateArray", "cannot allocate")
+    assert status_of(vx.vxCreateImage(ctx, 2**32 - 1, 2**32 - 1, vx.VX_DF_IMAGE_RGBX)) == vx.VX_ERROR_NO_MEMORY

@@ -17,6 +17,7 @@ import numpy as np
 
 from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage
 from .context import Context
+from .datatypes import zeros
 from .enums import Status, Type, type_name
 from .errors import VXError, invalid_parameters
 from .reference import Reference
@@ -43,14 +44,18 @@ class Array(Reference):
     vx_type = Type.VX_TYPE_ARRAY
 
     def __init__(self, context: Context, item_type: int, capacity: int, graph: Graph | None = None):
+        item_size = _item_size(item_type) if item_type != Type.VX_TYPE_INVALID else 0
+        # Storage first: a failed allocation leaves no object behind.
+        data = None if graph is not None else zeros((capacity * item_size,), _BYTES,
+                                                   f"{capacity} items of {type_name(item_type)}")
         super().__init__(context)
         self.item_type = int(item_type)
-        self.item_size = _item_size(item_type) if item_type != Type.VX_TYPE_INVALID else 0
+        self.item_size = item_size
         self.capacity = int(capacity)
         self.num_items = 0
         self.graph = graph
         self.virtual = graph is not None
-        self._data = None if self.virtual else np.zeros(self.capacity * self.item_size, _BYTES)
+        self._data = data
         self.maps = Mappings()
 
     @classmethod

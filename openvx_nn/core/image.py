@@ -33,6 +33,7 @@ import numpy as np
 
 from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage
 from .context import Context
+from .datatypes import zeros
 from .enums import ChannelRange, ColorSpace, DFImage, MemoryType, Status, Type, type_name
 from .errors import VXError, invalid_parameters
 from .reference import Reference
@@ -134,7 +135,8 @@ class Image(Reference):
         check_format(code)
         _check_size(width, height)
         dtype, channels = FORMATS[code]
-        return cls(context, width, height, code, storage=np.zeros((height, width, channels), dtype))
+        storage = zeros((height, width, channels), dtype, f"a {width}x{height} {format_name(code)} image")
+        return cls(context, width, height, code, storage=storage)
 
     @classmethod
     def create_virtual(cls, graph: Graph, width: int, height: int, code: int) -> Image:
