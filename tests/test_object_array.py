@@ -224,3 +224,24 @@ def test_bad_tensor_views_give_error_objects(ctx, log, dims, data_type, box, cou
     assert status_of(array) == status
     assert log.has(status, "vxCreateImageObjectArrayFromTensor", *words)
     assert vx.vxReleaseTensor(ffi.new("vx_tensor *", tensor)) == vx.VX_SUCCESS
+
+
+def test_pixels_written_through_images_feed_a_tensor_operation(ctx):
+    """A vision pipeline's images are the planes of an NN input: written as images,
+    processed as a tensor (saturating U8 add, written from the text: min(a + b, 255))."""
+    rng = np.random.default_rng(21)
+    dims = [6, 4, 3]  # width, height, channels
+    tensor = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
+    out = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
+    planes = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(0, 0, 6, 4), 3, 1, vx.VX_DF_IMAGE_U8)
+    frames = _random(rng, (3, 4, 6, 1), np.uint8)  # channel, y, x
+    for c in range(3):
+        image = ffi.cast("vx_image", vx.vxGetObjectArrayItem(planes, c))
+        assert copy(image, rect(0, 0, 6, 4), frames[c], vx.VX_WRITE_ONLY) == vx.VX_SUCCESS
+        release_ref(image)
+    assert vx.vxuTensorAdd(ctx, tensor, tensor, vx.VX_CONVERT_POLICY_SATURATE, out) == vx.VX_SUCCESS
+    expected = np.minimum(frames[:, :, :, 0].astype(int) * 2, 255).transpose(2, 1, 0)  # to x, y, channel
+    assert np.array_equal(read(out, dims, np.uint8), expected)
+    release_oa(planes)
+    for t in (tensor, out):
+        assert vx.vxReleaseTensor(ffi.new("vx_tensor *", t)) == vx.VX_SUCCESS
