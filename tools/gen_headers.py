@@ -191,7 +191,7 @@ IMAGEPATCH_INIT = "#define VX_IMAGEPATCH_ADDR_INIT {0u, 0u, 0, 0, 0u, 0u, 0u, 0u
 # the object families 1.0.1 had; the rest are listed.
 COMPAT_FAMILIES = ("context", "kernel", "node", "parameter", "image", "scalar", "graph", "lut",
                    "distribution", "threshold", "matrix", "convolution", "pyramid", "remap",
-                   "array", "delay", "object_array")
+                   "array", "delay")
 COMPAT_RENAMES = {
     "VX_REF_ATTRIBUTE_COUNT": "VX_REFERENCE_COUNT", "VX_REF_ATTRIBUTE_TYPE": "VX_REFERENCE_TYPE",
     "VX_REF_ATTRIBUTE_NAME": "VX_REFERENCE_NAME",
@@ -222,6 +222,7 @@ COMPAT_TEXT = """#define VX_TYPE_SCALAR_MAX (VX_TYPE_BOOL + 1)
 #define VX_THRESHOLD_TRUE_VALUE (VX_ATTRIBUTE_BASE(VX_ID_KHRONOS, VX_TYPE_THRESHOLD) + 0x4)
 #define VX_THRESHOLD_FALSE_VALUE (VX_ATTRIBUTE_BASE(VX_ID_KHRONOS, VX_TYPE_THRESHOLD) + 0x5)
 #define VX_THRESHOLD_DATA_TYPE (VX_ATTRIBUTE_BASE(VX_ID_KHRONOS, VX_TYPE_THRESHOLD) + 0x6)
+#define VX_META_FORMAT_ATTRIBUTE_DELTA_RECTANGLE (VX_ATTRIBUTE_BASE(VX_ID_KHRONOS, VX_TYPE_META_FORMAT) + 0x0)
 #define vxAccessArrayItem(type, ptr, index, stride) \\
     (*(type *)(&((vx_uint8 *)(ptr))[(index) * (stride)]))
 
