@@ -214,3 +214,23 @@ int64_t *ct_alloc(size_t n)
     pool[pooled++] = p;
     return p;
 }
+
+vx_rectangle_t ct_rect(vx_uint32 x0, vx_uint32 y0, vx_uint32 x1, vx_uint32 y1)
+{
+    vx_rectangle_t r;
+    r.start_x = x0;
+    r.start_y = y0;
+    r.end_x = x1;
+    r.end_y = y1;
+    return r;
+}
+
+vx_imagepatch_addressing_t ct_addressing(vx_uint32 w, vx_uint32 h, vx_int32 stride_x, vx_int32 stride_y)
+{
+    vx_imagepatch_addressing_t a = VX_IMAGEPATCH_ADDR_INIT;
+    a.dim_x = w;
+    a.dim_y = h;
+    a.stride_x = stride_x;
+    a.stride_y = stride_y;
+    return a;
+}

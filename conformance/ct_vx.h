@@ -39,4 +39,8 @@ int64_t *ct_alloc(size_t n);
 int64_t ct_get(const void *buf, vx_enum type, size_t i);
 void ct_set(void *buf, vx_enum type, size_t i, int64_t v);
 
+/* images: a rectangle, and an addressing structure with the given size and strides */
+vx_rectangle_t ct_rect(vx_uint32 x0, vx_uint32 y0, vx_uint32 x1, vx_uint32 y1);
+vx_imagepatch_addressing_t ct_addressing(vx_uint32 w, vx_uint32 h, vx_int32 stride_x, vx_int32 stride_y);
+
 #endif
