@@ -148,6 +148,8 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
                                                            dtype_of(declared.data_type))
         scalars = {name: v.scalar(len(k.tensor_names) + j) for j, (name, _) in enumerate(k.scalar_names)}
         for q in k.quantized:
+            if tensors.get(q) is None or np.dtype(tensors[q].dtype) != U8:
+                continue
             scale, zero = scalars[f"{q}_scale"], scalars[f"{q}_zero_point"]
             v.require(scale > 0 and 0 <= zero <= 255, k.index_of(f"{q}_scale"), Status.VX_ERROR_INVALID_VALUE,
                       f"quantization of {q} (scale {scale}, zero point {zero}) is invalid")

@@ -188,7 +188,7 @@ class OpContext:
                 specs[name] = TensorSpec(b.shapes[index], DTYPES[OperandType(operand.type)])
             elif name in tensors:
                 self.fail(f"input operand {index} ({name}) has unknown dimensions")
-            if name in kernel.quantized:
+            if name in kernel.quantized and operand.type == QUANT8:
                 scalars[f"{name}_scale"] = float(operand.scale)
                 scalars[f"{name}_zero_point"] = int(operand.zeroPoint)
         for name in kernel.quantized:

@@ -1,0 +1,123 @@
+"""CONCATENATION, DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESHAPE, RESIZE_BILINEAR and the lookups."""
+import struct
+
+import numpy as np
+import pytest
+from nnapi_harness import F32T, I32T, NO_VALUE, Q8, Out, Tensor, assert_close, i32, random_q8, run
+
+from openvx_nn import nnapi
+
+OP = nnapi.OperationType
+
+
+@pytest.mark.parametrize("kind", [F32T, Q8])
+@pytest.mark.parametrize("axis", [0, 1, 3])
+def test_concatenation_joins_along_the_axis(kind, axis):
+    rng = np.random.default_rng(axis)
+    shapes = []
+    for extent in (1, 3, 2):
+        s = [2, 3, 2, 4]
+        s[axis] = extent
+        shapes.append(tuple(s))
+    xs = [rng.standard_normal(s).astype(np.float32) if kind == F32T else random_q8(rng, s) for s in shapes]
+    q = dict(scale=0.5, zero_point=7) if kind == Q8 else {}
+    want = np.concatenate(xs, axis=axis)
+    (got,) = run(OP.CONCATENATION, [Tensor(x, **{k: v for k, v in q.items()}) for x in xs] + [i32(axis)],
+                 [Out(kind, want.shape, q.get("scale", 0), q.get("zero_point", 0))])
+    assert_close(got, want, kind)
+
+
+def test_depth_to_space_and_space_to_depth_follow_the_block_layout():
+    x = np.arange(2 * 2 * 3 * 8, dtype=np.float32).reshape(2, 2, 3, 8)
+    bs = 2
+    want = np.zeros((2, 4, 6, 2), np.float32)
+    for b, h, w, c in np.ndindex(want.shape):
+        i, j = h % bs, w % bs
+        want[b, h, w, c] = x[b, h // bs, w // bs, (i * bs + j) * 2 + c]
+    (got,) = run(OP.DEPTH_TO_SPACE, [Tensor(x), i32(bs)], [Out(F32T, want.shape)])
+    assert_close(got, want, F32T)
+    (back,) = run(OP.SPACE_TO_DEPTH, [Tensor(want), i32(bs)], [Out(F32T, x.shape)])
+    assert_close(back, x, F32T)
+    q = random_q8(np.random.default_rng(1), (1, 4, 2, 3))
+    (s2d,) = run(OP.SPACE_TO_DEPTH, [Tensor(q, 0.1, 3), i32(2)], [Out(Q8, (1, 2, 1, 12), 0.1, 3)])
+    for b, h, w, d in np.ndindex(s2d.shape):
+        i, j, c = d // 6, (d // 3) % 2, d % 3
+        assert s2d[b, h, w, d] == q[b, h * 2 + i, w * 2 + j, c]
+
+
+def test_reshape_with_a_minus_one():
+    x = np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32)
+    (got,) = run(OP.RESHAPE, [Tensor(x), Tensor(np.array([4, -1], np.int32), const=True)], [Out(F32T, (4, 6))])
+    assert_close(got, x.reshape(4, 6), F32T)
+
+
+def test_resize_bilinear_without_corner_alignment():
+    x = np.random.default_rng(3).standard_normal((1, 3, 4, 2)).astype(np.float32)
+    ow, oh = 7, 5
+    (got,) = run(OP.RESIZE_BILINEAR, [Tensor(x), i32(ow), i32(oh)], [Out(F32T, (1, oh, ow, 2))])
+    want = np.zeros((1, oh, ow, 2))
+    for _, y, xx, c in np.ndindex(want.shape):
+        sy, sx = y * 3 / oh, xx * 4 / ow
+        y0, x0 = int(sy), int(sx)
+        y1, x1 = min(y0 + 1, 2), min(x0 + 1, 3)
+        dy, dx = sy - y0, sx - x0
+        want[0, y, xx, c] = ((1 - dy) * ((1 - dx) * x[0, y0, x0, c] + dx * x[0, y0, x1, c])
+                             + dy * ((1 - dx) * x[0, y1, x0, c] + dx * x[0, y1, x1, c]))
+    assert_close(got, want, F32T)
+
+
+@pytest.mark.parametrize("kind", [F32T, I32T, Q8])
+def test_embedding_lookup_copies_rows(kind):
+    rng = np.random.default_rng(4)
+    values = {F32T: rng.standard_normal((5, 2, 3)).astype(np.float32),
+              I32T: rng.integers(-9, 9, (5, 2, 3)).astype(np.int32), Q8: random_q8(rng, (5, 2, 3))}[kind]
+    lookups = np.array([4, 0, 4, 2], np.int32)
+    q = (0.5, 3) if kind == Q8 else (0.0, 0)
+    (got,) = run(OP.EMBEDDING_LOOKUP, [Tensor(lookups), Tensor(values, *q)], [Out(kind, (4, 2, 3), *q)])
+    np.testing.assert_array_equal(got, values[lookups])
+
+
+def test_hashtable_lookup_reports_hits():
+    keys = np.array([-3, 1, 7, 20], np.int32)
+    values = np.random.default_rng(5).standard_normal((4, 2)).astype(np.float32)
+    lookups = np.array([7, 2, -3, 20, 21], np.int32)
+    got, hits = run(OP.HASHTABLE_LOOKUP, [Tensor(lookups), Tensor(keys, const=True), Tensor(values)],
+                    [Out(F32T, (5, 2)), Out(Q8, (5,), 1.0, 0)])
+    want = np.zeros((5, 2), np.float32)
+    want_hits = np.zeros(5, np.uint8)
+    for i, key in enumerate(lookups):
+        for j, k in enumerate(keys):
+            if k == key:
+                want[i], want_hits[i] = values[j], 1
+    np.testing.assert_array_equal(hits, want_hits)
+    np.testing.assert_array_equal(got, want)
+
+
+def _fnv1a(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) % 2**64
+    return h - 2**64 if h >= 2**63 else h
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_lsh_projection_sign_bits(sparse, weighted):
+    rng = np.random.default_rng(6)
+    hashes = rng.standard_normal((3, 4)).astype(np.float32)
+    x = rng.integers(-50, 50, (5, 2)).astype(np.int32)
+    w = rng.standard_normal(5).astype(np.float32)
+    bits = np.zeros((3, 4), np.int64)
+    for i in range(3):
+        for j in range(4):
+            seed = struct.pack("<f", hashes[i, j])
+            score = sum((float(w[k]) if weighted else 1.0) * float(_fnv1a(seed + x[k].tobytes())) for k in range(5))
+            bits[i, j] = 1 if score > 0 else 0
+    if sparse:
+        want = np.array([int("".join(str(b) for b in row), 2) for row in bits], np.int32)
+    else:
+        want = bits.reshape(-1).astype(np.int32)
+    weight = Tensor(w, const=True) if weighted else NO_VALUE
+    (got,) = run(OP.LSH_PROJECTION, [Tensor(hashes, const=True), Tensor(x), weight, i32(1 if sparse else 2)],
+                 [Out(I32T, want.shape)])
+    np.testing.assert_array_equal(got, want)
