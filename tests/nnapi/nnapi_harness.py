@@ -75,6 +75,7 @@ DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8}
 def run(op, inputs, outputs) -> list[np.ndarray]:
     """Run one operation; returns its outputs."""
     m, feeds, outs = build(op, inputs, outputs)
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
     c = nnapi.Compilation(m)
     c.finish()
     e = nnapi.Execution(c)
