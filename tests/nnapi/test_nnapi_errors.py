@@ -1,0 +1,160 @@
+"""Bad models, compilations and executions: an ErrorStatus and a message naming the
+operation index, its type and the problem; get_supported_operations never raises."""
+import numpy as np
+import pytest
+from nnapi_harness import F32T, I32T, Out, Tensor, build, i32
+
+from openvx_nn import nnapi
+
+OP, ES = nnapi.OperationType, nnapi.ErrorStatus
+
+
+def _compile(op, inputs, outputs):
+    m, _, _ = build(op, inputs, outputs)
+    c = nnapi.Compilation(m)
+    c.finish()
+    return m, c
+
+
+def _rejects(op, inputs, outputs, *words):
+    m, _, _ = build(op, inputs, outputs)
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [False]
+    with pytest.raises(nnapi.NNAPIError) as err:
+        nnapi.Compilation(m).finish()
+    assert err.value.status == ES.INVALID_ARGUMENT
+    text = str(err.value)
+    assert f"operation 0 ({OP(op).name})" in text
+    for word in words:
+        assert word in text
+    return err.value
+
+
+X = np.zeros((1, 4, 4, 2), np.float32)
+W = np.zeros((3, 3, 3, 2), np.float32)
+B = np.zeros(3, np.float32)
+
+
+def test_wrong_operand_count():
+    _rejects(OP.CONV_2D, [Tensor(X), Tensor(W, const=True), Tensor(B, const=True), i32(1), i32(1)],
+             [Out(F32T, (1, 4, 4, 3))], "5 inputs", "7 or 10")
+
+
+def test_wrong_operand_type():
+    _rejects(OP.ADD, [Tensor(X), Tensor(X.astype(np.int32)), i32(0)], [Out(F32T, X.shape)], "TENSOR_INT32")
+
+
+def test_bad_dimensions():
+    _rejects(OP.CONV_2D, [Tensor(X), Tensor(np.zeros((3, 3, 3, 5), np.float32), const=True),
+                          Tensor(B, const=True), i32(1), i32(1), i32(1), i32(0)],
+             [Out(F32T, (1, 4, 4, 3))], "filter depth 5")
+
+
+def test_declared_output_shape_that_disagrees():
+    _rejects(OP.RELU1, [Tensor(X)], [Out(F32T, (1, 4, 4, 3))], "declared [1, 4, 4, 3]")
+
+
+def test_unsupported_activation():
+    _rejects(OP.ADD, [Tensor(X), Tensor(X), i32(7)], [Out(F32T, X.shape)], "fused activation 7")
+
+
+def test_scalar_parameter_must_be_constant():
+    m = nnapi.Model()
+    a = m.add_operand(F32T, [2])
+    act = m.add_operand(nnapi.OperandType.INT32)
+    out = m.add_operand(F32T, [2])
+    m.add_operation(OP.ADD, [a, a, act], [out])
+    m.identify_inputs_and_outputs([a, act], [out])
+    m.finish()
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(ADD\): input 2 \(INT32\) must be a constant"):
+        nnapi.Compilation(m).finish()
+
+
+def _two_ops(first_out, second_out, second_in=None):
+    m = nnapi.Model()
+    a = m.add_operand(F32T, [2])
+    t = m.add_operand(F32T, [2])
+    out = m.add_operand(F32T, [2])
+    ops = {"a": a, "t": t, "out": out}
+    m.add_operation(OP.RELU, [ops[second_in] if second_in else a], [ops[first_out]])
+    m.add_operation(OP.RELU6, [t], [ops[second_out]])
+    m.identify_inputs_and_outputs([a], [out])
+    return m
+
+
+def test_operand_written_twice():
+    m = _two_ops("out", "out")
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 1 \(RELU6\): operand 2 is already written by operation 0"):
+        m.finish()
+
+
+def test_cycle():
+    m = _two_ops("t", "out")
+    m._operations[0].inputs = [2]  # RELU reads RELU6's output, which reads RELU's
+    with pytest.raises(nnapi.NNAPIError, match="cycle"):
+        m.finish()
+    hal = nnapi.hal.Model(m._operands, m._operations, [0], [2])
+    answers = nnapi.hal.Device().get_supported_operations(hal)
+    assert answers[0] is False and len(answers) == 2  # the operation named by the check; RELU6 alone is fine
+
+
+def test_missing_input_at_compute():
+    m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
+    e = nnapi.Execution(c)
+    e.set_output(0, np.zeros(X.shape, np.float32))
+    with pytest.raises(nnapi.NNAPIError, match="input 0 .* was not set") as err:
+        e.compute()
+    assert err.value.status == ES.INVALID_ARGUMENT
+
+
+def test_output_buffer_too_small_is_output_insufficient_size():
+    m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
+    prepared = c.prepared
+    x = np.ones(X.shape, np.float32)
+    small = np.zeros(8, np.float32)
+    request = nnapi.hal.Request(
+        [nnapi.hal.RequestArgument(False, nnapi.hal.DataLocation(0, 0, x.nbytes))],
+        [nnapi.hal.RequestArgument(False, nnapi.hal.DataLocation(1, 0, small.nbytes))],
+        [x.view(np.uint8).reshape(-1), small.view(np.uint8)])
+    assert prepared.execute(request) == ES.OUTPUT_INSUFFICIENT_SIZE
+    assert "needs 128" in prepared.last_error
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    with pytest.raises(nnapi.NNAPIError):
+        e.set_output(0, np.zeros((1, 4, 4, 2), np.int32))
+
+
+def test_lookup_out_of_range_fails_the_execution():
+    values = np.zeros((3, 2), np.float32)
+    m, c = _compile(OP.EMBEDDING_LOOKUP, [Tensor(np.array([0, 5], np.int32)), Tensor(values)],
+                    [Out(F32T, (2, 2))])
+    e = nnapi.Execution(c)
+    e.set_input(0, np.array([0, 5], np.int32))
+    e.set_input(1, values)
+    e.set_output(0, np.zeros((2, 2), np.float32))
+    with pytest.raises(nnapi.NNAPIError, match="embedding_lookup") as err:
+        e.compute()
+    assert err.value.status == ES.GENERAL_FAILURE
+
+
+def test_builder_rejects_bad_operands_at_once():
+    m = nnapi.Model()
+    with pytest.raises(nnapi.NNAPIError, match="scale"):
+        m.add_operand(nnapi.OperandType.TENSOR_QUANT8_ASYMM, [2], scale=0.0)
+    with pytest.raises(nnapi.NNAPIError, match="scalar"):
+        m.add_operand(nnapi.OperandType.INT32, [2])
+    k = m.add_operand(I32T, [2])
+    with pytest.raises(nnapi.NNAPIError, match="dimensions"):
+        m.set_operand_value(k, np.zeros(3, np.int32))
+    with pytest.raises(nnapi.NNAPIError, match="not an operand index"):
+        m.add_operation(OP.RELU, [k], [9])
+    with pytest.raises(nnapi.NNAPIError, match="not an OperationType"):
+        m.add_operation(99, [k], [k])
+
+
+def test_get_supported_operations_never_raises():
+    device = nnapi.hal.Device()
+    assert device.get_supported_operations(nnapi.hal.Model()) == []
+    broken = nnapi.hal.Model([nnapi.hal.Operand(nnapi.OperandType.TENSOR_FLOAT32, [2])],
+                             [nnapi.hal.Operation(OP.RELU, [0], [5]), nnapi.hal.Operation(77, [], [])], [0], [])
+    assert device.get_supported_operations(broken) == [False, False]
+    assert device.get_supported_operations("not a model") == []
