@@ -107,7 +107,9 @@ class NNAPIKernel:
 
     @property
     def enum(self) -> int:
-        return (VENDOR_USER << 20) | (LIB_NNAPI << 12) | self.index
+        """``(VX_ID_USER << 20) | (1 << 12) | index`` as the C ``vx_enum`` (int32) holds it: negative."""
+        value = (VENDOR_USER << 20) | (LIB_NNAPI << 12) | self.index
+        return value - (1 << 32) if value >= 1 << 31 else value
 
     @property
     def tensor_names(self) -> list[str]:

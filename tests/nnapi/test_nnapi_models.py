@@ -205,6 +205,9 @@ def test_nnapi_kernels_are_reachable_by_name_from_the_c_api():
     count = vx.ffi.new("vx_uint32 *")
     assert vx.vxQueryKernel(kernel, vx.VX_KERNEL_PARAMETERS, count, 4) == vx.VX_SUCCESS
     assert count[0] == 4 + 7 + 6  # input, filter, bias, output; window and activation; three quantizations
-    assert kernels.by_enum((0xFFE << 20) | (1 << 12) | 3).name == "org.openvx_nn.nnapi.conv_2d"
+    enum = vx.ffi.new("vx_enum *")
+    assert vx.vxQueryKernel(kernel, vx.VX_KERNEL_ENUM, enum, 4) == vx.VX_SUCCESS
+    assert enum[0] & 0xFFFFFFFF == (0xFFE << 20) | (1 << 12) | 3  # VX_KERNEL_BASE(VX_ID_USER, 1) + 3 as an int32
+    assert kernels.by_enum(enum[0]).name == "org.openvx_nn.nnapi.conv_2d"
     vx.vxReleaseKernel(vx.ffi.new("vx_kernel *", kernel))
     vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
