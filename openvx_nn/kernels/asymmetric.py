@@ -27,7 +27,7 @@ def quantized_multiplier(real: float) -> tuple[int, int]:
     if not real > 0 or not math.isfinite(real):
         raise ValueError(f"requantization multiplier {real} must be a positive finite number")
     fraction, exponent = math.frexp(real)
-    m = int(round(fraction * (1 << 31)))
+    m = round(fraction * (1 << 31))
     if m == 1 << 31:
         m //= 2
         exponent += 1
@@ -55,7 +55,7 @@ def requantize(acc: np.ndarray, multiplier: float, zero_point: int, low: int, hi
 
 
 def round_away(x: float) -> int:
-    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
 def quantized_range(activation: int, scale: float, zero_point: int) -> tuple[int, int]:

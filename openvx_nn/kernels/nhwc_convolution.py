@@ -19,30 +19,9 @@ Quant = tuple[float, int] | None
 
 
 @kernel
-def _conv_sum(x, w, acc, pad_top, pad_left, stride_h, stride_w):
-    n_batch, height, width, depth_in = x.shape
-    depth_out, kh, kw, _ = w.shape
-    _, out_h, out_w, _ = acc.shape
-    for b in range(n_batch):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                for co in range(depth_out):
-                    total = acc[b, oy, ox, co]
-                    for ky in range(kh):
-                        iy = oy * stride_h - pad_top + ky
-                        if iy < 0 or iy >= height:
-                            continue
-                        for kx in range(kw):
-                            ix = ox * stride_w - pad_left + kx
-                            if ix < 0 or ix >= width:
-                                continue
-                            for ci in range(depth_in):
-                                total += x[b, iy, ix, ci] * w[co, ky, kx, ci]
-                    acc[b, oy, ox, co] = total
-
-
-@kernel
-def _depthwise_sum(x, w, acc, pad_top, pad_left, stride_h, stride_w, multiplier):
+def _window_sum(x, w, acc, pad_top, pad_left, stride_h, stride_w, multiplier):
+    """Adds the window products to ``acc``: a full convolution (``w`` [O, kh, kw, I]) when
+    ``multiplier`` is 0, else depthwise (``w`` [1, kh, kw, O], channel o reads input o // multiplier)."""
     n_batch, height, width, depth_in = x.shape
     _, kh, kw, _ = w.shape
     _, out_h, out_w, depth_out = acc.shape
@@ -50,7 +29,6 @@ def _depthwise_sum(x, w, acc, pad_top, pad_left, stride_h, stride_w, multiplier)
         for oy in range(out_h):
             for ox in range(out_w):
                 for co in range(depth_out):
-                    ci = co // multiplier
                     total = acc[b, oy, ox, co]
                     for ky in range(kh):
                         iy = oy * stride_h - pad_top + ky
@@ -60,7 +38,11 @@ def _depthwise_sum(x, w, acc, pad_top, pad_left, stride_h, stride_w, multiplier)
                             ix = ox * stride_w - pad_left + kx
                             if ix < 0 or ix >= width:
                                 continue
-                            total += x[b, iy, ix, ci] * w[0, ky, kx, co]
+                            if multiplier == 0:
+                                for ci in range(depth_in):
+                                    total += x[b, iy, ix, ci] * w[co, ky, kx, ci]
+                            else:
+                                total += x[b, iy, ix, co // multiplier] * w[0, ky, kx, co]
                     acc[b, oy, ox, co] = total
 
 
@@ -97,7 +79,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarra
     ``pads`` is (left, right, top, bottom), ``strides`` (width, height); ``out``'s shape fixes the extent.
     """
     acc = _accumulator(bias, out.shape, quant_out is not None)
-    _conv_sum(_offsets(x, quant_in), _offsets(w, quant_w), acc, pads[2], pads[0], strides[1], strides[0])
+    _window_sum(_offsets(x, quant_in), _offsets(w, quant_w), acc, pads[2], pads[0], strides[1], strides[0], 0)
     output_stage(acc, out, activation, quant_in, quant_w, quant_out)
 
 
@@ -106,7 +88,7 @@ def depthwise_conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out:
                      quant_in: Quant = None, quant_w: Quant = None, quant_out: Quant = None) -> None:
     """``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])`` (``w`` is [1, kh, kw, depth_out])."""
     acc = _accumulator(bias, out.shape, quant_out is not None)
-    _depthwise_sum(_offsets(x, quant_in), _offsets(w, quant_w), acc, pads[2], pads[0], strides[1], strides[0],
+    _window_sum(_offsets(x, quant_in), _offsets(w, quant_w), acc, pads[2], pads[0], strides[1], strides[0],
                    multiplier)
     output_stage(acc, out, activation, quant_in, quant_w, quant_out)
 

@@ -43,7 +43,7 @@ def _infer_lstm(args: Args):
     units, size2 = rank_in(args, "input_to_f", (2,))
     require(size2 == size, "input_to_f", f"input_to_forget_weights have {size2} columns, the input {size}")
     proj = args.get("projection_weights")
-    out_size = units if proj is None else tuple(proj.shape)[0]
+    out_size = units if proj is None else next(iter(proj.shape))
     cifg = args.get("input_to_i") is None
     for g in GATES:
         if g == "i" and cifg:

@@ -103,7 +103,7 @@ nnapi_kernel(NNAPIKernel("reshape", 22, ("input",), ("output",), _infer_reshape,
 
 
 def _infer_resize(args: Args):
-    n, h, w, c = rank_in(args, "input", (4,))
+    n, _h, _w, c = rank_in(args, "input", (4,))
     dtype = dtype_in(args, "input", (F32, U8))
     ow, oh = args["width"], args["height"]
     require(ow >= 1 and oh >= 1, "width", f"output size {ow} x {oh} must be positive", Status.VX_ERROR_INVALID_VALUE)

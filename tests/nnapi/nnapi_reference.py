@@ -11,11 +11,17 @@ def activation(v, code):
     return {0: v, 1: np.maximum(v, 0), 2: np.clip(v, -1, 1), 3: np.clip(v, 0, 6)}[code]
 
 
+def out_size(x_shape, kh, kw, pads, strides):
+    """(out_h, out_w) of a window layer: (in + pads - k) // stride + 1."""
+    left, right, top, bottom = pads
+    return (x_shape[1] + top + bottom - kh) // strides[1] + 1, (x_shape[2] + left + right - kw) // strides[0] + 1
+
+
 def conv2d(x, w, b, pads, strides):
     """output[b, y, x, o] = sum_{i,j,k} input[b, y*sh + i - top, x*sw + j - left, k] * filter[o, i, j, k] + bias[o]."""
     left, right, top, bottom = pads
     sw, sh = strides
-    n, h, wd, c = x.shape
+    n, h, wd, _c = x.shape
     o, kh, kw, _ = w.shape
     oh = (h + top + bottom - kh) // sh + 1
     ow = (wd + left + right - kw) // sw + 1
@@ -36,12 +42,11 @@ def conv2d(x, w, b, pads, strides):
 
 def depthwise(x, w, b, pads, strides, mult):
     """output[b, y, x, k*m + q] = sum_{i,j} input[b, y*sh + i - top, x*sw + j - left, k] * filter[0, i, j, k*m + q]."""
-    left, right, top, bottom = pads
+    left, _, top, _ = pads
     sw, sh = strides
     n, h, wd, c = x.shape
     _, kh, kw, o = w.shape
-    oh = (h + top + bottom - kh) // sh + 1
-    ow = (wd + left + right - kw) // sw + 1
+    oh, ow = out_size(x.shape, kh, kw, pads, strides)
     out = np.zeros((n, oh, ow, o))
     for bi in range(n):
         for y in range(oh):
@@ -60,12 +65,11 @@ def depthwise(x, w, b, pads, strides, mult):
 
 def pool(x, kind, pads, strides, size):
     """Average / max / L2 over the window positions inside the input."""
-    left, right, top, bottom = pads
+    left, _, top, _ = pads
     sw, sh = strides
     fw, fh = size
     n, h, wd, c = x.shape
-    oh = (h + top + bottom - fh) // sh + 1
-    ow = (wd + left + right - fw) // sw + 1
+    oh, ow = out_size(x.shape, fh, fw, pads, strides)
     out = np.zeros((n, oh, ow, c))
     for bi in range(n):
         for y in range(oh):

@@ -98,7 +98,7 @@ def test_cycle():
 
 
 def test_missing_input_at_compute():
-    m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
+    _m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
     e = nnapi.Execution(c)
     e.set_output(0, np.zeros(X.shape, np.float32))
     with pytest.raises(nnapi.NNAPIError, match="input 0 .* was not set") as err:
@@ -107,7 +107,7 @@ def test_missing_input_at_compute():
 
 
 def test_output_buffer_too_small_is_output_insufficient_size():
-    m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
+    _m, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
     prepared = c.prepared
     x = np.ones(X.shape, np.float32)
     small = np.zeros(8, np.float32)
@@ -125,7 +125,7 @@ def test_output_buffer_too_small_is_output_insufficient_size():
 
 def test_lookup_out_of_range_fails_the_execution():
     values = np.zeros((3, 2), np.float32)
-    m, c = _compile(OP.EMBEDDING_LOOKUP, [Tensor(np.array([0, 5], np.int32)), Tensor(values)],
+    _m, c = _compile(OP.EMBEDDING_LOOKUP, [Tensor(np.array([0, 5], np.int32)), Tensor(values)],
                     [Out(F32T, (2, 2))])
     e = nnapi.Execution(c)
     e.set_input(0, np.array([0, 5], np.int32))

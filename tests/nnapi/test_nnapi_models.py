@@ -1,7 +1,7 @@
 """Whole models: a quantized CNN, an LSTM over a sequence; the lowered graph's
 node count, performance counters, repeatability and reference accounting."""
 import numpy as np
-from nnapi_harness import Q8, dequantize, quantize
+from nnapi_harness import dequantize, quantize
 from nnapi_reference import conv2d, depthwise, lstm, pool, softmax
 
 from openvx_nn import nnapi, vx

@@ -20,7 +20,7 @@ def test_concatenation_joins_along_the_axis(kind, axis):
         s[axis] = extent
         shapes.append(tuple(s))
     xs = [rng.standard_normal(s).astype(np.float32) if kind == F32T else random_q8(rng, s) for s in shapes]
-    q = dict(scale=0.5, zero_point=7) if kind == Q8 else {}
+    q = {"scale": 0.5, "zero_point": 7} if kind == Q8 else {}
     want = np.concatenate(xs, axis=axis)
     (got,) = run(OP.CONCATENATION, [Tensor(x, **{k: v for k, v in q.items()}) for x in xs] + [i32(axis)],
                  [Out(kind, want.shape, q.get("scale", 0), q.get("zero_point", 0))])

@@ -26,8 +26,8 @@ def lowers(*types: int):
     return register
 
 
-from . import conv_pool, elementwise, lookup, recurrent, reshaping  # noqa: E402,F401  (register LOWERINGS)
-from .lowered import Lowered  # noqa: E402
+from . import conv_pool, elementwise, lookup, recurrent, reshaping  # noqa: F401  (register LOWERINGS)
+from .lowered import Lowered
 
 
 def _lower_all(builder: GraphBuilder, order: list[int]) -> None:
