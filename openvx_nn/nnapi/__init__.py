@@ -9,8 +9,15 @@
 """
 from . import hal
 from .builder import Compilation, Execution, Model
-from .enums import (DeviceStatus, ErrorStatus, FusedActivationFunc, OperandLifeTime, OperandType, OperationType,
-                    PaddingScheme)
+from .enums import (
+    DeviceStatus,
+    ErrorStatus,
+    FusedActivationFunc,
+    OperandLifeTime,
+    OperandType,
+    OperationType,
+    PaddingScheme,
+)
 from .errors import NNAPIError
 
 __all__ = ["Compilation", "DeviceStatus", "ErrorStatus", "Execution", "FusedActivationFunc", "Model", "NNAPIError",
