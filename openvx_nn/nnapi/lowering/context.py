@@ -169,9 +169,11 @@ class OpContext:
 
     # -- making the node ----------------------------------------------------------
     def node(self, op: str, tensors: dict[str, int | None], outputs: dict[str, int | None],
-             ints: dict[str, int] | None = None, floats: dict[str, float] | None = None) -> None:
+             ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,
+             create: bool = True) -> None:
         """Add kernel ``org.openvx_nn.nnapi.<op>`` with NNAPI input positions ``tensors`` (None: absent)
-        and output positions ``outputs``; check and record the outputs' shapes."""
+        and output positions ``outputs``; check and record the outputs' shapes.  With ``create`` False
+        only the checks run (the caller lowers the operation onto standard kernels instead)."""
         kernel = NNAPI_KERNELS[op]
         model, b = self.b.model, self.b
         operands = {n: (None if k is None or not self.present(k) else self.inputs[k]) for n, k in tensors.items()}
@@ -201,7 +203,7 @@ class OpContext:
         for name, index in operands.items():
             if name in outputs and index is not None:
                 self._settle_output(index, *inferred[name])
-        if not b.dry:
+        if create and not b.dry:
             self._create(kernel, operands, scalars)
 
     def _settle_output(self, index: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -231,16 +233,24 @@ class OpContext:
         self._settle_output(self.outputs[k], shape, dtype)
 
     def vx(self, what: str, value) -> Any:
-        """An OpenVX parameter: ('in'|'out', position), ('enum'|'f32', number) or ('tmp', NNAPI shape)."""
+        """An OpenVX parameter: ('in'|'out', position), ('enum'|'f32'|'size', number), ('tmp', NNAPI shape)
+        or ('tmp_dims', OpenVX dims) of a float32 tensor, ('const', (OpenVX dims, values in that axis order))."""
         b = self.b
         if what == "in":
             return b.tensor(self.inputs[value])
         if what == "out":
             return b.tensor(self.outputs[value])
-        if what == "tmp":
-            tensor = Tensor.create(b.context, len(value), tuple(reversed(value)), Type.VX_TYPE_FLOAT32, 0)
+        if what in ("tmp", "tmp_dims", "const"):
+            dims = tuple(reversed(value)) if what == "tmp" else tuple(value[0]) if what == "const" else tuple(value)
+            tensor = Tensor.create(b.context, len(dims), dims, Type.VX_TYPE_FLOAT32, 0)
+            if what == "const":
+                tensor.array[...] = value[1]
             b.refs.append(tensor)
             return tensor
+        if what == "size":
+            scalar = Scalar(b.context, Type.VX_TYPE_SIZE, np.asarray(value, np.uintp).tobytes())
+            b.refs.append(scalar)
+            return scalar
         return b.scalar(Type.VX_TYPE_ENUM if what == "enum" else Type.VX_TYPE_FLOAT32, value)
 
     def standard(self, kernel_name: str, params: list) -> None:
