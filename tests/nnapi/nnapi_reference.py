@@ -106,8 +106,9 @@ def sigmoid(v):
     return 1 / (1 + np.exp(-v))
 
 
-def lstm(x, W, R, C, B, P, pb, h, c, act, cell_clip, proj_clip):
-    """The LSTM step from the HAL text (CIFG when W has no 'i'; peepholes when C is given)."""
+def lstm(x, W, R, C, B, P, pb, h, c, act, cell_clip, proj_clip, gates=None):
+    """The LSTM step from the HAL text (CIFG when W has no 'i'; peepholes when C is given); ``gates``, a
+    list, receives the activated gates in the scratch order (input, cell, forget, output)."""
     f = sigmoid(x @ W["f"].T + h @ R["f"].T + (C["f"] * c if C else 0) + B["f"])
     i = 1 - f if "i" not in W else sigmoid(x @ W["i"].T + h @ R["i"].T + (C["i"] * c if C else 0) + B["i"])
     g = act(x @ W["c"].T + h @ R["c"].T + B["c"])
@@ -116,6 +117,8 @@ def lstm(x, W, R, C, B, P, pb, h, c, act, cell_clip, proj_clip):
         c_new = np.clip(c_new, -cell_clip, cell_clip)
     o = sigmoid(x @ W["o"].T + h @ R["o"].T + (C["o"] * c_new if C else 0) + B["o"])
     out = o * act(c_new)
+    if gates is not None:
+        gates.extend(([] if "i" not in W else [i]) + [g, f, o])
     if P is not None:
         out = out @ P.T + (pb if pb is not None else 0)
         if proj_clip > 0:

@@ -158,3 +158,14 @@ def test_get_supported_operations_never_raises():
                              [nnapi.hal.Operation(OP.RELU, [0], [5]), nnapi.hal.Operation(77, [], [])], [0], [])
     assert device.get_supported_operations(broken) == [False, False]
     assert device.get_supported_operations("not a model") == []
+
+
+def test_model_input_of_unknown_dimensions():
+    m = nnapi.Model()
+    a = m.add_operand(F32T, [0, 3])
+    out = m.add_operand(F32T, [0, 3])
+    m.add_operation(OP.RELU, [a], [out])
+    m.identify_inputs_and_outputs([a], [out])
+    m.finish()
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(RELU\): input 0 \(operand 0\) has unknown dimensions"):
+        nnapi.Compilation(m).finish()

@@ -211,3 +211,17 @@ def test_nnapi_kernels_are_reachable_by_name_from_the_c_api():
     assert kernels.by_enum(enum[0]).name == "org.openvx_nn.nnapi.conv_2d"
     vx.vxReleaseKernel(vx.ffi.new("vx_kernel *", kernel))
     vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
+
+
+def test_dropping_a_compilation_without_release_frees_its_objects():
+    import gc
+    ctx = vx.vxCreateContext()
+    before = _ctx_refs(ctx)
+    c = nnapi.Compilation(quantized_cnn(np.random.default_rng(3)))
+    c.finish()
+    e = nnapi.Execution(c)
+    assert _ctx_refs(ctx) > before
+    del c, e
+    gc.collect()
+    assert _ctx_refs(ctx) == before
+    vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))

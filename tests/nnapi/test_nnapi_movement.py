@@ -27,6 +27,14 @@ def test_concatenation_joins_along_the_axis(kind, axis):
     assert_close(got, want, kind)
 
 
+def test_concatenation_rescales_inputs_quantized_differently():
+    a = np.array([[0, 100, 255]], np.uint8)
+    b = np.array([[10, 20]], np.uint8)
+    (got,) = run(OP.CONCATENATION, [Tensor(a, 0.5, 100), Tensor(b, 0.25, 0), i32(1)], [Out(Q8, (1, 5), 0.5, 100)])
+    real = np.concatenate([(a - 100.0) * 0.5, (b - 0.0) * 0.25], axis=1)
+    np.testing.assert_array_equal(got, np.clip(np.round(real / 0.5) + 100, 0, 255))
+
+
 def test_depth_to_space_and_space_to_depth_follow_the_block_layout():
     x = np.arange(2 * 2 * 3 * 8, dtype=np.float32).reshape(2, 2, 3, 8)
     bs = 2

@@ -44,11 +44,12 @@ def test_lstm_step_with_state_inputs(cifg, peephole, projection, clip):
     gates = 3 if cifg else 4
     scratch, h_out, c_out, out = run(OP.LSTM, inputs, [Out(F32T, (batch, units * gates)), Out(F32T, (batch, out_size)),
                                                        Out(F32T, (batch, units)), Out(F32T, (batch, out_size))])
-    want_h, want_c = lstm(*(a.astype(np.float64) for a in (x,)), W, R, C, B, P, pb, h, c, np.tanh, clip, clip)
+    activated = []
+    want_h, want_c = lstm(x.astype(np.float64), W, R, C, B, P, pb, h, c, np.tanh, clip, clip, activated)
     assert_close(out, want_h, F32T)
     assert_close(h_out, want_h, F32T)
     assert_close(c_out, want_c, F32T)
-    assert scratch.shape == (batch, units * gates) and np.isfinite(scratch).all()
+    assert_close(scratch.reshape(-1), np.concatenate([g.reshape(-1) for g in activated]), F32T)
 
 
 def test_rnn_step_both_operand_orders():
@@ -90,3 +91,51 @@ def test_svdf_pushes_the_memory(rank):
                          [Out(F32T, state.shape), Out(F32T, (batch, units))])
     assert_close(out, np.maximum(want, 0), F32T)
     assert_close(new_state, want_state, F32T)
+
+
+def _sequence(op, inputs, outputs, steps, feed):
+    """Run one prepared model ``steps`` times with ``feed(step)`` as input 0; returns every output list."""
+    from nnapi_harness import build
+    m, _, outs = build(op, inputs, outputs)
+    c = nnapi.Compilation(m)
+    c.finish()
+    results = []
+    for step in range(steps):
+        e = nnapi.Execution(c)
+        e.set_input(0, feed(step))
+        got = [np.zeros(o.dims, np.float32) for o in outs]
+        for k, g in enumerate(got):
+            e.set_output(k, g)
+        e.compute()
+        results.append(got)
+    c.release()
+    return results
+
+
+def test_rnn_without_a_state_input_carries_its_state():
+    rng = np.random.default_rng(9)
+    w, rw, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (3, 3), (3,)))
+    xs = rng.standard_normal((4, 1, 2)).astype(np.float32)
+    results = _sequence(OP.RNN, [Tensor(xs[0]), Tensor(w, const=True), Tensor(rw, const=True),
+                                 Tensor(b, const=True), i32(2)], [Out(F32T, (1, 3))], 4, lambda t: xs[t])
+    h = np.zeros((1, 3))
+    for t in range(4):
+        h = np.clip(xs[t].astype(np.float64) @ w.T + h @ rw.T + b, -1, 1)
+        assert_close(results[t][0], h, F32T)
+
+
+def test_svdf_without_a_state_input_carries_its_memory():
+    rng = np.random.default_rng(10)
+    size, units, rank, memory = 2, 2, 1, 3
+    wf = rng.standard_normal((units * rank, size)).astype(np.float32)
+    wt = rng.standard_normal((units * rank, memory)).astype(np.float32)
+    xs = rng.standard_normal((5, 1, size)).astype(np.float32)
+    results = _sequence(OP.SVDF, [Tensor(xs[0]), Tensor(wf, const=True), Tensor(wt, const=True), NO_VALUE,
+                                  i32(rank), i32(0)],
+                        [Out(F32T, (1, (memory - 1) * units)), Out(F32T, (1, units))], 5, lambda t: xs[t])
+    history = [np.zeros(units), np.zeros(units)]  # stage-1 outputs, oldest first
+    for t in range(5):
+        history.append(wf.astype(np.float64) @ xs[t][0])
+        window = history[-memory:]
+        want = [sum(window[j][f] * wt[f, j] for j in range(memory)) for f in range(units)]
+        assert_close(results[t][1][0], want, F32T)
