@@ -63,6 +63,7 @@ class Model:
         array = np.asarray(value)
         if array.dtype.kind != dtype.kind and not (array.dtype.kind in "iub" and dtype.kind in "iuf"):
             raise NNAPIError(f"operand {index} is {operand.type.name}; a value of dtype {array.dtype} does not fit")
+        _check_range(array, dtype, f"operand {index} ({operand.type.name})")
         want = tuple(operand.dimensions)
         if operand.type in SCALAR_TYPES:
             if array.size != 1:
@@ -136,6 +137,15 @@ class Model:
         return hal.Model(operands, operations, list(self._inputs), list(self._outputs), bytes(values), pools)
 
 
+def _check_range(array: np.ndarray, dtype: np.dtype, what: str) -> None:
+    """Integer values must fit ``dtype`` (no silent wrap-around)."""
+    if dtype.kind in "iu" and array.size and array.dtype.kind in "iub":
+        info = np.iinfo(dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise NNAPIError(f"{what}: values {low}..{high} do not fit {dtype} ({info.min}..{info.max})")
+
+
 class Compilation:
     """A finished model being prepared for this driver."""
 
@@ -180,6 +190,10 @@ class Execution:
         """Input ``k`` (position in the model's input list) takes ``array``'s values."""
         k = self._position(k, self._model.inputIndexes, "input")
         dtype = DTYPES[self._model.operands[self._model.inputIndexes[k]].type]
+        array = np.asarray(array)
+        if not np.can_cast(array.dtype, dtype, "same_kind"):
+            raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
+        _check_range(array, dtype, f"input {k}")
         self._inputs[k] = np.ascontiguousarray(array, dtype)
 
     def set_output(self, k: int, array: np.ndarray) -> None:

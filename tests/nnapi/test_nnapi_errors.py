@@ -169,3 +169,19 @@ def test_model_input_of_unknown_dimensions():
     m.finish()
     with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(RELU\): input 0 \(operand 0\) has unknown dimensions"):
         nnapi.Compilation(m).finish()
+
+
+def test_values_that_do_not_fit_are_refused_not_wrapped():
+    m = nnapi.Model()
+    k = m.add_operand(nnapi.OperandType.TENSOR_QUANT8_ASYMM, [2], scale=1.0)
+    with pytest.raises(nnapi.NNAPIError, match="do not fit uint8"):
+        m.set_operand_value(k, np.array([-1, 3]))
+    _, c = _compile(OP.RELU, [Tensor(X)], [Out(F32T, X.shape)])
+    e = nnapi.Execution(c)
+    with pytest.raises(nnapi.NNAPIError, match="does not convert"):
+        e.set_input(0, X.astype(np.complex64))
+    e.set_input(0, np.zeros(5, np.float32))  # the wrong size is found when the request is checked
+    e.set_output(0, np.zeros(X.shape, np.float32))
+    with pytest.raises(nnapi.NNAPIError, match="has 20 bytes, it needs 128") as err:
+        e.compute()
+    assert err.value.status == ES.INVALID_ARGUMENT

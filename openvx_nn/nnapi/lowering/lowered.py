@@ -1,6 +1,8 @@
 """A lowered model: its verified OpenVX graph, and running a HAL request on it."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ...core.enums import Status
@@ -14,6 +16,7 @@ from .context import GraphBuilder
 class Lowered:
     def __init__(self, builder: GraphBuilder):
         self.builder = builder
+        self._lock = threading.Lock()
         model = builder.model
         self.model = model
         for k in list(model.inputIndexes) + list(model.outputIndexes):
@@ -53,13 +56,17 @@ class Lowered:
         if loc.offset < 0 or loc.offset + loc.length > len(data):
             raise NNAPIError(f"{what} {position}: bytes {loc.offset}..{loc.offset + loc.length} lie outside "
                              f"pool {loc.poolIndex} of {len(data)} bytes")
-        if loc.length < need:
+        if loc.length < need or (not output and loc.length != need):
             status = ErrorStatus.OUTPUT_INSUFFICIENT_SIZE if output else ErrorStatus.INVALID_ARGUMENT
             raise NNAPIError(f"{what} {position} (operand {k}) has {loc.length} bytes, it needs {need} "
                              f"({list(shape)} {dtype})", status)
         return self.builder.tensors[k], data[loc.offset:loc.offset + need], dtype, shape
 
     def execute(self, request: Request) -> None:
+        with self._lock:  # one request at a time: the graph's tensors are shared
+            self._execute(request)
+
+    def _execute(self, request: Request) -> None:
         inputs = [self._argument(request, i, False) for i in range(len(self.model.inputIndexes))]
         outputs = [self._argument(request, i, True) for i in range(len(self.model.outputIndexes))]
         for tensor, data, dtype, shape in outputs:
