@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core.datatypes import dtype_of
 from ..core.enums import Status, Type
+from ..core.errors import VXError
 from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
@@ -175,7 +176,11 @@ def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
     def execute(p: list, state: dict) -> None:
         tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
         scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-        k.run(Args(tensors, scalars))
+        try:
+            k.run(Args(tensors, scalars))
+        except (ValueError, IndexError) as err:  # data-dependent failures (a lookup out of range)
+            state["error"] = str(err)
+            raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
     return execute
 
 

@@ -131,7 +131,8 @@ def test_lookup_out_of_range_fails_the_execution():
     e.set_input(0, np.array([0, 5], np.int32))
     e.set_input(1, values)
     e.set_output(0, np.zeros((2, 2), np.float32))
-    with pytest.raises(nnapi.NNAPIError, match="embedding_lookup") as err:
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(EMBEDDING_LOOKUP\): .*embedding_lookup failed: "
+                       r"lookup 1 is 5, outside the 3 rows") as err:
         e.compute()
     assert err.value.status == ES.GENERAL_FAILURE
 

@@ -76,10 +76,13 @@ class Lowered:
             tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
         status = self.graph.process()
         if status != Status.VX_SUCCESS:
-            failed = [n for n, _ in self.builder.node_ops if n.status != Status.VX_SUCCESS]
-            where = failed[0].describe() if failed else "the graph"
-            raise NNAPIError(f"execution failed in {where} (vx_status {Status(status).name}); "
-                             "the context log has the cause", ErrorStatus.GENERAL_FAILURE)
+            failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
+            if not failed:
+                raise NNAPIError(f"the graph failed (vx_status {Status(status).name})", ErrorStatus.GENERAL_FAILURE)
+            node, j = failed[0]
+            cause = node.state.get("error", "the context log has the cause")
+            raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
+                             self.model.operations[j].type)
         for tensor, data, dtype, shape in outputs:
             np.frombuffer(data, dtype).reshape(shape)[...] = tensor.array.T
 
