@@ -53,10 +53,21 @@ def test_depth_to_space_and_space_to_depth_follow_the_block_layout():
         assert s2d[b, h, w, d] == q[b, h * 2 + i, w * 2 + j, c]
 
 
-def test_reshape_with_a_minus_one():
-    x = np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32)
-    (got,) = run(OP.RESHAPE, [Tensor(x), Tensor(np.array([4, -1], np.int32), const=True)], [Out(F32T, (4, 6))])
-    assert_close(got, x.reshape(4, 6), F32T)
+@pytest.mark.parametrize("kind", [F32T, Q8])
+def test_reshape_with_a_minus_one(kind):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32) if kind == F32T else random_q8(rng, (2, 3, 4))
+    q = (0.5, 9) if kind == Q8 else (0.0, 0)
+    (got,) = run(OP.RESHAPE, [Tensor(x, *q), Tensor(np.array([4, -1], np.int32), const=True)],
+                 [Out(kind, (4, 6), *q)])
+    np.testing.assert_array_equal(got, x.reshape(4, 6))
+
+
+def test_depth_to_space_quant8_copies_raw_values():
+    q = random_q8(np.random.default_rng(11), (1, 2, 2, 8))
+    (got,) = run(OP.DEPTH_TO_SPACE, [Tensor(q, 0.1, 3), i32(2)], [Out(Q8, (1, 4, 4, 2), 0.1, 3)])
+    for _, h, w, c in np.ndindex(got.shape):
+        assert got[0, h, w, c] == q[0, h // 2, w // 2, ((h % 2) * 2 + w % 2) * 2 + c]
 
 
 def test_resize_bilinear_without_corner_alignment():
@@ -85,13 +96,16 @@ def test_embedding_lookup_copies_rows(kind):
     np.testing.assert_array_equal(got, values[lookups])
 
 
-def test_hashtable_lookup_reports_hits():
+@pytest.mark.parametrize("kind", [F32T, Q8])
+def test_hashtable_lookup_reports_hits(kind):
     keys = np.array([-3, 1, 7, 20], np.int32)
-    values = np.random.default_rng(5).standard_normal((4, 2)).astype(np.float32)
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal((4, 2)).astype(np.float32) if kind == F32T else random_q8(rng, (4, 2))
+    q = (0.5, 9) if kind == Q8 else (0.0, 0)
     lookups = np.array([7, 2, -3, 20, 21], np.int32)
-    got, hits = run(OP.HASHTABLE_LOOKUP, [Tensor(lookups), Tensor(keys, const=True), Tensor(values)],
-                    [Out(F32T, (5, 2)), Out(Q8, (5,), 1.0, 0)])
-    want = np.zeros((5, 2), np.float32)
+    got, hits = run(OP.HASHTABLE_LOOKUP, [Tensor(lookups), Tensor(keys, const=True), Tensor(values, *q)],
+                    [Out(kind, (5, 2), *q), Out(Q8, (5,), 1.0, 0)])
+    want = np.zeros((5, 2), values.dtype)
     want_hits = np.zeros(5, np.uint8)
     for i, key in enumerate(lookups):
         for j, k in enumerate(keys):
