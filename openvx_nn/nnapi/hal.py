@@ -102,6 +102,9 @@ class PreparedModel:
         except NNAPIError as err:
             self.last_error = str(err)
             return err.status
+        except Exception as err:  # noqa: BLE001 - a driver answers with a status, never an exception
+            self.last_error = f"internal error {type(err).__name__}: {err}"
+            return ErrorStatus.GENERAL_FAILURE
         self.last_error = ""
         return ErrorStatus.NONE
 
