@@ -94,6 +94,7 @@ class PreparedModel:
         self.lowered = lower(model)
         self.last_error = ""
         self._finalizer = weakref.finalize(self, self.lowered.release)
+        self._finalizer.atexit = False  # at exit the context goes with the process
 
     def execute(self, request: Request) -> ErrorStatus:
         """Copy the inputs in, run the graph, copy the outputs out; ``last_error`` says why on failure."""

@@ -43,10 +43,28 @@ def test_wrong_operand_type():
     _rejects(OP.ADD, [Tensor(X), Tensor(X.astype(np.int32)), i32(0)], [Out(F32T, X.shape)], "TENSOR_INT32")
 
 
-def test_bad_dimensions():
+def test_bad_dimensions_and_a_failed_compilation_leaves_nothing_behind():
+    from openvx_nn import vx
+    ctx = vx.vxCreateContext()
+    count = vx.ffi.new("vx_uint32 *")
+    vx.vxQueryContext(ctx, vx.VX_CONTEXT_REFERENCES, count, 4)
+    before = count[0]
     _rejects(OP.CONV_2D, [Tensor(X), Tensor(np.zeros((3, 3, 3, 5), np.float32), const=True),
                           Tensor(B, const=True), i32(1), i32(1), i32(1), i32(0)],
              [Out(F32T, (1, 4, 4, 3))], "filter depth 5")
+    m = nnapi.Model()  # the second operation fails after the first one's objects exist
+    a, t, out = (m.add_operand(F32T, [2]) for _ in range(3))
+    act = m.add_operand(nnapi.OperandType.INT32)
+    m.set_operand_value(act, 9)
+    m.add_operation(OP.FLOOR, [a], [t])
+    m.add_operation(OP.ADD, [t, t, act], [out])
+    m.identify_inputs_and_outputs([a], [out])
+    m.finish()
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 1 \(ADD\): activation: fused activation 9"):
+        nnapi.Compilation(m).finish()
+    vx.vxQueryContext(ctx, vx.VX_CONTEXT_REFERENCES, count, 4)
+    assert count[0] == before
+    vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
 
 
 def test_declared_output_shape_that_disagrees():
