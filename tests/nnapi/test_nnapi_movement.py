@@ -115,25 +115,43 @@ def test_hashtable_lookup_reports_hits(kind):
     np.testing.assert_array_equal(got, want)
 
 
-def _fnv1a(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) % 2**64
+FARMHASH_VECTORS = {0: 0x9AE16A3B2F90404F, 1: 0x7574DEE779D18CA0, 3: 0x9025FCB7BF17EBAF, 4: 0xCA720CE7BEEBD6E9,
+                    7: 0xC4BB14F3DE829C9A, 8: 0x0AF84A60C190D8D5, 12: 0x3961CBA1C6CDD908, 16: 0xDD773ECD34E9D9C8,
+                    17: 0x2FCE138F7A061B9E, 24: 0x6A6EBAF2C330D85E, 32: 0x85B138EEFDAFEE80, 33: 0xAE7B19E1D6F78235,
+                    48: 0xA36A74E430A6F6AF, 64: 0xC899EB3CE4DE684A, 65: 0x9DD691BDDF80E2C6, 100: 0x367382627898FB93,
+                    128: 0x9D41D0198CC99D0A, 129: 0x14073AB2EDAA9497, 300: 0xE3DB0F44A675AA7E}
+"""farmhash Fingerprint64 of random keys (random.Random(12345), lengths in order), from Google's implementation."""
+
+
+def test_farmhash_fingerprint64_matches_googles_values():
+    import random
+
+    from openvx_nn.kernels.farmhash import fingerprint64
+    rng = random.Random(12345)
+    for n, want in FARMHASH_VECTORS.items():
+        key = bytes(rng.randrange(256) for _ in range(n))
+        assert fingerprint64(key) == want, n
+
+
+def _signed_fingerprint(data: bytes) -> int:
+    from openvx_nn.kernels.farmhash import fingerprint64  # checked against Google's values above
+    h = fingerprint64(data)
     return h - 2**64 if h >= 2**63 else h
 
 
-@pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("weighted", [True, False])
-def test_lsh_projection_sign_bits(sparse, weighted):
+@pytest.mark.parametrize("sparse,weighted,rows", [(True, True, "int32"), (True, False, "float32"),
+                                                  (False, True, "float32"), (False, False, "int32")])
+def test_lsh_projection_sign_bits(sparse, weighted, rows):
     rng = np.random.default_rng(6)
     hashes = rng.standard_normal((3, 4)).astype(np.float32)
-    x = rng.integers(-50, 50, (5, 2)).astype(np.int32)
+    x = (rng.integers(-50, 50, (5, 2)).astype(np.int32) if rows == "int32"
+         else rng.standard_normal((5, 3, 4)).astype(np.float32))  # 52-byte keys
     w = rng.standard_normal(5).astype(np.float32)
     bits = np.zeros((3, 4), np.int64)
     for i in range(3):
         for j in range(4):
             seed = struct.pack("<f", hashes[i, j])
-            score = sum((float(w[k]) if weighted else 1.0) * float(_fnv1a(seed + x[k].tobytes())) for k in range(5))
+            score = sum((float(w[k]) if weighted else 1.0) * float(_signed_fingerprint(seed + x[k].tobytes())) for k in range(5))
             bits[i, j] = 1 if score > 0 else 0
     if sparse:
         want = np.array([int("".join(str(b) for b in row), 2) for row in bits], np.int32)
