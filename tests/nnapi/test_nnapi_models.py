@@ -225,3 +225,27 @@ def test_dropping_a_compilation_without_release_frees_its_objects():
     gc.collect()
     assert _ctx_refs(ctx) == before
     vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
+
+
+def test_an_nnapi_kernel_runs_as_a_generic_node_from_the_c_api():
+    from vxhelp import as_ref, read, release, scalar, status, tensor
+
+    ctx = vx.vxCreateContext()
+    q = np.arange(0, 240, 20, dtype=np.uint8).reshape(4, 3)  # OpenVX order: NNAPI [3, 4]
+    x, y = tensor(vx, ctx, q), tensor(vx, ctx, np.zeros_like(q))
+    enum = (0xFFE << 20) | (1 << 12) | int(OP.RELU6)
+    kernel = vx.vxGetKernelByEnum(ctx, enum - (1 << 32))  # the int32 a C vx_enum holds
+    graph = vx.vxCreateGraph(ctx)
+    node = vx.vxCreateGenericNode(graph, kernel)
+    params = [x, y, scalar(vx, ctx, "vx_float32", 0.1, "VX_TYPE_FLOAT32"),
+              scalar(vx, ctx, "vx_int32", 100, "VX_TYPE_INT32"),
+              scalar(vx, ctx, "vx_float32", 0.05, "VX_TYPE_FLOAT32"), scalar(vx, ctx, "vx_int32", 10, "VX_TYPE_INT32")]
+    for i, p in enumerate(params):
+        assert vx.vxSetParameterByIndex(node, i, as_ref(vx, p)) == vx.VX_SUCCESS
+    assert status(vx, node) == vx.VX_SUCCESS
+    assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
+    got = read(vx, y, q.shape, np.uint8)
+    want = quantize(np.clip(dequantize(q, 0.1, 100), 0, 6), 0.05, 10)
+    np.testing.assert_array_equal(got, want)
+    release(vx, node, graph, kernel, *params)
+    vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
