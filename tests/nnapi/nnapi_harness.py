@@ -1,9 +1,11 @@
 """Build, compile and run one-operation NNAPI models through the public API."""
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
 from openvx_nn import nnapi
 
@@ -108,3 +110,12 @@ def assert_close(got, want, kind):
         assert diff.max(initial=0) <= 1, f"max difference {diff.max()} (> 1)"
     else:
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def collect_garbage():
+    """After each test module, collect the compilations caught in reference cycles (pytest.raises
+    keeps tracebacks), so their OpenVX objects are gone before another module's tests count references
+    (the tests here that count collect first)."""
+    yield
+    gc.collect()

@@ -1,7 +1,19 @@
 """CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the pools against plain references."""
 import numpy as np
 import pytest
-from nnapi_harness import F32T, Q8, Out, Tensor, assert_close, dequantize, i32, quantize, random_q8, run
+from nnapi_harness import (
+    F32T,
+    Q8,
+    Out,
+    Tensor,
+    assert_close,
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    dequantize,
+    i32,
+    quantize,
+    random_q8,
+    run,
+)
 from nnapi_reference import activation, conv2d, depthwise, pool, same_padding
 
 from openvx_nn import nnapi

@@ -1,4 +1,6 @@
 """``openvx-nn nnapi-demo`` prints one timed row per operation and the result."""
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+
 from openvx_nn.cli import main
 
 

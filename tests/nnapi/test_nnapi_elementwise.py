@@ -3,7 +3,20 @@ import math
 
 import numpy as np
 import pytest
-from nnapi_harness import F32T, Q8, Out, Tensor, assert_close, dequantize, f32, i32, quantize, random_q8, run
+from nnapi_harness import (
+    F32T,
+    Q8,
+    Out,
+    Tensor,
+    assert_close,
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    dequantize,
+    f32,
+    i32,
+    quantize,
+    random_q8,
+    run,
+)
 from nnapi_reference import activation, sigmoid, softmax
 
 from openvx_nn import nnapi

@@ -1,7 +1,13 @@
 """Whole models: a quantized CNN, an LSTM over a sequence; the lowered graph's
 node count, performance counters, repeatability and reference accounting."""
+import gc
+
 import numpy as np
-from nnapi_harness import dequantize, quantize
+from nnapi_harness import (
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    dequantize,
+    quantize,
+)
 from nnapi_reference import conv2d, depthwise, lstm, pool, softmax
 
 from openvx_nn import nnapi, vx
@@ -92,6 +98,9 @@ def test_quantized_cnn_every_stage_within_one():
 
 
 def _ctx_refs(ctx):
+    """VX_CONTEXT_REFERENCES after collecting garbage (earlier tests' compilations caught in reference
+    cycles, e.g. by pytest.raises tracebacks, would otherwise be released at a random later moment)."""
+    gc.collect()
     out = vx.ffi.new("vx_uint32 *")
     assert vx.vxQueryContext(ctx, vx.VX_CONTEXT_REFERENCES, out, 4) == vx.VX_SUCCESS
     return out[0]
@@ -214,7 +223,6 @@ def test_nnapi_kernels_are_reachable_by_name_from_the_c_api():
 
 
 def test_dropping_a_compilation_without_release_frees_its_objects():
-    import gc
     ctx = vx.vxCreateContext()
     before = _ctx_refs(ctx)
     c = nnapi.Compilation(quantized_cnn(np.random.default_rng(3)))
@@ -222,7 +230,6 @@ def test_dropping_a_compilation_without_release_frees_its_objects():
     e = nnapi.Execution(c)
     assert _ctx_refs(ctx) > before
     del c, e
-    gc.collect()
     assert _ctx_refs(ctx) == before
     vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx))
 

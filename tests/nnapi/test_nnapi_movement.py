@@ -3,7 +3,19 @@ import struct
 
 import numpy as np
 import pytest
-from nnapi_harness import F32T, I32T, NO_VALUE, Q8, Out, Tensor, assert_close, i32, random_q8, run
+from nnapi_harness import (
+    F32T,
+    I32T,
+    NO_VALUE,
+    Q8,
+    Out,
+    Tensor,
+    assert_close,
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    i32,
+    random_q8,
+    run,
+)
 
 from openvx_nn import nnapi
 

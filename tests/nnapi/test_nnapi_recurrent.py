@@ -1,7 +1,17 @@
 """LSTM (CIFG, peephole, projection, clipping; all four outputs), RNN and SVDF."""
 import numpy as np
 import pytest
-from nnapi_harness import F32T, NO_VALUE, Out, Tensor, assert_close, f32, i32, run
+from nnapi_harness import (
+    F32T,
+    NO_VALUE,
+    Out,
+    Tensor,
+    assert_close,
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    f32,
+    i32,
+    run,
+)
 from nnapi_reference import lstm
 
 from openvx_nn import nnapi

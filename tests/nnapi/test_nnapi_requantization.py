@@ -5,7 +5,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from nnapi_harness import Q8, Out, Tensor, i32, run
+from nnapi_harness import (
+    Q8,
+    Out,
+    Tensor,
+    collect_garbage,  # noqa: F401 - an autouse fixture
+    i32,
+    run,
+)
 
 from openvx_nn import nnapi
 
