@@ -50,6 +50,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return main(limit=args.limit, batch=args.batch)
 
 
+def cmd_nnapi_demo(args: argparse.Namespace) -> int:
+    from .nnapi.demo import main
+    return main(runs=args.runs)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     command = [sys.executable, str(BENCHMARK)] + (["--smoke"] if args.smoke else [])
     return subprocess.call(command)
@@ -73,6 +78,9 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit", type=int, default=None, help="classify only the first N test images")
     demo.add_argument("--batch", type=int, default=64, help="images per graph run (default 64)")
     demo.set_defaults(run=cmd_demo)
+    nnapi_demo = sub.add_parser("nnapi-demo", help="build a small quantized NNAPI model, run it, print timings")
+    nnapi_demo.add_argument("--runs", type=int, default=3, help="executions (default 3)")
+    nnapi_demo.set_defaults(run=cmd_nnapi_demo)
     if has_bench:
         bench = sub.add_parser("bench", help="run benchmarks/alexnet.py of this source checkout")
         bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
