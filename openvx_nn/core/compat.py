@@ -10,6 +10,7 @@ resolved once per node when a graph is verified and kept in the node's plan;
 """
 from __future__ import annotations
 
+import ctypes
 import os
 from enum import IntEnum
 
@@ -25,9 +26,31 @@ _BY_WORD = {"": Compat.VX_OPENVX_NN_COMPAT_STANDARD, "standard": Compat.VX_OPENV
             "khronos-sample": Compat.VX_OPENVX_NN_COMPAT_KHRONOS_SAMPLE}
 
 
+def _process_getenv():
+    try:
+        getenv = ctypes.CDLL(None).getenv
+    except (OSError, AttributeError):
+        return None
+    getenv.restype, getenv.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
+    return getenv
+
+
+_GETENV = _process_getenv()
+
+
+def environment_word() -> str:
+    """``OPENVX_NN_COMPAT`` as the process environment holds it now. Python's ``os.environ`` is a copy
+    taken when the interpreter started, so a C host's ``setenv`` after its first OpenVX call would go
+    unseen there; the C library's ``getenv`` sees both that and ``os.environ`` changes (which putenv)."""
+    if _GETENV is None:
+        return os.environ.get(ENVIRONMENT_VARIABLE, "")
+    value = _GETENV(ENVIRONMENT_VARIABLE.encode())
+    return "" if value is None else value.decode("utf-8", "replace")
+
+
 def from_environment() -> Compat:
     """The mode ``OPENVX_NN_COMPAT`` asks for; VXError (VX_ERROR_INVALID_VALUE) for an unknown word."""
-    word = os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
+    word = environment_word().strip().lower()
     if word not in _BY_WORD:
         raise VXError(Status.VX_ERROR_INVALID_VALUE,
                       f"environment variable {ENVIRONMENT_VARIABLE}={word!r} is not a compatibility mode "
