@@ -3,6 +3,8 @@
 tests/kernels (switched to the same mode) bit for bit."""
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 from conv_reference import reference_convolution, reference_deconvolution
@@ -325,3 +327,28 @@ def test_malformed_rois_pool_one_pixel(vx, ctx, fmt, form):
     assert_bits_equal(got, roi_pooling_ref(x, rois, out_shape, fmt))
     assert_bits_equal(got[:, :, :, 2], np.broadcast_to(x[6, 5], (3, 2, 3)))  # both corners reversed: pixel (6, 5)
     release(vx, tx, tr, out)
+
+
+# -- the vendor header -------------------------------------------------------------------------------------
+HEADER_CHECK = r"""
+#include <VX/vx_ext_openvx_nn.h>
+#define BASE(vendor, id, shift) ((vx_uint32)(vendor) << 20 | (vx_uint32)(id) << (shift))
+typedef char attribute_is_in_the_vendor_range[
+    (vx_uint32)VX_CONTEXT_OPENVX_NN_COMPAT == BASE(VX_ID_USER, VX_TYPE_CONTEXT, 8) ? 1 : -1];
+typedef char values_follow_the_enum_base[
+    (vx_uint32)VX_OPENVX_NN_COMPAT_STANDARD == BASE(VX_ID_USER, 1, 12)
+    && VX_OPENVX_NN_COMPAT_KHRONOS_SAMPLE == VX_OPENVX_NN_COMPAT_STANDARD + 1
+    && VX_OPENVX_NN_COMPAT_ENVIRONMENT == VX_OPENVX_NN_COMPAT_STANDARD + 2 ? 1 : -1];
+int main(void) { vx_enum mode = VX_OPENVX_NN_COMPAT_KHRONOS_SAMPLE; return mode == VX_CONTEXT_OPENVX_NN_COMPAT; }
+"""
+
+
+@pytest.mark.parametrize("compiler", [["cc", "-std=c99", "-x", "c"], ["g++", "-std=c++11", "-x", "c++"]],
+                         ids=["c99", "c++11"])
+def test_the_vendor_header_compiles_pedantic_and_holds_its_values(compiler, tmp_path):
+    from openvx_nn.headers import include_dir
+    source = tmp_path / "check.c"
+    source.write_text(HEADER_CHECK)
+    result = subprocess.run([*compiler, "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{include_dir()}", "-c",
+                             str(source), "-o", str(tmp_path / "check.o")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
