@@ -352,3 +352,17 @@ def test_the_vendor_header_compiles_pedantic_and_holds_its_values(compiler, tmp_
     result = subprocess.run([*compiler, "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{include_dir()}", "-c",
                              str(source), "-o", str(tmp_path / "check.o")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+# -- the Pythonic API infers the same shapes ---------------------------------------------------------------
+def test_the_pythonic_api_infers_broadcast_and_fully_connected_shapes():
+    # Its virtual outputs are declared with the shapes it infers: a wrong one fails verification.
+    from api_testing import leak_checked_context
+    for ctx in leak_checked_context():
+        ta, tb = ctx.tensor(np.zeros((1, 5, 5), np.int16)), ctx.tensor(np.zeros((4, 5), np.int16))
+        tx, tw = ctx.tensor(np.zeros((2, 3, 4), np.int8)), ctx.tensor(np.zeros((2, 3, 4, 6), np.int8))
+        with ctx.graph() as g:
+            total, product = g.add(ta, tb), g.multiply(tb, ta, scale=0.5)
+            difference, dense = g.subtract(tb, tb), g.fully_connected(tx, tw)
+            g.verify()
+            assert (total.shape, product.shape, difference.shape, dense.shape) == ((4, 5, 5), (4, 5, 5), (4, 5), (6,))
