@@ -11,8 +11,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conv_reference import reference_convolution, reference_deconvolution
-from kernel_testing import F32, FORMATS, INT_FORMATS, LAYOUTS, Q78, S8, U8, assert_bits_equal, blank, placed, \
-    random_values
+from kernel_testing import (
+    F32,
+    FORMATS,
+    INT_FORMATS,
+    LAYOUTS,
+    Q78,
+    S8,
+    U8,
+    assert_bits_equal,
+    blank,
+    placed,
+    random_values,
+)
 from test_convert_depth import reference_convert
 from test_convolution import random_geometry as conv_geometry
 from test_deconvolution import random_geometry as deconv_geometry
