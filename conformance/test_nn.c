@@ -83,6 +83,28 @@ static void fill_bias(int64_t *b, size_t n, const ct_format *f, int small)
     fill_values(b, n, f, small, BIAS_RANGES);
 }
 
+/* biases of a (de)convolution: kind 0 none (NULL), 1 one per OFM [k_out], 2 one per OFM and output
+ * location [ow, oh, k_out]; `dims` gets their dims */
+static int64_t *make_bias(int kind, const ct_format *f, int small, vx_size k_out, int64_t ow, int64_t oh,
+                          vx_size *dims)
+{
+    int64_t *b;
+    size_t n;
+    if (!kind)
+        return NULL;
+    dims[0] = kind == 1 ? k_out : (vx_size)ow; dims[1] = (vx_size)oh; dims[2] = k_out;
+    n = kind == 1 ? k_out : ct_count(3, dims);
+    b = ct_alloc(n);
+    fill_bias(b, n, f, small);
+    return b;
+}
+
+/* the bias of output (ox, oy, ko) */
+static int64_t bias_at(int kind, const int64_t *b, size_t ox, size_t oy, size_t ko, int64_t ow, int64_t oh)
+{
+    return kind == 1 ? b[ko] : kind == 2 ? b[ox + ow * (oy + oh * ko)] : 0;
+}
+
 /* the exact sum (at fpp_sum) plus a bias (at fpp_b), one rounding to fpp_out, the overflow policy */
 static int64_t finish(int64_t acc, int fpp_sum, int has_bias, int64_t bias, int fpp_b, int fpp_out,
                       const nn_arg *arg)
@@ -147,7 +169,7 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     vx_size in_dims[4], w_dims[4], b_dims[3], out_dims[4];
     int fb = f->fpp, fo = f->fpp;
     int64_t *x, *w, *b = NULL, *expected, *actual;
-    size_t n_in, n_w, n_b = 0, n_out, ox, oy, ko, bi, c, mx, my;
+    size_t n_in, n_w, n_out, ox, oy, ko, bi, c, mx, my;
     vx_tensor tin, tw, tb = NULL, tout;
     vx_graph graph;
     vx_node node;
@@ -170,23 +192,13 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     x = ct_alloc(n_in); w = ct_alloc(n_w); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
     fill_data(x, n_in, f, small);
     fill_weights(w, n_w, f, small);
-    if (bias_kind == 1) {
-        b_dims[0] = k_out;
-        n_b = k_out;
-    } else if (bias_kind == 2) {
-        b_dims[0] = ow; b_dims[1] = oh; b_dims[2] = k_out;
-        n_b = ct_count(3, b_dims);
-    }
-    if (bias_kind) {
-        b = ct_alloc(n_b);
-        fill_bias(b, n_b, f, small);
-    }
+    b = make_bias(bias_kind, f, small, k_out, ow, oh, b_dims);
 
     for (bi = 0; bi < nb; bi++)
         for (ko = 0; ko < k_out; ko++)
             for (oy = 0; oy < (size_t)oh; oy++)
                 for (ox = 0; ox < (size_t)ow; ox++) {
-                    int64_t acc = 0, bias = 0;
+                    int64_t acc = 0;
                     for (c = 0; c < c_in; c++)
                         for (my = 0; my < ky; my++)
                             for (mx = 0; mx < kx; mx++) {
@@ -197,12 +209,8 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
                                 acc += x[ix + w_in * (iy + h_in * (c + c_in * bi))] *
                                        w[mx + kx * (my + ky * (c + c_in * ko))];
                             }
-                    if (bias_kind == 1)
-                        bias = b[ko];
-                    else if (bias_kind == 2)
-                        bias = b[ox + ow * (oy + oh * ko)];
                     expected[ox + ow * (oy + oh * (ko + k_out * bi))] =
-                        finish(acc, 2 * f->fpp, bias_kind != 0, bias, fb, fo, arg);
+                        finish(acc, 2 * f->fpp, bias_kind != 0, bias_at(bias_kind, b, ox, oy, ko, ow, oh), fb, fo, arg);
                 }
 
     tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
@@ -249,7 +257,7 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
     int64_t ow, oh, ppx, ppy;
     vx_size in_dims[4], w_dims[4], b_dims[3], out_dims[4];
     int64_t *x, *w, *b = NULL, *expected, *actual;
-    size_t n_in, n_w, n_out, n_b = 0, ox, oy, ko, bi, c, mx, my;
+    size_t n_in, n_w, n_out, ox, oy, ko, bi, c, mx, my;
     vx_tensor tin, tw, tb = NULL, tout;
     vx_graph graph;
     vx_node node;
@@ -268,21 +276,11 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
     in_dims[0] = w_in; in_dims[1] = h_in; in_dims[2] = c_in; in_dims[3] = nb;
     w_dims[0] = kx; w_dims[1] = ky; w_dims[2] = c_in; w_dims[3] = k_out;
     out_dims[0] = ow; out_dims[1] = oh; out_dims[2] = k_out; out_dims[3] = nb;
-    if (bias_kind == 1) {
-        b_dims[0] = k_out;
-        n_b = k_out;
-    } else if (bias_kind == 2) {
-        b_dims[0] = ow; b_dims[1] = oh; b_dims[2] = k_out;
-        n_b = ct_count(3, b_dims);
-    }
     n_in = ct_count(4, in_dims); n_w = ct_count(4, w_dims); n_out = ct_count(4, out_dims);
     x = ct_alloc(n_in); w = ct_alloc(n_w); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
     fill_data(x, n_in, f, small);
     fill_weights(w, n_w, f, small);
-    if (bias_kind) {
-        b = ct_alloc(n_b);
-        fill_bias(b, n_b, f, small);
-    }
+    b = make_bias(bias_kind, f, small, k_out, ow, oh, b_dims);
     /* the seed's way: upsample with zeros, pad by K - pad - 1, correlate with stride 1. A sample at
      * zero-inserted position s counts while s / upscale < W (the text), or while s < W (the sample's
      * bound, before upsampling) */
@@ -303,9 +301,8 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
                                 acc += x[sxp / ux + w_in * (syp / uy + h_in * (c + c_in * bi))] *
                                        w[mx + kx * (my + ky * (c + c_in * ko))];
                             }
-                    int64_t bias = bias_kind == 1 ? b[ko] : bias_kind == 2 ? b[ox + ow * (oy + oh * ko)] : 0;
-                    expected[ox + ow * (oy + oh * (ko + k_out * bi))] =
-                        finish(acc, 2 * f->fpp, bias_kind != 0, bias, f->fpp, f->fpp, arg);
+                    expected[ox + ow * (oy + oh * (ko + k_out * bi))] = finish(
+                        acc, 2 * f->fpp, bias_kind != 0, bias_at(bias_kind, b, ox, oy, ko, ow, oh), f->fpp, f->fpp, arg);
                 }
     tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
     tw = ct_tensor(context, 4, w_dims, f);
