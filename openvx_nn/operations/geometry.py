@@ -4,6 +4,10 @@ The NN extension has no stride parameter: the application chooses the output
 size and the stride is the smallest positive integer that reproduces it,
 ``out = round((in + 2*pad - k_eff) / stride) + 1`` with ``round`` the node's
 down-scale rounding (floor or ceiling).
+
+:class:`Conventions` holds the geometric differences between the standard's
+text and the Khronos sample implementation (tap positions, input bounds),
+decided once per node when its graph is verified.
 """
 from __future__ import annotations
 
