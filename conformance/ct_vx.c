@@ -1,5 +1,6 @@
 #include "ct_vx.h"
 
+#include <VX/vx_ext_openvx_nn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,12 @@ const ct_format CT_U8 = {"U8", VX_TYPE_UINT8, 0};
 const ct_format CT_S8 = {"S8", VX_TYPE_INT8, 0};
 const ct_format CT_Q78 = {"Q78", VX_TYPE_INT16, 8};
 const ct_format *const CT_NN_FORMATS[3] = {&CT_U8, &CT_S8, &CT_Q78};
+
+void ct_set_compat(vx_context context, int sample)
+{
+    vx_enum mode = sample ? VX_OPENVX_NN_COMPAT_KHRONOS_SAMPLE : VX_OPENVX_NN_COMPAT_STANDARD;
+    VX_CALL(vxSetContextAttribute(context, VX_CONTEXT_OPENVX_NN_COMPAT, &mode, sizeof mode));
+}
 
 int ct_break_rounding(void)
 {

@@ -28,6 +28,10 @@ int64_t ct_quantize(double v, int fpp, vx_enum type);
  * (nearest-even <-> toward zero), to show the suite catches a broken kernel */
 int ct_break_rounding(void);
 
+/* put the context in the Khronos sample implementation's compatibility mode (sample = 1) or the
+ * standard's (0), by the vendor attribute VX_CONTEXT_OPENVX_NN_COMPAT */
+void ct_set_compat(vx_context context, int sample);
+
 size_t ct_count(size_t ndims, const vx_size *dims);
 vx_tensor ct_tensor(vx_context context, size_t ndims, const vx_size *dims, const ct_format *f);
 void ct_write(vx_tensor t, const int64_t *values);            /* whole tensor, packed */

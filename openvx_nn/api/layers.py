@@ -1,6 +1,8 @@
 """The NN extension's layers as :class:`Graph` methods."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import vx
@@ -74,15 +76,15 @@ class LayerMethods:
     def fully_connected(self, x: Tensor, weights: Constant, biases: Constant | None = None, out: Tensor | None = None,
                         *, overflow: str = "saturate", rounding: str = "nearest_even",
                         fixed_point_position: int | None = None) -> Tensor:
-        """vxFullyConnectedLayer.  Weights are [#IFM, #OFM]; the input is
-        [#IFM, #batches...] or [width, height, #IFM, #batches...]."""
+        """vxFullyConnectedLayer.  Weights are [#IFM, #OFM] (or [kx, ky, #IFM_maps, #OFM]: leading dims
+        multiplying to #IFM); the input is [#IFM, #batches...] or [width, height, #IFM, #batches...]."""
         x, out = self._inputs(x, out)
         weights, biases = self._constant(weights, "weights", x), self._constant(biases, "biases", x, optional=True)
         shape = None
         xs, ws = x.known()[0], weights.known()[0]
         if xs and ws and len(ws) >= 2:
-            batch = tuple(xs[1:]) if xs[0] == ws[0] else tuple(xs[3:])
-            shape = (ws[1],) + batch
+            batch = tuple(xs[1:]) if xs[0] == math.prod(ws[:-1]) else tuple(xs[3:])
+            shape = (ws[-1],) + batch
         out = self._output(out, shape, x, fixed_point_position)
         self._node("vxFullyConnectedLayer", "fully_connected_layer", {0: x, 1: weights, 2: biases, 5: out},
                    x.handle, weights.handle, _h(biases), choose(OVERFLOW, overflow, "overflow"),

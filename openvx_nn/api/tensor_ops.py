@@ -13,6 +13,19 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 
+def _broadcast(a: Tensor, b: Tensor):
+    """The shape ``a`` and ``b`` broadcast to (either may have dims of 1; missing high dims count as 1),
+    or None when one is unknown or they do not broadcast (verification then says why)."""
+    sa, sb = a.known()[0], b.known()[0]
+    if not sa or not sb:
+        return sa or None
+    rank = max(len(sa), len(sb))
+    sa, sb = tuple(sa) + (1,) * (rank - len(sa)), tuple(sb) + (1,) * (rank - len(sb))
+    if any(m != n and 1 not in (m, n) for m, n in zip(sa, sb)):
+        return None
+    return tuple(max(m, n) for m, n in zip(sa, sb))
+
+
 class TensorOpMethods:
     """add, subtract, multiply, table_lookup, transpose, convert_depth, matrix_multiply.
 
@@ -20,30 +33,30 @@ class TensorOpMethods:
     (a NumPy array or nested lists): a constant tensor of ``a``'s format."""
 
     def add(self, a: Tensor, b: Constant, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
-        """vxTensorAddNode: ``a + b`` (``b`` broadcasts: each dim equal to ``a``'s or 1)."""
+        """vxTensorAddNode: ``a + b`` (either broadcasts: per dim equal, or 1 in one of them)."""
         a, out = self._inputs(a, out)
         b = self._constant(b, "b", a)
-        out = self._output(out, a.known()[0], a)
+        out = self._output(out, _broadcast(a, b), a)
         self._node("vxTensorAddNode", "tensor_add", {0: a, 1: b, 3: out}, a.handle, b.handle,
                    choose(OVERFLOW, overflow, "overflow"), out.handle)
         return out
 
     def subtract(self, a: Tensor, b: Constant, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
-        """vxTensorSubtractNode: ``a - b`` (``b`` broadcasts)."""
+        """vxTensorSubtractNode: ``a - b`` (either broadcasts)."""
         a, out = self._inputs(a, out)
         b = self._constant(b, "b", a)
-        out = self._output(out, a.known()[0], a)
+        out = self._output(out, _broadcast(a, b), a)
         self._node("vxTensorSubtractNode", "tensor_subtract", {0: a, 1: b, 3: out}, a.handle, b.handle,
                    choose(OVERFLOW, overflow, "overflow"), out.handle)
         return out
 
     def multiply(self, a: Tensor, b: Constant, out: Tensor | None = None, *, scale: float = 1.0,
                  overflow: str = "saturate", rounding: str = "nearest_even") -> Tensor:
-        """vxTensorMultiplyNode: ``a * b * scale`` (``b`` broadcasts)."""
+        """vxTensorMultiplyNode: ``a * b * scale`` (either broadcasts)."""
         a, out = self._inputs(a, out)
         b = self._constant(b, "b", a)
         scale = real(scale, "scale")
-        out = self._output(out, a.known()[0], a)
+        out = self._output(out, _broadcast(a, b), a)
         s = self._scalar(vx.VX_TYPE_FLOAT32, scale)
         self._node("vxTensorMultiplyNode", "tensor_multiply", {0: a, 1: b, 2: s, 5: out}, a.handle, b.handle,
                    s.handle, choose(OVERFLOW, overflow, "overflow"), choose(ROUNDING, rounding, "rounding"),
