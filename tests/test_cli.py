@@ -55,7 +55,8 @@ def test_bench_is_not_offered_where_the_benchmarks_are_not_installed(monkeypatch
     assert "bench" in cli.parser().format_help()  # this source checkout has them
     monkeypatch.setattr(cli, "BENCHMARK", cli.SOURCE_ROOT / "no-such-dir" / "alexnet.py")
     text = cli.parser().format_help()
-    assert "{info,config,demo}" in text and "pip install -e ." in text
+    commands = text.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert "demo" in commands and "bench" not in commands and "pip install -e ." in text
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["bench", "--smoke"])
     assert exit_info.value.code == 2 and "invalid choice: 'bench'" in capsys.readouterr().err
