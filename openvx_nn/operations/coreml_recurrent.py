@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.enums import Status
 from ..core.validation import Validation
-from ..kernels import recurrent as k
+from ..kernels import clipped_recurrence as k
 from .coreml_common import F32, describe, float_input, output, same_output, scalar, tensor, values
 from .coreml_elementwise import POINTWISE_FUNCTIONS
 
