@@ -108,12 +108,12 @@ def softmax(x, axis):
 
 
 def lrn(x, alpha, beta, size, k):
-    """x_i / (k + alpha / size * sum of x_j^2 over the `size` channels around i)^beta."""
+    """x_i / (k + alpha / size * sum of x_j^2 over the `size` channels around i)^beta; an even
+    window reaches one channel further up than down (channels i - (size-1)//2 .. i + size//2)."""
     c = x.shape[0]
     out = np.empty_like(x)
-    half = size // 2
     for i in range(c):
-        window = x[max(0, i - half):min(c, i + half + 1)]
+        window = x[max(0, i - (size - 1) // 2):min(c, i + size // 2 + 1)]
         out[i] = x[i] / (k + alpha / size * np.sum(window * window, axis=0)) ** beta
     return out
 

@@ -173,8 +173,9 @@ def test_cycle_between_layers(tmp_path):
 def test_unsupported_parameters_are_refused_with_the_reason(tmp_path, case):
     b = builder({"x": (4, 3, 3)}, ["y"])
     if case == "lrn-size":
-        b.add_lrn("norm", "x", "y", 1e-3, 0.75, 4)
-        match = r"layer 'norm' \(lrn\): LRN with localSize 4"
+        b.add_lrn("norm", "x", "y", 1e-3, 0.75, 3)
+        b.spec.neuralNetwork.layers[0].lrn.localSize = 0
+        match = r"layer 'norm' \(lrn\): localSize 0 must be at least 1"
     elif case == "fractional-upsample":
         b.add_upsample("up", 2, 2, "x", "y", "BILINEAR")
         b.spec.neuralNetwork.layers[0].upsample.fractionalScalingFactor.extend([1.5, 1.5])

@@ -156,10 +156,11 @@ def test_l2_normalize(tmp_path, rng):
     close(out["y"], x64 / np.sqrt(np.sum(x64 * x64) + 1e-4))
 
 
-def test_lrn_across_channels(tmp_path, rng):
+@pytest.mark.parametrize("size,k", [(5, 2.0), (3, 1.0), (4, 1.5), (1, 0.5)])
+def test_lrn_across_channels(tmp_path, rng, size, k):
     x = rng.standard_normal((6, 3, 4)).astype(np.float32)
-    out, _ = run(tmp_path, {"x": x}, ["y"], lambda b: b.add_lrn("lrn", "x", "y", 1e-2, 0.75, 5, 2.0))
-    close(out["y"], ref.lrn(x.astype(np.float64), 1e-2, 0.75, 5, 2.0))
+    out, _ = run(tmp_path, {"x": x}, ["y"], lambda b: b.add_lrn("lrn", "x", "y", 1e-1, 0.75, size, k))
+    close(out["y"], ref.lrn(x.astype(np.float64), 1e-1, 0.75, size, k))
 
 
 @pytest.mark.parametrize("across,variance", [(True, True), (False, True), (False, False)])

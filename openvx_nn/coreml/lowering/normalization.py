@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.enums import NNNorm
+from ...core.enums import NNNorm, NNType
+from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
 from ...operations.coreml_statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
 from ..blob import axis as vx_axis
-from ..builder import GraphBuilder
+from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers
 from .activation import affine
 from .common import need_rank, single
+from .convolution import CONV_PARAMS, FLOOR, NEAREST, SATURATE
 
 
 def normalize(g: GraphBuilder, x, name: str, cm_axes, mode: str, epsilon: float, gamma=None, beta=None) -> str:
@@ -75,14 +77,31 @@ def lrn(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
     need_rank(g, x, 3)
     size = int(p.localSize)
-    if size not in (3, 5, 7) or not (p.alpha > 0 and p.beta > 0 and p.k > 0):
-        raise g.fail(f"LRN with localSize {size}, alpha {p.alpha}, beta {p.beta}, k {p.k} is not supported "
-                     "(the NN extension's LRN takes sizes 3, 5, 7 and positive alpha, beta, k)")
+    if size < 1:
+        raise g.fail(f"localSize {size} must be at least 1")
     out = g.output(layer.output[0], x.shape)
-    g.node("org.khronos.nn_extension.local_response_normalization_layer",
-           (x.tensor, g.enum(NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS), g.size(size), g.f32(p.alpha),
-            g.f32(p.beta), g.f32(p.k), out))
-    return "vxLocalResponseNormalizationLayer(across maps)"
+    if size in (3, 5, 7) and p.alpha > 0 and p.beta > 0 and p.k > 0:
+        g.node("org.khronos.nn_extension.local_response_normalization_layer",
+               (x.tensor, g.enum(NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS), g.size(size), g.f32(p.alpha),
+                g.f32(p.beta), g.f32(p.k), out))
+        return "vxLocalResponseNormalizationLayer(across maps)"
+    # Other sizes and parameters: the window sums of squares are a 1x1 convolution with a band
+    # of ones (channels c - (size-1)//2 .. c + size//2), then x * (k + alpha/size * s)^-beta.
+    c = x.shape[-3]
+    first = np.arange(c) - (size - 1) // 2
+    band = ((np.arange(c)[None, :] >= first[:, None]) & (np.arange(c)[None, :] < first[:, None] + size))
+    squares, sums, scale = (Blob(g.temp(x.shape), x.shape) for _ in range(3))
+    g.coreml("pointwise", (x.tensor, g.enum(POINTWISE_FUNCTIONS.index("power")), g.floats([1, 0, 2, 0, 0]),
+                           None, None, squares.tensor))
+    raw = CONV_PARAMS.pack(0, 0, SATURATE, NEAREST, FLOOR, 0, 0)
+    g.node("org.khronos.nn_extension.convolution_layer",
+           (squares.tensor, g.constant(band.astype(np.float32).reshape(c, c, 1, 1)), None,
+            g.scalar_struct(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS, raw), sums.tensor))
+    g.coreml("pointwise", (sums.tensor, g.enum(POINTWISE_FUNCTIONS.index("power")),
+                           g.floats([p.alpha / size, p.k, -p.beta, 0, 0]), None, None, scale.tensor))
+    g.node("org.khronos.openvx.tensor_multiply", (x.tensor, scale.tensor, g.f32(1.0), g.enum(SATURATE),
+                                                  g.enum(NEAREST), out))
+    return "coreml.pointwise(square), vxConvolutionLayer(channel band), coreml.pointwise(power), vxTensorMultiply"
 
 
 def softmax_along(g: GraphBuilder, x, name: str, cm_axis: int) -> str:
