@@ -77,6 +77,8 @@ POOL_CASES = [  # (kind, kernel, stride, padding type, pads, exclude, global)
     ("L2", (2, 3), (2, 1), "VALID", (0, 0, 0, 0), True, False),
     ("AVERAGE", (3, 3), (1, 1), "VALID", (0, 0, 0, 0), True, True),
     ("MAX", (3, 3), (2, 2), "INCLUDE_LAST_PIXEL", (1, 1, 1, 1), True, False),
+    ("AVERAGE", (3, 3), (2, 2), "VALID", (1, 1, 1, 1), True, False),
+    ("AVERAGE", (2, 3), (2, 2), "SAME", None, True, False),
 ]
 
 
