@@ -7,6 +7,33 @@ from ..blob import dims_of
 from ..builder import Blob, GraphBuilder
 
 
+def axis_index(g: GraphBuilder, axis: int, rank: int) -> int:
+    """A CoreML axis (negative counts from the end) as 0..rank-1."""
+    if not -rank <= axis < rank:
+        raise g.fail(f"axis {axis} is outside rank {rank}")
+    return axis % rank
+
+
+def only_input(g: GraphBuilder, layer) -> Blob:
+    """The layer's only input (any number of outputs)."""
+    if len(layer.input) != 1:
+        raise g.fail(f"expected exactly 1 input, got {len(layer.input)}")
+    return g.blob(layer.input[0])
+
+
+def split_views(g: GraphBuilder, x: Blob, cm_axis: int, sizes, names) -> str:
+    """Outputs ``names`` are consecutive views of ``x`` of ``sizes`` along ``cm_axis``."""
+    offset = 0
+    for name, size in zip(names, sizes):
+        begin = [0] * x.rank
+        begin[cm_axis] = offset
+        shape = list(x.shape)
+        shape[cm_axis] = size
+        view(g, x, begin, shape, name)
+        offset += size
+    return f"{len(sizes)} views of the input"
+
+
 def single(g: GraphBuilder, layer, count: int = 1) -> Blob:
     """The layer's only input, checking the input and output counts."""
     if len(layer.input) != 1 or len(layer.output) != count:

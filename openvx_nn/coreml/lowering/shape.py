@@ -9,7 +9,7 @@ from ...operations.coreml_layout import PAD_MODES, REORGANIZE_MODES
 from ..builder import GraphBuilder
 from ..weights import load_weights
 from . import lowers
-from .common import concat, need_rank, permute, reshape, single, view
+from .common import concat, need_rank, only_input, permute, reshape, single, split_views, view
 
 
 @lowers("concat")
@@ -26,19 +26,12 @@ def concat_layer(g: GraphBuilder, layer, p) -> str:
 
 @lowers("split")
 def split(g: GraphBuilder, layer, p) -> str:
-    if len(layer.input) != 1:
-        raise g.fail("split takes exactly 1 input")
-    x = g.blob(layer.input[0])
+    x = only_input(g, layer)
     need_rank(g, x, 3)
     n = len(layer.output)
     if int(p.nOutputs) not in (0, n) or x.shape[-3] % n:
         raise g.fail(f"{x.shape[-3]} channels do not split into {n} outputs (nOutputs {p.nOutputs})")
-    part = x.shape[-3] // n
-    for i, name in enumerate(layer.output):
-        begin = [0] * x.rank
-        begin[-3] = i * part
-        view(g, x, begin, x.shape[:-3] + (part,) + x.shape[-2:], name)
-    return f"{n} views of the input"
+    return split_views(g, x, x.rank - 3, [x.shape[-3] // n] * n, layer.output)
 
 
 @lowers("reshape")

@@ -12,14 +12,8 @@ from ...operations.coreml_layout import PAD_MODES
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers
-from .common import concat, reshape, single, view
+from .common import axis_index, concat, only_input, reshape, single, split_views, view
 from .normalization import reduce
-
-
-def _axis(g: GraphBuilder, axis: int, rank: int) -> int:
-    if not -rank <= axis < rank:
-        raise g.fail(f"axis {axis} is outside rank {rank}")
-    return axis % rank
 
 
 @lowers("copy")
@@ -78,7 +72,7 @@ def fill(g: GraphBuilder, layer, p) -> str:
 def stack(g: GraphBuilder, layer, p) -> str:
     blobs = [g.blob(n) for n in layer.input]
     rank = blobs[0].rank + 1
-    axis = _axis(g, int(p.axis), rank)
+    axis = axis_index(g, int(p.axis), rank)
     lifted = [Blob(b.tensor, b.shape[:axis] + (1,) + b.shape[axis:]) for b in blobs]
     concat(g, lifted, axis, layer.output[0])
     return f"{len(blobs)} x coreml.reshape into views"
@@ -86,10 +80,8 @@ def stack(g: GraphBuilder, layer, p) -> str:
 
 @lowers("splitND")
 def split_nd(g: GraphBuilder, layer, p) -> str:
-    if len(layer.input) != 1:
-        raise g.fail("splitND takes exactly 1 input")
-    x = g.blob(layer.input[0])
-    axis = _axis(g, int(p.axis), x.rank)
+    x = only_input(g, layer)
+    axis = axis_index(g, int(p.axis), x.rank)
     sizes = [int(s) for s in p.splitSizes]
     if not sizes:
         n = int(p.numSplits) or len(layer.output)
@@ -98,15 +90,7 @@ def split_nd(g: GraphBuilder, layer, p) -> str:
         sizes = [x.shape[axis] // n] * n
     if len(sizes) != len(layer.output) or sum(sizes) != x.shape[axis]:
         raise g.fail(f"split sizes {sizes} do not fit {len(layer.output)} outputs of an axis of {x.shape[axis]}")
-    offset = 0
-    for name, size in zip(layer.output, sizes):
-        begin = [0] * x.rank
-        begin[axis] = offset
-        shape = list(x.shape)
-        shape[axis] = size
-        view(g, x, begin, shape, name)
-        offset += size
-    return f"{len(sizes)} views of the input"
+    return split_views(g, x, axis, sizes, layer.output)
 
 
 def _strided(g: GraphBuilder, x: Blob, spans, name: str, squeeze=()) -> str:

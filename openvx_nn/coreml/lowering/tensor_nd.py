@@ -7,13 +7,7 @@ import math
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers
-from .common import concat, permute, reshape, single
-
-
-def _norm(g: GraphBuilder, axis: int, rank: int) -> int:
-    if not -rank <= axis < rank:
-        raise g.fail(f"axis {axis} is outside rank {rank}")
-    return axis % rank
+from .common import axis_index, concat, permute, reshape, single
 
 
 @lowers("concatND")
@@ -21,14 +15,14 @@ def concat_nd(g: GraphBuilder, layer, p) -> str:
     if getattr(p, "interleave", False):
         raise g.fail("interleaved concatenation is not supported")
     blobs = [g.blob(n) for n in layer.input]
-    concat(g, blobs, _norm(g, int(p.axis), blobs[0].rank), layer.output[0])
+    concat(g, blobs, axis_index(g, int(p.axis), blobs[0].rank), layer.output[0])
     return f"{len(blobs)} x coreml.reshape into views"
 
 
 @lowers("transpose")
 def transpose(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
-    axes = [_norm(g, int(a), x.rank) for a in p.axes]
+    axes = [axis_index(g, int(a), x.rank) for a in p.axes]
     if sorted(axes) != list(range(x.rank)):
         raise g.fail(f"axes {list(p.axes)} are not a permutation of 0..{x.rank - 1}")
     permute(g, x, axes, layer.output[0])
@@ -56,7 +50,7 @@ def reshape_static(g: GraphBuilder, layer, p) -> str:
 @lowers("squeeze")
 def squeeze(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
-    axes = {_norm(g, int(a), x.rank) for a in p.axes}
+    axes = {axis_index(g, int(a), x.rank) for a in p.axes}
     if p.squeezeAll:
         axes = {i for i, d in enumerate(x.shape) if d == 1}
     if any(x.shape[a] != 1 for a in axes):
@@ -69,7 +63,7 @@ def squeeze(g: GraphBuilder, layer, p) -> str:
 def expand_dims(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
     rank = x.rank + len(p.axes)
-    axes = {_norm(g, int(a), rank) for a in p.axes}
+    axes = {axis_index(g, int(a), rank) for a in p.axes}
     dims = iter(x.shape)
     shape = [1 if i in axes else next(dims) for i in range(rank)]
     return _reshaped(g, layer, x, shape)
