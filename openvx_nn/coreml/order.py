@@ -23,7 +23,6 @@ def layer_order(layers: Sequence, inputs: Sequence[str]) -> list:
             elif name not in inputs:
                 raise CoreMLError(f"input '{name}' is produced by no layer and is no model input",
                                   layer.name, layer.WhichOneof("layer"))
-        needs.discard(index) if index in needs and name in inputs else None
         deps.append(needs)
     done: set[int] = set()
     order: list[int] = []
