@@ -58,6 +58,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call(command)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from .distributed import BatchError
+    from .runner import ModelError, RunError, run
+    try:
+        run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
+            scheduler=args.scheduler, variant=args.variant)
+    except (RunError, ModelError, BatchError) as error:
+        print(f"openvx-nn run: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
                                 "extension (libopenvx.so and a Python package)")
@@ -74,6 +86,16 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
     bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
     bench.set_defaults(run=cmd_bench)
+    run = sub.add_parser("run", help="run a model over a whole .npy dataset (batch axis last), here or on Dask")
+    run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
+    run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")
+    run.add_argument("--output", required=True, type=Path, help=".npy file for the results (digits: labels)")
+    run.add_argument("--batch", type=int, default=256, help="items per graph run (default 256)")
+    run.add_argument("--variant", default="q78", choices=("q78", "f32"), help="digits number format (default q78)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, help="run on a local Dask cluster of N processes")
+    where.add_argument("--scheduler", default=None, help="run on the Dask scheduler at ADDR (tcp://host:port)")
+    run.set_defaults(run=cmd_run)
     return p
 
 
