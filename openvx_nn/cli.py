@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import ModelError, RunError, run
     try:
         run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
-            scheduler=args.scheduler, variant=args.variant)
+            scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout)
     except (RunError, ModelError, BatchError) as error:
         print(f"openvx-nn run: error: {error}", file=sys.stderr)
         return 1

@@ -27,10 +27,10 @@ class BuiltGraph:
     graph: Graph
     input: Tensor
     output: Tensor
-    input_shape: tuple[int, ...] = ()
-    input_dtype: np.dtype = np.dtype(np.float32)
-    output_shape: tuple[int, ...] = ()
-    output_dtype: np.dtype = np.dtype(np.float32)
+    input_shape: tuple[int, ...]
+    input_dtype: np.dtype
+    output_shape: tuple[int, ...]
+    output_dtype: np.dtype
     batches_run: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 

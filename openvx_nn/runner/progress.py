@@ -7,7 +7,7 @@ from typing import TextIO
 
 def clock(seconds: float) -> str:
     """``seconds`` as m:ss or h:mm:ss."""
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
