@@ -7,8 +7,11 @@ Rows, timed interleaved (one repeat of every row, then the next repeat), medians
   dask 1 worker        1 worker process of 1 thread, numba 1 thread, input shipped from this process
   dask 2 workers       2 such workers, input shipped from this process
   dask 2 workers, file 2 workers that read and quantize their own batches from a .npy file (as `run` does)
-Then the per-batch overhead of Dask ((dask 1 worker - here 1 thread) / batches), the scheduler's
-round trip for an empty task, and the pickled size and time of one batch in and out.
+Each row also gives the CPU time per batch of this process (the client and, in a LocalCluster, the
+scheduler, which runs in the client's process) and of the workers: CPU time is what the scaling model
+needs, and it is far less disturbed than wall time by other programs loading the machine.  Then the
+per-batch overhead of Dask ((dask 1 worker - here 1 thread) / batches), the scheduler's round trip
+for an empty task, and the pickled size and time of one batch in and out.
 
     python benchmarks/bench_scaleout.py                   # 32768 images, batches of 512, 5 repeats
     python benchmarks/bench_scaleout.py --smoke           # 2048 images, batches of 256, 2 repeats
@@ -45,6 +48,15 @@ def timed(function: Callable[[], object]) -> tuple[float, object]:
     start = time.perf_counter()
     result = function()
     return time.perf_counter() - start, result
+
+
+def cpu_seconds(client) -> dict[str, float]:
+    """CPU time so far of this process (client and, in a LocalCluster, the scheduler too) and of
+    the workers of ``client``: unlike wall time, it hardly moves when other programs load the machine."""
+    used = {"here": time.process_time()}
+    if client is not None:
+        used["workers"] = sum(client.run(time.process_time).values())
+    return used
 
 
 def noop(i: int) -> int:
@@ -110,25 +122,33 @@ def main() -> int:
 
         rows = {f"here, all cores ({all_cores} numba threads)": here(all_cores), "here, 1 thread": here(1),
                 "dask 1 worker": on(c1), "dask 2 workers": on(c2), "dask 2 workers, file": on(c2, True)}
+        clients = dict(zip(rows, (None, None, c1, c2, c2)))
         for name, function in rows.items():                        # warm-up: builds, JIT, imports
             if not np.array_equal(function(), expected):
                 raise SystemExit(f"{name}: results differ from the single-process run")
         times: dict[str, list[float]] = {name: [] for name in rows}
+        cpu: dict[str, list[dict[str, float]]] = {name: [] for name in rows}
         for _ in range(args.repeats):
             for name, function in rows.items():
+                before = cpu_seconds(clients[name])
                 seconds, result = timed(function)
+                after = cpu_seconds(clients[name])
                 times[name].append(seconds)
+                cpu[name].append({where: after[where] - before[where] for where in after})
                 assert np.array_equal(result, expected), name
         empty_task = statistics.median(scheduler_round_trip(c2, batches) for _ in range(args.repeats))
 
     median = {name: statistics.median(t) for name, t in times.items()}
     print(f"digits network, {args.images:,} images, batches of {args.batch} ({batches} batches), "
           f"{args.repeats} interleaved repeats, medians")
-    print("| configuration | seconds | images/s | vs here, 1 thread |")
-    print("|---|---|---|---|")
+    print("| configuration | seconds | images/s | vs here, 1 thread | CPU ms/batch, this process | CPU ms/batch, workers |")
+    print("|---|---|---|---|---|---|")
     base = median["here, 1 thread"]
     for name, seconds in median.items():
-        print(f"| {name} | {seconds:.3f} | {args.images / seconds:,.0f} | {base / seconds:.2f}x |")
+        per_batch = {where: 1e3 * statistics.median(c[where] for c in cpu[name]) / batches for where in cpu[name][0]}
+        print(f"| {name} | {seconds:.3f} | {args.images / seconds:,.0f} | {base / seconds:.2f}x | "
+              + " | ".join(f"{per_batch[w]:.2f}" if w in per_batch else "-" for w in ("here", "workers"))
+              + " |")
     per_batch_here = base / batches
     overhead = (median["dask 1 worker"] - base) / batches
     in_bytes, in_seconds = pickled(raw[..., :args.batch])

@@ -1,6 +1,7 @@
 """``map_batches``: run a network over a dataset batch by batch, in this process or on Dask workers."""
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +21,8 @@ def _check_batch_size(input_shape: tuple[int, ...], batch_size: int) -> None:
 def _check_data(data: Any, input_shape: tuple[int, ...], input_dtype: np.dtype, batch_size: int) -> None:
     """Fail before any work when the whole array cannot fit (its first batch names the problem)."""
     shape = tuple(data.shape)
+    if any(math.isnan(n) for n in shape):  # a Dask array whose chunk sizes are unknown
+        raise ValueError(f"data has unknown chunk sizes {shape}: call data.compute_chunk_sizes() first")
     if not shape:
         raise ValueError("data must have at least one axis (the batch axis, last)")
     if shape[-1]:

@@ -59,6 +59,13 @@ def test_a_wrong_dtype_is_refused_before_any_batch_runs(client):
         map_batches(relu_build, relu_data().astype(np.float64), BATCH, client)
 
 
+def test_a_dask_array_of_unknown_chunk_sizes_is_refused_with_the_remedy(client):
+    data = da.from_array(relu_data(), chunks=(3, 2, BATCH))
+    masked = data[..., data[0, 0, :] > 0]   # a boolean mask leaves the batch axis's length unknown
+    with pytest.raises(ValueError, match=r"unknown chunk sizes .*compute_chunk_sizes\(\)"):
+        map_batches(relu_build, masked, BATCH, client)
+
+
 def test_a_bad_block_discovered_on_a_worker_raises_an_error_naming_its_batch(client):
     data = da.from_array(relu_data(), chunks=(3, 2, BATCH)).map_blocks(spoil_block, 2, dtype=np.int16)
     out = map_batches(relu_build, data, BATCH, client)
