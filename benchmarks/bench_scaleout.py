@@ -59,6 +59,14 @@ def cpu_seconds(client) -> dict[str, float]:
     return used
 
 
+def idle_cpu(seconds: float = 1.0) -> float:
+    """CPU seconds per second this process spends with nothing to do (the clusters' heartbeats):
+    part of every row's 'this process' figure."""
+    before = time.process_time()
+    time.sleep(seconds)
+    return (time.process_time() - before) / seconds
+
+
 def noop(i: int) -> int:
     return i
 
@@ -137,6 +145,7 @@ def main() -> int:
                 cpu[name].append({where: after[where] - before[where] for where in after})
                 assert np.array_equal(result, expected), name
         empty_task = statistics.median(scheduler_round_trip(c2, batches) for _ in range(args.repeats))
+        idle = idle_cpu()
 
     median = {name: statistics.median(t) for name, t in times.items()}
     print(f"digits network, {args.images:,} images, batches of {args.batch} ({batches} batches), "
@@ -155,6 +164,7 @@ def main() -> int:
     out_bytes, out_seconds = pickled(expected[..., :args.batch])
     print(f"compute per batch (here, 1 thread): {1e3 * per_batch_here:.2f} ms")
     print(f"Dask overhead per batch (dask 1 worker - here 1 thread): {1e3 * overhead:.2f} ms")
+    print(f"this process idle (two clusters' schedulers and heartbeats): {1e3 * idle:.1f} ms CPU per s")
     print(f"scheduler round trip of an empty task ({batches} at once, 2 workers): {1e3 * empty_task:.3f} ms")
     print(f"one batch pickled: input {in_bytes:,} B in {1e6 * in_seconds:.0f} us, "
           f"output {out_bytes:,} B in {1e6 * out_seconds:.0f} us (dumps + loads)")

@@ -106,8 +106,10 @@ def dask_client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
         with client:
             yield client
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    # One process per core, each single-threaded numba included: the graph runner is Python, and
+    # numba's thread pool on batches this small costs more than it gains (docs/scale-out.md).
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      env={"NUMBA_NUM_THREADS": "1"}) as cluster, Client(cluster) as client:
         yield client
 
 
