@@ -59,12 +59,14 @@ def cpu_seconds(client) -> dict[str, float]:
     return used
 
 
-def idle_cpu(seconds: float = 1.0) -> float:
-    """CPU seconds per second this process spends with nothing to do (the clusters' heartbeats):
-    part of every row's 'this process' figure."""
-    before = time.process_time()
+def idle_cpu(clients: list, seconds: float = 2.0) -> list[dict[str, float]]:
+    """CPU seconds per second each process spends with nothing to do (event loops, heartbeats),
+    per client as :func:`cpu_seconds` counts them: subtracted from every row so the figures are
+    the cost of the work."""
+    before = [cpu_seconds(c) for c in clients]
     time.sleep(seconds)
-    return (time.process_time() - before) / seconds
+    after = [cpu_seconds(c) for c in clients]
+    return [{where: (a[where] - b[where]) / seconds for where in a} for a, b in zip(after, before)]
 
 
 def noop(i: int) -> int:
@@ -134,6 +136,8 @@ def main() -> int:
         for name, function in rows.items():                        # warm-up: builds, JIT, imports
             if not np.array_equal(function(), expected):
                 raise SystemExit(f"{name}: results differ from the single-process run")
+        idle_clients = [None, c1, c2]
+        idle_before = idle_cpu(idle_clients)
         times: dict[str, list[float]] = {name: [] for name in rows}
         cpu: dict[str, list[dict[str, float]]] = {name: [] for name in rows}
         for _ in range(args.repeats):
@@ -142,15 +146,20 @@ def main() -> int:
                 seconds, result = timed(function)
                 after = cpu_seconds(clients[name])
                 times[name].append(seconds)
-                cpu[name].append({where: after[where] - before[where] for where in after})
+                cpu[name].append({where: after[where] - before[where] for where in after} | {"wall": seconds})
                 assert np.array_equal(result, expected), name
         empty_task = statistics.median(scheduler_round_trip(c2, batches) for _ in range(args.repeats))
-        idle = idle_cpu()
+        idle_after = idle_cpu(idle_clients)
+        idle = {c: {w: (a[w] + b[w]) / 2 for w in a} for c, a, b in zip((None, c1, c2), idle_before, idle_after)}
+        for name in rows:   # net of the processes' background load
+            for sample in cpu[name]:
+                for where, rate in idle[clients[name]].items():
+                    sample[where] -= rate * sample["wall"]
 
     median = {name: statistics.median(t) for name, t in times.items()}
     print(f"digits network, {args.images:,} images, batches of {args.batch} ({batches} batches), "
           f"{args.repeats} interleaved repeats, medians")
-    print("| configuration | seconds | images/s | vs here, 1 thread | CPU ms/batch, this process | CPU ms/batch, workers |")
+    print("| configuration | seconds | images/s | vs here, 1 thread | net CPU ms/batch, this process | net CPU ms/batch, workers |")
     print("|---|---|---|---|---|---|")
     base = median["here, 1 thread"]
     for name, seconds in median.items():
@@ -164,7 +173,8 @@ def main() -> int:
     out_bytes, out_seconds = pickled(expected[..., :args.batch])
     print(f"compute per batch (here, 1 thread): {1e3 * per_batch_here:.2f} ms")
     print(f"Dask overhead per batch (dask 1 worker - here 1 thread): {1e3 * overhead:.2f} ms")
-    print(f"this process idle (two clusters' schedulers and heartbeats): {1e3 * idle:.1f} ms CPU per s")
+    print(f"idle CPU subtracted above, ms per s: this process {1e3 * idle[None]['here']:.1f} (both clusters' "
+          f"schedulers), workers of 1: {1e3 * idle[c1]['workers']:.1f}, of 2: {1e3 * idle[c2]['workers']:.1f}")
     print(f"scheduler round trip of an empty task ({batches} at once, 2 workers): {1e3 * empty_task:.3f} ms")
     print(f"one batch pickled: input {in_bytes:,} B in {1e6 * in_seconds:.0f} us, "
           f"output {out_bytes:,} B in {1e6 * out_seconds:.0f} us (dumps + loads)")
