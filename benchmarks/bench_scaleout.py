@@ -4,7 +4,7 @@ and on 1 and 2 Dask worker processes (a loopback LocalCluster), and what each ba
 Rows, timed interleaved (one repeat of every row, then the next repeat), medians reported:
   here, all cores      map_batches(client=None), numba's thread pool on every core
   here, 1 thread       the same with numba limited to one thread (one core's worth, the unit of scaling)
-  dask 1 worker        1 worker process of 1 thread, numba 1 thread, input shipped from this process
+  dask 1 worker        1 worker process of 1 thread (NUMBA_NUM_THREADS=1), input shipped from here
   dask 2 workers       2 such workers, input shipped from this process
   dask 2 workers, file 2 workers that read and quantize their own batches from a .npy file (as `run` does)
 Each row also gives the CPU time per batch of this process (the client and, in a LocalCluster, the
@@ -117,14 +117,14 @@ def main() -> int:
                 numba.set_num_threads(all_cores)
         return run
 
-    with tempfile.TemporaryDirectory() as tmp, \
-            LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as one, Client(one) as c1, \
-            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as two, Client(two) as c2:
+    # numba.set_num_threads is per thread (client.run would not reach the task thread): the workers'
+    # environment sets their one numba thread, as `openvx-nn run --workers` does.
+    cluster = partial(LocalCluster, threads_per_worker=1, dashboard_address=None, env={"NUMBA_NUM_THREADS": "1"})
+    with tempfile.TemporaryDirectory() as tmp, cluster(n_workers=1) as one, Client(one) as c1, \
+            cluster(n_workers=2) as two, Client(two) as c2:
         path = Path(tmp) / "images.npy"
         np.save(path, images)
         on_disk = np.load(path, mmap_mode="r")
-        for c in (c1, c2):
-            c.run(numba.set_num_threads, 1)
 
         def on(client, from_file: bool = False) -> Callable[[], np.ndarray]:
             data = lazy_input(path, on_disk, digits(), args.batch) if from_file else raw
