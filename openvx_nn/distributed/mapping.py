@@ -51,6 +51,8 @@ def map_batches(build: BuildFunction, data: Any, batch_size: int, client: Any = 
     reuses it, and the result is a lazy Dask array of the outputs in input order.  A batch of the
     wrong dtype or shape raises :class:`BatchError` naming it.
     """
+    if not (hasattr(data, "shape") and hasattr(data, "dtype")):  # lists and other array-likes
+        data = np.asarray(data)
     if client is not None:
         return _map_on_dask(build, data, batch_size, client)
     with local_graph(build, batch_size) as net:

@@ -32,6 +32,11 @@ def test_an_unverified_network_is_verified_and_maps_every_item():
     assert np.array_equal(out, np.maximum(data, 0))   # ReLU on Q7.8 raw values is exact
 
 
+def test_a_nested_list_is_taken_as_an_array_and_still_never_cast():
+    with pytest.raises(BatchError, match=r"batch 0 \(items 0:16\): dtype int64 differs from the input tensor's int16"):
+        map_batches(relu_build, relu_data(items=20).tolist(), BATCH)
+
+
 def test_digits_outputs_match_the_demo_loop_including_the_padded_last_batch():
     probabilities = map_batches(digits_build, digits_raw(), BATCH)
     assert probabilities.shape == (10, ITEMS)
