@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from openvx_nn.demo.model import Q78, build, load_model
 from openvx_nn.distributed import map_batches
-from openvx_nn.runner.command import lazy_input
+from openvx_nn.runner.command import lazy_input, local_cluster
 from openvx_nn.runner.models import digits
 
 
@@ -99,7 +99,7 @@ def main() -> int:
         args.images, args.batch, args.repeats = 2048, 256, 2
 
     import numba
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     images = dataset(args.images)
     raw = Q78.to_raw(images)
@@ -117,11 +117,10 @@ def main() -> int:
                 numba.set_num_threads(all_cores)
         return run
 
-    # numba.set_num_threads is per thread (client.run would not reach the task thread): the workers'
-    # environment sets their one numba thread, as `openvx-nn run --workers` does.
-    cluster = partial(LocalCluster, threads_per_worker=1, dashboard_address=None, env={"NUMBA_NUM_THREADS": "1"})
-    with tempfile.TemporaryDirectory() as tmp, cluster(n_workers=1) as one, Client(one) as c1, \
-            cluster(n_workers=2) as two, Client(two) as c2:
+    # The clusters of `openvx-nn run --workers`: the workers' environment gives them one numba thread
+    # (numba.set_num_threads is per thread: client.run would not reach the task thread).
+    with tempfile.TemporaryDirectory() as tmp, local_cluster(1) as one, Client(one) as c1, \
+            local_cluster(2) as two, Client(two) as c2:
         path = Path(tmp) / "images.npy"
         np.save(path, images)
         on_disk = np.load(path, mmap_mode="r")

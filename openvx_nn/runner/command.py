@@ -95,7 +95,7 @@ def lazy_input(path: Path, images: np.ndarray, model: Model, batch_size: int) ->
 def dask_client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
     """A client of ``scheduler``, or of a local cluster of ``workers`` processes of one thread each."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError as error:
         raise RunError(f"--workers and --scheduler need Dask: pip install 'openvx-nn[dask]' ({error})") from error
     if scheduler is not None:
@@ -106,11 +106,17 @@ def dask_client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
         with client:
             yield client
         return
-    # One process per core, each single-threaded numba included: the graph runner is Python, and
-    # numba's thread pool on batches this small costs more than it gains (docs/scale-out.md).
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      env={"NUMBA_NUM_THREADS": "1"}) as cluster, Client(cluster) as client:
+    with local_cluster(workers) as cluster, Client(cluster) as client:
         yield client
+
+
+def local_cluster(workers: int) -> Any:
+    """A loopback Dask cluster of ``workers`` processes, one thread each and one numba thread (the
+    graph runner is Python, and numba's pool costs more than it gains on small batches: see
+    docs/scale-out.md); no dashboard, and its HTTP server on a free port, not 8787."""
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        scheduler_kwargs={"dashboard_address": ":0"}, env={"NUMBA_NUM_THREADS": "1"})
 
 
 def _run_here(model: Model, images: np.ndarray, batch_size: int, writer: ResultWriter, bar: Progress) -> None:
