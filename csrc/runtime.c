@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "runtime_internal.h"
 
@@ -24,6 +25,7 @@
 
 static char vxnn_libdir[4096];
 static pthread_once_t vxnn_once = PTHREAD_ONCE_INIT;
+static int vxnn_bad_python; /* OPENVX_NN_PYTHON names no executable: never start another Python instead */
 
 static void vxnn_find_libdir(void)
 {
@@ -74,11 +76,18 @@ static void vxnn_preinit(void)
 {
     PyConfig config;
     PyStatus status;
+    struct stat st;
     char buf[4200];
     const char *exe = getenv("OPENVX_NN_PYTHON");
 
     if (Py_IsInitialized())
         return;
+    if (exe && exe[0] && (stat(exe, &st) != 0 || !S_ISREG(st.st_mode) || access(exe, X_OK) != 0)) {
+        vxnn_bad_python = 1;
+        fprintf(stderr, "libopenvx: OPENVX_NN_PYTHON=%s is not an executable Python interpreter; "
+                        "every OpenVX call will fail (unset it, or name the python that has openvx_nn)\n", exe);
+        return;
+    }
     if (!exe || !exe[0])
         exe = vxnn_venv_python(buf, sizeof buf);
     if (!exe || !exe[0])
@@ -109,6 +118,8 @@ int vxnn_start(void)
 {
     static int reported = 0;
     pthread_once(&vxnn_once, vxnn_preinit);
+    if (vxnn_bad_python)
+        return 0;
     if (cffi_start_python() == 0)
         return 1;
     if (!reported) {

@@ -1,4 +1,5 @@
-"""The ``openvx-nn`` command (also ``python -m openvx_nn``): info, config, demo, bench."""
+"""The ``openvx-nn`` command (also ``python -m openvx_nn``): info, config, demo, and bench
+in a source checkout."""
 from __future__ import annotations
 
 import argparse
@@ -49,11 +50,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return main(limit=args.limit, batch=args.batch)
 
 
+def cmd_nnapi_demo(args: argparse.Namespace) -> int:
+    from .nnapi.demo import main
+    return main(runs=args.runs)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    if not BENCHMARK.exists():
-        print("the benchmarks are only in the source tree (benchmarks/alexnet.py of a checkout of openvx-nn);"
-              " run this from a source install (pip install -e .)", file=sys.stderr)
-        return 1
     command = [sys.executable, str(BENCHMARK)] + (["--smoke"] if args.smoke else [])
     return subprocess.call(command)
 
@@ -71,8 +73,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    # bench runs benchmarks/ of a source checkout: a normal install does not ship them, so it
+    # offers no bench command rather than one that fails.
+    has_bench = BENCHMARK.exists()
     p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
-                                "extension (libopenvx.so and a Python package)")
+                                "extension (libopenvx.so and a Python package)",
+                                epilog=None if has_bench else "The benchmarks (bench) are in a source checkout "
+                                "of openvx-nn: install it with pip install -e . to get the command.")
     p.add_argument("--version", action="version", version=f"openvx-nn {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="version, extensions and the kernel table").set_defaults(run=cmd_info)
@@ -83,9 +90,13 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit", type=int, default=None, help="classify only the first N test images")
     demo.add_argument("--batch", type=int, default=64, help="images per graph run (default 64)")
     demo.set_defaults(run=cmd_demo)
-    bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
-    bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
-    bench.set_defaults(run=cmd_bench)
+    nnapi_demo = sub.add_parser("nnapi-demo", help="build a small quantized NNAPI model, run it, print timings")
+    nnapi_demo.add_argument("--runs", type=int, default=3, help="executions (default 3)")
+    nnapi_demo.set_defaults(run=cmd_nnapi_demo)
+    if has_bench:
+        bench = sub.add_parser("bench", help="run benchmarks/alexnet.py of this source checkout")
+        bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
+        bench.set_defaults(run=cmd_bench)
     run = sub.add_parser("run", help="run a model over a whole .npy dataset (batch axis last), here or on Dask")
     run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
     run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")

@@ -70,7 +70,7 @@ def vxnn_create_tensor_from_handle(context, n, dims, data_type, fpp, stride, ptr
 
 @status_entry
 def vxnn_swap_tensor_handle(tensor, new_ptr, prev_ptr):
-    previous = _tensor(tensor).swap_handle(address(new_ptr))
+    previous = _tensor(tensor).swap_handle(address(new_ptr), user_array)
     if prev_ptr != ffi.NULL:
         prev_ptr[0] = ffi.cast("void *", previous)
 

@@ -14,7 +14,7 @@ from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
-from .geometry import deconvolution_upscale, effective_kernel, infer_stride, output_size
+from .geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -78,7 +78,9 @@ def _validate_convolution(v: Validation) -> None:
     _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])
     data_type, fpp = output_format(v, 4, x, rescales=True)
     v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
     v.state.update(pad=(pad_x, pad_y), stride=tuple(strides), dilation=(dil_x, dil_y),
+                   origin={"origin_x": conventions.tap_origin(dil_x), "origin_y": conventions.tap_origin(dil_y)},
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
 
@@ -91,7 +93,7 @@ def _run_convolution(p, state) -> None:
     from ..kernels.convolution import convolution
     convolution(p[0].array, p[1].array, None if p[2] is None else p[2].array, p[4].array,
                 *state["pad"], *state["stride"], *state["dilation"], state["saturate"], state["nearest"],
-                **_fpps(p))
+                **_fpps(p), **state["origin"])
 
 
 def _validate_deconvolution(v: Validation) -> None:
@@ -99,7 +101,6 @@ def _validate_deconvolution(v: Validation) -> None:
     pad_x, pad_y, overflow, rounding, a_x, a_y = DECONV_PARAMS.unpack(v.scalar_bytes(3))
     _policies(v, overflow, rounding)
     w = _weights(v, x)
-    _biases(v, x, [(w.dims[3],)])
     upscales, sizes = [], []
     for axis, pad, a in ((0, pad_x, a_x), (1, pad_y, a_y)):
         k, name = w.dims[axis], "xy"[axis]
@@ -115,9 +116,13 @@ def _validate_deconvolution(v: Validation) -> None:
                    f"upscale {a + 1} gives {smallest})")
         upscales.append(up)
         sizes.append(want)
+    _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])  # per location: a superset of the text
     data_type, fpp = output_format(v, 4, x, rescales=True)
     v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
     v.state.update(pad=(pad_x, pad_y), upscale=tuple(upscales), a=(a_x, a_y),
+                   bound={"bound_x": conventions.deconvolution_bound(x.dims[0], upscales[0]),
+                          "bound_y": conventions.deconvolution_bound(x.dims[1], upscales[1])},
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
 
@@ -126,7 +131,7 @@ def _run_deconvolution(p, state) -> None:
     from ..kernels.deconvolution import deconvolution
     deconvolution(p[0].array, p[1].array, None if p[2] is None else p[2].array, p[4].array,
                   *state["pad"], *state["upscale"], *state["a"], state["saturate"], state["nearest"],
-                  **_fpps(p))
+                  **_fpps(p), **state["bound"])
 
 
 register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,

@@ -61,9 +61,11 @@ def _write_through(out: np.ndarray, shape: tuple[int, ...], fill) -> None:
 def _validate_fully_connected(v: Validation) -> None:
     x = nn_input(v, 0, 1)
     w = static_tensor(v, 1, x, "weights")
-    v.require(w.rank == 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
-              f"weights must be 2-D [#IFM, #OFM], got {list(w.dims)}")
-    ifm, ofm = w.dims
+    # [#IFM, #OFM], or (a superset of the text) [kx, ky, #IFM_maps, #OFM] and any other split of #IFM
+    # over leading dims, flattened like the input's [width, height, #IFM] (dim 0 fastest).
+    v.require(w.rank >= 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights must have 2 or more dims [..., #OFM], got {list(w.dims)}")
+    ifm, ofm = math.prod(w.dims[:-1]), w.dims[-1]
     layouts = []                     # candidate batch dims, one per matching input layout
     if x.dims[0] == ifm:
         layouts.append(x.dims[1:])   # [#IFM, #batches...]
@@ -71,7 +73,7 @@ def _validate_fully_connected(v: Validation) -> None:
         layouts.append(x.dims[3:])   # [width, height, #IFM, #batches...]
     if not layouts:
         v.fail(1, Status.VX_ERROR_INVALID_DIMENSION,
-               f"weights expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
+               f"weights {list(w.dims)} expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
                f"nor dims[0]*dims[1]*dims[2] = {ifm}")
     # Both layouts can fit (e.g. [1, 1, 1, 2] with one input): the declared output decides.
     declared = v.declared(5).dims
@@ -95,7 +97,7 @@ def _run_fully_connected(p, state) -> None:
     bias = None if p[2] is None else p[2].array
     fpps = {"fpp_x": p[0].fpp, "fpp_w": p[1].fpp, "fpp_b": 0 if p[2] is None else p[2].fpp, "fpp_out": p[5].fpp}
     _write_through(p[5].array, (state["ofm"], state["batch"]),
-                   lambda out: fully_connected(x, p[1].array, bias, out, state["saturate"], state["nearest"],
+                   lambda out: fully_connected(x, _flat(p[1].array, (state["ifm"], state["ofm"])), bias, out, state["saturate"], state["nearest"],
                                                **fpps))
 
 
