@@ -19,7 +19,23 @@ from distributed_helpers import (
 
 from openvx_nn.distributed import BatchError, cache_stats, map_batches
 
+distributed = pytest.importorskip("distributed", reason="the dask extra (pip install .[dask]) is not installed")
 da = pytest.importorskip("dask.array", reason="the dask extra (pip install .[dask]) is not installed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A loopback cluster of 2 worker processes of 1 thread, for the whole module."""
+    import cloudpickle
+    import distributed_helpers
+
+    # Workers cannot import the test helpers by name: ship them by value.
+    cloudpickle.register_pickle_by_value(distributed_helpers)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) \
+            as cluster, distributed.Client(cluster, timeout="120s") as c:
+        c.wait_for_workers(2, timeout=120)
+        yield c
+    cloudpickle.unregister_pickle_by_value(distributed_helpers)
 
 
 @pytest.fixture(scope="module")
