@@ -33,19 +33,29 @@ def digits_raw(items: int = ITEMS) -> np.ndarray:
     return quantize(load_model().test_images[..., :items], np.int16, Q78.fpp)
 
 
-def kill_worker_once(block: np.ndarray, marker: str, index: int, block_info=None) -> np.ndarray:
-    """Hard-kill this worker process while it computes batch ``index``, the first time only
-    (``marker`` is created atomically and holds the killed pid)."""
-    if block_info[0]["chunk-location"][-1] == index:
+class KillOnRead:
+    """A batch that hard-kills the worker process reading it (inside the batch task, as the
+    network takes its input), the first time only: ``marker`` is created atomically and holds
+    the killed pid."""
+
+    def __init__(self, block: np.ndarray, marker: str):
+        self.block, self.marker = block, marker
+        self.shape, self.ndim, self.dtype = block.shape, block.ndim, block.dtype
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
         import os
         try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
-            return block
+            return self.block
         os.write(fd, str(os.getpid()).encode())
         os.close(fd)
         os._exit(1)
-    return block
+
+
+def kill_worker_in_batch(block: np.ndarray, marker: str, index: int, block_info=None):
+    """Batch ``index`` arrives as a :class:`KillOnRead`."""
+    return KillOnRead(block, marker) if block_info[0]["chunk-location"][-1] == index else block
 
 
 def spoil_block(block: np.ndarray, index: int, block_info=None) -> np.ndarray:

@@ -11,7 +11,7 @@ from distributed_helpers import (
     ITEMS,
     digits_build,
     digits_raw,
-    kill_worker_once,
+    kill_worker_in_batch,
     relu_build,
     relu_data,
     spoil_block,
@@ -93,9 +93,9 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_results_are_complete_and_id
     marker = tmp_path / "killed"
     pids = set(client.run(os.getpid).values())
     data = da.from_array(digits_raw(), chunks=(8, 8, 1, BATCH)).map_blocks(
-        kill_worker_once, str(marker), 4, dtype=np.int16)
+        kill_worker_in_batch, str(marker), 4, dtype=np.int16, meta=np.empty((0,) * 4, np.int16))
     result = map_batches(digits_build, data, BATCH, client).compute()
-    assert marker.exists() and int(marker.read_text()) in pids   # a worker really died during batch 4
+    assert marker.exists() and int(marker.read_text()) in pids   # a worker died inside batch 4's task
     assert np.array_equal(result, expected)
     client.wait_for_workers(2, timeout=120)                      # the nanny restarted it
     assert int(marker.read_text()) not in set(client.run(os.getpid).values())
