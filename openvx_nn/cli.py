@@ -104,8 +104,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--batch", type=int, default=256, help="items per graph run (default 256)")
     run.add_argument("--variant", default="q78", choices=("q78", "f32"), help="digits number format (default q78)")
     where = run.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, help="run on a local Dask cluster of N processes")
-    where.add_argument("--scheduler", default=None, help="run on the Dask scheduler at ADDR (tcp://host:port)")
+    where.add_argument("--workers", type=int, default=None, metavar="N", help="run on a local Dask cluster of N processes")
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="run on the Dask scheduler at ADDR (tcp://host:port)")
     run.set_defaults(run=cmd_run)
     return p
 
