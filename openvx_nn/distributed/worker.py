@@ -44,16 +44,14 @@ class BuiltGraph:
             graph, x, y = made
             graph.verify()
             built = cls(ctx, graph, x, y, x.shape, np.dtype(x.dtype), y.shape, np.dtype(y.dtype))
+            if not built.input_shape or not built.output_shape:
+                raise ValueError("the input and output tensors of build need at least one dimension (the batch)")
+            if built.input_shape[-1] != built.output_shape[-1]:
+                raise ValueError(f"the input's batch dimension {built.input_shape[-1]} differs from the output's "
+                                 f"{built.output_shape[-1]} (both tensors keep the batch on their last dim)")
         except BaseException:
             ctx.close()
             raise
-        if not built.input_shape or not built.output_shape:
-            ctx.close()
-            raise ValueError("the input and output tensors of build need at least one dimension (the batch)")
-        if built.input_shape[-1] != built.output_shape[-1]:
-            ctx.close()
-            raise ValueError(f"the input's batch dimension {built.input_shape[-1]} differs from the output's "
-                             f"{built.output_shape[-1]} (both tensors keep the batch on their last dim)")
         return built
 
     @property

@@ -65,6 +65,15 @@ def test_a_build_that_does_not_return_three_objects_is_refused():
         map_batches(lambda ctx: ctx.graph(), relu_data(), BATCH)
 
 
+def test_an_output_without_the_batch_on_its_last_dim_is_refused():
+    def build(ctx):
+        g, x, _ = relu_build(ctx)
+        return g, x, ctx.tensor(shape=(5,), dtype=np.int16)
+
+    with pytest.raises(ValueError, match="input's batch dimension 16 differs from the output's 5"):
+        map_batches(build, relu_data(), BATCH)
+
+
 def test_the_batch_error_survives_pickling_as_dask_ships_it():
     error = pickle.loads(pickle.dumps(BatchError(Batch(3, 48, 64), "dtype float64 differs")))
     assert isinstance(error, BatchError) and str(error) == "batch 3 (items 48:64): dtype float64 differs"
