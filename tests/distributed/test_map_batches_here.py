@@ -74,6 +74,15 @@ def test_an_output_without_the_batch_on_its_last_dim_is_refused():
         map_batches(build, relu_data(), BATCH)
 
 
+def test_a_local_run_releases_every_object_it_made_even_on_a_bad_batch():
+    with Context() as ctx:
+        before = ctx.references
+        map_batches(digits_build, digits_raw(20), BATCH)
+        with pytest.raises(BatchError):
+            map_batches(relu_build, relu_data().astype(np.int32), BATCH)
+        assert ctx.references == before
+
+
 def test_the_batch_error_survives_pickling_as_dask_ships_it():
     error = pickle.loads(pickle.dumps(BatchError(Batch(3, 48, 64), "dtype float64 differs")))
     assert isinstance(error, BatchError) and str(error) == "batch 3 (items 48:64): dtype float64 differs"
