@@ -64,6 +64,17 @@ def cmd_coreml(args: argparse.Namespace) -> int:
     from .coreml.cli import main
     return main(args.model, args.input, args.bench)
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from .distributed import BatchError
+    from .runner import ModelError, RunError, run
+    try:
+        run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
+            scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout)
+    except (RunError, ModelError, BatchError) as error:
+        print(f"openvx-nn run: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
 
 def parser() -> argparse.ArgumentParser:
     # bench runs benchmarks/ of a source checkout: a normal install does not ship them, so it
@@ -95,6 +106,17 @@ def parser() -> argparse.ArgumentParser:
     coreml.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input array")
     coreml.add_argument("--bench", action="store_true", help="per-layer timing from the performance counters")
     coreml.set_defaults(run=cmd_coreml)
+
+    run = sub.add_parser("run", help="run a model over a whole .npy dataset (batch axis last), here or on Dask")
+    run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
+    run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")
+    run.add_argument("--output", required=True, type=Path, help=".npy file for the results (digits: labels)")
+    run.add_argument("--batch", type=int, default=256, help="items per graph run (default 256)")
+    run.add_argument("--variant", default="q78", choices=("q78", "f32"), help="digits number format (default q78)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N", help="run on a local Dask cluster of N processes")
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="run on the Dask scheduler at ADDR (tcp://host:port)")
+    run.set_defaults(run=cmd_run)
     return p
 
 
