@@ -3,6 +3,7 @@ parameter scalars and nodes by kernel name. The lowering modules use only this."
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,9 @@ class GraphBuilder:
         self.blobs: dict[str, Blob] = {}
         self.outputs = set(outputs)
         self._objects: list[Reference] = [self.graph]
+        # A model dropped without close() still gives its context back (like nnapi's compilations).
+        self._finalizer = weakref.finalize(self, _release, self.context, self._objects)
+        self._finalizer.atexit = False  # at exit the context goes with the process
         self.layer: tuple[str, str] | None = None  # (name, type) being lowered
         self.nodes: dict[str, list[Node]] = {}
 
@@ -162,9 +166,14 @@ class GraphBuilder:
             raise CoreMLError(f"the graph does not verify: {err.message}") from None
 
     def close(self) -> None:
-        objects, self._objects = self._objects, []
-        for obj in reversed(objects):
-            if obj.alive and obj.external > 0:
-                obj.release()
-        if self.context.alive and self.context.external > 0:
-            self.context.release()
+        self._finalizer()
+
+
+def _release(context: Context, objects: list[Reference]) -> None:
+    """Release every object a builder made, newest first, then its context reference."""
+    for obj in reversed(objects):
+        if obj.alive and obj.external > 0:
+            obj.release()
+    objects.clear()
+    if context.alive and context.external > 0:
+        context.release()
