@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from ..core import reference
+from ..core import execution, reference
 from ..core.context import Context
 from ..core.enums import (
     MAX_KERNEL_NAME,
@@ -81,6 +81,7 @@ def _call_node_callback(address: int, node: Node) -> int:
 
 
 Graph.call_node_callback = staticmethod(_call_node_callback)
+execution.exit_guard = lib.vxnn_register_exit
 
 
 # -- graphs -------------------------------------------------------------------

@@ -1,0 +1,90 @@
+"""Graph executions in flight, and the order in which the process stops them at exit.
+
+Every execution (a ``vxProcessGraph`` call, or the worker of a
+``vxScheduleGraph``) registers here while it runs.  At process exit
+:func:`shutdown` runs once, in this order: refuse new executions, let running
+graphs stop at their next node boundary (they end ``VX_ERROR_GRAPH_ABANDONED``),
+and wait until no kernel is running any more.  Only then may the C runtime
+destroy what the kernels use (LLVM, the thread pools).  The embedded
+interpreter's C exit handler (``csrc/runtime.c``) calls it and then keeps the
+GIL, so no Python code runs again while the process is torn down; in a Python
+host, an ``atexit`` handler calls it.
+"""
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable
+
+from . import reference
+from .enums import Status
+from .errors import VXError
+
+changed = threading.Condition(reference.lock)
+"""Signalled whenever an execution starts or ends (the model lock underneath)."""
+
+_active: dict[object, int] = {}  # thread ident (process) or run record (schedule) -> count
+_closing = False
+_ready = False
+
+exit_guard: Callable[[], None] | None = None
+"""Set by the C layer: (re-)registers the C exit handler of the embedded interpreter."""
+
+
+def closing() -> bool:
+    """True once the process has started to exit: running graphs stop at the next node."""
+    return _closing
+
+
+def prepare_runtime() -> None:
+    """Load what kernels run on (numba, LLVM, its thread pool) before the first execution.
+
+    Exit handlers run in the reverse order of registration, and libraries
+    register their destructors when they load.  Loading them first and
+    registering our handlers after puts our wait before their teardown.
+    """
+    global _ready
+    if _ready:
+        return
+    import numba
+
+    from .. import kernels  # noqa: F401  (imports numba and loads LLVM)
+    numba.get_num_threads()  # starts numba's threading layer (loads its library)
+    with reference.lock:
+        if _ready:
+            return
+        _ready = True
+        atexit.register(shutdown)
+        if exit_guard is not None:
+            exit_guard()
+
+
+def enter(key: object) -> None:
+    """Count an execution as running (caller holds ``changed``)."""
+    if _closing:
+        raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
+    _active[key] = _active.get(key, 0) + 1
+
+
+def leave(key: object) -> None:
+    """End an execution counted by :func:`enter` (caller holds ``changed``)."""
+    count = _active[key] - 1
+    if count:
+        _active[key] = count
+    else:
+        del _active[key]
+    changed.notify_all()
+
+
+def shutdown() -> None:
+    """Refuse new executions and wait for those in flight (idempotent).
+
+    An execution running on the calling thread itself (exit() from a node
+    callback) is not waited for: it cannot finish before this returns.
+    """
+    global _closing
+    me = threading.get_ident()
+    with changed:
+        _closing = True
+        while any(key != me for key in _active):
+            changed.wait()
