@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from . import reference
 from .enums import Status
@@ -48,8 +49,9 @@ def prepare_runtime() -> None:
         return
     import numba
 
-    from .. import kernels  # noqa: F401  (imports numba and loads LLVM)
+    from ..kernels import jit  # imports numba and loads LLVM
     numba.get_num_threads()  # starts numba's threading layer (loads its library)
+    jit.start_codegen()  # LLVM builds (and registers the teardown of) its lazy state
     with reference.lock:
         if _ready:
             return
@@ -59,21 +61,32 @@ def prepare_runtime() -> None:
             exit_guard()
 
 
-def enter(key: object) -> None:
-    """Count an execution as running (caller holds ``changed``)."""
-    if _closing:
-        raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
-    _active[key] = _active.get(key, 0) + 1
+def count_in(key: object, check: bool = True) -> None:
+    """Count an execution (a thread ident, or a scheduled run's record) as in flight."""
+    with changed:
+        if check and _closing:
+            raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
+        _active[key] = _active.get(key, 0) + 1
 
 
-def leave(key: object) -> None:
-    """End an execution counted by :func:`enter` (caller holds ``changed``)."""
-    count = _active[key] - 1
-    if count:
-        _active[key] = count
-    else:
-        del _active[key]
-    changed.notify_all()
+def count_out(key: object) -> None:
+    with changed:
+        count = _active[key] - 1
+        if count:
+            _active[key] = count
+        else:
+            del _active[key]
+        changed.notify_all()
+
+
+@contextmanager
+def running(key: object) -> Iterator[None]:
+    """:func:`count_in` for the duration of a block."""
+    count_in(key)
+    try:
+        yield
+    finally:
+        count_out(key)
 
 
 def shutdown() -> None:

@@ -146,7 +146,7 @@ class Graph(Reference):
     # runs its nodes, and *scheduled* from vxScheduleGraph until the vxWaitGraph
     # that collects the run's status.  Both flags change only under
     # ``execution.changed`` (the model lock); kernels run without it.
-    def _begin(self, key: object, run: _Run | None) -> list[Step]:
+    def _begin(self, run: _Run | None) -> list[Step]:
         if self._executor == threading.get_ident():
             raise VXError(Status.VX_FAILURE, f"{self.describe()} is already running on this thread "
                                              "(called from its own node callback)", self)
@@ -160,51 +160,54 @@ class Graph(Reference):
         if not self.verified:
             self.verify()
         steps = self._bound_steps()
-        execution.enter(key)
         self._executing, self._run = True, run
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
         self.hold()  # a graph released while it runs is destroyed when the run ends
         return steps
 
-    def _end(self, key: object, status: int) -> None:
+    def _end(self, status: int) -> None:
         with execution.changed:
             self._executing = False
             self._executor = None
             run = self._run
             if run is not None:
                 run.status, run.done = status, True
-            execution.leave(key)
+            execution.changed.notify_all()
             self.unhold()
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
-        execution.prepare_runtime()
         key = threading.get_ident()
-        with execution.changed:
-            steps = self._begin(key, None)
-            self._executor = key
-        status = Status.VX_FAILURE
-        try:
-            status = self._execute(steps)
-        finally:
-            self._end(key, status)
-        return status
+        with execution.running(key):  # from the start: the JIT may load while the process exits
+            execution.prepare_runtime()
+            with execution.changed:
+                steps = self._begin(None)
+                self._executor = key
+            status = Status.VX_FAILURE
+            try:
+                status = self._execute(steps)
+            finally:
+                self._end(status)
+            return status
 
     def schedule(self) -> None:
         """Start the graph on a worker thread; vxWaitGraph collects its status."""
-        execution.prepare_runtime()
         run = _Run()
-        with execution.changed:
-            steps = self._begin(run, run)
-            worker = threading.Thread(target=self._work, args=(run, steps), daemon=True,
-                                      name=f"openvx-nn graph {self.handle:#x}")
-            try:
-                worker.start()  # under the lock: a waiter can never see a run without its thread
-            except RuntimeError as exc:
-                self._run = None
-                self._end(run, Status.VX_ERROR_NO_RESOURCES)
-                raise VXError(Status.VX_ERROR_NO_RESOURCES,
-                              f"cannot start a thread for {self.describe()}: {exc}", self) from None
+        with execution.running(run):
+            execution.prepare_runtime()
+            with execution.changed:
+                steps = self._begin(run)
+                worker = threading.Thread(target=self._work, args=(run, steps), daemon=True,
+                                          name=f"openvx-nn graph {self.handle:#x}")
+                execution.count_in(run, check=False)  # the worker's own count, ended by the worker
+                try:
+                    worker.start()  # under the lock: a waiter never sees a run without its thread
+                except RuntimeError as exc:
+                    self._run = None
+                    self._end(Status.VX_ERROR_NO_RESOURCES)
+                    execution.count_out(run)
+                    raise VXError(Status.VX_ERROR_NO_RESOURCES,
+                                  f"cannot start a thread for {self.describe()}: {exc}", self) from None
 
     def _work(self, run: _Run, steps: list[Step]) -> None:
         self._executor = threading.get_ident()
@@ -212,7 +215,8 @@ class Graph(Reference):
         try:
             status = self._execute(steps)
         finally:
-            self._end(run, status)
+            self._end(status)
+            execution.count_out(run)
 
     def wait(self) -> int:
         """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""

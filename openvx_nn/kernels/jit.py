@@ -123,6 +123,17 @@ def uncached() -> tuple[str, ...]:
     return tuple(_uncached)
 
 
+def start_codegen() -> None:
+    """Compile one tiny function (never cached) so that LLVM sets up its lazily built state now.
+
+    LLVM registers the destructors of much of its state with the C runtime's
+    exit handlers on first use, i.e. during the first compilation.  A host that
+    must run its own exit handler before them (the embedded library waits there
+    for kernels still compiling) calls this first, then registers its handler.
+    """
+    numba.njit(lambda n: n * 3 + 1)(1)
+
+
 # ---- specialisation -------------------------------------------------------------------------------
 
 _entries: dict[tuple, Callable] = {}
