@@ -8,6 +8,10 @@ cache are handled here so no kernel module has to think about them:
   helper in ``fixed_point.py`` would leave every caller's cached machine code
   stale. The cache key here also carries a hash of every module in this
   package.
+- The cache lives next to the sources (``__pycache__``) when that is writable,
+  else in ``$XDG_CACHE_HOME/openvx_nn/numba`` (``~/.cache/...``);
+  ``NUMBA_CACHE_DIR`` overrides both.  So a read-only install compiles once
+  per user, not once per process.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
@@ -25,6 +29,7 @@ compiled function instead of three.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,15 +55,40 @@ PACKAGE_STAMP = _package_stamp()
 # Qualified names of kernels running without an on-disk cache (diagnostics, tests).
 _uncached: list[str] = []
 
+def user_cache_dir() -> Path:
+    """Where kernels are cached when the package directory is not writable."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "openvx_nn" / "numba"
+
+
 try:  # numba internals; without them the plain cache=True path below is used.
+    from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
 except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
-if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key"):
+if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
+        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "InTreeCacheLocator", "CompileResultCacheImpl")):
+
+    class _UserCacheLocator(_caching.UserProvidedCacheLocator):
+        """``user_cache_dir()``: the fallback for a read-only install (numba's own is shared by every package)."""
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            return _caching._SourceFileBackedLocatorMixin.from_function.__func__(cls, py_func, py_file)
+
+    class _KernelCacheImpl(_caching.CompileResultCacheImpl):
+        # $NUMBA_CACHE_DIR, else next to the sources, else the user's cache directory.
+        _locator_classes = [_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator]
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
+
+        _impl_class = _KernelCacheImpl
 
         def __init__(self, py_func, options: str):
             super().__init__(py_func)
