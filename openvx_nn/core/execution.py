@@ -27,6 +27,7 @@ changed = threading.Condition(reference.lock)
 _active: dict[object, int] = {}  # thread ident (process) or run record (schedule) -> count
 _closing = False
 _ready = False
+_sleepers = 0
 
 exit_guard: Callable[[], None] | None = None
 """Set by the C layer: (re-)registers the C exit handler of the embedded interpreter."""
@@ -61,6 +62,26 @@ def prepare_runtime() -> None:
             exit_guard()
 
 
+def ready() -> bool:
+    return _ready
+
+
+def wait() -> None:
+    """``changed.wait()`` (caller holds ``changed``), counted so that :func:`wake` can skip idle notifies."""
+    global _sleepers
+    _sleepers += 1
+    try:
+        changed.wait()
+    finally:
+        _sleepers -= 1
+
+
+def wake() -> None:
+    """Wake the threads in :func:`wait` (caller holds ``changed``)."""
+    if _sleepers:
+        changed.notify_all()
+
+
 def count_in(key: object, check: bool = True) -> None:
     """Count an execution (a thread ident, or a scheduled run's record) as in flight."""
     with changed:
@@ -76,7 +97,7 @@ def count_out(key: object) -> None:
             _active[key] = count
         else:
             del _active[key]
-        changed.notify_all()
+        wake()
 
 
 @contextmanager
@@ -100,4 +121,4 @@ def shutdown() -> None:
     with changed:
         _closing = True
         while any(key != me for key in _active):
-            changed.wait()
+            wait()

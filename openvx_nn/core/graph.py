@@ -22,6 +22,7 @@ from .enums import Action, Direction, GraphState, Status, Type
 from .errors import VXError
 from .perf import Perf
 from .reference import Reference
+from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .node import Node
@@ -156,7 +157,7 @@ class Graph(Reference):
                               f"{self.describe()} is scheduled; vxWaitGraph it first", self)
             if not self._executing:
                 break
-            execution.changed.wait()  # another thread's vxProcessGraph of this graph
+            execution.wait()  # another thread's vxProcessGraph of this graph
         if not self.verified:
             self.verify()
         steps = self._bound_steps()
@@ -165,30 +166,36 @@ class Graph(Reference):
         self.hold()  # a graph released while it runs is destroyed when the run ends
         return steps
 
-    def _end(self, status: int) -> None:
+    def _end(self, status: int, key: object) -> None:
         with execution.changed:
             self._executing = False
             self._executor = None
             run = self._run
             if run is not None:
                 run.status, run.done = status, True
-            execution.changed.notify_all()
+            execution.count_out(key)  # wakes waiters
             self.unhold()
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
         key = threading.get_ident()
-        with execution.running(key):  # from the start: the JIT may load while the process exits
-            execution.prepare_runtime()
-            with execution.changed:
-                steps = self._begin(None)
-                self._executor = key
-            status = Status.VX_FAILURE
+        if not execution.ready():
+            with execution.running(key):  # counted: the JIT may load while the process exits
+                execution.prepare_runtime()
+        with execution.changed:
+            execution.count_in(key)
             try:
-                status = self._execute(steps)
-            finally:
-                self._end(status)
-            return status
+                steps = self._begin(None)
+            except BaseException:
+                execution.count_out(key)
+                raise
+            self._executor = key
+        status = Status.VX_FAILURE
+        try:
+            status = self._execute(steps)
+        finally:
+            self._end(status, key)
+        return status
 
     def schedule(self) -> None:
         """Start the graph on a worker thread; vxWaitGraph collects its status."""
@@ -204,8 +211,7 @@ class Graph(Reference):
                     worker.start()  # under the lock: a waiter never sees a run without its thread
                 except RuntimeError as exc:
                     self._run = None
-                    self._end(Status.VX_ERROR_NO_RESOURCES)
-                    execution.count_out(run)
+                    self._end(Status.VX_ERROR_NO_RESOURCES, run)
                     raise VXError(Status.VX_ERROR_NO_RESOURCES,
                                   f"cannot start a thread for {self.describe()}: {exc}", self) from None
 
@@ -215,8 +221,7 @@ class Graph(Reference):
         try:
             status = self._execute(steps)
         finally:
-            self._end(status)
-            execution.count_out(run)
+            self._end(status, run)
 
     def wait(self) -> int:
         """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""
@@ -225,14 +230,13 @@ class Graph(Reference):
             if run is None:
                 raise VXError(Status.VX_FAILURE, f"{self.describe()} was not scheduled", self)
             while not run.done:
-                execution.changed.wait()
+                execution.wait()
             if self._run is run:
                 self._run = None
             return run.status
 
     def _bound_steps(self) -> list[Step]:
         """Each node with its runner, bound once per verification and storage change."""
-        from .tensor import Tensor
         if self._steps is None or self._steps_epoch != Tensor.storage_epoch:
             self._steps_epoch = Tensor.storage_epoch
             self._steps = [_step(node) for node in self.order]

@@ -182,14 +182,26 @@ def entry(dispatcher, *arg_types) -> Callable:
     return function
 
 
+_array_types: dict[tuple, types.Array] = {}
+
+
+def _array_type(array: np.ndarray, layout: str, readonly: bool) -> types.Array:
+    # numba.typeof costs microseconds per call; the type depends only on this key.
+    key = (array.dtype, array.ndim, array.flags.aligned, layout, readonly)
+    found = _array_types.get(key)
+    if found is None:
+        found = _array_types[key] = numba.typeof(array).copy(layout=layout, readonly=readonly)
+    return found
+
+
 def array_in(array: np.ndarray, layout: str = "A") -> types.Array:
     """numba type of a read-only input array (layout 'A' unless the caller guarantees 'C')."""
-    return numba.typeof(array).copy(layout=layout, readonly=True)
+    return _array_type(array, layout, True)
 
 
 def array_out(array: np.ndarray) -> types.Array:
     """numba type of a written output array (layout 'A')."""
-    return numba.typeof(array).copy(layout="A", readonly=False)
+    return _array_type(array, "A", False)
 
 
 # ---- the thread pool ------------------------------------------------------------------------------
