@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from openvx_nn import vx  # noqa: E402
-from openvx_nn.api import Context  # noqa: E402
-from openvx_nn.core import reference  # noqa: E402
+from openvx_nn import vx
+from openvx_nn.api import Context
+from openvx_nn.core import reference
 
 
 def _per_call_us(function: Callable[[], object], calls: int) -> float:

@@ -91,7 +91,7 @@ def test_two_waiters_of_one_run_both_get_its_status(vx, ctx):
         results: list[int] = []
         gate = threading.Barrier(2)
 
-        def wait_once():
+        def wait_once(gate=gate, results=results):
             gate.wait()
             results.append(vx.vxWaitGraph(graph))
 
@@ -136,3 +136,26 @@ def test_processing_a_graph_from_its_own_node_callback_fails_instead_of_hanging(
     assert inner == [vx.VX_FAILURE]
     assert log.has(vx.VX_FAILURE, "already running on this thread")
     release(vx, node, graph, a, out)
+
+
+def test_a_graph_runs_while_another_is_inside_a_node(vx, ctx):
+    """No lock is held while a node runs: graph B completes while graph A is parked in its node callback."""
+    a = tensor(vx, ctx, np.array([1], U8))
+    out_a, out_b = empty(vx, ctx, (1,), U8), empty(vx, ctx, (1,), U8)
+    graph_a = vx.vxCreateGraph(ctx)
+    node = vx.vxTensorAddNode(graph_a, a, a, vx.VX_CONVERT_POLICY_SATURATE, out_a)
+    graph_b = _add_graph(vx, ctx, a, out_b)
+    parked, b_done = threading.Event(), threading.Event()
+
+    @vx.ffi.callback("vx_nodecomplete_f")
+    def park(n):
+        parked.set()
+        return vx.VX_ACTION_CONTINUE if b_done.wait(30) else vx.VX_ACTION_ABANDON
+
+    assert vx.vxAssignNodeCallback(node, park) == vx.VX_SUCCESS
+    assert vx.vxScheduleGraph(graph_a) == vx.VX_SUCCESS
+    assert parked.wait(30)
+    assert vx.vxProcessGraph(graph_b) == vx.VX_SUCCESS
+    b_done.set()
+    assert vx.vxWaitGraph(graph_a) == vx.VX_SUCCESS
+    release(vx, node, graph_a, graph_b, a, out_a, out_b)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import execution, reference
+from . import execution
 from .context import Context
 from .enums import Action, Direction, GraphState, Status, Type
 from .errors import VXError

@@ -83,7 +83,7 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
 
     class _KernelCacheImpl(_caching.CompileResultCacheImpl):
         # $NUMBA_CACHE_DIR, else next to the sources, else the user's cache directory.
-        _locator_classes = [_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator]
+        _locator_classes = (_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator)
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
@@ -207,6 +207,8 @@ def array_out(array: np.ndarray) -> types.Array:
 # ---- the thread pool ------------------------------------------------------------------------------
 
 _pool = threading.Lock()
+_SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
+"""OPENVX_NN_THREADS=1: kernels never use numba's thread pool (one core per graph)."""
 
 
 @contextmanager
@@ -219,7 +221,7 @@ def thread_pool() -> Iterator[bool]:
     neither TBB nor OpenMP is available, aborts the whole process on
     concurrent launches, and two launches sharing one pool gain nothing.
     """
-    acquired = _pool.acquire(blocking=False)
+    acquired = not _SERIAL and _pool.acquire(blocking=False)
     try:
         yield acquired
     finally:
