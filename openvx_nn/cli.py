@@ -58,6 +58,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call(command)
 
 
+def cmd_warm(args: argparse.Namespace) -> int:
+    import time
+
+    from .kernels import jit
+    from .kernels.warm import warm
+    start = time.perf_counter()
+    warmed, skipped = warm(args.signatures)
+    print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
+          f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
+          f"else {jit.user_cache_dir()}")
+    if jit.uncached():
+        print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
                                 "extension (libopenvx.so and a Python package)")
@@ -71,6 +86,9 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit", type=int, default=None, help="classify only the first N test images")
     demo.add_argument("--batch", type=int, default=64, help="images per graph run (default 64)")
     demo.set_defaults(run=cmd_demo)
+    warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
+    warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
+    warm.set_defaults(run=cmd_warm)
     bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
     bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
     bench.set_defaults(run=cmd_bench)

@@ -137,6 +137,7 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
+            dispatchers[f"{function.__module__}:{function.__qualname__}:{parallel}:{error_model}"] = dispatcher
             return dispatcher
         try:  # pragma: no cover - only with a numba whose cache internals moved
             # numba's own key ignores the options, and matmul compiles one function serial and parallel.
@@ -161,7 +162,24 @@ def start_codegen() -> None:
     must run its own exit handler before them (the embedded library waits there
     for kernels still compiling) calls this first, then registers its handler.
     """
-    numba.njit(lambda n: n * 3 + 1)(1)
+    try:  # numba's code generator on a hand-written module: ~10 ms, where numba.njit costs ~0.3 s
+        import llvmlite.binding as llvm
+        from llvmlite import ir
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+
+        module = ir.Module("openvx_nn_start")
+        i64 = ir.IntType(64)
+        function = ir.Function(module, ir.FunctionType(i64, [i64]), "openvx_nn_start")
+        build = ir.IRBuilder(function.append_basic_block())
+        build.ret(build.add(build.mul(function.args[0], ir.Constant(i64, 3)), ir.Constant(i64, 1)))
+        library = cpu_target.target_context.codegen().create_library("openvx_nn_start")
+        library.add_llvm_module(llvm.parse_assembly(str(module)))
+        with global_compiler_lock:
+            library.finalize()  # optimisation passes
+            library.get_pointer_to_function("openvx_nn_start")  # machine code
+    except Exception:  # noqa: BLE001 - numba internals moved: the slower public way
+        numba.njit(lambda n: n * 3 + 1)(1)
 
 
 # ---- specialisation -------------------------------------------------------------------------------
@@ -179,7 +197,16 @@ def entry(dispatcher, *arg_types) -> Callable:
     function = _entries.get(key)
     if function is None:
         function = _entries[key] = dispatcher.compile(arg_types)
+        for hook in on_new_entry:
+            hook(dispatcher, arg_types)
     return function
+
+
+dispatchers: dict[str, Callable] = {}
+"""Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (``warm`` replays them)."""
+
+on_new_entry: list[Callable[[Callable, tuple], None]] = []
+"""Called with (dispatcher, argument types) whenever :func:`entry` meets a new specialisation."""
 
 
 _array_types: dict[tuple, types.Array] = {}
@@ -233,3 +260,8 @@ INT = types.int64
 FLOAT = types.float64
 BOOL = types.boolean
 
+
+if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):
+    from .warm import start_recording  # noqa: E402
+
+    start_recording()
