@@ -64,7 +64,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
     from .kernels import jit
     from .kernels.warm import warm
     start = time.perf_counter()
-    warmed, skipped = warm(args.signatures)
+    warmed, skipped = warm(args.signatures, shipped=not args.only)
     print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
           f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
           f"else {jit.user_cache_dir()}")
@@ -88,6 +88,7 @@ def parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
     warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
     warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
+    warm.add_argument("--only", action="store_true", help="only the files given, not the shipped signatures")
     warm.set_defaults(run=cmd_warm)
     bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
     bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")

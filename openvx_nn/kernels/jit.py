@@ -262,6 +262,6 @@ BOOL = types.boolean
 
 
 if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):
-    from .warm import start_recording  # noqa: E402
+    from .warm import start_recording
 
     start_recording()

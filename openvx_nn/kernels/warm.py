@@ -93,10 +93,10 @@ def signatures(files: Iterable[Path]) -> tuple[list[tuple[str, tuple]], int]:
     return usable, len(seen) - len(usable)
 
 
-def warm(files: Iterable[Path] = ()) -> tuple[int, int]:
+def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
     """Compile (or load from the cache) every recorded specialisation: (warmed, skipped)."""
     load_all_kernels()
-    listed = [SHIPPED, *files] if SHIPPED.exists() else list(files)
+    listed = [SHIPPED, *files] if shipped and SHIPPED.exists() else list(files)
     usable, skipped = signatures(listed)
     for name, arg_types in usable:
         jit.entry(jit.dispatchers[name], *arg_types)
