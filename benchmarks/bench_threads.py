@@ -11,7 +11,9 @@
 
 Contenders alternate in rounds in one process; medians.  "CPU" is the
 process's CPU seconds per wall second (2.0 = both cores busy): on a machine
-shared with other work it shows how much of the cores the run actually got.
+shared with other work it shows how much of the cores the run actually got,
+and the first row (a plain nogil numba loop on two threads) shows the scaling
+the machine allows at that moment, to read the others against.
 
     OPENVX_NN_THREADS=1 python benchmarks/bench_threads.py
     python benchmarks/bench_threads.py --smoke      # tiny sizes (CI)
@@ -29,6 +31,7 @@ from pathlib import Path
 if os.environ.get("OPENVX_NN_THREADS", "").strip() == "1":
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the float64 GEMM route single-threaded too
 
+import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -82,6 +85,25 @@ def _threaded(graphs, repeats: int) -> tuple[float, float]:
     return len(graphs) * repeats / wall, (time.process_time() - cpu) / wall
 
 
+@numba.njit(nogil=True, cache=False)
+def _spin(n: int) -> float:
+    total = 0.0
+    for i in range(n):
+        total += i * 0.5
+    return total
+
+
+class _Spinner:
+    """A stand-in graph whose "process" is a pure nogil loop: the scaling the machine allows right now."""
+
+    def __init__(self, n: int):
+        self.n = n
+        _spin(1)
+
+    def process(self) -> None:
+        _spin(self.n)
+
+
 def compare(label: str, graphs, repeats: int, rounds: int, target: str) -> float:
     one, many = [], []
     for _ in range(rounds):
@@ -102,6 +124,8 @@ def main() -> None:
     rounds = 2 if args.smoke else 7
     print(f"OPENVX_NN_THREADS={os.environ.get('OPENVX_NN_THREADS', '(unset)')}, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, {os.cpu_count()} CPUs")
+    compare("calibration: nogil loop, 2 workers", [_Spinner(2_000_000 if args.smoke else 50_000_000)
+                                                   for _ in range(2)], 2, rounds, "what this machine allows now")
     with Context() as ctx:
         convs = [_conv_graph(ctx, rng, size, channels, maps) for _ in range(2)]
         compare(f"conv {size}x{size}x{channels}->{maps} k3 p1 U8, 2 graphs", convs, 2 if args.smoke else 3,
