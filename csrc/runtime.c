@@ -12,9 +12,10 @@
  *
  * Exit.  cffi never finalizes the interpreter it starts, but exit() still runs
  * the C exit handlers and library destructors (LLVM's among them) while graph
- * workers may be inside a kernel or the JIT.  vxnn_at_exit runs first (it is
- * registered after those libraries are loaded, and handlers run in reverse
- * order): it calls openvx_nn.core.execution.shutdown(), which refuses new
+ * workers may be inside a kernel or the JIT.  vxnn_at_exit runs first: it is
+ * registered when start-up is complete, after the Python side has loaded those
+ * libraries and made LLVM build its lazily created state (which registers its
+ * teardown), and handlers run in reverse order.  It calls openvx_nn.core.execution.shutdown(), which refuses new
  * executions and waits for those in flight, and then keeps the GIL, so no
  * Python code runs again while the process is torn down. */
 #define _GNU_SOURCE

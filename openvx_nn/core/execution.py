@@ -42,8 +42,10 @@ def prepare_runtime() -> None:
     """Load what kernels run on (numba, LLVM, its thread pool) before the first execution.
 
     Exit handlers run in the reverse order of registration, and libraries
-    register their destructors when they load.  Loading them first and
-    registering our handlers after puts our wait before their teardown.
+    register their destructors when they load or first build their state
+    (LLVM, during its first compilation).  Loading them and building that
+    state first, and registering our handlers after, puts our wait before
+    their teardown.  The C layer calls this during the library's start-up.
     """
     global _ready
     if _ready:
