@@ -4,6 +4,7 @@ handler waits for the running kernels, and the process exits cleanly."""
 from __future__ import annotations
 
 import os
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -77,3 +78,12 @@ def test_return_from_main_with_a_scheduled_graph_exits_cleanly_every_time(progra
 
 def test_exit_while_another_thread_processes_exits_cleanly_every_time(program):
     _assert_clean(_run_many(program, lambda i: (str(i % 10 * 3),)))
+
+
+def test_exit_while_the_kernels_still_compile_exits_cleanly(program, tmp_path):
+    """An empty kernel cache: the graph is inside numba/LLVM when the process exits."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")}
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(subprocess.run, [str(program), *args], capture_output=True, text=True, env=env,
+                            timeout=600) for args in ((), ("5",))]
+        _assert_clean([r.result() for r in runs])
