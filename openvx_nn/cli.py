@@ -64,6 +64,7 @@ def cmd_coreml(args: argparse.Namespace) -> int:
     from .coreml.cli import main
     return main(args.model, args.input, args.bench)
 
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .distributed import BatchError
     from .runner import ModelError, RunError, run
@@ -73,6 +74,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (RunError, ModelError, BatchError) as error:
         print(f"openvx-nn run: error: {error}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_warm(args: argparse.Namespace) -> int:
+    import time
+
+    from .kernels import jit
+    from .kernels.warm import warm
+    start = time.perf_counter()
+    warmed, skipped = warm(args.signatures, shipped=not args.only)
+    print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
+          f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
+          f"else {jit.user_cache_dir()}")
+    if jit.uncached():
+        print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
     return 0
 
 
@@ -117,6 +133,10 @@ def parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", type=int, default=None, metavar="N", help="run on a local Dask cluster of N processes")
     where.add_argument("--scheduler", default=None, metavar="ADDR", help="run on the Dask scheduler at ADDR (tcp://host:port)")
     run.set_defaults(run=cmd_run)
+    warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
+    warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
+    warm.add_argument("--only", action="store_true", help="only the files given, not the shipped signatures")
+    warm.set_defaults(run=cmd_warm)
     return p
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from ..core import reference
+from ..core import execution, reference
 from ..core.context import Context
 from ..core.enums import (
     MAX_KERNEL_NAME,
@@ -81,6 +81,10 @@ def _call_node_callback(address: int, node: Node) -> int:
 
 
 Graph.call_node_callback = staticmethod(_call_node_callback)
+execution.exit_guard = lib.vxnn_register_exit
+# Load numba, LLVM and the thread pool during start-up: the C exit handler, registered
+# after start-up, then runs before their destructors (see csrc/runtime.c).
+execution.prepare_runtime()
 
 
 # -- graphs -------------------------------------------------------------------

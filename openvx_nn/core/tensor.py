@@ -158,6 +158,8 @@ class Tensor(Reference):
     """A tensor of any kind; create it with the class methods, not the constructor."""
 
     vx_type = Type.VX_TYPE_TENSOR
+    storage_epoch = 0
+    """Counts storage changes of any tensor (swap, allocation): graphs rebind their runners when it moves."""
 
     def __init__(self, context: Context, dims: Sizes, data_type: int, fpp: int, *,
                  storage: np.ndarray | None = None, virtual: bool = False,
@@ -179,6 +181,7 @@ class Tensor(Reference):
         self._own_storage: np.ndarray | None = None  # a swapped normal tensor's storage, kept for the app
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
+        self.writes = 0  # counted on the root: grows with every write (copy, unmap, swap, node output)
 
     # -- creators ----------------------------------------------------------------
     @classmethod
@@ -288,6 +291,8 @@ class Tensor(Reference):
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
             self._storage = _zeros(sizes, data_type)
+            self.writes += 1
+            Tensor.storage_epoch += 1
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
 
     # -- application memory ------------------------------------------------------
@@ -295,6 +300,8 @@ class Tensor(Reference):
         self._address = address
         self._storage = (self._wrap(address, self.dims, self._strides, dtype_of(self._data_type))
                          if address else None)
+        self.writes += 1
+        Tensor.storage_epoch += 1
 
     def swap_handle(self, address: int, wrap: Wrap | None = None) -> int:
         """Use the application memory at ``address`` (0: none) and return the previous address.
@@ -325,6 +332,28 @@ class Tensor(Reference):
 
     # -- lifetime --------------------------------------------------------------------
     def on_destroy(self) -> None:
-        self.root.pins -= len(self.maps)
+        if len(self.maps):
+            # The application still has pointers into this memory: keep it (and the
+            # parent a view addresses) until the last unmap; the handle is already invalid.
+            _mapped_after_release[self.handle] = self
+            return
         if self.parent is not None:
             self.parent.unhold()
+
+    def unmapped(self) -> None:
+        """One map of this tensor ended: release what a destroyed tensor kept for it."""
+        self.root.pins -= 1
+        self.root.writes += 1
+        if not self.alive and not len(self.maps):
+            _mapped_after_release.pop(self.handle, None)
+            if self.parent is not None:
+                self.parent.unhold()
+
+
+_mapped_after_release: dict[int, Tensor] = {}
+"""Tensors whose last reference was released while mapped, by handle: only unmap still reaches them."""
+
+
+def mapped_after_release(handle: int) -> Tensor | None:
+    """The released tensor ``handle`` named if it still has open maps, else None."""
+    return _mapped_after_release.get(handle)

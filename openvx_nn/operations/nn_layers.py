@@ -244,11 +244,20 @@ def _run_activation(p, state) -> None:
                fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
+def _bind_activation(p, state):
+    """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
+    from ..kernels.activation import detach_from, prepare
+    x, out = p[0].array, p[4].array
+    if detach_from(out, x) is not x:
+        return None
+    return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
-    _validate_activation, _run_activation))
+    _validate_activation, _run_activation, bind=_bind_activation))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------
