@@ -12,22 +12,24 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import vx
-from ..api import Context, Graph, Tensor
-from ..api.adopt import adopt
 from ..core.tensor import Tensor as ModelTensor
 from .builder import GraphBuilder
 from .errors import CoreMLError
 from .model import CoreMLModel, _parse
+
+if TYPE_CHECKING:
+    from ..api import Context, Graph, Tensor
 
 
 def _runnable(path) -> CoreMLModel:
     """The model of ``path`` (no graph built yet), checked to have what a batched run needs."""
     # The library's embedded runtime must start before coremltools is imported: cffi's start-up
     # spins forever in a process that imported coremltools first (see tests/coreml/conftest.py).
+    from .. import vx
     vx.vxGetStatus(vx.ffi.NULL)
     model = CoreMLModel(_parse(path), declared=False)
     if len(model.inputs) != 1:
@@ -80,6 +82,7 @@ def batched_graph(model: CoreMLModel, batch: int) -> tuple[GraphBuilder, ModelTe
 def build_batched(ctx: Context, path: str, batch: int) -> tuple[Graph, Tensor, Tensor]:
     """``(graph, input, output)`` of the ``.mlmodel`` at ``path`` for ``batch`` items, in ``ctx``:
     data in OpenVX order with the batch on the last axis (float32)."""
+    from ..api.adopt import adopt
     g, x, y = batched_graph(_runnable(path), batch)
     graph, (x_api, y_api) = adopt(ctx, g.graph, [x, y], g.context, g.close)
     return graph, x_api, y_api
