@@ -87,6 +87,11 @@ def test_models_a_batched_run_cannot_feed_are_named(tmp_path, capsys):
     save_spec(b.spec, str(tmp_path / "two.mlmodel"))
     with pytest.raises(ModelError, match=r"two.mlmodel has 2 inputs \(a, b\); a batched run feeds exactly one"):
         resolve(str(tmp_path / "two.mlmodel"))
+    b = builder({"x": (2,)}, ["y"], exact=True)
+    b.add_activation("relu", "RELU", "x", "y")
+    save_spec(b.spec, str(tmp_path / "exact.mlmodel"))
+    with pytest.raises(ModelError, match=r"exact.mlmodel uses the EXACT array shape mapping"):
+        resolve(str(tmp_path / "exact.mlmodel"))
     (tmp_path / "bad.mlmodel").write_bytes(b"\xff not a protobuf")
     np.save(tmp_path / "x.npy", np.zeros((2, 1), np.float32))
     assert main(["run", "--model", str(tmp_path / "bad.mlmodel"), "--input", str(tmp_path / "x.npy"),
