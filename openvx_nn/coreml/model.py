@@ -128,7 +128,7 @@ class CoreMLModel:
         return self._graphs[key]
 
     def build_graph(self, shapes: Mapping[str, tuple[int, ...]],
-              finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
+                    finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
         """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
         ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
         g = GraphBuilder(self._wanted_blobs())

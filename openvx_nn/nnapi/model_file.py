@@ -7,6 +7,7 @@ operations, input and output indexes, pool count; enums by name), ``operandValue
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import zipfile
@@ -52,11 +53,16 @@ def load_model(path: str | os.PathLike) -> Model:
     """The HAL ``Model`` in the ``.nnapi`` file ``path``, structurally checked (raises ``NNAPIError``)."""
     where = os.fspath(path)
     try:
-        with np.load(where, allow_pickle=False) as archive:
-            members = {name: archive[name] for name in archive.files}
+        with open(where, "rb") as f:
+            data = f.read()
     except OSError as err:
         raise NNAPIError(f"{where}: cannot read ({err.strerror or err})") from None
-    except (ValueError, zipfile.BadZipFile, EOFError) as err:
+    if not zipfile.is_zipfile(io.BytesIO(data)):  # np.load would take other bytes for a pickle or a .npy
+        raise NNAPIError(f"{where} is not a .nnapi model file (a NumPy .npz archive)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            members = {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
         raise NNAPIError(f"{where} is not a .nnapi model file (a NumPy .npz archive): {err}") from None
     if "model.json" not in members or "operandValues" not in members:
         raise NNAPIError(f"{where} is not a .nnapi model file: it lacks model.json or operandValues")

@@ -81,7 +81,8 @@ def _model_errors(path: str) -> Iterator[None]:
     except ModelError:
         raise
     except ValueError as error:
-        raise ModelError(f"{path}: {error}") from error
+        message = str(error)
+        raise ModelError(message if path in message else f"{path}: {message}") from error
 
 
 def _front_end(module: str, path: str):
