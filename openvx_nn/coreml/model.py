@@ -3,7 +3,7 @@ as verified OpenVX graphs, one per set of input shapes, run by ``predict``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,22 @@ def _parse(source) -> Any:
     return spec
 
 
+def feature_shape(feature) -> tuple[int, ...]:
+    """The CoreML shape an input feature declares: [C] or [C, H, W] for multi-arrays, [C, H, W] for images."""
+    name = feature.name
+    kind = feature.type.WhichOneof("Type")
+    if kind == "multiArrayType":
+        shape = tuple(int(d) for d in feature.type.multiArrayType.shape)
+        if not shape:
+            raise CoreMLError(f"input '{name}' declares no shape")
+        return shape
+    if kind == "imageType":
+        image = feature.type.imageType
+        channels = 1 if image.colorSpace == 10 else 3  # GRAYSCALE = 10
+        return channels, int(image.height), int(image.width)
+    raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
+
+
 def load(source) -> CoreMLModel:
     """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model``."""
     return CoreMLModel(_parse(source))
@@ -64,7 +80,9 @@ class CoreMLModel:
     shapes; ``layers`` lists how each layer was lowered.
     """
 
-    def __init__(self, spec):
+    def __init__(self, spec, declared: bool = True):
+        """``declared``: build the graph for the declared input shapes now (a model that cannot run
+        fails at load); ``build_batched`` passes False and builds only the graph it needs."""
         self.spec = spec
         kind = spec.WhichOneof("Type")
         if kind not in KINDS:
@@ -77,22 +95,12 @@ class CoreMLModel:
         self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
-        self._default = self._build({name: self._declared_shape(name) for name in self.inputs})
+        if declared:
+            self._build(self._declared_shapes())
 
     # -- shapes ----------------------------------------------------------------------------
     def _feature_shape(self, name: str) -> tuple[int, ...]:
-        f = self.inputs[name]
-        kind = f.type.WhichOneof("Type")
-        if kind == "multiArrayType":
-            shape = tuple(int(d) for d in f.type.multiArrayType.shape)
-            if not shape:
-                raise CoreMLError(f"input '{name}' declares no shape")
-            return shape
-        if kind == "imageType":
-            image = f.type.imageType
-            channels = 1 if image.colorSpace == 10 else 3  # GRAYSCALE = 10
-            return channels, int(image.height), int(image.width)
-        raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
+        return feature_shape(self.inputs[name])
 
     def _declared_shape(self, name: str) -> tuple[int, ...]:
         shape = self._feature_shape(name)
@@ -115,8 +123,14 @@ class CoreMLModel:
     # -- building ----------------------------------------------------------------------------
     def _build(self, shapes: Mapping[str, tuple[int, ...]]) -> GraphBuilder:
         key = tuple(sorted((n, tuple(s)) for n, s in shapes.items()))
-        if key in self._graphs:
-            return self._graphs[key]
+        if key not in self._graphs:
+            self._graphs[key] = self.build_graph(shapes)
+        return self._graphs[key]
+
+    def build_graph(self, shapes: Mapping[str, tuple[int, ...]],
+                    finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
+        """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
+        ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
         g = GraphBuilder(self._wanted_blobs())
         try:
             g.inputs = {}
@@ -131,11 +145,12 @@ class CoreMLModel:
             for name in self._wanted_blobs():
                 if name not in g.blobs:
                     raise CoreMLError(f"output '{name}' is produced by no layer")
+            if finish is not None:
+                finish(g)
             g.verify()
         except Exception:
             g.close()
             raise
-        self._graphs[key] = g
         if not self.layers:
             self.layers = infos
         return g
@@ -180,10 +195,13 @@ class CoreMLModel:
         return self.network.layers[-1].output[0]
 
     # -- running ---------------------------------------------------------------------------------
+    def _declared_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {name: self._declared_shape(name) for name in self.inputs}
+
     @property
     def graph(self):
         """The verified OpenVX graph (``openvx_nn.core.graph.Graph``) for the declared input shapes."""
-        return self._default.graph
+        return self._build(self._declared_shapes()).graph
 
     def predict(self, inputs: Mapping[str, np.ndarray], bench: bool = False) -> dict[str, Any]:
         """Run the model; returns {output name: array} (classifiers: label and probability dict)."""

@@ -8,6 +8,7 @@
 >>> m.add_operation(nnapi.OperationType.ADD, inputs=[a, a, act], outputs=[out])
 """
 from . import hal
+from .batched import build_batched, run_options
 from .builder import Compilation, Execution, Model
 from .enums import (
     DeviceStatus,
@@ -21,4 +22,5 @@ from .enums import (
 from .errors import NNAPIError
 
 __all__ = ["Compilation", "DeviceStatus", "ErrorStatus", "Execution", "FusedActivationFunc", "Model", "NNAPIError",
-           "OperandLifeTime", "OperandType", "OperationType", "PaddingScheme", "hal"]
+           "OperandLifeTime", "OperandType", "OperationType", "PaddingScheme", "build_batched", "hal",
+           "run_options"]

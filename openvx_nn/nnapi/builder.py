@@ -104,6 +104,10 @@ class Model:
             raise NNAPIError("the model is not finished (call finish())")
         return self._hal
 
+    def save(self, path) -> None:
+        """Write the finished model to a ``.nnapi`` file (``hal.load_model`` reads it back)."""
+        hal.save_model(self.to_hal(), path)
+
     def _build_hal(self) -> hal.Model:
         values = bytearray()
         pools: list[bytes] = []

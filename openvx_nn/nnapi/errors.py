@@ -4,8 +4,9 @@ from __future__ import annotations
 from .enums import ErrorStatus, OperationType
 
 
-class NNAPIError(Exception):
-    """Raised with an ``ErrorStatus`` and, for a bad operation, its index and type."""
+class NNAPIError(ValueError):
+    """Raised with an ``ErrorStatus`` and, for a bad operation, its index and type (a ``ValueError``:
+    bad values, like ``CoreMLError``, so callers such as ``openvx-nn run`` report it as a bad model)."""
 
     def __init__(self, message: str, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT,
                  operation: int | None = None, operation_type: int | None = None):

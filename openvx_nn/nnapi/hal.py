@@ -163,3 +163,6 @@ def constant_bytes(model: Model, operand: Operand) -> bytes:
 
 def element_count(dimensions: list[int]) -> int:
     return int(np.prod(dimensions, dtype=np.int64)) if dimensions else 1
+
+
+from .model_file import load_model, save_model  # noqa: F401  (the .nnapi file of a Model)

@@ -4,12 +4,15 @@ A model is a picklable recipe (it travels to Dask workers): ``build(ctx, batch)`
 ``prepare`` turns the input file's values into the input tensor's, ``finish`` turns output tensor
 values into what is written.  Front ends that read model files plug in through :func:`register_loader`;
 CoreML (``.mlmodel``) and NNAPI (``.nnapi``) files are dispatched to ``openvx_nn.coreml`` and
-``openvx_nn.nnapi``, which must provide ``build_batched(ctx, path, batch) -> (graph, input, output)``.
+``openvx_nn.nnapi``, which must provide ``build_batched(ctx, path, batch) -> (graph, input, output)``
+and may provide ``run_options(path) -> dict`` of :class:`Model` fields (``item_shape``, ``finish``,
+``describes``).  A front end's ``ValueError`` (a bad model file) becomes a :class:`ModelError`.
 """
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -67,7 +70,19 @@ def build_from_file(module: str, path: str, ctx: Context, batch: int):
     builder = getattr(_front_end(module, path), "build_batched", None)
     if builder is None:
         raise ModelError(f"{path}: {module} has no build_batched(ctx, path, batch) for the run command yet")
-    return builder(ctx, path, batch)
+    with _model_errors(path):
+        return builder(ctx, path, batch)
+
+
+@contextmanager
+def _model_errors(path: str) -> Iterator[None]:
+    try:
+        yield
+    except ModelError:
+        raise
+    except ValueError as error:
+        message = str(error)
+        raise ModelError(message if path in message else f"{path}: {message}") from error
 
 
 def _front_end(module: str, path: str):
@@ -81,8 +96,13 @@ def _front_end(module: str, path: str):
 def front_end_loader(module: str) -> Callable[[Path], Model]:
     """A loader for files a front end module reads: fails at once (not on a worker) if it is absent."""
     def load(path: Path) -> Model:
-        _front_end(module, str(path))
-        return Model(path.name, partial(build_from_file, module, str(path)), unchanged, unchanged)
+        options = getattr(_front_end(module, str(path)), "run_options", None)
+        fields = {}
+        if options is not None:
+            with _model_errors(str(path)):
+                fields = options(str(path))
+        fields = {"prepare": unchanged, "finish": unchanged, **fields}
+        return Model(path.name, partial(build_from_file, module, str(path)), **fields)
     return load
 
 
