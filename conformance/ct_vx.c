@@ -1,5 +1,6 @@
 #include "ct_vx.h"
 
+#include <VX/vx_ext_openvx_nn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,12 @@ const ct_format CT_U8 = {"U8", VX_TYPE_UINT8, 0};
 const ct_format CT_S8 = {"S8", VX_TYPE_INT8, 0};
 const ct_format CT_Q78 = {"Q78", VX_TYPE_INT16, 8};
 const ct_format *const CT_NN_FORMATS[3] = {&CT_U8, &CT_S8, &CT_Q78};
+
+void ct_set_compat(vx_context context, int sample)
+{
+    vx_enum mode = sample ? VX_OPENVX_NN_COMPAT_KHRONOS_SAMPLE : VX_OPENVX_NN_COMPAT_STANDARD;
+    VX_CALL(vxSetContextAttribute(context, VX_CONTEXT_OPENVX_NN_COMPAT, &mode, sizeof mode));
+}
 
 int ct_break_rounding(void)
 {
@@ -213,4 +220,24 @@ int64_t *ct_alloc(size_t n)
         FAIL("out of memory");
     pool[pooled++] = p;
     return p;
+}
+
+vx_rectangle_t ct_rect(vx_uint32 x0, vx_uint32 y0, vx_uint32 x1, vx_uint32 y1)
+{
+    vx_rectangle_t r;
+    r.start_x = x0;
+    r.start_y = y0;
+    r.end_x = x1;
+    r.end_y = y1;
+    return r;
+}
+
+vx_imagepatch_addressing_t ct_addressing(vx_uint32 w, vx_uint32 h, vx_int32 stride_x, vx_int32 stride_y)
+{
+    vx_imagepatch_addressing_t a = VX_IMAGEPATCH_ADDR_INIT;
+    a.dim_x = w;
+    a.dim_y = h;
+    a.stride_x = stride_x;
+    a.stride_y = stride_y;
+    return a;
 }

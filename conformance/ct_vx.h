@@ -28,6 +28,10 @@ int64_t ct_quantize(double v, int fpp, vx_enum type);
  * (nearest-even <-> toward zero), to show the suite catches a broken kernel */
 int ct_break_rounding(void);
 
+/* put the context in the Khronos sample implementation's compatibility mode (sample = 1) or the
+ * standard's (0), by the vendor attribute VX_CONTEXT_OPENVX_NN_COMPAT */
+void ct_set_compat(vx_context context, int sample);
+
 size_t ct_count(size_t ndims, const vx_size *dims);
 vx_tensor ct_tensor(vx_context context, size_t ndims, const vx_size *dims, const ct_format *f);
 void ct_write(vx_tensor t, const int64_t *values);            /* whole tensor, packed */
@@ -38,5 +42,9 @@ int64_t *ct_alloc(size_t n);
 /* element i of a packed host buffer of `type` */
 int64_t ct_get(const void *buf, vx_enum type, size_t i);
 void ct_set(void *buf, vx_enum type, size_t i, int64_t v);
+
+/* images: a rectangle, and an addressing structure with the given size and strides */
+vx_rectangle_t ct_rect(vx_uint32 x0, vx_uint32 y0, vx_uint32 x1, vx_uint32 y1);
+vx_imagepatch_addressing_t ct_addressing(vx_uint32 w, vx_uint32 h, vx_int32 stride_x, vx_int32 stride_y);
 
 #endif

@@ -1,6 +1,8 @@
 /* test_nn.c: the eight NN extension layers against plain C references, in U8, S8 and Q7.8,
  * both overflow and both rounding policies (where the layer has them), padding, dilation,
- * down-scale size rounding, bias kinds and batching, with randomized sizes. */
+ * down-scale size rounding, bias kinds and batching, with randomized sizes. Convolution and
+ * deconvolution also run in the Khronos sample implementation's compatibility mode ("/SAMPLE":
+ * dilated taps one dilation further, deconvolution inputs bounded before upsampling). */
 #include "ct_vx.h"
 
 #include <math.h>
@@ -13,6 +15,7 @@ typedef struct {
     const ct_format *fmt;
     vx_enum overflow, rounding;
     int variant;
+    int sample; /* the context in the Khronos sample implementation's compatibility mode */
 } nn_arg;
 
 static const char *policy_name(vx_enum overflow, vx_enum rounding)
@@ -22,29 +25,32 @@ static const char *policy_name(vx_enum overflow, vx_enum rounding)
     return rounding == VX_ROUND_POLICY_TO_ZERO ? "WRAP_RTZ" : "WRAP_RNE";
 }
 
-static void emit_policies(int variants)
+static void emit_policies(int variants, int modes)
 {
     static const vx_enum overflows[2] = {VX_CONVERT_POLICY_SATURATE, VX_CONVERT_POLICY_WRAP};
     static const vx_enum roundings[2] = {VX_ROUND_POLICY_TO_ZERO, VX_ROUND_POLICY_TO_NEAREST_EVEN};
-    int f, o, r, v;
+    int f, o, r, v, m;
     char name[64];
-    for (f = 0; f < 3; f++)
-        for (o = 0; o < 2; o++)
-            for (r = 0; r < 2; r++)
-                for (v = 0; v < variants; v++) {
-                    nn_arg a;
-                    a.fmt = CT_NN_FORMATS[f];
-                    a.overflow = overflows[o];
-                    a.rounding = roundings[r];
-                    a.variant = v;
-                    snprintf(name, sizeof name, "%s/%s/%d", a.fmt->name, policy_name(a.overflow, a.rounding), v);
-                    ct_emit(name, &a);
-                }
+    for (m = 0; m < modes; m++)
+        for (f = 0; f < 3; f++)
+            for (o = 0; o < 2; o++)
+                for (r = 0; r < 2; r++)
+                    for (v = 0; v < variants; v++) {
+                        nn_arg a;
+                        a.fmt = CT_NN_FORMATS[f];
+                        a.overflow = overflows[o];
+                        a.rounding = roundings[r];
+                        a.variant = v;
+                        a.sample = m;
+                        snprintf(name, sizeof name, "%s/%s/%d%s", a.fmt->name, policy_name(a.overflow, a.rounding),
+                                 v, m ? "/SAMPLE" : "");
+                        ct_emit(name, &a);
+                    }
 }
 
-static void gen_conv(void) { emit_policies(14); }
-static void gen_deconv(void) { emit_policies(10); }
-static void gen_fc(void) { emit_policies(10); }
+static void gen_conv(void) { emit_policies(14, 2); }
+static void gen_deconv(void) { emit_policies(10, 2); }
+static void gen_fc(void) { emit_policies(10, 1); }
 
 /* value ranges: `small` keeps sums mostly inside the type, otherwise the whole range.
  * Each row gives the small range for UINT8, INT8 and INT16. */
@@ -75,6 +81,28 @@ static void fill_weights(int64_t *w, size_t n, const ct_format *f, int small)
 static void fill_bias(int64_t *b, size_t n, const ct_format *f, int small)
 {
     fill_values(b, n, f, small, BIAS_RANGES);
+}
+
+/* biases of a (de)convolution: kind 0 none (NULL), 1 one per OFM [k_out], 2 one per OFM and output
+ * location [ow, oh, k_out]; `dims` gets their dims */
+static int64_t *make_bias(int kind, const ct_format *f, int small, vx_size k_out, int64_t ow, int64_t oh,
+                          vx_size *dims)
+{
+    int64_t *b;
+    size_t n;
+    if (!kind)
+        return NULL;
+    dims[0] = kind == 1 ? k_out : (vx_size)ow; dims[1] = (vx_size)oh; dims[2] = k_out;
+    n = kind == 1 ? k_out : ct_count(3, dims);
+    b = ct_alloc(n);
+    fill_bias(b, n, f, small);
+    return b;
+}
+
+/* the bias of output (ox, oy, ko) */
+static int64_t bias_at(int kind, const int64_t *b, size_t ox, size_t oy, size_t ko, int64_t ow, int64_t oh)
+{
+    return kind == 1 ? b[ko] : kind == 2 ? b[ox + ow * (oy + oh * ko)] : 0;
 }
 
 /* the exact sum (at fpp_sum) plus a bias (at fpp_b), one rounding to fpp_out, the overflow policy */
@@ -141,11 +169,13 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     vx_size in_dims[4], w_dims[4], b_dims[3], out_dims[4];
     int fb = f->fpp, fo = f->fpp;
     int64_t *x, *w, *b = NULL, *expected, *actual;
-    size_t n_in, n_w, n_b = 0, n_out, ox, oy, ko, bi, c, mx, my;
+    size_t n_in, n_w, n_out, ox, oy, ko, bi, c, mx, my;
     vx_tensor tin, tw, tb = NULL, tout;
     vx_graph graph;
     vx_node node;
     vx_nn_convolution_params_t params;
+    /* the sample places tap m at x*stride + m*(d + 1) + d: one dilation further than the text */
+    int64_t extra_x = arg->sample ? (int64_t)dx : 0, extra_y = arg->sample ? (int64_t)dy : 0;
 
     if (w_in + 2 * px < kex)
         px = 0;
@@ -162,39 +192,25 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     x = ct_alloc(n_in); w = ct_alloc(n_w); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
     fill_data(x, n_in, f, small);
     fill_weights(w, n_w, f, small);
-    if (bias_kind == 1) {
-        b_dims[0] = k_out;
-        n_b = k_out;
-    } else if (bias_kind == 2) {
-        b_dims[0] = ow; b_dims[1] = oh; b_dims[2] = k_out;
-        n_b = ct_count(3, b_dims);
-    }
-    if (bias_kind) {
-        b = ct_alloc(n_b);
-        fill_bias(b, n_b, f, small);
-    }
+    b = make_bias(bias_kind, f, small, k_out, ow, oh, b_dims);
 
     for (bi = 0; bi < nb; bi++)
         for (ko = 0; ko < k_out; ko++)
             for (oy = 0; oy < (size_t)oh; oy++)
                 for (ox = 0; ox < (size_t)ow; ox++) {
-                    int64_t acc = 0, bias = 0;
+                    int64_t acc = 0;
                     for (c = 0; c < c_in; c++)
                         for (my = 0; my < ky; my++)
                             for (mx = 0; mx < kx; mx++) {
-                                int64_t ix = (int64_t)(ox * sx) - (int64_t)px + (int64_t)(mx * (dx + 1));
-                                int64_t iy = (int64_t)(oy * sy) - (int64_t)py + (int64_t)(my * (dy + 1));
+                                int64_t ix = (int64_t)(ox * sx) - (int64_t)px + (int64_t)(mx * (dx + 1)) + extra_x;
+                                int64_t iy = (int64_t)(oy * sy) - (int64_t)py + (int64_t)(my * (dy + 1)) + extra_y;
                                 if (ix < 0 || iy < 0 || ix >= (int64_t)w_in || iy >= (int64_t)h_in)
                                     continue;
                                 acc += x[ix + w_in * (iy + h_in * (c + c_in * bi))] *
                                        w[mx + kx * (my + ky * (c + c_in * ko))];
                             }
-                    if (bias_kind == 1)
-                        bias = b[ko];
-                    else if (bias_kind == 2)
-                        bias = b[ox + ow * (oy + oh * ko)];
                     expected[ox + ow * (oy + oh * (ko + k_out * bi))] =
-                        finish(acc, 2 * f->fpp, bias_kind != 0, bias, fb, fo, arg);
+                        finish(acc, 2 * f->fpp, bias_kind != 0, bias_at(bias_kind, b, ox, oy, ko, ow, oh), fb, fo, arg);
                 }
 
     tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
@@ -213,6 +229,7 @@ TEST_WITH_ARG(nn, convolution, nn_arg, gen_conv)
     params.overflow_policy = arg->overflow; params.rounding_policy = arg->rounding;
     params.down_scale_size_rounding = ceiling ? VX_NN_DS_SIZE_ROUNDING_CEILING : VX_NN_DS_SIZE_ROUNDING_FLOOR;
     params.dilation_x = dx; params.dilation_y = dy;
+    ct_set_compat(context, arg->sample);
     graph = vxCreateGraph(context);
     ASSERT_VX_OBJECT(graph);
     node = vxConvolutionLayer(graph, tin, tw, tb, &params, sizeof params, tout);
@@ -229,7 +246,8 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
 {
     const ct_format *f = arg->fmt;
     int v = arg->variant;
-    int has_bias = v % 2, batched = v % 3 == 2, small = v % 4 < 2;
+    int bias_kind = (v / 2) % 3; /* 0 none, 1 per OFM, 2 per OFM and output location (a superset) */
+    int batched = v % 3 == 2, small = v % 4 < 2;
     vx_size kx = ct_rand_range(1, 3), ky = ct_rand_range(1, 3);
     vx_size ax = v % 5 == 1 ? 1 : 0, ay = v % 5 == 3 ? 1 : 0;
     vx_size ux = ax + ct_rand_range(1, 2), uy = ay + ct_rand_range(1, 2);
@@ -237,7 +255,7 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
     vx_size c_in = ct_rand_range(1, 3), k_out = ct_rand_range(1, 3), nb = batched ? 2 : 1;
     int64_t pxs = ct_rand_range(0, (int)kx), pys = ct_rand_range(0, (int)ky);
     int64_t ow, oh, ppx, ppy;
-    vx_size in_dims[4], w_dims[4], b_dims[1], out_dims[4];
+    vx_size in_dims[4], w_dims[4], b_dims[3], out_dims[4];
     int64_t *x, *w, *b = NULL, *expected, *actual;
     size_t n_in, n_w, n_out, ox, oy, ko, bi, c, mx, my;
     vx_tensor tin, tw, tb = NULL, tout;
@@ -258,16 +276,14 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
     in_dims[0] = w_in; in_dims[1] = h_in; in_dims[2] = c_in; in_dims[3] = nb;
     w_dims[0] = kx; w_dims[1] = ky; w_dims[2] = c_in; w_dims[3] = k_out;
     out_dims[0] = ow; out_dims[1] = oh; out_dims[2] = k_out; out_dims[3] = nb;
-    b_dims[0] = k_out;
     n_in = ct_count(4, in_dims); n_w = ct_count(4, w_dims); n_out = ct_count(4, out_dims);
     x = ct_alloc(n_in); w = ct_alloc(n_w); expected = ct_alloc(n_out); actual = ct_alloc(n_out);
     fill_data(x, n_in, f, small);
     fill_weights(w, n_w, f, small);
-    if (has_bias) {
-        b = ct_alloc(k_out);
-        fill_bias(b, k_out, f, small);
-    }
-    /* the seed's way: upsample with zeros, pad by K - pad - 1, correlate with stride 1 */
+    b = make_bias(bias_kind, f, small, k_out, ow, oh, b_dims);
+    /* the seed's way: upsample with zeros, pad by K - pad - 1, correlate with stride 1. A sample at
+     * zero-inserted position s counts while s / upscale < W (the text), or while s < W (the sample's
+     * bound, before upsampling) */
     for (bi = 0; bi < nb; bi++)
         for (ko = 0; ko < k_out; ko++)
             for (oy = 0; oy < (size_t)oh; oy++)
@@ -279,27 +295,29 @@ TEST_WITH_ARG(nn, deconvolution, nn_arg, gen_deconv)
                                 int64_t sxp = (int64_t)(ox + mx) - ppx, syp = (int64_t)(oy + my) - ppy;
                                 if (sxp < 0 || syp < 0 || sxp % (int64_t)ux || syp % (int64_t)uy)
                                     continue;
-                                if (sxp / (int64_t)ux >= (int64_t)w_in || syp / (int64_t)uy >= (int64_t)h_in)
+                                if (arg->sample ? sxp >= (int64_t)w_in || syp >= (int64_t)h_in
+                                                : sxp / (int64_t)ux >= (int64_t)w_in || syp / (int64_t)uy >= (int64_t)h_in)
                                     continue;
                                 acc += x[sxp / ux + w_in * (syp / uy + h_in * (c + c_in * bi))] *
                                        w[mx + kx * (my + ky * (c + c_in * ko))];
                             }
-                    expected[ox + ow * (oy + oh * (ko + k_out * bi))] =
-                        finish(acc, 2 * f->fpp, has_bias, has_bias ? b[ko] : 0, f->fpp, f->fpp, arg);
+                    expected[ox + ow * (oy + oh * (ko + k_out * bi))] = finish(
+                        acc, 2 * f->fpp, bias_kind != 0, bias_at(bias_kind, b, ox, oy, ko, ow, oh), f->fpp, f->fpp, arg);
                 }
     tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
     tw = ct_tensor(context, 4, w_dims, f);
     tout = ct_tensor(context, batched ? 4 : 3, out_dims, f);
     ct_write(tin, x);
     ct_write(tw, w);
-    if (has_bias) {
-        tb = ct_tensor(context, 1, b_dims, f);
+    if (bias_kind) {
+        tb = ct_tensor(context, bias_kind == 1 ? 1 : 3, b_dims, f);
         ct_write(tb, b);
     }
     memset(&params, 0, sizeof params);
     params.padding_x = (vx_size)pxs; params.padding_y = (vx_size)pys;
     params.overflow_policy = arg->overflow; params.rounding_policy = arg->rounding;
     params.a_x = ax; params.a_y = ay;
+    ct_set_compat(context, arg->sample);
     graph = vxCreateGraph(context);
     ASSERT_VX_OBJECT(graph);
     node = vxDeconvolutionLayer(graph, tin, tw, tb, &params, sizeof params, tout);
@@ -318,7 +336,8 @@ TEST_WITH_ARG(nn, fully_connected, nn_arg, gen_fc)
     int v = arg->variant;
     int layout = v % 4; /* 0 [IFM], 1 [IFM, batch], 2 [W, H, C], 3 [W, H, C, batch] */
     int has_bias = v % 3 != 0, small = v < 6;
-    vx_size in_dims[4], w_dims[2], out_dims[2], nd_in, ifm, ofm = ct_rand_range(1, 6), nb = 1;
+    int nd_weights = layout >= 2 && v >= 6; /* weights [W, H, C, OFM] (a superset of [IFM, OFM]) */
+    vx_size in_dims[4], w_dims[4], out_dims[2], nd_in, ifm, ofm = ct_rand_range(1, 6), nb = 1;
     int64_t *x, *w, *b = NULL, *expected, *actual;
     size_t i, j, bi;
     vx_tensor tin, tw, tb = NULL, tout;
@@ -341,7 +360,11 @@ TEST_WITH_ARG(nn, fully_connected, nn_arg, gen_fc)
             nd_in = 4;
         }
     }
-    w_dims[0] = ifm; w_dims[1] = ofm;
+    if (nd_weights) { /* the same elements in the same order: the input's [W, H, C] flattening */
+        w_dims[0] = in_dims[0]; w_dims[1] = in_dims[1]; w_dims[2] = in_dims[2]; w_dims[3] = ofm;
+    } else {
+        w_dims[0] = ifm; w_dims[1] = ofm;
+    }
     out_dims[0] = ofm; out_dims[1] = nb;
     x = ct_alloc(ifm * nb); w = ct_alloc(ifm * ofm);
     expected = ct_alloc(ofm * nb); actual = ct_alloc(ofm * nb);
@@ -359,7 +382,7 @@ TEST_WITH_ARG(nn, fully_connected, nn_arg, gen_fc)
             expected[i + ofm * bi] = finish(acc, 2 * f->fpp, has_bias, has_bias ? b[i] : 0, f->fpp, f->fpp, arg);
         }
     tin = ct_tensor(context, nd_in, in_dims, f);
-    tw = ct_tensor(context, 2, w_dims, f);
+    tw = ct_tensor(context, nd_weights ? 4 : 2, w_dims, f);
     tout = ct_tensor(context, nb > 1 ? 2 : 1, out_dims, f);
     ct_write(tin, x);
     ct_write(tw, w);
@@ -757,13 +780,10 @@ static void gen_roi(void)
             }
 }
 
+/* bin i of the span start..stop; a reversed span (stop < start) is the one pixel at start */
 static void roi_bin(int64_t start, int64_t stop, int64_t bins, int64_t i, int64_t extent, int64_t *lo, int64_t *hi)
 {
-    int64_t size = stop - start + 1;
-    if (size <= 0) {
-        *lo = *hi = 0;
-        return;
-    }
+    int64_t size = (stop > start ? stop - start : 0) + 1;
     *lo = start + (i * size) / bins;
     *hi = start + ((i + 1) * size + bins - 1) / bins;
     if (*lo < 0)
@@ -798,6 +818,11 @@ TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
             int64_t *q = rois + 4 * (r + R * b);
             q[0] = ct_rand_range(0, (int)W - 1); q[2] = ct_rand_range((int)q[0], (int)W - 1);
             q[1] = ct_rand_range(0, (int)H - 1); q[3] = ct_rand_range((int)q[1], (int)H - 1);
+            if (arg->variant >= 3 && ct_rand() % 2) { /* malformed: x1 < x0 and/or y1 < y0 */
+                int64_t t = q[0];
+                if (q[2] > q[0]) { q[0] = q[2]; q[2] = t; }
+                if (ct_rand() % 2 && q[3] > q[1]) { t = q[1]; q[1] = q[3]; q[3] = t; }
+            }
         }
     for (b = 0; b < B; b++)
         for (r = 0; r < R; r++) {

@@ -240,9 +240,32 @@ TEST_WITH_ARG(tensor, handle_and_swap, t_arg, gen_tensor)
     ct_read(t, got);
     ASSERT_EQ_ARRAY("tensor after swapping back", vals, got, n);
     VX_CALL(vxReleaseTensor(&t));
-    /* only tensors created from a handle swap */
+    /* a vxCreateTensor tensor swaps too (packed strides); the previous pointer is its
+     * own memory, which keeps its data until the tensor is released */
     t = ct_tensor(context, rank, dims, f);
-    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxSwapTensorHandle(t, mem2, &prev));
+    ct_write(t, vals);
+    {
+        vx_size packed[6], zero[6] = {0};
+        unsigned char *mem3;
+        packed[0] = es;
+        for (i = 1; i < rank; i++)
+            packed[i] = packed[i - 1] * dims[i - 1];
+        mem3 = (unsigned char *)ct_alloc(packed[rank - 1] * dims[rank - 1] / 8 + 1);
+        for (i = 0; i < n; i++)
+            ct_set(mem3, f->type, i, vals2[i]);
+        VX_CALL(vxSwapTensorHandle(t, mem3, &prev));
+        ASSERT(prev != NULL && prev != (void *)mem3);
+        for (i = 0; i < n; i++)
+            got[i] = ct_get(prev, f->type, i);
+        ASSERT_EQ_ARRAY("the library's memory returned by the swap", vals, got, n);
+        ct_read(t, got);
+        ASSERT_EQ_ARRAY("created tensor after a swap", vals2, got, n);
+        ASSERT_STATUS(VX_SUCCESS, vxCopyTensorPatch(t, rank, zero, dims, packed, prev, VX_WRITE_ONLY,
+                                                    VX_MEMORY_TYPE_HOST));
+        for (i = 0; i < n; i++)
+            got[i] = ct_get(mem3, f->type, i);
+        ASSERT_EQ_ARRAY("application memory written through the swapped tensor", vals, got, n);
+    }
     VX_CALL(vxReleaseTensor(&t));
     /* a NULL pointer is accepted: no memory until a swap */
     t = vxCreateTensorFromHandle(context, rank, dims, f->type, (vx_int8)f->fpp, stride, NULL, VX_MEMORY_TYPE_HOST);

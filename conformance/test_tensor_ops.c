@@ -1,6 +1,7 @@
 /* test_tensor_ops.c: the seven OpenVX 1.2 tensor operations, each in node and vxu form, in
  * U8, S8 and Q7.8 with both overflow policies (and both rounding policies for Multiply),
- * broadcasting, randomized shapes, against plain C references. */
+ * broadcasting of either input, randomized shapes, against plain C references; ConvertDepth also
+ * in the Khronos sample implementation's compatibility mode (Q7.8 to U8/S8 truncates). */
 #include "ct_vx.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@ typedef struct {
     const ct_format *fmt, *fmt_out;
     vx_enum overflow, rounding;
     int vxu;    /* 0 graph node, 1 vxu */
+    int sample; /* the context in the Khronos sample implementation's compatibility mode */
     int op;     /* operation-specific selector */
     float scale, offset;
     int variant;
@@ -39,6 +41,19 @@ static size_t broadcast_index(size_t flat, size_t rank, const vx_size *out, cons
         mul *= in[i];
     }
     return idx;
+}
+
+/* Random shapes of two inputs that broadcast together: each dim of `d2` (and, with `either`, of `d1`)
+ * is the full size or 1; `out` gets the broadcast shape (the larger of the two per dim). */
+static vx_size broadcast_shapes(vx_size *out, vx_size *d1, vx_size *d2, int either, unsigned one_in /* 0: never */)
+{
+    vx_size rank = random_shape(out, 4), i;
+    for (i = 0; i < rank; i++) {
+        d1[i] = either && ct_rand() % 4 == 0 ? 1 : out[i];
+        d2[i] = one_in && ct_rand() % one_in == 0 ? 1 : out[i];
+        out[i] = d1[i] > d2[i] ? d1[i] : d2[i];
+    }
+    return rank;
 }
 
 static void run_node(vx_graph graph, vx_node node)
@@ -75,25 +90,25 @@ static void gen_addsub(void)
 TEST_WITH_ARG(tensor_op, add_subtract, op_arg, gen_addsub)
 {
     const ct_format *f = arg->fmt;
-    vx_size dims[4], dims2[4];
-    vx_size rank = random_shape(dims, 4), i;
-    size_t n, n2;
+    int broadcast = arg->variant >= 10; /* either input broadcasts (a superset of input2 only) */
+    vx_size dims[4], dims1[4], dims2[4];
+    vx_size rank = broadcast_shapes(dims, dims1, dims2, broadcast, broadcast ? 2 : 0), i;
+    size_t n, n1, n2;
     int64_t *a, *b, *expected, *actual;
     int saturate = arg->overflow == VX_CONVERT_POLICY_SATURATE;
     vx_tensor t1, t2, tout;
 
-    for (i = 0; i < rank; i++)
-        dims2[i] = (arg->variant >= 10 && ct_rand() % 2) ? 1 : dims[i];
     n = ct_count(rank, dims);
+    n1 = ct_count(rank, dims1);
     n2 = ct_count(rank, dims2);
-    a = ct_alloc(n); b = ct_alloc(n2); expected = ct_alloc(n); actual = ct_alloc(n);
-    ct_fill_format(a, n, f->type);
+    a = ct_alloc(n1); b = ct_alloc(n2); expected = ct_alloc(n); actual = ct_alloc(n);
+    ct_fill_format(a, n1, f->type);
     ct_fill_format(b, n2, f->type);
     for (i = 0; i < n; i++) {
-        int64_t y = b[broadcast_index(i, rank, dims, dims2)];
-        expected[i] = ct_fit(arg->op ? a[i] - y : a[i] + y, f->type, saturate);
+        int64_t x = a[broadcast_index(i, rank, dims, dims1)], y = b[broadcast_index(i, rank, dims, dims2)];
+        expected[i] = ct_fit(arg->op ? x - y : x + y, f->type, saturate);
     }
-    t1 = ct_tensor(context, rank, dims, f);
+    t1 = ct_tensor(context, rank, dims1, f);
     t2 = ct_tensor(context, rank, dims2, f);
     tout = ct_tensor(context, rank, dims, f);
     ct_write(t1, a);
@@ -149,21 +164,20 @@ static void gen_multiply(void)
 TEST_WITH_ARG(tensor_op, multiply, op_arg, gen_multiply)
 {
     const ct_format *f = arg->fmt;
-    vx_size dims[4], dims2[4];
-    vx_size rank = random_shape(dims, 4), i;
-    size_t n, n2;
+    vx_size dims[4], dims1[4], dims2[4];
+    vx_size rank = broadcast_shapes(dims, dims1, dims2, 1, 3), i;
+    size_t n, n1, n2;
     int64_t *a, *b, *expected, *actual, mant, div;
     int e, shift, nearest = arg->rounding == VX_ROUND_POLICY_TO_NEAREST_EVEN;
     int saturate = arg->overflow == VX_CONVERT_POLICY_SATURATE;
     vx_tensor t1, t2, tout;
     vx_scalar scale;
 
-    for (i = 0; i < rank; i++)
-        dims2[i] = ct_rand() % 3 == 0 ? 1 : dims[i];
     n = ct_count(rank, dims);
+    n1 = ct_count(rank, dims1);
     n2 = ct_count(rank, dims2);
-    a = ct_alloc(n); b = ct_alloc(n2); expected = ct_alloc(n); actual = ct_alloc(n);
-    ct_fill_format(a, n, f->type);
+    a = ct_alloc(n1); b = ct_alloc(n2); expected = ct_alloc(n); actual = ct_alloc(n);
+    ct_fill_format(a, n1, f->type);
     ct_fill_format(b, n2, f->type);
     /* the exact value in1 * in2 * scale / 2^(p1 + p2 - p_out), scale = mant * 2^e (or exactly 1/255) */
     if (arg->op) {
@@ -178,14 +192,15 @@ TEST_WITH_ARG(tensor_op, multiply, op_arg, gen_multiply)
     }
     shift = f->fpp - e; /* p1 + p2 - p_out = p */
     for (i = 0; i < n; i++) {
-        int64_t num = a[i] * b[broadcast_index(i, rank, dims, dims2)] * mant, q;
+        int64_t num = a[broadcast_index(i, rank, dims, dims1)] * b[broadcast_index(i, rank, dims, dims2)] * mant;
+        int64_t q;
         if (shift >= 0)
             q = ct_round_div(num, div << shift, nearest);
         else
             q = ct_round_div(num * ((int64_t)1 << -shift), div, nearest);
         expected[i] = ct_fit(q, f->type, saturate);
     }
-    t1 = ct_tensor(context, rank, dims, f);
+    t1 = ct_tensor(context, rank, dims1, f);
     t2 = ct_tensor(context, rank, dims2, f);
     tout = ct_tensor(context, rank, dims, f);
     ct_write(t1, a);
@@ -360,30 +375,36 @@ TEST_WITH_ARG(tensor_op, transpose, op_arg, gen_transpose)
 static void gen_convert(void)
 {
     static const float norms[4] = {1.0f, 0.5f, 3.0f, 0.1f}, offsets[4] = {0.0f, 10.0f, -3.5f, 0.25f};
-    int f, g, o, m, v;
+    int f, g, o, m, v, sample;
     char name[96];
-    for (f = 0; f < 3; f++)
-        for (g = 0; g < 3; g++)
-            for (o = 0; o < 2; o++)
-                for (m = 0; m < 2; m++)
-                    for (v = 0; v < 4; v++) {
-                        op_arg a;
-                        memset(&a, 0, sizeof a);
-                        a.fmt = CT_NN_FORMATS[f];
-                        a.fmt_out = CT_NN_FORMATS[g];
-                        a.overflow = overflows[o];
-                        a.vxu = m;
-                        a.scale = norms[v];
-                        a.offset = offsets[(v + f) % 4];
-                        snprintf(name, sizeof name, "%s_to_%s/%s/%s/norm%g_offset%g", a.fmt->name, a.fmt_out->name,
-                                 o ? "WRAP" : "SAT", m ? "vxu" : "node", a.scale, a.offset);
-                        ct_emit(name, &a);
-                    }
+    for (sample = 0; sample < 2; sample++)
+        for (f = 0; f < 3; f++)
+            for (g = 0; g < 3; g++)
+                for (o = 0; o < 2; o++)
+                    for (m = 0; m < 2; m++)
+                        for (v = 0; v < 4; v++) {
+                            op_arg a;
+                            if (sample && (f != 2 || g == 2))
+                                continue; /* the sample's mode differs from Q7.8 to U8/S8 only */
+                            memset(&a, 0, sizeof a);
+                            a.fmt = CT_NN_FORMATS[f];
+                            a.fmt_out = CT_NN_FORMATS[g];
+                            a.overflow = overflows[o];
+                            a.vxu = m;
+                            a.sample = sample;
+                            a.scale = norms[v];
+                            a.offset = offsets[(v + f) % 4];
+                            snprintf(name, sizeof name, "%s_to_%s/%s/%s/norm%g_offset%g%s", a.fmt->name,
+                                     a.fmt_out->name, o ? "WRAP" : "SAT", m ? "vxu" : "node", a.scale, a.offset,
+                                     sample ? "/SAMPLE" : "");
+                            ct_emit(name, &a);
+                        }
 }
 
-static int64_t float_to_int(double v, vx_enum type, int saturate)
+/* to nearest, ties to even (the text), or toward zero (`truncate`: the sample's C cast) */
+static int64_t float_to_int(double v, vx_enum type, int saturate, int truncate)
 {
-    double r = ct_break_rounding() ? trunc(v) : nearbyint(v), span;
+    double r = (truncate != ct_break_rounding()) ? trunc(v) : nearbyint(v), span;
     if (isnan(r))
         return 0;
     if (saturate) {
@@ -406,14 +427,16 @@ TEST_WITH_ARG(tensor_op, convert_depth, op_arg, gen_convert)
     size_t n = ct_count(rank, dims);
     int64_t *x = ct_alloc(n), *expected = ct_alloc(n), *actual = ct_alloc(n);
     int saturate = arg->overflow == VX_CONVERT_POLICY_SATURATE;
+    int truncate = arg->sample && f->type == VX_TYPE_INT16 && g->type != VX_TYPE_INT16;
     vx_tensor tin, tout;
     vx_scalar norm, offset;
 
     ct_fill_format(x, n, f->type);
     for (i = 0; i < n; i++) {
         double v = (ldexp((double)x[i], -f->fpp) - (double)arg->offset) / (double)arg->scale;
-        expected[i] = float_to_int(v * ldexp(1.0, g->fpp), g->type, saturate);
+        expected[i] = float_to_int(v * ldexp(1.0, g->fpp), g->type, saturate, truncate);
     }
+    ct_set_compat(context, arg->sample);
     tin = ct_tensor(context, rank, dims, f);
     tout = ct_tensor(context, rank, dims, g);
     ct_write(tin, x);

@@ -6,6 +6,7 @@ against our headers; they call ``extern "Python+C"`` functions declared in
 """
 from __future__ import annotations
 
+import re
 import sys
 import sysconfig
 from pathlib import Path
@@ -42,6 +43,50 @@ install()
 """
 
 
+# -- stubs: every declared function without a hand-written wrapper --------------
+_PROTOTYPE = re.compile(r"^VX_API_ENTRY (.+?) VX_API_CALL (\w+)\((.*)\);$", re.MULTILINE)
+_DEFINED = re.compile(r"\bVX_API_CALL\s+(\w+)\s*\(")
+_HANDLE = re.compile(r"^typedef struct \w+ \*(\w+);$", re.MULTILINE)
+
+
+def _first_handle(parameters: str, handles: set[str]) -> str:
+    """The name of the first parameter passed as a handle (the object whose context
+    the stub's error object and log line belong to), or "0"."""
+    for param in parameters.split(","):
+        words = re.findall(r"\w+", re.sub(r"\[.*?\]", "", param))
+        if len(words) >= 2 and "*" not in param and words[-2] in handles:
+            return words[-1]
+    return "0"
+
+
+def _stub(returns: str, name: str, parameters: str, handles: set[str]) -> str:
+    call = f"vxnn_not_implemented(__func__, H({_first_handle(parameters, handles)}))"
+    if returns == "void":
+        tail = f"    if (vxnn_start())\n        {call};\n"
+    elif returns == "vx_status":
+        tail = f"    if (vxnn_start())\n        {call};\n    return VX_ERROR_NOT_IMPLEMENTED;\n"
+    elif returns in handles:
+        tail = f"    return ({returns})(vxnn_start() ? {call} : 0);\n"
+    else:
+        tail = f"    if (vxnn_start())\n        {call};\n    return ({returns})0;\n"
+    return f"VX_API_ENTRY {returns} VX_API_CALL {name}({parameters})\n{{\n{tail}}}\n"
+
+
+def stub_source(include: Path = ROOT / "include" / "VX", api: Path = CSRC / "api") -> str:
+    """C definitions for every function the headers declare and csrc/api/*.c does
+    not define: each logs "not implemented" and returns VX_ERROR_NOT_IMPLEMENTED,
+    an error object (creators) or 0.  The headers come from the ABI tables
+    (tools/gen_headers.py), so a function added to a table is stubbed here."""
+    defined = {m for p in api.glob("*.c") for m in _DEFINED.findall(p.read_text())}
+    headers = sorted(include.glob("*.h"))
+    texts = {h.name: h.read_text() for h in headers}
+    handles = {m for t in texts.values() for m in _HANDLE.findall(t)}
+    out = [f"#include <VX/{n}>\n" for n in texts]
+    for text in texts.values():
+        out.extend(_stub(r, n, ps, handles) for r, n, ps in _PROTOTYPE.findall(text) if n not in defined)
+    return "".join(out)
+
+
 def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -54,7 +99,7 @@ def _builder() -> cffi.FFI:
     sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c"))
     ffi.set_source(
         MODULE,
-        '#include "runtime.c"\n',
+        '#include "runtime.c"\n' + stub_source(),
         sources=sources,
         include_dirs=[str(ROOT / "include"), str(CSRC)],
         # sys.executable, not its real path: a venv's python is a symlink whose

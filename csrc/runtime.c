@@ -8,13 +8,23 @@
  *   1. $OPENVX_NN_PYTHON,
  *   2. <venv>/bin/python3 for the nearest pyvenv.cfg above this library,
  *   3. the interpreter that built the library (VXNN_BUILD_PYTHON).
- * When the library is loaded into a running Python, that interpreter is used. */
+ * When the library is loaded into a running Python, that interpreter is used.
+ *
+ * Exit.  cffi never finalizes the interpreter it starts, but exit() still runs
+ * the C exit handlers and library destructors (LLVM's among them) while graph
+ * workers may be inside a kernel or the JIT.  vxnn_at_exit runs first: it is
+ * registered when start-up is complete, after the Python side has loaded those
+ * libraries and made LLVM build its lazily created state (which registers its
+ * teardown), and handlers run in reverse order.  It calls openvx_nn.core.execution.shutdown(), which refuses new
+ * executions and waits for those in flight, and then keeps the GIL, so no
+ * Python code runs again while the process is torn down. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "runtime_internal.h"
 
@@ -24,6 +34,10 @@
 
 static char vxnn_libdir[4096];
 static pthread_once_t vxnn_once = PTHREAD_ONCE_INIT;
+static int vxnn_bad_python; /* OPENVX_NN_PYTHON names no executable: never start another Python instead */
+static pthread_once_t vxnn_exit_once = PTHREAD_ONCE_INIT;
+static int vxnn_started_python = 0; /* we, not a Python host, started the interpreter */
+static int vxnn_exiting = 0;
 
 static void vxnn_find_libdir(void)
 {
@@ -74,11 +88,26 @@ static void vxnn_preinit(void)
 {
     PyConfig config;
     PyStatus status;
+    struct stat st;
     char buf[4200];
     const char *exe = getenv("OPENVX_NN_PYTHON");
 
-    if (Py_IsInitialized())
+    if (Py_IsInitialized()) {
+        /* Loaded into a running Python: cffi's one-time start-up uses
+         * PyCapsule_Type.tp_version_tag as its spin lock and waits for it to be 0
+         * (Python < 3.12). Once a type-attribute cache lookup has given that type a
+         * version tag (after importing coremltools, for one), it never is: reset it. */
+        PyGILState_STATE gil = PyGILState_Ensure();
+        PyType_Modified(&PyCapsule_Type);
+        PyGILState_Release(gil);
         return;
+    }
+    if (exe && exe[0] && (stat(exe, &st) != 0 || !S_ISREG(st.st_mode) || access(exe, X_OK) != 0)) {
+        vxnn_bad_python = 1;
+        fprintf(stderr, "libopenvx: OPENVX_NN_PYTHON=%s is not an executable Python interpreter; "
+                        "every OpenVX call will fail (unset it, or name the python that has openvx_nn)\n", exe);
+        return;
+    }
     if (!exe || !exe[0])
         exe = vxnn_venv_python(buf, sizeof buf);
     if (!exe || !exe[0])
@@ -102,15 +131,53 @@ static void vxnn_preinit(void)
                 status.err_msg ? status.err_msg : "unknown error");
         return;
     }
+    vxnn_started_python = 1;
     PyEval_SaveThread(); /* cffi takes the GIL per call */
+}
+
+static void vxnn_at_exit(void)
+{
+    PyObject *module, *result;
+    if (vxnn_exiting || !vxnn_started_python || !Py_IsInitialized())
+        return;
+    vxnn_exiting = 1;
+    PyGILState_Ensure(); /* never released: see the comment at the top */
+    module = PyImport_ImportModule("openvx_nn.core.execution");
+    result = module ? PyObject_CallMethod(module, "shutdown", NULL) : NULL;
+    if (!result)
+        PyErr_Print();
+    Py_XDECREF(result);
+    Py_XDECREF(module);
+}
+
+void vxnn_register_exit(void)
+{
+    if (vxnn_started_python)
+        atexit(vxnn_at_exit);
+}
+
+static void vxnn_register_exit_once(void)
+{
+    vxnn_register_exit();
+}
+
+/* Unloading the library (or a process end that skipped the exit handlers'
+ * registration) takes the same path; it does nothing the second time. */
+__attribute__((destructor)) static void vxnn_unload(void)
+{
+    vxnn_at_exit();
 }
 
 int vxnn_start(void)
 {
     static int reported = 0;
     pthread_once(&vxnn_once, vxnn_preinit);
-    if (cffi_start_python() == 0)
+    if (vxnn_bad_python)
+        return 0;
+    if (cffi_start_python() == 0) {
+        pthread_once(&vxnn_exit_once, vxnn_register_exit_once);
         return 1;
+    }
     if (!reported) {
         reported = 1;
         fprintf(stderr, "libopenvx: the openvx_nn Python package failed to start; "

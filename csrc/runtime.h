@@ -13,5 +13,8 @@ void vxnn_emit_log(void *callback, uintptr_t context, uintptr_t ref, int32_t sta
 int32_t vxnn_call_node_callback(void *callback, uintptr_t node);
 /* Copy n bytes between raw addresses (used where Python holds integers, not pointers). */
 void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n);
+/* Register the exit handler that waits for running graphs (again after new libraries
+ * were loaded, so that it runs before their destructors); no-op in a Python host. */
+void vxnn_register_exit(void);
 
 #endif

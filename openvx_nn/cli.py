@@ -1,4 +1,5 @@
-"""The ``openvx-nn`` command (also ``python -m openvx_nn``): info, config, demo, bench."""
+"""The ``openvx-nn`` command (also ``python -m openvx_nn``): info, config, demo, and bench
+in a source checkout."""
 from __future__ import annotations
 
 import argparse
@@ -61,18 +62,56 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return main(limit=args.limit, batch=args.batch)
 
 
+def cmd_nnapi_demo(args: argparse.Namespace) -> int:
+    from .nnapi.demo import main
+    return main(runs=args.runs)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    if not BENCHMARK.exists():
-        print("the benchmarks are only in the source tree (benchmarks/alexnet.py of a checkout of openvx-nn);"
-              " run this from a source install (pip install -e .)", file=sys.stderr)
-        return 1
     command = [sys.executable, str(BENCHMARK)] + (["--smoke"] if args.smoke else [])
     return subprocess.call(command)
 
 
+def cmd_coreml(args: argparse.Namespace) -> int:
+    from .coreml.cli import main
+    return main(args.model, args.input, args.bench)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .distributed import BatchError
+    from .runner import ModelError, RunError, run
+    try:
+        run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
+            scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout)
+    except (RunError, ModelError, BatchError) as error:
+        print(f"openvx-nn run: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_warm(args: argparse.Namespace) -> int:
+    import time
+
+    from .kernels import jit
+    from .kernels.warm import warm
+    start = time.perf_counter()
+    warmed, skipped = warm(args.signatures, shipped=not args.only)
+    print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
+          f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
+          f"else {jit.user_cache_dir()}")
+    if jit.uncached():
+        print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
+    # bench runs benchmarks/ of a source checkout: a normal install does not ship them, so it
+    # offers no bench command rather than one that fails.
+    has_bench = BENCHMARK.exists()
     p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
-                                "extension (libopenvx.so and a Python package)")
+                                "extension (libopenvx.so and a Python package)",
+                                epilog=None if has_bench else "The benchmarks (bench) are in a source checkout "
+                                "of openvx-nn: install it with pip install -e . to get the command.")
     p.add_argument("--version", action="version", version=f"openvx-nn {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="version, extensions and the kernel table").set_defaults(run=cmd_info)
@@ -83,9 +122,33 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit", type=int, default=None, help="classify only the first N test images")
     demo.add_argument("--batch", type=int, default=64, help="images per graph run (default 64)")
     demo.set_defaults(run=cmd_demo)
-    bench = sub.add_parser("bench", help="run benchmarks/alexnet.py (source tree only)")
-    bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
-    bench.set_defaults(run=cmd_bench)
+    nnapi_demo = sub.add_parser("nnapi-demo", help="build a small quantized NNAPI model, run it, print timings")
+    nnapi_demo.add_argument("--runs", type=int, default=3, help="executions (default 3)")
+    nnapi_demo.set_defaults(run=cmd_nnapi_demo)
+    if has_bench:
+        bench = sub.add_parser("bench", help="run benchmarks/alexnet.py of this source checkout")
+        bench.add_argument("--smoke", action="store_true", help="tiny shapes (seconds)")
+        bench.set_defaults(run=cmd_bench)
+    coreml = sub.add_parser("coreml", help="run a CoreML .mlmodel neural network on OpenVX graphs")
+    coreml.add_argument("model", help="the .mlmodel file")
+    coreml.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input array")
+    coreml.add_argument("--bench", action="store_true", help="per-layer timing from the performance counters")
+    coreml.set_defaults(run=cmd_coreml)
+
+    run = sub.add_parser("run", help="run a model over a whole .npy dataset (batch axis last), here or on Dask")
+    run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
+    run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")
+    run.add_argument("--output", required=True, type=Path, help=".npy file for the results (digits: labels)")
+    run.add_argument("--batch", type=int, default=256, help="items per graph run (default 256)")
+    run.add_argument("--variant", default="q78", choices=("q78", "f32"), help="digits number format (default q78)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N", help="run on a local Dask cluster of N processes")
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="run on the Dask scheduler at ADDR (tcp://host:port)")
+    run.set_defaults(run=cmd_run)
+    warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
+    warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
+    warm.add_argument("--only", action="store_true", help="only the files given, not the shipped signatures")
+    warm.set_defaults(run=cmd_warm)
     return p
 
 

@@ -2,8 +2,10 @@
 
     cc app.c $(python -m openvx_nn.config --cflags --libs)
 
-``--pkgconfig`` writes ``openvx.pc`` and prints the directory to put on
-``PKG_CONFIG_PATH`` (``pkg-config --cflags --libs openvx`` then works).
+``--pkgconfig`` prints ``openvx.pc``; ``--pkgconfig DIR`` writes it into DIR
+and prints DIR, the directory to put on ``PKG_CONFIG_PATH`` (``pkg-config
+--cflags --libs openvx`` then works).  Nothing is written into the installed
+package.
 """
 from __future__ import annotations
 
@@ -48,8 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--libdir", action="store_true", help="directory of libopenvx.so")
     parser.add_argument("--includedir", action="store_true", help="directory holding VX/")
     parser.add_argument("--pkgconfig", nargs="?", const="", metavar="DIR",
-                        help="write openvx.pc (into DIR, default next to the library) and print its directory")
+                        help="print openvx.pc, or with DIR write it into DIR and print DIR")
     args = parser.parse_args(argv)
+    if args.pkgconfig == "":
+        if args.cflags or args.libs or args.libdir or args.includedir:
+            parser.error("--pkgconfig without DIR prints the whole openvx.pc: give it alone")
+        print(pkgconfig_text(), end="")
+        return 0
     out = []
     if args.cflags:
         out.append(cflags())
@@ -60,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.includedir:
         out.append(str(include_dir()))
     if args.pkgconfig is not None:
-        target = Path(args.pkgconfig) if args.pkgconfig else library_path().parent / "pkgconfig"
-        out.append(str(write_pkgconfig(target).parent))
+        out.append(str(write_pkgconfig(Path(args.pkgconfig)).parent))
     if not out:
         parser.print_help()
         return 2

@@ -11,7 +11,8 @@ from functools import cache
 from pathlib import Path
 
 HEADER_NAMES = ("vx_vendors.h", "vx_types.h", "vx_kernels.h", "vx_api.h",
-                "vx_nodes.h", "vxu.h", "vx_khr_nn.h", "vx.h")
+                "vx_nodes.h", "vxu.h", "vx_khr_nn.h", "vx.h",
+                "vx_ext_openvx_nn.h")  # ours, hand-written: vendor extensions
 
 _PACKAGE = Path(__file__).resolve().parent
 

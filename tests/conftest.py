@@ -75,6 +75,15 @@ def log(vx, ctx):
     return LogCapture(vx, ctx)
 
 
+@pytest.fixture
+def graph(vx, ctx):
+    """A graph of the leak-checked context, released at the end."""
+    g = vx.vxCreateGraph(ctx)
+    yield g
+    holder = vx.ffi.new("vx_graph *", g)
+    assert vx.vxReleaseGraph(holder) == vx.VX_SUCCESS
+
+
 def ref(vx, handle):
     """Any handle as a vx_reference."""
     return vx.ffi.cast("vx_reference", handle)

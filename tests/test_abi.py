@@ -15,10 +15,13 @@ from conftest import ABI, BUILD, ROOT
 
 INCLUDE = ROOT / "include"
 
-# The standard headers this project ships; the tables also list rows of
-# extension headers (pipelining, user data objects, import) that it does not.
+# The standard headers this project ships (every header the tables name, and
+# vx_compatibility.h, whose deprecated functions tools/compatibility.tsv lists).
 HEADERS = ("vx.h", "vx_types.h", "vx_api.h", "vx_kernels.h", "vx_vendors.h",
-           "vx_nodes.h", "vxu.h", "vx_khr_nn.h")
+           "vx_nodes.h", "vxu.h", "vx_khr_nn.h", "vx_import.h", "vx_khr_ix.h",
+           "vx_khr_import_kernel.h", "vx_khr_pipelining.h", "vx_khr_user_data_object.h",
+           "vx_compatibility.h")
+COMPATIBILITY = ROOT / "tools" / "compatibility.tsv"
 
 C11 = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 C99 = ["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -65,6 +68,13 @@ def functions(tier: int | None = None) -> list[Function]:
     rows = [Function(int(r["tier"]), r["header"], r["name"], r["returns"], r["parameters"])
             for r in _rows("functions.tsv")]
     return [f for f in rows if tier is None or f.tier == tier]
+
+
+def compatibility_functions() -> list[Function]:
+    """The deprecated functions vx_compatibility.h declares (tier 0 here)."""
+    with open(COMPATIBILITY, newline="") as f:
+        return [Function(0, r["header"], r["name"], r["returns"], r["parameters"])
+                for r in csv.DictReader(f, delimiter="\t")]
 
 
 def struct_rows() -> list[StructRow]:
@@ -180,9 +190,9 @@ def test_every_struct_field_offset_size_and_alignment_matches():
 
 
 # -- functions ------------------------------------------------------------------------
-@pytest.mark.parametrize("header", sorted({f.header for f in functions(1)}))
-def test_every_tier1_function_is_declared_with_the_standard_signature(header):
-    rows = [f for f in functions(1) if f.header == header]
+@pytest.mark.parametrize("header", sorted({f.header for f in functions() + compatibility_functions()}))
+def test_every_function_of_every_tier_is_declared_with_the_standard_signature(header):
+    rows = [f for f in functions() + compatibility_functions() if f.header == header]
     source = check_source([header], fn_rows=rows)
     assert_compiles(source, C11, f"abi_sig_{header[:-2]}_c11")
     assert_compiles(source, CXX11, f"abi_sig_{header[:-2]}_cxx11")
@@ -191,7 +201,7 @@ def test_every_tier1_function_is_declared_with_the_standard_signature(header):
 def test_all_checks_together_compile_as_c99_c11_and_cxx11():
     """The headers are valid pedantic C99 and C++11, and every check holds in
     all three languages at once (all headers included together)."""
-    source = check_source(HEADERS, enum_rows=enumerators(), fn_rows=functions(1),
+    source = check_source(HEADERS, enum_rows=enumerators(), fn_rows=functions() + compatibility_functions(),
                           struct_rows_=struct_rows())
     for compiler, tag in ((C99, "c99"), (C11, "c11"), (CXX11, "cxx11")):
         assert_compiles(source, compiler, f"abi_all_{tag}")
@@ -251,3 +261,25 @@ def test_headers_are_what_the_generator_makes_from_the_tables(tmp_path, monkeypa
     for header in HEADERS:
         assert (tmp_path / header).read_text() == (INCLUDE / "VX" / header).read_text(), header
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(HEADERS)
+
+
+def test_the_generator_leaves_headers_it_does_not_make_alone(tmp_path, monkeypatch):
+    """A vendor header in include/VX (hand-written) survives a regeneration."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_headers", ROOT / "tools" / "gen_headers.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    monkeypatch.setattr(gen, "OUT", tmp_path)
+    (tmp_path / "vx_ext_vendor.h").write_text("/* vendor */\n")
+    gen.main(ABI)
+    assert (tmp_path / "vx_ext_vendor.h").read_text() == "/* vendor */\n"
+
+
+def test_image_patch_addressing_has_stride_x_bits_and_its_initialiser():
+    """VX_IMAGEPATCH_ADDR_INIT initialises every field (stride_x_bits included) to 0."""
+    source = PRELUDE.format(includes="#include <VX/vx.h>") + (
+        "static const vx_imagepatch_addressing_t a = VX_IMAGEPATCH_ADDR_INIT;\n"
+        "ABI_CHECK(offsetof(vx_imagepatch_addressing_t, stride_x_bits) == 30, bits_at_30);\n"
+        "int f(void) { return (int)a.stride_x_bits; }\n")
+    for compiler, tag in ((C99, "c99"), (C11, "c11"), (CXX11, "cxx11")):
+        assert_compiles(source, [*compiler, "-Wmissing-field-initializers"], f"abi_patch_init_{tag}")

@@ -107,3 +107,54 @@ def test_context_info_example_builds_and_prints_both_nn_extensions(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "KHR_NN_8 KHR_NN_16" in run.stdout
     assert "version: 1.3" in run.stdout
+
+
+STARTUP_PROGRAM = r"""
+#include <stdio.h>
+#include <VX/vx.h>
+
+int main(void)
+{
+    vx_context context = vxCreateContext();
+    const char *made = context ? "handle" : "NULL";
+    vx_status status = vxGetStatus((vx_reference)context);
+    vx_status release = vxReleaseContext(&context);
+    printf("context=%s status=%d release=%d\n", made, (int)status, (int)release);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("bad", ["/nonexistent/python3", "/", "not-executable"])
+def test_an_invalid_openvx_nn_python_fails_loudly(tmp_path, bad):
+    """Before: the variable was ignored (the library started its default
+    interpreter and every call succeeded)."""
+    if bad == "not-executable":
+        bad = str(tmp_path / "python3")
+        Path(bad).write_text("#!/bin/sh\n")
+    exe = build(tmp_path, STARTUP_PROGRAM, shlex.split(config("--cflags", "--libs").stdout), "startup")
+    run = subprocess.run([str(exe)], env={"OPENVX_NN_PYTHON": bad}, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "context=NULL status=-1 release=-1"  # VX_FAILURE: no Python
+    assert f"OPENVX_NN_PYTHON={bad} is not an executable Python interpreter" in run.stderr
+    assert "every OpenVX call will fail" in run.stderr
+
+
+def test_a_valid_openvx_nn_python_is_used(tmp_path):
+    exe = build(tmp_path, STARTUP_PROGRAM, shlex.split(config("--cflags", "--libs").stdout), "startup")
+    run = subprocess.run([str(exe)], env={"OPENVX_NN_PYTHON": sys.executable}, capture_output=True, text=True,
+                         timeout=60)
+    assert run.stdout.strip() == "context=handle status=0 release=0", run.stderr
+
+
+def test_pkgconfig_without_a_directory_prints_the_file_and_writes_nothing():
+    """Before: it wrote openvx.pc into the installed package (site-packages)."""
+    libdir = Path(config("--libdir").stdout.strip())
+    existed = (libdir / "pkgconfig").exists()
+    result = config("--pkgconfig")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("includedir=") and "\nLibs: " in result.stdout
+    assert f"libdir={libdir}\n" in result.stdout
+    assert (libdir / "pkgconfig").exists() == existed
+    both = config("--pkgconfig", "--cflags")
+    assert both.returncode == 2 and "give it alone" in both.stderr

@@ -139,15 +139,43 @@ def test_swap_is_refused_while_the_tensor_or_a_view_is_mapped(ctx, log):
     release(tensor)
 
 
-def test_swap_applies_only_to_tensors_created_from_a_handle(ctx, log):
-    dims = sizes([4])
-    tensor = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_UINT8, 0)
+@pytest.mark.parametrize("name", TYPES)
+def test_a_created_tensor_swaps_to_application_memory_and_keeps_its_own_for_the_app(ctx, name):
+    """vxCreateTensor tensors swap too: the previous pointer is the library's own
+    storage, still holding the data, valid until the tensor is released."""
+    vx_type, fpp, dtype = TYPES[name]
+    rng = np.random.default_rng(len(name) + 70)
+    dims = [3, 4, 2]
+    tensor = vx.vxCreateTensor(ctx, 3, sizes(dims), vx_type, fpp)
+    before = random_data(rng, dims, dtype)
+    write(tensor, before)
+    memory = np.asfortranarray(random_data(rng, dims, dtype))
+    previous = swap(tensor, pointer(memory))
+    assert previous != 0 and previous != address(memory)
+    own = np.frombuffer(vx.ffi.buffer(vx.ffi.cast("char *", previous), before.nbytes), dtype)
+    assert np.array_equal(own.reshape(dims, order="F"), before)  # the library's memory, intact
+    assert np.array_equal(read(tensor, dims, dtype), memory)  # the tensor now reads the app's
+    after = random_data(rng, dims, dtype)
+    write(tensor, after)
+    assert np.array_equal(memory, after)
+    assert np.array_equal(own.reshape(dims, order="F"), before)
+    assert swap(tensor, vx.ffi.cast("void *", previous)) == address(memory)  # and back again
+    assert np.array_equal(read(tensor, dims, dtype), before)
+    release(tensor)
+
+
+def test_views_and_virtual_tensors_cannot_swap(ctx, log):
+    tensor = vx.vxCreateTensor(ctx, 1, sizes([4]), vx.VX_TYPE_UINT8, 0)
     memory = np.zeros(4, np.uint8)
-    assert vx.vxSwapTensorHandle(tensor, pointer(memory), vx.ffi.NULL) == vx.VX_ERROR_INVALID_REFERENCE
-    assert log.has(vx.VX_ERROR_INVALID_REFERENCE, "vxSwapTensorHandle", "not created by vxCreateTensorFromHandle")
     view = vx.vxCreateTensorFromView(tensor, 1, sizes([0]), sizes([2]))
     assert vx.vxSwapTensorHandle(view, pointer(memory), vx.ffi.NULL) == vx.VX_ERROR_INVALID_REFERENCE
     assert log.has(vx.VX_ERROR_INVALID_REFERENCE, "vxSwapTensorHandle", "is a view")
+    graph = vx.vxCreateGraph(ctx)
+    virtual = vx.vxCreateVirtualTensor(graph, 1, sizes([4]), vx.VX_TYPE_UINT8, 0)
+    assert vx.vxSwapTensorHandle(virtual, pointer(memory), vx.ffi.NULL) == vx.VX_ERROR_INVALID_REFERENCE
+    assert log.has(vx.VX_ERROR_INVALID_REFERENCE, "vxSwapTensorHandle", "virtual")
+    release(virtual)
+    assert vx.vxReleaseGraph(vx.ffi.new("vx_graph *", graph)) == vx.VX_SUCCESS
     release(view)
     release(tensor)
 

@@ -19,6 +19,32 @@ HEADERS = ROOT / "include" / "VX"
 OUT = ROOT / "docs" / "coverage.md"
 
 
+def all_functions() -> list[tuple[str, str, str]]:
+    """(tier, header, name) of every function of the table."""
+    return [tuple(line.split("\t")[:3]) for line in FUNCTIONS.read_text().splitlines()[1:]]
+
+
+def implemented_names() -> set[str]:
+    """Functions with a hand-written wrapper in csrc/api (every other declared one is a generated stub)."""
+    text = "\n".join(p.read_text() for p in sorted((ROOT / "csrc" / "api").glob("*.c")))
+    return set(re.findall(r"\bVX_API_CALL\s+(\w+)\s*\(", text))
+
+
+def outer_tier_section() -> list[str]:
+    rows = [(t, h, n) for t, h, n in all_functions() if t != "1"]
+    done = implemented_names()
+    have = [(t, h, n) for t, h, n in rows if n in done]
+    stubs = {t: sum(1 for r in rows if r[0] == t and r[2] not in done) for t in sorted({r[0] for r in rows})}
+    counts = ", ".join(f"tier {t}: {n}" for t, n in stubs.items())
+    lines = ["", f"## Tiers 2 and 3: {len(have)} of {len(rows)} implemented", "",
+             f"Every other function of the table ({counts}) and those of `vx_compatibility.h`",
+             "are declared and exported as generated stubs that log and return `VX_ERROR_NOT_IMPLEMENTED`",
+             "(creators: an error object of that status).", "",
+             "| function | tier | header |", "|---|---|---|"]
+    lines += [f"| `{n}` | {t} | `{h}` |" for t, h, n in have]
+    return lines
+
+
 def tier1_functions() -> list[tuple[str, str]]:
     """(header, name) of every tier-1 function, in table order."""
     rows = []
@@ -88,6 +114,7 @@ def render() -> str:
     for header, name in functions:
         lines.append(f"| `{name}` | `{header}` | {'yes' if name in declared else 'no'} | "
                      f"{'yes' if name in found else '**no**'} |")
+    lines += outer_tier_section()
     from openvx_nn.core.kernels import all_kernels
     lines += ["", f"## Kernels: {len(all_kernels())}", "",
               "Parameters in the kernel's numbering (what `vxSetParameterByIndex` and generic nodes use).", ""]

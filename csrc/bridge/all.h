@@ -9,4 +9,8 @@
 #include "lut.h"
 #include "tensor.h"
 #include "graph.h"
+#include "image.h"
+#include "array.h"
+#include "object_array.h"
+#include "unimplemented.h"
 #endif

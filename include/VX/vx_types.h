@@ -25,6 +25,10 @@ extern "C" {
 #define VX_MAX_LOG_MESSAGE_LEN (1024)
 #define VX_MAX_REFERENCE_NAME (64)
 #define VX_SCALE_UNITY (1024u)
+#define VX_SCALE_PYRAMID_HALF (0.5f)
+#define VX_SCALE_PYRAMID_ORB ((vx_float32)0.8408964f)
+#define VX_FMT_REF "%p"
+#define VX_FMT_SIZE "%zu"
 
 #define VX_ATTRIBUTE_BASE(vendor, object) (((vendor) << 20) | ((object) << 8))
 #define VX_KERNEL_BASE(vendor, lib) (((vendor) << 20) | ((lib) << 12))
@@ -86,6 +90,8 @@ typedef vx_status (VX_CALLBACK *vx_kernel_initialize_f)(vx_node node, const vx_r
 typedef vx_status (VX_CALLBACK *vx_kernel_deinitialize_f)(vx_node node, const vx_reference *parameters, vx_uint32 num);
 typedef vx_status (VX_CALLBACK *vx_kernel_validate_f)(vx_node node, const vx_reference parameters[], vx_uint32 num, vx_meta_format metas[]);
 typedef void (VX_CALLBACK *vx_log_callback_f)(vx_context context, vx_reference ref, vx_status status, const vx_char string[]);
+typedef vx_status (VX_API_CALL *vx_publish_kernels_f)(vx_context context);
+typedef vx_status (VX_API_CALL *vx_unpublish_kernels_f)(vx_context context);
 
 enum vx_bool_e {
     vx_false_e = 0x0,
@@ -596,7 +602,43 @@ typedef struct _vx_imagepatch_addressing_t {
     vx_uint32 scale_y;
     vx_uint32 step_x;
     vx_uint16 step_y;
+    vx_uint16 stride_x_bits;
 } vx_imagepatch_addressing_t;
+
+typedef struct _vx_coordinates2df_t {
+    vx_float32 x;
+    vx_float32 y;
+} vx_coordinates2df_t;
+
+typedef struct _vx_line2d_t {
+    vx_float32 start_x;
+    vx_float32 start_y;
+    vx_float32 end_x;
+    vx_float32 end_y;
+} vx_line2d_t;
+
+typedef struct _vx_hog_t {
+    vx_int32 cell_width;
+    vx_int32 cell_height;
+    vx_int32 block_width;
+    vx_int32 block_height;
+    vx_int32 block_stride;
+    vx_int32 num_bins;
+    vx_int32 window_width;
+    vx_int32 window_height;
+    vx_int32 window_stride;
+    vx_float32 threshold;
+} vx_hog_t;
+
+typedef struct _vx_hough_lines_p_t {
+    vx_float32 rho;
+    vx_float32 theta;
+    vx_int32 threshold;
+    vx_int32 line_length;
+    vx_int32 line_gap;
+    vx_float32 theta_max;
+    vx_float32 theta_min;
+} vx_hough_lines_p_t;
 
 typedef struct _vx_perf_t {
     vx_uint64 tmp;
@@ -620,6 +662,8 @@ typedef struct _vx_tensor_matrix_multiply_params_t {
     vx_bool transpose_input3;
 } vx_tensor_matrix_multiply_params_t;
 
+#define VX_IMAGEPATCH_ADDR_INIT {0u, 0u, 0, 0, 0u, 0u, 0u, 0u, 0u}
+
 typedef union _vx_pixel_value_t {
     vx_uint8 RGB[3];
     vx_uint8 RGBX[4];
@@ -637,6 +681,8 @@ typedef struct _vx_border_t {
     vx_enum mode;
     vx_pixel_value_t constant_value;
 } vx_border_t;
+
+typedef vx_status (VX_CALLBACK *vx_kernel_image_valid_rectangle_f)(vx_node node, vx_uint32 index, const vx_rectangle_t *const input_valid[], vx_rectangle_t *const output_valid[]);
 
 #ifdef __cplusplus
 }

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from .. import vx
+from .arguments import constant_array, integer
+from .arguments import shape as checked_shape
 from .graph import Graph
 from .lut import Lut, create_lut
 from .reference import Reference, call, create, ffi, register_log, unregister_log
@@ -85,15 +85,20 @@ class Context(Reference):
 
     def tensor(self, array=None, *, shape: Sequence[int] | None = None, dtype=None,
                fixed_point_position: int = 0) -> Tensor:
-        """A tensor holding ``array`` (its shape and dtype), or a zeroed one of ``shape``/``dtype``."""
+        """A tensor holding ``array`` (a NumPy array or nested lists: its shape, and its
+        dtype or ``dtype``), or a zeroed one of ``shape``/``dtype``."""
+        fixed_point_position = integer(fixed_point_position, "fixed_point_position")
         if array is not None:
-            array = np.asarray(array if dtype is None else np.asarray(array).astype(dtype, copy=False))
+            if shape is not None:
+                raise ValueError("give an array or a shape, not both")
+            array = constant_array(array, "array", dtype)
+            checked_shape(array.shape, "array shape")
             tensor = self._own(create_tensor(self.handle, array.shape, array.dtype, fixed_point_position))
             tensor.write(array)
             return tensor
         if shape is None or dtype is None:
             raise ValueError("give an array, or both shape and dtype")
-        return self._own(create_tensor(self.handle, tuple(shape), dtype, fixed_point_position))
+        return self._own(create_tensor(self.handle, checked_shape(shape), dtype, fixed_point_position))
 
     def lut(self, values) -> Lut:
         """A LUT holding ``values`` (1-D uint8 or int16)."""

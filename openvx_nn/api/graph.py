@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import vx
+from .arguments import constant_array, instance, integer
+from .arguments import shape as checked_shape
+from .formats import DTYPES
 from .layers import LayerMethods
 from .reference import Reference, call, create, ffi
-from .tensor import Tensor, create_virtual
+from .tensor import Tensor, create_tensor, create_virtual
 from .tensor_ops import TensorOpMethods
 
 if TYPE_CHECKING:
@@ -51,6 +54,9 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
     # -- building ------------------------------------------------------------------
     def virtual(self, shape: Sequence[int] | None = None, dtype=None, fixed_point_position: int = 0) -> Tensor:
         """A virtual tensor of this graph (shape/dtype None: left for verification)."""
+        if shape is not None:
+            shape = checked_shape(shape, "shape", minimum=0)
+        fixed_point_position = integer(fixed_point_position, "fixed_point_position")
         tensor = create_virtual(self.handle, shape, dtype, fixed_point_position)
         self._owned.append(tensor)
         return tensor
@@ -59,6 +65,8 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
                 dtype=None) -> Tensor:
         if out is not None:
             return out
+        if shape is not None and min(shape, default=1) <= 0:
+            shape = None  # the settings give no output: verification says why, with the library's status
         _, in_dtype, in_fpp = like.known() if like is not None else (None, None, 0)
         dtype = dtype if dtype is not None else in_dtype
         if dtype is None:
@@ -66,6 +74,32 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
         if np.dtype(dtype).kind == "f":
             fpp = 0
         return self.virtual(shape, dtype, in_fpp if fpp is None else fpp)
+
+    def _inputs(self, x, out) -> tuple[Tensor, Tensor | None]:
+        """A layer's input and optional output, checked to be tensors."""
+        return instance(x, Tensor, "x"), instance(out, Tensor, "out", optional=True)
+
+    def _constant(self, value, name: str, like: Tensor | None, optional: bool = False, default=None) -> Tensor | None:
+        """``value`` as a tensor: a Tensor itself, or raw values (array, nested lists)
+        as a constant tensor of ``like``'s data type and fixed point position
+        (else of ``default`` or the values' own type), owned by this graph."""
+        if value is None and optional:
+            return None
+        if isinstance(value, Tensor):
+            return value
+        if not isinstance(value, (np.ndarray, list, tuple)):
+            raise TypeError(f"{name} must be a Tensor, a NumPy array or nested lists, got {type(value).__name__}")
+        _, dtype, fpp = like.known() if like is not None else (None, None, 0)
+        if dtype is None and default is not None and np.asarray(value).dtype.kind in "iu":
+            dtype = default
+        array = constant_array(value, name, dtype)
+        if array.dtype not in DTYPES:
+            raise TypeError(f"{name} has dtype {array.dtype}, which no OpenVX tensor holds "
+                            f"(give a NumPy array of one of {', '.join(str(d) for d in DTYPES)})")
+        tensor = create_tensor(self.context.handle, array.shape, array.dtype, 0 if array.dtype.kind == "f" else fpp)
+        self._owned.append(tensor)
+        tensor.write(array)
+        return tensor
 
     def _scalar(self, data_type: int, value) -> Reference:
         ctype = _SCALAR_CTYPES[data_type]
@@ -121,6 +155,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
 
     def set_parameter(self, index: int, value: Reference) -> None:
         """Replace graph parameter ``index`` by ``value`` (e.g. the next batch's tensor)."""
+        index, value = integer(index, "index", 0), instance(value, Reference, "value")
         call("vxSetGraphParameterByIndex", self.handle, index, value.ref)
 
     def close(self) -> None:

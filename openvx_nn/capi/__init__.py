@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-FAMILIES = ("reference_api", "scalar_api", "lut_api", "tensor_api", "graph_api")
+FAMILIES = ("reference_api", "scalar_api", "lut_api", "tensor_api", "graph_api",
+            "image_api", "array_api", "object_array_api", "unimplemented_api")
 
 
 def install() -> None:

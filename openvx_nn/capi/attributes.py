@@ -69,11 +69,13 @@ def _encode(attr: Attr, value: Any, size: int, name: str) -> bytes:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                           f"{name} is {len(data)} bytes, size is {size}")
         return data
-    expected = struct.calcsize(attr.fmt)
-    if size != expected:
-        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
-                      f"{name} is {expected} bytes, size is {size}")
+    _check_size(struct.calcsize(attr.fmt), size, name)
     return struct.pack(attr.fmt, value)
+
+
+def _check_size(expected: int, size: int, name: str) -> None:
+    if size != expected:
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"{name} is {expected} bytes, size is {size}")
 
 
 def _find(obj: Reference, vx_type: int, attribute: int) -> tuple[Attr, str]:
@@ -90,6 +92,10 @@ def query(obj: Reference, vx_type: int, attribute: int, ptr, size: int) -> None:
     if ptr == ffi.NULL:
         raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"NULL pointer for {name} of {obj.describe()}", obj)
     try:
+        if attr.fmt not in ("sizes", "text", "fixed"):
+            # Checked before the getter runs: VX_PARAMETER_REF's getter retains a reference,
+            # which a refused query would leak.
+            _check_size(struct.calcsize(attr.fmt), size, name)
         data = _encode(attr, attr.get(obj), size, name)
     except VXError as err:
         err.ref = err.ref or obj

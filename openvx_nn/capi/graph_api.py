@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from ..core import reference
+from ..core import execution, reference
 from ..core.context import Context
 from ..core.enums import (
     MAX_KERNEL_NAME,
@@ -81,6 +81,10 @@ def _call_node_callback(address: int, node: Node) -> int:
 
 
 Graph.call_node_callback = staticmethod(_call_node_callback)
+execution.exit_guard = lib.vxnn_register_exit
+# Load numba, LLVM and the thread pool during start-up: the C exit handler, registered
+# after start-up, then runs before their destructors (see csrc/runtime.c).
+execution.prepare_runtime()
 
 
 # -- graphs -------------------------------------------------------------------
@@ -235,6 +239,7 @@ def vxnn_set_parameter_by_reference(parameter, value):
 # -- typed node constructors --------------------------------------------------------
 ARG_REF, ARG_ENUM, ARG_SIZE, ARG_FLOAT32, ARG_STRUCT = range(5)
 _PACK = {ARG_ENUM: "i", ARG_SIZE: "N", ARG_FLOAT32: "f"}
+_SIZE_MASK = (1 << (8 * struct.calcsize("N"))) - 1
 
 
 def _argument_value(ctx, graph, spec, arg):
@@ -253,6 +258,8 @@ def _argument_value(ctx, graph, spec, arg):
         raw = bytes(ffi.buffer(arg.p, arg.size))
     else:
         value = arg.f if kind == ARG_FLOAT32 else arg.i
+        if kind == ARG_SIZE:  # a vx_size travels as int64: read it back as the unsigned value it was
+            value &= _SIZE_MASK
         raw = struct.pack(_PACK[kind], value)
     return Scalar(ctx, spec.scalar_type, raw), True
 
@@ -277,9 +284,8 @@ def vxnn_create_node(graph, kernel_enum, count, args):
             raise
         node = Node(g, description)
         try:
-            for k, (obj, internal) in enumerate(values):
-                if obj is not None:
-                    node.set_parameter(description.param_index(k), obj)
+            for k, (obj, internal) in enumerate(values):  # NULL for a required one is refused here
+                node.set_parameter(description.param_index(k), obj)
         except VXError as err:
             node.graph.remove_node(node)
             node.release()

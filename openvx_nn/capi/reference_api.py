@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import struct
 
-from ..core import reference
+from ..core import compat, reference
+from ..core.compat import ContextAttrExt
 from ..core.context import (
     EXTENSIONS,
     IMPLEMENTATION,
@@ -80,6 +81,10 @@ def _set_border_policy(ctx: Context, value: int) -> None:
     ctx.immediate_border_policy = value
 
 
+def _set_compat(ctx: Context, value: int) -> None:
+    ctx.nn_compat = int(compat.check_setting(value))
+
+
 attributes.register(Type.VX_TYPE_CONTEXT, {
     ContextAttr.VX_CONTEXT_VENDOR_ID: Attr("H", lambda c: VENDOR_ID),
     ContextAttr.VX_CONTEXT_VERSION: Attr("H", lambda c: VERSION),
@@ -95,6 +100,8 @@ attributes.register(Type.VX_TYPE_CONTEXT, {
     ContextAttr.VX_CONTEXT_IMMEDIATE_BORDER: Attr("fixed", lambda c: c.immediate_border, _set_border, 20),
     ContextAttr.VX_CONTEXT_IMMEDIATE_BORDER_POLICY: Attr("i", lambda c: c.immediate_border_policy,
                                                          _set_border_policy),
+    ContextAttrExt.VX_CONTEXT_OPENVX_NN_COMPAT: Attr("i", lambda c: compat.resolve(c.nn_compat),
+                                                     _set_compat),
 })
 
 

@@ -10,7 +10,7 @@ from ..core.context import MAX_TENSOR_DIMS, Context
 from ..core.enums import Status, TensorAttr, Type
 from ..core.errors import VXError
 from ..core.graph import Graph
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mapped_after_release
 from . import attributes
 from .attributes import Attr
 from .binding import ffi
@@ -70,7 +70,7 @@ def vxnn_create_tensor_from_handle(context, n, dims, data_type, fpp, stride, ptr
 
 @status_entry
 def vxnn_swap_tensor_handle(tensor, new_ptr, prev_ptr):
-    previous = _tensor(tensor).swap_handle(address(new_ptr))
+    previous = _tensor(tensor).swap_handle(address(new_ptr), user_array)
     if prev_ptr != ffi.NULL:
         prev_ptr[0] = ffi.cast("void *", previous)
 
@@ -99,4 +99,5 @@ def vxnn_map_tensor_patch(tensor, n, start, end, map_id, stride, ptr, usage, mem
 
 @status_entry
 def vxnn_unmap_tensor_patch(tensor, map_id):
-    tensor_patch.unmap_patch(_tensor(tensor), map_id)
+    t = mapped_after_release(tensor) if tensor else None
+    tensor_patch.unmap_patch(t or _tensor(tensor), map_id)

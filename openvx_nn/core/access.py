@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .enums import Accessor, MemoryType, Status
+from .enums import Accessor, MapFlag, MemoryType, Status
 from .errors import VXError
 
 if TYPE_CHECKING:
@@ -79,3 +79,10 @@ class Mappings:
 
     def __len__(self) -> int:
         return len(self._open)
+
+
+def check_map_flags(flags: int, ref=None) -> None:
+    """Map flags: 0 or VX_NOGAP_X (our memory never has gaps between pixels or items)."""
+    if flags & ~MapFlag.VX_NOGAP_X:
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
+                      f"map flags {flags:#x} are invalid (expected 0 or VX_NOGAP_X)", ref)

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from . import reference
+from .compat import Compat
 from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor, status_name
 from .errors import VXError
 from .reference import Reference
@@ -62,6 +63,7 @@ class Context(Reference):
         self.immediate_border = struct.pack("=i16s", Border.VX_BORDER_UNDEFINED, bytes(16))
         self.immediate_border_policy = int(BorderPolicy.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED)
         self.immediate_target = "any"
+        self.nn_compat = int(Compat.VX_OPENVX_NN_COMPAT_ENVIRONMENT)  # VX_CONTEXT_OPENVX_NN_COMPAT (core/compat.py)
 
     @classmethod
     def create(cls) -> Context:

@@ -55,3 +55,14 @@ def check_fixed_point(vx_type: int, fpp: int, ref=None) -> None:
         raise VXError(Status.VX_ERROR_INVALID_VALUE,
                       f"fixed point position {fpp} is invalid for {type_name(vx_type)} "
                       f"(expected {allowed.start}..{allowed.stop - 1})", ref)
+
+
+def zeros(shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:
+    """Zeroed storage for a data object; a size beyond memory is VX_ERROR_NO_MEMORY."""
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    try:
+        if nbytes > np.iinfo(np.intp).max:
+            raise MemoryError
+        return np.zeros(shape, dtype)
+    except (MemoryError, ValueError):
+        raise VXError(Status.VX_ERROR_NO_MEMORY, f"cannot allocate {nbytes} bytes for {what}") from None

@@ -50,6 +50,12 @@ NNRounding = _make("vx_nn_rounding_type_e")
 NNPooling = _make("vx_nn_pooling_type_e")
 NNNorm = _make("vx_nn_norm_type_e")
 NNActivation = _make("vx_nn_activation_function_e")
+DFImage = _make("vx_df_image_e")
+ImageAttr = _make("vx_image_attribute_e")
+ColorSpace = _make("vx_color_space_e")
+ChannelRange = _make("vx_channel_range_e")
+ArrayAttr = _make("vx_array_attribute_e")
+ObjectArrayAttr = _make("vx_object_array_attribute_e")
 
 LIMITS = integer_macros()
 MAX_IMPLEMENTATION_NAME = LIMITS["VX_MAX_IMPLEMENTATION_NAME"]

@@ -4,25 +4,58 @@ A graph verifies once (``plan.Verifier``) and then runs its nodes in the
 dependency order found there, as often as asked, without re-validating or
 re-allocating.  Anything that changes its structure sends it back to
 VX_GRAPH_STATE_UNVERIFIED.  Execution holds no model-wide lock, so graphs
-run in parallel from several threads (the kernels release the GIL).
+run in parallel from several threads (the kernels release the GIL).  Each
+node's runner is bound once (``KernelDescription.bind``) and rebound only when
+the graph verifies again or some tensor's storage changes, so a call costs a
+few microseconds plus the kernels.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import reference
+from . import execution
 from .context import Context
-from .enums import Action, GraphState, Status, Type
+from .enums import Action, Direction, GraphState, Status, Type
 from .errors import VXError
 from .perf import Perf
 from .reference import Reference
+from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .node import Node
 
 NodeCallback = Callable[["Node"], int]
+Runner = Callable[[], None]
+Step = tuple["Node", Runner, tuple]  # (node, its bound runner, root tensors it writes)
+
+
+class _Run:
+    """One scheduled execution: done once its worker has finished, with the graph's status."""
+
+    __slots__ = ("done", "status")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.status: int = Status.VX_FAILURE
+
+
+def _step(node: Node) -> Step:
+    """``node``'s runner, bound by its kernel's ``bind`` when it has one (else the executor)."""
+    description, params, state = node.description, node.params, node.state
+    runner: Runner | None = None
+    if description.bind is not None:
+        try:
+            runner = description.bind(params, state)
+        except Exception:  # noqa: BLE001 - the unbound executor reports the same failure per run
+            runner = None
+    if runner is None:
+        runner = functools.partial(description.execute, params, state)
+    outputs = tuple(p.root for spec, p in zip(description.params, params)
+                    if p is not None and spec.direction == Direction.VX_OUTPUT and hasattr(p, "root"))
+    return node, runner, outputs
 
 
 class Graph(Reference):
@@ -38,9 +71,11 @@ class Graph(Reference):
         self.perf = Perf()
         self.order: list[Node] = []
         self.verify_count = 0
-        self._worker: threading.Thread | None = None
-        self._scheduled_status = Status.VX_SUCCESS
-        self._run_lock = threading.Lock()
+        self._executing = False
+        self._executor: int | None = None  # thread running the nodes
+        self._run: _Run | None = None  # the scheduled run vxWaitGraph has not collected yet
+        self._steps: list[Step] | None = None
+        self._steps_epoch = -1
 
     # -- structure ---------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -59,6 +94,7 @@ class Graph(Reference):
 
     def invalidate(self) -> None:
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
+        self._steps = None
 
     @property
     def verified(self) -> bool:
@@ -96,7 +132,7 @@ class Graph(Reference):
         others = [region(p) for n in self.nodes for p in n.params if p is not None and p is not value]
         if (_same_meta(old, value) and not getattr(value, "virtual", False)
                 and not any(overlap(region(value), r) for r in others)):
-            self.state = state
+            self.state = state  # still verified; invalidate() already dropped the bound runners
 
     # -- verification and execution ------------------------------------------
     def verify(self) -> None:
@@ -106,50 +142,120 @@ class Graph(Reference):
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
-    def _prepare(self) -> list[Node]:
-        with reference.lock:
-            if self._worker is not None:
-                raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED, f"{self.describe()} is scheduled", self)
-            if not self.verified:
-                self.verify()
-            self.state = GraphState.VX_GRAPH_STATE_RUNNING
-            return list(self.order)
+    # -- execution: the state machine --------------------------------------------
+    # A graph is *executing* while a vxProcessGraph call or its scheduled worker
+    # runs its nodes, and *scheduled* from vxScheduleGraph until the vxWaitGraph
+    # that collects the run's status.  Both flags change only under
+    # ``execution.changed`` (the model lock); kernels run without it.
+    def _begin(self, run: _Run | None) -> list[Step]:
+        if self._executor == threading.get_ident():
+            raise VXError(Status.VX_FAILURE, f"{self.describe()} is already running on this thread "
+                                             "(called from its own node callback)", self)
+        while True:
+            if self._run is not None:
+                raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
+                              f"{self.describe()} is scheduled; vxWaitGraph it first", self)
+            if not self._executing:
+                break
+            execution.wait()  # another thread's vxProcessGraph of this graph
+        if not self.verified:
+            self.verify()
+        steps = self._bound_steps()
+        self._executing, self._run = True, run
+        self.state = GraphState.VX_GRAPH_STATE_RUNNING
+        self.hold()  # a graph released while it runs is destroyed when the run ends
+        return steps
+
+    def _end(self, status: int, key: object) -> None:
+        with execution.changed:
+            self._executing = False
+            self._executor = None
+            run = self._run
+            if run is not None:
+                run.status, run.done = status, True
+            execution.count_out(key)  # wakes waiters
+            self.unhold()
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
-        with self._run_lock:
-            return self._execute(self._prepare())
+        key = threading.get_ident()
+        if not execution.ready():
+            with execution.running(key):  # counted: the JIT may load while the process exits
+                execution.prepare_runtime()
+        with execution.changed:
+            execution.count_in(key)
+            try:
+                steps = self._begin(None)
+            except BaseException:
+                execution.count_out(key)
+                raise
+            self._executor = key
+        status = Status.VX_FAILURE
+        try:
+            status = self._execute(steps)
+        finally:
+            self._end(status, key)
+        return status
 
     def schedule(self) -> None:
-        with reference.lock:
-            order = self._prepare()
-            self._scheduled_status = Status.VX_SUCCESS
-            worker = threading.Thread(target=self._run_scheduled, args=(order,), daemon=True,
-                                      name=f"openvx-nn graph {self.handle:#x}")
-            self._worker = worker
-        worker.start()
+        """Start the graph on a worker thread; vxWaitGraph collects its status."""
+        run = _Run()
+        with execution.running(run):
+            execution.prepare_runtime()
+            with execution.changed:
+                steps = self._begin(run)
+                worker = threading.Thread(target=self._work, args=(run, steps), daemon=True,
+                                          name=f"openvx-nn graph {self.handle:#x}")
+                execution.count_in(run, check=False)  # the worker's own count, ended by the worker
+                try:
+                    worker.start()  # under the lock: a waiter never sees a run without its thread
+                except RuntimeError as exc:
+                    self._run = None
+                    self._end(Status.VX_ERROR_NO_RESOURCES, run)
+                    raise VXError(Status.VX_ERROR_NO_RESOURCES,
+                                  f"cannot start a thread for {self.describe()}: {exc}", self) from None
 
-    def _run_scheduled(self, order: list[Node]) -> None:
-        with self._run_lock:
-            self._scheduled_status = self._execute(order)
+    def _work(self, run: _Run, steps: list[Step]) -> None:
+        self._executor = threading.get_ident()
+        status = Status.VX_FAILURE
+        try:
+            status = self._execute(steps)
+        finally:
+            self._end(status, run)
 
     def wait(self) -> int:
-        worker = self._worker
-        if worker is None:
-            raise VXError(Status.VX_FAILURE, f"{self.describe()} was not scheduled", self)
-        worker.join()
-        with reference.lock:
-            if self._worker is worker:
-                self._worker = None
-        return self._scheduled_status
+        """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""
+        with execution.changed:
+            run = self._run
+            if run is None:
+                raise VXError(Status.VX_FAILURE, f"{self.describe()} was not scheduled", self)
+            while not run.done:
+                execution.wait()
+            if self._run is run:
+                self._run = None
+            return run.status
 
-    def _execute(self, order: list[Node]) -> int:
+    def _bound_steps(self) -> list[Step]:
+        """Each node with its runner, bound once per verification and storage change."""
+        if self._steps is None or self._steps_epoch != Tensor.storage_epoch:
+            self._steps_epoch = Tensor.storage_epoch
+            self._steps = [_step(node) for node in self.order]
+        return self._steps
+
+    def _execute(self, steps: list[Step]) -> int:
         timing = self.context.performance_enabled
         if timing:
             self.perf.start()
         status = Status.VX_SUCCESS
-        for node in order:
-            status = self._run_node(node, timing)
+        for node, runner, outputs in steps:
+            if execution.closing():
+                status = Status.VX_ERROR_GRAPH_ABANDONED
+                self.context.log(node, status, f"{self.describe()} abandoned before {node.describe()}: "
+                                               "the process is exiting")
+                break
+            status = self._run_node(node, runner, timing)
+            for tensor in outputs:
+                tensor.writes += 1
             if status != Status.VX_SUCCESS:
                 break
             if node.callback and self._callback_abandons(node):
@@ -168,11 +274,11 @@ class Graph(Reference):
         caller = Graph.call_node_callback
         return caller is not None and caller(node.callback, node) == Action.VX_ACTION_ABANDON
 
-    def _run_node(self, node: Node, timing: bool) -> int:
+    def _run_node(self, node: Node, runner: Runner, timing: bool) -> int:
         if timing:
             node.perf.start()
         try:
-            node.description.execute(node.params, node.state)
+            runner()
             node.status = Status.VX_SUCCESS
         except VXError as err:
             node.status = err.status

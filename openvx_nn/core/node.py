@@ -35,8 +35,13 @@ class Node(Reference):
         return f"node {label}({self.description.name}, {self.handle:#x})"
 
     def set_parameter(self, index: int, value: Reference | None) -> None:
-        """Set (or with None clear) parameter ``index``; the graph must verify again."""
+        """Set parameter ``index`` (None clears an optional one); the graph must verify again."""
         spec = check_index(self.description, index, self)
+        if value is None and not spec.optional:
+            # The sample implementation's rule: a required parameter has to exist.
+            raise VXError(Status.VX_ERROR_INVALID_REFERENCE,
+                          f"parameter {index} ({spec.name}) of {self.describe()} is required: "
+                          f"NULL is allowed only for optional parameters", self)
         if value is not None:
             if value.vx_type == Type.VX_TYPE_ERROR:
                 raise VXError(Status.VX_ERROR_INVALID_REFERENCE,

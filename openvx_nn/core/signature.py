@@ -56,6 +56,12 @@ class KernelDescription:
     # feeds parameters (0, 3, 1, 2).
     constructor_order: tuple[int, ...] | None = None
     doc: str = field(default="", compare=False)
+    # Optional: (parameter objects, state) -> a no-argument runner with everything
+    # a call needs already resolved (arrays, compiled kernels, tables).  Called
+    # after verification and again whenever some tensor's storage changes; it
+    # must read per call whatever the application may change between runs
+    # (non-[static] scalars).  Without it, each run calls ``execute``.
+    bind: Callable[[list, dict], Callable[[], None]] | None = field(default=None, compare=False)
 
     def param_index(self, argument: int) -> int:
         return self.constructor_order[argument] if self.constructor_order else argument

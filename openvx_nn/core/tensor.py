@@ -19,7 +19,10 @@ One class, four kinds fixed at creation:
   memory with its byte strides (stride[0] = element size, each stride at
   least the previous one times the previous dim, so elements never overlap).
   vxSwapTensorHandle replaces the memory; NULL takes it back, after which
-  ``array`` (hence copy and map) fails with VX_ERROR_NO_MEMORY.  A swap is
+  ``array`` (hence copy and map) fails with VX_ERROR_NO_MEMORY.  A normal
+  tensor may swap too: it then becomes a from-handle tensor with packed
+  strides, and the first swap returns the address of its own storage, which
+  stays allocated until the tensor is destroyed.  A swap is
   refused (VX_FAILURE) while a map of the tensor or of any view of it is open.
 - virtual (vxCreateVirtualTensor): rank (0), dims (0) and data type
   (VX_TYPE_INVALID) may be unknown; the fixed point position is checked only
@@ -155,6 +158,8 @@ class Tensor(Reference):
     """A tensor of any kind; create it with the class methods, not the constructor."""
 
     vx_type = Type.VX_TYPE_TENSOR
+    storage_epoch = 0
+    """Counts storage changes of any tensor (swap, allocation): graphs rebind their runners when it moves."""
 
     def __init__(self, context: Context, dims: Sizes, data_type: int, fpp: int, *,
                  storage: np.ndarray | None = None, virtual: bool = False,
@@ -173,8 +178,10 @@ class Tensor(Reference):
         self._wrap = wrap  # from-handle tensors only
         self._strides = strides
         self._address = 0
+        self._own_storage: np.ndarray | None = None  # a swapped normal tensor's storage, kept for the app
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
+        self.writes = 0  # counted on the root: grows with every write (copy, unmap, swap, node output)
 
     # -- creators ----------------------------------------------------------------
     @classmethod
@@ -284,6 +291,8 @@ class Tensor(Reference):
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
             self._storage = _zeros(sizes, data_type)
+            self.writes += 1
+            Tensor.storage_epoch += 1
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
 
     # -- application memory ------------------------------------------------------
@@ -291,24 +300,60 @@ class Tensor(Reference):
         self._address = address
         self._storage = (self._wrap(address, self.dims, self._strides, dtype_of(self._data_type))
                          if address else None)
+        self.writes += 1
+        Tensor.storage_epoch += 1
 
-    def swap_handle(self, address: int) -> int:
-        """Use the application memory at ``address`` (0: none) and return the previous address."""
+    def swap_handle(self, address: int, wrap: Wrap | None = None) -> int:
+        """Use the application memory at ``address`` (0: none) and return the previous address.
+
+        A tensor made by vxCreateTensor adopts ``wrap`` and the packed strides on
+        its first swap; the address it returns then is that of its own storage,
+        which it keeps (valid for the application) until it is destroyed.
+        """
         if self.parent is not None:
             raise VXError(Status.VX_ERROR_INVALID_REFERENCE,
                           f"{self.describe()} is a view; only its root tensor's handle can be swapped", self)
-        if self._wrap is None:
+        if self.virtual:
             raise VXError(Status.VX_ERROR_INVALID_REFERENCE,
-                          f"{self.describe()} was not created by vxCreateTensorFromHandle", self)
+                          f"virtual {self.describe()} has no application memory to swap", self)
         if self.pins:
             raise VXError(Status.VX_FAILURE,
                           f"{self.describe()} has {self.pins} open mapping(s); unmap before swapping", self)
+        if self._wrap is None:
+            if wrap is None:
+                raise invalid_parameters(f"{self.describe()} cannot take application memory here", self)
+            self._own_storage = self._storage
+            self._address = self._storage.__array_interface__["data"][0]
+            self._strides = tuple(self._storage.strides)
+            self._wrap = wrap
         previous = self._address
         self._attach(address)
         return previous
 
     # -- lifetime --------------------------------------------------------------------
     def on_destroy(self) -> None:
-        self.root.pins -= len(self.maps)
+        if len(self.maps):
+            # The application still has pointers into this memory: keep it (and the
+            # parent a view addresses) until the last unmap; the handle is already invalid.
+            _mapped_after_release[self.handle] = self
+            return
         if self.parent is not None:
             self.parent.unhold()
+
+    def unmapped(self) -> None:
+        """One map of this tensor ended: release what a destroyed tensor kept for it."""
+        self.root.pins -= 1
+        self.root.writes += 1
+        if not self.alive and not len(self.maps):
+            _mapped_after_release.pop(self.handle, None)
+            if self.parent is not None:
+                self.parent.unhold()
+
+
+_mapped_after_release: dict[int, Tensor] = {}
+"""Tensors whose last reference was released while mapped, by handle: only unmap still reaches them."""
+
+
+def mapped_after_release(handle: int) -> Tensor | None:
+    """The released tensor ``handle`` named if it still has open maps, else None."""
+    return _mapped_after_release.get(handle)

@@ -13,7 +13,9 @@ rule), so a patch is an ``n``-dimensional array.
   first element inside the tensor's own storage and that storage's byte
   strides for the ``n`` dims, so writes through it are the tensor's data at
   once; any usage, VX_READ_AND_WRITE included.  Unmap only ends the map (an
-  open map pins a from-handle tensor's memory against swaps).
+  open map pins a from-handle tensor's memory against swaps).  Releasing the
+  last reference while a map is open invalidates the handle for everything
+  but the unmap, which still ends the map and frees the memory.
 
 Both refuse virtual tensors (VX_ERROR_OPTIMIZED_AWAY: the application never
 sees a graph's intermediate data), accept only host memory, and check every
@@ -65,6 +67,7 @@ def copy_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int
         np.copyto(user, patch)
     else:
         np.copyto(patch, user)
+        t.root.writes += 1
 
 
 def map_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
@@ -77,5 +80,6 @@ def map_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int]
 
 
 def unmap_patch(t: Tensor, map_id: int) -> None:
+    """End a map (also of a tensor released while mapped, which then goes away)."""
     t.maps.close(map_id, t)
-    t.root.pins -= 1
+    t.unmapped()

@@ -7,6 +7,7 @@ in OpenVX dim order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +70,16 @@ def build_graph(ctx: Context, model: DigitsModel, variant: Variant, batch: int) 
     g.softmax(logits, out=probs)
     g.verify()
     return g, x, probs
+
+
+@lru_cache(maxsize=1)
+def _shipped_model() -> DigitsModel:
+    return load_model()
+
+
+def build(ctx: Context, batch: int, variant: str = "q78") -> tuple[Graph, Tensor, Tensor]:
+    """The shipped digits network for ``batch`` images in ``variant`` ('q78' or 'f32'): a
+    module-level function so ``functools.partial(build, batch=64)`` ships cheaply to Dask workers."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant {variant!r} is not one of {', '.join(map(repr, VARIANTS))}")
+    return build_graph(ctx, _shipped_model(), VARIANTS[variant], batch)

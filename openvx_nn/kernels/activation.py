@@ -36,7 +36,9 @@ swap in its own approximations; those tests would then fail.
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -134,24 +136,56 @@ def activation(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b:
     tensors. ``parallel``: None chooses the thread pool for at least
     PARALLEL_WORK elements; the result is the same either way.
     """
+    run = prepare(detach_from(out, x), out, function, a, b, fpp_in=fpp_in, fpp_out=fpp_out, parallel=parallel)
+    run()
+
+
+def detach_from(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``x``, or its copy when it overlaps ``out`` other than as the very same view."""
+    check_pair(x, out)
+    return detach(out, x, True)
+
+
+def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
+            fpp_in: int = 0, fpp_out: int = 0, parallel: bool | None = None) -> Callable[[], None]:
+    """:func:`activation` with every check, view, table and compiled function resolved once:
+    the returned runner only runs the kernel (on the arrays' current contents).
+
+    ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
+    """
     code = _CODES.get(function)
     if code is None:
         raise ValueError(f"activation function {function!r} is unknown; expected one of {', '.join(FUNCTIONS)}")
     check_pair(x, out)
     a = float32_value(a) if function in _USES_A else 0.0
     b = float32_value(b) if function in _USES_B else 0.0
-    views = loop_views(out, detach(out, x, True))
+    views = loop_views(out, x)
     if views is None:
-        return
+        return _nothing
     o, v = views
-    if parallel is None:
-        parallel = out.size >= PARALLEL_WORK
-    with jit.thread_pool() as pool:
-        parallel = bool(parallel and pool)
-        if out.dtype.kind == "f":
-            _run_evaluate(v, o, code, a, b, plan(out.dtype, 0, 0), parallel)
-            return
+    wants_pool = bool(out.size >= PARALLEL_WORK if parallel is None else parallel)
+    if out.dtype.kind == "f":
+        q = plan(out.dtype, 0, 0).args()
+        types = (jit.array_in(v), jit.array_out(o), jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT,
+                 jit.INT, jit.INT, jit.BOOL)
+        arguments = (v, o, code, a, b, *q)
+        kernels = {p: jit.entry(_EVALUATE[p], *types) for p in {False, wants_pool}}
+    else:
         table = _table(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
-        offset = -int(np.iinfo(out.dtype).min)
-        jit.entry(_GATHER[parallel], jit.array_in(v), jit.array_in(table, "C"), jit.INT,
-                  jit.array_out(o))(v, table, offset, o)
+        arguments = (v, table, -int(np.iinfo(out.dtype).min), o)
+        types = (jit.array_in(v), jit.array_in(table, "C"), jit.INT, jit.array_out(o))
+        kernels = {p: jit.entry(_GATHER[p], *types) for p in {False, wants_pool}}
+    serial = kernels[False]
+    if not wants_pool:
+        return functools.partial(serial, *arguments)
+    parallel_kernel = kernels[True]
+
+    def run() -> None:
+        with jit.thread_pool() as pool:
+            (parallel_kernel if pool else serial)(*arguments)
+
+    return run
+
+
+def _nothing() -> None:
+    pass

@@ -11,7 +11,7 @@ from .layout import detach, loop_views
 
 # error_model="numpy": a zero norm divides to +-inf or nan (IEEE) instead of raising.
 @kernel(error_model="numpy")
-def _convert_to_int(x, in_unit, offset, norm, out_unit, out, saturate, lo, hi):
+def _convert_to_int(x, in_unit, offset, norm, out_unit, out, saturate, truncate, lo, hi):
     n0, n1, n2, n3, n4, n5 = out.shape
     for i0 in range(n0):
         for i1 in range(n1):
@@ -20,6 +20,8 @@ def _convert_to_int(x, in_unit, offset, norm, out_unit, out, saturate, lo, hi):
                     for i4 in range(n4):
                         for i5 in range(n5):
                             v = (np.float64(x[i0, i1, i2, i3, i4, i5]) / in_unit - offset) / norm * out_unit
+                            if truncate:
+                                v = np.trunc(v)
                             out[i0, i1, i2, i3, i4, i5] = float_to_int(v, lo, hi, saturate)
 
 
@@ -37,13 +39,14 @@ def _convert_to_float(x, in_unit, offset, norm, out):
 
 
 def convert_depth(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, norm: float, offset: float,
-                  saturate: bool) -> None:
+                  saturate: bool, *, truncate: bool = False) -> None:
     """``out = ((x / 2**in_fpp) - offset) / norm * 2**out_fpp`` element-wise, in place.
 
     Evaluated in float64 in exactly that order, with ``norm`` and ``offset``
     taken as float32 values (OpenVX passes them as vx_float32). float32
     tensors count as fixed point position 0 whatever is passed. Integer
-    output: rounded to nearest, ties to even, then saturated (``saturate``) or
+    output: rounded to nearest, ties to even (``truncate``: toward zero, the
+    Khronos sample implementation's C cast), then saturated (``saturate``) or
     wrapped two's-complement; float32 output: the float64 result cast to
     float32, no other rounding. ``norm == 0`` is rejected by graph
     verification; here it follows IEEE division: ``x - offset`` of either sign
@@ -63,5 +66,5 @@ def convert_depth(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, nor
         jit.entry(_convert_to_float, *head, jit.array_out(o))(v, in_unit, offset, norm, o)
         return
     lo, hi = int_range(out.dtype)
-    function = jit.entry(_convert_to_int, *head, jit.FLOAT, jit.array_out(o), jit.BOOL, jit.INT, jit.INT)
-    function(v, in_unit, offset, norm, 2.0 ** out_fpp, o, bool(saturate), lo, hi)
+    function = jit.entry(_convert_to_int, *head, jit.FLOAT, jit.array_out(o), jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    function(v, in_unit, offset, norm, 2.0 ** out_fpp, o, bool(saturate), bool(truncate), lo, hi)

@@ -3,7 +3,10 @@
 ``out[ox, oy, k, *b] = bias + sum over c, my, mx of
 x[ox*stride_x - pad_x + mx*(dilation_x + 1), oy*stride_y - pad_y + my*(dilation_y + 1), c, *b] * w[mx, my, c, k]``
 with zeros outside the input. No kernel flip (the seed's formula is a
-correlation). The arithmetic, exactness bounds and float32 summation order
+correlation). ``origin_x``/``origin_y`` (default 0) move every tap that many
+inputs further: the Khronos sample implementation's dilated taps sit at
+``mx*(dilation_x + 1) + dilation_x`` (its compatibility mode passes
+``origin = dilation``). The arithmetic, exactness bounds and float32 summation order
 are ``correlation.py``'s; the fast integer route is ``im2col.py``'s.
 """
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _check_shapes(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np
 def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,
                 stride_x: int, stride_y: int, dilation_x: int, dilation_y: int, saturate: bool,
                 nearest_even: bool, *, fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
-                method: str | None = None, isa: str | None = None) -> None:
+                origin_x: int = 0, origin_y: int = 0, method: str | None = None, isa: str | None = None) -> None:
     """The convolution layer into the preallocated ``out``, in place.
 
     Shapes in OpenVX order: ``x`` (W, H, C, *batch) with 0 to 3 batch dims,
@@ -55,6 +58,6 @@ def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.n
         if value < least:
             raise ValueError(f"{name} is {value}; expected at least {least}")
     x, w, bias = detach_inputs(out, x, w, bias)
-    window = convolution_window(pad_x, pad_y, stride_x, stride_y, dilation_x, dilation_y)
+    window = convolution_window(pad_x, pad_y, stride_x, stride_y, dilation_x, dilation_y, origin_x, origin_y)
     arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))
     correlate(x, w, bias, out, window, arithmetic, method, isa)

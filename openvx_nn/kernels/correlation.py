@@ -255,13 +255,15 @@ def detach_inputs(out, x, w, bias):
 
 
 def convolution_window(pad_x: int, pad_y: int, stride_x: int, stride_y: int, dilation_x: int,
-                       dilation_y: int) -> Window:
+                       dilation_y: int, origin_x: int = 0, origin_y: int = 0) -> Window:
     """Where a convolution's taps read: the one place the layer's tap geometry is defined.
 
-    Tap ``m`` of output ``o`` reads input ``o * stride - pad + m * (dilation + 1)`` (the standard's
-    convention). A different convention only changes the offsets here.
+    Tap ``m`` of output ``o`` reads input ``o * stride - pad + origin + m * (dilation + 1)``. The
+    standard's convention is ``origin = 0``; the Khronos sample implementation's compatibility mode
+    passes ``origin = dilation`` (``operations/geometry.py`` decides which).
     """
-    return Window(int(stride_x), int(stride_y), int(dilation_x) + 1, int(dilation_y) + 1, -int(pad_x), -int(pad_y))
+    return Window(int(stride_x), int(stride_y), int(dilation_x) + 1, int(dilation_y) + 1,
+                  int(origin_x) - int(pad_x), int(origin_y) - int(pad_y))
 
 
 @dataclass(frozen=True)

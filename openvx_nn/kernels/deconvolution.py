@@ -18,6 +18,13 @@ therefore a stride-1 correlation of ``x`` with the sub-kernel
 computes it, with the same exact integer arithmetic and bounds. A phase
 whose sub-kernel is empty (``K < upscale``) holds the bias alone.
 
+Two supersets of the text: the bias may be per output location
+``(OW, OH, K)`` as in convolution (each phase reads its own slice of it); and
+``bound_x``/``bound_y`` (default: the whole input) limit the samples read to
+the first ``bound`` along that axis (the Khronos sample implementation counts
+only samples whose zero-inserted position ``i * upscale`` is below ``W``; its
+compatibility mode passes that count). The output size does not change.
+
 float32 sums run over the taps that meet a real sample, in the order ``c``,
 then ``my``, then ``mx`` ascending (the sub-kernel keeps the order of the
 kernel's own indices); taps on inserted zeros or padding add nothing.
@@ -51,8 +58,8 @@ def _check(x, w, bias, out, pads, upscales, extras) -> None:
     if out.ndim != x.ndim or out.shape != expected + (w.shape[3],) + x.shape[3:]:
         raise ValueError(f"output shape {out.shape} does not fit input {x.shape}, weights {w.shape}, pads {pads}, "
                          f"upscales {upscales} and a {extras}: expected {expected + (w.shape[3],) + x.shape[3:]}")
-    if bias is not None and bias.shape != (w.shape[3],):
-        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},)")
+    if bias is not None and bias.shape not in ((w.shape[3],), out.shape[:3]):
+        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},) or {out.shape[:3]}")
 
 
 def _phases(kernel: int, pad: int, upscale: int, size_out: int):
@@ -71,11 +78,13 @@ class DeconvolutionRoute:
 
     upscales: tuple[int, int]
     phases: tuple[tuple[int, int, Route], ...]
+    bounds: tuple[int | None, int | None] = (None, None)  # samples read along x and y (None: all)
 
 
 def prepare_deconvolution(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
                           pads: tuple[int, int], upscales: tuple[int, int], arithmetic: Arithmetic,
-                          method: str | None = None, isa: str | None = None) -> DeconvolutionRoute:
+                          method: str | None = None, isa: str | None = None,
+                          bounds: tuple[int | None, int | None] = (None, None)) -> DeconvolutionRoute:
     """Split the layer into its phases (module doc) and decide each one's route once."""
     kx, ky = w.shape[0], w.shape[1]
     phases = []
@@ -86,25 +95,28 @@ def prepare_deconvolution(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...
             route = prepare(sub, has_bias, x_shape, size + tuple(out_shape[2:]), Window(1, 1, 1, 1, offset_x, offset_y),
                             arithmetic, method, isa)
             phases.append((phase_x, phase_y, route))
-    return DeconvolutionRoute(upscales, tuple(phases))
+    return DeconvolutionRoute(upscales, tuple(phases), bounds)
 
 
 def execute_deconvolution(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None,
                           out: np.ndarray) -> None:
     """Run every phase of ``route`` into its slice of ``out`` (inputs must not overlap ``out``)."""
     ux, uy = route.upscales
+    x = x[:route.bounds[0], :route.bounds[1]]  # samples beyond the bound read as zeros, like padding
     for phase_x, phase_y, phase in route.phases:
-        execute(phase, x, bias, out[phase_x::ux, phase_y::uy])
+        at = (slice(phase_x, None, ux), slice(phase_y, None, uy))
+        execute(phase, x, bias if bias is None or bias.ndim == 1 else bias[at], out[at])
 
 
 def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,
                   upscale_x: int, upscale_y: int, a_x: int, a_y: int, saturate: bool, nearest_even: bool, *,
                   fpp_x: int = 0, fpp_w: int = 0, fpp_b: int = 0, fpp_out: int = 0,
-                  method: str | None = None, isa: str | None = None) -> None:
+                  bound_x: int | None = None, bound_y: int | None = None, method: str | None = None,
+                  isa: str | None = None) -> None:
     """The deconvolution layer into the preallocated ``out``, in place.
 
     Shapes in OpenVX order: ``x`` (W, H, C, *batch) with 0 to 3 batch dims,
-    ``w`` (KX, KY, C, K), ``bias`` None or (K,), ``out`` (OW, OH, K, *batch)
+    ``w`` (KX, KY, C, K), ``bias`` None, (K,) or (OW, OH, K), ``out`` (OW, OH, K, *batch)
     with ``OW = (W - 1) * upscale_x - 2 * pad_x + KX + a_x`` (same for y).
     One dtype for all; integers follow the same exact contract as
     ``convolution`` (exact sums, aligned bias, one rounding, saturate or
@@ -115,9 +127,13 @@ def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np
     pads, upscales, extras = (int(pad_x), int(pad_y)), (int(upscale_x), int(upscale_y)), (int(a_x), int(a_y))
     _check(x, w, bias, out, pads, upscales, extras)
     check_method(method)
+    for name, bound in (("bound_x", bound_x), ("bound_y", bound_y)):
+        if bound is not None and bound < 1:
+            raise ValueError(f"{name} is {bound}; expected at least 1 (or None: the whole input)")
     x, w, bias = detach_inputs(out, x, w, bias)
     arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))
     if out.size == 0:
         return
-    route = prepare_deconvolution(w, bias is not None, x.shape, out.shape, pads, upscales, arithmetic, method, isa)
+    route = prepare_deconvolution(w, bias is not None, x.shape, out.shape, pads, upscales, arithmetic, method, isa,
+                                  bounds=(bound_x, bound_y))
     execute_deconvolution(route, x, bias, out)

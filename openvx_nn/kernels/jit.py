@@ -8,6 +8,10 @@ cache are handled here so no kernel module has to think about them:
   helper in ``fixed_point.py`` would leave every caller's cached machine code
   stale. The cache key here also carries a hash of every module in this
   package.
+- The cache lives next to the sources (``__pycache__``) when that is writable,
+  else in ``$XDG_CACHE_HOME/openvx_nn/numba`` (``~/.cache/...``);
+  ``NUMBA_CACHE_DIR`` overrides both.  So a read-only install compiles once
+  per user, not once per process.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
@@ -25,6 +29,7 @@ compiled function instead of three.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,15 +55,40 @@ PACKAGE_STAMP = _package_stamp()
 # Qualified names of kernels running without an on-disk cache (diagnostics, tests).
 _uncached: list[str] = []
 
+def user_cache_dir() -> Path:
+    """Where kernels are cached when the package directory is not writable."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "openvx_nn" / "numba"
+
+
 try:  # numba internals; without them the plain cache=True path below is used.
+    from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
 except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
-if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key"):
+if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
+        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "InTreeCacheLocator", "CompileResultCacheImpl")):
+
+    class _UserCacheLocator(_caching.UserProvidedCacheLocator):
+        """``user_cache_dir()``: the fallback for a read-only install (numba's own is shared by every package)."""
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            return _caching._SourceFileBackedLocatorMixin.from_function.__func__(cls, py_func, py_file)
+
+    class _KernelCacheImpl(_caching.CompileResultCacheImpl):
+        # $NUMBA_CACHE_DIR, else next to the sources, else the user's cache directory.
+        _locator_classes = (_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator)
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
+
+        _impl_class = _KernelCacheImpl
 
         def __init__(self, py_func, options: str):
             super().__init__(py_func)
@@ -107,6 +137,7 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
+            dispatchers[f"{function.__module__}:{function.__qualname__}:{parallel}:{error_model}"] = dispatcher
             return dispatcher
         try:  # pragma: no cover - only with a numba whose cache internals moved
             # numba's own key ignores the options, and matmul compiles one function serial and parallel.
@@ -121,6 +152,34 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
 def uncached() -> tuple[str, ...]:
     """Names of the kernels that run without an on-disk cache in this process."""
     return tuple(_uncached)
+
+
+def start_codegen() -> None:
+    """Compile one tiny function (never cached) so that LLVM sets up its lazily built state now.
+
+    LLVM registers the destructors of much of its state with the C runtime's
+    exit handlers on first use, i.e. during the first compilation.  A host that
+    must run its own exit handler before them (the embedded library waits there
+    for kernels still compiling) calls this first, then registers its handler.
+    """
+    try:  # numba's code generator on a hand-written module: ~10 ms, where numba.njit costs ~0.3 s
+        import llvmlite.binding as llvm
+        from llvmlite import ir
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+
+        module = ir.Module("openvx_nn_start")
+        i64 = ir.IntType(64)
+        function = ir.Function(module, ir.FunctionType(i64, [i64]), "openvx_nn_start")
+        build = ir.IRBuilder(function.append_basic_block())
+        build.ret(build.add(build.mul(function.args[0], ir.Constant(i64, 3)), ir.Constant(i64, 1)))
+        library = cpu_target.target_context.codegen().create_library("openvx_nn_start")
+        library.add_llvm_module(llvm.parse_assembly(str(module)))
+        with global_compiler_lock:
+            library.finalize()  # optimisation passes
+            library.get_pointer_to_function("openvx_nn_start")  # machine code
+    except Exception:  # noqa: BLE001 - numba internals moved: the slower public way
+        numba.njit(lambda n: n * 3 + 1)(1)
 
 
 # ---- specialisation -------------------------------------------------------------------------------
@@ -138,22 +197,45 @@ def entry(dispatcher, *arg_types) -> Callable:
     function = _entries.get(key)
     if function is None:
         function = _entries[key] = dispatcher.compile(arg_types)
+        for hook in on_new_entry:
+            hook(dispatcher, arg_types)
     return function
+
+
+dispatchers: dict[str, Callable] = {}
+"""Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (``warm`` replays them)."""
+
+on_new_entry: list[Callable[[Callable, tuple], None]] = []
+"""Called with (dispatcher, argument types) whenever :func:`entry` meets a new specialisation."""
+
+
+_array_types: dict[tuple, types.Array] = {}
+
+
+def _array_type(array: np.ndarray, layout: str, readonly: bool) -> types.Array:
+    # numba.typeof costs microseconds per call; the type depends only on this key.
+    key = (array.dtype, array.ndim, array.flags.aligned, layout, readonly)
+    found = _array_types.get(key)
+    if found is None:
+        found = _array_types[key] = numba.typeof(array).copy(layout=layout, readonly=readonly)
+    return found
 
 
 def array_in(array: np.ndarray, layout: str = "A") -> types.Array:
     """numba type of a read-only input array (layout 'A' unless the caller guarantees 'C')."""
-    return numba.typeof(array).copy(layout=layout, readonly=True)
+    return _array_type(array, layout, True)
 
 
 def array_out(array: np.ndarray) -> types.Array:
     """numba type of a written output array (layout 'A')."""
-    return numba.typeof(array).copy(layout="A", readonly=False)
+    return _array_type(array, "A", False)
 
 
 # ---- the thread pool ------------------------------------------------------------------------------
 
 _pool = threading.Lock()
+_SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
+"""OPENVX_NN_THREADS=1: kernels never use numba's thread pool (one core per graph)."""
 
 
 @contextmanager
@@ -166,7 +248,7 @@ def thread_pool() -> Iterator[bool]:
     neither TBB nor OpenMP is available, aborts the whole process on
     concurrent launches, and two launches sharing one pool gain nothing.
     """
-    acquired = _pool.acquire(blocking=False)
+    acquired = not _SERIAL and _pool.acquire(blocking=False)
     try:
         yield acquired
     finally:
@@ -178,3 +260,8 @@ INT = types.int64
 FLOAT = types.float64
 BOOL = types.boolean
 
+
+if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):
+    from .warm import start_recording
+
+    start_recording()

@@ -7,12 +7,14 @@ tensor's fixed point position does not scale them); ``out``
 ``[OW, OH, C, R]`` or ``[OW, OH, C, R, B]``. A missing batch dim counts as
 ``B = 1``, and the three tensors must agree on ``B``.
 
-Bins (Fast R-CNN). With ``roi_w = x1 - x0 + 1`` and ``roi_h = y1 - y0 + 1``,
+Bins (Fast R-CNN). With ``roi_w = max(x1 - x0, 0) + 1`` and ``roi_h = max(y1 - y0, 0) + 1``
+(a malformed ROI, ``x1 < x0``, is one pixel wide at ``x0``, as in the Khronos
+sample implementation),
 bin ``i`` along x spans ``x0 + floor(i * roi_w / OW)`` to
 ``x0 + ceil((i + 1) * roi_w / OW)`` (exclusive), likewise along y, clipped to
 ``[0, W)`` and ``[0, H)``. Each output is the largest value of its bin
 (float32 by ``window_max.larger``: NaN propagates, +0.0 beats -0.0); an empty
-bin, and every bin of an ROI with ``roi_w <= 0`` or ``roi_h <= 0``, gives 0.
+bin (one wholly outside the input) gives 0.
 
 Exactness: coordinates are below ``2**32`` in magnitude, so ``roi_w`` is below
 ``2**33`` and ``(i + 1) * roi_w`` stays below ``2**62`` while ``OW`` and
@@ -36,11 +38,9 @@ LIMIT = 1 << 29  # OW and OH stay below this (see the module doc)
 
 @kernel
 def _bin_edges(bins, start, size, extent, edges):
-    """Clipped ``[lo, hi)`` of every bin of an ROI side into ``edges[bins, 2]`` (empty: ``lo >= hi``)."""
+    """Clipped ``[lo, hi)`` of every bin of an ROI side of ``size >= 1`` into ``edges[bins, 2]`` (empty:
+    ``lo >= hi``)."""
     for i in range(bins):
-        if size <= 0:
-            edges[i, 0], edges[i, 1] = 0, 0
-            continue
         lo = start + (i * size) // bins
         hi = start - ((-(i + 1) * size) // bins)  # ceil by floor of the negation
         edges[i, 0] = min(max(lo, 0), extent)
@@ -56,8 +56,8 @@ def _roi_max_pool(x, rois, out):
     for b in range(n_batch):
         for r in range(n_rois):
             x0, y0, x1, y1 = rois[0, r, b], rois[1, r, b], rois[2, r, b], rois[3, r, b]
-            _bin_edges(out_w, x0, x1 - x0 + 1, width, x_edges[r, b])
-            _bin_edges(out_h, y0, y1 - y0 + 1, height, y_edges[r, b])
+            _bin_edges(out_w, x0, max(x1 - x0, 0) + 1, width, x_edges[r, b])
+            _bin_edges(out_h, y0, max(y1 - y0, 0) + 1, height, y_edges[r, b])
     for task in prange(n_c * n_rois * n_batch):
         c, rest = task % n_c, task // n_c
         r, b = rest % n_rois, rest // n_rois

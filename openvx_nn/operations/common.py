@@ -25,13 +25,15 @@ def same_format(v: Validation, index: int, meta: Meta, reference: Meta, what: st
               f"fixed point position {meta.fpp} differs from {what}'s {reference.fpp}")
 
 
-def broadcastable(v: Validation, index: int, meta: Meta, target: Meta) -> None:
-    """``meta`` broadcasts to ``target``: no more dims, each equal or 1."""
-    ok = meta.rank <= target.rank and all(
-        d in (1, t) for d, t in zip(meta.dims, target.dims))
-    v.require(ok, index, Status.VX_ERROR_INVALID_DIMENSION,
-              f"dims {list(meta.dims)} do not broadcast to {list(target.dims)} "
-              f"(each must equal the first input's or be 1)")
+def broadcast_dims(v: Validation, index: int, a: Meta, b: Meta) -> tuple[int, ...]:
+    """The shape ``a`` and ``b`` broadcast to: per dim equal, or either is 1 (dims past a tensor's rank
+    count as 1). OpenVX broadcasts only ``b`` (input2); either is a superset the conformance suite uses."""
+    rank = max(a.rank, b.rank)
+    da, db = a.dims + (1,) * (rank - a.rank), b.dims + (1,) * (rank - b.rank)
+    v.require(all(m == n or 1 in (m, n) for m, n in zip(da, db)), index, Status.VX_ERROR_INVALID_DIMENSION,
+              f"dims {list(b.dims)} and input1's {list(a.dims)} do not broadcast "
+              f"(each dim must be equal, or 1 in either)")
+    return tuple(max(m, n) for m, n in zip(da, db))
 
 
 def policy(v: Validation, index: int, allowed=CONVERT_POLICIES, what: str = "overflow policy") -> int:

@@ -4,8 +4,18 @@ The NN extension has no stride parameter: the application chooses the output
 size and the stride is the smallest positive integer that reproduces it,
 ``out = round((in + 2*pad - k_eff) / stride) + 1`` with ``round`` the node's
 down-scale rounding (floor or ceiling).
+
+:class:`Conventions` holds the geometric differences between the standard's
+text and the Khronos sample implementation (tap positions, input bounds),
+decided once per node when its graph is verified.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.compat import sample_conventions
+from ..core.errors import VXError
+from ..core.validation import Validation
 
 
 def effective_kernel(size: int, dilation: int = 0) -> int:
@@ -38,3 +48,29 @@ def deconvolution_upscale(extent: int, pad: int, kernel: int, a: int, out: int) 
         return None
     upscale = top // (extent - 1)
     return upscale if upscale > a else None
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """Which convention a node follows where the standard's text and the Khronos sample implementation
+    disagree on geometry; fixed when its graph is verified (``core/compat.py``, ``docs/decisions.md``)."""
+
+    sample: bool = False
+
+    @classmethod
+    def at_verify(cls, v: Validation) -> Conventions:
+        """The context's mode now (its attribute, else ``OPENVX_NN_COMPAT``)."""
+        try:
+            return cls(sample_conventions(v.node.context))
+        except VXError as err:
+            raise VXError(err.status, f"{v.node.describe()}: {err.message}", v.node) from None
+
+    def tap_origin(self, dilation: int) -> int:
+        """Where tap 0 of a dilated kernel sits past the window's start: the text puts tap ``m`` at
+        ``m*(d+1)``, the sample at ``m*(d+1) + d``."""
+        return dilation if self.sample else 0
+
+    def deconvolution_bound(self, extent: int, upscale: int) -> int:
+        """How many input samples (from the first) a deconvolution reads along one axis: all of them by the
+        text; by the sample only those whose zero-inserted position ``i*upscale`` is below ``extent``."""
+        return (extent - 1) // upscale + 1 if self.sample else extent

@@ -17,7 +17,7 @@ from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
-from .geometry import deconvolution_upscale, effective_kernel, infer_stride, output_size
+from .geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -81,7 +81,9 @@ def _validate_convolution(v: Validation) -> None:
     _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])
     data_type, fpp = output_format(v, 4, x, rescales=True)
     v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
     v.state.update(pad=(pad_x, pad_y), stride=tuple(strides), dilation=(dil_x, dil_y),
+                   origin={"origin_x": conventions.tap_origin(dil_x), "origin_y": conventions.tap_origin(dil_y)},
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
     _plan_convolution(v)
@@ -121,7 +123,9 @@ def _arithmetic(v: Validation):
 def _plan_convolution(v: Validation) -> None:
     from ..kernels.correlation import convolution_window, prepare
     x_shape, out_shape = v.tensor(0).dims, v.node.params[4].dims
-    window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"])
+    origin = v.state["origin"]
+    window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"], origin["origin_x"],
+                                origin["origin_y"])
     arithmetic, has_bias = _arithmetic(v), v.present(2)
     v.state["planned"] = PlannedWeights(
         lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1).array)
@@ -144,7 +148,6 @@ def _validate_deconvolution(v: Validation) -> None:
     pad_x, pad_y, overflow, rounding, a_x, a_y = DECONV_PARAMS.unpack(v.scalar_bytes(3))
     _policies(v, overflow, rounding)
     w = _weights(v, x)
-    _biases(v, x, [(w.dims[3],)])
     upscales, sizes = [], []
     for axis, pad, a in ((0, pad_x, a_x), (1, pad_y, a_y)):
         k, name = w.dims[axis], "xy"[axis]
@@ -160,17 +163,22 @@ def _validate_deconvolution(v: Validation) -> None:
                    f"upscale {a + 1} gives {smallest})")
         upscales.append(up)
         sizes.append(want)
+    _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])  # per location: a superset of the text
     data_type, fpp = output_format(v, 4, x, rescales=True)
     v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
     v.state.update(pad=(pad_x, pad_y), upscale=tuple(upscales), a=(a_x, a_y),
+                   bound={"bound_x": conventions.deconvolution_bound(x.dims[0], upscales[0]),
+                          "bound_y": conventions.deconvolution_bound(x.dims[1], upscales[1])},
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
     from ..kernels.deconvolution import prepare_deconvolution
     x_shape, out_shape = x.dims, v.node.params[4].dims
     arithmetic, has_bias = _arithmetic(v), v.present(2)
+    bounds = (v.state["bound"]["bound_x"], v.state["bound"]["bound_y"])
     v.state["planned"] = PlannedWeights(
-        lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic),
-        v.ref(1).array)
+        lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic,
+                                        bounds=bounds), v.ref(1).array)
 
 
 def _run_deconvolution(p, state) -> None:

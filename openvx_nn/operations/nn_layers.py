@@ -61,9 +61,11 @@ def _write_through(out: np.ndarray, shape: tuple[int, ...], fill) -> None:
 def _validate_fully_connected(v: Validation) -> None:
     x = nn_input(v, 0, 1)
     w = static_tensor(v, 1, x, "weights")
-    v.require(w.rank == 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
-              f"weights must be 2-D [#IFM, #OFM], got {list(w.dims)}")
-    ifm, ofm = w.dims
+    # [#IFM, #OFM], or (a superset of the text) [kx, ky, #IFM_maps, #OFM] and any other split of #IFM
+    # over leading dims, flattened like the input's [width, height, #IFM] (dim 0 fastest).
+    v.require(w.rank >= 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights must have 2 or more dims [..., #OFM], got {list(w.dims)}")
+    ifm, ofm = math.prod(w.dims[:-1]), w.dims[-1]
     layouts = []                     # candidate batch dims, one per matching input layout
     if x.dims[0] == ifm:
         layouts.append(x.dims[1:])   # [#IFM, #batches...]
@@ -71,7 +73,7 @@ def _validate_fully_connected(v: Validation) -> None:
         layouts.append(x.dims[3:])   # [width, height, #IFM, #batches...]
     if not layouts:
         v.fail(1, Status.VX_ERROR_INVALID_DIMENSION,
-               f"weights expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
+               f"weights {list(w.dims)} expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
                f"nor dims[0]*dims[1]*dims[2] = {ifm}")
     # Both layouts can fit (e.g. [1, 1, 1, 2] with one input): the declared output decides.
     declared = v.declared(5).dims
@@ -99,21 +101,26 @@ def _plan_fully_connected(v: Validation) -> None:
                             v.tensor(2).fpp if v.present(2) else 0, v.node.params[5].fpp)
     has_bias, batch = v.present(2), v.state["batch"]
     v.state["planned"] = PlannedWeights(lambda w: prepare_fully_connected(w, has_bias, batch, arithmetic),
-                                        v.ref(1).array)
+                                        _flat(v.ref(1).array, (v.state["ifm"], v.state["ofm"])))
+
+
+def _weights(p, state) -> np.ndarray:
+    """The weights as [#IFM, #OFM] (N-D weights flattened like the input)."""
+    return _flat(p[1].array, (state["ifm"], state["ofm"]))
 
 
 def _run_fully_connected(p, state) -> None:
     from ..kernels.fully_connected import execute_fully_connected, fully_connected
     x = _flat(p[0].array, (state["ifm"], state["batch"]))
     bias = None if p[2] is None else p[2].array
-    route = state["planned"].current(p[1].array)
+    route = state["planned"].current(_weights(p, state))
     if route is not None:
         _write_through(p[5].array, (state["ofm"], state["batch"]),
                        lambda out: execute_fully_connected(route, x, bias, out))
         return
     fpps = {"fpp_x": p[0].fpp, "fpp_w": p[1].fpp, "fpp_b": 0 if p[2] is None else p[2].fpp, "fpp_out": p[5].fpp}
     _write_through(p[5].array, (state["ofm"], state["batch"]),
-                   lambda out: fully_connected(x, p[1].array, bias, out, state["saturate"], state["nearest"],
+                   lambda out: fully_connected(x, _weights(p, state), bias, out, state["saturate"], state["nearest"],
                                                isa="generic", **fpps))
 
 
@@ -260,11 +267,20 @@ def _run_activation(p, state) -> None:
                fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
+def _bind_activation(p, state):
+    """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
+    from ..kernels.activation import detach_from, prepare
+    x, out = p[0].array, p[4].array
+    if detach_from(out, x) is not x:
+        return None
+    return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
-    _validate_activation, _run_activation))
+    _validate_activation, _run_activation, bind=_bind_activation))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------

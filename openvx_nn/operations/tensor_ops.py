@@ -2,9 +2,10 @@
 
 Formats: UINT8, INT8, INT16 with any valid fixed point position (KHR's U8, S8
 and Q7.8 among them) and FLOAT32; inputs and output share data type and fixed
-point position unless the operation converts (ConvertDepth).  ``input2`` of
-Add, Subtract and Multiply broadcasts: each of its dims equals ``input1``'s
-or is 1.  The arithmetic is in ``openvx_nn.kernels``.
+point position unless the operation converts (ConvertDepth).  The inputs of
+Add, Subtract and Multiply broadcast: per dim they are equal or either is 1
+(a superset of the standard, which broadcasts ``input2`` only), and the
+output has the broadcast shape.  The arithmetic is in ``openvx_nn.kernels``.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
 from ..core.validation import Validation
-from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcastable, policy, same_format
+from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcast_dims, policy, same_format
+from .geometry import Conventions
 
 T, S, L = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR, Type.VX_TYPE_LUT
 ENUM, SIZE, F32 = Type.VX_TYPE_ENUM, Type.VX_TYPE_SIZE, Type.VX_TYPE_FLOAT32
@@ -38,8 +40,14 @@ def _validate_binary(v: Validation, out_index: int) -> None:
     a = arithmetic_input(v, 0)
     b = v.tensor(1)
     same_format(v, 1, b, a, "input1")
-    broadcastable(v, 1, b, a)
-    v.output(out_index, a.dims, a.data_type, a.fpp)
+    dims = broadcast_dims(v, 1, a, b)
+    v.output(out_index, dims, a.data_type, a.fpp)
+    v.state["rank"] = len(dims)
+
+
+def _operands(p, state) -> tuple:
+    """input1 and input2 with their missing high dims as length 1 (NumPy broadcasts from the last axis)."""
+    return tuple(a.reshape(a.shape + (1,) * (state["rank"] - a.ndim)) for a in (p[0].array, p[1].array))
 
 
 def _validate_add(v: Validation) -> None:
@@ -57,15 +65,15 @@ def _validate_multiply(v: Validation) -> None:
 
 
 def _run_add(p, state) -> None:
-    k.add(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
+    k.add(*_operands(p, state), p[3].array, p[2].value == SATURATE)
 
 
 def _run_subtract(p, state) -> None:
-    k.subtract(p[0].array, p[1].array, p[3].array, p[2].value == SATURATE)
+    k.subtract(*_operands(p, state), p[3].array, p[2].value == SATURATE)
 
 
 def _run_multiply(p, state) -> None:
-    k.multiply(p[0].array, p[1].array, p[2].value, p[5].array, p[3].value == SATURATE,
+    k.multiply(*_operands(p, state), p[2].value, p[5].array, p[3].value == SATURATE,
                p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
 
@@ -137,11 +145,14 @@ def _validate_convert(v: Validation) -> None:
     v.require(data_type in ARITHMETIC_TYPES, 4, Status.VX_ERROR_INVALID_TYPE,
               "output data type must be set to UINT8, INT8, INT16 or FLOAT32 (ConvertDepth cannot infer it)")
     v.output(4, a.dims, data_type, out.fpp)
+    # The sample implementation drops the fraction (a C cast) from 16-bit fixed point to 8-bit integers.
+    v.state["truncate"] = (Conventions.at_verify(v).sample and a.data_type == Type.VX_TYPE_INT16
+                           and data_type in (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8))
 
 
 def _run_convert(p, state) -> None:
     k.convert_depth(p[0].array, p[0].fpp, p[4].array, p[4].fpp, p[2].value, p[3].value,
-                    p[1].value == SATURATE)
+                    p[1].value == SATURATE, truncate=state["truncate"])
 
 
 register(KernelDescription("org.khronos.openvx.tensor_convert_depth", Kernel.VX_KERNEL_TENSOR_CONVERT_DEPTH,

@@ -14,6 +14,12 @@ handles all output positions of a tap at once with NumPy:
 Deconvolution is computed the seed's way: the input is upsampled with zeros,
 padded with ``p' = K - pad - 1`` zeros on each side (negative: cropped) and
 ``a`` more at the far end, and correlated with stride 1.
+
+``sample=True`` switches to the Khronos sample implementation's conventions,
+as the issue describing its conformance suite states them: a dilated tap ``m``
+reads ``x·stride + m·(d + 1) + d - pad`` (an extra ``d``), and a deconvolution
+counts only the samples whose position in the zero-inserted input is below
+the input width (height) instead of below ``(W - 1)·upscale + 1``.
 """
 from __future__ import annotations
 
@@ -67,8 +73,9 @@ def _accumulate(acc: np.ndarray, values: np.ndarray, valid: np.ndarray, weights:
 def reference_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
                           pad: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
                           fmt: Format, fpp: tuple[int, int, int, int], saturate: bool = True,
-                          nearest_even: bool = True) -> np.ndarray:
+                          nearest_even: bool = True, sample: bool = False) -> np.ndarray:
     """The seed's convolution: zero padding, taps ``dilation + 1`` apart, outputs ``stride`` apart."""
+    extra = dilation if sample else (0, 0)
     kx, ky, channels, _ = w.shape
     ow, oh = out_shape[0], out_shape[1]
     if not fmt.is_float:
@@ -76,9 +83,9 @@ def reference_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
     acc = np.zeros(out_shape, np.float64 if fmt.is_float else np.int64)
     for c in range(channels):
         for my in range(ky):
-            iy = np.arange(oh) * stride[1] - pad[1] + my * (dilation[1] + 1)
+            iy = np.arange(oh) * stride[1] - pad[1] + my * (dilation[1] + 1) + extra[1]
             for mx in range(kx):
-                ix = np.arange(ow) * stride[0] - pad[0] + mx * (dilation[0] + 1)
+                ix = np.arange(ow) * stride[0] - pad[0] + mx * (dilation[0] + 1) + extra[0]
                 inside = ((ix >= 0) & (ix < x.shape[0]))[:, None] & ((iy >= 0) & (iy < x.shape[1]))[None, :]
                 values = x[np.clip(ix, 0, x.shape[0] - 1)[:, None], np.clip(iy, 0, x.shape[1] - 1)[None, :], c]
                 valid = np.broadcast_to(inside.reshape(inside.shape + (1,) * (values.ndim - 2)), values.shape)
@@ -87,7 +94,7 @@ def reference_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
 
 
 def upsampled_padded(x: np.ndarray, upscale: tuple[int, int], pad: tuple[int, int], kernel: tuple[int, int],
-                     extra: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+                     extra: tuple[int, int], sample: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(U, real)``: the seed's upsampled, padded input (W, H of it first) and where it holds a real sample."""
     lengths = []
     sources = []
@@ -97,7 +104,8 @@ def upsampled_padded(x: np.ndarray, upscale: tuple[int, int], pad: tuple[int, in
         source = []
         for t in range(max(n, 0)):
             s = t - p
-            ok = s >= 0 and s % upscale[axis] == 0 and s // upscale[axis] < x.shape[axis]
+            bound = s if sample else s // upscale[axis]  # the zero-inserted position, or the sample's index
+            ok = s >= 0 and s % upscale[axis] == 0 and bound < x.shape[axis]
             source.append(s // upscale[axis] if ok else -1)
         lengths.append(max(n, 0))
         sources.append(np.array(source, dtype=np.int64))
@@ -115,12 +123,14 @@ def upsampled_padded(x: np.ndarray, upscale: tuple[int, int], pad: tuple[int, in
 def reference_deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, pad: tuple[int, int],
                             upscale: tuple[int, int], extra: tuple[int, int], fmt: Format,
                             fpp: tuple[int, int, int, int], saturate: bool = True,
-                            nearest_even: bool = True) -> np.ndarray:
-    """The seed's deconvolution: ``out[ox, oy] = sum_m U[ox + mx, oy + my] * w[mx, my]`` (no kernel flip)."""
+                            nearest_even: bool = True, sample: bool = False) -> np.ndarray:
+    """The seed's deconvolution: ``out[ox, oy] = sum_m U[ox + mx, oy + my] * w[mx, my]`` (no kernel flip).
+
+    ``bias``: None, (K,) or per output location (OW, OH, K)."""
     kx, ky, channels, k_out = w.shape
     ow = (x.shape[0] - 1) * upscale[0] - 2 * pad[0] + kx + extra[0]
     oh = (x.shape[1] - 1) * upscale[1] - 2 * pad[1] + ky + extra[1]
-    u, real = upsampled_padded(x, upscale, pad, (kx, ky), extra)
+    u, real = upsampled_padded(x, upscale, pad, (kx, ky), extra, sample)
     assert u.shape[:2] == (ow + kx - 1, oh + ky - 1)
     if not fmt.is_float:
         _check_int64_room(x, w)

@@ -81,10 +81,11 @@ def pooling_ref(x: np.ndarray, out_shape: tuple[int, ...], fmt: Format, max_pool
 
 
 def roi_bins(start: int, stop: int, bins: int, extent: int) -> list[range]:
-    """Fast R-CNN bins of the inclusive span start..stop, clipped to 0..extent-1."""
-    size = stop - start + 1
-    if size <= 0:
-        return [range(0) for _ in range(bins)]
+    """Fast R-CNN bins of the inclusive span start..stop, clipped to 0..extent-1.
+
+    A reversed span (stop < start) is the one pixel at start (the conformance suite's rule:
+    width = max(x1 - x0, 0) + 1)."""
+    size = max(stop - start, 0) + 1
     edges = []
     for i in range(bins):
         lo = start + math.floor(Fraction(i * size, bins))

@@ -36,7 +36,10 @@ def real_value(raw, fin: Format, fout: Format, norm: float, offset: float) -> fl
     return quotient * 2 ** pout
 
 
-def reference_convert(x, fin, fout, norm, offset, saturate) -> np.ndarray:
+def reference_convert(x, fin, fout, norm, offset, saturate, sample: bool = False) -> np.ndarray:
+    """``sample``: the Khronos sample implementation's convention, a C cast (fraction dropped toward zero)
+    from a 16-bit fixed point input to an 8-bit output; the text rounds to nearest, ties to even."""
+    cast = sample and fin.dtype == np.int16 and fout.dtype in (np.uint8, np.int8)
     result = np.empty(x.shape, fout.dtype)
     for index in np.ndindex(x.shape):
         v = real_value(x[index], fin, fout, norm, offset)
@@ -47,7 +50,7 @@ def reference_convert(x, fin, fout, norm, offset, saturate) -> np.ndarray:
         elif math.isinf(v):
             result[index] = (fout.hi if v > 0 else fout.lo) if saturate else 0
         else:
-            result[index] = fit_exact(round(v), fout, saturate)  # round(float): half to even, exact int
+            result[index] = fit_exact(math.trunc(v) if cast else round(v), fout, saturate)  # round: half to even
     return result
 
 

@@ -224,7 +224,9 @@ def test_rejects_mismatched_shapes_and_parameters():
     with pytest.raises(ValueError, match="input channels"):
         deconvolution(x, np.zeros((3, 3, 1, 4), np.int16), None, out, 0, 0, 2, 2, 0, 0, True, True)
     with pytest.raises(ValueError, match="bias shape"):
-        deconvolution(x, w, np.zeros((7, 7, 4), np.int16), out, 0, 0, 2, 2, 0, 0, True, True)
+        deconvolution(x, w, np.zeros((7, 6, 4), np.int16), out, 0, 0, 2, 2, 0, 0, True, True)
+    with pytest.raises(ValueError, match="bound_y"):
+        deconvolution(x, w, None, out, 0, 0, 2, 2, 0, 0, True, True, bound_y=0)
     with pytest.raises(ValueError, match="upscale_x"):
         deconvolution(x, w, None, out, 0, 0, 0, 2, 0, 0, True, True)
     with pytest.raises(ValueError, match="differs"):

@@ -86,17 +86,34 @@ def test_more_bins_than_pixels_repeat_pixels():
 
 
 @pytest.mark.parametrize("fmt", [U8, S8, Q78, F32], ids=str)
-def test_degenerate_and_outside_rois_give_zero(fmt):
+def test_rois_outside_the_input_give_zero(fmt):
     rng = np.random.default_rng([61, FORMATS.index(fmt)])
-    x = np.full((6, 5, 2, 2), fmt.lo if not fmt.is_float else -1.0, fmt.dtype)
-    rois = np.empty((4, 2, 2), np.int32)  # [4, R, B]
-    rois[:, 0, 0] = [3, 2, 2, 4]  # x1 < x0
-    rois[:, 0, 1] = [7, 0, 9, 3]  # wholly right of the input (W = 6)
-    rois[:, 1, 0] = [0, 4, 5, 3]  # y1 < y0
-    rois[:, 1, 1] = [-9, -9, -2, -1]  # wholly above and left of it
-    out = blank(rng, (2, 3, 2, 2, 2), fmt.dtype, "perm")
+    x = np.full((6, 5, 2, 1), fmt.lo if not fmt.is_float else -1.0, fmt.dtype)
+    rois = np.empty((4, 2, 1), np.int32)  # [4, R, B]
+    rois[:, 0, 0] = [7, 0, 9, 3]  # wholly right of the input (W = 6)
+    rois[:, 1, 0] = [-9, -9, -2, -1]  # wholly above and left of it
+    out = blank(rng, (2, 3, 2, 2, 1), fmt.dtype, "perm")
     roi_pooling(x, rois, out)
     assert_bits_equal(out, np.zeros_like(out))
+    assert_bits_equal(out, roi_pooling_ref(x, rois, out.shape, fmt))
+
+
+@pytest.mark.parametrize("fmt", [U8, S8, Q78, F32], ids=str)
+def test_malformed_rois_pool_one_pixel_wide_or_high(fmt):
+    # x1 < x0 (or y1 < y0): the ROI is max(x1 - x0, 0) + 1 = 1 pixel wide at x0, as the conformance suite says.
+    rng = np.random.default_rng([62, FORMATS.index(fmt)])
+    x = random_values(rng, fmt, (6, 5, 2))
+    rois = np.array([[3, 2, 2, 4], [0, 4, 5, 3], [5, 4, 1, 0]], np.int16).T  # [4, R]
+    out = blank(rng, (2, 3, 2, 3), fmt.dtype, "f")
+    roi_pooling(x, rois, out)
+    for c in range(2):
+        for oy in range(3):
+            for ox in range(2):
+                assert_bits_equal(out[ox, oy, c, 0], x[3, 2 + oy, c])  # 1 column, rows 2..4: one row per bin
+                assert_bits_equal(out[ox, oy, c, 2], x[5, 4, c])  # both reversed: the single pixel (5, 4)
+        # roi 1: columns 0..5 in 2 bins of 3, the single row 4
+        assert_bits_equal(out[0, :, c, 1], np.full(3, x[0:3, 4, c].max(), fmt.dtype))
+        assert_bits_equal(out[1, :, c, 1], np.full(3, x[3:6, 4, c].max(), fmt.dtype))
     assert_bits_equal(out, roi_pooling_ref(x, rois, out.shape, fmt))
 
 

@@ -1,0 +1,140 @@
+"""Thread scaling of graph execution: graphs processed from different threads run in parallel.
+
+1. Two threads, each processing its own conv3-sized graph (13x13x256 -> 384,
+   kernel 3x3, padding 1, U8), against one thread processing both graphs in
+   turn: throughput ratio (target >= 1.7 with single-threaded kernels, i.e.
+   ``OPENVX_NN_THREADS=1``; with the default the single thread already uses
+   the kernels' own thread pool).
+2. Eight threads, each processing its own small graph (relu on 1x1x8 U8),
+   against one thread processing all eight in turn: total graphs/s (target:
+   no slower).
+
+Contenders alternate in rounds in one process; medians.  "CPU" is the
+process's CPU seconds per wall second (2.0 = both cores busy): on a machine
+shared with other work it shows how much of the cores the run actually got,
+and the first row (a plain nogil numba loop on two threads) shows the scaling
+the machine allows at that moment, to read the others against.
+
+    OPENVX_NN_THREADS=1 python benchmarks/bench_threads.py
+    python benchmarks/bench_threads.py --smoke      # tiny sizes (CI)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+if os.environ.get("OPENVX_NN_THREADS", "").strip() == "1":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the float64 GEMM route single-threaded too
+
+import numba
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from openvx_nn.api import Context
+
+
+def _conv_graph(ctx, rng, size: int, channels: int, maps: int):
+    g = ctx.graph()
+    x = ctx.tensor(rng.integers(0, 4, (size, size, channels), dtype=np.uint8))
+    w = ctx.tensor(rng.integers(0, 4, (3, 3, channels, maps), dtype=np.uint8))
+    g.convolution(x, w, None, padding=1, out=ctx.tensor(shape=(size, size, maps), dtype=np.uint8))
+    g.process()
+    return g
+
+
+def _relu_graph(ctx, rng):
+    g = ctx.graph()
+    g.relu(ctx.tensor(rng.integers(0, 255, (1, 1, 8), dtype=np.uint8)),
+           out=ctx.tensor(shape=(1, 1, 8), dtype=np.uint8))
+    g.process()
+    return g
+
+
+def _serial(graphs, repeats: int) -> tuple[float, float]:
+    """(graphs/s, CPU seconds per wall second)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        for g in graphs:
+            g.process()
+    wall = time.perf_counter() - start
+    return len(graphs) * repeats / wall, (time.process_time() - cpu) / wall
+
+
+def _threaded(graphs, repeats: int) -> tuple[float, float]:
+    gate = threading.Barrier(len(graphs) + 1)
+
+    def work(g):
+        gate.wait()
+        for _ in range(repeats):
+            g.process()
+
+    threads = [threading.Thread(target=work, args=(g,)) for g in graphs]
+    for t in threads:
+        t.start()
+    gate.wait()
+    start, cpu = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    return len(graphs) * repeats / wall, (time.process_time() - cpu) / wall
+
+
+@numba.njit(nogil=True, cache=False)
+def _spin(n: int) -> float:
+    total = 0.0
+    for i in range(n):
+        total += i * 0.5
+    return total
+
+
+class _Spinner:
+    """A stand-in graph whose "process" is a pure nogil loop: the scaling the machine allows right now."""
+
+    def __init__(self, n: int):
+        self.n = n
+        _spin(1)
+
+    def process(self) -> None:
+        _spin(self.n)
+
+
+def compare(label: str, graphs, repeats: int, rounds: int, target: str) -> float:
+    one, many = [], []
+    for _ in range(rounds):
+        one.append(_serial(graphs, repeats))
+        many.append(_threaded(graphs, repeats))
+    (a, cpu_a), (b, cpu_b) = ([statistics.median(x) for x in zip(*runs)] for runs in (one, many))
+    print(f"{label:40s} 1 thread {a:9.1f} graphs/s (CPU {cpu_a:4.2f})  {len(graphs)} threads {b:9.1f} "
+          f"graphs/s (CPU {cpu_b:4.2f})  ratio {b / a:5.2f}  ({target})")
+    return b / a
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, two rounds (CI)")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    size, channels, maps = (5, 8, 8) if args.smoke else (13, 256, 384)
+    rounds = 2 if args.smoke else 7
+    print(f"OPENVX_NN_THREADS={os.environ.get('OPENVX_NN_THREADS', '(unset)')}, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, {os.cpu_count()} CPUs")
+    compare("calibration: nogil loop, 2 workers", [_Spinner(2_000_000 if args.smoke else 50_000_000)
+                                                   for _ in range(2)], 2, rounds, "what this machine allows now")
+    with Context() as ctx:
+        convs = [_conv_graph(ctx, rng, size, channels, maps) for _ in range(2)]
+        compare(f"conv {size}x{size}x{channels}->{maps} k3 p1 U8, 2 graphs", convs, 2 if args.smoke else 3,
+                rounds, "target >= 1.7 with OPENVX_NN_THREADS=1")
+        smalls = [_relu_graph(ctx, rng) for _ in range(8)]
+        compare("relu 1x1x8 U8, 8 graphs", smalls, 50 if args.smoke else 2000, rounds, "target >= 1.0")
+        for g in convs + smalls:
+            g.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""CoreML NeuralNetwork models (``.mlmodel``) on OpenVX graphs.
+
+``load(path)`` parses the protobuf with coremltools (the ``coreml`` extra, used
+for parsing only) and lowers every layer onto nodes of one verified graph: the
+NN extension's layers and the tensor operations where CoreML's arithmetic is
+theirs, the ``org.openvx_nn.coreml.*`` kernels for the rest. ``build_batched`` gives the
+same graph for a batch of items to ``openvx-nn run`` and ``map_batches``.
+"""
+from .batched import build_batched, run_options
+from .errors import CoreMLError
+from .model import CoreMLModel, LayerInfo, load
+
+__all__ = ["CoreMLError", "CoreMLModel", "LayerInfo", "build_batched", "load", "run_options"]

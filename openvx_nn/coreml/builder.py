@@ -1,0 +1,179 @@
+"""Building one OpenVX graph through the object model: tensors for blobs, constants,
+parameter scalars and nodes by kernel name. The lowering modules use only this."""
+from __future__ import annotations
+
+import struct
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import kernels
+from ..core.context import Context
+from ..core.enums import Type
+from ..core.errors import VXError
+from ..core.graph import Graph
+from ..core.node import Node
+from ..core.reference import Reference
+from ..core.scalar import Scalar
+from ..core.tensor import Tensor
+from .blob import dims_of, to_vx
+from .errors import CoreMLError
+
+F32 = Type.VX_TYPE_FLOAT32
+INT32 = Type.VX_TYPE_INT32
+
+
+@dataclass
+class Blob:
+    """A named CoreML blob: its tensor and its CoreML-order shape."""
+
+    tensor: Tensor
+    shape: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+class GraphBuilder:
+    """Owns the context reference, the graph and every object made for it."""
+
+    def __init__(self, outputs: Sequence[str] = ()):
+        self.context = Context.create()
+        self.graph = Graph(self.context)
+        self.blobs: dict[str, Blob] = {}
+        self.outputs = set(outputs)
+        self._objects: list[Reference] = [self.graph]
+        # A model dropped without close() still gives its context back (like nnapi's compilations).
+        self._finalizer = weakref.finalize(self, _release, self.context, self._objects)
+        self._finalizer.atexit = False  # at exit the context goes with the process
+        self.layer: tuple[str, str] | None = None  # (name, type) being lowered
+        self.nodes: dict[str, list[Node]] = {}
+
+    # -- errors ----------------------------------------------------------------------
+    def fail(self, reason: str) -> CoreMLError:
+        """An error naming the layer being lowered (raise it)."""
+        name, kind = self.layer if self.layer else (None, None)
+        return CoreMLError(reason, name, kind)
+
+    # -- objects ----------------------------------------------------------------------
+    def _keep(self, obj):
+        self._objects.append(obj)
+        return obj
+
+    def real(self, shape: Sequence[int]) -> Tensor:
+        dims = dims_of(shape)
+        return self._keep(Tensor.create(self.context, len(dims), dims, F32, 0))
+
+    def temp(self, shape: Sequence[int]) -> Tensor:
+        """A virtual float32 tensor of CoreML ``shape`` (dims known: views of it are allowed)."""
+        dims = dims_of(shape)
+        return self._keep(Tensor.create_virtual(self.graph, len(dims), dims, F32, 0))
+
+    def constant(self, array: np.ndarray) -> Tensor:
+        """A tensor holding a CoreML-order float array."""
+        a = np.asarray(array, np.float32)
+        if a.ndim == 0:
+            a = a.reshape(1)
+        tensor = self.real(a.shape)
+        tensor.array[...] = to_vx(a)
+        return tensor
+
+    def ints(self, values: Sequence[int]) -> Tensor:
+        """A 1-D INT32 parameter tensor."""
+        tensor = self._keep(Tensor.create(self.context, 1, (max(len(values), 1),), INT32, 0))
+        tensor.array[: len(values)] = np.asarray(values, np.int32)
+        return tensor
+
+    def floats(self, values: Sequence[float]) -> Tensor:
+        tensor = self._keep(Tensor.create(self.context, 1, (len(values),), F32, 0))
+        tensor.array[...] = np.asarray(values, np.float32)
+        return tensor
+
+    def scalar(self, data_type: int, value) -> Scalar:
+        fmt = {Type.VX_TYPE_ENUM: "<i", Type.VX_TYPE_INT32: "<i", Type.VX_TYPE_FLOAT32: "<f",
+               Type.VX_TYPE_SIZE: "<Q"}[data_type]
+        return self._keep(Scalar(self.context, data_type, struct.pack(fmt, value)))
+
+    def enum(self, value: int) -> Scalar:
+        return self.scalar(Type.VX_TYPE_ENUM, value)
+
+    def i32(self, value: int) -> Scalar:
+        return self.scalar(Type.VX_TYPE_INT32, int(value))
+
+    def f32(self, value: float) -> Scalar:
+        return self.scalar(Type.VX_TYPE_FLOAT32, float(value))
+
+    def size(self, value: int) -> Scalar:
+        return self.scalar(Type.VX_TYPE_SIZE, int(value))
+
+    def scalar_struct(self, data_type: int, raw: bytes) -> Scalar:
+        """A scalar of a standard struct type (the NN layers' parameter structs)."""
+        return self._keep(Scalar(self.context, data_type, raw))
+
+    def view(self, tensor: Tensor, start: Sequence[int], end: Sequence[int]) -> Tensor:
+        """A view of ``tensor`` between OpenVX-order ``start`` and ``end``."""
+        return self._keep(Tensor.from_view(tensor, len(start), list(start), list(end)))
+
+    # -- nodes --------------------------------------------------------------------------
+    def node(self, kernel: str, params: Sequence[Reference | None]) -> Node:
+        """A node of kernel ``kernel`` (full name) with ``params`` in kernel order."""
+        description = kernels.by_name(kernel)
+        if description is None:
+            raise self.fail(f"kernel {kernel} is not registered")
+        node = self._keep(Node(self.graph, description))
+        try:
+            for index, value in enumerate(params):
+                if value is not None:
+                    node.set_parameter(index, value)
+        except VXError as err:
+            raise self.fail(f"cannot set up {kernel}: {err.message}") from None
+        if self.layer:
+            node.set_name(self.layer[0].encode("utf-8")[:63].decode("utf-8", "ignore"))
+            self.nodes.setdefault(self.layer[0], []).append(node)
+        return node
+
+    def coreml(self, layer: str, params: Sequence[Reference | None]) -> Node:
+        return self.node(f"org.openvx_nn.coreml.{layer}", params)
+
+    # -- blobs ----------------------------------------------------------------------------
+    def blob(self, name: str) -> Blob:
+        try:
+            return self.blobs[name]
+        except KeyError:
+            raise self.fail(f"input '{name}' is produced by no earlier layer and is no model input") from None
+
+    def output(self, name: str, shape: Sequence[int]) -> Tensor:
+        """The tensor a layer writes for blob ``name``: real for a model output, else virtual."""
+        tensor = self.real(shape) if name in self.outputs else self.temp(shape)
+        self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+        return tensor
+
+    def alias(self, name: str, tensor: Tensor, shape: Sequence[int]) -> None:
+        """Blob ``name`` is ``tensor`` itself (a view): no node. A model output gets a copy."""
+        if name in self.outputs:
+            self.coreml("reshape", (tensor, self.output(name, shape)))
+        else:
+            self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def verify(self) -> None:
+        try:
+            self.graph.verify()
+        except VXError as err:
+            raise CoreMLError(f"the graph does not verify: {err.message}") from None
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _release(context: Context, objects: list[Reference]) -> None:
+    """Release every object a builder made, newest first, then its context reference."""
+    for obj in reversed(objects):
+        if obj.alive and obj.external > 0:
+            obj.release()
+    objects.clear()
+    if context.alive and context.external > 0:
+        context.release()

@@ -1,0 +1,292 @@
+"""Convolution, deconvolution, pooling and inner product onto the NN extension's
+layers. The NN extension pads symmetrically and infers the stride (the smallest
+that gives the output size); where CoreML's padding is asymmetric, or its stride
+is not the one the NN extension would infer, the layer runs as an explicit pad
+node, the NN layer at stride 1, and a strided slice. Groups become one NN layer
+per group on views of the input and output channels."""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from ...core.enums import ConvertPolicy, NNPooling, NNRounding, NNType, RoundPolicy
+from ...operations.coreml_layout import PAD_MODES
+from ...operations.geometry import infer_stride, output_size
+from ..blob import dims_of
+from ..builder import Blob, GraphBuilder
+from ..weights import load_weights
+from . import lowers
+from .common import need_rank, reshape, single
+
+CONV_PARAMS = struct.Struct("<QQiii4xQQ")
+DECONV_PARAMS = struct.Struct("<QQiiQQ")
+SATURATE = ConvertPolicy.VX_CONVERT_POLICY_SATURATE
+NEAREST = RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN
+FLOOR, CEILING = NNRounding.VX_NN_DS_SIZE_ROUNDING_FLOOR, NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING
+LOWEST = float(np.finfo(np.float32).min)
+
+
+# -- geometry -------------------------------------------------------------------------------
+def padding(g: GraphBuilder, params, size, stride, extent, kernel) -> tuple[list[int], list[int], list[int]]:
+    """(before, after, out) per spatial axis [H, W] for valid, same or include-last-pixel padding."""
+    kind = params.WhichOneof("ConvolutionPaddingType") if hasattr(params, "isDeconvolution") else \
+        params.WhichOneof("PoolingPaddingType")
+    before, after, out = [], [], []
+    for i in range(2):
+        n, k, s = extent[i], kernel[i], stride[i]
+        if kind == "same":
+            o = -(-n // s)
+            total = max(0, (o - 1) * s + k - n)
+            small = total // 2
+            b = small if params.same.asymmetryMode == 0 else total - small
+            before.append(b), after.append(total - b), out.append(o)
+        elif kind == "includeLastPixel":
+            amounts = list(params.includeLastPixel.paddingAmounts) or [0, 0]
+            p = int(amounts[i])
+            o = -(-(n + 2 * p - k) // s) + 1
+            if p > 0 and (o - 1) * s >= n + p:
+                o -= 1
+            before.append(p), after.append(max(p, (o - 1) * s + k - n - p)), out.append(o)
+        else:
+            edges = params.valid.paddingAmounts.borderAmounts if kind == "valid" else []
+            b = int(edges[i].startEdgeSize) if len(edges) > i else 0
+            a = int(edges[i].endEdgeSize) if len(edges) > i else 0
+            before.append(b), after.append(a), out.append((n + b + a - k) // s + 1)
+        if out[-1] < 1:
+            raise g.fail(f"the window of {k} does not fit an input of {n} with padding {before[-1]}+{after[-1]}")
+    return before, after, out
+
+
+def fit(extent: int, k: int, s: int, before: int, after: int, out: int, max_pad: int | None = None):
+    """(pad, rounding) when the NN layer computes exactly this window directly, else None."""
+    if before != after or (max_pad is not None and before >= max_pad):
+        return None
+    for rounding, ceiling in ((FLOOR, False), (CEILING, True)):
+        if output_size(extent, before, k, s, ceiling) == out and (
+                out == 1 or infer_stride(extent, before, k, out, ceiling) == s):
+            return before, rounding
+    return None
+
+
+def pad_blob(g: GraphBuilder, x: Blob, before, after, value: float) -> Blob:
+    """x padded by [H, W] amounts with a constant."""
+    shape = x.shape[:-2] + (x.shape[-2] + before[0] + after[0], x.shape[-1] + before[1] + after[1])
+    out = g.temp(shape)
+    vx_before = [before[1], before[0]] + [0] * (x.rank - 2)
+    g.coreml("pad", (x.tensor, g.ints(vx_before), g.enum(PAD_MODES.index("constant")), g.f32(value), out))
+    return Blob(out, shape)
+
+
+# -- convolution ------------------------------------------------------------------------------
+def _pairs(values, default):
+    values = [int(v) for v in values]
+    return values if len(values) == 2 else [default, default]
+
+
+@lowers("convolution")
+def convolution(g: GraphBuilder, layer, p) -> str:
+    if len(layer.input) != 1:
+        raise g.fail("convolution with weights from a second input is not supported")
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    groups = int(p.nGroups) or 1
+    kernel, stride, dilation = _pairs(p.kernelSize, 3), _pairs(p.stride, 1), _pairs(p.dilationFactor, 1)
+    c_in, c_out = x.shape[-3], int(p.outputChannels)
+    # convolution weights are [O, C/groups, kh, kw]; deconvolution weights [C, O/groups, kh, kw]
+    k_chan = c_in // groups
+    declared = int(p.kernelChannels) or (c_in if p.isDeconvolution else k_chan)
+    if c_in % groups or c_out % groups or declared != (c_in if p.isDeconvolution else k_chan):
+        raise g.fail(f"{c_in} input channels, {c_out} outputs and {groups} groups with kernelChannels {k_chan} "
+                     "do not divide evenly")
+    bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
+    if p.isDeconvolution:
+        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_out, bias)
+    w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
+    span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
+    before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
+    out_shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
+    result = g.output(layer.output[0], out_shape)
+    how = ""
+    for gi in range(groups):
+        xg = _channels(g, x, gi * k_chan, k_chan)
+        og = c_out // groups
+        wg = g.constant(w[gi * og:(gi + 1) * og])
+        bg = None if bias is None else g.constant(bias[gi * og:(gi + 1) * og])
+
+        def run(xb, pad, rounding, out, wg=wg, bg=bg):
+            raw = CONV_PARAMS.pack(pad[0], pad[1], SATURATE, NEAREST, rounding, dilation[1] - 1, dilation[0] - 1)
+            g.node("org.khronos.nn_extension.convolution_layer",
+                   (xb.tensor, wg, bg, g.scalar_struct(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS, raw), out))
+
+        target = result if groups == 1 else _channel_view(g, result, out_shape, gi * og, og)
+        how = windowed(g, xg, span, stride, before, after, out_hw, run, 0.0, target, og)
+    return f"vxConvolutionLayer x {groups} group(s), {how}"
+
+
+def windowed(g: GraphBuilder, x: Blob, kernel, stride, before, after, out_hw, run, pad_value: float, target,
+             channels: int, max_pad: int | None = None) -> str:
+    """Run a sliding-window NN layer into ``target``: ``run(x_blob, (pad_x, pad_y), rounding, out)``
+    adds the node; directly when the NN layer's geometry matches, else pad, stride 1 and slice."""
+    plans = [fit(x.shape[-2 + i], kernel[i], stride[i], before[i], after[i], out_hw[i], max_pad) for i in range(2)]
+    if all(pl is not None and pl[1] == plans[0][1] for pl in plans):
+        run(x, (plans[1][0], plans[0][0]), plans[0][1], target)
+        return "direct"
+    if any(before) or any(after):
+        extra = [max(0, (out_hw[i] - 1) * stride[i] + kernel[i] - x.shape[-2 + i] - before[i]) for i in range(2)]
+        x = pad_blob(g, x, before, extra, pad_value)
+    full = [x.shape[-2 + i] - kernel[i] + 1 for i in range(2)]
+    dense = g.temp(x.shape[:-3] + (channels, full[0], full[1]))
+    run(x, (0, 0), FLOOR, dense)
+    step = [stride[1], stride[0]] + [1] * (x.rank - 2)
+    g.coreml("slice", (dense, g.ints([0] * x.rank), g.ints(step), target))
+    return "padded, stride 1, then coreml.slice"
+
+
+def _channels(g: GraphBuilder, x: Blob, start: int, count: int) -> Blob:
+    if start == 0 and count == x.shape[-3]:
+        return x
+    shape = x.shape[:-3] + (count,) + x.shape[-2:]
+    begin = [0] * x.rank
+    begin[2] = start
+    end = list(dims_of(shape))
+    end[2] += start
+    return Blob(g.view(x.tensor, begin, end), shape)
+
+
+def _channel_view(g: GraphBuilder, tensor, shape, start: int, count: int):
+    return _channels(g, Blob(tensor, tuple(shape)), start, count).tensor
+
+
+def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_out, bias) -> str:
+    if dilation != [1, 1]:
+        raise g.fail("deconvolution with dilation is not supported")
+    og = c_out // groups
+    w = load_weights(p.weights, (x.shape[-3], og, kernel[0], kernel[1]), "weights", channel_axis=1)
+    full = [(x.shape[-2 + i] - 1) * stride[i] + kernel[i] for i in range(2)]
+    kind = p.WhichOneof("ConvolutionPaddingType")
+    if len(p.outputShape) == 2:
+        out_hw = [int(v) for v in p.outputShape]
+        crop = [full[i] - out_hw[i] for i in range(2)]
+        if kind == "valid" and len(p.valid.paddingAmounts.borderAmounts) == 2:
+            before = [int(p.valid.paddingAmounts.borderAmounts[i].startEdgeSize) for i in range(2)]
+        else:
+            before = [c // 2 for c in crop]
+    elif kind == "same":
+        out_hw = [x.shape[-2 + i] * stride[i] for i in range(2)]
+        crop = [full[i] - out_hw[i] for i in range(2)]
+        before = [c // 2 if p.same.asymmetryMode == 0 else c - c // 2 for c in crop]
+    else:
+        edges = p.valid.paddingAmounts.borderAmounts
+        before = [int(edges[i].startEdgeSize) if len(edges) > i else 0 for i in range(2)]
+        after = [int(edges[i].endEdgeSize) if len(edges) > i else 0 for i in range(2)]
+        out_hw = [full[i] - before[i] - after[i] for i in range(2)]
+    before = [max(0, v) for v in before]
+    # outputs past the full transposed convolution hold the bias alone: the NN layer's ``a``
+    extra = [max(0, before[i] + out_hw[i] - full[i]) for i in range(2)]
+    if any(o < 1 or e >= max(s, 1) and e for o, e, s in zip(out_hw, extra, stride)):
+        raise g.fail(f"output {out_hw} at offset {before} does not fit the full deconvolution {full}")
+    full = [full[i] + extra[i] for i in range(2)]
+    dense_shape = x.shape[:-3] + (c_out, full[0], full[1])
+    dense = g.temp(dense_shape) if (out_hw != full) else g.output(layer.output[0], dense_shape)
+    for gi in range(groups):
+        xg = _channels(g, x, gi * k_chan, k_chan)
+        # OpenVX correlates the zero-inserted input; CoreML's transposed convolution is that with the
+        # kernel flipped. Weights become [OFM, IFM, kH, kW] in CoreML order ([kW, kH, IFM, OFM] dims).
+        wg = np.transpose(w[gi * k_chan:(gi + 1) * k_chan], (1, 0, 2, 3))[:, :, ::-1, ::-1]
+        bg = None if bias is None else g.constant(bias[gi * og:(gi + 1) * og])
+        target = dense if groups == 1 else _channel_view(g, dense, dense_shape, gi * og, og)
+        raw = DECONV_PARAMS.pack(0, 0, SATURATE, NEAREST, extra[1], extra[0])
+        g.node("org.khronos.nn_extension.deconvolution_layer",
+               (xg.tensor, g.constant(np.ascontiguousarray(wg)), bg,
+                g.scalar_struct(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS, raw), target))
+    if out_hw != full:
+        shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
+        begin = [before[1], before[0]] + [0] * (x.rank - 2)
+        g.coreml("slice", (dense, g.ints(begin), g.ints([1] * x.rank), g.output(layer.output[0], shape)))
+        return f"vxDeconvolutionLayer x {groups} group(s), then coreml.slice"
+    return f"vxDeconvolutionLayer x {groups} group(s)"
+
+
+# -- pooling ------------------------------------------------------------------------------------
+@lowers("pooling")
+def pooling(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    if p.globalPooling:
+        kernel, stride = list(x.shape[-2:]), [1, 1]
+        before, after, out_hw = [0, 0], [0, 0], [1, 1]
+    else:
+        kernel, stride = _pairs(p.kernelSize, 3), _pairs(p.stride, 1)
+        before, after, out_hw = padding(g, p, kernel, stride, x.shape[-2:], kernel)
+    kind = {0: "max", 1: "average", 2: "l2"}.get(p.type)
+    if kind is None:
+        raise g.fail(f"pooling type {p.type} is not defined")
+    source = x
+    if kind == "l2":
+        source = Blob(g.temp(x.shape), x.shape)
+        g.coreml("pointwise", (x.tensor, g.enum(_function("power")), g.floats([1, 0, 2, 0, 0]), None, None,
+                               source.tensor))
+    vx_kind = NNPooling.VX_NN_POOLING_MAX if kind == "max" else NNPooling.VX_NN_POOLING_AVG
+
+    def run(xb, pad, rounding, out):
+        g.node("org.khronos.nn_extension.pooling_layer",
+               (xb.tensor, g.enum(vx_kind), g.size(kernel[1]), g.size(kernel[0]), g.size(pad[0]), g.size(pad[1]),
+                g.enum(rounding), out))
+
+    out_shape = x.shape[:-3] + (x.shape[-3], out_hw[0], out_hw[1])
+    value = LOWEST if kind == "max" else 0.0
+    exclude = kind == "average" and p.avgPoolExcludePadding and (any(before) or any(after))
+    if kind == "max" or (kind == "average" and not exclude):
+        how = windowed(g, source, kernel, stride, before, after, out_hw, run, value,
+                       g.output(layer.output[0], out_shape), x.shape[-3], max_pad=min(kernel))
+        return f"vxPoolingLayer({kind}), {how}"
+    pooled = g.temp(out_shape)
+    how = windowed(g, source, kernel, stride, before, after, out_hw, run, value, pooled, x.shape[-3],
+                   max_pad=min(kernel))
+    if exclude:
+        # the NN layer divides by the whole window; divide again by the share of it inside the input
+        plane = (1,) * (x.rank - 2) + x.shape[-2:]
+        ones = Blob(g.constant(np.ones(plane, np.float32)), plane)
+        share = g.temp((1,) * (x.rank - 2) + (out_hw[0], out_hw[1]))
+        windowed(g, ones, kernel, stride, before, after, out_hw, run, 0.0, share, 1, max_pad=min(kernel))
+        g.coreml("combine", (pooled, share, g.enum(_combine("divide")), g.f32(0.0),
+                             g.output(layer.output[0], out_shape)))
+        return f"vxPoolingLayer(avg) of the input and of ones, {how}, then coreml.combine(divide)"
+    g.coreml("pointwise", (pooled, g.enum(_function("sqrt")), g.floats([math.prod(kernel), 0, 0, 0, 0]),
+                           None, None, g.output(layer.output[0], out_shape)))
+    return f"coreml.pointwise(square), vxPoolingLayer(avg), coreml.pointwise(sqrt of area * mean); {how}"
+
+
+def _function(name: str) -> int:
+    from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
+    return POINTWISE_FUNCTIONS.index(name)
+
+
+def _combine(name: str) -> int:
+    from ...operations.coreml_elementwise import COMBINE_OPERATIONS
+    return COMBINE_OPERATIONS.index(name)
+
+
+# -- inner product ---------------------------------------------------------------------------
+@lowers("innerProduct")
+def inner_product(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    c_in, c_out = int(p.inputChannels), int(p.outputChannels)
+    features = x.shape[-3:] if x.rank >= 3 else x.shape[-1:]
+    if math.prod(features) != c_in:
+        raise g.fail(f"input {list(x.shape)} has {math.prod(features)} features per item, inputChannels is {c_in}")
+    w = g.constant(load_weights(p.weights, (c_out, c_in), "weights"))
+    b = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
+    lead = x.shape[:-3] if x.rank >= 3 else x.shape[:-1]
+    dense_shape = lead + (c_out,)
+    final_shape = lead + (c_out, 1, 1) if x.rank >= 3 else dense_shape
+    out = g.temp(dense_shape) if final_shape != dense_shape else g.output(layer.output[0], dense_shape)
+    g.node("org.khronos.nn_extension.fully_connected_layer",
+           (x.tensor, w, b, g.enum(SATURATE), g.enum(NEAREST), out))
+    if final_shape != dense_shape:
+        reshape(g, Blob(out, dense_shape), final_shape, layer.output[0])
+        return "vxFullyConnectedLayer between reshapes"
+    return "vxFullyConnectedLayer"
+

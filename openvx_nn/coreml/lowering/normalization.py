@@ -1,0 +1,168 @@
+"""Normalisation layers: batchnorm (a per-channel affine, or statistics computed
+from the input), mean-variance, L2, LRN (the NN extension's), softmax (the NN
+extension's along C; ours along any axis), reduce, layer normalization and the
+later spec's Reduce* family."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.enums import NNNorm, NNType
+from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
+from ...operations.coreml_statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
+from ..blob import axis as vx_axis
+from ..builder import Blob, GraphBuilder
+from ..weights import load_weights
+from . import lowers
+from .activation import affine
+from .common import need_rank, single
+from .convolution import CONV_PARAMS, FLOOR, NEAREST, SATURATE
+
+
+def normalize(g: GraphBuilder, x, name: str, cm_axes, mode: str, epsilon: float, gamma=None, beta=None) -> str:
+    axes = sorted(vx_axis(a, x.rank) for a in cm_axes)
+    out = g.output(name, x.shape)
+    g.coreml("normalize", (x.tensor, g.ints(axes), g.enum(NORMALIZE_MODES.index(mode)), g.f32(epsilon),
+                           None if gamma is None else g.constant(gamma),
+                           None if beta is None else g.constant(beta), out))
+    return f"coreml.normalize({mode})"
+
+
+@lowers("batchnorm")
+def batchnorm(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    c = int(p.channels)
+    if c != x.shape[-3]:
+        raise g.fail(f"channels is {c}, the input {list(x.shape)} has {x.shape[-3]}")
+    gamma = load_weights(p.gamma, (c,), "gamma").astype(np.float64)
+    beta = load_weights(p.beta, (c,), "beta").astype(np.float64)
+    if p.computeMeanVar:
+        axes = (-1, -2) if p.instanceNormalization else tuple(a for a in range(-x.rank, 0) if a != -3)
+        return normalize(g, x, layer.output[0], axes, "standardize", p.epsilon,
+                         gamma.reshape(c, 1, 1), beta.reshape(c, 1, 1))
+    mean = load_weights(p.mean, (c,), "mean").astype(np.float64)
+    var = load_weights(p.variance, (c,), "variance").astype(np.float64)
+    scale = gamma / np.sqrt(var + p.epsilon)
+    return affine(g, x, layer.output[0], scale, beta - mean * scale) + " (folded batchnorm)"
+
+
+@lowers("mvn")
+def mvn(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    axes = (-1, -2, -3) if p.acrossChannels else (-1, -2)
+    return normalize(g, x, layer.output[0], axes, "standardize" if p.normalizeVariance else "center", p.epsilon)
+
+
+@lowers("l2normalize")
+def l2normalize(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    axes = (-1, -2, -3) if x.rank >= 3 else (-1,)
+    return normalize(g, x, layer.output[0], axes, "l2", p.epsilon)
+
+
+@lowers("layerNormalization")
+def layer_normalization(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    shape = tuple(int(d) for d in p.normalizedShape)
+    if not shape or x.shape[-len(shape):] != shape:
+        raise g.fail(f"normalizedShape {list(shape)} is not the end of the input shape {list(x.shape)}")
+    gamma = load_weights(p.gamma, shape, "gamma")
+    beta = load_weights(p.beta, shape, "beta")
+    return normalize(g, x, layer.output[0], tuple(range(-len(shape), 0)), "standardize", p.eps, gamma, beta)
+
+
+@lowers("lrn")
+def lrn(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    size = int(p.localSize)
+    if size < 1:
+        raise g.fail(f"localSize {size} must be at least 1")
+    out = g.output(layer.output[0], x.shape)
+    if size in (3, 5, 7) and p.alpha > 0 and p.beta > 0 and p.k > 0:
+        g.node("org.khronos.nn_extension.local_response_normalization_layer",
+               (x.tensor, g.enum(NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS), g.size(size), g.f32(p.alpha),
+                g.f32(p.beta), g.f32(p.k), out))
+        return "vxLocalResponseNormalizationLayer(across maps)"
+    # Other sizes and parameters: the window sums of squares are a 1x1 convolution with a band
+    # of ones (channels c - (size-1)//2 .. c + size//2), then x * (k + alpha/size * s)^-beta.
+    c = x.shape[-3]
+    first = np.arange(c) - (size - 1) // 2
+    band = ((np.arange(c)[None, :] >= first[:, None]) & (np.arange(c)[None, :] < first[:, None] + size))
+    squares, sums, scale = (Blob(g.temp(x.shape), x.shape) for _ in range(3))
+    g.coreml("pointwise", (x.tensor, g.enum(POINTWISE_FUNCTIONS.index("power")), g.floats([1, 0, 2, 0, 0]),
+                           None, None, squares.tensor))
+    raw = CONV_PARAMS.pack(0, 0, SATURATE, NEAREST, FLOOR, 0, 0)
+    g.node("org.khronos.nn_extension.convolution_layer",
+           (squares.tensor, g.constant(band.astype(np.float32).reshape(c, c, 1, 1)), None,
+            g.scalar_struct(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS, raw), sums.tensor))
+    g.coreml("pointwise", (sums.tensor, g.enum(POINTWISE_FUNCTIONS.index("power")),
+                           g.floats([p.alpha / size, p.k, -p.beta, 0, 0]), None, None, scale.tensor))
+    g.node("org.khronos.openvx.tensor_multiply", (x.tensor, scale.tensor, g.f32(1.0), g.enum(SATURATE),
+                                                  g.enum(NEAREST), out))
+    return "coreml.pointwise(square), vxConvolutionLayer(channel band), coreml.pointwise(power), vxTensorMultiply"
+
+
+def softmax_along(g: GraphBuilder, x, name: str, cm_axis: int) -> str:
+    axis = vx_axis(cm_axis, x.rank)
+    if (x.rank >= 3 and axis == 2) or (x.rank == 1 and axis == 0):
+        g.node("org.khronos.nn_extension.softmax_layer", (x.tensor, g.output(name, x.shape)))
+        return "vxSoftmaxLayer"
+    g.coreml("softmax", (x.tensor, g.i32(axis), g.output(name, x.shape)))
+    return "coreml.softmax"
+
+
+@lowers("softmax")
+def softmax(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    return softmax_along(g, x, layer.output[0], -3 if x.rank >= 3 else -1)
+
+
+@lowers("softmaxND")
+def softmax_nd(g: GraphBuilder, layer, p) -> str:
+    return softmax_along(g, single(g, layer), layer.output[0], int(p.axis))
+
+
+def reduce(g: GraphBuilder, x, name: str, cm_axes, operation: str, epsilon: float, keep: bool) -> str:
+    axes = sorted({vx_axis(a, x.rank) for a in cm_axes})
+    cm = {x.rank - 1 - a for a in axes}
+    if keep:
+        shape = tuple(1 if i in cm else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in cm) or (1,)
+    g.coreml("reduce", (x.tensor, g.ints(axes), g.enum(REDUCE_OPERATIONS.index(operation)), g.f32(epsilon),
+                        g.output(name, shape)))
+    return f"coreml.reduce({operation})"
+
+
+REDUCE_MODES = {0: "sum", 1: "mean", 2: "prod", 3: "logsum", 4: "sumsquare", 5: "l1", 6: "l2", 7: "max", 8: "min",
+                9: "argmax"}
+REDUCE_AXES = {0: (-3, -2, -1), 1: (-2, -1), 2: (-3,), 3: (-2,), 4: (-1,)}
+
+
+@lowers("reduce")
+def reduce_layer(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    operation = REDUCE_MODES.get(p.mode)
+    axes = REDUCE_AXES.get(p.axis)
+    if operation is None or axes is None:
+        raise g.fail(f"reduce mode {p.mode} over axis {p.axis} is not defined")
+    if operation == "argmax" and len(axes) != 1:
+        raise g.fail("ARGMAX reduces a single axis (C, H or W)")
+    return reduce(g, x, layer.output[0], axes, operation, p.epsilon, keep=True)
+
+
+REDUCE_ND = {"reduceSum": "sum", "reduceMean": "mean", "reduceProd": "prod", "reduceL1": "l1", "reduceL2": "l2",
+             "reduceMax": "max", "reduceMin": "min", "reduceSumSquare": "sumsquare", "reduceLogSum": "logsum",
+             "reduceLogSumExp": "logsumexp"}
+
+
+@lowers(*REDUCE_ND)
+def reduce_nd(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    axes = tuple(range(x.rank)) if p.reduceAll else tuple(int(a) for a in p.axes)
+    if not axes:
+        raise g.fail("no axes to reduce (set axes or reduceAll)")
+    return reduce(g, x, layer.output[0], axes, REDUCE_ND[layer.WhichOneof("layer")], 0.0, p.keepDims)

@@ -1,0 +1,61 @@
+"""Upsample, resize bilinear and crop-resize layers onto the resample kernels."""
+from __future__ import annotations
+
+from ...operations.coreml_resample import BOX_MODES, RESAMPLE_METHODS
+from ..builder import GraphBuilder
+from . import lowers
+from .common import need_rank, single
+
+SAMPLING = {0: "strict_align_endpoints", 1: "align_endpoints", 2: "upsample", 3: "roi_align"}
+LINEAR_UPSAMPLE = {0: "upsample_default", 1: "align_corners_true", 2: "align_corners_false"}
+
+
+@lowers("upsample")
+def upsample(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    if any(f not in (0.0, 1.0) for f in p.fractionalScalingFactor):
+        raise g.fail("fractional scaling factors are not supported")
+    factors = [int(f) for f in p.scalingFactor] or [1, 1]
+    if len(factors) != 2 or min(factors) < 1:
+        raise g.fail(f"scalingFactor {factors} must be two positive integers")
+    method = "nearest" if p.mode == 0 else LINEAR_UPSAMPLE.get(p.linearUpsampleMode)
+    if method is None:
+        raise g.fail(f"linearUpsampleMode {p.linearUpsampleMode} is not defined")
+    shape = x.shape[:-2] + (x.shape[-2] * factors[0], x.shape[-1] * factors[1])
+    g.coreml("resample", (x.tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(layer.output[0], shape)))
+    return f"coreml.resample({method})"
+
+
+@lowers("resizeBilinear")
+def resize_bilinear(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    need_rank(g, x, 3)
+    size = [int(v) for v in p.targetSize] or [1, 1]
+    method = SAMPLING.get(p.mode.samplingMethod)
+    if len(size) != 2 or min(size) < 1 or method is None:
+        raise g.fail(f"targetSize {size} / sampling mode {p.mode.samplingMethod} is not valid")
+    shape = x.shape[:-2] + tuple(size)
+    g.coreml("resample", (x.tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(layer.output[0], shape)))
+    return f"coreml.resample({method})"
+
+
+@lowers("cropResize")
+def crop_resize(g: GraphBuilder, layer, p) -> str:
+    if len(layer.input) != 2:
+        raise g.fail("crop-resize takes 2 inputs (feature map, boxes)")
+    x, boxes = g.blob(layer.input[0]), g.blob(layer.input[1])
+    need_rank(g, x, 5, 5)
+    if x.shape[0] != 1 or boxes.rank != 5 or boxes.shape[1:] not in ((1, 4, 1, 1), (1, 5, 1, 1)):
+        raise g.fail(f"inputs must be [1, B, C, H, W] and [N, 1, 4 or 5, 1, 1], got {list(x.shape)}, "
+                     f"{list(boxes.shape)}")
+    size = [int(v) for v in p.targetSize] or [1, 1]
+    method = SAMPLING.get(p.mode.samplingMethod)
+    if method is None or p.boxIndicesMode.boxMode >= len(BOX_MODES):
+        raise g.fail("sampling or box mode is not defined")
+    batch = x.shape[1] if boxes.shape[2] == 4 else 1
+    shape = (boxes.shape[0], batch, x.shape[2], size[0], size[1])
+    g.coreml("crop_resize", (x.tensor, boxes.tensor, g.enum(RESAMPLE_METHODS.index(method)),
+                             g.enum(p.boxIndicesMode.boxMode), g.i32(p.normalizedCoordinates),
+                             g.f32(p.spatialScale or 1.0), g.output(layer.output[0], shape)))
+    return f"coreml.crop_resize({method})"

@@ -1,0 +1,104 @@
+"""The later spec's rank-N shape and matrix layers: ConcatND, Transpose,
+ReshapeStatic, Squeeze, ExpandDims, FlattenTo2D, BatchedMatMul."""
+from __future__ import annotations
+
+import math
+
+from ..builder import Blob, GraphBuilder
+from ..weights import load_weights
+from . import lowers
+from .common import axis_index, concat, permute, reshape, single
+
+
+@lowers("concatND")
+def concat_nd(g: GraphBuilder, layer, p) -> str:
+    if getattr(p, "interleave", False):
+        raise g.fail("interleaved concatenation is not supported")
+    blobs = [g.blob(n) for n in layer.input]
+    concat(g, blobs, axis_index(g, int(p.axis), blobs[0].rank), layer.output[0])
+    return f"{len(blobs)} x coreml.reshape into views"
+
+
+@lowers("transpose")
+def transpose(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    axes = [axis_index(g, int(a), x.rank) for a in p.axes]
+    if sorted(axes) != list(range(x.rank)):
+        raise g.fail(f"axes {list(p.axes)} are not a permutation of 0..{x.rank - 1}")
+    permute(g, x, axes, layer.output[0])
+    return "coreml.permute"
+
+
+def _reshaped(g: GraphBuilder, layer, x: Blob, shape) -> str:
+    if math.prod(shape) != math.prod(x.shape):
+        raise g.fail(f"cannot reshape {list(x.shape)} to {list(shape)}")
+    reshape(g, x, shape, layer.output[0])
+    return "coreml.reshape"
+
+
+@lowers("reshapeStatic")
+def reshape_static(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    target = [int(d) for d in p.targetShape]
+    if target.count(-1) > 1:
+        raise g.fail(f"targetShape {target} has more than one -1")
+    known = math.prod(d for d in target if d != -1)
+    shape = [math.prod(x.shape) // known if d == -1 else d for d in target]
+    return _reshaped(g, layer, x, shape)
+
+
+@lowers("squeeze")
+def squeeze(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    axes = {axis_index(g, int(a), x.rank) for a in p.axes}
+    if p.squeezeAll:
+        axes = {i for i, d in enumerate(x.shape) if d == 1}
+    if any(x.shape[a] != 1 for a in axes):
+        raise g.fail(f"axes {sorted(axes)} of {list(x.shape)} are not all of size 1")
+    shape = [d for i, d in enumerate(x.shape) if i not in axes] or [1]
+    return _reshaped(g, layer, x, shape)
+
+
+@lowers("expandDims")
+def expand_dims(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    rank = x.rank + len(p.axes)
+    axes = {axis_index(g, int(a), rank) for a in p.axes}
+    dims = iter(x.shape)
+    shape = [1 if i in axes else next(dims) for i in range(rank)]
+    return _reshaped(g, layer, x, shape)
+
+
+@lowers("flattenTo2D")
+def flatten_to_2d(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    axis = int(p.axis) % (x.rank + 1) if p.axis >= -x.rank else 0
+    return _reshaped(g, layer, x, [math.prod(x.shape[:axis]), math.prod(x.shape[axis:])])
+
+
+@lowers("batchedMatmul")
+def batched_matmul(g: GraphBuilder, layer, p) -> str:
+    if len(layer.input) == 2:
+        a, b = g.blob(layer.input[0]), g.blob(layer.input[1])
+        bias = None
+    elif len(layer.input) == 1:
+        a = g.blob(layer.input[0])
+        k, n = int(p.weightMatrixFirstDimension), int(p.weightMatrixSecondDimension)
+        # stored like an inner product's, [X2, X1] row-major (what coremltools writes)
+        b = Blob(g.constant(load_weights(p.weights, (n, k), "weights").T), (k, n))
+        bias = g.constant(load_weights(p.bias, (n,), "bias")) if p.hasBias else None
+    else:
+        raise g.fail(f"batched matmul takes 1 or 2 inputs, got {len(layer.input)}")
+    if a.rank < 2 or b.rank < 2:
+        raise g.fail(f"inputs {list(a.shape)} and {list(b.shape)} need rank 2 or more")
+    m = a.shape[-1] if p.transposeA else a.shape[-2]
+    n = b.shape[-2] if p.transposeB else b.shape[-1]
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    r = max(len(batch_a), len(batch_b))
+    pa, pb = (1,) * (r - len(batch_a)) + batch_a, (1,) * (r - len(batch_b)) + batch_b
+    if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
+        raise g.fail(f"batch shapes {list(batch_a)} and {list(batch_b)} do not broadcast")
+    shape = tuple(max(x, y) for x, y in zip(pa, pb)) + (m, n)
+    g.coreml("batched_matmul", (a.tensor, b.tensor, g.i32(p.transposeA), g.i32(p.transposeB), bias,
+                                g.output(layer.output[0], shape)))
+    return "coreml.batched_matmul"

@@ -1,0 +1,274 @@
+"""``load`` and ``CoreMLModel``: a CoreML NeuralNetwork (plain, classifier or regressor)
+as verified OpenVX graphs, one per set of input shapes, run by ``predict``."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.context import Context
+from ..core.enums import Directive
+from . import blob as b
+from .builder import GraphBuilder
+from .errors import CoreMLError
+from .lowering import lower
+from .order import layer_order
+
+KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """One layer as imported: its name, CoreML type and how it runs on our graph."""
+
+    name: str
+    type: str
+    lowering: str
+
+
+def _parse(source) -> Any:
+    try:
+        from coremltools.proto import Model_pb2
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise CoreMLError("reading .mlmodel files needs coremltools: pip install openvx-nn[coreml]") from err
+    if isinstance(source, Model_pb2.Model):
+        return source
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise CoreMLError(f"cannot read {path}: {err.strerror}") from None
+    spec = Model_pb2.Model()
+    try:
+        spec.ParseFromString(data)
+    except Exception as err:  # noqa: BLE001 - protobuf raises its own DecodeError and others
+        raise CoreMLError(f"{path} is not a valid .mlmodel (truncated or corrupt protobuf: {err})") from None
+    return spec
+
+
+def feature_shape(feature) -> tuple[int, ...]:
+    """The CoreML shape an input feature declares: [C] or [C, H, W] for multi-arrays, [C, H, W] for images."""
+    name = feature.name
+    kind = feature.type.WhichOneof("Type")
+    if kind == "multiArrayType":
+        shape = tuple(int(d) for d in feature.type.multiArrayType.shape)
+        if not shape:
+            raise CoreMLError(f"input '{name}' declares no shape")
+        return shape
+    if kind == "imageType":
+        image = feature.type.imageType
+        channels = 1 if image.colorSpace == 10 else 3  # GRAYSCALE = 10
+        return channels, int(image.height), int(image.width)
+    raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
+
+
+def load(source) -> CoreMLModel:
+    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model``."""
+    return CoreMLModel(_parse(source))
+
+
+class CoreMLModel:
+    """A CoreML neural network running on OpenVX graphs.
+
+    ``predict`` takes and returns dicts of NumPy arrays like coremltools'
+    ``MLModel.predict``; a classifier also returns its class label and the
+    probability dict. ``graph`` is the verified graph for the declared input
+    shapes; ``layers`` lists how each layer was lowered.
+    """
+
+    def __init__(self, spec, declared: bool = True):
+        """``declared``: build the graph for the declared input shapes now (a model that cannot run
+        fails at load); ``build_batched`` passes False and builds only the graph it needs."""
+        self.spec = spec
+        kind = spec.WhichOneof("Type")
+        if kind not in KINDS:
+            raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)})")
+        self.kind = kind
+        self.network = getattr(spec, kind)
+        self.exact = getattr(self.network, "arrayInputShapeMapping", 0) == 1
+        self.inputs = {f.name: f for f in spec.description.input}
+        self.outputs = {f.name: f for f in spec.description.output}
+        self.order = layer_order(self.network.layers, list(self.inputs))
+        self.layers: list[LayerInfo] = []
+        self._graphs: dict[tuple, GraphBuilder] = {}
+        if declared:
+            self._build(self._declared_shapes())
+
+    # -- shapes ----------------------------------------------------------------------------
+    def _feature_shape(self, name: str) -> tuple[int, ...]:
+        return feature_shape(self.inputs[name])
+
+    def _declared_shape(self, name: str) -> tuple[int, ...]:
+        shape = self._feature_shape(name)
+        if self.exact:
+            return shape
+        return b.rank5(np.zeros(shape, np.float32), len(shape)).shape
+
+    def _arrays(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        arrays = {}
+        for name in self.inputs:
+            if name not in inputs:
+                raise CoreMLError(f"input '{name}' is missing (the model takes {sorted(self.inputs)})")
+            value = np.asarray(inputs[name], np.float32)
+            arrays[name] = value if self.exact else b.rank5(value, len(self._feature_shape(name)))
+        unknown = set(inputs) - set(self.inputs)
+        if unknown:
+            raise CoreMLError(f"unknown input(s) {sorted(unknown)} (the model takes {sorted(self.inputs)})")
+        return arrays
+
+    # -- building ----------------------------------------------------------------------------
+    def _build(self, shapes: Mapping[str, tuple[int, ...]]) -> GraphBuilder:
+        key = tuple(sorted((n, tuple(s)) for n, s in shapes.items()))
+        if key not in self._graphs:
+            self._graphs[key] = self.build_graph(shapes)
+        return self._graphs[key]
+
+    def build_graph(self, shapes: Mapping[str, tuple[int, ...]],
+                    finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
+        """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
+        ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
+        g = GraphBuilder(self._wanted_blobs())
+        try:
+            g.inputs = {}
+            for name, shape in shapes.items():
+                g.inputs[name] = tensor = g.real(shape)
+                g.blobs[name] = _blob(tensor, shape)
+                self._preprocess(g, name, g.blobs[name])
+            infos = []
+            for layer in self.order:
+                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", lower(g, layer)))
+            g.layer = None
+            for name in self._wanted_blobs():
+                if name not in g.blobs:
+                    raise CoreMLError(f"output '{name}' is produced by no layer")
+            if finish is not None:
+                finish(g)
+            g.verify()
+        except Exception:
+            g.close()
+            raise
+        if not self.layers:
+            self.layers = infos
+        return g
+
+    def _preprocess(self, g: GraphBuilder, name: str, x) -> None:
+        """Image preprocessing (scaler, mean image) as nodes before the first layer."""
+        from .lowering.activation import affine
+        for pre in getattr(self.network, "preprocessing", []):
+            if pre.featureName not in ("", name) or self.inputs[name].type.WhichOneof("Type") != "imageType":
+                continue
+            g.layer = (f"{name} preprocessing", pre.WhichOneof("preprocessor") or "none")
+            channels = x.shape[-3]
+            if pre.WhichOneof("preprocessor") == "scaler":
+                s = pre.scaler
+                rgb = self.inputs[name].type.imageType.colorSpace == 20  # RGB = 20, BGR = 30
+                biases = ([s.grayBias] if channels == 1 else
+                          [s.redBias, s.greenBias, s.blueBias] if rgb else [s.blueBias, s.greenBias, s.redBias])
+                scale = s.channelScale if s.channelScale else 1.0
+                g.outputs.discard(name)
+                affine(g, x, name, np.full(channels, scale), np.asarray(biases, np.float64))
+            elif pre.WhichOneof("preprocessor") == "meanImage":
+                from .lowering.arithmetic import combine
+                mean = np.asarray(pre.meanImage.meanImage, np.float32).reshape(x.shape[-3:])
+                combine(g, x, _blob(g.constant(mean), mean.shape), "subtract", name)
+            x = g.blobs[name]
+
+    def _wanted_blobs(self) -> list[str]:
+        if self.kind == "neuralNetworkClassifier":
+            return [self._probability_blob()]
+        return list(self.outputs)
+
+    def _probability_blob(self) -> str:
+        named = self.network.labelProbabilityLayerName
+        if named:
+            return named
+        probs = self.spec.description.predictedProbabilitiesName
+        produced = {o for layer in self.network.layers for o in layer.output}
+        if probs in produced:
+            return probs
+        if not self.network.layers:
+            raise CoreMLError("the classifier has no layers")
+        return self.network.layers[-1].output[0]
+
+    # -- running ---------------------------------------------------------------------------------
+    def _declared_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {name: self._declared_shape(name) for name in self.inputs}
+
+    @property
+    def graph(self):
+        """The verified OpenVX graph (``openvx_nn.core.graph.Graph``) for the declared input shapes."""
+        return self._build(self._declared_shapes()).graph
+
+    def predict(self, inputs: Mapping[str, np.ndarray], bench: bool = False) -> dict[str, Any]:
+        """Run the model; returns {output name: array} (classifiers: label and probability dict)."""
+        arrays = self._arrays(inputs)
+        g = self._build({n: a.shape for n, a in arrays.items()})
+        for name, array in arrays.items():
+            g.inputs[name].array[...] = b.to_vx(array)
+        context = Context.current()
+        if bench and context is not None:
+            context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
+        status = g.graph.process()
+        if status != 0:
+            raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
+        results = {name: self._result(g, name) for name in self._wanted_blobs()}
+        if self.kind == "neuralNetworkClassifier":
+            return self._classify(results)
+        return results
+
+    def _result(self, g: GraphBuilder, name: str) -> np.ndarray:
+        blob = g.blobs[name]
+        array = np.array(blob.tensor.array.T, np.float32)
+        if self.exact:
+            return array
+        declared = self.outputs.get(name)
+        rank = 3
+        if declared is not None and declared.type.WhichOneof("Type") == "multiArrayType":
+            rank = len(declared.type.multiArrayType.shape) or 3
+        return b.from_rank5(array, rank)
+
+    def _classify(self, results: dict[str, np.ndarray]) -> dict[str, Any]:
+        probs = np.asarray(results[self._probability_blob()], np.float64).reshape(-1)
+        which = self.network.WhichOneof("ClassLabels")
+        labels = list(getattr(self.network, which).vector) if which else list(range(probs.size))
+        if len(labels) != probs.size:
+            raise CoreMLError(f"{len(labels)} class labels but {probs.size} probabilities")
+        d = self.spec.description
+        out = {d.predictedFeatureName or "classLabel": labels[int(np.argmax(probs))]}
+        out[d.predictedProbabilitiesName or "classProbability"] = {lab: float(p) for lab, p in zip(labels, probs)}
+        return out
+
+    def _last_graph(self) -> GraphBuilder:
+        return list(self._graphs.values())[-1]
+
+    def timings(self) -> list[tuple[str, str, float, float]]:
+        """(layer, kernel, average ms, minimum ms) of every node of the most recently built graph, from
+        the performance counters (runs of ``predict(..., bench=True)``)."""
+        return [(layer, node.description.name, node.perf.avg / 1e6, node.perf.min / 1e6)
+                for layer, nodes in self._last_graph().nodes.items() for node in nodes]
+
+    def reset_timings(self) -> None:
+        for nodes in self._last_graph().nodes.values():
+            for node in nodes:
+                node.perf.reset()
+
+    def close(self) -> None:
+        """Release every graph and object made for the model."""
+        for g in self._graphs.values():
+            g.close()
+        self._graphs.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _blob(tensor, shape):
+    from .builder import Blob
+    return Blob(tensor, tuple(int(d) for d in shape))

@@ -1,0 +1,42 @@
+"""Element-wise arithmetic on float32 or asymmetric uint8 tensors with NumPy
+broadcasting (trailing dimensions aligned, a dimension of 1 stretches):
+add, multiply, and the unary functions (floor, clamps, logistic, tanh,
+dequantize).  uint8 products are exact integers requantized by
+``asymmetric.requantize``; the rest is float64 on exact real values, stored
+once by ``asymmetric.store``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .asymmetric import dequantize, quantized_range, requantize, store
+
+UNARY = {
+    "floor": np.floor,
+    "relu": lambda v: np.maximum(v, 0.0),
+    "relu1": lambda v: np.clip(v, -1.0, 1.0),
+    "relu6": lambda v: np.clip(v, 0.0, 6.0),
+    "logistic": lambda v: 1.0 / (1.0 + np.exp(-v)),
+    "tanh": np.tanh,
+    "identity": lambda v: v,
+}
+
+
+def add(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:
+    """``out = act(a + b)``: real values summed in float64, stored once."""
+    store(dequantize(a, qa) + dequantize(b, qb), out, qout, activation)
+
+
+def multiply(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:
+    """``out = act(a * b)``; uint8: the exact product of offsets requantized by ``s_a * s_b / s_out``."""
+    if qout is None:
+        store(dequantize(a, qa) * dequantize(b, qb), out, None, activation)
+        return
+    product = (a.astype(np.int64) - qa[1]) * (b.astype(np.int64) - qb[1])
+    low, high = quantized_range(activation, *qout)
+    out[...] = requantize(product, qa[0] * qb[0] / qout[0], qout[1], low, high).astype(out.dtype)
+
+
+def unary(function: str, x: np.ndarray, out: np.ndarray, quant_in=None, quant_out=None) -> None:
+    """``out = f(x)`` for ``f`` in UNARY (``identity`` dequantizes or rescales)."""
+    with np.errstate(over="ignore"):
+        store(UNARY[function](dequantize(x, quant_in)), out, quant_out)

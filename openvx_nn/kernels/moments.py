@@ -1,0 +1,40 @@
+"""Normalisations of float tensors by statistics over chosen axes: mean-variance
+normalisation (MVN, instance norm, layer norm), L2 normalisation and softmax.
+
+Axes are OpenVX axes; statistics are float64 means over exactly those axes,
+the variance is the mean squared deviation (biased), the result is stored as
+float32 once. ``gamma``/``beta`` (optional) broadcast OpenVX-order against the input.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .combine import widen
+
+
+def normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, epsilon: float,
+              gamma: np.ndarray | None = None, beta: np.ndarray | None = None) -> None:
+    """mode 'center': x - mean; 'standardize': (x - mean) / sqrt(var + eps);
+    'l2': x / sqrt(sum(x^2) + eps); then y = gamma * y + beta when given."""
+    v = np.asarray(x, np.float64)
+    axes = tuple(axes)
+    if mode == "l2":
+        y = v / np.sqrt(np.sum(v * v, axis=axes, keepdims=True) + epsilon)
+    else:
+        y = v - np.mean(v, axis=axes, keepdims=True)
+        if mode == "standardize":
+            y = y / np.sqrt(np.mean(y * y, axis=axes, keepdims=True) + epsilon)
+    if gamma is not None:
+        y = y * widen(gamma, y.ndim)
+    if beta is not None:
+        y = y + widen(beta, y.ndim)
+    out[...] = y
+
+
+def softmax(x: np.ndarray, out: np.ndarray, axis: int) -> None:
+    """out = exp(x - max) / sum(exp(x - max)) along ``axis``."""
+    v = np.asarray(x, np.float64)
+    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    out[...] = e / np.sum(e, axis=axis, keepdims=True)

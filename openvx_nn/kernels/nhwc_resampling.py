@@ -1,0 +1,41 @@
+"""Spatial rearrangements of NHWC data: bilinear resizing, depth-to-space and
+space-to-depth (pure data movement, any dtype)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .asymmetric import dequantize, store
+
+
+def resize_bilinear(x: np.ndarray, out: np.ndarray, quant_in=None, quant_out=None) -> None:
+    """Source position ``y * in_h / out_h`` (no corner alignment, no half-pixel shift),
+    the two neighbours clamped to the edge, interpolated in float64."""
+    real = dequantize(x, quant_in)
+    _, height, width, _ = x.shape
+    _, out_h, out_w, _ = out.shape
+    sy = np.arange(out_h) * (height / out_h)
+    sx = np.arange(out_w) * (width / out_w)
+    y0 = np.floor(sy).astype(np.int64)
+    x0 = np.floor(sx).astype(np.int64)
+    y1 = np.minimum(y0 + 1, height - 1)
+    x1 = np.minimum(x0 + 1, width - 1)
+    fy = (sy - y0)[None, :, None, None]
+    fx = (sx - x0)[None, None, :, None]
+    top = real[:, y0][:, :, x0] * (1 - fx) + real[:, y0][:, :, x1] * fx
+    bottom = real[:, y1][:, :, x0] * (1 - fx) + real[:, y1][:, :, x1] * fx
+    store(top * (1 - fy) + bottom * fy, out, quant_out)
+
+
+def depth_to_space(x: np.ndarray, out: np.ndarray, block: int) -> None:
+    """``out[b, h*bs + i, w*bs + j, c] = x[b, h, w, (i*bs + j) * C_out + c]``."""
+    n, h, w, c = x.shape
+    c_out = c // (block * block)
+    blocks = x.reshape(n, h, w, block, block, c_out)
+    out[...] = blocks.transpose(0, 1, 3, 2, 4, 5).reshape(out.shape)
+
+
+def space_to_depth(x: np.ndarray, out: np.ndarray, block: int) -> None:
+    """The inverse of ``depth_to_space``: ``out[b, h, w, (i*bs + j) * C + c] = x[b, h*bs + i, w*bs + j, c]``."""
+    n, h, w, c = x.shape
+    blocks = x.reshape(n, h // block, block, w // block, block, c)
+    out[...] = blocks.transpose(0, 1, 3, 2, 4, 5).reshape(out.shape)

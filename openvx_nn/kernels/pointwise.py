@@ -1,0 +1,100 @@
+"""Element-wise functions of one float tensor, with optional per-channel parameters.
+
+The CoreML front end lowers every activation and unary function the NN
+extension's activation layer does not compute exactly onto this one kernel:
+``y = f(scale * x + shift)`` evaluated in float64 and stored as float32 once.
+``alpha``/``beta`` are scalars; ``alpha_c``/``beta_c`` (when given) are
+per-channel vectors of length C or 1 along ``channel_axis`` (OpenVX axis 2,
+the C of ``[W, H, C, batch, seq]``) and replace the scalars.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-v))
+
+
+def _softplus(v: np.ndarray) -> np.ndarray:
+    return np.maximum(v, 0.0) + np.log1p(np.exp(-np.abs(v)))
+
+
+FUNCTIONS = {
+    "identity": lambda v, a, b, e: v,
+    "relu": lambda v, a, b, e: np.maximum(v, 0.0),
+    "leaky_relu": lambda v, a, b, e: np.where(v >= 0.0, v, a * v),
+    "thresholded_relu": lambda v, a, b, e: np.where(v >= a, v, 0.0),
+    "tanh": lambda v, a, b, e: np.tanh(v),
+    "scaled_tanh": lambda v, a, b, e: a * np.tanh(b * v),
+    "sigmoid": lambda v, a, b, e: _sigmoid(v),
+    "linear": lambda v, a, b, e: a * v + b,
+    "sigmoid_hard": lambda v, a, b, e: np.minimum(np.maximum(a * v + b, 0.0), 1.0),
+    "elu": lambda v, a, b, e: np.where(v >= 0.0, v, a * np.expm1(np.minimum(v, 0.0))),
+    "softsign": lambda v, a, b, e: v / (1.0 + np.abs(v)),
+    "softplus": lambda v, a, b, e: _softplus(v),
+    "parametric_softplus": lambda v, a, b, e: a * _softplus(b * v),
+    "affine": lambda v, a, b, e: a * v + b,
+    "sqrt": lambda v, a, b, e: np.sqrt(v),
+    "rsqrt": lambda v, a, b, e: 1.0 / np.sqrt(v + e),
+    "inverse": lambda v, a, b, e: 1.0 / (v + e),
+    "power": lambda v, a, b, e: np.power(v, a),
+    "exp": lambda v, a, b, e: np.exp(v),
+    "exp2": lambda v, a, b, e: np.exp2(v),
+    "log": lambda v, a, b, e: np.log(v),
+    "abs": lambda v, a, b, e: np.abs(v),
+    "threshold": lambda v, a, b, e: np.maximum(v, a),
+    "clip": lambda v, a, b, e: np.minimum(np.maximum(v, a), b),
+    "erf": lambda v, a, b, e: _ERF(v),
+    "gelu_exact": lambda v, a, b, e: 0.5 * v * (1.0 + _ERF(v / math.sqrt(2.0))),
+    "gelu_tanh": lambda v, a, b, e: 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3))),
+    "gelu_sigmoid": lambda v, a, b, e: v * _sigmoid(1.702 * v),
+    "clamped_relu": lambda v, a, b, e: np.where(v >= 0.0, np.minimum(b, v), np.minimum(b, a * v)),
+    "floor": lambda v, a, b, e: np.floor(v),
+    "ceil": lambda v, a, b, e: np.ceil(v),
+    "sign": lambda v, a, b, e: np.sign(v),
+    "round": lambda v, a, b, e: np.round(v),
+    "sin": lambda v, a, b, e: np.sin(v),
+    "cos": lambda v, a, b, e: np.cos(v),
+    "tan": lambda v, a, b, e: np.tan(v),
+    "sinh": lambda v, a, b, e: np.sinh(v),
+    "cosh": lambda v, a, b, e: np.cosh(v),
+    "asin": lambda v, a, b, e: np.arcsin(v),
+    "acos": lambda v, a, b, e: np.arccos(v),
+    "atan": lambda v, a, b, e: np.arctan(v),
+    "asinh": lambda v, a, b, e: np.arcsinh(v),
+    "acosh": lambda v, a, b, e: np.arccosh(v),
+    "atanh": lambda v, a, b, e: np.arctanh(v),
+    "logical_not": lambda v, a, b, e: (v == 0.0).astype(np.float64),
+}
+"""Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon."""
+
+
+def _channel(vector: np.ndarray | None, scalar: float, ndim: int, axis: int):
+    if vector is None:
+        return scalar
+    values = np.asarray(vector, np.float64).reshape(-1)
+    shape = [1] * ndim
+    shape[axis] = values.size
+    return values.reshape(shape)
+
+
+def evaluate(function: str, v: np.ndarray, alpha=0.0, beta=0.0, epsilon=0.0) -> np.ndarray:
+    """``function`` of float64 ``v`` (shared with the recurrent kernels' gate activations)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return FUNCTIONS[function](v, alpha, beta, epsilon)
+
+
+def pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
+              alpha: float = 0.0, beta: float = 0.0, epsilon: float = 0.0,
+              alpha_c: np.ndarray | None = None, beta_c: np.ndarray | None = None, channel_axis: int = 2) -> None:
+    """out = function(scale * x + shift) with scalar or per-channel alpha/beta."""
+    v = np.asarray(x, np.float64) * scale + shift
+    a = _channel(alpha_c, alpha, x.ndim, channel_axis)
+    b = _channel(beta_c, beta, x.ndim, channel_axis)
+    out[...] = evaluate(function, v, a, b, epsilon)

@@ -1,0 +1,233 @@
+"""The NNAPI model builder: ``Model``, ``Compilation``, ``Execution``.
+
+Shaped like the NNAPI C API.  ``Model.finish`` checks the model and freezes
+it; ``to_hal`` gives the HAL struct the driver (``hal.Device``) prepares and
+executes, so the builder and the HAL share one implementation.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import hal
+from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from .errors import NNAPIError
+from .model_check import check_operand, execution_order
+
+IMMEDIATE_LIMIT = 128
+"""Values up to this many bytes are copied into operandValues (CONSTANT_COPY); larger ones go to a pool."""
+
+
+class Model:
+    """An NNAPI model under construction: operands, operations, inputs and outputs."""
+
+    def __init__(self) -> None:
+        self._operands: list[hal.Operand] = []
+        self._values: dict[int, bytes | None] = {}
+        self._operations: list[hal.Operation] = []
+        self._inputs: list[int] = []
+        self._outputs: list[int] = []
+        self._finished = False
+        self._hal: hal.Model | None = None
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise NNAPIError("the model is finished and can no longer change", ErrorStatus.INVALID_ARGUMENT)
+
+    def _check_index(self, index: int, what: str = "operand") -> int:
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(self._operands):
+            raise NNAPIError(f"{what} {index} is not an operand index (0..{len(self._operands) - 1})")
+        return int(index)
+
+    def add_operand(self, type: OperandType, dimensions: Sequence[int] = (), scale: float = 0.0,
+                    zero_point: int = 0) -> int:
+        """Add an operand; returns its index."""
+        self._check_open()
+        operand = hal.Operand(type=type, dimensions=[int(d) for d in dimensions], scale=float(scale),
+                              zeroPoint=int(zero_point))
+        check_operand(len(self._operands), operand)
+        operand.type = OperandType(type)
+        self._operands.append(operand)
+        return len(self._operands) - 1
+
+    def set_operand_value(self, index: int, value) -> None:
+        """Give operand ``index`` a constant value (array, 0-d array or Python number); None: no value."""
+        self._check_open()
+        index = self._check_index(index)
+        if value is None:
+            self._values[index] = None
+            return
+        operand = self._operands[index]
+        dtype = DTYPES[operand.type]
+        array = np.asarray(value)
+        if array.dtype.kind != dtype.kind and not (array.dtype.kind in "iub" and dtype.kind in "iuf"):
+            raise NNAPIError(f"operand {index} is {operand.type.name}; a value of dtype {array.dtype} does not fit")
+        _check_range(array, dtype, f"operand {index} ({operand.type.name})")
+        want = tuple(operand.dimensions)
+        if operand.type in SCALAR_TYPES:
+            if array.size != 1:
+                raise NNAPIError(f"operand {index} is a scalar; got a value of shape {array.shape}")
+        elif 0 not in want and array.shape != want:
+            raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
+        self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
+
+    def add_operation(self, type: OperationType, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        self._check_open()
+        try:
+            kind = OperationType(type)
+        except ValueError:
+            raise NNAPIError(f"type {type} is not an OperationType") from None
+        for k in list(inputs) + list(outputs):
+            self._check_index(k, f"operation {len(self._operations)} ({kind.name}): operand")
+        self._operations.append(hal.Operation(kind, [int(k) for k in inputs], [int(k) for k in outputs]))
+
+    def identify_inputs_and_outputs(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        self._check_open()
+        for k in list(inputs) + list(outputs):
+            self._check_index(k, "model input/output")
+        self._inputs = [int(k) for k in inputs]
+        self._outputs = [int(k) for k in outputs]
+
+    def finish(self) -> None:
+        """Check the model (raises ``NNAPIError``) and freeze it."""
+        self._check_open()
+        model = self._build_hal()
+        order = execution_order(model)
+        model.operations = [model.operations[j] for j in order]
+        self._hal = model
+        self._finished = True
+
+    def to_hal(self) -> hal.Model:
+        """The HAL struct of the finished model."""
+        if self._hal is None:
+            raise NNAPIError("the model is not finished (call finish())")
+        return self._hal
+
+    def save(self, path) -> None:
+        """Write the finished model to a ``.nnapi`` file (``hal.load_model`` reads it back)."""
+        hal.save_model(self.to_hal(), path)
+
+    def _build_hal(self) -> hal.Model:
+        values = bytearray()
+        pools: list[bytes] = []
+        operands = []
+        for k, src in enumerate(self._operands):
+            operand = hal.Operand(src.type, list(src.dimensions), 0, src.scale, src.zeroPoint)
+            data = self._values.get(k, b"")
+            if k in self._values and data is None:
+                operand.lifetime = OperandLifeTime.NO_VALUE
+            elif k in self._values:
+                if len(data) <= IMMEDIATE_LIMIT:
+                    operand.lifetime = OperandLifeTime.CONSTANT_COPY
+                    operand.location = hal.DataLocation(0, len(values), len(data))
+                    values += data
+                else:
+                    operand.lifetime = OperandLifeTime.CONSTANT_REFERENCE
+                    operand.location = hal.DataLocation(len(pools), 0, len(data))
+                    pools.append(data)
+            elif k in self._inputs:
+                operand.lifetime = OperandLifeTime.MODEL_INPUT
+            elif k in self._outputs:
+                operand.lifetime = OperandLifeTime.MODEL_OUTPUT
+            operands.append(operand)
+        for op in self._operations:
+            for k in op.inputs:
+                operands[k].numberOfConsumers += 1
+        for k in self._inputs:
+            if k in self._values:
+                raise NNAPIError(f"model input {k} also has a constant value")
+        operations = [hal.Operation(op.type, list(op.inputs), list(op.outputs)) for op in self._operations]
+        return hal.Model(operands, operations, list(self._inputs), list(self._outputs), bytes(values), pools)
+
+
+def _check_range(array: np.ndarray, dtype: np.dtype, what: str) -> None:
+    """Integer values must fit ``dtype`` (no silent wrap-around)."""
+    if dtype.kind in "iu" and array.size and array.dtype.kind in "iub":
+        info = np.iinfo(dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise NNAPIError(f"{what}: values {low}..{high} do not fit {dtype} ({info.min}..{info.max})")
+
+
+class Compilation:
+    """A finished model being prepared for this driver."""
+
+    def __init__(self, model: Model, device: hal.Device | None = None):
+        if not isinstance(model, Model):
+            raise NNAPIError(f"Compilation needs an nnapi.Model, got {type(model).__name__}")
+        self.model = model
+        self.device = device or hal.Device()
+        self.prepared: hal.PreparedModel | None = None
+
+    def finish(self) -> None:
+        """Lower the model onto a verified OpenVX graph (raises ``NNAPIError``)."""
+        if self.prepared is not None:
+            raise NNAPIError("the compilation is already finished")
+        self.prepared = self.device.prepare_model(self.model.to_hal())
+
+    def release(self) -> None:
+        """Release the OpenVX graph now (garbage collection does it otherwise)."""
+        if self.prepared is not None:
+            self.prepared.release()
+            self.prepared = None
+
+
+class Execution:
+    """One run of a finished compilation: inputs, in-place outputs, ``compute``."""
+
+    def __init__(self, compilation: Compilation):
+        if compilation.prepared is None:
+            raise NNAPIError("the compilation is not finished (call finish())")
+        self.compilation = compilation
+        hal_model = compilation.model.to_hal()
+        self._model = hal_model
+        self._inputs: dict[int, np.ndarray] = {}
+        self._outputs: dict[int, np.ndarray] = {}
+
+    def _position(self, k: int, indexes: list[int], what: str) -> int:
+        if not isinstance(k, (int, np.integer)) or not 0 <= k < len(indexes):
+            raise NNAPIError(f"{what} {k} does not exist (the model has {len(indexes)})")
+        return int(k)
+
+    def set_input(self, k: int, array) -> None:
+        """Input ``k`` (position in the model's input list) takes ``array``'s values."""
+        k = self._position(k, self._model.inputIndexes, "input")
+        dtype = DTYPES[self._model.operands[self._model.inputIndexes[k]].type]
+        array = np.asarray(array)
+        if not np.can_cast(array.dtype, dtype, "same_kind"):
+            raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
+        _check_range(array, dtype, f"input {k}")
+        self._inputs[k] = np.ascontiguousarray(array, dtype)
+
+    def set_output(self, k: int, array: np.ndarray) -> None:
+        """Output ``k`` is written into ``array`` (the caller's, C-contiguous) by ``compute``."""
+        k = self._position(k, self._model.outputIndexes, "output")
+        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or not array.flags.writeable:
+            raise NNAPIError(f"output {k} must be a writable C-contiguous NumPy array")
+        dtype = DTYPES[self._model.operands[self._model.outputIndexes[k]].type]
+        if array.dtype != dtype:
+            raise NNAPIError(f"output {k} is {dtype}; the array given is {array.dtype}")
+        self._outputs[k] = array
+
+    def compute(self) -> None:
+        """Run the model; raises ``NNAPIError`` with the driver's ``ErrorStatus`` on failure."""
+        for k in range(len(self._model.inputIndexes)):
+            if k not in self._inputs:
+                raise NNAPIError(f"input {k} (operand {self._model.inputIndexes[k]}) was not set")
+        for k in range(len(self._model.outputIndexes)):
+            if k not in self._outputs:
+                raise NNAPIError(f"output {k} (operand {self._model.outputIndexes[k]}) was not set")
+        pools: list = []
+
+        def argument(array: np.ndarray) -> hal.RequestArgument:
+            pools.append(array.reshape(-1).view(np.uint8))
+            return hal.RequestArgument(False, hal.DataLocation(len(pools) - 1, 0, array.nbytes), [])
+        request = hal.Request([argument(self._inputs[k]) for k in range(len(self._inputs))],
+                              [argument(self._outputs[k]) for k in range(len(self._outputs))], pools)
+        prepared = self.compilation.prepared
+        if prepared is None:
+            raise NNAPIError("the compilation was released")
+        status = prepared.execute(request)
+        if status != ErrorStatus.NONE:
+            raise NNAPIError(prepared.last_error, status)

@@ -1,0 +1,99 @@
+"""The NNAPI 1.0 HAL enumerations, with the seed's names and values."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class OperandType(enum.IntEnum):
+    FLOAT32 = 0
+    INT32 = 1
+    UINT32 = 2
+    TENSOR_FLOAT32 = 3
+    TENSOR_INT32 = 4
+    TENSOR_QUANT8_ASYMM = 5
+    OEM = 10000
+    TENSOR_OEM_BYTE = 10001
+
+
+class OperationType(enum.IntEnum):
+    ADD = 0
+    AVERAGE_POOL_2D = 1
+    CONCATENATION = 2
+    CONV_2D = 3
+    DEPTHWISE_CONV_2D = 4
+    DEPTH_TO_SPACE = 5
+    DEQUANTIZE = 6
+    EMBEDDING_LOOKUP = 7
+    FLOOR = 8
+    FULLY_CONNECTED = 9
+    HASHTABLE_LOOKUP = 10
+    L2_NORMALIZATION = 11
+    L2_POOL_2D = 12
+    LOCAL_RESPONSE_NORMALIZATION = 13
+    LOGISTIC = 14
+    LSH_PROJECTION = 15
+    LSTM = 16
+    MAX_POOL_2D = 17
+    MUL = 18
+    RELU = 19
+    RELU1 = 20
+    RELU6 = 21
+    RESHAPE = 22
+    RESIZE_BILINEAR = 23
+    RNN = 24
+    SOFTMAX = 25
+    SPACE_TO_DEPTH = 26
+    SVDF = 27
+    TANH = 28
+    OEM_OPERATION = 10000
+
+
+class FusedActivationFunc(enum.IntEnum):
+    NONE = 0
+    RELU = 1
+    RELU1 = 2
+    RELU6 = 3
+
+
+class OperandLifeTime(enum.IntEnum):
+    TEMPORARY_VARIABLE = 0
+    MODEL_INPUT = 1
+    MODEL_OUTPUT = 2
+    CONSTANT_COPY = 3
+    CONSTANT_REFERENCE = 4
+    NO_VALUE = 5
+
+
+class DeviceStatus(enum.IntEnum):
+    AVAILABLE = 0
+    BUSY = 1
+    OFFLINE = 2
+    UNKNOWN = 3
+
+
+class ErrorStatus(enum.IntEnum):
+    NONE = 0
+    DEVICE_UNAVAILABLE = 1
+    GENERAL_FAILURE = 2
+    OUTPUT_INSUFFICIENT_SIZE = 3
+    INVALID_ARGUMENT = 4
+
+
+class PaddingScheme(enum.IntEnum):
+    """The implicit padding codes of CONV_2D, DEPTHWISE_CONV_2D and the pools."""
+
+    SAME = 1
+    VALID = 2
+
+
+DTYPES: dict[int, np.dtype] = {
+    OperandType.FLOAT32: np.dtype(np.float32), OperandType.TENSOR_FLOAT32: np.dtype(np.float32),
+    OperandType.INT32: np.dtype(np.int32), OperandType.TENSOR_INT32: np.dtype(np.int32),
+    OperandType.UINT32: np.dtype(np.uint32), OperandType.TENSOR_QUANT8_ASYMM: np.dtype(np.uint8),
+}
+"""The NumPy dtype of each operand type we run (OEM types are refused)."""
+
+SCALAR_TYPES = (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32)
+TENSOR_TYPES = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM)

@@ -1,0 +1,264 @@
+"""What a lowering function sees of one NNAPI operation (``OpContext``) and
+the graph under construction (``GraphBuilder``).
+
+A lowering function checks the operation's operand counts and types, reads
+its constant scalars and calls ``node`` with an NNAPI kernel's tensor names.
+``node`` infers the outputs through the kernel's own ``infer`` (the rules the
+OpenVX validator applies too), checks them against the declared operands and,
+unless the builder is a dry run (``get_supported_operations``), creates the
+OpenVX tensors, scalars and the node.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...core.context import Context
+from ...core.enums import Type
+from ...core.graph import Graph
+from ...core.kernels import by_name
+from ...core.node import Node
+from ...core.scalar import Scalar
+from ...core.tensor import Tensor
+from ...operations.nnapi_common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
+from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from ..errors import NNAPIError
+from ..hal import Model, constant_bytes
+
+QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
+CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+
+
+class GraphBuilder:
+    """Operand shapes, constants and (unless ``dry``) the OpenVX objects of one model."""
+
+    def __init__(self, model: Model, dry: bool):
+        self.model = model
+        self.dry = dry
+        self.shapes: dict[int, tuple[int, ...]] = {}
+        self.tensors: dict[int, Tensor] = {}
+        self.refs: list = []  # every object made here, released in reverse order
+        self.node_ops: list[tuple[Node, int]] = []
+        self.writers = {k for op in model.operations for k in op.outputs}
+        for k, operand in enumerate(model.operands):
+            dims = tuple(int(d) for d in operand.dimensions)
+            if dims and all(dims) and not self.absent(k):
+                self.shapes[k] = dims
+        self.context = self.graph = None
+        if not dry:
+            self.context = Context.create()
+            self.graph = Graph(self.context)
+
+    # -- operands -------------------------------------------------------------
+    def absent(self, k: int) -> bool:
+        """No value: NO_VALUE, a 0 in a tensor's dimensions, or never given a value nor written."""
+        operand = self.model.operands[k]
+        if operand.lifetime == OperandLifeTime.NO_VALUE:
+            return True
+        if operand.type in (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, QUANT8) and \
+                operand.lifetime in CONSTANT and 0 in operand.dimensions:
+            return True
+        return (operand.lifetime == OperandLifeTime.TEMPORARY_VARIABLE and k not in self.writers
+                and k not in self.model.inputIndexes)
+
+    def value(self, k: int) -> np.ndarray:
+        """A constant operand's value, NNAPI-shaped."""
+        operand = self.model.operands[k]
+        data = constant_bytes(self.model, operand)
+        dtype = DTYPES[OperandType(operand.type)]
+        shape = tuple(int(d) for d in operand.dimensions)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if len(data) != count * dtype.itemsize:
+            raise NNAPIError(f"operand {k}: its value has {len(data)} bytes, its type and dimensions need "
+                             f"{count * dtype.itemsize}")
+        return np.frombuffer(data, dtype).reshape(shape)
+
+    def tensor(self, k: int) -> Tensor:
+        tensor = self.tensors.get(k)
+        if tensor is None:
+            operand = self.model.operands[k]
+            shape = self.shapes[k]
+            vx_type = VX_TYPES[DTYPES[OperandType(operand.type)]]
+            tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
+            tensor.set_name(f"nnapi operand {k}")
+            if operand.lifetime in CONSTANT:
+                tensor.array.T[...] = self.value(k)
+            self.tensors[k] = tensor
+            self.refs.append(tensor)
+        return tensor
+
+    def scalar(self, vx_type: int, value) -> Scalar:
+        dtype = np.float32 if vx_type == Type.VX_TYPE_FLOAT32 else np.int32
+        scalar = Scalar(self.context, vx_type, np.asarray(value, dtype).tobytes())
+        self.refs.append(scalar)
+        return scalar
+
+    def release(self) -> None:
+        refs, self.refs = self.refs, []
+        for node, _ in self.node_ops:
+            node.release()
+        self.node_ops = []
+        for ref in reversed(refs):
+            ref.release()
+        if self.graph is not None:
+            self.graph.release()
+            self.context.release()
+            self.graph = self.context = None
+
+
+class OpContext:
+    """One operation being lowered: its operands, checks and node creation."""
+
+    def __init__(self, builder: GraphBuilder, index: int):
+        self.b = builder
+        self.index = index
+        op = builder.model.operations[index]
+        self.type = OperationType(op.type)
+        self.inputs = list(op.inputs)
+        self.outputs = list(op.outputs)
+
+    def fail(self, message: str, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT) -> None:
+        raise NNAPIError(message, status, self.index, self.type)
+
+    # -- reading operands ---------------------------------------------------------
+    def counts(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        if len(self.inputs) not in inputs:
+            self.fail(f"has {len(self.inputs)} inputs, expected {' or '.join(map(str, inputs))}")
+        if len(self.outputs) not in outputs:
+            self.fail(f"has {len(self.outputs)} outputs, expected {' or '.join(map(str, outputs))}")
+
+    def operand(self, k: int, output: bool = False):
+        return self.b.model.operands[(self.outputs if output else self.inputs)[k]]
+
+    def kind(self, k: int) -> OperandType:
+        return OperandType(self.operand(k).type)
+
+    def present(self, k: int) -> bool:
+        return k < len(self.inputs) and not self.b.absent(self.inputs[k])
+
+    def scalar(self, k: int, kind: OperandType = OperandType.INT32) -> Any:
+        """The value of constant scalar input ``k`` of type ``kind``."""
+        operand = self.operand(k)
+        if operand.type != kind:
+            self.fail(f"input {k} is {OperandType(operand.type).name}, expected {kind.name}")
+        if operand.lifetime not in CONSTANT:
+            self.fail(f"input {k} ({kind.name}) must be a constant")
+        return self.b.value(self.inputs[k]).item()
+
+    def constant(self, k: int) -> np.ndarray:
+        if self.operand(k).lifetime not in CONSTANT:
+            self.fail(f"input {k} must be a constant")
+        return self.b.value(self.inputs[k])
+
+    def tensor_kinds(self, ks: Sequence[int], allowed: Sequence[OperandType]) -> OperandType:
+        """Inputs ``ks`` are tensors of one type among ``allowed``; returns it."""
+        first = self.kind(ks[0])
+        for k in ks:
+            if self.kind(k) not in allowed or self.kind(k) != first:
+                self.fail(f"input {k} is {self.kind(k).name}, expected "
+                          f"{' or '.join(a.name for a in allowed)} like input {ks[0]}")
+        return first
+
+    def shape(self, k: int) -> tuple[int, ...]:
+        index = self.inputs[k]
+        if index not in self.b.shapes:
+            self.fail(f"input {k} (operand {index}) has unknown dimensions")
+        return self.b.shapes[index]
+
+    # -- making the node ----------------------------------------------------------
+    def node(self, op: str, tensors: dict[str, int | None], outputs: dict[str, int | None],
+             ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,
+             create: bool = True) -> None:
+        """Add kernel ``org.openvx_nn.nnapi.<op>`` with NNAPI input positions ``tensors`` (None: absent)
+        and output positions ``outputs``; check and record the outputs' shapes.  With ``create`` False
+        only the checks run (the caller lowers the operation onto standard kernels instead)."""
+        kernel = NNAPI_KERNELS[op]
+        model, b = self.b.model, self.b
+        operands = {n: (None if k is None or not self.present(k) else self.inputs[k]) for n, k in tensors.items()}
+        operands.update({n: (None if k is None else self.outputs[k]) for n, k in outputs.items()})
+        specs: dict[str, Any] = {}
+        scalars: dict[str, Any] = dict(ints or {})
+        scalars.update(floats or {})
+        for name, index in operands.items():
+            if index is None:
+                specs[name] = None
+                continue
+            operand = model.operands[index]
+            if index in b.shapes:
+                specs[name] = TensorSpec(b.shapes[index], DTYPES[OperandType(operand.type)])
+            elif name in tensors:
+                self.fail(f"input operand {index} ({name}) has unknown dimensions")
+            if name in kernel.quantized and operand.type == QUANT8:
+                scalars[f"{name}_scale"] = float(operand.scale)
+                scalars[f"{name}_zero_point"] = int(operand.zeroPoint)
+        for name in kernel.quantized:
+            scalars.setdefault(f"{name}_scale", 1.0)
+            scalars.setdefault(f"{name}_zero_point", 0)
+        try:
+            inferred = kernel.infer(Args(specs, scalars))
+        except ShapeError as err:
+            self.fail(f"{err.param}: {err}")
+        for name, index in operands.items():
+            if name in outputs and index is not None:
+                self._settle_output(index, *inferred[name])
+        if create and not b.dry:
+            self._create(kernel, operands, scalars)
+
+    def _settle_output(self, index: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        operand = self.b.model.operands[index]
+        have = DTYPES[OperandType(operand.type)]
+        if have != np.dtype(dtype):
+            self.fail(f"output operand {index} is {OperandType(operand.type).name}, the result is {np.dtype(dtype)}")
+        declared = tuple(int(d) for d in operand.dimensions)
+        if declared and (len(declared) != len(shape) or any(d and d != s for d, s in zip(declared, shape))):
+            self.fail(f"output operand {index} is declared {list(declared)}, the result has shape {list(shape)}")
+        self.b.shapes[index] = tuple(shape)
+
+    def _create(self, kernel, operands: dict[str, int | None], scalars: dict[str, Any]) -> None:
+        b = self.b
+        description = by_name(kernel.name)
+        node = Node(b.graph, description)
+        b.node_ops.append((node, self.index))
+        values = [None if operands.get(n) is None else b.tensor(operands[n]) for n in kernel.tensor_names]
+        values += [b.scalar(t, scalars[n]) for n, t in kernel.scalar_names]
+        for i, value in enumerate(values):
+            if value is not None:
+                node.set_parameter(i, value)
+
+    # -- nodes of the standard OpenVX kernels ----------------------------------------
+    def settle(self, k: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        """Record output ``k``'s shape (checked against its declaration)."""
+        self._settle_output(self.outputs[k], shape, dtype)
+
+    def vx(self, what: str, value) -> Any:
+        """An OpenVX parameter: ('in'|'out', position), ('enum'|'f32'|'size', number), ('tmp', NNAPI shape)
+        or ('tmp_dims', OpenVX dims) of a float32 tensor, ('const', (OpenVX dims, values in that axis order))."""
+        b = self.b
+        if what == "in":
+            return b.tensor(self.inputs[value])
+        if what == "out":
+            return b.tensor(self.outputs[value])
+        if what in ("tmp", "tmp_dims", "const"):
+            dims = tuple(reversed(value)) if what == "tmp" else tuple(value[0]) if what == "const" else tuple(value)
+            tensor = Tensor.create(b.context, len(dims), dims, Type.VX_TYPE_FLOAT32, 0)
+            if what == "const":
+                tensor.array[...] = value[1]
+            b.refs.append(tensor)
+            return tensor
+        if what == "size":
+            scalar = Scalar(b.context, Type.VX_TYPE_SIZE, np.asarray(value, np.uintp).tobytes())
+            b.refs.append(scalar)
+            return scalar
+        return b.scalar(Type.VX_TYPE_ENUM if what == "enum" else Type.VX_TYPE_FLOAT32, value)
+
+    def standard(self, kernel_name: str, params: list) -> None:
+        """Add a node of a standard kernel (``org.khronos...``) with parameters made by ``vx``."""
+        if self.b.dry:
+            return
+        node = Node(self.b.graph, by_name(kernel_name))
+        self.b.node_ops.append((node, self.index))
+        for i, value in enumerate(params):
+            if value is not None:
+                node.set_parameter(i, value)

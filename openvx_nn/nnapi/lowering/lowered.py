@@ -1,0 +1,93 @@
+"""A lowered model: its verified OpenVX graph, and running a HAL request on it."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...core.enums import Status
+from ...core.errors import VXError
+from ..enums import DTYPES, ErrorStatus, OperandType
+from ..errors import NNAPIError
+from ..hal import Request, pool_bytes
+from .context import GraphBuilder
+
+
+class Lowered:
+    def __init__(self, builder: GraphBuilder):
+        self.builder = builder
+        self._lock = threading.Lock()
+        model = builder.model
+        self.model = model
+        for k in list(model.inputIndexes) + list(model.outputIndexes):
+            if k not in builder.shapes:
+                raise NNAPIError(f"model input or output operand {k} has unknown dimensions")
+            builder.tensor(k)
+        try:
+            builder.graph.verify()
+        except VXError as err:
+            raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
+                             ErrorStatus.GENERAL_FAILURE) from None
+
+    @property
+    def graph(self):
+        return self.builder.graph
+
+    def _argument(self, request: Request, position: int, output: bool):
+        arguments = request.outputs if output else request.inputs
+        what = "output" if output else "input"
+        k = (self.model.outputIndexes if output else self.model.inputIndexes)[position]
+        if position >= len(arguments):
+            raise NNAPIError(f"{what} {position} (operand {k}) is missing from the request")
+        arg = arguments[position]
+        if arg.hasNoValue:
+            raise NNAPIError(f"{what} {position} (operand {k}) has no value; this driver needs every "
+                             "model input and output")
+        shape = self.builder.shapes[k]
+        if arg.dimensions and tuple(arg.dimensions) != tuple(shape):
+            raise NNAPIError(f"{what} {position} (operand {k}) is given dimensions {list(arg.dimensions)}, "
+                             f"the model has {list(shape)}")
+        loc = arg.location
+        if not 0 <= loc.poolIndex < len(request.pools):
+            raise NNAPIError(f"{what} {position}: pool {loc.poolIndex} does not exist")
+        data = pool_bytes(request.pools[loc.poolIndex])
+        dtype = DTYPES[OperandType(self.model.operands[k].type)]
+        need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if loc.offset < 0 or loc.offset + loc.length > len(data):
+            raise NNAPIError(f"{what} {position}: bytes {loc.offset}..{loc.offset + loc.length} lie outside "
+                             f"pool {loc.poolIndex} of {len(data)} bytes")
+        if loc.length < need or (not output and loc.length != need):
+            status = ErrorStatus.OUTPUT_INSUFFICIENT_SIZE if output else ErrorStatus.INVALID_ARGUMENT
+            raise NNAPIError(f"{what} {position} (operand {k}) has {loc.length} bytes, it needs {need} "
+                             f"({list(shape)} {dtype})", status)
+        return self.builder.tensors[k], data[loc.offset:loc.offset + need], dtype, shape
+
+    def execute(self, request: Request) -> None:
+        with self._lock:  # one request at a time: the graph's tensors are shared
+            self._execute(request)
+
+    def _execute(self, request: Request) -> None:
+        inputs = [self._argument(request, i, False) for i in range(len(self.model.inputIndexes))]
+        outputs = [self._argument(request, i, True) for i in range(len(self.model.outputIndexes))]
+        for tensor, data, dtype, shape in outputs:
+            if data.readonly:
+                raise NNAPIError("an output pool is read-only")
+        for tensor, data, dtype, shape in inputs:
+            tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
+        status = self.graph.process()
+        if status != Status.VX_SUCCESS:
+            failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
+            if not failed:
+                raise NNAPIError(f"the graph failed (vx_status {Status(status).name})", ErrorStatus.GENERAL_FAILURE)
+            node, j = failed[0]
+            cause = node.state.get("error", "the context log has the cause")
+            raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
+                             self.model.operations[j].type)
+        for tensor, data, dtype, shape in outputs:
+            np.frombuffer(data, dtype).reshape(shape)[...] = tensor.array.T
+
+    def timings(self) -> list[tuple[int, str, float]]:
+        return [(j, node.description.name, node.perf.tmp / 1e6) for node, j in self.builder.node_ops]
+
+    def release(self) -> None:
+        self.builder.release()

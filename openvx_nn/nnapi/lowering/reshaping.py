@@ -1,0 +1,103 @@
+"""CONCATENATION, DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESHAPE, RESIZE_BILINEAR,
+and the depth normalizations SOFTMAX, L2_NORMALIZATION,
+LOCAL_RESPONSE_NORMALIZATION (float32 2-D SOFTMAX with beta 1 runs on the
+standard softmax layer, whose 2-D axis is NNAPI's)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...operations.nnapi_reshaping import MAX_CONCAT
+from ..enums import DTYPES, OperandType, OperationType
+from . import lowers
+from .context import OpContext
+
+F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM
+TENSORS = (F32T, I32T, Q8)
+T = OperationType
+
+
+def same_quantization(op: OpContext) -> None:
+    """Data movement keeps raw values, so the output must be quantized like the input."""
+    a, out = op.operand(0), op.operand(0, output=True)
+    if a.type == Q8 and (a.scale != out.scale or a.zeroPoint != out.zeroPoint):
+        op.fail(f"output quantization ({out.scale}, {out.zeroPoint}) differs from the input's "
+                f"({a.scale}, {a.zeroPoint})")
+
+
+@lowers(T.CONCATENATION)
+def lower_concatenation(op: OpContext) -> None:
+    n = sum(1 for k in range(len(op.inputs)) if op.kind(k) in TENSORS)
+    scalars = len(op.inputs) - n
+    if n < 1 or scalars not in (1, 2) or any(op.kind(k) in TENSORS for k in range(n, len(op.inputs))):
+        op.fail("expected input tensors followed by the axis (INT32)")
+    if n > MAX_CONCAT:
+        op.fail(f"{n} inputs: this driver joins at most {MAX_CONCAT} tensors in one operation")
+    op.counts(range(2, MAX_CONCAT + 3), (1,))
+    op.tensor_kinds(list(range(n)), (F32T, Q8))
+    if scalars == 2 and op.scalar(n + 1) != 0:
+        op.fail(f"fused activation {op.scalar(n + 1)}: concatenation takes none")
+    op.node("concatenation", {f"input{i}": i for i in range(n)}, {"output": 0}, {"axis": op.scalar(n)})
+
+
+@lowers(T.DEPTH_TO_SPACE, T.SPACE_TO_DEPTH)
+def lower_block_moves(op: OpContext) -> None:
+    op.counts((2,), (1,))
+    op.tensor_kinds([0], (F32T, Q8))
+    same_quantization(op)
+    op.node(op.type.name.lower(), {"input": 0}, {"output": 0}, {"block_size": op.scalar(1)})
+
+
+@lowers(T.RESHAPE)
+def lower_reshape(op: OpContext) -> None:
+    op.counts((2,), (1,))
+    op.tensor_kinds([0], (F32T, Q8, I32T))
+    op.tensor_kinds([1], (I32T,))
+    same_quantization(op)
+    wanted = [int(d) for d in op.constant(1).reshape(-1)]
+    size = int(np.prod(op.shape(0), dtype=np.int64))
+    if wanted.count(-1) > 1 or any(d < -1 or d == 0 for d in wanted):
+        op.fail(f"shape {wanted} may hold one -1 and otherwise positive sizes")
+    if -1 in wanted:
+        known = int(np.prod([d for d in wanted if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            op.fail(f"shape {wanted} cannot hold the input's {size} elements")
+        wanted[wanted.index(-1)] = size // known
+    op.settle(0, tuple(wanted), DTYPES[op.kind(0)])
+    op.node("reshape", {"input": 0}, {"output": 0})
+
+
+@lowers(T.RESIZE_BILINEAR)
+def lower_resize(op: OpContext) -> None:
+    op.counts((3,), (1,))
+    op.tensor_kinds([0], (F32T,))
+    op.node("resize_bilinear", {"input": 0}, {"output": 0}, {"width": op.scalar(1), "height": op.scalar(2)})
+
+
+@lowers(T.SOFTMAX)
+def lower_softmax(op: OpContext) -> None:
+    op.counts((2,), (1,))
+    kind = op.tensor_kinds([0], (F32T, Q8))
+    beta = op.scalar(1, OperandType.FLOAT32)
+    shape = op.shape(0)
+    if kind == F32T and beta == 1.0 and len(shape) == 2:
+        op.settle(0, shape, np.dtype(np.float32))
+        if not op.b.dry:
+            op.standard("org.khronos.nn_extension.softmax_layer", [op.vx("in", 0), op.vx("out", 0)])
+        return
+    op.node("softmax", {"input": 0}, {"output": 0}, floats={"beta": beta})
+
+
+@lowers(T.L2_NORMALIZATION)
+def lower_l2_normalization(op: OpContext) -> None:
+    op.counts((1,), (1,))
+    op.tensor_kinds([0], (F32T,))
+    op.node("l2_normalization", {"input": 0}, {"output": 0})
+
+
+@lowers(T.LOCAL_RESPONSE_NORMALIZATION)
+def lower_lrn(op: OpContext) -> None:
+    op.counts((5,), (1,))
+    op.tensor_kinds([0], (F32T,))
+    f = OperandType.FLOAT32
+    op.node("local_response_normalization", {"input": 0}, {"output": 0}, {"radius": op.scalar(1)},
+            {"bias": op.scalar(2, f), "alpha": op.scalar(3, f), "beta": op.scalar(4, f)})

@@ -1,0 +1,112 @@
+"""The ``.nnapi`` file: a HAL ``Model`` saved with ``numpy.savez`` (no pickle), see docs/nnapi.md.
+
+NNAPI has no file format (an app builds its model in code); this one lets ``openvx-nn run`` and
+other processes load a model.  Members: ``model.json`` (UTF-8 bytes: format tag, version, operands,
+operations, input and output indexes, pool count; enums by name), ``operandValues`` and ``pool<i>``
+(uint8 arrays).  Loading checks the structure (``execution_order``) so a bad file fails at once.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from .enums import OperandLifeTime, OperandType, OperationType
+from .errors import NNAPIError
+from .hal import DataLocation, Model, Operand, Operation, pool_bytes
+
+FORMAT = "openvx-nn.nnapi"
+VERSION = 1
+
+
+def _bytes(buffer) -> np.ndarray:
+    return np.frombuffer(bytes(pool_bytes(buffer)), np.uint8)
+
+
+def save_model(model: Model, path: str | os.PathLike) -> None:
+    """Write ``model`` (a HAL ``Model``) to ``path`` in the ``.nnapi`` format."""
+    description = {
+        "format": FORMAT, "version": VERSION,
+        "operands": [{"type": OperandType(o.type).name, "dimensions": [int(d) for d in o.dimensions],
+                      "numberOfConsumers": int(o.numberOfConsumers), "scale": float(o.scale),
+                      "zeroPoint": int(o.zeroPoint), "lifetime": OperandLifeTime(o.lifetime).name,
+                      "location": [int(o.location.poolIndex), int(o.location.offset), int(o.location.length)]}
+                     for o in model.operands],
+        "operations": [{"type": OperationType(op.type).name, "inputs": [int(k) for k in op.inputs],
+                        "outputs": [int(k) for k in op.outputs]} for op in model.operations],
+        "inputIndexes": [int(k) for k in model.inputIndexes],
+        "outputIndexes": [int(k) for k in model.outputIndexes],
+        "pools": len(model.pools),
+    }
+    members = {"model.json": np.frombuffer(json.dumps(description).encode(), np.uint8),
+               "operandValues": _bytes(model.operandValues)}
+    members.update({f"pool{i}": _bytes(pool) for i, pool in enumerate(model.pools)})
+    with open(path, "wb") as f:  # a file object: savez would append ".npz" to a name
+        np.savez(f, **members)
+
+
+def load_model(path: str | os.PathLike) -> Model:
+    """The HAL ``Model`` in the ``.nnapi`` file ``path``, structurally checked (raises ``NNAPIError``)."""
+    where = os.fspath(path)
+    try:
+        with open(where, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise NNAPIError(f"{where}: cannot read ({err.strerror or err})") from None
+    if not zipfile.is_zipfile(io.BytesIO(data)):  # np.load would take other bytes for a pickle or a .npy
+        raise NNAPIError(f"{where} is not a .nnapi model file (a NumPy .npz archive)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            members = {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
+        raise NNAPIError(f"{where} is not a .nnapi model file (a NumPy .npz archive): {err}") from None
+    if "model.json" not in members or "operandValues" not in members:
+        raise NNAPIError(f"{where} is not a .nnapi model file: it lacks model.json or operandValues")
+    try:
+        description = json.loads(members["model.json"].tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise NNAPIError(f"{where}: model.json is not valid JSON ({err})") from None
+    if not isinstance(description, dict) or description.get("format") != FORMAT:
+        raise NNAPIError(f"{where}: model.json does not describe an {FORMAT} model")
+    if description.get("version") != VERSION:
+        raise NNAPIError(f"{where}: format version {description.get('version')!r}; this reads version {VERSION}")
+    try:
+        model = _model(description, members)
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, NNAPIError):
+            raise NNAPIError(f"{where}: {err}", err.status) from None
+        raise NNAPIError(f"{where}: model.json is malformed ({type(err).__name__}: {err})") from None
+    from .model_check import execution_order
+    try:
+        execution_order(model)
+    except NNAPIError as err:
+        raise NNAPIError(f"{where}: {err}", err.status) from None
+    return model
+
+
+def _enum(kind: type, name: Any, what: str):
+    if not isinstance(name, str) or name not in kind.__members__:
+        raise NNAPIError(f"{what} {name!r} is not an {kind.__name__}")
+    return kind[name]
+
+
+def _model(d: dict, members: dict[str, np.ndarray]) -> Model:
+    operands = [Operand(_enum(OperandType, o["type"], f"operand {i}: type"), [int(x) for x in o["dimensions"]],
+                        int(o["numberOfConsumers"]), float(o["scale"]), int(o["zeroPoint"]),
+                        _enum(OperandLifeTime, o["lifetime"], f"operand {i}: lifetime"),
+                        DataLocation(*(int(x) for x in o["location"])))
+                for i, o in enumerate(d["operands"])]
+    operations = [Operation(_enum(OperationType, op["type"], f"operation {j}: type"),
+                            [int(k) for k in op["inputs"]], [int(k) for k in op["outputs"]])
+                  for j, op in enumerate(d["operations"])]
+    pools = []
+    for i in range(int(d["pools"])):
+        if f"pool{i}" not in members:
+            raise NNAPIError(f"pool {i} is missing (model.json counts {d['pools']})")
+        pools.append(members[f"pool{i}"].tobytes())
+    return Model(operands, operations, [int(k) for k in d["inputIndexes"]], [int(k) for k in d["outputIndexes"]],
+                 members["operandValues"].tobytes(), pools)

@@ -1,0 +1,56 @@
+"""Build a model with NeuralNetworkBuilder, write it to a .mlmodel file, read it back
+through ``openvx_nn.coreml.load`` and run it."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from coremltools.models import datatypes
+from coremltools.models.neural_network import NeuralNetworkBuilder
+from coremltools.models.utils import save_spec
+
+import openvx_nn.coreml as cm
+
+RTOL = 1e-4
+ATOL = 1e-5
+
+
+def builder(inputs: Mapping[str, Sequence[int]], outputs: Sequence[str], exact: bool = False,
+            mode: str | None = None, output_shapes: Mapping[str, Sequence[int]] | None = None) -> NeuralNetworkBuilder:
+    shapes = output_shapes or {}
+    ins = [(n, datatypes.Array(*s)) for n, s in inputs.items()]
+    outs = [(n, datatypes.Array(*shapes.get(n, (1, 1, 1)))) for n in outputs] if not exact else \
+        [(n, None) for n in outputs]
+    return NeuralNetworkBuilder(ins, outs, mode=mode, disable_rank5_shape_mapping=exact)
+
+
+def load(tmp_path, b: NeuralNetworkBuilder, name: str = "model") -> cm.CoreMLModel:
+    path = tmp_path / f"{name}.mlmodel"
+    save_spec(b.spec, str(path))
+    return cm.load(path)
+
+
+def run(tmp_path, inputs: Mapping[str, np.ndarray], outputs: Sequence[str], add: Callable[[NeuralNetworkBuilder], None],
+        exact: bool = False, shapes: Mapping[str, Sequence[int]] | None = None,
+        output_shapes: Mapping[str, Sequence[int]] | None = None) -> tuple[dict, object]:
+    """One model of the layers ``add`` puts in; returns (predictions, spec)."""
+    declared = shapes or {n: a.shape for n, a in inputs.items()}
+    b = builder(declared, outputs, exact, output_shapes=output_shapes)
+    add(b)
+    model = load(tmp_path, b)
+    try:
+        return model.predict(inputs), b.spec
+    finally:
+        model.close()
+
+
+def weights(wp, shape: Sequence[int]) -> np.ndarray:
+    """A WeightParams' float values in the seed's row-major layout."""
+    return np.asarray(wp.floatValue, np.float64).reshape(shape)
+
+
+def close(actual, expected, rtol: float = RTOL, atol: float = ATOL) -> None:
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)

@@ -1,0 +1,121 @@
+"""Build, compile and run one-operation NNAPI models through the public API."""
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from openvx_nn import nnapi
+
+T = nnapi.OperandType
+F32T, I32T, Q8 = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM
+KIND = {np.dtype(np.float32): F32T, np.dtype(np.int32): I32T, np.dtype(np.uint8): Q8}
+
+
+@dataclass
+class Tensor:
+    """A tensor operand: a model input (default) or a constant."""
+    value: np.ndarray
+    scale: float = 0.0
+    zero_point: int = 0
+    const: bool = False
+    kind: int | None = None
+
+
+@dataclass
+class Out:
+    kind: int
+    dims: tuple
+    scale: float = 0.0
+    zero_point: int = 0
+
+
+def i32(v):
+    return ("i32", v)
+
+
+def f32(v):
+    return ("f32", v)
+
+
+NO_VALUE = ("none", None)
+
+
+def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]]:
+    m = nnapi.Model()
+    ins, feeds = [], []
+    model_inputs = []
+    for spec in inputs:
+        if isinstance(spec, Tensor):
+            value = np.asarray(spec.value)
+            kind = spec.kind or KIND[value.dtype]
+            k = m.add_operand(kind, dimensions=list(value.shape), scale=spec.scale, zero_point=spec.zero_point)
+            if spec.const:
+                m.set_operand_value(k, value)
+            else:
+                model_inputs.append(k)
+                feeds.append(value)
+        elif spec[0] == "none":
+            k = m.add_operand(F32T, dimensions=[0])
+            m.set_operand_value(k, None)
+        else:
+            k = m.add_operand(T.INT32 if spec[0] == "i32" else T.FLOAT32)
+            m.set_operand_value(k, spec[1])
+        ins.append(k)
+    outs = [m.add_operand(o.kind, dimensions=list(o.dims), scale=o.scale, zero_point=o.zero_point) for o in outputs]
+    m.add_operation(op, inputs=ins, outputs=outs)
+    m.identify_inputs_and_outputs(inputs=model_inputs, outputs=outs)
+    m.finish()
+    return m, feeds, outputs
+
+
+DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8}
+
+
+def run(op, inputs, outputs) -> list[np.ndarray]:
+    """Run one operation; returns its outputs."""
+    m, feeds, outs = build(op, inputs, outputs)
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    for k, value in enumerate(feeds):
+        e.set_input(k, value)
+    results = [np.zeros(o.dims, DTYPE[o.kind]) for o in outs]
+    for k, r in enumerate(results):
+        e.set_output(k, r)
+    e.compute()
+    c.release()
+    return results
+
+
+def quantize(real, scale, zero_point):
+    return np.clip(np.round(np.asarray(real, np.float64) / scale) + zero_point, 0, 255).astype(np.uint8)
+
+
+def dequantize(q, scale, zero_point):
+    return (np.asarray(q, np.float64) - zero_point) * scale
+
+
+def random_q8(rng, shape):
+    return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
+def assert_close(got, want, kind):
+    """float32 within 1e-5 absolute, uint8 within 1."""
+    if kind == Q8:
+        diff = np.abs(got.astype(np.int64) - np.asarray(want, np.int64))
+        assert diff.max(initial=0) <= 1, f"max difference {diff.max()} (> 1)"
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def collect_garbage():
+    """After each test module, collect the compilations caught in reference cycles (pytest.raises
+    keeps tracebacks), so their OpenVX objects are gone before another module's tests count references
+    (the tests here that count collect first)."""
+    yield
+    gc.collect()

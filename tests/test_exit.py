@@ -1,0 +1,89 @@
+"""A C program may end (return from main, or exit() from any thread) while a
+scheduled graph or another thread's vxProcessGraph is still running: the exit
+handler waits for the running kernels, and the process exits cleanly."""
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import compile_c, run_c
+
+RUNS = int(os.environ.get("OPENVX_NN_EXIT_RUNS", "50"))
+
+GRAPH = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <VX/vx.h>
+#include <VX/vx_khr_nn.h>
+
+static vx_graph graph;
+static volatile int started = 0;
+
+static void *process(void *arg)
+{
+    (void)arg;
+    started = 1;
+    vxProcessGraph(graph);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    vx_context context = vxCreateContext();
+    vx_size in_dims[3] = {13, 13, 16}, w_dims[4] = {3, 3, 16, 8}, out_dims[3] = {13, 13, 8};
+    vx_tensor x = vxCreateTensor(context, 3, in_dims, VX_TYPE_FLOAT32, 0);
+    vx_tensor w = vxCreateTensor(context, 4, w_dims, VX_TYPE_FLOAT32, 0);
+    vx_tensor y = vxCreateTensor(context, 3, out_dims, VX_TYPE_FLOAT32, 0);
+    vx_nn_convolution_params_t params = {1, 1, VX_CONVERT_POLICY_SATURATE, VX_ROUND_POLICY_TO_ZERO,
+                                         VX_NN_DS_SIZE_ROUNDING_FLOOR, 0, 0};
+    graph = vxCreateGraph(context);
+    vxConvolutionLayer(graph, x, w, NULL, &params, sizeof params, y);
+    if (argc > 1) { /* exit() while another thread is in vxProcessGraph, after argv[1] ms */
+        pthread_t thread;
+        struct timespec pause = {0, atol(argv[1]) * 1000000L};
+        pthread_create(&thread, NULL, process, NULL);
+        while (!started)
+            ;
+        nanosleep(&pause, NULL);
+        exit(0);
+    }
+    vxScheduleGraph(graph);
+    return 0;
+}
+"""
+
+
+def _run_many(exe, args_of_run) -> list:
+    with ThreadPoolExecutor(2) as pool:  # two at a time: the machine has two cores
+        return list(pool.map(lambda i: run_c(exe, *args_of_run(i), timeout=120), range(RUNS)))
+
+
+def _assert_clean(results) -> None:
+    bad = [(r.returncode, r.stderr[-500:]) for r in results if r.returncode != 0 or r.stderr]
+    assert not bad, f"{len(bad)} of {len(results)} runs failed, e.g. {bad[0]}"
+
+
+@pytest.fixture(scope="module")
+def program():
+    return compile_c(GRAPH, "exit_while_running", extra=["-pthread"])
+
+
+def test_return_from_main_with_a_scheduled_graph_exits_cleanly_every_time(program):
+    _assert_clean(_run_many(program, lambda i: ()))
+
+
+def test_exit_while_another_thread_processes_exits_cleanly_every_time(program):
+    _assert_clean(_run_many(program, lambda i: (str(i % 10 * 3),)))
+
+
+def test_exit_while_the_kernels_still_compile_exits_cleanly(program, tmp_path):
+    """An empty kernel cache: the graph is inside numba/LLVM when the process exits."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")}
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(subprocess.run, [str(program), *args], capture_output=True, text=True, env=env,
+                            timeout=600) for args in ((), ("5",))]
+        _assert_clean([r.result() for r in runs])

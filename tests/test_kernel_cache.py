@@ -1,0 +1,61 @@
+"""numba's on-disk kernel cache works when the installed package is read-only:
+it falls back to $XDG_CACHE_HOME/openvx_nn/numba, so only the first process compiles."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import openvx_nn
+
+SCRIPT = """
+import numpy as np
+import openvx_nn
+from openvx_nn.kernels import copy, jit
+x = np.arange(6, dtype=np.int16).reshape(2, 3)
+out = np.zeros((2, 3), np.int16)
+copy(x, out)
+assert (out == x).all()
+print(openvx_nn.__file__)
+print("uncached:", ",".join(jit.uncached()))
+"""
+
+
+def _read_only_runner(package_root: Path) -> list[str]:
+    """A command prefix under which ``package_root`` is read-only (even for root), or skip."""
+    if os.geteuid() != 0:
+        for path in package_root.rglob("*"):
+            path.chmod(path.stat().st_mode & ~0o222)
+        return []
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("running as root without user namespaces: cannot make a directory read-only")
+    return [unshare, "-rm", "sh", "-c", f'mount --bind -o ro "{package_root}" "{package_root}" && exec "$@"', "sh"]
+
+
+def test_read_only_install_caches_kernels_in_the_user_cache_directory(tmp_path):
+    source = Path(openvx_nn.__file__).parent
+    root = tmp_path / "site"
+    shutil.copytree(source, root / "openvx_nn", ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+    prefix = _read_only_runner(root)
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def run() -> str:
+        result = subprocess.run([*prefix, sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                                env=env, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    first = run()
+    assert str(root / "openvx_nn") in first and "uncached: \n" in first  # the copy, every kernel cached
+    assert not list(root.rglob("*.nbi"))  # nothing was written into the package
+    cached = list((tmp_path / "xdg" / "openvx_nn" / "numba").rglob("*.nbi"))
+    assert cached, first
+    second = run()
+    assert "data loaded" in second and "data saved" not in second, second  # the second process compiles nothing

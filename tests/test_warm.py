@@ -1,0 +1,55 @@
+"""``openvx-nn warm``: signatures recorded by one process are compiled into the
+cache by another, so a third compiles nothing."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from numba import types
+
+from openvx_nn.kernels import jit, warm
+
+KERNEL = """
+import numpy as np
+from openvx_nn.kernels import copy
+x = np.arange(12, dtype=np.int8).reshape(3, 4)
+out = np.zeros((3, 4), np.int8)
+copy(x, out)
+assert (out == x).all()
+"""
+
+
+def _python(code: str, env: dict) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_recorded_signatures_warm_a_fresh_cache(tmp_path):
+    record = tmp_path / "signatures.txt"
+    base = {k: v for k, v in os.environ.items() if k != "OPENVX_NN_RECORD_SIGNATURES"}
+    _python(KERNEL, {**base, "NUMBA_CACHE_DIR": str(tmp_path / "first"), "OPENVX_NN_RECORD_SIGNATURES": str(record)})
+    lines = record.read_text().splitlines()
+    assert any(line.startswith("openvx_nn.kernels.transpose:_copy:") and "array:int8:" in line for line in lines)
+    cache = {**base, "NUMBA_CACHE_DIR": str(tmp_path / "second"), "NUMBA_DEBUG_CACHE": "1"}
+    warmed = _python(f"from openvx_nn.cli import main; main(['warm', '--only', {str(record)!r}])", cache)
+    assert f"{len(set(lines))} kernel specialisations" in warmed.stdout
+    assert "data saved" in warmed.stdout
+    after = _python(KERNEL, cache)
+    assert "data loaded" in after.stdout and "data saved" not in after.stdout, after.stdout
+
+
+def test_signature_text_round_trips():
+    arg_types = (types.Array(types.uint8, 6, "A", readonly=True), types.Array(types.float32, 3, "C"),
+                 types.int64, types.float64, types.boolean)
+    assert warm.decode(warm.encode(arg_types)) == arg_types
+    assert warm.encode((types.UniTuple(types.int64, 2),)) is None  # no text form: not recorded
+    assert warm.decode("array:nosuchtype:2:A:r") is None
+
+
+def test_the_shipped_signatures_name_kernels_this_package_has():
+    warm.load_all_kernels()
+    usable, skipped = warm.signatures([warm.SHIPPED])
+    assert usable and all(name in jit.dispatchers for name, _ in usable)
+    assert skipped <= len(usable) // 2, "most shipped signatures are stale: re-record signatures.txt"
