@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conv_reference import reference_convolution, reference_deconvolution
 from kernel_testing import F32, Q7, Q78, S8, U8, Format, assert_bits_equal, random_values
+from layer_references import fully_connected_ref
 from nn_forms import FORMS, run_layer
 from vxhelp import empty, read, release, tensor
 
@@ -147,4 +148,60 @@ def test_weights_written_between_runs_are_used(vx, ctx, fmt):
         assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
         expected = reference_convolution(x, w, None, (4, 3, 4), (0, 0), (1, 1), (0, 0), fmt, (p, p, p, p))
         assert_bits_equal(read(vx, out, (4, 3, 4), fmt.dtype), expected)
+    release(vx, node, graph, tx, tw, out)
+
+
+def _write_through_map(vx, t, array) -> None:
+    """Write ``array`` into tensor ``t`` through vxMapTensorPatch's pointer, then unmap."""
+    array = np.asfortranarray(array)
+    n = array.ndim
+    sizes = vx.ffi.new("vx_size[]", list(array.shape))
+    map_id, stride, ptr = vx.ffi.new("vx_map_id *"), vx.ffi.new(f"vx_size[{n}]"), vx.ffi.new("void **")
+    assert vx.vxMapTensorPatch(t, n, vx.ffi.new("vx_size[]", [0] * n), sizes, map_id, stride, ptr,
+                               vx.VX_WRITE_ONLY, vx.VX_MEMORY_TYPE_HOST) == vx.VX_SUCCESS
+    mapped = np.lib.stride_tricks.as_strided(
+        np.frombuffer(vx.ffi.buffer(ptr[0], int(stride[n - 1]) * array.shape[-1]), array.dtype),
+        array.shape, tuple(stride))
+    mapped[...] = array
+    assert vx.vxUnmapTensorPatch(t, map_id[0]) == vx.VX_SUCCESS
+
+
+@pytest.mark.parametrize("how", ["map", "swap"])
+@pytest.mark.parametrize("layer", ["convolution", "fully_connected"])
+def test_weights_rewritten_through_a_map_or_a_swap_are_used(vx, ctx, layer, how):
+    # Routes are re-planned by the weights' write counter, not by comparing values: every way the
+    # application can change a tensor's contents (a mapped pointer, a new handle) must count.
+    rng = np.random.default_rng(78)
+    fmt, p = U8, 0
+    # Values small enough that no sum saturates (a saturated U8 output would hide stale weights).
+    x = rng.integers(0, 4, (6, 5, 3)).astype(np.uint8)
+    if layer == "convolution":
+        w_shape, out_shape = (3, 3, 3, 4), (4, 3, 4)
+    else:
+        w_shape, out_shape = (90, 7), (7,)
+    weights = [rng.integers(0, 3, w_shape).astype(np.uint8) for _ in range(2)]
+    tx, tw, out = tensor(vx, ctx, x, p), tensor(vx, ctx, weights[0], p), empty(vx, ctx, out_shape, fmt.dtype, p)
+    graph = vx.vxCreateGraph(ctx)
+    if layer == "convolution":
+        params = vx.ffi.new("vx_nn_convolution_params_t *")
+        params.overflow_policy, params.rounding_policy = _policy_enums(vx, True, True)
+        params.down_scale_size_rounding = vx.VX_NN_DS_SIZE_ROUNDING_FLOOR
+        node = vx.vxConvolutionLayer(graph, tx, tw, vx.ffi.NULL, params,
+                                     vx.ffi.sizeof("vx_nn_convolution_params_t"), out)
+    else:
+        node = vx.vxFullyConnectedLayer(graph, tx, tw, vx.ffi.NULL, *_policy_enums(vx, True, True), out)
+    kept = []  # application memory handed to the tensor must outlive it
+    for w in weights:
+        if how == "map":
+            _write_through_map(vx, tw, w)
+        else:
+            kept.append(np.asfortranarray(w).copy(order="F"))
+            previous = vx.ffi.new("void **")
+            assert vx.vxSwapTensorHandle(tw, vx.ffi.cast("void *", kept[-1].ctypes.data), previous) == vx.VX_SUCCESS
+        assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
+        if layer == "convolution":
+            expected = reference_convolution(x, w, None, out_shape, (0, 0), (1, 1), (0, 0), fmt, (p, p, p, p))
+        else:
+            expected = fully_connected_ref(x.reshape(-1, 1, order="F"), w, None, fmt, True, True).reshape(out_shape)
+        assert_bits_equal(read(vx, out, out_shape, fmt.dtype), expected)
     release(vx, node, graph, tx, tw, out)

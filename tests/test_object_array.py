@@ -245,3 +245,45 @@ def test_pixels_written_through_images_feed_a_tensor_operation(ctx):
     release_oa(planes)
     for t in (tensor, out):
         assert vx.vxReleaseTensor(ffi.new("vx_tensor *", t)) == vx.VX_SUCCESS
+
+
+def test_weights_written_through_image_views_are_used_by_the_next_run(ctx):
+    """A layer plans its packed weights at verify and re-plans when they are written: writes through
+    images that view the weights tensor count as writes of the tensor (copy and map/unmap alike).
+    Fully connected, written from the text: out[o] = sum_i x[i] * w[i, o], no rounding needed here."""
+    rng = np.random.default_rng(22)
+    dims = [6, 4, 3]  # [kx, ky, #OFM] weights: leading dims multiply to the 24 input features
+    x_values = rng.integers(0, 4, 24).astype(np.uint8)
+    x = vx.vxCreateTensor(ctx, 1, sizes([24]), vx.VX_TYPE_UINT8, 0)
+    weights = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
+    out = vx.vxCreateTensor(ctx, 1, sizes([3]), vx.VX_TYPE_UINT8, 0)
+    write(x, x_values)
+    planes = vx.vxCreateImageObjectArrayFromTensor(weights, rect(0, 0, 6, 4), 3, 1, vx.VX_DF_IMAGE_U8)
+    graph = vx.vxCreateGraph(ctx)
+    node = vx.vxFullyConnectedLayer(graph, x, weights, ffi.NULL, vx.VX_CONVERT_POLICY_SATURATE,
+                                    vx.VX_ROUND_POLICY_TO_ZERO, out)
+    for how in ("copy", "map"):
+        frames = rng.integers(0, 3, (3, 4, 6)).astype(np.uint8)  # #OFM, y, x
+        for o in range(3):
+            image = ffi.cast("vx_image", vx.vxGetObjectArrayItem(planes, o))
+            if how == "copy":
+                assert copy(image, rect(0, 0, 6, 4), frames[o][:, :, None], vx.VX_WRITE_ONLY) == vx.VX_SUCCESS
+            else:
+                map_id, addr, ptr = ffi.new("vx_map_id *"), ffi.new("vx_imagepatch_addressing_t *"), ffi.new("void **")
+                assert vx.vxMapImagePatch(image, rect(0, 0, 6, 4), 0, map_id, addr, ptr, vx.VX_WRITE_ONLY,
+                                          vx.VX_MEMORY_TYPE_HOST, 0) == vx.VX_SUCCESS
+                view = np.lib.stride_tricks.as_strided(
+                    np.frombuffer(ffi.buffer(ptr[0], addr.stride_y * 4), np.uint8), (4, 6),
+                    (addr.stride_y, addr.stride_x))
+                view[...] = frames[o]
+                assert vx.vxUnmapImagePatch(image, map_id[0]) == vx.VX_SUCCESS
+            release_ref(image)
+        assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
+        w = frames.transpose(2, 1, 0).reshape(24, 3, order="F").astype(int)  # [x, y, o] -> [i, o]
+        expected = np.minimum(x_values.astype(int) @ w, 255)
+        assert np.array_equal(read(out, [3], np.uint8), expected), how
+    assert vx.vxReleaseNode(ffi.new("vx_node *", node)) == vx.VX_SUCCESS
+    assert vx.vxReleaseGraph(ffi.new("vx_graph *", graph)) == vx.VX_SUCCESS
+    release_oa(planes)
+    for t in (x, weights, out):
+        assert vx.vxReleaseTensor(ffi.new("vx_tensor *", t)) == vx.VX_SUCCESS

@@ -212,6 +212,7 @@ class Image(Reference):
             np.copyto(user, patch)
         else:
             np.copyto(patch, user)
+            self._wrote()
 
     def map_patch(self, rect: Rect | None, plane: int, usage: int, memory_type: int,
                   flags: int = 0) -> tuple[int, int, Layout]:
@@ -228,6 +229,12 @@ class Image(Reference):
         self.maps.close(map_id, self)
         if self.tensor is not None:
             self.tensor.root.pins -= 1
+            self._wrote()
+
+    def _wrote(self) -> None:
+        """Count a write on the tensor an image views: planners re-plan its [static] values by that count."""
+        if self.tensor is not None:
+            self.tensor.root.writes += 1
 
     # -- attributes ---------------------------------------------------------------------
     def set_space(self, space: int) -> None:

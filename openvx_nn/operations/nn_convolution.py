@@ -15,6 +15,7 @@ import numpy as np
 from ..core.enums import ConvertPolicy, NNKernel, NNRounding, NNType, RoundPolicy, Status, Type
 from ..core.kernels import register
 from ..core.signature import IN, OUT, KernelDescription, ParamSpec
+from ..core.tensor import Tensor
 from ..core.validation import Validation
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
 from .geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size
@@ -89,27 +90,33 @@ def _validate_convolution(v: Validation) -> None:
     _plan_convolution(v)
 
 
-class PlannedWeights:
-    """A layer's route, planned from its [static] weights at verify and again only if their values change.
+_UNPLANNED = object()
 
-    ``make(weights)`` is the layer's planner. A ValueError from it (a layer beyond the exact
-    accumulator) is not a verify error today: it is raised when the node runs, as it always was.
+
+class PlannedWeights:
+    """A layer's route, planned from its [static] weights at verify and again only after they are written.
+
+    ``make(weights)`` is the layer's planner, ``read(tensor)`` the weights array it takes. The weights
+    tensor's write counter (bumped on its root by every copy, unmap, swap, allocation and node output)
+    says when the values may have changed: no per-call comparison of the weights, no snapshot of them.
+    A ValueError from the planner (a layer beyond the exact accumulator) is not a verify error today:
+    it is raised when the node runs, as it always was.
     """
 
-    def __init__(self, make: Callable[[np.ndarray], object], weights: np.ndarray):
-        self._make = make
-        self._snapshot = weights.copy()
+    def __init__(self, make: Callable[[np.ndarray], object], weights: Tensor,
+                 read: Callable[[Tensor], np.ndarray] = lambda t: t.array):
+        self._make, self._read = make, read
+        self._stamp = weights.root.writes
         try:
-            self._route = make(weights)
+            self._route = make(read(weights))
         except ValueError:
-            self._route = None
+            self._route = _UNPLANNED
 
-    def current(self, weights: np.ndarray):
-        # Weights may be written between runs: integer equality is bit equality, and far cheaper than a
-        # new plan. (A write counter on the tensor, when the object model has one, can replace it.)
-        if self._route is None or not np.array_equal(weights, self._snapshot):
-            self._route = self._make(weights)
-            self._snapshot = weights.copy()
+    def current(self, weights: Tensor):
+        stamp = weights.root.writes
+        if self._route is _UNPLANNED or stamp != self._stamp:
+            self._route = self._make(self._read(weights))
+            self._stamp = stamp
         return self._route
 
 
@@ -128,7 +135,7 @@ def _plan_convolution(v: Validation) -> None:
                                 origin["origin_y"])
     arithmetic, has_bias = _arithmetic(v), v.present(2)
     v.state["planned"] = PlannedWeights(
-        lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1).array)
+        lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1))
 
 
 def _inputs(p):
@@ -140,7 +147,7 @@ def _inputs(p):
 def _run_convolution(p, state) -> None:
     from ..kernels.correlation import execute
     x, bias = _inputs(p)
-    execute(state["planned"].current(p[1].array), x, bias, p[4].array)
+    execute(state["planned"].current(p[1]), x, bias, p[4].array)
 
 
 def _validate_deconvolution(v: Validation) -> None:
@@ -178,13 +185,13 @@ def _validate_deconvolution(v: Validation) -> None:
     bounds = (v.state["bound"]["bound_x"], v.state["bound"]["bound_y"])
     v.state["planned"] = PlannedWeights(
         lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic,
-                                        bounds=bounds), v.ref(1).array)
+                                        bounds=bounds), v.ref(1))
 
 
 def _run_deconvolution(p, state) -> None:
     from ..kernels.deconvolution import execute_deconvolution
     x, bias = _inputs(p)
-    execute_deconvolution(state["planned"].current(p[1].array), x, bias, p[4].array)
+    execute_deconvolution(state["planned"].current(p[1]), x, bias, p[4].array)
 
 
 register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,

@@ -100,8 +100,9 @@ def _plan_fully_connected(v: Validation) -> None:
     arithmetic = Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp,
                             v.tensor(2).fpp if v.present(2) else 0, v.node.params[5].fpp)
     has_bias, batch = v.present(2), v.state["batch"]
+    shape = (v.state["ifm"], v.state["ofm"])
     v.state["planned"] = PlannedWeights(lambda w: prepare_fully_connected(w, has_bias, batch, arithmetic),
-                                        _flat(v.ref(1).array, (v.state["ifm"], v.state["ofm"])))
+                                        v.ref(1), lambda t: _flat(t.array, shape))
 
 
 def _weights(p, state) -> np.ndarray:
@@ -113,7 +114,7 @@ def _run_fully_connected(p, state) -> None:
     from ..kernels.fully_connected import execute_fully_connected, fully_connected
     x = _flat(p[0].array, (state["ifm"], state["batch"]))
     bias = None if p[2] is None else p[2].array
-    route = state["planned"].current(_weights(p, state))
+    route = state["planned"].current(p[1])
     if route is not None:
         _write_through(p[5].array, (state["ofm"], state["batch"]),
                        lambda out: execute_fully_connected(route, x, bias, out))
