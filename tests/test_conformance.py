@@ -96,22 +96,21 @@ def test_broken_rounding_is_caught(suite):
 
 BROKEN_KERNEL = '''
 """Loaded by the embedded interpreter of the conformance run (PYTHONPATH): it
-swaps the registered convolution kernel for one that rounds the other way."""
+makes the library's convolution round the other way. The rounding is planned
+into the layer's route at verify, so the planner's arithmetic is what flips."""
 import dataclasses
 
-from openvx_nn.core import kernels
-from openvx_nn.core.enums import NNKernel
+from openvx_nn.operations import nn_convolution
 
-kernels._ensure_loaded()
-_good = kernels._BY_ENUM[NNKernel.VX_KERNEL_CONVOLUTION_LAYER]
+_good = nn_convolution._arithmetic
 
 
-def _flipped(params, state):
-    _good.execute(params, {**state, "nearest": not state["nearest"]})
+def _flipped(v):
+    arithmetic = _good(v)
+    return dataclasses.replace(arithmetic, nearest_even=not arithmetic.nearest_even)
 
 
-_bad = dataclasses.replace(_good, execute=_flipped)
-kernels._BY_ENUM[_bad.enum] = kernels._BY_NAME[_bad.name] = _bad
+nn_convolution._arithmetic = _flipped
 '''
 
 

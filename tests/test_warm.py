@@ -44,8 +44,17 @@ def test_signature_text_round_trips():
     arg_types = (types.Array(types.uint8, 6, "A", readonly=True), types.Array(types.float32, 3, "C"),
                  types.int64, types.float64, types.boolean)
     assert warm.decode(warm.encode(arg_types)) == arg_types
-    assert warm.encode((types.UniTuple(types.int64, 2),)) is None  # no text form: not recorded
+    engine = (types.literal(525), types.UniTuple(types.int64, 4))  # the SIMD engine's tile code and extents
+    assert warm.decode(warm.encode(engine)) == engine
+    assert warm.encode((types.UniTuple(types.Array(types.uint8, 1, "C"), 2),)) is None  # no text form
     assert warm.decode("array:nosuchtype:2:A:r") is None
+    assert warm.decode("literal:x") is None and warm.decode("tuple:int64") is None
+
+
+def test_a_line_recorded_before_a_signature_changed_is_skipped(tmp_path):
+    stale = tmp_path / "stale.txt"
+    stale.write_text("openvx_nn.kernels.transpose:_copy:False:python\tint64\n")  # _copy takes two arrays
+    assert warm.warm([stale], shipped=False) == (0, 1)
 
 
 def test_the_shipped_signatures_name_kernels_this_package_has():

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from numba import types
+from numba.core.errors import NumbaError
 
 from . import jit
 
@@ -32,31 +33,43 @@ _SCALARS = {"int64": types.int64, "float64": types.float64, "bool": types.boolea
 
 def encode(arg_types: Iterable[types.Type]) -> str | None:
     """The text of ``arg_types``, or None when one of them has no text form."""
-    parts = []
-    for t in arg_types:
-        if isinstance(t, types.Array):
-            parts.append(f"array:{t.dtype}:{t.ndim}:{t.layout}:{'w' if t.mutable else 'r'}")
-        elif str(t) in _SCALARS:
-            parts.append(str(t))
-        else:
-            return None
-    return ";".join(parts)
+    parts = [_encode_one(t) for t in arg_types]
+    return None if None in parts else ";".join(parts)
+
+
+def _encode_one(t: types.Type) -> str | None:
+    if isinstance(t, types.Array):
+        return f"array:{t.dtype}:{t.ndim}:{t.layout}:{'w' if t.mutable else 'r'}"
+    if isinstance(t, types.IntegerLiteral):  # the SIMD engine's tile code: one compiled body per value
+        return f"literal:{t.literal_value}"
+    if isinstance(t, types.UniTuple):
+        inner = _encode_one(t.dtype)
+        return None if inner is None or ":" in inner else f"tuple:{inner}:{t.count}"
+    return str(t) if str(t) in _SCALARS else None
 
 
 def decode(text: str) -> tuple[types.Type, ...] | None:
-    out: list[types.Type] = []
-    for part in text.split(";") if text else []:
-        if part.startswith("array:"):
-            _, dtype, ndim, layout, mode = part.split(":")
+    out = [_decode_one(part) for part in (text.split(";") if text else [])]
+    return None if None in out else tuple(out)
+
+
+def _decode_one(part: str) -> types.Type | None:
+    kind, _, rest = part.partition(":")
+    try:
+        if kind == "array":
+            dtype, ndim, layout, mode = rest.split(":")
             scalar = getattr(types, dtype, None)
             if not isinstance(scalar, types.Number):
                 return None
-            out.append(types.Array(scalar, int(ndim), layout, readonly=mode == "r"))
-        elif part in _SCALARS:
-            out.append(_SCALARS[part])
-        else:
-            return None
-    return tuple(out)
+            return types.Array(scalar, int(ndim), layout, readonly=mode == "r")
+        if kind == "literal":
+            return types.literal(int(rest))
+        if kind == "tuple":
+            inner, count = rest.split(":")
+            return types.UniTuple(_SCALARS[inner], int(count)) if inner in _SCALARS else None
+    except ValueError:  # a damaged line is skipped like an unknown one
+        return None
+    return _SCALARS.get(part)
 
 
 def _recorder(path: str):
@@ -98,9 +111,15 @@ def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
     load_all_kernels()
     listed = [SHIPPED, *files] if shipped and SHIPPED.exists() else list(files)
     usable, skipped = signatures(listed)
+    warmed = 0
     for name, arg_types in usable:
-        jit.entry(jit.dispatchers[name], *arg_types)
-    return len(usable), skipped
+        try:
+            jit.entry(jit.dispatchers[name], *arg_types)
+        except (TypeError, NumbaError):  # recorded before the kernel's signature changed: only a hint
+            skipped += 1
+        else:
+            warmed += 1
+    return warmed, skipped
 
 
 def start_recording() -> None:
