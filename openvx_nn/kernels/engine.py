@@ -48,6 +48,7 @@ INT32_MAX = (1 << 31) - 1
 TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 CHUNKS_PER_THREAD = 4
+PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
 STRIP = 96  # pixels requantized and stored together
 
 
@@ -319,8 +320,10 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     work = out6.size * plan.taps.size * plan.channels
     n_threads = isa_module.threads() if work >= PARALLEL_WORK else 1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
-    parts = CHUNKS_PER_THREAD * n_threads if n_threads > 1 else 1
-    measured = max(workers.run_chunks(lambda part: pack(*packing, part, parts), parts, n_threads))
+    # Packing is a copy: below PACK_PARALLEL_BYTES waking a helper costs more than it saves.
+    pack_threads = n_threads if xp.nbytes >= PACK_PARALLEL_BYTES else 1
+    parts = CHUNKS_PER_THREAD * pack_threads if pack_threads > 1 else 1
+    measured = max(workers.run_chunks(lambda part: pack(*packing, part, parts), parts, pack_threads))
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
