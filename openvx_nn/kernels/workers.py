@@ -16,6 +16,10 @@ from . import isa
 
 _pool_lock = threading.Lock()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
+_sharing = threading.Lock()  # held by the one call whose chunks the helpers share
+# Set by the object model while more than one graph executes: each then keeps its kernels on its own
+# thread (the cores are already taken), instead of waking helpers that would oversubscribe them.
+crowded = False
 
 
 def _executor() -> concurrent.futures.ThreadPoolExecutor:
@@ -31,10 +35,20 @@ def run_chunks(task: Callable[[int], object], n_chunks: int, n_threads: int) -> 
     """``[task(0), ..., task(n_chunks - 1)]`` run by this thread and ``n_threads - 1`` pool threads.
 
     Chunks are handed out on demand and the call returns once every chunk is done: a helper the OS
-    runs late (a busy machine) takes fewer chunks, or none, instead of holding up the call.
+    runs late (a busy machine) takes fewer chunks, or none, instead of holding up the call. One call
+    at a time shares its chunks; a call made meanwhile from another thread runs them itself.
     """
-    if n_threads == 1 or n_chunks == 1:
+    if n_threads == 1 or n_chunks == 1 or crowded or not _sharing.acquire(blocking=False):
+        # Another call already has the helpers (two graphs on two threads): the cores are taken,
+        # so this one runs on its own thread instead of oversubscribing them.
         return [task(i) for i in range(n_chunks)]
+    try:
+        return _shared(task, n_chunks, n_threads)
+    finally:
+        _sharing.release()
+
+
+def _shared(task: Callable[[int], object], n_chunks: int, n_threads: int) -> list:
     results = [None] * n_chunks
     counter = itertools.count()
     finished = [0]
