@@ -3,6 +3,7 @@ in a source checkout."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ def kernel_rows() -> list[tuple[str, str, str]]:
     for k in all_kernels():
         params = ", ".join(f"{'out' if p.direction == 1 else 'in'} {p.name}{'?' if p.optional else ''}"
                            for p in k.params)
-        rows.append((f"{k.enum:#07x}", k.name, params))
+        rows.append((f"{k.enum & 0xFFFFFFFF:#07x}", k.name, params))  # as C prints a vx_enum: unsigned
     return rows
 
 
@@ -158,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     if rest and args.command != "config":
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
-    return args.run(args)
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `openvx-nn info | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -67,3 +67,16 @@ def test_info_names_the_integer_instruction_set_in_force():
     result = _run("info")
     assert result.returncode == 0, result.stderr
     assert f"integer engine: {isa.selected()} (available: {', '.join(isa.available())};" in result.stdout
+
+
+def test_info_piped_into_a_reader_that_stops_early_ends_quietly():
+    # `openvx-nn info | head -1`: the reader leaves while the kernel table is printed.
+    result = subprocess.run(f"{sys.executable} -m openvx_nn info | head -1", shell=True, capture_output=True,
+                            text=True, timeout=300)
+    assert result.stdout.startswith("openvx-nn ") and "BrokenPipe" not in result.stderr, result.stderr
+
+
+def test_info_prints_vendor_kernel_enums_as_c_does():
+    from openvx_nn import cli
+    enums = {name: enum for enum, name, _ in cli.kernel_rows()}
+    assert enums["org.openvx_nn.nnapi.add"] == "0xffe01000"  # (VX_ID_USER << 20) | (1 << 12), unsigned

@@ -88,7 +88,7 @@ def kernel_section() -> list[str]:
     lines = []
     for k in all_kernels():
         lines += [f"### `{k.name}`", "",
-                  f"enum `{_enum_name(k.enum, (Kernel, NNKernel))}` ({k.enum:#x}), {len(k.params)} parameters", "",
+                  f"enum `{_enum_name(k.enum, (Kernel, NNKernel))}` ({k.enum & 0xFFFFFFFF:#x}), {len(k.params)} parameters", "",
                   "| # | name | direction | type | state |", "|---|---|---|---|---|"]
         for i, p in enumerate(k.params):
             kind = f"`{_enum_name(p.vx_type, (Type,))}`"
