@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..kernels import workers
+from ..kernels import jit
 from . import reference
 from .enums import Status
 from .errors import VXError
@@ -91,7 +91,7 @@ def count_in(key: object, check: bool = True) -> None:
         if check and _closing:
             raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
         _active[key] = _active.get(key, 0) + 1
-        workers.crowded = len(_active) > 1
+        jit.crowded = len(_active) > 1
 
 
 def count_out(key: object) -> None:
@@ -101,7 +101,7 @@ def count_out(key: object) -> None:
             _active[key] = count
         else:
             del _active[key]
-        workers.crowded = len(_active) > 1
+        jit.crowded = len(_active) > 1
         wake()
 
 

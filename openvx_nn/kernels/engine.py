@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import types
+from numba import prange, types
 
 from . import isa as isa_module
-from . import jit, workers
+from . import jit
 from .fixed_point import int_range, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
@@ -276,20 +276,48 @@ _PACK = jit.kernel(_pack_input)
 _UNITS = jit.kernel(_correlate_units)
 
 
+def _correlate_shared(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units, n_chunks, rows,
+                      block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
+                      bias_shift, shift, nearest_even, saturate, lo, hi):
+    # The units split into n_chunks runs, spread over numba's thread pool in one launch.
+    for i in prange(n_chunks):
+        _UNITS(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units * i // n_chunks,
+               n_units * (i + 1) // n_chunks, rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride,
+               block_steps, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
+
+
+def _pack_shared(x6, xp, lo_x, lo_y, flip, mask, measure, parts):
+    biggest = np.zeros(parts, np.int64)
+    for part in prange(parts):
+        biggest[part] = _PACK(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts)
+    return biggest.max()
+
+
+_UNITS_SHARED = jit.kernel(_correlate_shared, parallel=True)
+_PACK_SHARED = jit.kernel(_pack_shared, parallel=True)
+
+
 def _array(dtype, ndim: int, layout: str, readonly: bool = False) -> types.Array:
     return types.Array(numba.from_dtype(np.dtype(dtype)), ndim, layout, readonly=readonly)
 
 
-def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype):
-    key = (plan.code, plan.store, plan.weights.dtype, np.dtype(x_dtype), np.dtype(bias_dtype), np.dtype(out_dtype))
+def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
+    """(pack, units) for these types: run on the calling thread, or (``shared``) on numba's thread pool."""
+    key = (plan.code, plan.store, plan.weights.dtype, np.dtype(x_dtype), np.dtype(bias_dtype), np.dtype(out_dtype),
+           shared)
     found = _functions.get(key)
     if found is None:
-        pack = jit.entry(_PACK, _array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4,
-                         jit.BOOL, jit.INT, jit.INT)
-        units = jit.entry(_UNITS, types.literal(plan.code), _array(plan.store, 4, "C", True),
-                          _array(np.int64, 1, "C", True), _array(plan.weights.dtype, 7, "C", True),
-                          _array(np.int64, 1, "C", True), _array(bias_dtype, 4, "A", True), jit.BOOL,
-                          _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4), *(jit.INT,) * 14, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+        arrays = (_array(plan.store, 4, "C", True), _array(np.int64, 1, "C", True),
+                  _array(plan.weights.dtype, 7, "C", True), _array(np.int64, 1, "C", True),
+                  _array(bias_dtype, 4, "A", True), jit.BOOL, _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4))
+        tail = (*(jit.INT,) * 14, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+        head = (_array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4, jit.BOOL)
+        if shared:
+            pack = jit.entry(_PACK_SHARED, *head, jit.INT)
+            units = jit.entry(_UNITS_SHARED, types.literal(plan.code), *arrays, *tail)
+        else:
+            pack = jit.entry(_PACK, *head, jit.INT, jit.INT)
+            units = jit.entry(_UNITS, types.literal(plan.code), *arrays, *tail)
         found = _functions[key] = (pack, units)
     return found
 
@@ -314,16 +342,23 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     call's input values allow no overflow-free K-block (the caller then uses the int64 route).
     """
     images = int(np.prod(x6.shape[3:]))
-    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype)
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
-    mask = 0xFF if plan.kind == "u8s8" else -1
     work = out6.size * plan.taps.size * plan.channels
-    n_threads = isa_module.threads() if work >= PARALLEL_WORK else 1
+    wanted = work >= PARALLEL_WORK and isa_module.threads() > 1
+    with jit.thread_pool() as pool:
+        return _correlate(plan, x6, bias4, out6, steps, saturate, nearest_even, xp, wanted and pool)
+
+
+def _correlate(plan, x6, bias4, out6, steps, saturate, nearest_even, xp, shared):
+    images = xp.shape[0]
+    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype, shared)
+    mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
-    # Packing is a copy: below PACK_PARALLEL_BYTES waking a helper costs more than it saves.
-    pack_threads = n_threads if xp.nbytes >= PACK_PARALLEL_BYTES else 1
-    parts = CHUNKS_PER_THREAD * pack_threads if pack_threads > 1 else 1
-    measured = max(workers.run_chunks(lambda part: pack(*packing, part, parts), parts, pack_threads))
+    if shared:
+        # Packing is a copy: below PACK_PARALLEL_BYTES one thread is as fast.
+        measured = pack(*packing, CHUNKS_PER_THREAD if xp.nbytes >= PACK_PARALLEL_BYTES else 1)
+    else:
+        measured = pack(*packing, 0, 1)
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
@@ -338,7 +373,6 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
-    n_threads = min(n_threads, n_units)
     offset, per_location = _offsets(plan, bias4, steps, n_units // n_strips * block)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
@@ -347,9 +381,10 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     flat = target.ravel(order="F")
     shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
     head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
-    n_chunks = min(n_units, CHUNKS_PER_THREAD * n_threads)
-    bounds = [n_units * i // n_chunks for i in range(n_chunks + 1)]
-    workers.run_chunks(lambda i: units(*head, bounds[i], bounds[i + 1], *args), n_chunks, n_threads)
+    if shared:
+        units(*head, n_units, min(n_units, CHUNKS_PER_THREAD * isa_module.threads()), *args)
+    else:
+        units(*head, 0, n_units, *args)
     if not natural:
         out6[...] = target
     return True

@@ -236,19 +236,43 @@ def array_out(array: np.ndarray) -> types.Array:
 _pool = threading.Lock()
 _SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
 """OPENVX_NN_THREADS=1: kernels never use numba's thread pool (one core per graph)."""
+crowded = False
+"""Set by the object model while more than one graph executes: each then keeps its kernels on its own
+thread (the cores are already taken) instead of launching a pool that would oversubscribe them."""
+
+
+def configure_pool() -> None:
+    """Size numba's pool from ``OPENVX_NN_THREADS`` and bound how long its idle threads spin.
+
+    Called at import, before numba starts its threading layer. An idle OpenMP thread spins for about
+    1 ms (``GOMP_SPINCOUNT=30000``) before it sleeps: long enough to catch the next layer of a graph
+    (waking a sleeping thread costs tens of microseconds per layer), short enough not to hold a core
+    that other work wants (libgomp's default spins for about 10 ms). Settings the user made win.
+    """
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = "30000"
+    wanted = os.environ.get("OPENVX_NN_THREADS", "").strip()
+    if wanted.isdigit() and int(wanted) > 0 and "NUMBA_NUM_THREADS" not in os.environ:
+        try:
+            numba.config.NUMBA_NUM_THREADS = int(wanted)
+        except Exception:  # noqa: BLE001 - the pool already runs (the host started it): keep its size
+            pass
+
+
+configure_pool()
 
 
 @contextmanager
 def thread_pool() -> Iterator[bool]:
     """True while the caller holds numba's thread pool and may launch a ``parallel`` kernel, else False.
 
-    One parallel kernel runs at a time in the process; a caller that finds the
-    pool busy should run its serial kernel (``nogil``, so it still runs
-    concurrently). numba's ``workqueue`` threading layer, the one left when
-    neither TBB nor OpenMP is available, aborts the whole process on
-    concurrent launches, and two launches sharing one pool gain nothing.
+    One parallel kernel runs at a time in the process, and none while several graphs execute
+    (:data:`crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
+    runs concurrently). numba's ``workqueue`` threading layer, the one left when neither TBB nor
+    OpenMP is available, aborts the whole process on concurrent launches, and two launches
+    sharing one pool gain nothing.
     """
-    acquired = not _SERIAL and _pool.acquire(blocking=False)
+    acquired = not _SERIAL and not crowded and _pool.acquire(blocking=False)
     try:
         yield acquired
     finally:
