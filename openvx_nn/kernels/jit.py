@@ -253,10 +253,7 @@ def configure_pool() -> None:
         os.environ["GOMP_SPINCOUNT"] = "30000"
     wanted = os.environ.get("OPENVX_NN_THREADS", "").strip()
     if wanted.isdigit() and int(wanted) > 0 and "NUMBA_NUM_THREADS" not in os.environ:
-        try:
-            numba.config.NUMBA_NUM_THREADS = int(wanted)
-        except Exception:  # noqa: BLE001 - the pool already runs (the host started it): keep its size
-            pass
+        numba.config.NUMBA_NUM_THREADS = int(wanted)  # read when the pool starts (not yet, at import)
 
 
 configure_pool()
