@@ -40,6 +40,7 @@ from numba import prange, types
 
 from . import isa as isa_module
 from . import jit
+from .block_transpose import SIDE, transpose8x8
 from .fixed_point import int_range, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
@@ -157,6 +158,8 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
     first = min(max(-lo_x, 0), wp)  # packed columns i with 0 <= lo_x + i < width: first .. last - 1
     last = max(min(width - lo_x, wp), first)
     biggest = np.int64(0)
+    # Channel planes with contiguous rows and elements of the packed size: 8x8 block transposes.
+    transposing = x6.strides[0] == x6.itemsize and x6.itemsize == xp.itemsize and x6.shape[2] >= SIDE
     for image in range(images):
         b1 = image % n1
         b2 = (image // n1) % n2
@@ -171,6 +174,17 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
             row[:first, :] = zero
             row[last:, :] = zero
             row[first:last, channels:] = zero
+            if transposing:
+                _COPY_PLANES(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
+                for i in range(first, last):
+                    packed = row[i, :channels]
+                    if measure:
+                        for c in range(channels):
+                            biggest = max(biggest, abs(np.int64(packed[c])))
+                    if flip:
+                        for c in range(channels):
+                            packed[c] ^= flip
+                continue
             for c in range(channels):
                 source = x6[lo_x + first:lo_x + last, iy, c, b1, b2, b3]
                 column = row[first:last, c]
@@ -182,15 +196,46 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
     return biggest
 
 
+def _copy_planes(x6, row, ix, iy, b1, b2, b3, first, last, channels):
+    # row[first + i, c] = x6[ix + i, iy, c, b1, b2, b3] for i < last - first, c < channels (raw bits).
+    size = x6.itemsize
+    plane = x6.strides[2]
+    src = (np.int64(x6.ctypes.data) + ix * x6.strides[0] + iy * x6.strides[1] + b1 * x6.strides[3]
+           + b2 * x6.strides[4] + b3 * x6.strides[5])
+    pitch = row.strides[0]
+    dst = np.int64(row.ctypes.data) + first * pitch
+    n = last - first
+    if n < SIDE:
+        for c in range(channels):
+            source = x6[ix:ix + n, iy, c, b1, b2, b3]
+            for i in range(n):
+                row[first + i, c] = source[i]
+        return
+    # Blocks of 8x8; the last block of each direction is moved back to end at the edge (it overlaps
+    # the one before it and writes the same values again).
+    for c0 in range(0, channels, SIDE):
+        c = min(c0, channels - SIDE)
+        for i0 in range(0, n, SIDE):
+            i = min(i0, n - SIDE)
+            a, b = src + c * plane + i * size, dst + i * pitch + c * size
+            if size == 1:
+                transpose8x8(1, a, plane, b, pitch)
+            else:
+                transpose8x8(2, a, plane, b, pitch)
+
+
+_COPY_PLANES = jit.kernel(_copy_planes)
+
+
 def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, u0, u1, rows, block,
                      n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift, bias_shift,
                      shift, nearest_even, saturate, lo, hi):
     # Work units u0 .. u1-1: unit u is strip (u % n_strips), ``strip`` tiles of ``rows`` consecutive pixels,
-    # of output-channel block (u // n_strips). Results go to ``stage[lane, pixel of the strip]`` and are
-    # requantized there in flat loops LLVM vectorizes, then copied out one channel at a time: runs of
-    # consecutive pixels are consecutive bytes of the output.
+    # of output-channel block (u // n_strips). Tiles land pixel-major in ``stage[pixel, lane]``, as they
+    # come out of the micro-kernel, and are requantized there in flat loops LLVM vectorizes; only the
+    # final narrow values are transposed into the output, one channel (a run of pixels) at a time.
     # out: the flat memory of a Fortran-ordered (OW, OH, K, images) array; shape: those four extents.
-    ow, oh, k_out = shape[0], shape[1], shape[2]
+    ow, oh = shape[0], shape[1]
     plane = ow * oh
     pixels = plane * shape[3]
     _, hp, wp, cp = xp.shape
@@ -199,8 +244,8 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
     width = strip * rows  # pixels per strip
     tile = np.empty(rows * block, np.int32)
     acc = np.empty(rows * block, np.int64)
-    stage = np.empty(block * width, np.int64)
-    place = np.empty(width, np.int64)  # output index of each pixel of the strip, channel 0
+    stage = np.empty(width * block, np.int64)
+    narrow = np.empty(width * block, out.dtype)
     addr = np.empty(rows, np.int64)
     base = np.int64(xp.ctypes.data)
     tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
@@ -224,11 +269,11 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
                 oy = q % oh
                 image = q // oh
                 addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+            done = stage[t * block: (t + min(rows, n_pix - t)) * block]
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                for r in range(min(rows, n_pix - t)):
-                    for lane in range(block):
-                        stage[lane * width + t + r] = tile[r * block + lane]
+                for i in range(done.size):
+                    done[i] = tile[i]
                 continue
             acc[:] = 0
             for t0 in range(0, n_taps, taps_per_block):
@@ -243,35 +288,71 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
                         addr[r] -= 4 * g0
                     for i in range(rows * block):
                         acc[i] += tile[i]
-            for r in range(min(rows, n_pix - t)):
-                for lane in range(block):
-                    stage[lane * width + t + r] = acc[r * block + lane]
-        valid = min(block, k_out - k0)
+            for i in range(done.size):
+                done[i] = acc[i]
+        _STORE(stage, narrow, offset, bias4, per_location, out, shape, s0, n_pix, k0, block, sum_shift, bias_shift,
+               shift, nearest_even, saturate, lo, hi)
+
+
+def _store_unit(stage, narrow, offset, bias4, per_location, out, shape, s0, n_pix, k0, block, sum_shift, bias_shift,
+           shift, nearest_even, saturate, lo, hi):
+    # The epilogue of one unit: stage[j * block + lane] holds the sums of pixel s0 + j, channel k0 + lane.
+    # Aligns, adds the bias, requantizes (all in flat loops), narrows, then writes channel-planar output:
+    # out[p + plane * (k + k_out * image)] for pixel p of its image.
+    ow, oh, k_out = shape[0], shape[1], shape[2]
+    plane = ow * oh
+    for j in range(n_pix):
+        row = stage[j * block: (j + 1) * block]
+        aligned = offset[k0: k0 + block]
+        for lane in range(block):
+            row[lane] = (row[lane] << sum_shift) + aligned[lane]
+    valid = min(block, k_out - k0)
+    if per_location:
         for j in range(n_pix):
             p = s0 + j
-            place[j] = p + plane * (k0 + (k_out - 1) * (p // plane))
+            q = p // ow
+            for lane in range(valid):
+                stage[j * block + lane] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
+    n_values = n_pix * block
+    requantize_run(stage, n_values, shift, nearest_even, saturate, lo, hi)
+    for i in range(n_values):
+        narrow[i] = stage[i]
+    if plane == 1:  # 1x1 images (fully connected): pixel-major is the output's own layout
+        for j in range(n_pix):
+            run = out[(s0 + j) * k_out + k0: (s0 + j) * k_out + k0 + valid]
+            for lane in range(valid):
+                run[lane] = narrow[j * block + lane]
+        return
+    image, first = s0 // plane, s0 % plane
+    if first + n_pix > plane:  # the strip crosses images
+        for j in range(n_pix):
+            p = s0 + j
+            at = p % plane + plane * (k0 + k_out * (p // plane))
+            for lane in range(valid):
+                out[at + plane * lane] = narrow[j * block + lane]
+        return
+    at = first + plane * (k0 + k_out * image)  # pixel s0, channel k0; pixels follow, channels are planes
+    size = out.itemsize
+    if n_pix < SIDE or valid < SIDE:
         for lane in range(valid):
-            row = stage[lane * width: lane * width + n_pix]
-            aligned = offset[k0 + lane]
             for j in range(n_pix):
-                row[j] = (row[j] << sum_shift) + aligned
-            if per_location:
-                for j in range(n_pix):
-                    p = s0 + j
-                    q = p // ow
-                    row[j] += np.int64(bias4[p % ow, q % oh, k0 + lane, q // oh]) << bias_shift
-            requantize_run(row, n_pix, shift, nearest_even, saturate, lo, hi)
-            at = plane * lane
-            first = place[0] + at
-            if place[n_pix - 1] - place[0] == n_pix - 1:  # one image: a contiguous run
-                target = out[first: first + n_pix]
-                for j in range(n_pix):
-                    target[j] = row[j]
+                out[at + lane * plane + j] = narrow[j * block + lane]
+        return
+    src, dst = np.int64(narrow.ctypes.data), np.int64(out.ctypes.data) + at * size
+    for lane0 in range(0, valid, SIDE):  # 8x8 blocks, the last of each direction moved back (as in packing)
+        lane = min(lane0, valid - SIDE)
+        for j0 in range(0, n_pix, SIDE):
+            j = min(j0, n_pix - SIDE)
+            a, b = src + (j * block + lane) * size, dst + (lane * plane + j) * size
+            if size == 1:
+                transpose8x8(1, a, block, b, plane)
+            elif size == 2:
+                transpose8x8(2, a, 2 * block, b, 2 * plane)
             else:
-                for j in range(n_pix):
-                    out[place[j] + at] = row[j]
+                transpose8x8(4, a, 4 * block, b, 4 * plane)
 
 
+_STORE = jit.kernel(_store_unit)
 _PACK = jit.kernel(_pack_input)
 _UNITS = jit.kernel(_correlate_units)
 

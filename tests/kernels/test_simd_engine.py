@@ -136,6 +136,27 @@ def test_all_extreme_inputs_stress_the_int32_blocks(name, fmt, x_value, w_value)
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
+def test_layout_transposes_cover_every_block_edge(name, fmt):
+    # Packing and the epilogue move 8x8 blocks between channel-planar tensors and the engine's
+    # pixel-major layouts; the last block of a row or of the channels is moved back to overlap the one
+    # before it. Widths, channel counts and output maps of 8, just above and well above multiples of 8,
+    # a batch whose strips cross images, rows of one pixel, and a non-contiguous input.
+    rng = np.random.default_rng(23)
+    for width, height, channels, k_out, batch, layout in ((8, 3, 8, 8, (), "f"), (13, 11, 13, 21, (2,), "f"),
+                                                          (27, 5, 19, 40, (), "f"), (9, 9, 16, 9, (3,), "f"),
+                                                          (12, 7, 10, 17, (), "step"), (1, 30, 24, 12, (), "f")):
+        x = placed(rng, random_values(rng, fmt, (width, height, channels) + batch), layout)
+        w = random_values(rng, fmt, (3, 3, channels, k_out)) // (64 if fmt is Q78 else 1)
+        bias = random_values(rng, fmt, (k_out,))
+        out = np.zeros((width, height, k_out) + batch, fmt.dtype, order="F")
+        convolution(x, w, bias, out, 1, 1, 1, 1, 0, 0, True, False, fpp_x=fmt.fpp, fpp_w=fmt.fpp, fpp_b=fmt.fpp,
+                    fpp_out=fmt.fpp, method="simd", isa=name)
+        assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (1, 1), (1, 1), (0, 0), fmt,
+                                                     (fmt.fpp,) * 4, True, False))
+
+
+@pytest.mark.parametrize("name", ISAS)
 def test_many_channels_split_into_blocks_and_groups(name):
     # 300 input channels (75 groups of 4, with a partial one) and 200 output channels (several channel
     # blocks, the last partial), on 3x3 taps with K-blocks forced small by large int16 weights.

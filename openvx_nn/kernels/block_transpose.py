@@ -1,0 +1,69 @@
+"""8x8 block transposes written as LLVM IR shuffles, for the engine's layout changes.
+
+The engine computes pixel-major (a pixel's output channels side by side) while OpenVX tensors are
+channel-planar, and its packed input is channel-minor while the input tensor is channel-planar:
+both are transposes of narrow elements. A plain loop moves one element per load and store; here
+eight rows of eight elements become one 64-element vector, one shuffle puts it in the transposed
+order (one ``vpermb``/``vpermw``/``vpermt2d`` with AVX-512, a few shuffles without), and eight
+stores write it back.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+SIDE = 8
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+
+
+def _concat(builder: ir.IRBuilder, a, b):
+    n = a.type.count
+    return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(_I32, 2 * n), list(range(2 * n))))
+
+
+def _define(module: ir.Module, size: int) -> ir.Function:
+    name = f"openvx_nn_transpose8x8_{size}"
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    row = ir.VectorType(ir.IntType(8 * size), SIDE)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 4), name)
+    fn.linkage = "internal"
+    src, src_stride, dst, dst_stride = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    rows = [b.load(b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), row.as_pointer()), align=1)
+            for i in range(SIDE)]
+    while len(rows) > 1:
+        rows = [_concat(b, rows[i], rows[i + 1]) for i in range(0, len(rows), 2)]
+    whole = rows[0]
+    # element (i, j) of the result is element (j, i) of the source
+    order = [j * SIDE + i for i in range(SIDE) for j in range(SIDE)]
+    moved = b.shuffle_vector(whole, ir.Constant(whole.type, ir.Undefined),
+                             ir.Constant(ir.VectorType(_I32, SIDE * SIDE), order))
+    for i in range(SIDE):
+        part = b.shuffle_vector(moved, ir.Constant(moved.type, ir.Undefined),
+                                ir.Constant(ir.VectorType(_I32, SIDE), list(range(i * SIDE, (i + 1) * SIDE))))
+        b.store(part, b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), row.as_pointer()), align=1)
+    b.ret_void()
+    return fn
+
+
+@intrinsic
+def transpose8x8(typingctx, size, src, src_stride, dst, dst_stride):
+    """``transpose8x8(size, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j < 8``.
+
+    ``size`` (a compile-time literal: 1, 2, 4 or 8) is the element's byte size; the other
+    arguments are int64 byte addresses and byte strides between rows. The blocks must not overlap.
+    """
+    if not isinstance(size, types.IntegerLiteral) or size.literal_value not in (1, 2, 4, 8):
+        return None
+    if not all(isinstance(a, types.Integer) for a in (src, src_stride, dst, dst_stride)):
+        return None
+    n = size.literal_value
+
+    def codegen(context, builder, signature, args):
+        fn = _define(builder.module, n)
+        builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
+        return context.get_dummy_value()
+    return types.void(size, *(types.int64,) * 4), codegen
