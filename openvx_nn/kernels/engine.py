@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import prange, types
+from numba import types
 
-from . import isa as isa_module
-from . import jit
+from . import jit, workers
+from .atomics import compare_swap, fetch_add, pause
 from .block_transpose import SIDE, transpose8x8
 from .fixed_point import int_range, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
@@ -357,25 +357,49 @@ _PACK = jit.kernel(_pack_input)
 _UNITS = jit.kernel(_correlate_units)
 
 
-def _correlate_shared(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units, n_chunks, rows,
-                      block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
-                      bias_shift, shift, nearest_even, saturate, lo, hi):
-    # The units split into n_chunks runs, spread over numba's thread pool in one launch.
-    for i in prange(n_chunks):
+def _claim_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units, n_chunks, counters, wait,
+                 rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
+                 bias_shift, shift, nearest_even, saturate, lo, hi):
+    # Chunks of units claimed one at a time from counters[0] by the caller and its helpers (workers.py);
+    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished.
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= n_chunks:
+            break
         _UNITS(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units * i // n_chunks,
                n_units * (i + 1) // n_chunks, rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride,
                block_steps, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
+        fetch_add(claim + 8, 1)
+    _finish(claim, n_chunks, wait)
 
 
-def _pack_shared(x6, xp, lo_x, lo_y, flip, mask, measure, parts):
-    biggest = np.zeros(parts, np.int64)
-    for part in prange(parts):
-        biggest[part] = _PACK(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts)
-    return biggest.max()
+def _claim_pack(x6, xp, lo_x, lo_y, flip, mask, measure, parts, counters, wait):
+    # Packing shared the same way; counters[2] keeps the largest |x| measured.
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= parts:
+            break
+        biggest = _PACK(x6, xp, lo_x, lo_y, flip, mask, measure, i, parts)
+        while True:  # counters[2] = max(counters[2], biggest), atomically
+            seen = fetch_add(claim + 16, 0)
+            if seen >= biggest or compare_swap(claim + 16, seen, biggest):
+                break
+        fetch_add(claim + 8, 1)
+    _finish(claim, parts, wait)
+    return fetch_add(claim + 16, 0)
 
 
-_UNITS_SHARED = jit.kernel(_correlate_shared, parallel=True)
-_PACK_SHARED = jit.kernel(_pack_shared, parallel=True)
+def _finish(claim, n_chunks, wait):
+    if wait:
+        while fetch_add(claim + 8, 0) < n_chunks:
+            pause()
+
+
+_finish = jit.kernel(_finish)
+_UNITS_SHARED = jit.kernel(_claim_units)
+_PACK_SHARED = jit.kernel(_claim_pack)
 
 
 def _array(dtype, ndim: int, layout: str, readonly: bool = False) -> types.Array:
@@ -383,7 +407,8 @@ def _array(dtype, ndim: int, layout: str, readonly: bool = False) -> types.Array
 
 
 def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
-    """(pack, units) for these types: run on the calling thread, or (``shared``) on numba's thread pool."""
+    """(pack, units) for these types: for the calling thread alone, or (``shared``) chunks claimed by it
+    and its helpers (``workers.py``)."""
     key = (plan.code, plan.store, plan.weights.dtype, np.dtype(x_dtype), np.dtype(bias_dtype), np.dtype(out_dtype),
            shared)
     found = _functions.get(key)
@@ -391,14 +416,15 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
         arrays = (_array(plan.store, 4, "C", True), _array(np.int64, 1, "C", True),
                   _array(plan.weights.dtype, 7, "C", True), _array(np.int64, 1, "C", True),
                   _array(bias_dtype, 4, "A", True), jit.BOOL, _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4))
-        tail = (*(jit.INT,) * 14, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+        tail = (*(jit.INT,) * 12, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         head = (_array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4, jit.BOOL)
         if shared:
-            pack = jit.entry(_PACK_SHARED, *head, jit.INT)
-            units = jit.entry(_UNITS_SHARED, types.literal(plan.code), *arrays, *tail)
+            claims = (_array(np.int64, 1, "C"), jit.BOOL)
+            pack = jit.entry(_PACK_SHARED, *head, jit.INT, *claims)
+            units = jit.entry(_UNITS_SHARED, types.literal(plan.code), *arrays, jit.INT, jit.INT, *claims, *tail)
         else:
             pack = jit.entry(_PACK, *head, jit.INT, jit.INT)
-            units = jit.entry(_UNITS, types.literal(plan.code), *arrays, *tail)
+            units = jit.entry(_UNITS, types.literal(plan.code), *arrays, jit.INT, jit.INT, *tail)
         found = _functions[key] = (pack, units)
     return found
 
@@ -425,19 +451,14 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     images = int(np.prod(x6.shape[3:]))
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
     work = out6.size * plan.taps.size * plan.channels
-    wanted = work >= PARALLEL_WORK and isa_module.threads() > 1
-    with jit.thread_pool() as pool:
-        return _correlate(plan, x6, bias4, out6, steps, saturate, nearest_even, xp, wanted and pool)
-
-
-def _correlate(plan, x6, bias4, out6, steps, saturate, nearest_even, xp, shared):
-    images = xp.shape[0]
-    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype, shared)
+    helpers = workers.helpers() if work >= PARALLEL_WORK else 0
+    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype, helpers > 0)
     mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
-    if shared:
-        # Packing is a copy: below PACK_PARALLEL_BYTES one thread is as fast.
-        measured = pack(*packing, CHUNKS_PER_THREAD if xp.nbytes >= PACK_PARALLEL_BYTES else 1)
+    if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
+        measured = _shared(pack, packing, CHUNKS_PER_THREAD * (helpers + 1), helpers)
+    elif helpers:
+        measured = pack(*packing, 1, np.zeros(3, np.int64), True)
     else:
         measured = pack(*packing, 0, 1)
     x_max = plan.x_max if plan.kind == "u8s8" else int(measured)
@@ -462,10 +483,17 @@ def _correlate(plan, x6, bias4, out6, steps, saturate, nearest_even, xp, shared)
     flat = target.ravel(order="F")
     shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
     head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
-    if shared:
-        units(*head, n_units, min(n_units, CHUNKS_PER_THREAD * isa_module.threads()), *args)
+    if helpers:
+        _shared(units, head, min(n_units, CHUNKS_PER_THREAD * (helpers + 1)), helpers, n_units, tail=args)
     else:
         units(*head, 0, n_units, *args)
     if not natural:
         out6[...] = target
     return True
+
+
+def _shared(function, head: tuple, n_chunks: int, helpers: int, *sizes: int, tail: tuple = ()):
+    """``function(*head, *sizes, n_chunks, counters, wait, *tail)`` run by this thread and lent to helpers."""
+    counters = np.zeros(3, np.int64)
+    workers.lend(lambda: function(*head, *sizes, n_chunks, counters, False, *tail), helpers)
+    return function(*head, *sizes, n_chunks, counters, True, *tail)

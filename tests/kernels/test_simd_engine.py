@@ -265,3 +265,28 @@ def test_two_threads_share_the_engine_exactly():
 
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         list(pool.map(run, cases))
+
+
+def test_a_helper_that_comes_late_or_never_holds_nothing_up(monkeypatch):
+    # A call lends its chunks to helpers and computes every chunk no helper claimed: here the helper
+    # is never run during the call (as on a machine whose other core is busy), then runs afterwards.
+    from openvx_nn.kernels import workers
+    lent = []
+    monkeypatch.setattr(workers, "helpers", lambda: 1)
+    monkeypatch.setattr(workers, "lend", lambda task, count: lent.append(task))
+    monkeypatch.setattr(engine, "PACK_PARALLEL_BYTES", 0)  # packing is lent too
+    rng = np.random.default_rng(29)
+    for fmt in (U8, Q78):
+        x = random_values(rng, fmt, (40, 40, 64))
+        w = random_values(rng, fmt, (3, 3, 64, 40)) // (64 if fmt is Q78 else 1)
+        out = np.zeros((40, 40, 40), fmt.dtype, order="F")
+        assert out.size * 9 * 64 >= engine.PARALLEL_WORK
+        convolution(x, w, None, out, 1, 1, 1, 1, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp, fpp_out=fmt.fpp,
+                    method="simd")
+        expected = reference_convolution(x, w, None, out.shape, (1, 1), (1, 1), (0, 0), fmt, (fmt.fpp,) * 4)
+        assert_bits_equal(out, expected)
+        assert lent, "the work was not offered to a helper"
+        for task in lent:  # the helper runs at last: no chunk is left for it, and it changes nothing
+            task()
+        assert_bits_equal(out, expected)
+        lent.clear()

@@ -1,0 +1,57 @@
+"""Atomic counters and a spin-wait hint for numba code, written as LLVM IR.
+
+The engine's threads claim chunks of one call's work from a shared counter (``fetch_add``) and
+the calling thread waits, spinning (``pause``), only for chunks a helper has actually claimed:
+unlike a parallel region's closing barrier, a helper the OS has not run yet holds nothing up.
+"""
+from __future__ import annotations
+
+import platform
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+_I64 = ir.IntType(64)
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+@intrinsic
+def fetch_add(typingctx, address, value):
+    """``fetch_add(address, value)``: adds ``value`` to the int64 at ``address`` atomically (sequentially
+    consistent) and returns the value it held before. ``fetch_add(address, 0)`` is an atomic load."""
+    if not (isinstance(address, types.Integer) and isinstance(value, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        at = builder.inttoptr(context.cast(builder, args[0], signature.args[0], types.int64), _I64.as_pointer())
+        return builder.atomic_rmw("add", at, context.cast(builder, args[1], signature.args[1], types.int64),
+                                  "seq_cst")
+    return types.int64(address, value), codegen
+
+
+@intrinsic
+def pause(typingctx):
+    """The spin-wait hint (x86 ``pause``; nothing elsewhere): lets the sibling hyperthread run."""
+
+    def codegen(context, builder, signature, args):
+        if _X86:
+            fn = builder.module.declare_intrinsic("llvm.x86.sse2.pause", fnty=ir.FunctionType(ir.VoidType(), []))
+            builder.call(fn, [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@intrinsic
+def compare_swap(typingctx, address, expected, value):
+    """``compare_swap(address, expected, value)``: stores ``value`` at the int64 ``address`` if it holds
+    ``expected``, atomically; True when it did."""
+    if not all(isinstance(a, types.Integer) for a in (address, expected, value)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        address_, expected_, value_ = (context.cast(builder, a, t, types.int64) for a, t in zip(args, signature.args))
+        result = builder.cmpxchg(builder.inttoptr(address_, _I64.as_pointer()), expected_, value_, "seq_cst",
+                                 "seq_cst")
+        return builder.extract_value(result, 1)
+    return types.boolean(address, expected, value), codegen
