@@ -12,8 +12,12 @@
 Contenders alternate in rounds in one process; medians.  "CPU" is the
 process's CPU seconds per wall second (2.0 = both cores busy): on a machine
 shared with other work it shows how much of the cores the run actually got,
-and the first row (a plain nogil numba loop on two threads) shows the scaling
-the machine allows at that moment, to read the others against.
+and the first rows show the scaling the machine allows at that moment, to read
+the others against: a plain nogil numba loop (scalar), and the engine's
+micro-kernel alone on cache-resident data (dense VNNI/AVX work: where two
+virtual cores share one physical core's vector units, or a power limit
+lowers the clock when both are busy, this ceiling is below 2 and the conv
+row cannot exceed it).
 
     OPENVX_NN_THREADS=1 python benchmarks/bench_threads.py
     python benchmarks/bench_threads.py --smoke      # tiny sizes (CI)
@@ -21,6 +25,7 @@ the machine allows at that moment, to read the others against.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -93,6 +98,41 @@ def _spin(n: int) -> float:
     return total
 
 
+@functools.cache
+def _tile_loop():
+    """A nogil loop of the engine's micro-kernel on cache-resident data: dense integer SIMD work alone."""
+    from openvx_nn.kernels import isa
+    from openvx_nn.kernels.microkernel import KINDS, tile_kernel, variant
+    name = isa.selected()
+    if name == "generic":
+        return None
+    code = variant(name, KINDS[name][0], 4, 3)
+
+    @numba.njit(nogil=True, cache=False)
+    def loop(n, a, w, tile, rows, taps):
+        for _ in range(n):
+            tile_kernel(code, tile.ctypes.data, rows.ctypes.data, taps.ctypes.data, 1, 64, w.ctypes.data, 0)
+        return tile[0]
+    return loop
+
+
+class _TileSpinner:
+    """A stand-in graph whose "process" is the micro-kernel alone: the scaling the machine allows for the
+    engine's instructions (cores that share their vector units, or a power limit, show here)."""
+
+    def __init__(self, n: int):
+        self.n, self.loop = n, _tile_loop()
+        self.a = np.zeros(4096, np.uint8)
+        self.w = np.zeros(64 * 4 * 64, np.uint8)
+        self.tile = np.zeros(4 * 64, np.int32)
+        self.rows = np.array([self.a.ctypes.data + 64 * i for i in range(4)], np.int64)
+        self.taps = np.zeros(1, np.int64)
+        self.process()
+
+    def process(self) -> None:
+        self.loop(self.n, self.a, self.w, self.tile, self.rows, self.taps)
+
+
 class _Spinner:
     """A stand-in graph whose "process" is a pure nogil loop: the scaling the machine allows right now."""
 
@@ -126,6 +166,9 @@ def main() -> None:
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, {os.cpu_count()} CPUs")
     compare("calibration: nogil loop, 2 workers", [_Spinner(2_000_000 if args.smoke else 50_000_000)
                                                    for _ in range(2)], 2, rounds, "what this machine allows now")
+    if _tile_loop() is not None:
+        compare("calibration: micro-kernel, 2 workers", [_TileSpinner(20_000 if args.smoke else 400_000)
+                                                         for _ in range(2)], 2, rounds, "the ceiling for conv work")
     with Context() as ctx:
         convs = [_conv_graph(ctx, rng, size, channels, maps) for _ in range(2)]
         # Enough calls per round (about 0.2 s) that starting the threads is not what is measured.
