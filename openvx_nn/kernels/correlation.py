@@ -39,6 +39,7 @@ sum never holds -0.0, but would turn an infinite weight into NaN).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numba
@@ -317,15 +318,19 @@ def execute(route: Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarra
     """
     if out.size == 0:
         return
-    ow, oh, k_out = out.shape[:3]
-    zero = np.zeros((), out.dtype)
-    bias3 = np.broadcast_to(zero if bias is None else bias, (ow, oh, k_out))  # (K,) is shared: stride 0
     x6, out6 = as6(x), as6(out)
     arithmetic, steps = route.arithmetic, route.steps
     if route.engine == "simd":
-        bias4 = np.broadcast_to(bias3[..., None], bias3.shape + (int(np.prod(out.shape[3:])),))
-        if engine.correlate(route.simd, x6, bias4, out6, steps, arithmetic.saturate, arithmetic.nearest_even):
+        if bias is not None and bias.ndim == 3:
+            images = math.prod(out.shape[3:])
+            bias = np.broadcast_to(bias[..., None], bias.shape + (images,))
+        if engine.correlate(route.simd, x6, bias, out6, steps, arithmetic.saturate, arithmetic.nearest_even):
             return
+        bias = None if bias is None else bias[..., 0] if bias.ndim == 4 else bias
+    ow, oh, k_out = out.shape[:3]
+    zero = np.zeros((), out.dtype)
+    bias3 = np.broadcast_to(zero if bias is None else bias, (ow, oh, k_out))  # (K,) is shared: stride 0
+    if route.engine == "simd":
         _direct(x6, route.w, bias3, out6, route.window, arithmetic, steps)  # this input allows no int32 block
     elif route.engine == "gemm":
         lo, hi = int_range(out.dtype)

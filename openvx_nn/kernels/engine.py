@@ -32,6 +32,7 @@ reaching -32768) the call reports it and the caller uses the generic int64 route
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numba
@@ -64,7 +65,7 @@ class SimdPlan:
     vecs: int
     lanes: int
     weights: np.ndarray  # packed, C-ordered
-    corr: np.ndarray  # int64 (K,): the offset correction of each output channel
+    corr: np.ndarray  # int64: the offset correction of each output channel (zeros past K, to whole blocks)
     taps: np.ndarray  # int64 byte offsets of the taps (or of whole kernel rows) in the packed input
     inner: int  # 4-byte steps from each of those offsets
     w_max: int  # largest |packed weight|
@@ -133,8 +134,9 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
         taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
                         np.int64)
     code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
+    corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
     inner = groups * kx * ky // taps.size
-    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr.astype(np.int64), taps, inner,
+    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner,
                     max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, groups, k_out,
                     width, height, (offset_x, offset_y), (stride_x, stride_y))
 
@@ -227,7 +229,7 @@ def _copy_planes(x6, row, ix, iy, b1, b2, b3, first, last, channels):
 _COPY_PLANES = jit.kernel(_copy_planes)
 
 
-def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, u0, u1, rows, block,
+def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, u0, u1, rows, block,
                      n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift, bias_shift,
                      shift, nearest_even, saturate, lo, hi):
     # Work units u0 .. u1-1: unit u is strip (u % n_strips), ``strip`` tiles of ``rows`` consecutive pixels,
@@ -246,6 +248,7 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
     acc = np.empty(rows * block, np.int64)
     stage = np.empty(width * block, np.int64)
     narrow = np.empty(width * block, out.dtype)
+    aligned = np.empty(block, np.int64)
     addr = np.empty(rows, np.int64)
     base = np.int64(xp.ctypes.data)
     tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
@@ -290,24 +293,29 @@ def _correlate_units(code, xp, taps, weights, offset, bias4, per_location, out, 
                         acc[i] += tile[i]
             for i in range(done.size):
                 done[i] = acc[i]
-        _STORE(stage, narrow, offset, bias4, per_location, out, shape, s0, n_pix, k0, block, sum_shift, bias_shift,
+        _STORE(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shape, s0, n_pix, k0, block, sum_shift,
+               bias_shift,
                shift, nearest_even, saturate, lo, hi)
 
 
-def _store_unit(stage, narrow, offset, bias4, per_location, out, shape, s0, n_pix, k0, block, sum_shift, bias_shift,
-           shift, nearest_even, saturate, lo, hi):
+def _store_unit(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shape, s0, n_pix, k0, block, sum_shift,
+                bias_shift, shift, nearest_even, saturate, lo, hi):
     # The epilogue of one unit: stage[j * block + lane] holds the sums of pixel s0 + j, channel k0 + lane.
-    # Aligns, adds the bias, requantizes (all in flat loops), narrows, then writes channel-planar output:
+    # bias_kind 0: no bias; 1: bias1[k] for every pixel; 2: bias4[ox, oy, k, image]. Aligns, adds the bias, requantizes (all in flat loops), narrows, then writes channel-planar output:
     # out[p + plane * (k + k_out * image)] for pixel p of its image.
     ow, oh, k_out = shape[0], shape[1], shape[2]
     plane = ow * oh
+    valid = min(block, k_out - k0)
+    for lane in range(block):  # the offset correction, and a bias shared by all pixels
+        aligned[lane] = corr[k0 + lane] << sum_shift
+    if bias_kind == 1:
+        for lane in range(valid):
+            aligned[lane] += np.int64(bias1[k0 + lane]) << bias_shift
     for j in range(n_pix):
         row = stage[j * block: (j + 1) * block]
-        aligned = offset[k0: k0 + block]
         for lane in range(block):
             row[lane] = (row[lane] << sum_shift) + aligned[lane]
-    valid = min(block, k_out - k0)
-    if per_location:
+    if bias_kind == 2:
         for j in range(n_pix):
             p = s0 + j
             q = p // ow
@@ -357,7 +365,8 @@ _PACK = jit.kernel(_pack_input)
 _UNITS = jit.kernel(_correlate_units)
 
 
-def _claim_units(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units, n_chunks, counters, wait,
+def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, n_units, n_chunks, counters,
+                 wait,
                  rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
                  bias_shift, shift, nearest_even, saturate, lo, hi):
     # Chunks of units claimed one at a time from counters[0] by the caller and its helpers (workers.py);
@@ -367,7 +376,7 @@ def _claim_units(code, xp, taps, weights, offset, bias4, per_location, out, shap
         i = fetch_add(claim, 1)
         if i >= n_chunks:
             break
-        _UNITS(code, xp, taps, weights, offset, bias4, per_location, out, shape, n_units * i // n_chunks,
+        _UNITS(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, n_units * i // n_chunks,
                n_units * (i + 1) // n_chunks, rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride,
                block_steps, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
         fetch_add(claim + 8, 1)
@@ -415,7 +424,8 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
     if found is None:
         arrays = (_array(plan.store, 4, "C", True), _array(np.int64, 1, "C", True),
                   _array(plan.weights.dtype, 7, "C", True), _array(np.int64, 1, "C", True),
-                  _array(bias_dtype, 4, "A", True), jit.BOOL, _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4))
+                  _array(bias_dtype, 1, "A", True), _array(bias_dtype, 4, "A", True), jit.INT,
+                  _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4))
         tail = (*(jit.INT,) * 12, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         head = (_array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4, jit.BOOL)
         if shared:
@@ -431,28 +441,20 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
 
 _functions: dict[tuple, tuple] = {}
 _int_range = functools.cache(int_range)
-def _offsets(plan: SimdPlan, bias4: np.ndarray, steps, size: int) -> tuple[np.ndarray, bool]:
-    """Per output channel, the correction and (when shared by all pixels) the bias, both aligned."""
-    offset = np.zeros(size, np.int64)
-    offset[:plan.k_out] = plan.corr << steps.sum_shift
-    per_location = any(bias4.strides[i] != 0 for i in (0, 1, 3))
-    if not per_location:
-        offset[:plan.k_out] += bias4[0, 0, :, 0].astype(np.int64) << steps.bias_shift
-    return offset, per_location
-
-
-def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarray, steps, saturate: bool,
+def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.ndarray, steps, saturate: bool,
               nearest_even: bool) -> bool:
-    """Fill ``out6`` (6-D) from ``x6`` (6-D); ``bias4`` is (OW, OH, K, images), broadcast views allowed.
+    """Fill ``out6`` (6-D) from ``x6`` (6-D) and ``bias``: None, ``(K,)`` or ``(OW, OH, K, images)``
+    (broadcast views allowed).
 
     ``steps`` is ``correlation.plan``'s shifts. Returns False, having written nothing, when this
     call's input values allow no overflow-free K-block (the caller then uses the int64 route).
     """
-    images = int(np.prod(x6.shape[3:]))
+    images = math.prod(x6.shape[3:])
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
     work = out6.size * plan.taps.size * plan.channels
     helpers = workers.helpers() if work >= PARALLEL_WORK else 0
-    pack, units = _compiled(plan, x6.dtype, bias4.dtype, out6.dtype, helpers > 0)
+    bias1, bias4, bias_kind = _bias_views(bias, out6.dtype)
+    pack, units = _compiled(plan, x6.dtype, out6.dtype, out6.dtype, helpers > 0)
     mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
     if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
@@ -475,14 +477,13 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
-    offset, per_location = _offsets(plan, bias4, steps, n_units // n_strips * block)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
     natural = out6.flags.f_contiguous
     target = out6 if natural else np.empty(out6.shape, out6.dtype, order="F")
     flat = target.ravel(order="F")
     shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
-    head = (plan.code, xp, plan.taps, plan.weights, offset, bias4, per_location, flat, shape)
+    head = (plan.code, xp, plan.taps, plan.weights, plan.corr, bias1, bias4, bias_kind, flat, shape)
     if helpers:
         _shared(units, head, min(n_units, CHUNKS_PER_THREAD * (helpers + 1)), helpers, n_units, tail=args)
     else:
@@ -490,6 +491,23 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias4: np.ndarray, out6: np.ndarra
     if not natural:
         out6[...] = target
     return True
+
+
+@functools.cache
+def _no_bias(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, dtype), np.zeros((1, 1, 1, 1), dtype)
+
+
+def _bias_views(bias: np.ndarray | None, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, int]:
+    """(bias1, bias4, kind) for the epilogue: kind 0 none, 1 one value per channel, 2 per location."""
+    none1, none4 = _no_bias(dtype)
+    if bias is None:
+        return none1, none4, 0
+    if bias.ndim == 1:
+        return bias, none4, 1
+    if not (bias.strides[0] or bias.strides[1] or bias.strides[3]):  # a broadcast (K,)
+        return bias[0, 0, :, 0], none4, 1
+    return none1, bias, 2
 
 
 def _shared(function, head: tuple, n_chunks: int, helpers: int, *sizes: int, tail: tuple = ()):
