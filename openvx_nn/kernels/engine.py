@@ -42,7 +42,7 @@ from numba import types
 from . import jit, workers
 from .atomics import compare_swap, fetch_add, pause
 from .block_transpose import SIDE, transpose8x8
-from .fixed_point import int_range, requantize_run
+from .fixed_point import int_range, requantize_lane, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
 INT32_MAX = (1 << 31) - 1
@@ -258,12 +258,18 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
     taps_per_block = max(1, block_steps // inner)
     inner_per_block = min(inner, block_steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
+    settle = single and bias_kind != 2  # each tile requantized as it comes: no int64 stage
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
         n_pix = min(width, pixels - s0)
         w0 = w_blocks + ob * block_bytes
         k0 = ob * block
+        for lane in range(block):  # the offset correction, and a bias shared by all pixels, aligned
+            aligned[lane] = corr[k0 + lane] << sum_shift
+        if bias_kind == 1:
+            for lane in range(min(block, shape[2] - k0)):
+                aligned[lane] += np.int64(bias1[k0 + lane]) << bias_shift
         for t in range(0, n_pix, rows):
             for r in range(rows):
                 p = min(s0 + t + r, pixels - 1)
@@ -275,8 +281,11 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
             done = stage[t * block: (t + min(rows, n_pix - t)) * block]
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                for i in range(done.size):
-                    done[i] = tile[i]
+                if settle:  # straight to the output's values
+                    _SETTLE(narrow[t * block: t * block + done.size], tile, aligned, sum_shift, shift, nearest_even,
+                            saturate, lo, hi)
+                else:
+                    _land(done, tile, aligned, sum_shift)
                 continue
             acc[:] = 0
             for t0 in range(0, n_taps, taps_per_block):
@@ -291,30 +300,34 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
                         addr[r] -= 4 * g0
                     for i in range(rows * block):
                         acc[i] += tile[i]
-            for i in range(done.size):
-                done[i] = acc[i]
-        _STORE(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shape, s0, n_pix, k0, block, sum_shift,
-               bias_shift,
-               shift, nearest_even, saturate, lo, hi)
+            _land(done, acc, aligned, sum_shift)
+        _STORE(stage, narrow, settle, bias4, bias_kind, out, shape, s0, n_pix, k0, block, bias_shift, shift,
+               nearest_even, saturate, lo, hi)
 
 
-def _store_unit(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shape, s0, n_pix, k0, block, sum_shift,
-                bias_shift, shift, nearest_even, saturate, lo, hi):
-    # The epilogue of one unit: stage[j * block + lane] holds the sums of pixel s0 + j, channel k0 + lane.
-    # bias_kind 0: no bias; 1: bias1[k] for every pixel; 2: bias4[ox, oy, k, image]. Aligns, adds the bias, requantizes (all in flat loops), narrows, then writes channel-planar output:
-    # out[p + plane * (k + k_out * image)] for pixel p of its image.
-    ow, oh, k_out = shape[0], shape[1], shape[2]
-    plane = ow * oh
-    valid = min(block, k_out - k0)
-    for lane in range(block):  # the offset correction, and a bias shared by all pixels
-        aligned[lane] = corr[k0 + lane] << sum_shift
-    if bias_kind == 1:
-        for lane in range(valid):
-            aligned[lane] += np.int64(bias1[k0 + lane]) << bias_shift
-    for j in range(n_pix):
-        row = stage[j * block: (j + 1) * block]
+def _land(done, sums, aligned, sum_shift):
+    # done[r, lane] = (sums[r, lane] << sum_shift) + aligned[lane], rows of len(aligned) lanes.
+    block = aligned.size
+    for r in range(done.size // block):
+        target = done[r * block: (r + 1) * block]
+        source = sums[r * block: (r + 1) * block]
         for lane in range(block):
-            row[lane] = (row[lane] << sum_shift) + aligned[lane]
+            target[lane] = (np.int64(source[lane]) << sum_shift) + aligned[lane]
+
+
+def _settle(narrow, sums, aligned, sum_shift, shift, nearest_even, saturate, lo, hi):
+    # narrow[r, lane] = requantized (sums[r, lane] << sum_shift) + aligned[lane], rows of len(aligned) lanes.
+    block = aligned.size
+    for r in range(narrow.size // block):
+        target = narrow[r * block: (r + 1) * block]
+        source = sums[r * block: (r + 1) * block]
+        for lane in range(block):
+            target[lane] = requantize_lane((np.int64(source[lane]) << sum_shift) + aligned[lane], shift,
+                                           nearest_even, saturate, lo, hi)
+
+
+def _requantize_stage(stage, narrow, bias4, bias_kind, ow, oh, s0, n_pix, k0, block, valid, bias_shift, shift,
+                      nearest_even, saturate, lo, hi):
     if bias_kind == 2:
         for j in range(n_pix):
             p = s0 + j
@@ -325,6 +338,21 @@ def _store_unit(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shap
     requantize_run(stage, n_values, shift, nearest_even, saturate, lo, hi)
     for i in range(n_values):
         narrow[i] = stage[i]
+
+
+def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix, k0, block, bias_shift, shift,
+                nearest_even, saturate, lo, hi):
+    # The epilogue of one unit, whose pixel s0 + j, channel k0 + lane is at [j * block + lane] of
+    # ``narrow`` (``settled``: requantized already) or of ``stage`` (the aligned sums, bias_kind 1: bias
+    # included). Adds a bias per location (bias_kind 2), requantizes in flat loops, narrows, then
+    # writes channel-planar output: out[p + plane * (k + k_out * image)] for pixel p of its image.
+    ow, oh, k_out = shape[0], shape[1], shape[2]
+    plane = ow * oh
+    valid = min(block, k_out - k0)
+    if not settled:
+        _requantize_stage(stage, narrow, bias4, bias_kind, ow, oh, s0, n_pix, k0, block, valid, bias_shift, shift,
+                          nearest_even, saturate, lo, hi)
+
     if plane == 1:  # 1x1 images (fully connected): pixel-major is the output's own layout
         for j in range(n_pix):
             run = out[(s0 + j) * k_out + k0: (s0 + j) * k_out + k0 + valid]
@@ -360,6 +388,9 @@ def _store_unit(stage, narrow, aligned, corr, bias1, bias4, bias_kind, out, shap
                 transpose8x8(4, a, 4 * block, b, 4 * plane)
 
 
+_land = jit.kernel(_land)
+_SETTLE = jit.kernel(_settle)
+_requantize_stage = jit.kernel(_requantize_stage)
 _STORE = jit.kernel(_store_unit)
 _PACK = jit.kernel(_pack_input)
 _UNITS = jit.kernel(_correlate_units)

@@ -94,36 +94,36 @@ def requantize(v, shift, nearest_even, saturate, lo, hi):
 
 
 @kernel
-def requantize_run(values, n, shift, nearest_even, saturate, lo, hi):
-    """:func:`requantize` of ``values[:n]`` (int64, in place), in flat loops LLVM vectorizes.
+def requantize_lane(v, shift, nearest_even, saturate, lo, hi):
+    """:func:`requantize` for ``0 <= shift < 62`` without data-dependent branches, so that a loop of it
+    vectorizes (the policy tests do not depend on ``v``: LLVM hoists them out of the loop).
 
     For ``0 < shift < 62`` and ``|v| < 2**62``: adding ``2**(shift-1) - 1`` plus the bit that lands in
     the last kept place rounds half to even; adding ``2**shift - 1`` to negatives rounds toward zero.
-    The additions stay below ``2**63``, so they are exact. Other shifts take the scalar path.
+    The additions stay below ``2**63``, so they are exact.
     """
-    if 0 < shift < 62:
+    if shift > 0:
         if nearest_even:
-            half = (np.int64(1) << (shift - 1)) - 1
-            for i in range(n):
-                v = values[i]
-                values[i] = (v + half + ((v >> shift) & 1)) >> shift
+            v = (v + ((np.int64(1) << (shift - 1)) - 1) + ((v >> shift) & 1)) >> shift
         else:
-            mask = (np.int64(1) << shift) - 1
-            for i in range(n):
-                v = values[i]
-                values[i] = (v + ((v >> 63) & mask)) >> shift
-    elif shift != 0:
-        for i in range(n):
-            values[i] = requantize(values[i], shift, nearest_even, saturate, lo, hi)
-        return
+            v = (v + ((v >> 63) & ((np.int64(1) << shift) - 1))) >> shift
     if saturate:
+        return min(max(v, lo), hi)
+    span = hi - lo + 1
+    u = v & (span - 1)
+    return u - span if u > hi else u
+
+
+@kernel
+def requantize_run(values, n, shift, nearest_even, saturate, lo, hi):
+    """:func:`requantize` of ``values[:n]`` (int64, in place), in a flat loop LLVM vectorizes
+    (:func:`requantize_lane`) when ``0 <= shift < 62``; other shifts take the scalar path."""
+    if 0 <= shift < 62:
         for i in range(n):
-            values[i] = min(max(values[i], lo), hi)
-    else:
-        span = hi - lo + 1
-        for i in range(n):
-            v = values[i] & (span - 1)
-            values[i] = v - span if v > hi else v
+            values[i] = requantize_lane(values[i], shift, nearest_even, saturate, lo, hi)
+        return
+    for i in range(n):
+        values[i] = requantize(values[i], shift, nearest_even, saturate, lo, hi)
 
 
 @kernel
