@@ -258,7 +258,8 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
     taps_per_block = max(1, block_steps // inner)
     inner_per_block = min(inner, block_steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
-    settle = single and bias_kind != 2  # each tile requantized as it comes: no int64 stage
+    # Each tile requantized as it comes (no int64 stage) where requantize_lane applies.
+    settle = single and bias_kind != 2 and 0 <= shift < 62
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -401,8 +402,13 @@ def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, sh
                  rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
                  bias_shift, shift, nearest_even, saturate, lo, hi):
     # Chunks of units claimed one at a time from counters[0] by the caller and its helpers (workers.py);
-    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished.
+    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished. A
+    # helper lent the task before the input is packed waits for counters[3]: 1 go, 2 nothing to do.
     claim = np.int64(counters.ctypes.data)
+    while fetch_add(claim + 24, 0) == 0:
+        pause()
+    if fetch_add(claim + 24, 0) == 2:
+        return
     while True:
         i = fetch_add(claim, 1)
         if i >= n_chunks:
@@ -488,8 +494,21 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     pack, units = _compiled(plan, x6.dtype, out6.dtype, out6.dtype, helpers > 0)
     mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
+    unit_args = _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nearest_even)
+    if helpers and plan.kind == "u8s8" and xp.nbytes < PACK_PARALLEL_BYTES:
+        # The input's range is known: lend the units now, so that helpers wake while this thread packs.
+        counters = np.zeros(4, np.int64)
+        lent = _lend(units, unit_args, counters, helpers)
+        try:
+            pack(*packing, 1, np.zeros(3, np.int64), True)
+        except BaseException:
+            counters[3] = 2  # nothing to do
+            raise
+        counters[3] = 1  # go (x86 keeps the packed input's stores before this one)
+        units(*lent(True))
+        return _finish_output(unit_args, out6)
     if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
-        measured = _shared(pack, packing, CHUNKS_PER_THREAD * (helpers + 1), helpers)
+        measured = pack(*_lend(pack, (packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)(True))
     elif helpers:
         measured = pack(*packing, 1, np.zeros(3, np.int64), True)
     else:
@@ -498,6 +517,18 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     steps_per_block = block_steps(plan, x_max)
     if steps_per_block == 0:
         return False
+    head, sizes, tail = unit_args
+    tail = tail[:8] + (min(steps_per_block, 1 << 40),) + tail[9:]
+    if helpers:
+        units(*_lend(units, (head, sizes, tail), np.zeros(4, np.int64), helpers, ready=1)(True))
+    else:
+        units(*head, 0, sizes[0], *tail)
+    return _finish_output(unit_args, out6)
+
+
+def _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nearest_even) -> tuple:
+    """(head, sizes, tail): the units' arguments around the chunking ones (K-block length: the widest
+    the encoding allows; the caller narrows it for int16 inputs once it has measured them)."""
     pixels = out6.size // out6.shape[2]
     strip = max(1, STRIP // plan.rows)
     n_strips = -(-pixels // (strip * plan.rows))
@@ -505,22 +536,22 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     n_units = n_strips * (-(-plan.k_out // block))
     lo, hi = _int_range(out6.dtype)
     tap_stride = plan.inner * 4 * block  # weight bytes per entry of plan.taps
-    args = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
-            min(steps_per_block, 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
+    tail = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
+            min(block_steps(plan, plan.x_max), 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
     # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
     # layout, else a temporary copied into it at the end.
-    natural = out6.flags.f_contiguous
-    target = out6 if natural else np.empty(out6.shape, out6.dtype, order="F")
-    flat = target.ravel(order="F")
-    shape = (out6.shape[0], out6.shape[1], out6.shape[2], images)
-    head = (plan.code, xp, plan.taps, plan.weights, plan.corr, bias1, bias4, bias_kind, flat, shape)
-    if helpers:
-        _shared(units, head, min(n_units, CHUNKS_PER_THREAD * (helpers + 1)), helpers, n_units, tail=args)
-    else:
-        units(*head, 0, n_units, *args)
-    if not natural:
-        out6[...] = target
+    target = out6 if out6.flags.f_contiguous else np.empty(out6.shape, out6.dtype, order="F")
+    shape = (out6.shape[0], out6.shape[1], out6.shape[2], xp.shape[0])
+    head = (plan.code, xp, plan.taps, plan.weights, plan.corr, bias1, bias4, bias_kind, target.ravel(order="F"),
+            shape)
+    return head, (n_units,), tail
+
+
+def _finish_output(unit_args, out6: np.ndarray) -> bool:
+    flat = unit_args[0][8]
+    if not out6.flags.f_contiguous:
+        out6[...] = flat.reshape(out6.shape, order="F")
     return True
 
 
@@ -541,8 +572,19 @@ def _bias_views(bias: np.ndarray | None, dtype: np.dtype) -> tuple[np.ndarray, n
     return none1, bias, 2
 
 
-def _shared(function, head: tuple, n_chunks: int, helpers: int, *sizes: int, tail: tuple = ()):
-    """``function(*head, *sizes, n_chunks, counters, wait, *tail)`` run by this thread and lent to helpers."""
-    counters = np.zeros(3, np.int64)
-    workers.lend(lambda: function(*head, *sizes, n_chunks, counters, False, *tail), helpers)
-    return function(*head, *sizes, n_chunks, counters, True, *tail)
+def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int = 0):
+    """Lend ``function`` to helpers; returns ``call(wait)``: the arguments for this thread's own call.
+
+    ``args`` is (head, sizes, tail); the call is ``function(*head, *sizes, n_chunks, counters, wait, *tail)``
+    with ``n_chunks`` from the first size (the units) or the helpers (packing). ``ready`` 0: helpers wait
+    until the caller sets ``counters[3]`` (1 go, 2 nothing to do).
+    """
+    head, sizes, tail = args
+    n_chunks = min(sizes[0], CHUNKS_PER_THREAD * (helpers + 1)) if sizes else CHUNKS_PER_THREAD * (helpers + 1)
+    counters[3] = ready
+
+    def call(wait: bool) -> tuple:
+        return (*head, *sizes, n_chunks, counters, wait, *tail)
+
+    workers.lend(lambda: function(*call(False)), helpers)
+    return call

@@ -290,3 +290,20 @@ def test_a_helper_that_comes_late_or_never_holds_nothing_up(monkeypatch):
             task()
         assert_bits_equal(out, expected)
         lent.clear()
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("saturate", [True, False])
+def test_an_output_position_finer_than_the_sums_shifts_left_exactly(name, saturate):
+    # shift = scale - fpp_out < 0: the epilogue's exact left shift, not the rounding right shift.
+    rng = np.random.default_rng(31)
+    fmt = Q78
+    x = random_values(rng, fmt, (9, 7, 12))
+    w = random_values(rng, fmt, (3, 3, 12, 10)) // 256
+    bias = random_values(rng, fmt, (10,))
+    for positions in ((2, 2, 3, 15), (0, 1, 1, 6), (4, 4, 0, 9)):
+        out = np.zeros((9, 7, 10), fmt.dtype, order="F")
+        convolution(x, w, bias, out, 1, 1, 1, 1, 0, 0, saturate, True, fpp_x=positions[0], fpp_w=positions[1],
+                    fpp_b=positions[2], fpp_out=positions[3], method="simd", isa=name)
+        assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (1, 1), (1, 1), (0, 0), fmt, positions,
+                                                     saturate, True))
