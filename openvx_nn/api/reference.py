@@ -13,25 +13,32 @@ SUCCESS = vx.VX_SUCCESS
 
 
 class LogBook:
-    """The messages the library logs, kept so a failed call can quote its own."""
+    """The messages the library logs, kept so a failed call can quote its own.
+
+    :meth:`mark` runs before every call and takes no lock (it reads one int,
+    atomic under the GIL): a thread switched out while holding a lock that
+    every call takes would make the other threads queue on it.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: list[str] = []
+        self._added = 0  # entries ever added; _entries holds the last len(_entries) of them
 
     def mark(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return self._added
 
     def add(self, text: str) -> None:
         with self._lock:
             self._entries.append(text)
+            self._added += 1
             if len(self._entries) > 1000:  # keep the tail; marks only ever look at recent entries
                 del self._entries[:500]
 
     def since(self, mark: int) -> str:
         with self._lock:
-            return "; ".join(self._entries[min(mark, len(self._entries)):])
+            first = len(self._entries) - (self._added - mark)
+            return "; ".join(self._entries[max(first, 0):])
 
     def last(self) -> str:
         with self._lock:

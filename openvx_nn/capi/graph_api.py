@@ -100,9 +100,7 @@ def vxnn_verify_graph(graph):
 
 @status_entry(locked=False)
 def vxnn_process_graph(graph):
-    with reference.lock:
-        g = reference.lookup(graph, Graph, "graph")
-    return g.process()
+    return reference.lookup(graph, Graph, "graph").process()  # one dict read: no lock (see core.execution)
 
 
 @status_entry(locked=False)
