@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .. import vx
+from .. import capi, vx
 from .errors import error_for
 
 ffi = vx.ffi
@@ -61,13 +61,27 @@ def unregister_log(context_handle) -> None:
     vx.vxRegisterLogCallback(context_handle, ffi.NULL, vx.vx_false_e)
 
 
-def call(function: str, *args: Any) -> int:
-    """Call ``vx.<function>``; raise the matching ``VXError`` unless it returns VX_SUCCESS."""
-    mark = LOG.mark()
-    status = getattr(vx, function)(*args)
+def _checked(status: int, function: str, mark: int) -> int:
     if status != SUCCESS:
         raise error_for(status, function, LOG.since(mark))
     return status
+
+
+def call(function: str, *args: Any) -> int:
+    """Call ``vx.<function>``; raise the matching ``VXError`` unless it returns VX_SUCCESS."""
+    mark = LOG.mark()
+    return _checked(getattr(vx, function)(*args), function, mark)
+
+
+def call_on(function: str, obj: Reference) -> int:
+    """``call(function, obj.handle)``, run in-process when the library offers the entry
+    (``openvx_nn.capi.IN_PROCESS``): the same body, status and log line, without the
+    GIL releases of a trip through C, which hand the GIL to waiting threads."""
+    direct = capi.IN_PROCESS.get(function)
+    if direct is None:
+        return call(function, obj.handle)
+    mark = LOG.mark()
+    return _checked(direct(obj.address), function, mark)
 
 
 def create(function: str, *args: Any):
@@ -102,6 +116,11 @@ class Reference:
     @property
     def ref(self):
         return ffi.cast("vx_reference", self.handle)
+
+    @property
+    def address(self) -> int:
+        """The handle as the integer the library's entry points receive."""
+        return int(ffi.cast("uintptr_t", self.handle))
 
     @property
     def name(self) -> str:
