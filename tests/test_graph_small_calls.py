@@ -202,3 +202,30 @@ def test_a_graph_released_during_its_own_process_goes_when_the_run_ends(vx, ctx)
     assert _refs(vx, ctx) == baseline + 2  # gone with its node after the run: a and out are left
     assert read(vx, out, (1,), U8).tolist() == [8]
     release(vx, a, out)
+
+
+def test_python_api_in_process_calls_fail_exactly_as_through_c(vx):
+    from openvx_nn.api import VXError
+
+    def through_c(function, graph) -> tuple[int, str]:
+        mark = api_reference.LOG.mark()
+        return getattr(vx, function)(graph.handle), api_reference.LOG.since(mark)
+
+    def in_process(call) -> tuple[int, str]:
+        with pytest.raises(VXError) as caught:
+            call()
+        return caught.value.status, caught.value.log
+
+    with Context() as ctx, ctx.graph() as bad, ctx.graph() as good:
+        bad.relu(ctx.tensor(np.zeros((1, 1, 8), U8)), out=ctx.tensor(shape=(1, 1, 3), dtype=U8))
+        good.relu(ctx.tensor(np.zeros((1, 1, 8), U8)), out=ctx.tensor(shape=(1, 1, 8), dtype=U8))
+        assert in_process(bad.process) == through_c("vxProcessGraph", bad)
+        assert in_process(bad.process)[0] == vx.VX_ERROR_INVALID_DIMENSION
+        assert in_process(good.wait) == through_c("vxWaitGraph", good) == (
+            vx.VX_FAILURE, f"vxWaitGraph: graph ({good.address:#x}) was not scheduled")
+        good.schedule()
+        assert in_process(good.schedule) == through_c("vxScheduleGraph", good)
+        assert in_process(good.process) == through_c("vxProcessGraph", good)
+        assert in_process(good.process)[0] == vx.VX_ERROR_GRAPH_SCHEDULED
+        good.wait()
+        good.process()
