@@ -1,4 +1,4 @@
-"""What "8 threads on small graphs are no slower than one" rests on, tested without timing:
+"""What the small-graph figures of bench_threads rest on, tested without timing:
 
 - processing a verified graph takes no lock that other threads' calls take
   (a thread switched out inside such a lock makes every other thread queue on
