@@ -8,6 +8,10 @@
 2. Eight threads, each processing its own small graph (relu on 1x1x8 U8),
    against one thread processing all eight in turn: total graphs/s (target:
    no slower).
+3. The same from C: ``bench_threads.c`` (compiled here against the library)
+   runs eight pthreads calling ``vxProcessGraph`` against one thread.  Every
+   C call takes the GIL and gives it back on return, waking a waiting thread;
+   that hand-over, not any lock of ours, is what this row shows.
 
 Contenders alternate in rounds in one process; medians.  "CPU" is the
 process's CPU seconds per wall second (2.0 = both cores busy): on a machine
@@ -27,8 +31,11 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -155,6 +162,29 @@ def compare(label: str, graphs, repeats: int, rounds: int, target: str) -> float
     return b / a
 
 
+def compare_c(label: str, graphs: int, repeats: int, rounds: int, target: str) -> float | None:
+    """Row 3: bench_threads.c's rounds (serial and threaded alternate inside it); None without a C compiler."""
+    flags = subprocess.run([sys.executable, "-m", "openvx_nn.config", "--cflags", "--libs"], check=True,
+                           capture_output=True, text=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "bench_threads"
+        build = subprocess.run(["cc", "-O2", "-std=c99", str(Path(__file__).with_suffix(".c")), "-o", str(exe),
+                                *shlex.split(flags), "-pthread"], check=False, capture_output=True, text=True)
+        if build.returncode:
+            print(f"{label:40s} skipped: cannot compile bench_threads.c\n{build.stderr}")
+            return None
+        run = subprocess.run([str(exe), str(graphs), str(repeats), str(rounds)], check=False, capture_output=True,
+                             text=True, timeout=600)
+    if run.returncode:
+        raise SystemExit(f"bench_threads.c failed:\n{run.stdout}{run.stderr}")
+    # each line: serial <graphs/s> <CPU> threaded <graphs/s> <CPU>
+    rows = [[float(field) for i, field in enumerate(line.split()) if i % 3] for line in run.stdout.splitlines()]
+    a, cpu_a, b, cpu_b = (statistics.median(column) for column in zip(*rows))
+    print(f"{label:40s} 1 thread {a:9.1f} graphs/s (CPU {cpu_a:4.2f})  {graphs} threads {b:9.1f} "
+          f"graphs/s (CPU {cpu_b:4.2f})  ratio {b / a:5.2f}  ({target})")
+    return b / a
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, two rounds (CI)")
@@ -178,6 +208,8 @@ def main() -> None:
         compare("relu 1x1x8 U8, 8 graphs", smalls, 50 if args.smoke else 2000, rounds, "target >= 1.0")
         for g in convs + smalls:
             g.close()
+    compare_c("C: relu 1x1x8 U8, 8 graphs, pthreads", 8, 50 if args.smoke else 2000, rounds,
+              "C threads; reported")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from .arguments import constant_array, instance, integer
 from .arguments import shape as checked_shape
 from .formats import DTYPES
 from .layers import LayerMethods
-from .reference import Reference, call, create, ffi
+from .reference import Reference, call, call_on, create, ffi
 from .tensor import Tensor, create_tensor, create_virtual
 from .tensor_ops import TensorOpMethods
 
@@ -120,14 +120,14 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
 
     def process(self) -> None:
         """Run the graph once, verifying it first if needed."""
-        call("vxProcessGraph", self.handle)
+        call_on("vxProcessGraph", self)
 
     def schedule(self) -> None:
         """Start the graph in the background; :meth:`wait` for it."""
-        call("vxScheduleGraph", self.handle)
+        call_on("vxScheduleGraph", self)
 
     def wait(self) -> None:
-        call("vxWaitGraph", self.handle)
+        call_on("vxWaitGraph", self)
 
     @property
     def state(self) -> str:

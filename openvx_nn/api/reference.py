@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .. import vx
+from .. import capi, vx
 from .errors import error_for
 
 ffi = vx.ffi
@@ -13,25 +13,32 @@ SUCCESS = vx.VX_SUCCESS
 
 
 class LogBook:
-    """The messages the library logs, kept so a failed call can quote its own."""
+    """The messages the library logs, kept so a failed call can quote its own.
+
+    :meth:`mark` runs before every call and takes no lock (it reads one int,
+    atomic under the GIL): a thread switched out while holding a lock that
+    every call takes would make the other threads queue on it.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: list[str] = []
+        self._added = 0  # entries ever added; _entries holds the last len(_entries) of them
 
     def mark(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return self._added
 
     def add(self, text: str) -> None:
         with self._lock:
             self._entries.append(text)
+            self._added += 1
             if len(self._entries) > 1000:  # keep the tail; marks only ever look at recent entries
                 del self._entries[:500]
 
     def since(self, mark: int) -> str:
         with self._lock:
-            return "; ".join(self._entries[min(mark, len(self._entries)):])
+            first = len(self._entries) - (self._added - mark)
+            return "; ".join(self._entries[max(first, 0):])
 
     def last(self) -> str:
         with self._lock:
@@ -54,13 +61,27 @@ def unregister_log(context_handle) -> None:
     vx.vxRegisterLogCallback(context_handle, ffi.NULL, vx.vx_false_e)
 
 
-def call(function: str, *args: Any) -> int:
-    """Call ``vx.<function>``; raise the matching ``VXError`` unless it returns VX_SUCCESS."""
-    mark = LOG.mark()
-    status = getattr(vx, function)(*args)
+def _checked(status: int, function: str, mark: int) -> int:
     if status != SUCCESS:
         raise error_for(status, function, LOG.since(mark))
     return status
+
+
+def call(function: str, *args: Any) -> int:
+    """Call ``vx.<function>``; raise the matching ``VXError`` unless it returns VX_SUCCESS."""
+    mark = LOG.mark()
+    return _checked(getattr(vx, function)(*args), function, mark)
+
+
+def call_on(function: str, obj: Reference) -> int:
+    """``call(function, obj.handle)``, run in-process when the library offers the entry
+    (``openvx_nn.capi.IN_PROCESS``): the same body, status and log line, without the
+    GIL releases of a trip through C, which hand the GIL to waiting threads."""
+    direct = capi.IN_PROCESS.get(function)
+    if direct is None:
+        return call(function, obj.handle)
+    mark = LOG.mark()
+    return _checked(direct(obj.address), function, mark)
 
 
 def create(function: str, *args: Any):
@@ -95,6 +116,11 @@ class Reference:
     @property
     def ref(self):
         return ffi.cast("vx_reference", self.handle)
+
+    @property
+    def address(self) -> int:
+        """The handle as the integer the library's entry points receive."""
+        return int(ffi.cast("uintptr_t", self.handle))
 
     @property
     def name(self) -> str:

@@ -8,6 +8,12 @@ inside a process that loaded libopenvx.so.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+
+IN_PROCESS: dict[str, Callable[..., int]] = {}
+"""Status entries that Python code in this process may call without the C round trip, by the
+exported C function's name, with the arguments the C wrapper would pass (handles as ints).
+Filled by ``entry.status_entry(exported=...)`` once the library has started (empty before)."""
 
 FAMILIES = ("reference_api", "scalar_api", "lut_api", "tensor_api", "graph_api",
             "image_api", "array_api", "object_array_api", "unimplemented_api")

@@ -5,9 +5,15 @@ function's name) and may raise ``VXError``; the decorator maps that to the C
 return value and sends a log line naming the function, the object and the
 problem.  Any other exception is a library bug: it is logged with its
 traceback and reported as ``VX_FAILURE``, never propagated into C.
+
+A status entry may also be offered to Python callers of this same process
+(``exported=``, the C function's name): :data:`openvx_nn.capi.IN_PROCESS`
+then runs the very same body, error mapping and log line without the trip
+through C and back, whose two GIL releases each wake a waiting thread.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -17,6 +23,7 @@ from ..core import reference
 from ..core.context import Context
 from ..core.enums import Status
 from ..core.errors import VXError
+from . import IN_PROCESS
 from .binding import ffi
 
 
@@ -48,8 +55,12 @@ class _NoLock:
 _NO_LOCK = _NoLock()
 
 
-def _run(fn_c, body: Callable, args: tuple, locked: bool = True):
-    fn = ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
+def _name(fn_c) -> str:
+    """The exported function's name that its C wrapper passes (``__func__``)."""
+    return ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
+
+
+def _run(fn: str, body: Callable, args: tuple, locked: bool = True):
     # Failures are reported under the lock (Context.log takes it too): every log
     # entry reaches the application's callback with the lock held, so a callback
     # that calls OpenVX never takes the lock after the log's own lock while
@@ -66,21 +77,29 @@ def _run(fn_c, body: Callable, args: tuple, locked: bool = True):
             return fn, None, err
 
 
-def status_entry(body: Callable[..., int | None] | None = None, *, locked: bool = True):
+def _status(body: Callable[..., int | None], locked: bool, fn: str, *args) -> int:
+    _, result, err = _run(fn, body, args, locked)
+    if err is not None:
+        return err.status
+    return Status.VX_SUCCESS if result is None else int(result)
+
+
+def status_entry(body: Callable[..., int | None] | None = None, *, locked: bool = True,
+                 exported: str | None = None):
     """An entry returning ``vx_status``: the body returns None (success) or a status.
 
     ``locked=False`` is for calls that block on graph execution (process, wait):
-    their bodies take the model lock only around bookkeeping.
+    their bodies take the model lock only around bookkeeping.  ``exported``:
+    also offer the entry in :data:`IN_PROCESS` under that C function's name.
     """
 
     def decorate(body: Callable[..., int | None]) -> Callable:
         @ffi.def_extern(name=body.__name__, onerror=lambda *_: Status.VX_FAILURE)
         def wrapper(fn_c, *args):
-            _, result, err = _run(fn_c, body, args, locked)
-            if err is not None:
-                return err.status
-            return Status.VX_SUCCESS if result is None else int(result)
+            return _status(body, locked, _name(fn_c), *args)
 
+        if exported is not None:
+            IN_PROCESS[exported] = functools.partial(_status, body, locked, exported)
         return body
 
     return decorate(body) if body is not None else decorate
@@ -92,7 +111,7 @@ def creator_entry(body: Callable[..., reference.Reference]) -> Callable:
 
     @ffi.def_extern(name=body.__name__, onerror=lambda *_: 0)
     def wrapper(fn_c, *args):
-        _, result, err = _run(fn_c, body, args)
+        _, result, err = _run(_name(fn_c), body, args)
         if err is None:
             return result.handle
         ref = err.ref if err.ref is not None and err.ref.alive else None
@@ -108,7 +127,7 @@ def value_entry(failure: int) -> Callable:
     def decorate(body: Callable) -> Callable:
         @ffi.def_extern(name=body.__name__, onerror=lambda *_: failure)
         def wrapper(fn_c, *args):
-            _, result, err = _run(fn_c, body, args)
+            _, result, err = _run(_name(fn_c), body, args)
             return failure if err is not None or result is None else result
 
         return body
@@ -121,7 +140,7 @@ def void_entry(body: Callable[..., None]) -> Callable:
 
     @ffi.def_extern(name=body.__name__)
     def wrapper(fn_c, *args):
-        _run(fn_c, body, args)
+        _run(_name(fn_c), body, args)
 
     return body
 

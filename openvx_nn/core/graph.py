@@ -7,7 +7,8 @@ VX_GRAPH_STATE_UNVERIFIED.  Execution holds no model-wide lock, so graphs
 run in parallel from several threads (the kernels release the GIL).  Each
 node's runner is bound once (``KernelDescription.bind``) and rebound only when
 the graph verifies again or some tensor's storage changes, so a call costs a
-few microseconds plus the kernels.
+few microseconds plus the kernels, and a call on a ready graph takes no
+model-wide lock at all (see the state machine).
 """
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ class Graph(Reference):
         self.perf = Perf()
         self.order: list[Node] = []
         self.verify_count = 0
-        self._executing = False
+        self._busy = threading.Lock()  # held while the nodes run (see the state machine below)
         self._executor: int | None = None  # thread running the nodes
         self._run: _Run | None = None  # the scheduled run vxWaitGraph has not collected yet
         self._steps: list[Step] | None = None
@@ -144,37 +145,64 @@ class Graph(Reference):
 
     # -- execution: the state machine --------------------------------------------
     # A graph is *executing* while a vxProcessGraph call or its scheduled worker
-    # runs its nodes, and *scheduled* from vxScheduleGraph until the vxWaitGraph
-    # that collects the run's status.  Both flags change only under
-    # ``execution.changed`` (the model lock); kernels run without it.
+    # runs its nodes (it holds ``_busy``), and *scheduled* from vxScheduleGraph
+    # until the vxWaitGraph that collects the run's status (``_run`` is set, only
+    # by a holder of ``_busy``).  A process of a free, verified, bound graph takes
+    # ``_busy`` and counts itself in without the model lock (:meth:`_claim`);
+    # anything else (verification, a busy or scheduled graph, scheduling,
+    # waiting) goes under ``execution.changed`` (the model lock).  Kernels run
+    # without either.  A graph released while it executes is destroyed when the
+    # execution ends (:meth:`_collect`, :meth:`_finish`).
+    def _claim(self) -> list[Step] | None:
+        """Take ``_busy`` and the bound steps without the model lock, if the graph is free and ready."""
+        if not self._busy.acquire(blocking=False):
+            return None
+        steps = self._steps
+        if (self._run is not None or steps is None or self._steps_epoch != Tensor.storage_epoch
+                or not self.verified):
+            self._busy.release()
+            execution.notify()
+            return None
+        self.state = GraphState.VX_GRAPH_STATE_RUNNING
+        return steps
+
     def _begin(self, run: _Run | None) -> list[Step]:
+        """:meth:`_claim` under the model lock: waits for another thread's execution, verifies."""
         if self._executor == threading.get_ident():
             raise VXError(Status.VX_FAILURE, f"{self.describe()} is already running on this thread "
                                              "(called from its own node callback)", self)
-        while True:
-            if self._run is not None:
-                raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
-                              f"{self.describe()} is scheduled; vxWaitGraph it first", self)
-            if not self._executing:
-                break
-            execution.wait()  # another thread's vxProcessGraph of this graph
-        if not self.verified:
-            self.verify()
-        steps = self._bound_steps()
-        self._executing, self._run = True, run
+
+        def settled() -> bool:  # claimed, or scheduled by another thread
+            return self._run is not None or self._busy.acquire(blocking=False)
+
+        execution.wait_until(settled)
+        if self._run is not None:
+            raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
+                          f"{self.describe()} is scheduled; vxWaitGraph it first", self)
+        try:
+            if not self.verified:
+                self.verify()
+            steps = self._bound_steps()
+        except BaseException:
+            self._busy.release()
+            execution.wake()
+            raise
+        self._run = run
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
-        self.hold()  # a graph released while it runs is destroyed when the run ends
         return steps
 
-    def _end(self, status: int, key: object) -> None:
-        with execution.changed:
-            self._executing = False
-            self._executor = None
-            run = self._run
-            if run is not None:
-                run.status, run.done = status, True
-            execution.count_out(key)  # wakes waiters
-            self.unhold()
+    def _finish(self) -> None:
+        """Let go of ``_busy``; destroy the graph if it was released meanwhile."""
+        self._executor = None
+        self._busy.release()
+        execution.notify()
+        if self.alive and not self.external and not self.internal:
+            with execution.changed:
+                self._collect()
+
+    def _collect(self) -> None:
+        if not self._busy.locked():
+            super()._collect()
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
@@ -182,19 +210,22 @@ class Graph(Reference):
         if not execution.ready():
             with execution.running(key):  # counted: the JIT may load while the process exits
                 execution.prepare_runtime()
-        with execution.changed:
-            execution.count_in(key)
-            try:
-                steps = self._begin(None)
-            except BaseException:
-                execution.count_out(key)
-                raise
-            self._executor = key
+        execution.enter(key)
+        try:
+            steps = self._claim()
+            if steps is None:
+                with execution.changed:
+                    steps = self._begin(None)
+        except BaseException:
+            execution.leave(key)
+            raise
+        self._executor = key
         status = Status.VX_FAILURE
         try:
             status = self._execute(steps)
         finally:
-            self._end(status, key)
+            self._finish()
+            execution.leave(key)
         return status
 
     def schedule(self) -> None:
@@ -223,14 +254,20 @@ class Graph(Reference):
         finally:
             self._end(status, run)
 
+    def _end(self, status: int, run: _Run) -> None:
+        """A scheduled run is over: publish its status, then let go of the graph."""
+        with execution.changed:
+            run.status, run.done = status, True
+            self._finish()
+            execution.count_out(run)  # wakes waiters
+
     def wait(self) -> int:
         """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""
         with execution.changed:
             run = self._run
             if run is None:
                 raise VXError(Status.VX_FAILURE, f"{self.describe()} was not scheduled", self)
-            while not run.done:
-                execution.wait()
+            execution.wait_until(lambda: run.done)
             if self._run is run:
                 self._run = None
             return run.status
