@@ -125,19 +125,22 @@ def _attach_cache(dispatcher, options: dict) -> None:
         _uncached.append(dispatcher.py_func.__qualname__)
 
 
-def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python"):
+def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python", nogil: bool = True):
     """Compile ``fn`` with numba (``nogil``, disk cache when possible); usable bare or with options.
 
     ``error_model="numpy"`` gives IEEE results (inf, nan) for float division
-    by zero instead of raising.
+    by zero instead of raising. ``nogil=False`` keeps the GIL: for kernels too
+    small to be worth handing the GIL to a waiting thread (a thread switch
+    costs more than they do).
     """
 
     def build(function: Callable):
-        options = {"nogil": True, "parallel": parallel, "error_model": error_model}
+        options = {"nogil": nogil, "parallel": parallel, "error_model": error_model}
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
-            dispatchers[f"{function.__module__}:{function.__qualname__}:{parallel}:{error_model}"] = dispatcher
+            name = f"{function.__module__}:{function.__qualname__}:{parallel}:{error_model}" + ("" if nogil else ":gil")
+            dispatchers[name] = dispatcher
             return dispatcher
         try:  # pragma: no cover - only with a numba whose cache internals moved
             # numba's own key ignores the options, and matmul compiles one function serial and parallel.
@@ -203,7 +206,8 @@ def entry(dispatcher, *arg_types) -> Callable:
 
 
 dispatchers: dict[str, Callable] = {}
-"""Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (``warm`` replays them)."""
+"""Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (and ":gil" when it keeps
+the GIL; ``warm`` replays them)."""
 
 on_new_entry: list[Callable[[Callable, tuple], None]] = []
 """Called with (dispatcher, argument types) whenever :func:`entry` meets a new specialisation."""
