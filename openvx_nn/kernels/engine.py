@@ -495,20 +495,17 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
     unit_args = _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nearest_even)
-    if helpers and plan.kind == "u8s8":
-        # The input's range is known, so the units' arguments are too: one task lent before packing
-        # packs with this thread (row parts claimed from a counter), then computes with it once the
-        # whole input is packed.
-        packs = _Calls((packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)
-        computes = _Calls(unit_args, np.zeros(4, np.int64), helpers, ready=0)
-        workers.lend(lambda: (pack(*packs(False)), units(*computes(False))), helpers)
+    if helpers and plan.kind == "u8s8" and xp.nbytes < PACK_PARALLEL_BYTES:
+        # The input's range is known: lend the units now, so that helpers wake while this thread packs.
+        counters = np.zeros(4, np.int64)
+        lent = _lend(units, unit_args, counters, helpers)
         try:
-            pack(*packs(True))
+            pack(*packing, 1, np.zeros(3, np.int64), True)
         except BaseException:
-            computes.counters[3] = 2  # nothing to do
+            counters[3] = 2  # nothing to do
             raise
-        computes.counters[3] = 1  # go (x86 keeps the packed input's stores before this one)
-        units(*computes(True))
+        counters[3] = 1  # go (x86 keeps the packed input's stores before this one)
+        units(*lent(True))
         return _finish_output(unit_args, out6)
     if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
         measured = pack(*_lend(pack, (packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)(True))
@@ -575,24 +572,19 @@ def _bias_views(bias: np.ndarray | None, dtype: np.dtype) -> tuple[np.ndarray, n
     return none1, bias, 2
 
 
-class _Calls:
-    """The arguments of one thread's part of a shared call: ``(*head, *sizes, n_chunks, counters, wait, *tail)``."""
+def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int = 0):
+    """Lend ``function`` to helpers; returns ``call(wait)``: the arguments for this thread's own call.
 
-    def __init__(self, args: tuple, counters: np.ndarray, helpers: int, ready: int):
-        head, sizes, tail = args
-        parts = CHUNKS_PER_THREAD * (helpers + 1)
-        self.before = (*head, *sizes, min(sizes[0], parts) if sizes else parts, counters)
-        self.tail = tail
-        self.counters = counters
-        counters[3] = ready  # 0: helpers wait until the caller sets counters[3] (1 go, 2 nothing to do)
+    ``args`` is (head, sizes, tail); the call is ``function(*head, *sizes, n_chunks, counters, wait, *tail)``
+    with ``n_chunks`` from the first size (the units) or the helpers (packing). ``ready`` 0: helpers wait
+    until the caller sets ``counters[3]`` (1 go, 2 nothing to do).
+    """
+    head, sizes, tail = args
+    n_chunks = min(sizes[0], CHUNKS_PER_THREAD * (helpers + 1)) if sizes else CHUNKS_PER_THREAD * (helpers + 1)
+    counters[3] = ready
 
-    def __call__(self, wait: bool) -> tuple:
-        return (*self.before, wait, *self.tail)
+    def call(wait: bool) -> tuple:
+        return (*head, *sizes, n_chunks, counters, wait, *tail)
 
-
-
-def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int = 0) -> _Calls:
-    """Lend ``function`` to helpers (:class:`_Calls` for the chunking); returns this thread's arguments."""
-    call = _Calls(args, counters, helpers, ready)
     workers.lend(lambda: function(*call(False)), helpers)
     return call
