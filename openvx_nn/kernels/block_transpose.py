@@ -17,34 +17,31 @@ SIDE = 8
 _I32, _I64 = ir.IntType(32), ir.IntType(64)
 
 
-def _concat(builder: ir.IRBuilder, a, b):
-    n = a.type.count
-    return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(_I32, 2 * n), list(range(2 * n))))
-
-
 def _define(module: ir.Module, size: int) -> ir.Function:
     name = f"openvx_nn_transpose8x8_{size}"
     existing = module.globals.get(name)
     if existing is not None:
         return existing
     row = ir.VectorType(ir.IntType(8 * size), SIDE)
+    word = ir.IntType(8 * size * SIDE)  # one row as a single integer: loads and stores of whole rows
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 4), name)
     fn.linkage = "internal"
     src, src_stride, dst, dst_stride = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    rows = [b.load(b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), row.as_pointer()), align=1)
-            for i in range(SIDE)]
-    while len(rows) > 1:
-        rows = [_concat(b, rows[i], rows[i + 1]) for i in range(0, len(rows), 2)]
-    whole = rows[0]
+    rows_t = ir.VectorType(word, SIDE)
+    whole = ir.Constant(rows_t, ir.Undefined)
+    for i in range(SIDE):
+        at = b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), word.as_pointer())
+        whole = b.insert_element(whole, b.load(at, align=1), ir.Constant(_I32, i))
+    elements = ir.VectorType(ir.IntType(8 * size), SIDE * SIDE)
+    flat = b.bitcast(whole, elements)
     # element (i, j) of the result is element (j, i) of the source
     order = [j * SIDE + i for i in range(SIDE) for j in range(SIDE)]
-    moved = b.shuffle_vector(whole, ir.Constant(whole.type, ir.Undefined),
-                             ir.Constant(ir.VectorType(_I32, SIDE * SIDE), order))
+    moved = b.bitcast(b.shuffle_vector(flat, ir.Constant(elements, ir.Undefined),
+                                       ir.Constant(ir.VectorType(_I32, SIDE * SIDE), order)), rows_t)
     for i in range(SIDE):
-        part = b.shuffle_vector(moved, ir.Constant(moved.type, ir.Undefined),
-                                ir.Constant(ir.VectorType(_I32, SIDE), list(range(i * SIDE, (i + 1) * SIDE))))
-        b.store(part, b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), row.as_pointer()), align=1)
+        at = b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), word.as_pointer())
+        b.store(b.extract_element(moved, ir.Constant(_I32, i)), at, align=1)
     b.ret_void()
     return fn
 
