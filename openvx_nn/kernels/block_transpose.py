@@ -22,7 +22,6 @@ def _define(module: ir.Module, size: int) -> ir.Function:
     existing = module.globals.get(name)
     if existing is not None:
         return existing
-    row = ir.VectorType(ir.IntType(8 * size), SIDE)
     word = ir.IntType(8 * size * SIDE)  # one row as a single integer: loads and stores of whole rows
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 4), name)
     fn.linkage = "internal"
