@@ -111,12 +111,14 @@ def dask_client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
 
 
 def local_cluster(workers: int) -> Any:
-    """A loopback Dask cluster of ``workers`` processes, one thread each and one numba thread (the
-    graph runner is Python, and numba's pool costs more than it gains on small batches: see
-    docs/scale-out.md); no dashboard, and its HTTP server on a free port, not 8787."""
+    """A loopback Dask cluster of ``workers`` processes, one thread each and one kernel thread (numba's
+    pool and the integer engine's helpers: the workers already take the cores, and numba's pool costs
+    more than it gains on small batches: see docs/scale-out.md); no dashboard, and its HTTP server on a
+    free port, not 8787."""
     from distributed import LocalCluster
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        scheduler_kwargs={"dashboard_address": ":0"}, env={"NUMBA_NUM_THREADS": "1"})
+                        scheduler_kwargs={"dashboard_address": ":0"},
+                        env={"NUMBA_NUM_THREADS": "1", "OPENVX_NN_THREADS": "1"})
 
 
 def _run_here(model: Model, images: np.ndarray, batch_size: int, writer: ResultWriter, bar: Progress) -> None:
