@@ -13,6 +13,7 @@ the GIL is held only while a helper starts it. While several graphs execute at o
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -31,6 +32,15 @@ def _serve() -> None:
             task()
         except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
             pass  # the caller then computes every chunk itself
+
+
+def _after_fork_in_child() -> None:
+    # A forked child has none of its parent's threads: start its own helpers when it first lends.
+    global _tasks, _started, _start_lock
+    _tasks, _started, _start_lock = queue.SimpleQueue(), 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def helpers() -> int:

@@ -6,6 +6,9 @@ compares with conv_reference.py / layer_references.py, which share no code with 
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 import pytest
 from conv_reference import reference_convolution, reference_deconvolution
@@ -307,3 +310,41 @@ def test_an_output_position_finer_than_the_sums_shifts_left_exactly(name, satura
                     fpp_b=positions[2], fpp_out=positions[3], method="simd", isa=name)
         assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (1, 1), (1, 1), (0, 0), fmt, positions,
                                                      saturate, True))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_starts_its_own_helpers_and_computes_exactly():
+    # The parent's helper threads do not exist in a forked child: tasks lent there must be served by
+    # the child's own helpers (or none), never left in a queue nobody reads.
+    from openvx_nn.kernels import workers
+    rng = np.random.default_rng(37)
+    x = random_values(rng, U8, (30, 30, 64))
+    w = random_values(rng, U8, (3, 3, 64, 48))
+    expected = reference_convolution(x, w, None, (30, 30, 48), (1, 1), (1, 1), (0, 0), U8, (0,) * 4)
+
+    def run() -> np.ndarray:
+        out = np.zeros((30, 30, 48), np.uint8, order="F")
+        convolution(x, w, None, out, 1, 1, 1, 1, 0, 0, True, True, method="simd")
+        return out
+
+    assert_bits_equal(run(), expected)  # the parent's helpers start (when this machine has 2+ threads)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, never return into pytest
+        ok = 1
+        try:
+            for _ in range(3):
+                ok &= int((run() == expected).all())
+            for _ in range(200):  # every lent task is taken by a helper of the child's own
+                if workers._tasks.qsize() == 0:
+                    break
+                time.sleep(0.01)
+            ok &= int(workers._tasks.qsize() == 0)
+        except BaseException:  # noqa: BLE001
+            ok = 0
+        os.write(writer, bytes([ok]))
+        os._exit(0)
+    os.close(writer)
+    answer = os.read(reader, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"\x01"
