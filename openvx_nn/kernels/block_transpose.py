@@ -13,6 +13,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .jit import kernel
+
 SIDE = 8
 _I32, _I64 = ir.IntType(32), ir.IntType(64)
 
@@ -63,3 +65,28 @@ def transpose8x8(typingctx, size, src, src_stride, dst, dst_stride):
         builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
         return context.get_dummy_value()
     return types.void(size, *(types.int64,) * 4), codegen
+
+
+def _transpose_region(src, src_stride, dst, dst_stride, rows, cols, size):
+    # dst[c][r] = src[r][c] for r < rows, c < cols (both at least SIDE), elements of ``size`` bytes,
+    # strides in bytes. In 8x8 blocks; the last block of each direction is moved back to end at the
+    # edge (it overlaps the one before it and writes the same values again).
+    for r0 in range(0, rows, SIDE):
+        r = min(r0, rows - SIDE)
+        for c0 in range(0, cols, SIDE):
+            c = min(c0, cols - SIDE)
+            a, b = src + r * src_stride + c * size, dst + c * dst_stride + r * size
+            if size == 1:
+                transpose8x8(1, a, src_stride, b, dst_stride)
+            elif size == 2:
+                transpose8x8(2, a, src_stride, b, dst_stride)
+            elif size == 4:
+                transpose8x8(4, a, src_stride, b, dst_stride)
+            else:
+                transpose8x8(8, a, src_stride, b, dst_stride)
+
+
+transpose_region = kernel(_transpose_region)
+"""``transpose_region(src, src_stride, dst, dst_stride, rows, cols, size)`` at int64 byte addresses:
+``dst[c][r] = src[r][c]`` for ``r < rows``, ``c < cols``; both at least 8 (smaller sides are the
+caller's to copy)."""

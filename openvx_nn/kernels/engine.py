@@ -41,7 +41,7 @@ from numba import types
 
 from . import jit, workers
 from .atomics import compare_swap, fetch_add, pause
-from .block_transpose import SIDE, transpose8x8
+from .block_transpose import SIDE, transpose_region
 from .fixed_point import int_range, requantize_lane, requantize_run
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 
@@ -213,17 +213,7 @@ def _copy_planes(x6, row, ix, iy, b1, b2, b3, first, last, channels):
             for i in range(n):
                 row[first + i, c] = source[i]
         return
-    # Blocks of 8x8; the last block of each direction is moved back to end at the edge (it overlaps
-    # the one before it and writes the same values again).
-    for c0 in range(0, channels, SIDE):
-        c = min(c0, channels - SIDE)
-        for i0 in range(0, n, SIDE):
-            i = min(i0, n - SIDE)
-            a, b = src + c * plane + i * size, dst + i * pitch + c * size
-            if size == 1:
-                transpose8x8(1, a, plane, b, pitch)
-            else:
-                transpose8x8(2, a, plane, b, pitch)
+    transpose_region(src, plane, dst, pitch, channels, n, size)
 
 
 _COPY_PLANES = jit.kernel(_copy_planes)
@@ -375,18 +365,8 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
             for j in range(n_pix):
                 out[at + lane * plane + j] = narrow[j * block + lane]
         return
-    src, dst = np.int64(narrow.ctypes.data), np.int64(out.ctypes.data) + at * size
-    for lane0 in range(0, valid, SIDE):  # 8x8 blocks, the last of each direction moved back (as in packing)
-        lane = min(lane0, valid - SIDE)
-        for j0 in range(0, n_pix, SIDE):
-            j = min(j0, n_pix - SIDE)
-            a, b = src + (j * block + lane) * size, dst + (lane * plane + j) * size
-            if size == 1:
-                transpose8x8(1, a, block, b, plane)
-            elif size == 2:
-                transpose8x8(2, a, 2 * block, b, 2 * plane)
-            else:
-                transpose8x8(4, a, 4 * block, b, 4 * plane)
+    transpose_region(np.int64(narrow.ctypes.data), block * size, np.int64(out.ctypes.data) + at * size, plane * size,
+                     n_pix, valid, size)
 
 
 _land = jit.kernel(_land)
@@ -490,8 +470,9 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
     work = out6.size * plan.taps.size * plan.channels
     helpers = workers.helpers() if work >= PARALLEL_WORK else 0
-    bias1, bias4, bias_kind = _bias_views(bias, out6.dtype)
-    pack, units = _compiled(plan, x6.dtype, out6.dtype, out6.dtype, helpers > 0)
+    bias_dtype = out6.dtype if bias is None else bias.dtype
+    bias1, bias4, bias_kind = _bias_views(bias, bias_dtype)
+    pack, units = _compiled(plan, x6.dtype, bias_dtype, out6.dtype, helpers > 0)
     mask = 0xFF if plan.kind == "u8s8" else -1
     packing = (x6, xp, plan.origin[0], plan.origin[1], plan.flip, mask, plan.kind != "u8s8")
     unit_args = _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nearest_even)
