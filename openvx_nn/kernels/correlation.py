@@ -321,12 +321,11 @@ def execute(route: Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarra
     x6, out6 = as6(x), as6(out)
     arithmetic, steps = route.arithmetic, route.steps
     if route.engine == "simd":
+        per_image = bias  # None and (K,) as they are; (OW, OH, K) repeated for every image
         if bias is not None and bias.ndim == 3:
-            images = math.prod(out.shape[3:])
-            bias = np.broadcast_to(bias[..., None], bias.shape + (images,))
-        if engine.correlate(route.simd, x6, bias, out6, steps, arithmetic.saturate, arithmetic.nearest_even):
+            per_image = np.broadcast_to(bias[..., None], bias.shape + (math.prod(out.shape[3:]),))
+        if engine.correlate(route.simd, x6, per_image, out6, steps, arithmetic.saturate, arithmetic.nearest_even):
             return
-        bias = None if bias is None else bias[..., 0] if bias.ndim == 4 else bias
     ow, oh, k_out = out.shape[:3]
     zero = np.zeros((), out.dtype)
     bias3 = np.broadcast_to(zero if bias is None else bias, (ow, oh, k_out))  # (K,) is shared: stride 0
