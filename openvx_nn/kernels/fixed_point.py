@@ -96,7 +96,8 @@ def requantize(v, shift, nearest_even, saturate, lo, hi):
 @kernel
 def requantize_lane(v, shift, nearest_even, saturate, lo, hi):
     """:func:`requantize` for ``0 <= shift < 62`` without data-dependent branches, so that a loop of it
-    vectorizes (the policy tests do not depend on ``v``: LLVM hoists them out of the loop).
+    vectorizes (the policy tests do not depend on ``v``: LLVM hoists them out of the loop; :func:`fit`'s
+    comparisons become selects).
 
     For ``0 < shift < 62`` and ``|v| < 2**62``: adding ``2**(shift-1) - 1`` plus the bit that lands in
     the last kept place rounds half to even; adding ``2**shift - 1`` to negatives rounds toward zero.
@@ -107,11 +108,7 @@ def requantize_lane(v, shift, nearest_even, saturate, lo, hi):
             v = (v + ((np.int64(1) << (shift - 1)) - 1) + ((v >> shift) & 1)) >> shift
         else:
             v = (v + ((v >> 63) & ((np.int64(1) << shift) - 1))) >> shift
-    if saturate:
-        return min(max(v, lo), hi)
-    span = hi - lo + 1
-    u = v & (span - 1)
-    return u - span if u > hi else u
+    return fit(v, lo, hi, saturate)
 
 
 @kernel
