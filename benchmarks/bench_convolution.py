@@ -30,10 +30,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 try:
-    from openvx_nn.kernels.convolution import convolution
+    from openvx_nn.kernels.openvx.convolution import convolution
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from openvx_nn.kernels.convolution import convolution
+    from openvx_nn.kernels.openvx.convolution import convolution
 
 # (name, input width = height, channels in, channels out, kernel, pad, stride)
 ALEXNET = [

@@ -26,8 +26,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from openvx_nn.kernels.fully_connected import fully_connected
-from openvx_nn.kernels.pooling import pooling
+from openvx_nn.kernels.openvx.fully_connected import fully_connected
+from openvx_nn.kernels.openvx.pooling import pooling
 
 FORMATS = {"U8": (np.uint8, 0), "Q7.8": (np.int16, 8)}
 

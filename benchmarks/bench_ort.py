@@ -32,9 +32,9 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from openvx_nn.kernels import isa
-from openvx_nn.kernels.correlation import Arithmetic, convolution_window, execute, prepare
-from openvx_nn.kernels.fully_connected import execute_fully_connected, prepare_fully_connected
+from openvx_nn.kernels.engine import isa
+from openvx_nn.kernels.engine.correlation import Arithmetic, convolution_window, execute, prepare
+from openvx_nn.kernels.openvx.fully_connected import execute_fully_connected, prepare_fully_connected
 
 # (name, input width = height, channels in, channels out, kernel, pad, stride)
 CONVS = [("conv1 227²×3→96 k11/4", 227, 3, 96, 11, 0, 4), ("conv2 27²×96→256 k5 p2", 27, 96, 256, 5, 2, 1),

@@ -108,8 +108,8 @@ def _spin(n: int) -> float:
 @functools.cache
 def _tile_loop():
     """A nogil loop of the engine's micro-kernel on cache-resident data: dense integer SIMD work alone."""
-    from openvx_nn.kernels import isa
-    from openvx_nn.kernels.microkernel import KINDS, tile_kernel, variant
+    from openvx_nn.kernels.engine import isa
+    from openvx_nn.kernels.engine.microkernel import KINDS, tile_kernel, variant
     name = isa.selected()
     if name == "generic":
         return None

@@ -27,7 +27,7 @@ def kernel_rows() -> list[tuple[str, str, str]]:
 
 def integer_engine_line() -> str:
     """Which instruction set the integer sums of products use, and how many threads."""
-    from .kernels import isa
+    from .kernels.engine import isa
     try:
         chosen = isa.selected()
     except ValueError as err:
@@ -93,8 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_warm(args: argparse.Namespace) -> int:
     import time
 
-    from .kernels import jit
-    from .kernels.warm import warm
+    from .kernels.support import jit
+    from .kernels.support.warm import warm
     start = time.perf_counter()
     warmed, skipped = warm(args.signatures, shipped=not args.only)
     print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "

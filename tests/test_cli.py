@@ -63,7 +63,7 @@ def test_bench_is_not_offered_where_the_benchmarks_are_not_installed(monkeypatch
 
 
 def test_info_names_the_integer_instruction_set_in_force():
-    from openvx_nn.kernels import isa
+    from openvx_nn.kernels.engine import isa
     result = _run("info")
     assert result.returncode == 0, result.stderr
     assert f"integer engine: {isa.selected()} (available: {', '.join(isa.available())};" in result.stdout

@@ -8,7 +8,7 @@ import sys
 
 from numba import types
 
-from openvx_nn.kernels import jit, warm
+from openvx_nn.kernels.support import jit, warm
 
 KERNEL = """
 import numpy as np
@@ -31,7 +31,7 @@ def test_recorded_signatures_warm_a_fresh_cache(tmp_path):
     base = {k: v for k, v in os.environ.items() if k != "OPENVX_NN_RECORD_SIGNATURES"}
     _python(KERNEL, {**base, "NUMBA_CACHE_DIR": str(tmp_path / "first"), "OPENVX_NN_RECORD_SIGNATURES": str(record)})
     lines = record.read_text().splitlines()
-    assert any(line.startswith("openvx_nn.kernels.transpose:_copy:") and "array:int8:" in line for line in lines)
+    assert any(line.startswith("openvx_nn.kernels.openvx.transpose:_copy:") and "array:int8:" in line for line in lines)
     cache = {**base, "NUMBA_CACHE_DIR": str(tmp_path / "second"), "NUMBA_DEBUG_CACHE": "1"}
     warmed = _python(f"from openvx_nn.cli import main; main(['warm', '--only', {str(record)!r}])", cache)
     assert f"{len(set(lines))} kernel specialisations" in warmed.stdout
@@ -53,7 +53,7 @@ def test_signature_text_round_trips():
 
 def test_a_line_recorded_before_a_signature_changed_is_skipped(tmp_path):
     stale = tmp_path / "stale.txt"
-    stale.write_text("openvx_nn.kernels.transpose:_copy:False:python\tint64\n")  # _copy takes two arrays
+    stale.write_text("openvx_nn.kernels.openvx.transpose:_copy:False:python\tint64\n")  # _copy takes two arrays
     assert warm.warm([stale], shipped=False) == (0, 1)
 
 

@@ -1,6 +1,6 @@
 /* api/tensor_ops.c: the seven OpenVX 1.2 tensor operations, node and vxu forms.
  * Each node constructor only lists its arguments; the kernel description in
- * openvx_nn/operations/tensor_ops.py says what they mean. */
+ * openvx_nn/operations/openvx/tensor_ops.py says what they mean. */
 #include "../runtime_internal.h"
 
 VX_API_ENTRY vx_node VX_API_CALL vxTensorMultiplyNode(vx_graph graph, vx_tensor input1, vx_tensor input2, vx_scalar scale, vx_enum overflow_policy, vx_enum rounding_policy, vx_tensor output)

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..kernels import jit
+from ..kernels.support import jit
 from . import reference
 from .enums import Status
 from .errors import VXError
@@ -63,7 +63,7 @@ def prepare_runtime() -> None:
         return
     import numba
 
-    from ..kernels import jit  # imports numba and loads LLVM
+    from ..kernels.support import jit  # imports numba and loads LLVM
     numba.get_num_threads()  # starts numba's threading layer (loads its library)
     jit.start_codegen()  # LLVM builds (and registers the teardown of) its lazy state
     with reference.lock:

@@ -7,19 +7,19 @@ written in place. Policies arrive as plain bools (``saturate``,
 is the graph engine's job, and so is validation. The arithmetic contract is
 ``shared/docs/fixed-point.md``; every function states its part of it.
 """
-from .activation import activation
-from .convert_depth import convert_depth
-from .convolution import convolution
-from .deconvolution import deconvolution
-from .elementwise import add, multiply, subtract
-from .fully_connected import fully_connected
-from .lookup import table_lookup
-from .matmul import matrix_multiply
-from .normalization import local_response_normalization
-from .pooling import pooling
-from .roi_pooling import roi_pooling
-from .softmax import softmax
-from .transpose import copy, transpose
+from .openvx.activation import activation
+from .openvx.convert_depth import convert_depth
+from .openvx.convolution import convolution
+from .openvx.deconvolution import deconvolution
+from .openvx.elementwise import add, multiply, subtract
+from .openvx.fully_connected import fully_connected
+from .openvx.lookup import table_lookup
+from .openvx.matmul import matrix_multiply
+from .openvx.normalization import local_response_normalization
+from .openvx.pooling import pooling
+from .openvx.roi_pooling import roi_pooling
+from .openvx.softmax import softmax
+from .openvx.transpose import copy, transpose
 
 __all__ = ["activation", "add", "convert_depth", "convolution", "copy", "deconvolution", "fully_connected", "local_response_normalization",
            "matrix_multiply", "multiply", "pooling", "roi_pooling", "softmax", "subtract", "table_lookup", "transpose"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from vxhelp import release, scalar, status, tensor
 
-from openvx_nn.operations.coreml_elementwise import COMBINE_OPERATIONS
+from openvx_nn.operations.coreml.elementwise import COMBINE_OPERATIONS
 
 BASE = (0xFFE << 20 | 2 << 12) - (1 << 32)  # VX_KERNEL_BASE(VX_ID_USER, 2) as a signed vx_enum
 

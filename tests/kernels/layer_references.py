@@ -58,7 +58,7 @@ def window_max(values: list, fmt: Format):
 
 def pooling_ref(x: np.ndarray, out_shape: tuple[int, ...], fmt: Format, max_pool: bool, size_x: int, size_y: int,
                 pad_x: int, pad_y: int, stride_x: int, stride_y: int) -> np.ndarray:
-    """Every output from its own window, per the layer's contract (see openvx_nn.kernels.pooling)."""
+    """Every output from its own window, per the layer's contract (see openvx_nn.kernels.openvx.pooling)."""
     width, height = x.shape[:2]
     out = np.empty(out_shape, fmt.dtype)
     for index in np.ndindex(out_shape):

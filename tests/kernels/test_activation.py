@@ -24,10 +24,10 @@ from kernel_testing import (
 )
 from nonlinear_reference import CANONICAL_NAN, activation_table, reference_activation
 
-from openvx_nn.kernels.activation import FUNCTIONS, activation
+from openvx_nn.kernels.openvx.activation import FUNCTIONS, activation
 
 # the package re-exports the function under the module's name: reach the module itself
-activation_module = importlib.import_module("openvx_nn.kernels.activation")
+activation_module = importlib.import_module("openvx_nn.kernels.openvx.activation")
 
 A_B = {  # (a, b) settings per function; the others ignore a and b
     "tanh": [(1.0, 1.0), (float(np.float32(1.7159)), float(np.float32(2 / 3))), (0.25, 3.0)],

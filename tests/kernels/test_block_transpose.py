@@ -5,7 +5,7 @@ import numba
 import numpy as np
 import pytest
 
-from openvx_nn.kernels.block_transpose import transpose8x8
+from openvx_nn.kernels.engine.block_transpose import transpose8x8
 
 
 def _compiled(size: int):

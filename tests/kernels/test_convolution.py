@@ -32,8 +32,9 @@ from kernel_testing import (
     round_exact,
 )
 
-from openvx_nn.kernels import blas_product, correlation, im2col, jit
-from openvx_nn.kernels.convolution import convolution
+from openvx_nn.kernels.engine import blas_product, correlation, im2col
+from openvx_nn.kernels.openvx.convolution import convolution
+from openvx_nn.kernels.support import jit
 
 S16 = Format("S16", np.int16)  # plain int16 integers
 POLICIES = [(True, True), (True, False), (False, True), (False, False)]

@@ -24,7 +24,7 @@ from kernel_testing import (
     round_exact,
 )
 
-from openvx_nn.kernels.deconvolution import deconvolution
+from openvx_nn.kernels.openvx.deconvolution import deconvolution
 
 POLICIES = [(True, True), (True, False), (False, True), (False, False)]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from kernel_testing import round_exact
 
-from openvx_nn.kernels.fixed_point import (
+from openvx_nn.kernels.support.fixed_point import (
     dyadic,
     float_to_int,
     int_range,

@@ -27,7 +27,7 @@ from kernel_testing import (
 )
 from layer_references import fully_connected_ref
 
-from openvx_nn.kernels.fully_connected import PARALLEL_WORK, fully_connected
+from openvx_nn.kernels.openvx.fully_connected import PARALLEL_WORK, fully_connected
 
 POLICIES = [(True, True), (True, False), (False, True), (False, False)]
 FORMAT_POLICIES = [pytest.param(fmt, saturate, nearest_even,

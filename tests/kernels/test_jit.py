@@ -15,7 +15,8 @@ import numpy as np
 
 import openvx_nn
 from openvx_nn import kernels
-from openvx_nn.kernels import elementwise, jit
+from openvx_nn.kernels.openvx import elementwise
+from openvx_nn.kernels.support import jit
 
 PACKAGE = Path(openvx_nn.__file__).resolve().parent
 
@@ -90,7 +91,7 @@ def test_editing_a_helper_recompiles_the_kernels_that_use_it(tmp_path):
 def test_a_cache_that_breaks_after_decoration_only_costs_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # use the module's own __pycache__
     module_file = tmp_path / "late_failure.py"
-    module_file.write_text("from openvx_nn.kernels.jit import kernel\n\n\n"
+    module_file.write_text("from openvx_nn.kernels.support.jit import kernel\n\n\n"
                            "@kernel\ndef triple_late(x):\n    return 3 * x\n")
     spec = importlib.util.spec_from_file_location("late_failure", module_file)
     module = importlib.util.module_from_spec(spec)

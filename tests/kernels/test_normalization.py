@@ -19,7 +19,7 @@ from kernel_testing import (
 )
 from nonlinear_reference import CANONICAL_NAN, reference_lrn
 
-from openvx_nn.kernels.normalization import local_response_normalization
+from openvx_nn.kernels.openvx.normalization import local_response_normalization
 
 TYPES = {"across": True, "same": False}
 

@@ -25,7 +25,7 @@ from kernel_testing import (
 )
 from layer_references import pooling_ref
 
-from openvx_nn.kernels.pooling import PARALLEL_WORK, _round_mean, pooling
+from openvx_nn.kernels.openvx.pooling import PARALLEL_WORK, _round_mean, pooling
 
 SEEDS = range(16)
 KINDS = [True, False]

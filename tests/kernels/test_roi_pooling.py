@@ -23,7 +23,7 @@ from kernel_testing import (
 )
 from layer_references import roi_bins, roi_pooling_ref
 
-from openvx_nn.kernels.roi_pooling import PARALLEL_WORK, roi_pooling
+from openvx_nn.kernels.openvx.roi_pooling import PARALLEL_WORK, roi_pooling
 
 ROI_DTYPES = [np.int16, np.int32, np.uint8, np.int8]
 SEEDS = range(8)

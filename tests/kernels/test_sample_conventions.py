@@ -29,8 +29,8 @@ from test_convolution import random_geometry as conv_geometry
 from test_deconvolution import random_geometry as deconv_geometry
 
 from openvx_nn.kernels import convert_depth
-from openvx_nn.kernels.convolution import convolution
-from openvx_nn.kernels.deconvolution import deconvolution
+from openvx_nn.kernels.openvx.convolution import convolution
+from openvx_nn.kernels.openvx.deconvolution import deconvolution
 
 MODES = [False, True]
 MODE_IDS = ["standard", "khronos-sample"]

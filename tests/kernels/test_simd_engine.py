@@ -15,10 +15,11 @@ from conv_reference import reference_convolution, reference_deconvolution
 from kernel_testing import INT_FORMATS, LAYOUTS, Q78, S8, U8, Format, assert_bits_equal, blank, placed, random_values
 from layer_references import fully_connected_ref
 
-from openvx_nn.kernels import engine, isa
-from openvx_nn.kernels.convolution import convolution
-from openvx_nn.kernels.deconvolution import deconvolution
-from openvx_nn.kernels.fully_connected import fully_connected
+from openvx_nn.kernels.engine import isa
+from openvx_nn.kernels.engine import simd as engine
+from openvx_nn.kernels.openvx.convolution import convolution
+from openvx_nn.kernels.openvx.deconvolution import deconvolution
+from openvx_nn.kernels.openvx.fully_connected import fully_connected
 
 ALL_ISAS = [name for name in isa.ISAS if name != "generic"]
 POLICIES = [(True, True), (True, False), (False, True), (False, False)]
@@ -107,7 +108,7 @@ def test_fully_connected_matches_the_reference(name, fmt):
 def test_matrix_multiply_matches_the_reference(name, fmt):
     from test_matmul import operands, reference_matmul
 
-    from openvx_nn.kernels.matmul import matrix_multiply
+    from openvx_nn.kernels.openvx.matmul import matrix_multiply
     rng = np.random.default_rng(13)
     for case, flags in enumerate([(False, False, False), (True, False, True), (False, True, False)]):
         saturate, nearest_even = POLICIES[case]
@@ -188,7 +189,7 @@ def test_block_length_keeps_int32_partials_exact():
 
 
 def _window():
-    from openvx_nn.kernels.correlation import Window
+    from openvx_nn.kernels.engine.correlation import Window
     return Window(1, 1, 1, 1, 0, 0)
 
 
@@ -228,7 +229,7 @@ def test_thread_count_setting(monkeypatch):
 def test_vnni_micro_kernel_keeps_its_accumulators_in_registers(kind, instruction):
     import numba
 
-    from openvx_nn.kernels.microkernel import tile_kernel, variant
+    from openvx_nn.kernels.engine.microkernel import tile_kernel, variant
     code = variant("avx512_vnni", kind, 6, 4)
 
     @numba.njit  # compiled here, not loaded from a cache, so its assembly can be read
@@ -273,7 +274,7 @@ def test_two_threads_share_the_engine_exactly():
 def test_a_helper_that_comes_late_or_never_holds_nothing_up(monkeypatch):
     # A call lends its chunks to helpers and computes every chunk no helper claimed: here the helper
     # is never run during the call (as on a machine whose other core is busy), then runs afterwards.
-    from openvx_nn.kernels import workers
+    from openvx_nn.kernels.engine import workers
     lent = []
     monkeypatch.setattr(workers, "helpers", lambda: 1)
     monkeypatch.setattr(workers, "lend", lambda task, count: lent.append(task))
@@ -316,7 +317,7 @@ def test_an_output_position_finer_than_the_sums_shifts_left_exactly(name, satura
 def test_a_forked_child_starts_its_own_helpers_and_computes_exactly():
     # The parent's helper threads do not exist in a forked child: tasks lent there must be served by
     # the child's own helpers (or none), never left in a queue nobody reads.
-    from openvx_nn.kernels import workers
+    from openvx_nn.kernels.engine import workers
     rng = np.random.default_rng(37)
     x = random_values(rng, U8, (30, 30, 64))
     w = random_values(rng, U8, (3, 3, 64, 48))

@@ -21,7 +21,7 @@ from kernel_testing import (
 )
 from nonlinear_reference import CANONICAL_NAN, reference_softmax
 
-from openvx_nn.kernels.softmax import softmax
+from openvx_nn.kernels.openvx.softmax import softmax
 
 Q0_15 = Format("Q0.15", np.int16, 15)
 Q0_7 = Format("Q0.7", np.int8, 7)

@@ -138,7 +138,7 @@ FARMHASH_VECTORS = {0: 0x9AE16A3B2F90404F, 1: 0x7574DEE779D18CA0, 3: 0x9025FCB7B
 def test_farmhash_fingerprint64_matches_googles_values():
     import random
 
-    from openvx_nn.kernels.farmhash import fingerprint64
+    from openvx_nn.kernels.frontend.farmhash import fingerprint64
     rng = random.Random(12345)
     for n, want in FARMHASH_VECTORS.items():
         key = bytes(rng.randrange(256) for _ in range(n))
@@ -146,7 +146,7 @@ def test_farmhash_fingerprint64_matches_googles_values():
 
 
 def _signed_fingerprint(data: bytes) -> int:
-    from openvx_nn.kernels.farmhash import fingerprint64  # checked against Google's values above
+    from openvx_nn.kernels.frontend.farmhash import fingerprint64  # checked against Google's values above
     h = fingerprint64(data)
     return h - 2**64 if h >= 2**63 else h
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import NNActivation
-from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
+from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers

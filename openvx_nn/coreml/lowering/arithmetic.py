@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...core.enums import ConvertPolicy, RoundPolicy
-from ...operations.coreml_elementwise import COMBINE_OPERATIONS
+from ...operations.coreml.elementwise import COMBINE_OPERATIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers

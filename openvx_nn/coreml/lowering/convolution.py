@@ -12,7 +12,7 @@ import struct
 import numpy as np
 
 from ...core.enums import ConvertPolicy, NNPooling, NNRounding, NNType, RoundPolicy
-from ...operations.coreml_layout import PAD_MODES
+from ...operations.coreml.layout import PAD_MODES
 from ...operations.geometry import infer_stride, output_size
 from ..blob import dims_of
 from ..builder import Blob, GraphBuilder
@@ -260,12 +260,12 @@ def pooling(g: GraphBuilder, layer, p) -> str:
 
 
 def _function(name: str) -> int:
-    from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
+    from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
     return POINTWISE_FUNCTIONS.index(name)
 
 
 def _combine(name: str) -> int:
-    from ...operations.coreml_elementwise import COMBINE_OPERATIONS
+    from ...operations.coreml.elementwise import COMBINE_OPERATIONS
     return COMBINE_OPERATIONS.index(name)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import NNNorm, NNType
-from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
-from ...operations.coreml_statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
+from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
+from ...operations.coreml.statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
 from ..blob import axis as vx_axis
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...operations.coreml_elementwise import POINTWISE_FUNCTIONS
+from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ..blob import dims_of
 from ..builder import GraphBuilder
 from ..weights import load_weights

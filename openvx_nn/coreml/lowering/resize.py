@@ -1,7 +1,7 @@
 """Upsample, resize bilinear and crop-resize layers onto the resample kernels."""
 from __future__ import annotations
 
-from ...operations.coreml_resample import BOX_MODES, RESAMPLE_METHODS
+from ...operations.coreml.resample import BOX_MODES, RESAMPLE_METHODS
 from ..builder import GraphBuilder
 from . import lowers
 from .common import need_rank, single

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ...operations.coreml_layout import PAD_MODES, REORGANIZE_MODES
+from ...operations.coreml.layout import PAD_MODES, REORGANIZE_MODES
 from ..builder import GraphBuilder
 from ..weights import load_weights
 from . import lowers

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...operations.coreml_layout import PAD_MODES
+from ...operations.coreml.layout import PAD_MODES
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import lowers

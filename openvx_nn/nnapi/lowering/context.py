@@ -22,7 +22,7 @@ from ...core.kernels import by_name
 from ...core.node import Node
 from ...core.scalar import Scalar
 from ...core.tensor import Tensor
-from ...operations.nnapi_common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
+from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
 from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from ..errors import NNAPIError
 from ..hal import Model, constant_bytes

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import ConvertPolicy, NNActivation, RoundPolicy
-from ...operations.nnapi_elementwise import broadcast_shape
+from ...operations.nnapi.elementwise import broadcast_shape
 from ..enums import FusedActivationFunc, OperandType, OperationType
 from . import lowers
 from .context import OpContext

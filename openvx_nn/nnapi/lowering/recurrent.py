@@ -6,7 +6,7 @@ form without state inputs, where the prepared model carries the state from
 one execution to the next in its own state outputs (zero at first)."""
 from __future__ import annotations
 
-from ...operations.nnapi_recurrent import GATES
+from ...operations.nnapi.recurrent import GATES
 from ..enums import OperandType, OperationType
 from . import lowers
 from .context import OpContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...operations.nnapi_reshaping import MAX_CONCAT
+from ...operations.nnapi.reshaping import MAX_CONCAT
 from ..enums import DTYPES, OperandType, OperationType
 from . import lowers
 from .context import OpContext

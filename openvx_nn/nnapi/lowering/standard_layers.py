@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...core.enums import NNPooling, NNRounding, NNType
 from ...core.scalar import Scalar
 from ...operations.geometry import infer_stride
-from ...operations.nn_convolution import CONV_PARAMS
+from ...operations.openvx.convolution import CONV_PARAMS
 from ..enums import OperationType
 from .context import CONSTANT, OpContext
 from .elementwise import NEAREST, SATURATE, STANDARD_ACTIVATIONS, activation_node

@@ -1,0 +1,63 @@
+"""The engine's helper threads: they join one call's work if they can, and hold nothing up if they can't.
+
+A call splits its work into chunks behind a shared counter (``atomics.fetch_add``). The calling
+thread lends the same task to ``isa.threads() - 1`` helpers, then claims chunks itself; a helper
+claims chunks from the same counter as soon as it runs. The caller then waits only for chunks a
+helper has claimed and not finished. So a helper the OS runs late, on a machine busy with other
+work, takes fewer chunks or none, and never makes the call wait for it; this is why numba's own
+parallel regions (which end in a barrier every pool thread must reach) are not used here.
+
+Helpers are plain daemon threads blocking on a queue; a task is one ``nogil`` numba call, so
+the GIL is held only while a helper starts it. While several graphs execute at once
+(``jit.crowded``) nothing is lent: every core already has a caller.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable
+
+from ..support import jit
+from . import isa
+
+_tasks: queue.SimpleQueue = queue.SimpleQueue()
+_started = 0
+_start_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        task = _tasks.get()
+        try:
+            task()
+        except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
+            pass  # the caller then computes every chunk itself
+
+
+def _after_fork_in_child() -> None:
+    # A forked child has none of its parent's threads: start its own helpers when it first lends.
+    global _tasks, _started, _start_lock
+    _tasks, _started, _start_lock = queue.SimpleQueue(), 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def helpers() -> int:
+    """How many helpers a call may lend its work to now (0 while several graphs execute)."""
+    if jit.crowded:
+        return 0
+    return isa.threads() - 1
+
+
+def lend(task: Callable[[], object], count: int) -> None:
+    """Queue ``task`` for ``count`` helpers (started on first use)."""
+    global _started
+    if _started < count:
+        with _start_lock:
+            while _started < count:
+                threading.Thread(target=_serve, name=f"openvx-nn-engine-{_started}", daemon=True).start()
+                _started += 1
+    for _ in range(count):
+        _tasks.put(task)

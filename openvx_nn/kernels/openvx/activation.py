@@ -1,0 +1,199 @@
+"""Activation layer (OpenVX NN vxActivationLayer): one nonlinear function applied element-wise.
+
+With ``v`` the real input (``quantize``: exact dequantization, or float64 of
+a float32) and ``a``, ``b`` the parameters as float32 values widened to
+float64, each function is exactly this float64 expression (``exp``, ``tanh``,
+``log1p``, ``sqrt`` are the C library's functions, the ones Python's ``math``
+wraps; no fused multiply-add)::
+
+    logistic   1.0 / (1.0 + exp(-v))
+    tanh       a * tanh(b * v)
+    relu       0.0 if v <= 0.0 else v                 (NaN stays NaN)
+    brelu      r = relu(v); a if r > a else r
+    softrelu   (v if v > 0.0 else 0.0) + log1p(exp(-fabs(v)))
+    abs        fabs(v)
+    square     v * v
+    sqrt       sqrt(v)                                (v < 0 gives NaN)
+    linear     a * v + b
+
+softrelu is ``log(1 + exp(v))`` rearranged so it neither overflows
+(the literal form is inf beyond v = 709.78) nor loses small results (the
+literal form is 0 below v = -37, where float32 still holds ``exp(v)``).
+Overflow inside ``exp`` gives inf (C semantics, where Python's ``math.exp``
+would raise); logistic then gives 0.
+
+The result is quantized once (``quantize``). Integer tensors (8 and 16 bits)
+go through a table of all 256 or 65536 raw inputs, built with the same
+compiled expression once per (function, a, b, dtype, fpp_in, fpp_out) and
+cached; float32 tensors evaluate the expression per element.
+
+One compiled expression serves both paths, so the tables are not built by
+Python's ``math`` but by numba's, which calls the same C library functions
+(``exp``, ``tanh``, ``log1p``, ``sqrt``); the tests hold every 8- and 16-bit
+input, and random float32 ones, to a plain ``math`` reference bit for bit.
+A numba set up to vectorise with Intel SVML (``icc_rt`` installed) would
+swap in its own approximations; those tests would then fail.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+from numba import prange
+
+from ..support import jit
+from ..support.fixed_point import float32_value
+from ..support.jit import kernel
+from ..support.layout import detach, loop_views, row_index
+from .quantize import check_pair, plan, quantize
+
+FUNCTIONS = ("logistic", "tanh", "relu", "brelu", "softrelu", "abs", "square", "sqrt", "linear")
+_CODES = {name: code for code, name in enumerate(FUNCTIONS)}
+_USES_A = {"tanh", "brelu", "linear"}
+_USES_B = {"tanh", "linear"}
+
+# Below this many elements the serial kernel wins over waking the thread pool.
+PARALLEL_WORK = 1 << 18
+
+
+@kernel(error_model="numpy")
+def formula(code, v, a, b):
+    """The float64 expression of function number ``code`` (index into FUNCTIONS) at ``v``."""
+    if code == 0:
+        return 1.0 / (1.0 + math.exp(-v))
+    if code == 1:
+        return a * math.tanh(b * v)
+    if code == 2 or code == 3:
+        r = 0.0 if v <= 0.0 else v  # noqa: FURB136 - max() would pin another NaN rule
+        if code == 3 and r > a:
+            return a
+        return r
+    if code == 4:
+        return (v if v > 0.0 else 0.0) + math.log1p(math.exp(-math.fabs(v)))  # noqa: FURB136
+    if code == 5:
+        return math.fabs(v)
+    if code == 6:
+        return v * v
+    if code == 7:
+        return math.sqrt(v)
+    return a * v + b
+
+
+def _evaluate(x, out, code, a, b, in_unit, scale, lo, hi, to_int):
+    n0, n1, n2, n3, n4, n5 = out.shape
+    rows = n0 * n1 * n2 * n3 * n4
+    for t in prange(rows):
+        i0, i1, i2, i3, i4 = row_index(t, n1, n2, n3, n4)
+        for i5 in range(n5):
+            v = np.float64(x[i0, i1, i2, i3, i4, i5]) / in_unit
+            out[i0, i1, i2, i3, i4, i5] = quantize(formula(code, v, a, b), scale, lo, hi, to_int)
+
+
+def _gather(x, table, offset, out):
+    n0, n1, n2, n3, n4, n5 = out.shape
+    rows = n0 * n1 * n2 * n3 * n4
+    for t in prange(rows):
+        i0, i1, i2, i3, i4 = row_index(t, n1, n2, n3, n4)
+        for i5 in range(n5):
+            out[i0, i1, i2, i3, i4, i5] = table[np.int64(x[i0, i1, i2, i3, i4, i5]) + offset]
+
+
+_EVALUATE = {p: kernel(_evaluate, parallel=p, error_model="numpy") for p in (False, True)}
+_GATHER = {p: kernel(_gather, parallel=p) for p in (False, True)}
+# Below HOLD_GIL_BELOW elements the kernel keeps the GIL: handing it to a waiting thread (a graph on
+# another thread) and taking it back costs a thread switch each, more than such a kernel (measured:
+# 8 threads on 1x1x8 relu graphs went from 0.65x to about 1x the throughput of one thread).
+HOLD_GIL_BELOW = 4096
+_EVALUATE["gil"] = kernel(_evaluate, error_model="numpy", nogil=False)
+_GATHER["gil"] = kernel(_gather, nogil=False)
+
+
+def _run_evaluate(x6: np.ndarray, out6: np.ndarray, code: int, a: float, b: float, q, parallel: bool) -> None:
+    function = jit.entry(_EVALUATE[parallel], jit.array_in(x6), jit.array_out(out6), jit.INT, jit.FLOAT,
+                         jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, jit.BOOL)
+    function(x6, out6, code, a, b, *q.args())
+
+
+@lru_cache(maxsize=128)
+def _table(function: str, a: float, b: float, dtype: np.dtype, fpp_in: int, fpp_out: int) -> np.ndarray:
+    """Raw outputs for every raw input ``lo .. hi`` of ``dtype`` (read-only, index ``raw - lo``)."""
+    info = np.iinfo(dtype)
+    raw = np.arange(int(info.min), int(info.max) + 1, dtype=np.int64).astype(dtype)
+    table = np.empty(raw.shape, dtype)
+    shape6 = (1, 1, 1, 1, 1, raw.size)
+    _run_evaluate(raw.reshape(shape6), table.reshape(shape6), _CODES[function], a, b,
+                  plan(dtype, fpp_in, fpp_out), False)
+    table.flags.writeable = False
+    return table
+
+
+def activation(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
+               fpp_in: int = 0, fpp_out: int = 0, parallel: bool | None = None) -> None:
+    """``out = function(x, a, b)`` element-wise, in place, per the module's expressions.
+
+    ``function`` is one of FUNCTIONS; ``a`` and ``b`` are taken as float32
+    values (OpenVX passes vx_float32), and only the functions that use them
+    read them. ``x`` and ``out`` share dtype (uint8, int8, int16 or float32)
+    and shape (rank 1 to 6, any strides); ``out`` may be ``x`` itself.
+    ``fpp_in`` and ``fpp_out`` are the fixed point positions of integer
+    tensors. ``parallel``: None chooses the thread pool for at least
+    PARALLEL_WORK elements; the result is the same either way.
+    """
+    run = prepare(detach_from(out, x), out, function, a, b, fpp_in=fpp_in, fpp_out=fpp_out, parallel=parallel)
+    run()
+
+
+def detach_from(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``x``, or its copy when it overlaps ``out`` other than as the very same view."""
+    check_pair(x, out)
+    return detach(out, x, True)
+
+
+def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
+            fpp_in: int = 0, fpp_out: int = 0, parallel: bool | None = None) -> Callable[[], None]:
+    """:func:`activation` with every check, view, table and compiled function resolved once:
+    the returned runner only runs the kernel (on the arrays' current contents).
+
+    ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
+    """
+    code = _CODES.get(function)
+    if code is None:
+        raise ValueError(f"activation function {function!r} is unknown; expected one of {', '.join(FUNCTIONS)}")
+    check_pair(x, out)
+    a = float32_value(a) if function in _USES_A else 0.0
+    b = float32_value(b) if function in _USES_B else 0.0
+    views = loop_views(out, x)
+    if views is None:
+        return _nothing
+    o, v = views
+    wants_pool = bool(out.size >= PARALLEL_WORK if parallel is None else parallel)
+    if out.dtype.kind == "f":
+        q = plan(out.dtype, 0, 0).args()
+        types = (jit.array_in(v), jit.array_out(o), jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT,
+                 jit.INT, jit.INT, jit.BOOL)
+        arguments = (v, o, code, a, b, *q)
+        kernels = {p: jit.entry(_EVALUATE[p], *types) for p in {False, wants_pool}}
+    else:
+        table = _table(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
+        arguments = (v, table, -int(np.iinfo(out.dtype).min), o)
+        types = (jit.array_in(v), jit.array_in(table, "C"), jit.INT, jit.array_out(o))
+        kernels = {p: jit.entry(_GATHER[p], *types) for p in {False, wants_pool}}
+    serial = kernels[False]
+    if out.size < HOLD_GIL_BELOW and not wants_pool:
+        serial = jit.entry((_EVALUATE if out.dtype.kind == "f" else _GATHER)["gil"], *types)
+    if not wants_pool:
+        return functools.partial(serial, *arguments)
+    parallel_kernel = kernels[True]
+
+    def run() -> None:
+        with jit.thread_pool() as pool:
+            (parallel_kernel if pool else serial)(*arguments)
+
+    return run
+
+
+def _nothing() -> None:
+    pass

@@ -1,0 +1,44 @@
+"""Tensor table lookup (OpenVX 1.2 vxTensorTableLookupNode)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..support import jit
+from ..support.jit import kernel
+from ..support.layout import detach, loop_views
+
+
+@kernel
+def _lookup(x, lut, offset, out):
+    count = lut.shape[0]
+    n0, n1, n2, n3, n4, n5 = out.shape
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    for i4 in range(n4):
+                        for i5 in range(n5):
+                            index = np.int64(x[i0, i1, i2, i3, i4, i5]) + offset
+                            if 0 <= index < count:
+                                out[i0, i1, i2, i3, i4, i5] = lut[index]
+                            else:
+                                out[i0, i1, i2, i3, i4, i5] = 0
+
+
+def table_lookup(x: np.ndarray, lut: np.ndarray, offset: int, out: np.ndarray) -> None:
+    """``out = lut[x + offset]`` element-wise, in place.
+
+    ``lut`` is the LUT's 1-D array of ``count`` entries and ``offset`` its
+    ``VX_LUT_OFFSET`` (0 for a uint8 LUT of 256 entries, ``count // 2`` for an
+    int16 LUT). The index is the raw value plus the offset (fixed point
+    positions play no part); an index outside ``0 .. count - 1``, possible only
+    with an int16 LUT of fewer than 65536 entries, gives 0. With int16 data and
+    ``offset == count // 2`` this equals OpenVX's "value as an unsigned index
+    after adding the offset". ``out`` has the LUT's data type.
+    """
+    views = loop_views(out, detach(out, x, True))
+    if views is None:
+        return
+    o, v = views
+    table = np.ascontiguousarray(lut).reshape(-1)
+    jit.entry(_lookup, jit.array_in(v), jit.array_in(table), jit.INT, jit.array_out(o))(v, table, int(offset), o)

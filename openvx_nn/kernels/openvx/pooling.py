@@ -1,0 +1,227 @@
+"""Max and average pooling (OpenVX NN vxPoolingLayer).
+
+Layout. ``x`` has dims ``[W, H, C, *batch]`` (3 to 6 dims) and ``out``
+``[OW, OH, C, *batch]``; every plane (channel and batch index) is pooled on
+its own. The window of output ``(ox, oy)`` covers the input columns
+``ox * stride_x - pad_x`` to ``ox * stride_x - pad_x + size_x - 1`` and the
+rows likewise; the caller chooses ``OW`` and ``OH`` (the output size rule
+belongs to graph verification), and a window may hang past the input or lie
+wholly in the padding.
+
+Max. The largest raw value over the window positions inside the input;
+padded positions take no part, and a window with no position inside gives 0.
+float32 follows ``window_max.larger`` (NaN propagates, +0.0 beats -0.0).
+
+Average. The sum over the positions inside the input divided by the full
+window size ``size_x * size_y`` (padding counts as zeros). Integers: the sum
+is exact in int64 and divided with rounding to nearest, ties to even
+(``_round_mean``); the mean of in-range values and zeros is in range, so no
+saturation is ever needed. Exactness bound: a window holds at most
+``min(W * H, size_x * size_y)`` inside values of at most ``2**15`` each, so
+``|sum| <= area * 2**15``; the dispatcher refuses sizes, strides, paddings and
+output widths and heights of ``2**31`` or more, which keeps window bounds
+inside int64 and the area below ``2**62``, and the sum, at most
+``W * H * 2**15``, is below ``2**62`` for any input with fewer than ``2**47``
+elements per plane. float32: float64 sum from 0.0 in row-major window order
+(rows ``y`` outer, columns ``x`` inner, padded positions skipped: adding 0.0 to
+a sum that starts at +0.0 changes nothing), divided by
+``float64(size_x * size_y)``, cast to float32 once.
+
+Same fixed point position in and out: pooling never rescales.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ..support import jit
+from ..support.jit import kernel
+from ..support.layout import RANK, detach
+from .matmul import PARALLEL_WORK
+from .window_max import larger
+
+DTYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.float32))
+
+# Sizes, strides, paddings and output widths and heights stay below this, so window bounds (at most
+# ``OW * stride + size < 2**62 + 2**31``) fit int64 and the window area stays below 2**62.
+LIMIT = 1 << 31
+
+
+@kernel
+def _round_mean(total, area, inverse):
+    """``total / area`` rounded to nearest, ties to even, exactly; ``inverse = 1.0 / area``.
+
+    Needs ``0 < area`` and ``|total| <= area * 2**15 < 2**62`` (a window holds
+    at most ``area`` values of at most ``2**15`` in magnitude). The float
+    quotient then carries three roundings, a relative error below ``2**-51``,
+    so it is within ``2**-36`` of the exact one and its floor is off by at
+    most one, which one correction each way repairs (they fire only for
+    totals beyond ``2**53``). Branch-free: the rounding of random data is
+    unpredictable, and an integer division costs more than all of this.
+    """
+    q = np.int64(np.floor(np.float64(total) * inverse))
+    r = total - q * area
+    below = np.int64(r < 0)
+    q -= below
+    r += below * area
+    above = np.int64(r >= area)
+    q += above
+    r -= above * area
+    twice = 2 * r
+    return q + np.int64((twice > area) | ((twice == area) & ((q & 1) == 1)))
+
+
+# Integer windows and float max windows are reduced in two passes per output row: first down the
+# window's rows for every input column (contiguous in OpenVX order, so it vectorizes), then across
+# each window's columns. The first pass covers every input column, used or not, so with strides
+# larger than the window the extra work is bounded by one read of the input row per window row.
+
+def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+    width, height, n_c, n_b1, n_b2, n_b3 = x.shape
+    out_w, out_h = out.shape[0], out.shape[1]
+    n_planes = n_c * n_b1 * n_b2 * n_b3
+    scratch = np.empty((n_planes, width), x.dtype)  # one row per plane: nothing allocated inside prange
+    for plane in prange(n_planes):
+        c, rest = plane % n_c, plane // n_c
+        b1, rest = rest % n_b1, rest // n_b1
+        b2, b3 = rest % n_b2, rest // n_b2
+        src = x[:, :, c, b1, b2, b3]
+        dst = out[:, :, c, b1, b2, b3]
+        column_max = scratch[plane]
+        for oy in range(out_h):
+            y_start = oy * stride_y - pad_y
+            y_stop = min(y_start + size_y, height)
+            y_start = max(y_start, 0)
+            if y_start >= y_stop:
+                for ox in range(out_w):
+                    dst[ox, oy] = 0
+                continue
+            for xi in range(width):
+                column_max[xi] = src[xi, y_start]
+            for y in range(y_start + 1, y_stop):
+                for xi in range(width):
+                    column_max[xi] = larger(column_max[xi], src[xi, y])
+            for ox in range(out_w):
+                x_start = ox * stride_x - pad_x
+                x_stop = min(x_start + size_x, width)
+                x_start = max(x_start, 0)
+                if x_start >= x_stop:
+                    dst[ox, oy] = 0
+                    continue
+                m = column_max[x_start]
+                for xi in range(x_start + 1, x_stop):
+                    m = larger(m, column_max[xi])
+                dst[ox, oy] = m
+
+
+def _average_pool_int(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+    width, height, n_c, n_b1, n_b2, n_b3 = x.shape
+    out_w, out_h = out.shape[0], out.shape[1]
+    area = np.int64(size_x) * np.int64(size_y)
+    inverse = 1.0 / np.float64(area)
+    n_planes = n_c * n_b1 * n_b2 * n_b3
+    scratch = np.empty((n_planes, width), np.int64)
+    for plane in prange(n_planes):
+        c, rest = plane % n_c, plane // n_c
+        b1, rest = rest % n_b1, rest // n_b1
+        b2, b3 = rest % n_b2, rest // n_b2
+        src = x[:, :, c, b1, b2, b3]
+        dst = out[:, :, c, b1, b2, b3]
+        column_sum = scratch[plane]
+        for oy in range(out_h):
+            y_start = oy * stride_y - pad_y
+            y_stop = min(y_start + size_y, height)
+            y_start = max(y_start, 0)
+            for xi in range(width):
+                column_sum[xi] = 0
+            for y in range(y_start, y_stop):
+                for xi in range(width):
+                    column_sum[xi] += np.int64(src[xi, y])
+            for ox in range(out_w):
+                x_start = ox * stride_x - pad_x
+                x_stop = min(x_start + size_x, width)
+                x_start = max(x_start, 0)
+                total = np.int64(0)
+                for xi in range(x_start, x_stop):
+                    total += column_sum[xi]
+                dst[ox, oy] = _round_mean(total, area, inverse)
+
+
+def _average_pool_float(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+    width, height, n_c, n_b1, n_b2, n_b3 = x.shape
+    out_w, out_h = out.shape[0], out.shape[1]
+    area = np.float64(size_x * size_y)
+    for plane in prange(n_c * n_b1 * n_b2 * n_b3):
+        c, rest = plane % n_c, plane // n_c
+        b1, rest = rest % n_b1, rest // n_b1
+        b2, b3 = rest % n_b2, rest // n_b2
+        src = x[:, :, c, b1, b2, b3]
+        dst = out[:, :, c, b1, b2, b3]
+        for oy in range(out_h):
+            y_start = oy * stride_y - pad_y
+            y_stop = min(y_start + size_y, height)
+            y_start = max(y_start, 0)
+            for ox in range(out_w):
+                x_start = ox * stride_x - pad_x
+                x_stop = min(x_start + size_x, width)
+                x_start = max(x_start, 0)
+                total = 0.0
+                for y in range(y_start, y_stop):
+                    for xi in range(x_start, x_stop):
+                        total += np.float64(src[xi, y])
+                dst[ox, oy] = np.float32(total / area)
+
+
+_KERNELS = {(kind, parallel): kernel(function, parallel=parallel)
+            for kind, function in (("max", _max_pool), ("average_int", _average_pool_int),
+                                   ("average_float", _average_pool_float))
+            for parallel in (False, True)}
+
+
+def _as_rank6(a: np.ndarray) -> np.ndarray:
+    """``a`` with trailing length-1 axes up to rank 6 (a view, whatever the strides)."""
+    return a[(...,) + (None,) * (RANK - a.ndim)]
+
+
+def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y: int, pad_x: int, pad_y: int,
+            stride_x: int, stride_y: int, *, parallel: bool | None = None) -> None:
+    """Max (``max_pool``) or average pooling of ``x`` ``[W, H, C, *batch]`` into ``out`` ``[OW, OH, C, *batch]``.
+
+    Windows and arithmetic as in the module doc; in place. ``parallel``: None
+    spreads the planes over the thread pool from ``PARALLEL_WORK`` window
+    elements on (when another thread's parallel kernel holds it, the serial
+    kernel runs); the result is the same either way. Raises ValueError for
+    ranks outside 3..6, planes that differ between ``x`` and ``out``, mixed
+    or unsupported dtypes, sizes or strides below 1, negative padding, and
+    sizes, strides, paddings or output widths or heights of ``2**31`` or more.
+    """
+    if x.dtype != out.dtype or out.dtype not in DTYPES:
+        raise ValueError(f"pooling needs one dtype among {[str(d) for d in DTYPES]} for x and out, "
+                         f"got {x.dtype} and {out.dtype}")
+    if not 3 <= x.ndim <= RANK or out.ndim != x.ndim or out.shape[2:] != x.shape[2:]:
+        raise ValueError(f"pooling of x {x.shape} cannot fill out {out.shape}; expected 3 to {RANK} dims "
+                         f"with the same dims after the first two")
+    if min(size_x, size_y, stride_x, stride_y) < 1 or min(pad_x, pad_y) < 0:
+        raise ValueError(f"pooling sizes ({size_x}, {size_y}) and strides ({stride_x}, {stride_y}) must be "
+                         f"at least 1 and paddings ({pad_x}, {pad_y}) at least 0")
+    if max(size_x, size_y, stride_x, stride_y, pad_x, pad_y, out.shape[0], out.shape[1]) >= LIMIT:
+        raise ValueError(f"pooling sizes ({size_x}, {size_y}), strides ({stride_x}, {stride_y}), paddings "
+                         f"({pad_x}, {pad_y}) and output size {out.shape[:2]} must be below 2**31")
+    if out.size == 0:
+        return
+    src = _as_rank6(detach(out, x))
+    dst = _as_rank6(out)
+    if x.size == 0:  # every window is empty
+        dst[...] = 0
+        return
+    if max_pool:
+        kind = "max"
+    else:
+        kind = "average_float" if out.dtype.kind == "f" else "average_int"
+    if parallel is None:
+        planes = out.size // (out.shape[0] * out.shape[1])
+        parallel = planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
+    with jit.thread_pool() as pool:
+        function = jit.entry(_KERNELS[kind, bool(parallel and pool)], jit.array_in(src), jit.array_out(dst),
+                             *(jit.INT,) * 6)
+        function(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y)

@@ -1,0 +1,41 @@
+"""Tensor transpose (OpenVX 1.2 vxTensorTransposeNode)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..support import jit
+from ..support.jit import kernel
+from ..support.layout import detach, loop_views
+
+
+@kernel
+def _copy(src, out):
+    n0, n1, n2, n3, n4, n5 = out.shape
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    for i4 in range(n4):
+                        for i5 in range(n5):
+                            out[i0, i1, i2, i3, i4, i5] = src[i0, i1, i2, i3, i4, i5]
+
+
+def copy(src: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = src`` for arrays of one dtype, any strides, ``src`` broadcast to ``out.shape``."""
+    if src.dtype != out.dtype:
+        raise ValueError(f"copy needs one data type, got {src.dtype} and {out.dtype}")
+    views = loop_views(out, detach(out, src, True))
+    if views is None:
+        return
+    o, s = views
+    jit.entry(_copy, jit.array_in(s), jit.array_out(o))(s, o)
+
+
+def transpose(x: np.ndarray, out: np.ndarray, dim1: int, dim2: int) -> None:
+    """``out`` = ``x`` with axes ``dim1`` and ``dim2`` swapped (``out.shape`` has them swapped), in place.
+
+    Pure data movement, so every data type and fixed point position is
+    carried unchanged; ``dim1 == dim2`` is a copy. ``out`` may overlap ``x``
+    (``x`` is then copied first).
+    """
+    copy(np.swapaxes(detach(out, x), dim1, dim2), out)

@@ -1,0 +1,127 @@
+"""Filling the kernel cache ahead of time: record the specialisations programs use, compile them later.
+
+A kernel is compiled per argument types (``jit.entry``), so what to compile
+ahead of time is a list of (kernel, argument types).  The list is recorded,
+not written by hand: with ``OPENVX_NN_RECORD_SIGNATURES=<file>`` every new
+specialisation a process meets is appended to that file, one per line.  The
+package ships such a file (``signatures.txt``, recorded from the demo, the
+benchmarks' smoke runs and the conv3 cold-start case); ``openvx-nn warm``
+compiles every line of it (and of any file given) into the on-disk cache, so
+kernels added later are covered as soon as a recording run uses them.
+
+Line format: ``module:qualname:parallel:error_model<TAB>type;type;...`` with
+arrays as ``array:<dtype>:<ndim>:<layout>:<r|w>`` and scalars by numba name
+(``int64``, ``float64``, ``bool``).  Lines of unknown kernels or types are
+skipped (a renamed kernel simply is not warmed).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from numba import types
+from numba.core.errors import NumbaError
+
+from . import jit
+
+SHIPPED = Path(__file__).with_name("signatures.txt")
+_SCALARS = {"int64": types.int64, "float64": types.float64, "bool": types.boolean}
+
+
+def encode(arg_types: Iterable[types.Type]) -> str | None:
+    """The text of ``arg_types``, or None when one of them has no text form."""
+    parts = [_encode_one(t) for t in arg_types]
+    return None if None in parts else ";".join(parts)
+
+
+def _encode_one(t: types.Type) -> str | None:
+    if isinstance(t, types.Array):
+        return f"array:{t.dtype}:{t.ndim}:{t.layout}:{'w' if t.mutable else 'r'}"
+    if isinstance(t, types.IntegerLiteral):  # the SIMD engine's tile code: one compiled body per value
+        return f"literal:{t.literal_value}"
+    if isinstance(t, types.UniTuple):
+        inner = _encode_one(t.dtype)
+        return None if inner is None or ":" in inner else f"tuple:{inner}:{t.count}"
+    return str(t) if str(t) in _SCALARS else None
+
+
+def decode(text: str) -> tuple[types.Type, ...] | None:
+    out = [_decode_one(part) for part in (text.split(";") if text else [])]
+    return None if None in out else tuple(out)
+
+
+def _decode_one(part: str) -> types.Type | None:
+    kind, _, rest = part.partition(":")
+    try:
+        if kind == "array":
+            dtype, ndim, layout, mode = rest.split(":")
+            scalar = getattr(types, dtype, None)
+            if not isinstance(scalar, types.Number):
+                return None
+            return types.Array(scalar, int(ndim), layout, readonly=mode == "r")
+        if kind == "literal":
+            return types.literal(int(rest))
+        if kind == "tuple":
+            inner, count = rest.split(":")
+            return types.UniTuple(_SCALARS[inner], int(count)) if inner in _SCALARS else None
+    except ValueError:  # a damaged line is skipped like an unknown one
+        return None
+    return _SCALARS.get(part)
+
+
+def _recorder(path: str):
+    def record(dispatcher, arg_types) -> None:
+        name = next((n for n, d in jit.dispatchers.items() if d is dispatcher), None)
+        text = encode(arg_types)
+        if name is not None and text is not None:
+            try:
+                with open(path, "a", encoding="utf-8") as f:
+                    f.write(f"{name}\t{text}\n")
+            except OSError:  # a recording aid must never fail a kernel
+                pass
+
+    return record
+
+
+def load_all_kernels() -> None:
+    """Import every kernel module so that every kernel is in ``jit.dispatchers``."""
+    package = importlib.import_module(__name__.rsplit(".", 2)[0])  # openvx_nn.kernels, every family below it
+    for module in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
+        importlib.import_module(module.name)
+
+
+def signatures(files: Iterable[Path]) -> tuple[list[tuple[str, tuple]], int]:
+    """The distinct (kernel name, argument types) of ``files`` that this package still has,
+    and the number of distinct lines it does not (renamed kernels, unknown types)."""
+    seen: dict[tuple[str, str], tuple | None] = {}
+    for path in files:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            name, _, text = line.partition("\t")
+            if line.strip() and (name, text) not in seen:
+                seen[(name, text)] = decode(text) if name in jit.dispatchers else None
+    usable = [(name, arg_types) for (name, _), arg_types in seen.items() if arg_types is not None]
+    return usable, len(seen) - len(usable)
+
+
+def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
+    """Compile (or load from the cache) every recorded specialisation: (warmed, skipped)."""
+    load_all_kernels()
+    listed = [SHIPPED, *files] if shipped and SHIPPED.exists() else list(files)
+    usable, skipped = signatures(listed)
+    warmed = 0
+    for name, arg_types in usable:
+        try:
+            jit.entry(jit.dispatchers[name], *arg_types)
+        except (TypeError, NumbaError):  # recorded before the kernel's signature changed: only a hint
+            skipped += 1
+        else:
+            warmed += 1
+    return warmed, skipped
+
+
+def start_recording() -> None:
+    """Append what this process compiles to $OPENVX_NN_RECORD_SIGNATURES (``jit`` calls this when it is set)."""
+    jit.on_new_entry.append(_recorder(os.environ["OPENVX_NN_RECORD_SIGNATURES"]))

@@ -1,0 +1,112 @@
+"""CoreML data-movement kernels: reshape, permute, strided slice, pad, tile, reorganise."""
+from __future__ import annotations
+
+import math
+
+from ...core.enums import Status
+from ...core.validation import Validation
+from ...kernels.frontend import rearrange as k
+from .common import (
+    ENUM,
+    F32,
+    INT32,
+    declared_output,
+    describe,
+    enum_value,
+    float_input,
+    output,
+    same_output,
+    scalar,
+    tensor,
+    values,
+)
+
+PAD_MODES = ("constant", "reflect", "replicate")
+REORGANIZE_MODES = ("space_to_depth", "depth_to_space", "pixel_shuffle")
+
+
+def _validate_reshape(v: Validation) -> None:
+    x = float_input(v, 0)
+    declared_output(v, 1, math.prod(x.dims))
+
+
+describe(10, "reshape", (tensor("input"), output()), _validate_reshape,
+         lambda p, state: k.reshape_copy(p[0].array, p[1].array))
+
+
+def _validate_permute(v: Validation) -> None:
+    x = float_input(v, 0)
+    axes = values(v, 1)
+    v.require(sorted(axes) == list(range(x.rank)), 1, Status.VX_ERROR_INVALID_VALUE,
+              f"axes {axes} are not a permutation of 0..{x.rank - 1}")
+    v.state["axes"] = axes
+    same_output(v, 2, [x.dims[a] for a in axes])
+
+
+describe(11, "permute", (tensor("input"), tensor("axes", static=True), output()), _validate_permute,
+         lambda p, state: k.permute(p[0].array, p[2].array, state["axes"]))
+
+
+def _validate_slice(v: Validation) -> None:
+    x = float_input(v, 0)
+    begin, step = values(v, 1), values(v, 2)
+    dims = declared_output(v, 3)
+    ok = len(begin) == len(step) == len(dims) == x.rank and all(
+        s != 0 and 0 <= b < n and 0 <= b + (m - 1) * s < n for b, s, m, n in zip(begin, step, dims, x.dims))
+    v.require(ok, 1, Status.VX_ERROR_INVALID_VALUE,
+              f"begin {begin} step {step} for output {list(dims)} leave the input {list(x.dims)}")
+    v.state.update(begin=begin, step=step)
+
+
+describe(12, "slice", (tensor("input"), tensor("begin", static=True), tensor("step", static=True), output()),
+         _validate_slice, lambda p, state: k.strided_slice(p[0].array, p[3].array, state["begin"], state["step"]))
+
+
+def _validate_pad(v: Validation) -> None:
+    x = float_input(v, 0)
+    before = values(v, 1)
+    v.state["mode"] = mode = enum_value(v, 2, PAD_MODES, "padding mode")
+    dims = declared_output(v, 4)
+    ok = len(before) == len(dims) == x.rank and all(0 <= b <= n - s for b, n, s in zip(before, dims, x.dims))
+    if ok and mode == "reflect":
+        ok = all(b < s and n - s - b < s for b, n, s in zip(before, dims, x.dims))
+    v.require(ok, 1, Status.VX_ERROR_INVALID_VALUE,
+              f"padding {before} from {list(x.dims)} to {list(dims)} is impossible in mode {mode}")
+    v.state["before"] = before
+
+
+describe(13, "pad", (tensor("input"), tensor("before", static=True), scalar("mode", ENUM), scalar("value", F32),
+                     output()), _validate_pad,
+         lambda p, state: k.pad(p[0].array, p[4].array, state["before"], state["mode"], p[3].value))
+
+
+def _validate_tile(v: Validation) -> None:
+    x = float_input(v, 0)
+    dims = declared_output(v, 1)
+    v.require(len(dims) == x.rank and all(n % s == 0 for n, s in zip(dims, x.dims)), 1,
+              Status.VX_ERROR_INVALID_DIMENSION, f"output {list(dims)} is not a whole tiling of {list(x.dims)}")
+
+
+describe(14, "tile", (tensor("input"), output()), _validate_tile, lambda p, state: k.tile(p[0].array, p[1].array))
+
+
+def _validate_reorganize(v: Validation) -> None:
+    x = float_input(v, 0)
+    block = v.scalar(1)
+    v.state["mode"] = mode = enum_value(v, 2, REORGANIZE_MODES, "mode")
+    v.require(x.rank >= 3 and block >= 1, 1, Status.VX_ERROR_INVALID_VALUE,
+              f"block size {block} on {list(x.dims)} (need rank 3 or more and block >= 1)")
+    w, h, c = x.dims[:3]
+    if mode == "space_to_depth":
+        v.require(w % block == 0 and h % block == 0, 1, Status.VX_ERROR_INVALID_VALUE,
+                  f"block size {block} does not divide width {w} and height {h}")
+        dims = (w // block, h // block, c * block * block)
+    else:
+        v.require(c % (block * block) == 0, 1, Status.VX_ERROR_INVALID_VALUE,
+                  f"block size {block} squared does not divide {c} channels")
+        dims = (w * block, h * block, c // (block * block))
+    same_output(v, 3, dims + x.dims[3:])
+
+
+describe(15, "reorganize", (tensor("input"), scalar("block_size", INT32), scalar("mode", ENUM), output()),
+         _validate_reorganize, lambda p, state: k.reorganize(p[0].array, p[3].array, p[1].value, state["mode"]))

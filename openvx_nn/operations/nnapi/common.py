@@ -1,0 +1,195 @@
+"""How an NNAPI kernel is described once and registered as an OpenVX kernel.
+
+An ``NNAPIKernel`` names its tensors (inputs, then outputs), its INT32 and
+FLOAT32 scalars, and which tensors carry an asymmetric quantization (each
+adds a FLOAT32 ``<name>_scale`` and an INT32 ``<name>_zero_point`` scalar at
+the end of the signature).  Its ``infer`` gives every output's NNAPI shape
+and dtype from the inputs' (raising ``ShapeError``); the OpenVX validator and
+the NNAPI lowering both call it, so the rules are written once.
+
+Tensors are NHWC as NNAPI defines them: an NNAPI shape ``[N, H, W, C]`` is
+the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
+``array.T`` (C-ordered, NNAPI-shaped) without a copy.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...core.datatypes import dtype_of
+from ...core.enums import Status, Type
+from ...core.errors import VXError
+from ...core.kernels import register
+from ...core.signature import IN, OUT, KernelDescription, ParamSpec
+from ...core.validation import Validation
+
+VENDOR_USER, LIB_NNAPI = 0xFFE, 1
+VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
+            np.dtype(np.int32): Type.VX_TYPE_INT32}
+F32, U8, I32 = np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int32)
+
+
+class ShapeError(ValueError):
+    """A rule of an NNAPI kernel broken by parameter ``param``."""
+
+    def __init__(self, param: str, message: str, status: int = Status.VX_ERROR_INVALID_DIMENSION):
+        super().__init__(message)
+        self.param = param
+        self.status = status
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What ``infer`` sees of a tensor: its NNAPI shape and dtype."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+class Args:
+    """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
+    optional one is absent) and scalars."""
+
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any]):
+        self.tensors = tensors
+        self.scalars = scalars
+
+    def __getitem__(self, name: str) -> Any:
+        return self.tensors[name] if name in self.tensors else self.scalars[name]
+
+    def get(self, name: str) -> Any:
+        return self.tensors.get(name)
+
+    def quant(self, name: str) -> tuple[float, int] | None:
+        """(scale, zero point) of a uint8 tensor, None for a float one."""
+        t = self.tensors.get(name)
+        if t is None or np.dtype(t.dtype) != U8 or f"{name}_scale" not in self.scalars:
+            return None
+        return float(self.scalars[f"{name}_scale"]), int(self.scalars[f"{name}_zero_point"])
+
+
+def require(condition: bool, param: str, message: str, status: int = Status.VX_ERROR_INVALID_DIMENSION) -> None:
+    if not condition:
+        raise ShapeError(param, message, status)
+
+
+def dtype_in(args: Args, name: str, allowed: tuple[np.dtype, ...]) -> np.dtype:
+    dtype = np.dtype(args[name].dtype)
+    require(dtype in allowed, name, f"{name} has element type {dtype}, expected one of "
+            f"{', '.join(str(a) for a in allowed)}", Status.VX_ERROR_INVALID_TYPE)
+    return dtype
+
+
+def rank_in(args: Args, name: str, ranks: tuple[int, ...]) -> tuple[int, ...]:
+    shape = tuple(args[name].shape)
+    require(len(shape) in ranks, name, f"{name} has shape {list(shape)}, expected rank "
+            f"{' or '.join(str(r) for r in ranks)}")
+    return shape
+
+
+@dataclass(frozen=True)
+class NNAPIKernel:
+    op: str
+    index: int
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    infer: Callable[[Args], dict[str, tuple[tuple[int, ...], np.dtype]]]
+    run: Callable[[Args], None]
+    ints: tuple[str, ...] = ()
+    floats: tuple[str, ...] = ()
+    quantized: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"org.openvx_nn.nnapi.{self.op}"
+
+    @property
+    def enum(self) -> int:
+        """``(VX_ID_USER << 20) | (1 << 12) | index`` as the C ``vx_enum`` (int32) holds it: negative."""
+        value = (VENDOR_USER << 20) | (LIB_NNAPI << 12) | self.index
+        return value - (1 << 32) if value >= 1 << 31 else value
+
+    @property
+    def tensor_names(self) -> list[str]:
+        return [n.rstrip("?") for n in self.inputs + self.outputs]
+
+    @property
+    def scalar_names(self) -> list[tuple[str, int]]:
+        quant = [(f"{q}_{s}", t) for q in self.quantized
+                 for s, t in (("scale", Type.VX_TYPE_FLOAT32), ("zero_point", Type.VX_TYPE_INT32))]
+        return ([(n, Type.VX_TYPE_INT32) for n in self.ints] + [(n, Type.VX_TYPE_FLOAT32) for n in self.floats]
+                + quant)
+
+    def params(self) -> tuple[ParamSpec, ...]:
+        tensors = [ParamSpec(n.rstrip("?"), IN, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.inputs]
+        tensors += [ParamSpec(n.rstrip("?"), OUT, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.outputs]
+        scalars = [ParamSpec(n, IN, Type.VX_TYPE_SCALAR, scalar_type=t) for n, t in self.scalar_names]
+        return tuple(tensors + scalars)
+
+    def index_of(self, name: str) -> int:
+        names = self.tensor_names + [n for n, _ in self.scalar_names]
+        return names.index(name) if name in names else 0
+
+
+def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
+    n_in = len(k.inputs)
+
+    def validate(v: Validation) -> None:
+        tensors: dict[str, Any] = {}
+        for i, name in enumerate(k.inputs):
+            meta = v.tensor(i)
+            tensors[name.rstrip("?")] = None if meta is None else TensorSpec(
+                tuple(reversed(meta.dims)), dtype_of(meta.data_type))
+        for j, name in enumerate(k.outputs):
+            if v.present(n_in + j):
+                declared = v.declared(n_in + j)
+                if declared.dims and all(declared.dims) and declared.data_type:
+                    tensors[name.rstrip("?")] = TensorSpec(tuple(reversed(declared.dims)),
+                                                           dtype_of(declared.data_type))
+        scalars = {name: v.scalar(len(k.tensor_names) + j) for j, (name, _) in enumerate(k.scalar_names)}
+        for q in k.quantized:
+            if tensors.get(q) is None or np.dtype(tensors[q].dtype) != U8:
+                continue
+            scale, zero = scalars[f"{q}_scale"], scalars[f"{q}_zero_point"]
+            v.require(scale > 0 and 0 <= zero <= 255, k.index_of(f"{q}_scale"), Status.VX_ERROR_INVALID_VALUE,
+                      f"quantization of {q} (scale {scale}, zero point {zero}) is invalid")
+        try:
+            result = k.infer(Args(tensors, scalars))
+        except ShapeError as err:
+            v.fail(k.index_of(err.param), err.status, str(err))
+        for j, name in enumerate(k.outputs):
+            name = name.rstrip("?")
+            if v.present(n_in + j) and name in result:
+                shape, dtype = result[name]
+                v.output(n_in + j, tuple(reversed(shape)), VX_TYPES[np.dtype(dtype)], 0)
+            elif not v.present(n_in + j) and not k.outputs[j].endswith("?"):
+                v.fail(n_in + j, Status.VX_ERROR_INVALID_PARAMETERS, f"output {name} is required")
+    return validate
+
+
+def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
+    names = k.tensor_names
+
+    def execute(p: list, state: dict) -> None:
+        tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
+        scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
+        try:
+            k.run(Args(tensors, scalars))
+        except (ValueError, IndexError) as err:  # data-dependent failures (a lookup out of range)
+            state["error"] = str(err)
+            raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
+    return execute
+
+
+NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
+
+
+def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
+    """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
+    register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
+                               doc=(k.run.__doc__ or "").strip()))
+    NNAPI_KERNELS[k.op] = k
+    return k

@@ -1,0 +1,138 @@
+"""NNAPI CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the pooling layers as
+OpenVX kernels (NHWC, explicit padding; float32 or asymmetric uint8)."""
+from __future__ import annotations
+
+from ...core.enums import Status
+from ...kernels.frontend import nhwc_convolution as conv
+from ...kernels.frontend import nhwc_pooling as pooling
+from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+WINDOW = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h")
+
+
+def window_extent(args: Args, size: int, kernel: int, axis: str) -> int:
+    """Output extent along ``axis`` ('w' or 'h'): ``(in + pads - k) // stride + 1``."""
+    low, high = ("pad_left", "pad_right") if axis == "w" else ("pad_top", "pad_bottom")
+    stride = args[f"stride_{axis}"]
+    require(stride >= 1, f"stride_{axis}", f"stride_{axis} is {stride}, expected at least 1",
+            Status.VX_ERROR_INVALID_VALUE)
+    require(args[low] >= 0 and args[high] >= 0, low, f"padding {args[low]}, {args[high]} must not be negative",
+            Status.VX_ERROR_INVALID_VALUE)
+    span = size + args[low] + args[high] - kernel
+    require(span >= 0 and kernel >= 1, "input", f"a window of {kernel} does not fit an extent of {size} "
+            f"padded by {args[low]} + {args[high]}")
+    return span // stride + 1
+
+
+def _activation(args: Args) -> int:
+    act = args["activation"]
+    require(act in (0, 1, 2, 3), "activation", f"fused activation {act} is not NONE, RELU, RELU1 or RELU6",
+            Status.VX_ERROR_INVALID_VALUE)
+    return act
+
+
+def _bias(args: Args, dtype, units: int) -> None:
+    bias = args.get("bias")
+    if bias is None:
+        return
+    dtype_in(args, "bias", (I32,) if dtype == U8 else (F32,))
+    require(tuple(bias.shape) == (units,), "bias", f"bias has shape {list(bias.shape)}, expected [{units}]")
+
+
+def _infer_conv(args: Args):
+    n, h, w, c = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", (F32, U8))
+    o, kh, kw, ci = rank_in(args, "filter", (4,))
+    dtype_in(args, "filter", (dtype,))
+    require(ci == c, "filter", f"filter depth {ci} differs from the input depth {c}")
+    _bias(args, dtype, o)
+    _activation(args)
+    return {"output": ((n, window_extent(args, h, kh, "h"), window_extent(args, w, kw, "w"), o), dtype)}
+
+
+def _pads(args: Args):
+    return tuple(args[p] for p in WINDOW[:4]), (args["stride_w"], args["stride_h"])
+
+
+def _run_conv(args: Args) -> None:
+    """NHWC convolution: out = act(bias + sum input * filter), exact sums, one requantization."""
+    pads, strides = _pads(args)
+    conv.conv2d(args["input"], args["filter"], args.get("bias"), args["output"], pads, strides, args["activation"],
+                args.quant("input"), args.quant("filter"), args.quant("output"))
+
+
+Q3 = ("input", "filter", "output")
+nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
+                         ints=WINDOW + ("activation",), quantized=Q3))
+
+
+def _infer_depthwise(args: Args):
+    n, h, w, c = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", (F32, U8))
+    one, kh, kw, o = rank_in(args, "filter", (4,))
+    dtype_in(args, "filter", (dtype,))
+    m = args["depth_multiplier"]
+    require(m >= 1 and one == 1 and o == c * m, "filter",
+            f"filter shape {[one, kh, kw, o]} does not fit input depth {c} times depth multiplier {m}")
+    _bias(args, dtype, o)
+    _activation(args)
+    return {"output": ((n, window_extent(args, h, kh, "h"), window_extent(args, w, kw, "w"), o), dtype)}
+
+
+def _run_depthwise(args: Args) -> None:
+    """NHWC depthwise convolution with a depth multiplier."""
+    pads, strides = _pads(args)
+    conv.depthwise_conv2d(args["input"], args["filter"], args.get("bias"), args["output"], pads, strides,
+                          args["depth_multiplier"], args["activation"], args.quant("input"), args.quant("filter"),
+                          args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
+                         _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3))
+
+
+def _infer_fc(args: Args):
+    shape = rank_in(args, "input", (2, 3, 4))
+    dtype = dtype_in(args, "input", (F32, U8))
+    units, size = rank_in(args, "filter", (2,))
+    dtype_in(args, "filter", (dtype,))
+    total = 1
+    for d in shape:
+        total *= d
+    require(size > 0 and total % size == 0, "filter",
+            f"input of {total} elements does not split into rows of the weights' input size {size}")
+    _bias(args, dtype, units)
+    _activation(args)
+    return {"output": ((total // size, units), dtype)}
+
+
+def _run_fc(args: Args) -> None:
+    """out = act(input (flattened to [batch, input_size]) * weights' + bias)."""
+    conv.fully_connected(args["input"], args["filter"], args.get("bias"), args["output"], args["activation"],
+                         args.quant("input"), args.quant("filter"), args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("fully_connected", 9, ("input", "filter", "bias?"), ("output",), _infer_fc, _run_fc,
+                         ints=("activation",), quantized=Q3))
+
+
+def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
+    def infer(args: Args):
+        n, h, w, c = rank_in(args, "input", (4,))
+        dtype = dtype_in(args, "input", types)
+        fw, fh = args["filter_w"], args["filter_h"]
+        _activation(args)
+        return {"output": ((n, window_extent(args, h, fh, "h"), window_extent(args, w, fw, "w"), c), dtype)}
+
+    def run(args: Args) -> None:
+        pads, strides = _pads(args)
+        pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
+                       args["activation"], args.quant("input"), args.quant("output"))
+    run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
+    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
+                             ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output")))
+
+
+_pool_kernel("average_pool_2d", 1, pooling.AVERAGE, (F32, U8))
+_pool_kernel("l2_pool_2d", 12, pooling.L2, (F32, U8))
+_pool_kernel("max_pool_2d", 17, pooling.MAX, (F32, U8))

@@ -1,0 +1,68 @@
+"""NNAPI ADD, MUL (broadcasting), DEQUANTIZE and the element-wise functions
+(FLOOR, RELU, RELU1, RELU6, LOGISTIC, TANH) as OpenVX kernels."""
+from __future__ import annotations
+
+from ...core.enums import Status
+from ...kernels.frontend import elementwise_real as ew
+from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
+
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NNAPI's broadcast (trailing dimensions aligned, equal or 1), None when incompatible."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        return None
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def _infer_binary(args: Args):
+    dtype = dtype_in(args, "input1", (F32, U8))
+    dtype_in(args, "input2", (dtype,))
+    shape = broadcast_shape(args["input1"].shape, args["input2"].shape)
+    require(shape is not None, "input2", f"shapes {list(args['input1'].shape)} and {list(args['input2'].shape)} "
+            "are not compatible (each trailing dimension equal or 1)")
+    act = args["activation"]
+    require(act in (0, 1, 2, 3), "activation", f"fused activation {act} is not NONE, RELU, RELU1 or RELU6",
+            Status.VX_ERROR_INVALID_VALUE)
+    return {"output": (shape, dtype)}
+
+
+def _run_add(args: Args) -> None:
+    """out = act(input1 + input2), broadcasting."""
+    ew.add(args["input1"], args["input2"], args["output"], args["activation"], args.quant("input1"),
+           args.quant("input2"), args.quant("output"))
+
+
+def _run_mul(args: Args) -> None:
+    """out = act(input1 * input2), broadcasting."""
+    ew.multiply(args["input1"], args["input2"], args["output"], args["activation"], args.quant("input1"),
+                args.quant("input2"), args.quant("output"))
+
+
+QB = ("input1", "input2", "output")
+nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
+                         ints=("activation",), quantized=QB))
+nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
+                         ints=("activation",), quantized=QB))
+
+
+def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=None) -> None:
+    def infer(args: Args):
+        dtype = dtype_in(args, "input", types)
+        return {"output": (tuple(args["input"].shape), out_dtype or dtype)}
+
+    def run(args: Args) -> None:
+        ew.unary(function, args["input"], args["output"], args.quant("input"), args.quant("output"))
+    run.__doc__ = f"out = {function}(input), element-wise."
+    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, quantized=("input", "output")))
+
+
+_unary_kernel("dequantize", 6, "identity", (U8,), F32)
+_unary_kernel("floor", 8, "floor", (F32,))
+_unary_kernel("logistic", 14, "logistic", (F32, U8))
+_unary_kernel("relu", 19, "relu", (F32, U8))
+_unary_kernel("relu1", 20, "relu1", (F32, U8))
+_unary_kernel("relu6", 21, "relu6", (F32, U8))
+_unary_kernel("tanh", 28, "tanh", (F32, U8))

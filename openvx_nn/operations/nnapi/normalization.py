@@ -1,0 +1,50 @@
+"""NNAPI SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION as OpenVX
+kernels: all along the last (depth) axis."""
+from __future__ import annotations
+
+import math
+
+from ...core.enums import Status
+from ...kernels.frontend import depth_normalization as dn
+from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+Q = ("input", "output")
+
+
+def _same(ranks: tuple[int, ...]):
+    def infer(args: Args):
+        shape = rank_in(args, "input", ranks)
+        dtype = dtype_in(args, "input", (F32, U8))
+        for name in ("beta", "bias", "alpha"):
+            if name in args.scalars:
+                value = args.scalars[name]
+                require(math.isfinite(value) and (value > 0 or name == "alpha"), name,
+                        f"{name} is {value}, expected a positive finite number", Status.VX_ERROR_INVALID_VALUE)
+        if "radius" in args.scalars:
+            require(args["radius"] >= 0, "radius", f"radius {args['radius']} is negative",
+                    Status.VX_ERROR_INVALID_VALUE)
+        return {"output": (shape, dtype)}
+    return infer
+
+
+def _run_softmax(args: Args) -> None:
+    """exp((x - max) * beta) / sum over the last axis."""
+    dn.softmax_last_axis(args["input"], args["output"], args["beta"], args.quant("input"), args.quant("output"))
+
+
+def _run_l2(args: Args) -> None:
+    """x / sqrt(sum x^2) over the last axis (zeros stay zeros)."""
+    dn.l2_normalization(args["input"], args["output"], args.quant("input"), args.quant("output"))
+
+
+def _run_lrn(args: Args) -> None:
+    """x / (bias + alpha * windowed sum of squares over depth) ** beta."""
+    dn.local_response_normalization(args["input"], args["output"], args["radius"], args["bias"], args["alpha"],
+                                    args["beta"], args.quant("input"), args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("softmax", 25, ("input",), ("output",), _same((2, 4)), _run_softmax, floats=("beta",),
+                         quantized=Q))
+nnapi_kernel(NNAPIKernel("l2_normalization", 11, ("input",), ("output",), _same((4,)), _run_l2, quantized=Q))
+nnapi_kernel(NNAPIKernel("local_response_normalization", 13, ("input",), ("output",), _same((4,)), _run_lrn,
+                         ints=("radius",), floats=("bias", "alpha", "beta"), quantized=Q))

@@ -1,0 +1,119 @@
+"""NNAPI CONCATENATION, DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESHAPE and
+RESIZE_BILINEAR as OpenVX kernels."""
+from __future__ import annotations
+
+from ...core.enums import Status
+from ...kernels.frontend import gather, nhwc_resampling
+from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+MAX_CONCAT = 16
+CONCAT_INPUTS = tuple(f"input{i}" + ("?" if i else "") for i in range(MAX_CONCAT))
+
+
+def _concat_inputs(args: Args) -> list[str]:
+    return [n.rstrip("?") for n in CONCAT_INPUTS if args.get(n.rstrip("?")) is not None]
+
+
+def _infer_concat(args: Args):
+    names = _concat_inputs(args)
+    first = args["input0"]
+    dtype = dtype_in(args, "input0", (F32, U8, I32))
+    axis = args["axis"]
+    rank = len(first.shape)
+    require(0 <= axis < rank, "axis", f"axis {axis} is out of range for rank {rank}", Status.VX_ERROR_INVALID_VALUE)
+    total = 0
+    for name in names:
+        dtype_in(args, name, (dtype,))
+        shape = tuple(args[name].shape)
+        same = len(shape) == rank and all(s == f for i, (s, f) in enumerate(zip(shape, first.shape)) if i != axis)
+        require(same, name, f"{name} has shape {list(shape)}, which differs from input0's "
+                f"{list(first.shape)} outside axis {axis}")
+        total += shape[axis]
+    out = list(first.shape)
+    out[axis] = total
+    return {"output": (tuple(out), dtype)}
+
+
+def _run_concat(args: Args) -> None:
+    """out = the inputs joined along ``axis`` (rescaled where a quantization differs)."""
+    names = _concat_inputs(args)
+    gather.concatenate([args[n] for n in names], args["output"], args["axis"],
+                       [args.quant(n) for n in names], args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("concatenation", 2, CONCAT_INPUTS, ("output",), _infer_concat, _run_concat,
+                         ints=("axis",), quantized=tuple(n.rstrip("?") for n in CONCAT_INPUTS) + ("output",)))
+
+
+def _infer_depth_to_space(args: Args):
+    n, h, w, c = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", (F32, U8))
+    bs = args["block_size"]
+    require(bs >= 1 and c % (bs * bs) == 0, "block_size",
+            f"block_size {bs}: its square must divide the depth {c}", Status.VX_ERROR_INVALID_VALUE)
+    return {"output": ((n, h * bs, w * bs, c // (bs * bs)), dtype)}
+
+
+def _infer_space_to_depth(args: Args):
+    n, h, w, c = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", (F32, U8))
+    bs = args["block_size"]
+    require(bs >= 1 and h % bs == 0 and w % bs == 0, "block_size",
+            f"block_size {bs} must divide the height {h} and width {w}", Status.VX_ERROR_INVALID_VALUE)
+    return {"output": ((n, h // bs, w // bs, c * bs * bs), dtype)}
+
+
+def _run_depth_to_space(args: Args) -> None:
+    """Depth moved into block_size x block_size spatial blocks."""
+    nhwc_resampling.depth_to_space(args["input"], args["output"], args["block_size"])
+
+
+def _run_space_to_depth(args: Args) -> None:
+    """block_size x block_size spatial blocks moved into depth."""
+    nhwc_resampling.space_to_depth(args["input"], args["output"], args["block_size"])
+
+
+nnapi_kernel(NNAPIKernel("depth_to_space", 5, ("input",), ("output",), _infer_depth_to_space, _run_depth_to_space,
+                         ints=("block_size",)))
+nnapi_kernel(NNAPIKernel("space_to_depth", 26, ("input",), ("output",), _infer_space_to_depth, _run_space_to_depth,
+                         ints=("block_size",)))
+
+
+def _infer_reshape(args: Args):
+    """The output's shape is the one declared for it (the lowering resolves a -1); the sizes must agree."""
+    dtype = dtype_in(args, "input", (F32, U8, I32))
+    out = args.get("output")
+    require(out is not None and all(out.shape), "output", "reshape needs an output of known shape")
+    size_in = size_out = 1
+    for d in args["input"].shape:
+        size_in *= d
+    for d in out.shape:
+        size_out *= d
+    require(size_in == size_out, "output", f"output shape {list(out.shape)} holds {size_out} elements, "
+            f"the input {size_in}")
+    return {"output": (tuple(out.shape), dtype)}
+
+
+def _run_reshape(args: Args) -> None:
+    """out = input's elements in row-major order under the output's shape."""
+    gather.flat_copy(args["input"], args["output"])
+
+
+nnapi_kernel(NNAPIKernel("reshape", 22, ("input",), ("output",), _infer_reshape, _run_reshape))
+
+
+def _infer_resize(args: Args):
+    n, _h, _w, c = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", (F32, U8))
+    ow, oh = args["width"], args["height"]
+    require(ow >= 1 and oh >= 1, "width", f"output size {ow} x {oh} must be positive", Status.VX_ERROR_INVALID_VALUE)
+    return {"output": ((n, oh, ow, c), dtype)}
+
+
+def _run_resize(args: Args) -> None:
+    """Bilinear resize to width x height (source = destination * in / out)."""
+    nhwc_resampling.resize_bilinear(args["input"], args["output"], args.quant("input"), args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("resize_bilinear", 23, ("input",), ("output",), _infer_resize, _run_resize,
+                         ints=("width", "height"), quantized=("input", "output")))

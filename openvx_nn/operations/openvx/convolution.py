@@ -1,0 +1,203 @@
+"""Convolution and deconvolution layers of the NN extension: signatures,
+validators (with the seed's stride / upscale inference) and executors.
+
+Kernel parameters as the seed numbers them: #0 inputs, #1 weights [static],
+#2 biases [static, optional], #3 the parameter struct (a scalar made by
+``vxCreateScalarWithSize``), #4 outputs.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+import numpy as np
+
+from ...core.enums import ConvertPolicy, NNKernel, NNRounding, NNType, RoundPolicy, Status, Type
+from ...core.kernels import register
+from ...core.signature import IN, OUT, KernelDescription, ParamSpec
+from ...core.tensor import Tensor
+from ...core.validation import Validation
+from ..geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size
+from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
+
+LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
+T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
+CONV_PARAMS = struct.Struct("<QQiii4xQQ")   # vx_nn_convolution_params_t, 48 bytes
+DECONV_PARAMS = struct.Struct("<QQiiQQ")    # vx_nn_deconvolution_params_t, 40 bytes
+DS_ROUNDING = (NNRounding.VX_NN_DS_SIZE_ROUNDING_FLOOR, NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING)
+
+
+def _signature(params_type: int) -> tuple[ParamSpec, ...]:
+    return (ParamSpec("inputs", IN, T), ParamSpec("weights", IN, T, static=True),
+            ParamSpec("biases", IN, T, optional=True, static=True),
+            ParamSpec("params", IN, S, scalar_type=params_type, static=True),
+            ParamSpec("outputs", OUT, T))
+
+
+def _policies(v: Validation, overflow: int, rounding: int) -> None:
+    v.one_of(3, overflow, CONVERT_POLICIES, "overflow_policy")
+    v.one_of(3, rounding, ROUND_POLICIES, "rounding_policy")
+
+
+def _weights(v: Validation, x):
+    w = static_tensor(v, 1, x, "weights")
+    v.require(w.rank == 4, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights must be 4-D [kernel_x, kernel_y, #IFM, #OFM], got {list(w.dims)}")
+    v.require(w.dims[2] == x.dims[2], 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights have {w.dims[2]} input feature maps, the input has {x.dims[2]}")
+    return w
+
+
+def _biases(v: Validation, x, shapes: list[tuple[int, ...]]) -> None:
+    """Optional biases: one per OFM, or (convolution) one per OFM and output location."""
+    b = static_tensor(v, 2, x, "biases")
+    if b is not None:
+        v.require(tuple(b.dims) in shapes, 2, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"biases dims {list(b.dims)} are not " + " or ".join(str(list(s)) for s in shapes))
+
+
+def _validate_convolution(v: Validation) -> None:
+    x = nn_input(v, 0, 3)
+    raw = v.scalar_bytes(3)
+    pad_x, pad_y, overflow, rounding, ds_rounding, dil_x, dil_y = CONV_PARAMS.unpack(raw)
+    _policies(v, overflow, rounding)
+    v.one_of(3, ds_rounding, DS_ROUNDING, "down_scale_size_rounding")
+    ceiling = ds_rounding == NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING
+    w = _weights(v, x)
+    strides, sizes = [], []
+    for axis, pad, dil in ((0, pad_x, dil_x), (1, pad_y, dil_y)):
+        k_eff = effective_kernel(w.dims[axis], dil)
+        v.require(x.dims[axis] + 2 * pad >= k_eff, 1, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"the {'xy'[axis]} kernel spans {k_eff} inputs (dilation {dil}) but the padded input "
+                  f"has {x.dims[axis] + 2 * pad}")
+        want = declared_extent(v, 4, axis) or output_size(x.dims[axis], pad, k_eff, 1, ceiling)
+        stride = infer_stride(x.dims[axis], pad, k_eff, want, ceiling)
+        if stride is None:
+            v.fail(4, Status.VX_ERROR_INVALID_DIMENSION,
+                   f"no stride gives an output {'width' if axis == 0 else 'height'} of {want} from "
+                   f"{x.dims[axis]} inputs, padding {pad}, kernel span {k_eff} "
+                   f"(stride 1 gives {output_size(x.dims[axis], pad, k_eff, 1, ceiling)})")
+        strides.append(stride)
+        sizes.append(want)
+    _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])
+    data_type, fpp = output_format(v, 4, x, rescales=True)
+    v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
+    v.state.update(pad=(pad_x, pad_y), stride=tuple(strides), dilation=(dil_x, dil_y),
+                   origin={"origin_x": conventions.tap_origin(dil_x), "origin_y": conventions.tap_origin(dil_y)},
+                   saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
+                   nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    _plan_convolution(v)
+
+
+_UNPLANNED = object()
+
+
+class PlannedWeights:
+    """A layer's route, planned from its [static] weights at verify and again only after they are written.
+
+    ``make(weights)`` is the layer's planner, ``read(tensor)`` the weights array it takes. The weights
+    tensor's write counter (bumped on its root by every copy, unmap, swap, allocation and node output)
+    says when the values may have changed: no per-call comparison of the weights, no snapshot of them.
+    A ValueError from the planner (a layer beyond the exact accumulator) is not a verify error today:
+    it is raised when the node runs, as it always was.
+    """
+
+    def __init__(self, make: Callable[[np.ndarray], object], weights: Tensor,
+                 read: Callable[[Tensor], np.ndarray] = lambda t: t.array):
+        self._make, self._read = make, read
+        self._stamp = weights.root.writes
+        try:
+            self._route = make(read(weights))
+        except ValueError:
+            self._route = _UNPLANNED
+
+    def current(self, weights: Tensor):
+        stamp = weights.root.writes
+        if self._route is _UNPLANNED or stamp != self._stamp:
+            self._route = self._make(self._read(weights))
+            self._stamp = stamp
+        return self._route
+
+
+def _arithmetic(v: Validation):
+    from ...kernels.engine.correlation import Arithmetic
+    fpp_b = v.tensor(2).fpp if v.present(2) else 0
+    return Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp, fpp_b,
+                      v.node.params[4].fpp)  # the output's meta-data is settled by now
+
+
+def _plan_convolution(v: Validation) -> None:
+    from ...kernels.engine.correlation import convolution_window, prepare
+    x_shape, out_shape = v.tensor(0).dims, v.node.params[4].dims
+    origin = v.state["origin"]
+    window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"], origin["origin_x"],
+                                origin["origin_y"])
+    arithmetic, has_bias = _arithmetic(v), v.present(2)
+    v.state["planned"] = PlannedWeights(
+        lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1))
+
+
+def _inputs(p):
+    from ...kernels.engine.correlation import detach_inputs
+    x, _, bias = detach_inputs(p[4].array, p[0].array, p[1].array, None if p[2] is None else p[2].array)
+    return x, bias
+
+
+def _run_convolution(p, state) -> None:
+    from ...kernels.engine.correlation import execute
+    x, bias = _inputs(p)
+    execute(state["planned"].current(p[1]), x, bias, p[4].array)
+
+
+def _validate_deconvolution(v: Validation) -> None:
+    x = nn_input(v, 0, 3)
+    pad_x, pad_y, overflow, rounding, a_x, a_y = DECONV_PARAMS.unpack(v.scalar_bytes(3))
+    _policies(v, overflow, rounding)
+    w = _weights(v, x)
+    upscales, sizes = [], []
+    for axis, pad, a in ((0, pad_x, a_x), (1, pad_y, a_y)):
+        k, name = w.dims[axis], "xy"[axis]
+        v.require(k >= pad - 1, 3, Status.VX_ERROR_INVALID_VALUE,
+                  f"padding_{name} {pad} is too large for kernel_{name} {k} (kernel_{name} >= padding_{name} - 1)")
+        want = declared_extent(v, 4, axis) or (x.dims[axis] - 1) * (a + 1) - 2 * pad + k + a
+        up = deconvolution_upscale(x.dims[axis], pad, k, a, want)
+        if up is None:
+            smallest = (x.dims[axis] - 1) * (a + 1) - 2 * pad + k + a
+            v.fail(4, Status.VX_ERROR_INVALID_DIMENSION,
+                   f"no upscale > a_{name}={a} gives an output {'width' if axis == 0 else 'height'} of {want} "
+                   f"from {x.dims[axis]} inputs (out = (in-1)*upscale - 2*{pad} + {k} + {a}; "
+                   f"upscale {a + 1} gives {smallest})")
+        upscales.append(up)
+        sizes.append(want)
+    _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])  # per location: a superset of the text
+    data_type, fpp = output_format(v, 4, x, rescales=True)
+    v.output(4, (sizes[0], sizes[1], w.dims[3]) + x.dims[3:], data_type, fpp)
+    conventions = Conventions.at_verify(v)
+    v.state.update(pad=(pad_x, pad_y), upscale=tuple(upscales), a=(a_x, a_y),
+                   bound={"bound_x": conventions.deconvolution_bound(x.dims[0], upscales[0]),
+                          "bound_y": conventions.deconvolution_bound(x.dims[1], upscales[1])},
+                   saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
+                   nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    from ...kernels.openvx.deconvolution import prepare_deconvolution
+    x_shape, out_shape = x.dims, v.node.params[4].dims
+    arithmetic, has_bias = _arithmetic(v), v.present(2)
+    bounds = (v.state["bound"]["bound_x"], v.state["bound"]["bound_y"])
+    v.state["planned"] = PlannedWeights(
+        lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic,
+                                        bounds=bounds), v.ref(1))
+
+
+def _run_deconvolution(p, state) -> None:
+    from ...kernels.openvx.deconvolution import execute_deconvolution
+    x, bias = _inputs(p)
+    execute_deconvolution(state["planned"].current(p[1]), x, bias, p[4].array)
+
+
+register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
+                           LIBRARY, _signature(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS),
+                           _validate_convolution, _run_convolution))
+register(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
+                           NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
+                           _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),
+                           _validate_deconvolution, _run_deconvolution))

@@ -1,0 +1,322 @@
+"""Fully connected, pooling, ROI pooling, softmax, local response normalization
+and activation layers of the NN extension: signatures, validators, executors.
+
+Kernel parameters follow the typed constructors' argument order (the seed
+numbers ROI pooling explicitly: #0 input_data, #1 input_rois, #2 the
+``vx_nn_roi_pool_params_t`` scalar, #3 output_arr).
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from ...core.enums import (
+    ConvertPolicy,
+    NNActivation,
+    NNKernel,
+    NNNorm,
+    NNPooling,
+    NNRounding,
+    NNType,
+    RoundPolicy,
+    Status,
+    Type,
+)
+from ...core.kernels import register
+from ...core.signature import IN, OUT, KernelDescription, ParamSpec
+from ...core.validation import Validation
+from ..geometry import infer_stride, output_size
+from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
+
+LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
+T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
+ENUM, SIZE, F32 = Type.VX_TYPE_ENUM, Type.VX_TYPE_SIZE, Type.VX_TYPE_FLOAT32
+INTEGER_ROI_TYPES = (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8, Type.VX_TYPE_INT16, Type.VX_TYPE_INT32)
+
+
+def _in(name, vx_type=T, scalar_type=Type.VX_TYPE_INVALID, optional=False, static=False):
+    return ParamSpec(name, IN, vx_type, optional, scalar_type, static)
+
+
+def _out(name="outputs"):
+    return ParamSpec(name, OUT, T)
+
+
+def _flat(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``array`` reshaped in OpenVX order (dim 0 fastest), a view whenever possible."""
+    return array.reshape(shape, order="F")
+
+
+def _write_through(out: np.ndarray, shape: tuple[int, ...], fill) -> None:
+    """Let ``fill`` write a reshaped ``out``; copy back when the reshape had to copy."""
+    view = _flat(out, shape)
+    fill(view)
+    if not np.shares_memory(view, out):
+        out[...] = view.reshape(out.shape, order="F")
+
+
+# -- fully connected ---------------------------------------------------------------
+def _validate_fully_connected(v: Validation) -> None:
+    x = nn_input(v, 0, 1)
+    w = static_tensor(v, 1, x, "weights")
+    # [#IFM, #OFM], or (a superset of the text) [kx, ky, #IFM_maps, #OFM] and any other split of #IFM
+    # over leading dims, flattened like the input's [width, height, #IFM] (dim 0 fastest).
+    v.require(w.rank >= 2, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights must have 2 or more dims [..., #OFM], got {list(w.dims)}")
+    ifm, ofm = math.prod(w.dims[:-1]), w.dims[-1]
+    layouts = []                     # candidate batch dims, one per matching input layout
+    if x.dims[0] == ifm:
+        layouts.append(x.dims[1:])   # [#IFM, #batches...]
+    if x.rank >= 3 and x.dims[0] * x.dims[1] * x.dims[2] == ifm:
+        layouts.append(x.dims[3:])   # [width, height, #IFM, #batches...]
+    if not layouts:
+        v.fail(1, Status.VX_ERROR_INVALID_DIMENSION,
+               f"weights {list(w.dims)} expect {ifm} inputs; the input {list(x.dims)} gives neither dims[0] = {ifm} "
+               f"nor dims[0]*dims[1]*dims[2] = {ifm}")
+    # Both layouts can fit (e.g. [1, 1, 1, 2] with one input): the declared output decides.
+    declared = v.declared(5).dims
+    batch = next((b for b in layouts if (ofm,) + tuple(b) == tuple(declared)), layouts[0])
+    b = static_tensor(v, 2, x, "biases")
+    if b is not None:
+        v.require(tuple(b.dims) == (ofm,), 2, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"biases dims {list(b.dims)}, expected [{ofm}]")
+    overflow = policy(v, 3)
+    rounding = policy(v, 4, ROUND_POLICIES, "rounding policy")
+    data_type, fpp = output_format(v, 5, x, rescales=True)
+    v.output(5, (ofm,) + tuple(batch), data_type, fpp)
+    v.state.update(ifm=ifm, ofm=ofm, batch=math.prod(batch),
+                   saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
+                   nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    _plan_fully_connected(v)
+
+
+def _plan_fully_connected(v: Validation) -> None:
+    """The SIMD engine's route, decided at verify (None: the dot-product kernels run)."""
+    from ...kernels.engine.correlation import Arithmetic
+    from ...kernels.openvx.fully_connected import prepare_fully_connected
+    from .convolution import PlannedWeights
+    arithmetic = Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp,
+                            v.tensor(2).fpp if v.present(2) else 0, v.node.params[5].fpp)
+    has_bias, batch = v.present(2), v.state["batch"]
+    shape = (v.state["ifm"], v.state["ofm"])
+    v.state["planned"] = PlannedWeights(lambda w: prepare_fully_connected(w, has_bias, batch, arithmetic),
+                                        v.ref(1), lambda t: _flat(t.array, shape))
+
+
+def _weights(p, state) -> np.ndarray:
+    """The weights as [#IFM, #OFM] (N-D weights flattened like the input)."""
+    return _flat(p[1].array, (state["ifm"], state["ofm"]))
+
+
+def _run_fully_connected(p, state) -> None:
+    from ...kernels.openvx.fully_connected import execute_fully_connected, fully_connected
+    x = _flat(p[0].array, (state["ifm"], state["batch"]))
+    bias = None if p[2] is None else p[2].array
+    route = state["planned"].current(p[1])
+    if route is not None:
+        _write_through(p[5].array, (state["ofm"], state["batch"]),
+                       lambda out: execute_fully_connected(route, x, bias, out))
+        return
+    fpps = {"fpp_x": p[0].fpp, "fpp_w": p[1].fpp, "fpp_b": 0 if p[2] is None else p[2].fpp, "fpp_out": p[5].fpp}
+    _write_through(p[5].array, (state["ofm"], state["batch"]),
+                   lambda out: fully_connected(x, _weights(p, state), bias, out, state["saturate"], state["nearest"],
+                                               isa="generic", **fpps))
+
+
+register(KernelDescription(
+    "org.khronos.nn_extension.fully_connected_layer", NNKernel.VX_KERNEL_FULLY_CONNECTED_LAYER, LIBRARY,
+    (_in("inputs"), _in("weights", static=True), _in("biases", optional=True, static=True),
+     _in("overflow_policy", S, ENUM, static=True), _in("rounding_policy", S, ENUM, static=True), _out()),
+    _validate_fully_connected, _run_fully_connected))
+
+
+# -- pooling -------------------------------------------------------------------------
+POOLING_TYPES = (NNPooling.VX_NN_POOLING_MAX, NNPooling.VX_NN_POOLING_AVG)
+DS_ROUNDING = (NNRounding.VX_NN_DS_SIZE_ROUNDING_FLOOR, NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING)
+
+
+def _validate_pooling(v: Validation) -> None:
+    x = nn_input(v, 0, 3)
+    kind = policy(v, 1, POOLING_TYPES, "pooling type")
+    size, pad = (v.scalar(2), v.scalar(3)), (v.scalar(4), v.scalar(5))
+    ds = policy(v, 6, DS_ROUNDING, "down-scale rounding")
+    strides, sizes = [], []
+    for axis in (0, 1):
+        name, index = "xy"[axis], 2 + axis
+        v.require(size[axis] >= 1, index, Status.VX_ERROR_INVALID_VALUE,
+                  f"pooling_size_{name} must be at least 1, got {size[axis]}")
+        v.require(pad[axis] < size[axis], 4 + axis, Status.VX_ERROR_INVALID_VALUE,
+                  f"pooling_padding_{name} {pad[axis]} must be smaller than the window ({size[axis]})")
+        v.require(x.dims[axis] + 2 * pad[axis] >= size[axis], index, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"window {size[axis]} exceeds the padded input {x.dims[axis] + 2 * pad[axis]}")
+        ceiling = ds == NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING
+        want = declared_extent(v, 7, axis) or output_size(x.dims[axis], pad[axis], size[axis], 1, ceiling)
+        stride = infer_stride(x.dims[axis], pad[axis], size[axis], want, ceiling)
+        if stride is None:
+            v.fail(7, Status.VX_ERROR_INVALID_DIMENSION,
+                   f"no stride gives an output {'width' if axis == 0 else 'height'} of {want} from "
+                   f"{x.dims[axis]} inputs, padding {pad[axis]}, window {size[axis]} (stride 1 gives "
+                   f"{output_size(x.dims[axis], pad[axis], size[axis], 1, ceiling)})")
+        strides.append(stride)
+        sizes.append(want)
+    data_type, fpp = output_format(v, 7, x, rescales=False)
+    v.output(7, (sizes[0], sizes[1]) + x.dims[2:], data_type, fpp)
+    v.state.update(max_pool=kind == NNPooling.VX_NN_POOLING_MAX, size=size, pad=pad, stride=tuple(strides))
+
+
+def _run_pooling(p, state) -> None:
+    from ...kernels.openvx.pooling import pooling
+    pooling(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
+
+
+register(KernelDescription(
+    "org.khronos.nn_extension.pooling_layer", NNKernel.VX_KERNEL_POOLING_LAYER, LIBRARY,
+    (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
+     _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
+     _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
+    _validate_pooling, _run_pooling))
+
+
+# -- softmax ---------------------------------------------------------------------------
+def softmax_axis(rank: int) -> int:
+    """The seed's rule: 1-D and 2-D along dim 0 (dim 1 is the batch); from 3-D on,
+    dims are [width, height, classes, batch...] and the classes are dim 2."""
+    return 0 if rank <= 2 else 2
+
+
+def _validate_softmax(v: Validation) -> None:
+    x = nn_input(v, 0, 1)
+    data_type, fpp = output_format(v, 1, x, rescales=True)
+    v.output(1, x.dims, data_type, fpp)
+    v.state["axis"] = softmax_axis(x.rank)
+
+
+def _run_softmax(p, state) -> None:
+    from ...kernels.openvx.softmax import softmax
+    softmax(p[0].array, p[1].array, state["axis"], fpp_in=p[0].fpp, fpp_out=p[1].fpp)
+
+
+register(KernelDescription("org.khronos.nn_extension.softmax_layer", NNKernel.VX_KERNEL_SOFTMAX_LAYER, LIBRARY,
+                           (_in("inputs"), _out()), _validate_softmax, _run_softmax))
+
+
+# -- local response normalization -------------------------------------------------------
+NORM_TYPES = (NNNorm.VX_NN_NORMALIZATION_SAME_MAP, NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS)
+LRN_SIZES = (3, 5, 7)
+
+
+def _positive(v: Validation, index: int, name: str) -> float:
+    value = v.scalar(index)
+    v.require(math.isfinite(value) and value > 0, index, Status.VX_ERROR_INVALID_VALUE,
+              f"{name} must be a positive number, got {value}")
+    return value
+
+
+def _validate_lrn(v: Validation) -> None:
+    x = nn_input(v, 0, 3)
+    kind = policy(v, 1, NORM_TYPES, "normalization type")
+    size = v.scalar(2)
+    v.require(size in LRN_SIZES, 2, Status.VX_ERROR_INVALID_VALUE,
+              f"normalization_size {size} is invalid (expected 3, 5 or 7)")
+    for index, name in ((3, "alpha"), (4, "beta"), (5, "bias")):
+        _positive(v, index, name)
+    data_type, fpp = output_format(v, 6, x, rescales=True)
+    v.output(6, x.dims, data_type, fpp)
+    v.state["across"] = kind == NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS
+
+
+def _run_lrn(p, state) -> None:
+    from ...kernels.openvx.normalization import local_response_normalization
+    local_response_normalization(p[0].array, p[6].array, state["across"], p[2].value, p[3].value, p[4].value,
+                                 p[5].value, fpp_in=p[0].fpp, fpp_out=p[6].fpp)
+
+
+register(KernelDescription(
+    "org.khronos.nn_extension.local_response_normalization_layer",
+    NNKernel.VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER, LIBRARY,
+    (_in("inputs"), _in("type", S, ENUM, static=True), _in("normalization_size", S, SIZE, static=True),
+     _in("alpha", S, F32, static=True), _in("beta", S, F32, static=True), _in("bias", S, F32, static=True),
+     _out()),
+    _validate_lrn, _run_lrn))
+
+
+# -- activation --------------------------------------------------------------------------
+A = NNActivation
+FUNCTIONS = {A.VX_NN_ACTIVATION_LOGISTIC: ("logistic", ()), A.VX_NN_ACTIVATION_HYPERBOLIC_TAN: ("tanh", "ab"),
+             A.VX_NN_ACTIVATION_RELU: ("relu", ()), A.VX_NN_ACTIVATION_BRELU: ("brelu", "a"),
+             A.VX_NN_ACTIVATION_SOFTRELU: ("softrelu", ()), A.VX_NN_ACTIVATION_ABS: ("abs", ()),
+             A.VX_NN_ACTIVATION_SQUARE: ("square", ()), A.VX_NN_ACTIVATION_SQRT: ("sqrt", ()),
+             A.VX_NN_ACTIVATION_LINEAR: ("linear", "ab")}
+"""Each function's kernel name and the parameters it uses (which must be positive)."""
+
+
+def _validate_activation(v: Validation) -> None:
+    x = nn_input(v, 0, 1)
+    function = policy(v, 1, tuple(FUNCTIONS), "activation function")
+    for letter in FUNCTIONS[function][1]:
+        _positive(v, 2 if letter == "a" else 3, letter)
+    data_type, fpp = output_format(v, 4, x, rescales=True)
+    v.output(4, x.dims, data_type, fpp)
+    v.state["function"] = FUNCTIONS[function][0]
+
+
+def _run_activation(p, state) -> None:
+    from ...kernels.openvx.activation import activation
+    activation(p[0].array, p[4].array, state["function"], p[2].value, p[3].value,
+               fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
+def _bind_activation(p, state):
+    """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
+    from ...kernels.openvx.activation import detach_from, prepare
+    x, out = p[0].array, p[4].array
+    if detach_from(out, x) is not x:
+        return None
+    return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
+register(KernelDescription(
+    "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
+    (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
+     _in("b", S, F32, static=True), _out()),
+    _validate_activation, _run_activation, bind=_bind_activation))
+
+
+# -- ROI pooling ---------------------------------------------------------------------------
+ROI_PARAMS = struct.Struct("<i")  # vx_nn_roi_pool_params_t
+
+
+def _validate_roi_pooling(v: Validation) -> None:
+    x = nn_input(v, 0, 3, 4)
+    rois = v.tensor(1)
+    v.require(rois.data_type in INTEGER_ROI_TYPES, 1, Status.VX_ERROR_INVALID_TYPE,
+              f"ROIs hold integer pixel coordinates; {rois.describe()} is not an integer tensor")
+    v.require(rois.rank == x.rank - 1 and rois.dims[0] == 4, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"ROIs must be [4, roi_count{', #batches' if x.rank == 4 else ''}] for a {x.rank}-D input, "
+              f"got {list(rois.dims)}")
+    if x.rank == 4:
+        v.require(rois.dims[2] == x.dims[3], 1, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"ROIs have {rois.dims[2]} batches, the input {x.dims[3]}")
+    (pool_type,) = ROI_PARAMS.unpack(v.scalar_bytes(2))
+    v.one_of(2, pool_type, (NNPooling.VX_NN_POOLING_MAX,), "pool_type (only max pooling is defined)")
+    width, height = declared_extent(v, 3, 0), declared_extent(v, 3, 1)
+    v.require(width > 0 and height > 0, 3, Status.VX_ERROR_INVALID_DIMENSION,
+              "the output's pooled width and height must be given (they cannot be inferred)")
+    data_type, fpp = output_format(v, 3, x, rescales=False)
+    v.output(3, (width, height, x.dims[2], rois.dims[1]) + x.dims[3:], data_type, fpp)
+
+
+def _run_roi_pooling(p, state) -> None:
+    from ...kernels.openvx.roi_pooling import roi_pooling
+    roi_pooling(p[0].array, p[1].array, p[3].array)
+
+
+register(KernelDescription(
+    "org.khronos.nn_extension.roi_pooling_layer", NNKernel.VX_KERNEL_ROI_POOLING_LAYER, LIBRARY,
+    (_in("input_data"), _in("input_rois"), _in("roi_pool_params", S, NNType.VX_TYPE_NN_ROI_POOL_PARAMS, static=True),
+     _out("output_arr")),
+    _validate_roi_pooling, _run_roi_pooling))
+
+
