@@ -100,7 +100,7 @@ makes the library's convolution round the other way. The rounding is planned
 into the layer's route at verify, so the planner's arithmetic is what flips."""
 import dataclasses
 
-from openvx_nn.operations import nn_convolution
+from openvx_nn.operations.openvx import convolution as nn_convolution
 
 _good = nn_convolution._arithmetic
 

@@ -10,7 +10,7 @@ pytest.importorskip("coremltools", reason="coremltools (the 'coreml' extra) sets
 
 PROGRAM = """
 import coremltools, numba
-from openvx_nn.kernels import jit
+from openvx_nn.kernels.support import jit
 from openvx_nn import vx
 context = vx.vxCreateContext()
 print(vx.vxGetStatus(vx.ffi.cast("vx_reference", context)))

@@ -115,10 +115,11 @@ def test_one_compiled_function_serves_every_layout():
 
 
 def test_every_kernel_is_compiled_nogil():
-    dispatchers = [obj for module in (kernels.elementwise, kernels.lookup, kernels.transpose,
-                                      kernels.convert_depth, kernels.matmul, kernels.fixed_point)
+    dispatchers = [obj for module in (kernels.openvx.elementwise, kernels.openvx.lookup, kernels.openvx.transpose,
+                                      kernels.openvx.convert_depth, kernels.openvx.matmul,
+                                      kernels.support.fixed_point)
                    for obj in vars(module).values() if isinstance(obj, numba.core.dispatcher.Dispatcher)]
-    dispatchers += list(kernels.matmul._KERNELS.values())
+    dispatchers += list(kernels.openvx.matmul._KERNELS.values())
     assert len(dispatchers) >= 15
     assert all(d.targetoptions.get("nogil") for d in dispatchers)
 
