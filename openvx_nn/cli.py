@@ -16,6 +16,7 @@ BENCHMARK = SOURCE_ROOT / "benchmarks" / "alexnet.py"
 
 def kernel_rows() -> list[tuple[str, str, str]]:
     """(enum, name, parameters) of every registered kernel."""
+    from . import operations  # noqa: F401  (registers the built-in kernels)
     from .core.kernels import all_kernels
     rows = []
     for k in all_kernels():

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,9 +14,6 @@ from .layers import LayerMethods
 from .reference import Reference, call, call_on, create, ffi
 from .tensor import Tensor, create_tensor, create_virtual
 from .tensor_ops import TensorOpMethods
-
-if TYPE_CHECKING:
-    from .context import Context
 
 _SCALAR_CTYPES = {vx.VX_TYPE_FLOAT32: "vx_float32", vx.VX_TYPE_ENUM: "vx_enum", vx.VX_TYPE_SIZE: "vx_size"}
 _STATES = {vx.VX_GRAPH_STATE_UNVERIFIED: "unverified", vx.VX_GRAPH_STATE_VERIFIED: "verified",
@@ -45,7 +41,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
     ...     g.process()
     """
 
-    def __init__(self, handle, context: Context):
+    def __init__(self, handle, context: Reference):
         super().__init__(handle)
         self.context = context
         self.nodes: list[Node] = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from .. import operations  # noqa: F401  (the built-in kernels: registered before any entry point runs)
+
 IN_PROCESS: dict[str, Callable[..., int]] = {}
 """Status entries that Python code in this process may call without the C round trip, by the
 exported C function's name, with the arguments the C wrapper would pass (handles as ints).

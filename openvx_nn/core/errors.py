@@ -1,12 +1,7 @@
 """The one exception the object model raises: a ``vx_status`` with a message."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .enums import Status, status_name
-
-if TYPE_CHECKING:
-    from .reference import Reference
 
 
 class VXError(Exception):
@@ -17,7 +12,7 @@ class VXError(Exception):
     context whose error object a creator returns).
     """
 
-    def __init__(self, status: int, message: str, ref: Reference | None = None):
+    def __init__(self, status: int, message: str, ref: object | None = None):
         super().__init__(message)
         self.status = int(status)
         self.message = message

@@ -15,22 +15,20 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from . import execution
 from .context import Context
 from .enums import Action, Direction, GraphState, Status, Type
 from .errors import VXError
+from .node import Node
 from .perf import Perf
+from .plan import Verifier, overlap, region
 from .reference import Reference
 from .tensor import Tensor
 
-if TYPE_CHECKING:
-    from .node import Node
-
-NodeCallback = Callable[["Node"], int]
+NodeCallback = Callable[[Node], int]
 Runner = Callable[[], None]
-Step = tuple["Node", Runner, tuple]  # (node, its bound runner, root tensors it writes)
+Step = tuple[Node, Runner, tuple]  # (node, its bound runner, root tensors it writes)
 
 
 class _Run:
@@ -123,7 +121,6 @@ class Graph(Reference):
 
     def set_graph_parameter(self, index: int, value: Reference | None) -> None:
         """Replace a graph parameter; a like-for-like object keeps the graph verified."""
-        from .plan import overlap, region
         node, param = self.graph_parameter(index)
         old = node.params[param]
         state = self.state
@@ -137,7 +134,6 @@ class Graph(Reference):
 
     # -- verification and execution ------------------------------------------
     def verify(self) -> None:
-        from .plan import Verifier
         self.invalidate()
         self.order = Verifier(self).run()
         self.verify_count += 1

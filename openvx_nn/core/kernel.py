@@ -2,17 +2,12 @@
 descriptions and on one parameter of a kernel or a node."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import kernels
 from .context import Context
 from .enums import Status, Type
 from .errors import VXError
 from .reference import Reference
 from .signature import KernelDescription, ParamSpec
-
-if TYPE_CHECKING:
-    from .node import Node
 
 
 class Kernel(Reference):
@@ -59,7 +54,7 @@ class Parameter(Reference):
     vx_type = Type.VX_TYPE_PARAMETER
 
     def __init__(self, context: Context, description: KernelDescription, index: int,
-                 node: Node | None):
+                 node: Reference | None):
         super().__init__(context)
         self.description = description
         self.index = index

@@ -1,4 +1,8 @@
-"""The kernel registry: every kernel the library provides, by name and by enum."""
+"""The kernel registry: every kernel the library provides, by name and by enum.
+
+The object model only reads it. The kernel descriptions (``openvx_nn.operations``, a layer above)
+register themselves when imported, and whoever needs the built-in kernels imports that package: the
+C entry points (``capi``) at start-up, the front ends, the CLI. Core never imports upwards."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,7 +12,6 @@ if TYPE_CHECKING:
 
 _BY_ENUM: dict[int, KernelDescription] = {}
 _BY_NAME: dict[str, KernelDescription] = {}
-_loaded = False
 
 
 def register(description: KernelDescription) -> KernelDescription:
@@ -19,25 +22,15 @@ def register(description: KernelDescription) -> KernelDescription:
     return description
 
 
-def _ensure_loaded() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from .. import operations  # noqa: F401  (registers every kernel description)
-
-
 def by_enum(enum: int) -> KernelDescription | None:
-    _ensure_loaded()
     return _BY_ENUM.get(enum)
 
 
 def by_name(name: str) -> KernelDescription | None:
-    _ensure_loaded()
     return _BY_NAME.get(name)
 
 
 def all_kernels() -> list[KernelDescription]:
-    _ensure_loaded()
     return sorted(_BY_ENUM.values(), key=lambda d: d.enum)
 
 

@@ -1,8 +1,6 @@
 """``vx_node``: one kernel instance in a graph, with its parameter values."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .enums import Status, Type, type_name
 from .errors import VXError
 from .kernel import check_index
@@ -10,16 +8,13 @@ from .perf import Perf
 from .reference import Reference
 from .signature import KernelDescription
 
-if TYPE_CHECKING:
-    from .graph import Graph
-
 
 class Node(Reference):
     vx_type = Type.VX_TYPE_NODE
 
-    def __init__(self, graph: Graph, description: KernelDescription):
+    def __init__(self, graph: Reference, description: KernelDescription):
         super().__init__(graph.context)
-        self.graph: Graph | None = graph
+        self.graph: Reference | None = graph  # its graph.Graph
         self.description = description
         self.params: list[Reference | None] = [None] * len(description.params)
         self.status = Status.VX_SUCCESS

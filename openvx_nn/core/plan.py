@@ -8,16 +8,12 @@ different nodes (splitting and concatenation); overlapping writes may not.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
 
 from .enums import Direction, Status, Type
 from .errors import VXError
 from .node import Node
+from .reference import Reference
 from .validation import Validation
-
-if TYPE_CHECKING:
-    from .graph import Graph
-    from .reference import Reference
 
 Region = tuple[object, tuple[tuple[int, int], ...] | None]
 
@@ -50,7 +46,7 @@ def _objects(node: Node, direction: int) -> list[tuple[int, Reference]]:
 class Verifier:
     """Runs every check, logging each error; ``run`` raises the first."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Reference):  # a graph.Graph
         self.graph = graph
         self.errors: list[VXError] = []
 

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from .enums import MAX_REFERENCE_NAME, Status, Type, type_name
 from .errors import VXError
-
-if TYPE_CHECKING:
-    from .context import Context
 
 # Handles look like aligned user-space addresses so that C code printing them
 # sees nothing odd, but they lie in a range no allocator hands out.
@@ -55,7 +52,7 @@ def find(handle: int) -> Reference | None:
     return _table.get(handle) if handle else None
 
 
-def live_references(context: Context) -> list[Reference]:
+def live_references(context: Reference) -> list[Reference]:
     return [r for r in _table.values() if r.context is context]
 
 
@@ -70,7 +67,7 @@ class Reference:
     vx_type: int = Type.VX_TYPE_REFERENCE
     counted = True  # counts toward VX_CONTEXT_REFERENCES
 
-    def __init__(self, context: Context | None):
+    def __init__(self, context: Reference | None):
         self.context = context if context is not None else self  # type: ignore[assignment]
         self.external = 1
         self.internal = 0
@@ -149,7 +146,7 @@ def class_for(vx_type: int) -> type[Reference]:
     raise VXError(Status.VX_ERROR_INVALID_TYPE, f"no object type {type_name(vx_type)}")
 
 
-def destroy_all(context: Context) -> None:
+def destroy_all(context: Reference) -> None:
     """Destroy every object of ``context`` (vxReleaseContext)."""
     with lock:
         for ref in list(_table.values()):

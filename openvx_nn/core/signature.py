@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .enums import Direction, ParameterState, Type
-
-if TYPE_CHECKING:
-    from .validation import Validation
 
 IN = Direction.VX_INPUT
 OUT = Direction.VX_OUTPUT
@@ -49,7 +45,7 @@ class KernelDescription:
     enum: int
     library: int
     params: tuple[ParamSpec, ...]
-    validate: Callable[[Validation], None]
+    validate: Callable[..., None]  # (validation.Validation) -> None
     execute: Callable[[list, dict], None]  # (parameter objects, state the validator derived)
     # For each C argument of the typed constructor, the kernel parameter it sets
     # (None: identity order).  vxTensorTransposeNode(graph, in, out, d1, d2)

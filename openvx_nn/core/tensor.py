@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -52,9 +51,6 @@ from .datatypes import TENSOR_TYPES, check_fixed_point, dtype_of
 from .enums import Status, Type, type_name
 from .errors import VXError, invalid_parameters
 from .reference import Reference
-
-if TYPE_CHECKING:
-    from .graph import Graph
 
 Sizes = tuple[int, ...]
 Wrap = Callable[[int, Sequence[int], Sequence[int], np.dtype], np.ndarray]
@@ -163,7 +159,7 @@ class Tensor(Reference):
 
     def __init__(self, context: Context, dims: Sizes, data_type: int, fpp: int, *,
                  storage: np.ndarray | None = None, virtual: bool = False,
-                 graph: Graph | None = None, parent: Tensor | None = None,
+                 graph: Reference | None = None, parent: Tensor | None = None,
                  view_start: Sizes = (), wrap: Wrap | None = None, strides: Sizes = ()):
         super().__init__(context)
         self.dims = dims
@@ -191,7 +187,7 @@ class Tensor(Reference):
         return cls(context, sizes, data_type, fpp, storage=_zeros(sizes, data_type))
 
     @classmethod
-    def create_virtual(cls, graph: Graph, n: int, dims: Sequence[int] | None, data_type: int,
+    def create_virtual(cls, graph: Reference, n: int, dims: Sequence[int] | None, data_type: int,
                        fpp: int) -> Tensor:
         check_rank(n, 0)
         sizes = _check_dims(dims, n, unknown_ok=True) if n else ()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import operations  # noqa: F401  (the built-in kernels the lowerings name)
 from ..core import kernels
 from ..core.context import Context
 from ..core.enums import Type

@@ -7,6 +7,8 @@ written in place. Policies arrive as plain bools (``saturate``,
 is the graph engine's job, and so is validation. The arithmetic contract is
 ``shared/docs/fixed-point.md``; every function states its part of it.
 """
+import os
+
 from .openvx.activation import activation
 from .openvx.convert_depth import convert_depth
 from .openvx.convolution import convolution
@@ -20,6 +22,10 @@ from .openvx.pooling import pooling
 from .openvx.roi_pooling import roi_pooling
 from .openvx.softmax import softmax
 from .openvx.transpose import copy, transpose
+from .support import warm
+
+if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):  # record the specialisations this process compiles
+    warm.start_recording()
 
 __all__ = ["activation", "add", "convert_depth", "convolution", "copy", "deconvolution", "fully_connected", "local_response_normalization",
            "matrix_multiply", "multiply", "pooling", "roi_pooling", "softmax", "subtract", "table_lookup", "transpose"]

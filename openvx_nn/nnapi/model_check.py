@@ -7,7 +7,7 @@ import math
 
 from .enums import SCALAR_TYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError
-from .hal import Model, Operand
+from .hal.structs import Model, Operand
 
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from .enums import OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError
-from .hal import DataLocation, Model, Operand, Operation, pool_bytes
+from .hal.structs import DataLocation, Model, Operand, Operation, pool_bytes
+from .model_check import execution_order
 
 FORMAT = "openvx-nn.nnapi"
 VERSION = 1
@@ -80,7 +81,6 @@ def load_model(path: str | os.PathLike) -> Model:
         if isinstance(err, NNAPIError):
             raise NNAPIError(f"{where}: {err}", err.status) from None
         raise NNAPIError(f"{where}: model.json is malformed ({type(err).__name__}: {err})") from None
-    from .model_check import execution_order
     try:
         execution_order(model)
     except NNAPIError as err:

@@ -8,8 +8,8 @@ from ...core.enums import NNActivation
 from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import single
+from .registry import lowers
 
 A = NNActivation
 UNARY = {0: "sqrt", 1: "rsqrt", 2: "inverse", 3: "power", 4: "exp", 5: "log", 6: "abs", 7: "threshold"}

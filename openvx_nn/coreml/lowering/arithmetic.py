@@ -10,8 +10,8 @@ from ...core.enums import ConvertPolicy, RoundPolicy
 from ...operations.coreml.elementwise import COMBINE_OPERATIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import single
+from .registry import lowers
 
 SATURATE = ConvertPolicy.VX_CONVERT_POLICY_SATURATE
 NEAREST = RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN

@@ -17,8 +17,8 @@ from ...operations.geometry import infer_stride, output_size
 from ..blob import dims_of
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import need_rank, reshape, single
+from .registry import lowers
 
 CONV_PARAMS = struct.Struct("<QQiii4xQQ")
 DECONV_PARAMS = struct.Struct("<QQiiQQ")

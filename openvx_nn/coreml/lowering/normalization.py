@@ -12,10 +12,10 @@ from ...operations.coreml.statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
 from ..blob import axis as vx_axis
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .activation import affine
 from .common import need_rank, single
 from .convolution import CONV_PARAMS, FLOOR, NEAREST, SATURATE
+from .registry import lowers
 
 
 def normalize(g: GraphBuilder, x, name: str, cm_axes, mode: str, epsilon: float, gamma=None, beta=None) -> str:

@@ -10,8 +10,8 @@ from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ..blob import dims_of
 from ..builder import GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .activation import scalar_activation
+from .registry import lowers
 
 UNSET = {"sigmoid_hard": (0.2, 0.5), "linear": (1.0, 0.0)}
 """Gate activations written without parameters (coremltools' builder writes empty

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ...operations.coreml.resample import BOX_MODES, RESAMPLE_METHODS
 from ..builder import GraphBuilder
-from . import lowers
 from .common import need_rank, single
+from .registry import lowers
 
 SAMPLING = {0: "strict_align_endpoints", 1: "align_endpoints", 2: "upsample", 3: "roi_align"}
 LINEAR_UPSAMPLE = {0: "upsample_default", 1: "align_corners_true", 2: "align_corners_false"}

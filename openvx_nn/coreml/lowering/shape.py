@@ -8,8 +8,8 @@ import math
 from ...operations.coreml.layout import PAD_MODES, REORGANIZE_MODES
 from ..builder import GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import concat, need_rank, only_input, permute, reshape, single, split_views, view
+from .registry import lowers
 
 
 @lowers("concat")

@@ -11,9 +11,9 @@ import numpy as np
 from ...operations.coreml.layout import PAD_MODES
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import axis_index, concat, only_input, reshape, single, split_views, view
 from .normalization import reduce
+from .registry import lowers
 
 
 @lowers("copy")

@@ -6,8 +6,8 @@ import math
 
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from . import lowers
 from .common import axis_index, concat, permute, reshape, single
+from .registry import lowers
 
 
 @lowers("concatND")

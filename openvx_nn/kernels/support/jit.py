@@ -284,9 +284,3 @@ def thread_pool() -> Iterator[bool]:
 INT = types.int64
 FLOAT = types.float64
 BOOL = types.boolean
-
-
-if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):
-    from .warm import start_recording
-
-    start_recording()

@@ -123,5 +123,5 @@ def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
 
 
 def start_recording() -> None:
-    """Append what this process compiles to $OPENVX_NN_RECORD_SIGNATURES (``jit`` calls this when it is set)."""
+    """Append what this process compiles to $OPENVX_NN_RECORD_SIGNATURES (``openvx_nn.kernels`` calls this at import when it is set)."""
     jit.on_new_entry.append(_recorder(os.environ["OPENVX_NN_RECORD_SIGNATURES"]))

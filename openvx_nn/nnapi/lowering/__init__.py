@@ -1,33 +1,19 @@
 """Lowering an NNAPI model onto one OpenVX graph.
 
-``LOWERINGS`` maps each ``OperationType`` to the function that checks the
+``LOWERINGS`` (``registry``) maps each ``OperationType`` to the function that checks the
 operation and adds its nodes (one module per operation family).  ``lower``
 builds and verifies the graph of a whole model; ``supported_operations``
 runs the same checks as a dry run, one answer per operation.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..errors import NNAPIError
-from ..hal import Model
+from ..hal.structs import Model
 from ..model_check import execution_order
-from .context import GraphBuilder, OpContext
-
-LOWERINGS: dict[int, Callable[[OpContext], None]] = {}
-
-
-def lowers(*types: int):
-    """Register the decorated function as the lowering of ``types``."""
-    def register(function: Callable[[OpContext], None]):
-        for t in types:
-            LOWERINGS[t] = function
-        return function
-    return register
-
-
 from . import conv_pool, elementwise, lookup, recurrent, reshaping  # noqa: F401  (register LOWERINGS)
+from .context import GraphBuilder, OpContext
 from .lowered import Lowered
+from .registry import LOWERINGS
 
 
 def _lower_all(builder: GraphBuilder, order: list[int]) -> None:

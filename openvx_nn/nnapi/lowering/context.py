@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import operations  # noqa: F401  (the built-in kernels the lowerings name)
 from ...core.context import Context
 from ...core.enums import Type
 from ...core.graph import Graph
@@ -25,7 +26,7 @@ from ...core.tensor import Tensor
 from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
 from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from ..errors import NNAPIError
-from ..hal import Model, constant_bytes
+from ..hal.structs import Model, constant_bytes
 
 QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)

@@ -3,8 +3,8 @@ and implicit (SAME/VALID) padding, float32 and asymmetric uint8."""
 from __future__ import annotations
 
 from ..enums import OperandType, OperationType, PaddingScheme
-from . import lowers
 from .context import OpContext
+from .registry import lowers
 from .standard_layers import float_convolution, float_pooling
 
 F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM

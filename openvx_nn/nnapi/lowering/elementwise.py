@@ -13,8 +13,8 @@ import numpy as np
 from ...core.enums import ConvertPolicy, NNActivation, RoundPolicy
 from ...operations.nnapi.elementwise import broadcast_shape
 from ..enums import FusedActivationFunc, OperandType, OperationType
-from . import lowers
 from .context import OpContext
+from .registry import lowers
 
 F32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_QUANT8_ASYMM
 T = OperationType

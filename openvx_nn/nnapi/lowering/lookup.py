@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..enums import OperandType, OperationType
-from . import lowers
 from .context import OpContext
+from .registry import lowers
 
 F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM
 ANY = (F32T, I32T, Q8)

@@ -9,7 +9,7 @@ from ...core.enums import Status
 from ...core.errors import VXError
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
-from ..hal import Request, pool_bytes
+from ..hal.structs import Request, pool_bytes
 from .context import GraphBuilder
 
 

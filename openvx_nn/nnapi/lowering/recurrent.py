@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ...operations.nnapi.recurrent import GATES
 from ..enums import OperandType, OperationType
-from . import lowers
 from .context import OpContext
+from .registry import lowers
 
 F32T = OperandType.TENSOR_FLOAT32
 FLOAT = OperandType.FLOAT32

@@ -8,8 +8,8 @@ import numpy as np
 
 from ...operations.nnapi.reshaping import MAX_CONCAT
 from ..enums import DTYPES, OperandType, OperationType
-from . import lowers
 from .context import OpContext
+from .registry import lowers
 
 F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM
 TENSORS = (F32T, I32T, Q8)

@@ -1,0 +1,31 @@
+"""The table of CoreML layer lowerings: ``LOWERINGS[type](builder, layer, params) -> str`` adds the
+layer's nodes to the graph and says how it ran (for ``CoreMLModel.layers``). The lowering modules fill it
+with ``@lowers``; the package imports them all."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import CoreMLError
+
+LOWERINGS: dict[str, Callable] = {}
+
+
+def lowers(*kinds: str):
+    def register(function: Callable) -> Callable:
+        for kind in kinds:
+            LOWERINGS[kind] = function
+        return function
+    return register
+
+
+def lower(builder, layer) -> str:
+    """Lower one layer (``builder.layer`` names it for errors)."""
+    kind = layer.WhichOneof("layer")
+    if kind is None:
+        raise CoreMLError("the layer has no type", layer.name, "none")
+    builder.layer = (layer.name, kind)
+    function = LOWERINGS.get(kind)
+    if function is None:
+        raise builder.fail("this layer type is not supported by openvx_nn.coreml")
+    return function(builder, layer, getattr(layer, kind))
+

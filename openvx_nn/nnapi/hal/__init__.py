@@ -1,0 +1,21 @@
+"""The NNAPI 1.0 HAL on OpenVX: its structs (``structs``), the driver that prepares and runs a model
+(``driver``) and the ``.nnapi`` file of a model (``model_file``), under the HAL's names."""
+from ..model_file import load_model, save_model
+from .driver import Device, PreparedModel
+from .structs import (
+    Capabilities,
+    DataLocation,
+    Model,
+    Operand,
+    Operation,
+    PerformanceInfo,
+    Request,
+    RequestArgument,
+    constant_bytes,
+    element_count,
+    pool_bytes,
+)
+
+__all__ = ["Capabilities", "DataLocation", "Device", "Model", "Operand", "Operation", "PerformanceInfo",
+           "PreparedModel", "Request", "RequestArgument", "constant_bytes", "element_count", "load_model",
+           "pool_bytes", "save_model"]
