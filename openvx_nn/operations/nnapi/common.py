@@ -101,6 +101,11 @@ class NNAPIKernel:
     ints: tuple[str, ...] = ()
     floats: tuple[str, ...] = ()
     quantized: tuple[str, ...] = ()
+    # Optional: Args of the node's arrays and scalars -> a no-argument runner with everything a call
+    # needs resolved (packed weights, requantization constants, scratch). Called when the graph binds
+    # the node (after verify, again when a tensor's storage changes); scalars are the operation's
+    # parameters, read then. Without it every run calls ``run``.
+    prepare: Callable[[Args], Callable[[], None]] | None = None
 
     @property
     def name(self) -> str:
@@ -170,18 +175,37 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
     return validate
 
 
-def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
+def _args(k: NNAPIKernel, p: list) -> Args:
+    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values."""
     names = k.tensor_names
+    tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
+    scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
+    return Args(tensors, scalars)
 
+
+def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:
+    try:
+        call()
+    except (ValueError, IndexError) as err:  # data-dependent failures (a lookup out of range)
+        state["error"] = str(err)
+        raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
+
+
+def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
     def execute(p: list, state: dict) -> None:
-        tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
-        scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-        try:
-            k.run(Args(tensors, scalars))
-        except (ValueError, IndexError) as err:  # data-dependent failures (a lookup out of range)
-            state["error"] = str(err)
-            raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
+        args = _args(k, p)
+        _guarded(k, lambda: k.run(args), state)
     return execute
+
+
+def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None:
+    if k.prepare is None:
+        return None
+
+    def bind(p: list, state: dict) -> Callable[[], None]:
+        runner = k.prepare(_args(k, p))
+        return lambda: _guarded(k, runner, state)
+    return bind
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
@@ -190,6 +214,6 @@ NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
 def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
-                               doc=(k.run.__doc__ or "").strip()))
+                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k)))
     NNAPI_KERNELS[k.op] = k
     return k
