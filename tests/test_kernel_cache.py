@@ -15,7 +15,8 @@ import openvx_nn
 SCRIPT = """
 import numpy as np
 import openvx_nn
-from openvx_nn.kernels import copy, jit
+from openvx_nn.kernels import copy
+from openvx_nn.kernels.support import jit
 x = np.arange(6, dtype=np.int16).reshape(2, 3)
 out = np.zeros((2, 3), np.int16)
 copy(x, out)

@@ -39,7 +39,7 @@ import numba
 import numpy as np
 from numba import types
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # openvx_nn/kernels: every kernel family's sources
 
 
 def _package_stamp() -> str:
