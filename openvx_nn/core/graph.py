@@ -22,8 +22,9 @@ from .enums import Action, Direction, GraphState, Status, Type
 from .errors import VXError
 from .node import Node
 from .perf import Perf
-from .plan import Verifier, overlap, region
+from .plan import Uses, Verifier
 from .reference import Reference
+from .regions import Access, boxes_overlap, region
 from .tensor import Tensor
 
 NodeCallback = Callable[[Node], int]
@@ -64,11 +65,14 @@ class Graph(Reference):
 
     def __init__(self, context: Context):
         super().__init__(context)
-        self.nodes: list[Node] = []
+        self.nodes: dict[Node, None] = {}  # in the order added (a dict: removal by key, not by scan)
         self.parameters: list[tuple[Node, int]] = []
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
         self.perf = Perf()
         self.order: list[Node] = []
+        self._uses: dict[int, Uses] = {}  # the last verify's accesses by root (graph parameter checks)
+        self._verified_nodes: list[Node] = []  # the nodes as that verify saw them (access positions)
+        self._positions: dict[Node, int] = {}  # node -> its position there
         self.verify_count = 0
         self._busy = threading.Lock()  # held while the nodes run (see the state machine below)
         self._executor: int | None = None  # thread running the nodes
@@ -79,13 +83,13 @@ class Graph(Reference):
     # -- structure ---------------------------------------------------------
     def add_node(self, node: Node) -> None:
         node.hold()
-        self.nodes.append(node)
+        self.nodes[node] = None
         self.invalidate()
 
     def remove_node(self, node: Node) -> None:
-        if node not in self.nodes:
+        if node.graph is not self or node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_NODE, f"{node.describe()} is not in {self.describe()}", node)
-        self.nodes.remove(node)
+        del self.nodes[node]
         self.parameters = [(n, i) for n, i in self.parameters if n is not node]
         node.detach()
         self.invalidate()
@@ -100,14 +104,15 @@ class Graph(Reference):
         return self.state != GraphState.VX_GRAPH_STATE_UNVERIFIED
 
     def on_destroy(self) -> None:
-        nodes, self.nodes, self.parameters = self.nodes, [], []
+        nodes, self.nodes, self.parameters = list(self.nodes), {}, []
+        self._uses, self._positions, self._verified_nodes, self.order, self._steps = {}, {}, [], [], None
         for node in nodes:
             node.detach()
             node.unhold()
 
     # -- graph parameters ----------------------------------------------------
     def add_parameter(self, node: Node | None, index: int) -> None:
-        if node is None or node not in self.nodes:
+        if node is None or node.graph is not self or node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                           f"the parameter does not belong to a node of {self.describe()}", self)
         self.parameters.append((node, index))
@@ -127,15 +132,37 @@ class Graph(Reference):
         node.set_parameter(param, value)
         if state == GraphState.VX_GRAPH_STATE_UNVERIFIED or old is None or value is None:
             return
-        others = [region(p) for n in self.nodes for p in n.params if p is not None and p is not value]
-        if (_same_meta(old, value) and not getattr(value, "virtual", False)
-                and not any(overlap(region(value), r) for r in others)):
+        if _same_meta(old, value) and not getattr(value, "virtual", False) and not self._overlaps_others(value):
             self.state = state  # still verified; invalidate() already dropped the bound runners
+            root, box = region(value)
+            uses = self._uses.get(id(root))
+            if uses is None:
+                uses = self._uses[id(root)] = Uses(root)
+            uses.others.append(Access(self._positions[node], param, value, box))
+
+    def _overlaps_others(self, value: Reference) -> bool:
+        """Whether another object a node of the verified graph uses covers memory of ``value``.
+
+        Looks only at the accesses of ``value``'s root recorded at verify (and by
+        earlier replacements); an entry whose node has since been given another
+        object is stale and skipped.
+        """
+        root, box = region(value)
+        uses = self._uses.get(id(root))
+        if uses is None:
+            return False
+        nodes = self._verified_nodes
+        return any(a.obj is not value and nodes[a.position].params[a.index] is a.obj and boxes_overlap(a.box, box)
+                   for a in (*uses.reads, *uses.writes, *uses.others))
 
     # -- verification and execution ------------------------------------------
     def verify(self) -> None:
         self.invalidate()
-        self.order = Verifier(self).run()
+        verifier = Verifier(self)
+        self._uses, self._positions = {}, {}
+        self.order = verifier.run()
+        self._verified_nodes = list(self.nodes)
+        self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
