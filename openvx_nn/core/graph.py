@@ -12,14 +12,15 @@ model-wide lock at all (see the state machine).
 """
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable
 
 from . import execution
+from .compiled import Call, Plan, compile_calls
 from .context import Context
-from .enums import Action, Direction, GraphState, Status, Type
+from .enums import Action, GraphState, Status, Type
 from .errors import VXError
+from .memory import plan_graph
 from .node import Node
 from .perf import Perf
 from .plan import Uses, Verifier
@@ -28,8 +29,6 @@ from .regions import Access, boxes_overlap, region
 from .tensor import Tensor
 
 NodeCallback = Callable[[Node], int]
-Runner = Callable[[], None]
-Step = tuple[Node, Runner, tuple]  # (node, its bound runner, root tensors it writes)
 
 
 class _Run:
@@ -42,26 +41,12 @@ class _Run:
         self.status: int = Status.VX_FAILURE
 
 
-def _step(node: Node) -> Step:
-    """``node``'s runner, bound by its kernel's ``bind`` when it has one (else the executor)."""
-    description, params, state = node.description, node.params, node.state
-    runner: Runner | None = None
-    if description.bind is not None:
-        try:
-            runner = description.bind(params, state)
-        except Exception:  # noqa: BLE001 - the unbound executor reports the same failure per run
-            runner = None
-    if runner is None:
-        runner = functools.partial(description.execute, params, state)
-    outputs = tuple(p.root for spec, p in zip(description.params, params)
-                    if p is not None and spec.direction == Direction.VX_OUTPUT and hasattr(p, "root"))
-    return node, runner, outputs
-
-
 class Graph(Reference):
     vx_type = Type.VX_TYPE_GRAPH
     call_node_callback: Callable[[int, Node], int] | None = None
     """Set by the C layer: calls a vx_nodecomplete_f address with a node."""
+    memory_plan = True
+    """Whether verify shares an arena among virtual tensors by lifetime (``memory.py``); False: each its own."""
 
     def __init__(self, context: Context):
         super().__init__(context)
@@ -77,8 +62,7 @@ class Graph(Reference):
         self._busy = threading.Lock()  # held while the nodes run (see the state machine below)
         self._executor: int | None = None  # thread running the nodes
         self._run: _Run | None = None  # the scheduled run vxWaitGraph has not collected yet
-        self._steps: list[Step] | None = None
-        self._steps_epoch = -1
+        self.plan = Plan()  # the compiled plan: bound calls (when its epoch is current) and memory plan
 
     # -- structure ---------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -97,7 +81,7 @@ class Graph(Reference):
 
     def invalidate(self) -> None:
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
-        self._steps = None
+        self.plan = Plan(memory=self.plan.memory)  # unbound; the memory plan is kept for the next verify
 
     @property
     def verified(self) -> bool:
@@ -105,7 +89,7 @@ class Graph(Reference):
 
     def on_destroy(self) -> None:
         nodes, self.nodes, self.parameters = list(self.nodes), {}, []
-        self._uses, self._positions, self._verified_nodes, self.order, self._steps = {}, {}, [], [], None
+        self._uses, self._positions, self._verified_nodes, self.order, self.plan = {}, {}, [], [], Plan()
         for node in nodes:
             node.detach()
             node.unhold()
@@ -163,6 +147,9 @@ class Graph(Reference):
         self.order = verifier.run()
         self._verified_nodes = list(self.nodes)
         self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
+        memory = plan_graph(self.order, self._verified_nodes, self._uses.values(), self.parameters,
+                            self.plan.memory, self.memory_plan)
+        self.plan = Plan(memory=memory)
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
@@ -176,20 +163,19 @@ class Graph(Reference):
     # waiting) goes under ``execution.changed`` (the model lock).  Kernels run
     # without either.  A graph released while it executes is destroyed when the
     # execution ends (:meth:`_collect`, :meth:`_finish`).
-    def _claim(self) -> list[Step] | None:
+    def _claim(self) -> tuple[Call, ...] | None:
         """Take ``_busy`` and the bound steps without the model lock, if the graph is free and ready."""
         if not self._busy.acquire(blocking=False):
             return None
-        steps = self._steps
-        if (self._run is not None or steps is None or self._steps_epoch != Tensor.storage_epoch
-                or not self.verified):
+        plan = self.plan
+        if self._run is not None or plan.epoch != Tensor.storage_epoch or not self.verified:
             self._busy.release()
             execution.notify()
             return None
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
-        return steps
+        return plan.calls
 
-    def _begin(self, run: _Run | None) -> list[Step]:
+    def _begin(self, run: _Run | None) -> tuple[Call, ...]:
         """:meth:`_claim` under the model lock: waits for another thread's execution, verifies."""
         if self._executor == threading.get_ident():
             raise VXError(Status.VX_FAILURE, f"{self.describe()} is already running on this thread "
@@ -205,7 +191,7 @@ class Graph(Reference):
         try:
             if not self.verified:
                 self.verify()
-            steps = self._bound_steps()
+            steps = self._bound_calls()
         except BaseException:
             self._busy.release()
             execution.wake()
@@ -269,7 +255,7 @@ class Graph(Reference):
                     raise VXError(Status.VX_ERROR_NO_RESOURCES,
                                   f"cannot start a thread for {self.describe()}: {exc}", self) from None
 
-    def _work(self, run: _Run, steps: list[Step]) -> None:
+    def _work(self, run: _Run, steps: tuple[Call, ...]) -> None:
         self._executor = threading.get_ident()
         status = Status.VX_FAILURE
         try:
@@ -295,26 +281,38 @@ class Graph(Reference):
                 self._run = None
             return run.status
 
-    def _bound_steps(self) -> list[Step]:
-        """Each node with its runner, bound once per verification and storage change."""
-        if self._steps is None or self._steps_epoch != Tensor.storage_epoch:
-            self._steps_epoch = Tensor.storage_epoch
-            self._steps = [_step(node) for node in self.order]
-        return self._steps
+    def _bound_calls(self) -> tuple[Call, ...]:
+        """The plan's calls, bound once per verification and storage change."""
+        plan = self.plan
+        if plan.epoch != Tensor.storage_epoch:
+            epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
+            plan = self.plan = Plan(compile_calls(self.order), epoch, plan.memory)
+        return plan.calls
 
-    def _execute(self, steps: list[Step]) -> int:
+    def _execute(self, calls: tuple[Call, ...]) -> int:
+        """Run the calls in order; the loop does per node only what a node needs (timing when enabled)."""
         timing = self.context.performance_enabled
         if timing:
             self.perf.start()
         status = Status.VX_SUCCESS
-        for node, runner, outputs in steps:
-            if execution.closing():
+        closing = execution.closing
+        for node, run, writes in calls:
+            if closing():
                 status = Status.VX_ERROR_GRAPH_ABANDONED
                 self.context.log(node, status, f"{self.describe()} abandoned before {node.describe()}: "
                                                "the process is exiting")
                 break
-            status = self._run_node(node, runner, timing)
-            for tensor in outputs:
+            if timing:
+                node.perf.start()
+            try:
+                run()
+            except Exception as exc:  # noqa: BLE001 - a kernel bug must not escape into C
+                status = self._failed(node, exc)
+            else:
+                node.status = Status.VX_SUCCESS
+            if timing:
+                node.perf.stop()
+            for tensor in writes:
                 tensor.writes += 1
             if status != Status.VX_SUCCESS:
                 break
@@ -334,21 +332,15 @@ class Graph(Reference):
         caller = Graph.call_node_callback
         return caller is not None and caller(node.callback, node) == Action.VX_ACTION_ABANDON
 
-    def _run_node(self, node: Node, runner: Runner, timing: bool) -> int:
-        if timing:
-            node.perf.start()
-        try:
-            runner()
-            node.status = Status.VX_SUCCESS
-        except VXError as err:
-            node.status = err.status
-            self.context.log(node, err.status, f"{node.describe()} failed: {err.message}")
-        except Exception as exc:  # noqa: BLE001 - a kernel bug must not escape into C
+    def _failed(self, node: Node, exc: Exception) -> int:
+        """Record and log a node's failure; returns its status."""
+        if isinstance(exc, VXError):
+            node.status = exc.status
+            self.context.log(node, exc.status, f"{node.describe()} failed: {exc.message}")
+        else:
             node.status = Status.VX_FAILURE
             self.context.log(node, Status.VX_FAILURE,
                              f"{node.describe()} failed: internal error {type(exc).__name__}: {exc}")
-        if timing:
-            node.perf.stop()
         return node.status
 
 

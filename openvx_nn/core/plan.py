@@ -10,9 +10,8 @@ concatenation); overlapping writes may not.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
 
-from .enums import Direction, Status
+from .enums import Direction, Status, Type
 from .errors import VXError
 from .node import Node
 from .reference import Reference
@@ -20,14 +19,20 @@ from .regions import Access, overlapping, region
 from .validation import Validation
 
 
-@dataclass
 class Uses:
     """The accesses of one root object by the graph's nodes, by direction."""
 
-    root: object
-    reads: list[Access] = field(default_factory=list)
-    writes: list[Access] = field(default_factory=list)
-    others: list[Access] = field(default_factory=list)  # bidirectional parameters
+    __slots__ = ("others", "reads", "root", "writes")
+
+    def __init__(self, root: object):
+        self.root = root
+        self.reads: list[Access] = []
+        self.writes: list[Access] = []
+        self.others: list[Access] = []  # bidirectional parameters
+
+
+_OUTPUT, _INPUT = int(Direction.VX_OUTPUT), int(Direction.VX_INPUT)
+_TENSOR, _IMAGE = int(Type.VX_TYPE_TENSOR), int(Type.VX_TYPE_IMAGE)
 
 
 def index_uses(nodes: list[Node]) -> dict[int, Uses]:
@@ -37,12 +42,16 @@ def index_uses(nodes: list[Node]) -> dict[int, Uses]:
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
             if value is None:
                 continue
-            root, box = region(value)
+            kind = value.vx_type
+            if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
+                root, box = region(value)
+            else:  # the object is its own root, whole
+                root, box = value, None
             entry = uses.get(id(root))
             if entry is None:
                 entry = uses[id(root)] = Uses(root)
-            target = (entry.writes if spec.direction == Direction.VX_OUTPUT
-                      else entry.reads if spec.direction == Direction.VX_INPUT else entry.others)
+            direction = spec.direction
+            target = entry.writes if direction == _OUTPUT else entry.reads if direction == _INPUT else entry.others
             target.append(Access(position, i, value, box))
     return uses
 

@@ -175,6 +175,7 @@ class Tensor(Reference):
         self._strides = strides
         self._address = 0
         self._own_storage: np.ndarray | None = None  # a swapped normal tensor's storage, kept for the app
+        self._placed = False  # the storage is a slice of a graph's arena (virtual roots only)
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
         self.writes = 0  # counted on the root: grows with every write (copy, unmap, swap, node output)
@@ -238,6 +239,11 @@ class Tensor(Reference):
 
     # -- data ------------------------------------------------------------------------
     @property
+    def placed(self) -> bool:
+        """Whether the storage is a slice of a graph's arena (:meth:`place`)."""
+        return self._placed
+
+    @property
     def has_memory(self) -> bool:
         return self.parent.has_memory if self.parent is not None else self._storage is not None
 
@@ -287,9 +293,28 @@ class Tensor(Reference):
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
             self._storage = _zeros(sizes, data_type)
+            self._placed = False
             self.writes += 1
             Tensor.storage_epoch += 1
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
+
+    def place(self, storage: np.ndarray | None) -> None:
+        """Put a virtual root tensor's data in ``storage`` (a slice of its graph's arena), or,
+        with None, give it back storage of its own if it was placed (the graph's memory plan).
+
+        The meta-data stay; the contents are undefined until a node writes them.
+        """
+        if storage is None:
+            if not self._placed:
+                return
+            self._storage, self._placed = _zeros(self.dims, self._data_type), False
+        else:
+            if storage.shape != self.dims or storage.dtype != dtype_of(self._data_type):
+                raise invalid_parameters(f"storage {storage.shape} {storage.dtype} does not fit "
+                                         f"{self.describe()}", self)
+            self._storage, self._placed = storage, True
+        self.writes += 1
+        Tensor.storage_epoch += 1
 
     # -- application memory ------------------------------------------------------
     def _attach(self, address: int) -> None:
