@@ -20,18 +20,19 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
+from .datatypes import dtype_of
 from .enums import Type
 from .regions import region
 
 ALIGNMENT = 64  # bytes: a cache line, and the widest vector load
 
 
-@dataclass(frozen=True)
-class Lifetime:
+class Lifetime(NamedTuple):
     """A planned tensor: the steps of its first and last use and its size in bytes."""
 
     tensor: object  # a tensor.Tensor (virtual root)
@@ -112,10 +113,8 @@ def _give(free: list[list[int]], offset: int, size: int, top: int) -> int:
     return top
 
 
-def plannable(root: object) -> bool:
-    """A virtual root tensor with storage and no open map: the kind the arena may hold."""
-    return (getattr(root, "vx_type", None) == Type.VX_TYPE_TENSOR and root.virtual and root.parent is None
-            and not root.pins and root.has_memory)
+def _virtual_root(root: object) -> bool:
+    return getattr(root, "vx_type", None) == Type.VX_TYPE_TENSOR and root.virtual and root.parent is None
 
 
 def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) -> list[Lifetime]:
@@ -127,39 +126,39 @@ def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) 
     found = []
     for u in uses:
         root = u.root
-        if (u.others or not u.writes or id(root) in excluded or not plannable(root)
-                or any(a.box is not None for a in u.writes)):
+        if (u.others or not u.writes or id(root) in excluded or not _virtual_root(root) or root.pins
+                or not all(root.dims) or any(a.box is not None for a in u.writes)):
             continue
         touched = [steps[a.position] for a in u.writes] + [steps[a.position] for a in u.reads]
-        nbytes = math.prod(root.dims) * root.array.dtype.itemsize
+        nbytes = math.prod(root.dims) * dtype_of(root.data_type).itemsize
         found.append(Lifetime(root, min(touched), max(touched), nbytes))
     return found
 
 
 def plan(found: list[Lifetime]) -> MemoryPlan:
-    """Offsets and an arena (zeroed) for the tensors ``found``."""
+    """Offsets for the tensors ``found`` (the arena is made when they are placed)."""
     if not found:
         return EMPTY
     offsets, size = assign_offsets([(life.first, life.last, life.nbytes) for life in found])
-    raw = np.zeros(size + ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    arena = raw[start:start + size]
-    return MemoryPlan(arena, {id(life.tensor): off for life, off in zip(found, offsets)}, tuple(found), size,
+    return MemoryPlan(None, {id(life.tensor): off for life, off in zip(found, offsets)}, tuple(found), size,
                       sum(life.nbytes for life in found))
 
 
 def place(memory: MemoryPlan, previous: MemoryPlan) -> MemoryPlan:
-    """Give each planned tensor its slice of the arena; keeps ``previous`` when the layout is the same
-    and its tensors still hold their slices (a re-verified graph does not move its data)."""
+    """Make the arena and give each planned tensor its slice; keeps ``previous`` when the layout is
+    the same and its tensors still hold their slices (a re-verified graph does not move its data)."""
+    if not memory.lifetimes:
+        return EMPTY
     if previous.arena is not None and previous.layout() == memory.layout() and all(
             life.tensor.placed for life in previous.lifetimes):
         return previous
+    raw = np.zeros(memory.arena_bytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    memory = replace(memory, arena=raw[start:start + memory.arena_bytes])
     for life in memory.lifetimes:
         tensor = life.tensor
-        offset = memory.offsets[id(tensor)]
-        dtype = tensor.array.dtype
-        view = memory.arena[offset:offset + life.nbytes].view(dtype)
-        tensor.place(view.reshape(tensor.dims, order="F"))
+        tensor.place(np.ndarray(tensor.dims, dtype_of(tensor.data_type), memory.arena,
+                                memory.offsets[id(tensor)], order="F"))
     return memory
 
 
@@ -178,7 +177,7 @@ def plan_graph(order: Sequence[object], nodes: Sequence[object], uses: Iterable[
     uses = list(uses)
     found = lifetimes(uses, steps, excluded) if enabled else []
     planned = {id(life.tensor) for life in found}
-    for u in uses:  # virtual tensors no longer planned leave the arena
-        if id(u.root) not in planned and getattr(u.root, "placed", False):
+    for u in uses:  # the other virtual tensors get (or keep) storage of their own
+        if id(u.root) not in planned and _virtual_root(u.root) and all(u.root.dims):
             u.root.place(None)
     return place(plan(found), previous)

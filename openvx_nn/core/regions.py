@@ -11,6 +11,7 @@ split or a concatenation) cost ``k log k``, not ``k**2``.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -73,6 +74,9 @@ def overlapping(first: Sequence[Access], second: Sequence[Access] | None = None
     of the two in ``first`` on the left).
     """
     same = second is None
+    if all(a.box is None for a in first) and (same or all(b.box is None for b in second)):
+        yield from itertools.combinations(first, 2) if same else itertools.product(first, second)
+        return  # whole objects only (no views): every pair meets
     sides = (first,) if same else (first, second)
     wholes = [[a for a in side if a.box is None] for side in sides]
     boxed = [[a for a in side if a.box is not None] for side in sides]

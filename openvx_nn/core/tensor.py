@@ -260,12 +260,13 @@ class Tensor(Reference):
         raise VXError(Status.VX_ERROR_NO_MEMORY,
                       f"{self.describe()} has no memory: its handle is NULL", self)
 
-    def allocate(self, dims: Sequence[int], data_type: int, fpp: int) -> None:
+    def allocate(self, dims: Sequence[int], data_type: int, fpp: int, store: bool = True) -> None:
         """Give a virtual tensor its inferred meta-data and zeroed storage (graph verify).
 
         What was declared at creation must agree; unknowns are filled.  The same
         meta-data again keeps the storage, so re-verifying a graph keeps its data.
-        A view allocates its parent.
+        A view allocates its parent.  With ``store`` False new meta-data leave the
+        tensor without storage: the graph's memory plan gives it (:meth:`place`).
         """
         if not self.virtual:
             raise invalid_parameters(f"{self.describe()} is not virtual; it needs no allocation", self)
@@ -289,10 +290,10 @@ class Tensor(Reference):
                           f"declared {type_name(declared_type)} with {declared_fpp} "
                           f"of {self.describe()}", self)
         if self.parent is not None:
-            self.parent.allocate(self.parent.dims, data_type, fpp)
+            self.parent.allocate(self.parent.dims, data_type, fpp, store)
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
-            self._storage = _zeros(sizes, data_type)
+            self._storage = _zeros(sizes, data_type) if store else None
             self._placed = False
             self.writes += 1
             Tensor.storage_epoch += 1
@@ -300,12 +301,12 @@ class Tensor(Reference):
 
     def place(self, storage: np.ndarray | None) -> None:
         """Put a virtual root tensor's data in ``storage`` (a slice of its graph's arena), or,
-        with None, give it back storage of its own if it was placed (the graph's memory plan).
+        with None, give it zeroed storage of its own unless it has some (the graph's memory plan).
 
         The meta-data stay; the contents are undefined until a node writes them.
         """
         if storage is None:
-            if not self._placed:
+            if self._storage is not None and not self._placed:
                 return
             self._storage, self._placed = _zeros(self.dims, self._data_type), False
         else:
