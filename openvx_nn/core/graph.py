@@ -294,7 +294,7 @@ class Graph(Reference):
         timing = self.context.performance_enabled
         if timing:
             self.perf.start()
-        status = Status.VX_SUCCESS
+        status = success = Status.VX_SUCCESS
         closing = execution.closing
         for node, run, writes in calls:
             if closing():
@@ -309,12 +309,13 @@ class Graph(Reference):
             except Exception as exc:  # noqa: BLE001 - a kernel bug must not escape into C
                 status = self._failed(node, exc)
             else:
-                node.status = Status.VX_SUCCESS
+                node.status = success
             if timing:
                 node.perf.stop()
-            for tensor in writes:
-                tensor.writes += 1
-            if status != Status.VX_SUCCESS:
+            if writes:
+                for tensor in writes:
+                    tensor.writes += 1
+            if status != success:
                 break
             if node.callback and self._callback_abandons(node):
                 status = Status.VX_ERROR_GRAPH_ABANDONED
