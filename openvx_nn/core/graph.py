@@ -1,8 +1,9 @@
 """``vx_graph``: nodes, verification state, execution, graph parameters, timing.
 
-A graph verifies once (``plan.Verifier``) and then runs its nodes in the
-dependency order found there, as often as asked, without re-validating or
-re-allocating.  Anything that changes its structure sends it back to
+A graph verifies once (``plan.Verifier``, then ``memory.plan_graph``: its
+virtual tensors' arena) and then runs its compiled plan (``compiled``: the
+nodes' bound calls in the dependency order found there) as often as asked,
+without re-validating or re-allocating.  Anything that changes its structure sends it back to
 VX_GRAPH_STATE_UNVERIFIED.  Execution holds no model-wide lock, so graphs
 run in parallel from several threads (the kernels release the GIL).  Each
 node's runner is bound once (``KernelDescription.bind``) and rebound only when
