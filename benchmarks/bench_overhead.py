@@ -47,7 +47,7 @@ def measure(name: str, build, rounds: int, calls: int) -> None:
         out, expected = build(ctx, g, x)
         g.process()
         assert np.array_equal(out.numpy(), expected), (out.numpy(), expected)
-        runner = _model_graph(g)._steps[0][1]
+        runner = _model_graph(g).plan.calls[0].run
         handle = g.handle
         contenders = {"C API": lambda: vx.vxProcessGraph(handle), "Python API": g.process, "kernel only": runner}
         times: dict[str, list[float]] = {k: [] for k in contenders}

@@ -1,8 +1,9 @@
 """``vx_graph``: nodes, verification state, execution, graph parameters, timing.
 
-A graph verifies once (``plan.Verifier``) and then runs its nodes in the
-dependency order found there, as often as asked, without re-validating or
-re-allocating.  Anything that changes its structure sends it back to
+A graph verifies once (``plan.Verifier``, then ``memory.plan_graph``: its
+virtual tensors' arena) and then runs its compiled plan (``compiled``: the
+nodes' bound calls in the dependency order found there) as often as asked,
+without re-validating or re-allocating.  Anything that changes its structure sends it back to
 VX_GRAPH_STATE_UNVERIFIED.  Execution holds no model-wide lock, so graphs
 run in parallel from several threads (the kernels release the GIL).  Each
 node's runner is bound once (``KernelDescription.bind``) and rebound only when
@@ -12,23 +13,23 @@ model-wide lock at all (see the state machine).
 """
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable
 
 from . import execution
+from .compiled import Call, Plan, compile_calls
 from .context import Context
-from .enums import Action, Direction, GraphState, Status, Type
+from .enums import Action, GraphState, Status, Type
 from .errors import VXError
+from .memory import plan_graph
 from .node import Node
 from .perf import Perf
-from .plan import Verifier, overlap, region
+from .plan import Uses, Verifier
 from .reference import Reference
+from .regions import Access, boxes_overlap, region
 from .tensor import Tensor
 
 NodeCallback = Callable[[Node], int]
-Runner = Callable[[], None]
-Step = tuple[Node, Runner, tuple]  # (node, its bound runner, root tensors it writes)
 
 
 class _Run:
@@ -41,51 +42,39 @@ class _Run:
         self.status: int = Status.VX_FAILURE
 
 
-def _step(node: Node) -> Step:
-    """``node``'s runner, bound by its kernel's ``bind`` when it has one (else the executor)."""
-    description, params, state = node.description, node.params, node.state
-    runner: Runner | None = None
-    if description.bind is not None:
-        try:
-            runner = description.bind(params, state)
-        except Exception:  # noqa: BLE001 - the unbound executor reports the same failure per run
-            runner = None
-    if runner is None:
-        runner = functools.partial(description.execute, params, state)
-    outputs = tuple(p.root for spec, p in zip(description.params, params)
-                    if p is not None and spec.direction == Direction.VX_OUTPUT and hasattr(p, "root"))
-    return node, runner, outputs
-
-
 class Graph(Reference):
     vx_type = Type.VX_TYPE_GRAPH
     call_node_callback: Callable[[int, Node], int] | None = None
     """Set by the C layer: calls a vx_nodecomplete_f address with a node."""
+    memory_plan = True
+    """Whether verify shares an arena among virtual tensors by lifetime (``memory.py``); False: each its own."""
 
     def __init__(self, context: Context):
         super().__init__(context)
-        self.nodes: list[Node] = []
+        self.nodes: dict[Node, None] = {}  # in the order added (a dict: removal by key, not by scan)
         self.parameters: list[tuple[Node, int]] = []
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
         self.perf = Perf()
         self.order: list[Node] = []
+        self._uses: dict[int, Uses] = {}  # the last verify's accesses by root (graph parameter checks)
+        self._verified_nodes: list[Node] = []  # the nodes as that verify saw them (access positions)
+        self._positions: dict[Node, int] = {}  # node -> its position there
         self.verify_count = 0
         self._busy = threading.Lock()  # held while the nodes run (see the state machine below)
         self._executor: int | None = None  # thread running the nodes
         self._run: _Run | None = None  # the scheduled run vxWaitGraph has not collected yet
-        self._steps: list[Step] | None = None
-        self._steps_epoch = -1
+        self.plan = Plan()  # the compiled plan: bound calls (when its epoch is current) and memory plan
 
     # -- structure ---------------------------------------------------------
     def add_node(self, node: Node) -> None:
         node.hold()
-        self.nodes.append(node)
+        self.nodes[node] = None
         self.invalidate()
 
     def remove_node(self, node: Node) -> None:
-        if node not in self.nodes:
+        if node.graph is not self or node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_NODE, f"{node.describe()} is not in {self.describe()}", node)
-        self.nodes.remove(node)
+        del self.nodes[node]
         self.parameters = [(n, i) for n, i in self.parameters if n is not node]
         node.detach()
         self.invalidate()
@@ -93,21 +82,22 @@ class Graph(Reference):
 
     def invalidate(self) -> None:
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
-        self._steps = None
+        self.plan = Plan(memory=self.plan.memory)  # unbound; the memory plan is kept for the next verify
 
     @property
     def verified(self) -> bool:
         return self.state != GraphState.VX_GRAPH_STATE_UNVERIFIED
 
     def on_destroy(self) -> None:
-        nodes, self.nodes, self.parameters = self.nodes, [], []
+        nodes, self.nodes, self.parameters = list(self.nodes), {}, []
+        self._uses, self._positions, self._verified_nodes, self.order, self.plan = {}, {}, [], [], Plan()
         for node in nodes:
             node.detach()
             node.unhold()
 
     # -- graph parameters ----------------------------------------------------
     def add_parameter(self, node: Node | None, index: int) -> None:
-        if node is None or node not in self.nodes:
+        if node is None or node.graph is not self or node not in self.nodes:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
                           f"the parameter does not belong to a node of {self.describe()}", self)
         self.parameters.append((node, index))
@@ -127,15 +117,40 @@ class Graph(Reference):
         node.set_parameter(param, value)
         if state == GraphState.VX_GRAPH_STATE_UNVERIFIED or old is None or value is None:
             return
-        others = [region(p) for n in self.nodes for p in n.params if p is not None and p is not value]
-        if (_same_meta(old, value) and not getattr(value, "virtual", False)
-                and not any(overlap(region(value), r) for r in others)):
+        if _same_meta(old, value) and not getattr(value, "virtual", False) and not self._overlaps_others(value):
             self.state = state  # still verified; invalidate() already dropped the bound runners
+            root, box = region(value)
+            uses = self._uses.get(id(root))
+            if uses is None:
+                uses = self._uses[id(root)] = Uses(root)
+            uses.others.append(Access(self._positions[node], param, value, box))
+
+    def _overlaps_others(self, value: Reference) -> bool:
+        """Whether another object a node of the verified graph uses covers memory of ``value``.
+
+        Looks only at the accesses of ``value``'s root recorded at verify (and by
+        earlier replacements); an entry whose node has since been given another
+        object is stale and skipped.
+        """
+        root, box = region(value)
+        uses = self._uses.get(id(root))
+        if uses is None:
+            return False
+        nodes = self._verified_nodes
+        return any(a.obj is not value and nodes[a.position].params[a.index] is a.obj and boxes_overlap(a.box, box)
+                   for a in (*uses.reads, *uses.writes, *uses.others))
 
     # -- verification and execution ------------------------------------------
     def verify(self) -> None:
         self.invalidate()
-        self.order = Verifier(self).run()
+        verifier = Verifier(self)
+        self._uses, self._positions = {}, {}
+        self.order = verifier.run()
+        self._verified_nodes = list(self.nodes)
+        self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
+        memory = plan_graph(self.order, self._verified_nodes, self._uses.values(), self.parameters,
+                            self.plan.memory, self.memory_plan)
+        self.plan = Plan(memory=memory)
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
@@ -149,20 +164,19 @@ class Graph(Reference):
     # waiting) goes under ``execution.changed`` (the model lock).  Kernels run
     # without either.  A graph released while it executes is destroyed when the
     # execution ends (:meth:`_collect`, :meth:`_finish`).
-    def _claim(self) -> list[Step] | None:
+    def _claim(self) -> tuple[Call, ...] | None:
         """Take ``_busy`` and the bound steps without the model lock, if the graph is free and ready."""
         if not self._busy.acquire(blocking=False):
             return None
-        steps = self._steps
-        if (self._run is not None or steps is None or self._steps_epoch != Tensor.storage_epoch
-                or not self.verified):
+        plan = self.plan
+        if self._run is not None or plan.epoch != Tensor.storage_epoch or not self.verified:
             self._busy.release()
             execution.notify()
             return None
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
-        return steps
+        return plan.calls
 
-    def _begin(self, run: _Run | None) -> list[Step]:
+    def _begin(self, run: _Run | None) -> tuple[Call, ...]:
         """:meth:`_claim` under the model lock: waits for another thread's execution, verifies."""
         if self._executor == threading.get_ident():
             raise VXError(Status.VX_FAILURE, f"{self.describe()} is already running on this thread "
@@ -178,7 +192,7 @@ class Graph(Reference):
         try:
             if not self.verified:
                 self.verify()
-            steps = self._bound_steps()
+            steps = self._bound_calls()
         except BaseException:
             self._busy.release()
             execution.wake()
@@ -242,7 +256,7 @@ class Graph(Reference):
                     raise VXError(Status.VX_ERROR_NO_RESOURCES,
                                   f"cannot start a thread for {self.describe()}: {exc}", self) from None
 
-    def _work(self, run: _Run, steps: list[Step]) -> None:
+    def _work(self, run: _Run, steps: tuple[Call, ...]) -> None:
         self._executor = threading.get_ident()
         status = Status.VX_FAILURE
         try:
@@ -268,28 +282,41 @@ class Graph(Reference):
                 self._run = None
             return run.status
 
-    def _bound_steps(self) -> list[Step]:
-        """Each node with its runner, bound once per verification and storage change."""
-        if self._steps is None or self._steps_epoch != Tensor.storage_epoch:
-            self._steps_epoch = Tensor.storage_epoch
-            self._steps = [_step(node) for node in self.order]
-        return self._steps
+    def _bound_calls(self) -> tuple[Call, ...]:
+        """The plan's calls, bound once per verification and storage change."""
+        plan = self.plan
+        if plan.epoch != Tensor.storage_epoch:
+            epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
+            plan = self.plan = Plan(compile_calls(self.order), epoch, plan.memory)
+        return plan.calls
 
-    def _execute(self, steps: list[Step]) -> int:
+    def _execute(self, calls: tuple[Call, ...]) -> int:
+        """Run the calls in order; the loop does per node only what a node needs (timing when enabled)."""
         timing = self.context.performance_enabled
         if timing:
             self.perf.start()
-        status = Status.VX_SUCCESS
-        for node, runner, outputs in steps:
-            if execution.closing():
+        status = success = Status.VX_SUCCESS
+        closing = execution.closing
+        for node, run, writes in calls:
+            if closing():
                 status = Status.VX_ERROR_GRAPH_ABANDONED
                 self.context.log(node, status, f"{self.describe()} abandoned before {node.describe()}: "
                                                "the process is exiting")
                 break
-            status = self._run_node(node, runner, timing)
-            for tensor in outputs:
-                tensor.writes += 1
-            if status != Status.VX_SUCCESS:
+            if timing:
+                node.perf.start()
+            try:
+                run()
+            except Exception as exc:  # noqa: BLE001 - a kernel bug must not escape into C
+                status = self._failed(node, exc)
+            else:
+                node.status = success
+            if timing:
+                node.perf.stop()
+            if writes:
+                for tensor in writes:
+                    tensor.writes += 1
+            if status != success:
                 break
             if node.callback and self._callback_abandons(node):
                 status = Status.VX_ERROR_GRAPH_ABANDONED
@@ -307,21 +334,15 @@ class Graph(Reference):
         caller = Graph.call_node_callback
         return caller is not None and caller(node.callback, node) == Action.VX_ACTION_ABANDON
 
-    def _run_node(self, node: Node, runner: Runner, timing: bool) -> int:
-        if timing:
-            node.perf.start()
-        try:
-            runner()
-            node.status = Status.VX_SUCCESS
-        except VXError as err:
-            node.status = err.status
-            self.context.log(node, err.status, f"{node.describe()} failed: {err.message}")
-        except Exception as exc:  # noqa: BLE001 - a kernel bug must not escape into C
+    def _failed(self, node: Node, exc: Exception) -> int:
+        """Record and log a node's failure; returns its status."""
+        if isinstance(exc, VXError):
+            node.status = exc.status
+            self.context.log(node, exc.status, f"{node.describe()} failed: {exc.message}")
+        else:
             node.status = Status.VX_FAILURE
             self.context.log(node, Status.VX_FAILURE,
                              f"{node.describe()} failed: internal error {type(exc).__name__}: {exc}")
-        if timing:
-            node.perf.stop()
         return node.status
 
 

@@ -1,9 +1,11 @@
-"""Graph verification: scope, writers, dependency order, then each node's validator.
+"""Graph verification in one linear pass: scope, writers, dependency order, then each node's validator.
 
-Data objects are compared by the memory they cover, not by identity: a view
-and its parent (or two views of one tensor) overlap when their boxes in the
-root tensor intersect.  Disjoint views of one tensor may be written by
-different nodes (splitting and concatenation); overlapping writes may not.
+Every parameter of every node is read once into an index of accesses by root
+object (``regions``); writers, dependencies and unwritten virtual tensors are
+found within each root's accesses, never by comparing all nodes with each
+other, so verifying costs O(nodes + edges) (plus a sort per root's views).
+Disjoint views of one tensor may be written by different nodes (splitting and
+concatenation); overlapping writes may not.
 """
 from __future__ import annotations
 
@@ -13,34 +15,45 @@ from .enums import Direction, Status, Type
 from .errors import VXError
 from .node import Node
 from .reference import Reference
+from .regions import Access, overlapping, region
 from .validation import Validation
 
-Region = tuple[object, tuple[tuple[int, int], ...] | None]
+
+class Uses:
+    """The accesses of one root object by the graph's nodes, by direction."""
+
+    __slots__ = ("others", "reads", "root", "writes")
+
+    def __init__(self, root: object):
+        self.root = root
+        self.reads: list[Access] = []
+        self.writes: list[Access] = []
+        self.others: list[Access] = []  # bidirectional parameters
 
 
-def region(obj: Reference) -> Region:
-    """(root object, box in root coordinates or None for the whole object)."""
-    if obj.vx_type != Type.VX_TYPE_TENSOR or getattr(obj, "parent", None) is None:
-        return obj, None
-    offsets = [0] * len(obj.dims)
-    node = obj
-    while node.parent is not None:
-        offsets = [o + s for o, s in zip(offsets, node.view_start)]
-        node = node.parent
-    return node, tuple((o, o + d) for o, d in zip(offsets, obj.dims))
+_OUTPUT, _INPUT = int(Direction.VX_OUTPUT), int(Direction.VX_INPUT)
+_TENSOR, _IMAGE = int(Type.VX_TYPE_TENSOR), int(Type.VX_TYPE_IMAGE)
 
 
-def overlap(a: Region, b: Region) -> bool:
-    if a[0] is not b[0]:
-        return False
-    if a[1] is None or b[1] is None:
-        return True
-    return all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(a[1], b[1]))
-
-
-def _objects(node: Node, direction: int) -> list[tuple[int, Reference]]:
-    return [(i, p) for i, (spec, p) in enumerate(zip(node.description.params, node.params))
-            if p is not None and spec.direction == direction]
+def index_uses(nodes: list[Node]) -> dict[int, Uses]:
+    """Every parameter of ``nodes`` (positions in that list), grouped by ``id`` of its root object."""
+    uses: dict[int, Uses] = {}
+    for position, node in enumerate(nodes):
+        for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
+            if value is None:
+                continue
+            kind = value.vx_type
+            if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
+                root, box = region(value)
+            else:  # the object is its own root, whole
+                root, box = value, None
+            entry = uses.get(id(root))
+            if entry is None:
+                entry = uses[id(root)] = Uses(root)
+            direction = spec.direction
+            target = entry.writes if direction == _OUTPUT else entry.reads if direction == _INPUT else entry.others
+            target.append(Access(position, i, value, box))
+    return uses
 
 
 class Verifier:
@@ -49,6 +62,8 @@ class Verifier:
     def __init__(self, graph: Reference):  # a graph.Graph
         self.graph = graph
         self.errors: list[VXError] = []
+        self.uses: dict[int, Uses] = {}
+        """After ``run``: the index of accesses, by root, with positions in the graph's node list."""
 
     def error(self, status: int, message: str, node: Node | None = None) -> None:
         err = VXError(status, message, node or self.graph)
@@ -61,10 +76,9 @@ class Verifier:
             self.error(Status.VX_ERROR_INVALID_GRAPH, f"{self.graph.describe()} has no nodes")
         for node in nodes:
             self._check_presence_and_scope(node)
+        self.uses = index_uses(nodes)
         self._check_writers(nodes)
         order = self._order(nodes) if not self.errors else []
-        if not self.errors:
-            self._check_unwritten_virtuals(nodes)
         if not self.errors:
             for node in order:
                 try:
@@ -79,65 +93,67 @@ class Verifier:
 
     def _check_presence_and_scope(self, node: Node) -> None:
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
-            where = f"{node.describe()} parameter {i} ({spec.name})"
             if value is None:
                 if not spec.optional:
-                    self.error(Status.VX_ERROR_NOT_SUFFICIENT, f"{where}: required parameter is not set", node)
+                    self.error(Status.VX_ERROR_NOT_SUFFICIENT,
+                               f"{node.describe()} parameter {i} ({spec.name}): required parameter is not set",
+                               node)
                 continue
+            virtual = getattr(value, "virtual", False)
+            if value.alive and not virtual:
+                continue
+            where = f"{node.describe()} parameter {i} ({spec.name})"
             if not value.alive:
                 self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
-            if spec.static and getattr(value, "virtual", False):
+            if spec.static and virtual:
                 self.error(Status.VX_ERROR_INVALID_PARAMETERS,
                            f"{where}: [static] parameters must hold data before verification; "
                            f"virtual {value.describe()} cannot", node)
             owner = getattr(value, "graph", None) or getattr(value, "scope", None)
-            if getattr(value, "virtual", False) and owner is not self.graph:
+            if virtual and owner is not self.graph:
                 self.error(Status.VX_ERROR_INVALID_SCOPE,
                            f"{where}: virtual {value.describe()} belongs to another graph", node)
 
     def _check_writers(self, nodes: list[Node]) -> None:
-        writes = [(n, i, region(p)) for n in nodes for i, p in _objects(n, Direction.VX_OUTPUT)]
-        for a in range(len(writes)):
-            for b in range(a + 1, len(writes)):
-                (n1, i1, r1), (n2, i2, r2) = writes[a], writes[b]
-                if overlap(r1, r2):
-                    self.error(Status.VX_ERROR_MULTIPLE_WRITERS,
-                               f"{n1.describe()} parameter {i1} and {n2.describe()} parameter {i2} "
-                               f"write the same data", n2)
+        clashes = [pair for uses in self.uses.values() if len(uses.writes) > 1
+                   for pair in overlapping(uses.writes)]
+        for a, b in sorted(clashes, key=lambda p: (p[0].position, p[0].index, p[1].position, p[1].index)):
+            self.error(Status.VX_ERROR_MULTIPLE_WRITERS,
+                       f"{nodes[a.position].describe()} parameter {a.index} and {nodes[b.position].describe()} "
+                       f"parameter {b.index} write the same data", nodes[b.position])
 
     def _order(self, nodes: list[Node]) -> list[Node]:
-        position = {id(n): k for k, n in enumerate(nodes)}
-        writes = {id(n): [region(p) for _, p in _objects(n, Direction.VX_OUTPUT)] for n in nodes}
-        reads = {id(n): [region(p) for _, p in _objects(n, Direction.VX_INPUT)] for n in nodes}
-        after: dict[int, set[int]] = {id(n): set() for n in nodes}
-        for w in nodes:
-            for r in nodes:
-                if w is not r and any(overlap(a, b) for a in writes[id(w)] for b in reads[id(r)]):
-                    after[id(w)].add(id(r))
-        pending = {id(n): 0 for n in nodes}
-        for targets in after.values():
+        """Kahn's algorithm over writer -> reader edges; ties go to the node added first."""
+        after: list[set[int]] = [set() for _ in nodes]
+        unwritten: list[Access] = []
+        for uses in self.uses.values():
+            read = set()
+            if uses.writes and uses.reads:
+                for w, r in overlapping(uses.writes, uses.reads):
+                    read.add(id(r))
+                    if w.position != r.position:
+                        after[w.position].add(r.position)
+            unwritten += [r for r in uses.reads if id(r) not in read and getattr(r.obj, "virtual", False)]
+        pending = [0] * len(nodes)
+        for targets in after:
             for t in targets:
                 pending[t] += 1
-        ready = [position[id(n)] for n in nodes if pending[id(n)] == 0]
+        ready = [k for k in range(len(nodes)) if pending[k] == 0]
         heapq.heapify(ready)
         order: list[Node] = []
         while ready:
-            node = nodes[heapq.heappop(ready)]
-            order.append(node)
-            for t in after[id(node)]:
+            k = heapq.heappop(ready)
+            order.append(nodes[k])
+            for t in after[k]:
                 pending[t] -= 1
                 if pending[t] == 0:
-                    heapq.heappush(ready, position[t])
+                    heapq.heappush(ready, t)
         if len(order) != len(nodes):
-            stuck = ", ".join(n.describe() for n in nodes if pending[id(n)] > 0)
+            stuck = ", ".join(n.describe() for k, n in enumerate(nodes) if pending[k] > 0)
             self.error(Status.VX_ERROR_INVALID_GRAPH, f"{self.graph.describe()} has a cycle among {stuck}")
+            return order
+        for r in sorted(unwritten, key=lambda a: (a.position, a.index)):
+            self.error(Status.VX_ERROR_INVALID_GRAPH,
+                       f"{nodes[r.position].describe()} parameter {r.index}: virtual {r.obj.describe()} is read "
+                       f"but no node writes it", nodes[r.position])
         return order
-
-    def _check_unwritten_virtuals(self, nodes: list[Node]) -> None:
-        written = [region(p) for n in nodes for _, p in _objects(n, Direction.VX_OUTPUT)]
-        for node in nodes:
-            for i, value in _objects(node, Direction.VX_INPUT):
-                if getattr(value, "virtual", False) and not any(overlap(region(value), w) for w in written):
-                    self.error(Status.VX_ERROR_INVALID_GRAPH,
-                               f"{node.describe()} parameter {i}: virtual {value.describe()} is read "
-                               f"but no node writes it", node)

@@ -133,14 +133,22 @@ class Reference:
         return f"{kind}{label} ({self.handle:#x})"
 
 
+_classes: dict[int, type[Reference]] = {}
+"""``class_for``'s answers: every attribute query asks it, so the class tree is walked once per type."""
+
+
 def class_for(vx_type: int) -> type[Reference]:
     """The model class whose objects have ``vx_type`` (Reference for VX_TYPE_REFERENCE)."""
+    found = _classes.get(vx_type)
+    if found is not None:
+        return found
     if vx_type == Type.VX_TYPE_REFERENCE:
         return Reference
     pending = list(Reference.__subclasses__())
     while pending:
         cls = pending.pop()
         if cls.vx_type == vx_type:
+            _classes[vx_type] = cls
             return cls
         pending.extend(cls.__subclasses__())
     raise VXError(Status.VX_ERROR_INVALID_TYPE, f"no object type {type_name(vx_type)}")

@@ -175,6 +175,7 @@ class Tensor(Reference):
         self._strides = strides
         self._address = 0
         self._own_storage: np.ndarray | None = None  # a swapped normal tensor's storage, kept for the app
+        self._placed = False  # the storage is a slice of a graph's arena (virtual roots only)
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
         self.writes = 0  # counted on the root: grows with every write (copy, unmap, swap, node output)
@@ -238,6 +239,11 @@ class Tensor(Reference):
 
     # -- data ------------------------------------------------------------------------
     @property
+    def placed(self) -> bool:
+        """Whether the storage is a slice of a graph's arena (:meth:`place`)."""
+        return self._placed
+
+    @property
     def has_memory(self) -> bool:
         return self.parent.has_memory if self.parent is not None else self._storage is not None
 
@@ -254,12 +260,13 @@ class Tensor(Reference):
         raise VXError(Status.VX_ERROR_NO_MEMORY,
                       f"{self.describe()} has no memory: its handle is NULL", self)
 
-    def allocate(self, dims: Sequence[int], data_type: int, fpp: int) -> None:
+    def allocate(self, dims: Sequence[int], data_type: int, fpp: int, store: bool = True) -> None:
         """Give a virtual tensor its inferred meta-data and zeroed storage (graph verify).
 
         What was declared at creation must agree; unknowns are filled.  The same
         meta-data again keeps the storage, so re-verifying a graph keeps its data.
-        A view allocates its parent.
+        A view allocates its parent.  With ``store`` False new meta-data leave the
+        tensor without storage: the graph's memory plan gives it (:meth:`place`).
         """
         if not self.virtual:
             raise invalid_parameters(f"{self.describe()} is not virtual; it needs no allocation", self)
@@ -283,13 +290,32 @@ class Tensor(Reference):
                           f"declared {type_name(declared_type)} with {declared_fpp} "
                           f"of {self.describe()}", self)
         if self.parent is not None:
-            self.parent.allocate(self.parent.dims, data_type, fpp)
+            self.parent.allocate(self.parent.dims, data_type, fpp, store)
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
-            self._storage = _zeros(sizes, data_type)
+            self._storage = _zeros(sizes, data_type) if store else None
+            self._placed = False
             self.writes += 1
             Tensor.storage_epoch += 1
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
+
+    def place(self, storage: np.ndarray | None) -> None:
+        """Put a virtual root tensor's data in ``storage`` (a slice of its graph's arena), or,
+        with None, give it zeroed storage of its own unless it has some (the graph's memory plan).
+
+        The meta-data stay; the contents are undefined until a node writes them.
+        """
+        if storage is None:
+            if self._storage is not None and not self._placed:
+                return
+            self._storage, self._placed = _zeros(self.dims, self._data_type), False
+        else:
+            if storage.shape != self.dims or storage.dtype != dtype_of(self._data_type):
+                raise invalid_parameters(f"storage {storage.shape} {storage.dtype} does not fit "
+                                         f"{self.describe()}", self)
+            self._storage, self._placed = storage, True
+        self.writes += 1
+        Tensor.storage_epoch += 1
 
     # -- application memory ------------------------------------------------------
     def _attach(self, address: int) -> None:

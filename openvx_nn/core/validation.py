@@ -101,8 +101,8 @@ class Validation:
         tensor = self.node.params[index]
         want = Meta(tuple(int(d) for d in dims), int(data_type), int(fpp))
         if tensor.virtual:
-            try:  # checks against what was declared, fills unknowns, allocates once
-                tensor.allocate(want.dims, want.data_type, want.fpp)
+            try:  # checks against what was declared, fills unknowns; the memory plan gives storage
+                tensor.allocate(want.dims, want.data_type, want.fpp, store=False)
             except VXError as err:
                 self.fail(index, err.status, err.message)
             return

@@ -13,8 +13,9 @@ ROUND_POLICIES = (RoundPolicy.VX_ROUND_POLICY_TO_ZERO, RoundPolicy.VX_ROUND_POLI
 def arithmetic_input(v: Validation, index: int) -> Meta:
     """A tensor input of U8/S8/INT16 (any valid fixed point position) or F32."""
     meta = v.tensor(index)
-    v.require(meta.data_type in ARITHMETIC_TYPES, index, Status.VX_ERROR_INVALID_TYPE,
-              f"data type {meta.describe()} is not supported (UINT8, INT8, INT16, FLOAT32)")
+    if meta.data_type not in ARITHMETIC_TYPES:  # the message is built only on failure: verify runs this per node
+        v.fail(index, Status.VX_ERROR_INVALID_TYPE,
+               f"data type {meta.describe()} is not supported (UINT8, INT8, INT16, FLOAT32)")
     return meta
 
 
@@ -49,8 +50,9 @@ def is_float(meta: Meta | None) -> bool:
 def nn_input(v: Validation, index: int, min_rank: int, max_rank: int = 6) -> Meta:
     """An NN layer's data input: an arithmetic format and a rank in range."""
     meta = arithmetic_input(v, index)
-    v.require(min_rank <= meta.rank <= max_rank, index, Status.VX_ERROR_INVALID_DIMENSION,
-              f"expected {min_rank} to {max_rank} dims, got {meta.rank} ({list(meta.dims)})")
+    if not min_rank <= meta.rank <= max_rank:
+        v.fail(index, Status.VX_ERROR_INVALID_DIMENSION,
+               f"expected {min_rank} to {max_rank} dims, got {meta.rank} ({list(meta.dims)})")
     return meta
 
 
@@ -75,12 +77,12 @@ def output_format(v: Validation, index: int, reference: Meta, rescales: bool) ->
     declared = v.declared(index)
     if not declared.data_type:
         return reference.data_type, reference.fpp
-    v.require(declared.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
-              f"output data type {Type(declared.data_type).name} differs from the input's "
-              f"{Type(reference.data_type).name}")
-    if not rescales:
-        v.require(declared.fpp == reference.fpp, index, Status.VX_ERROR_INVALID_FORMAT,
-                  f"output fixed point position {declared.fpp} differs from the input's {reference.fpp}")
+    if declared.data_type != reference.data_type:
+        v.fail(index, Status.VX_ERROR_INVALID_TYPE, f"output data type {Type(declared.data_type).name} differs "
+               f"from the input's {Type(reference.data_type).name}")
+    if not rescales and declared.fpp != reference.fpp:
+        v.fail(index, Status.VX_ERROR_INVALID_FORMAT,
+               f"output fixed point position {declared.fpp} differs from the input's {reference.fpp}")
     return declared.data_type, (declared.fpp if reference.data_type != Type.VX_TYPE_FLOAT32 else 0)
 
 

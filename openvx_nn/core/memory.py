@@ -1,0 +1,183 @@
+"""The memory plan of a verified graph: virtual tensors share one arena by lifetime.
+
+A virtual tensor lives from the first node (in execution order) that touches
+it to the last; two tensors whose lifetimes meet never share bytes, so a value
+is never clobbered before its last reader (a tensor freed at step ``s`` is
+reused only by tensors first written after ``s``).  Offsets come from a linear
+scan over the steps with a best-fit free list (interval colouring), so a
+chain's intermediates take two buffers, not one per node.
+
+Planned: virtual root tensors written only whole (never through a view, so a
+kernel's full write defines every byte) and never bidirectional.  Kept in
+their own storage: views (they slice their root), graph parameters,
+non-virtual tensors (the application may map or swap them), and virtual
+tensors written through views (a partial write must keep the zeros between).
+The plan assumes what every kernel's description promises: an output is
+written whole on every run.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from .datatypes import dtype_of
+from .enums import Type
+from .regions import region
+
+ALIGNMENT = 64  # bytes: a cache line, and the widest vector load
+
+
+class Lifetime(NamedTuple):
+    """A planned tensor: the steps of its first and last use and its size in bytes."""
+
+    tensor: object  # a tensor.Tensor (virtual root)
+    first: int
+    last: int
+    nbytes: int
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryPlan:
+    """Where each planned tensor lives in the arena, and what the plan saves."""
+
+    arena: np.ndarray | None
+    offsets: dict[int, int]  # id(tensor) -> byte offset
+    lifetimes: tuple[Lifetime, ...]
+    arena_bytes: int
+    virtual_bytes: int  # the planned tensors' sizes added up (what they took before the plan)
+
+    def layout(self) -> tuple:
+        return tuple((id(life.tensor), life.tensor.dims, life.tensor.data_type, self.offsets[id(life.tensor)])
+                     for life in self.lifetimes)
+
+
+EMPTY = MemoryPlan(None, {}, (), 0, 0)
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // ALIGNMENT) * ALIGNMENT
+
+
+def assign_offsets(lifetimes: Sequence[tuple[int, int, int]]) -> tuple[list[int], int]:
+    """Byte offsets for (first, last, nbytes) intervals so that overlapping intervals never share
+    bytes; returns the offsets and the arena size.  Every offset is a multiple of ALIGNMENT.
+
+    At each step, the tensors first used there are placed (best fit in the free
+    blocks, else at the top) before those last used there are freed.
+    """
+    starts: dict[int, list[int]] = {}
+    ends: dict[int, list[int]] = {}
+    for k, (first, last, _) in enumerate(lifetimes):
+        starts.setdefault(first, []).append(k)
+        ends.setdefault(last, []).append(k)
+    offsets = [0] * len(lifetimes)
+    free: list[list[int]] = []  # [offset, size] blocks below ``top``, sorted by offset, never adjacent
+    top = peak = 0
+    for step in sorted(starts.keys() | ends.keys()):
+        for k in starts.get(step, ()):
+            need = _aligned(lifetimes[k][2])
+            best = min((b for b in free if b[1] >= need), key=lambda b: b[1], default=None)
+            if best is None:
+                offsets[k], top = top, top + need
+                peak = max(peak, top)
+                continue
+            offsets[k] = best[0]
+            best[0] += need
+            best[1] -= need
+            if not best[1]:
+                free.remove(best)
+        for k in ends.get(step, ()):
+            top = _give(free, offsets[k], _aligned(lifetimes[k][2]), top)
+    return offsets, peak
+
+
+def _give(free: list[list[int]], offset: int, size: int, top: int) -> int:
+    """Return a block to the free list, merged with its neighbours; returns the new top."""
+    at = bisect.bisect_left(free, [offset, 0])
+    if at and free[at - 1][0] + free[at - 1][1] == offset:  # merge with the block before
+        at -= 1
+        free[at][1] += size
+    else:
+        free.insert(at, [offset, size])
+    block = free[at]
+    if at + 1 < len(free) and block[0] + block[1] == free[at + 1][0]:  # and with the one after
+        block[1] += free.pop(at + 1)[1]
+    if block[0] + block[1] == top:  # the top block shrinks the arena back
+        free.pop(at)
+        top = block[0]
+    return top
+
+
+def _virtual_root(root: object) -> bool:
+    return getattr(root, "vx_type", None) == Type.VX_TYPE_TENSOR and root.virtual and root.parent is None
+
+
+def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) -> list[Lifetime]:
+    """The tensors the arena may hold among ``uses`` (``plan.Uses``) and their lifetimes.
+
+    ``steps[p]`` is the execution step of the node at position ``p``;
+    ``excluded`` holds ids of roots that keep their own storage (graph parameters).
+    """
+    found = []
+    for u in uses:
+        root = u.root
+        if (u.others or not u.writes or id(root) in excluded or not _virtual_root(root) or root.pins
+                or not all(root.dims) or any(a.box is not None for a in u.writes)):
+            continue
+        touched = [steps[a.position] for a in u.writes] + [steps[a.position] for a in u.reads]
+        nbytes = math.prod(root.dims) * dtype_of(root.data_type).itemsize
+        found.append(Lifetime(root, min(touched), max(touched), nbytes))
+    return found
+
+
+def plan(found: list[Lifetime]) -> MemoryPlan:
+    """Offsets for the tensors ``found`` (the arena is made when they are placed)."""
+    if not found:
+        return EMPTY
+    offsets, size = assign_offsets([(life.first, life.last, life.nbytes) for life in found])
+    return MemoryPlan(None, {id(life.tensor): off for life, off in zip(found, offsets)}, tuple(found), size,
+                      sum(life.nbytes for life in found))
+
+
+def place(memory: MemoryPlan, previous: MemoryPlan) -> MemoryPlan:
+    """Make the arena and give each planned tensor its slice; keeps ``previous`` when the layout is
+    the same and its tensors still hold their slices (a re-verified graph does not move its data)."""
+    if not memory.lifetimes:
+        return EMPTY
+    if previous.arena is not None and previous.layout() == memory.layout() and all(
+            life.tensor.placed for life in previous.lifetimes):
+        return previous
+    raw = np.zeros(memory.arena_bytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    memory = replace(memory, arena=raw[start:start + memory.arena_bytes])
+    for life in memory.lifetimes:
+        tensor = life.tensor
+        tensor.place(np.ndarray(tensor.dims, dtype_of(tensor.data_type), memory.arena,
+                                memory.offsets[id(tensor)], order="F"))
+    return memory
+
+
+def plan_graph(order: Sequence[object], nodes: Sequence[object], uses: Iterable[object],
+               parameters: Iterable[tuple[object, int]], previous: MemoryPlan, enabled: bool = True) -> MemoryPlan:
+    """The memory plan of a verified graph, with its tensors placed.
+
+    ``order`` is the execution order of ``nodes``; ``uses`` the verifier's
+    accesses by root (``plan.Uses``, positions in ``nodes``); ``parameters``
+    the graph parameters as (node, index).  Virtual tensors left out of the
+    plan (or all of them, when not ``enabled``) get their own storage back.
+    """
+    step = {id(node): s for s, node in enumerate(order)}
+    steps = [step[id(node)] for node in nodes]
+    excluded = {id(region(node.params[i])[0]) for node, i in parameters if node.params[i] is not None}
+    uses = list(uses)
+    found = lifetimes(uses, steps, excluded) if enabled else []
+    planned = {id(life.tensor) for life in found}
+    for u in uses:  # the other virtual tensors get (or keep) storage of their own
+        if id(u.root) not in planned and _virtual_root(u.root) and all(u.root.dims):
+            u.root.place(None)
+    return place(plan(found), previous)
