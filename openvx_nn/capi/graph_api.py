@@ -263,8 +263,7 @@ def _argument_value(ctx, graph, spec, arg):
 def vxnn_create_node(graph, kernel_enum, count, args):
     g = reference.lookup(graph, Graph, "graph")
     with blaming(g):
-        from ..core import kernels
-        description = kernels.by_enum(kernel_enum)
+        description = g.context.kernels.by_enum(kernel_enum)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel has enum {kernel_enum:#x}")
         values = []

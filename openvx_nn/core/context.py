@@ -11,6 +11,7 @@ from . import reference
 from .compat import Compat
 from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor, status_name
 from .errors import VXError
+from .kernels import KernelTable
 from .reference import Reference
 
 _ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
@@ -64,6 +65,7 @@ class Context(Reference):
         self.immediate_border_policy = int(BorderPolicy.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED)
         self.immediate_target = "any"
         self.nn_compat = int(Compat.VX_OPENVX_NN_COMPAT_ENVIRONMENT)  # VX_CONTEXT_OPENVX_NN_COMPAT (core/compat.py)
+        self.kernels = KernelTable()  # built-in families and user kernels, published alike (core/kernels.py)
 
     @classmethod
     def create(cls) -> Context:
