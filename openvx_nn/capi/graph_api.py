@@ -45,7 +45,6 @@ attributes.register(Type.VX_TYPE_NODE, {
     NodeAttr.VX_NODE_PERFORMANCE: Attr("fixed", lambda n: n.perf.pack()),
     NodeAttr.VX_NODE_BORDER: Attr("fixed", lambda n: n.border, _set_border, 20),
     NodeAttr.VX_NODE_PARAMETERS: Attr("I", lambda n: len(n.params)),
-    NodeAttr.VX_NODE_LOCAL_DATA_SIZE: Attr("N", lambda n: 0),
     NodeAttr.VX_NODE_IS_REPLICATED: Attr("i", lambda n: 0),
     NodeAttr.VX_NODE_VALID_RECT_RESET: Attr("i", lambda n: 0),
 })
@@ -54,7 +53,6 @@ attributes.register(Type.VX_TYPE_KERNEL, {
     KernelAttr.VX_KERNEL_PARAMETERS: Attr("I", lambda k: len(k.description.params)),
     KernelAttr.VX_KERNEL_NAME: Attr("text", lambda k: k.description.name, width=MAX_KERNEL_NAME),
     KernelAttr.VX_KERNEL_ENUM: Attr("i", lambda k: k.description.enum),
-    KernelAttr.VX_KERNEL_LOCAL_DATA_SIZE: Attr("N", lambda k: 0),
 })
 
 

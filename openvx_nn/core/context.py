@@ -13,6 +13,7 @@ from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, T
 from .errors import VXError
 from .kernels import KernelTable
 from .reference import Reference
+from .user_struct import UserStructs
 
 _ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
 """OPENVX_NN_LOG=1 echoes every error entry to stderr, callback or not."""
@@ -66,6 +67,7 @@ class Context(Reference):
         self.immediate_target = "any"
         self.nn_compat = int(Compat.VX_OPENVX_NN_COMPAT_ENVIRONMENT)  # VX_CONTEXT_OPENVX_NN_COMPAT (core/compat.py)
         self.kernels = KernelTable()  # built-in families and user kernels, published alike (core/kernels.py)
+        self.user_structs = UserStructs()
 
     @classmethod
     def create(cls) -> Context:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage
+from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage, hidden
 from .context import Context
 from .datatypes import zeros
 from .enums import ChannelRange, ColorSpace, DFImage, MemoryType, Status, Type, type_name
@@ -119,6 +119,7 @@ class Image(Reference):
                  tensor: Tensor | None = None, box: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)):
         super().__init__(context)
         self.width, self.height, self.format = int(width), int(height), int(code)
+        self.declared = (self.width, self.height, self.format)  # a virtual image's unknowns: 0, VIRT
         self.space = ColorSpace.VX_COLOR_SPACE_DEFAULT
         self.range = ChannelRange.VX_CHANNEL_RANGE_FULL
         self.memory_type = MemoryType.VX_MEMORY_TYPE_NONE
@@ -169,6 +170,25 @@ class Image(Reference):
         tensor.hold()
         return image
 
+    def allocate(self, width: int, height: int, code: int) -> None:
+        """Give a virtual image its size and format (inferred at verify) and zeroed storage;
+        what was declared (non-zero size, a format other than VX_DF_IMAGE_VIRT) must agree."""
+        declared_width, declared_height, declared_format = self.declared
+        for what, declared, want in (("width", declared_width, width), ("height", declared_height, height)):
+            if declared and declared != want:
+                raise VXError(Status.VX_ERROR_INVALID_DIMENSION,
+                              f"{what} {want} does not match the declared {declared} of {self.describe()}", self)
+        if declared_format not in (D.VX_DF_IMAGE_VIRT, code):
+            raise VXError(Status.VX_ERROR_INVALID_FORMAT,
+                          f"format {format_name(code)} does not match the declared "
+                          f"{format_name(declared_format)} of {self.describe()}", self)
+        check_format(code)
+        _check_size(width, height)
+        if self._storage is None or (self.width, self.height, self.format) != (width, height, code):
+            dtype, channels = FORMATS[code]
+            self._storage = zeros((height, width, channels), dtype, f"a {width}x{height} {format_name(code)} image")
+        self.width, self.height, self.format = int(width), int(height), int(code)
+
     # -- data -------------------------------------------------------------------------
     @property
     def array(self) -> np.ndarray:
@@ -183,7 +203,7 @@ class Image(Reference):
 
     def _check_access(self, rect: Rect | None, plane: int, usage: int, usages: Sequence[int],
                       memory_type: int) -> Rect:
-        if self.virtual:
+        if hidden(self):
             raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                           f"virtual {self.describe()} cannot be accessed by the application", self)
         if rect is None:

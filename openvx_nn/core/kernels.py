@@ -18,6 +18,10 @@ from .errors import VXError
 if TYPE_CHECKING:
     from .signature import KernelDescription
 
+USER_KERNEL_BASE = (0xFFE << 20) - (1 << 32)  # VX_KERNEL_BASE(VX_ID_USER, 0) as the signed vx_enum C sees
+KERNEL_MASK = 0xFFF
+FIRST_USER_LIBRARY, LIBRARY_MAX = 3, 0xFF
+
 _BY_ENUM: dict[int, KernelDescription] = {}
 _BY_NAME: dict[str, KernelDescription] = {}
 
@@ -84,7 +88,11 @@ class KernelTable:
         self._by_name: dict[str, KernelDescription] = {}
         self._published: set[str] = set()
         self.modules: dict[str, object] = {}
-        """Loaded kernel modules (vxLoadKernels) by the name they were loaded with: their handles."""
+        """Loaded kernel modules (vxLoadKernels) by the name they were loaded with."""
+        self.libraries: dict[str, tuple[object, object]] = {}
+        """(publish, unpublish) of modules registered with vxRegisterKernelLibrary."""
+        self._next_kernel = 0
+        self._next_library = FIRST_USER_LIBRARY
 
     def _sync(self) -> None:
         if len(self._published) != len(_PUBLISHERS):
@@ -107,6 +115,25 @@ class KernelTable:
         if self._by_name.get(description.name) is description:
             del self._by_name[description.name]
             del self._by_enum[description.enum]
+
+    def names(self) -> set[str]:
+        self._sync()
+        return set(self._by_name)
+
+    def allocate_kernel_id(self) -> int:
+        """vxAllocateUserKernelId: the next of VX_KERNEL_BASE(VX_ID_USER, 0) + 0..0xFFF."""
+        if self._next_kernel > KERNEL_MASK:
+            raise VXError(Status.VX_ERROR_NO_RESOURCES, f"all {KERNEL_MASK + 1} user kernel ids are allocated")
+        self._next_kernel += 1
+        return USER_KERNEL_BASE + self._next_kernel - 1
+
+    def allocate_library_id(self) -> int:
+        """vxAllocateUserKernelLibraryId: the next library id under VX_ID_USER (1 and 2 are
+        the library's own NNAPI and CoreML kernels)."""
+        if self._next_library > LIBRARY_MAX:
+            raise VXError(Status.VX_ERROR_NO_RESOURCES, f"all user kernel library ids up to {LIBRARY_MAX} are allocated")
+        self._next_library += 1
+        return self._next_library - 1
 
     def by_name(self, name: str) -> KernelDescription | None:
         self._sync()
