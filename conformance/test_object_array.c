@@ -151,7 +151,9 @@ TEST_WITH_ARG(object_array, images_of_a_tensor, t_img_arg, gen_tensor_images)
     tensor = ct_tensor(context, 3, dims, arg->fmt);
     ct_fill_format(model, n, arg->fmt->type);
     ct_write(tensor, model);
-    array = vxCreateImageObjectArrayFromTensor(tensor, &r, count, jump, arg->format);
+    /* jump is in bytes: the dim-2 stride of the packed tensor times the slice step */
+    array = vxCreateImageObjectArrayFromTensor(tensor, &r, count, jump * dims[0] * dims[1] * ct_elem_size(arg->fmt->type),
+                                               arg->format);
     ASSERT_VX_OBJECT(array);
     for (i = 0; i < count; i++) {
         vx_image image = (vx_image)vxGetObjectArrayItem(array, (vx_uint32)i);
@@ -197,12 +199,13 @@ TEST(object_array, tensor_view_errors)
     vx_size dims3[3] = {4, 4, 2}, dims2[2] = {4, 4};
     vx_rectangle_t r = ct_rect(0, 0, 4, 4), big = ct_rect(0, 0, 5, 4);
     vx_tensor t3 = ct_tensor(context, 3, dims3, &CT_U8), t2 = ct_tensor(context, 2, dims2, &CT_U8);
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t2, &r, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_FORMAT, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 1, 1, VX_DF_IMAGE_S16)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &big, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 3, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, NULL, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor((vx_tensor)context, &r, 1, 1, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t2, &r, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_FORMAT, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 1, 16, VX_DF_IMAGE_S16)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &big, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 3, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 2, 1, VX_DF_IMAGE_U8))); /* not a multiple of the 16-byte dim-2 stride */
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, NULL, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor((vx_tensor)context, &r, 1, 16, VX_DF_IMAGE_U8)));
     VX_CALL(vxReleaseTensor(&t3));
     VX_CALL(vxReleaseTensor(&t2));
 }

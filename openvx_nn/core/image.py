@@ -274,7 +274,9 @@ class Image(Reference):
 
 
 def tensor_images(tensor: Tensor, rect: Rect | None, count: int, jump: int, code: int) -> list[Image]:
-    """The images of vxCreateImageObjectArrayFromTensor: image i views slice ``i * jump``."""
+    """The images of vxCreateImageObjectArrayFromTensor: image i views the slice ``i * jump`` bytes
+    past the first, ``jump`` being in bytes as the header's text says (a multiple of the tensor's
+    dim-2 byte stride; 0 is allowed for a single image)."""
     if len(tensor.dims) != 3:
         raise invalid_parameters(f"{tensor.describe()} has {len(tensor.dims)} dims (expected 3)", tensor)
     if tensor.virtual:
@@ -291,8 +293,13 @@ def tensor_images(tensor: Tensor, rect: Rect | None, count: int, jump: int, code
     if not (x0 < x1 <= tensor.dims[0] and y0 < y1 <= tensor.dims[1]):
         raise invalid_parameters(f"rectangle ({x0}, {y0})-({x1}, {y1}) is empty or outside dims "
                                  f"{list(tensor.dims[:2])} of {tensor.describe()}", tensor)
-    if count < 1 or jump < 1 or (count - 1) * jump >= tensor.dims[2]:
-        raise invalid_parameters(f"array_size {count} with jump {jump} does not fit dim 2 of size "
-                                 f"{tensor.dims[2]} of {tensor.describe()} (expected array_size >= 1, "
-                                 f"jump >= 1, (array_size - 1) * jump < {tensor.dims[2]})", tensor)
-    return [Image.from_tensor(tensor, rect, i * jump, code) for i in range(count)]
+    stride = tensor.array.strides[2]
+    if jump % stride or (jump == 0 and count > 1):
+        raise invalid_parameters(f"jump {jump} is not a positive multiple of the dim-2 stride {stride} bytes "
+                                 f"of {tensor.describe()} (jump is in bytes)", tensor)
+    step = jump // stride
+    if count < 1 or (count - 1) * step >= tensor.dims[2]:
+        raise invalid_parameters(f"array_size {count} with jump {jump} bytes ({step} slices) does not fit dim 2 "
+                                 f"of size {tensor.dims[2]} of {tensor.describe()} (expected array_size >= 1 and "
+                                 f"(array_size - 1) * jump / {stride} < {tensor.dims[2]})", tensor)
+    return [Image.from_tensor(tensor, rect, i * step, code) for i in range(count)]
