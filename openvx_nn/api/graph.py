@@ -47,6 +47,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
         self.context = context
         self.nodes: list[Node] = []
         self._owned: list[Reference] = []
+        self._kernels: list[UserKernel] = []
 
     # -- building ------------------------------------------------------------------
     def virtual(self, shape: Sequence[int] | None = None, dtype=None, fixed_point_position: int = 0) -> Tensor:
@@ -129,6 +130,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
                 values[i] = instance(arg, Tensor, f"argument {i}")
         node = Node(create("vxCreateGenericNode", self.handle, kernel.handle), kernel.kernel_name, values)
         self.nodes.append(node)
+        self._kernels.append(kernel)  # its callbacks must outlive the node, even if the kernel is removed
         for i, value in values.items():
             call("vxSetParameterByIndex", node.handle, i, value.ref)
         return node
