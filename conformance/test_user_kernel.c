@@ -486,6 +486,84 @@ TEST(user_kernel, parameter_checks_as_for_built_in_kernels)
     VX_CALL(vxRemoveKernel(kernel));
 }
 
+/* ---- vxSetMetaFormatFromReference: the output like an exemplar -------------------------------- */
+static vx_status VX_CALLBACK like_input(vx_node node, const vx_reference parameters[], vx_uint32 num,
+                                        vx_meta_format metas[])
+{
+    vx_status status;
+    (void)node;
+    (void)num;
+    /* a scalar cannot describe a tensor output: refused, and the validator passes that on */
+    status = vxSetMetaFormatFromReference(metas[2], parameters[1]);
+    if (status != VX_ERROR_INVALID_PARAMETERS)
+        return VX_FAILURE;
+    return vxSetMetaFormatFromReference(metas[2], parameters[0]);
+}
+
+static vx_status VX_CALLBACK copy_run(vx_node node, const vx_reference *parameters, vx_uint32 num)
+{
+    vx_size rank = 0, dims[CT_DIMS], start[CT_DIMS] = {0}, stride[CT_DIMS], n = 1, d;
+    vx_int16 buffer[256];
+    (void)node;
+    (void)num;
+    vxQueryTensor((vx_tensor)parameters[0], VX_TENSOR_NUMBER_OF_DIMS, &rank, sizeof rank);
+    vxQueryTensor((vx_tensor)parameters[0], VX_TENSOR_DIMS, dims, rank * sizeof(vx_size));
+    for (d = 0; d < rank; d++) {
+        stride[d] = n * sizeof(vx_int16);
+        n *= dims[d];
+    }
+    if (n > 256)
+        return VX_ERROR_NO_MEMORY;
+    if (vxCopyTensorPatch((vx_tensor)parameters[0], rank, start, dims, stride, buffer, VX_READ_ONLY,
+                          VX_MEMORY_TYPE_HOST) != VX_SUCCESS)
+        return VX_FAILURE;
+    return vxCopyTensorPatch((vx_tensor)parameters[2], rank, start, dims, stride, buffer, VX_WRITE_ONLY,
+                             VX_MEMORY_TYPE_HOST);
+}
+
+TEST(user_kernel, meta_format_from_an_exemplar_fills_a_virtual_output)
+{
+    vx_enum id = 0;
+    vx_size dims[3] = {(vx_size)ct_rand_range(1, 6), (vx_size)ct_rand_range(1, 6), 2};
+    vx_int32 v = 1;
+    int64_t x[72], got[72];
+    size_t n = dims[0] * dims[1] * dims[2];
+    vx_kernel kernel;
+    vx_graph graph = vxCreateGraph(context);
+    vx_tensor in = ct_tensor(context, 3, dims, &CT_Q78), out = ct_tensor(context, 3, dims, &CT_Q78), middle;
+    vx_scalar s = vxCreateScalar(context, VX_TYPE_INT32, &v);
+    vx_node copy1, copy2;
+    VX_CALL(vxAllocateUserKernelId(context, &id));
+    kernel = vxAddUserKernel(context, "org.ct.copy", id, copy_run, 3, like_input, NULL, NULL);
+    ASSERT_VX_OBJECT(kernel);
+    VX_CALL(vxAddParameterToKernel(kernel, 0, VX_INPUT, VX_TYPE_TENSOR, VX_PARAMETER_STATE_REQUIRED));
+    VX_CALL(vxAddParameterToKernel(kernel, 1, VX_INPUT, VX_TYPE_SCALAR, VX_PARAMETER_STATE_REQUIRED));
+    VX_CALL(vxAddParameterToKernel(kernel, 2, VX_OUTPUT, VX_TYPE_TENSOR, VX_PARAMETER_STATE_REQUIRED));
+    VX_CALL(vxFinalizeKernel(kernel));
+    middle = vxCreateVirtualTensor(graph, 0, NULL, VX_TYPE_INVALID, 0); /* all unknown: the exemplar fills it */
+    copy1 = vxCreateGenericNode(graph, kernel);
+    copy2 = vxCreateGenericNode(graph, kernel);
+    VX_CALL(vxSetParameterByIndex(copy1, 0, (vx_reference)in));
+    VX_CALL(vxSetParameterByIndex(copy1, 1, (vx_reference)s));
+    VX_CALL(vxSetParameterByIndex(copy1, 2, (vx_reference)middle));
+    VX_CALL(vxSetParameterByIndex(copy2, 0, (vx_reference)middle));
+    VX_CALL(vxSetParameterByIndex(copy2, 1, (vx_reference)s));
+    VX_CALL(vxSetParameterByIndex(copy2, 2, (vx_reference)out));
+    ct_fill_format(x, n, VX_TYPE_INT16);
+    ct_write(in, x);
+    VX_CALL(vxProcessGraph(graph));
+    ct_read(out, got);
+    ASSERT_EQ_ARRAY("copied twice", x, got, n);
+    VX_CALL(vxReleaseNode(&copy1));
+    VX_CALL(vxReleaseNode(&copy2));
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&middle));
+    VX_CALL(vxReleaseTensor(&in));
+    VX_CALL(vxReleaseTensor(&out));
+    VX_CALL(vxReleaseScalar(&s));
+    VX_CALL(vxRemoveKernel(kernel));
+}
+
 /* ---- kernel modules ---------------------------------------------------------------------------- */
 static void run_module_kernel(vx_context context)
 {
