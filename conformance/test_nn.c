@@ -759,6 +759,7 @@ typedef struct {
     const ct_format *fmt;
     vx_enum roi_type;
     int variant;
+    int sample; /* the compatibility mode: a malformed ROI has no pixels, all its bins are 0 */
 } roi_arg;
 
 static void gen_roi(void)
@@ -775,8 +776,14 @@ static void gen_roi(void)
                 a.fmt = CT_NN_FORMATS[f];
                 a.roi_type = rois[r]->type;
                 a.variant = v;
+                a.sample = 0;
                 snprintf(name, sizeof name, "%s/rois_%s/%d", a.fmt->name, rois[r]->name, v);
                 ct_emit(name, &a);
+                if (v >= 3) { /* the variants with malformed ROIs, in the sample's mode too */
+                    a.sample = 1;
+                    snprintf(name, sizeof name, "%s/rois_%s/%d/SAMPLE", a.fmt->name, rois[r]->name, v);
+                    ct_emit(name, &a);
+                }
             }
 }
 
@@ -827,6 +834,7 @@ TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
     for (b = 0; b < B; b++)
         for (r = 0; r < R; r++) {
             const int64_t *q = rois + 4 * (r + R * b);
+            int no_pixels = arg->sample && (q[2] < q[0] || q[3] < q[1]);
             for (c = 0; c < C; c++)
                 for (oy = 0; oy < PH; oy++)
                     for (ox = 0; ox < PW; ox++) {
@@ -841,7 +849,7 @@ TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
                                     best = val;
                                 any = 1;
                             }
-                        expected[ox + PW * (oy + PH * (c + C * (r + R * b)))] = best;
+                        expected[ox + PW * (oy + PH * (c + C * (r + R * b)))] = no_pixels ? 0 : best;
                     }
         }
     tin = ct_tensor(context, batched ? 4 : 3, in_dims, f);
@@ -850,6 +858,7 @@ TEST_WITH_ARG(nn, roi_pooling, roi_arg, gen_roi)
     ct_write(tin, x);
     ct_write(troi, rois);
     params.pool_type = VX_NN_POOLING_MAX;
+    ct_set_compat(context, arg->sample);
     graph = vxCreateGraph(context);
     ASSERT_VX_OBJECT(graph);
     node = vxROIPoolingLayer(graph, tin, troi, &params, sizeof params, tout);

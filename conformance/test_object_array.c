@@ -151,7 +151,9 @@ TEST_WITH_ARG(object_array, images_of_a_tensor, t_img_arg, gen_tensor_images)
     tensor = ct_tensor(context, 3, dims, arg->fmt);
     ct_fill_format(model, n, arg->fmt->type);
     ct_write(tensor, model);
-    array = vxCreateImageObjectArrayFromTensor(tensor, &r, count, jump, arg->format);
+    /* jump is in bytes: the dim-2 stride of the packed tensor times the slice step */
+    array = vxCreateImageObjectArrayFromTensor(tensor, &r, count, jump * dims[0] * dims[1] * ct_elem_size(arg->fmt->type),
+                                               arg->format);
     ASSERT_VX_OBJECT(array);
     for (i = 0; i < count; i++) {
         vx_image image = (vx_image)vxGetObjectArrayItem(array, (vx_uint32)i);
@@ -197,12 +199,78 @@ TEST(object_array, tensor_view_errors)
     vx_size dims3[3] = {4, 4, 2}, dims2[2] = {4, 4};
     vx_rectangle_t r = ct_rect(0, 0, 4, 4), big = ct_rect(0, 0, 5, 4);
     vx_tensor t3 = ct_tensor(context, 3, dims3, &CT_U8), t2 = ct_tensor(context, 2, dims2, &CT_U8);
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t2, &r, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_FORMAT, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 1, 1, VX_DF_IMAGE_S16)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &big, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 3, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, NULL, 1, 1, VX_DF_IMAGE_U8)));
-    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor((vx_tensor)context, &r, 1, 1, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t2, &r, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_FORMAT, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 1, 16, VX_DF_IMAGE_S16)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &big, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 3, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, &r, 2, 1, VX_DF_IMAGE_U8))); /* not a multiple of the 16-byte dim-2 stride */
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor(t3, NULL, 1, 16, VX_DF_IMAGE_U8)));
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxGetStatus((vx_reference)vxCreateImageObjectArrayFromTensor((vx_tensor)context, &r, 1, 16, VX_DF_IMAGE_U8)));
     VX_CALL(vxReleaseTensor(&t3));
     VX_CALL(vxReleaseTensor(&t2));
+}
+
+/* ---- vxReplicateNode: a node per item of object arrays -------------------------------------------- */
+TEST(object_array, replicated_node_processes_every_item)
+{
+    vx_size dims[2] = {5, 3};
+    vx_size n_items = (vx_size)ct_rand_range(2, 4), i;
+    int64_t a[15], b[15], got[15];
+    vx_tensor exemplar = ct_tensor(context, 2, dims, &CT_S8);
+    vx_object_array in1 = vxCreateObjectArray(context, (vx_reference)exemplar, n_items);
+    vx_object_array out = vxCreateObjectArray(context, (vx_reference)exemplar, n_items);
+    vx_tensor shared = ct_tensor(context, 2, dims, &CT_S8);
+    vx_tensor first_in = (vx_tensor)vxGetObjectArrayItem(in1, 0), first_out = (vx_tensor)vxGetObjectArrayItem(out, 0);
+    vx_graph graph = vxCreateGraph(context);
+    vx_node node = vxTensorAddNode(graph, first_in, shared, VX_CONVERT_POLICY_SATURATE, first_out);
+    vx_bool flags[4] = {vx_true_e, vx_false_e, vx_false_e, vx_true_e}, wrong[4] = {vx_false_e, vx_true_e, vx_false_e, vx_true_e};
+    vx_bool back[4] = {vx_false_e, vx_false_e, vx_false_e, vx_false_e}, replicated = vx_false_e;
+    vx_uint32 count = 0;
+    ASSERT_VX_OBJECT(node);
+    ct_fill_format(b, 15, VX_TYPE_INT8);
+    ct_write(shared, b);
+    for (i = 0; i < n_items; i++) {
+        vx_tensor t = (vx_tensor)vxGetObjectArrayItem(in1, (vx_uint32)i);
+        ct_fill_format(a, 15, VX_TYPE_INT8);
+        ct_write(t, a);
+        VX_CALL(vxReleaseTensor(&t));
+    }
+    /* the statuses for bad references and arguments */
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxReplicateNode(NULL, node, flags, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxReplicateNode(graph, NULL, flags, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxReplicateNode(graph, (vx_node)shared, flags, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_REFERENCE, vxReplicateNode((vx_graph)node, node, flags, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxReplicateNode(graph, node, flags, 3));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxReplicateNode(graph, node, NULL, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxReplicateNode(graph, node, wrong, 4)); /* shared is no item */
+    VX_CALL(vxReplicateNode(graph, node, flags, 4));
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxReplicateNode(graph, node, flags, 4)); /* once only */
+    VX_CALL(vxQueryNode(node, VX_NODE_IS_REPLICATED, &replicated, sizeof replicated));
+    ASSERT_EQ_INT(vx_true_e, replicated);
+    VX_CALL(vxQueryNode(node, VX_NODE_REPLICATE_FLAGS, back, sizeof back));
+    ASSERT(memcmp(back, flags, sizeof flags) == 0);
+    VX_CALL(vxQueryGraph(graph, VX_GRAPH_NUMNODES, &count, sizeof count));
+    ASSERT_EQ_INT(n_items, count);
+    VX_CALL(vxProcessGraph(graph));
+    for (i = 0; i < n_items; i++) { /* item i of out = saturate(item i of in1 + shared) */
+        vx_tensor t = (vx_tensor)vxGetObjectArrayItem(in1, (vx_uint32)i), o = (vx_tensor)vxGetObjectArrayItem(out, (vx_uint32)i);
+        size_t k;
+        ct_read(t, a);
+        ct_read(o, got);
+        for (k = 0; k < 15; k++)
+            a[k] = ct_fit(a[k] + b[k], VX_TYPE_INT8, 1);
+        ASSERT_EQ_ARRAY("replica output", a, got, 15);
+        VX_CALL(vxReleaseTensor(&t));
+        VX_CALL(vxReleaseTensor(&o));
+    }
+    VX_CALL(vxRemoveNode(&node)); /* its replicas go with it */
+    VX_CALL(vxQueryGraph(graph, VX_GRAPH_NUMNODES, &count, sizeof count));
+    ASSERT_EQ_INT(0, count);
+    VX_CALL(vxReleaseGraph(&graph));
+    VX_CALL(vxReleaseTensor(&first_in));
+    VX_CALL(vxReleaseTensor(&first_out));
+    VX_CALL(vxReleaseTensor(&shared));
+    VX_CALL(vxReleaseTensor(&exemplar));
+    VX_CALL(vxReleaseObjectArray(&in1));
+    VX_CALL(vxReleaseObjectArray(&out));
 }

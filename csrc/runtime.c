@@ -204,3 +204,44 @@ void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n)
 {
     memmove((void *)dst, (const void *)src, n);
 }
+
+int32_t vxnn_call_kernel(void *function, uintptr_t node, const uintptr_t *parameters, uint32_t count)
+{
+    vx_kernel_f f = (vx_kernel_f)(uintptr_t)function;
+    return f ? f((vx_node)node, (const vx_reference *)parameters, count) : VX_ERROR_INVALID_PARAMETERS;
+}
+
+int32_t vxnn_call_validator(void *function, uintptr_t node, const uintptr_t *parameters, uint32_t count,
+                            const uintptr_t *metas)
+{
+    vx_kernel_validate_f f = (vx_kernel_validate_f)(uintptr_t)function;
+    return f ? f((vx_node)node, (const vx_reference *)parameters, count, (vx_meta_format *)metas)
+             : VX_ERROR_INVALID_PARAMETERS;
+}
+
+void *vxnn_module_open(const char *path, char *error, size_t size)
+{
+    void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!module) {
+        const char *why = dlerror();
+        snprintf(error, size, "%s", why ? why : "unknown dlopen error");
+    }
+    return module;
+}
+
+void *vxnn_module_symbol(void *module, const char *name)
+{
+    return dlsym(module, name);
+}
+
+void vxnn_module_close(void *module)
+{
+    if (module)
+        dlclose(module);
+}
+
+int32_t vxnn_call_publish(void *function, uintptr_t context)
+{
+    vx_publish_kernels_f f = (vx_publish_kernels_f)(uintptr_t)function;
+    return f ? f((vx_context)context) : VX_ERROR_INVALID_PARAMETERS;
+}

@@ -16,5 +16,16 @@ void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n);
 /* Register the exit handler that waits for running graphs (again after new libraries
  * were loaded, so that it runs before their destructors); no-op in a Python host. */
 void vxnn_register_exit(void);
+/* Call an application's kernel function, initializer or deinitializer (vx_kernel_f and kin). */
+int32_t vxnn_call_kernel(void *function, uintptr_t node, const uintptr_t *parameters, uint32_t count);
+/* Call an application's validator (vx_kernel_validate_f) with one meta format per parameter (0 for inputs). */
+int32_t vxnn_call_validator(void *function, uintptr_t node, const uintptr_t *parameters, uint32_t count,
+                            const uintptr_t *metas);
+/* Kernel modules: dlopen (NULL on failure, the reason in error), dlsym, dlclose, and a
+ * vxPublishKernels/vxUnpublishKernels call. */
+void *vxnn_module_open(const char *path, char *error, size_t size);
+void *vxnn_module_symbol(void *module, const char *name);
+void vxnn_module_close(void *module);
+int32_t vxnn_call_publish(void *function, uintptr_t context);
 
 #endif

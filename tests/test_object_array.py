@@ -137,7 +137,8 @@ def test_images_of_a_tensor_view_its_slices_and_write_through(ctx, name):
     model = _random(rng, dims, dtype)
     write(tensor, np.asfortranarray(model))
     x0, y0, x1, y1, count, jump = 1, 2, 6, 5, 3, 2
-    array = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(x0, y0, x1, y1), count, jump, code)
+    stride = dims[0] * dims[1] * np.dtype(dtype).itemsize  # jump is in bytes: a multiple of the dim-2 stride
+    array = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(x0, y0, x1, y1), count, jump * stride, code)
     assert status_of(array) == vx.VX_SUCCESS
     assert query_oa(array) == (vx.VX_TYPE_IMAGE, count)
     for i in range(count):
@@ -179,7 +180,7 @@ def test_images_of_a_tensor_from_handle_write_the_applications_memory(ctx, log):
     other = np.asfortranarray(_random(rng, (4, 3, 2), np.uint8))
     tensor = vx.vxCreateTensorFromHandle(ctx, 3, sizes([4, 3, 2]), vx.VX_TYPE_UINT8, 0, sizes(memory.strides),
                                          pointer(memory), HOST)
-    array = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(0, 0, 4, 3), 2, 1, vx.VX_DF_IMAGE_U8)
+    array = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(0, 0, 4, 3), 2, 12, vx.VX_DF_IMAGE_U8)
     image = ffi.cast("vx_image", vx.vxGetObjectArrayItem(array, 1))
     data = _random(rng, (3, 4, 1), np.uint8)
     assert copy(image, rect(0, 0, 4, 3), data, vx.VX_WRITE_ONLY) == vx.VX_SUCCESS
@@ -202,17 +203,21 @@ def test_images_of_a_tensor_from_handle_write_the_applications_memory(ctx, log):
 
 
 BAD_VIEWS = [
-    # (dims, data type, rect, count, jump, format, status, words)
-    ([4, 4], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 1, 1, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS, ["2 dims"]),
-    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 1, 1, vx.VX_DF_IMAGE_S16, vx.VX_ERROR_INVALID_FORMAT,
+    # (dims, data type, rect, count, jump in bytes, format, status, words)
+    ([4, 4], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 1, 16, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS, ["2 dims"]),
+    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 1, 16, vx.VX_DF_IMAGE_S16, vx.VX_ERROR_INVALID_FORMAT,
      ["VX_DF_IMAGE_S16", "VX_TYPE_UINT8"]),
-    ([4, 4, 2], vx.VX_TYPE_INT8, (0, 0, 4, 4), 1, 1, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_FORMAT,
+    ([4, 4, 2], vx.VX_TYPE_INT8, (0, 0, 4, 4), 1, 16, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_FORMAT,
      ["VX_TYPE_INT8"]),
-    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 5, 4), 1, 1, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
+    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 5, 4), 1, 16, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
      ["outside"]),
-    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 2, 2, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
-     ["array_size 2 with jump 2"]),
-    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 0, 1, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
+    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 2, 32, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
+     ["array_size 2 with jump 32 bytes (2 slices)"]),
+    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 2, 1, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
+     ["jump 1", "multiple of the dim-2 stride 16 bytes"]),
+    ([4, 4, 2], vx.VX_TYPE_INT16, (0, 0, 4, 4), 2, 16, vx.VX_DF_IMAGE_S16, vx.VX_ERROR_INVALID_PARAMETERS,
+     ["stride 32 bytes"]),
+    ([4, 4, 2], vx.VX_TYPE_UINT8, (0, 0, 4, 4), 0, 16, vx.VX_DF_IMAGE_U8, vx.VX_ERROR_INVALID_PARAMETERS,
      ["array_size 0"]),
 ]
 
@@ -233,7 +238,7 @@ def test_pixels_written_through_images_feed_a_tensor_operation(ctx):
     dims = [6, 4, 3]  # width, height, channels
     tensor = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
     out = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
-    planes = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(0, 0, 6, 4), 3, 1, vx.VX_DF_IMAGE_U8)
+    planes = vx.vxCreateImageObjectArrayFromTensor(tensor, rect(0, 0, 6, 4), 3, 24, vx.VX_DF_IMAGE_U8)
     frames = _random(rng, (3, 4, 6, 1), np.uint8)  # channel, y, x
     for c in range(3):
         image = ffi.cast("vx_image", vx.vxGetObjectArrayItem(planes, c))
@@ -258,7 +263,7 @@ def test_weights_written_through_image_views_are_used_by_the_next_run(ctx):
     weights = vx.vxCreateTensor(ctx, 3, sizes(dims), vx.VX_TYPE_UINT8, 0)
     out = vx.vxCreateTensor(ctx, 1, sizes([3]), vx.VX_TYPE_UINT8, 0)
     write(x, x_values)
-    planes = vx.vxCreateImageObjectArrayFromTensor(weights, rect(0, 0, 6, 4), 3, 1, vx.VX_DF_IMAGE_U8)
+    planes = vx.vxCreateImageObjectArrayFromTensor(weights, rect(0, 0, 6, 4), 3, 24, vx.VX_DF_IMAGE_U8)
     graph = vx.vxCreateGraph(ctx)
     node = vx.vxFullyConnectedLayer(graph, x, weights, ffi.NULL, vx.VX_CONVERT_POLICY_SATURATE,
                                     vx.VX_ROUND_POLICY_TO_ZERO, out)

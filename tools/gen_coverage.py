@@ -115,6 +115,7 @@ def render() -> str:
         lines.append(f"| `{name}` | `{header}` | {'yes' if name in declared else 'no'} | "
                      f"{'yes' if name in found else '**no**'} |")
     lines += outer_tier_section()
+    import openvx_nn.operations  # noqa: F401  (registers the built-in kernels: the catalogue is filled from above)
     from openvx_nn.core.kernels import all_kernels
     lines += ["", f"## Kernels: {len(all_kernels())}", "",
               "Parameters in the kernel's numbering (what `vxSetParameterByIndex` and generic nodes use).", ""]

@@ -129,3 +129,15 @@ VX_API_ENTRY void *VX_API_CALL vxFormatImagePatchAddress2d(void *ptr, vx_uint32 
         return NULL;
     return (vx_uint8 *)ptr + patch_offset(x, y, addr);
 }
+
+VX_API_ENTRY vx_node VX_API_CALL vxColorConvertNode(vx_graph graph, vx_image input, vx_image output)
+{
+    vxnn_arg args[] = {ARG_REF(input), ARG_REF(output)};
+    VXNN_START_OR_RETURN(NULL);
+    return VXNN_NODE(graph, VX_KERNEL_COLOR_CONVERT, args);
+}
+
+VX_API_ENTRY vx_status VX_API_CALL vxuColorConvert(vx_context context, vx_image input, vx_image output)
+{
+    VXNN_IMMEDIATE(context, vxColorConvertNode(graph, input, output));
+}

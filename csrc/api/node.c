@@ -108,3 +108,10 @@ VX_API_ENTRY vx_parameter VX_API_CALL vxGetKernelParameterByIndex(vx_kernel kern
     VXNN_START_OR_RETURN(NULL);
     return (vx_parameter)vxnn_get_kernel_parameter(__func__, H(kernel), index);
 }
+
+VX_API_ENTRY vx_status VX_API_CALL vxReplicateNode(vx_graph graph, vx_node first_node, vx_bool replicate[],
+                                                   vx_uint32 number_of_parameters)
+{
+    VXNN_START_OR_RETURN(VX_FAILURE);
+    return vxnn_replicate_node(__func__, H(graph), H(first_node), (const int32_t *)replicate, number_of_parameters);
+}

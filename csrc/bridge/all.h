@@ -12,5 +12,6 @@
 #include "image.h"
 #include "array.h"
 #include "object_array.h"
+#include "user_kernel.h"
 #include "unimplemented.h"
 #endif

@@ -13,6 +13,7 @@ int32_t vxnn_set_graph_parameter(const char *fn, uintptr_t graph, uint32_t index
 uintptr_t vxnn_get_graph_parameter(const char *fn, uintptr_t graph, uint32_t index);
 uintptr_t vxnn_create_generic_node(const char *fn, uintptr_t graph, uintptr_t kernel);
 int32_t vxnn_remove_node(const char *fn, uintptr_t *node);
+int32_t vxnn_replicate_node(const char *fn, uintptr_t graph, uintptr_t node, const int32_t *flags, uint32_t count);
 int32_t vxnn_assign_node_callback(const char *fn, uintptr_t node, void *callback);
 uintptr_t vxnn_retrieve_node_callback(const char *fn, uintptr_t node);
 int32_t vxnn_set_node_target(const char *fn, uintptr_t node, int32_t target, const char *target_string);

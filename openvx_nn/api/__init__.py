@@ -26,9 +26,11 @@ from .fixed_point import dequantize, quantize
 from .graph import Graph, Node
 from .lut import Lut
 from .tensor import Tensor
+from .user_kernel import Param, TensorInfo, UserKernel, scalar_input, tensor_input, tensor_output
 
 __all__ = [
     "Context", "Graph", "InvalidDimensionError", "InvalidFormatError", "InvalidParametersError",
     "InvalidReferenceError", "InvalidTypeError", "InvalidValueError", "KernelInfo", "Lut", "Node",
-    "NotSupportedError", "OptimizedAwayError", "Tensor", "VXError", "dequantize", "quantize",
+    "NotSupportedError", "OptimizedAwayError", "Param", "Tensor", "TensorInfo", "UserKernel", "VXError",
+    "dequantize", "quantize", "scalar_input", "tensor_input", "tensor_output",
 ]

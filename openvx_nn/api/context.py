@@ -1,8 +1,9 @@
 """``Context``: the OpenVX context, owner of everything the API makes."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .. import vx
 from .arguments import constant_array, integer
@@ -11,6 +12,7 @@ from .graph import Graph
 from .lut import Lut, create_lut
 from .reference import Reference, call, create, ffi, register_log, unregister_log
 from .tensor import Tensor, create_tensor
+from .user_kernel import Param, TensorInfo, UserKernel
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,19 @@ class Context(Reference):
     def lut(self, values) -> Lut:
         """A LUT holding ``values`` (1-D uint8 or int16)."""
         return self._own(create_lut(self.handle, values))
+
+    def add_kernel(self, name: str, run: Callable[..., Any], params: Sequence[Param],
+                   validate: Callable[..., Sequence[TensorInfo]] | None = None, *,
+                   enum: int | None = None) -> UserKernel:
+        """A user kernel whose body is ``run``: see :mod:`openvx_nn.api.user_kernel`.
+
+        ``run(*args)`` gets, in ``params`` order, NumPy arrays over the tensors (outputs writable)
+        and scalars as numbers; ``validate(*inputs)`` gets a :class:`TensorInfo` per input tensor
+        and the value of each input scalar, and returns one per output (shape, dtype, fixed
+        point position).  Raising one of this package's ``VXError`` classes rejects with its
+        status; any other exception with VX_FAILURE.  ``enum`` defaults to a fresh
+        ``vxAllocateUserKernelId``."""
+        return self._own(UserKernel(self.handle, name, run, params, validate, enum))
 
     def graph(self) -> Graph:
         """A new, empty graph."""

@@ -9,11 +9,12 @@ import numpy as np
 from .. import vx
 from .arguments import constant_array, instance, integer
 from .arguments import shape as checked_shape
-from .formats import DTYPES
+from .formats import DTYPES, vx_type
 from .layers import LayerMethods
 from .reference import Reference, call, call_on, create, ffi
 from .tensor import Tensor, create_tensor, create_virtual
 from .tensor_ops import TensorOpMethods
+from .user_kernel import UserKernel
 
 _SCALAR_CTYPES = {vx.VX_TYPE_FLOAT32: "vx_float32", vx.VX_TYPE_ENUM: "vx_enum", vx.VX_TYPE_SIZE: "vx_size"}
 _STATES = {vx.VX_GRAPH_STATE_UNVERIFIED: "unverified", vx.VX_GRAPH_STATE_VERIFIED: "verified",
@@ -46,6 +47,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
         self.context = context
         self.nodes: list[Node] = []
         self._owned: list[Reference] = []
+        self._kernels: list[UserKernel] = []
 
     # -- building ------------------------------------------------------------------
     def virtual(self, shape: Sequence[int] | None = None, dtype=None, fixed_point_position: int = 0) -> Tensor:
@@ -107,6 +109,30 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
         handle = create(constructor, self.handle, *args)
         node = Node(handle, kernel, {i: p for i, p in params.items() if p is not None})
         self.nodes.append(node)
+        return node
+
+    def node(self, kernel: UserKernel, *args) -> Node:
+        """A node of user kernel ``kernel`` (:meth:`Context.add_kernel`) with ``args`` in its
+        parameter order: Tensors, Python numbers for scalar parameters, None for optional ones."""
+        kernel = instance(kernel, UserKernel, "kernel")
+        if len(args) != len(kernel.params):
+            raise ValueError(f"kernel {kernel.kernel_name} takes {len(kernel.params)} arguments, got {len(args)}")
+        values: dict[int, Reference] = {}
+        for i, (p, arg) in enumerate(zip(kernel.params, args)):
+            if arg is None:
+                continue
+            if p.kind == "scalar":
+                raw = np.asarray(arg, p.dtype)
+                scalar = Reference(create("vxCreateScalar", self.context.handle, vx_type(p.dtype), ffi.from_buffer(raw)))
+                self._owned.append(scalar)
+                values[i] = scalar
+            else:
+                values[i] = instance(arg, Tensor, f"argument {i}")
+        node = Node(create("vxCreateGenericNode", self.handle, kernel.handle), kernel.kernel_name, values)
+        self.nodes.append(node)
+        self._kernels.append(kernel)  # its callbacks must outlive the node, even if the kernel is removed
+        for i, value in values.items():
+            call("vxSetParameterByIndex", node.handle, i, value.ref)
         return node
 
     # -- running ----------------------------------------------------------------------

@@ -36,6 +36,12 @@ attributes.register(Type.VX_TYPE_GRAPH, {
 })
 
 
+def _replicate_flags(node: Node) -> bytes:
+    """VX_NODE_REPLICATE_FLAGS: a vx_bool per parameter (all false for a node not replicated)."""
+    flags = getattr(node, "replicate_flags", None) or (False,) * len(node.params)
+    return struct.pack(f"{len(flags)}i", *flags)
+
+
 def _set_border(node: Node, value: bytes) -> None:
     node.border = value
 
@@ -45,8 +51,8 @@ attributes.register(Type.VX_TYPE_NODE, {
     NodeAttr.VX_NODE_PERFORMANCE: Attr("fixed", lambda n: n.perf.pack()),
     NodeAttr.VX_NODE_BORDER: Attr("fixed", lambda n: n.border, _set_border, 20),
     NodeAttr.VX_NODE_PARAMETERS: Attr("I", lambda n: len(n.params)),
-    NodeAttr.VX_NODE_LOCAL_DATA_SIZE: Attr("N", lambda n: 0),
-    NodeAttr.VX_NODE_IS_REPLICATED: Attr("i", lambda n: 0),
+    NodeAttr.VX_NODE_IS_REPLICATED: Attr("i", lambda n: int(getattr(n, "replicas", None) is not None)),
+    NodeAttr.VX_NODE_REPLICATE_FLAGS: Attr("fixed", _replicate_flags),
     NodeAttr.VX_NODE_VALID_RECT_RESET: Attr("i", lambda n: 0),
 })
 
@@ -54,7 +60,6 @@ attributes.register(Type.VX_TYPE_KERNEL, {
     KernelAttr.VX_KERNEL_PARAMETERS: Attr("I", lambda k: len(k.description.params)),
     KernelAttr.VX_KERNEL_NAME: Attr("text", lambda k: k.description.name, width=MAX_KERNEL_NAME),
     KernelAttr.VX_KERNEL_ENUM: Attr("i", lambda k: k.description.enum),
-    KernelAttr.VX_KERNEL_LOCAL_DATA_SIZE: Attr("N", lambda k: 0),
 })
 
 
@@ -155,6 +160,8 @@ def vxnn_remove_node(node_ptr):
         raise VXError(Status.VX_ERROR_INVALID_REFERENCE, "pointer to the node is NULL")
     node = reference.lookup(int(node_ptr[0]), Node, "node")
     if node.graph is not None:
+        for replica in getattr(node, "replicas", None) or ():  # vxReplicateNode's copies go with it
+            node.graph.remove_node(replica)
         node.graph.remove_node(node)
     node.release()
     node_ptr[0] = 0
@@ -263,8 +270,7 @@ def _argument_value(ctx, graph, spec, arg):
 def vxnn_create_node(graph, kernel_enum, count, args):
     g = reference.lookup(graph, Graph, "graph")
     with blaming(g):
-        from ..core import kernels
-        description = kernels.by_enum(kernel_enum)
+        description = g.context.kernels.by_enum(kernel_enum)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel has enum {kernel_enum:#x}")
         values = []

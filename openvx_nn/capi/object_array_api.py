@@ -3,14 +3,18 @@ from __future__ import annotations
 
 from ..core import reference
 from ..core.context import Context
-from ..core.enums import ObjectArrayAttr, Type
+from ..core.enums import ObjectArrayAttr, Status, Type
+from ..core.errors import VXError
+from ..core.graph import Graph
+from ..core.node import Node
 from ..core.object_array import ObjectArray
 from ..core.reference import Reference
+from ..core.replicate import replicate
 from ..core.tensor import Tensor
 from . import attributes
 from .attributes import Attr
 from .binding import ffi
-from .entry import blaming, creator_entry
+from .entry import blaming, creator_entry, status_entry
 
 attributes.register(Type.VX_TYPE_OBJECT_ARRAY, {
     ObjectArrayAttr.VX_OBJECT_ARRAY_ITEMTYPE: Attr("i", lambda a: a.item_type),
@@ -36,3 +40,15 @@ def vxnn_create_image_object_array_from_tensor(tensor, rect, count, jump, code):
 @creator_entry
 def vxnn_get_object_array_item(array, index):
     return reference.lookup(array, ObjectArray, "object array").item(index)
+
+
+@status_entry
+def vxnn_replicate_node(graph, node, flags, count):
+    g = reference.lookup(graph, Graph, "graph")
+    first = reference.lookup(node, Node, "first_node")
+    if flags == ffi.NULL:
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "replicate is NULL", first)
+    if count != len(first.params):  # checked before reading: never read past the caller's array
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS,
+                      f"number_of_parameters is {count}, {first.describe()} has {len(first.params)}", first)
+    replicate(g, first, [bool(flags[i]) for i in range(count)])

@@ -59,10 +59,9 @@ attributes.register(Type.VX_TYPE_REFERENCE, {
 
 
 def _kernel_table(ctx: Context) -> bytes:
-    from ..core import kernels
     rows = []
-    for enum, name in kernels.kernel_table():
-        rows.append(int(enum).to_bytes(4, "little", signed=True) + name.encode().ljust(256, b"\0"))
+    for d in ctx.kernels.all():
+        rows.append(int(d.enum).to_bytes(4, "little", signed=True) + d.name.encode().ljust(256, b"\0"))
     return b"".join(rows)
 
 
@@ -88,8 +87,8 @@ def _set_compat(ctx: Context, value: int) -> None:
 attributes.register(Type.VX_TYPE_CONTEXT, {
     ContextAttr.VX_CONTEXT_VENDOR_ID: Attr("H", lambda c: VENDOR_ID),
     ContextAttr.VX_CONTEXT_VERSION: Attr("H", lambda c: VERSION),
-    ContextAttr.VX_CONTEXT_UNIQUE_KERNELS: Attr("I", lambda c: len(_kernels().kernel_table())),
-    ContextAttr.VX_CONTEXT_MODULES: Attr("I", lambda c: _kernels().module_count()),
+    ContextAttr.VX_CONTEXT_UNIQUE_KERNELS: Attr("I", lambda c: len(c.kernels.all())),
+    ContextAttr.VX_CONTEXT_MODULES: Attr("I", lambda c: c.kernels.module_count()),
     ContextAttr.VX_CONTEXT_REFERENCES: Attr("I", lambda c: c.reference_count),
     ContextAttr.VX_CONTEXT_IMPLEMENTATION: Attr("text", lambda c: IMPLEMENTATION,
                                                 width=MAX_IMPLEMENTATION_NAME),
@@ -103,11 +102,6 @@ attributes.register(Type.VX_TYPE_CONTEXT, {
     ContextAttrExt.VX_CONTEXT_OPENVX_NN_COMPAT: Attr("i", lambda c: compat.resolve(c.nn_compat),
                                                      _set_compat),
 })
-
-
-def _kernels():
-    from ..core import kernels
-    return kernels
 
 
 # -- entry points ------------------------------------------------------------

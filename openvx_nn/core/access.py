@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -45,11 +46,32 @@ def concerning(obj: Reference, action: str) -> Iterator[None]:
         raise
 
 
+_kernel = threading.local()
+"""``depth`` > 0 while this thread runs a user kernel's validator, function, init or deinit."""
+
+
+@contextmanager
+def in_user_kernel() -> Iterator[None]:
+    """Mark the calling thread as running a user kernel: the kernel may read and write
+    the virtual objects of its node (its graph's data), which the application may not."""
+    _kernel.depth = getattr(_kernel, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _kernel.depth -= 1
+
+
+def hidden(obj: Reference) -> bool:
+    """True if ``obj``'s data is out of the caller's reach: it is virtual and no user
+    kernel is running on this thread."""
+    return bool(getattr(obj, "virtual", False)) and not getattr(_kernel, "depth", 0)
+
+
 def check_access(obj: Reference, action: str, usage: int, allowed: Iterable[int], mem_type: int) -> None:
     """What every copy and map of a scalar or LUT checks before touching memory:
     the object is not virtual, the usage is one of ``allowed``, memory is host."""
     with concerning(obj, action):
-        if getattr(obj, "virtual", False):
+        if hidden(obj):
             raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                           "it is virtual, its data is never accessible to the application")
         check_usage(usage, allowed)

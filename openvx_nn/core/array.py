@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage
+from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage, hidden
 from .context import Context
 from .datatypes import zeros
 from .enums import Status, Type, type_name
@@ -71,12 +71,30 @@ class Array(Reference):
             _item_size(item_type)
         return cls(graph.context, item_type, capacity, graph)
 
+    def allocate(self, item_type: int, capacity: int) -> None:
+        """Give a virtual array its item type and capacity (what a user kernel's meta format
+        says at verify) and zeroed storage; what was declared must agree."""
+        if self.item_type not in (Type.VX_TYPE_INVALID, item_type):
+            raise VXError(Status.VX_ERROR_INVALID_TYPE,
+                          f"item type {type_name(item_type)} does not match the declared "
+                          f"{type_name(self.item_type)} of {self.describe()}", self)
+        if self.capacity and capacity > self.capacity:
+            raise VXError(Status.VX_ERROR_INVALID_DIMENSION,
+                          f"capacity {capacity} is above the declared {self.capacity} of {self.describe()}", self)
+        capacity = self.capacity or capacity
+        if capacity < 1:
+            raise invalid_parameters(f"capacity of virtual {self.describe()} is unknown", self)
+        if self._data is None or self.item_type != item_type:
+            self.item_size = _item_size(item_type)
+            self._data = zeros((capacity * self.item_size,), _BYTES, f"{capacity} items of {type_name(item_type)}")
+        self.item_type, self.capacity = int(item_type), int(capacity)
+
     def _items(self, start: int, end: int) -> np.ndarray:
         """Items ``start:end`` as a ``(count, item_size)`` byte view of the storage."""
         return self._data.reshape(self.capacity, self.item_size)[start:end]
 
     def _check_app_access(self, action: str, usage: int, usages, memory_type: int) -> None:
-        if self.virtual:
+        if hidden(self):
             raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                           f"{action} virtual {self.describe()}: its data is never accessible to the application",
                           self)
@@ -95,7 +113,7 @@ class Array(Reference):
 
     # -- application access --------------------------------------------------------------
     def add_items(self, count: int, address: int, stride: int, wrap: Wrap) -> None:
-        if self.virtual:
+        if hidden(self):
             raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                           f"virtual {self.describe()} cannot be filled by the application", self)
         if count == 0:

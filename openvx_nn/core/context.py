@@ -11,7 +11,9 @@ from . import reference
 from .compat import Compat
 from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor, status_name
 from .errors import VXError
+from .kernels import KernelTable
 from .reference import Reference
+from .user_struct import UserStructs
 
 _ECHO = os.environ.get("OPENVX_NN_LOG", "") not in ("", "0")
 """OPENVX_NN_LOG=1 echoes every error entry to stderr, callback or not."""
@@ -64,6 +66,8 @@ class Context(Reference):
         self.immediate_border_policy = int(BorderPolicy.VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED)
         self.immediate_target = "any"
         self.nn_compat = int(Compat.VX_OPENVX_NN_COMPAT_ENVIRONMENT)  # VX_CONTEXT_OPENVX_NN_COMPAT (core/compat.py)
+        self.kernels = KernelTable()  # built-in families and user kernels, published alike (core/kernels.py)
+        self.user_structs = UserStructs()
 
     @classmethod
     def create(cls) -> Context:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage
+from .access import COPY_USAGES, MAP_USAGES, READ, Mappings, check_map_flags, check_memory_type, check_usage, hidden
 from .context import Context
 from .datatypes import zeros
 from .enums import ChannelRange, ColorSpace, DFImage, MemoryType, Status, Type, type_name
@@ -119,6 +119,7 @@ class Image(Reference):
                  tensor: Tensor | None = None, box: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)):
         super().__init__(context)
         self.width, self.height, self.format = int(width), int(height), int(code)
+        self.declared = (self.width, self.height, self.format)  # a virtual image's unknowns: 0, VIRT
         self.space = ColorSpace.VX_COLOR_SPACE_DEFAULT
         self.range = ChannelRange.VX_CHANNEL_RANGE_FULL
         self.memory_type = MemoryType.VX_MEMORY_TYPE_NONE
@@ -169,6 +170,25 @@ class Image(Reference):
         tensor.hold()
         return image
 
+    def allocate(self, width: int, height: int, code: int) -> None:
+        """Give a virtual image its size and format (inferred at verify) and zeroed storage;
+        what was declared (non-zero size, a format other than VX_DF_IMAGE_VIRT) must agree."""
+        declared_width, declared_height, declared_format = self.declared
+        for what, declared, want in (("width", declared_width, width), ("height", declared_height, height)):
+            if declared and declared != want:
+                raise VXError(Status.VX_ERROR_INVALID_DIMENSION,
+                              f"{what} {want} does not match the declared {declared} of {self.describe()}", self)
+        if declared_format not in (D.VX_DF_IMAGE_VIRT, code):
+            raise VXError(Status.VX_ERROR_INVALID_FORMAT,
+                          f"format {format_name(code)} does not match the declared "
+                          f"{format_name(declared_format)} of {self.describe()}", self)
+        check_format(code)
+        _check_size(width, height)
+        if self._storage is None or (self.width, self.height, self.format) != (width, height, code):
+            dtype, channels = FORMATS[code]
+            self._storage = zeros((height, width, channels), dtype, f"a {width}x{height} {format_name(code)} image")
+        self.width, self.height, self.format = int(width), int(height), int(code)
+
     # -- data -------------------------------------------------------------------------
     @property
     def array(self) -> np.ndarray:
@@ -183,7 +203,7 @@ class Image(Reference):
 
     def _check_access(self, rect: Rect | None, plane: int, usage: int, usages: Sequence[int],
                       memory_type: int) -> Rect:
-        if self.virtual:
+        if hidden(self):
             raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                           f"virtual {self.describe()} cannot be accessed by the application", self)
         if rect is None:
@@ -254,7 +274,9 @@ class Image(Reference):
 
 
 def tensor_images(tensor: Tensor, rect: Rect | None, count: int, jump: int, code: int) -> list[Image]:
-    """The images of vxCreateImageObjectArrayFromTensor: image i views slice ``i * jump``."""
+    """The images of vxCreateImageObjectArrayFromTensor: image i views the slice ``i * jump`` bytes
+    past the first, ``jump`` being in bytes as the header's text says (a multiple of the tensor's
+    dim-2 byte stride; 0 is allowed for a single image)."""
     if len(tensor.dims) != 3:
         raise invalid_parameters(f"{tensor.describe()} has {len(tensor.dims)} dims (expected 3)", tensor)
     if tensor.virtual:
@@ -271,8 +293,13 @@ def tensor_images(tensor: Tensor, rect: Rect | None, count: int, jump: int, code
     if not (x0 < x1 <= tensor.dims[0] and y0 < y1 <= tensor.dims[1]):
         raise invalid_parameters(f"rectangle ({x0}, {y0})-({x1}, {y1}) is empty or outside dims "
                                  f"{list(tensor.dims[:2])} of {tensor.describe()}", tensor)
-    if count < 1 or jump < 1 or (count - 1) * jump >= tensor.dims[2]:
-        raise invalid_parameters(f"array_size {count} with jump {jump} does not fit dim 2 of size "
-                                 f"{tensor.dims[2]} of {tensor.describe()} (expected array_size >= 1, "
-                                 f"jump >= 1, (array_size - 1) * jump < {tensor.dims[2]})", tensor)
-    return [Image.from_tensor(tensor, rect, i * jump, code) for i in range(count)]
+    stride = tensor.array.strides[2]
+    if jump % stride or (jump == 0 and count > 1):
+        raise invalid_parameters(f"jump {jump} is not a positive multiple of the dim-2 stride {stride} bytes "
+                                 f"of {tensor.describe()} (jump is in bytes)", tensor)
+    step = jump // stride
+    if count < 1 or (count - 1) * step >= tensor.dims[2]:
+        raise invalid_parameters(f"array_size {count} with jump {jump} bytes ({step} slices) does not fit dim 2 "
+                                 f"of size {tensor.dims[2]} of {tensor.describe()} (expected array_size >= 1 and "
+                                 f"(array_size - 1) * jump / {stride} < {tensor.dims[2]})", tensor)
+    return [Image.from_tensor(tensor, rect, i * step, code) for i in range(count)]

@@ -2,7 +2,6 @@
 descriptions and on one parameter of a kernel or a node."""
 from __future__ import annotations
 
-from . import kernels
 from .context import Context
 from .enums import Status, Type
 from .errors import VXError
@@ -20,14 +19,14 @@ class Kernel(Reference):
 
     @classmethod
     def by_name(cls, context: Context, name: str) -> Kernel:
-        description = kernels.by_name(name)
+        description = context.kernels.by_name(name)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel is named '{name}'", context)
         return cls(context, description)
 
     @classmethod
     def by_enum(cls, context: Context, enum: int) -> Kernel:
-        description = kernels.by_enum(enum)
+        description = context.kernels.by_enum(enum)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel has enum {enum:#x}", context)
         return cls(context, description)

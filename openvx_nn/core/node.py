@@ -41,7 +41,7 @@ class Node(Reference):
             if value.vx_type == Type.VX_TYPE_ERROR:
                 raise VXError(Status.VX_ERROR_INVALID_REFERENCE,
                               f"parameter {index} ({spec.name}) of {self.describe()} is an error object", self)
-            if value.vx_type != spec.vx_type:
+            if value.vx_type != spec.vx_type and spec.vx_type != Type.VX_TYPE_REFERENCE:
                 raise VXError(Status.VX_ERROR_INVALID_TYPE,
                               f"parameter {index} ({spec.name}) of {self.describe()} must be a "
                               f"{type_name(spec.vx_type)}, got a {type_name(value.vx_type)}", self)
@@ -62,6 +62,8 @@ class Node(Reference):
         self.graph = None
 
     def on_destroy(self) -> None:
+        if self.description.release_node is not None:
+            self.description.release_node(self)
         for i, value in enumerate(self.params):
             self.params[i] = None
             if value is not None:

@@ -59,9 +59,10 @@ class ObjectArray(Reference):
         super().__init__(context)
         self.item_type = int(item_type)
         self.items = items
-        for item in items:
+        for index, item in enumerate(items):
             item.external = 0
             item.hold()
+            item.owner = (self, index)  # vxReplicateNode finds an item's array and place by it
 
     @classmethod
     def create(cls, context: Context, exemplar: Reference, count: int) -> ObjectArray:

@@ -65,6 +65,10 @@ def value_size(data_type: int) -> int:
         return NUMPY[data_type].itemsize
     if data_type in STRUCT_SIZES:
         return STRUCT_SIZES[data_type]
+    context = Context.current()  # user structs are the (one) live context's
+    size = context.user_structs.size_of(data_type) if context is not None else None
+    if size is not None:
+        return size
     raise VXError(Status.VX_ERROR_INVALID_TYPE,
                   f"{type_name(data_type)} cannot be held by a scalar (expected a plain type "
                   f"such as VX_TYPE_INT32, or a standard struct type such as VX_TYPE_RECTANGLE)")

@@ -58,6 +58,11 @@ class KernelDescription:
     # must read per call whatever the application may change between runs
     # (non-[static] scalars).  Without it, each run calls ``execute``.
     bind: Callable[[list, dict], Callable[[], None]] | None = field(default=None, compare=False)
+    # Optional: called with a node of this kernel when the node is destroyed (a user
+    # kernel's deinit and its local data).
+    release_node: Callable[[object], None] | None = field(default=None, compare=False)
+    # The user kernel (core.user_kernel.UserKernel) this description was made from; None if built in.
+    user: object = field(default=None, compare=False)
 
     def param_index(self, argument: int) -> int:
         return self.constructor_order[argument] if self.constructor_order else argument

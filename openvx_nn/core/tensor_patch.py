@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .access import COPY_USAGES, MAP_USAGES, READ, check_memory_type, check_usage
+from .access import COPY_USAGES, MAP_USAGES, READ, check_memory_type, check_usage, hidden
 from .datatypes import dtype_of
 from .enums import Status
 from .errors import VXError, invalid_parameters
@@ -37,7 +37,7 @@ from .tensor import Sizes, Tensor, Wrap, check_region, check_strides
 def _check_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
                  usage: int, usages: tuple[int, ...], memory_type: int) -> tuple[Sizes, Sizes]:
     """The checks copy and map share; the patch's start and end."""
-    if t.virtual:
+    if hidden(t):
         raise VXError(Status.VX_ERROR_OPTIMIZED_AWAY,
                       f"virtual {t.describe()} cannot be accessed by the application", t)
     low, high = check_region(t, n, start, end, "patch")

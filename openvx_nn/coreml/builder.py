@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import operations  # noqa: F401  (the built-in kernels the lowerings name)
-from ..core import kernels
 from ..core.context import Context
 from ..core.enums import Type
 from ..core.errors import VXError
@@ -121,7 +120,7 @@ class GraphBuilder:
     # -- nodes --------------------------------------------------------------------------
     def node(self, kernel: str, params: Sequence[Reference | None]) -> Node:
         """A node of kernel ``kernel`` (full name) with ``params`` in kernel order."""
-        description = kernels.by_name(kernel)
+        description = self.context.kernels.by_name(kernel)
         if description is None:
             raise self.fail(f"kernel {kernel} is not registered")
         node = self._keep(Node(self.graph, description))

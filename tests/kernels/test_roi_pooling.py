@@ -65,6 +65,26 @@ def test_roi_pooling_matches_reference(fmt, roi_dtype, seed):
     assert_bits_equal(out, roi_pooling_ref(x, rois, out_shape, fmt))
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_sample_mode_gives_zeros_for_malformed_rois_only(seed):
+    """The sample implementation's rule: a ROI with x1 < x0 or y1 < y0 has no pixels (all bins 0);
+    every other ROI pools as in the standard mode."""
+    rng = np.random.default_rng([61, seed])
+    x = random_values(rng, S8, (6, 5, 2), extremes=0.4)
+    rois = random_rois(rng, 6, 5, (4, 12), np.int16)
+    rois[:, 0] = [3, 1, 1, 4]  # malformed along x: the standard mode pools the pixel column at 3
+    out_shape = (2, 2, 2, 12)
+    standard, sample = np.zeros(out_shape, np.int8), np.zeros(out_shape, np.int8)
+    roi_pooling(x, rois, standard)
+    roi_pooling(x, rois, sample, sample=True)
+    expected = roi_pooling_ref(x, rois, out_shape, S8)
+    malformed = (rois[2] < rois[0]) | (rois[3] < rois[1])
+    expected[:, :, :, malformed] = 0
+    assert_bits_equal(sample, expected)
+    assert_bits_equal(standard[:, :, :, ~malformed], sample[:, :, :, ~malformed])
+    assert np.any(standard[:, :, :, 0] != 0)
+
+
 def test_bins_follow_fast_rcnn_floor_and_ceiling():
     # A 5-pixel ROI from x0 = 2 in 3 bins: floor(0) .. ceil(5/3) = 2..4, floor(5/3) .. ceil(10/3) = 3..6,
     # floor(10/3) .. ceil(5) = 5..7 (exclusive ends): neighbouring bins share a pixel.

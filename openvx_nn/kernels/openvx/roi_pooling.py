@@ -16,6 +16,10 @@ bin ``i`` along x spans ``x0 + floor(i * roi_w / OW)`` to
 (float32 by ``window_max.larger``: NaN propagates, +0.0 beats -0.0); an empty
 bin (one wholly outside the input) gives 0.
 
+``sample=True`` follows the Khronos sample implementation: a side is
+``x1 - x0 + 1`` without the floor of 1, so a malformed ROI (``x1 < x0`` or
+``y1 < y0``) has a side of no pixels and all its bins are empty: zeros.
+
 Exactness: coordinates are below ``2**32`` in magnitude, so ``roi_w`` is below
 ``2**33`` and ``(i + 1) * roi_w`` stays below ``2**62`` while ``OW`` and
 ``OH`` are below ``2**29``, which the dispatcher checks; all bin arithmetic is
@@ -47,7 +51,7 @@ def _bin_edges(bins, start, size, extent, edges):
         edges[i, 1] = min(max(hi, 0), extent)
 
 
-def _roi_max_pool(x, rois, out):
+def _roi_max_pool(x, rois, out, sample):
     width, height, n_c, n_batch = x.shape
     out_w, out_h, _, n_rois, _ = out.shape
     # Bin edges per (roi, batch), computed once and shared by all channels.
@@ -58,6 +62,8 @@ def _roi_max_pool(x, rois, out):
             x0, y0, x1, y1 = rois[0, r, b], rois[1, r, b], rois[2, r, b], rois[3, r, b]
             _bin_edges(out_w, x0, max(x1 - x0, 0) + 1, width, x_edges[r, b])
             _bin_edges(out_h, y0, max(y1 - y0, 0) + 1, height, y_edges[r, b])
+            if sample and (x1 < x0 or y1 < y0):  # no pixels on a side: every bin empty
+                x_edges[r, b, :, 1] = x_edges[r, b, :, 0]
     for task in prange(n_c * n_rois * n_batch):
         c, rest = task % n_c, task // n_c
         r, b = rest % n_rois, rest // n_rois
@@ -80,8 +86,10 @@ def _roi_max_pool(x, rois, out):
 _KERNELS = {parallel: kernel(_roi_max_pool, parallel=parallel) for parallel in (False, True)}
 
 
-def roi_pooling(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, parallel: bool | None = None) -> None:
-    """ROI max pooling of ``x`` over the rectangles ``rois`` into ``out`` (layout and bins: the module doc).
+def roi_pooling(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, parallel: bool | None = None,
+                sample: bool = False) -> None:
+    """ROI max pooling of ``x`` over the rectangles ``rois`` into ``out`` (layout and bins: the module doc;
+    ``sample``: the sample implementation's malformed ROIs, all bins empty).
 
     In place. ``parallel``: None spreads channels, ROIs and batches over the
     thread pool from ``PARALLEL_WORK`` output elements times the ROI area on
@@ -120,5 +128,5 @@ def roi_pooling(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, parallel: b
         parallel = tasks > 1 and tasks * max(out5.shape[0] * out5.shape[1], x.shape[0] * x.shape[1]) >= PARALLEL_WORK
     with jit.thread_pool() as pool:
         function = jit.entry(_KERNELS[bool(parallel and pool)], jit.array_in(src), jit.array_in(corners, "C"),
-                             jit.array_out(out5))
-        function(src, corners, out5)
+                             jit.array_out(out5), jit.BOOL)
+        function(src, corners, out5, bool(sample))

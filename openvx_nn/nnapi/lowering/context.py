@@ -19,7 +19,6 @@ from ... import operations  # noqa: F401  (the built-in kernels the lowerings na
 from ...core.context import Context
 from ...core.enums import Type
 from ...core.graph import Graph
-from ...core.kernels import by_name
 from ...core.node import Node
 from ...core.scalar import Scalar
 from ...core.tensor import Tensor
@@ -219,7 +218,7 @@ class OpContext:
 
     def _create(self, kernel, operands: dict[str, int | None], scalars: dict[str, Any]) -> None:
         b = self.b
-        description = by_name(kernel.name)
+        description = b.graph.context.kernels.by_name(kernel.name)
         node = Node(b.graph, description)
         b.node_ops.append((node, self.index))
         values = [None if operands.get(n) is None else b.tensor(operands[n]) for n in kernel.tensor_names]
@@ -258,7 +257,7 @@ class OpContext:
         """Add a node of a standard kernel (``org.khronos...``) with parameters made by ``vx``."""
         if self.b.dry:
             return
-        node = Node(self.b.graph, by_name(kernel_name))
+        node = Node(self.b.graph, self.b.graph.context.kernels.by_name(kernel_name))
         self.b.node_ops.append((node, self.index))
         for i, value in enumerate(params):
             if value is not None:

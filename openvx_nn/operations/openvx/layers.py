@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 
+from ...core.compat import sample_conventions
 from ...core.enums import (
     ConvertPolicy,
     NNActivation,
@@ -306,11 +307,12 @@ def _validate_roi_pooling(v: Validation) -> None:
               "the output's pooled width and height must be given (they cannot be inferred)")
     data_type, fpp = output_format(v, 3, x, rescales=False)
     v.output(3, (width, height, x.dims[2], rois.dims[1]) + x.dims[3:], data_type, fpp)
+    v.state["sample"] = sample_conventions(v.node.context)  # malformed ROIs: zeros (docs/decisions.md)
 
 
 def _run_roi_pooling(p, state) -> None:
     from ...kernels.openvx.roi_pooling import roi_pooling
-    roi_pooling(p[0].array, p[1].array, p[3].array)
+    roi_pooling(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
 
 
 register(KernelDescription(
