@@ -182,7 +182,7 @@ class Execution:
         self.compilation = compilation
         hal_model = compilation.model.to_hal()
         self._model = hal_model
-        self._inputs: dict[int, np.ndarray] = {}
+        self._inputs: dict[int, np.ndarray | None] = {}
         self._outputs: dict[int, np.ndarray] = {}
 
     def _position(self, k: int, indexes: list[int], what: str) -> int:
@@ -191,8 +191,12 @@ class Execution:
         return int(k)
 
     def set_input(self, k: int, array) -> None:
-        """Input ``k`` (position in the model's input list) takes ``array``'s values."""
+        """Input ``k`` (position in the model's input list) takes ``array``'s values, and its shape where
+        the model left dimensions unknown (0); None omits an optional input."""
         k = self._position(k, self._model.inputIndexes, "input")
+        if array is None:
+            self._inputs[k] = None
+            return
         dtype = DTYPES[self._model.operands[self._model.inputIndexes[k]].type]
         array = np.asarray(array)
         if not np.can_cast(array.dtype, dtype, "same_kind"):
@@ -220,11 +224,20 @@ class Execution:
                 raise NNAPIError(f"output {k} (operand {self._model.outputIndexes[k]}) was not set")
         pools: list = []
 
-        def argument(array: np.ndarray) -> hal.RequestArgument:
+        def argument(array: np.ndarray | None, dimensions: list[int]) -> hal.RequestArgument:
+            if array is None:
+                return hal.RequestArgument(True, hal.DataLocation(), [])
             pools.append(array.reshape(-1).view(np.uint8))
-            return hal.RequestArgument(False, hal.DataLocation(len(pools) - 1, 0, array.nbytes), [])
-        request = hal.Request([argument(self._inputs[k]) for k in range(len(self._inputs))],
-                              [argument(self._outputs[k]) for k in range(len(self._outputs))], pools)
+            return hal.RequestArgument(False, hal.DataLocation(len(pools) - 1, 0, array.nbytes), dimensions)
+
+        def dimensions(k: int) -> list[int]:
+            """The array's shape where the model leaves a dimension unknown (else its byte count tells)."""
+            declared = self._model.operands[self._model.inputIndexes[k]].dimensions
+            array = self._inputs[k]
+            unknown = array is not None and array.ndim and (not declared or 0 in declared)
+            return list(array.shape) if unknown else []
+        request = hal.Request([argument(self._inputs[k], dimensions(k)) for k in range(len(self._inputs))],
+                              [argument(self._outputs[k], []) for k in range(len(self._outputs))], pools)
         prepared = self.compilation.prepared
         if prepared is None:
             raise NNAPIError("the compilation was released")
