@@ -13,6 +13,7 @@ import numpy as np
 from . import hal
 from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError
+from .hal.structs import element_count
 from .model_check import check_operand, execution_order
 
 IMMEDIATE_LIMIT = 128
@@ -24,7 +25,7 @@ class Model:
 
     def __init__(self) -> None:
         self._operands: list[hal.Operand] = []
-        self._values: dict[int, bytes | None] = {}
+        self._values: dict[int, bytes | memoryview | None] = {}
         self._operations: list[hal.Operation] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
@@ -71,6 +72,25 @@ class Model:
         elif 0 not in want and array.shape != want:
             raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
         self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
+
+    def set_operand_reference(self, index: int, buffer) -> None:
+        """Give operand ``index`` the bytes of ``buffer`` (the C API's memory or a large value) without a copy;
+        the buffer must hold exactly the operand's value and outlive the model."""
+        self._check_open()
+        index = self._check_index(index)
+        operand = self._operands[index]
+        view = memoryview(buffer).cast("B")
+        need = element_count(operand.dimensions) * DTYPES[operand.type].itemsize
+        if operand.type not in SCALAR_TYPES and (not operand.dimensions or 0 in operand.dimensions):
+            raise NNAPIError(f"operand {index} has unknown dimensions {operand.dimensions}; it cannot take a value")
+        if len(view) != need:
+            raise NNAPIError(f"operand {index} ({operand.type.name} {operand.dimensions}) takes {need} bytes, "
+                             f"got {len(view)}")
+        self._values[index] = view
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
 
     def add_operation(self, type: OperationType, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         self._check_open()
