@@ -222,7 +222,7 @@ class Execution:
         if not np.can_cast(array.dtype, dtype, "same_kind"):
             raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
         _check_range(array, dtype, f"input {k}")
-        self._inputs[k] = np.ascontiguousarray(array, dtype)
+        self._inputs[k] = np.ascontiguousarray(array, dtype).reshape(array.shape)  # 0-d stays 0-d
 
     def set_output(self, k: int, array: np.ndarray) -> None:
         """Output ``k`` is written into ``array`` (the caller's, C-contiguous) by ``compute``."""

@@ -20,8 +20,8 @@ class Lowered:
         model = builder.model
         self.model = model
         for k in list(model.inputIndexes) + list(model.outputIndexes):
-            if builder.absent(k):
-                continue  # an omitted input (the plan of a request without it)
+            if builder.absent(k) or k in builder.parameters:
+                continue  # omitted, or read as a parameter: the plan is made for the request's value
             if k not in builder.shapes:
                 raise NNAPIError(f"model input or output operand {k} has unknown dimensions")
             builder.tensor(k)
@@ -42,8 +42,8 @@ class Lowered:
         if position >= len(arguments):
             raise NNAPIError(f"{what} {position} (operand {k}) is missing from the request")
         arg = arguments[position]
-        if not output and self.builder.absent(k):
-            return None  # omitted in this plan (its key says so)
+        if not output and (self.builder.absent(k) or k in self.builder.parameters):
+            return None  # omitted, or a parameter of this plan (its signature holds the value)
         if arg.hasNoValue:
             raise NNAPIError(f"{what} {position} (operand {k}) has no value; only an optional model input "
                              "may be omitted")
