@@ -64,8 +64,8 @@ class Memory:
     what = "ANeuralNetworksMemory"
 
     def __init__(self, size: int, protect: int, fd: int, offset: int):
-        if size <= 0:
-            raise CAPIError(ResultCode.BAD_DATA, f"size {size}: a memory must have bytes")
+        if size <= 0 or fd < 0:
+            raise CAPIError(ResultCode.BAD_DATA, f"size {size}, fd {fd}: a memory needs bytes and a descriptor")
         prot = protect & (mmap.PROT_READ | mmap.PROT_WRITE)
         if not prot or protect & ~(mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC):
             raise CAPIError(ResultCode.BAD_DATA, f"protect {protect:#x} is not PROT_READ and/or PROT_WRITE")
@@ -239,6 +239,9 @@ class CExecution:
             return
         if data.readonly and output:
             raise CAPIError(ResultCode.BAD_DATA, f"{what} {index}: the memory is not writable")
+        if not output and operand.type not in SCALAR_TYPES and (not dims or 0 in dims):
+            raise CAPIError(ResultCode.BAD_DATA, f"{what} {index} has unknown dimensions {dims}; the type argument "
+                            "must give them")
         if 0 not in dims and (dims or operand.type in SCALAR_TYPES):
             need = hal.element_count(dims) * DTYPES[operand.type].itemsize
             if len(data) != need:
