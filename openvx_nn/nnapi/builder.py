@@ -73,9 +73,9 @@ class Model:
             raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
         self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
 
-    def set_operand_reference(self, index: int, buffer) -> None:
-        """Give operand ``index`` the bytes of ``buffer`` (the C API's memory or a large value) without a copy;
-        the buffer must hold exactly the operand's value and outlive the model."""
+    def set_operand_reference(self, index: int, buffer, copy: bool = False) -> None:
+        """Give operand ``index`` the raw bytes of ``buffer`` (the C API's values and memory): copied with
+        ``copy``, else referenced (a pool of the model: the buffer must outlive it and keep its bytes)."""
         self._check_open()
         index = self._check_index(index)
         operand = self._operands[index]
@@ -86,7 +86,7 @@ class Model:
         if len(view) != need:
             raise NNAPIError(f"operand {index} ({operand.type.name} {operand.dimensions}) takes {need} bytes, "
                              f"got {len(view)}")
-        self._values[index] = view
+        self._values[index] = bytes(view) if copy else view
 
     @property
     def finished(self) -> bool:
@@ -138,7 +138,7 @@ class Model:
             if k in self._values and data is None:
                 operand.lifetime = OperandLifeTime.NO_VALUE
             elif k in self._values:
-                if len(data) <= IMMEDIATE_LIMIT:
+                if len(data) <= IMMEDIATE_LIMIT and not isinstance(data, memoryview):
                     operand.lifetime = OperandLifeTime.CONSTANT_COPY
                     operand.location = hal.DataLocation(0, len(values), len(data))
                     values += data

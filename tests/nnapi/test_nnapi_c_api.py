@@ -294,3 +294,37 @@ def test_each_refusal_is_one_log_line_naming_the_function_and_object(error_run):
     assert re.search(r"ANeuralNetworksEvent_wait: the execution failed: operation 0 \(RELU\): input 0 \(operand 0\) "
                      r"has no value; it is not optional", log)
     assert "ANeuralNetworksCompilation_create: the model is not finished" in log
+
+
+def test_mapped_weights_are_read_in_place_and_inputs_and_outputs_served_from_the_mapping(tmp_path):
+    """The objects behind the handles, in this process: weights set from an fd mapping become the graph's
+    tensor memory (no copy); the input is read from, and the output written to, the mapped file."""
+    from openvx_nn.nnapi.capi.objects import CCompilation, CExecution, CModel, Memory
+    rng = np.random.default_rng(31)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    path = tmp_path / "weights.bin"
+    path.write_bytes(w.tobytes() + x.tobytes() + bytes(24))
+    with open(path, "r+b") as f:
+        weights = Memory(48, 1, f.fileno(), 0)  # PROT_READ
+        data = Memory(56, 3, f.fileno(), 48)  # PROT_READ | PROT_WRITE, at an offset mmap cannot take as is
+    model = CModel()
+    for dims in ([2, 4], [3, 4], [3], [], [2, 3]):
+        model.add_operand(T.INT32 if not dims else T.TENSOR_FLOAT32, dims, 0.0, 0)
+    model.set_value(1, weights.region(0, 48), copy=False)
+    model.set_value(2, memoryview(b.tobytes()), copy=True)
+    model.set_value(3, memoryview(np.int32(0).tobytes()), copy=True)
+    model.add_operation(OP.FULLY_CONNECTED, [0, 1, 2, 3], [4])
+    model.identify([0], [4])
+    model.finish()
+    compilation = CCompilation(model)
+    compilation.finish()
+    tensor = compilation.compilation.prepared.lowered.builder.tensors[1]
+    assert np.shares_memory(tensor.array, np.frombuffer(weights.view, np.uint8))
+    execution = CExecution(compilation)
+    execution.set(False, 0, None, data.region(0, 32))
+    execution.set(True, 0, None, data.region(32, 24, written=True))
+    execution.start().wait()
+    got = np.frombuffer(path.read_bytes()[80:104], np.float32).reshape(2, 3)
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w.T + b, rtol=0, atol=1e-5)

@@ -137,7 +137,7 @@ def nnapi_execution_set(execution, output, index, typed, code, count, dims, scal
                         offset, length):
     target = _with(execution, CExecution, f"execution {execution:#x}")
     if memory:
-        data = _with(memory, Memory, f"memory {memory:#x}").region(offset, length)
+        data = _with(memory, Memory, f"memory {memory:#x}").region(offset, length, written=bool(output))
     elif buffer == ffi.NULL:
         data = None  # setInput(NULL, 0): an omitted optional input
     else:

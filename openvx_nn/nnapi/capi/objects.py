@@ -70,19 +70,25 @@ class Memory:
         if not prot or protect & ~(mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC):
             raise CAPIError(ResultCode.BAD_DATA, f"protect {protect:#x} is not PROT_READ and/or PROT_WRITE")
         start = offset - offset % mmap.ALLOCATIONGRANULARITY  # mmap wants a page-aligned offset
+        self.writable = bool(protect & mmap.PROT_WRITE)
+        # Without PROT_WRITE the mapping is private (copy on write): never written back, and NumPy sees a
+        # writable array, which the kernels take in place.
+        flags = mmap.MAP_SHARED if self.writable else mmap.MAP_PRIVATE
         try:
-            self._map = mmap.mmap(fd, size + offset - start, flags=mmap.MAP_SHARED, prot=prot, offset=start)
+            self._map = mmap.mmap(fd, size + offset - start, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE,
+                                  offset=start)
         except (OSError, ValueError, OverflowError) as err:
             raise CAPIError(ResultCode.UNMAPPABLE, f"fd {fd} cannot be mapped ({size} bytes at {offset}): {err}")
-        whole = memoryview(self._map)
-        self.view = whole[offset - start:]
-        self.view = self.view.toreadonly() if not protect & mmap.PROT_WRITE else self.view
+        self.view = memoryview(self._map)[offset - start:]
         self.size = size
 
-    def region(self, offset: int, length: int) -> memoryview:
+    def region(self, offset: int, length: int, written: bool = False) -> memoryview:
+        """Bytes ``offset`` .. ``offset + length`` (``written``: an output's, which needs PROT_WRITE)."""
         if offset + length > self.size:
             raise CAPIError(ResultCode.BAD_DATA, f"bytes {offset}..{offset + length} lie outside the memory's "
                             f"{self.size}")
+        if written and not self.writable:
+            raise CAPIError(ResultCode.BAD_DATA, "the memory was mapped without PROT_WRITE; an output needs it")
         return self.view[offset:offset + length]
 
 
@@ -122,10 +128,8 @@ class CModel:
         try:
             if data is None:
                 model.set_operand_value(index, None)
-            elif copy:
-                model.set_operand_reference(index, bytes(data))
             else:
-                model.set_operand_reference(index, data)
+                model.set_operand_reference(index, data, copy)
         except NNAPIError as err:
             raise bad_data(err) from None
 
@@ -237,8 +241,6 @@ class CExecution:
         if data is None:
             self._arguments[(output, index)] = (hal.RequestArgument(True, hal.DataLocation(), []), None)
             return
-        if data.readonly and output:
-            raise CAPIError(ResultCode.BAD_DATA, f"{what} {index}: the memory is not writable")
         if not output and operand.type not in SCALAR_TYPES and (not dims or 0 in dims):
             raise CAPIError(ResultCode.BAD_DATA, f"{what} {index} has unknown dimensions {dims}; the type argument "
                             "must give them")

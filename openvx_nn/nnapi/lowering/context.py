@@ -104,10 +104,18 @@ class GraphBuilder:
             operand = self.operands[k]
             shape = self.shapes[k]
             vx_type = VX_TYPES[DTYPES[OperandType(operand.type)]]
-            tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
+            value = self.value(k) if operand.lifetime in CONSTANT else None
+            if value is not None and operand.lifetime == OperandLifeTime.CONSTANT_REFERENCE and \
+                    value.flags.writeable and value.flags.aligned:
+                # A pool the application keeps for the model's lifetime (NNAPI's rule for memory and large
+                # values): the tensor reads it in place.  Read-only pools (Python bytes) are copied, since
+                # kernels compiled for writable arrays would not take them.
+                tensor = Tensor(self.context, tuple(reversed(shape)), vx_type, 0, storage=value.T)
+            else:
+                tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
+                if value is not None:
+                    tensor.array.T[...] = value
             tensor.set_name(f"nnapi operand {k}")
-            if operand.lifetime in CONSTANT:
-                tensor.array.T[...] = self.value(k)
             self.tensors[k] = tensor
             self.refs.append(tensor)
         return tensor
