@@ -34,6 +34,7 @@ def model_of(op, inputs, outputs):
     m.add_operation(op, inputs=ins, outputs=outs)
     m.identify_inputs_and_outputs(inputs=model_inputs, outputs=outs)
     m.finish()
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]  # decided at execution
     c = nnapi.Compilation(m)
     c.finish()
     return c
