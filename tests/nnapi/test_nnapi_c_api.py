@@ -328,3 +328,25 @@ def test_mapped_weights_are_read_in_place_and_inputs_and_outputs_served_from_the
     execution.start().wait()
     got = np.frombuffer(path.read_bytes()[80:104], np.float32).reshape(2, 3)
     np.testing.assert_allclose(got, x.astype(np.float64) @ w.T + b, rtol=0, atol=1e-5)
+
+
+def test_start_compute_returns_before_the_execution_runs_and_wait_waits():
+    from openvx_nn.nnapi.capi.objects import CCompilation, CExecution, CModel
+    model = CModel()
+    for _ in range(2):
+        model.add_operand(T.TENSOR_FLOAT32, [3], 0.0, 0)
+    model.add_operation(OP.RELU, [0], [1])
+    model.identify([0], [1])
+    model.finish()
+    compilation = CCompilation(model)
+    compilation.finish()
+    execution = CExecution(compilation)
+    x, y = np.array([-1, 0, 2], np.float32), np.full(3, 9, np.float32)
+    execution.set(False, 0, None, memoryview(x).cast("B"))
+    execution.set(True, 0, None, memoryview(y).cast("B"))
+    prepared = compilation.compilation.prepared
+    with prepared._lock:  # the compilation is busy: the execution cannot run yet
+        event = execution.start()
+        np.testing.assert_array_equal(y, [9, 9, 9])  # startCompute returned without running it
+    event.wait()
+    np.testing.assert_array_equal(y, [0, 0, 2])
