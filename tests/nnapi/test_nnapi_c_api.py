@@ -156,6 +156,10 @@ int main(void)
     SHOW("bad_value_length", ANeuralNetworksModel_addOperand(open_model, &f2) |
                              ANeuralNetworksModel_setOperandValue(open_model, 2, x, 4));
     SHOW("bad_operation_type", ANeuralNetworksModel_addOperation(open_model, 1234, 1, &zero, 1, &zero));
+    {
+        ANeuralNetworksOperandType garbage = {ANEURALNETWORKS_TENSOR_FLOAT32, 1u << 30, two, 0.0f, 0};
+        SHOW("bad_dimension_count", ANeuralNetworksModel_addOperand(open_model, &garbage));
+    }
     SHOW("bad_handle", ANeuralNetworksModel_finish((ANeuralNetworksModel *)0x1234));
     {
         ANeuralNetworksModel *wrong = NULL;
@@ -256,7 +260,7 @@ EXPECTED = {
     "null_model_create": 3, "null_model_finish": 3, "null_add_operand_type": 3, "null_set_value_buffer": 3,
     "null_add_operation_inputs": 3, "null_compilation_out": 3, "null_execution_create": 3, "null_start_event": 3,
     "null_event_wait": 3, "null_memory_out": 3, "null_output_buffer": 3,
-    "bad_operand_type": 4, "bad_operand_index": 4, "bad_value_length": 4, "bad_operation_type": 4,
+    "bad_operand_type": 4, "bad_operand_index": 4, "bad_value_length": 4, "bad_operation_type": 4, "bad_dimension_count": 4,
     "bad_handle": 4, "bad_operand_count_at_compile": 4, "bad_preference": 4, "bad_input_index": 4,
     "bad_input_length": 4, "bad_input_type": 4, "bad_unknown_dims_without_type": 4, "bad_missing_output": 4,
     "bad_freed_execution": 4, "omitted_input_accepted": 0, "omitted_required_input_at_wait": 4,

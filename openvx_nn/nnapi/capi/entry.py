@@ -47,7 +47,13 @@ def _new(out, obj) -> None:
     out[0] = HANDLES.add(obj)
 
 
+MAX_COUNT = 1 << 16
+"""More dimensions or operand indexes than this in one call is garbage (refused before reading them)."""
+
+
 def _ints(pointer, count: int) -> list[int]:
+    if count > MAX_COUNT:
+        raise CAPIError(ResultCode.BAD_DATA, f"a count of {count} (more than {MAX_COUNT}) is not a list's length")
     return list(ffi.unpack(ffi.cast("uint32_t *", pointer), count)) if count else []
 
 
