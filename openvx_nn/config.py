@@ -2,6 +2,10 @@
 
     cc app.c $(python -m openvx_nn.config --cflags --libs)
 
+NNAPI programs (``#include <NeuralNetworks.h>``) link libneuralnetworks.so instead:
+
+    cc app.c $(python -m openvx_nn.config --cflags --nnapi-libs)
+
 ``--pkgconfig`` prints ``openvx.pc``; ``--pkgconfig DIR`` writes it into DIR
 and prints DIR, the directory to put on ``PKG_CONFIG_PATH`` (``pkg-config
 --cflags --libs openvx`` then works).  Nothing is written into the installed
@@ -27,6 +31,13 @@ def libs() -> str:
     return f"-L{libdir} -Wl,-rpath,{libdir} -lopenvx"
 
 
+def nnapi_libs() -> str:
+    libdir = library_path().parent
+    if not (libdir / "libneuralnetworks.so").is_file():
+        raise FileNotFoundError(f"{libdir / 'libneuralnetworks.so'} is missing: install the package (pip install .)")
+    return f"-L{libdir} -Wl,-rpath,{libdir} -lneuralnetworks"
+
+
 def pkgconfig_text() -> str:
     libdir = library_path().parent
     return (f"includedir={include_dir()}\nlibdir={libdir}\n\n"
@@ -47,13 +58,15 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cflags", action="store_true", help="include directory flags")
     parser.add_argument("--libs", action="store_true", help="linker flags (with rpath)")
+    parser.add_argument("--nnapi-libs", action="store_true",
+                        help="linker flags of libneuralnetworks.so, NNAPI's C API (with rpath)")
     parser.add_argument("--libdir", action="store_true", help="directory of libopenvx.so")
     parser.add_argument("--includedir", action="store_true", help="directory holding VX/")
     parser.add_argument("--pkgconfig", nargs="?", const="", metavar="DIR",
                         help="print openvx.pc, or with DIR write it into DIR and print DIR")
     args = parser.parse_args(argv)
     if args.pkgconfig == "":
-        if args.cflags or args.libs or args.libdir or args.includedir:
+        if args.cflags or args.libs or args.nnapi_libs or args.libdir or args.includedir:
             parser.error("--pkgconfig without DIR prints the whole openvx.pc: give it alone")
         print(pkgconfig_text(), end="")
         return 0
@@ -62,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         out.append(cflags())
     if args.libs:
         out.append(libs())
+    if args.nnapi_libs:
+        out.append(nnapi_libs())
     if args.libdir:
         out.append(str(library_path().parent))
     if args.includedir:

@@ -12,3 +12,10 @@ for example in context_info tensor_roundtrip; do
     echo "== $example"
     "$out/$example"
 done
+# NNAPI programs link libneuralnetworks.so instead
+nnapi_flags=$(python -m openvx_nn.config --cflags --nnapi-libs)
+for example in nnapi_cnn; do
+    cc -std=c99 -Wall -Wextra -Werror "$here/$example.c" $nnapi_flags -o "$out/$example"
+    echo "== $example"
+    "$out/$example"
+done

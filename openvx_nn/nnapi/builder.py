@@ -13,6 +13,7 @@ import numpy as np
 from . import hal
 from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError
+from .hal.structs import element_count
 from .model_check import check_operand, execution_order
 
 IMMEDIATE_LIMIT = 128
@@ -24,7 +25,7 @@ class Model:
 
     def __init__(self) -> None:
         self._operands: list[hal.Operand] = []
-        self._values: dict[int, bytes | None] = {}
+        self._values: dict[int, bytes | memoryview | None] = {}
         self._operations: list[hal.Operation] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
@@ -72,6 +73,25 @@ class Model:
             raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
         self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
 
+    def set_operand_reference(self, index: int, buffer, copy: bool = False) -> None:
+        """Give operand ``index`` the raw bytes of ``buffer`` (the C API's values and memory): copied with
+        ``copy``, else referenced (a pool of the model: the buffer must outlive it and keep its bytes)."""
+        self._check_open()
+        index = self._check_index(index)
+        operand = self._operands[index]
+        view = memoryview(buffer).cast("B")
+        need = element_count(operand.dimensions) * DTYPES[operand.type].itemsize
+        if operand.type not in SCALAR_TYPES and (not operand.dimensions or 0 in operand.dimensions):
+            raise NNAPIError(f"operand {index} has unknown dimensions {operand.dimensions}; it cannot take a value")
+        if len(view) != need:
+            raise NNAPIError(f"operand {index} ({operand.type.name} {operand.dimensions}) takes {need} bytes, "
+                             f"got {len(view)}")
+        self._values[index] = bytes(view) if copy else view
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
     def add_operation(self, type: OperationType, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         self._check_open()
         try:
@@ -118,7 +138,7 @@ class Model:
             if k in self._values and data is None:
                 operand.lifetime = OperandLifeTime.NO_VALUE
             elif k in self._values:
-                if len(data) <= IMMEDIATE_LIMIT:
+                if len(data) <= IMMEDIATE_LIMIT and not isinstance(data, memoryview):
                     operand.lifetime = OperandLifeTime.CONSTANT_COPY
                     operand.location = hal.DataLocation(0, len(values), len(data))
                     values += data
@@ -182,7 +202,7 @@ class Execution:
         self.compilation = compilation
         hal_model = compilation.model.to_hal()
         self._model = hal_model
-        self._inputs: dict[int, np.ndarray] = {}
+        self._inputs: dict[int, np.ndarray | None] = {}
         self._outputs: dict[int, np.ndarray] = {}
 
     def _position(self, k: int, indexes: list[int], what: str) -> int:
@@ -191,14 +211,18 @@ class Execution:
         return int(k)
 
     def set_input(self, k: int, array) -> None:
-        """Input ``k`` (position in the model's input list) takes ``array``'s values."""
+        """Input ``k`` (position in the model's input list) takes ``array``'s values, and its shape where
+        the model left dimensions unknown (0); None omits an optional input."""
         k = self._position(k, self._model.inputIndexes, "input")
+        if array is None:
+            self._inputs[k] = None
+            return
         dtype = DTYPES[self._model.operands[self._model.inputIndexes[k]].type]
         array = np.asarray(array)
         if not np.can_cast(array.dtype, dtype, "same_kind"):
             raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
         _check_range(array, dtype, f"input {k}")
-        self._inputs[k] = np.ascontiguousarray(array, dtype)
+        self._inputs[k] = np.ascontiguousarray(array, dtype).reshape(array.shape)  # 0-d stays 0-d
 
     def set_output(self, k: int, array: np.ndarray) -> None:
         """Output ``k`` is written into ``array`` (the caller's, C-contiguous) by ``compute``."""
@@ -220,11 +244,20 @@ class Execution:
                 raise NNAPIError(f"output {k} (operand {self._model.outputIndexes[k]}) was not set")
         pools: list = []
 
-        def argument(array: np.ndarray) -> hal.RequestArgument:
+        def argument(array: np.ndarray | None, dimensions: list[int]) -> hal.RequestArgument:
+            if array is None:
+                return hal.RequestArgument(True, hal.DataLocation(), [])
             pools.append(array.reshape(-1).view(np.uint8))
-            return hal.RequestArgument(False, hal.DataLocation(len(pools) - 1, 0, array.nbytes), [])
-        request = hal.Request([argument(self._inputs[k]) for k in range(len(self._inputs))],
-                              [argument(self._outputs[k]) for k in range(len(self._outputs))], pools)
+            return hal.RequestArgument(False, hal.DataLocation(len(pools) - 1, 0, array.nbytes), dimensions)
+
+        def dimensions(k: int) -> list[int]:
+            """The array's shape where the model leaves a dimension unknown (else its byte count tells)."""
+            declared = self._model.operands[self._model.inputIndexes[k]].dimensions
+            array = self._inputs[k]
+            unknown = array is not None and array.ndim and (not declared or 0 in declared)
+            return list(array.shape) if unknown else []
+        request = hal.Request([argument(self._inputs[k], dimensions(k)) for k in range(len(self._inputs))],
+                              [argument(self._outputs[k], []) for k in range(len(self._outputs))], pools)
         prepared = self.compilation.prepared
         if prepared is None:
             raise NNAPIError("the compilation was released")

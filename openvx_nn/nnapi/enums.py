@@ -97,3 +97,24 @@ DTYPES: dict[int, np.dtype] = {
 
 SCALAR_TYPES = (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32)
 TENSOR_TYPES = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM)
+
+
+class ResultCode(enum.IntEnum):
+    """What NNAPI's C API functions return (``NeuralNetworks.h``)."""
+
+    NO_ERROR = 0
+    OUT_OF_MEMORY = 1
+    INCOMPLETE = 2
+    UNEXPECTED_NULL = 3
+    BAD_DATA = 4
+    OP_FAILED = 5
+    BAD_STATE = 6
+    UNMAPPABLE = 7
+
+
+class PreferenceCode(enum.IntEnum):
+    """``ANeuralNetworksCompilation_setPreference``'s values (a hint; this driver has one way to run)."""
+
+    PREFER_LOW_POWER = 0
+    PREFER_FAST_SINGLE_ANSWER = 1
+    PREFER_SUSTAINED_SPEED = 2

@@ -87,18 +87,6 @@ def test_unsupported_activation():
     _rejects(OP.ADD, [Tensor(X), Tensor(X), i32(7)], [Out(F32T, X.shape)], "fused activation 7")
 
 
-def test_scalar_parameter_must_be_constant():
-    m = nnapi.Model()
-    a = m.add_operand(F32T, [2])
-    act = m.add_operand(nnapi.OperandType.INT32)
-    out = m.add_operand(F32T, [2])
-    m.add_operation(OP.ADD, [a, a, act], [out])
-    m.identify_inputs_and_outputs([a, act], [out])
-    m.finish()
-    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(ADD\): input 2 \(INT32\) must be a constant"):
-        nnapi.Compilation(m).finish()
-
-
 def _two_ops(first_out, second_out, second_in=None):
     m = nnapi.Model()
     a = m.add_operand(F32T, [2])
@@ -191,15 +179,21 @@ def test_get_supported_operations_never_raises():
     assert device.get_supported_operations("not a model") == []
 
 
-def test_model_input_of_unknown_dimensions():
+def test_a_request_must_give_the_dimensions_the_model_leaves_unknown():
     m = nnapi.Model()
     a = m.add_operand(F32T, [0, 3])
     out = m.add_operand(F32T, [0, 3])
     m.add_operation(OP.RELU, [a], [out])
     m.identify_inputs_and_outputs([a], [out])
     m.finish()
-    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(RELU\): input 0 \(operand 0\) has unknown dimensions"):
-        nnapi.Compilation(m).finish()
+    prepared = nnapi.hal.Device().prepare_model(m.to_hal())  # compiles: the execution gives the dimensions
+    pools = [bytearray(24), bytearray(24)]
+    argument = [nnapi.hal.RequestArgument(False, nnapi.hal.DataLocation(k, 0, 24), []) for k in range(2)]
+    status = prepared.execute(nnapi.hal.Request([argument[0]], [argument[1]], pools))
+    assert status == ES.INVALID_ARGUMENT
+    assert "input 0 (operand 0) has unknown dimensions [0, 3]; the execution must give them" in prepared.last_error
+    argument[0].dimensions = [2, 3]
+    assert prepared.execute(nnapi.hal.Request([argument[0]], [argument[1]], pools)) == ES.NONE
 
 
 def test_values_that_do_not_fit_are_refused_not_wrapped():

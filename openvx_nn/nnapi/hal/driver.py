@@ -1,33 +1,46 @@
 """The openvx-nn NNAPI driver (the HAL's ``IDevice`` and ``IPreparedModel``).
 
-A prepared model is one verified ``vx_graph`` (``lowering.lower``); it keeps
-its tensors between executions and releases every OpenVX object it made when
-``release`` is called or it is garbage collected.
+A prepared model is a verified ``vx_graph`` (``lowering.lower``) per request
+signature (``lowering.plans``: omitted inputs, dimensions given at execution,
+inputs read as parameters); it keeps its tensors between executions and
+releases every OpenVX object it made when ``release`` is called or it is
+garbage collected.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 from ..enums import DeviceStatus, ErrorStatus
 from ..errors import NNAPIError
-from ..lowering import lower, supported_operations
+from ..lowering import supported_operations
+from ..lowering.plans import Plans
 from .structs import Capabilities, Model, Request
 
 
 class PreparedModel:
-    """A model lowered onto one verified OpenVX graph, ready to execute requests."""
+    """A model lowered onto verified OpenVX graphs (one per request signature), ready to execute requests."""
 
     def __init__(self, model: Model):
         self.model = model
-        self.lowered = lower(model)
+        self.plans = Plans(model)
         self.last_error = ""
-        self._finalizer = weakref.finalize(self, self.lowered.release)
+        self._lock = threading.Lock()  # the plan cache changes under one request at a time
+        self._finalizer = weakref.finalize(self, self.plans.release)
         self._finalizer.atexit = False  # at exit the context goes with the process
+
+    @property
+    def lowered(self):
+        """The graph of the last request (of the model's declared dimensions before any)."""
+        if self.plans.last is None:
+            raise NNAPIError("the model waits for an execution's dimensions or values: it has no graph yet")
+        return self.plans.last
 
     def execute(self, request: Request) -> ErrorStatus:
         """Copy the inputs in, run the graph, copy the outputs out; ``last_error`` says why on failure."""
         try:
-            self.lowered.execute(request)
+            with self._lock:
+                self.plans.for_request(request).execute(request)
         except NNAPIError as err:
             self.last_error = str(err)
             return err.status

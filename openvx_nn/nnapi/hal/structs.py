@@ -78,8 +78,8 @@ def pool_bytes(pool) -> memoryview:
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
-def constant_bytes(model: Model, operand: Operand) -> bytes:
-    """The bytes of a CONSTANT_COPY or CONSTANT_REFERENCE operand."""
+def constant_bytes(model: Model, operand: Operand) -> memoryview:
+    """The bytes of a CONSTANT_COPY or CONSTANT_REFERENCE operand (a view of its pool, no copy)."""
     loc = operand.location
     if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
         data = memoryview(model.operandValues)
@@ -90,7 +90,7 @@ def constant_bytes(model: Model, operand: Operand) -> bytes:
     if loc.offset < 0 or loc.length < 0 or loc.offset + loc.length > len(data):
         raise NNAPIError(f"constant at offset {loc.offset}, length {loc.length} lies outside its "
                          f"{len(data)}-byte buffer")
-    return bytes(data[loc.offset:loc.offset + loc.length])
+    return data[loc.offset:loc.offset + loc.length]
 
 
 def element_count(dimensions: list[int]) -> int:

@@ -2,8 +2,8 @@
 
 ``LOWERINGS`` (``registry``) maps each ``OperationType`` to the function that checks the
 operation and adds its nodes (one module per operation family).  ``lower``
-builds and verifies the graph of a whole model; ``supported_operations``
-runs the same checks as a dry run, one answer per operation.
+builds and verifies the graph of a whole model; ``check`` and ``supported_operations``
+run the same checks as a dry run (what waits for an execution, ``Deferred``, passes).
 """
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from ..errors import NNAPIError
 from ..hal.structs import Model
 from ..model_check import execution_order
 from . import conv_pool, elementwise, lookup, recurrent, reshaping  # noqa: F401  (register LOWERINGS)
-from .context import GraphBuilder, OpContext
+from .context import Deferred, GraphBuilder, OpContext
 from .lowered import Lowered
 from .registry import LOWERINGS
+
+__all__ = ["Deferred", "Lowered", "check", "lower", "supported_operations"]
 
 
 def _lower_all(builder: GraphBuilder, order: list[int]) -> None:
@@ -22,10 +24,11 @@ def _lower_all(builder: GraphBuilder, order: list[int]) -> None:
         LOWERINGS[op.type](op)
 
 
-def lower(model: Model) -> Lowered:
-    """Check ``model``, build its graph and verify it (raises ``NNAPIError``)."""
+def lower(model: Model, runtime: dict | None = None) -> Lowered:
+    """Check ``model``, build its graph and verify it (raises ``NNAPIError``; ``Deferred`` when a model
+    input's dimensions or value, absent from ``runtime``, are needed)."""
     order = execution_order(model)
-    builder = GraphBuilder(model, dry=False)
+    builder = GraphBuilder(model, dry=False, runtime=runtime)
     try:
         _lower_all(builder, order)
         return Lowered(builder)
@@ -34,9 +37,19 @@ def lower(model: Model) -> Lowered:
         raise
 
 
+def check(model: Model) -> None:
+    """Every check ``lower`` makes that does not wait for an execution (raises ``NNAPIError``)."""
+    builder = GraphBuilder(model, dry=True)
+    for j in execution_order(model):
+        try:
+            _lower_all(builder, [j])
+        except Deferred:
+            continue
+
+
 def supported_operations(model: Model) -> list[bool]:
     """One bool per operation: would it lower?  An operation after a failed one is judged on its
-    operands' declared dimensions."""
+    operands' declared dimensions; one that waits for an execution's dimensions or values is supported."""
     try:
         order = execution_order(model)
     except NNAPIError as err:
@@ -48,6 +61,8 @@ def supported_operations(model: Model) -> list[bool]:
     for j in order:
         try:
             LOWERINGS[OpContext(builder, j).type](OpContext(builder, j))
+            answers[j] = True
+        except Deferred:
             answers[j] = True
         except Exception:  # noqa: BLE001 - "not supported" is the answer, never an exception
             answers[j] = False

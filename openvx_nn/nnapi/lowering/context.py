@@ -7,6 +7,10 @@ its constant scalars and calls ``node`` with an NNAPI kernel's tensor names.
 OpenVX validator applies too), checks them against the declared operands and,
 unless the builder is a dry run (``get_supported_operations``), creates the
 OpenVX tensors, scalars and the node.
+
+What only an execution can tell (a model input's unknown dimensions, the value of a model input read
+as a parameter, such as RESHAPE's shape) raises ``Deferred``; an execution then lowers the model
+again with the request's dimensions and values (``GraphBuilder.runtime``).
 """
 from __future__ import annotations
 
@@ -25,18 +29,26 @@ from ...core.tensor import Tensor
 from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
 from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from ..errors import NNAPIError
-from ..hal.structs import Model, constant_bytes
+from ..hal.structs import Model, Operand, constant_bytes
 
 QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
+class Deferred(NNAPIError):
+    """The operation needs what only an execution gives: dimensions or the value of a model input."""
+
+
 class GraphBuilder:
     """Operand shapes, constants and (unless ``dry``) the OpenVX objects of one model."""
 
-    def __init__(self, model: Model, dry: bool):
+    def __init__(self, model: Model, dry: bool, runtime: dict[int, np.ndarray] | None = None):
         self.model = model
         self.dry = dry
+        self.runtime = runtime or {}  # operand -> a model input's value in the request being planned
+        self.parameters: set[int] = set()  # model inputs the lowering read as parameters (from runtime)
+        # the model's operands, then the temporaries a lowering adds (``temporary``)
+        self.operands = list(model.operands)
         self.shapes: dict[int, tuple[int, ...]] = {}
         self.tensors: dict[int, Tensor] = {}
         self.refs: list = []  # every object made here, released in reverse order
@@ -52,9 +64,16 @@ class GraphBuilder:
             self.graph = Graph(self.context)
 
     # -- operands -------------------------------------------------------------
+    def temporary(self, like: int) -> int:
+        """A new operand typed and quantized like operand ``like``, its shape to be inferred."""
+        src = self.operands[like]
+        self.operands.append(Operand(src.type, [], 0, src.scale, src.zeroPoint))
+        self.writers.add(len(self.operands) - 1)
+        return len(self.operands) - 1
+
     def absent(self, k: int) -> bool:
         """No value: NO_VALUE, a 0 in a tensor's dimensions, or never given a value nor written."""
-        operand = self.model.operands[k]
+        operand = self.operands[k]
         if operand.lifetime == OperandLifeTime.NO_VALUE:
             return True
         if operand.type in (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, QUANT8) and \
@@ -64,8 +83,11 @@ class GraphBuilder:
                 and k not in self.model.inputIndexes)
 
     def value(self, k: int) -> np.ndarray:
-        """A constant operand's value, NNAPI-shaped."""
-        operand = self.model.operands[k]
+        """A constant operand's value, NNAPI-shaped (a model input's from ``runtime``)."""
+        if k in self.runtime:
+            self.parameters.add(k)
+            return self.runtime[k]
+        operand = self.operands[k]
         data = constant_bytes(self.model, operand)
         dtype = DTYPES[OperandType(operand.type)]
         shape = tuple(int(d) for d in operand.dimensions)
@@ -78,13 +100,21 @@ class GraphBuilder:
     def tensor(self, k: int) -> Tensor:
         tensor = self.tensors.get(k)
         if tensor is None:
-            operand = self.model.operands[k]
+            operand = self.operands[k]
             shape = self.shapes[k]
             vx_type = VX_TYPES[DTYPES[OperandType(operand.type)]]
-            tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
+            value = self.value(k) if operand.lifetime in CONSTANT else None
+            if value is not None and operand.lifetime == OperandLifeTime.CONSTANT_REFERENCE and \
+                    value.flags.writeable and value.flags.aligned:
+                # A pool the application keeps for the model's lifetime (NNAPI's rule for memory and large
+                # values): the tensor reads it in place.  Read-only pools (Python bytes) are copied, since
+                # kernels compiled for writable arrays would not take them.
+                tensor = Tensor(self.context, tuple(reversed(shape)), vx_type, 0, storage=value.T)
+            else:
+                tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
+                if value is not None:
+                    tensor.array.T[...] = value
             tensor.set_name(f"nnapi operand {k}")
-            if operand.lifetime in CONSTANT:
-                tensor.array.T[...] = self.value(k)
             self.tensors[k] = tensor
             self.refs.append(tensor)
         return tensor
@@ -130,7 +160,7 @@ class OpContext:
             self.fail(f"has {len(self.outputs)} outputs, expected {' or '.join(map(str, outputs))}")
 
     def operand(self, k: int, output: bool = False):
-        return self.b.model.operands[(self.outputs if output else self.inputs)[k]]
+        return self.b.operands[(self.outputs if output else self.inputs)[k]]
 
     def kind(self, k: int) -> OperandType:
         return OperandType(self.operand(k).type)
@@ -143,14 +173,25 @@ class OpContext:
         operand = self.operand(k)
         if operand.type != kind:
             self.fail(f"input {k} is {OperandType(operand.type).name}, expected {kind.name}")
-        if operand.lifetime not in CONSTANT:
-            self.fail(f"input {k} ({kind.name}) must be a constant")
+        self._parameter(k, kind.name)
         return self.b.value(self.inputs[k]).item()
 
     def constant(self, k: int) -> np.ndarray:
-        if self.operand(k).lifetime not in CONSTANT:
-            self.fail(f"input {k} must be a constant")
+        """A parameter tensor's value: a constant, or a model input's value in the request."""
+        self._parameter(k, OperandType(self.operand(k).type).name)
         return self.b.value(self.inputs[k])
+
+    def _parameter(self, k: int, what: str) -> None:
+        """Input ``k`` is read as a parameter: a constant, or a model input the request gives."""
+        index = self.inputs[k]
+        if self.operand(k).lifetime in CONSTANT or index in self.b.runtime:
+            return
+        if not self.present(k):
+            self.fail(f"input {k} ({what}, operand {index}) has no value; it is not optional")
+        if index in self.b.model.inputIndexes:
+            raise Deferred(f"input {k} ({what}, operand {index}) is a model input: its value comes with "
+                           "the execution", ErrorStatus.INVALID_ARGUMENT, self.index, self.type)
+        self.fail(f"input {k} ({what}) must be a constant or a model input")
 
     def tensor_kinds(self, ks: Sequence[int], allowed: Sequence[OperandType]) -> OperandType:
         """Inputs ``ks`` are tensors of one type among ``allowed``; returns it."""
@@ -164,8 +205,16 @@ class OpContext:
     def shape(self, k: int) -> tuple[int, ...]:
         index = self.inputs[k]
         if index not in self.b.shapes:
-            self.fail(f"input {k} (operand {index}) has unknown dimensions")
+            self._unknown(k, str(k))
         return self.b.shapes[index]
+
+    def _unknown(self, k: int, name: str) -> None:
+        """Input ``k`` has no shape yet: omitted (an error), or known only at execution (``Deferred``)."""
+        index = self.inputs[k]
+        if self.b.absent(index):
+            self.fail(f"input {name} (operand {index}) has no value; it is not optional")
+        raise Deferred(f"input {name} (operand {index}) has unknown dimensions", ErrorStatus.INVALID_ARGUMENT,
+                       self.index, self.type)
 
     # -- making the node ----------------------------------------------------------
     def node(self, op: str, tensors: dict[str, int | None], outputs: dict[str, int | None],
@@ -175,9 +224,27 @@ class OpContext:
         and output positions ``outputs``; check and record the outputs' shapes.  With ``create`` False
         only the checks run (the caller lowers the operation onto standard kernels instead)."""
         kernel = NNAPI_KERNELS[op]
-        model, b = self.b.model, self.b
-        operands = {n: (None if k is None or not self.present(k) else self.inputs[k]) for n, k in tensors.items()}
-        operands.update({n: (None if k is None else self.outputs[k]) for n, k in outputs.items()})
+        optional = {n.rstrip("?") for n in kernel.inputs if n.endswith("?")}
+        operands: dict[str, int | None] = {}
+        for name, k in tensors.items():
+            if k is not None and self.present(k):
+                if self.inputs[k] not in self.b.shapes:
+                    self._unknown(k, f"{k} ({name})")
+                operands[name] = self.inputs[k]
+            elif k is not None and k < len(self.inputs) and name not in optional:
+                self.fail(f"input {k} ({name}, operand {self.inputs[k]}) has no value; it is not optional")
+            else:
+                operands[name] = None
+        self.node_on(op, operands, {n: (None if k is None else self.outputs[k]) for n, k in outputs.items()},
+                     ints, floats, create)
+
+    def node_on(self, op: str, inputs: dict[str, int | None], outputs: dict[str, int | None],
+                ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,
+                create: bool = True) -> None:
+        """``node`` with operand indexes (inputs of known shape, or None) instead of NNAPI positions."""
+        kernel = NNAPI_KERNELS[op]
+        b = self.b
+        operands = {**inputs, **outputs}
         specs: dict[str, Any] = {}
         scalars: dict[str, Any] = dict(ints or {})
         scalars.update(floats or {})
@@ -185,11 +252,9 @@ class OpContext:
             if index is None:
                 specs[name] = None
                 continue
-            operand = model.operands[index]
+            operand = b.operands[index]
             if index in b.shapes:
                 specs[name] = TensorSpec(b.shapes[index], DTYPES[OperandType(operand.type)])
-            elif name in tensors:
-                self.fail(f"input operand {index} ({name}) has unknown dimensions")
             if name in kernel.quantized and operand.type == QUANT8:
                 scalars[f"{name}_scale"] = float(operand.scale)
                 scalars[f"{name}_zero_point"] = int(operand.zeroPoint)
@@ -200,14 +265,14 @@ class OpContext:
             inferred = kernel.infer(Args(specs, scalars))
         except ShapeError as err:
             self.fail(f"{err.param}: {err}")
-        for name, index in operands.items():
-            if name in outputs and index is not None:
+        for name, index in outputs.items():
+            if index is not None:
                 self._settle_output(index, *inferred[name])
         if create and not b.dry:
             self._create(kernel, operands, scalars)
 
     def _settle_output(self, index: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
-        operand = self.b.model.operands[index]
+        operand = self.b.operands[index]
         have = DTYPES[OperandType(operand.type)]
         if have != np.dtype(dtype):
             self.fail(f"output operand {index} is {OperandType(operand.type).name}, the result is {np.dtype(dtype)}")

@@ -20,6 +20,8 @@ class Lowered:
         model = builder.model
         self.model = model
         for k in list(model.inputIndexes) + list(model.outputIndexes):
+            if builder.absent(k) or k in builder.parameters:
+                continue  # omitted, or read as a parameter: the plan is made for the request's value
             if k not in builder.shapes:
                 raise NNAPIError(f"model input or output operand {k} has unknown dimensions")
             builder.tensor(k)
@@ -40,9 +42,11 @@ class Lowered:
         if position >= len(arguments):
             raise NNAPIError(f"{what} {position} (operand {k}) is missing from the request")
         arg = arguments[position]
+        if not output and (self.builder.absent(k) or k in self.builder.parameters):
+            return None  # omitted, or a parameter of this plan (its signature holds the value)
         if arg.hasNoValue:
-            raise NNAPIError(f"{what} {position} (operand {k}) has no value; this driver needs every "
-                             "model input and output")
+            raise NNAPIError(f"{what} {position} (operand {k}) has no value; only an optional model input "
+                             "may be omitted")
         shape = self.builder.shapes[k]
         if arg.dimensions and tuple(arg.dimensions) != tuple(shape):
             raise NNAPIError(f"{what} {position} (operand {k}) is given dimensions {list(arg.dimensions)}, "
@@ -72,7 +76,7 @@ class Lowered:
         for tensor, data, dtype, shape in outputs:
             if data.readonly:
                 raise NNAPIError("an output pool is read-only")
-        for tensor, data, dtype, shape in inputs:
+        for tensor, data, dtype, shape in filter(None, inputs):
             tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
         status = self.graph.process()
         if status != Status.VX_SUCCESS:

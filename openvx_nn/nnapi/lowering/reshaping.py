@@ -30,13 +30,32 @@ def lower_concatenation(op: OpContext) -> None:
     scalars = len(op.inputs) - n
     if n < 1 or scalars not in (1, 2) or any(op.kind(k) in TENSORS for k in range(n, len(op.inputs))):
         op.fail("expected input tensors followed by the axis (INT32)")
-    if n > MAX_CONCAT:
-        op.fail(f"{n} inputs: this driver joins at most {MAX_CONCAT} tensors in one operation")
-    op.counts(range(2, MAX_CONCAT + 3), (1,))
+    op.counts((n + scalars,), (1,))
     op.tensor_kinds(list(range(n)), (F32T, Q8))
     if scalars == 2 and op.scalar(n + 1) != 0:
         op.fail(f"fused activation {op.scalar(n + 1)}: concatenation takes none")
-    op.node("concatenation", {f"input{i}": i for i in range(n)}, {"output": 0}, {"axis": op.scalar(n)})
+    axis = op.scalar(n)
+    if n <= MAX_CONCAT:
+        op.node("concatenation", {f"input{i}": i for i in range(n)}, {"output": 0}, {"axis": axis})
+        return
+    for k in range(n):
+        op.shape(k)
+    # The kernel joins MAX_CONCAT tensors at most: join groups into temporaries quantized like the
+    # output (each input is rescaled once, there), then join the temporaries, which copies raw values.
+    parts = [op.inputs[k] for k in range(n)]
+    while len(parts) > MAX_CONCAT:
+        groups = [parts[i:i + MAX_CONCAT] for i in range(0, len(parts), MAX_CONCAT)]
+        parts = []
+        for group in groups:
+            if len(group) == 1:
+                parts.append(group[0])
+                continue
+            joined = op.b.temporary(op.outputs[0])
+            op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(group)}, {"output": joined},
+                       {"axis": axis})
+            parts.append(joined)
+    op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(parts)}, {"output": op.outputs[0]},
+               {"axis": axis})
 
 
 @lowers(T.DEPTH_TO_SPACE, T.SPACE_TO_DEPTH)

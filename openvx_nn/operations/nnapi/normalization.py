@@ -15,11 +15,14 @@ def _same(ranks: tuple[int, ...]):
     def infer(args: Args):
         shape = rank_in(args, "input", ranks)
         dtype = dtype_in(args, "input", (F32, U8))
-        for name in ("beta", "bias", "alpha"):
+        # The seed says LRN's bias "must not be zero", but NNAPI's own tests use 0.0 and Android's
+        # reference driver runs them: bias 0 is accepted and gives what the formula gives.
+        for name, low, what in (("beta", 0.0, "positive"), ("bias", None, "non-negative"),
+                                ("alpha", -math.inf, "finite")):
             if name in args.scalars:
                 value = args.scalars[name]
-                require(math.isfinite(value) and (value > 0 or name == "alpha"), name,
-                        f"{name} is {value}, expected a positive finite number", Status.VX_ERROR_INVALID_VALUE)
+                ok = math.isfinite(value) and (value >= 0 if low is None else value > low)
+                require(ok, name, f"{name} is {value}, expected a {what} number", Status.VX_ERROR_INVALID_VALUE)
         if "radius" in args.scalars:
             require(args["radius"] >= 0, "radius", f"radius {args['radius']} is negative",
                     Status.VX_ERROR_INVALID_VALUE)

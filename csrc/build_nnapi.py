@@ -1,0 +1,71 @@
+"""cffi build description of libneuralnetworks.so, NNAPI's C API (used by setup.py's ``cffi_modules``).
+
+Built like libopenvx.so (``build_capi``) and with its start-up code (``runtime.c``: the embedded
+interpreter finds the package's virtual environment, waits for running graphs at exit): the exported
+``ANeuralNetworks*`` functions (``nnapi/neuralnetworks.c``) check their pointers and call the
+``extern "Python+C"`` functions of ``nnapi/bridge.h``, defined in ``openvx_nn.nnapi.capi.entry``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import sysconfig
+from pathlib import Path
+
+import cffi
+
+CSRC = Path(__file__).resolve().parent
+ROOT = CSRC.parent
+MODULE = "openvx_nn._nnapi_capi"
+
+
+def _build_capi():
+    """build_capi.py as a module (setuptools loads these files by path, not as a package)."""
+    spec = importlib.util.spec_from_file_location("openvx_nn_build_capi", CSRC / "build_capi.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+INIT_CODE = f"""
+import os, sys
+from {MODULE} import ffi, lib
+_parent = os.path.dirname(ffi.string(lib.vxnn_library_dir()).decode())
+try:
+    import openvx_nn  # noqa: F401
+except ImportError:
+    sys.path.append(_parent)
+from openvx_nn.nnapi.capi import install
+install()
+"""
+
+
+def _builder() -> cffi.FFI:
+    capi = _build_capi()
+    ffi = cffi.FFI()
+    bridge = (CSRC / "nnapi" / "bridge.h").read_text()
+    ffi.cdef(f'extern "Python+C" {{\n{bridge}\n}}\nconst char *vxnn_library_dir(void);\n')
+    ffi.embedding_init_code(INIT_CODE)
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    ffi.set_source(
+        MODULE,
+        # runtime.c is included, not copied: cffi_start_python() is static in this translation unit
+        '#include "runtime.c"\n#include "nnapi/neuralnetworks.c"\n',
+        include_dirs=[str(ROOT / "include"), str(CSRC)],
+        define_macros=[("VXNN_BUILD_PYTHON", capi._c_string(sys.executable))],
+        extra_compile_args=["-fvisibility=hidden", "-std=gnu99", "-Wall", "-Wno-unused-function"],
+        extra_link_args=[
+            "-Wl,-soname,libneuralnetworks.so",
+            f"-Wl,--version-script={CSRC / 'nnapi' / 'exports.map'}",
+            f"-L{libdir}", f"-Wl,-rpath,{libdir}",
+        ],
+        libraries=["dl", "pthread", f"python{sys.version_info[0]}.{sys.version_info[1]}"],
+        py_limited_api=False,
+    )
+    return ffi
+
+
+ffibuilder = _builder()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,230 @@
+/* nnapi/neuralnetworks.c: the exported NNAPI 1.0 functions of libneuralnetworks.so.
+ * Each checks its pointer arguments (NULL: ANEURALNETWORKS_UNEXPECTED_NULL, before Python
+ * is involved), unpacks ANeuralNetworksOperandType into plain values and calls its
+ * Python-bodied bridge function (nnapi/bridge.h); handles are ids, never dereferenced. */
+#define ANEURALNETWORKS_API __attribute__((visibility("default")))
+#include <stdio.h>
+#include <NeuralNetworks.h>
+#include "nnapi/bridge.h"
+
+enum { KIND_MEMORY = 0, KIND_MODEL = 1, KIND_COMPILATION = 2, KIND_EXECUTION = 3, KIND_EVENT = 4 };
+#define H(x) ((uintptr_t)(x))
+
+static int nnapi_null(const char *fn, const char *what)
+{
+    fprintf(stderr, "libneuralnetworks: %s: %s is NULL\n", fn, what);
+    return ANEURALNETWORKS_UNEXPECTED_NULL;
+}
+
+/* Python could not start: the reason is already on stderr (runtime.c). */
+#define START_OR_RETURN(failure) do { if (!vxnn_start()) return (failure); } while (0)
+#define NOT_NULL(p) do { if (!(p)) return nnapi_null(__func__, #p); } while (0)
+
+int ANeuralNetworksMemory_createFromFd(size_t size, int protect, int fd, size_t offset, ANeuralNetworksMemory **memory)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(memory);
+    *memory = NULL;
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_memory_create(__func__, size, protect, fd, offset, &out);
+    *memory = (ANeuralNetworksMemory *)out;
+    return status;
+}
+
+static void nnapi_release(const char *fn, uintptr_t handle, int32_t kind)
+{
+    if (handle && vxnn_start())
+        nnapi_free(fn, handle, kind);
+}
+
+void ANeuralNetworksMemory_free(ANeuralNetworksMemory *memory) { nnapi_release(__func__, H(memory), KIND_MEMORY); }
+void ANeuralNetworksModel_free(ANeuralNetworksModel *model) { nnapi_release(__func__, H(model), KIND_MODEL); }
+void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *compilation)
+{
+    nnapi_release(__func__, H(compilation), KIND_COMPILATION);
+}
+void ANeuralNetworksExecution_free(ANeuralNetworksExecution *execution)
+{
+    nnapi_release(__func__, H(execution), KIND_EXECUTION);
+}
+void ANeuralNetworksEvent_free(ANeuralNetworksEvent *event) { nnapi_release(__func__, H(event), KIND_EVENT); }
+
+int ANeuralNetworksModel_create(ANeuralNetworksModel **model)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(model);
+    *model = NULL;
+    START_OR_RETURN(ANEURALNETWORKS_OUT_OF_MEMORY);
+    status = nnapi_model_create(__func__, &out);
+    *model = (ANeuralNetworksModel *)out;
+    return status;
+}
+
+int ANeuralNetworksModel_finish(ANeuralNetworksModel *model)
+{
+    NOT_NULL(model);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_finish(__func__, H(model));
+}
+
+int ANeuralNetworksModel_addOperand(ANeuralNetworksModel *model, const ANeuralNetworksOperandType *type)
+{
+    NOT_NULL(model);
+    NOT_NULL(type);
+    if (type->dimensionCount && !type->dimensions)
+        return nnapi_null(__func__, "type->dimensions");
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_add_operand(__func__, H(model), type->type, type->dimensionCount, type->dimensions,
+                                   type->scale, type->zeroPoint);
+}
+
+int ANeuralNetworksModel_setOperandValue(ANeuralNetworksModel *model, int32_t index, const void *buffer,
+                                         size_t length)
+{
+    NOT_NULL(model);
+    if (!buffer && length)
+        return nnapi_null(__func__, "buffer");
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_set_value(__func__, H(model), index, buffer, length);
+}
+
+int ANeuralNetworksModel_setOperandValueFromMemory(ANeuralNetworksModel *model, int32_t index,
+                                                   const ANeuralNetworksMemory *memory, size_t offset, size_t length)
+{
+    NOT_NULL(model);
+    NOT_NULL(memory);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_set_value_from_memory(__func__, H(model), index, H(memory), offset, length);
+}
+
+int ANeuralNetworksModel_addOperation(ANeuralNetworksModel *model, ANeuralNetworksOperationType type,
+                                      uint32_t inputCount, const uint32_t *inputs, uint32_t outputCount,
+                                      const uint32_t *outputs)
+{
+    NOT_NULL(model);
+    NOT_NULL(inputs);
+    NOT_NULL(outputs);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_add_operation(__func__, H(model), type, inputCount, inputs, outputCount, outputs);
+}
+
+int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *model, uint32_t inputCount,
+                                                  const uint32_t *inputs, uint32_t outputCount,
+                                                  const uint32_t *outputs)
+{
+    NOT_NULL(model);
+    NOT_NULL(inputs);
+    NOT_NULL(outputs);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_identify(__func__, H(model), inputCount, inputs, outputCount, outputs);
+}
+
+int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model, ANeuralNetworksCompilation **compilation)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(compilation);
+    *compilation = NULL;
+    NOT_NULL(model);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_compilation_create(__func__, H(model), &out);
+    *compilation = (ANeuralNetworksCompilation *)out;
+    return status;
+}
+
+int ANeuralNetworksCompilation_setPreference(ANeuralNetworksCompilation *compilation, int32_t preference)
+{
+    NOT_NULL(compilation);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_compilation_set_preference(__func__, H(compilation), preference);
+}
+
+int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *compilation)
+{
+    NOT_NULL(compilation);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_compilation_finish(__func__, H(compilation));
+}
+
+int ANeuralNetworksExecution_create(ANeuralNetworksCompilation *compilation, ANeuralNetworksExecution **execution)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(execution);
+    *execution = NULL;
+    NOT_NULL(compilation);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_execution_create(__func__, H(compilation), &out);
+    *execution = (ANeuralNetworksExecution *)out;
+    return status;
+}
+
+/* setInput/setOutput and their FromMemory forms: one bridge, the type unpacked (typed 0: NULL type). */
+static int nnapi_set(const char *fn, ANeuralNetworksExecution *execution, int output, int32_t index,
+                     const ANeuralNetworksOperandType *type, void *buffer, uintptr_t memory, size_t offset,
+                     size_t length)
+{
+    if (!execution)
+        return nnapi_null(fn, "execution");
+    if (type && type->dimensionCount && !type->dimensions)
+        return nnapi_null(fn, "type->dimensions");
+    if (!vxnn_start())
+        return ANEURALNETWORKS_OP_FAILED;
+    return nnapi_execution_set(fn, H(execution), output, index, type != NULL, type ? type->type : 0,
+                               type ? type->dimensionCount : 0, type ? type->dimensions : NULL,
+                               type ? type->scale : 0.0f, type ? type->zeroPoint : 0, buffer, memory, offset,
+                               length);
+}
+
+int ANeuralNetworksExecution_setInput(ANeuralNetworksExecution *execution, int32_t index,
+                                      const ANeuralNetworksOperandType *type, const void *buffer, size_t length)
+{
+    if (!buffer && length)  /* NULL with length 0 omits an optional input */
+        return nnapi_null(__func__, "buffer");
+    return nnapi_set(__func__, execution, 0, index, type, (void *)buffer, 0, 0, length);
+}
+
+int ANeuralNetworksExecution_setInputFromMemory(ANeuralNetworksExecution *execution, int32_t index,
+                                                const ANeuralNetworksOperandType *type,
+                                                const ANeuralNetworksMemory *memory, size_t offset, size_t length)
+{
+    NOT_NULL(memory);
+    return nnapi_set(__func__, execution, 0, index, type, NULL, H(memory), offset, length);
+}
+
+int ANeuralNetworksExecution_setOutput(ANeuralNetworksExecution *execution, int32_t index,
+                                       const ANeuralNetworksOperandType *type, void *buffer, size_t length)
+{
+    NOT_NULL(buffer);
+    return nnapi_set(__func__, execution, 1, index, type, buffer, 0, 0, length);
+}
+
+int ANeuralNetworksExecution_setOutputFromMemory(ANeuralNetworksExecution *execution, int32_t index,
+                                                 const ANeuralNetworksOperandType *type,
+                                                 const ANeuralNetworksMemory *memory, size_t offset, size_t length)
+{
+    NOT_NULL(memory);
+    return nnapi_set(__func__, execution, 1, index, type, NULL, H(memory), offset, length);
+}
+
+int ANeuralNetworksExecution_startCompute(ANeuralNetworksExecution *execution, ANeuralNetworksEvent **event)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(event);
+    *event = NULL;
+    NOT_NULL(execution);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_execution_start(__func__, H(execution), &out);
+    *event = (ANeuralNetworksEvent *)out;
+    return status;
+}
+
+int ANeuralNetworksEvent_wait(ANeuralNetworksEvent *event)
+{
+    NOT_NULL(event);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_event_wait(__func__, H(event));
+}
