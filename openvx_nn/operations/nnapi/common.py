@@ -53,9 +53,16 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any]):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any],
+                 writes: Callable[[str], int] | None = None):
         self.tensors = tensors
         self.scalars = scalars
+        self._writes = writes
+
+    def writes(self, name: str) -> int:
+        """How often tensor ``name``'s data has been written (grows with every write; 0 when unknown): a
+        ``prepare`` compares it per run to know when what it packed at bind time is stale."""
+        return 0 if self._writes is None else self._writes(name)
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name] if name in self.tensors else self.scalars[name]
@@ -131,7 +138,9 @@ class NNAPIKernel:
     def params(self) -> tuple[ParamSpec, ...]:
         tensors = [ParamSpec(n.rstrip("?"), IN, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.inputs]
         tensors += [ParamSpec(n.rstrip("?"), OUT, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.outputs]
-        scalars = [ParamSpec(n, IN, Type.VX_TYPE_SCALAR, scalar_type=t) for n, t in self.scalar_names]
+        # A prepared kernel reads its scalars once, at bind time: they are [static] (set before verify).
+        scalars = [ParamSpec(n, IN, Type.VX_TYPE_SCALAR, scalar_type=t, static=self.prepare is not None)
+                   for n, t in self.scalar_names]
         return tuple(tensors + scalars)
 
     def index_of(self, name: str) -> int:
@@ -180,7 +189,7 @@ def _args(k: NNAPIKernel, p: list) -> Args:
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    return Args(tensors, scalars)
+    return Args(tensors, scalars, lambda name: 0 if p[names.index(name)] is None else p[names.index(name)].root.writes)
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:

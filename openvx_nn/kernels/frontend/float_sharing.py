@@ -1,0 +1,32 @@
+"""One float32 call's rows shared between the calling thread and the engine's helpers.
+
+A layer's output rows are cut into chunks behind a shared counter (``atomics.fetch_add``); the caller
+lends the same task to the helpers (``engine.workers``) and claims chunks itself, then waits only for
+chunks a helper has claimed and not finished. A helper the OS runs late takes fewer chunks or none and
+never holds the call up (no barrier), and each call has its own counters, so a kernel called from several
+graphs at once stays safe. Small layers run on the calling thread alone: waking a helper costs more.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..engine import workers
+
+PARALLEL_WORK = 400_000
+"""Multiply-adds (or element updates) below which a call stays on the calling thread."""
+CHUNKS_PER_THREAD = 4
+
+
+def share_rows(serial: Callable, shared: Callable, args: tuple, n_rows: int, work: int) -> None:
+    """Run rows ``[0, n_rows)``: ``serial(*args, r0, r1)`` alone, or ``shared(*args, n_rows, n_chunks,
+    counters, wait)`` on this thread and the helpers when ``work`` is large enough to pay for them."""
+    helpers = workers.helpers() if work >= PARALLEL_WORK and n_rows > 1 else 0
+    if helpers <= 0:
+        serial(*args, 0, n_rows)
+        return
+    n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
+    counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
+    workers.lend(lambda: shared(*args, n_rows, n_chunks, counters, False), helpers)
+    shared(*args, n_rows, n_chunks, counters, True)
