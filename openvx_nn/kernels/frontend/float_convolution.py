@@ -1,17 +1,15 @@
-"""Fast float32 CONV_2D and FULLY_CONNECTED on NHWC data: a direct convolution over weights packed once.
+"""Fast float32 CONV_2D and FULLY_CONNECTED on NHWC data: an implicit GEMM over weights packed once.
 
-The weights [O, kh, kw, I] are packed at bind time to [kh, kw * I, O]: for one output pixel and one
-filter row, the taps inside the image are one contiguous run of the input row (``kw * I`` values at
-most) against a contiguous block of packed rows, so a 1x1 convolution is a GEMM and a 3x3 one an
-implicit GEMM with no im2col copy. The inner loop runs over the output channels (contiguous in both
-the packed weights and the output) and LLVM vectorizes it with FMA (AVX2 or AVX-512, whatever the CPU
-has). Two neighbouring output pixels are computed together and eight input values are folded per
-pass, so each weight vector loaded serves 16 multiply-adds and the output row is read and written once
-per eight of them.
+The weights [O, kh, kw, I] are packed at bind time into blocks of 16 (or 8) output channels, each
+[kh, kw * I, 16]. For one output pixel and one filter row the inputs are one contiguous run of
+``kw * I`` values of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit
+GEMM with no im2col copy: ``float_microkernel`` computes 6 pixels x 16 channels (or 12 x 8) in
+registers with FMA, and the epilogue adds the bias, applies the fused activation and stores. An input
+with padding is copied once per call into a zero-bordered buffer, so edge pixels take the same path.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
-the bound the tests check). Bias and the fused activation are applied in the same pass (the epilogue).
+the bound the tests check).
 """
 from __future__ import annotations
 
@@ -20,138 +18,80 @@ import numpy as np
 from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
+from .float_microkernel import LANES, TILES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
 from .float_sharing import share_rows
 
 
-@jit.kernel(contract=True)
-def _madd(xf, xrow, start_a, start_b, wf, w_row, length, of, pixel_a, pixel_b, pair):
-    """of[pixel_a] += xf[xrow, start_a:+length] @ wf[w_row:+length] (and pixel_b from start_b when pair)."""
-    units = of.shape[1]
-    k8 = length - length % 8
-    if pair:
-        for k in range(0, k8, 8):
-            a0, a1, a2, a3 = xf[xrow, start_a + k], xf[xrow, start_a + k + 1], xf[xrow, start_a + k + 2], \
-                xf[xrow, start_a + k + 3]
-            a4, a5, a6, a7 = xf[xrow, start_a + k + 4], xf[xrow, start_a + k + 5], xf[xrow, start_a + k + 6], \
-                xf[xrow, start_a + k + 7]
-            b0, b1, b2, b3 = xf[xrow, start_b + k], xf[xrow, start_b + k + 1], xf[xrow, start_b + k + 2], \
-                xf[xrow, start_b + k + 3]
-            b4, b5, b6, b7 = xf[xrow, start_b + k + 4], xf[xrow, start_b + k + 5], xf[xrow, start_b + k + 6], \
-                xf[xrow, start_b + k + 7]
-            r = w_row + k
-            for j in range(units):
-                w0, w1, w2, w3 = wf[r, j], wf[r + 1, j], wf[r + 2, j], wf[r + 3, j]
-                w4, w5, w6, w7 = wf[r + 4, j], wf[r + 5, j], wf[r + 6, j], wf[r + 7, j]
-                s = of[pixel_a, j]
-                t = of[pixel_b, j]
-                s += a0 * w0
-                s += a1 * w1
-                s += a2 * w2
-                s += a3 * w3
-                s += a4 * w4
-                s += a5 * w5
-                s += a6 * w6
-                s += a7 * w7
-                t += b0 * w0
-                t += b1 * w1
-                t += b2 * w2
-                t += b3 * w3
-                t += b4 * w4
-                t += b5 * w5
-                t += b6 * w6
-                t += b7 * w7
-                of[pixel_a, j] = s
-                of[pixel_b, j] = t
-        for k in range(k8, length):
-            a0 = xf[xrow, start_a + k]
-            b0 = xf[xrow, start_b + k]
-            for j in range(units):
-                w0 = wf[w_row + k, j]
-                of[pixel_a, j] += a0 * w0
-                of[pixel_b, j] += b0 * w0
-        return
-    for k in range(0, k8, 8):
-        a0, a1, a2, a3 = xf[xrow, start_a + k], xf[xrow, start_a + k + 1], xf[xrow, start_a + k + 2], \
-            xf[xrow, start_a + k + 3]
-        a4, a5, a6, a7 = xf[xrow, start_a + k + 4], xf[xrow, start_a + k + 5], xf[xrow, start_a + k + 6], \
-            xf[xrow, start_a + k + 7]
-        r = w_row + k
-        for j in range(units):
-            s = of[pixel_a, j]
-            s += a0 * wf[r, j]
-            s += a1 * wf[r + 1, j]
-            s += a2 * wf[r + 2, j]
-            s += a3 * wf[r + 3, j]
-            s += a4 * wf[r + 4, j]
-            s += a5 * wf[r + 5, j]
-            s += a6 * wf[r + 6, j]
-            s += a7 * wf[r + 7, j]
-            of[pixel_a, j] = s
-    for k in range(k8, length):
-        a0 = xf[xrow, start_a + k]
-        for j in range(units):
-            of[pixel_a, j] += a0 * wf[w_row + k, j]
-
-
 @jit.kernel
-def _epilogue(of, pixel, lo, hi):
-    """Clamp one output pixel to the fused activation's range (NaN stays NaN, as in the reference)."""
+def _conv_tiles(xp, wp, bias, out, stride_h, stride_w, lo, hi, g0, g1):
+    """Tiles ``[g0, g1)`` of output pixels (in NHWC order) of the convolution of the padded input ``xp``."""
+    n_batch, height, width, depth = xp.shape
+    n_blocks, kh, inner, block = wp.shape
+    _, out_h, out_w, units = out.shape
+    vecs = block // LANES
+    rows = 6 if vecs == 2 else 12
+    pixels = n_batch * out_h * out_w
+    of = out.reshape(pixels, units)
     low, high = np.float32(lo), np.float32(hi)
-    for j in range(of.shape[1]):
-        v = of[pixel, j]
-        v = max(v, low)
-        v = min(v, high)
-        of[pixel, j] = v
-
-
-@jit.kernel(contract=True)
-def _conv_rows(x, wp, bias, out, pad_top, pad_left, stride_h, stride_w, lo, hi, r0, r1):
-    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h) of the convolution."""
-    n_batch, height, width, depth = x.shape
-    kh, kwc, units = wp.shape
-    kw = kwc // depth
-    _, out_h, out_w, _ = out.shape
-    xf = x.reshape(n_batch * height, width * depth)
-    wf = wp.reshape(kh * kwc, units)
-    of = out.reshape(n_batch * out_h * out_w, units)
-    clamp = lo > -np.inf or hi < np.inf
-    for r in range(r0, r1):
-        b = r // out_h
-        y0 = (r - b * out_h) * stride_h - pad_top
-        ky0, ky1 = max(0, -y0), min(kh, height - y0)
-        ox = 0
-        while ox < out_w:
-            xa = ox * stride_w - pad_left
-            kx0, kx1 = max(0, -xa), min(kw, width - xa)
-            xb = xa + stride_w
-            pair = ox + 1 < out_w and max(0, -xb) == kx0 and min(kw, width - xb) == kx1
-            pa = r * out_w + ox
-            pb = pa + 1 if pair else pa
-            for j in range(units):
-                of[pa, j] = bias[j]
-                of[pb, j] = bias[j]
-            if kx1 > kx0:
-                for ky in range(ky0, ky1):
-                    _madd(xf, b * height + y0 + ky, (xa + kx0) * depth, (xb + kx0) * depth, wf,
-                          ky * kwc + kx0 * depth, (kx1 - kx0) * depth, of, pa, pb, pair)
-            if clamp:
-                _epilogue(of, pa, lo, hi)
-                if pair:
-                    _epilogue(of, pb, lo, hi)
-            ox += 2 if pair else 1
+    addresses = np.empty(rows, np.int64)
+    taps = np.empty(kh, np.int64)
+    for ky in range(kh):
+        taps[ky] = ky * width * depth * 4
+    tile = np.empty(rows * block, np.float32)
+    x_at, w_at, tile_at = xp.ctypes.data, wp.ctypes.data, tile.ctypes.data
+    out_at, bias_at = out.ctypes.data, bias.ctypes.data
+    w_tap_stride, w_block = inner * block * 4, kh * inner * block * 4
+    for g in range(g0, g1):
+        p0 = g * rows
+        line = p0 // out_w  # image * out_h + output row of the tile's first pixel
+        ox = p0 - line * out_w
+        for r in range(rows):
+            if p0 + r < pixels:  # a short last tile repeats its last pixel (computed, not stored)
+                b = line // out_h
+                addresses[r] = x_at + (((b * height + (line - b * out_h) * stride_h) * width + ox * stride_w)
+                                       * depth) * 4
+                ox += 1
+                if ox == out_w:
+                    ox = 0
+                    line += 1
+            else:
+                addresses[r] = addresses[r - 1]
+        for jb in range(n_blocks):
+            j0 = jb * block
+            if p0 + rows <= pixels and j0 + block <= units:
+                at = out_at + 4 * (p0 * units + j0)
+                if vecs == 2:
+                    tile_6x2_direct(at, addresses.ctypes.data, taps.ctypes.data, kh, inner, w_at + jb * w_block,
+                                    w_tap_stride, 4 * units, bias_at + 4 * j0, low, high)
+                else:
+                    tile_12x1_direct(at, addresses.ctypes.data, taps.ctypes.data, kh, inner, w_at + jb * w_block,
+                                     w_tap_stride, 4 * units, bias_at + 4 * j0, low, high)
+                continue
+            if vecs == 2:
+                tile_6x2(tile_at, addresses.ctypes.data, taps.ctypes.data, kh, inner, w_at + jb * w_block,
+                         w_tap_stride)
+            else:
+                tile_12x1(tile_at, addresses.ctypes.data, taps.ctypes.data, kh, inner, w_at + jb * w_block,
+                          w_tap_stride)
+            cols = min(block, units - j0)
+            for r in range(min(rows, pixels - p0)):
+                for j in range(cols):  # the epilogue: bias, fused activation (NaN stays NaN)
+                    v = tile[r * block + j] + bias[j0 + j]
+                    v = max(v, low)
+                    v = min(v, high)
+                    of[p0 + r, j0 + j] = v
 
 
 @jit.kernel
-def _conv_shared(x, wp, bias, out, pad_top, pad_left, stride_h, stride_w, lo, hi, n_rows, n_chunks, counters,
-                 wait):
+def _conv_shared(xp, wp, bias, out, stride_h, stride_w, lo, hi, n_tiles, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = fetch_add(claim, 1)
         if i >= n_chunks:
             break
-        _conv_rows(x, wp, bias, out, pad_top, pad_left, stride_h, stride_w, lo, hi, n_rows * i // n_chunks,
-                   n_rows * (i + 1) // n_chunks)
+        _conv_tiles(xp, wp, bias, out, stride_h, stride_w, lo, hi, n_tiles * i // n_chunks,
+                    n_tiles * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         while fetch_add(claim + 8, 0) < n_chunks:
@@ -159,14 +99,35 @@ def _conv_shared(x, wp, bias, out, pad_top, pad_left, stride_h, stride_w, lo, hi
 
 
 def pack_conv(w: np.ndarray) -> np.ndarray:
-    """CONV_2D weights [O, kh, kw, I] as the kernel reads them: [kh, kw * I, O], float32, contiguous."""
+    """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, B] float32 with B
+    output channels per block (16, or 8 for a layer of 8 or fewer), the last block padded with zeros."""
     o, kh, kw, i = w.shape
-    return np.ascontiguousarray(np.transpose(w, (1, 2, 3, 0)).reshape(kh, kw * i, o), np.float32)
+    block = LANES * (2 if o > LANES else 1)
+    n_blocks = -(-o // block)
+    padded = np.zeros((n_blocks * block, kh, kw * i), np.float32)
+    padded[:o] = np.asarray(w, np.float32).reshape(o, kh, kw * i)
+    return np.ascontiguousarray(padded.reshape(n_blocks, block, kh, kw * i).transpose(0, 2, 3, 1))
 
 
 def pack_fc(w: np.ndarray) -> np.ndarray:
-    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's: [1, size, units]."""
-    return np.ascontiguousarray(np.asarray(w, np.float32).T[None])
+    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``)."""
+    units, size = w.shape
+    return pack_conv(np.asarray(w).reshape(units, 1, 1, size))
+
+
+def _padded(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int], out_hw: tuple[int, int],
+            kernel_hw: tuple[int, int]) -> np.ndarray:
+    """``x`` with the zeros of its padding around it (``x`` itself when every window lies inside it): the
+    micro-kernel then reads whole filter rows for every pixel, edges included."""
+    n, h, w, c = x.shape
+    left, _, top, _ = pads
+    need_h = max(top + h, (out_hw[0] - 1) * strides[1] + kernel_hw[0])
+    need_w = max(left + w, (out_hw[1] - 1) * strides[0] + kernel_hw[1])
+    if top == left == 0 and need_h == h and need_w == w:
+        return np.ascontiguousarray(x, np.float32)
+    xp = np.zeros((n, need_h, need_w, c), np.float32)
+    xp[:, top:top + h, left:left + w] = x
+    return xp
 
 
 def bias_or_zeros(bias: np.ndarray | None, units: int) -> np.ndarray:
@@ -182,17 +143,19 @@ def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pad
     ``strides`` (width, height); ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract)."""
     lo, hi = real_range(activation)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    x = np.ascontiguousarray(x)
-    args = (x, wp, bias, target, pads[2], pads[0], strides[1], strides[0], float(lo), float(hi))
-    n_rows = out.shape[0] * out.shape[1]
-    share_rows(_conv_rows, _conv_shared, args, n_rows, out.size * wp.shape[0] * wp.shape[1])
+    _, kh, inner, block = wp.shape
+    xp = _padded(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
+    args = (xp, wp, bias, target, strides[1], strides[0], float(lo), float(hi))
+    pixels = out.shape[0] * out.shape[1] * out.shape[2]
+    n_tiles = -(-pixels // TILES[block // LANES])
+    share_rows(_conv_tiles, _conv_shared, args, n_tiles, out.size * kh * inner)
     if target is not out:
         out[...] = target
 
 
 def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, activation: int) -> None:
     """``out[b] = act(bias + w @ x[b])`` with ``wp = pack_fc(w)``; ``x`` is flattened to [batch, size]."""
-    size, units = wp.shape[1], wp.shape[2]
+    size, units = wp.shape[2], out.shape[-1]
     rows = np.ascontiguousarray(x).reshape(1, 1, -1, size)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
     conv2d(rows, wp, bias, target.reshape(1, 1, -1, units), (0, 0, 0, 0), (1, 1), activation)

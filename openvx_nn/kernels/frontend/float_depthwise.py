@@ -3,9 +3,10 @@
 A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
 arithmetic: no im2col, no packing beyond [kh, kw, C * m]. For each output pixel the loop over the
 channels is innermost (contiguous in the input, the weights and the output), which LLVM vectorizes
-with FMA. A 3x3 window wholly inside the image with a multiplier of 1 (MobileNet's case) keeps its
-nine products in one register sum per channel vector; other windows (edges, other sizes, depth
-multipliers) add tap by tap into the output row.
+with FMA. A 3x3 window wholly inside the image with a multiplier of 1 and whole vectors of channels
+(MobileNet's case) goes to ``float_microkernel.depthwise_3x3``: 8 channels of a run of output pixels
+with the nine weight vectors and the bias held in registers; other windows (edges, other sizes, depth
+multipliers) add tap by tap into the output.
 
 float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference.
 """
@@ -16,24 +17,8 @@ import numpy as np
 from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
+from .float_microkernel import LANES, depthwise_3x3
 from .float_sharing import share_rows
-
-
-@jit.kernel(contract=True)
-def _pixel_3x3(x, w, bias, out, b, y, xx, oy, ox):
-    # The nine taps of a window inside the image, channel multiplier 1.
-    for c in range(out.shape[3]):
-        s = bias[c]
-        s += x[b, y, xx, c] * w[0, 0, c]
-        s += x[b, y, xx + 1, c] * w[0, 1, c]
-        s += x[b, y, xx + 2, c] * w[0, 2, c]
-        s += x[b, y + 1, xx, c] * w[1, 0, c]
-        s += x[b, y + 1, xx + 1, c] * w[1, 1, c]
-        s += x[b, y + 1, xx + 2, c] * w[1, 2, c]
-        s += x[b, y + 2, xx, c] * w[2, 0, c]
-        s += x[b, y + 2, xx + 1, c] * w[2, 1, c]
-        s += x[b, y + 2, xx + 2, c] * w[2, 2, c]
-        out[b, oy, ox, c] = s
 
 
 @jit.kernel(contract=True)
@@ -58,29 +43,35 @@ def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
 @jit.kernel(contract=True)
 def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, r0, r1):
     """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h)."""
-    _, height, width, _ = x.shape
+    _, height, width, depth = x.shape
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
-    clamp = lo > -np.inf or hi < np.inf
-    fast = kh == 3 and kw == 3 and multiplier == 1
+    # 3x3, multiplier 1, whole vectors of channels: the windows inside the image go to the micro-kernel.
+    vector = kh == 3 and kw == 3 and multiplier == 1 and units % LANES == 0
+    first = min(out_w, -(-pad_left // stride_w))  # the output columns whose window lies inside
+    last = max(first, min(out_w, (width - kw + pad_left) // stride_w + 1))
+    x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
     for r in range(r0, r1):
         b = r // out_h
         oy = r - b * out_h
         y0 = oy * stride_h - pad_top
-        inside_y = y0 >= 0 and y0 + kh <= height
+        inner = vector and y0 >= 0 and y0 + kh <= height and last > first
+        if inner:
+            for c in range(0, units, LANES):
+                depthwise_3x3(out_at + 4 * ((r * out_w + first) * units + c),
+                              x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c),
+                              last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth, 4 * depth,
+                              w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
         for ox in range(out_w):
-            x0 = ox * stride_w - pad_left
-            if fast and inside_y and x0 >= 0 and x0 + kw <= width:
-                _pixel_3x3(x, w, bias, out, b, y0, x0, oy, ox)
-            else:
-                _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier)
-            if clamp:
-                for c in range(units):
-                    v = out[b, oy, ox, c]
-                    v = max(v, low)
-                    v = min(v, high)
-                    out[b, oy, ox, c] = v
+            if inner and first <= ox < last:
+                continue
+            _pixel_any(x, w, bias, out, b, y0, ox * stride_w - pad_left, oy, ox, multiplier)
+            for c in range(units):
+                v = out[b, oy, ox, c]
+                v = max(v, low)  # NaN stays NaN, as in the reference
+                v = min(v, high)
+                out[b, oy, ox, c] = v
 
 
 @jit.kernel
@@ -112,7 +103,7 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
     ``pads`` (left, right, top, bottom), ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
     lo, hi = real_range(activation)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    args = (np.ascontiguousarray(x), wp, bias, target, pads[2], pads[0], strides[1], strides[0], multiplier,
+    args = (np.ascontiguousarray(x, np.float32), wp, np.ascontiguousarray(bias, np.float32), target, pads[2], pads[0], strides[1], strides[0], multiplier,
             float(lo), float(hi))
     share_rows(_depthwise_rows, _depthwise_shared, args, out.shape[0] * out.shape[1],
                out.size * wp.shape[0] * wp.shape[1])
