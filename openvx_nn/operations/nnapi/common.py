@@ -184,12 +184,16 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
     return validate
 
 
-def _args(k: NNAPIKernel, p: list) -> Args:
-    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values."""
+def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
+    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (``counted``: and the
+    tensors' write counts, for a ``prepare``)."""
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    return Args(tensors, scalars, lambda name: 0 if p[names.index(name)] is None else p[names.index(name)].root.writes)
+    if not counted:
+        return Args(tensors, scalars)
+    roots = {name: p[i].root for i, name in enumerate(names) if p[i] is not None}
+    return Args(tensors, scalars, lambda name: roots[name].writes if name in roots else 0)
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:
@@ -212,7 +216,7 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
         return None
 
     def bind(p: list, state: dict) -> Callable[[], None]:
-        runner = k.prepare(_args(k, p))
+        runner = k.prepare(_args(k, p, counted=True))
         return lambda: _guarded(k, runner, state)
     return bind
 
