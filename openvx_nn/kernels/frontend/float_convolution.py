@@ -19,7 +19,7 @@ from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, TILES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
-from .float_sharing import share_rows
+from .float_sharing import F32, share_rows
 
 
 @jit.kernel
@@ -98,6 +98,9 @@ def _conv_shared(xp, wp, bias, out, stride_h, stride_w, lo, hi, n_tiles, n_chunk
             pause()
 
 
+_CONV_TYPES = (F32[4, False], F32[4, False], F32[1, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT, jit.FLOAT)
+
+
 def pack_conv(w: np.ndarray) -> np.ndarray:
     """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, B] float32 with B
     output channels per block (16, or 8 for a layer of 8 or fewer), the last block padded with zeros."""
@@ -145,10 +148,11 @@ def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pad
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
     _, kh, inner, block = wp.shape
     xp = _padded(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
-    args = (xp, wp, bias, target, strides[1], strides[0], float(lo), float(hi))
+    args = (xp, wp, np.ascontiguousarray(bias, np.float32), target, int(strides[1]), int(strides[0]), float(lo),
+            float(hi))
     pixels = out.shape[0] * out.shape[1] * out.shape[2]
     n_tiles = -(-pixels // TILES[block // LANES])
-    share_rows(_conv_tiles, _conv_shared, args, n_tiles, out.size * kh * inner)
+    share_rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_tiles, out.size * kh * inner)
     if target is not out:
         out[...] = target
 

@@ -18,7 +18,7 @@ from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3
-from .float_sharing import share_rows
+from .float_sharing import F32, share_rows
 
 
 @jit.kernel(contract=True)
@@ -91,6 +91,9 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mu
             pause()
 
 
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 5, jit.FLOAT, jit.FLOAT)
+
+
 def pack_depthwise(w: np.ndarray) -> np.ndarray:
     """DEPTHWISE_CONV_2D weights [1, kh, kw, C * m] as the kernel reads them: [kh, kw, C * m] float32."""
     return np.ascontiguousarray(w[0], np.float32)
@@ -103,9 +106,9 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
     ``pads`` (left, right, top, bottom), ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
     lo, hi = real_range(activation)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    args = (np.ascontiguousarray(x, np.float32), wp, np.ascontiguousarray(bias, np.float32), target, pads[2], pads[0], strides[1], strides[0], multiplier,
-            float(lo), float(hi))
-    share_rows(_depthwise_rows, _depthwise_shared, args, out.shape[0] * out.shape[1],
+    args = (np.ascontiguousarray(x, np.float32), wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]),
+            int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi))
+    share_rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
                out.size * wp.shape[0] * wp.shape[1])
     if target is not out:
         out[...] = target

@@ -8,9 +8,11 @@ correctly rounded, so the results equal the float64 reference's (``elementwise_r
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from ..support import jit
 from .asymmetric import real_range
+from .float_sharing import F32
 
 ADD, MUL = 0, 1
 
@@ -29,8 +31,11 @@ def _binary(a, b, out, op, lo, hi):
                     out[i, j, k, m] = v
 
 
+_OPERAND = types.Array(types.float32, 4, "A", readonly=True)  # a broadcast view: any strides
+
+
 def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    return np.broadcast_to(array, shape).reshape((1,) * (4 - len(shape)) + shape)
+    return np.broadcast_to(np.asarray(array, np.float32), shape).reshape((1,) * (4 - len(shape)) + shape)
 
 
 def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
@@ -40,7 +45,8 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: i
     if len(shape) > 4:
         raise ValueError(f"out has rank {len(shape)}, expected at most 4")
     target = out if out.flags.c_contiguous else np.empty(shape, np.float32)
-    _binary(_as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), op, float(lo),
-            float(hi))
+    jit.entry(_binary, _OPERAND, _OPERAND, F32[4, True], jit.INT, jit.FLOAT, jit.FLOAT)(
+        _as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), int(op), float(lo),
+        float(hi))
     if target is not out:
         out[...] = target

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..support import jit
 from .asymmetric import real_range
+from .float_sharing import F32
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -55,13 +56,17 @@ def _pool(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi):
                     out[b, oy, ox, c] = v
 
 
+_POOL_TYPES = (F32[4, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
+
+
 def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int], strides: tuple[int, int],
            filter_size: tuple[int, int], activation: int) -> None:
     """Pool float32 ``x`` into ``out`` (``mode`` AVERAGE, MAX or L2); ``pads`` (left, right, top, bottom),
     ``strides`` and ``filter_size`` (width, height)."""
     lo, hi = real_range(activation)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    _pool(np.ascontiguousarray(x), target, mode, pads[2], pads[0], strides[1], strides[0], filter_size[1],
-          filter_size[0], float(lo), float(hi))
+    jit.entry(_pool, *_POOL_TYPES)(np.ascontiguousarray(x, np.float32), target, int(mode), int(pads[2]), int(pads[0]),
+                                   int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]),
+                                   float(lo), float(hi))
     if target is not out:
         out[...] = target

@@ -11,22 +11,34 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import types
 
 from ..engine import workers
+from ..support import jit
 
 PARALLEL_WORK = 400_000
 """Multiply-adds (or element updates) below which a call stays on the calling thread."""
 CHUNKS_PER_THREAD = 4
 
 
-def share_rows(serial: Callable, shared: Callable, args: tuple, n_rows: int, work: int) -> None:
+F32 = {(ndim, writable): types.Array(types.float32, ndim, "C", readonly=not writable)
+       for ndim in (1, 3, 4) for writable in (False, True)}
+"""numba types of C-contiguous float32 arrays by (rank, written): the kernels' signatures."""
+_COUNTERS = types.Array(types.int64, 1, "C")
+
+
+def share_rows(serial: Callable, shared: Callable, args: tuple, arg_types: tuple, n_rows: int, work: int) -> None:
     """Run rows ``[0, n_rows)``: ``serial(*args, r0, r1)`` alone, or ``shared(*args, n_rows, n_chunks,
-    counters, wait)`` on this thread and the helpers when ``work`` is large enough to pay for them."""
+    counters, wait)`` on this thread and the helpers when ``work`` is large enough to pay for them.
+
+    Both are compiled once for ``arg_types`` (``jit.entry``: no per-call type dispatch, and ``openvx-nn
+    warm`` can compile them ahead of time)."""
     helpers = workers.helpers() if work >= PARALLEL_WORK and n_rows > 1 else 0
     if helpers <= 0:
-        serial(*args, 0, n_rows)
+        jit.entry(serial, *arg_types, jit.INT, jit.INT)(*args, 0, n_rows)
         return
+    run = jit.entry(shared, *arg_types, jit.INT, jit.INT, _COUNTERS, jit.BOOL)
     n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
     counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
-    workers.lend(lambda: shared(*args, n_rows, n_chunks, counters, False), helpers)
-    shared(*args, n_rows, n_chunks, counters, True)
+    workers.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
+    run(*args, n_rows, n_chunks, counters, True)
