@@ -43,19 +43,23 @@ def _conv_tiles(xp, wp, bias, out, stride_h, stride_w, lo, hi, g0, g1):
     w_tap_stride, w_block = inner * block * 4, kh * inner * block * 4
     for g in range(g0, g1):
         p0 = g * rows
-        line = p0 // out_w  # image * out_h + output row of the tile's first pixel
+        line = p0 // out_w  # the tile's first pixel: image b, output row oy, column ox (no division below)
         ox = p0 - line * out_w
+        b = line // out_h
+        oy = line - b * out_h
+        at = x_at + ((b * height + oy * stride_h) * width + ox * stride_w) * depth * 4
         for r in range(rows):
-            if p0 + r < pixels:  # a short last tile repeats its last pixel (computed, not stored)
-                b = line // out_h
-                addresses[r] = x_at + (((b * height + (line - b * out_h) * stride_h) * width + ox * stride_w)
-                                       * depth) * 4
-                ox += 1
-                if ox == out_w:
-                    ox = 0
-                    line += 1
-            else:
+            if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
                 addresses[r] = addresses[r - 1]
+                continue
+            addresses[r] = at
+            ox += 1
+            at += stride_w * depth * 4
+            if ox == out_w:
+                ox, oy = 0, oy + 1
+                if oy == out_h:
+                    oy, b = 0, b + 1
+                at = x_at + ((b * height + oy * stride_h) * width) * depth * 4
         for jb in range(n_blocks):
             j0 = jb * block
             if p0 + rows <= pixels and j0 + block <= units:

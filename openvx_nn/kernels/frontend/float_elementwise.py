@@ -12,7 +12,7 @@ from numba import types
 
 from ..support import jit
 from .asymmetric import real_range
-from .float_sharing import F32
+from .float_sharing import F32, compiled
 
 ADD, MUL = 0, 1
 
@@ -32,6 +32,7 @@ def _binary(a, b, out, op, lo, hi):
 
 
 _OPERAND = types.Array(types.float32, 4, "A", readonly=True)  # a broadcast view: any strides
+_BINARY_TYPES = (_OPERAND, _OPERAND, F32[4, True], jit.INT, jit.FLOAT, jit.FLOAT)
 
 
 def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -45,7 +46,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: i
     if len(shape) > 4:
         raise ValueError(f"out has rank {len(shape)}, expected at most 4")
     target = out if out.flags.c_contiguous else np.empty(shape, np.float32)
-    jit.entry(_binary, _OPERAND, _OPERAND, F32[4, True], jit.INT, jit.FLOAT, jit.FLOAT)(
+    compiled(_binary, _BINARY_TYPES)(
         _as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), int(op), float(lo),
         float(hi))
     if target is not out:

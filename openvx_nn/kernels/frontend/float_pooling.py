@@ -11,7 +11,7 @@ import numpy as np
 
 from ..support import jit
 from .asymmetric import real_range
-from .float_sharing import F32
+from .float_sharing import F32, compiled
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -65,7 +65,7 @@ def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int,
     ``strides`` and ``filter_size`` (width, height)."""
     lo, hi = real_range(activation)
     target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    jit.entry(_pool, *_POOL_TYPES)(np.ascontiguousarray(x, np.float32), target, int(mode), int(pads[2]), int(pads[0]),
+    compiled(_pool, _POOL_TYPES)(np.ascontiguousarray(x, np.float32), target, int(mode), int(pads[2]), int(pads[0]),
                                    int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]),
                                    float(lo), float(hi))
     if target is not out:

@@ -27,6 +27,19 @@ F32 = {(ndim, writable): types.Array(types.float32, ndim, "C", readonly=not writ
 _COUNTERS = types.Array(types.int64, 1, "C")
 
 
+_compiled: dict[tuple[int, int], Callable] = {}
+
+
+def compiled(dispatcher, arg_types: tuple, tail: tuple = ()) -> Callable:
+    """``jit.entry(dispatcher, *arg_types, *tail)``, found by identity: a kernel's ``arg_types`` is one constant
+    tuple, and hashing numba types costs microseconds per call."""
+    key = (id(dispatcher), id(arg_types))
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = jit.entry(dispatcher, *arg_types, *tail)
+    return found
+
+
 def share_rows(serial: Callable, shared: Callable, args: tuple, arg_types: tuple, n_rows: int, work: int) -> None:
     """Run rows ``[0, n_rows)``: ``serial(*args, r0, r1)`` alone, or ``shared(*args, n_rows, n_chunks,
     counters, wait)`` on this thread and the helpers when ``work`` is large enough to pay for them.
@@ -35,9 +48,9 @@ def share_rows(serial: Callable, shared: Callable, args: tuple, arg_types: tuple
     warm`` can compile them ahead of time)."""
     helpers = workers.helpers() if work >= PARALLEL_WORK and n_rows > 1 else 0
     if helpers <= 0:
-        jit.entry(serial, *arg_types, jit.INT, jit.INT)(*args, 0, n_rows)
+        compiled(serial, arg_types, (jit.INT, jit.INT))(*args, 0, n_rows)
         return
-    run = jit.entry(shared, *arg_types, jit.INT, jit.INT, _COUNTERS, jit.BOOL)
+    run = compiled(shared, arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
     n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
     counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
     workers.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
