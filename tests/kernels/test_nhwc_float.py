@@ -177,3 +177,25 @@ def test_a_large_layer_shared_between_threads_equals_the_calling_thread_alone(mo
     monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 1)
     fconv.conv2d(x, packed, bias, shared, (1, 1, 1, 1), (1, 1), 3)
     np.testing.assert_array_equal(shared, alone)  # the same tiles, whoever computes them
+
+
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1)])
+def test_a_bound_call_reads_the_arrays_current_values(pads):
+    rng = np.random.default_rng(sum(pads))
+    whole = _values(rng, (1, 7, 7, 10))
+    x = whole[..., :6]  # not contiguous: staged into a buffer before each call
+    wt, dw, bias = _values(rng, (9, 3, 3, 6)), _values(rng, (1, 3, 3, 6)), _values(rng, (9,))
+    oh, ow = 7 + pads[2] + pads[3] - 2, 7 + pads[0] + pads[1] - 2
+    out, out_dw = np.empty((1, oh, ow, 9), np.float32), np.empty((1, oh, ow, 6), np.float32)
+    calls = [fconv.bind_conv2d(x, fconv.pack_conv(wt), bias, out, pads, (1, 1), 3),
+             fdepthwise.bind_depthwise_conv2d(x, fdepthwise.pack_depthwise(dw), bias[:6].copy(), out_dw, pads,
+                                              (1, 1), 1, 3)]
+    for _ in range(2):
+        whole[...] = _values(rng, whole.shape)
+        for call in calls:
+            call()
+        want, want_dw = np.empty_like(out), np.empty_like(out_dw)
+        nhwc_convolution.conv2d(x, wt, bias, want, pads, (1, 1), 3)
+        nhwc_convolution.depthwise_conv2d(x, dw, bias[:6], want_dw, pads, (1, 1), 1, 3)
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out_dw, want_dw, rtol=1e-5, atol=1e-5)

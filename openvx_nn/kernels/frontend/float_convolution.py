@@ -13,13 +13,15 @@ the bound the tests check).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, TILES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
-from .float_sharing import F32, share_rows
+from .float_sharing import F32, Rows, finish, output_target, staged
 
 
 @jit.kernel
@@ -122,19 +124,18 @@ def pack_fc(w: np.ndarray) -> np.ndarray:
     return pack_conv(np.asarray(w).reshape(units, 1, 1, size))
 
 
-def _padded(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int], out_hw: tuple[int, int],
-            kernel_hw: tuple[int, int]) -> np.ndarray:
-    """``x`` with the zeros of its padding around it (``x`` itself when every window lies inside it): the
-    micro-kernel then reads whole filter rows for every pixel, edges included."""
+def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int],
+                  out_hw: tuple[int, int], kernel_hw: tuple[int, int]):
+    """(what the tiles read, its per-call copy or None): ``x`` itself when every window lies inside it, else a
+    zero-bordered buffer (allocated once) that ``x`` is copied into before each call; the micro-kernel then
+    reads whole filter rows for every pixel, edges included."""
     n, h, w, c = x.shape
     left, _, top, _ = pads
     need_h = max(top + h, (out_hw[0] - 1) * strides[1] + kernel_hw[0])
     need_w = max(left + w, (out_hw[1] - 1) * strides[0] + kernel_hw[1])
     if top == left == 0 and need_h == h and need_w == w:
-        return np.ascontiguousarray(x, np.float32)
-    xp = np.zeros((n, need_h, need_w, c), np.float32)
-    xp[:, top:top + h, left:left + w] = x
-    return xp
+        return staged(x)
+    return staged(x, (n, need_h, need_w, c), (slice(None), slice(top, top + h), slice(left, left + w)))
 
 
 def bias_or_zeros(bias: np.ndarray | None, units: int) -> np.ndarray:
@@ -144,28 +145,42 @@ def bias_or_zeros(bias: np.ndarray | None, units: int) -> np.ndarray:
     return np.ascontiguousarray(bias, np.float32)
 
 
-def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
-           strides: tuple[int, int], activation: int) -> None:
-    """``out = act(bias + conv(x, w))`` with ``wp = pack_conv(w)``; ``pads`` (left, right, top, bottom),
-    ``strides`` (width, height); ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract)."""
+def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out = act(bias + conv(x, w))`` from the arrays' current values, with
+    ``wp = pack_conv(w)``; ``pads`` (left, right, top, bottom), ``strides`` (width, height); ``out``'s shape
+    fixes the extent (``nhwc_convolution.conv2d``'s contract). Everything but the arithmetic (and the copy of
+    a padded input) is settled here, once."""
     lo, hi = real_range(activation)
-    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
+    target = output_target(out)
     _, kh, inner, block = wp.shape
-    xp = _padded(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
+    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), target, int(strides[1]), int(strides[0]), float(lo),
             float(hi))
     pixels = out.shape[0] * out.shape[1] * out.shape[2]
-    n_tiles = -(-pixels // TILES[block // LANES])
-    share_rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_tiles, out.size * kh * inner)
-    if target is not out:
-        out[...] = target
+    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, -(-pixels // TILES[block // LANES]),
+                out.size * kh * inner)
+    return finish(rows, [copy], target, out)
+
+
+def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
+           strides: tuple[int, int], activation: int) -> None:
+    """``bind_conv2d(...)()``: one call."""
+    bind_conv2d(x, wp, bias, out, pads, strides, activation)()
+
+
+def bind_fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                         activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out[b] = act(bias + w @ x[b])`` with ``wp = pack_fc(w)``; ``x`` is
+    flattened to [batch, size]."""
+    size, units = wp.shape[2], out.shape[-1]
+    rows, copy = staged(x)
+    target = output_target(out)
+    run = bind_conv2d(rows.reshape(1, 1, -1, size), wp, bias, target.reshape(1, 1, -1, units), (0, 0, 0, 0),
+                      (1, 1), activation)
+    return finish(run, [copy], target, out)
 
 
 def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, activation: int) -> None:
-    """``out[b] = act(bias + w @ x[b])`` with ``wp = pack_fc(w)``; ``x`` is flattened to [batch, size]."""
-    size, units = wp.shape[2], out.shape[-1]
-    rows = np.ascontiguousarray(x).reshape(1, 1, -1, size)
-    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    conv2d(rows, wp, bias, target.reshape(1, 1, -1, units), (0, 0, 0, 0), (1, 1), activation)
-    if target is not out:
-        out[...] = target
+    """``bind_fully_connected(...)()``: one call."""
+    bind_fully_connected(x, wp, bias, out, activation)()

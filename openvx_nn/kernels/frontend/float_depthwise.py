@@ -12,13 +12,15 @@ float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3
-from .float_sharing import F32, share_rows
+from .float_sharing import F32, Rows, finish, output_target, staged
 
 
 @jit.kernel(contract=True)
@@ -99,16 +101,24 @@ def pack_depthwise(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w[0], np.float32)
 
 
+def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                          pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
+                          activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
+    from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
+    ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
+    lo, hi = real_range(activation)
+    target = output_target(out)
+    xs, copy = staged(x)
+    args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
+            int(strides[0]), int(multiplier), float(lo), float(hi))
+    rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
+                out.size * wp.shape[0] * wp.shape[1])
+    return finish(rows, [copy], target, out)
+
+
 def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                      pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
                      activation: int) -> None:
-    """``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])`` with ``wp = pack_depthwise(w)``;
-    ``pads`` (left, right, top, bottom), ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
-    lo, hi = real_range(activation)
-    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    args = (np.ascontiguousarray(x, np.float32), wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]),
-            int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi))
-    share_rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
-               out.size * wp.shape[0] * wp.shape[1])
-    if target is not out:
-        out[...] = target
+    """``bind_depthwise_conv2d(...)()``: one call."""
+    bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation)()

@@ -7,12 +7,14 @@ correctly rounded, so the results equal the float64 reference's (``elementwise_r
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import types
 
 from ..support import jit
 from .asymmetric import real_range
-from .float_sharing import F32, compiled
+from .float_sharing import F32, compiled, finish, output_target
 
 ADD, MUL = 0, 1
 
@@ -36,18 +38,27 @@ _BINARY_TYPES = (_OPERAND, _OPERAND, F32[4, True], jit.INT, jit.FLOAT, jit.FLOAT
 
 
 def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    return np.broadcast_to(np.asarray(array, np.float32), shape).reshape((1,) * (4 - len(shape)) + shape)
+    # Views only (leading 1s, then a broadcast), never a copy: the bound call reads the current values.
+    padded = array.reshape((1,) * (4 - array.ndim) + array.shape)
+    return np.broadcast_to(padded, (1,) * (4 - len(shape)) + shape)
 
 
-def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
-    """``out = act(a + b)`` (``op`` ADD) or ``act(a * b)`` (MUL), broadcasting; float32, rank at most 4."""
+def bind_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out = act(a + b)`` (``op`` ADD) or ``act(a * b)`` (MUL) from the
+    arrays' current values, broadcasting; float32, rank at most 4."""
     lo, hi = real_range(activation)
     shape = tuple(out.shape)
     if len(shape) > 4:
         raise ValueError(f"out has rank {len(shape)}, expected at most 4")
-    target = out if out.flags.c_contiguous else np.empty(shape, np.float32)
-    compiled(_binary, _BINARY_TYPES)(
-        _as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), int(op), float(lo),
-        float(hi))
-    if target is not out:
-        out[...] = target
+    if a.dtype != np.float32 or b.dtype != np.float32:
+        raise ValueError(f"a and b are {a.dtype} and {b.dtype}, expected float32")
+    target = output_target(out)
+    kernel = compiled(_binary, _BINARY_TYPES)
+    args = (_as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), int(op), float(lo),
+            float(hi))
+    return finish(lambda: kernel(*args), [], target, out)
+
+
+def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
+    """``bind_binary(...)()``: one call."""
+    bind_binary(op, a, b, out, activation)()

@@ -7,11 +7,13 @@ sums are float32 (within docs/nnapi.md's bound of the float64 reference).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..support import jit
 from .asymmetric import real_range
-from .float_sharing import F32, compiled
+from .float_sharing import F32, compiled, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -59,14 +61,20 @@ def _pool(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi):
 _POOL_TYPES = (F32[4, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
 
 
+def bind_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int],
+                strides: tuple[int, int], filter_size: tuple[int, int], activation: int) -> Callable[[], None]:
+    """A no-argument call pooling float32 ``x`` into ``out`` (``mode`` AVERAGE, MAX or L2) from their current
+    values; ``pads`` (left, right, top, bottom), ``strides`` and ``filter_size`` (width, height)."""
+    lo, hi = real_range(activation)
+    target = output_target(out)
+    xs, copy = staged(x)
+    kernel = compiled(_pool, _POOL_TYPES)
+    args = (xs, target, int(mode), int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]),
+            int(filter_size[1]), int(filter_size[0]), float(lo), float(hi))
+    return finish(lambda: kernel(*args), [copy], target, out)
+
+
 def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int], strides: tuple[int, int],
            filter_size: tuple[int, int], activation: int) -> None:
-    """Pool float32 ``x`` into ``out`` (``mode`` AVERAGE, MAX or L2); ``pads`` (left, right, top, bottom),
-    ``strides`` and ``filter_size`` (width, height)."""
-    lo, hi = real_range(activation)
-    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    compiled(_pool, _POOL_TYPES)(np.ascontiguousarray(x, np.float32), target, int(mode), int(pads[2]), int(pads[0]),
-                                   int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]),
-                                   float(lo), float(hi))
-    if target is not out:
-        out[...] = target
+    """``bind_pool2d(...)()``: one call."""
+    bind_pool2d(x, out, mode, pads, strides, filter_size, activation)()

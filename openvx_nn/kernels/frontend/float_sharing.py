@@ -43,18 +43,63 @@ def compiled(dispatcher, arg_types: tuple, tail: tuple = ()) -> Callable:
     return found
 
 
-def share_rows(serial: Callable, shared: Callable, args: tuple, arg_types: tuple, n_rows: int, work: int) -> None:
-    """Run rows ``[0, n_rows)``: ``serial(*args, r0, r1)`` alone, or ``shared(*args, n_rows, n_chunks,
-    counters, wait)`` on this thread and the helpers when ``work`` is large enough to pay for them.
+class Rows:
+    """A kernel's rows ``[0, n_rows)`` bound to their arguments once; each call runs them, on this thread
+    alone (``serial(*args, r0, r1)``) or shared with the helpers (``shared(*args, n_rows, n_chunks,
+    counters, wait)``) when ``work`` is large enough to pay for them. Both are compiled once for
+    ``arg_types`` (``jit.entry``: no per-call type dispatch, and ``openvx-nn warm`` can compile them)."""
 
-    Both are compiled once for ``arg_types`` (``jit.entry``: no per-call type dispatch, and ``openvx-nn
-    warm`` can compile them ahead of time)."""
-    helpers = workers.helpers() if work >= PARALLEL_WORK and n_rows > 1 else 0
-    if helpers <= 0:
-        compiled(serial, arg_types, (jit.INT, jit.INT))(*args, 0, n_rows)
-        return
-    run = compiled(shared, arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
-    n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
-    counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
-    workers.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
-    run(*args, n_rows, n_chunks, counters, True)
+    __slots__ = ("arg_types", "args", "lend", "n_rows", "serial", "shared")
+
+    def __init__(self, serial, shared, args: tuple, arg_types: tuple, n_rows: int, work: int):
+        self.serial = compiled(serial, arg_types, (jit.INT, jit.INT))
+        self.shared, self.args, self.arg_types, self.n_rows = shared, args, arg_types, n_rows
+        self.lend = work >= PARALLEL_WORK and n_rows > 1
+
+    def __call__(self) -> None:
+        helpers = workers.helpers() if self.lend else 0
+        if helpers <= 0:
+            self.serial(*self.args, 0, self.n_rows)
+            return
+        run = compiled(self.shared, self.arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
+        args, n_rows = self.args, self.n_rows
+        n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
+        counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
+        workers.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
+        run(*args, n_rows, n_chunks, counters, True)
+
+
+def staged(array: np.ndarray, shape: tuple[int, ...] | None = None,
+           at: tuple[slice, ...] = ()) -> tuple[np.ndarray, Callable[[], None] | None]:
+    """(what a bound kernel reads, the copy to make before each call, or None): ``array`` itself when it is
+    C-contiguous float32 and needs no border; else a buffer of ``shape`` (zeros around ``at``, the region
+    ``array`` is copied into) allocated once, its borders never written."""
+    if shape is None and array.flags.c_contiguous and array.dtype == np.float32:
+        return array, None
+    buffer = np.zeros(array.shape if shape is None else shape, np.float32)
+    region = buffer[at] if at else buffer
+
+    def copy() -> None:
+        region[...] = array
+    return buffer, copy
+
+
+def finish(run: Callable[[], None], before: list, target: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    """``run`` with the copies a bound kernel needs: ``before`` (staged inputs) and ``target`` to ``out`` after
+    (an output that is not C-contiguous)."""
+    copies = [c for c in before if c is not None]
+    if not copies and target is out:
+        return run
+
+    def call() -> None:
+        for copy in copies:
+            copy()
+        run()
+        if target is not out:
+            out[...] = target
+    return call
+
+
+def output_target(out: np.ndarray) -> np.ndarray:
+    """Where a kernel writes: ``out`` when C-contiguous, else a buffer copied into it after each call."""
+    return out if out.flags.c_contiguous else np.empty(out.shape, np.float32)

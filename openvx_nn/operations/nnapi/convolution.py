@@ -73,20 +73,21 @@ def _run_conv(args: Args) -> None:
 # -- float32: weights packed once per node (kernels/frontend/float_*) ------------------------------------
 
 
-class _Packed:
-    """Weights packed at bind time, packed again only after the filter tensor is written (its write count
-    moves): no per-call comparison of the weights, no stale packing."""
+class _Bound:
+    """A float32 layer's kernel bound once with its filter packed (``pack``), and bound again only after the
+    filter tensor is written (its write count moves): no per-call comparison of the weights, no stale packing."""
 
-    def __init__(self, args: Args, pack: Callable[[np.ndarray], np.ndarray]):
-        self._args, self._pack = args, pack
+    def __init__(self, args: Args, pack: Callable[[np.ndarray], np.ndarray],
+                 bind: Callable[[np.ndarray], Runner]):
+        self._args, self._pack, self._bind = args, pack, bind
         self._stamp = args.writes("filter")
-        self._packed = pack(args["filter"])
+        self._call = bind(pack(args["filter"]))
 
-    def current(self) -> np.ndarray:
+    def __call__(self) -> None:
         stamp = self._args.writes("filter")
         if stamp != self._stamp:
-            self._packed, self._stamp = self._pack(self._args["filter"]), stamp
-        return self._packed
+            self._call, self._stamp = self._bind(self._pack(self._args["filter"])), stamp
+        self._call()
 
 
 def _float_bias(args: Args) -> np.ndarray:
@@ -95,21 +96,21 @@ def _float_bias(args: Args) -> np.ndarray:
 
 
 def _prepare_conv_float(args: Args) -> Runner:
-    packed, bias, (pads, strides) = _Packed(args, fconv.pack_conv), _float_bias(args), _pads(args)
+    bias, (pads, strides) = _float_bias(args), _pads(args)
     x, out, act = args["input"], args["output"], args["activation"]
-    return lambda: fconv.conv2d(x, packed.current(), bias, out, pads, strides, act)
+    return _Bound(args, fconv.pack_conv, lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act))
 
 
 def _prepare_depthwise_float(args: Args) -> Runner:
-    packed, bias, (pads, strides) = _Packed(args, fdepthwise.pack_depthwise), _float_bias(args), _pads(args)
+    bias, (pads, strides) = _float_bias(args), _pads(args)
     x, out, act, m = args["input"], args["output"], args["activation"], args["depth_multiplier"]
-    return lambda: fdepthwise.depthwise_conv2d(x, packed.current(), bias, out, pads, strides, m, act)
+    return _Bound(args, fdepthwise.pack_depthwise,
+                  lambda packed: fdepthwise.bind_depthwise_conv2d(x, packed, bias, out, pads, strides, m, act))
 
 
 def _prepare_fc_float(args: Args) -> Runner:
-    packed, bias = _Packed(args, fconv.pack_fc), _float_bias(args)
-    x, out, act = args["input"], args["output"], args["activation"]
-    return lambda: fconv.fully_connected(x, packed.current(), bias, out, act)
+    bias, x, out, act = _float_bias(args), args["input"], args["output"], args["activation"]
+    return _Bound(args, fconv.pack_fc, lambda packed: fconv.bind_fully_connected(x, packed, bias, out, act))
 
 
 # -- uint8 (TENSOR_QUANT8_ASYMM): today's exact NumPy path, per call --------------------------------------
@@ -206,8 +207,8 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         if np.dtype(args["input"].dtype) != F32:
             return lambda: run(args)
         pads, strides = _pads(args)
-        x, out, size, act = args["input"], args["output"], (args["filter_w"], args["filter_h"]), args["activation"]
-        return lambda: fpooling.pool2d(x, out, mode, pads, strides, size, act)
+        size = (args["filter_w"], args["filter_h"])
+        return fpooling.bind_pool2d(args["input"], args["output"], mode, pads, strides, size, args["activation"])
 
     run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,

@@ -51,8 +51,7 @@ def _prepare_binary(op: int, run: Callable[[Args], None]) -> Callable[[Args], Ca
     def prepare(args: Args) -> Callable[[], None]:
         if np.dtype(args["input1"].dtype) != F32:
             return lambda: run(args)
-        a, b, out, act = args["input1"], args["input2"], args["output"], args["activation"]
-        return lambda: few.binary(op, a, b, out, act)
+        return few.bind_binary(op, args["input1"], args["input2"], args["output"], args["activation"])
     return prepare
 
 
