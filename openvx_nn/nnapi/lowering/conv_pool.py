@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..enums import OperandType, OperationType, PaddingScheme
 from .context import OpContext
 from .registry import lowers
-from .standard_layers import float_convolution, float_pooling
 
 F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM
 T = OperationType
@@ -75,9 +74,6 @@ def lower_convolution(op: OpContext) -> None:
         nxt += 1
     ints["activation"] = op.scalar(nxt)
     name = "depthwise_conv_2d" if depthwise else "conv_2d"
-    op.node(name, {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints, create=False)
-    if kind == F32T and not depthwise and float_convolution(op, ints):
-        return
     op.node(name, {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints)
 
 
@@ -95,14 +91,11 @@ POOLS = {T.AVERAGE_POOL_2D: "average_pool_2d", T.MAX_POOL_2D: "max_pool_2d", T.L
 @lowers(*POOLS)
 def lower_pool(op: OpContext) -> None:
     op.counts((7, 10), (1,))
-    kind = op.tensor_kinds([0], (F32T,) if op.type == T.L2_POOL_2D else (F32T, Q8))
+    op.tensor_kinds([0], (F32T,) if op.type == T.L2_POOL_2D else (F32T, Q8))
     _nhwc(op)
     explicit = len(op.inputs) == 10
     at = 7 if explicit else 4
     filter_w, filter_h = op.scalar(at), op.scalar(at + 1)
     ints, _ = window(op, 1, explicit, (filter_h, filter_w))
     ints.update(filter_w=filter_w, filter_h=filter_h, activation=op.scalar(at + 2))
-    op.node(POOLS[op.type], {"input": 0}, {"output": 0}, ints, create=False)
-    if kind == F32T and op.type != T.L2_POOL_2D and float_pooling(op, ints):
-        return
     op.node(POOLS[op.type], {"input": 0}, {"output": 0}, ints)

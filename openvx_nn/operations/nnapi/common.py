@@ -53,9 +53,16 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any]):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any],
+                 writes: Callable[[str], int] | None = None):
         self.tensors = tensors
         self.scalars = scalars
+        self._writes = writes
+
+    def writes(self, name: str) -> int:
+        """How often tensor ``name``'s data has been written (grows with every write; 0 when unknown): a
+        ``prepare`` compares it per run to know when what it packed at bind time is stale."""
+        return 0 if self._writes is None else self._writes(name)
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name] if name in self.tensors else self.scalars[name]
@@ -131,7 +138,9 @@ class NNAPIKernel:
     def params(self) -> tuple[ParamSpec, ...]:
         tensors = [ParamSpec(n.rstrip("?"), IN, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.inputs]
         tensors += [ParamSpec(n.rstrip("?"), OUT, Type.VX_TYPE_TENSOR, n.endswith("?")) for n in self.outputs]
-        scalars = [ParamSpec(n, IN, Type.VX_TYPE_SCALAR, scalar_type=t) for n, t in self.scalar_names]
+        # A prepared kernel reads its scalars once, at bind time: they are [static] (set before verify).
+        scalars = [ParamSpec(n, IN, Type.VX_TYPE_SCALAR, scalar_type=t, static=self.prepare is not None)
+                   for n, t in self.scalar_names]
         return tuple(tensors + scalars)
 
     def index_of(self, name: str) -> int:
@@ -175,12 +184,16 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
     return validate
 
 
-def _args(k: NNAPIKernel, p: list) -> Args:
-    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values."""
+def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
+    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (``counted``: and the
+    tensors' write counts, for a ``prepare``)."""
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    return Args(tensors, scalars)
+    if not counted:
+        return Args(tensors, scalars)
+    roots = {name: p[i].root for i, name in enumerate(names) if p[i] is not None}
+    return Args(tensors, scalars, lambda name: roots[name].writes if name in roots else 0)
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:
@@ -203,7 +216,7 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
         return None
 
     def bind(p: list, state: dict) -> Callable[[], None]:
-        runner = k.prepare(_args(k, p))
+        runner = k.prepare(_args(k, p, counted=True))
         return lambda: _guarded(k, runner, state)
     return bind
 

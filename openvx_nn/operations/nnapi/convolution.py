@@ -2,10 +2,19 @@
 OpenVX kernels (NHWC, explicit padding; float32 or asymmetric uint8)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from ...core.enums import Status
+from ...kernels.frontend import float_convolution as fconv
+from ...kernels.frontend import float_depthwise as fdepthwise
+from ...kernels.frontend import float_pooling as fpooling
 from ...kernels.frontend import nhwc_convolution as conv
 from ...kernels.frontend import nhwc_pooling as pooling
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+Runner = Callable[[], None]
 
 WINDOW = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h")
 
@@ -61,9 +70,74 @@ def _run_conv(args: Args) -> None:
                 args.quant("input"), args.quant("filter"), args.quant("output"))
 
 
+# -- float32: weights packed once per node (kernels/frontend/float_*) ------------------------------------
+
+
+class _Bound:
+    """A float32 layer's kernel bound once with its filter packed (``pack``), and bound again only after the
+    filter tensor is written (its write count moves): no per-call comparison of the weights, no stale packing."""
+
+    def __init__(self, args: Args, pack: Callable[[np.ndarray], np.ndarray],
+                 bind: Callable[[np.ndarray], Runner]):
+        self._args, self._pack, self._bind = args, pack, bind
+        self._stamp = args.writes("filter")
+        self._call = bind(pack(args["filter"]))
+
+    def __call__(self) -> None:
+        stamp = self._args.writes("filter")
+        if stamp != self._stamp:
+            self._call, self._stamp = self._bind(self._pack(self._args["filter"])), stamp
+        self._call()
+
+
+def _float_bias(args: Args) -> np.ndarray:
+    # Read by reference: a bias written after bind is seen (a copy only when it is not float32-contiguous).
+    return fconv.bias_or_zeros(args.get("bias"), args["output"].shape[-1])
+
+
+def _prepare_conv_float(args: Args) -> Runner:
+    bias, (pads, strides) = _float_bias(args), _pads(args)
+    x, out, act = args["input"], args["output"], args["activation"]
+    return _Bound(args, fconv.pack_conv, lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act))
+
+
+def _prepare_depthwise_float(args: Args) -> Runner:
+    bias, (pads, strides) = _float_bias(args), _pads(args)
+    x, out, act, m = args["input"], args["output"], args["activation"], args["depth_multiplier"]
+    return _Bound(args, fdepthwise.pack_depthwise,
+                  lambda packed: fdepthwise.bind_depthwise_conv2d(x, packed, bias, out, pads, strides, m, act))
+
+
+def _prepare_fc_float(args: Args) -> Runner:
+    bias, x, out, act = _float_bias(args), args["input"], args["output"], args["activation"]
+    return _Bound(args, fconv.pack_fc, lambda packed: fconv.bind_fully_connected(x, packed, bias, out, act))
+
+
+# -- uint8 (TENSOR_QUANT8_ASYMM): today's exact NumPy path, per call --------------------------------------
+
+
+def _prepare_conv_quant8(args: Args) -> Runner:
+    return lambda: _run_conv(args)
+
+
+def _prepare_depthwise_quant8(args: Args) -> Runner:
+    return lambda: _run_depthwise(args)
+
+
+def _prepare_fc_quant8(args: Args) -> Runner:
+    return lambda: _run_fc(args)
+
+
+def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args], Runner]):
+    def prepare(args: Args) -> Runner:
+        return (float_path if np.dtype(args["input"].dtype) == F32 else quant8_path)(args)
+    return prepare
+
+
 Q3 = ("input", "filter", "output")
 nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
-                         ints=WINDOW + ("activation",), quantized=Q3))
+                         ints=WINDOW + ("activation",), quantized=Q3,
+                         prepare=_by_dtype(_prepare_conv_float, _prepare_conv_quant8)))
 
 
 def _infer_depthwise(args: Args):
@@ -88,7 +162,8 @@ def _run_depthwise(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
-                         _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3))
+                         _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3,
+                         prepare=_by_dtype(_prepare_depthwise_float, _prepare_depthwise_quant8)))
 
 
 def _infer_fc(args: Args):
@@ -113,7 +188,7 @@ def _run_fc(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("fully_connected", 9, ("input", "filter", "bias?"), ("output",), _infer_fc, _run_fc,
-                         ints=("activation",), quantized=Q3))
+                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_prepare_fc_float, _prepare_fc_quant8)))
 
 
 def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
@@ -128,9 +203,17 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         pads, strides = _pads(args)
         pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
                        args["activation"], args.quant("input"), args.quant("output"))
+    def prepare(args: Args) -> Runner:
+        if np.dtype(args["input"].dtype) != F32:
+            return lambda: run(args)
+        pads, strides = _pads(args)
+        size = (args["filter_w"], args["filter_h"])
+        return fpooling.bind_pool2d(args["input"], args["output"], mode, pads, strides, size, args["activation"])
+
     run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
-                             ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output")))
+                             ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output"),
+                             prepare=prepare))
 
 
 _pool_kernel("average_pool_2d", 1, pooling.AVERAGE, (F32, U8))

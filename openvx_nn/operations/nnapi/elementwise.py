@@ -2,8 +2,13 @@
 (FLOOR, RELU, RELU1, RELU6, LOGISTIC, TANH) as OpenVX kernels."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from ...core.enums import Status
 from ...kernels.frontend import elementwise_real as ew
+from ...kernels.frontend import float_elementwise as few
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
 
 
@@ -41,11 +46,20 @@ def _run_mul(args: Args) -> None:
                 args.quant("input2"), args.quant("output"))
 
 
+def _prepare_binary(op: int, run: Callable[[Args], None]) -> Callable[[Args], Callable[[], None]]:
+    """float32: one pass (broadcast, operation and fused activation); uint8: today's path per call."""
+    def prepare(args: Args) -> Callable[[], None]:
+        if np.dtype(args["input1"].dtype) != F32:
+            return lambda: run(args)
+        return few.bind_binary(op, args["input1"], args["input2"], args["output"], args["activation"])
+    return prepare
+
+
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
-                         ints=("activation",), quantized=QB))
+                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add)))
 nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
-                         ints=("activation",), quantized=QB))
+                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul)))
 
 
 def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=None) -> None:

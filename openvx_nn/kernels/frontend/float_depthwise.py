@@ -1,0 +1,124 @@
+"""Fast float32 DEPTHWISE_CONV_2D on NHWC data: a direct loop vectorized over the channels.
+
+A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
+arithmetic: no im2col, no packing beyond [kh, kw, C * m]. For each output pixel the loop over the
+channels is innermost (contiguous in the input, the weights and the output), which LLVM vectorizes
+with FMA. A 3x3 window wholly inside the image with a multiplier of 1 and whole vectors of channels
+(MobileNet's case) goes to ``float_microkernel.depthwise_3x3``: 8 channels of a run of output pixels
+with the nine weight vectors and the bias held in registers; other windows (edges, other sizes, depth
+multipliers) add tap by tap into the output.
+
+float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..engine.atomics import fetch_add, pause
+from ..support import jit
+from .asymmetric import real_range
+from .float_microkernel import LANES, depthwise_3x3
+from .float_sharing import F32, Rows, finish, output_target, staged
+
+
+@jit.kernel(contract=True)
+def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
+    # Any window, any multiplier: taps outside the image are skipped (they add zero).
+    _, height, width, depth = x.shape
+    kh, kw, units = w.shape
+    for o in range(units):
+        out[b, oy, ox, o] = bias[o]
+    for ky in range(max(0, -y0), min(kh, height - y0)):
+        for kx in range(max(0, -x0), min(kw, width - x0)):
+            if multiplier == 1:
+                for c in range(units):
+                    out[b, oy, ox, c] += x[b, y0 + ky, x0 + kx, c] * w[ky, kx, c]
+            else:
+                for c in range(depth):
+                    v = x[b, y0 + ky, x0 + kx, c]
+                    for q in range(c * multiplier, (c + 1) * multiplier):
+                        out[b, oy, ox, q] += v * w[ky, kx, q]
+
+
+@jit.kernel(contract=True)
+def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, r0, r1):
+    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h)."""
+    _, height, width, depth = x.shape
+    kh, kw, units = w.shape
+    _, out_h, out_w, _ = out.shape
+    low, high = np.float32(lo), np.float32(hi)
+    # 3x3, multiplier 1, whole vectors of channels: the windows inside the image go to the micro-kernel.
+    vector = kh == 3 and kw == 3 and multiplier == 1 and units % LANES == 0
+    first = min(out_w, -(-pad_left // stride_w))  # the output columns whose window lies inside
+    last = max(first, min(out_w, (width - kw + pad_left) // stride_w + 1))
+    x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
+    for r in range(r0, r1):
+        b = r // out_h
+        oy = r - b * out_h
+        y0 = oy * stride_h - pad_top
+        inner = vector and y0 >= 0 and y0 + kh <= height and last > first
+        if inner:
+            for c in range(0, units, LANES):
+                depthwise_3x3(out_at + 4 * ((r * out_w + first) * units + c),
+                              x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c),
+                              last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth, 4 * depth,
+                              w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
+        for ox in range(out_w):
+            if inner and first <= ox < last:
+                continue
+            _pixel_any(x, w, bias, out, b, y0, ox * stride_w - pad_left, oy, ox, multiplier)
+            for c in range(units):
+                v = out[b, oy, ox, c]
+                v = max(v, low)  # NaN stays NaN, as in the reference
+                v = min(v, high)
+                out[b, oy, ox, c] = v
+
+
+@jit.kernel
+def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, n_rows, n_chunks,
+                      counters, wait):
+    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= n_chunks:
+            break
+        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi,
+                        n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        while fetch_add(claim + 8, 0) < n_chunks:
+            pause()
+
+
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 5, jit.FLOAT, jit.FLOAT)
+
+
+def pack_depthwise(w: np.ndarray) -> np.ndarray:
+    """DEPTHWISE_CONV_2D weights [1, kh, kw, C * m] as the kernel reads them: [kh, kw, C * m] float32."""
+    return np.ascontiguousarray(w[0], np.float32)
+
+
+def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                          pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
+                          activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
+    from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
+    ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
+    lo, hi = real_range(activation)
+    target = output_target(out)
+    xs, copy = staged(x)
+    args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
+            int(strides[0]), int(multiplier), float(lo), float(hi))
+    rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
+                out.size * wp.shape[0] * wp.shape[1])
+    return finish(rows, [copy], target, out)
+
+
+def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                     pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
+                     activation: int) -> None:
+    """``bind_depthwise_conv2d(...)()``: one call."""
+    bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation)()

@@ -1,0 +1,64 @@
+"""Fast float32 ADD and MUL with NNAPI's broadcast and the fused activation in one pass.
+
+Both operands are seen as 4-D broadcast views of the output's shape (a stretched dimension has stride
+0), so one loop nest serves every broadcast; the innermost loop runs over the last dimension, which
+LLVM vectorizes (it speculates unit strides). A float32 sum or product of two float32 values is
+correctly rounded, so the results equal the float64 reference's (``elementwise_real``) bit for bit.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import types
+
+from ..support import jit
+from .asymmetric import real_range
+from .float_sharing import F32, compiled, finish, output_target
+
+ADD, MUL = 0, 1
+
+
+@jit.kernel
+def _binary(a, b, out, op, lo, hi):
+    n0, n1, n2, n3 = out.shape
+    low, high = np.float32(lo), np.float32(hi)
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                for m in range(n3):
+                    v = a[i, j, k, m] * b[i, j, k, m] if op == MUL else a[i, j, k, m] + b[i, j, k, m]
+                    v = max(v, low)
+                    v = min(v, high)
+                    out[i, j, k, m] = v
+
+
+_OPERAND = types.Array(types.float32, 4, "A", readonly=True)  # a broadcast view: any strides
+_BINARY_TYPES = (_OPERAND, _OPERAND, F32[4, True], jit.INT, jit.FLOAT, jit.FLOAT)
+
+
+def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    # Views only (leading 1s, then a broadcast), never a copy: the bound call reads the current values.
+    padded = array.reshape((1,) * (4 - array.ndim) + array.shape)
+    return np.broadcast_to(padded, (1,) * (4 - len(shape)) + shape)
+
+
+def bind_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> Callable[[], None]:
+    """A no-argument call computing ``out = act(a + b)`` (``op`` ADD) or ``act(a * b)`` (MUL) from the
+    arrays' current values, broadcasting; float32, rank at most 4."""
+    lo, hi = real_range(activation)
+    shape = tuple(out.shape)
+    if len(shape) > 4:
+        raise ValueError(f"out has rank {len(shape)}, expected at most 4")
+    if a.dtype != np.float32 or b.dtype != np.float32:
+        raise ValueError(f"a and b are {a.dtype} and {b.dtype}, expected float32")
+    target = output_target(out)
+    kernel = compiled(_binary, _BINARY_TYPES)
+    args = (_as_4d(a, shape), _as_4d(b, shape), target.reshape((1,) * (4 - len(shape)) + shape), int(op), float(lo),
+            float(hi))
+    return finish(lambda: kernel(*args), [], target, out)
+
+
+def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
+    """``bind_binary(...)()``: one call."""
+    bind_binary(op, a, b, out, activation)()

@@ -1,0 +1,228 @@
+"""Register-blocked float32 micro-kernels, written as LLVM IR and called from numba through an intrinsic.
+
+One call computes a tile of ``R`` output pixels by ``V`` vectors of 8 float32 lanes::
+
+    tile[r, v*8 + l] = sum over t < n_taps, i < n_inner of  X[rows[r] + taps[t] + 4*i] * W[t, i, v, l]
+
+held in ``R * V`` vector registers for the whole loop (plain SSA values of one function, so LLVM keeps
+them there; numba's loops would keep them in memory), and stored once at the end. ``rows`` and
+``taps`` are byte offsets (int64 arrays): row = an output pixel's window origin in the input, tap =
+one filter row, inner = the filter row's ``kw * depth`` contiguous inputs, so the same kernel serves a
+convolution (implicit GEMM, no im2col) and a matrix product (one tap). Each step broadcasts one input
+value per row and loads ``V`` weight vectors, packed ``[tap][inner][v][lane]`` with ``w_tap_stride``
+bytes between taps; the multiply-add is ``llvm.fma.v8f32``, which LLVM emits as ``vfmadd`` on any CPU
+with FMA (AVX2 or AVX-512) and as a correctly rounded sequence elsewhere.
+
+The shapes are fixed per intrinsic (``TILES``): 6 x 2 vectors (12 accumulators, 2 weight loads, one
+broadcast: 15 of AVX2's 16 registers) for 16 output channels or more, 12 x 1 for up to 8.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+LANES = 8
+_F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
+
+
+def _splat(builder: ir.IRBuilder, value) -> ir.Value:
+    """``value`` in every lane."""
+    vec = ir.VectorType(_F32, LANES)
+    one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(_I32, LANES), None))
+
+
+def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    vec = ir.VectorType(_F32, LANES)
+    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+    extra = [_I64, _I64, _F32, _F32] if direct else []  # out_stride, bias, lo, hi
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + extra), name)
+    fn.linkage = "internal"
+    out, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args[:7]
+    blocks = ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done")
+    entry, t_head, t_body, i_head, i_body, t_next, done = (fn.append_basic_block(n) for n in blocks)
+    i64p, vecp, f32p = _I64.as_pointer(), vec.as_pointer(), _F32.as_pointer()
+
+    b = ir.IRBuilder(entry)
+    bases = [b.load(b.inttoptr(b.add(row_addr, ir.Constant(_I64, 8 * r)), i64p)) for r in range(rows)]
+    zero = ir.Constant(vec, None)
+    b.branch(t_head)
+
+    def loop_head(block, name, bound, body, leave):
+        h = ir.IRBuilder(block)
+        counter = h.phi(_I64, name)
+        accumulators = [[h.phi(vec) for _ in range(vecs)] for _ in range(rows)]
+        h.cbranch(h.icmp_signed("<", counter, bound), body, leave)
+        return counter, accumulators
+
+    t, acc_t = loop_head(t_head, "t", n_taps, t_body, done)
+    b = ir.IRBuilder(t_body)
+    tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
+    w_tap = b.add(w, b.mul(t, w_stride))
+    row_tap = [b.add(base, tap) for base in bases]
+    b.branch(i_head)
+
+    i, acc_i = loop_head(i_head, "i", n_inner, i_body, t_next)
+    b = ir.IRBuilder(i_body)
+    w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * LANES * vecs)))
+    weights = [b.load(b.inttoptr(b.add(w_step, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
+               for v in range(vecs)]
+    new = []
+    for r in range(rows):
+        value = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, ir.Constant(_I64, 4))), f32p), align=4)
+        splat = _splat(b, value)
+        new.append([b.call(fma, [splat, weights[v], acc_i[r][v]]) for v in range(vecs)])
+    i_next = b.add(i, ir.Constant(_I64, 1))
+    b.branch(i_head)
+
+    b = ir.IRBuilder(t_next)
+    t_inc = b.add(t, ir.Constant(_I64, 1))
+    b.branch(t_head)
+
+    b = ir.IRBuilder(done)
+    if direct:  # the epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows
+        out_stride, bias, lo, hi = fn.args[7:]
+        low, high = _splat(b, lo), _splat(b, hi)
+        biases = [b.load(b.inttoptr(b.add(bias, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
+                  for v in range(vecs)]
+        for r in range(rows):
+            for v in range(vecs):
+                value = b.fadd(acc_t[r][v], biases[v])
+                value = b.select(b.fcmp_ordered("<", value, low), low, value)
+                value = b.select(b.fcmp_ordered(">", value, high), high, value)
+                at = b.add(b.add(out, b.mul(out_stride, ir.Constant(_I64, r))), ir.Constant(_I64, 4 * LANES * v))
+                b.store(value, b.inttoptr(at, vecp), align=4)
+    else:
+        for r in range(rows):
+            for v in range(vecs):
+                at = b.add(out, ir.Constant(_I64, 4 * LANES * (r * vecs + v)))
+                b.store(acc_t[r][v], b.inttoptr(at, vecp), align=4)
+    b.ret_void()
+
+    t.add_incoming(ir.Constant(_I64, 0), entry)
+    t.add_incoming(t_inc, t_next)
+    i.add_incoming(ir.Constant(_I64, 0), t_body)
+    i.add_incoming(i_next, i_body)
+    for r in range(rows):
+        for v in range(vecs):
+            acc_t[r][v].add_incoming(zero, entry)
+            acc_t[r][v].add_incoming(acc_i[r][v], t_next)
+            acc_i[r][v].add_incoming(acc_t[r][v], t_body)
+            acc_i[r][v].add_incoming(new[r][v], i_body)
+    return fn
+
+
+def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
+    """The intrinsic's code generation: arguments cast to the function's (int64 ..., then float32 ...)."""
+    def codegen(context, builder, signature, values):
+        fn = _define(builder.module, name, rows, vecs, direct)
+        cast = [context.cast(builder, a, t, types.int64 if k < n_ints else types.float32)
+                for k, (a, t) in enumerate(zip(values, signature.args))]
+        builder.call(fn, cast)
+        return context.get_dummy_value()
+    return codegen
+
+
+def _tile(rows: int, vecs: int):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}"
+
+    @intrinsic
+    def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
+        """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc) into ``out``
+        (``rows * vecs * 8`` float32); int64 addresses and counts."""
+        if not all(isinstance(a, types.Integer) for a in (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
+            return None
+        return types.void(*(types.int64,) * 7), _call(name, rows, vecs, False, 7)
+    return tile
+
+
+def _tile_direct(rows: int, vecs: int):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}_direct"
+
+    @intrinsic
+    def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
+        """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``: one tile
+        (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
+        ints = (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias)
+        if not all(isinstance(a, types.Integer) for a in ints) or not all(
+                isinstance(a, types.Float) for a in (lo, hi)):
+            return None
+        return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, True, 9)
+    return tile
+
+
+TILES = {2: 6, 1: 12}
+"""Rows of a tile by its vectors."""
+tile_6x2 = _tile(6, 2)
+tile_12x1 = _tile(12, 1)
+# With the epilogue: (out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi): a tile of
+# whole rows and whole vectors goes straight to the output, bias added and fused activation applied.
+tile_6x2_direct = _tile_direct(6, 2)
+tile_12x1_direct = _tile_direct(12, 1)
+
+
+def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of ``n`` output
+    pixels of a 3x3 depthwise window (addresses and byte steps; ``lo``/``hi`` the activation's range): the
+    nine weight vectors and the bias stay in registers across the pixels."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    vec = ir.VectorType(_F32, LANES)
+    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 10 + [_F32, _F32]), name)
+    fn.linkage = "internal"
+    out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi = fn.args
+    entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
+    vecp = vec.as_pointer()
+
+    b = ir.IRBuilder(entry)
+    weights = [b.load(b.inttoptr(b.add(w, b.mul(w_tap, ir.Constant(_I64, k))), vecp), align=4) for k in range(9)]
+    start = b.load(b.inttoptr(bias, vecp), align=4)
+    low, high = _splat(b, lo), _splat(b, hi)
+    b.branch(head)
+
+    h = ir.IRBuilder(head)
+    p = h.phi(_I64, "p")
+    h.cbranch(h.icmp_signed("<", p, n), body, done)
+
+    b = ir.IRBuilder(body)
+    x_at = b.add(x, b.mul(p, x_step))
+    acc = start
+    for ky in range(3):
+        for kx in range(3):
+            at = b.add(x_at, b.add(b.mul(x_row, ir.Constant(_I64, ky)), b.mul(x_col, ir.Constant(_I64, kx))))
+            acc = b.call(fma, [b.load(b.inttoptr(at, vecp), align=4), weights[3 * ky + kx], acc])
+    # The fused activation; a NaN fails both comparisons and stays NaN, as in the reference.
+    acc = b.select(b.fcmp_ordered("<", acc, low), low, acc)
+    acc = b.select(b.fcmp_ordered(">", acc, high), high, acc)
+    b.store(acc, b.inttoptr(b.add(out, b.mul(p, out_step)), vecp), align=4)
+    p_next = b.add(p, ir.Constant(_I64, 1))
+    b.branch(head)
+
+    ir.IRBuilder(done).ret_void()
+    p.add_incoming(ir.Constant(_I64, 0), entry)
+    p.add_incoming(p_next, body)
+    return fn
+
+
+@intrinsic
+def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi):
+    """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of
+    ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation included.
+    Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
+    ints = (out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias)
+    if not all(isinstance(a, types.Integer) for a in ints) or not all(
+            isinstance(a, types.Float) for a in (lo, hi)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = _define_depthwise(builder.module, "openvx_nn_float_depthwise_3x3")
+        builder.call(fn, [context.cast(builder, a, t, types.int64 if k < 10 else types.float32)
+                          for k, (a, t) in enumerate(zip(args, signature.args))])
+        return context.get_dummy_value()
+    return types.void(*(types.int64,) * 10, types.float32, types.float32), codegen

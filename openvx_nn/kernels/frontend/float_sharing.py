@@ -1,0 +1,105 @@
+"""One float32 call's rows shared between the calling thread and the engine's helpers.
+
+A layer's output rows are cut into chunks behind a shared counter (``atomics.fetch_add``); the caller
+lends the same task to the helpers (``engine.workers``) and claims chunks itself, then waits only for
+chunks a helper has claimed and not finished. A helper the OS runs late takes fewer chunks or none and
+never holds the call up (no barrier), and each call has its own counters, so a kernel called from several
+graphs at once stays safe. Small layers run on the calling thread alone: waking a helper costs more.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import types
+
+from ..engine import workers
+from ..support import jit
+
+PARALLEL_WORK = 4_000_000
+"""Multiply-adds below which a call stays on the calling thread. Lending costs a helper's wake-up (tens of
+microseconds when idle, a scheduler slice on a busy machine, with the caller waiting for a chunk the helper
+claimed): measured on 2 busy cores, MobileNet v1 0.25's layers (1-3 million multiply-adds, 0.1-0.3 ms)
+ran 1.3-2.5x slower lent than alone, so only layers several times longer are shared."""
+CHUNKS_PER_THREAD = 4
+
+
+F32 = {(ndim, writable): types.Array(types.float32, ndim, "C", readonly=not writable)
+       for ndim in (1, 3, 4) for writable in (False, True)}
+"""numba types of C-contiguous float32 arrays by (rank, written): the kernels' signatures."""
+_COUNTERS = types.Array(types.int64, 1, "C")
+
+
+_compiled: dict[tuple[int, int], Callable] = {}
+
+
+def compiled(dispatcher, arg_types: tuple, tail: tuple = ()) -> Callable:
+    """``jit.entry(dispatcher, *arg_types, *tail)``, found by identity: a kernel's ``arg_types`` is one constant
+    tuple, and hashing numba types costs microseconds per call."""
+    key = (id(dispatcher), id(arg_types))
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = jit.entry(dispatcher, *arg_types, *tail)
+    return found
+
+
+class Rows:
+    """A kernel's rows ``[0, n_rows)`` bound to their arguments once; each call runs them, on this thread
+    alone (``serial(*args, r0, r1)``) or shared with the helpers (``shared(*args, n_rows, n_chunks,
+    counters, wait)``) when ``work`` is large enough to pay for them. Both are compiled once for
+    ``arg_types`` (``jit.entry``: no per-call type dispatch, and ``openvx-nn warm`` can compile them)."""
+
+    __slots__ = ("arg_types", "args", "lend", "n_rows", "serial", "shared")
+
+    def __init__(self, serial, shared, args: tuple, arg_types: tuple, n_rows: int, work: int):
+        self.serial = compiled(serial, arg_types, (jit.INT, jit.INT))
+        self.shared, self.args, self.arg_types, self.n_rows = shared, args, arg_types, n_rows
+        self.lend = work >= PARALLEL_WORK and n_rows > 1
+
+    def __call__(self) -> None:
+        helpers = workers.helpers() if self.lend else 0
+        if helpers <= 0:
+            self.serial(*self.args, 0, self.n_rows)
+            return
+        run = compiled(self.shared, self.arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
+        args, n_rows = self.args, self.n_rows
+        n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
+        counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
+        workers.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
+        run(*args, n_rows, n_chunks, counters, True)
+
+
+def staged(array: np.ndarray, shape: tuple[int, ...] | None = None,
+           at: tuple[slice, ...] = ()) -> tuple[np.ndarray, Callable[[], None] | None]:
+    """(what a bound kernel reads, the copy to make before each call, or None): ``array`` itself when it is
+    C-contiguous float32 and needs no border; else a buffer of ``shape`` (zeros around ``at``, the region
+    ``array`` is copied into) allocated once, its borders never written."""
+    if shape is None and array.flags.c_contiguous and array.dtype == np.float32:
+        return array, None
+    buffer = np.zeros(array.shape if shape is None else shape, np.float32)
+    region = buffer[at] if at else buffer
+
+    def copy() -> None:
+        region[...] = array
+    return buffer, copy
+
+
+def finish(run: Callable[[], None], before: list, target: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    """``run`` with the copies a bound kernel needs: ``before`` (staged inputs) and ``target`` to ``out`` after
+    (an output that is not C-contiguous)."""
+    copies = [c for c in before if c is not None]
+    if not copies and target is out:
+        return run
+
+    def call() -> None:
+        for copy in copies:
+            copy()
+        run()
+        if target is not out:
+            out[...] = target
+    return call
+
+
+def output_target(out: np.ndarray) -> np.ndarray:
+    """Where a kernel writes: ``out`` when C-contiguous, else a buffer copied into it after each call."""
+    return out if out.flags.c_contiguous else np.empty(out.shape, np.float32)

@@ -1,0 +1,201 @@
+"""The fast float32 NHWC kernels of the NNAPI layers against the float64 NumPy kernels they replace.
+
+The references are ``nhwc_convolution``, ``nhwc_pooling`` and ``elementwise_real`` (float64 sums, one
+rounding to float32), which uint8 still uses and which ``tests/nnapi`` checks against plain loops. The
+tolerance is docs/nnapi.md's: a sum of ``n`` products may differ by ``(n + 2) * 2**-24 * S``, ``S`` the
+same sum over absolute values (bias included); maxima, ADD and MUL are exact.
+"""
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.frontend import elementwise_real, nhwc_convolution, nhwc_pooling
+from openvx_nn.kernels.frontend import float_convolution as fconv
+from openvx_nn.kernels.frontend import float_depthwise as fdepthwise
+from openvx_nn.kernels.frontend import float_elementwise as felementwise
+from openvx_nn.kernels.frontend import float_pooling as fpooling
+
+U = 2.0 ** -24
+CASES = 24
+
+
+def _window(rng, max_kernel=4):
+    """A random layer geometry: input extent, kernel, strides (w, h), asymmetric pads (l, r, t, b), output."""
+    while True:
+        h, w = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+        kh, kw = int(rng.integers(1, max_kernel + 1)), int(rng.integers(1, max_kernel + 1))
+        sw, sh = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        pads = tuple(int(p) for p in rng.integers(0, 4, 4))
+        oh, ow = (h + pads[2] + pads[3] - kh) // sh + 1, (w + pads[0] + pads[1] - kw) // sw + 1
+        if oh >= 1 and ow >= 1 and h + pads[2] + pads[3] >= kh and w + pads[0] + pads[1] >= kw:
+            return (h, w), (kh, kw), (sw, sh), pads, (oh, ow)
+
+
+def _values(rng, shape, edge=False):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if edge:  # large, tiny and exactly-zero values in one tensor
+        x.flat[rng.integers(0, x.size, max(1, x.size // 5))] = 0.0
+        x *= np.float32(2.0) ** rng.integers(-20, 20, shape).astype(np.float32)
+    return x
+
+
+def _assert_within(got, want, bound):
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    assert np.all(err <= bound), f"error {err[worst]} above the bound {bound[worst]} at {worst}"
+
+
+@pytest.mark.parametrize("case", range(CASES))
+def test_conv2d_matches_the_float64_kernel(case):
+    rng = np.random.default_rng(100 + case)
+    (h, w), (kh, kw), strides, pads, (oh, ow) = _window(rng)
+    n, c = int(rng.integers(1, 4)), int(rng.integers(1, 20))
+    o = int(rng.choice([1, 3, 8, 9, 16, 17, 33, int(rng.integers(1, 70))]))
+    act = case % 4
+    x, wt = _values(rng, (n, h, w, c), edge=case % 3 == 0), _values(rng, (o, kh, kw, c))
+    bias = _values(rng, (o,)) if case % 5 else None
+    want, span = np.empty((n, oh, ow, o), np.float32), np.empty((n, oh, ow, o), np.float32)
+    nhwc_convolution.conv2d(x, wt, bias, want, pads, strides, act)
+    nhwc_convolution.conv2d(np.abs(x), np.abs(wt), None if bias is None else np.abs(bias), span, pads, strides, 0)
+    got = np.full((n, oh, ow, o), np.nan, np.float32)
+    fconv.conv2d(x, fconv.pack_conv(wt), fconv.bias_or_zeros(bias, o), got, pads, strides, act)
+    _assert_within(got, want, (kh * kw * c + 3) * U * span.astype(np.float64))
+
+
+@pytest.mark.parametrize("case", range(CASES))
+def test_depthwise_matches_the_float64_kernel(case):
+    rng = np.random.default_rng(200 + case)
+    if case % 3 == 0:  # the micro-kernel's case: 3x3, multiplier 1, channels in whole vectors of 8
+        (h, w), strides = (int(rng.integers(3, 14)), int(rng.integers(3, 14))), (1 + case % 2, 1 + case % 2)
+        pads, (kh, kw), m, c = tuple(int(p) for p in rng.integers(0, 2, 4)), (3, 3), 1, 8 * int(rng.integers(1, 5))
+        oh, ow = (h + pads[2] + pads[3] - 3) // strides[1] + 1, (w + pads[0] + pads[1] - 3) // strides[0] + 1
+    else:
+        (h, w), (kh, kw), strides, pads, (oh, ow) = _window(rng)
+        m, c = int(rng.integers(1, 4)), int(rng.integers(1, 20))
+    n, act = int(rng.integers(1, 3)), case % 4
+    x, wt = _values(rng, (n, h, w, c), edge=case % 4 == 1), _values(rng, (1, kh, kw, c * m))
+    bias = _values(rng, (c * m,)) if case % 5 else None
+    want, span = np.empty((n, oh, ow, c * m), np.float32), np.empty((n, oh, ow, c * m), np.float32)
+    nhwc_convolution.depthwise_conv2d(x, wt, bias, want, pads, strides, m, act)
+    nhwc_convolution.depthwise_conv2d(np.abs(x), np.abs(wt), None if bias is None else np.abs(bias), span, pads,
+                                      strides, m, 0)
+    got = np.full(want.shape, np.nan, np.float32)
+    fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), fconv.bias_or_zeros(bias, c * m), got, pads,
+                                strides, m, act)
+    _assert_within(got, want, (kh * kw + 3) * U * span.astype(np.float64))
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_fully_connected_matches_the_float64_kernel(case):
+    rng = np.random.default_rng(300 + case)
+    batch, size, units = int(rng.integers(1, 9)), int(rng.integers(1, 300)), int(rng.integers(1, 40))
+    shape = (batch, size) if case % 2 else (batch, 1, 1, size)
+    x, wt, bias, act = _values(rng, shape), _values(rng, (units, size)), _values(rng, (units,)), case % 4
+    want, span = np.empty((batch, units), np.float32), np.empty((batch, units), np.float32)
+    nhwc_convolution.fully_connected(x, wt, bias, want, act)
+    nhwc_convolution.fully_connected(np.abs(x), np.abs(wt), np.abs(bias), span, 0)
+    got = np.full((batch, units), np.nan, np.float32)
+    fconv.fully_connected(x, fconv.pack_fc(wt), bias, got, act)
+    _assert_within(got, want, (size + 3) * U * span.astype(np.float64))
+
+
+@pytest.mark.parametrize("mode", [fpooling.AVERAGE, fpooling.MAX, fpooling.L2])
+@pytest.mark.parametrize("case", range(6))
+def test_pooling_matches_the_float64_kernel(mode, case):
+    rng = np.random.default_rng(400 + 10 * mode + case)
+    (h, w), (kh, kw), strides, pads, (oh, ow) = _window(rng, max_kernel=5)
+    n, c, act = int(rng.integers(1, 3)), int(rng.integers(1, 40)), case % 4
+    x = _values(rng, (n, h, w, c), edge=case % 2 == 0)
+    want = np.empty((n, oh, ow, c), np.float32)
+    nhwc_pooling.pool2d(x, want, mode, pads, strides, (kw, kh), act)
+    got = np.full(want.shape, np.nan, np.float32)
+    fpooling.pool2d(x, got, mode, pads, strides, (kw, kh), act)
+    if mode == fpooling.MAX:
+        np.testing.assert_array_equal(got, want)
+        return
+    # A mean of the window: the bound scales with the mean of |x| (of x*x for L2, whose root halves it).
+    mean_abs = np.empty(want.shape, np.float32)
+    nhwc_pooling.pool2d(np.abs(x), mean_abs, fpooling.AVERAGE, pads, strides, (kw, kh), 0)
+    scale = mean_abs.astype(np.float64) if mode == fpooling.AVERAGE else np.abs(want.astype(np.float64))
+    _assert_within(got, want, (kh * kw + 4) * U * scale + 1e-45)
+
+
+SHAPES = [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (5,)), ((4, 5), (2, 3, 4, 5)), ((2, 1, 4, 1), (3, 1, 5)),
+          ((1,), (3, 2)), ((7,), (7,)), ((2, 3, 1, 5), (1, 3, 4, 1))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("op", [felementwise.ADD, felementwise.MUL])
+def test_add_and_mul_broadcast_equal_the_float64_kernel_bit_for_bit(shapes, op):
+    rng = np.random.default_rng(len(shapes[0]) * 10 + len(shapes[1]) + op)
+    a, b = _values(rng, shapes[0], edge=True), _values(rng, shapes[1], edge=True)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    for act in range(4):
+        want = np.empty(shape, np.float32)
+        (elementwise_real.add if op == felementwise.ADD else elementwise_real.multiply)(a, b, want, act)
+        got = np.full(shape, np.nan, np.float32)
+        felementwise.binary(op, a, b, got, act)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_outputs_that_are_strided_views_are_written_in_place():
+    rng = np.random.default_rng(7)
+    x, wt = _values(rng, (1, 6, 6, 4)), _values(rng, (5, 3, 3, 4))
+    want = np.empty((1, 4, 4, 5), np.float32)
+    nhwc_convolution.conv2d(x, wt, None, want, (0, 0, 0, 0), (1, 1), 0)
+    whole = np.zeros((1, 4, 4, 10), np.float32)
+    fconv.conv2d(x, fconv.pack_conv(wt), fconv.bias_or_zeros(None, 5), whole[..., ::2], (0, 0, 0, 0), (1, 1), 0)
+    np.testing.assert_allclose(whole[..., ::2], want, rtol=1e-5, atol=1e-5)
+    assert not whole[..., 1::2].any()
+    pooled = np.zeros((1, 3, 3, 8), np.float32)
+    fpooling.pool2d(x, pooled[:, :, :, ::2], fpooling.MAX, (0, 0, 0, 0), (2, 2), (2, 2), 0)
+    reference = np.empty((1, 3, 3, 4), np.float32)
+    nhwc_pooling.pool2d(x, reference, fpooling.MAX, (0, 0, 0, 0), (2, 2), (2, 2), 0)
+    np.testing.assert_array_equal(pooled[..., ::2], reference)
+
+
+@pytest.mark.parametrize("act,want", [(0, [np.nan, np.inf, -np.inf]), (1, [np.nan, np.inf, 0.0]),
+                                      (3, [np.nan, 6.0, 0.0])])
+def test_nan_and_infinities_pass_through_the_epilogue_like_the_reference(act, want):
+    x = np.array([np.nan, np.inf, -np.inf], np.float32).reshape(1, 1, 3, 1)
+    one = np.ones((1, 1, 1, 1), np.float32)
+    got = np.empty((1, 1, 3, 1), np.float32)
+    fconv.conv2d(x, fconv.pack_conv(one), np.zeros(1, np.float32), got, (0, 0, 0, 0), (1, 1), act)
+    np.testing.assert_array_equal(got.ravel(), np.array(want, np.float32))
+    reference = np.empty((1, 1, 3, 1), np.float32)
+    nhwc_convolution.conv2d(x, one, None, reference, (0, 0, 0, 0), (1, 1), act)
+    np.testing.assert_array_equal(got, reference)
+
+
+def test_a_large_layer_shared_between_threads_equals_the_calling_thread_alone(monkeypatch):
+    from openvx_nn.kernels.frontend import float_sharing
+    rng = np.random.default_rng(11)
+    x, wt = _values(rng, (1, 40, 40, 32)), _values(rng, (48, 3, 3, 32))
+    packed, bias = fconv.pack_conv(wt), _values(rng, (48,))
+    alone, shared = np.empty((1, 40, 40, 48), np.float32), np.empty((1, 40, 40, 48), np.float32)
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 0)
+    fconv.conv2d(x, packed, bias, alone, (1, 1, 1, 1), (1, 1), 3)
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 1)
+    fconv.conv2d(x, packed, bias, shared, (1, 1, 1, 1), (1, 1), 3)
+    np.testing.assert_array_equal(shared, alone)  # the same tiles, whoever computes them
+
+
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1)])
+def test_a_bound_call_reads_the_arrays_current_values(pads):
+    rng = np.random.default_rng(sum(pads))
+    whole = _values(rng, (1, 7, 7, 10))
+    x = whole[..., :6]  # not contiguous: staged into a buffer before each call
+    wt, dw, bias = _values(rng, (9, 3, 3, 6)), _values(rng, (1, 3, 3, 6)), _values(rng, (9,))
+    oh, ow = 7 + pads[2] + pads[3] - 2, 7 + pads[0] + pads[1] - 2
+    out, out_dw = np.empty((1, oh, ow, 9), np.float32), np.empty((1, oh, ow, 6), np.float32)
+    calls = [fconv.bind_conv2d(x, fconv.pack_conv(wt), bias, out, pads, (1, 1), 3),
+             fdepthwise.bind_depthwise_conv2d(x, fdepthwise.pack_depthwise(dw), bias[:6].copy(), out_dw, pads,
+                                              (1, 1), 1, 3)]
+    for _ in range(2):
+        whole[...] = _values(rng, whole.shape)
+        for call in calls:
+            call()
+        want, want_dw = np.empty_like(out), np.empty_like(out_dw)
+        nhwc_convolution.conv2d(x, wt, bias, want, pads, (1, 1), 3)
+        nhwc_convolution.depthwise_conv2d(x, dw, bias[:6], want_dw, pads, (1, 1), 1, 3)
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out_dw, want_dw, rtol=1e-5, atol=1e-5)
