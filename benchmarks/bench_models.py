@@ -67,11 +67,11 @@ def timed_load(load):
     return time.perf_counter() - start, run
 
 
-def fresh_process_load(key: str, smoke: bool, cold: bool) -> str:
+def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
     """File to first result in a fresh process: with the numba cache as it is (warm), or ``cold``: with
     ``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles."""
     with tempfile.TemporaryDirectory(prefix="bench-models-cache-") as cache:
-        argv = [sys.executable, __file__, "--load-only", key] + (["--smoke"] if smoke else [])
+        argv = [sys.executable, __file__, "--load-only", key, "--coreml-width", str(width)] + (["--smoke"] if smoke else [])
         env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else None
         done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=3000)
     if done.returncode != 0:
@@ -80,15 +80,15 @@ def fresh_process_load(key: str, smoke: bool, cold: bool) -> str:
     return f"{figures['load']:.1f} s (+{figures['import']:.1f} s import)"
 
 
-def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool) -> Result:
+def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float) -> Result:
     _, run_ours = timed_load(row.load_ours)  # the first load compiles what this process has not yet
     _, run_ort = timed_load(row.load_ort)
-    difference = row.compare()  # raises when the outputs disagree beyond the row's tolerance
+    difference = row.compare(run_ours, run_ort)  # raises when the outputs disagree beyond the row's tolerance
     ours, ort = medians([run_ours, run_ort], repeat)
     warm_ours, _ = timed_load(row.load_ours)  # kernels are compiled by now: the warm load
     warm_ort, _ = timed_load(row.load_ort)
     row.close()
-    fresh = [fresh_process_load(key, smoke, c) if processes else "not run" for c in (False, True)]
+    fresh = [fresh_process_load(key, smoke, width, c) if processes else "not run" for c in (False, True)]
     return Result(row.name, row.macs, ours, ort, difference, warm_ours, warm_ort, *fresh)
 
 
@@ -108,11 +108,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    parser.add_argument("--coreml-width", type=float, default=1.0,
+                        help="channel width of the CoreML models (today a depthwise layer lowers to a node per "
+                             "channel and MobileNet v2 1.0 takes minutes to load: 0.25 keeps a run practical)")
     parser.add_argument("--load-only", metavar="ROW", help=argparse.SUPPRESS)  # the cold-load child
     args = parser.parse_args(argv)
     if args.load_only:
         start = time.perf_counter()
-        row = ROWS[args.load_only](args.smoke)
+        row = ROWS[args.load_only](args.smoke, args.coreml_width)
         imported = time.perf_counter() - start
         seconds, _ = timed_load(row.load_ours)
         print(json.dumps({"import": imported, "load": seconds}))
@@ -132,11 +135,11 @@ def main(argv: list[str]) -> int:
     repeat = 3 if args.smoke else args.repeat
     results = []
     for key in keys:
-        row = ROWS[key](args.smoke)
+        row = ROWS[key](args.smoke, args.coreml_width)
         if row is None:
             print(f"{key}: skipped (coremltools is not installed)")
             continue
-        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke))
+        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width))
         r = results[-1]
         print(f"{r.name}: ours {r.ours * 1e3:.2f} ms, ORT {r.ort * 1e3:.2f} ms, ORT / ours {r.ort / r.ours:.3f}; "
               f"{r.difference}; load in process {r.load_ours:.2f} s (ORT {r.load_ort:.2f} s), new process "

@@ -1,12 +1,16 @@
 """The rows of ``bench_models.py``: each holds one network on both sides and knows how to load, run and compare.
 
 A row's ``load_ours`` / ``load_ort`` go from the stored model (file, or NNAPI's arrays) to a ready runner and
-return it (the benchmark times load + first call); ``compare`` runs both on sample inputs and returns a
-line on the largest difference, raising ``AssertionError`` beyond the row's stated tolerance.
+return it (the benchmark times load + first call); a runner called with no argument runs the row's first
+sample, with one runs that input (in the side's own layout) and returns the output.  ``compare`` runs both
+runners on every sample and returns a line on the largest difference, raising ``AssertionError`` beyond the
+row's stated tolerance.
 """
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +20,8 @@ FLOAT_TOLERANCE = 1e-4
 """Float rows: largest |ours - ORT| on probabilities or logits of order 1 (sums in another order)."""
 QUANT_TOLERANCE = 1
 """Quant8 row: largest |ours - ORT| in uint8 steps (NNAPI's fixed-point requantization vs ORT's float one)."""
+Q78_TOLERANCE = 0.05
+"""Q7.8 row: largest |ours - ORT float| on logits of order 1-10: every layer rounds to 1/256 (ORT does not)."""
 
 
 class Row:
@@ -30,17 +36,17 @@ class Row:
     def load_ort(self) -> Callable[[], object]:
         raise NotImplementedError
 
-    def compare(self) -> str:
+    def compare(self, ours: Callable, theirs: Callable) -> str:
         raise NotImplementedError
 
     def close(self) -> None:
         """Release what the loads kept (graphs, sessions)."""
 
 
-def float_difference(ours: list[np.ndarray], theirs: list[np.ndarray], what: str) -> str:
+def float_difference(ours: list[np.ndarray], theirs: list[np.ndarray], tolerance: float = FLOAT_TOLERANCE) -> str:
     worst = max(float(np.max(np.abs(a.astype(np.float64) - b.reshape(a.shape)))) for a, b in zip(ours, theirs))
-    line = f"max |ours - ORT| {worst:.1e} on {len(ours)} {what} (tolerance {FLOAT_TOLERANCE:g})"
-    assert worst <= FLOAT_TOLERANCE, "outputs disagree: " + line
+    line = f"max diff {worst:.1e} on {len(ours)} inputs (tolerance {tolerance:g})"
+    assert worst <= tolerance, "outputs disagree: " + line
     return line
 
 
@@ -84,14 +90,13 @@ class NNAPIMobileNet(Row):
         x = m.nchw(self.inputs[0])
         return lambda x=x: session.run(None, {"x": x})[0]
 
-    def compare(self) -> str:
-        ours_run, ort_run = self.load_ours(), self.load_ort()
+    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
         ours = [ours_run(x).copy() for x in self.inputs]
         theirs = [ort_run(m.nchw(x)) for x in self.inputs]
         if self.quant is None:
-            return float_difference(ours, theirs, "images")
+            return float_difference(ours, theirs)
         steps = np.abs(np.concatenate([a.astype(int).ravel() - b.astype(int).ravel() for a, b in zip(ours, theirs)]))
-        line = (f"max |ours - ORT| {steps.max()} LSB, {np.mean(steps == 0):.0%} equal, on {len(ours)} images "
+        line = (f"max diff {steps.max()} LSB, {np.mean(steps == 0):.0%} equal, on {len(ours)} inputs "
                 f"(tolerance {QUANT_TOLERANCE} LSB)")
         assert steps.max() <= QUANT_TOLERANCE, "outputs disagree: " + line
         return line
@@ -102,7 +107,93 @@ class NNAPIMobileNet(Row):
         self.compilations.clear()
 
 
-ROWS: dict[str, Callable[[bool], Row | None]] = {
-    "nnapi-float": lambda smoke: NNAPIMobileNet(smoke, quant8=False),
-    "nnapi-uint8": lambda smoke: NNAPIMobileNet(smoke, quant8=True),
+class CoreMLNetwork(Row):
+    """A ``coreml_models`` network written to a ``.mlmodel`` file and loaded with ``openvx_nn.coreml.load``."""
+
+    def __init__(self, net, samples: int):
+        from coremltools.models.utils import save_spec
+
+        from benchmarks import coreml_models as c
+        self.net, self.name, self.macs = net, net.name, net.macs
+        self.inputs = c.sample_images(net, samples)
+        self.directory = tempfile.TemporaryDirectory(prefix="bench-models-")
+        self.path = Path(self.directory.name) / "model.mlmodel"
+        save_spec(c.coreml_spec(net), str(self.path))
+        self.onnx = c.onnx_model(net)
+        self.models: list = []
+
+    def load_ours(self):
+        import openvx_nn.coreml as cm
+        model = cm.load(self.path)
+        self.models.append(model)
+        name, output = self.net.input, self.net.output
+        return lambda x=self.inputs[0]: model.predict({name: x})[output]
+
+    def load_ort(self):
+        session = m.ort_session(self.onnx)
+        return lambda x=self.inputs[0]: session.run(None, {self.net.input: x[None]})[0]
+
+    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
+        return float_difference([np.asarray(ours_run(x)).ravel() for x in self.inputs],
+                                [ort_run(x).ravel() for x in self.inputs])
+
+    def close(self) -> None:
+        for model in self.models:
+            model.close()
+        self.models.clear()
+        self.directory.cleanup()
+
+
+def coreml_row(smoke: bool, resnet: bool, width: float) -> Row | None:
+    """None when coremltools is missing (it parses and writes .mlmodel files)."""
+    try:
+        import coremltools  # noqa: F401
+    except ImportError:
+        return None
+    from benchmarks import coreml_models as c
+    if resnet:
+        net = c.resnet18(0.125, 32, 10) if smoke else c.resnet18(width, 224)
+    else:  # smoke: the first three stages only, as today a depthwise layer becomes a node per channel
+        net = c.mobilenet_v2(0.25, 32, 10, stages=3) if smoke else c.mobilenet_v2(width, 224)
+    return CoreMLNetwork(net, 2 if smoke else 4)
+
+
+class VXSmallCNN(Row):
+    """``vx_models.small_cnn`` built with the OpenVX C API in Q7.8, against the same weights in ORT float."""
+
+    def __init__(self, smoke: bool):
+        from benchmarks import vx_models as v
+        self.v = v
+        self.net = v.small_cnn(16 if smoke else 32)
+        self.name, self.macs = self.net.name, self.net.macs()
+        self.inputs = v.sample_images(self.net, 2 if smoke else 4)
+        self.onnx = v.onnx_small_cnn(self.net)
+        self.graphs: list = []
+
+    def load_ours(self):
+        graph = self.v.VXGraph(self.net)
+        self.graphs.append(graph)
+        return lambda x=self.inputs[0]: graph.run(x)
+
+    def load_ort(self):
+        session = m.ort_session(self.onnx)
+        return lambda x=self.inputs[0]: session.run(None, {"x": x[None]})[0]
+
+    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
+        return float_difference([ours_run(x).copy() for x in self.inputs], [ort_run(x) for x in self.inputs],
+                                Q78_TOLERANCE)
+
+    def close(self) -> None:
+        for graph in self.graphs:
+            graph.release()
+        self.graphs.clear()
+
+
+ROWS: dict[str, Callable[..., Row | None]] = {
+    "nnapi-float": lambda smoke, width: NNAPIMobileNet(smoke, quant8=False),
+    "nnapi-uint8": lambda smoke, width: NNAPIMobileNet(smoke, quant8=True),
+    "coreml-mobilenet-v2": lambda smoke, width: coreml_row(smoke, False, width),
+    "coreml-resnet18": lambda smoke, width: coreml_row(smoke, True, width),
+    "vx-small-cnn": lambda smoke, width: VXSmallCNN(smoke),
 }
+"""Row factories: ``(smoke, coreml_width)`` -> a row (None: its front end's parser is not installed)."""
