@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an un
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_ort import medians
-from benchmarks.model_rows import ROWS, Row
+from benchmarks.model_rows import ROWS, Row, timed_load
 
 
 @dataclass
@@ -59,19 +59,12 @@ class Result:
     cold: str
 
 
-def timed_load(load):
-    """Seconds from nothing to the first result, and the runner ``load`` returned."""
-    start = time.perf_counter()
-    run = load()
-    run()
-    return time.perf_counter() - start, run
-
-
 def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
     """File to first result in a fresh process: with the numba cache as it is (warm), or ``cold``: with
     ``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles."""
     with tempfile.TemporaryDirectory(prefix="bench-models-cache-") as cache:
-        argv = [sys.executable, __file__, "--load-only", key, "--coreml-width", str(width)] + (["--smoke"] if smoke else [])
+        argv = [sys.executable, str(Path(__file__).with_name("model_rows.py")), key, "--coreml-width", str(width)]
+        argv += ["--smoke"] if smoke else []
         env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else None
         done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=3000)
     if done.returncode != 0:
@@ -111,15 +104,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--coreml-width", type=float, default=1.0,
                         help="channel width of the CoreML models (today a depthwise layer lowers to a node per "
                              "channel and MobileNet v2 1.0 takes minutes to load: 0.25 keeps a run practical)")
-    parser.add_argument("--load-only", metavar="ROW", help=argparse.SUPPRESS)  # the cold-load child
     args = parser.parse_args(argv)
-    if args.load_only:
-        start = time.perf_counter()
-        row = ROWS[args.load_only](args.smoke, args.coreml_width)
-        imported = time.perf_counter() - start
-        seconds, _ = timed_load(row.load_ours)
-        print(json.dumps({"import": imported, "load": seconds}))
-        return 0
     try:
         import onnx  # noqa: F401
         import onnxruntime

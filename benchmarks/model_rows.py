@@ -5,16 +5,30 @@ return it (the benchmark times load + first call); a runner called with no argum
 sample, with one runs that input (in the side's own layout) and returns the output.  ``compare`` runs both
 runners on every sample and returns a line on the largest difference, raising ``AssertionError`` beyond the
 row's stated tolerance.
+
+Run as a script (``model_rows.py ROW [--smoke] [--coreml-width W]``) it is the new process of the load
+figures: it builds the row's files, then times importing the row's front end and the load to the first
+result, and prints them as JSON.  It imports nothing of ``openvx_nn`` before that.
 """
 from __future__ import annotations
 
+import argparse
+import importlib
+import json
+import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an uninstalled checkout) importable
+    sys.path.insert(0, str(ROOT))
+
 from benchmarks import models as m
+from benchmarks import quant_models as q
 
 FLOAT_TOLERANCE = 1e-4
 """Float rows: largest |ours - ORT| on probabilities or logits of order 1 (sums in another order)."""
@@ -29,6 +43,8 @@ class Row:
 
     name = ""
     macs = 0
+    front_end = ""
+    """The module a user imports for this row (timed apart from the load in a new process)."""
 
     def load_ours(self) -> Callable[[], object]:
         raise NotImplementedError
@@ -57,7 +73,7 @@ class NNAPIMobileNet(Row):
         width, size = (0.25, 32) if smoke else (0.25, 224)
         self.net = m.mobilenet_v1(width, size)
         self.samples = m.sample_inputs(self.net, 4 if smoke else 8)
-        self.quant = m.quantize_mobilenet(self.net, self.samples[:4]) if quant8 else None
+        self.quant = q.quantize_mobilenet(self.net, self.samples[:4]) if quant8 else None
         self.name = f"NNAPI {self.net.name} {'uint8' if quant8 else 'float32'}"
         self.macs = self.net.macs()
         if self.quant is None:
@@ -65,13 +81,14 @@ class NNAPIMobileNet(Row):
             self.onnx = m.onnx_mobilenet_float(self.net)
         else:
             self.inputs = [self.quant.quantize_input(x) for x in self.samples]
-            self.onnx = m.onnx_mobilenet_quant8(self.quant)
+            self.onnx = q.onnx_mobilenet_quant8(self.quant)
         self.dtype = self.inputs[0].dtype
+        self.front_end = "openvx_nn.nnapi"
         self.compilations: list = []
 
     def load_ours(self):
         from openvx_nn import nnapi
-        model = m.nnapi_mobilenet_float(self.net) if self.quant is None else m.nnapi_mobilenet_quant8(self.quant)
+        model = m.nnapi_mobilenet_float(self.net) if self.quant is None else q.nnapi_mobilenet_quant8(self.quant)
         compilation = nnapi.Compilation(model)
         compilation.finish()
         self.compilations.append(compilation)
@@ -120,6 +137,7 @@ class CoreMLNetwork(Row):
         self.path = Path(self.directory.name) / "model.mlmodel"
         save_spec(c.coreml_spec(net), str(self.path))
         self.onnx = c.onnx_model(net)
+        self.front_end = "openvx_nn.coreml"
         self.models: list = []
 
     def load_ours(self):
@@ -168,6 +186,7 @@ class VXSmallCNN(Row):
         self.name, self.macs = self.net.name, self.net.macs()
         self.inputs = v.sample_images(self.net, 2 if smoke else 4)
         self.onnx = v.onnx_small_cnn(self.net)
+        self.front_end = "openvx_nn.vx"
         self.graphs: list = []
 
     def load_ours(self):
@@ -197,3 +216,32 @@ ROWS: dict[str, Callable[..., Row | None]] = {
     "vx-small-cnn": lambda smoke, width: VXSmallCNN(smoke),
 }
 """Row factories: ``(smoke, coreml_width)`` -> a row (None: its front end's parser is not installed)."""
+
+
+def timed_load(load: Callable[[], Callable]) -> tuple[float, Callable]:
+    """Seconds from nothing to the first result, and the runner ``load`` returned."""
+    start = time.perf_counter()
+    run = load()
+    run()
+    return time.perf_counter() - start, run
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="time one row's load in this (new) process")
+    parser.add_argument("row", choices=list(ROWS))
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--coreml-width", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    row = ROWS[args.row](args.smoke, args.coreml_width)
+    if row is None:
+        parser.error(f"{args.row}: its front end's parser is not installed")
+    start = time.perf_counter()
+    importlib.import_module(row.front_end)
+    imported = time.perf_counter() - start
+    seconds, _ = timed_load(row.load_ours)
+    print(json.dumps({"import": imported, "load": seconds}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
