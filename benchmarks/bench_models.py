@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,12 +75,13 @@ def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
 
 
 def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float) -> Result:
-    _, run_ours = timed_load(row.load_ours)  # the first load compiles what this process has not yet
-    _, run_ort = timed_load(row.load_ort)
+    first_ours, run_ours = timed_load(row.load_ours)  # the first load compiles what this process has not yet
+    first_ort, run_ort = timed_load(row.load_ort)
     difference = row.compare(run_ours, run_ort)  # raises when the outputs disagree beyond the row's tolerance
     ours, ort = medians([run_ours, run_ort], repeat)
-    warm_ours, _ = timed_load(row.load_ours)  # kernels are compiled by now: the warm load
-    warm_ort, _ = timed_load(row.load_ort)
+    # kernels are compiled by now: the warm load (median of three when a load is quick)
+    warm_ours, warm_ort = (statistics.median(timed_load(load)[0] for _ in range(3 if first < 2 else 1))
+                           for load, first in ((row.load_ours, first_ours), (row.load_ort, first_ort)))
     row.close()
     fresh = [fresh_process_load(key, smoke, width, c) if processes else "not run" for c in (False, True)]
     return Result(row.name, row.macs, ours, ort, difference, warm_ours, warm_ort, *fresh)
@@ -102,7 +104,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
     parser.add_argument("--coreml-width", type=float, default=1.0,
-                        help="channel width of the CoreML models (today a depthwise layer lowers to a node per "
+                        help="channel width of the CoreML MobileNet v2 (today a depthwise layer lowers to a node per "
                              "channel and MobileNet v2 1.0 takes minutes to load: 0.25 keeps a run practical)")
     args = parser.parse_args(argv)
     try:

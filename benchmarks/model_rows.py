@@ -163,14 +163,15 @@ class CoreMLNetwork(Row):
 
 
 def coreml_row(smoke: bool, resnet: bool, width: float) -> Row | None:
-    """None when coremltools is missing (it parses and writes .mlmodel files)."""
+    """A CoreML row (``width``: MobileNet v2's); None when coremltools is missing (it writes and parses
+    .mlmodel files)."""
     try:
         import coremltools  # noqa: F401
     except ImportError:
         return None
     from benchmarks import coreml_models as c
     if resnet:
-        net = c.resnet18(0.125, 32, 10) if smoke else c.resnet18(width, 224)
+        net = c.resnet18(0.125, 32, 10) if smoke else c.resnet18(1.0, 224)
     else:  # smoke: the first three stages only, as today a depthwise layer becomes a node per channel
         net = c.mobilenet_v2(0.25, 32, 10, stages=3) if smoke else c.mobilenet_v2(width, 224)
     return CoreMLNetwork(net, 2 if smoke else 4)
@@ -215,7 +216,7 @@ ROWS: dict[str, Callable[..., Row | None]] = {
     "coreml-resnet18": lambda smoke, width: coreml_row(smoke, True, width),
     "vx-small-cnn": lambda smoke, width: VXSmallCNN(smoke),
 }
-"""Row factories: ``(smoke, coreml_width)`` -> a row (None: its front end's parser is not installed)."""
+"""Row factories: ``(smoke, mobilenet_v2_width)`` -> a row (None: its front end's parser is not installed)."""
 
 
 def timed_load(load: Callable[[], Callable]) -> tuple[float, Callable]:
@@ -230,7 +231,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="time one row's load in this (new) process")
     parser.add_argument("row", choices=list(ROWS))
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--coreml-width", type=float, default=1.0)
+    parser.add_argument("--coreml-width", type=float, default=1.0, help="the CoreML MobileNet v2's width")
     args = parser.parse_args(argv)
     row = ROWS[args.row](args.smoke, args.coreml_width)
     if row is None:
