@@ -47,17 +47,21 @@ from benchmarks.model_rows import ROWS, Row, timed_load
 
 @dataclass
 class Result:
-    """One row's figures (seconds) and its output comparison."""
+    """One row's figures (seconds, by side: ours, ORT, LiteRT) and its output comparison."""
 
     name: str
     macs: int
-    ours: float
-    ort: float
+    times: dict[str, float]
     difference: str
-    load_ours: float
-    load_ort: float
+    loads: dict[str, float]
     fresh: str
     cold: str
+
+    def ratio(self, side: str) -> str:
+        return f"{self.times[side] / self.times['ours']:.3f}" if side in self.times else "n/a"
+
+    def ms(self, side: str) -> str:
+        return f"{self.times[side] * 1e3:.2f}" if side in self.times else "n/a"
 
 
 def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
@@ -75,26 +79,30 @@ def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
 
 
 def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float) -> Result:
-    first_ours, run_ours = timed_load(row.load_ours)  # the first load compiles what this process has not yet
-    first_ort, run_ort = timed_load(row.load_ort)
-    difference = row.compare(run_ours, run_ort)  # raises when the outputs disagree beyond the row's tolerance
-    ours, ort = medians([run_ours, run_ort], repeat)
-    # kernels are compiled by now: the warm load (median of three when a load is quick)
-    warm_ours, warm_ort = (statistics.median(timed_load(load)[0] for _ in range(3 if first < 2 else 1))
-                           for load, first in ((row.load_ours, first_ours), (row.load_ort, first_ort)))
+    """Load every side (the first load compiles what this process has not yet), compare the outputs (raises
+    beyond the row's tolerance), time the steady state interleaved, then the warm loads."""
+    loads = {"ours": row.load_ours, **row.others()}
+    firsts, runs = {}, {}
+    for side, load in loads.items():
+        firsts[side], runs[side] = timed_load(load)
+    difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
+    times = dict(zip(runs, medians(list(runs.values()), repeat)))
+    warm = {side: statistics.median(timed_load(load)[0] for _ in range(3 if firsts[side] < 2 else 1))
+            for side, load in loads.items()}  # kernels compiled by now: median of three when a load is quick
     row.close()
     fresh = [fresh_process_load(key, smoke, width, c) if processes else "not run" for c in (False, True)]
-    return Result(row.name, row.macs, ours, ort, difference, warm_ours, warm_ort, *fresh)
+    return Result(row.name, row.macs, times, difference, warm, *fresh)
 
 
 def print_table(results: list[Result]) -> None:
     print()
-    print("| model | MMAC | ours ms | ORT ms | ORT / ours | outputs | load in process: ours / ORT "
-          "| load, new process: cache warm | cache cold |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("| model | MMAC | ours ms | ORT ms | ORT / ours | LiteRT ms | LiteRT / ours | outputs "
+          "| load in process: ours / ORT / LiteRT | load, new process: cache warm | cache cold |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in results:
-        print(f"| {r.name} | {r.macs / 1e6:.1f} | {r.ours * 1e3:.2f} | {r.ort * 1e3:.2f} | {r.ort / r.ours:.3f} "
-              f"| {r.difference} | {r.load_ours:.2f} s / {r.load_ort:.2f} s | {r.fresh} | {r.cold} |", flush=True)
+        loads = " / ".join(f"{r.loads[side]:.2f}" if side in r.loads else "n/a" for side in ("ours", "ORT", "LiteRT"))
+        print(f"| {r.name} | {r.macs / 1e6:.1f} | {r.ms('ours')} | {r.ms('ORT')} | {r.ratio('ORT')} | {r.ms('LiteRT')} "
+              f"| {r.ratio('LiteRT')} | {r.difference} | {loads} s | {r.fresh} | {r.cold} |", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -128,9 +136,10 @@ def main(argv: list[str]) -> int:
             continue
         results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width))
         r = results[-1]
-        print(f"{r.name}: ours {r.ours * 1e3:.2f} ms, ORT {r.ort * 1e3:.2f} ms, ORT / ours {r.ort / r.ours:.3f}; "
-              f"{r.difference}; load in process {r.load_ours:.2f} s (ORT {r.load_ort:.2f} s), new process "
-              f"{r.fresh}, cold cache {r.cold}", flush=True)
+        print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
+              + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "
+              + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items())
+              + f"; new process {r.fresh}, cold cache {r.cold}", flush=True)
     print_table(results)
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import sys
 import tempfile
@@ -29,6 +30,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an un
 
 from benchmarks import models as m
 from benchmarks import quant_models as q
+from benchmarks import tflite_models as t
 
 FLOAT_TOLERANCE = 1e-4
 """Float rows: largest |ours - ORT| on probabilities or logits of order 1 (sums in another order)."""
@@ -39,31 +41,47 @@ Q78_TOLERANCE = 0.05
 
 
 class Row:
-    """One network on both sides; subclasses set ``name``, ``macs`` and the four methods."""
+    """One network on every side; subclasses set ``name``, ``macs``, ``inputs``, ``front_end`` and the loads."""
 
     name = ""
     macs = 0
+    inputs: tuple[np.ndarray, ...] | list[np.ndarray] = ()
+    """Sample inputs in our side's layout; ``feed`` gives another side's."""
     front_end = ""
     """The module a user imports for this row (timed apart from the load in a new process)."""
+    tolerance = FLOAT_TOLERANCE
 
-    def load_ours(self) -> Callable[[], object]:
+    def load_ours(self) -> Callable:
         raise NotImplementedError
 
-    def load_ort(self) -> Callable[[], object]:
+    def load_ort(self) -> Callable:
         raise NotImplementedError
 
-    def compare(self, ours: Callable, theirs: Callable) -> str:
-        raise NotImplementedError
+    def others(self) -> dict[str, Callable[[], Callable]]:
+        """The baselines' loads by name: ORT, and LiteRT where the row has a .tflite form and it is installed."""
+        return {"ORT": self.load_ort}
+
+    def feed(self, side: str, x: np.ndarray) -> np.ndarray:
+        """``x`` as ``side`` takes it."""
+        return x
+
+    def difference(self, ours: list[np.ndarray], theirs: list[np.ndarray]) -> str:
+        """A line on the largest difference; ``AssertionError`` beyond the tolerance."""
+        worst = max(float(np.max(np.abs(a.astype(np.float64) - np.asarray(b, np.float64).reshape(a.shape))))
+                    for a, b in zip(ours, theirs))
+        line = f"max diff {worst:.1e} (tolerance {self.tolerance:g})"
+        assert worst <= self.tolerance, f"{self.name}: outputs disagree: " + line
+        return line
+
+    def compare(self, ours: Callable, others: dict[str, Callable]) -> str:
+        """Every side on every sample input against ours."""
+        mine = [np.array(ours(x)) for x in self.inputs]
+        lines = [f"vs {side} " + self.difference(mine, [np.array(run(self.feed(side, x))) for x in self.inputs])
+                 for side, run in others.items()]
+        return "; ".join(lines) + f"; {len(self.inputs)} inputs"
 
     def close(self) -> None:
         """Release what the loads kept (graphs, sessions)."""
-
-
-def float_difference(ours: list[np.ndarray], theirs: list[np.ndarray], tolerance: float = FLOAT_TOLERANCE) -> str:
-    worst = max(float(np.max(np.abs(a.astype(np.float64) - b.reshape(a.shape)))) for a, b in zip(ours, theirs))
-    line = f"max diff {worst:.1e} on {len(ours)} inputs (tolerance {tolerance:g})"
-    assert worst <= tolerance, "outputs disagree: " + line
-    return line
 
 
 class NNAPIMobileNet(Row):
@@ -107,15 +125,31 @@ class NNAPIMobileNet(Row):
         x = m.nchw(self.inputs[0])
         return lambda x=x: session.run(None, {"x": x})[0]
 
-    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
-        ours = [ours_run(x).copy() for x in self.inputs]
-        theirs = [ort_run(m.nchw(x)) for x in self.inputs]
+    def load_litert(self):
+        interpreter = t.litert_interpreter(t.tflite_mobilenet(self.net, self.quant))
+        first, last = interpreter.get_input_details()[0]["index"], interpreter.get_output_details()[0]["index"]
+
+        def run(x: np.ndarray = self.inputs[0]) -> np.ndarray:
+            interpreter.set_tensor(first, x)
+            interpreter.invoke()
+            return interpreter.get_tensor(last)
+        return run
+
+    def others(self) -> dict[str, Callable[[], Callable]]:
+        sides = super().others()
+        if importlib.util.find_spec("ai_edge_litert") is not None:
+            sides["LiteRT"] = self.load_litert
+        return sides
+
+    def feed(self, side: str, x: np.ndarray) -> np.ndarray:
+        return m.nchw(x) if side == "ORT" else x
+
+    def difference(self, ours: list[np.ndarray], theirs: list[np.ndarray]) -> str:
         if self.quant is None:
-            return float_difference(ours, theirs)
+            return super().difference(ours, theirs)
         steps = np.abs(np.concatenate([a.astype(int).ravel() - b.astype(int).ravel() for a, b in zip(ours, theirs)]))
-        line = (f"max diff {steps.max()} LSB, {np.mean(steps == 0):.0%} equal, on {len(ours)} inputs "
-                f"(tolerance {QUANT_TOLERANCE} LSB)")
-        assert steps.max() <= QUANT_TOLERANCE, "outputs disagree: " + line
+        line = f"max diff {steps.max()} LSB, {np.mean(steps == 0):.0%} equal (tolerance {QUANT_TOLERANCE} LSB)"
+        assert steps.max() <= QUANT_TOLERANCE, f"{self.name}: outputs disagree: " + line
         return line
 
     def close(self) -> None:
@@ -151,10 +185,6 @@ class CoreMLNetwork(Row):
         session = m.ort_session(self.onnx)
         return lambda x=self.inputs[0]: session.run(None, {self.net.input: x[None]})[0]
 
-    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
-        return float_difference([np.asarray(ours_run(x)).ravel() for x in self.inputs],
-                                [ort_run(x).ravel() for x in self.inputs])
-
     def close(self) -> None:
         for model in self.models:
             model.close()
@@ -188,6 +218,7 @@ class VXSmallCNN(Row):
         self.inputs = v.sample_images(self.net, 2 if smoke else 4)
         self.onnx = v.onnx_small_cnn(self.net)
         self.front_end = "openvx_nn.vx"
+        self.tolerance = Q78_TOLERANCE
         self.graphs: list = []
 
     def load_ours(self):
@@ -198,10 +229,6 @@ class VXSmallCNN(Row):
     def load_ort(self):
         session = m.ort_session(self.onnx)
         return lambda x=self.inputs[0]: session.run(None, {"x": x[None]})[0]
-
-    def compare(self, ours_run: Callable, ort_run: Callable) -> str:
-        return float_difference([ours_run(x).copy() for x in self.inputs], [ort_run(x) for x in self.inputs],
-                                Q78_TOLERANCE)
 
     def close(self) -> None:
         for graph in self.graphs:
