@@ -1,28 +1,33 @@
 """Whole models through our public APIs against ONNX Runtime: same weights, same process, interleaved, medians.
 
-Rows (the networks are built by ``models.py`` and ``coreml_models.py``, importable by other benchmarks):
+Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``coreml_models.py``,
+``vx_models.py`` and ``tflite_models.py``, importable by other benchmarks; ``model_rows.py`` runs them):
 
-- NNAPI float32 MobileNet v1 0.25 224² (the shape of NNAPI's ``mobilenet_224_gender_basic_fixed``) through
-  ``openvx_nn.nnapi`` Model/Compilation/Execution, against the same network as ONNX in ORT float;
-- the same network in TENSOR_QUANT8_ASYMM (per-layer scales calibrated on sample images, int32 biases of
-  scale input x filter) against ORT's QLinearConv model with the same uint8 weights and parameters;
-- a CoreML MobileNet v2 built with coremltools' ``NeuralNetworkBuilder``, written to a ``.mlmodel`` file and
-  loaded with ``openvx_nn.coreml.load``, against the same network in ORT float;
-- a small CNN through the OpenVX C API (``openvx_nn.vx``: the C entry points of libopenvx.so, called
-  C-style), against ORT float.
+- ``nnapi-float``: MobileNet v1 0.25 on 224x224x3 (the shape of NNAPI's ``mobilenet_224_gender_basic_fixed``:
+  15 CONV_2D with fused RELU6, 13 DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, LOGISTIC) through ``openvx_nn.nnapi``
+  Model/Compilation/Execution, against the same network as ONNX in ORT float (and LiteRT, below);
+- ``nnapi-uint8``: the same network in TENSOR_QUANT8_ASYMM (per-layer ranges calibrated on sample images,
+  int32 biases of scale input x filter) against ORT's QLinearConv model with the same uint8 weights and
+  parameters;
+- ``coreml-mobilenet-v2`` and ``coreml-resnet18``: networks built with coremltools' ``NeuralNetworkBuilder``
+  (batch norm, ReLU6 as the converter writes it, depthwise ``nGroups = channels``), written to a
+  ``.mlmodel`` file and loaded with ``openvx_nn.coreml.load``, against the same networks in ORT float;
+- ``vx-small-cnn``: a small Q7.8 CNN through the OpenVX C API (``openvx_nn.vx``: libopenvx.so's entry points
+  called C-style), against the same weights in ORT float.
 
 Per row: the steady-state time of one inference (median of interleaved calls; ORT with its defaults and 2
-intra-op threads), ORT time / ours (above 1: ours faster), and the largest output difference, which must
-stay within the row's stated tolerance (else the benchmark fails).  Load time is a product figure too:
-file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify, first
-process -- in this process once its kernels are compiled (beside ORT's session creation plus first run),
-and in a new process (imports reported apart) with the numba cache as it is (warm) and cold (its
-``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles).
+intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
+NNAPI rows), their time / ours (above 1: ours faster), and the largest output difference against each,
+which must stay within the row's stated tolerance (else the benchmark fails).  Load time is a product
+figure too: file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify,
+first process -- in this process once its kernels are compiled (beside the baselines' session creation
+plus first run), and in a new process (imports reported apart) with the numba cache as it is (warm) and
+cold (its ``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles).
 
-Usage: python benchmarks/bench_models.py [--repeat N] [--smoke] [--no-processes] [--rows a,b]
+Usage: python benchmarks/bench_models.py [--repeat N] [--smoke] [--no-processes] [--rows a,b] [--coreml-width W]
 ``--smoke``: tiny widths and resolutions, a few calls, no new processes (CI).
-Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx) and coremltools (the ``coreml`` extra) for the
-CoreML row; without onnxruntime it says so and exits 0.
+Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx), the ``coreml`` extra for the CoreML rows and the
+``litert`` extra for LiteRT; without onnxruntime it says so and exits 0.
 """
 from __future__ import annotations
 
