@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmarks.models import serialize
+
 # MobileNet v2's inverted-residual stages: (expansion, output channels at width 1.0, blocks, first stride)
 V2_STAGES = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
 
@@ -194,7 +196,6 @@ def onnx_model(net: Network) -> bytes:
     """``net`` as ONNX: input ``image`` [1, 3, size, size], output ``logits`` [1, classes]."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from benchmarks.models import serialize
     nodes, inits = [], []
     if any(op.kind == "relu6" for op in net.ops):
         inits += [numpy_helper.from_array(np.array(0, np.float32), "zero"),

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.models import serialize
+
 Q = 8  # fixed point position of every tensor
 CHANNELS = (16, 32, 64)
 
@@ -72,7 +74,6 @@ def onnx_small_cnn(net: SmallCNN) -> bytes:
     """``net`` as float32 ONNX: input ``x`` [1, 3, size, size], output ``y`` [1, classes]."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from benchmarks.models import serialize
     nodes, inits, x = [], [], "x"
     for i, (w, b) in enumerate(net.convs):
         inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
