@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,6 +58,7 @@ class Result:
     times: dict[str, float]
     difference: str
     loads: dict[str, float]
+    phases: str
     fresh: str
     cold: str
 
@@ -92,22 +92,30 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
         firsts[side], runs[side] = timed_load(load)
     difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
     times = dict(zip(runs, medians(list(runs.values()), repeat)))
-    warm = {side: statistics.median(timed_load(load)[0] for _ in range(3 if firsts[side] < 2 else 1))
-            for side, load in loads.items()}  # kernels compiled by now: median of three when a load is quick
+    warm, phases = {}, ""
+    for side, load in loads.items():  # kernels compiled by now: the median of three loads when a load is quick
+        samples = []
+        for _ in range(3 if firsts[side] < 2 else 1):
+            samples.append((timed_load(load)[0], dict(row.phases) if side == "ours" else {}))
+        total, steps = sorted(samples, key=lambda sample: sample[0])[len(samples) // 2]
+        warm[side] = total
+        if side == "ours":
+            steps["first run"] = total - sum(steps.values())
+            phases = " + ".join(f"{name} {seconds:.2f}" for name, seconds in steps.items())
     row.close()
     fresh = [fresh_process_load(key, smoke, width, c) if processes else "not run" for c in (False, True)]
-    return Result(row.name, row.macs, times, difference, warm, *fresh)
+    return Result(row.name, row.macs, times, difference, warm, phases, *fresh)
 
 
 def print_table(results: list[Result]) -> None:
     print()
     print("| model | MMAC | ours ms | ORT ms | ORT / ours | LiteRT ms | LiteRT / ours | outputs "
-          "| load in process: ours / ORT / LiteRT | load, new process: cache warm | cache cold |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+          "| load in process: ours / ORT / LiteRT | ours: steps (s) | load, new process: cache warm | cache cold |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|")
     for r in results:
         loads = " / ".join(f"{r.loads[side]:.2f}" if side in r.loads else "n/a" for side in ("ours", "ORT", "LiteRT"))
         print(f"| {r.name} | {r.macs / 1e6:.1f} | {r.ms('ours')} | {r.ms('ORT')} | {r.ratio('ORT')} | {r.ms('LiteRT')} "
-              f"| {r.ratio('LiteRT')} | {r.difference} | {loads} s | {r.fresh} | {r.cold} |", flush=True)
+              f"| {r.ratio('LiteRT')} | {r.difference} | {loads} s | {r.phases} | {r.fresh} | {r.cold} |", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -143,7 +151,7 @@ def main(argv: list[str]) -> int:
         r = results[-1]
         print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
               + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "
-              + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items())
+              + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items()) + f" (ours: {r.phases})"
               + f"; new process {r.fresh}, cold cache {r.cold}", flush=True)
     print_table(results)
     return 0

@@ -51,9 +51,17 @@ class Row:
     front_end = ""
     """The module a user imports for this row (timed apart from the load in a new process)."""
     tolerance = FLOAT_TOLERANCE
+    phases: dict[str, float]
+    """Seconds of the named steps of the last ``load_ours`` (the first run is the rest of the load)."""
 
     def load_ours(self) -> Callable:
         raise NotImplementedError
+
+    def _phase(self, name: str, start: float) -> float:
+        """Record the step ``name`` as ending now; returns now, the next step's start."""
+        now = time.perf_counter()
+        self.phases[name] = now - start
+        return now
 
     def load_ort(self) -> Callable:
         raise NotImplementedError
@@ -71,16 +79,16 @@ class Row:
         theirs = [np.asarray(b, np.float64).reshape(a.shape) for a, b in zip(ours, theirs)]
         worst = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
         relative = worst / max(1.0, max(float(np.max(np.abs(b))) for b in theirs))
-        line = f"max diff {worst:.1e}, {relative:.0e} relative (tolerance {self.tolerance:g})"
+        line = f"{worst:.0e} (relative {relative:.0e} ≤ {self.tolerance:g})"
         assert relative <= self.tolerance, f"{self.name}: outputs disagree: " + line
         return line
 
     def compare(self, ours: Callable, others: dict[str, Callable]) -> str:
         """Every side on every sample input against ours."""
         mine = [np.array(ours(x)) for x in self.inputs]
-        lines = [f"vs {side} " + self.difference(mine, [np.array(run(self.feed(side, x))) for x in self.inputs])
+        lines = [f"{side} " + self.difference(mine, [np.array(run(self.feed(side, x))) for x in self.inputs])
                  for side, run in others.items()]
-        return "; ".join(lines) + f"; {len(self.inputs)} inputs"
+        return f"max diff on {len(self.inputs)} inputs: " + "; ".join(lines)
 
     def close(self) -> None:
         """Release what the loads kept (graphs, sessions)."""
@@ -108,9 +116,12 @@ class NNAPIMobileNet(Row):
 
     def load_ours(self):
         from openvx_nn import nnapi
+        self.phases, start = {}, time.perf_counter()
         model = m.nnapi_mobilenet_float(self.net) if self.quant is None else q.nnapi_mobilenet_quant8(self.quant)
+        start = self._phase("Model", start)
         compilation = nnapi.Compilation(model)
         compilation.finish()
+        self._phase("Compilation.finish", start)
         self.compilations.append(compilation)
         out = np.zeros(self.net.output_shape, self.dtype)
 
@@ -150,7 +161,7 @@ class NNAPIMobileNet(Row):
         if self.quant is None:
             return super().difference(ours, theirs)
         steps = np.abs(np.concatenate([a.astype(int).ravel() - b.astype(int).ravel() for a, b in zip(ours, theirs)]))
-        line = f"max diff {steps.max()} LSB, {np.mean(steps == 0):.0%} equal (tolerance {QUANT_TOLERANCE} LSB)"
+        line = f"{steps.max()} LSB ≤ {QUANT_TOLERANCE}, {np.mean(steps == 0):.0%} equal"
         assert steps.max() <= QUANT_TOLERANCE, f"{self.name}: outputs disagree: " + line
         return line
 
@@ -178,7 +189,9 @@ class CoreMLNetwork(Row):
 
     def load_ours(self):
         import openvx_nn.coreml as cm
+        self.phases, start = {}, time.perf_counter()
         model = cm.load(self.path)
+        self._phase("load", start)
         self.models.append(model)
         name, output = self.net.input, self.net.output
         return lambda x=self.inputs[0]: model.predict({name: x})[output]
@@ -224,7 +237,9 @@ class VXSmallCNN(Row):
         self.graphs: list = []
 
     def load_ours(self):
+        self.phases, start = {}, time.perf_counter()
         graph = self.v.VXGraph(self.net)
+        self._phase("build and verify", start)
         self.graphs.append(graph)
         return lambda x=self.inputs[0]: graph.run(x)
 
