@@ -1,10 +1,10 @@
-"""The rows of ``bench_models.py``: each holds one network on both sides and knows how to load, run and compare.
+"""The rows of ``bench_models.py``: each holds one network on every side and knows how to load, run and compare.
 
-A row's ``load_ours`` / ``load_ort`` go from the stored model (file, or NNAPI's arrays) to a ready runner and
-return it (the benchmark times load + first call); a runner called with no argument runs the row's first
-sample, with one runs that input (in the side's own layout) and returns the output.  ``compare`` runs both
-runners on every sample and returns a line on the largest difference, raising ``AssertionError`` beyond the
-row's stated tolerance.
+A row's ``load_ours`` and the loads of ``others()`` (ORT, LiteRT) go from the stored model (file, or NNAPI's
+arrays) to a ready runner and return it (the benchmark times load + first call); a runner called with no
+argument runs the row's first sample, with one runs that input (in the side's own layout, see ``feed``) and
+returns the output.  ``compare`` runs every runner on every sample and returns a line on the largest
+differences from ours, raising ``AssertionError`` beyond the row's stated tolerance.
 
 Run as a script (``model_rows.py ROW [--smoke] [--coreml-width W]``) it is the new process of the load
 figures: it builds the row's files, then times importing the row's front end and the load to the first
@@ -28,9 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an uninstalled checkout) importable
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import coreml_models as c
 from benchmarks import models as m
 from benchmarks import quant_models as q
 from benchmarks import tflite_models as t
+from benchmarks import vx_models as v
 
 FLOAT_TOLERANCE = 1e-4
 """Float rows: largest |ours - theirs| over max(1, largest |theirs|) (float32 sums in another order; a deep
@@ -176,8 +178,6 @@ class CoreMLNetwork(Row):
 
     def __init__(self, net, samples: int):
         from coremltools.models.utils import save_spec
-
-        from benchmarks import coreml_models as c
         self.net, self.name, self.macs = net, net.name, net.macs
         self.inputs = c.sample_images(net, samples)
         self.directory = tempfile.TemporaryDirectory(prefix="bench-models-")
@@ -214,7 +214,6 @@ def coreml_row(smoke: bool, resnet: bool, width: float) -> Row | None:
         import coremltools  # noqa: F401
     except ImportError:
         return None
-    from benchmarks import coreml_models as c
     if resnet:
         net = c.resnet18(0.125, 32, 10) if smoke else c.resnet18(1.0, 224)
     else:  # smoke: the first three stages only, as today a depthwise layer becomes a node per channel
@@ -226,8 +225,6 @@ class VXSmallCNN(Row):
     """``vx_models.small_cnn`` built with the OpenVX C API in Q7.8, against the same weights in ORT float."""
 
     def __init__(self, smoke: bool):
-        from benchmarks import vx_models as v
-        self.v = v
         self.net = v.small_cnn(16 if smoke else 32)
         self.name, self.macs = self.net.name, self.net.macs()
         self.inputs = v.sample_images(self.net, 2 if smoke else 4)
@@ -238,7 +235,7 @@ class VXSmallCNN(Row):
 
     def load_ours(self):
         self.phases, start = {}, time.perf_counter()
-        graph = self.v.VXGraph(self.net)
+        graph = v.VXGraph(self.net)
         self._phase("build and verify", start)
         self.graphs.append(graph)
         return lambda x=self.inputs[0]: graph.run(x)
