@@ -1,9 +1,12 @@
 """The layer benchmarks run (in their smoke mode) and check their own results."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "alexnet.py"
 
@@ -20,3 +23,18 @@ def test_onnx_runtime_comparison_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "smoke conv" in result.stdout and "smoke FC" in result.stdout and "integer engine:" in result.stdout
+
+
+def test_model_benchmark_runs_in_smoke_mode_and_prints_the_table():
+    # The rows compare our outputs with ONNX Runtime's and fail beyond their tolerance, so a pass means agreement.
+    pytest.importorskip("onnxruntime", reason="the model benchmark compares against onnxruntime (the bench extra)")
+    pytest.importorskip("onnx", reason="the model benchmark builds ONNX models (the bench extra)")
+    script = BENCH.parent / "bench_models.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| model | MMAC | ours ms | ORT ms |" in result.stdout
+    rows = ["NNAPI MobileNet v1 0.25 32² float32", "NNAPI MobileNet v1 0.25 32² uint8", "OpenVX C API small CNN"]
+    if importlib.util.find_spec("coremltools"):
+        rows += ["CoreML MobileNet v2 0.25 32²", "CoreML ResNet-18 0.125 32²"]
+    for row in rows:
+        assert f"| {row}" in result.stdout, result.stdout

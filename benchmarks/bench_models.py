@@ -1,0 +1,161 @@
+"""Whole models through our public APIs against ONNX Runtime: same weights, same process, interleaved, medians.
+
+Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``coreml_models.py``,
+``vx_models.py`` and ``tflite_models.py``, importable by other benchmarks; ``model_rows.py`` runs them):
+
+- ``nnapi-float``: MobileNet v1 0.25 on 224x224x3 (the shape of NNAPI's ``mobilenet_224_gender_basic_fixed``:
+  15 CONV_2D with fused RELU6, 13 DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, LOGISTIC) through ``openvx_nn.nnapi``
+  Model/Compilation/Execution, against the same network as ONNX in ORT float (and LiteRT, below);
+- ``nnapi-uint8``: the same network in TENSOR_QUANT8_ASYMM (per-layer ranges calibrated on sample images,
+  int32 biases of scale input x filter) against ORT's QLinearConv model with the same uint8 weights and
+  parameters;
+- ``coreml-mobilenet-v2`` and ``coreml-resnet18``: networks built with coremltools' ``NeuralNetworkBuilder``
+  (batch norm, ReLU6 as the converter writes it, depthwise ``nGroups = channels``), written to a
+  ``.mlmodel`` file and loaded with ``openvx_nn.coreml.load``, against the same networks in ORT float;
+- ``vx-small-cnn``: a small Q7.8 CNN through the OpenVX C API (``openvx_nn.vx``: libopenvx.so's entry points
+  called C-style), against the same weights in ORT float.
+
+Per row: the steady-state time of one inference (median of interleaved calls; ORT with its defaults and 2
+intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
+NNAPI rows), their time / ours (above 1: ours faster), and the largest output difference against each,
+which must stay within the row's stated tolerance (else the benchmark fails).  Load time is a product
+figure too: file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify,
+first process -- in this process once its kernels are compiled (beside the baselines' session creation
+plus first run), and in a new process (imports reported apart) with the numba cache as it is (warm) and
+cold (its ``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles).
+
+Usage: python benchmarks/bench_models.py [--repeat N] [--smoke] [--no-processes] [--rows a,b] [--coreml-width W]
+``--smoke``: tiny widths and resolutions, a few calls, no new processes (CI).
+Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx), the ``coreml`` extra for the CoreML rows and the
+``litert`` extra for LiteRT; without onnxruntime it says so and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an uninstalled checkout) importable
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_ort import medians
+from benchmarks.model_rows import ROWS, Row, timed_load
+
+
+@dataclass
+class Result:
+    """One row's figures (seconds, by side: ours, ORT, LiteRT) and its output comparison."""
+
+    name: str
+    macs: int
+    times: dict[str, float]
+    difference: str
+    loads: dict[str, float]
+    phases: str
+    fresh: str
+    cold: str
+
+    def ratio(self, side: str) -> str:
+        return f"{self.times[side] / self.times['ours']:.3f}" if side in self.times else "n/a"
+
+    def ms(self, side: str) -> str:
+        return f"{self.times[side] * 1e3:.2f}" if side in self.times else "n/a"
+
+
+def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
+    """File to first result in a fresh process: with the numba cache as it is (warm), or ``cold``: with
+    ``NUMBA_CACHE_DIR`` an empty directory, so every kernel compiles."""
+    with tempfile.TemporaryDirectory(prefix="bench-models-cache-") as cache:
+        argv = [sys.executable, str(Path(__file__).with_name("model_rows.py")), key, "--coreml-width", str(width)]
+        argv += ["--smoke"] if smoke else []
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else None
+        done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=3000)
+    if done.returncode != 0:
+        return f"failed ({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode})"
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return f"{figures['load']:.1f} s (+{figures['import']:.1f} s import)"
+
+
+def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float) -> Result:
+    """Load every side (the first load compiles what this process has not yet), compare the outputs (raises
+    beyond the row's tolerance), time the steady state interleaved, then the warm loads."""
+    loads = {"ours": row.load_ours, **row.others()}
+    firsts, runs = {}, {}
+    for side, load in loads.items():
+        firsts[side], runs[side] = timed_load(load)
+    difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
+    times = dict(zip(runs, medians(list(runs.values()), repeat)))
+    warm, phases = {}, ""
+    for side, load in loads.items():  # kernels compiled by now: the median of three loads when a load is quick
+        samples = []
+        for _ in range(3 if firsts[side] < 2 else 1):
+            samples.append((timed_load(load)[0], dict(row.phases) if side == "ours" else {}))
+        total, steps = sorted(samples, key=lambda sample: sample[0])[len(samples) // 2]
+        warm[side] = total
+        if side == "ours":
+            steps["first run"] = total - sum(steps.values())
+            phases = " + ".join(f"{name} {seconds:.2f}" for name, seconds in steps.items())
+    row.close()
+    fresh = [fresh_process_load(key, smoke, width, c) if processes else "not run" for c in (False, True)]
+    return Result(row.name, row.macs, times, difference, warm, phases, *fresh)
+
+
+def print_table(results: list[Result]) -> None:
+    print()
+    print("| model | MMAC | ours ms | ORT ms | ORT / ours | LiteRT ms | LiteRT / ours | outputs "
+          "| load in process: ours / ORT / LiteRT | ours: steps (s) | load, new process: cache warm | cache cold |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|")
+    for r in results:
+        loads = " / ".join(f"{r.loads[side]:.2f}" if side in r.loads else "n/a" for side in ("ours", "ORT", "LiteRT"))
+        print(f"| {r.name} | {r.macs / 1e6:.1f} | {r.ms('ours')} | {r.ms('ORT')} | {r.ratio('ORT')} | {r.ms('LiteRT')} "
+              f"| {r.ratio('LiteRT')} | {r.difference} | {loads} s | {r.phases} | {r.fresh} | {r.cold} |", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
+    parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
+    parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    parser.add_argument("--coreml-width", type=float, default=1.0,
+                        help="channel width of the CoreML MobileNet v2 (today a depthwise layer lowers to a node per "
+                             "channel and MobileNet v2 1.0 takes minutes to load: 0.25 keeps a run practical)")
+    args = parser.parse_args(argv)
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+    except ImportError:
+        print("onnxruntime and onnx are not installed (pip install -e '.[bench]'): nothing to compare against")
+        return 0
+    keys = [k for k in args.rows.split(",") if k]
+    unknown = [k for k in keys if k not in ROWS]
+    if unknown:
+        parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")
+    print(f"onnxruntime {onnxruntime.__version__}, defaults, 2 intra-op threads; {os.cpu_count()} CPUs; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else ""))
+    repeat = 3 if args.smoke else args.repeat
+    results = []
+    for key in keys:
+        row = ROWS[key](args.smoke, args.coreml_width)
+        if row is None:
+            print(f"{key}: skipped (coremltools is not installed)")
+            continue
+        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width))
+        r = results[-1]
+        print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
+              + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "
+              + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items()) + f" (ours: {r.phases})"
+              + f"; new process {r.fresh}, cold cache {r.cold}", flush=True)
+    print_table(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
