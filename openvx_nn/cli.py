@@ -99,8 +99,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     warmed, skipped = warm(args.signatures, shipped=not args.only)
     print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
-          f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
-          f"else {jit.user_cache_dir()}")
+          f"({skipped} recorded ones no longer exist); cache: {jit.cache_location()}")
     if jit.uncached():
         print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
     return 0

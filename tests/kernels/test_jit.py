@@ -23,7 +23,9 @@ PACKAGE = Path(openvx_nn.__file__).resolve().parent
 PROBE = textwrap.dedent("""
     import json
     import numpy as np
-    from openvx_nn.kernels import add, matrix_multiply, jit, elementwise
+    from openvx_nn.kernels import add, matrix_multiply
+    from openvx_nn.kernels.openvx import elementwise
+    from openvx_nn.kernels.support import jit
     out = np.zeros(3, np.int8)
     add(np.array([100, -100, 5], np.int8), np.array([100, -100, 6], np.int8), out, True)
     m = np.zeros((2, 2), np.int16)
@@ -37,10 +39,9 @@ PROBE = textwrap.dedent("""
 def copy_package(root: Path) -> Path:
     """The package's pure-Python part (no libopenvx.so needed) copied under ``root``."""
     target = root / "openvx_nn"
-    (target / "kernels").mkdir(parents=True)
+    target.mkdir(parents=True)
     shutil.copy(PACKAGE / "__init__.py", target)
-    for source in (PACKAGE / "kernels").glob("*.py"):
-        shutil.copy(source, target / "kernels")
+    shutil.copytree(PACKAGE / "kernels", target / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
 
@@ -58,10 +59,9 @@ EXPECTED_MATMUL = [[23, 34], [31, 46]]  # (A @ B).T with A = a.T = [[1, 3], [2, 
 
 
 def test_kernels_run_uncached_when_no_cache_directory_is_writable(tmp_path):
-    # Root ignores permission bits, so "unwritable" is a path below a regular file. numba would otherwise
-    # fall back from NUMBA_CACHE_DIR to the package's __pycache__ and to ~/.cache: block those too.
-    package = copy_package(tmp_path / "site")
-    (package / "kernels" / "__pycache__").write_text("not a directory")
+    # Root ignores permission bits, so "unwritable" is a path below a regular file. The cache would otherwise
+    # fall back from NUMBA_CACHE_DIR to ~/.cache: block that too (never the package's own __pycache__).
+    copy_package(tmp_path / "site")
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
     result = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=str(blocker / "numba"),
@@ -79,7 +79,7 @@ def test_editing_a_helper_recompiles_the_kernels_that_use_it(tmp_path):
     assert first["add"] == EXPECTED_ADD and first["uncached"] == [] and first["hits"] == 0
     again = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=cache)
     assert again["add"] == EXPECTED_ADD and again["hits"] == 1, "an unchanged package loads from the cache"
-    helper = package / "kernels" / "fixed_point.py"
+    helper = package / "kernels" / "support" / "fixed_point.py"
     source = helper.read_text()
     edited = source.replace("        if v > hi:\n            return hi\n", "        if v > hi:\n            return hi - 1\n")
     assert edited != source
@@ -89,15 +89,16 @@ def test_editing_a_helper_recompiles_the_kernels_that_use_it(tmp_path):
 
 
 def test_a_cache_that_breaks_after_decoration_only_costs_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # use the module's own __pycache__
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    monkeypatch.setenv(jit.CACHE_ENV, str(tmp_path / "cache"))
     module_file = tmp_path / "late_failure.py"
     module_file.write_text("from openvx_nn.kernels.support.jit import kernel\n\n\n"
                            "@kernel\ndef triple_late(x):\n    return 3 * x\n")
     spec = importlib.util.spec_from_file_location("late_failure", module_file)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # decorated: numba found tmp_path/__pycache__ writable
-    shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
-    (tmp_path / "__pycache__").write_text("now a file")
+    spec.loader.exec_module(module)  # decorated: numba found tmp_path/cache writable
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+    (tmp_path / "cache").write_text("now a file")
     assert module.triple_late(14) == 42
     assert "triple_late" in jit.uncached()
 

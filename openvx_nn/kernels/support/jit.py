@@ -8,10 +8,15 @@ cache are handled here so no kernel module has to think about them:
   helper in ``fixed_point.py`` would leave every caller's cached machine code
   stale. The cache key here also carries a hash of every module in this
   package.
-- The cache lives next to the sources (``__pycache__``) when that is writable,
-  else in ``$XDG_CACHE_HOME/openvx_nn/numba`` (``~/.cache/...``);
-  ``NUMBA_CACHE_DIR`` overrides both.  So a read-only install compiles once
-  per user, not once per process.
+- The cache never lives inside the installed package (files pip does not
+  know about outlive ``pip uninstall``, and the leftover ``openvx_nn/``
+  directory then shadows a later editable install as a namespace package).
+  It is a per-user directory keyed by our version and the CPU
+  (:func:`user_cache_dir`): ``$OPENVX_NN_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/openvx-nn/<version>-<cpu>`` (``~/.cache/...``);
+  ``NUMBA_CACHE_DIR`` still wins over both. numba creates it with
+  ``makedirs(exist_ok=True)`` and writes each file to a temporary name and
+  renames it, so concurrent processes share it safely.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
@@ -55,10 +60,38 @@ PACKAGE_STAMP = _package_stamp()
 # Qualified names of kernels running without an on-disk cache (diagnostics, tests).
 _uncached: list[str] = []
 
+CACHE_ENV = "OPENVX_NN_CACHE_DIR"
+
+
+def _version() -> str:
+    try:  # the installed distribution's version (kernels import nothing above them, so not openvx_nn's)
+        from importlib.metadata import PackageNotFoundError, version
+        return version("openvx-nn")
+    except (ImportError, PackageNotFoundError):  # a bare source tree on PYTHONPATH
+        return "source"
+
+
+def _cpu() -> str:
+    """The CPU that numba compiles for (its name, e.g. ``znver4``): machine code for one does not run on all."""
+    try:
+        import llvmlite.binding as llvm
+        return numba.config.CPU_NAME or llvm.get_host_cpu_name() or "generic"
+    except Exception:  # noqa: BLE001 - a name for a directory only
+        return "generic"
+
+
 def user_cache_dir() -> Path:
-    """Where kernels are cached when the package directory is not writable."""
+    """Where kernels are cached: ``$OPENVX_NN_CACHE_DIR``, else ``<XDG cache>/openvx-nn/<version>-<cpu>``."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(chosen)
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "openvx_nn" / "numba"
+    return Path(root) / "openvx-nn" / f"{_version()}-{_cpu()}"
+
+
+def cache_location() -> Path:
+    """The directory this process caches kernels in (``NUMBA_CACHE_DIR`` when set)."""
+    return Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir()
 
 
 try:  # numba internals; without them the plain cache=True path below is used.
@@ -68,10 +101,10 @@ except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
 if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
-        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "InTreeCacheLocator", "CompileResultCacheImpl")):
+        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
     class _UserCacheLocator(_caching.UserProvidedCacheLocator):
-        """``user_cache_dir()``: the fallback for a read-only install (numba's own is shared by every package)."""
+        """``user_cache_dir()``, one subdirectory per source directory (numba's own naming)."""
 
         def __init__(self, py_func, py_file):
             super().__init__(py_func, py_file)
@@ -82,8 +115,8 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
             return _caching._SourceFileBackedLocatorMixin.from_function.__func__(cls, py_func, py_file)
 
     class _KernelCacheImpl(_caching.CompileResultCacheImpl):
-        # $NUMBA_CACHE_DIR, else next to the sources, else the user's cache directory.
-        _locator_classes = (_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator)
+        # $NUMBA_CACHE_DIR, else the user's cache directory; never next to the sources.
+        _locator_classes = (_caching.UserProvidedCacheLocator, _UserCacheLocator)
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
@@ -143,8 +176,9 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
             dispatchers[name] = dispatcher
             return dispatcher
         try:  # pragma: no cover - only with a numba whose cache internals moved
-            # numba's own key ignores the options, and matmul compiles one function serial and parallel.
-            return numba.njit(cache=not parallel, **options)(function)
+            # numba's own key ignores the options, and matmul compiles one function serial and parallel;
+            # without NUMBA_CACHE_DIR its cache would go next to the sources, which the package never allows.
+            return numba.njit(cache=bool(numba.config.CACHE_DIR) and not parallel, **options)(function)
         except RuntimeError:  # pragma: no cover
             _uncached.append(function.__qualname__)
             return numba.njit(**options)(function)
