@@ -76,3 +76,22 @@ def test_a_writable_package_gets_no_cache_files_and_the_override_is_honoured(tmp
     assert "uncached: \n" in result.stdout
     assert not [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
     assert list((tmp_path / "chosen").rglob("*.nbi")) and not (tmp_path / "xdg").exists()
+
+
+def test_two_installs_of_the_same_sources_share_one_compiled_set(tmp_path):
+    """The cache is keyed by the sources' content, not their path: a second install (another virtual
+    environment, or ``pip install -e .`` after ``pip install .``) loads what the first compiled."""
+    source = Path(openvx_nn.__file__).parent
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("OPENVX_NN_CACHE_DIR", None)
+    outputs = []
+    for site in ("first", "second"):
+        shutil.copytree(source, tmp_path / site / "openvx_nn",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+        result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                                env={**env, "PYTHONPATH": str(tmp_path / site)}, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout)
+    assert "data saved" in outputs[0]
+    assert "data loaded" in outputs[1] and "data saved" not in outputs[1], outputs[1]

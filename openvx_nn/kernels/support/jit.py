@@ -33,6 +33,7 @@ compiled function instead of three.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import threading
@@ -44,7 +45,8 @@ import numba
 import numpy as np
 from numba import types
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # openvx_nn/kernels: every kernel's source
+_PACKAGE_ROOT = _PACKAGE_DIR.parent
 
 
 def _package_stamp() -> str:
@@ -104,11 +106,22 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
     class _UserCacheLocator(_caching.UserProvidedCacheLocator):
-        """``user_cache_dir()``, one subdirectory per source directory (numba's own naming)."""
+        """``user_cache_dir()/<package stamp>/<module's directory in the package>``.
+
+        Keyed by the sources' content, not by where they are installed: every install of the same
+        sources (``pip install .``, then ``pip install -e .`` of the same checkout, a second virtual
+        environment) shares one compiled set, and different sources never share a directory (numba
+        finds its index by file name; a directory of other sources would be overwritten under it).
+        A file outside the package (a kernel a test or an application defines) keeps numba's naming.
+        """
 
         def __init__(self, py_func, py_file):
             super().__init__(py_func, py_file)
-            self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
+            try:
+                inside = Path(py_file).resolve().parent.relative_to(_PACKAGE_ROOT)
+                self._cache_path = str(user_cache_dir() / PACKAGE_STAMP[:16] / inside)
+            except ValueError:
+                self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
 
         @classmethod
         def from_function(cls, py_func, py_file):
@@ -140,7 +153,8 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
 
         def save_overload(self, sig, data):
             try:
-                super().save_overload(sig, data)
+                with _exclusive(self._impl.locator.get_cache_path()):
+                    super().save_overload(sig, data)
             except OSError:
                 self._give_up()
 
@@ -149,6 +163,19 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
             _uncached.append(self._py_func.__qualname__)
 else:  # pragma: no cover
     _KernelCache = None
+
+
+@contextmanager
+def _exclusive(directory: str) -> Iterator[None]:
+    """Hold ``directory``'s lock file: numba saves an entry as read index, pick the first free data file
+    name, write index, write data; two processes doing that at once pick the same name for different
+    signatures, and the index can then point at the other's machine code."""
+    with open(os.path.join(directory, ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _attach_cache(dispatcher, options: dict) -> None:
