@@ -89,13 +89,24 @@ def cmd_config(args: argparse.Namespace) -> int:
     return config.main(args.rest)
 
 
+def first_run_notice(command: str) -> None:
+    """Say so when this command will compile the kernels (once per version and CPU), instead of a silent wait."""
+    from .kernels.support import jit
+    if jit.cache_is_cold():
+        print(f"openvx-nn {command}: first run of this version on this machine: compiling the kernels it needs into "
+              f"{jit.cache_location()} (once; 'openvx-nn warm' compiles them all ahead of time)",
+              file=sys.stderr, flush=True)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import main
+    first_run_notice("demo")
     return main(limit=args.limit, batch=args.batch)
 
 
 def cmd_nnapi_demo(args: argparse.Namespace) -> int:
     from .nnapi.demo import main
+    first_run_notice("nnapi-demo")
     return main(runs=args.runs)
 
 
@@ -106,16 +117,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_coreml(args: argparse.Namespace) -> int:
     from .coreml.cli import main
+    first_run_notice("coreml")
     return main(args.model, args.input, args.bench)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .distributed import BatchError
     from .runner import ModelError, RunError, run
+    local = args.workers is None and args.scheduler is None
     try:
         run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
             scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout,
-            connect_timeout=args.connect_timeout)
+            connect_timeout=args.connect_timeout, starting=(lambda: first_run_notice("run")) if local else None)
     except (RunError, ModelError, BatchError) as error:
         print(f"openvx-nn run: error: {error}", file=sys.stderr)
         return 1

@@ -149,3 +149,20 @@ def test_ctrl_c_ends_run_with_one_line_and_no_partial_file(tmp_path):
     assert code == 130, output
     assert "Traceback" not in output and output.rstrip().endswith("openvx-nn run: interrupted")
     assert sorted(p.name for p in work.iterdir()) == ["images.npy"]
+
+
+def test_a_command_that_will_compile_the_kernels_says_so_once(tmp_path, monkeypatch, capsys):
+    import openvx_nn.demo
+    monkeypatch.setattr(openvx_nn.demo, "main", lambda limit, batch: 0)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr("numba.config.CACHE_DIR", "")
+    monkeypatch.setenv("OPENVX_NN_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["demo"]) == 0
+    err = capsys.readouterr().err
+    assert "openvx-nn demo: first run of this version on this machine: compiling" in err and str(tmp_path) in err
+    from openvx_nn.kernels.support import jit
+    compiled = tmp_path / "cache" / jit.PACKAGE_STAMP[:16] / "kernels"
+    compiled.mkdir(parents=True)
+    (compiled / "relu.py311.nbi").write_bytes(b"")
+    assert main(["demo"]) == 0
+    assert capsys.readouterr().err == ""

@@ -189,9 +189,11 @@ def check_scheduler(scheduler: str) -> str:
 
 def run(model: str, input: Path, output: Path, *, batch_size: int = 256, workers: int | None = None,
         scheduler: str | None = None, variant: str = "q78", progress: TextIO | None = sys.stderr,
-        report: TextIO | None = sys.stdout, connect_timeout: float = 10.0) -> np.ndarray:
+        report: TextIO | None = sys.stdout, connect_timeout: float = 10.0,
+        starting: Callable[[], None] | None = None) -> np.ndarray:
     """Run ``model`` over every item of ``input`` and save the results to ``output`` (returned,
-    memory-mapped): here without Dask, else on ``workers`` local processes or at ``scheduler``."""
+    memory-mapped): here without Dask, else on ``workers`` local processes or at ``scheduler``.
+    ``starting()`` is called once the arguments are checked, before any work."""
     if batch_size < 1:
         raise RunError(f"--batch must be at least 1, got {batch_size}")
     if workers is not None and scheduler is not None:
@@ -208,6 +210,8 @@ def run(model: str, input: Path, output: Path, *, batch_size: int = 256, workers
     images = open_input(path, chosen)
     total = images.shape[-1]
     writer = ResultWriter(output, total, batches(total, batch_size))
+    if starting is not None:
+        starting()
     begin = time.perf_counter()
     bar = Progress(total, progress)
     try:

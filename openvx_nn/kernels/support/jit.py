@@ -96,6 +96,12 @@ def cache_location() -> Path:
     return Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir()
 
 
+def cache_is_cold() -> bool:
+    """True when this build of the kernels has nothing compiled on disk yet (the first run compiles)."""
+    chosen = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
+    return next(chosen.rglob("*.nbi"), None) is None if chosen.is_dir() else True
+
+
 try:  # numba internals; without them the plain cache=True path below is used.
     from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
