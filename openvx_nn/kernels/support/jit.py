@@ -1,27 +1,32 @@
 """The one place where kernel functions become numba functions.
 
 Every kernel is compiled ``nogil`` with numba's on-disk cache when a cache
-directory can be written, and without it otherwise. Two details of numba's
+directory can be written, and without it otherwise. These details of numba's
 cache are handled here so no kernel module has to think about them:
 
 - numba keys a cached function by its own source file only, so editing a
   helper in ``fixed_point.py`` would leave every caller's cached machine code
-  stale. The cache key here also carries a hash of every module in this
-  package.
+  stale. The cache key here also carries a hash of every module of
+  ``openvx_nn/kernels`` (:data:`PACKAGE_STAMP`).
 - The cache never lives inside the installed package (files pip does not
   know about outlive ``pip uninstall``, and the leftover ``openvx_nn/``
   directory then shadows a later editable install as a namespace package).
   It is a per-user directory keyed by our version and the CPU
   (:func:`user_cache_dir`): ``$OPENVX_NN_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/openvx-nn/<version>-<cpu>`` (``~/.cache/...``);
-  ``NUMBA_CACHE_DIR`` still wins over both. numba creates it with
-  ``makedirs(exist_ok=True)`` and writes each file to a temporary name and
-  renames it, so concurrent processes share it safely.
+  ``NUMBA_CACHE_DIR`` still wins over both. Below it, one directory per
+  package stamp and module directory: keyed by content, not by install path,
+  so every install of the same sources shares one compiled set.
+- Concurrent processes: numba creates directories with
+  ``makedirs(exist_ok=True)`` and writes each file under a temporary name then
+  renames it; saving an entry (read the index, pick a free data file name,
+  write both) holds a per-directory ``flock`` here, so two processes never
+  pick one name for different signatures.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
 
-Both rely on numba internals (``numba.core.caching.FunctionCache`` and a
+These rely on numba internals (``numba.core.caching.FunctionCache`` and a
 dispatcher's ``_cache``, which is all ``cache=True`` sets up); if a numba
 release moves them, :func:`kernel` falls back to plain ``cache=True``.
 
