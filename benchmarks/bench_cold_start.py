@@ -14,9 +14,10 @@ and times its first ``vxProcessGraph`` (verification included):
 - ``read-only install``: that copy on a read-only bind mount (Linux user
   namespaces, ``unshare -rm``).
 
-Medians of ``--runs`` processes per case (the no-cache case: one process per run, each with an empty cache).
+Medians of ``--runs`` processes per case (the no-cache case: ``--cold-runs`` processes, each with its own
+empty cache).
 
-    python benchmarks/bench_cold_start.py [--runs 5]
+    python benchmarks/bench_cold_start.py [--runs 5] [--cold-runs 1]
 """
 from __future__ import annotations
 
@@ -73,13 +74,14 @@ def _case(label: str, prefix: list[str], env: dict, runs: int, cwd: str, prime: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold-runs", type=int, default=1, help="processes of the no-cache case (each compiles)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items()
             if k not in ("NUMBA_CACHE_DIR", "OPENVX_NN_CACHE_DIR", "OPENVX_NN_RECORD_SIGNATURES")}
     with tempfile.TemporaryDirectory() as tmp:
         empties = iter(range(10**6))
         no_cache = [_run([], {**base, "OPENVX_NN_CACHE_DIR": str(Path(tmp, f"empty{next(empties)}"))}, tmp)
-                    for _ in range(args.runs)]
+                    for _ in range(args.cold_runs)]
         print(f"{'no cache':20s} start (import + vxCreateContext) {statistics.median(r[0] for r in no_cache):6.3f} s"
               f"   first conv3 vxProcessGraph {statistics.median(r[1] for r in no_cache):6.3f} s")
         _case("warm cache", [], base, args.runs, tmp)
