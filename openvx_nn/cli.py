@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,35 @@ from . import __version__
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 BENCHMARK = SOURCE_ROOT / "benchmarks" / "alexnet.py"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (the usage is one ``--help`` away, not in front of the message)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (argparse prints the one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def kernel_rows() -> list[tuple[str, str, str]]:
@@ -59,13 +89,24 @@ def cmd_config(args: argparse.Namespace) -> int:
     return config.main(args.rest)
 
 
+def first_run_notice(command: str) -> None:
+    """Say so when this command will compile the kernels (once per version and CPU), instead of a silent wait."""
+    from .kernels.support import jit
+    if jit.cache_is_cold():
+        print(f"openvx-nn {command}: first run of this version on this machine: compiling the kernels it needs into "
+              f"{jit.cache_location()} (once; 'openvx-nn warm' compiles them all ahead of time)",
+              file=sys.stderr, flush=True)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import main
+    first_run_notice("demo")
     return main(limit=args.limit, batch=args.batch)
 
 
 def cmd_nnapi_demo(args: argparse.Namespace) -> int:
     from .nnapi.demo import main
+    first_run_notice("nnapi-demo")
     return main(runs=args.runs)
 
 
@@ -76,15 +117,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_coreml(args: argparse.Namespace) -> int:
     from .coreml.cli import main
+    first_run_notice("coreml")
     return main(args.model, args.input, args.bench)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .distributed import BatchError
     from .runner import ModelError, RunError, run
+    local = args.workers is None and args.scheduler is None
     try:
         run(args.model, args.input, args.output, batch_size=args.batch, workers=args.workers,
-            scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout)
+            scheduler=args.scheduler, variant=args.variant, progress=sys.stderr, report=sys.stdout,
+            connect_timeout=args.connect_timeout, starting=(lambda: first_run_notice("run")) if local else None)
     except (RunError, ModelError, BatchError) as error:
         print(f"openvx-nn run: error: {error}", file=sys.stderr)
         return 1
@@ -96,11 +140,15 @@ def cmd_warm(args: argparse.Namespace) -> int:
 
     from .kernels.support import jit
     from .kernels.support.warm import warm
+    for path in args.signatures:
+        if not path.is_file():
+            print(f"openvx-nn warm: error: {str(path)!r} is not a signatures file (record one with "
+                  f"OPENVX_NN_RECORD_SIGNATURES=<file>)", file=sys.stderr)
+            return 1
     start = time.perf_counter()
     warmed, skipped = warm(args.signatures, shipped=not args.only)
     print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
-          f"({skipped} recorded ones no longer exist); cache: next to the sources if writable, "
-          f"else {jit.user_cache_dir()}")
+          f"({skipped} recorded ones no longer exist); cache: {jit.cache_location()}")
     if jit.uncached():
         print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
     return 0
@@ -110,7 +158,7 @@ def parser() -> argparse.ArgumentParser:
     # bench runs benchmarks/ of a source checkout: a normal install does not ship them, so it
     # offers no bench command rather than one that fails.
     has_bench = BENCHMARK.exists()
-    p = argparse.ArgumentParser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
+    p = Parser(prog="openvx-nn", description="openvx-nn: OpenVX 1.3 with the Neural Network "
                                 "extension (libopenvx.so and a Python package)",
                                 epilog=None if has_bench else "The benchmarks (bench) are in a source checkout "
                                 "of openvx-nn: install it with pip install -e . to get the command.")
@@ -121,11 +169,11 @@ def parser() -> argparse.ArgumentParser:
                             add_help=False)
     config.set_defaults(run=cmd_config)
     demo = sub.add_parser("demo", help="classify held-out 8x8 digits with a LeNet-style CNN in Q7.8 and F32")
-    demo.add_argument("--limit", type=int, default=None, help="classify only the first N test images")
-    demo.add_argument("--batch", type=int, default=64, help="images per graph run (default 64)")
+    demo.add_argument("--limit", type=positive_int, default=None, help="classify only the first N test images")
+    demo.add_argument("--batch", type=positive_int, default=64, help="images per graph run (default 64)")
     demo.set_defaults(run=cmd_demo)
     nnapi_demo = sub.add_parser("nnapi-demo", help="build a small quantized NNAPI model, run it, print timings")
-    nnapi_demo.add_argument("--runs", type=int, default=3, help="executions (default 3)")
+    nnapi_demo.add_argument("--runs", type=positive_int, default=3, help="executions (default 3)")
     nnapi_demo.set_defaults(run=cmd_nnapi_demo)
     if has_bench:
         bench = sub.add_parser("bench", help="run benchmarks/alexnet.py of this source checkout")
@@ -141,11 +189,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
     run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")
     run.add_argument("--output", required=True, type=Path, help=".npy file for the results (digits: labels)")
-    run.add_argument("--batch", type=int, default=256, help="items per graph run (default 256)")
+    run.add_argument("--batch", type=positive_int, default=256, help="items per graph run (default 256)")
     run.add_argument("--variant", default="q78", choices=("q78", "f32"), help="digits number format (default q78)")
     where = run.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N", help="run on a local Dask cluster of N processes")
+    where.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                       help="run on a local Dask cluster of N processes")
     where.add_argument("--scheduler", default=None, metavar="ADDR", help="run on the Dask scheduler at ADDR (tcp://host:port)")
+    run.add_argument("--connect-timeout", type=positive_seconds, default=10.0, metavar="S",
+                     help="give up on a --scheduler that does not answer within S seconds (default 10)")
     run.set_defaults(run=cmd_run)
     warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
     warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
@@ -165,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `openvx-nn info | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT; run removed its partial file
+        print(f"\nopenvx-nn {args.command}: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "alexnet.py"
 def test_benchmarks_run_in_smoke_mode():
     result = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "bench_convolution.py" in result.stdout and "bench_layers.py" in result.stdout
+    assert "smoke conv" in result.stdout and "smoke FC" in result.stdout and "smoke max pool" in result.stdout
+    assert "every result equals the reference: yes" in result.stdout
 
 
 def test_onnx_runtime_comparison_runs_in_smoke_mode():

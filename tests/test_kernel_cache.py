@@ -1,5 +1,6 @@
-"""numba's on-disk kernel cache works when the installed package is read-only:
-it falls back to $XDG_CACHE_HOME/openvx_nn/numba, so only the first process compiles."""
+"""numba's on-disk kernel cache lives in a per-user directory keyed by version and CPU, never inside the
+package (so ``pip uninstall`` leaves nothing behind), read-only install or not; only the first process
+compiles."""
 from __future__ import annotations
 
 import os
@@ -56,7 +57,41 @@ def test_read_only_install_caches_kernels_in_the_user_cache_directory(tmp_path):
     first = run()
     assert str(root / "openvx_nn") in first and "uncached: \n" in first  # the copy, every kernel cached
     assert not list(root.rglob("*.nbi"))  # nothing was written into the package
-    cached = list((tmp_path / "xdg" / "openvx_nn" / "numba").rglob("*.nbi"))
+    cached = list((tmp_path / "xdg" / "openvx-nn").glob(f"{openvx_nn.__version__}-*/**/*.nbi"))
     assert cached, first
     second = run()
     assert "data loaded" in second and "data saved" not in second, second  # the second process compiles nothing
+
+
+def test_a_writable_package_gets_no_cache_files_and_the_override_is_honoured(tmp_path):
+    source = Path(openvx_nn.__file__).parent
+    root = tmp_path / "site"
+    shutil.copytree(source, root / "openvx_nn", ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "OPENVX_NN_CACHE_DIR": str(tmp_path / "chosen")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "uncached: \n" in result.stdout
+    assert not [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
+    assert list((tmp_path / "chosen").rglob("*.nbi")) and not (tmp_path / "xdg").exists()
+
+
+def test_two_installs_of_the_same_sources_share_one_compiled_set(tmp_path):
+    """The cache is keyed by the sources' content, not their path: a second install (another virtual
+    environment, or ``pip install -e .`` after ``pip install .``) loads what the first compiled."""
+    source = Path(openvx_nn.__file__).parent
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("OPENVX_NN_CACHE_DIR", None)
+    outputs = []
+    for site in ("first", "second"):
+        shutil.copytree(source, tmp_path / site / "openvx_nn",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+        result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                                env={**env, "PYTHONPATH": str(tmp_path / site)}, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout)
+    assert "data saved" in outputs[0]
+    assert "data loaded" in outputs[1] and "data saved" not in outputs[1], outputs[1]

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 MAX_DIMS = 6
+MAX_SIZE = 2**64 - 1
 
 Constant = Union["Tensor", np.ndarray, Sequence]
 """A tensor argument that may also be given as raw values (an array or nested lists)."""
@@ -54,7 +55,11 @@ def shape(value: Any, name: str = "shape", minimum: int = 1) -> tuple[int, ...]:
         raise TypeError(f"{name} must be a sequence of integers, got {value!r}")
     if not 1 <= len(value) <= MAX_DIMS:
         raise ValueError(f"{name} must have 1 to {MAX_DIMS} dims, got {len(value)}")
-    return tuple(integer(d, f"{name}[{i}]", minimum) for i, d in enumerate(value))
+    dims = tuple(integer(d, f"{name}[{i}]", minimum) for i, d in enumerate(value))
+    for i, d in enumerate(dims):
+        if d > MAX_SIZE:  # cffi would say only "int too big to convert"
+            raise ValueError(f"{name}[{i}] = {d} does not fit vx_size (at most 2**64 - 1)")
+    return dims
 
 
 def instance(value: Any, kind: type, name: str, optional: bool = False):

@@ -138,7 +138,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
     # -- running ----------------------------------------------------------------------
     def verify(self) -> None:
         """Check the graph and fill in its virtual tensors (raises ``VXError``)."""
-        call("vxVerifyGraph", self.handle)
+        call_on("vxVerifyGraph", self)
 
     def process(self) -> None:
         """Run the graph once, verifying it first if needed."""

@@ -4,7 +4,8 @@ An entry's Python body receives the C arguments after ``fn`` (the exported
 function's name) and may raise ``VXError``; the decorator maps that to the C
 return value and sends a log line naming the function, the object and the
 problem.  Any other exception is a library bug: it is logged with its
-traceback and reported as ``VX_FAILURE``, never propagated into C.
+traceback and reported as ``VX_FAILURE``, never propagated into C; Ctrl-C is
+logged and given back to a C host (``interrupt.py``).
 
 A status entry may also be offered to Python callers of this same process
 (``exported=``, the C function's name): :data:`openvx_nn.capi.IN_PROCESS`
@@ -25,6 +26,7 @@ from ..core.enums import Status
 from ..core.errors import VXError
 from . import IN_PROCESS
 from .binding import ffi
+from .interrupt import Interrupted, redeliver
 
 
 def report(fn: str, error: VXError) -> None:
@@ -60,7 +62,7 @@ def _name(fn_c) -> str:
     return ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
 
 
-def _run(fn: str, body: Callable, args: tuple, locked: bool = True):
+def _run(fn: str, body: Callable, args: tuple, locked: bool = True, from_c: bool = True):
     # Failures are reported under the lock (Context.log takes it too): every log
     # entry reaches the application's callback with the lock held, so a callback
     # that calls OpenVX never takes the lock after the log's own lock while
@@ -71,14 +73,21 @@ def _run(fn: str, body: Callable, args: tuple, locked: bool = True):
         except VXError as err:
             report(fn, err)
             return fn, None, err
+        except KeyboardInterrupt:
+            if not from_c:  # an in-process Python caller gets Ctrl-C as Python does
+                raise
+            err = Interrupted()
+            report(fn, err)
         except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
             err = _internal(fn, exc)
             report(fn, err)
             return fn, None, err
+    redeliver()  # outside the lock; a C program ends here, as Ctrl-C ends it without the library
+    return fn, None, err
 
 
-def _status(body: Callable[..., int | None], locked: bool, fn: str, *args) -> int:
-    _, result, err = _run(fn, body, args, locked)
+def _status(body: Callable[..., int | None], locked: bool, fn: str, *args, from_c: bool = True) -> int:
+    _, result, err = _run(fn, body, args, locked, from_c)
     if err is not None:
         return err.status
     return Status.VX_SUCCESS if result is None else int(result)
@@ -99,7 +108,7 @@ def status_entry(body: Callable[..., int | None] | None = None, *, locked: bool 
             return _status(body, locked, _name(fn_c), *args)
 
         if exported is not None:
-            IN_PROCESS[exported] = functools.partial(_status, body, locked, exported)
+            IN_PROCESS[exported] = functools.partial(_status, body, locked, exported, from_c=False)
         return body
 
     return decorate(body) if body is not None else decorate

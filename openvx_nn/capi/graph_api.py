@@ -98,7 +98,7 @@ def vxnn_create_graph(context):
     return Graph(reference.lookup(context, Context, "context"))
 
 
-@status_entry
+@status_entry(exported="vxVerifyGraph")  # in-process for Python: Ctrl-C reaches the caller as KeyboardInterrupt
 def vxnn_verify_graph(graph):
     reference.lookup(graph, Graph, "graph").verify()
 

@@ -2,6 +2,7 @@
 as verified OpenVX graphs, one per set of input shapes, run by ``predict``."""
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,11 +30,23 @@ class LayerInfo:
     lowering: str
 
 
+class _NoProxyNotices(logging.Filter):
+    """Drops coremltools' "Failed to load _MLModelProxy" lines: those are its macOS prediction libraries,
+    which this package never uses (coremltools only parses the file here)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to load _ML")
+
+
+_NO_PROXY_NOTICES = _NoProxyNotices()
+
+
 def _parse(source) -> Any:
+    logging.getLogger("coremltools").addFilter(_NO_PROXY_NOTICES)  # before coremltools' first import
     try:
         from coremltools.proto import Model_pb2
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise CoreMLError("reading .mlmodel files needs coremltools: pip install openvx-nn[coreml]") from err
+        raise CoreMLError('reading .mlmodel files needs coremltools: pip install ".[coreml]"') from err
     if isinstance(source, Model_pb2.Model):
         return source
     path = os.fspath(source)

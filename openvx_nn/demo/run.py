@@ -71,6 +71,10 @@ def classify(ctx: Context, model: DigitsModel, variant: Variant, batch: int = 64
 
 
 def run_demo(limit: int | None = None, batch: int = 64, progress: TextIO | None = sys.stdout) -> list[Result]:
+    if limit is not None and limit < 1:  # a negative limit would slice from the end, zero divide by zero
+        raise ValueError(f"limit must be at least 1 (or None for every image), got {limit}")
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, got {batch}")
     model = load_model()
     labels = model.test_labels[:limit].astype(np.int64)
     results = []

@@ -29,13 +29,40 @@ def output_size(extent: int, pad: int, kernel: int, stride: int, ceiling: bool) 
 
 
 def infer_stride(extent: int, pad: int, kernel: int, out: int, ceiling: bool) -> int | None:
-    """The smallest stride giving ``out`` outputs, or None when none does."""
+    """The smallest stride giving ``out`` outputs, or None when none does.
+
+    Closed form, so that no padding or size an application passes can make verification slow: with
+    ``span = extent + 2*pad - kernel`` and ``q = out - 1`` the stride ``s`` must satisfy
+    ``floor(span / s) == q`` (``q <= span/s < q+1``: ``s`` in ``(span/(q+1), span/q]``) or
+    ``ceil(span / s) == q`` (``q-1 < span/s <= q``: ``s`` in ``[span/q, span/(q-1))``).
+    """
     span = extent + 2 * pad - kernel
-    if span < 0 or out < 1:
+    q = out - 1
+    if span < 0 or q < 0:
         return None
-    for stride in range(1, span + 2):  # beyond span + 1 nothing changes
-        if output_size(extent, pad, kernel, stride, ceiling) == out:
-            return stride
+    if ceiling:
+        if q == 0:  # ceil(span/s) == 0 only for an empty span, with any stride
+            return 1 if span == 0 else None
+        stride = max(1, -(-span // q))
+        return stride if -(-span // stride) == q else None
+    if q == 0:  # floor(span/s) == 0 once the stride passes the span
+        return span + 1
+    stride = span // (q + 1) + 1
+    return stride if span // stride == q else None
+
+
+MAX_EXTENT = 2**31 - 1
+"""The largest padded extent, kernel span and stride a windowed layer accepts: tensors this library
+can hold are far smaller, and a bound keeps every position a kernel computes well inside int64."""
+
+
+def window_problem(extent: int, pad: int, kernel: int, stride: int = 1) -> str | None:
+    """Why a window of ``kernel`` inputs at ``stride`` over ``extent`` inputs padded by ``pad`` on each side
+    is out of range (a sentence naming the value), or None when it is fine."""
+    for name, value in (("padding", pad), ("padded extent", extent + 2 * pad), ("kernel span", kernel),
+                        ("stride", stride)):
+        if value > MAX_EXTENT:
+            return f"{name} {value} exceeds the largest supported extent {MAX_EXTENT} (2^31-1)"
     return None
 
 

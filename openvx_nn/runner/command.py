@@ -3,7 +3,9 @@ with a progress bar, writing the results in input order."""
 from __future__ import annotations
 
 import os
+import re
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,13 +38,32 @@ def open_input(path: Path, model: Model) -> np.ndarray:
     return images
 
 
+def check_output(output: Path, input: Path) -> Path:
+    """``--output`` as a file path a run may create: not a directory, in an existing directory, not the input."""
+    output = Path(output)
+    if output.is_dir() or str(output).endswith(os.sep):
+        raise RunError(f"--output {str(output)!r} is a directory; name a .npy file in it")
+    if not output.parent.is_dir():
+        raise RunError(f"--output {str(output)!r}: directory {str(output.parent)!r} does not exist")
+    if output.resolve() == Path(input).resolve() or (output.exists() and Path(input).exists()
+                                                     and os.path.samefile(output, input)):
+        raise RunError(f"--output {str(output)!r} is the --input file; the run would overwrite its own data")
+    return output
+
+
 class ResultWriter:
-    """Writes each batch's results into place in a temporary ``.npy`` and renames it to the
-    output only when every batch has arrived, so an interrupted run leaves no partial file."""
+    """Writes each batch's results into place in a temporary ``.npy`` of its own (a unique name beside the
+    output, so concurrent runs with one ``--output`` never share it) and renames it to the output only when
+    every batch has arrived: an interrupted run leaves no partial file, and the last run to finish wins whole."""
 
     def __init__(self, path: Path, total: int, plan: list[Batch]):
         self.path, self.total = path, total
-        self.partial = path.with_name(path.name + ".partial.npy")
+        try:  # created now: an unwritable directory fails before any work
+            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial.npy", dir=path.parent)
+        except OSError as error:
+            raise RunError(f"--output {str(path)!r}: cannot create a file there ({error.strerror})") from error
+        os.close(handle)
+        self.partial = Path(name)
         self.array: np.memmap | None = None
         self.pending = {b.index for b in plan}
 
@@ -57,16 +78,24 @@ class ResultWriter:
         if self.pending:
             raise RunError(f"batches {sorted(self.pending)} never arrived; {self.path} not written")
         if self.array is None:  # an empty dataset: results of the right shape with no items
-            np.save(self.partial, empty())
+            with open(self.partial, "wb") as f:
+                np.save(f, empty())
         else:
             self.array.flush()
             self.array = None
+        os.chmod(self.partial, 0o666 & ~_umask())  # mkstemp's 0600 is for the temporary name only
         os.replace(self.partial, self.path)
         return np.load(self.path, mmap_mode="r")
 
     def discard(self) -> None:
         self.array = None
         self.partial.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _load_block(path: str, start: int, stop: int, prepare: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -92,17 +121,19 @@ def lazy_input(path: Path, images: np.ndarray, model: Model, batch_size: int) ->
 
 
 @contextmanager
-def dask_client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
-    """A client of ``scheduler``, or of a local cluster of ``workers`` processes of one thread each."""
+def dask_client(workers: int | None, scheduler: str | None, connect_timeout: float = 10.0) -> Iterator[Any]:
+    """A client of ``scheduler`` (given up after ``connect_timeout`` s), or of a local cluster of ``workers``
+    processes of one thread each."""
     try:
         from distributed import Client
     except ImportError as error:
         raise RunError(f"--workers and --scheduler need Dask: pip install 'openvx-nn[dask]' ({error})") from error
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout="30s")
-        except OSError as error:
-            raise RunError(f"--scheduler {scheduler!r}: cannot connect ({error})") from error
+            client = Client(scheduler, timeout=f"{connect_timeout}s")
+        except (OSError, TimeoutError) as error:
+            raise RunError(f"--scheduler {scheduler!r}: no scheduler answered within {connect_timeout:g} s "
+                           f"({error})") from error
         with client:
             yield client
         return
@@ -145,22 +176,42 @@ def _run_on_dask(model: Model, path: Path, images: np.ndarray, batch_size: int, 
         bar.update(batch.size)
 
 
+SCHEDULER_ADDRESS = re.compile(r"^([a-z]+://)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")
+
+
+def check_scheduler(scheduler: str) -> str:
+    """A Dask scheduler address: ``[protocol://]host:port``."""
+    if not SCHEDULER_ADDRESS.match(scheduler):
+        raise RunError(f"--scheduler {scheduler!r} is not a scheduler address: expected host:port or "
+                       f"tcp://host:port (as 'dask scheduler' prints)")
+    return scheduler
+
+
 def run(model: str, input: Path, output: Path, *, batch_size: int = 256, workers: int | None = None,
         scheduler: str | None = None, variant: str = "q78", progress: TextIO | None = sys.stderr,
-        report: TextIO | None = sys.stdout) -> np.ndarray:
+        report: TextIO | None = sys.stdout, connect_timeout: float = 10.0,
+        starting: Callable[[], None] | None = None) -> np.ndarray:
     """Run ``model`` over every item of ``input`` and save the results to ``output`` (returned,
-    memory-mapped): here without Dask, else on ``workers`` local processes or at ``scheduler``."""
+    memory-mapped): here without Dask, else on ``workers`` local processes or at ``scheduler``.
+    ``starting()`` is called once the arguments are checked, before any work."""
     if batch_size < 1:
         raise RunError(f"--batch must be at least 1, got {batch_size}")
     if workers is not None and scheduler is not None:
         raise RunError("give --workers or --scheduler, not both")
     if workers is not None and workers < 1:
         raise RunError(f"--workers must be at least 1, got {workers}")
+    if not connect_timeout > 0:
+        raise RunError(f"--connect-timeout must be a positive number of seconds, got {connect_timeout}")
+    if scheduler is not None:
+        check_scheduler(scheduler)
+    output = check_output(Path(output), Path(input))
     chosen = resolve(model, variant)
     path = Path(input).resolve()
     images = open_input(path, chosen)
     total = images.shape[-1]
-    writer = ResultWriter(Path(output), total, batches(total, batch_size))
+    writer = ResultWriter(output, total, batches(total, batch_size))
+    if starting is not None:
+        starting()
     begin = time.perf_counter()
     bar = Progress(total, progress)
     try:
@@ -168,7 +219,7 @@ def run(model: str, input: Path, output: Path, *, batch_size: int = 256, workers
         if total and local:
             _run_here(chosen, images, batch_size, writer, bar)
         elif total:
-            with dask_client(workers, scheduler) as client:
+            with dask_client(workers, scheduler, connect_timeout) as client:
                 _run_on_dask(chosen, path, images, batch_size, client, writer, bar)
         bar.close()
         results = writer.commit(lambda: _empty_results(chosen, batch_size))

@@ -53,13 +53,27 @@ def labels(probabilities: np.ndarray) -> np.ndarray:
     return probabilities.argmax(axis=0).astype(np.int64)
 
 
+def finite_then_quantized(values: np.ndarray, dtype: np.dtype, fpp: int) -> np.ndarray:
+    """``quantize``, refusing NaN and infinity: a fixed-point model has no value for them, and a label
+    computed from a saturated or undefined input would look like a real answer."""
+    values = np.asarray(values, dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ModelError(f"--input holds {int(bad.sum())} NaN or infinite value(s) (the first in item "
+                         f"{int(where[-1])} of this batch, at {tuple(int(i) for i in where[:-1])}); a quantized "
+                         f"model cannot take them: clean the data or use a float variant (--variant f32)")
+    return quantize(values, dtype, fpp)
+
+
 def digits(variant: str = "q78") -> Model:
     """The shipped digits CNN: images [8, 8, 1, N] in [0, 1] in, labels [N] out."""
     if variant not in VARIANTS:
         raise ModelError(f"variant {variant!r} is not one of {', '.join(map(repr, VARIANTS))}")
     v = VARIANTS[variant]
     return Model(f"digits ({v.name})", partial(build_digits, variant=variant),
-                 partial(quantize, dtype=v.dtype, fpp=v.fpp), labels, (8, 8, 1), "labels")
+                 partial(finite_then_quantized, dtype=v.dtype, fpp=v.fpp) if np.dtype(v.dtype).kind in "iu"
+                 else partial(quantize, dtype=v.dtype, fpp=v.fpp), labels, (8, 8, 1), "labels")
 
 
 BUILT_IN: dict[str, Callable[..., Model]] = {"digits": digits}

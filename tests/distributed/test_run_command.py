@@ -63,7 +63,6 @@ def test_an_empty_dataset_gives_an_empty_result(tmp_path):
     (["--input", "{flat}"], r"shape \(64, 3\), but digits \(Q7.8\) takes items of shape \(8, 8, 1\) with the batch"),
     (["--model", "net.onnx"], "neither a built-in model"),
     (["--model", "{missing_model}"], "no such file"),
-    (["--batch", "0"], "--batch must be at least 1"),
 ])
 def test_bad_arguments_give_a_clear_error_and_no_output(argv, message, images, tmp_path, capsys):
     np.save(tmp_path / "flat.npy", np.zeros((64, 3), np.float32))

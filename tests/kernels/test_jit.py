@@ -59,11 +59,9 @@ EXPECTED_MATMUL = [[23, 34], [31, 46]]  # (A @ B).T with A = a.T = [[1, 3], [2, 
 
 
 def test_kernels_run_uncached_when_no_cache_directory_is_writable(tmp_path):
-    # Root ignores permission bits, so "unwritable" is a path below a regular file. numba would otherwise
-    # fall back from NUMBA_CACHE_DIR to the package's __pycache__ and to ~/.cache: block those too.
-    package = copy_package(tmp_path / "site")
-    for family in [package / "kernels", *(p.parent for p in (package / "kernels").glob("*/__init__.py"))]:
-        (family / "__pycache__").write_text("not a directory")
+    # Root ignores permission bits, so "unwritable" is a path below a regular file. The cache would otherwise
+    # fall back from NUMBA_CACHE_DIR to ~/.cache: block that too (never the package's own __pycache__).
+    copy_package(tmp_path / "site")
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
     result = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=str(blocker / "numba"),
@@ -91,15 +89,16 @@ def test_editing_a_helper_recompiles_the_kernels_that_use_it(tmp_path):
 
 
 def test_a_cache_that_breaks_after_decoration_only_costs_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # use the module's own __pycache__
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    monkeypatch.setenv(jit.CACHE_ENV, str(tmp_path / "cache"))
     module_file = tmp_path / "late_failure.py"
     module_file.write_text("from openvx_nn.kernels.support.jit import kernel\n\n\n"
                            "@kernel\ndef triple_late(x):\n    return 3 * x\n")
     spec = importlib.util.spec_from_file_location("late_failure", module_file)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # decorated: numba found tmp_path/__pycache__ writable
-    shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
-    (tmp_path / "__pycache__").write_text("now a file")
+    spec.loader.exec_module(module)  # decorated: numba found tmp_path/cache writable
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+    (tmp_path / "cache").write_text("now a file")
     assert module.triple_late(14) == 42
     assert "triple_late" in jit.uncached()
 

@@ -1,22 +1,32 @@
 """The one place where kernel functions become numba functions.
 
 Every kernel is compiled ``nogil`` with numba's on-disk cache when a cache
-directory can be written, and without it otherwise. Two details of numba's
+directory can be written, and without it otherwise. These details of numba's
 cache are handled here so no kernel module has to think about them:
 
 - numba keys a cached function by its own source file only, so editing a
   helper in ``fixed_point.py`` would leave every caller's cached machine code
-  stale. The cache key here also carries a hash of every module in this
-  package.
-- The cache lives next to the sources (``__pycache__``) when that is writable,
-  else in ``$XDG_CACHE_HOME/openvx_nn/numba`` (``~/.cache/...``);
-  ``NUMBA_CACHE_DIR`` overrides both.  So a read-only install compiles once
-  per user, not once per process.
+  stale. The cache key here also carries a hash of every module of
+  ``openvx_nn/kernels`` (:data:`PACKAGE_STAMP`).
+- The cache never lives inside the installed package (files pip does not
+  know about outlive ``pip uninstall``, and the leftover ``openvx_nn/``
+  directory then shadows a later editable install as a namespace package).
+  It is a per-user directory keyed by our version and the CPU
+  (:func:`user_cache_dir`): ``$OPENVX_NN_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/openvx-nn/<version>-<cpu>`` (``~/.cache/...``);
+  ``NUMBA_CACHE_DIR`` still wins over both. Below it, one directory per
+  package stamp and module directory: keyed by content, not by install path,
+  so every install of the same sources shares one compiled set.
+- Concurrent processes: numba creates directories with
+  ``makedirs(exist_ok=True)`` and writes each file under a temporary name then
+  renames it; saving an entry (read the index, pick a free data file name,
+  write both) holds a per-directory ``flock`` here, so two processes never
+  pick one name for different signatures.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
 
-Both rely on numba internals (``numba.core.caching.FunctionCache`` and a
+These rely on numba internals (``numba.core.caching.FunctionCache`` and a
 dispatcher's ``_cache``, which is all ``cache=True`` sets up); if a numba
 release moves them, :func:`kernel` falls back to plain ``cache=True``.
 
@@ -28,6 +38,7 @@ compiled function instead of three.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import threading
@@ -39,7 +50,8 @@ import numba
 import numpy as np
 from numba import types
 
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # openvx_nn/kernels: every kernel family's sources
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # openvx_nn/kernels: every kernel's source
+_PACKAGE_ROOT = _PACKAGE_DIR.parent
 
 
 def _package_stamp() -> str:
@@ -55,10 +67,44 @@ PACKAGE_STAMP = _package_stamp()
 # Qualified names of kernels running without an on-disk cache (diagnostics, tests).
 _uncached: list[str] = []
 
+CACHE_ENV = "OPENVX_NN_CACHE_DIR"
+
+
+def _version() -> str:
+    try:  # the installed distribution's version (kernels import nothing above them, so not openvx_nn's)
+        from importlib.metadata import PackageNotFoundError, version
+        return version("openvx-nn")
+    except (ImportError, PackageNotFoundError):  # a bare source tree on PYTHONPATH
+        return "source"
+
+
+def _cpu() -> str:
+    """The CPU that numba compiles for (its name, e.g. ``znver4``): machine code for one does not run on all."""
+    try:
+        import llvmlite.binding as llvm
+        return numba.config.CPU_NAME or llvm.get_host_cpu_name() or "generic"
+    except Exception:  # noqa: BLE001 - a name for a directory only
+        return "generic"
+
+
 def user_cache_dir() -> Path:
-    """Where kernels are cached when the package directory is not writable."""
+    """Where kernels are cached: ``$OPENVX_NN_CACHE_DIR``, else ``<XDG cache>/openvx-nn/<version>-<cpu>``."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(chosen)
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "openvx_nn" / "numba"
+    return Path(root) / "openvx-nn" / f"{_version()}-{_cpu()}"
+
+
+def cache_location() -> Path:
+    """The directory this process caches kernels in (``NUMBA_CACHE_DIR`` when set)."""
+    return Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir()
+
+
+def cache_is_cold() -> bool:
+    """True when this build of the kernels has nothing compiled on disk yet (the first run compiles)."""
+    chosen = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
+    return next(chosen.rglob("*.nbi"), None) is None if chosen.is_dir() else True
 
 
 try:  # numba internals; without them the plain cache=True path below is used.
@@ -68,22 +114,33 @@ except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
 if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
-        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "InTreeCacheLocator", "CompileResultCacheImpl")):
+        hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
     class _UserCacheLocator(_caching.UserProvidedCacheLocator):
-        """``user_cache_dir()``: the fallback for a read-only install (numba's own is shared by every package)."""
+        """``user_cache_dir()/<package stamp>/<module's directory in the package>``.
+
+        Keyed by the sources' content, not by where they are installed: every install of the same
+        sources (``pip install .``, then ``pip install -e .`` of the same checkout, a second virtual
+        environment) shares one compiled set, and different sources never share a directory (numba
+        finds its index by file name; a directory of other sources would be overwritten under it).
+        A file outside the package (a kernel a test or an application defines) keeps numba's naming.
+        """
 
         def __init__(self, py_func, py_file):
             super().__init__(py_func, py_file)
-            self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
+            try:
+                inside = Path(py_file).resolve().parent.relative_to(_PACKAGE_ROOT)
+                self._cache_path = str(user_cache_dir() / PACKAGE_STAMP[:16] / inside)
+            except ValueError:
+                self._cache_path = str(user_cache_dir() / self.get_suitable_cache_subpath(py_file))
 
         @classmethod
         def from_function(cls, py_func, py_file):
             return _caching._SourceFileBackedLocatorMixin.from_function.__func__(cls, py_func, py_file)
 
     class _KernelCacheImpl(_caching.CompileResultCacheImpl):
-        # $NUMBA_CACHE_DIR, else next to the sources, else the user's cache directory.
-        _locator_classes = (_caching.UserProvidedCacheLocator, _caching.InTreeCacheLocator, _UserCacheLocator)
+        # $NUMBA_CACHE_DIR, else the user's cache directory; never next to the sources.
+        _locator_classes = (_caching.UserProvidedCacheLocator, _UserCacheLocator)
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
@@ -107,7 +164,8 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
 
         def save_overload(self, sig, data):
             try:
-                super().save_overload(sig, data)
+                with _exclusive(self._impl.locator.get_cache_path()):
+                    super().save_overload(sig, data)
             except OSError:
                 self._give_up()
 
@@ -118,6 +176,19 @@ else:  # pragma: no cover
     _KernelCache = None
 
 
+@contextmanager
+def _exclusive(directory: str) -> Iterator[None]:
+    """Hold ``directory``'s lock file: numba saves an entry as read index, pick the first free data file
+    name, write index, write data; two processes doing that at once pick the same name for different
+    signatures, and the index can then point at the other's machine code."""
+    with open(os.path.join(directory, ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _attach_cache(dispatcher, options: dict) -> None:
     try:
         dispatcher._cache = _KernelCache(dispatcher.py_func, repr(sorted(options.items())))
@@ -125,21 +196,17 @@ def _attach_cache(dispatcher, options: dict) -> None:
         _uncached.append(dispatcher.py_func.__qualname__)
 
 
-def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python", nogil: bool = True,
-           contract: bool = False):
+def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python", nogil: bool = True):
     """Compile ``fn`` with numba (``nogil``, disk cache when possible); usable bare or with options.
 
     ``error_model="numpy"`` gives IEEE results (inf, nan) for float division
     by zero instead of raising. ``nogil=False`` keeps the GIL: for kernels too
     small to be worth handing the GIL to a waiting thread (a thread switch
-    costs more than they do). ``contract=True`` lets LLVM fuse a float multiply and add into one FMA
-    (one rounding instead of two): for float kernels whose tolerance allows it, never the exact ones.
+    costs more than they do).
     """
 
     def build(function: Callable):
         options = {"nogil": nogil, "parallel": parallel, "error_model": error_model}
-        if contract:
-            options["fastmath"] = {"contract"}
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
@@ -147,8 +214,9 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
             dispatchers[name] = dispatcher
             return dispatcher
         try:  # pragma: no cover - only with a numba whose cache internals moved
-            # numba's own key ignores the options, and matmul compiles one function serial and parallel.
-            return numba.njit(cache=not parallel, **options)(function)
+            # numba's own key ignores the options, and matmul compiles one function serial and parallel;
+            # without NUMBA_CACHE_DIR its cache would go next to the sources, which the package never allows.
+            return numba.njit(cache=bool(numba.config.CACHE_DIR) and not parallel, **options)(function)
         except RuntimeError:  # pragma: no cover
             _uncached.append(function.__qualname__)
             return numba.njit(**options)(function)

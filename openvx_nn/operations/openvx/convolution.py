@@ -17,7 +17,7 @@ from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.tensor import Tensor
 from ...core.validation import Validation
-from ..geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size
+from ..geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size, window_problem
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
@@ -67,6 +67,9 @@ def _validate_convolution(v: Validation) -> None:
     strides, sizes = [], []
     for axis, pad, dil in ((0, pad_x, dil_x), (1, pad_y, dil_y)):
         k_eff = effective_kernel(w.dims[axis], dil)
+        problem = window_problem(x.dims[axis], pad, k_eff)
+        if problem is not None:
+            v.fail(3, Status.VX_ERROR_INVALID_VALUE, f"{'xy'[axis]} axis (padding {pad}, dilation {dil}): {problem}")
         v.require(x.dims[axis] + 2 * pad >= k_eff, 1, Status.VX_ERROR_INVALID_DIMENSION,
                   f"the {'xy'[axis]} kernel spans {k_eff} inputs (dilation {dil}) but the padded input "
                   f"has {x.dims[axis] + 2 * pad}")
@@ -158,6 +161,9 @@ def _validate_deconvolution(v: Validation) -> None:
     upscales, sizes = [], []
     for axis, pad, a in ((0, pad_x, a_x), (1, pad_y, a_y)):
         k, name = w.dims[axis], "xy"[axis]
+        problem = window_problem(x.dims[axis], pad, k, a + 1)
+        if problem is not None:
+            v.fail(3, Status.VX_ERROR_INVALID_VALUE, f"{name} axis (padding {pad}, a {a}): {problem}")
         v.require(k >= pad - 1, 3, Status.VX_ERROR_INVALID_VALUE,
                   f"padding_{name} {pad} is too large for kernel_{name} {k} (kernel_{name} >= padding_{name} - 1)")
         want = declared_extent(v, 4, axis) or (x.dims[axis] - 1) * (a + 1) - 2 * pad + k + a

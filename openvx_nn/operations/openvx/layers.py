@@ -28,7 +28,7 @@ from ...core.enums import (
 from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
-from ..geometry import infer_stride, output_size
+from ..geometry import infer_stride, output_size, window_problem
 from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
@@ -148,6 +148,9 @@ def _validate_pooling(v: Validation) -> None:
         name, index = "xy"[axis], 2 + axis
         v.require(size[axis] >= 1, index, Status.VX_ERROR_INVALID_VALUE,
                   f"pooling_size_{name} must be at least 1, got {size[axis]}")
+        problem = window_problem(x.dims[axis], pad[axis], size[axis])
+        if problem is not None:
+            v.fail(index, Status.VX_ERROR_INVALID_VALUE, f"pooling {name} axis: {problem}")
         v.require(pad[axis] < size[axis], 4 + axis, Status.VX_ERROR_INVALID_VALUE,
                   f"pooling_padding_{name} {pad[axis]} must be smaller than the window ({size[axis]})")
         v.require(x.dims[axis] + 2 * pad[axis] >= size[axis], index, Status.VX_ERROR_INVALID_DIMENSION,

@@ -1,0 +1,50 @@
+"""Ctrl-C (SIGINT) while a C entry point runs Python: a log line and an error status, then the signal
+goes back to the C host.
+
+Python turns SIGINT into ``KeyboardInterrupt`` once its ``signal`` module is imported (even in an
+interpreter started with ``install_signal_handlers = 0``, when the host left SIGINT at its default). A
+C entry point must not let that exception escape (cffi would print it and return its ``onerror``
+value, an empty-log ``VX_FAILURE``), and a C program does not expect to survive Ctrl-C because a
+library swallowed it. So the entry logs "interrupted" and returns ``VX_FAILURE``, and when the
+process is a C program (the library started Python) the signal is raised again with the default
+action: the program ends as it would have without the library, and a host that blocks SIGINT finds
+it pending. A Python program calling the C API through ``openvx_nn.vx`` gets the status and the log
+line; its Pythonic API calls run in-process and see the ``KeyboardInterrupt`` itself.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+
+from ..core.enums import Status
+from ..core.errors import VXError
+
+
+class Interrupted(VXError):
+    """The error an entry point reports when SIGINT interrupted it."""
+
+    def __init__(self) -> None:
+        super().__init__(Status.VX_FAILURE, "interrupted by SIGINT (Ctrl-C); the call did not complete")
+
+
+@functools.cache
+def hosted_by_c() -> bool:
+    """True when this process is not a Python interpreter but a program that embeds one (the library started
+    Python for a C program): its executable is not ``sys.executable``."""
+    try:
+        return os.path.realpath("/proc/self/exe") != os.path.realpath(sys.executable)
+    except OSError:  # no /proc: assume a Python host, which keeps the interrupt as a status
+        return False
+
+
+def redeliver() -> None:
+    """Give SIGINT back to a C host: its default action (the program ends, status 130 in a shell)."""
+    if not hosted_by_c():
+        return
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # not the main thread: KeyboardInterrupt is only ever raised there, so unreachable
+        return
+    os.kill(os.getpid(), signal.SIGINT)

@@ -1,0 +1,96 @@
+"""Ctrl-C (SIGINT) during a graph's first run, while its kernels compile (an empty kernel cache makes that
+take seconds): a Python caller gets ``KeyboardInterrupt``; a C program gets a log line and then the signal's
+default action, as it would without the library; a C-style call from Python returns ``VX_FAILURE`` with the
+log line."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import compile_c
+
+C_PROGRAM = r"""
+#include <VX/vx.h>
+#include <VX/vx_khr_nn.h>
+#include <stdio.h>
+static void VX_CALLBACK on_log(vx_context c, vx_reference r, vx_status s, const vx_char text[]) {
+    (void)c; (void)r;
+    printf("log %d: %s\n", (int)s, text);
+    fflush(stdout);
+}
+int main(void) {
+    vx_context ctx = vxCreateContext();
+    vx_graph g = vxCreateGraph(ctx);
+    vx_size in[3] = {13, 13, 64}, w[4] = {3, 3, 64, 96}, out[3] = {13, 13, 96};
+    vx_tensor x = vxCreateTensor(ctx, 3, in, VX_TYPE_UINT8, 0);
+    vx_tensor k = vxCreateTensor(ctx, 4, w, VX_TYPE_UINT8, 0);
+    vx_tensor y = vxCreateTensor(ctx, 3, out, VX_TYPE_UINT8, 0);
+    vx_nn_convolution_params_t p = {1, 1, VX_CONVERT_POLICY_SATURATE, VX_ROUND_POLICY_TO_ZERO,
+                                    VX_NN_DS_SIZE_ROUNDING_FLOOR, 0, 0};
+    vx_status s;
+    vxRegisterLogCallback(ctx, on_log, vx_false_e);
+    vxConvolutionLayer(g, x, k, NULL, &p, sizeof p, y);
+    printf("processing\n");
+    fflush(stdout);
+    s = vxProcessGraph(g);
+    printf("returned %d\n", (int)s);
+    vxReleaseContext(&ctx);
+    return 0;
+}
+"""
+
+PYTHON_PROGRAM = r"""
+import sys
+import numpy as np
+from openvx_nn import vx
+from openvx_nn.api import Context
+with Context() as ctx, ctx.graph() as g:
+    y = g.convolution(ctx.tensor(shape=(13, 13, 64), dtype=np.uint8), np.ones((3, 3, 64, 96), np.uint8), None,
+                      padding=1)
+    g.verify()
+    print("processing", flush=True)
+    if sys.argv[1] == "pythonic":
+        try:
+            g.process()
+        except KeyboardInterrupt:
+            print("the caller got KeyboardInterrupt", flush=True)
+    else:
+        print("returned", vx.vxProcessGraph(vx.ffi.cast("vx_graph", g.handle)), flush=True)
+"""
+
+
+def _interrupted(command: list[str], tmp_path) -> tuple[int, str]:
+    """Run ``command`` with an empty kernel cache; SIGINT half a second after it prints "processing"."""
+    env = {**os.environ, "OPENVX_NN_CACHE_DIR": str(tmp_path / "empty-cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    p = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = ""
+    while "processing" not in seen:
+        line = p.stdout.readline()
+        assert line, seen
+        seen += line
+    time.sleep(0.5)
+    assert p.poll() is None, "the first run finished before the interrupt: no compilation to interrupt"
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=120)
+    return p.returncode, seen + rest
+
+
+def test_a_c_program_gets_a_log_line_then_the_default_action_of_sigint(tmp_path):
+    code, output = _interrupted([str(compile_c(C_PROGRAM, "interrupt"))], tmp_path)
+    assert code == -signal.SIGINT, output
+    assert "log -1: vxProcessGraph: interrupted by SIGINT (Ctrl-C)" in output
+    assert "returned" not in output and "Traceback" not in output
+
+
+def test_a_python_caller_of_the_pythonic_api_gets_keyboard_interrupt(tmp_path):
+    code, output = _interrupted([sys.executable, "-c", PYTHON_PROGRAM, "pythonic"], tmp_path)
+    assert code == 0 and "the caller got KeyboardInterrupt" in output, output
+
+
+def test_a_c_style_call_from_python_returns_failure_with_the_log_line(tmp_path):
+    code, output = _interrupted([sys.executable, "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
+    assert code == 0 and "returned -1" in output, output
