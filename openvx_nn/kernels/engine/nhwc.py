@@ -45,16 +45,18 @@ CHUNKS_PER_THREAD = 4
 @kernel
 def scale_lane(v, m, shift, zero_point, lo, hi):
     """One accumulator (bias included) to its output value: the module's epilogue rule, branch-free in
-    ``v`` so that a loop of it vectorizes (the tests on ``shift`` are loop-invariant)."""
-    v = min(max(v, -ACC_LIMIT), ACC_LIMIT) * m
+    ``v`` so that a loop of it vectorizes (the tests on ``shift`` are loop-invariant). The clamped sum and
+    ``m`` both fit int32, so their product is one 32x32->64 multiply; the rounding shift is a logical
+    shift of the magnitude (AVX2 has no 64-bit arithmetic shift)."""
+    product = np.int64(np.int32(min(max(v, -ACC_LIMIT), ACC_LIMIT))) * np.int64(np.int32(m))
     if shift < 0:
-        v = min(max(v, -(1 << 40)), 1 << 40) << -shift
+        product = min(max(product, -(1 << 40)), 1 << 40) << -shift
     elif shift > 62:
-        v = v * 0
+        product = product * 0
     elif shift > 0:
-        magnitude = (abs(v) + (np.int64(1) << (shift - 1))) >> shift
-        v = -magnitude if v < 0 else magnitude
-    return min(max(v + zero_point, lo), hi)
+        magnitude = np.int64((np.uint64(abs(product)) + np.uint64(1 << (shift - 1))) >> np.uint64(shift))
+        product = -magnitude if product < 0 else magnitude
+    return min(max(product + zero_point, lo), hi)
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ def _pack(x, xp, zero_point, pad_left, pad_top, part, parts):
     images, hp, wp, cp = xp.shape
     first = min(max(pad_left, 0), wp)  # packed columns over the input: first .. last - 1
     last = max(min(width + pad_left, wp), first)
+    zero = np.int16(zero_point)
     for line in range(images * hp * part // parts, images * hp * (part + 1) // parts):
         image, j = line // hp, line % hp
         row = xp[image, j]
@@ -130,7 +133,7 @@ def _pack(x, xp, zero_point, pad_left, pad_top, part, parts):
         for i in range(first, last):
             src, dst = source[i - pad_left], row[i]
             for c in range(channels):
-                dst[c] = np.int16(src[c]) - zero_point
+                dst[c] = np.int16(src[c]) - zero
             for c in range(channels, cp):
                 dst[c] = 0
 
