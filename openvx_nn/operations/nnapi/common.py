@@ -53,15 +53,22 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any]):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], refs: dict[str, Any] | None = None):
         self.tensors = tensors
         self.scalars = scalars
+        self.refs = refs or {}  # the tensor objects, at bind and run time
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name] if name in self.tensors else self.scalars[name]
 
     def get(self, name: str) -> Any:
         return self.tensors.get(name)
+
+    def written(self, name: str) -> int:
+        """How often tensor ``name``'s storage has been written (-1 when absent): a bound runner that packed
+        its values compares it to see whether they may have changed."""
+        ref = self.refs.get(name)
+        return -1 if ref is None else ref.root.writes
 
     def quant(self, name: str) -> tuple[float, int] | None:
         """(scale, zero point) of a uint8 tensor, None for a float one."""
@@ -180,7 +187,7 @@ def _args(k: NNAPIKernel, p: list) -> Args:
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    return Args(tensors, scalars)
+    return Args(tensors, scalars, {name: p[i] for i, name in enumerate(names) if p[i] is not None})
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:

@@ -2,9 +2,12 @@
 OpenVX kernels (NHWC, explicit padding; float32 or asymmetric uint8)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...core.enums import Status
 from ...kernels.frontend import nhwc_convolution as conv
 from ...kernels.frontend import nhwc_pooling as pooling
+from ...kernels.frontend import quant8_convolution, quant8_depthwise
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 WINDOW = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h")
@@ -61,9 +64,56 @@ def _run_conv(args: Args) -> None:
                 args.quant("input"), args.quant("filter"), args.quant("output"))
 
 
+# ---- uint8 (TENSOR_QUANT8_ASYMM): planned once at bind on the integer engine ----------------------------
+
+def _replanned(args: Args, make: Callable[[], Callable]) -> Callable[[], None]:
+    """A runner calling ``make()``'s ``run(input, output)``, made again when the filter or the bias (packed
+    into it) has been written since."""
+    def stamp() -> tuple[int, int]:
+        return args.written("filter"), args.written("bias")
+    state = [stamp(), make()]
+    x, out = args["input"], args["output"]
+
+    def runner() -> None:
+        now = stamp()
+        if now != state[0]:
+            state[:] = [now, make()]
+        state[1](x, out)
+    return runner
+
+
+def _quant8_conv(args: Args) -> Callable[[], None]:
+    pads, strides = _pads(args)
+    return _replanned(args, lambda: quant8_convolution.prepare_conv(
+        args["filter"], args.get("bias"), args["input"].shape, args["output"].shape, pads, strides,
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
+
+
+def _quant8_depthwise(args: Args) -> Callable[[], None]:
+    pads, strides = _pads(args)
+    return _replanned(args, lambda: quant8_depthwise.prepare_depthwise(
+        args["filter"], args.get("bias"), args["output"].shape, pads, strides, args["depth_multiplier"],
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
+
+
+def _quant8_fc(args: Args) -> Callable[[], None]:
+    return _replanned(args, lambda: quant8_convolution.prepare_fully_connected(
+        args["filter"], args.get("bias"), args["output"].shape[0], args["activation"], args.quant("input"),
+        args.quant("filter"), args.quant("output")))
+
+
+def _by_dtype(run: Callable[[Args], None], quant8: Callable[[Args], Callable[[], None]]):
+    """``prepare``: the uint8 layer planned by ``quant8``, a float32 one run by ``run`` on every call."""
+    def prepare(args: Args) -> Callable[[], None]:
+        if args.quant("input") is not None:
+            return quant8(args)
+        return lambda: run(args)
+    return prepare
+
+
 Q3 = ("input", "filter", "output")
 nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
-                         ints=WINDOW + ("activation",), quantized=Q3))
+                         ints=WINDOW + ("activation",), quantized=Q3, prepare=_by_dtype(_run_conv, _quant8_conv)))
 
 
 def _infer_depthwise(args: Args):
@@ -88,7 +138,8 @@ def _run_depthwise(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
-                         _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3))
+                         _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3,
+                         prepare=_by_dtype(_run_depthwise, _quant8_depthwise)))
 
 
 def _infer_fc(args: Args):
@@ -113,7 +164,7 @@ def _run_fc(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("fully_connected", 9, ("input", "filter", "bias?"), ("output",), _infer_fc, _run_fc,
-                         ints=("activation",), quantized=Q3))
+                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_run_fc, _quant8_fc)))
 
 
 def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
