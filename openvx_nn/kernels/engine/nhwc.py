@@ -238,8 +238,14 @@ _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.in
            types.Array(types.uint8, 1, "C"), types.Array(types.int64, 1, "C", readonly=True))
 
 
-def _pack_entry():
-    return jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), _I16_4, *(jit.INT,) * 5)
+def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, height: int, width: int,
+                 depth: int) -> np.ndarray:
+    """``x`` (uint8 [N, H, W, C], any strides) as int16 offsets ``x - zero_point`` in a window of ``height`` x
+    ``width`` pixels of ``depth >= C`` channels whose first sample is input (-pad_left, -pad_top); 0 elsewhere."""
+    xp = np.empty((x.shape[0], height, width, depth), np.int16)
+    jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), _I16_4, *(jit.INT,) * 5)(
+        x, xp, zero_point, pad_left, pad_top, 0, 1)
+    return xp
 
 
 def _units_entry(code: int):
@@ -257,9 +263,8 @@ def correlate(plan: NhwcPlan, x: np.ndarray, x_zero: int, out: np.ndarray, multi
     images, oh, ow, k_out = out.shape
     if out.size == 0:
         return
-    cp = -(-plan.channels // ELEMENTS) * ELEMENTS
-    xp = np.empty((images, plan.pixels_y, plan.pixels_x, cp), np.int16)
-    _pack_entry()(x, xp, x_zero, plan.pads[0], plan.pads[1], 0, 1)
+    xp = pack_offsets(x, x_zero, plan.pads[0], plan.pads[1], plan.pixels_y, plan.pixels_x,
+                      -(-plan.channels // ELEMENTS) * ELEMENTS)
     pixels = images * oh * ow
     strip = max(1, STRIP // plan.rows)
     n_strips = -(-pixels // (strip * plan.rows))

@@ -40,10 +40,10 @@ def _engine(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], ou
                         tuple(x_shape[1:3]), tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
     stage = _epilogue(quant_in, quant_w, quant_out, activation)
 
-    return lambda x, out: _contiguous(out, lambda target: nhwc.correlate(plan, x, zx, target, *stage))
+    return lambda x, out: contiguous(out, lambda target: nhwc.correlate(plan, x, zx, target, *stage))
 
 
-def _contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
+def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
     """``fill`` ``out``, through a C-ordered copy when ``out`` is a strided view (the engine writes flat)."""
     if out.flags.c_contiguous:
         fill(out)
@@ -90,5 +90,5 @@ def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, 
                    (1, 1), activation, quant_in, quant_w, quant_out, chosen)
 
     def run(x: np.ndarray, out: np.ndarray) -> None:
-        _contiguous(out, lambda target: conv(x.reshape(batch, 1, 1, size), target.reshape(batch, 1, 1, units)))
+        contiguous(out, lambda target: conv(x.reshape(batch, 1, 1, size), target.reshape(batch, 1, 1, units)))
     return run

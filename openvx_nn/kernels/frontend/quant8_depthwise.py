@@ -17,49 +17,53 @@ from numba import types
 
 from ..engine import workers
 from ..engine.atomics import fetch_add, pause
-from ..engine.nhwc import scale_lane
+from ..engine.nhwc import pack_offsets, scale_lane
 from ..support import jit
 from ..support.jit import kernel
 from .asymmetric import quantized_multiplier, quantized_range
+from .quant8_convolution import contiguous
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 
 
-def _depthwise(x, w_offsets, bias, out, x_zero, multiplier, pad_top, pad_left, stride_h, stride_w, m, shift,
-               zero_point, lo, hi, line0, line1):
-    # out[b, oy, ox, k*multiplier + q] from x[b, .., .., k] and w_offsets[ky, kx, k*multiplier + q] (int32), for
-    # the output lines b * out_h + oy in line0 .. line1-1.
-    _, height, width, depth_in = x.shape
-    _, out_h, out_w, depth_out = out.shape
-    kh, kw = w_offsets.shape[0], w_offsets.shape[1]
-    acc = np.empty(depth_out, np.int32)
-    wide = np.empty(depth_out, np.int32)  # one pixel's input offsets, repeated per multiplier
-    zero = np.int32(x_zero)  # int32 arithmetic throughout (an int64 operand would widen the vector loop)
+def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi, line0,
+               line1):
+    # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
+    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int32), for the
+    # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
+    # int32, in L1) while each tap adds one contiguous run per output pixel.
+    _, hp, wp, depth_in = xp.shape
+    kh, kw, depth_out = w_offsets.shape
+    out_w = out.shape[2]
+    out_h = out.shape[1]
+    flat = xp.reshape(-1)
+    target = out.reshape(-1)
+    acc = np.empty(out_w * depth_out, np.int32)
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
-        y0 = oy * stride_h - pad_top
-        for ox in range(out_w):
-            x0 = ox * stride_w - pad_left
-            acc[:] = 0
-            for ky in range(max(0, -y0), min(kh, height - y0)):
-                for kx in range(max(0, -x0), min(kw, width - x0)):
-                    pixel = x[b, y0 + ky, x0 + kx]
-                    taps = w_offsets[ky, kx]
+        acc[:] = 0
+        for ky in range(kh):
+            row = (b * hp + oy * stride_h + ky) * wp
+            for kx in range(kw):
+                taps = w_offsets[ky, kx]
+                for ox in range(out_w):  # slices: indexes from 0 (no negative-index test in the loop)
+                    src = (row + ox * stride_w + kx) * depth_in
+                    pixel = flat[src: src + depth_in]
+                    sums = acc[ox * depth_out: (ox + 1) * depth_out]
                     if multiplier == 1:
                         for c in range(depth_out):
-                            acc[c] += (np.int32(pixel[c]) - zero) * taps[c]
+                            sums[c] += np.int32(pixel[c]) * taps[c]
                     else:
-                        for k in range(depth_in):
-                            v = np.int32(pixel[k]) - zero
-                            for q in range(multiplier):
-                                wide[k * multiplier + q] = v
                         for c in range(depth_out):
-                            acc[c] += wide[c] * taps[c]
-            target = out[b, oy, ox]
+                            sums[c] += np.int32(pixel[c // multiplier]) * taps[c]
+        at = line * out_w * depth_out
+        for ox in range(out_w):
+            values = target[at + ox * depth_out: at + (ox + 1) * depth_out]
+            sums = acc[ox * depth_out: (ox + 1) * depth_out]
             for c in range(depth_out):
-                target[c] = scale_lane(np.int64(acc[c]) + bias[c], m, shift, zero_point, lo, hi)
+                values[c] = scale_lane(np.int64(sums[c]) + bias[c], m, shift, zero_point, lo, hi)
 
 
 _DEPTHWISE = kernel(_depthwise)
@@ -74,8 +78,7 @@ def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
         if i >= n_chunks:
             break
         _DEPTHWISE(x, w_offsets, bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4], scalars[5],
-                   scalars[6], scalars[7], scalars[8], scalars[9], scalars[10], n_lines * i // n_chunks,
-                   n_lines * (i + 1) // n_chunks)
+                   scalars[6], scalars[7], n_lines * i // n_chunks, n_lines * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         while fetch_add(claim + 8, 0) < n_chunks:
@@ -83,13 +86,13 @@ def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
 
 
 _CLAIM = kernel(_claim)
-_TYPES = (types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int32, 3, "C", readonly=True),
-          types.Array(types.int64, 1, "C", readonly=True), types.Array(types.uint8, 4, "A"))
+_TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int32, 3, "C", readonly=True),
+          types.Array(types.int64, 1, "C", readonly=True), types.Array(types.uint8, 4, "C"))
 
 
 def _entries():
-    return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 13),
-            jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 11), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
+    return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 10),
+            jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 8), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
                       jit.BOOL))
 
 
@@ -107,21 +110,22 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
     m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
     lo, hi = quantized_range(activation, *quant_out)
-    scalars = tuple(int(v) for v in (quant_in[1], multiplier, pads[2], pads[0], strides[1], strides[0], m, shift,
-                                      quant_out[1], lo, hi))
-    n_lines = out_shape[0] * out_shape[1]
+    scalars = tuple(int(v) for v in (multiplier, strides[1], strides[0], m, shift, quant_out[1], lo, hi))
+    n_batch, out_h, out_w, _ = out_shape
+    window = ((out_h - 1) * strides[1] + kh, (out_w - 1) * strides[0] + kw)
+    n_lines = n_batch * out_h
     parallel = int(np.prod(out_shape)) * kh * kw >= PARALLEL_WORK and n_lines > 1
 
-    def run(x: np.ndarray, out: np.ndarray) -> None:
-        x = np.ascontiguousarray(x)  # NNAPI's tensors already are: a channel run is one vector loop
+    def fill(x: np.ndarray, out: np.ndarray) -> None:
+        xp = pack_offsets(x, int(quant_in[1]), pads[0], pads[2], *window, x.shape[3])
         serial, claim = _entries()
         helpers = workers.helpers() if parallel else 0
         if not helpers:
-            serial(x, w_offsets, lane_bias, out, *scalars, 0, n_lines)
+            serial(xp, w_offsets, lane_bias, out, *scalars, 0, n_lines)
             return
         n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
         counters = np.zeros(2, np.int64)
-        workers.lend(lambda: claim(x, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, False),
+        workers.lend(lambda: claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, False),
                      helpers)
-        claim(x, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, True)
-    return run
+        claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, True)
+    return lambda x, out: contiguous(out, lambda target: fill(x, target))
