@@ -184,12 +184,21 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
         k0 = ob * block
         valid = min(block, k_out - k0)
         lane_bias = bias[k0: k0 + block]
+        # The pixel after the tile's last row, as coordinates stepped along (divisions cost more than a
+        # small tile's sums); rows past the last pixel repeat it.
+        ox, q = s0 % ow, s0 // ow
+        oy, image = q % oh, q // oh
         for t in range(0, n_pix, rows):
             for r in range(rows):
-                p = min(s0 + t + r, pixels - 1)
-                ox = p % ow
-                q = p // ow
-                addr[r] = base + (((q // oh) * hp + (q % oh) * stride_y) * wp + ox * stride_x) * pitch
+                addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+                if s0 + t + r + 1 < pixels:
+                    ox += 1
+                    if ox == ow:
+                        ox = 0
+                        oy += 1
+                        if oy == oh:
+                            oy = 0
+                            image += 1
             n_rows = min(rows, n_pix - t)
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
