@@ -229,7 +229,7 @@ def main(argv: list[str]) -> int:
     session = ort_session(ort_model(size, quant_in, layers))
     x_nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     ort_out = []
-    ort_call = lambda: ort_out.append(session.run(None, {"x": x_nchw})[0])  # noqa: E731
+    ort_call = lambda: ort_out.append(session.run(None, {"x": x_nchw})[0])
     ours, theirs = medians([run, ort_call], repeat)
     diff = np.abs(ours_out.astype(np.int64).ravel() - ort_out[-1].astype(np.int64).ravel())
     macs = sum(int(np.prod(layer.filt.shape)) for layer in layers)  # a rough count: per output pixel below

@@ -148,9 +148,10 @@ def test_strided_output_views_are_filled():
 
 
 def test_scale_lane_is_the_requantization_rule_on_edge_values():
+    rng = np.random.default_rng(24)
     edges = [0, 1, -1, 2, -2, 3, -3, (1 << 31) - 1, -(1 << 31), 1 << 40, -(1 << 40), (1 << 31) + 5, 12345,
-             -12345]
-    for multiplier in MULTIPLIERS + (0.5, 0.75, 2.0 ** -31):
+             -12345] + rng.integers(-(1 << 33), 1 << 33, 200).tolist() + rng.integers(-(1 << 16), 1 << 16, 200).tolist()
+    for multiplier in MULTIPLIERS + (0.5, 0.75, 2.0 ** -31, 2.0 ** -16):  # 2**-16: ties at every 2**15
         m, shift = quantized_multiplier(multiplier)
         for zero_point, lo, hi in ((0, 0, 255), (128, 0, 255), (255, 0, 255), (100, 100, 255), (7, 3, 20)):
             want = requantize(np.array(edges, np.int64), multiplier, zero_point, lo, hi)

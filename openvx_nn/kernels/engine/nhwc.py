@@ -46,16 +46,16 @@ CHUNKS_PER_THREAD = 4
 def scale_lane(v, m, shift, zero_point, lo, hi):
     """One accumulator (bias included) to its output value: the module's epilogue rule, branch-free in
     ``v`` so that a loop of it vectorizes (the tests on ``shift`` are loop-invariant). The clamped sum and
-    ``m`` both fit int32, so their product is one 32x32->64 multiply; the rounding shift is a logical
-    shift of the magnitude (AVX2 has no 64-bit arithmetic shift)."""
+    ``m`` both fit int32, so their product is one 32x32->64 multiply. Half away from zero is
+    ``(p + half - (p < 0)) >> shift`` with an arithmetic shift: for negative ``p`` that is
+    ``-floor((-p + half) / 2**shift)``, since ``2**shift - half = half``."""
     product = np.int64(np.int32(min(max(v, -ACC_LIMIT), ACC_LIMIT))) * np.int64(np.int32(m))
     if shift < 0:
         product = min(max(product, -(1 << 40)), 1 << 40) << -shift
     elif shift > 62:
         product = product * 0
     elif shift > 0:
-        magnitude = np.int64((np.uint64(abs(product)) + np.uint64(1 << (shift - 1))) >> np.uint64(shift))
-        product = -magnitude if product < 0 else magnitude
+        product = (product + (np.int64(1) << (shift - 1)) - (product < 0)) >> shift
     return min(max(product + zero_point, lo), hi)
 
 

@@ -33,11 +33,12 @@ def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shif
     # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
     # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int32), for the
     # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
-    # int32, in L1) while each tap adds one contiguous run per output pixel.
+    # int32, in L1) while each tap adds one contiguous run per output pixel, or (stride 1, multiplier 1:
+    # ``w_offsets`` then holds each tap's weights repeated out_w times) one run for the whole line.
     _, hp, wp, depth_in = xp.shape
-    kh, kw, depth_out = w_offsets.shape
-    out_w = out.shape[2]
-    out_h = out.shape[1]
+    kh, kw = w_offsets.shape[0], w_offsets.shape[1]
+    _, out_h, out_w, depth_out = out.shape
+    whole_line = w_offsets.shape[2] == out_w * depth_out and stride_w == 1 and multiplier == 1
     flat = xp.reshape(-1)
     target = out.reshape(-1)
     acc = np.empty(out_w * depth_out, np.int32)
@@ -48,6 +49,12 @@ def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shif
             row = (b * hp + oy * stride_h + ky) * wp
             for kx in range(kw):
                 taps = w_offsets[ky, kx]
+                if whole_line:  # input pixels ox + kx follow each other: one run of out_w * depth channels
+                    start = (row + kx) * depth_in
+                    run = flat[start: start + out_w * depth_out]
+                    for j in range(out_w * depth_out):
+                        acc[j] += np.int32(run[j]) * taps[j]
+                    continue
                 for ox in range(out_w):  # slices: indexes from 0 (no negative-index test in the loop)
                     src = (row + ox * stride_w + kx) * depth_in
                     pixel = flat[src: src + depth_in]
@@ -107,6 +114,8 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
                          f"(at most {MAX_TAPS} taps)")
     w_offsets = np.ascontiguousarray(w[0], np.int32) - np.int32(quant_w[1])
+    if strides[0] == 1 and multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
+        w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, out_shape[2])))
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
     m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
     lo, hi = quantized_range(activation, *quant_out)
