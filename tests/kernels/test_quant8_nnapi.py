@@ -1,7 +1,8 @@
-"""NNAPI's uint8 CONV_2D, FULLY_CONNECTED (integer engine, ``engine/nhwc.py``) and DEPTHWISE_CONV_2D
-(direct kernel) bit for bit against the NumPy route they replace (``frontend/nhwc_convolution``: exact
-int64 sums, then ``asymmetric.requantize``, itself held to NNAPI's rule in
-tests/nnapi/test_nnapi_requantization.py), on every instruction set this CPU runs.
+"""NNAPI's uint8 CONV_2D, FULLY_CONNECTED (integer engine, ``engine/nhwc.py``), DEPTHWISE_CONV_2D
+(direct kernel) and AVERAGE/MAX_POOL_2D bit for bit against the NumPy routes they replace
+(``frontend/nhwc_convolution``: exact int64 sums, then ``asymmetric.requantize``, itself held to
+NNAPI's rule in tests/nnapi/test_nnapi_requantization.py; ``frontend/nhwc_pooling``: float64 on
+dequantized values), on every instruction set this CPU runs.
 
 Randomized shapes, strides, asymmetric paddings, depth multipliers, zero points (0, 128, 255 and
 random), requantization multipliers below and above 1 (down to every value rounding to zero, up to
@@ -15,9 +16,11 @@ import pytest
 from openvx_nn.kernels.engine import isa
 from openvx_nn.kernels.engine.nhwc import scale_lane
 from openvx_nn.kernels.frontend import nhwc_convolution as reference
+from openvx_nn.kernels.frontend import nhwc_pooling
 from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, requantize
 from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
 from openvx_nn.kernels.frontend.quant8_depthwise import prepare_depthwise
+from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
 
 ROUTES = [pytest.param(name, id=name, marks=pytest.mark.skipif(name not in isa.available(),
                                                                reason=f"this CPU has no {name}"))
@@ -163,3 +166,24 @@ def test_depthwise_refuses_windows_beyond_the_int32_accumulator():
     with pytest.raises(ValueError, match="taps"):
         prepare_depthwise(np.zeros((1, 200, 200, 1), np.uint8), None, (1, 1, 1, 1), (0,) * 4, (1, 1), 1, 0,
                           (1.0, 0), (1.0, 0), (1.0, 0))
+
+
+def test_uint8_pooling_equals_the_float64_route():
+    rng = np.random.default_rng(25)
+    for i in range(30):
+        n, h, w, c = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 10), rng.integers(1, 10),
+                                       rng.integers(1, 40)))
+        kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+        if h + pads[2] + pads[3] < kh or w + pads[0] + pads[1] < kw:
+            continue
+        strides = tuple(int(s) for s in rng.integers(1, 4, 2))
+        shape = (n, (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1, c)
+        x = _data(rng, (n, h, w, c), i)
+        quant_in = (float(np.float32(rng.uniform(0.001, 0.5))), _zero(rng, i))
+        quant_out = quant_in if i % 3 == 0 else (float(np.float32(rng.uniform(0.001, 0.5))), _zero(rng, i + 1))
+        for mode in (nhwc_pooling.AVERAGE, nhwc_pooling.MAX):
+            want, got = np.zeros(shape, np.uint8), np.full(shape, 7, np.uint8)
+            nhwc_pooling.pool2d(x, want, mode, pads, strides, (kw, kh), i % 4, quant_in, quant_out)
+            prepare_pool(mode == nhwc_pooling.MAX, shape, pads, strides, (kw, kh), i % 4, quant_in, quant_out)(x, got)
+            assert np.array_equal(got, want), f"case {i}, mode {mode}"

@@ -1,4 +1,5 @@
-"""uint8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED through NNAPI run on the kernels planned at bind
+"""uint8 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the average and max pools through NNAPI run on the
+kernels planned at bind
 (tests/kernels/test_quant8_nnapi.py holds them to the NumPy route bit for bit), and are planned again
 when the filter changes between executions (a filter that is a model input)."""
 import numpy as np
@@ -10,7 +11,8 @@ from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import quant8_convolution, quant8_depthwise
 
 OP = nnapi.OperationType
-QIN, QW, QOUT = (0.05, 120), (0.01, 131), (0.08, 7)
+# Scales exact in float32, as the graph's FLOAT32 scalars hold them (the reference then sees the same values).
+QIN, QW, QOUT = ((float(np.float32(s)), z) for s, z in ((0.05, 120), (0.01, 131), (0.08, 7)))
 
 
 def _case(op, rng, const: bool):
@@ -89,3 +91,21 @@ def test_a_filter_written_between_executions_is_planned_again(op):
     other = rng.integers(0, 256, filt.shape, dtype=np.uint8)
     assert np.array_equal(_compute(compilation, [x, other], out), want(x, other, bias))
     compilation.release()
+
+
+@pytest.mark.parametrize("op", [OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D], ids=lambda o: nnapi.OperationType(o).name)
+def test_uint8_pools_run_the_planned_kernel(op, monkeypatch):
+    from nnapi_harness import run
+
+    from openvx_nn.kernels.frontend import nhwc_pooling, quant8_pooling
+    planned = []
+    original = quant8_pooling.prepare_pool
+    monkeypatch.setattr(quant8_pooling, "prepare_pool", lambda *a, **k: planned.append(1) or original(*a, **k))
+    x = np.random.default_rng(op).integers(0, 256, (1, 6, 7, 5), dtype=np.uint8)
+    # pads left 1, right 0, top 0, bottom 1; strides 2, 2; a 3x2 window; RELU
+    scalars = [i32(v) for v in (1, 0, 0, 1, 2, 2, 3, 2, 1)]
+    (got,) = run(op, [Tensor(x, *QIN)] + scalars, [Out(Q8, (1, 3, 3, 5), *QOUT)])
+    want = np.zeros((1, 3, 3, 5), np.uint8)
+    mode = nhwc_pooling.MAX if op == OP.MAX_POOL_2D else nhwc_pooling.AVERAGE
+    nhwc_pooling.pool2d(x, want, mode, (1, 0, 0, 1), (2, 2), (3, 2), 1, QIN, QOUT)
+    assert np.array_equal(got, want) and planned == [1]

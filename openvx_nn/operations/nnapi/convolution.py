@@ -7,7 +7,7 @@ from collections.abc import Callable
 from ...core.enums import Status
 from ...kernels.frontend import nhwc_convolution as conv
 from ...kernels.frontend import nhwc_pooling as pooling
-from ...kernels.frontend import quant8_convolution, quant8_depthwise
+from ...kernels.frontend import quant8_convolution, quant8_depthwise, quant8_pooling
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 WINDOW = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h")
@@ -180,8 +180,19 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
                        args["activation"], args.quant("input"), args.quant("output"))
     run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
+
+    def quant8(args: Args) -> Callable[[], None]:  # uint8 average and max: integer windows (quant8_pooling)
+        if mode == pooling.L2:
+            return lambda: run(args)
+        pads, strides = _pads(args)
+        pool = quant8_pooling.prepare_pool(mode == pooling.MAX, args["output"].shape, pads, strides,
+                                           (args["filter_w"], args["filter_h"]), args["activation"],
+                                           args.quant("input"), args.quant("output"))
+        x, out = args["input"], args["output"]
+        return lambda: pool(x, out)
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
-                             ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output")))
+                             ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output"),
+                             prepare=_by_dtype(run, quant8)))
 
 
 _pool_kernel("average_pool_2d", 1, pooling.AVERAGE, (F32, U8))
