@@ -14,7 +14,11 @@ Outputs are compared: NNAPI's requantization (a 31-bit fixed-point multiplier, r
 from zero) and ORT's (a float multiplier, rounded half to even) may differ by one on ties, and such
 differences travel through the layers; the table reports how many final values agree within 1.
 
-Usage: python benchmarks/bench_nnapi_quant8.py [--repeat N] [--layers] [--smoke]
+``--cpu-time`` compares the work instead of the wall time, for a machine busy with other jobs: ORT on
+one thread, each call timed by the calling thread's CPU time (run it with ``OPENVX_NN_THREADS=1`` so
+that ours runs on the calling thread too).
+
+Usage: python benchmarks/bench_nnapi_quant8.py [--repeat N] [--smoke] [--cpu-time]
 Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx); without them it says so and exits 0.
 """
 from __future__ import annotations
@@ -34,6 +38,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from openvx_nn import nnapi
+from openvx_nn.kernels.engine import isa
 
 # (stride of the depthwise layer, output channels of the pointwise layer) per block
 BLOCKS = [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
@@ -174,24 +179,24 @@ def ort_model(size: int, quant_in, layers):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
 
 
-def ort_session(model):
+def ort_session(model, threads: int = 2):
     import onnxruntime as ort
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
+    options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def medians(functions, repeat: int) -> list[float]:
-    """Median wall time of each function, calls alternating so load on the machine slows all alike."""
+def medians(functions, repeat: int, clock=time.perf_counter) -> list[float]:
+    """Median time of each function, calls alternating so load on the machine slows all alike."""
     for function in functions:
         function()
     times: list[list[float]] = [[] for _ in functions]
     for i in range(repeat):
         for k in (range(len(functions)) if i % 2 == 0 else reversed(range(len(functions)))):
-            start = time.perf_counter()
+            start = clock()
             functions[k]()
-            times[k].append(time.perf_counter() - start)
+            times[k].append(clock() - start)
     return [statistics.median(t) for t in times]
 
 
@@ -211,7 +216,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--smoke", action="store_true", help="a 32x32 two-block network, a few calls")
-    parser.add_argument("--layers", action="store_true", help="also time each NNAPI operation (in the model)")
+    parser.add_argument("--cpu-time", action="store_true", help="ORT on one thread, calls timed in CPU time")
     args = parser.parse_args(argv)
     try:
         import onnx  # noqa: F401
@@ -226,25 +231,20 @@ def main(argv: list[str]) -> int:
     x = rng.integers(0, 256, (1, size, size, 3), dtype=np.uint8)
     ours_out = np.zeros((1, classes), np.uint8)
     run, compilation = nnapi_runner(nnapi_model(size, quant_in, layers), x, ours_out)
-    session = ort_session(ort_model(size, quant_in, layers))
+    threads = 1 if args.cpu_time else 2
+    session = ort_session(ort_model(size, quant_in, layers), threads)
     x_nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     ort_out = []
     ort_call = lambda: ort_out.append(session.run(None, {"x": x_nchw})[0])
-    ours, theirs = medians([run, ort_call], repeat)
+    ours, theirs = medians([run, ort_call], repeat, time.thread_time if args.cpu_time else time.perf_counter)
     diff = np.abs(ours_out.astype(np.int64).ravel() - ort_out[-1].astype(np.int64).ravel())
-    macs = sum(int(np.prod(layer.filt.shape)) for layer in layers)  # a rough count: per output pixel below
-    print(f"quant8 MobileNet v1 {size}x{size} ({len(layers)} weighted layers), median of {repeat} interleaved calls"
-          f" (machine shared: figures are noisy)")
-    print(f"  openvx_nn.nnapi   {ours * 1e3:8.2f} ms")
-    print(f"  ORT QLinearConv   {theirs * 1e3:8.2f} ms   (2 intra-op threads)")
+    clock = "CPU time of the calling thread" if args.cpu_time else "wall time"
+    print(f"quant8 MobileNet v1 {size}x{size} ({len(layers)} weighted layers), median {clock} of {repeat} "
+          f"interleaved calls")
+    print(f"  openvx_nn.nnapi   {ours * 1e3:8.2f} ms   (engine threads: {isa.threads()})")
+    print(f"  ORT QLinearConv   {theirs * 1e3:8.2f} ms   ({threads} intra-op thread{'s' if threads > 1 else ''})")
     print(f"  ORT time / our time: {theirs / ours:.2f}")
-    print(f"  outputs: {np.mean(diff <= 1) * 100:.1f}% within 1 of ORT's (max difference {diff.max()}); "
-          f"{macs} weights")
-    if args.layers:
-        prepared = compilation.prepared
-        run()
-        for j, name, ms in prepared.operation_timings():
-            print(f"    op {j:2d} {name.split('.')[-1]:20s} {ms:7.3f} ms")
+    print(f"  outputs: {np.mean(diff <= 1) * 100:.1f}% within 1 of ORT's (max difference {diff.max()})")
     compilation.release()
     return 0
 
