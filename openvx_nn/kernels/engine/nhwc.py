@@ -25,6 +25,8 @@ output zero point, clamped to ``[lo, hi]`` (the fused activation's range).
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -241,10 +243,26 @@ def _claim(code, xp, taps, weights, bias, out, params, n_units, n_chunks, counte
 
 _CLAIM = kernel(_claim)
 
-_I16_4 = types.Array(types.int16, 4, "C")
 _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int64, 1, "C", readonly=True),
            types.Array(types.int16, 1, "C", readonly=True), types.Array(types.int64, 1, "C", readonly=True),
            types.Array(types.uint8, 1, "C"), types.Array(types.int64, 1, "C", readonly=True))
+
+
+@functools.cache
+def _pack_entry():
+    return jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), types.Array(types.int16, 4, "C"),
+                     *(jit.INT,) * 5)
+
+
+@functools.cache
+def _units_entry(code: int):
+    return jit.entry(_UNITS, types.literal(code), *_ARRAYS, jit.INT, jit.INT)
+
+
+@functools.cache
+def _claim_entry(code: int):
+    return jit.entry(_CLAIM, types.literal(code), *_ARRAYS, jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
+                     jit.BOOL)
 
 
 def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, height: int, width: int,
@@ -252,28 +270,15 @@ def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, he
     """``x`` (uint8 [N, H, W, C], any strides) as int16 offsets ``x - zero_point`` in a window of ``height`` x
     ``width`` pixels of ``depth >= C`` channels whose first sample is input (-pad_left, -pad_top); 0 elsewhere."""
     xp = np.empty((x.shape[0], height, width, depth), np.int16)
-    jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), _I16_4, *(jit.INT,) * 5)(
-        x, xp, zero_point, pad_left, pad_top, 0, 1)
+    _pack_entry()(x, xp, zero_point, pad_left, pad_top, 0, 1)
     return xp
 
 
-def _units_entry(code: int):
-    return jit.entry(_UNITS, types.literal(code), *_ARRAYS, jit.INT, jit.INT)
-
-
-def _claim_entry(code: int):
-    return jit.entry(_CLAIM, types.literal(code), *_ARRAYS, jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
-                     jit.BOOL)
-
-
-def correlate(plan: NhwcPlan, x: np.ndarray, x_zero: int, out: np.ndarray, multiplier: int, shift: int,
-              zero_point: int, lo: int, hi: int) -> None:
-    """Fill ``out`` (uint8 [N, OH, OW, K], C-ordered) from ``x`` (uint8 [N, H, W, C], any strides)."""
-    images, oh, ow, k_out = out.shape
-    if out.size == 0:
-        return
-    xp = pack_offsets(x, x_zero, plan.pads[0], plan.pads[1], plan.pixels_y, plan.pixels_x,
-                      -(-plan.channels // ELEMENTS) * ELEMENTS)
+def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,
+         lo: int, hi: int) -> Callable[[np.ndarray, np.ndarray], None]:
+    """``call(x, out)``: fill ``out`` (uint8 ``out_shape`` = [N, OH, OW, K], C-ordered) from ``x`` (uint8
+    [N, H, W, C], any strides), requantized by (``multiplier``, ``shift``, ``zero_point``) into [lo, hi]."""
+    images, oh, ow, k_out = out_shape
     pixels = images * oh * ow
     strip = max(1, STRIP // plan.rows)
     n_strips = -(-pixels // (strip * plan.rows))
@@ -282,15 +287,22 @@ def correlate(plan: NhwcPlan, x: np.ndarray, x_zero: int, out: np.ndarray, multi
     params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
                        plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
                        zero_point, lo, hi], np.int64)
-    flat = out.reshape(-1)
-    arrays = (xp, plan.taps, plan.weights, plan.bias, flat, params)
     work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
-    helpers = workers.helpers() if work >= PARALLEL_WORK else 0
-    if not helpers:
-        _units_entry(plan.code)(plan.code, *arrays, 0, n_units)
-        return
-    claim = _claim_entry(plan.code)
-    n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
-    counters = np.zeros(2, np.int64)
-    workers.lend(lambda: claim(plan.code, *arrays, n_units, n_chunks, counters, False), helpers)
-    claim(plan.code, *arrays, n_units, n_chunks, counters, True)
+    depth = -(-plan.channels // ELEMENTS) * ELEMENTS
+    code = plan.code
+
+    def call(x: np.ndarray, out: np.ndarray) -> None:
+        if pixels * k_out == 0:
+            return
+        xp = pack_offsets(x, x_zero, plan.pads[0], plan.pads[1], plan.pixels_y, plan.pixels_x, depth)
+        arrays = (xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), params)
+        helpers = workers.helpers() if work >= PARALLEL_WORK else 0
+        if not helpers:
+            _units_entry(code)(code, *arrays, 0, n_units)
+            return
+        claim = _claim_entry(code)
+        n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
+        counters = np.zeros(2, np.int64)
+        workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
+        claim(code, *arrays, n_units, n_chunks, counters, True)
+    return call

@@ -38,9 +38,8 @@ def _engine(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], ou
     zx = int(quant_in[1])
     plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
                         tuple(x_shape[1:3]), tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
-    stage = _epilogue(quant_in, quant_w, quant_out, activation)
-
-    return lambda x, out: contiguous(out, lambda target: nhwc.correlate(plan, x, zx, target, *stage))
+    call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
+    return lambda x, out: contiguous(out, lambda target: call(x, target))
 
 
 def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:

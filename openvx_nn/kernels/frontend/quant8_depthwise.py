@@ -10,6 +10,7 @@ NumPy route (``asymmetric.requantize``), which stays as the reference.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -97,6 +98,7 @@ _TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int
           types.Array(types.int64, 1, "C", readonly=True), types.Array(types.uint8, 4, "C"))
 
 
+@functools.cache
 def _entries():
     return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 10),
             jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 8), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),

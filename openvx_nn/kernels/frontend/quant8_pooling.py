@@ -11,6 +11,7 @@ wholly in padding gives the real value 0.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -65,9 +66,11 @@ def prepare_pool(maximum: bool, out_shape: tuple[int, ...], pads: tuple[int, int
     lo, hi = quantized_range(activation, *quant_out)
     scalars = (bool(maximum), int(quant_in[1]), float(quant_in[0]), int(quant_out[1]), float(quant_out[0]), lo, hi,
                int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]))
-    u8 = types.Array(types.uint8, 4, "A")
+    return lambda x, out: _entry()(x, out, *scalars)
 
-    def run(x: np.ndarray, out: np.ndarray) -> None:
-        jit.entry(_pool, u8.copy(readonly=True), u8, jit.BOOL, jit.INT, jit.FLOAT, jit.INT, jit.FLOAT,
-                  *(jit.INT,) * 8)(x, out, *scalars)
-    return run
+
+@functools.cache
+def _entry():
+    u8 = types.Array(types.uint8, 4, "A")
+    return jit.entry(_pool, u8.copy(readonly=True), u8, jit.BOOL, jit.INT, jit.FLOAT, jit.INT, jit.FLOAT,
+                     *(jit.INT,) * 8)
