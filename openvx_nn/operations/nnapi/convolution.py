@@ -12,6 +12,7 @@ from ...kernels.frontend import float_depthwise as fdepthwise
 from ...kernels.frontend import float_pooling as fpooling
 from ...kernels.frontend import nhwc_convolution as conv
 from ...kernels.frontend import nhwc_pooling as pooling
+from ...kernels.frontend import quant8_convolution, quant8_depthwise, quant8_pooling
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 Runner = Callable[[], None]
@@ -113,19 +114,43 @@ def _prepare_fc_float(args: Args) -> Runner:
     return _Bound(args, fconv.pack_fc, lambda packed: fconv.bind_fully_connected(x, packed, bias, out, act))
 
 
-# -- uint8 (TENSOR_QUANT8_ASYMM): today's exact NumPy path, per call --------------------------------------
+# ---- uint8 (TENSOR_QUANT8_ASYMM): planned once at bind on the integer engine ----------------------------
+
+def _replanned(args: Args, make: Callable[[], Callable]) -> Callable[[], None]:
+    """A runner calling ``make()``'s ``run(input, output)``, made again when the filter or the bias (packed
+    into it) has been written since."""
+    def stamp() -> tuple[int, int]:
+        return args.writes("filter"), args.writes("bias")
+    state = [stamp(), make()]
+    x, out = args["input"], args["output"]
+
+    def runner() -> None:
+        now = stamp()
+        if now != state[0]:
+            state[:] = [now, make()]
+        state[1](x, out)
+    return runner
 
 
-def _prepare_conv_quant8(args: Args) -> Runner:
-    return lambda: _run_conv(args)
+def _quant8_conv(args: Args) -> Callable[[], None]:
+    pads, strides = _pads(args)
+    return _replanned(args, lambda: quant8_convolution.prepare_conv(
+        args["filter"], args.get("bias"), args["input"].shape, args["output"].shape, pads, strides,
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
 
 
-def _prepare_depthwise_quant8(args: Args) -> Runner:
-    return lambda: _run_depthwise(args)
+def _quant8_depthwise(args: Args) -> Callable[[], None]:
+    pads, strides = _pads(args)
+    return _replanned(args, lambda: quant8_depthwise.prepare_depthwise(
+        args["filter"], args.get("bias"), args["output"].shape, pads, strides, args["depth_multiplier"],
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
 
 
-def _prepare_fc_quant8(args: Args) -> Runner:
-    return lambda: _run_fc(args)
+def _quant8_fc(args: Args) -> Callable[[], None]:
+    return _replanned(args, lambda: quant8_convolution.prepare_fully_connected(
+        args["filter"], args.get("bias"), args["output"].shape[0], args["activation"], args.quant("input"),
+        args.quant("filter"), args.quant("output")))
+
 
 
 def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args], Runner]):
@@ -137,7 +162,7 @@ def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args]
 Q3 = ("input", "filter", "output")
 nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
                          ints=WINDOW + ("activation",), quantized=Q3,
-                         prepare=_by_dtype(_prepare_conv_float, _prepare_conv_quant8)))
+                         prepare=_by_dtype(_prepare_conv_float, _quant8_conv)))
 
 
 def _infer_depthwise(args: Args):
@@ -163,7 +188,7 @@ def _run_depthwise(args: Args) -> None:
 
 nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
                          _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3,
-                         prepare=_by_dtype(_prepare_depthwise_float, _prepare_depthwise_quant8)))
+                         prepare=_by_dtype(_prepare_depthwise_float, _quant8_depthwise)))
 
 
 def _infer_fc(args: Args):
@@ -188,7 +213,7 @@ def _run_fc(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("fully_connected", 9, ("input", "filter", "bias?"), ("output",), _infer_fc, _run_fc,
-                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_prepare_fc_float, _prepare_fc_quant8)))
+                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_prepare_fc_float, _quant8_fc)))
 
 
 def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
@@ -203,17 +228,25 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         pads, strides = _pads(args)
         pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
                        args["activation"], args.quant("input"), args.quant("output"))
-    def prepare(args: Args) -> Runner:
-        if np.dtype(args["input"].dtype) != F32:
-            return lambda: run(args)
+    def prepare(args: Args) -> Runner:  # float32
         pads, strides = _pads(args)
         size = (args["filter_w"], args["filter_h"])
         return fpooling.bind_pool2d(args["input"], args["output"], mode, pads, strides, size, args["activation"])
 
     run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
+
+    def quant8(args: Args) -> Callable[[], None]:  # uint8 average and max: integer windows (quant8_pooling)
+        if mode == pooling.L2:
+            return lambda: run(args)
+        pads, strides = _pads(args)
+        pool = quant8_pooling.prepare_pool(mode == pooling.MAX, args["output"].shape, pads, strides,
+                                           (args["filter_w"], args["filter_h"]), args["activation"],
+                                           args.quant("input"), args.quant("output"))
+        x, out = args["input"], args["output"]
+        return lambda: pool(x, out)
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
                              ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output"),
-                             prepare=prepare))
+                             prepare=_by_dtype(prepare, quant8)))
 
 
 _pool_kernel("average_pool_2d", 1, pooling.AVERAGE, (F32, U8))

@@ -1,0 +1,308 @@
+"""The integer engine's NHWC entry: asymmetric 8-bit sums on the s16 micro-kernels, requantized by a
+fixed-point multiplier and shift in the epilogue.
+
+Asymmetric data (``real = scale * (q - zero_point)``) needs ``sum (x - zx) * (w - zw)``. Each offset
+fits int16 (``|q - z| <= 255``), so both operands are packed as their offsets and multiplied on the
+``s16`` micro-kernels (``vpmaddwd`` + ``vpaddd`` on AVX2, ``vpdpwssd`` with VNNI): the sums come out
+exact with no zero-point correction, and the window's padding, packed as 0, is the real zero NNAPI pads
+with. (The ``u8s8`` kernels would need every pixel's window sum of the input to correct a non-zero
+weight zero point; 16-bit products need none, at half of VNNI's 8-bit rate.)
+
+Layout. Rows are output pixels ``p = ox + OW * (oy + OH * image)`` and lanes output channels, which is
+NHWC's own order: the epilogue writes a pixel's channels side by side (``out[p * K + k]``) and the
+input is packed once per call as ``xp[image, y, x, c]`` (int16, channels padded to even, the window's
+padding included) by copying pixel rows. Weights are packed once, by :func:`prepare`, as the engine's
+``[channel block][my][mx][group][vector][lane][e]``.
+
+Exactness. A product is at most ``x_max * w_max <= 255 * 255`` in magnitude and a step adds two per
+lane, so a block of ``(2**31 - 1) // (2 * x_max * w_max)`` steps cannot leave int32 (with MobileNet's
+largest layer, 1024 channels, one block); longer sums add their blocks in int64.
+
+Epilogue (the gemmlowp rule NNAPI's reference uses, ``frontend/asymmetric.requantize``): ``v = sum +
+bias[k]``, clamped to ``±(2**31 - 1)``, times the 31-bit multiplier ``m``, divided by ``2**shift``
+rounded half away from zero (a negative shift: clamped to ``±2**40``, then shifted left), plus the
+output zero point, clamped to ``[lo, hi]`` (the fused activation's range).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numba import types
+
+from ..support import jit
+from ..support.jit import kernel
+from . import workers
+from .atomics import fetch_add, pause
+from .microkernel import LANES, tile_kernel, variant
+from .simd import INT32_MAX, PARALLEL_WORK, STRIP, _choose_tile
+
+ACC_LIMIT = (1 << 31) - 1
+ELEMENTS = 2  # int16 elements per 4-byte group
+CHUNKS_PER_THREAD = 4
+
+
+@kernel
+def scale_lane(v, m, shift, zero_point, lo, hi):
+    """One accumulator (bias included) to its output value: the module's epilogue rule, branch-free in
+    ``v`` so that a loop of it vectorizes (the tests on ``shift`` are loop-invariant). The clamped sum and
+    ``m`` both fit int32, so their product is one 32x32->64 multiply. Half away from zero is
+    ``(p + half - (p < 0)) >> shift`` with an arithmetic shift: for negative ``p`` that is
+    ``-floor((-p + half) / 2**shift)``, since ``2**shift - half = half``."""
+    product = np.int64(np.int32(min(max(v, -ACC_LIMIT), ACC_LIMIT))) * np.int64(np.int32(m))
+    if shift < 0:
+        product = min(max(product, -(1 << 40)), 1 << 40) << -shift
+    elif shift > 62:
+        product = product * 0
+    elif shift > 0:
+        product = (product + (np.int64(1) << (shift - 1)) - (product < 0)) >> shift
+    return min(max(product + zero_point, lo), hi)
+
+
+@dataclass(frozen=True)
+class NhwcPlan:
+    """A layer's weights packed and its geometry fixed (made once, when the node is bound)."""
+
+    code: int  # the micro-kernel (microkernel.variant)
+    rows: int
+    vecs: int
+    lanes: int
+    weights: np.ndarray  # int16 offsets, packed, flat
+    bias: np.ndarray  # int64 per output channel, zeros to whole blocks
+    taps: np.ndarray  # int64 byte offsets of whole kernel rows in the packed input
+    inner: int  # 4-byte steps from each of those offsets
+    block_steps: int  # steps whose int32 sums cannot overflow
+    channels: int
+    k_out: int
+    pixels_x: int  # the packed window's width and height
+    pixels_y: int
+    pads: tuple[int, int]  # (left, top)
+    strides: tuple[int, int]  # (x, y)
+
+
+def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, in_hw: tuple[int, int],
+            out_hw: tuple[int, int], pads: tuple[int, int], strides: tuple[int, int], images: int,
+            isa: str) -> NhwcPlan:
+    """Pack ``w_offsets`` (int16 ``w - zw``, NNAPI's [K, KY, KX, C]) for a correlation of inputs of
+    ``in_hw`` pixels into ``out_hw``; ``x_max`` bounds ``|x - zx|``; ``pads`` (left, top), ``strides``
+    (x, y); ``isa`` one with an s16 micro-kernel."""
+    k_out, ky, kx, channels = w_offsets.shape
+    lanes = LANES[isa]
+    groups = -(-channels // ELEMENTS)
+    rows, vecs = _choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
+    block = lanes * vecs
+    n_blocks = -(-k_out // block)
+    wide = np.zeros((kx, ky, groups * ELEMENTS, n_blocks * block), np.int16)
+    wide[:, :, :channels, :k_out] = w_offsets.transpose(2, 1, 3, 0)
+    packed = wide.reshape(kx, ky, groups, ELEMENTS, n_blocks, vecs, lanes).transpose(4, 1, 0, 2, 5, 6, 3)
+    width = (out_hw[1] - 1) * strides[0] + kx
+    height = (out_hw[0] - 1) * strides[1] + ky
+    pitch = groups * 4
+    taps = np.array([my * width * pitch for my in range(ky)], np.int64)  # a kernel row is one run
+    padded_bias = np.zeros(n_blocks * block, np.int64)
+    if bias is not None:
+        padded_bias[:k_out] = bias
+    w_max = int(np.abs(w_offsets.astype(np.int64)).max(initial=0))
+    worst = ELEMENTS * max(x_max, 1) * max(w_max, 1)
+    return NhwcPlan(variant(isa, "s16", rows, vecs), rows, vecs, lanes, np.ascontiguousarray(packed).ravel(),
+                    padded_bias, taps, groups * kx, INT32_MAX // worst, channels, k_out, width, height, pads,
+                    strides)
+
+
+# ---- the numba side ---------------------------------------------------------------------------------
+
+@kernel
+def _pack(x, xp, zero_point, pad_left, pad_top, part, parts):
+    # xp[image, j, i, c] = x[image, j - top, i - left, c] - zero_point inside the input, else 0, for the
+    # rows (image, j) of share ``part`` of ``parts``.
+    _, height, width, channels = x.shape
+    images, hp, wp, cp = xp.shape
+    first = min(max(pad_left, 0), wp)  # packed columns over the input: first .. last - 1
+    last = max(min(width + pad_left, wp), first)
+    zero = np.int16(zero_point)
+    for line in range(images * hp * part // parts, images * hp * (part + 1) // parts):
+        image, j = line // hp, line % hp
+        row = xp[image, j]
+        iy = j - pad_top
+        if iy < 0 or iy >= height:
+            row[:, :] = 0
+            continue
+        row[:first, :] = 0
+        row[last:, :] = 0
+        source = x[image, iy]
+        for i in range(first, last):
+            src, dst = source[i - pad_left], row[i]
+            for c in range(channels):
+                dst[c] = np.int16(src[c]) - zero
+            for c in range(channels, cp):
+                dst[c] = 0
+
+
+@kernel
+def _store_rows(out, sums, bias, n_rows, p0, k0, valid, block, k_out, m, shift, zero_point, lo, hi):
+    # out[(p0 + r) * k_out + k0 + lane] = the epilogue of sums[r * block + lane] + bias[lane].
+    for r in range(n_rows):
+        at = (p0 + r) * k_out + k0
+        target = out[at: at + valid]
+        source = sums[r * block: r * block + valid]
+        for lane in range(valid):
+            target[lane] = scale_lane(np.int64(source[lane]) + bias[lane], m, shift, zero_point, lo, hi)
+
+
+# params: the units' scalars, in this order (one int64 array keeps the signatures short).
+OW, OH, K_OUT, PIXELS, ROWS, BLOCK, N_STRIPS, STRIP_TILES, STRIDE_X, STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, \
+    MULT, SHIFT, ZERO, LO, HI = range(18)
+
+
+def _units(code, xp, taps, weights, bias, out, params, u0, u1):
+    # Work units u0 .. u1-1: unit u is strip (u % n_strips), ``strip`` tiles of ``rows`` consecutive pixels,
+    # of output-channel block (u // n_strips).
+    ow, oh, k_out, pixels = params[OW], params[OH], params[K_OUT], params[PIXELS]
+    rows, block, n_strips, strip = params[ROWS], params[BLOCK], params[N_STRIPS], params[STRIP_TILES]
+    stride_x, stride_y, inner, tap_stride, steps = (params[STRIDE_X], params[STRIDE_Y], params[INNER],
+                                                    params[TAP_STRIDE], params[BLOCK_STEPS])
+    m, shift, zero_point, lo, hi = params[MULT], params[SHIFT], params[ZERO], params[LO], params[HI]
+    _, hp, wp, cp = xp.shape
+    pitch = cp * 2
+    n_taps = taps.shape[0]
+    width = strip * rows
+    tile = np.empty(rows * block, np.int32)
+    acc = np.empty(rows * block, np.int64)
+    addr = np.empty(rows, np.int64)
+    base = np.int64(xp.ctypes.data)
+    tile_at, addr_at, taps_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data), np.int64(taps.ctypes.data)
+    w_blocks = np.int64(weights.ctypes.data)
+    block_bytes = n_taps * tap_stride
+    taps_per_block = max(1, steps // inner)
+    inner_per_block = min(inner, steps)
+    single = taps_per_block >= n_taps and inner_per_block >= inner
+    for u in range(u0, u1):
+        ob = u // n_strips
+        s0 = (u % n_strips) * width
+        n_pix = min(width, pixels - s0)
+        w0 = w_blocks + ob * block_bytes
+        k0 = ob * block
+        valid = min(block, k_out - k0)
+        lane_bias = bias[k0: k0 + block]
+        # The pixel after the tile's last row, as coordinates stepped along (divisions cost more than a
+        # small tile's sums); rows past the last pixel repeat it.
+        ox, q = s0 % ow, s0 // ow
+        oy, image = q % oh, q // oh
+        for t in range(0, n_pix, rows):
+            for r in range(rows):
+                addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+                if s0 + t + r + 1 < pixels:
+                    ox += 1
+                    if ox == ow:
+                        ox = 0
+                        oy += 1
+                        if oy == oh:
+                            oy = 0
+                            image += 1
+            n_rows = min(rows, n_pix - t)
+            if single:
+                tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
+                _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
+                            lo, hi)
+                continue
+            acc[:] = 0
+            for t0 in range(0, n_taps, taps_per_block):
+                nt = min(taps_per_block, n_taps - t0)
+                for g0 in range(0, inner, inner_per_block):
+                    ng = min(inner_per_block, inner - g0)
+                    for r in range(rows):
+                        addr[r] += 4 * g0
+                    tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
+                                w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
+                    for r in range(rows):
+                        addr[r] -= 4 * g0
+                    for i in range(rows * block):
+                        acc[i] += tile[i]
+            _store_rows(out, acc, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point, lo, hi)
+
+
+_UNITS = kernel(_units)
+
+
+def _claim(code, xp, taps, weights, bias, out, params, n_units, n_chunks, counters, wait):
+    # Chunks of units claimed from counters[0] by the caller and its helpers (workers.py); counters[1]
+    # counts finished chunks, and the caller (``wait``) returns once all are finished.
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= n_chunks:
+            break
+        _UNITS(code, xp, taps, weights, bias, out, params, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        while fetch_add(claim + 8, 0) < n_chunks:
+            pause()
+
+
+_CLAIM = kernel(_claim)
+
+_ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int64, 1, "C", readonly=True),
+           types.Array(types.int16, 1, "C", readonly=True), types.Array(types.int64, 1, "C", readonly=True),
+           types.Array(types.uint8, 1, "C"), types.Array(types.int64, 1, "C", readonly=True))
+
+
+@functools.cache
+def _pack_entry():
+    return jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), types.Array(types.int16, 4, "C"),
+                     *(jit.INT,) * 5)
+
+
+@functools.cache
+def _units_entry(code: int):
+    return jit.entry(_UNITS, types.literal(code), *_ARRAYS, jit.INT, jit.INT)
+
+
+@functools.cache
+def _claim_entry(code: int):
+    return jit.entry(_CLAIM, types.literal(code), *_ARRAYS, jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
+                     jit.BOOL)
+
+
+def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, height: int, width: int,
+                 depth: int) -> np.ndarray:
+    """``x`` (uint8 [N, H, W, C], any strides) as int16 offsets ``x - zero_point`` in a window of ``height`` x
+    ``width`` pixels of ``depth >= C`` channels whose first sample is input (-pad_left, -pad_top); 0 elsewhere."""
+    xp = np.empty((x.shape[0], height, width, depth), np.int16)
+    _pack_entry()(x, xp, zero_point, pad_left, pad_top, 0, 1)
+    return xp
+
+
+def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,
+         lo: int, hi: int) -> Callable[[np.ndarray, np.ndarray], None]:
+    """``call(x, out)``: fill ``out`` (uint8 ``out_shape`` = [N, OH, OW, K], C-ordered) from ``x`` (uint8
+    [N, H, W, C], any strides), requantized by (``multiplier``, ``shift``, ``zero_point``) into [lo, hi]."""
+    images, oh, ow, k_out = out_shape
+    pixels = images * oh * ow
+    strip = max(1, STRIP // plan.rows)
+    n_strips = -(-pixels // (strip * plan.rows))
+    block = plan.vecs * plan.lanes
+    n_units = n_strips * (-(-k_out // block))
+    params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
+                       plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
+                       zero_point, lo, hi], np.int64)
+    work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
+    depth = -(-plan.channels // ELEMENTS) * ELEMENTS
+    code = plan.code
+
+    def call(x: np.ndarray, out: np.ndarray) -> None:
+        if pixels * k_out == 0:
+            return
+        xp = pack_offsets(x, x_zero, plan.pads[0], plan.pads[1], plan.pixels_y, plan.pixels_x, depth)
+        arrays = (xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), params)
+        helpers = workers.helpers() if work >= PARALLEL_WORK else 0
+        if not helpers:
+            _units_entry(code)(code, *arrays, 0, n_units)
+            return
+        claim = _claim_entry(code)
+        n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
+        counters = np.zeros(2, np.int64)
+        workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
+        claim(code, *arrays, n_units, n_chunks, counters, True)
+    return call

@@ -1,0 +1,93 @@
+"""NNAPI's TENSOR_QUANT8_ASYMM CONV_2D and FULLY_CONNECTED on the integer engine (``engine/nhwc.py``).
+
+A layer is planned once (:func:`prepare_conv`, :func:`prepare_fully_connected`): the weights' offsets
+packed, the requantization multiplier split into NNAPI's 31-bit ``m`` and ``shift``
+(``asymmetric.quantized_multiplier``) and the fused activation turned into a raw ``[lo, hi]``
+(``asymmetric.quantized_range``). The returned ``run(x, out)`` then packs the input and runs the
+micro-kernels, writing NHWC directly. The results are bit for bit those of ``nhwc_convolution``'s
+NumPy loops (exact int64 sums, then ``asymmetric.requantize``), which stay as the reference and as
+the route where the CPU has no SIMD engine (``isa`` ``generic``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..engine import isa as isa_module
+from ..engine import nhwc
+from . import nhwc_convolution as reference
+from .asymmetric import quantized_multiplier, quantized_range
+
+Quant = tuple[float, int]
+Runner = Callable[[np.ndarray, np.ndarray], None]
+
+
+def _epilogue(quant_in: Quant, quant_w: Quant, quant_out: Quant, activation: int) -> tuple[int, int, int, int, int]:
+    """(m, shift, zero point, lo, hi): the same multiplier, computed the same way, as ``output_stage``."""
+    m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
+    lo, hi = quantized_range(activation, *quant_out)
+    return m, shift, int(quant_out[1]), lo, hi
+
+
+def _engine(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
+            pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
+            quant_w: Quant, quant_out: Quant, isa: str) -> Runner:
+    """The engine's runner for NHWC shapes ``x_shape`` -> ``out_shape`` and filter ``w`` [K, KY, KX, C]."""
+    w_offsets = w.astype(np.int16) - np.int16(quant_w[1])
+    zx = int(quant_in[1])
+    plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
+                        tuple(x_shape[1:3]), tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
+    call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
+    return lambda x, out: contiguous(out, lambda target: call(x, target))
+
+
+def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
+    """``fill`` ``out``, through a C-ordered copy when ``out`` is a strided view (the engine writes flat)."""
+    if out.flags.c_contiguous:
+        fill(out)
+        return
+    target = np.empty(out.shape, out.dtype)
+    fill(target)
+    out[...] = target
+
+
+def _engine_isa(isa: str | None) -> str | None:
+    """The instruction set the engine runs on, or None for the NumPy route."""
+    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    return None if chosen == "generic" else chosen
+
+
+def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
+                 quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Runner:
+    """``run(x, out)`` for a uint8 CONV_2D: ``x`` [N, H, W, C], ``w`` [K, KY, KX, C], ``out`` [N, OH, OW, K];
+    ``pads`` (left, right, top, bottom), ``strides`` (width, height); ``isa`` forces an instruction set."""
+    chosen = _engine_isa(isa)
+    if chosen is None or 0 in out_shape:
+        w, bias = np.array(w), None if bias is None else np.array(bias)
+
+        def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
+            reference.conv2d(x, w, bias, out, pads, strides, activation, quant_in, quant_w, quant_out)
+        return numpy_route
+    return _engine(w, bias, x_shape, out_shape, pads, strides, activation, quant_in, quant_w, quant_out, chosen)
+
+
+def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, activation: int, quant_in: Quant,
+                            quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Runner:
+    """``run(x, out)`` for a uint8 FULLY_CONNECTED: ``x`` of ``batch * input_size`` values, ``w`` [units,
+    input_size], ``out`` [batch, units]: a 1x1 convolution of ``batch`` 1x1 images."""
+    units, size = w.shape
+    chosen = _engine_isa(isa)
+    if chosen is None or batch * units == 0:
+        w, bias = np.array(w), None if bias is None else np.array(bias)
+
+        def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
+            reference.fully_connected(x, w, bias, out, activation, quant_in, quant_w, quant_out)
+        return numpy_route
+    conv = _engine(w.reshape(units, 1, 1, size), bias, (batch, 1, 1, size), (batch, 1, 1, units), (0, 0, 0, 0),
+                   (1, 1), activation, quant_in, quant_w, quant_out, chosen)
+
+    def run(x: np.ndarray, out: np.ndarray) -> None:
+        contiguous(out, lambda target: conv(x.reshape(batch, 1, 1, size), target.reshape(batch, 1, 1, units)))
+    return run

@@ -1,0 +1,142 @@
+"""NNAPI's TENSOR_QUANT8_ASYMM DEPTHWISE_CONV_2D as a direct integer kernel on NHWC data.
+
+Depthwise convolution does ``kh * kw`` multiply-adds per output value: it is bound by memory, not
+by arithmetic, so it gets no im2col and no GEMM. Each output pixel keeps one int32 accumulator per
+output channel; every tap inside the input adds ``(x - zx) * (w - zw)`` over the channels in one
+contiguous, vectorized loop (channel ``k * multiplier + q`` reads input channel ``k``). The sums are
+exact in int32 (``kh * kw * 255 * 255 < 2**31`` for windows below 33025 taps, checked), the bias is
+added in int64, and ``engine.nhwc.scale_lane`` requantizes: bit for bit ``nhwc_convolution``'s
+NumPy route (``asymmetric.requantize``), which stays as the reference.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+from numba import types
+
+from ..engine import workers
+from ..engine.atomics import fetch_add, pause
+from ..engine.nhwc import pack_offsets, scale_lane
+from ..support import jit
+from ..support.jit import kernel
+from .asymmetric import quantized_multiplier, quantized_range
+from .quant8_convolution import contiguous
+
+PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
+CHUNKS_PER_THREAD = 4
+MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
+
+
+def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi, line0,
+               line1):
+    # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
+    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int32), for the
+    # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
+    # int32, in L1) while each tap adds one contiguous run per output pixel, or (stride 1, multiplier 1:
+    # ``w_offsets`` then holds each tap's weights repeated out_w times) one run for the whole line.
+    _, hp, wp, depth_in = xp.shape
+    kh, kw = w_offsets.shape[0], w_offsets.shape[1]
+    _, out_h, out_w, depth_out = out.shape
+    whole_line = w_offsets.shape[2] == out_w * depth_out and stride_w == 1 and multiplier == 1
+    flat = xp.reshape(-1)
+    target = out.reshape(-1)
+    acc = np.empty(out_w * depth_out, np.int32)
+    for line in range(line0, line1):
+        b, oy = line // out_h, line % out_h
+        acc[:] = 0
+        for ky in range(kh):
+            row = (b * hp + oy * stride_h + ky) * wp
+            for kx in range(kw):
+                taps = w_offsets[ky, kx]
+                if whole_line:  # input pixels ox + kx follow each other: one run of out_w * depth channels
+                    start = (row + kx) * depth_in
+                    run = flat[start: start + out_w * depth_out]
+                    for j in range(out_w * depth_out):
+                        acc[j] += np.int32(run[j]) * taps[j]
+                    continue
+                for ox in range(out_w):  # slices: indexes from 0 (no negative-index test in the loop)
+                    src = (row + ox * stride_w + kx) * depth_in
+                    pixel = flat[src: src + depth_in]
+                    sums = acc[ox * depth_out: (ox + 1) * depth_out]
+                    if multiplier == 1:
+                        for c in range(depth_out):
+                            sums[c] += np.int32(pixel[c]) * taps[c]
+                    else:
+                        for c in range(depth_out):
+                            sums[c] += np.int32(pixel[c // multiplier]) * taps[c]
+        at = line * out_w * depth_out
+        for ox in range(out_w):
+            values = target[at + ox * depth_out: at + (ox + 1) * depth_out]
+            sums = acc[ox * depth_out: (ox + 1) * depth_out]
+            for c in range(depth_out):
+                values[c] = scale_lane(np.int64(sums[c]) + bias[c], m, shift, zero_point, lo, hi)
+
+
+_DEPTHWISE = kernel(_depthwise)
+
+
+def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
+    # Chunks of output lines claimed from counters[0] by the caller and its helpers (engine/workers.py);
+    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished.
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= n_chunks:
+            break
+        _DEPTHWISE(x, w_offsets, bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4], scalars[5],
+                   scalars[6], scalars[7], n_lines * i // n_chunks, n_lines * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        while fetch_add(claim + 8, 0) < n_chunks:
+            pause()
+
+
+_CLAIM = kernel(_claim)
+_TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int32, 3, "C", readonly=True),
+          types.Array(types.int64, 1, "C", readonly=True), types.Array(types.uint8, 4, "C"))
+
+
+@functools.cache
+def _entries():
+    return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 10),
+            jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 8), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
+                      jit.BOOL))
+
+
+def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
+                      pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int, activation: int,
+                      quant_in: tuple[float, int], quant_w: tuple[float, int],
+                      quant_out: tuple[float, int]) -> Callable[[np.ndarray, np.ndarray], None]:
+    """``run(x, out)`` for a uint8 DEPTHWISE_CONV_2D: ``x`` [N, H, W, C], ``w`` [1, KY, KX, C * multiplier],
+    ``out`` [N, OH, OW, C * multiplier]; ``pads`` (left, right, top, bottom), ``strides`` (width, height)."""
+    _, kh, kw, depth_out = w.shape
+    if kh * kw > MAX_TAPS:
+        raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
+                         f"(at most {MAX_TAPS} taps)")
+    w_offsets = np.ascontiguousarray(w[0], np.int32) - np.int32(quant_w[1])
+    if strides[0] == 1 and multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
+        w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, out_shape[2])))
+    lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
+    m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
+    lo, hi = quantized_range(activation, *quant_out)
+    scalars = tuple(int(v) for v in (multiplier, strides[1], strides[0], m, shift, quant_out[1], lo, hi))
+    n_batch, out_h, out_w, _ = out_shape
+    window = ((out_h - 1) * strides[1] + kh, (out_w - 1) * strides[0] + kw)
+    n_lines = n_batch * out_h
+    parallel = int(np.prod(out_shape)) * kh * kw >= PARALLEL_WORK and n_lines > 1
+
+    def fill(x: np.ndarray, out: np.ndarray) -> None:
+        xp = pack_offsets(x, int(quant_in[1]), pads[0], pads[2], *window, x.shape[3])
+        serial, claim = _entries()
+        helpers = workers.helpers() if parallel else 0
+        if not helpers:
+            serial(xp, w_offsets, lane_bias, out, *scalars, 0, n_lines)
+            return
+        n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
+        counters = np.zeros(2, np.int64)
+        workers.lend(lambda: claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, False),
+                     helpers)
+        claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, True)
+    return lambda x, out: contiguous(out, lambda target: fill(x, target))

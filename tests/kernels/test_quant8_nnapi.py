@@ -1,0 +1,189 @@
+"""NNAPI's uint8 CONV_2D, FULLY_CONNECTED (integer engine, ``engine/nhwc.py``), DEPTHWISE_CONV_2D
+(direct kernel) and AVERAGE/MAX_POOL_2D bit for bit against the NumPy routes they replace
+(``frontend/nhwc_convolution``: exact int64 sums, then ``asymmetric.requantize``, itself held to
+NNAPI's rule in tests/nnapi/test_nnapi_requantization.py; ``frontend/nhwc_pooling``: float64 on
+dequantized values), on every instruction set this CPU runs.
+
+Randomized shapes, strides, asymmetric paddings, depth multipliers, zero points (0, 128, 255 and
+random), requantization multipliers below and above 1 (down to every value rounding to zero, up to
+a negative shift) and all four fused activations.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.engine import isa
+from openvx_nn.kernels.engine.nhwc import scale_lane
+from openvx_nn.kernels.frontend import nhwc_convolution as reference
+from openvx_nn.kernels.frontend import nhwc_pooling
+from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, requantize
+from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
+from openvx_nn.kernels.frontend.quant8_depthwise import prepare_depthwise
+from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
+
+ROUTES = [pytest.param(name, id=name, marks=pytest.mark.skipif(name not in isa.available(),
+                                                               reason=f"this CPU has no {name}"))
+          for name in isa.ISAS]
+ZERO_POINTS = (0, 128, 255, None)  # None: random
+# s_in * s_w / s_out: tiny (every value rounds to 0), below 1, exactly 1, above 1, above 2**31 (a left shift)
+MULTIPLIERS = (1e-13, 3.1e-5, 0.0123, 0.37, 1.0, 3.7, 2.0 ** 33)
+
+
+def _zero(rng, i: int) -> int:
+    z = ZERO_POINTS[i % len(ZERO_POINTS)]
+    return int(rng.integers(0, 256)) if z is None else z
+
+
+def _quants(rng, i: int):
+    """(input, filter, output) quantizations: zero points cycling through ZERO_POINTS, the multiplier
+    through MULTIPLIERS."""
+    s_in, s_w = float(rng.uniform(0.005, 0.05)), float(rng.uniform(0.002, 0.02))
+    s_out = s_in * s_w / MULTIPLIERS[i % len(MULTIPLIERS)]
+    return (s_in, _zero(rng, i)), (s_w, _zero(rng, i // 2 + 1)), (s_out, _zero(rng, i + 2))
+
+
+def _window(rng, h: int, w: int):
+    kh, kw = int(rng.integers(1, min(h, 4) + 1)), int(rng.integers(1, min(w, 4) + 1))
+    pads = tuple(int(p) for p in rng.integers(0, 3, 4))  # left, right, top, bottom: independent
+    strides = tuple(int(s) for s in rng.integers(1, 4, 2))
+    out_hw = ((h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1)
+    return kh, kw, pads, strides, out_hw
+
+
+def _bias(rng, units: int, i: int):
+    if i % 3 == 0:
+        return None
+    limit = (1 << 31) - 1 if i % 3 == 2 else 1 << 16  # the extremes push the sum past the int32 clamp
+    return rng.integers(-limit, limit, units, endpoint=True).astype(np.int32)
+
+
+def _data(rng, shape, i: int) -> np.ndarray:
+    """Random uint8, or (every fourth case) only 0 and 255: the largest offsets and sums."""
+    if i % 4 == 3:
+        return (rng.integers(0, 2, shape) * 255).astype(np.uint8)
+    return rng.integers(0, 256, shape, dtype=np.uint8)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_conv2d_uint8_equals_the_numpy_route(route):
+    rng = np.random.default_rng(19)
+    for i in range(28):
+        n, h, w, c, k = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 11), rng.integers(1, 11),
+                                          rng.integers(1, 37), rng.integers(1, 53)))
+        kh, kw, pads, strides, (oh, ow) = _window(rng, h, w)
+        x, filt = _data(rng, (n, h, w, c), i), _data(rng, (k, kh, kw, c), i + 1)
+        bias, quants, act = _bias(rng, k, i), _quants(rng, i), i % 4
+        want, got = np.zeros((n, oh, ow, k), np.uint8), np.full((n, oh, ow, k), 7, np.uint8)
+        reference.conv2d(x, filt, bias, want, pads, strides, act, *quants)
+        prepare_conv(filt, bias, x.shape, want.shape, pads, strides, act, *quants, isa=route)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_fully_connected_uint8_equals_the_numpy_route(route):
+    rng = np.random.default_rng(20)
+    for i in range(14):
+        batch, size, units = int(rng.integers(1, 6)), int(rng.integers(1, 700)), int(rng.integers(1, 70))
+        x, filt = _data(rng, (batch, size), i), _data(rng, (units, size), i + 1)
+        bias, quants, act = _bias(rng, units, i), _quants(rng, i), i % 4
+        want, got = np.zeros((batch, units), np.uint8), np.zeros((batch, units), np.uint8)
+        reference.fully_connected(x, filt, bias, want, act, *quants)
+        prepare_fully_connected(filt, bias, batch, act, *quants, isa=route)(x, got)
+        assert np.array_equal(got, want), f"case {i}"
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_sums_past_one_int32_block_stay_exact(route):
+    # 40000 products of offsets up to 255 * -255 (-2.6e9 in all, clamped by the rule; -1.3e9 in row 1):
+    # more than one int32 block, added in int64 (a wrapped int32 sum would come out positive).
+    x = np.full((2, 40000), 255, np.uint8)
+    filt = np.zeros((3, 40000), np.uint8)
+    filt[1], filt[2] = np.arange(40000) % 256, 255
+    quants = ((0.5, 0), (0.5, 255), (0.25 * 40000 * 255, 255))
+    want, got = np.zeros((2, 3), np.uint8), np.zeros((2, 3), np.uint8)
+    reference.fully_connected(x, filt, None, want, 0, *quants)
+    prepare_fully_connected(filt, None, 2, 0, *quants, isa=route)(x, got)
+    assert np.array_equal(got, want) and want[0, 0] < want[0, 1] < want[0, 2] == 255
+
+
+def test_depthwise_uint8_equals_the_numpy_route():
+    rng = np.random.default_rng(21)
+    for i in range(36):
+        n, h, w, c, m = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 11), rng.integers(1, 11),
+                                          rng.integers(1, 40), (1, 1, 2, 3)[i % 4]))
+        kh, kw, pads, strides, (oh, ow) = _window(rng, h, w)
+        x, filt = _data(rng, (n, h, w, c), i), _data(rng, (1, kh, kw, c * m), i + 1)
+        bias, quants, act = _bias(rng, c * m, i), _quants(rng, i), i % 4
+        want, got = np.zeros((n, oh, ow, c * m), np.uint8), np.full((n, oh, ow, c * m), 7, np.uint8)
+        reference.depthwise_conv2d(x, filt, bias, want, pads, strides, m, act, *quants)
+        prepare_depthwise(filt, bias, want.shape, pads, strides, m, act, *quants)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
+def test_large_layers_shared_between_threads_equal_the_numpy_route():
+    # Big enough for the engine's and the depthwise kernel's helpers (when the machine has them).
+    rng = np.random.default_rng(22)
+    x = rng.integers(0, 256, (1, 30, 30, 64), dtype=np.uint8)
+    quants = ((0.02, 131), (0.01, 117), (0.05, 9))
+    filt = rng.integers(0, 256, (96, 1, 1, 64), dtype=np.uint8)
+    want, got = np.zeros((1, 30, 30, 96), np.uint8), np.zeros((1, 30, 30, 96), np.uint8)
+    reference.conv2d(x, filt, None, want, (0,) * 4, (1, 1), 3, *quants)
+    prepare_conv(filt, None, x.shape, want.shape, (0,) * 4, (1, 1), 3, *quants)(x, got)
+    assert np.array_equal(got, want)
+    dw = rng.integers(0, 256, (1, 3, 3, 64), dtype=np.uint8)
+    want, got = np.zeros((1, 30, 30, 64), np.uint8), np.zeros((1, 30, 30, 64), np.uint8)
+    reference.depthwise_conv2d(x, dw, None, want, (1,) * 4, (1, 1), 1, 1, *quants)
+    prepare_depthwise(dw, None, want.shape, (1,) * 4, (1, 1), 1, 1, *quants)(x, got)
+    assert np.array_equal(got, want)
+
+
+def test_strided_output_views_are_filled():
+    rng = np.random.default_rng(23)
+    x = rng.integers(0, 256, (1, 5, 5, 4), dtype=np.uint8)
+    filt = rng.integers(0, 256, (6, 3, 3, 4), dtype=np.uint8)
+    quants = ((0.1, 3), (0.1, 250), (0.3, 128))
+    want = np.zeros((1, 3, 3, 6), np.uint8)
+    reference.conv2d(x, filt, None, want, (0,) * 4, (1, 1), 0, *quants)
+    backing = np.zeros((1, 3, 3, 12), np.uint8)
+    prepare_conv(filt, None, x.shape, want.shape, (0,) * 4, (1, 1), 0, *quants)(x, backing[..., ::2])
+    assert np.array_equal(backing[..., ::2], want) and not backing[..., 1::2].any()
+
+
+def test_scale_lane_is_the_requantization_rule_on_edge_values():
+    rng = np.random.default_rng(24)
+    edges = [0, 1, -1, 2, -2, 3, -3, (1 << 31) - 1, -(1 << 31), 1 << 40, -(1 << 40), (1 << 31) + 5, 12345,
+             -12345] + rng.integers(-(1 << 33), 1 << 33, 200).tolist() + rng.integers(-(1 << 16), 1 << 16, 200).tolist()
+    for multiplier in MULTIPLIERS + (0.5, 0.75, 2.0 ** -31, 2.0 ** -16):  # 2**-16: ties at every 2**15
+        m, shift = quantized_multiplier(multiplier)
+        for zero_point, lo, hi in ((0, 0, 255), (128, 0, 255), (255, 0, 255), (100, 100, 255), (7, 3, 20)):
+            want = requantize(np.array(edges, np.int64), multiplier, zero_point, lo, hi)
+            got = [scale_lane(v, m, shift, zero_point, lo, hi) for v in edges]
+            assert got == want.tolist(), multiplier
+
+
+def test_depthwise_refuses_windows_beyond_the_int32_accumulator():
+    with pytest.raises(ValueError, match="taps"):
+        prepare_depthwise(np.zeros((1, 200, 200, 1), np.uint8), None, (1, 1, 1, 1), (0,) * 4, (1, 1), 1, 0,
+                          (1.0, 0), (1.0, 0), (1.0, 0))
+
+
+def test_uint8_pooling_equals_the_float64_route():
+    rng = np.random.default_rng(25)
+    for i in range(30):
+        n, h, w, c = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 10), rng.integers(1, 10),
+                                       rng.integers(1, 40)))
+        kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+        if h + pads[2] + pads[3] < kh or w + pads[0] + pads[1] < kw:
+            continue
+        strides = tuple(int(s) for s in rng.integers(1, 4, 2))
+        shape = (n, (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1, c)
+        x = _data(rng, (n, h, w, c), i)
+        quant_in = (float(np.float32(rng.uniform(0.001, 0.5))), _zero(rng, i))
+        quant_out = quant_in if i % 3 == 0 else (float(np.float32(rng.uniform(0.001, 0.5))), _zero(rng, i + 1))
+        for mode in (nhwc_pooling.AVERAGE, nhwc_pooling.MAX):
+            want, got = np.zeros(shape, np.uint8), np.full(shape, 7, np.uint8)
+            nhwc_pooling.pool2d(x, want, mode, pads, strides, (kw, kh), i % 4, quant_in, quant_out)
+            prepare_pool(mode == nhwc_pooling.MAX, shape, pads, strides, (kw, kh), i % 4, quant_in, quant_out)(x, got)
+            assert np.array_equal(got, want), f"case {i}, mode {mode}"
