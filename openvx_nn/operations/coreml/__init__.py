@@ -1,2 +1,2 @@
 """Kernel descriptions of the CoreML front end's operations (``org.openvx_nn.coreml.*``)."""
-from . import elementwise, layout, linear, recurrent, resample, statistics  # noqa: F401  (each registers its kernels)
+from . import convolution, elementwise, layout, linear, recurrent, resample, statistics  # noqa: F401 (registering)

@@ -1,0 +1,329 @@
+"""Float32 grouped convolution and transposed convolution (CoreML's ``nGroups``) as one kernel.
+
+Layout. Tensors are in OpenVX order, ``x`` ``[W, H, C, *batch]`` (W contiguous); the kernels
+work on the reversed view ``[batch, C, H, W]`` (NumPy NCHW). Weights come in CoreML order
+reversed: convolution ``w`` ``[kw, kh, C/groups, O]`` (CoreML ``[O, C/groups, kh, kw]``),
+transposed convolution ``[kw, kh, O/groups, C]`` (CoreML ``[C, O/groups, kh, kw]``).
+
+Geometry. Convolution: ``out[n, o, oy, ox] = bias[o] + sum over c in o's group, ky, kx of
+w[o, c, ky, kx] * x[n, c, oy*sy - top + ky*dy, ox*sx - left + kx*dx]``, zeros outside the input.
+Transposed convolution: every input pixel ``(iy, ix)`` of channel ``c`` adds ``x * w[c, j]`` to
+the output window at ``(iy*sy - top, ix*sx - left)`` of channel ``j`` of its group; outputs the
+window never reaches hold the bias alone (CoreML's ``outputShape`` may ask for them).
+
+Arithmetic. float32 products summed in float32 (CoreML computes in float32 or less), so results
+agree with a float64 reference to about ``sqrt(taps) * 2**-24`` relative, not bit for bit.
+
+Routes, chosen once by :func:`prepare` (the runner it returns then runs straight through):
+- ``depthwise`` (one input channel per group, any channel multiplier): direct. Memory-bound, so
+  each output row is summed in a row accumulator tap by tap, vectorized along W; the padding is
+  handled by clipping each tap's column range, never by a padded copy.
+- ``gemm`` (any other grouping, groups = 1 included): per item and group, the packed weights
+  ``[O/groups, C/groups*kh*kw]`` times the input's columns by BLAS sgemm; for a 1x1 stride-1
+  unpadded window the columns are the input itself, else an im2col scratch made once.
+- ``transposed``: per item and group, ``w^T [O/groups*kh*kw, C/groups]`` times the input by BLAS,
+  then scattered into the output (col2im) on top of the bias.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numba import prange
+
+from ..support import jit
+from ..support.jit import kernel
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Groups, (y, x) stride and dilation, and the (top, left) offset of the first window."""
+
+    groups: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    offset: tuple[int, int]
+    transposed: bool = False
+
+
+# -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
+def _depthwise(x, w, bias, out, sy, sx, dy, dx, top, left):
+    n_items, channels, height, width = x.shape
+    n_out, kh, kw = w.shape
+    out_h, out_w = out.shape[2], out.shape[3]
+    multiplier = n_out // channels
+    rows = np.empty((n_items * n_out, out_w), np.float32)  # one accumulator row per plane
+    for plane in prange(n_items * n_out):
+        n, o = plane // n_out, plane % n_out
+        c = o // multiplier
+        acc = rows[plane]
+        for oy in range(out_h):
+            for ox in range(out_w):
+                acc[ox] = bias[o]
+            for ky in range(kh):
+                iy = oy * sy - top + ky * dy
+                if iy < 0 or iy >= height:
+                    continue
+                src = x[n, c, iy]
+                for kx in range(kw):
+                    shift = kx * dx - left
+                    # columns ox with 0 <= ox*sx + shift < width
+                    lo = 0 if shift >= 0 else (-shift + sx - 1) // sx
+                    hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
+                    tap = w[o, ky, kx]
+                    if sx == 1:
+                        for ox in range(lo, hi):
+                            acc[ox] += tap * src[ox + shift]
+                    else:
+                        for ox in range(lo, hi):
+                            acc[ox] += tap * src[ox * sx + shift]
+            dst = out[n, o, oy]
+            for ox in range(out_w):
+                dst[ox] = acc[ox]
+
+
+def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
+    """cols[(c, ky, kx), oy*out_w + ox] of item ``n``, channels from ``first``; zeros off the input."""
+    height, width = x.shape[2], x.shape[3]
+    count = cols.shape[0] // (kh * kw)
+    for row in prange(count * kh * kw):
+        c, tap = row // (kh * kw), row % (kh * kw)
+        ky, kx = tap // kw, tap % kw
+        src_plane = x[n, first + c]
+        dst = cols[row]
+        shift = kx * dx - left
+        lo = 0 if shift >= 0 else min(out_w, (-shift + sx - 1) // sx)
+        hi = max(lo, min(out_w, (width - 1 - shift) // sx + 1)) if width - 1 - shift >= 0 else lo
+        for oy in range(out_h):
+            iy = oy * sy - top + ky * dy
+            base = oy * out_w
+            if iy < 0 or iy >= height:
+                for ox in range(out_w):
+                    dst[base + ox] = 0.0
+                continue
+            src = src_plane[iy]
+            for ox in range(lo):
+                dst[base + ox] = 0.0
+            if sx == 1:
+                for ox in range(lo, hi):
+                    dst[base + ox] = src[ox + shift]
+            else:
+                for ox in range(lo, hi):
+                    dst[base + ox] = src[ox * sx + shift]
+            for ox in range(hi, out_w):
+                dst[base + ox] = 0.0
+
+
+def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
+    """out[n, first + j] = bias + the scatter of cols[(j, ky, kx), iy*in_w + ix] to (iy*sy-top+ky, ix*sx-left+kx)."""
+    out_h, out_w = out.shape[2], out.shape[3]
+    count = cols.shape[0] // (kh * kw)
+    for j in prange(count):
+        dst = out[n, first + j]
+        b = bias[first + j]
+        for y in range(out_h):
+            for x_ in range(out_w):
+                dst[y, x_] = b
+        for ky in range(kh):
+            for kx in range(kw):
+                src = cols[(j * kh + ky) * kw + kx]
+                shift = kx - left
+                lo = 0 if shift >= 0 else min(in_w, (-shift + sx - 1) // sx)
+                hi = max(lo, min(in_w, (out_w - 1 - shift) // sx + 1)) if out_w - 1 - shift >= 0 else lo
+                for iy in range(in_h):
+                    y = iy * sy - top + ky
+                    if y < 0 or y >= out_h:
+                        continue
+                    row = dst[y]
+                    base = iy * in_w
+                    for ix in range(lo, hi):
+                        row[ix * sx + shift] += src[base + ix]
+
+
+def _add_bias(out, n, bias):
+    for o in prange(out.shape[1]):
+        plane = out[n, o]
+        b = bias[o]
+        for y in range(plane.shape[0]):
+            for x_ in range(plane.shape[1]):
+                plane[y, x_] += b
+
+
+_KERNELS = {(name, parallel): kernel(function, parallel=parallel)
+            for name, function in (("depthwise", _depthwise), ("im2col", _im2col), ("col2im", _col2im),
+                                   ("bias", _add_bias))
+            for parallel in (False, True)}
+_F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
+_R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
+_SIGNATURES = {
+    "depthwise": (_R4, _R3, _R1, _F4) + (jit.INT,) * 6,
+    "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
+    "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
+    "bias": (_F4, jit.INT, _R1),
+}
+PARALLEL_WORK = 1 << 16
+"""Multiply-adds from which a call spreads over the thread pool."""
+
+
+def _compiled(name: str, parallel: bool) -> Callable:
+    return jit.entry(_KERNELS[name, parallel], *_SIGNATURES[name])
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+# -- shapes --------------------------------------------------------------------------------------
+def _items(a: np.ndarray) -> tuple[int, ...]:
+    """``a``'s NCHW shape with every batch dim folded into N."""
+    return (int(np.prod(a.shape[3:], dtype=np.int64)),) + tuple(a.shape[2::-1])
+
+
+def _nchw(a: np.ndarray) -> np.ndarray | None:
+    """A C-contiguous NCHW view of OpenVX-order ``a``, or None when its memory is not laid out so."""
+    t = a.T
+    if not t.flags.c_contiguous:
+        return None
+    return t.reshape(_items(a))
+
+
+def out_size(extent: int, kernel: int, stride: int, dilation: int, before: int, after: int,
+             transposed: bool) -> int:
+    """Output extent of one axis: ``after`` pads (convolution) or crops (transposed) that end."""
+    if transposed:
+        return (extent - 1) * stride + kernel - before - after
+    return (extent + before + after - ((kernel - 1) * dilation + 1)) // stride + 1
+
+
+def _check(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry) -> None:
+    arrays = {"x": x, "w": w, "out": out} | ({} if bias is None else {"bias": bias})
+    for name, a in arrays.items():
+        if a.dtype != np.float32:
+            raise ValueError(f"{name} has dtype {a.dtype}; grouped convolution takes float32")
+    if x.ndim < 3 or out.ndim != x.ndim or out.shape[3:] != x.shape[3:] or w.ndim != 4:
+        raise ValueError(f"x {x.shape}, w {w.shape} and out {out.shape} must be [W, H, C, *batch], "
+                         "[kw, kh, channels, count] and an output with the same batch dims")
+    groups, c_in, c_out = geo.groups, x.shape[2], out.shape[2]
+    if groups < 1 or c_in % groups or c_out % groups:
+        raise ValueError(f"groups {groups} does not divide {c_in} input and {c_out} output channels")
+    expected = (c_out // groups, c_in) if geo.transposed else (c_in // groups, c_out)
+    if w.shape[2:] != expected:
+        raise ValueError(f"weights {w.shape} do not fit {c_in} inputs, {c_out} outputs and {groups} groups: "
+                         f"expected [kw, kh, {expected[0]}, {expected[1]}]")
+    if bias is not None and bias.shape != (c_out,):
+        raise ValueError(f"bias {bias.shape}; expected ({c_out},)")
+    if min(geo.stride + geo.dilation) < 1 or min(geo.offset) < 0:
+        raise ValueError(f"strides {geo.stride} and dilations {geo.dilation} must be at least 1, "
+                         f"offsets {geo.offset} at least 0")
+    if geo.transposed and geo.dilation != (1, 1):
+        raise ValueError(f"transposed convolution with dilation {geo.dilation} is not supported")
+
+
+# -- planning --------------------------------------------------------------------------------------
+def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+            geo: Geometry) -> Callable[[], None]:
+    """A runner computing ``out`` from ``x`` (read at each call) with everything else resolved now.
+
+    The weights and bias are packed here (later changes to them are not seen); raises ValueError
+    for dtypes other than float32 and for shapes or geometry that do not fit together.
+    """
+    _check(x, w, bias, out, geo)
+    n_items, c_in, height, width = _items(x)
+    _, c_out, out_h, out_w = _items(out)
+    b = _readonly(np.zeros(c_out, np.float32) if bias is None else np.ascontiguousarray(bias, np.float32))
+    if out.size == 0:
+        return lambda: None
+    wt = w.T  # [O, C/g, kh, kw] (convolution) or [C, O/g, kh, kw] (transposed)
+    if geo.transposed:
+        run = _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
+    elif wt.shape[1] == 1:
+        run = _depthwise_plan(wt, b, geo, n_items, c_in, c_out, out_h, out_w)
+    else:
+        run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
+    return _bound(run, x, out)
+
+
+def _bound(run: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    """``run(x4, out4)`` on C-contiguous NCHW views; a copy in or a scratch out where the tensors are strided."""
+    x4, out4 = _nchw(x), _nchw(out)
+    scratch = np.empty(_items(out), np.float32) if out4 is None else None
+
+    def call() -> None:
+        src = x4 if x4 is not None else np.ascontiguousarray(x.T).reshape(_items(x))
+        dst = out4 if out4 is not None else scratch
+        run(_readonly(src) if src.flags.writeable else src, dst)
+        if out4 is None:
+            out.T[...] = scratch.reshape(out.T.shape)
+
+    return call
+
+
+def _depthwise_plan(wt, b, geo, n_items, c_in, c_out, out_h, out_w):
+    w3 = _readonly(np.ascontiguousarray(wt[:, 0]))  # [O, kh, kw]
+    (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
+    parallel = n_items * c_out > 1 and out_h * out_w * w3.size * n_items >= PARALLEL_WORK
+
+    def run(x4, out4):
+        with jit.thread_pool() as pool:
+            _compiled("depthwise", parallel and pool)(x4, w3, b, out4, sy, sx, dy, dx, top, left)
+
+    return run
+
+
+def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w):
+    groups = geo.groups
+    cg, og = c_in // groups, c_out // groups
+    kh, kw = wt.shape[2], wt.shape[3]
+    packed = [np.ascontiguousarray(wt[g * og:(g + 1) * og].reshape(og, cg * kh * kw)) for g in range(groups)]
+    (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
+    direct = kh == kw == 1 and geo.stride == (1, 1) and top == left == 0 and (out_h, out_w) == (height, width)
+    cols = None if direct else np.empty((cg * kh * kw, out_h * out_w), np.float32)
+    parallel = cg * kh * kw * out_h * out_w >= PARALLEL_WORK
+
+    def run(x4, out4):
+        flat_out = out4.reshape(n_items, c_out, out_h * out_w)
+        flat_in = x4.reshape(n_items, c_in, height * width)
+        with jit.thread_pool() as pool:
+            for n in range(n_items):
+                for g in range(groups):
+                    if direct:
+                        source = flat_in[n, g * cg:(g + 1) * cg]
+                    else:
+                        _compiled("im2col", parallel and pool)(x4, n, g * cg, cols, kh, kw, sy, sx, dy, dx,
+                                                               top, left, out_h, out_w)
+                        source = cols
+                    np.matmul(packed[g], source, out=flat_out[n, g * og:(g + 1) * og])
+                _compiled("bias", parallel and pool)(out4, n, b)
+
+    return run
+
+
+def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w):
+    groups = geo.groups
+    cg, og = c_in // groups, c_out // groups
+    kh, kw = wt.shape[2], wt.shape[3]
+    # per group: [(j, ky, kx), c] = w[c, j, ky, kx]
+    packed = [np.ascontiguousarray(wt[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw).T) for g in range(groups)]
+    cols = np.empty((og * kh * kw, height * width), np.float32)
+    (sy, sx), (top, left) = geo.stride, geo.offset
+    parallel = og * kh * kw * height * width >= PARALLEL_WORK
+
+    def run(x4, out4):
+        flat_in = x4.reshape(n_items, c_in, height * width)
+        with jit.thread_pool() as pool:
+            col2im = _compiled("col2im", parallel and pool)
+            for n in range(n_items):
+                for g in range(groups):
+                    np.matmul(packed[g], flat_in[n, g * cg:(g + 1) * cg], out=cols)
+                    col2im(_readonly(cols), out4, n, g * og, b, kh, kw, sy, sx, top, left, height, width)
+
+    return run
+
+
+def grouped_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+                        geo: Geometry) -> None:
+    """One call of :func:`prepare`'s runner (the unbound path)."""
+    prepare(x, w, bias, out, geo)()
