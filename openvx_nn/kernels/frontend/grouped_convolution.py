@@ -29,11 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numba import prange
 
 from ..support import jit
 from ..support.jit import kernel
+from . import blas_threads
 
 
 @dataclass(frozen=True)
@@ -48,39 +50,75 @@ class Geometry:
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, bias, out, sy, sx, dy, dx, top, left):
+def _depthwise(x, w, bias, out, sy, sx, dy, dx, top, left, low, high, chunks):
     n_items, channels, height, width = x.shape
     n_out, kh, kw = w.shape
     out_h, out_w = out.shape[2], out.shape[3]
     multiplier = n_out // channels
-    rows = np.empty((n_items * n_out, out_w), np.float32)  # one accumulator row per plane
-    for plane in prange(n_items * n_out):
-        n, o = plane // n_out, plane % n_out
-        c = o // multiplier
-        acc = rows[plane]
-        for oy in range(out_h):
-            for ox in range(out_w):
-                acc[ox] = bias[o]
+    # The input channel as sy*sx phase planes of its zero-padded self, pw columns each: tap (ky, kx) then
+    # reads phase ((ky*dy) % sy, (kx*dx) % sx) at row and column offset ((ky*dy) // sy, (kx*dx) // sx), and
+    # each tap is ONE contiguous multiply-add over out_h * pw values (the pw - out_w extra columns per row
+    # are computed and dropped): long vectors even for 7x7 planes, no bounds inside the loop.
+    pw = out_w + ((kw - 1) * dx) // sx
+    ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
+    phase_size = ph * pw
+    total = out_h * pw
+    planes = n_items * n_out
+    scratch = np.empty((chunks, sy * sx * phase_size + total), np.float32)
+    for chunk in prange(chunks):
+        phases = scratch[chunk, :sy * sx * phase_size]
+        acc = scratch[chunk, sy * sx * phase_size:]
+        last = -1
+        for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
+            n, o = plane // n_out, plane % n_out
+            source = n * channels + o // multiplier
+            if source != last:
+                last = source
+                src = x[n, o // multiplier]
+                for py in range(sy):
+                    for px in range(sx):
+                        # columns j of this phase inside the input: 0 <= j*sx + px - left < width
+                        first = px - left
+                        lo = 0 if first >= 0 else min(pw, (-first + sx - 1) // sx)
+                        hi = max(lo, min(pw, (width - 1 - first) // sx + 1)) if width - 1 - first >= 0 else lo
+                        base = (py * sx + px) * phase_size
+                        for i in range(ph):
+                            row = phases[base + i * pw:base + (i + 1) * pw]
+                            iy = i * sy + py - top
+                            if iy < 0 or iy >= height:
+                                row[:] = 0.0
+                                continue
+                            line = src[iy]
+                            row[:lo] = 0.0
+                            row[hi:] = 0.0
+                            if sx == 1:
+                                row[lo:hi] = line[lo + first:hi + first]
+                            else:
+                                for j in range(lo, hi):
+                                    row[j] = line[j * sx + first]
+            b = bias[o]
+            for i in range(total):
+                acc[i] = b
             for ky in range(kh):
-                iy = oy * sy - top + ky * dy
-                if iy < 0 or iy >= height:
-                    continue
-                src = x[n, c, iy]
+                py, ry = (ky * dy) % sy, (ky * dy) // sy
                 for kx in range(kw):
-                    shift = kx * dx - left
-                    # columns ox with 0 <= ox*sx + shift < width
-                    lo = 0 if shift >= 0 else (-shift + sx - 1) // sx
-                    hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
+                    px, rx = (kx * dx) % sx, (kx * dx) // sx
                     tap = w[o, ky, kx]
-                    if sx == 1:
-                        for ox in range(lo, hi):
-                            acc[ox] += tap * src[ox + shift]
-                    else:
-                        for ox in range(lo, hi):
-                            acc[ox] += tap * src[ox * sx + shift]
-            dst = out[n, o, oy]
-            for ox in range(out_w):
-                dst[ox] = acc[ox]
+                    start = (py * sx + px) * phase_size + ry * pw + rx
+                    values = phases[start:start + total]
+                    for i in range(total):
+                        acc[i] += tap * values[i]
+            dst = out[n, o]
+            for oy in range(out_h):
+                row = acc[oy * pw:oy * pw + out_w]
+                line = dst[oy]
+                for ox in range(out_w):
+                    v = row[ox]
+                    if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+                        v = low
+                    if v > high:  # noqa: PLR1730
+                        v = high
+                    line[ox] = v
 
 
 def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
@@ -141,29 +179,39 @@ def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
                         row[ix * sx + shift] += src[base + ix]
 
 
-def _add_bias(out, n, bias):
+def _epilogue(out, n, bias, low, high):
+    """out[n] = clip(out[n] + bias, low, high) (NaN stays NaN)."""
     for o in prange(out.shape[1]):
         plane = out[n, o]
         b = bias[o]
         for y in range(plane.shape[0]):
+            line = plane[y]
             for x_ in range(plane.shape[1]):
-                plane[y, x_] += b
+                v = line[x_] + b
+                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+                    v = low
+                if v > high:  # noqa: PLR1730
+                    v = high
+                line[x_] = v
 
 
 _KERNELS = {(name, parallel): kernel(function, parallel=parallel)
             for name, function in (("depthwise", _depthwise), ("im2col", _im2col), ("col2im", _col2im),
-                                   ("bias", _add_bias))
+                                   ("epilogue", _epilogue))
             for parallel in (False, True)}
 _F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
 _R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
 _SIGNATURES = {
-    "depthwise": (_R4, _R3, _R1, _F4) + (jit.INT,) * 6,
+    "depthwise": (_R4, _R3, _R1, _F4) + (jit.INT,) * 6 + (jit.types.float32,) * 2 + (jit.INT,),
     "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
     "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
-    "bias": (_F4, jit.INT, _R1),
+    "epilogue": (_F4, jit.INT, _R1, jit.types.float32, jit.types.float32),
 }
-PARALLEL_WORK = 1 << 16
-"""Multiply-adds from which a call spreads over the thread pool."""
+PARALLEL_WORK = 1 << 22
+"""Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
+far more on a busy machine)."""
+BLAS_PARALLEL_WORK = 1 << 25
+"""Multiply-adds of one GEMM from which OpenBLAS may use its own threads (see ``blas_threads``)."""
 
 
 def _compiled(name: str, parallel: bool) -> Callable:
@@ -223,14 +271,18 @@ def _check(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarra
 
 
 # -- planning --------------------------------------------------------------------------------------
-def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
-            geo: Geometry) -> Callable[[], None]:
+def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
+            clip: tuple[float, float] | None = None) -> Callable[[], None]:
     """A runner computing ``out`` from ``x`` (read at each call) with everything else resolved now.
 
-    The weights and bias are packed here (later changes to them are not seen); raises ValueError
-    for dtypes other than float32 and for shapes or geometry that do not fit together.
+    ``clip`` (low, high) bounds every output (a fused ReLU or ReLU6; not for transposed). The
+    weights and bias are packed here (later changes to them are not seen); raises ValueError for
+    dtypes other than float32 and for shapes or geometry that do not fit together.
     """
     _check(x, w, bias, out, geo)
+    if clip is not None and geo.transposed:
+        raise ValueError("clip is not supported for a transposed convolution")
+    low, high = (np.float32(v) for v in (clip or (-np.inf, np.inf)))
     n_items, c_in, height, width = _items(x)
     _, c_out, out_h, out_w = _items(out)
     b = _readonly(np.zeros(c_out, np.float32) if bias is None else np.ascontiguousarray(bias, np.float32))
@@ -240,40 +292,43 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
     if geo.transposed:
         run = _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
     elif wt.shape[1] == 1:
-        run = _depthwise_plan(wt, b, geo, n_items, c_in, c_out, out_h, out_w)
+        run = _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high)
     else:
-        run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
+        run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
     return _bound(run, x, out)
 
 
 def _bound(run: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     """``run(x4, out4)`` on C-contiguous NCHW views; a copy in or a scratch out where the tensors are strided."""
     x4, out4 = _nchw(x), _nchw(out)
+    x4 = None if x4 is None else _readonly(x4)
     scratch = np.empty(_items(out), np.float32) if out4 is None else None
 
     def call() -> None:
-        src = x4 if x4 is not None else np.ascontiguousarray(x.T).reshape(_items(x))
-        dst = out4 if out4 is not None else scratch
-        run(_readonly(src) if src.flags.writeable else src, dst)
+        src = x4 if x4 is not None else _readonly(np.ascontiguousarray(x.T).reshape(_items(x)))
+        run(src, out4 if out4 is not None else scratch)
         if out4 is None:
             out.T[...] = scratch.reshape(out.T.shape)
 
     return call
 
 
-def _depthwise_plan(wt, b, geo, n_items, c_in, c_out, out_h, out_w):
+def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
     w3 = _readonly(np.ascontiguousarray(wt[:, 0]))  # [O, kh, kw]
     (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
-    parallel = n_items * c_out > 1 and out_h * out_w * w3.size * n_items >= PARALLEL_WORK
+    planes = n_items * c_out
+    parallel = planes > 1 and out_h * out_w * w3.size * n_items >= PARALLEL_WORK
 
     def run(x4, out4):
         with jit.thread_pool() as pool:
-            _compiled("depthwise", parallel and pool)(x4, w3, b, out4, sy, sx, dy, dx, top, left)
+            threads = numba.get_num_threads() if parallel and pool else 1
+            _compiled("depthwise", threads > 1)(x4, w3, b, out4, sy, sx, dy, dx, top, left, low, high,
+                                                min(planes, threads))
 
     return run
 
 
-def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w):
+def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high):
     groups = geo.groups
     cg, og = c_in // groups, c_out // groups
     kh, kw = wt.shape[2], wt.shape[3]
@@ -282,21 +337,22 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w):
     direct = kh == kw == 1 and geo.stride == (1, 1) and top == left == 0 and (out_h, out_w) == (height, width)
     cols = None if direct else np.empty((cg * kh * kw, out_h * out_w), np.float32)
     parallel = cg * kh * kw * out_h * out_w >= PARALLEL_WORK
+    blas_parallel = og * cg * kh * kw * out_h * out_w >= BLAS_PARALLEL_WORK
 
     def run(x4, out4):
         flat_out = out4.reshape(n_items, c_out, out_h * out_w)
         flat_in = x4.reshape(n_items, c_in, height * width)
-        with jit.thread_pool() as pool:
+        with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
+            im2col, epilogue = _compiled("im2col", parallel and pool), _compiled("epilogue", parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     if direct:
                         source = flat_in[n, g * cg:(g + 1) * cg]
                     else:
-                        _compiled("im2col", parallel and pool)(x4, n, g * cg, cols, kh, kw, sy, sx, dy, dx,
-                                                               top, left, out_h, out_w)
+                        im2col(x4, n, g * cg, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w)
                         source = cols
                     np.matmul(packed[g], source, out=flat_out[n, g * og:(g + 1) * og])
-                _compiled("bias", parallel and pool)(out4, n, b)
+                epilogue(out4, n, b, low, high)
 
     return run
 
@@ -308,22 +364,24 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
     # per group: [(j, ky, kx), c] = w[c, j, ky, kx]
     packed = [np.ascontiguousarray(wt[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw).T) for g in range(groups)]
     cols = np.empty((og * kh * kw, height * width), np.float32)
+    cols_in = _readonly(cols)
     (sy, sx), (top, left) = geo.stride, geo.offset
     parallel = og * kh * kw * height * width >= PARALLEL_WORK
+    blas_parallel = og * kh * kw * cg * height * width >= BLAS_PARALLEL_WORK
 
     def run(x4, out4):
         flat_in = x4.reshape(n_items, c_in, height * width)
-        with jit.thread_pool() as pool:
+        with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
             col2im = _compiled("col2im", parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     np.matmul(packed[g], flat_in[n, g * cg:(g + 1) * cg], out=cols)
-                    col2im(_readonly(cols), out4, n, g * og, b, kh, kw, sy, sx, top, left, height, width)
+                    col2im(cols_in, out4, n, g * og, b, kh, kw, sy, sx, top, left, height, width)
 
     return run
 
 
-def grouped_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
-                        geo: Geometry) -> None:
+def grouped_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
+                        clip: tuple[float, float] | None = None) -> None:
     """One call of :func:`prepare`'s runner (the unbound path)."""
-    prepare(x, w, bias, out, geo)()
+    prepare(x, w, bias, out, geo, clip)()
