@@ -52,6 +52,7 @@ class GraphBuilder:
         self._finalizer.atexit = False  # at exit the context goes with the process
         self.layer: tuple[str, str] | None = None  # (name, type) being lowered
         self.nodes: dict[str, list[Node]] = {}
+        self.epilogue = None  # what the convolution being lowered absorbs (``lowering.fusion.Epilogue``)
 
     # -- errors ----------------------------------------------------------------------
     def fail(self, reason: str) -> CoreMLError:

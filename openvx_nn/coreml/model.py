@@ -14,7 +14,7 @@ from ..core.enums import Directive
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
-from .lowering import lower
+from .lowering import fusion, lower
 from .order import layer_order
 
 KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
@@ -139,9 +139,16 @@ class CoreMLModel:
                 g.blobs[name] = _blob(tensor, shape)
                 self._preprocess(g, name, g.blobs[name])
             infos = []
-            for layer in self.order:
-                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", lower(g, layer)))
-            g.layer = None
+            epilogues = fusion.plan(self.order, set(self._wanted_blobs()))
+            folded = {i: self.order[c].name for c, e in epilogues.items() for i in e.absorbed}
+            for i, layer in enumerate(self.order):
+                if i in folded:
+                    how = f"folded into convolution '{folded[i]}'"
+                else:
+                    g.epilogue = epilogues.get(i)
+                    how = lower(g, layer)
+                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
+            g.layer, g.epilogue = None, None
             for name in self._wanted_blobs():
                 if name not in g.blobs:
                     raise CoreMLError(f"output '{name}' is produced by no layer")

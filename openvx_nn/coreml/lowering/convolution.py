@@ -99,16 +99,28 @@ def convolution(g: GraphBuilder, layer, p) -> str:
     if c_in % groups or c_out % groups or declared != (c_in if p.isDeconvolution else k_chan):
         raise g.fail(f"{c_in} input channels, {c_out} outputs and {groups} groups with kernelChannels {k_chan} "
                      "do not divide evenly")
-    bias = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
+    bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
     if p.isDeconvolution:
-        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias)
+        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out,
+                              None if bias is None else g.constant(bias))
     w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
     span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
-    out = g.output(layer.output[0], x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
+    name, clip, folded = layer.output[0], None, ""
+    epilogue = g.epilogue
+    if epilogue is not None:
+        name, clip = epilogue.output, epilogue.clip
+        if epilogue.scale is not None:
+            if len(epilogue.scale) != c_out:
+                raise g.fail(f"the batchnorm after it has {len(epilogue.scale)} channels, the convolution {c_out}")
+            w = (w * epilogue.scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+            bias = (0.0 if bias is None else bias) * epilogue.scale + epilogue.shift
+        folded = f" with {', '.join(epilogue.names)} folded in"
+    out = g.output(name, x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
     geometry = [groups, stride[0], stride[1], dilation[0], dilation[1], before[0], after[0], before[1], after[1], 0]
-    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), out))
-    return f"coreml.convolution({_kind(groups, k_chan, c_out)})"
+    g.coreml("convolution", (x.tensor, g.constant(w), None if bias is None else g.constant(bias), g.ints(geometry),
+                             None if clip is None else g.floats(list(clip)), out))
+    return f"coreml.convolution({_kind(groups, k_chan, c_out)}){folded}"
 
 
 def _kind(groups: int, per_group: int, c_out: int) -> str:
@@ -168,7 +180,7 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias
     after = [full[i] - before[i] - out_hw[i] for i in range(2)]
     out = g.output(layer.output[0], x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
     geometry = [groups, stride[0], stride[1], 1, 1, before[0], after[0], before[1], after[1], 1]
-    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), out))
+    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), None, out))
     return f"coreml.convolution(transposed, {_kind(groups, x.shape[-3] // groups, c_out)})"
 
 

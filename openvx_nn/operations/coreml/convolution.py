@@ -1,11 +1,12 @@
 """CoreML convolution and deconvolution with ``nGroups`` as one kernel (grouped, depthwise,
-channel multipliers), its padding given as window offsets rather than extra pad and slice nodes."""
+channel multipliers), its padding given as window offsets rather than extra pad and slice nodes,
+and an optional output clip (a ReLU or ReLU6 the front end folded in)."""
 from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend.grouped_convolution import Geometry, grouped_convolution, out_size, prepare
-from .common import describe, float_input, output, same_output, tensor, values
+from .common import F32, describe, float_input, output, same_output, tensor, values
 
 GEOMETRY_FIELDS = ("groups", "stride_y", "stride_x", "dilation_y", "dilation_x", "top", "bottom", "left", "right",
                    "transposed")
@@ -47,14 +48,19 @@ def _validate(v: Validation) -> None:
               f"a {w.dims[1]}x{w.dims[0]} window with geometry {dict(zip(GEOMETRY_FIELDS, geo))} leaves no output "
               f"of a {x.dims[1]}x{x.dims[0]} input")
     v.state["geometry"] = Geometry(groups, (sy, sx), (dy, dx), (top, left), bool(transposed))
-    same_output(v, 4, (ow, oh, c_out) + tuple(x.dims[3:]))
+    clip = values(v, 4, F32)
+    v.require(v.ref(4) is None or (len(clip) == 2 and clip[0] <= clip[1] and not transposed), 4,
+              Status.VX_ERROR_INVALID_VALUE,
+              f"clip must be [low, high] with low <= high (and no transposed convolution), got {clip}")
+    v.state["clip"] = tuple(clip) if clip else None
+    same_output(v, 5, (ow, oh, c_out) + tuple(x.dims[3:]))
 
 
 def _arrays(p):
-    return p[0].array, p[1].array, None if p[2] is None else p[2].array, p[4].array
+    return p[0].array, p[1].array, None if p[2] is None else p[2].array, p[5].array
 
 
 describe(60, "convolution", (tensor("input"), tensor("weights", static=True), tensor("bias", optional=True, static=True),
-                             tensor("geometry", static=True), output()), _validate,
-         lambda p, state: grouped_convolution(*_arrays(p), state["geometry"]),
-         lambda p, state: prepare(*_arrays(p), state["geometry"]))
+                             tensor("geometry", static=True), tensor("clip", optional=True, static=True), output()),
+         _validate, lambda p, state: grouped_convolution(*_arrays(p), state["geometry"], state["clip"]),
+         lambda p, state: prepare(*_arrays(p), state["geometry"], state["clip"]))
