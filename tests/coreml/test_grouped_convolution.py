@@ -44,8 +44,8 @@ def test_grouped_convolution_is_one_node_and_matches_the_reference(tmp_path, rng
     wt = rng.standard_normal((k[0], k[1], c // groups, o)).astype(np.float32)
     bias = rng.standard_normal(o).astype(np.float32)
     asymmetry = str(rng.choice(["BOTTOM_RIGHT_HEAVY", "TOP_LEFT_HEAVY"]))
-    extra = {"same_padding_asymmetry_mode": asymmetry} if border == "same" else dict(
-        padding_top=pads[0], padding_bottom=pads[1], padding_left=pads[2], padding_right=pads[3])
+    extra = {"same_padding_asymmetry_mode": asymmetry} if border == "same" else {
+        "padding_top": pads[0], "padding_bottom": pads[1], "padding_left": pads[2], "padding_right": pads[3]}
 
     model, spec = _model_of(tmp_path, x, lambda b: b.add_convolution(
         "conv", c // groups, o, k[0], k[1], s[0], s[1], border, groups, wt, bias, True, input_name="x",
@@ -81,7 +81,7 @@ def test_grouped_deconvolution_is_one_node_and_matches_the_reference(tmp_path, r
     extra, output_shape = {}, None
     if border == "valid":
         pads = [int(min(v, (full[i // 2] - 1) // 2)) for i, v in enumerate(rng.integers(0, 2, 4))]
-        extra = dict(padding_top=pads[0], padding_bottom=pads[1], padding_left=pads[2], padding_right=pads[3])
+        extra = {"padding_top": pads[0], "padding_bottom": pads[1], "padding_left": pads[2], "padding_right": pads[3]}
         crop = tuple(pads)
     elif border == "output-shape":  # one row and column past the full result: the bias alone there
         output_shape = (full[0] + 1, full[1] + 1)
