@@ -252,9 +252,15 @@ def inner_product(g: GraphBuilder, layer, p) -> str:
     features = x.shape[-3:] if x.rank >= 3 else x.shape[-1:]
     if math.prod(features) != c_in:
         raise g.fail(f"input {list(x.shape)} has {math.prod(features)} features per item, inputChannels is {c_in}")
-    w = g.constant(load_weights(p.weights, (c_out, c_in), "weights"))
+    w = load_weights(p.weights, (c_out, c_in), "weights")
     b = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
     lead = x.shape[:-3] if x.rank >= 3 else x.shape[:-1]
+    if x.rank >= 3:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
+        out = g.output(layer.output[0], lead + (c_out, 1, 1))
+        g.coreml("convolution", (x.tensor, g.constant(w.reshape((c_out,) + features)), b,
+                                 g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, out))
+        return "coreml.convolution(dense, the window of the whole input)"
+    w = g.constant(w)
     dense_shape = lead + (c_out,)
     final_shape = lead + (c_out, 1, 1) if x.rank >= 3 else dense_shape
     out = g.temp(dense_shape) if final_shape != dense_shape else g.output(layer.output[0], dense_shape)

@@ -15,9 +15,10 @@ Arithmetic. float32 products summed in float32 (CoreML computes in float32 or le
 agree with a float64 reference to about ``sqrt(taps) * 2**-24`` relative, not bit for bit.
 
 Routes, chosen once by :func:`prepare` (the runner it returns then runs straight through):
-- ``depthwise`` (one input channel per group, any channel multiplier): direct. Memory-bound, so
-  each output row is summed in a row accumulator tap by tap, vectorized along W; the padding is
-  handled by clipping each tap's column range, never by a padded copy.
+- ``depthwise`` (one input channel per group, any channel multiplier): direct. Each input channel
+  is copied once into row-phase planes of its padded self (a few KB, in cache), after which every
+  tap is one contiguous multiply-add over the whole output plane (three taps per pass), vectorized
+  along W whatever the plane's size; the padding costs nothing inside the loops.
 - ``gemm`` (any other grouping, groups = 1 included): per item and group, the packed weights
   ``[O/groups, C/groups*kh*kw]`` times the input's columns by BLAS sgemm; for a 1x1 stride-1
   unpadded window the columns are the input itself, else an im2col scratch made once.
@@ -50,24 +51,32 @@ class Geometry:
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, bias, out, sy, sx, dy, dx, top, left, low, high, chunks):
+def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low, high, chunks):
     n_items, channels, height, width = x.shape
-    n_out, kh, kw = w.shape
+    n_out = w.shape[0]
     out_h, out_w = out.shape[2], out.shape[3]
     multiplier = n_out // channels
-    # The input channel as sy*sx phase planes of its zero-padded self, pw columns each: tap (ky, kx) then
-    # reads phase ((ky*dy) % sy, (kx*dx) % sx) at row and column offset ((ky*dy) // sy, (kx*dx) // sx), and
-    # each tap is ONE contiguous multiply-add over out_h * pw values (the pw - out_w extra columns per row
-    # are computed and dropped): long vectors even for 7x7 planes, no bounds inside the loop.
-    pw = out_w + ((kw - 1) * dx) // sx
+    # The input channel as sy row-phase planes of its zero-padded self, pw columns each: tap (ky, kx)
+    # reads phase (ky*dy) % sy at row offset (ky*dy) // sy and column offset kx*dx, and each tap is ONE
+    # contiguous multiply-add over out_h * pw values: long vectors even for 7x7 planes, no bounds in the
+    # loop. Every column is computed and each sx-th kept (at stride 2 twice the multiply-adds, but
+    # contiguous loads instead of strided gathers, which AVX2 does slowly).
+    pw = (out_w - 1) * sx + (kw - 1) * dx + 1
     ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
     phase_size = ph * pw
     total = out_h * pw
     planes = n_items * n_out
-    scratch = np.empty((chunks, sy * sx * phase_size + total), np.float32)
+    n_taps = kh * kw
+    starts = np.empty(n_taps, np.int64)  # where each tap's values begin among the phase planes
+    for ky in range(kh):
+        for kx in range(kw):
+            starts[ky * kw + kx] = ((ky * dy) % sy) * phase_size + ((ky * dy) // sy) * pw + kx * dx
+    # columns j of a phase row inside the input: 0 <= j - left < width
+    lo, hi = min(pw, left), max(min(pw, left), min(pw, width + left))
+    scratch = np.empty((chunks, sy * phase_size + total), np.float32)
     for chunk in prange(chunks):
-        phases = scratch[chunk, :sy * sx * phase_size]
-        acc = scratch[chunk, sy * sx * phase_size:]
+        phases = scratch[chunk, :sy * phase_size]
+        acc = scratch[chunk, sy * phase_size:]
         last = -1
         for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
             n, o = plane // n_out, plane % n_out
@@ -76,44 +85,37 @@ def _depthwise(x, w, bias, out, sy, sx, dy, dx, top, left, low, high, chunks):
                 last = source
                 src = x[n, o // multiplier]
                 for py in range(sy):
-                    for px in range(sx):
-                        # columns j of this phase inside the input: 0 <= j*sx + px - left < width
-                        first = px - left
-                        lo = 0 if first >= 0 else min(pw, (-first + sx - 1) // sx)
-                        hi = max(lo, min(pw, (width - 1 - first) // sx + 1)) if width - 1 - first >= 0 else lo
-                        base = (py * sx + px) * phase_size
-                        for i in range(ph):
-                            row = phases[base + i * pw:base + (i + 1) * pw]
-                            iy = i * sy + py - top
-                            if iy < 0 or iy >= height:
-                                row[:] = 0.0
-                                continue
-                            line = src[iy]
-                            row[:lo] = 0.0
-                            row[hi:] = 0.0
-                            if sx == 1:
-                                row[lo:hi] = line[lo + first:hi + first]
-                            else:
-                                for j in range(lo, hi):
-                                    row[j] = line[j * sx + first]
+                    for i in range(ph):
+                        row = phases[(py * ph + i) * pw:(py * ph + i + 1) * pw]
+                        iy = i * sy + py - top
+                        if iy < 0 or iy >= height:
+                            row[:] = 0.0
+                            continue
+                        row[:lo] = 0.0
+                        row[hi:] = 0.0
+                        row[lo:hi] = src[iy, lo - left:hi - left]
+            # three taps per pass over the accumulator (a third of its loads and stores)
+            taps = w[o]
             b = bias[o]
             for i in range(total):
                 acc[i] = b
-            for ky in range(kh):
-                py, ry = (ky * dy) % sy, (ky * dy) // sy
-                for kx in range(kw):
-                    px, rx = (kx * dx) % sx, (kx * dx) // sx
-                    tap = w[o, ky, kx]
-                    start = (py * sx + px) * phase_size + ry * pw + rx
-                    values = phases[start:start + total]
-                    for i in range(total):
-                        acc[i] += tap * values[i]
+            for t in range(0, n_taps - 2, 3):
+                a0 = phases[starts[t]:starts[t] + total]
+                a1 = phases[starts[t + 1]:starts[t + 1] + total]
+                a2 = phases[starts[t + 2]:starts[t + 2] + total]
+                w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
+                for i in range(total):
+                    acc[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
+            for t in range(n_taps - n_taps % 3, n_taps):
+                a0 = phases[starts[t]:starts[t] + total]
+                w0 = taps[t]
+                for i in range(total):
+                    acc[i] += w0 * a0[i]
             dst = out[n, o]
             for oy in range(out_h):
-                row = acc[oy * pw:oy * pw + out_w]
                 line = dst[oy]
                 for ox in range(out_w):
-                    v = row[ox]
+                    v = acc[oy * pw + ox * sx]
                     if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
                         v = low
                     if v > high:  # noqa: PLR1730
@@ -202,7 +204,8 @@ _KERNELS = {(name, parallel): kernel(function, parallel=parallel)
 _F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
 _R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
 _SIGNATURES = {
-    "depthwise": (_R4, _R3, _R1, _F4) + (jit.INT,) * 6 + (jit.types.float32,) * 2 + (jit.INT,),
+    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.types.float32,) * 2
+    + (jit.INT,),
     "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
     "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
     "epilogue": (_F4, jit.INT, _R1, jit.types.float32, jit.types.float32),
@@ -314,15 +317,16 @@ def _bound(run: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray, out: np
 
 
 def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
-    w3 = _readonly(np.ascontiguousarray(wt[:, 0]))  # [O, kh, kw]
+    kh, kw = wt.shape[2], wt.shape[3]
+    w2 = _readonly(np.ascontiguousarray(wt[:, 0].reshape(c_out, kh * kw)))  # [O, taps]
     (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
     planes = n_items * c_out
-    parallel = planes > 1 and out_h * out_w * w3.size * n_items >= PARALLEL_WORK
+    parallel = planes > 1 and out_h * out_w * w2.size * n_items >= PARALLEL_WORK
 
     def run(x4, out4):
         with jit.thread_pool() as pool:
             threads = numba.get_num_threads() if parallel and pool else 1
-            _compiled("depthwise", threads > 1)(x4, w3, b, out4, sy, sx, dy, dx, top, left, low, high,
+            _compiled("depthwise", threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
                                                 min(planes, threads))
 
     return run
