@@ -217,8 +217,23 @@ BLAS_PARALLEL_WORK = 1 << 25
 """Multiply-adds of one GEMM from which OpenBLAS may use its own threads (see ``blas_threads``)."""
 
 
-def _compiled(name: str, parallel: bool) -> Callable:
-    return jit.entry(_KERNELS[name, parallel], *_SIGNATURES[name])
+class _Entry:
+    """A kernel's serial and parallel entry points, each compiled (or loaded) on first use and then
+    found without hashing numba types on every call."""
+
+    __slots__ = ("functions", "name")
+
+    def __init__(self, name: str):
+        self.name, self.functions = name, [None, None]
+
+    def __call__(self, parallel: bool) -> Callable:
+        function = self.functions[parallel]
+        if function is None:
+            function = self.functions[parallel] = jit.entry(_KERNELS[self.name, parallel], *_SIGNATURES[self.name])
+        return function
+
+
+_ENTRY = {name: _Entry(name) for name in _SIGNATURES}
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -326,7 +341,7 @@ def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
     def run(x4, out4):
         with jit.thread_pool() as pool:
             threads = numba.get_num_threads() if parallel and pool else 1
-            _compiled("depthwise", threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
+            _ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
                                                 min(planes, threads))
 
     return run
@@ -347,7 +362,7 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, lo
         flat_out = out4.reshape(n_items, c_out, out_h * out_w)
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
-            im2col, epilogue = _compiled("im2col", parallel and pool), _compiled("epilogue", parallel and pool)
+            im2col, epilogue = _ENTRY["im2col"](parallel and pool), _ENTRY["epilogue"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     if direct:
@@ -376,7 +391,7 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
     def run(x4, out4):
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
-            col2im = _compiled("col2im", parallel and pool)
+            col2im = _ENTRY["col2im"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     np.matmul(packed[g], flat_in[n, g * cg:(g + 1) * cg], out=cols)
