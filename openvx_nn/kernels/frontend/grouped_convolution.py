@@ -51,7 +51,8 @@ class Geometry:
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low, high, chunks):
+def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks):
+    low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
     n_items, channels, height, width = x.shape
     n_out = w.shape[0]
     out_h, out_w = out.shape[2], out.shape[3]
@@ -181,8 +182,9 @@ def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
                         row[ix * sx + shift] += src[base + ix]
 
 
-def _epilogue(out, n, bias, low, high):
+def _epilogue(out, n, bias, low64, high64):
     """out[n] = clip(out[n] + bias, low, high) (NaN stays NaN)."""
+    low, high = np.float32(low64), np.float32(high64)
     for o in prange(out.shape[1]):
         plane = out[n, o]
         b = bias[o]
@@ -204,11 +206,10 @@ _KERNELS = {(name, parallel): kernel(function, parallel=parallel)
 _F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
 _R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
 _SIGNATURES = {
-    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.types.float32,) * 2
-    + (jit.INT,),
+    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT),
     "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
     "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
-    "epilogue": (_F4, jit.INT, _R1, jit.types.float32, jit.types.float32),
+    "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT),
 }
 PARALLEL_WORK = 1 << 22
 """Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
@@ -300,7 +301,7 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
     _check(x, w, bias, out, geo)
     if clip is not None and geo.transposed:
         raise ValueError("clip is not supported for a transposed convolution")
-    low, high = (np.float32(v) for v in (clip or (-np.inf, np.inf)))
+    low, high = (float(np.float32(v)) for v in (clip or (-np.inf, np.inf)))
     n_items, c_in, height, width = _items(x)
     _, c_out, out_h, out_w = _items(out)
     b = _readonly(np.zeros(c_out, np.float32) if bias is None else np.ascontiguousarray(bias, np.float32))
