@@ -214,8 +214,6 @@ _SIGNATURES = {
 PARALLEL_WORK = 1 << 22
 """Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
 far more on a busy machine)."""
-BLAS_PARALLEL_WORK = 1 << 25
-"""Multiply-adds of one GEMM from which OpenBLAS may use its own threads (see ``blas_threads``)."""
 
 
 class _Entry:
@@ -357,12 +355,11 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, lo
     direct = kh == kw == 1 and geo.stride == (1, 1) and top == left == 0 and (out_h, out_w) == (height, width)
     cols = None if direct else np.empty((cg * kh * kw, out_h * out_w), np.float32)
     parallel = cg * kh * kw * out_h * out_w >= PARALLEL_WORK
-    blas_parallel = og * cg * kh * kw * out_h * out_w >= BLAS_PARALLEL_WORK
 
     def run(x4, out4):
         flat_out = out4.reshape(n_items, c_out, out_h * out_w)
         flat_in = x4.reshape(n_items, c_in, height * width)
-        with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
+        with jit.thread_pool() as pool, blas_threads.single():
             im2col, epilogue = _ENTRY["im2col"](parallel and pool), _ENTRY["epilogue"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
@@ -387,11 +384,10 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
     cols_in = _readonly(cols)
     (sy, sx), (top, left) = geo.stride, geo.offset
     parallel = og * kh * kw * height * width >= PARALLEL_WORK
-    blas_parallel = og * kh * kw * cg * height * width >= BLAS_PARALLEL_WORK
 
     def run(x4, out4):
         flat_in = x4.reshape(n_items, c_in, height * width)
-        with jit.thread_pool() as pool, blas_threads.single(not (blas_parallel and pool)):
+        with jit.thread_pool() as pool, blas_threads.single():
             col2im = _ENTRY["col2im"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
