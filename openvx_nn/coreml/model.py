@@ -139,13 +139,12 @@ class CoreMLModel:
                 g.blobs[name] = _blob(tensor, shape)
                 self._preprocess(g, name, g.blobs[name])
             infos = []
-            epilogues = fusion.plan(self.order, set(self._wanted_blobs()))
-            folded = {i: self.order[c].name for c, e in epilogues.items() for i in e.absorbed}
+            stages = fusion.plan(self.order, set(self._wanted_blobs()))
             for i, layer in enumerate(self.order):
-                if i in folded:
-                    how = f"folded into convolution '{folded[i]}'"
+                if i in g.folded:
+                    how = f"folded into convolution '{g.folded[i]}'"
                 else:
-                    g.epilogue = epilogues.get(i)
+                    g.epilogue = stages.get(i)
                     how = lower(g, layer)
                 infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
             g.layer, g.epilogue = None, None

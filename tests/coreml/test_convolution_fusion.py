@@ -94,3 +94,39 @@ def test_a_layer_whose_input_is_needed_elsewhere_is_not_folded(tmp_path, rng, bl
     close(out["y"], relu + conv if blocker == "second-reader" else 2 * relu)
     if blocker == "model-output":
         close(out["conv"], conv)
+
+
+@pytest.mark.parametrize("residual", ["input", "earlier-layer", "broadcast", "later-layer"])
+@pytest.mark.parametrize("groups", ["dense", "depthwise"])
+def test_a_residual_add_and_relu_fold_when_the_residual_is_ready_and_the_same_shape(tmp_path, rng, residual, groups):
+    c = 4
+    g = 1 if groups == "dense" else c
+    x = rng.standard_normal((c, 5, 6)).astype(np.float32)
+    shortcut = rng.standard_normal((c, 1, 1)).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    if residual == "earlier-layer":  # the shortcut is computed before the convolution in the file
+        b.add_activation("short", "LINEAR", "x", "short", params=[0.5, 0.25])
+        other, other_value = "short", 0.5 * x.astype(np.float64) + 0.25
+    elif residual == "broadcast":
+        b.add_load_constant("short", "short", shortcut, list(shortcut.shape))
+        other, other_value = "short", shortcut.astype(np.float64)
+    else:
+        other, other_value = "x", x.astype(np.float64)
+    wb = _conv(b, rng, "conv", "x", c, c, g)
+    norm = _bn(b, rng, "bn", "conv", c)
+    if residual == "later-layer":  # made after the convolution in the file: the add stays a layer
+        b.add_activation("short", "LINEAR", "x", "short", params=[0.5, 0.25])
+        other, other_value = "short", 0.5 * x.astype(np.float64) + 0.25
+    b.add_elementwise("sum", ["bn", other], "sum", mode="ADD")
+    b.add_activation("y", "RELU", "sum", "y")
+    model = load(tmp_path, b)
+    try:
+        out = model.predict({"x": x})["y"]
+        lowered = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    folds = residual in ("input", "earlier-layer")
+    assert ("folded" in lowered["sum"]) == folds and ("folded" in lowered["y"]) == folds
+    assert "folded" in lowered["bn"]
+    want = np.maximum(norm(_reference_conv(x.astype(np.float64), wb, g)) + other_value, 0.0)
+    close(out, want, atol=1e-4)

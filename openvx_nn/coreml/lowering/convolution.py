@@ -106,20 +106,31 @@ def convolution(g: GraphBuilder, layer, p) -> str:
     w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
     span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
-    name, clip, folded = layer.output[0], None, ""
-    epilogue = g.epilogue
-    if epilogue is not None:
-        name, clip = epilogue.output, epilogue.clip
-        if epilogue.scale is not None:
-            if len(epilogue.scale) != c_out:
-                raise g.fail(f"the batchnorm after it has {len(epilogue.scale)} channels, the convolution {c_out}")
-            w = (w * epilogue.scale.reshape(-1, 1, 1, 1)).astype(np.float32)
-            bias = (0.0 if bias is None else bias) * epilogue.scale + epilogue.shift
-        folded = f" with {', '.join(epilogue.names)} folded in"
-    out = g.output(name, x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
+    out_shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
+    name, clip, residual, folded = layer.output[0], None, None, []
+    for stage in g.epilogue or ():  # the stages fusion.plan proposed, in order, while they fit
+        if stage.kind == "batchnorm":
+            scale, shift = stage.value
+            if len(scale) != c_out:
+                break
+            w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+            bias = (0.0 if bias is None else bias) * scale + shift
+        elif stage.kind == "add":
+            ready = g.blobs.get(stage.value)
+            if ready is None or tuple(ready.shape) != out_shape:
+                break
+            residual = ready
+        else:
+            clip = stage.value
+        name = stage.output
+        folded += stage.names
+        g.folded.update({position: layer.name for position in stage.positions})
+    out = g.output(name, out_shape)
     geometry = [groups, stride[0], stride[1], dilation[0], dilation[1], before[0], after[0], before[1], after[1], 0]
     g.coreml("convolution", (x.tensor, g.constant(w), None if bias is None else g.constant(bias), g.ints(geometry),
-                             None if clip is None else g.floats(list(clip)), out))
+                             None if clip is None else g.floats(list(clip)),
+                             None if residual is None else residual.tensor, out))
+    folded = f" with {', '.join(folded)} folded in" if folded else ""
     return f"coreml.convolution({_kind(groups, k_chan, c_out)}){folded}"
 
 
@@ -180,7 +191,7 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias
     after = [full[i] - before[i] - out_hw[i] for i in range(2)]
     out = g.output(layer.output[0], x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
     geometry = [groups, stride[0], stride[1], 1, 1, before[0], after[0], before[1], after[1], 1]
-    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), None, out))
+    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), None, None, out))
     return f"coreml.convolution(transposed, {_kind(groups, x.shape[-3] // groups, c_out)})"
 
 
@@ -258,7 +269,7 @@ def inner_product(g: GraphBuilder, layer, p) -> str:
     if x.rank >= 3:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
         out = g.output(layer.output[0], lead + (c_out, 1, 1))
         g.coreml("convolution", (x.tensor, g.constant(w.reshape((c_out,) + features)), b,
-                                 g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, out))
+                                 g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, None, out))
         return "coreml.convolution(dense, the window of the whole input)"
     w = g.constant(w)
     dense_shape = lead + (c_out,)

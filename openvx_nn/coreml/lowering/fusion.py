@@ -1,108 +1,111 @@
 """Layers folded into the convolution before them: a batchnorm with stored statistics (into the
-weights and bias) and a ReLU, ReLU6 or clip (into the kernel's output clip).
+weights and bias), a residual add (added by the kernel's epilogue) and a ReLU, ReLU6 or clip
+(the kernel's output clip), in that order, each optional.
 
 A converted CNN writes each convolution as conv, batchnorm and an activation, and coremltools'
 converter writes ReLU6 as four layers (ReLU, linear(-1), threshold(-6), linear(-1)): folded,
-MobileNet v2 is 52 convolution nodes instead of some 250 nodes, each a full pass over memory.
+MobileNet v2 is 54 convolution nodes instead of some 250 nodes, each a full pass over memory.
 A layer folds only when it is the sole reader of the blob before it, that blob is no model
 output, and no blob of the chain is written by more than one layer (CoreML allows in-place
-names). Folding a batchnorm rounds ``w * scale`` once in float32 instead of scaling the sum:
-the results agree to float32 rounding, as CoreML's own fused kernels do.
+names); an add folds only when its other input is made earlier in the layer order. ``plan``
+proposes the stages; the convolution's lowering takes them in order while they fit (a batchnorm
+of the convolution's channel count, a residual of its output's shape) and records what it
+took in ``GraphBuilder.folded``, so a stage it declines is lowered as its own layer. Folding a
+batchnorm rounds ``w * scale`` once in float32 instead of scaling the sum: the results agree to
+float32 rounding, as CoreML's own fused kernels do.
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..weights import load_weights
 
+_NEXT = {None: ("batchnorm", "add", "clip"), "batchnorm": ("add", "clip"), "add": ("clip",), "clip": ()}
 
-@dataclass
-class Epilogue:
-    """What a convolution absorbs: per-channel ``scale``/``shift`` (None: none), a ``clip``, the blob the
-    fused node writes, and the positions (in the layer order) and names of the absorbed layers."""
 
+@dataclass(frozen=True)
+class Stage:
+    """One folded step: ``kind`` batchnorm (``value`` = per-channel scale, shift), add (the residual
+    blob's name) or clip (low, high); the layers it stands for and the blob it leaves."""
+
+    kind: str
+    value: object
+    positions: tuple[int, ...]
+    names: tuple[str, ...]
     output: str
-    scale: np.ndarray | None = None
-    shift: np.ndarray | None = None
-    clip: tuple[float, float] | None = None
-    absorbed: list[int] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
 
 
-def plan(order: Sequence, keep: set[str]) -> dict[int, Epilogue]:
-    """{position of a convolution in ``order``: its epilogue} for each convolution that absorbs layers."""
+def plan(order: Sequence, keep: set[str]) -> dict[int, list[Stage]]:
+    """{position of a convolution in ``order``: the stages it may fold} (convolutions with none left out)."""
     readers = Counter(name for layer in order for name in layer.input)
     writers = Counter(name for layer in order for name in layer.output)
-    position = {id(layer): i for i, layer in enumerate(order)}
-    reader_of: dict[str, object] = {}
-    for layer in order:
-        for name in layer.input:
-            reader_of[name] = layer
+    made_at = {name: i for i, layer in enumerate(order) for name in layer.output}
+    reader_of = {name: (i, layer) for i, layer in enumerate(order) for name in layer.input}
+
+    def next_layer(blob: str):
+        """The sole reader of ``blob`` when it may fold, as (position, layer), else None."""
+        if readers[blob] != 1 or writers[blob] != 1 or blob in keep:
+            return None
+        position, layer = reader_of[blob]
+        ok = len(layer.output) == 1 and writers[layer.output[0]] == 1 and list(layer.input).count(blob) == 1
+        return (position, layer) if ok else None
+
     plans = {}
     for i, layer in enumerate(order):
         if layer.WhichOneof("layer") != "convolution" or layer.convolution.isDeconvolution \
                 or len(layer.output) != 1:
             continue
-        epilogue = Epilogue(layer.output[0])
-        stage = 0  # 0: batchnorm or activation may follow, 1: activation only, 2: done
-
-        def next_layer(blob: str):
-            if readers[blob] != 1 or writers[blob] != 1 or blob in keep:
-                return None
-            after = reader_of[blob]
-            return after if len(after.input) == 1 and len(after.output) == 1 and writers[after.output[0]] == 1 \
-                else None
-
-        while stage < 2:
-            chain = _match(next_layer, epilogue.output, stage == 0)
-            if chain is None:
+        stages: list[Stage] = []
+        blob, kind = layer.output[0], None
+        while True:
+            stage = _match(next_layer, blob, _NEXT[kind], lambda name, i=i: made_at.get(name, -1) < i)
+            if stage is None:
                 break
-            kind, layers, value = chain
-            if kind == "batchnorm":
-                epilogue.scale, epilogue.shift = value
-                stage = 1
-            else:
-                epilogue.clip = value
-                stage = 2
-            epilogue.absorbed += [position[id(x)] for x in layers]
-            epilogue.names += [x.name for x in layers]
-            epilogue.output = layers[-1].output[0]
-        if epilogue.absorbed:
-            plans[i] = epilogue
+            stages.append(stage)
+            blob, kind = stage.output, stage.kind
+        if stages:
+            plans[i] = stages
     return plans
 
 
-def _match(next_layer, blob: str, batchnorm_allowed: bool):
-    """("batchnorm", [layer], (scale, shift)) or ("clip", layers, (low, high)) starting at ``blob``'s reader."""
-    first = next_layer(blob)
-    if first is None:
+def _match(next_layer, blob: str, allowed: tuple[str, ...], earlier) -> Stage | None:
+    found = next_layer(blob)
+    if found is None:
         return None
+    position, first = found
     kind = first.WhichOneof("layer")
-    if kind == "batchnorm" and batchnorm_allowed:
+    if kind == "batchnorm" and "batchnorm" in allowed and len(first.input) == 1:
         p = first.batchnorm
-        c = int(p.channels)
         if p.computeMeanVar or p.instanceNormalization:
             return None
-        gamma, beta = (load_weights(w, (c,), n).astype(np.float64) for w, n in ((p.gamma, "gamma"), (p.beta, "beta")))
-        mean, var = (load_weights(w, (c,), n).astype(np.float64) for w, n in ((p.mean, "mean"), (p.variance, "var")))
+        c = int(p.channels)
+        gamma, beta, mean, var = (load_weights(w, (c,), name).astype(np.float64) for w, name in (
+            (p.gamma, "gamma"), (p.beta, "beta"), (p.mean, "mean"), (p.variance, "variance")))
         scale = gamma / np.sqrt(var + p.epsilon)
-        return "batchnorm", [first], (scale, beta - mean * scale)
+        return Stage("batchnorm", (scale, beta - mean * scale), (position,), (first.name,), first.output[0])
+    if kind == "add" and "add" in allowed and len(first.input) == 2:
+        other = first.input[1] if first.input[0] == blob else first.input[0]
+        return Stage("add", other, (position,), (first.name,), first.output[0]) if earlier(other) else None
+    if "clip" not in allowed or len(first.input) != 1:
+        return None
     if kind == "clip":
-        return "clip", [first], (float(first.clip.minVal), float(first.clip.maxVal))
+        bounds = (float(first.clip.minVal), float(first.clip.maxVal))
+        return Stage("clip", bounds, (position,), (first.name,), first.output[0])
     if kind != "activation" or first.activation.WhichOneof("NonlinearityType") != "ReLU":
         return None
     # ReLU, then maybe ReLU6 as coremltools writes it: -max(-relu(v), -6) = min(relu(v), 6)
-    chain = [first]
+    chain = [found]
     for test in (_negation, _threshold, _negation):
-        after = next_layer(chain[-1].output[0])
-        if after is None or test(after) is None:
-            return "clip", [first], (0.0, float("inf"))
+        after = next_layer(chain[-1][1].output[0])
+        if after is None or test(after[1]) is None:
+            return Stage("clip", (0.0, float("inf")), (position,), (first.name,), first.output[0])
         chain.append(after)
-    return "clip", chain, (0.0, -_threshold(chain[2]))
+    return Stage("clip", (0.0, -_threshold(chain[2][1])), tuple(p for p, _ in chain), tuple(x.name for _, x in chain),
+                 chain[-1][1].output[0])
 
 
 def _negation(layer):

@@ -51,7 +51,7 @@ class Geometry:
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks):
+def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks, residual, add):
     low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
     n_items, channels, height, width = x.shape
     n_out = w.shape[0]
@@ -117,6 +117,8 @@ def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64
                 line = dst[oy]
                 for ox in range(out_w):
                     v = acc[oy * pw + ox * sx]
+                    if add:
+                        v += residual[n, o, oy, ox]
                     if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
                         v = low
                     if v > high:  # noqa: PLR1730
@@ -182,8 +184,8 @@ def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
                         row[ix * sx + shift] += src[base + ix]
 
 
-def _epilogue(out, n, bias, low64, high64):
-    """out[n] = clip(out[n] + bias, low, high) (NaN stays NaN)."""
+def _epilogue(out, n, bias, low64, high64, residual, add):
+    """out[n] = clip(out[n] + bias (+ residual[n] when ``add``), low, high) (NaN stays NaN)."""
     low, high = np.float32(low64), np.float32(high64)
     for o in prange(out.shape[1]):
         plane = out[n, o]
@@ -192,6 +194,8 @@ def _epilogue(out, n, bias, low64, high64):
             line = plane[y]
             for x_ in range(plane.shape[1]):
                 v = line[x_] + b
+                if add:
+                    v += residual[n, o, y, x_]
                 if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
                     v = low
                 if v > high:  # noqa: PLR1730
@@ -206,10 +210,11 @@ _KERNELS = {(name, parallel): kernel(function, parallel=parallel)
 _F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
 _R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
 _SIGNATURES = {
-    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT),
+    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT, _R4,
+                                                                         jit.BOOL),
     "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
     "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
-    "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT),
+    "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT, _R4, jit.BOOL),
 }
 PARALLEL_WORK = 1 << 22
 """Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
@@ -289,16 +294,19 @@ def _check(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarra
 
 # -- planning --------------------------------------------------------------------------------------
 def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
-            clip: tuple[float, float] | None = None) -> Callable[[], None]:
+            clip: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> Callable[[], None]:
     """A runner computing ``out`` from ``x`` (read at each call) with everything else resolved now.
 
-    ``clip`` (low, high) bounds every output (a fused ReLU or ReLU6; not for transposed). The
-    weights and bias are packed here (later changes to them are not seen); raises ValueError for
-    dtypes other than float32 and for shapes or geometry that do not fit together.
+    ``residual`` (the output's shape, read at each call) is added to every output and ``clip`` (low,
+    high) then bounds it: a folded residual add and ReLU or ReLU6 (neither for a transposed
+    convolution). The weights and bias are packed here (later changes to them are not seen); raises
+    ValueError for dtypes other than float32 and for shapes or geometry that do not fit together.
     """
     _check(x, w, bias, out, geo)
-    if clip is not None and geo.transposed:
-        raise ValueError("clip is not supported for a transposed convolution")
+    if (clip is not None or residual is not None) and geo.transposed:
+        raise ValueError("clip and residual are not supported for a transposed convolution")
+    if residual is not None and (residual.shape != out.shape or residual.dtype != np.float32):
+        raise ValueError(f"residual {residual.shape} {residual.dtype} must be float32 of the output's shape {out.shape}")
     low, high = (float(np.float32(v)) for v in (clip or (-np.inf, np.inf)))
     n_items, c_in, height, width = _items(x)
     _, c_out, out_h, out_w = _items(out)
@@ -312,18 +320,25 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
         run = _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high)
     else:
         run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
-    return _bound(run, x, out)
+    return _bound(run, x, out, residual)
 
 
-def _bound(run: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
-    """``run(x4, out4)`` on C-contiguous NCHW views; a copy in or a scratch out where the tensors are strided."""
+_NO_RESIDUAL = _readonly(np.zeros((1, 1, 1, 1), np.float32))
+
+
+def _bound(run: Callable, x: np.ndarray, out: np.ndarray, residual: np.ndarray | None) -> Callable[[], None]:
+    """``run(x4, out4, residual4, add)`` on C-contiguous NCHW views; a copy in or a scratch out where the
+    tensors are strided."""
     x4, out4 = _nchw(x), _nchw(out)
     x4 = None if x4 is None else _readonly(x4)
+    r4 = _NO_RESIDUAL if residual is None else _nchw(residual)
+    r4 = None if r4 is None else _readonly(r4)
     scratch = np.empty(_items(out), np.float32) if out4 is None else None
 
     def call() -> None:
         src = x4 if x4 is not None else _readonly(np.ascontiguousarray(x.T).reshape(_items(x)))
-        run(src, out4 if out4 is not None else scratch)
+        res = r4 if r4 is not None else _readonly(np.ascontiguousarray(residual.T).reshape(_items(residual)))
+        run(src, out4 if out4 is not None else scratch, res, residual is not None)
         if out4 is None:
             out.T[...] = scratch.reshape(out.T.shape)
 
@@ -337,11 +352,11 @@ def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
     planes = n_items * c_out
     parallel = planes > 1 and out_h * out_w * w2.size * n_items >= PARALLEL_WORK
 
-    def run(x4, out4):
+    def run(x4, out4, r4, add):
         with jit.thread_pool() as pool:
             threads = numba.get_num_threads() if parallel and pool else 1
             _ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
-                                                min(planes, threads))
+                                             min(planes, threads), r4, add)
 
     return run
 
@@ -356,7 +371,7 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, lo
     cols = None if direct else np.empty((cg * kh * kw, out_h * out_w), np.float32)
     parallel = cg * kh * kw * out_h * out_w >= PARALLEL_WORK
 
-    def run(x4, out4):
+    def run(x4, out4, r4, add):
         flat_out = out4.reshape(n_items, c_out, out_h * out_w)
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single():
@@ -369,7 +384,7 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, lo
                         im2col(x4, n, g * cg, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w)
                         source = cols
                     np.matmul(packed[g], source, out=flat_out[n, g * og:(g + 1) * og])
-                epilogue(out4, n, b, low, high)
+                epilogue(out4, n, b, low, high, r4, add)
 
     return run
 
@@ -385,7 +400,7 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
     (sy, sx), (top, left) = geo.stride, geo.offset
     parallel = og * kh * kw * height * width >= PARALLEL_WORK
 
-    def run(x4, out4):
+    def run(x4, out4, r4, add):
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single():
             col2im = _ENTRY["col2im"](parallel and pool)
@@ -398,6 +413,6 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
 
 
 def grouped_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
-                        clip: tuple[float, float] | None = None) -> None:
+                        clip: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> None:
     """One call of :func:`prepare`'s runner (the unbound path)."""
-    prepare(x, w, bias, out, geo, clip)()
+    prepare(x, w, bias, out, geo, clip, residual)()

@@ -1,6 +1,7 @@
 """CoreML convolution and deconvolution with ``nGroups`` as one kernel (grouped, depthwise,
 channel multipliers), its padding given as window offsets rather than extra pad and slice nodes,
-and an optional output clip (a ReLU or ReLU6 the front end folded in)."""
+an optional residual added to the output and an optional output clip (a residual add and a ReLU or
+ReLU6 the front end folded in)."""
 from __future__ import annotations
 
 from ...core.enums import Status
@@ -53,14 +54,25 @@ def _validate(v: Validation) -> None:
               Status.VX_ERROR_INVALID_VALUE,
               f"clip must be [low, high] with low <= high (and no transposed convolution), got {clip}")
     v.state["clip"] = tuple(clip) if clip else None
-    same_output(v, 5, (ow, oh, c_out) + tuple(x.dims[3:]))
+    out_dims = (ow, oh, c_out) + tuple(x.dims[3:])
+    residual = float_input(v, 5)
+    if residual is not None:
+        v.require(residual.dims == out_dims and not transposed, 5, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"residual {list(residual.dims)} must have the output's dims {list(out_dims)} "
+                  "(and no transposed convolution)")
+    same_output(v, 6, out_dims)
 
 
 def _arrays(p):
-    return p[0].array, p[1].array, None if p[2] is None else p[2].array, p[5].array
+    return p[0].array, p[1].array, None if p[2] is None else p[2].array, p[6].array
+
+
+def _extra(p, state):
+    return state["clip"], None if p[5] is None else p[5].array
 
 
 describe(60, "convolution", (tensor("input"), tensor("weights", static=True), tensor("bias", optional=True, static=True),
-                             tensor("geometry", static=True), tensor("clip", optional=True, static=True), output()),
-         _validate, lambda p, state: grouped_convolution(*_arrays(p), state["geometry"], state["clip"]),
-         lambda p, state: prepare(*_arrays(p), state["geometry"], state["clip"]))
+                             tensor("geometry", static=True), tensor("clip", optional=True, static=True),
+                             tensor("residual", optional=True), output()),
+         _validate, lambda p, state: grouped_convolution(*_arrays(p), state["geometry"], *_extra(p, state)),
+         lambda p, state: prepare(*_arrays(p), state["geometry"], *_extra(p, state)))
