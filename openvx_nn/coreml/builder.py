@@ -51,6 +51,8 @@ class GraphBuilder:
         self._finalizer.atexit = False  # at exit the context goes with the process
         self.layer: tuple[str, str] | None = None  # (name, type) being lowered
         self.nodes: dict[str, list[Node]] = {}
+        self.epilogue = None  # the stages the convolution being lowered may fold (``lowering.fusion.plan``)
+        self.folded: dict[int, str] = {}  # layer positions folded so far -> the convolution that took them
 
     # -- errors ----------------------------------------------------------------------
     def fail(self, reason: str) -> CoreMLError:

@@ -15,7 +15,7 @@ from ..core.enums import Directive
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
-from .lowering import lower
+from .lowering import fusion, lower
 from .order import layer_order
 
 KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
@@ -152,9 +152,15 @@ class CoreMLModel:
                 g.blobs[name] = _blob(tensor, shape)
                 self._preprocess(g, name, g.blobs[name])
             infos = []
-            for layer in self.order:
-                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", lower(g, layer)))
-            g.layer = None
+            stages = fusion.plan(self.order, set(self._wanted_blobs()))
+            for i, layer in enumerate(self.order):
+                if i in g.folded:
+                    how = f"folded into convolution '{g.folded[i]}'"
+                else:
+                    g.epilogue = stages.get(i)
+                    how = lower(g, layer)
+                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
+            g.layer, g.epilogue = None, None
             for name in self._wanted_blobs():
                 if name not in g.blobs:
                     raise CoreMLError(f"output '{name}' is produced by no layer")

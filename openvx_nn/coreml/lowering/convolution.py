@@ -2,8 +2,9 @@
 layers. The NN extension pads symmetrically and infers the stride (the smallest
 that gives the output size); where CoreML's padding is asymmetric, or its stride
 is not the one the NN extension would infer, the layer runs as an explicit pad
-node, the NN layer at stride 1, and a strided slice. Groups become one NN layer
-per group on views of the input and output channels."""
+node, the NN layer at stride 1, and a strided slice. Convolution and deconvolution,
+grouped or not, are one ``coreml.convolution`` node each: it takes CoreML's groups,
+padding and cropping as they are."""
 from __future__ import annotations
 
 import math
@@ -11,17 +12,15 @@ import struct
 
 import numpy as np
 
-from ...core.enums import ConvertPolicy, NNPooling, NNRounding, NNType, RoundPolicy
+from ...core.enums import ConvertPolicy, NNPooling, NNRounding, RoundPolicy
 from ...operations.coreml.layout import PAD_MODES
 from ...operations.geometry import infer_stride, output_size
-from ..blob import dims_of
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from .common import need_rank, reshape, single
 from .registry import lowers
 
 CONV_PARAMS = struct.Struct("<QQiii4xQQ")
-DECONV_PARAMS = struct.Struct("<QQiiQQ")
 SATURATE = ConvertPolicy.VX_CONVERT_POLICY_SATURATE
 NEAREST = RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN
 FLOOR, CEILING = NNRounding.VX_NN_DS_SIZE_ROUNDING_FLOOR, NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING
@@ -102,27 +101,45 @@ def convolution(g: GraphBuilder, layer, p) -> str:
                      "do not divide evenly")
     bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
     if p.isDeconvolution:
-        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_out, bias)
+        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out,
+                              None if bias is None else g.constant(bias))
     w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
     span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
     out_shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
-    result = g.output(layer.output[0], out_shape)
-    how = ""
-    for gi in range(groups):
-        xg = _channels(g, x, gi * k_chan, k_chan)
-        og = c_out // groups
-        wg = g.constant(w[gi * og:(gi + 1) * og])
-        bg = None if bias is None else g.constant(bias[gi * og:(gi + 1) * og])
+    name, clip, residual, folded = layer.output[0], None, None, []
+    for stage in g.epilogue or ():  # the stages fusion.plan proposed, in order, while they fit
+        if stage.kind == "batchnorm":
+            scale, shift = stage.value
+            if len(scale) != c_out:
+                break
+            w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+            bias = (0.0 if bias is None else bias) * scale + shift
+        elif stage.kind == "add":
+            ready = g.blobs.get(stage.value)
+            if ready is None or tuple(ready.shape) != out_shape:
+                break
+            residual = ready
+        else:
+            clip = stage.value
+        name = stage.output
+        folded += stage.names
+        g.folded.update({position: layer.name for position in stage.positions})
+    out = g.output(name, out_shape)
+    geometry = [groups, stride[0], stride[1], dilation[0], dilation[1], before[0], after[0], before[1], after[1], 0]
+    g.coreml("convolution", (x.tensor, g.constant(w), None if bias is None else g.constant(bias), g.ints(geometry),
+                             None if clip is None else g.floats(list(clip)),
+                             None if residual is None else residual.tensor, out))
+    folded = f" with {', '.join(folded)} folded in" if folded else ""
+    return f"coreml.convolution({_kind(groups, k_chan, c_out)}){folded}"
 
-        def run(xb, pad, rounding, out, wg=wg, bg=bg):
-            raw = CONV_PARAMS.pack(pad[0], pad[1], SATURATE, NEAREST, rounding, dilation[1] - 1, dilation[0] - 1)
-            g.node("org.khronos.nn_extension.convolution_layer",
-                   (xb.tensor, wg, bg, g.scalar_struct(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS, raw), out))
 
-        target = result if groups == 1 else _channel_view(g, result, out_shape, gi * og, og)
-        how = windowed(g, xg, span, stride, before, after, out_hw, run, 0.0, target, og)
-    return f"vxConvolutionLayer x {groups} group(s), {how}"
+def _kind(groups: int, per_group: int, c_out: int) -> str:
+    if groups == 1:
+        return "dense"
+    if per_group == 1:
+        return "depthwise" + (f", multiplier {c_out // groups}" if c_out != groups else "")
+    return f"{groups} groups"
 
 
 def windowed(g: GraphBuilder, x: Blob, kernel, stride, before, after, out_hw, run, pad_value: float, target,
@@ -144,22 +161,7 @@ def windowed(g: GraphBuilder, x: Blob, kernel, stride, before, after, out_hw, ru
     return "padded, stride 1, then coreml.slice"
 
 
-def _channels(g: GraphBuilder, x: Blob, start: int, count: int) -> Blob:
-    if start == 0 and count == x.shape[-3]:
-        return x
-    shape = x.shape[:-3] + (count,) + x.shape[-2:]
-    begin = [0] * x.rank
-    begin[2] = start
-    end = list(dims_of(shape))
-    end[2] += start
-    return Blob(g.view(x.tensor, begin, end), shape)
-
-
-def _channel_view(g: GraphBuilder, tensor, shape, start: int, count: int):
-    return _channels(g, Blob(tensor, tuple(shape)), start, count).tensor
-
-
-def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_out, bias) -> str:
+def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias) -> str:
     if dilation != [1, 1]:
         raise g.fail("deconvolution with dilation is not supported")
     og = c_out // groups
@@ -183,30 +185,14 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, k_chan, c_o
         after = [int(edges[i].endEdgeSize) if len(edges) > i else 0 for i in range(2)]
         out_hw = [full[i] - before[i] - after[i] for i in range(2)]
     before = [max(0, v) for v in before]
-    # outputs past the full transposed convolution hold the bias alone: the NN layer's ``a``
-    extra = [max(0, before[i] + out_hw[i] - full[i]) for i in range(2)]
-    if any(o < 1 or e >= max(s, 1) and e for o, e, s in zip(out_hw, extra, stride)):
+    if min(out_hw) < 1:
         raise g.fail(f"output {out_hw} at offset {before} does not fit the full deconvolution {full}")
-    full = [full[i] + extra[i] for i in range(2)]
-    dense_shape = x.shape[:-3] + (c_out, full[0], full[1])
-    dense = g.temp(dense_shape) if (out_hw != full) else g.output(layer.output[0], dense_shape)
-    for gi in range(groups):
-        xg = _channels(g, x, gi * k_chan, k_chan)
-        # OpenVX correlates the zero-inserted input; CoreML's transposed convolution is that with the
-        # kernel flipped. Weights become [OFM, IFM, kH, kW] in CoreML order ([kW, kH, IFM, OFM] dims).
-        wg = np.transpose(w[gi * k_chan:(gi + 1) * k_chan], (1, 0, 2, 3))[:, :, ::-1, ::-1]
-        bg = None if bias is None else g.constant(bias[gi * og:(gi + 1) * og])
-        target = dense if groups == 1 else _channel_view(g, dense, dense_shape, gi * og, og)
-        raw = DECONV_PARAMS.pack(0, 0, SATURATE, NEAREST, extra[1], extra[0])
-        g.node("org.khronos.nn_extension.deconvolution_layer",
-               (xg.tensor, g.constant(np.ascontiguousarray(wg)), bg,
-                g.scalar_struct(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS, raw), target))
-    if out_hw != full:
-        shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
-        begin = [before[1], before[0]] + [0] * (x.rank - 2)
-        g.coreml("slice", (dense, g.ints(begin), g.ints([1] * x.rank), g.output(layer.output[0], shape)))
-        return f"vxDeconvolutionLayer x {groups} group(s), then coreml.slice"
-    return f"vxDeconvolutionLayer x {groups} group(s)"
+    # outputs past the full transposed convolution (a negative crop at the end) hold the bias alone
+    after = [full[i] - before[i] - out_hw[i] for i in range(2)]
+    out = g.output(layer.output[0], x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
+    geometry = [groups, stride[0], stride[1], 1, 1, before[0], after[0], before[1], after[1], 1]
+    g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), None, None, out))
+    return f"coreml.convolution(transposed, {_kind(groups, x.shape[-3] // groups, c_out)})"
 
 
 # -- pooling ------------------------------------------------------------------------------------
@@ -277,9 +263,15 @@ def inner_product(g: GraphBuilder, layer, p) -> str:
     features = x.shape[-3:] if x.rank >= 3 else x.shape[-1:]
     if math.prod(features) != c_in:
         raise g.fail(f"input {list(x.shape)} has {math.prod(features)} features per item, inputChannels is {c_in}")
-    w = g.constant(load_weights(p.weights, (c_out, c_in), "weights"))
+    w = load_weights(p.weights, (c_out, c_in), "weights")
     b = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
     lead = x.shape[:-3] if x.rank >= 3 else x.shape[:-1]
+    if x.rank >= 3:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
+        out = g.output(layer.output[0], lead + (c_out, 1, 1))
+        g.coreml("convolution", (x.tensor, g.constant(w.reshape((c_out,) + features)), b,
+                                 g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, None, out))
+        return "coreml.convolution(dense, the window of the whole input)"
+    w = g.constant(w)
     dense_shape = lead + (c_out,)
     final_shape = lead + (c_out, 1, 1) if x.rank >= 3 else dense_shape
     out = g.temp(dense_shape) if final_shape != dense_shape else g.output(layer.output[0], dense_shape)

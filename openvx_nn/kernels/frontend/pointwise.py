@@ -10,6 +10,7 @@ the C of ``[W, H, C, batch, seq]``) and replace the scalars.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -90,11 +91,26 @@ def evaluate(function: str, v: np.ndarray, alpha=0.0, beta=0.0, epsilon=0.0) -> 
         return FUNCTIONS[function](v, alpha, beta, epsilon)
 
 
+def prepare(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
+            alpha: float = 0.0, beta: float = 0.0, epsilon: float = 0.0,
+            alpha_c: np.ndarray | None = None, beta_c: np.ndarray | None = None,
+            channel_axis: int = 2) -> Callable[[], None]:
+    """A runner of :func:`pointwise` with the function and the per-channel vectors resolved now
+    (``x`` is read at each call; later changes to ``alpha_c``/``beta_c`` are not seen)."""
+    a = _channel(alpha_c, alpha, x.ndim, channel_axis)
+    b = _channel(beta_c, beta, x.ndim, channel_axis)
+    f = FUNCTIONS[function]
+
+    def run() -> None:
+        v = np.asarray(x, np.float64) * scale + shift
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out[...] = f(v, a, b, epsilon)
+
+    return run
+
+
 def pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
               alpha: float = 0.0, beta: float = 0.0, epsilon: float = 0.0,
               alpha_c: np.ndarray | None = None, beta_c: np.ndarray | None = None, channel_axis: int = 2) -> None:
     """out = function(scale * x + shift) with scalar or per-channel alpha/beta."""
-    v = np.asarray(x, np.float64) * scale + shift
-    a = _channel(alpha_c, alpha, x.ndim, channel_axis)
-    b = _channel(beta_c, beta, x.ndim, channel_axis)
-    out[...] = evaluate(function, v, a, b, epsilon)
+    prepare(x, out, function, scale, shift, alpha, beta, epsilon, alpha_c, beta_c, channel_axis)()

@@ -1,9 +1,14 @@
 """What every CoreML kernel description shares: enums in the user range with
-LIB = 2, names ``org.openvx_nn.coreml.<layer>``, float32 checks, and reading
-the small static INT32/FLOAT32 parameter tensors that carry axes and vectors."""
+LIB = 2, names ``org.openvx_nn.coreml.<layer>``, float32 checks, reading
+the small static INT32/FLOAT32 parameter tensors that carry axes and vectors,
+and binding: every CoreML kernel's runner is bound once per verification with
+its arrays and [static] scalar values resolved (see ``bound``)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,10 +42,47 @@ def output(name: str = "output", optional: bool = False) -> ParamSpec:
     return ParamSpec(name, OUT, T, optional)
 
 
+@dataclass(frozen=True)
+class Bound:
+    """A parameter as a bound runner sees it: a tensor's array, a scalar's value, read once at binding."""
+
+    array: Any = None
+    value: Any = None
+
+
+def bound(params: list, specs: Sequence[ParamSpec]) -> list:
+    """``params`` with each tensor's array and each [static] scalar's value resolved now (what an executor
+    reads as ``p[i].array`` / ``p[i].value``); a non-static scalar stays the live object, read per call.
+    Valid until the graph rebinds, which it does whenever it verifies again or some tensor's storage changes."""
+    out = []
+    for p, spec in zip(params, specs):
+        if p is None:
+            out.append(None)
+        elif spec.vx_type == T:
+            out.append(Bound(array=p.array))
+        elif spec.static:
+            out.append(Bound(value=p.value))
+        else:
+            out.append(p)
+    return out
+
+
+Prepare = Callable[[list, dict], Callable[[], None]]
+
+
 def describe(index: int, layer: str, params: Sequence[ParamSpec], validate: Callable[[Validation], None],
-             execute: Callable[[list, dict], None]) -> None:
-    register(KernelDescription(f"org.openvx_nn.coreml.{layer}", kernel_enum(index), LIB, tuple(params),
-                               validate, execute))
+             execute: Callable[[list, dict], None], prepare: Prepare | None = None) -> None:
+    """Register ``org.openvx_nn.coreml.<layer>``. ``execute(p, state)`` runs one call; ``prepare(p, state)``
+    (optional) returns a runner with the work that depends only on shapes, weights and static parameters
+    done once. Both receive ``bound`` parameters when the graph binds the node, the live objects otherwise."""
+    params = tuple(params)
+
+    def bind(p: list, state: dict) -> Callable[[], None]:
+        resolved = bound(p, params)
+        return prepare(resolved, state) if prepare is not None else functools.partial(execute, resolved, state)
+
+    register(KernelDescription(f"org.openvx_nn.coreml.{layer}", kernel_enum(index), LIB, params,
+                               validate, execute, bind=bind))
 
 
 def float_input(v: Validation, index: int) -> Meta | None:

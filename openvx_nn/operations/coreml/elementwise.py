@@ -6,7 +6,8 @@ from __future__ import annotations
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend.combine import OPERATIONS, combine
-from ...kernels.frontend.pointwise import FUNCTIONS, pointwise
+from ...kernels.frontend.pointwise import FUNCTIONS
+from ...kernels.frontend.pointwise import prepare as prepare_pointwise
 from ...kernels.frontend.reduction import dot_product
 from .common import (
     ENUM,
@@ -44,15 +45,16 @@ def _validate_pointwise(v: Validation) -> None:
     same_output(v, 5, x.dims)
 
 
-def _run_pointwise(p, state) -> None:
+def _prepare_pointwise(p, state):
     scale, shift, alpha, beta, epsilon = state["params"]
-    pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta, epsilon,
-              None if p[3] is None else p[3].array, None if p[4] is None else p[4].array)
+    return prepare_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta, epsilon,
+                             None if p[3] is None else p[3].array, None if p[4] is None else p[4].array)
 
 
 describe(0, "pointwise", (tensor("input"), scalar("function", ENUM), tensor("params", static=True),
                           tensor("alpha", optional=True, static=True), tensor("beta", optional=True, static=True),
-                          output()), _validate_pointwise, _run_pointwise)
+                          output()), _validate_pointwise, lambda p, state: _prepare_pointwise(p, state)(),
+         _prepare_pointwise)
 
 
 def _validate_combine(v: Validation) -> None:

@@ -1,0 +1,418 @@
+"""Float32 grouped convolution and transposed convolution (CoreML's ``nGroups``) as one kernel.
+
+Layout. Tensors are in OpenVX order, ``x`` ``[W, H, C, *batch]`` (W contiguous); the kernels
+work on the reversed view ``[batch, C, H, W]`` (NumPy NCHW). Weights come in CoreML order
+reversed: convolution ``w`` ``[kw, kh, C/groups, O]`` (CoreML ``[O, C/groups, kh, kw]``),
+transposed convolution ``[kw, kh, O/groups, C]`` (CoreML ``[C, O/groups, kh, kw]``).
+
+Geometry. Convolution: ``out[n, o, oy, ox] = bias[o] + sum over c in o's group, ky, kx of
+w[o, c, ky, kx] * x[n, c, oy*sy - top + ky*dy, ox*sx - left + kx*dx]``, zeros outside the input.
+Transposed convolution: every input pixel ``(iy, ix)`` of channel ``c`` adds ``x * w[c, j]`` to
+the output window at ``(iy*sy - top, ix*sx - left)`` of channel ``j`` of its group; outputs the
+window never reaches hold the bias alone (CoreML's ``outputShape`` may ask for them).
+
+Arithmetic. float32 products summed in float32 (CoreML computes in float32 or less), so results
+agree with a float64 reference to about ``sqrt(taps) * 2**-24`` relative, not bit for bit.
+
+Routes, chosen once by :func:`prepare` (the runner it returns then runs straight through):
+- ``depthwise`` (one input channel per group, any channel multiplier): direct. Each input channel
+  is copied once into row-phase planes of its padded self (a few KB, in cache), after which every
+  tap is one contiguous multiply-add over the whole output plane (three taps per pass), vectorized
+  along W whatever the plane's size; the padding costs nothing inside the loops.
+- ``gemm`` (any other grouping, groups = 1 included): per item and group, the packed weights
+  ``[O/groups, C/groups*kh*kw]`` times the input's columns by BLAS sgemm; for a 1x1 stride-1
+  unpadded window the columns are the input itself, else an im2col scratch made once.
+- ``transposed``: per item and group, ``w^T [O/groups*kh*kw, C/groups]`` times the input by BLAS,
+  then scattered into the output (col2im) on top of the bias.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+from ..support import jit
+from ..support.jit import kernel
+from . import blas_threads
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Groups, (y, x) stride and dilation, and the (top, left) offset of the first window."""
+
+    groups: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    offset: tuple[int, int]
+    transposed: bool = False
+
+
+# -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
+def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks, residual, add):
+    low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
+    n_items, channels, height, width = x.shape
+    n_out = w.shape[0]
+    out_h, out_w = out.shape[2], out.shape[3]
+    multiplier = n_out // channels
+    # The input channel as sy row-phase planes of its zero-padded self, pw columns each: tap (ky, kx)
+    # reads phase (ky*dy) % sy at row offset (ky*dy) // sy and column offset kx*dx, and each tap is ONE
+    # contiguous multiply-add over out_h * pw values: long vectors even for 7x7 planes, no bounds in the
+    # loop. Every column is computed and each sx-th kept (at stride 2 twice the multiply-adds, but
+    # contiguous loads instead of strided gathers, which AVX2 does slowly).
+    pw = (out_w - 1) * sx + (kw - 1) * dx + 1
+    ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
+    phase_size = ph * pw
+    total = out_h * pw
+    planes = n_items * n_out
+    n_taps = kh * kw
+    starts = np.empty(n_taps, np.int64)  # where each tap's values begin among the phase planes
+    for ky in range(kh):
+        for kx in range(kw):
+            starts[ky * kw + kx] = ((ky * dy) % sy) * phase_size + ((ky * dy) // sy) * pw + kx * dx
+    # columns j of a phase row inside the input: 0 <= j - left < width
+    lo, hi = min(pw, left), max(min(pw, left), min(pw, width + left))
+    scratch = np.empty((chunks, sy * phase_size + total), np.float32)
+    for chunk in prange(chunks):
+        phases = scratch[chunk, :sy * phase_size]
+        acc = scratch[chunk, sy * phase_size:]
+        last = -1
+        for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
+            n, o = plane // n_out, plane % n_out
+            source = n * channels + o // multiplier
+            if source != last:
+                last = source
+                src = x[n, o // multiplier]
+                for py in range(sy):
+                    for i in range(ph):
+                        row = phases[(py * ph + i) * pw:(py * ph + i + 1) * pw]
+                        iy = i * sy + py - top
+                        if iy < 0 or iy >= height:
+                            row[:] = 0.0
+                            continue
+                        row[:lo] = 0.0
+                        row[hi:] = 0.0
+                        row[lo:hi] = src[iy, lo - left:hi - left]
+            # three taps per pass over the accumulator (a third of its loads and stores)
+            taps = w[o]
+            b = bias[o]
+            for i in range(total):
+                acc[i] = b
+            for t in range(0, n_taps - 2, 3):
+                a0 = phases[starts[t]:starts[t] + total]
+                a1 = phases[starts[t + 1]:starts[t + 1] + total]
+                a2 = phases[starts[t + 2]:starts[t + 2] + total]
+                w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
+                for i in range(total):
+                    acc[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
+            for t in range(n_taps - n_taps % 3, n_taps):
+                a0 = phases[starts[t]:starts[t] + total]
+                w0 = taps[t]
+                for i in range(total):
+                    acc[i] += w0 * a0[i]
+            dst = out[n, o]
+            for oy in range(out_h):
+                line = dst[oy]
+                for ox in range(out_w):
+                    v = acc[oy * pw + ox * sx]
+                    if add:
+                        v += residual[n, o, oy, ox]
+                    if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+                        v = low
+                    if v > high:  # noqa: PLR1730
+                        v = high
+                    line[ox] = v
+
+
+def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
+    """cols[(c, ky, kx), oy*out_w + ox] of item ``n``, channels from ``first``; zeros off the input."""
+    height, width = x.shape[2], x.shape[3]
+    count = cols.shape[0] // (kh * kw)
+    for row in prange(count * kh * kw):
+        c, tap = row // (kh * kw), row % (kh * kw)
+        ky, kx = tap // kw, tap % kw
+        src_plane = x[n, first + c]
+        dst = cols[row]
+        shift = kx * dx - left
+        lo = 0 if shift >= 0 else min(out_w, (-shift + sx - 1) // sx)
+        hi = max(lo, min(out_w, (width - 1 - shift) // sx + 1)) if width - 1 - shift >= 0 else lo
+        for oy in range(out_h):
+            iy = oy * sy - top + ky * dy
+            base = oy * out_w
+            if iy < 0 or iy >= height:
+                for ox in range(out_w):
+                    dst[base + ox] = 0.0
+                continue
+            src = src_plane[iy]
+            for ox in range(lo):
+                dst[base + ox] = 0.0
+            if sx == 1:
+                for ox in range(lo, hi):
+                    dst[base + ox] = src[ox + shift]
+            else:
+                for ox in range(lo, hi):
+                    dst[base + ox] = src[ox * sx + shift]
+            for ox in range(hi, out_w):
+                dst[base + ox] = 0.0
+
+
+def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
+    """out[n, first + j] = bias + the scatter of cols[(j, ky, kx), iy*in_w + ix] to (iy*sy-top+ky, ix*sx-left+kx)."""
+    out_h, out_w = out.shape[2], out.shape[3]
+    count = cols.shape[0] // (kh * kw)
+    for j in prange(count):
+        dst = out[n, first + j]
+        b = bias[first + j]
+        for y in range(out_h):
+            for x_ in range(out_w):
+                dst[y, x_] = b
+        for ky in range(kh):
+            for kx in range(kw):
+                src = cols[(j * kh + ky) * kw + kx]
+                shift = kx - left
+                lo = 0 if shift >= 0 else min(in_w, (-shift + sx - 1) // sx)
+                hi = max(lo, min(in_w, (out_w - 1 - shift) // sx + 1)) if out_w - 1 - shift >= 0 else lo
+                for iy in range(in_h):
+                    y = iy * sy - top + ky
+                    if y < 0 or y >= out_h:
+                        continue
+                    row = dst[y]
+                    base = iy * in_w
+                    for ix in range(lo, hi):
+                        row[ix * sx + shift] += src[base + ix]
+
+
+def _epilogue(out, n, bias, low64, high64, residual, add):
+    """out[n] = clip(out[n] + bias (+ residual[n] when ``add``), low, high) (NaN stays NaN)."""
+    low, high = np.float32(low64), np.float32(high64)
+    for o in prange(out.shape[1]):
+        plane = out[n, o]
+        b = bias[o]
+        for y in range(plane.shape[0]):
+            line = plane[y]
+            for x_ in range(plane.shape[1]):
+                v = line[x_] + b
+                if add:
+                    v += residual[n, o, y, x_]
+                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+                    v = low
+                if v > high:  # noqa: PLR1730
+                    v = high
+                line[x_] = v
+
+
+_KERNELS = {(name, parallel): kernel(function, parallel=parallel)
+            for name, function in (("depthwise", _depthwise), ("im2col", _im2col), ("col2im", _col2im),
+                                   ("epilogue", _epilogue))
+            for parallel in (False, True)}
+_F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
+_R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
+_SIGNATURES = {
+    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT, _R4,
+                                                                         jit.BOOL),
+    "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
+    "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
+    "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT, _R4, jit.BOOL),
+}
+PARALLEL_WORK = 1 << 22
+"""Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
+far more on a busy machine)."""
+
+
+class _Entry:
+    """A kernel's serial and parallel entry points, each compiled (or loaded) on first use and then
+    found without hashing numba types on every call."""
+
+    __slots__ = ("functions", "name")
+
+    def __init__(self, name: str):
+        self.name, self.functions = name, [None, None]
+
+    def __call__(self, parallel: bool) -> Callable:
+        function = self.functions[parallel]
+        if function is None:
+            function = self.functions[parallel] = jit.entry(_KERNELS[self.name, parallel], *_SIGNATURES[self.name])
+        return function
+
+
+_ENTRY = {name: _Entry(name) for name in _SIGNATURES}
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+# -- shapes --------------------------------------------------------------------------------------
+def _items(a: np.ndarray) -> tuple[int, ...]:
+    """``a``'s NCHW shape with every batch dim folded into N."""
+    return (int(np.prod(a.shape[3:], dtype=np.int64)),) + tuple(a.shape[2::-1])
+
+
+def _nchw(a: np.ndarray) -> np.ndarray | None:
+    """A C-contiguous NCHW view of OpenVX-order ``a``, or None when its memory is not laid out so."""
+    t = a.T
+    if not t.flags.c_contiguous:
+        return None
+    return t.reshape(_items(a))
+
+
+def out_size(extent: int, kernel: int, stride: int, dilation: int, before: int, after: int,
+             transposed: bool) -> int:
+    """Output extent of one axis: ``after`` pads (convolution) or crops (transposed) that end."""
+    if transposed:
+        return (extent - 1) * stride + kernel - before - after
+    return (extent + before + after - ((kernel - 1) * dilation + 1)) // stride + 1
+
+
+def _check(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry) -> None:
+    arrays = {"x": x, "w": w, "out": out} | ({} if bias is None else {"bias": bias})
+    for name, a in arrays.items():
+        if a.dtype != np.float32:
+            raise ValueError(f"{name} has dtype {a.dtype}; grouped convolution takes float32")
+    if x.ndim < 3 or out.ndim != x.ndim or out.shape[3:] != x.shape[3:] or w.ndim != 4:
+        raise ValueError(f"x {x.shape}, w {w.shape} and out {out.shape} must be [W, H, C, *batch], "
+                         "[kw, kh, channels, count] and an output with the same batch dims")
+    groups, c_in, c_out = geo.groups, x.shape[2], out.shape[2]
+    if groups < 1 or c_in % groups or c_out % groups:
+        raise ValueError(f"groups {groups} does not divide {c_in} input and {c_out} output channels")
+    expected = (c_out // groups, c_in) if geo.transposed else (c_in // groups, c_out)
+    if w.shape[2:] != expected:
+        raise ValueError(f"weights {w.shape} do not fit {c_in} inputs, {c_out} outputs and {groups} groups: "
+                         f"expected [kw, kh, {expected[0]}, {expected[1]}]")
+    if bias is not None and bias.shape != (c_out,):
+        raise ValueError(f"bias {bias.shape}; expected ({c_out},)")
+    if min(geo.stride + geo.dilation) < 1 or min(geo.offset) < 0:
+        raise ValueError(f"strides {geo.stride} and dilations {geo.dilation} must be at least 1, "
+                         f"offsets {geo.offset} at least 0")
+    if geo.transposed and geo.dilation != (1, 1):
+        raise ValueError(f"transposed convolution with dilation {geo.dilation} is not supported")
+
+
+# -- planning --------------------------------------------------------------------------------------
+def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
+            clip: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> Callable[[], None]:
+    """A runner computing ``out`` from ``x`` (read at each call) with everything else resolved now.
+
+    ``residual`` (the output's shape, read at each call) is added to every output and ``clip`` (low,
+    high) then bounds it: a folded residual add and ReLU or ReLU6 (neither for a transposed
+    convolution). The weights and bias are packed here (later changes to them are not seen); raises
+    ValueError for dtypes other than float32 and for shapes or geometry that do not fit together.
+    """
+    _check(x, w, bias, out, geo)
+    if (clip is not None or residual is not None) and geo.transposed:
+        raise ValueError("clip and residual are not supported for a transposed convolution")
+    if residual is not None and (residual.shape != out.shape or residual.dtype != np.float32):
+        raise ValueError(f"residual {residual.shape} {residual.dtype} must be float32 of the output's shape {out.shape}")
+    low, high = (float(np.float32(v)) for v in (clip or (-np.inf, np.inf)))
+    n_items, c_in, height, width = _items(x)
+    _, c_out, out_h, out_w = _items(out)
+    b = _readonly(np.zeros(c_out, np.float32) if bias is None else np.ascontiguousarray(bias, np.float32))
+    if out.size == 0:
+        return lambda: None
+    wt = w.T  # [O, C/g, kh, kw] (convolution) or [C, O/g, kh, kw] (transposed)
+    if geo.transposed:
+        run = _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
+    elif wt.shape[1] == 1:
+        run = _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high)
+    else:
+        run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
+    return _bound(run, x, out, residual)
+
+
+_NO_RESIDUAL = _readonly(np.zeros((1, 1, 1, 1), np.float32))
+
+
+def _bound(run: Callable, x: np.ndarray, out: np.ndarray, residual: np.ndarray | None) -> Callable[[], None]:
+    """``run(x4, out4, residual4, add)`` on C-contiguous NCHW views; a copy in or a scratch out where the
+    tensors are strided."""
+    x4, out4 = _nchw(x), _nchw(out)
+    x4 = None if x4 is None else _readonly(x4)
+    r4 = _NO_RESIDUAL if residual is None else _nchw(residual)
+    r4 = None if r4 is None else _readonly(r4)
+    scratch = np.empty(_items(out), np.float32) if out4 is None else None
+
+    def call() -> None:
+        src = x4 if x4 is not None else _readonly(np.ascontiguousarray(x.T).reshape(_items(x)))
+        res = r4 if r4 is not None else _readonly(np.ascontiguousarray(residual.T).reshape(_items(residual)))
+        run(src, out4 if out4 is not None else scratch, res, residual is not None)
+        if out4 is None:
+            out.T[...] = scratch.reshape(out.T.shape)
+
+    return call
+
+
+def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
+    kh, kw = wt.shape[2], wt.shape[3]
+    w2 = _readonly(np.ascontiguousarray(wt[:, 0].reshape(c_out, kh * kw)))  # [O, taps]
+    (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
+    planes = n_items * c_out
+    parallel = planes > 1 and out_h * out_w * w2.size * n_items >= PARALLEL_WORK
+
+    def run(x4, out4, r4, add):
+        with jit.thread_pool() as pool:
+            threads = numba.get_num_threads() if parallel and pool else 1
+            _ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
+                                             min(planes, threads), r4, add)
+
+    return run
+
+
+def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high):
+    groups = geo.groups
+    cg, og = c_in // groups, c_out // groups
+    kh, kw = wt.shape[2], wt.shape[3]
+    packed = [np.ascontiguousarray(wt[g * og:(g + 1) * og].reshape(og, cg * kh * kw)) for g in range(groups)]
+    (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
+    direct = kh == kw == 1 and geo.stride == (1, 1) and top == left == 0 and (out_h, out_w) == (height, width)
+    cols = None if direct else np.empty((cg * kh * kw, out_h * out_w), np.float32)
+    parallel = cg * kh * kw * out_h * out_w >= PARALLEL_WORK
+
+    def run(x4, out4, r4, add):
+        flat_out = out4.reshape(n_items, c_out, out_h * out_w)
+        flat_in = x4.reshape(n_items, c_in, height * width)
+        with jit.thread_pool() as pool, blas_threads.single():
+            im2col, epilogue = _ENTRY["im2col"](parallel and pool), _ENTRY["epilogue"](parallel and pool)
+            for n in range(n_items):
+                for g in range(groups):
+                    if direct:
+                        source = flat_in[n, g * cg:(g + 1) * cg]
+                    else:
+                        im2col(x4, n, g * cg, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w)
+                        source = cols
+                    np.matmul(packed[g], source, out=flat_out[n, g * og:(g + 1) * og])
+                epilogue(out4, n, b, low, high, r4, add)
+
+    return run
+
+
+def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w):
+    groups = geo.groups
+    cg, og = c_in // groups, c_out // groups
+    kh, kw = wt.shape[2], wt.shape[3]
+    # per group: [(j, ky, kx), c] = w[c, j, ky, kx]
+    packed = [np.ascontiguousarray(wt[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw).T) for g in range(groups)]
+    cols = np.empty((og * kh * kw, height * width), np.float32)
+    cols_in = _readonly(cols)
+    (sy, sx), (top, left) = geo.stride, geo.offset
+    parallel = og * kh * kw * height * width >= PARALLEL_WORK
+
+    def run(x4, out4, r4, add):
+        flat_in = x4.reshape(n_items, c_in, height * width)
+        with jit.thread_pool() as pool, blas_threads.single():
+            col2im = _ENTRY["col2im"](parallel and pool)
+            for n in range(n_items):
+                for g in range(groups):
+                    np.matmul(packed[g], flat_in[n, g * cg:(g + 1) * cg], out=cols)
+                    col2im(cols_in, out4, n, g * og, b, kh, kw, sy, sx, top, left, height, width)
+
+    return run
+
+
+def grouped_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, geo: Geometry,
+                        clip: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> None:
+    """One call of :func:`prepare`'s runner (the unbound path)."""
+    prepare(x, w, bias, out, geo, clip, residual)()

@@ -1,0 +1,132 @@
+"""A batchnorm and a ReLU, ReLU6 (as coremltools writes it) or clip after a convolution fold into
+its one node, with the numbers of the layers run one by one (references from the seed's text);
+a layer whose input has another reader or is a model output is not folded."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from . import references as ref
+from .harness import builder, close, load
+
+
+def _conv(b, rng, name, x, c, o, groups):
+    w = rng.standard_normal((3, 3, c // groups, o)).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32)
+    b.add_convolution(name, c // groups, o, 3, 3, 1, 1, "valid", groups, w, bias, True, input_name=x,
+                      output_name=name, padding_top=1, padding_bottom=1, padding_left=1, padding_right=1)
+    return w, bias
+
+
+def _bn(b, rng, name, x, c):
+    gamma, beta = rng.uniform(0.5, 2, c), rng.standard_normal(c)
+    mean, var = rng.standard_normal(c), rng.uniform(0.2, 2, c)
+    b.add_batchnorm(name, c, gamma, beta, mean, var, x, name, epsilon=1e-3)
+    return lambda v: gamma.reshape(-1, 1, 1) * (v - mean.reshape(-1, 1, 1)) / np.sqrt(var.reshape(-1, 1, 1) + 1e-3) \
+        + beta.reshape(-1, 1, 1)
+
+
+def _relu6(b, x, out):
+    b.add_activation(out + "_relu", "RELU", x, out + "_relu")
+    b.add_activation(out + "_neg", "LINEAR", out + "_relu", out + "_neg", params=[-1.0, 0.0])
+    b.add_unary(out + "_thr", out + "_neg", out + "_thr", mode="threshold", alpha=-6.0)
+    b.add_activation(out, "LINEAR", out + "_thr", out, params=[-1.0, 0.0])
+    return lambda v: np.minimum(np.maximum(v, 0.0), 6.0)
+
+
+def _reference_conv(x, wb, groups):
+    w, bias = wb
+    return ref.conv2d(x, np.transpose(w, (3, 2, 0, 1)).astype(np.float64), bias, (1, 1), (1, 1), (1, 1, 1, 1), groups)
+
+
+@pytest.mark.parametrize("activation", ["relu6", "relu", "clip", "none"])
+@pytest.mark.parametrize("groups", ["dense", "depthwise"])
+def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activation, groups):
+    c = 4
+    g = 1 if groups == "dense" else c
+    x = (3 * rng.standard_normal((c, 6, 5))).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    wb = _conv(b, rng, "conv", "x", c, c, g)
+    norm = _bn(b, rng, "bn", "conv", c)
+    if activation == "relu6":
+        act = _relu6(b, "bn", "y")
+    elif activation == "relu":
+        b.add_activation("y", "RELU", "bn", "y")
+        act = lambda v: np.maximum(v, 0.0)
+    elif activation == "clip":
+        b.add_clip("y", "bn", "y", min_value=-0.5, max_value=1.5)
+        act = lambda v: np.clip(v, -0.5, 1.5)
+    else:
+        b.add_activation("y", "LINEAR", "bn", "y", params=[1.0, 0.0])  # linear is no fused activation
+        act = None
+    model = load(tmp_path, b)
+    try:
+        nodes = len(model.graph.nodes)
+        out = model.predict({"x": x})["y"]
+    finally:
+        model.close()
+    assert nodes == (1 if act is not None else 2)
+    want = norm(_reference_conv(x.astype(np.float64), wb, g))
+    close(out, act(want) if act is not None else want, atol=1e-4)
+
+
+@pytest.mark.parametrize("blocker", ["second-reader", "model-output"])
+def test_a_layer_whose_input_is_needed_elsewhere_is_not_folded(tmp_path, rng, blocker):
+    c = 3
+    x = rng.standard_normal((c, 5, 5)).astype(np.float32)
+    outputs = ["y", "conv"] if blocker == "model-output" else ["y"]
+    b = builder({"x": x.shape}, outputs)
+    wb = _conv(b, rng, "conv", "x", c, c, 1)
+    b.add_activation("relu", "RELU", "conv", "relu")
+    if blocker == "second-reader":
+        b.add_elementwise("y", ["relu", "conv"], "y", mode="ADD")
+    else:
+        b.add_activation("y", "LINEAR", "relu", "y", params=[2.0, 0.0])
+    model = load(tmp_path, b)
+    try:
+        out = model.predict({"x": x})
+        lowered = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    assert "folded" not in lowered["relu"]
+    conv = _reference_conv(x.astype(np.float64), wb, 1)
+    relu = np.maximum(conv, 0.0)
+    close(out["y"], relu + conv if blocker == "second-reader" else 2 * relu)
+    if blocker == "model-output":
+        close(out["conv"], conv)
+
+
+@pytest.mark.parametrize("residual", ["input", "earlier-layer", "broadcast", "later-layer"])
+@pytest.mark.parametrize("groups", ["dense", "depthwise"])
+def test_a_residual_add_and_relu_fold_when_the_residual_is_ready_and_the_same_shape(tmp_path, rng, residual, groups):
+    c = 4
+    g = 1 if groups == "dense" else c
+    x = rng.standard_normal((c, 5, 6)).astype(np.float32)
+    shortcut = rng.standard_normal((c, 1, 1)).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    if residual == "earlier-layer":  # the shortcut is computed before the convolution in the file
+        b.add_activation("short", "LINEAR", "x", "short", params=[0.5, 0.25])
+        other, other_value = "short", 0.5 * x.astype(np.float64) + 0.25
+    elif residual == "broadcast":
+        b.add_load_constant("short", "short", shortcut, list(shortcut.shape))
+        other, other_value = "short", shortcut.astype(np.float64)
+    else:
+        other, other_value = "x", x.astype(np.float64)
+    wb = _conv(b, rng, "conv", "x", c, c, g)
+    norm = _bn(b, rng, "bn", "conv", c)
+    if residual == "later-layer":  # made after the convolution in the file: the add stays a layer
+        b.add_activation("short", "LINEAR", "x", "short", params=[0.5, 0.25])
+        other, other_value = "short", 0.5 * x.astype(np.float64) + 0.25
+    b.add_elementwise("sum", ["bn", other], "sum", mode="ADD")
+    b.add_activation("y", "RELU", "sum", "y")
+    model = load(tmp_path, b)
+    try:
+        out = model.predict({"x": x})["y"]
+        lowered = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    folds = residual in ("input", "earlier-layer")
+    assert ("folded" in lowered["sum"]) == folds and ("folded" in lowered["y"]) == folds
+    assert "folded" in lowered["bn"]
+    want = np.maximum(norm(_reference_conv(x.astype(np.float64), wb, g)) + other_value, 0.0)
+    close(out, want, atol=1e-4)
