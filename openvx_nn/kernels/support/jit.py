@@ -196,17 +196,21 @@ def _attach_cache(dispatcher, options: dict) -> None:
         _uncached.append(dispatcher.py_func.__qualname__)
 
 
-def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python", nogil: bool = True):
+def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: str = "python", nogil: bool = True,
+           contract: bool = False):
     """Compile ``fn`` with numba (``nogil``, disk cache when possible); usable bare or with options.
 
     ``error_model="numpy"`` gives IEEE results (inf, nan) for float division
     by zero instead of raising. ``nogil=False`` keeps the GIL: for kernels too
     small to be worth handing the GIL to a waiting thread (a thread switch
-    costs more than they do).
+    costs more than they do). ``contract=True`` lets LLVM fuse a float multiply and add into one FMA
+    (one rounding instead of two): for float kernels whose tolerance allows it, never the exact ones.
     """
 
     def build(function: Callable):
         options = {"nogil": nogil, "parallel": parallel, "error_model": error_model}
+        if contract:
+            options["fastmath"] = {"contract"}
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
