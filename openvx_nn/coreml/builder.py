@@ -85,6 +85,9 @@ class GraphBuilder:
 
     def ints(self, values: Sequence[int]) -> Tensor:
         """A 1-D INT32 parameter tensor."""
+        wide = [v for v in values if not -2**31 <= int(v) < 2**31]
+        if wide:
+            raise self.fail(f"the layer's parameter {wide[0]} does not fit a 32-bit integer")
         tensor = self._keep(Tensor.create(self.context, 1, (max(len(values), 1),), INT32, 0))
         tensor.array[: len(values)] = np.asarray(values, np.int32)
         return tensor
