@@ -6,6 +6,7 @@ dereferenced.  Ids are never reused.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 from typing import TypeVar
@@ -133,6 +134,7 @@ class Reference:
         return f"{kind}{label} ({self.handle:#x})"
 
 
+@functools.cache  # every typed query and release asks; a class, once defined, never changes its type
 def class_for(vx_type: int) -> type[Reference]:
     """The model class whose objects have ``vx_type`` (Reference for VX_TYPE_REFERENCE)."""
     if vx_type == Type.VX_TYPE_REFERENCE:
