@@ -105,8 +105,7 @@ class _Mapped:
     def __init__(self) -> None:
         self._maps: list[tuple[Any, Any]] = []
 
-    def array(self, handle, usage: int) -> np.ndarray:
-        info = _tensor_info(handle)
+    def array(self, handle, info: TensorInfo, usage: int) -> np.ndarray:
         t = ffi.cast("vx_tensor", handle)
         n = len(info.shape)
         start, end = ffi.new("vx_size[]", n), ffi.new("vx_size[]", list(info.shape))
@@ -146,6 +145,7 @@ class UserKernel(Reference):
             raise ValueError(f"name must be a non-empty str, got {name!r}")
         self.kernel_name, self.params = name, _check_params(params)
         self._run, self._validate = run, validate
+        self._infos: dict[int, TensorInfo] = {}  # tensor meta-data by handle, kept from one verification to the next
         # The callbacks must live as long as the kernel: the library holds their addresses.
         self._c_run = ffi.callback("vx_kernel_f", self._call_run, onerror=self._on_error)
         self._c_validate = ffi.callback("vx_kernel_validate_f", self._call_validate, onerror=self._on_error)
@@ -172,7 +172,17 @@ class UserKernel(Reference):
     def _on_error(exception, value, tb) -> int:
         return vx.VX_FAILURE  # a failure inside the callback plumbing itself (already reported)
 
+    def _info(self, handle) -> TensorInfo:
+        """A tensor's meta-data; cached, as it cannot change until the graph verifies again (handles are
+        never reused, and every verification clears the cache)."""
+        key = int(ffi.cast("uintptr_t", handle))
+        info = self._infos.get(key)
+        if info is None:
+            info = self._infos[key] = _tensor_info(handle)
+        return info
+
     def _call_validate(self, node, refs, num, metas) -> int:
+        self._infos.clear()
         try:
             args = [None if refs[i] == ffi.NULL else
                     _tensor_info(refs[i]) if p.kind == "tensor" else _scalar_value(refs[i], p.dtype)
@@ -200,7 +210,8 @@ class UserKernel(Reference):
                 elif p.kind == "scalar":
                     args.append(_scalar_value(refs[i], p.dtype))
                 else:
-                    args.append(mapped.array(refs[i], vx.VX_READ_ONLY if p.direction == "in" else vx.VX_READ_AND_WRITE))
+                    usage = vx.VX_READ_ONLY if p.direction == "in" else vx.VX_READ_AND_WRITE
+                    args.append(mapped.array(refs[i], self._info(refs[i]), usage))
             self._run(*args)
             return vx.VX_SUCCESS
         except Exception as exc:  # noqa: BLE001 - an exception must not cross into C
