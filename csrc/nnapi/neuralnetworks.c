@@ -56,7 +56,7 @@ int ANeuralNetworksModel_create(ANeuralNetworksModel **model)
     int status;
     NOT_NULL(model);
     *model = NULL;
-    START_OR_RETURN(ANEURALNETWORKS_OUT_OF_MEMORY);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
     status = nnapi_model_create(__func__, &out);
     *model = (ANeuralNetworksModel *)out;
     return status;

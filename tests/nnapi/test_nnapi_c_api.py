@@ -119,6 +119,44 @@ static ANeuralNetworksModel *relu_model(int finish)
     return model;
 }
 
+/* EMBEDDING_LOOKUP of a 2x2 table: an index out of range fails the execution (OP_FAILED at wait). */
+static int failing_lookup(void)
+{
+    static const uint32_t one[] = {1}, table_dims[] = {2, 2}, row[] = {1, 2};
+    static const float table[4] = {1, 2, 3, 4};
+    ANeuralNetworksOperandType index_type = {ANEURALNETWORKS_TENSOR_INT32, 1, one, 0.0f, 0};
+    ANeuralNetworksOperandType table_type = {ANEURALNETWORKS_TENSOR_FLOAT32, 2, table_dims, 0.0f, 0};
+    ANeuralNetworksOperandType row_type = {ANEURALNETWORKS_TENSOR_FLOAT32, 2, row, 0.0f, 0};
+    ANeuralNetworksModel *model = NULL;
+    ANeuralNetworksCompilation *compilation = NULL;
+    ANeuralNetworksExecution *execution = NULL;
+    ANeuralNetworksEvent *event = NULL;
+    uint32_t ins[2] = {0, 1}, out = 2;
+    int32_t lookup = 5;
+    float result[2];
+    int status;
+    ANeuralNetworksModel_create(&model);
+    ANeuralNetworksModel_addOperand(model, &index_type);
+    ANeuralNetworksModel_addOperand(model, &table_type);
+    ANeuralNetworksModel_addOperand(model, &row_type);
+    ANeuralNetworksModel_setOperandValue(model, 1, table, sizeof table);
+    ANeuralNetworksModel_addOperation(model, ANEURALNETWORKS_EMBEDDING_LOOKUP, 2, ins, 1, &out);
+    ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, ins, 1, &out);
+    ANeuralNetworksModel_finish(model);
+    ANeuralNetworksCompilation_create(model, &compilation);
+    ANeuralNetworksCompilation_finish(compilation);
+    ANeuralNetworksExecution_create(compilation, &execution);
+    ANeuralNetworksExecution_setInput(execution, 0, NULL, &lookup, sizeof lookup);
+    ANeuralNetworksExecution_setOutput(execution, 0, NULL, result, sizeof result);
+    ANeuralNetworksExecution_startCompute(execution, &event);
+    status = ANeuralNetworksEvent_wait(event);
+    ANeuralNetworksEvent_free(event);
+    ANeuralNetworksExecution_free(execution);
+    ANeuralNetworksCompilation_free(compilation);
+    ANeuralNetworksModel_free(model);
+    return status;
+}
+
 int main(void)
 {
     ANeuralNetworksModel *model = NULL, *open_model;
@@ -223,6 +261,8 @@ int main(void)
     SHOW("state_start_twice", ANeuralNetworksExecution_startCompute(execution, &event));
     ANeuralNetworksExecution_free(execution);
 
+    SHOW("op_failed_at_wait", failing_lookup());
+
     /* memory from a file descriptor: the input read and the output written in the mapped file */
     fd = mkstemp(path);
     unlink(path);
@@ -266,7 +306,7 @@ EXPECTED = {
     "bad_freed_execution": 4, "omitted_input_accepted": 0, "omitted_required_input_at_wait": 4,
     "state_add_after_finish": 6, "state_finish_twice": 6, "state_compile_unfinished": 6,
     "state_preference_after_finish": 6, "state_compilation_finish_twice": 6, "state_execute_unfinished": 6,
-    "run_start": 0, "run_wait": 0, "state_set_after_start": 6, "state_start_twice": 6,
+    "run_start": 0, "run_wait": 0, "op_failed_at_wait": 5, "state_set_after_start": 6, "state_start_twice": 6,
     "bad_fd": 4, "unmappable": 7, "memory_create": 0, "bad_memory_range": 4, "memory_wait": 0,
 }
 
@@ -298,6 +338,7 @@ def test_each_refusal_is_one_log_line_naming_the_function_and_object(error_run):
     assert re.search(r"ANeuralNetworksEvent_wait: the execution failed: operation 0 \(RELU\): input 0 \(operand 0\) "
                      r"has no value; it is not optional", log)
     assert "ANeuralNetworksCompilation_create: the model is not finished" in log
+    assert re.search(r"ANeuralNetworksEvent_wait: the execution failed: .*EMBEDDING_LOOKUP.*5", log)
 
 
 def test_mapped_weights_are_read_in_place_and_inputs_and_outputs_served_from_the_mapping(tmp_path):
