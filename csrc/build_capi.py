@@ -91,29 +91,37 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _builder() -> cffi.FFI:
-    ffi = cffi.FFI()
-    ffi.cdef(_declarations())
-    ffi.embedding_init_code(INIT_CODE)
+def set_embedded_source(ffi: cffi.FFI, module: str, source: str, soname: str, exports: Path,
+                        sources: list[str] = ()) -> None:
+    """Compile ``source`` as an embedding library linked to this Python (the options every library of the
+    package shares: hidden visibility, exported names from ``exports``, libpython by rpath)."""
     libdir = sysconfig.get_config_var("LIBDIR") or ""
-    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c"))
     ffi.set_source(
-        MODULE,
-        '#include "runtime.c"\n' + stub_source(),
-        sources=sources,
+        module,
+        source,
+        sources=list(sources),
         include_dirs=[str(ROOT / "include"), str(CSRC)],
         # sys.executable, not its real path: a venv's python is a symlink whose
         # location is what makes the embedded interpreter find the venv.
         define_macros=[("VXNN_BUILD_PYTHON", _c_string(sys.executable))],
         extra_compile_args=["-fvisibility=hidden", "-std=gnu99", "-Wall", "-Wno-unused-function"],
         extra_link_args=[
-            "-Wl,-soname,libopenvx.so",
-            f"-Wl,--version-script={CSRC / 'exports.map'}",
+            f"-Wl,-soname,{soname}",
+            f"-Wl,--version-script={exports}",
             f"-L{libdir}", f"-Wl,-rpath,{libdir}",
         ],
         libraries=["dl", "pthread", f"python{sys.version_info[0]}.{sys.version_info[1]}"],
         py_limited_api=False,
     )
+
+
+def _builder() -> cffi.FFI:
+    ffi = cffi.FFI()
+    ffi.cdef(_declarations())
+    ffi.embedding_init_code(INIT_CODE)
+    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c"))
+    set_embedded_source(ffi, MODULE, '#include "runtime.c"\n' + stub_source(), "libopenvx.so",
+                        CSRC / "exports.map", sources)
     return ffi
 
 

@@ -8,8 +8,6 @@ interpreter finds the package's virtual environment, waits for running graphs at
 from __future__ import annotations
 
 import importlib.util
-import sys
-import sysconfig
 from pathlib import Path
 
 import cffi
@@ -46,22 +44,9 @@ def _builder() -> cffi.FFI:
     bridge = (CSRC / "nnapi" / "bridge.h").read_text()
     ffi.cdef(f'extern "Python+C" {{\n{bridge}\n}}\nconst char *vxnn_library_dir(void);\n')
     ffi.embedding_init_code(INIT_CODE)
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    ffi.set_source(
-        MODULE,
-        # runtime.c is included, not copied: cffi_start_python() is static in this translation unit
-        '#include "runtime.c"\n#include "nnapi/neuralnetworks.c"\n',
-        include_dirs=[str(ROOT / "include"), str(CSRC)],
-        define_macros=[("VXNN_BUILD_PYTHON", capi._c_string(sys.executable))],
-        extra_compile_args=["-fvisibility=hidden", "-std=gnu99", "-Wall", "-Wno-unused-function"],
-        extra_link_args=[
-            "-Wl,-soname,libneuralnetworks.so",
-            f"-Wl,--version-script={CSRC / 'nnapi' / 'exports.map'}",
-            f"-L{libdir}", f"-Wl,-rpath,{libdir}",
-        ],
-        libraries=["dl", "pthread", f"python{sys.version_info[0]}.{sys.version_info[1]}"],
-        py_limited_api=False,
-    )
+    # runtime.c is included, not copied: cffi_start_python() is static in this translation unit
+    capi.set_embedded_source(ffi, MODULE, '#include "runtime.c"\n#include "nnapi/neuralnetworks.c"\n',
+                             "libneuralnetworks.so", CSRC / "nnapi" / "exports.map")
     return ffi
 
 
