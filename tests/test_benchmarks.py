@@ -20,3 +20,10 @@ def test_onnx_runtime_comparison_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "smoke conv" in result.stdout and "smoke FC" in result.stdout and "integer engine:" in result.stdout
+
+
+def test_coreml_layer_comparison_runs_in_smoke_mode():
+    script = BENCH.parent / "bench_coreml_layers.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "smoke depthwise" in result.stdout and "smoke grouped" in result.stdout
