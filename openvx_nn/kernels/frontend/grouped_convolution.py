@@ -78,6 +78,8 @@ def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64
     for chunk in prange(chunks):
         phases = scratch[chunk, :sy * phase_size]
         acc = scratch[chunk, sy * phase_size:]
+        for i in range(sy * phase_size):  # the padding: the same places for every plane, zeroed once
+            phases[i] = 0.0
         last = -1
         for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
             n, o = plane // n_out, plane % n_out
@@ -87,14 +89,12 @@ def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64
                 src = x[n, o // multiplier]
                 for py in range(sy):
                     for i in range(ph):
-                        row = phases[(py * ph + i) * pw:(py * ph + i + 1) * pw]
                         iy = i * sy + py - top
-                        if iy < 0 or iy >= height:
-                            row[:] = 0.0
-                            continue
-                        row[:lo] = 0.0
-                        row[hi:] = 0.0
-                        row[lo:hi] = src[iy, lo - left:hi - left]
+                        if 0 <= iy < height:
+                            line = src[iy]
+                            base = (py * ph + i) * pw + left  # input column j sits at j + left
+                            for j in range(lo - left, hi - left):
+                                phases[base + j] = line[j]
             # three taps per pass over the accumulator (a third of its loads and stores)
             taps = w[o]
             b = bias[o]
