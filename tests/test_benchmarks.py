@@ -39,3 +39,10 @@ def test_model_benchmark_runs_in_smoke_mode_and_prints_the_table():
         rows += ["CoreML MobileNet v2 0.25 32²", "CoreML ResNet-18 0.125 32²"]
     for row in rows:
         assert f"| {row}" in result.stdout, result.stdout
+
+
+def test_coreml_layer_comparison_runs_in_smoke_mode():
+    script = BENCH.parent / "bench_coreml_layers.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "smoke depthwise" in result.stdout and "smoke grouped" in result.stdout

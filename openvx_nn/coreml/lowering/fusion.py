@@ -4,7 +4,7 @@ weights and bias), a residual add (added by the kernel's epilogue) and a ReLU, R
 
 A converted CNN writes each convolution as conv, batchnorm and an activation, and coremltools'
 converter writes ReLU6 as four layers (ReLU, linear(-1), threshold(-6), linear(-1)): folded,
-MobileNet v2 is 54 convolution nodes instead of some 250 nodes, each a full pass over memory.
+MobileNet v2 is 54 nodes instead of some 250, each a full pass over memory.
 A layer folds only when it is the sole reader of the blob before it, that blob is no model
 output, and no blob of the chain is written by more than one layer (CoreML allows in-place
 names); an add folds only when its other input is made earlier in the layer order. ``plan``

@@ -14,7 +14,8 @@ window never reaches hold the bias alone (CoreML's ``outputShape`` may ask for t
 Arithmetic. float32 products summed in float32 (CoreML computes in float32 or less), so results
 agree with a float64 reference to about ``sqrt(taps) * 2**-24`` relative, not bit for bit.
 
-Routes, chosen once by :func:`prepare` (the runner it returns then runs straight through):
+Routes, chosen once by :func:`prepare` (the runner it returns then runs straight through; the numba
+loops are in ``grouped_convolution_loops``):
 - ``depthwise`` (one input channel per group, any channel multiplier): direct. Each input channel
   is copied once into row-phase planes of its padded self (a few KB, in cache), after which every
   tap is one contiguous multiply-add over the whole output plane (three taps per pass), vectorized
@@ -32,11 +33,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import prange
 
 from ..support import jit
-from ..support.jit import kernel
 from . import blas_threads
+from .grouped_convolution_loops import ENTRY
 
 
 @dataclass(frozen=True)
@@ -50,194 +50,9 @@ class Geometry:
     transposed: bool = False
 
 
-# -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks, residual, add):
-    low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
-    n_items, channels, height, width = x.shape
-    n_out = w.shape[0]
-    out_h, out_w = out.shape[2], out.shape[3]
-    multiplier = n_out // channels
-    # The input channel as sy row-phase planes of its zero-padded self, pw columns each: tap (ky, kx)
-    # reads phase (ky*dy) % sy at row offset (ky*dy) // sy and column offset kx*dx, and each tap is ONE
-    # contiguous multiply-add over out_h * pw values: long vectors even for 7x7 planes, no bounds in the
-    # loop. Every column is computed and each sx-th kept (at stride 2 twice the multiply-adds, but
-    # contiguous loads instead of strided gathers, which AVX2 does slowly).
-    pw = (out_w - 1) * sx + (kw - 1) * dx + 1
-    ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
-    phase_size = ph * pw
-    total = out_h * pw
-    planes = n_items * n_out
-    n_taps = kh * kw
-    starts = np.empty(n_taps, np.int64)  # where each tap's values begin among the phase planes
-    for ky in range(kh):
-        for kx in range(kw):
-            starts[ky * kw + kx] = ((ky * dy) % sy) * phase_size + ((ky * dy) // sy) * pw + kx * dx
-    # columns j of a phase row inside the input: 0 <= j - left < width
-    lo, hi = min(pw, left), max(min(pw, left), min(pw, width + left))
-    scratch = np.empty((chunks, sy * phase_size + total), np.float32)
-    for chunk in prange(chunks):
-        phases = scratch[chunk, :sy * phase_size]
-        acc = scratch[chunk, sy * phase_size:]
-        last = -1
-        for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
-            n, o = plane // n_out, plane % n_out
-            source = n * channels + o // multiplier
-            if source != last:
-                last = source
-                src = x[n, o // multiplier]
-                for py in range(sy):
-                    for i in range(ph):
-                        row = phases[(py * ph + i) * pw:(py * ph + i + 1) * pw]
-                        iy = i * sy + py - top
-                        if iy < 0 or iy >= height:
-                            row[:] = 0.0
-                            continue
-                        row[:lo] = 0.0
-                        row[hi:] = 0.0
-                        row[lo:hi] = src[iy, lo - left:hi - left]
-            # three taps per pass over the accumulator (a third of its loads and stores)
-            taps = w[o]
-            b = bias[o]
-            for i in range(total):
-                acc[i] = b
-            for t in range(0, n_taps - 2, 3):
-                a0 = phases[starts[t]:starts[t] + total]
-                a1 = phases[starts[t + 1]:starts[t + 1] + total]
-                a2 = phases[starts[t + 2]:starts[t + 2] + total]
-                w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
-                for i in range(total):
-                    acc[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
-            for t in range(n_taps - n_taps % 3, n_taps):
-                a0 = phases[starts[t]:starts[t] + total]
-                w0 = taps[t]
-                for i in range(total):
-                    acc[i] += w0 * a0[i]
-            dst = out[n, o]
-            for oy in range(out_h):
-                line = dst[oy]
-                for ox in range(out_w):
-                    v = acc[oy * pw + ox * sx]
-                    if add:
-                        v += residual[n, o, oy, ox]
-                    if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-                        v = low
-                    if v > high:  # noqa: PLR1730
-                        v = high
-                    line[ox] = v
-
-
-def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
-    """cols[(c, ky, kx), oy*out_w + ox] of item ``n``, channels from ``first``; zeros off the input."""
-    height, width = x.shape[2], x.shape[3]
-    count = cols.shape[0] // (kh * kw)
-    for row in prange(count * kh * kw):
-        c, tap = row // (kh * kw), row % (kh * kw)
-        ky, kx = tap // kw, tap % kw
-        src_plane = x[n, first + c]
-        dst = cols[row]
-        shift = kx * dx - left
-        lo = 0 if shift >= 0 else min(out_w, (-shift + sx - 1) // sx)
-        hi = max(lo, min(out_w, (width - 1 - shift) // sx + 1)) if width - 1 - shift >= 0 else lo
-        for oy in range(out_h):
-            iy = oy * sy - top + ky * dy
-            base = oy * out_w
-            if iy < 0 or iy >= height:
-                for ox in range(out_w):
-                    dst[base + ox] = 0.0
-                continue
-            src = src_plane[iy]
-            for ox in range(lo):
-                dst[base + ox] = 0.0
-            if sx == 1:
-                for ox in range(lo, hi):
-                    dst[base + ox] = src[ox + shift]
-            else:
-                for ox in range(lo, hi):
-                    dst[base + ox] = src[ox * sx + shift]
-            for ox in range(hi, out_w):
-                dst[base + ox] = 0.0
-
-
-def _col2im(cols, out, n, first, bias, kh, kw, sy, sx, top, left, in_h, in_w):
-    """out[n, first + j] = bias + the scatter of cols[(j, ky, kx), iy*in_w + ix] to (iy*sy-top+ky, ix*sx-left+kx)."""
-    out_h, out_w = out.shape[2], out.shape[3]
-    count = cols.shape[0] // (kh * kw)
-    for j in prange(count):
-        dst = out[n, first + j]
-        b = bias[first + j]
-        for y in range(out_h):
-            for x_ in range(out_w):
-                dst[y, x_] = b
-        for ky in range(kh):
-            for kx in range(kw):
-                src = cols[(j * kh + ky) * kw + kx]
-                shift = kx - left
-                lo = 0 if shift >= 0 else min(in_w, (-shift + sx - 1) // sx)
-                hi = max(lo, min(in_w, (out_w - 1 - shift) // sx + 1)) if out_w - 1 - shift >= 0 else lo
-                for iy in range(in_h):
-                    y = iy * sy - top + ky
-                    if y < 0 or y >= out_h:
-                        continue
-                    row = dst[y]
-                    base = iy * in_w
-                    for ix in range(lo, hi):
-                        row[ix * sx + shift] += src[base + ix]
-
-
-def _epilogue(out, n, bias, low64, high64, residual, add):
-    """out[n] = clip(out[n] + bias (+ residual[n] when ``add``), low, high) (NaN stays NaN)."""
-    low, high = np.float32(low64), np.float32(high64)
-    for o in prange(out.shape[1]):
-        plane = out[n, o]
-        b = bias[o]
-        for y in range(plane.shape[0]):
-            line = plane[y]
-            for x_ in range(plane.shape[1]):
-                v = line[x_] + b
-                if add:
-                    v += residual[n, o, y, x_]
-                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-                    v = low
-                if v > high:  # noqa: PLR1730
-                    v = high
-                line[x_] = v
-
-
-_KERNELS = {(name, parallel): kernel(function, parallel=parallel)
-            for name, function in (("depthwise", _depthwise), ("im2col", _im2col), ("col2im", _col2im),
-                                   ("epilogue", _epilogue))
-            for parallel in (False, True)}
-_F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
-_R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
-_SIGNATURES = {
-    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT, _R4,
-                                                                         jit.BOOL),
-    "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
-    "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
-    "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT, _R4, jit.BOOL),
-}
 PARALLEL_WORK = 1 << 22
 """Multiply-adds from which a call spreads over the thread pool (a launch costs tens of microseconds,
 far more on a busy machine)."""
-
-
-class _Entry:
-    """A kernel's serial and parallel entry points, each compiled (or loaded) on first use and then
-    found without hashing numba types on every call."""
-
-    __slots__ = ("functions", "name")
-
-    def __init__(self, name: str):
-        self.name, self.functions = name, [None, None]
-
-    def __call__(self, parallel: bool) -> Callable:
-        function = self.functions[parallel]
-        if function is None:
-            function = self.functions[parallel] = jit.entry(_KERNELS[self.name, parallel], *_SIGNATURES[self.name])
-        return function
-
-
-_ENTRY = {name: _Entry(name) for name in _SIGNATURES}
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -355,7 +170,7 @@ def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
     def run(x4, out4, r4, add):
         with jit.thread_pool() as pool:
             threads = numba.get_num_threads() if parallel and pool else 1
-            _ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
+            ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
                                              min(planes, threads), r4, add)
 
     return run
@@ -375,7 +190,7 @@ def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, lo
         flat_out = out4.reshape(n_items, c_out, out_h * out_w)
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single():
-            im2col, epilogue = _ENTRY["im2col"](parallel and pool), _ENTRY["epilogue"](parallel and pool)
+            im2col, epilogue = ENTRY["im2col"](parallel and pool), ENTRY["epilogue"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     if direct:
@@ -403,7 +218,7 @@ def _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out
     def run(x4, out4, r4, add):
         flat_in = x4.reshape(n_items, c_in, height * width)
         with jit.thread_pool() as pool, blas_threads.single():
-            col2im = _ENTRY["col2im"](parallel and pool)
+            col2im = ENTRY["col2im"](parallel and pool)
             for n in range(n_items):
                 for g in range(groups):
                     np.matmul(packed[g], flat_in[n, g * cg:(g + 1) * cg], out=cols)
