@@ -3,12 +3,14 @@ output, and the layers must form no cycle. Layers keep the file's order where
 it already respects the dependencies."""
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from .errors import CoreMLError
 
 
 def layer_order(layers: Sequence, inputs: Sequence[str]) -> list:
+    inputs = set(inputs)
     producers: dict[str, list[int]] = {}
     for index, layer in enumerate(layers):
         for name in layer.output:
@@ -24,16 +26,28 @@ def layer_order(layers: Sequence, inputs: Sequence[str]) -> list:
                 raise CoreMLError(f"input '{name}' is produced by no layer and is no model input",
                                   layer.name, layer.WhichOneof("layer"))
         deps.append(needs)
-    done: set[int] = set()
+    # Kahn's algorithm with the smallest ready index first: the file's order wherever it is valid, and
+    # linear in the layers and their inputs (a converted model has thousands of layers).
+    users: list[list[int]] = [[] for _ in layers]
+    waiting = [len(needs) for needs in deps]
+    for index, needs in enumerate(deps):
+        for need in needs:
+            users[need].append(index)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
     order: list[int] = []
-    while len(order) < len(layers):
-        ready = [i for i in range(len(layers)) if i not in done and deps[i] <= done]
-        if not ready:
-            stuck = [layers[i] for i in range(len(layers)) if i not in done]
-            names = ", ".join(f"'{layer.name}'" for layer in stuck)
-            first = stuck[0]
-            raise CoreMLError(f"the layers {names} depend on each other in a cycle", first.name,
-                              first.WhichOneof("layer"))
-        order.append(ready[0])
-        done.add(ready[0])
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for user in users[index]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    if len(order) < len(layers):
+        placed = set(order)
+        stuck = [layers[i] for i in range(len(layers)) if i not in placed]
+        names = ", ".join(f"'{layer.name}'" for layer in stuck)
+        first = stuck[0]
+        raise CoreMLError(f"the layers {names} depend on each other in a cycle", first.name,
+                          first.WhichOneof("layer"))
     return [layers[i] for i in order]
