@@ -82,12 +82,11 @@ class NhwcPlan:
     strides: tuple[int, int]  # (x, y)
 
 
-def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, in_hw: tuple[int, int],
-            out_hw: tuple[int, int], pads: tuple[int, int], strides: tuple[int, int], images: int,
-            isa: str) -> NhwcPlan:
-    """Pack ``w_offsets`` (int16 ``w - zw``, NNAPI's [K, KY, KX, C]) for a correlation of inputs of
-    ``in_hw`` pixels into ``out_hw``; ``x_max`` bounds ``|x - zx|``; ``pads`` (left, top), ``strides``
-    (x, y); ``isa`` one with an s16 micro-kernel."""
+def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: tuple[int, int],
+            pads: tuple[int, int], strides: tuple[int, int], images: int, isa: str) -> NhwcPlan:
+    """Pack ``w_offsets`` (int16 ``w - zw``, NNAPI's [K, KY, KX, C]) for a correlation into ``images``
+    outputs of ``out_hw`` pixels; ``x_max`` bounds ``|x - zx|``; ``pads`` (left, top), ``strides`` (x, y);
+    ``isa`` one with an s16 micro-kernel."""
     k_out, ky, kx, channels = w_offsets.shape
     lanes = LANES[isa]
     groups = -(-channels // ELEMENTS)

@@ -30,14 +30,14 @@ def _epilogue(quant_in: Quant, quant_w: Quant, quant_out: Quant, activation: int
     return m, shift, int(quant_out[1]), lo, hi
 
 
-def _engine(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
+def _engine(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
             pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
             quant_w: Quant, quant_out: Quant, isa: str) -> Runner:
-    """The engine's runner for NHWC shapes ``x_shape`` -> ``out_shape`` and filter ``w`` [K, KY, KX, C]."""
+    """The engine's runner into NHWC ``out_shape`` with filter ``w`` [K, KY, KX, C]."""
     w_offsets = w.astype(np.int16) - np.int16(quant_w[1])
     zx = int(quant_in[1])
     plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
-                        tuple(x_shape[1:3]), tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
+                        tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
     call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
     return lambda x, out: contiguous(out, lambda target: call(x, target))
 
@@ -70,7 +70,10 @@ def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...
         def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
             reference.conv2d(x, w, bias, out, pads, strides, activation, quant_in, quant_w, quant_out)
         return numpy_route
-    return _engine(w, bias, x_shape, out_shape, pads, strides, activation, quant_in, quant_w, quant_out, chosen)
+    if tuple(x_shape[:1]) + tuple(x_shape[3:]) != (out_shape[0], w.shape[3]):
+        raise ValueError(f"input shape {list(x_shape)} does not fit the filter {list(w.shape)} and the output "
+                         f"{list(out_shape)}")
+    return _engine(w, bias, out_shape, pads, strides, activation, quant_in, quant_w, quant_out, chosen)
 
 
 def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, activation: int, quant_in: Quant,
@@ -85,7 +88,7 @@ def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, 
         def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
             reference.fully_connected(x, w, bias, out, activation, quant_in, quant_w, quant_out)
         return numpy_route
-    conv = _engine(w.reshape(units, 1, 1, size), bias, (batch, 1, 1, size), (batch, 1, 1, units), (0, 0, 0, 0),
+    conv = _engine(w.reshape(units, 1, 1, size), bias, (batch, 1, 1, units), (0, 0, 0, 0),
                    (1, 1), activation, quant_in, quant_w, quant_out, chosen)
 
     def run(x: np.ndarray, out: np.ndarray) -> None:
