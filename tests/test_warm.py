@@ -62,3 +62,21 @@ def test_the_shipped_signatures_name_kernels_this_package_has():
     usable, skipped = warm.signatures([warm.SHIPPED])
     assert usable and all(name in jit.dispatchers for name, _ in usable)
     assert skipped <= len(usable) // 2, "most shipped signatures are stale: re-record signatures.txt"
+
+
+def test_a_micro_kernel_of_an_instruction_set_this_cpu_lacks_is_not_compiled(monkeypatch):
+    # Compiling a tile for a missing instruction set aborts the whole process inside LLVM (it did for
+    # every avx512_vnni line of the shipped file on an AVX2 machine), so warm must skip it beforehand.
+    from numba import types
+
+    from openvx_nn.kernels.engine import isa, microkernel
+    from openvx_nn.kernels.support import warm
+
+    monkeypatch.setattr(isa, "available", lambda: ("avx2", "generic"))
+    vnni = types.literal(microkernel.variant("avx512_vnni", "u8s8", 4, 2))
+    avx2 = types.literal(microkernel.variant("avx2", "s16", 4, 2))
+    array = types.Array(types.int16, 2, "C")
+    assert not warm.runs_here((vnni, array, types.int64))
+    assert warm.runs_here((avx2, array, types.int64))
+    assert warm.runs_here((array, types.int64))  # no tile code: any CPU
+    assert not warm.runs_here((types.literal(10**12),))  # a damaged code is skipped, not decoded

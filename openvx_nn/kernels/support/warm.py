@@ -25,6 +25,7 @@ from pathlib import Path
 from numba import types
 from numba.core.errors import NumbaError
 
+from ..engine import isa, microkernel
 from . import jit
 
 SHIPPED = Path(__file__).with_name("signatures.txt")
@@ -106,6 +107,16 @@ def signatures(files: Iterable[Path]) -> tuple[list[tuple[str, tuple]], int]:
     return usable, len(seen) - len(usable)
 
 
+def runs_here(arg_types: tuple[types.Type, ...]) -> bool:
+    """False for a specialisation of another CPU: a literal argument is a micro-kernel's tile code, and
+    compiling one for an instruction set this CPU lacks aborts the process inside LLVM (not an exception)."""
+    try:
+        return all(microkernel.decode(t.literal_value)[0] in isa.available()
+                   for t in arg_types if isinstance(t, types.IntegerLiteral))
+    except (IndexError, ValueError):  # a damaged line: skipped like an unknown one
+        return False
+
+
 def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
     """Compile (or load from the cache) every recorded specialisation: (warmed, skipped)."""
     load_all_kernels()
@@ -113,6 +124,9 @@ def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
     usable, skipped = signatures(listed)
     warmed = 0
     for name, arg_types in usable:
+        if not runs_here(arg_types):
+            skipped += 1
+            continue
         try:
             jit.entry(jit.dispatchers[name], *arg_types)
         except (TypeError, NumbaError):  # recorded before the kernel's signature changed: only a hint
