@@ -90,6 +90,8 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
     firsts, runs = {}, {}
     for side, load in loads.items():
         firsts[side], runs[side] = timed_load(load)
+    print(f"{row.name}: first loads (compiling what this process has not yet) "
+          + ", ".join(f"{side} {seconds:.2f} s" for side, seconds in firsts.items()), flush=True)
     difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
     times = dict(zip(runs, medians(list(runs.values()), repeat)))
     warm, phases = {}, ""
