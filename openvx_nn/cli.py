@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__
@@ -42,6 +44,31 @@ def positive_seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
+
+
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, then raise it: for work that must not be cut in the middle."""
+    pending: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    except ValueError:  # not the main thread: Python delivers no KeyboardInterrupt here anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pending:
+        raise KeyboardInterrupt
+
+
+def start_library() -> None:
+    """Start the library's embedded runtime with Ctrl-C held: cffi's start-up prints a KeyboardInterrupt
+    that lands inside it as a failed start, after which every call of the process fails."""
+    from . import vx
+    with sigint_held():
+        vx.vxGetStatus(vx.ffi.NULL)  # the first call of an exported function runs the start-up
 
 
 def kernel_rows() -> list[tuple[str, str, str]]:
@@ -212,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
     try:
+        if args.command not in ("config", "warm", "bench"):
+            start_library()
         return args.run(args)
     except BrokenPipeError:  # `openvx-nn info | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

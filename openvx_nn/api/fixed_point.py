@@ -16,11 +16,17 @@ def quantize(real: np.ndarray, dtype=np.int16, fpp: int = 8, rounding: str = "ne
 
     ``quantize(x, np.int16, 8)`` gives Q7.8; values beyond the type saturate
     (or wrap when ``saturate`` is False).  Float dtypes are a plain cast.
+    NaN has no fixed-point value: it is a ``ValueError`` (casting it would give
+    an arbitrary integer, and a model would answer as if the input were real).
     """
     dt = np.dtype(dtype)
     values = np.asarray(real, dtype=np.float64)
     if dt.kind == "f":
         return values.astype(dt)
+    nan = np.isnan(values)
+    if nan.any():
+        raise ValueError(f"real holds {int(nan.sum())} NaN value(s), the first at index "
+                         f"{tuple(int(i) for i in np.argwhere(nan)[0])}: NaN has no {dt} fixed-point value")
     if rounding not in _ROUNDERS:
         raise ValueError(f"rounding {rounding!r} is not one of {', '.join(repr(k) for k in _ROUNDERS)}")
     bits = dt.itemsize * 8
