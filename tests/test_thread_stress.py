@@ -92,3 +92,64 @@ def test_thread_stress_from_python():
         assert np.array_equal(jobs[THREADS][1].numpy(), expected[THREADS])
         for g, _ in jobs:
             g.close()
+
+
+def test_python_user_kernels_and_a_failing_kernel_among_threads():
+    """Four threads run graphs with a Python user kernel between built-in layers while a fifth
+    runs one whose user kernel fails every other call: the failures are that graph's status
+    (VX_FAILURE, naming the kernel), the other graphs' outputs stay exact."""
+    from openvx_nn.api import VXError, tensor_input, tensor_output
+
+    calls = 200
+
+    def double(x, y):
+        y[...] = x * 2
+
+    def flaky(x, y, state={"n": 0}):  # noqa: B006 - a call counter shared by the calls
+        state["n"] += 1
+        if state["n"] % 2 == 0:
+            raise ValueError("flaky kernel: even call")
+        y[...] = x
+
+    rng = np.random.default_rng(7)
+    with Context() as ctx:
+        params = [tensor_input(), tensor_output()]
+        kernels = {name: ctx.add_kernel(f"com.example.{name}", run, params, lambda x: [x])
+                   for name, run in (("double", double), ("flaky", flaky))}
+        inputs = [rng.integers(-100, 100, size=(4, 3)).astype(I16) for _ in range(5)]
+        graphs, outs = [], []
+        for k, x in enumerate(inputs):
+            g = ctx.graph()
+            out = ctx.tensor(shape=x.shape, dtype=I16)
+            v = g.virtual()
+            g.node(kernels["double" if k < 4 else "flaky"], ctx.tensor(x), v)
+            g.relu(v, out=out)
+            graphs.append(g)
+            outs.append(out)
+        failures: list[str] = []
+        failed_calls = [0]
+
+        def run(k):
+            for call in range(calls):
+                try:
+                    graphs[k].process()
+                except VXError as exc:
+                    if k == 4 and exc.status == -1 and "flaky" in str(exc):
+                        failed_calls[0] += 1
+                        continue
+                    failures.append(f"graph {k}, call {call}: {exc}")
+                    return
+                want = np.maximum(inputs[k] * (2 if k < 4 else 1), 0)
+                if not np.array_equal(outs[k].numpy(), want):
+                    failures.append(f"graph {k}, call {call}: wrong output")
+                    return
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads), "a thread hung"
+        assert failures == [] and failed_calls[0] == calls // 2
+        for g in graphs:
+            g.close()
