@@ -85,6 +85,21 @@ class Context(Reference):
         ctx = cls._current
         return ctx if ctx is not None and ctx.alive else None
 
+    def release(self) -> None:
+        """Drop one application reference; the last one is refused while a graph executes.
+
+        Destroying the objects under a running kernel would leave it writing
+        into buffers the application is about to free (imported handles).
+        """
+        with reference.lock:
+            if self.external == 1:
+                busy = next((r for r in reference.live_references(self) if r.executing), None)
+                if busy is not None:
+                    raise VXError(Status.VX_FAILURE,
+                                  f"{self.describe()} cannot be released while {busy.describe()} is executing "
+                                  "or scheduled; let it finish (vxWaitGraph) first", self)
+            super().release()
+
     def _collect(self) -> None:
         # Only the application's count matters: releasing the last application
         # reference to the context destroys everything created in it.

@@ -85,6 +85,10 @@ class Graph(Reference):
         self.plan = Plan(memory=self.plan.memory)  # unbound; the memory plan is kept for the next verify
 
     @property
+    def executing(self) -> bool:
+        return self._busy.locked() or self._run is not None
+
+    @property
     def verified(self) -> bool:
         return self.state != GraphState.VX_GRAPH_STATE_UNVERIFIED
 

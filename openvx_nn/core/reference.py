@@ -91,6 +91,11 @@ class Reference:
             self.external -= 1
             self._collect()
 
+    @property
+    def executing(self) -> bool:
+        """True while the object runs or is scheduled to run (only a graph can)."""
+        return False
+
     def hold(self) -> None:
         """Take a library-internal reference."""
         with lock:
