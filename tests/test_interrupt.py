@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import compile_c
 
 C_PROGRAM = r"""
@@ -94,3 +95,18 @@ def test_a_python_caller_of_the_pythonic_api_gets_keyboard_interrupt(tmp_path):
 def test_a_c_style_call_from_python_returns_failure_with_the_log_line(tmp_path):
     code, output = _interrupted([sys.executable, "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
     assert code == 0 and "returned -1" in output, output
+
+
+def test_an_interrupted_entry_point_becomes_keyboard_interrupt_in_the_pythonic_caller():
+    # SIGINT landing inside a C entry point called from Python (the Pythonic API's vx calls) ends that call
+    # with VX_FAILURE and leaves the interrupt pending; the API raises it in its caller, once.
+    from openvx_nn.api import reference
+    from openvx_nn.api.errors import VXError as PythonicVXError
+    from openvx_nn.capi import interrupt
+
+    assert not interrupt.hosted_by_c()
+    interrupt.redeliver()
+    with pytest.raises(KeyboardInterrupt, match="vxQueryTensor"):
+        reference._checked(-1, "vxQueryTensor", reference.LOG.mark())  # -1: VX_FAILURE
+    with pytest.raises(PythonicVXError):  # taken once: the next failure is an ordinary error
+        reference._checked(-1, "vxQueryTensor", reference.LOG.mark())

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from .. import capi, vx
+from ..capi import interrupt
 from .errors import error_for
 
 ffi = vx.ffi
@@ -62,6 +63,8 @@ def unregister_log(context_handle) -> None:
 
 
 def _checked(status: int, function: str, mark: int) -> int:
+    if status != SUCCESS and interrupt.take_pending():
+        raise KeyboardInterrupt(f"{function} was interrupted by SIGINT")
     if status != SUCCESS:
         raise error_for(status, function, LOG.since(mark))
     return status

@@ -9,7 +9,9 @@ library swallowed it. So the entry logs "interrupted" and returns ``VX_FAILURE``
 process is a C program (the library started Python) the signal is raised again with the default
 action: the program ends as it would have without the library, and a host that blocks SIGINT finds
 it pending. A Python program calling the C API through ``openvx_nn.vx`` gets the status and the log
-line; its Pythonic API calls run in-process and see the ``KeyboardInterrupt`` itself.
+line, and the interrupt stays pending (:func:`take_pending`): the Pythonic API raises
+``KeyboardInterrupt`` in its caller when the call comes back, so Ctrl-C landing inside any call
+ends a Python program as Python programs end on Ctrl-C.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import functools
 import os
 import signal
 import sys
+import threading
 
 from ..core.enums import Status
 from ..core.errors import VXError
@@ -39,9 +42,22 @@ def hosted_by_c() -> bool:
         return False
 
 
+_pending = threading.Event()  # SIGINT ended an entry point called from Python and nobody has taken it yet
+
+
+def take_pending() -> bool:
+    """True once after an entry point called from a Python host was interrupted (then cleared)."""
+    if not _pending.is_set():
+        return False
+    _pending.clear()
+    return True
+
+
 def redeliver() -> None:
-    """Give SIGINT back to a C host: its default action (the program ends, status 130 in a shell)."""
+    """Give SIGINT back: to a C host its default action (the program ends, status 130 in a shell); to a
+    Python host as a pending interrupt that the Pythonic API raises as ``KeyboardInterrupt``."""
     if not hosted_by_c():
+        _pending.set()
         return
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
