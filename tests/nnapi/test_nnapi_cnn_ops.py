@@ -173,3 +173,20 @@ def test_float32_pools_run_as_one_nhwc_node_without_transposes(op, pads):
     assert _kernels(op, inputs, [Out(F32T, real.shape)]) == [op.name.lower()]
     (got,) = run(op, inputs, [Out(F32T, real.shape)])
     assert_close(got, real, F32T)
+
+
+@pytest.mark.parametrize("mult", [1, 2, 3])
+def test_float32_depthwise_is_one_node_for_any_depth_multiplier(mult):
+    # NNAPI's grouped convolution: groups = input channels, each with `mult` filters (issue 26: one node, no
+    # per-channel nodes, views or copies, whatever the multiplier).
+    rng = np.random.default_rng(mult)
+    x = rng.standard_normal((2, 6, 5, 3)).astype(np.float32)
+    w = rng.standard_normal((1, 3, 2, 3 * mult)).astype(np.float32)
+    b = rng.standard_normal(3 * mult).astype(np.float32)
+    pads, strides = (1, 0, 1, 1), (1, 2)
+    real = activation(depthwise(x.astype(np.float64), w, b, pads, strides, mult), 1)
+    inputs = [Tensor(x), Tensor(w, const=True), Tensor(b, const=True)] + [i32(p) for p in pads] + \
+        [i32(strides[0]), i32(strides[1]), i32(mult), i32(1)]
+    assert _kernels(OP.DEPTHWISE_CONV_2D, inputs, [Out(F32T, real.shape)]) == ["depthwise_conv_2d"]
+    (got,) = run(OP.DEPTHWISE_CONV_2D, inputs, [Out(F32T, real.shape)])
+    assert_close(got, real, F32T)
