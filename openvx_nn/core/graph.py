@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from . import execution
+from . import collector, execution
 from .compiled import Call, Plan, compile_calls
 from .context import Context
 from .enums import Action, GraphState, Status, Type
@@ -146,6 +146,10 @@ class Graph(Reference):
 
     # -- verification and execution ------------------------------------------
     def verify(self) -> None:
+        with collector.paused():  # bulk creation of kept objects: see collector.py
+            self._verify()
+
+    def _verify(self) -> None:
         self.invalidate()
         verifier = Verifier(self)
         self._uses, self._positions = {}, {}

@@ -100,16 +100,17 @@ class Verifier:
                                node)
                 continue
             virtual = getattr(value, "virtual", False)
-            if value.alive and not virtual:
-                continue
+            alive = value.alive
+            owner = (getattr(value, "graph", None) or getattr(value, "scope", None)) if virtual else None
+            if alive and (not virtual or (not spec.static and owner is self.graph)):
+                continue  # the common case, before any message is formatted
             where = f"{node.describe()} parameter {i} ({spec.name})"
-            if not value.alive:
+            if not alive:
                 self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
             if spec.static and virtual:
                 self.error(Status.VX_ERROR_INVALID_PARAMETERS,
                            f"{where}: [static] parameters must hold data before verification; "
                            f"virtual {value.describe()} cannot", node)
-            owner = getattr(value, "graph", None) or getattr(value, "scope", None)
             if virtual and owner is not self.graph:
                 self.error(Status.VX_ERROR_INVALID_SCOPE,
                            f"{where}: virtual {value.describe()} belongs to another graph", node)

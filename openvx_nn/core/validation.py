@@ -8,17 +8,18 @@ meta-data filled in and its memory, a real output must already match.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .enums import Status, type_name
 from .errors import VXError
 from .node import Node
 
 
-@dataclass(frozen=True)
-class Meta:
-    """A tensor's meta-data: OpenVX-order dims, element type, fixed point position."""
+class Meta(NamedTuple):
+    """A tensor's meta-data: OpenVX-order dims, element type, fixed point position.
+
+    A named tuple, not a frozen dataclass: verify makes several per node, and a
+    frozen dataclass costs a few times more to create."""
 
     dims: tuple[int, ...]
     data_type: int
