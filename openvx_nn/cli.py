@@ -144,8 +144,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_coreml(args: argparse.Namespace) -> int:
     from .coreml.cli import main
+    from .runner import Pending
     first_run_notice("coreml")
-    return main(args.model, args.input, args.bench)
+    return main(args.model, args.input, args.bench, loading=lambda: Pending(f"loading {args.model}", sys.stderr))
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@ its outputs, and with ``--bench`` the per-layer time from the graph's performanc
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,15 @@ def _show(name: str, value) -> None:
         print(f"{name}: {value}")
 
 
-def main(model_path: str, inputs: Sequence[str], bench: bool = False) -> int:
+def main(model_path: str, inputs: Sequence[str], bench: bool = False,
+         loading: Callable[[], AbstractContextManager] = nullcontext) -> int:
+    """``loading()`` wraps the load and the first prediction (the command's notice of a slow load)."""
     try:
-        model = load(model_path)
-        with model:
-            feeds = _inputs(inputs)
-            outputs = model.predict(feeds)
+        with ExitStack() as stack:
+            with loading():
+                model = stack.enter_context(load(model_path))
+                feeds = _inputs(inputs)
+                outputs = model.predict(feeds)
             for name, value in outputs.items():
                 _show(name, value)
             if bench:  # the run above compiled and allocated everything: time the next ones only

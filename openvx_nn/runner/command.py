@@ -16,7 +16,7 @@ import numpy as np
 
 from ..distributed import Batch, batches, local_graph, map_batches
 from .models import Model, resolve
-from .progress import Progress
+from .progress import Pending, Progress
 
 
 class RunError(ValueError):
@@ -153,10 +153,13 @@ def local_cluster(workers: int) -> Any:
 
 
 def _run_here(model: Model, images: np.ndarray, batch_size: int, writer: ResultWriter, bar: Progress) -> None:
-    with local_graph(model.build_for(batch_size), batch_size) as net:
+    with (Pending(f"loading {model.name} (graphs built, verified and run once)", bar.stream) as loading,
+          local_graph(model.build_for(batch_size), batch_size) as net):
         for batch in batches(images.shape[-1], batch_size):
             block = model.prepare(np.asarray(images[..., batch.start:batch.stop]))
-            writer.write(batch, model.finish(net.run(block, batch)))
+            result = net.run(block, batch)
+            loading.stop()  # the first result is in: from here the bar tells
+            writer.write(batch, model.finish(result))
             bar.update(batch.size)
 
 
@@ -169,11 +172,13 @@ def _run_on_dask(model: Model, path: Path, images: np.ndarray, batch_size: int, 
     plan = batches(images.shape[-1], batch_size)
     futures = client.compute(list(outputs.to_delayed().ravel()))
     which = {future.key: batch for future, batch in zip(futures, plan)}
-    for future in as_completed(futures):
-        batch = which[future.key]
-        writer.write(batch, model.finish(future.result()))
-        future.release()
-        bar.update(batch.size)
+    with Pending(f"loading {model.name} on the workers (first results)", bar.stream) as loading:
+        for future in as_completed(futures):
+            loading.stop()
+            batch = which[future.key]
+            writer.write(batch, model.finish(future.result()))
+            future.release()
+            bar.update(batch.size)
 
 
 SCHEDULER_ADDRESS = re.compile(r"^([a-z]+://)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")

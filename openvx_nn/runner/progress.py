@@ -1,6 +1,7 @@
-"""A text progress bar for long runs: items done, items per second, time left."""
+"""A text progress bar for long runs (items done, items per second, time left) and a notice for slow loads."""
 from __future__ import annotations
 
+import threading
 import time
 from typing import TextIO
 
@@ -53,5 +54,71 @@ class Progress:
         if self.tty:
             self.stream.write("\r" + text + ("\n" if final else ""))
         elif final or self.done < self.total:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+NOTICE_AFTER = 1.0
+"""Seconds a load may take before :class:`Pending` says it is still going."""
+
+
+class Pending:
+    """Says on ``stream`` that ``what`` is still going once it has taken :data:`NOTICE_AFTER` seconds,
+    and how long it took when it ends; silent when it ends sooner.
+
+    A model's first result can take long for reasons the user cannot see (parsing a large file,
+    compiling kernels on a cold cache); without this a command looks hung.  A terminal gets one
+    line redrawn every second, a pipe or log file one line when the notice starts and one at the
+    end.  Used as a context manager, or with :meth:`start` and :meth:`stop` (idempotent).
+    """
+
+    def __init__(self, what: str, stream: TextIO | None):
+        self.what, self.stream = what, stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._shown = False
+        self._start = 0.0
+
+    def start(self) -> Pending:
+        self._start = time.perf_counter()
+        if self.stream is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="openvx-nn load notice")
+            self._thread.start()
+        return self
+
+    def stop(self, finished: bool = True) -> None:
+        """End the notice; a shown one ends with the time taken (``finished``) or, if the load
+        failed or was interrupted, just ends its line."""
+        if self._done.is_set():
+            return
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._shown and finished:
+            self._write(f"{self.what}: done in {time.perf_counter() - self._start:.1f} s", final=True)
+        elif self._shown and self.tty:
+            self.stream.write("\n")
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.stop(finished=kind is None)
+
+    def _watch(self) -> None:
+        if self._done.wait(NOTICE_AFTER):
+            return
+        self._shown = True
+        while True:
+            self._write(f"{self.what}... {clock(time.perf_counter() - self._start)}", final=False)
+            if not self.tty or self._done.wait(1.0):
+                return
+
+    def _write(self, text: str, final: bool) -> None:
+        assert self.stream is not None
+        if self.tty:
+            self.stream.write("\r" + text + ("\n" if final else ""))
+        else:
             self.stream.write(text + "\n")
         self.stream.flush()
