@@ -37,7 +37,8 @@ from ..support.jit import kernel
 from . import workers
 from .atomics import fetch_add, pause
 from .microkernel import LANES, tile_kernel, variant
-from .simd import INT32_MAX, PARALLEL_WORK, STRIP, _choose_tile
+from .simd import INT32_MAX, PARALLEL_WORK, STRIP
+from .tiles import accumulate_blocks, choose_tile
 
 ACC_LIMIT = (1 << 31) - 1
 ELEMENTS = 2  # int16 elements per 4-byte group
@@ -90,7 +91,7 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
     k_out, ky, kx, channels = w_offsets.shape
     lanes = LANES[isa]
     groups = -(-channels // ELEMENTS)
-    rows, vecs = _choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
+    rows, vecs = choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     wide = np.zeros((kx, ky, groups * ELEMENTS, n_blocks * block), np.int16)
@@ -206,19 +207,8 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
                 _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
                             lo, hi)
                 continue
-            acc[:] = 0
-            for t0 in range(0, n_taps, taps_per_block):
-                nt = min(taps_per_block, n_taps - t0)
-                for g0 in range(0, inner, inner_per_block):
-                    ng = min(inner_per_block, inner - g0)
-                    for r in range(rows):
-                        addr[r] += 4 * g0
-                    tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
-                                w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
-                    for r in range(rows):
-                        addr[r] -= 4 * g0
-                    for i in range(rows * block):
-                        acc[i] += tile[i]
+            accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
+                              inner_per_block)
             _store_rows(out, acc, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point, lo, hi)
 
 
