@@ -19,7 +19,8 @@ from ..support.jit import kernel
 from .microkernel import tile_kernel
 
 # (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
-TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
+# With 8 lanes, (6, 2) and (12, 1) cover 16 and 8 channels (and their multiples) with no padded lanes.
+TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (6, 2), (12, 1), (1, 6))}  # few: each one is compiled
 
 
 def choose_tile(lanes: int, pixels: int, k_out: int) -> tuple[int, int]:
