@@ -121,6 +121,26 @@ def test_depthwise_uint8_equals_the_numpy_route():
         assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
 
 
+@pytest.mark.parametrize("stride", [2, 3])
+def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(stride):
+    # Multiplier 1 with a column stride: whole-line runs over the packed row's phases, for even and odd
+    # widths (the last phase a column short), asymmetric paddings and small and extreme biases (the 32-bit
+    # and the 64-bit epilogue).
+    rng = np.random.default_rng(28 + stride)
+    for i, (h, w, c, pads) in enumerate([(9, 9, 16, (0, 1, 0, 1)), (8, 11, 5, (1, 1, 2, 0)), (7, 6, 33, (2, 0, 1, 1)),
+                                         (12, 13, 8, (0, 0, 0, 0))]):
+        kh, kw = 3, (3, 2, 4, 1)[i]
+        strides = (stride, 1 + i % 2)
+        oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // stride + 1
+        x, filt = _data(rng, (1, h, w, c), i), _data(rng, (1, kh, kw, c), i + 1)
+        quants = ((0.02, _zero(rng, i)), (0.01, _zero(rng, i + 1)), (0.05, _zero(rng, i + 2)))
+        for bias in (None, _bias(rng, c, 1), _bias(rng, c, 2)):
+            want, got = np.zeros((1, oh, ow, c), np.uint8), np.full((1, oh, ow, c), 7, np.uint8)
+            reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, 3, *quants)
+            prepare_depthwise(filt, bias, want.shape, pads, strides, 1, 3, *quants)(x, got)
+            assert np.array_equal(got, want), (i, bias is None)
+
+
 def test_large_layers_shared_between_threads_equal_the_numpy_route():
     # Big enough for the engine's and the depthwise kernel's helpers (when the machine has them).
     rng = np.random.default_rng(22)
