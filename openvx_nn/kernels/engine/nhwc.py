@@ -78,20 +78,6 @@ def scale_run(target, sums, bias, n, m, half, shift_hi, zero_point, lo, hi):
         target[i] = min(max(np.int32(quotient) + zp, low), high)
 
 
-@kernel
-def _scale_rows(out, sums, bias, n_rows, p0, k0, valid, block, k_out, m, half, shift_hi, zero_point, lo, hi):
-    # :func:`_store_rows` by :func:`scale_run` (``bias``, int32, repeats the lanes' bias for every row):
-    # one run when the tile's rows are whole pixels, else one per row.
-    if valid == block and block == k_out:
-        scale_run(out[p0 * k_out: (p0 + n_rows) * k_out], sums, bias, n_rows * block, m, half, shift_hi,
-                   zero_point, lo, hi)
-        return
-    for r in range(n_rows):
-        at = (p0 + r) * k_out + k0
-        scale_run(out[at: at + valid], sums[r * block: (r + 1) * block], bias[r * block: (r + 1) * block], valid,
-                   m, half, shift_hi, zero_point, lo, hi)
-
-
 @dataclass(frozen=True)
 class NhwcPlan:
     """A layer's weights packed and its geometry fixed (made once, when the node is bound)."""
@@ -229,7 +215,7 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
     taps_per_block = max(1, steps // inner)
     inner_per_block = min(inner, steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
-    narrow = single and params[NARROW] != 0  # the epilogue in 32-bit lanes (scale_run)
+    narrow = single and params[NARROW] != 0  # the epilogue in 32-bit lanes, one run per tile (scale_run)
     half = np.int64(1) << max(shift - 1, 0)
     row_bias = np.empty(rows * block, np.int32)
     for u in range(u0, u1):
@@ -262,9 +248,9 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
             n_rows = min(rows, n_pix - t)
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                if narrow:
-                    _scale_rows(out, tile, row_bias, n_rows, s0 + t, k0, valid, block, k_out, m, half, shift - 32,
-                                zero_point, lo, hi)
+                if narrow:  # the tile's rows are whole pixels, one after the other in ``out``
+                    scale_run(out[(s0 + t) * k_out: (s0 + t + n_rows) * k_out], tile, row_bias, n_rows * block, m,
+                              half, shift - 32, zero_point, lo, hi)
                 else:
                     _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
                                 lo, hi)
@@ -335,9 +321,12 @@ def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: in
     n_strips = -(-pixels // (strip * plan.rows))
     block = plan.vecs * plan.lanes
     n_units = n_strips * (-(-k_out // block))
+    # scale_run where a tile's rows are whole pixels (one run: measured faster than scale_lane's loop; row by
+    # row it was slower) and the plan allows it
+    narrow = block == k_out and plan.bound <= ACC_LIMIT and 32 <= shift <= 62
     params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
                        plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
-                       zero_point, lo, hi, int(plan.bound <= ACC_LIMIT and 32 <= shift <= 62)], np.int64)
+                       zero_point, lo, hi, int(narrow)], np.int64)
     work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
     depth = -(-plan.channels // ELEMENTS) * ELEMENTS
     code = plan.code
