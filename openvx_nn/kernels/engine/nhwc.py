@@ -21,7 +21,10 @@ largest layer, 1024 channels, one block); longer sums add their blocks in int64.
 Epilogue (the gemmlowp rule NNAPI's reference uses, ``frontend/asymmetric.requantize``): ``v = sum +
 bias[k]``, clamped to ``±(2**31 - 1)``, times the 31-bit multiplier ``m``, divided by ``2**shift``
 rounded half away from zero (a negative shift: clamped to ``±2**40``, then shifted left), plus the
-output zero point, clamped to ``[lo, hi]`` (the fused activation's range).
+output zero point, clamped to ``[lo, hi]`` (the fused activation's range). Where the plan bounds
+``|sum + bias|`` below ``2**31`` and ``32 <= shift <= 62`` and a tile's rows are whole output pixels
+(``K`` equal to the tile's lanes: the ``12x1`` and ``6x2`` AVX2 tiles serve 8 and 16 channels), the
+same rule runs on 32-bit lanes over the whole tile (:func:`scale_run`).
 """
 from __future__ import annotations
 
