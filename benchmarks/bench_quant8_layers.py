@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import models as m
 from benchmarks import vx_models as v
+from benchmarks.bench_nnapi_quant8 import medians
 from benchmarks.model_rows import ROWS
 
 
@@ -130,16 +131,6 @@ def ort_nodes(row, threads: int, repeat: int) -> list[tuple[str, float]]:
     return [(name, statistics.median(times)) for name, times in nodes.items()]
 
 
-def interleaved(calls: list, repeat: int, clock) -> list[float]:
-    times: list[list[float]] = [[] for _ in calls]
-    for i in range(repeat):
-        for k in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
-            start = clock()
-            calls[k]()
-            times[k].append(clock() - start)
-    return [statistics.median(t) for t in times]
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="nnapi-uint8,vx-small-cnn")
@@ -165,7 +156,7 @@ def main(argv: list[str]) -> int:
         feed = {"x": row.feed("ORT", row.inputs[0]) if key == "nnapi-uint8" else row.inputs[0][None]}
         def ort_run(session=session, feed=feed):
             return session.run(None, feed)
-        *ours, whole_ours, whole_ort = interleaved([c for _, c in layers] + [whole, ort_run], repeat, clock)
+        *ours, whole_ours, whole_ort = medians([c for _, c in layers] + [whole, ort_run], repeat, clock)
         print(f"{row.name}: kernel time per layer ({'CPU' if args.cpu else 'wall'}, median of {repeat} interleaved "
               f"calls)")
         for (name, _), seconds in zip(layers, ours):
