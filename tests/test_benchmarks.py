@@ -41,6 +41,17 @@ def test_model_benchmark_runs_in_smoke_mode_and_prints_the_table():
         assert f"| {row}" in result.stdout, result.stdout
 
 
+def test_quant8_layer_profile_runs_in_smoke_mode_and_checks_its_layers():
+    # Each uint8 layer is checked against the NumPy route and the Q7.8 kernel chain against the OpenVX graph.
+    pytest.importorskip("onnxruntime", reason="the layer profile reads onnxruntime's per-node profile (the bench extra)")
+    pytest.importorskip("onnx", reason="the layer profile builds ONNX models (the bench extra)")
+    script = BENCH.parent / "bench_quant8_layers.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ours 26 conv 1x1/1 1² 256->256" in result.stdout and "ours fully connected 256->10" in result.stdout
+    assert result.stdout.count("sum of our kernels") == 2
+
+
 def test_coreml_layer_comparison_runs_in_smoke_mode():
     script = BENCH.parent / "bench_coreml_layers.py"
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)

@@ -153,6 +153,24 @@ def test_float_max_propagates_nan_and_prefers_positive_zero():
     assert math.copysign(1.0, out[1, 0, 0]) > 0 and math.isnan(out[2, 0, 0])
 
 
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_two_by_two_max_windows_inside_the_input_match_reference(fmt):
+    # The 2x2 route (every window inside: no padding, outputs that fit): strides 1 to 3, odd and even
+    # extents, batches, any layout; float32 with NaN and signed zeros through window_max's rules.
+    rng = np.random.default_rng([57, FORMATS.index(fmt)])
+    for shape, stride in (((8, 6, 3), (2, 2)), ((9, 7, 2, 2), (2, 1)), ((5, 8, 4), (1, 3)), ((2, 2, 1), (1, 1)),
+                          ((11, 10, 2, 1, 2), (3, 2))):
+        out_shape = ((shape[0] - 2) // stride[0] + 1, (shape[1] - 2) // stride[1] + 1, *shape[2:])
+        x = placed(rng, random_values(rng, fmt, shape, extremes=0.4))
+        if fmt == F32:
+            x[rng.random(shape) < 0.05] = np.nan
+            x[rng.random(shape) < 0.1] = -0.0
+        out = blank(rng, out_shape, fmt.dtype, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
+        args = window_args((2, 2), (0, 0), stride)
+        pooling(x, out, True, *args)
+        assert_bits_equal(out, pooling_ref(x, out_shape, fmt, True, *args))
+
+
 def test_float_average_sums_in_row_major_order():
     # Row y = 0 first: 1e16 - 1e16 + 1 + 1 = 2. Column x = 0 first would lose a 1 to 1e16's ulp: 1e16 + 1 - 1e16 + 1.
     x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from openvx_nn.kernels.engine import isa
-from openvx_nn.kernels.engine.nhwc import scale_lane
+from openvx_nn.kernels.engine.nhwc import pack_offsets, scale_lane, scale_run
 from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
 from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, requantize
@@ -121,6 +121,26 @@ def test_depthwise_uint8_equals_the_numpy_route():
         assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
 
 
+@pytest.mark.parametrize("stride", [2, 3])
+def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(stride):
+    # Multiplier 1 with a column stride: whole-line runs over the packed row's phases, for even and odd
+    # widths (the last phase a column short), asymmetric paddings and small and extreme biases (the 32-bit
+    # and the 64-bit epilogue).
+    rng = np.random.default_rng(28 + stride)
+    for i, (h, w, c, pads) in enumerate([(9, 9, 16, (0, 1, 0, 1)), (8, 11, 5, (1, 1, 2, 0)), (7, 6, 33, (2, 0, 1, 1)),
+                                         (12, 13, 8, (0, 0, 0, 0))]):
+        kh, kw = 3, (3, 2, 4, 1)[i]
+        strides = (stride, 1 + i % 2)
+        oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // stride + 1
+        x, filt = _data(rng, (1, h, w, c), i), _data(rng, (1, kh, kw, c), i + 1)
+        quants = ((0.02, _zero(rng, i)), (0.01, _zero(rng, i + 1)), (0.05, _zero(rng, i + 2)))
+        for bias in (None, _bias(rng, c, 1), _bias(rng, c, 2)):
+            want, got = np.zeros((1, oh, ow, c), np.uint8), np.full((1, oh, ow, c), 7, np.uint8)
+            reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, 3, *quants)
+            prepare_depthwise(filt, bias, want.shape, pads, strides, 1, 3, *quants)(x, got)
+            assert np.array_equal(got, want), (i, bias is None)
+
+
 def test_large_layers_shared_between_threads_equal_the_numpy_route():
     # Big enough for the engine's and the depthwise kernel's helpers (when the machine has them).
     rng = np.random.default_rng(22)
@@ -160,6 +180,43 @@ def test_scale_lane_is_the_requantization_rule_on_edge_values():
             want = requantize(np.array(edges, np.int64), multiplier, zero_point, lo, hi)
             got = [scale_lane(v, m, shift, zero_point, lo, hi) for v in edges]
             assert got == want.tolist(), multiplier
+
+
+def test_scale_run_in_32_bit_lanes_is_the_requantization_rule():
+    # The epilogue's 32-bit form, for sums with bias inside int32 and shifts 32..62, on edge values: the
+    # int32 limits, zero, ties (multipliers 2**-k put a tie at every 2**(k-1)) and random sums.
+    rng = np.random.default_rng(26)
+    limit = (1 << 31) - 1
+    sums = np.array([0, 1, -1, 2, -2, limit - 5, -limit + 5, 1 << 20, -(1 << 20), 3 << 14, -(3 << 14)]
+                    + rng.integers(-limit + 10, limit - 10, 300).tolist() + rng.integers(-99999, 99999, 300).tolist(),
+                    np.int32)
+    bias = np.resize(np.array([0, 5, -5, 1 << 14], np.int32), sums.size)
+    for multiplier in (2.0 ** -1 * 0.75, 0.37, 0.0123, 3.1e-5, 2.0 ** -16, 2.0 ** -20, 1e-9, 2.0 ** -31, 1e-13):
+        m, shift = quantized_multiplier(multiplier)
+        if not 32 <= shift <= 62:
+            continue
+        for zero_point, lo, hi in ((0, 0, 255), (128, 0, 255), (255, 0, 255), (7, 3, 20)):
+            want = requantize(sums.astype(np.int64) + bias, multiplier, zero_point, lo, hi)
+            got = np.zeros(sums.size, np.uint8)
+            scale_run(got, sums, bias, sums.size, m, 1 << (shift - 1), shift - 32, zero_point, lo, hi)
+            assert got.tolist() == want.tolist(), multiplier
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4, 5, 7, 8, 16])
+def test_packed_offsets_are_the_padded_input_less_its_zero_point(channels):
+    rng = np.random.default_rng(27 + channels)
+    x = rng.integers(0, 256, (2, 5, 6, channels), dtype=np.uint8)
+    depth = channels + channels % 2
+    for left, top, height, width in ((0, 0, 5, 6), (1, 2, 9, 8), (2, 1, 4, 3), (0, 1, 7, 9), (7, 0, 3, 4)):
+        want = np.zeros((2, height, width, depth), np.int64)
+        for y in range(height):
+            for i in range(width):
+                if 0 <= y - top < 5 and 0 <= i - left < 6:
+                    want[:, y, i, :channels] = x[:, y - top, i - left].astype(np.int64) - 131
+        got = pack_offsets(x, 131, left, top, height, width, depth)
+        assert got.dtype == np.int16 and np.array_equal(got, want), (left, top, height, width)
+    strided = pack_offsets(x[:, ::2], 131, 0, 0, 3, 6, depth)  # a view: packed from a contiguous copy
+    assert np.array_equal(strided[..., :channels], x[:, ::2].astype(np.int64) - 131)
 
 
 def test_depthwise_refuses_windows_beyond_the_int32_accumulator():

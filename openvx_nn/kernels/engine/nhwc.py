@@ -21,7 +21,10 @@ largest layer, 1024 channels, one block); longer sums add their blocks in int64.
 Epilogue (the gemmlowp rule NNAPI's reference uses, ``frontend/asymmetric.requantize``): ``v = sum +
 bias[k]``, clamped to ``±(2**31 - 1)``, times the 31-bit multiplier ``m``, divided by ``2**shift``
 rounded half away from zero (a negative shift: clamped to ``±2**40``, then shifted left), plus the
-output zero point, clamped to ``[lo, hi]`` (the fused activation's range).
+output zero point, clamped to ``[lo, hi]`` (the fused activation's range). Where the plan bounds
+``|sum + bias|`` below ``2**31`` and ``32 <= shift <= 62`` and a tile's rows are whole output pixels
+(``K`` equal to the tile's lanes: the ``12x1`` and ``6x2`` AVX2 tiles serve 8 and 16 channels), the
+same rule runs on 32-bit lanes over the whole tile (:func:`scale_run`).
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ from ..support.jit import kernel
 from . import workers
 from .atomics import fetch_add, pause
 from .microkernel import LANES, tile_kernel, variant
-from .simd import INT32_MAX, PARALLEL_WORK, STRIP, _choose_tile
+from .simd import INT32_MAX, PARALLEL_WORK, STRIP
+from .tiles import accumulate_blocks, choose_tile
 
 ACC_LIMIT = (1 << 31) - 1
 ELEMENTS = 2  # int16 elements per 4-byte group
@@ -61,6 +65,22 @@ def scale_lane(v, m, shift, zero_point, lo, hi):
     return min(max(product + zero_point, lo), hi)
 
 
+@kernel
+def scale_run(target, sums, bias, n, m, half, shift_hi, zero_point, lo, hi):
+    """``target[i] = scale_lane(sums[i] + bias[i], ...)`` for ``i < n``, in 32-bit lanes where the plan allows
+    it: ``|sums + bias| < 2**31`` (so the rule's clamp does nothing and the sum is exact in int32) and
+    ``32 <= shift <= 62`` (``half = 2**(shift - 1)``, ``shift_hi = shift - 32``). Then the rounded quotient
+    ``floor((p + half - (p < 0)) / 2**shift)`` is ``floor(floor(.. / 2**32) / 2**shift_hi)``: the high
+    half of a 64-bit lane (``vpmuldq``'s product plus the rounding term) shifted as int32 (``vpsrad``),
+    with no 64-bit arithmetic shift, which AVX2 lacks."""
+    mm = np.int64(np.int32(m))
+    zp, low, high = np.int32(zero_point), np.int32(lo), np.int32(hi)
+    for i in range(n):
+        v = sums[i] + bias[i]
+        quotient = np.int32((np.int64(np.int32(v)) * mm + half - np.int64(v < 0)) >> 32) >> shift_hi
+        target[i] = min(max(np.int32(quotient) + zp, low), high)
+
+
 @dataclass(frozen=True)
 class NhwcPlan:
     """A layer's weights packed and its geometry fixed (made once, when the node is bound)."""
@@ -80,6 +100,7 @@ class NhwcPlan:
     pixels_y: int
     pads: tuple[int, int]  # (left, top)
     strides: tuple[int, int]  # (x, y)
+    bound: int  # the largest |sum + bias| the operands allow
 
 
 def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: tuple[int, int],
@@ -90,7 +111,7 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
     k_out, ky, kx, channels = w_offsets.shape
     lanes = LANES[isa]
     groups = -(-channels // ELEMENTS)
-    rows, vecs = _choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
+    rows, vecs = choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     wide = np.zeros((kx, ky, groups * ELEMENTS, n_blocks * block), np.int16)
@@ -105,9 +126,10 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
         padded_bias[:k_out] = bias
     w_max = int(np.abs(w_offsets.astype(np.int64)).max(initial=0))
     worst = ELEMENTS * max(x_max, 1) * max(w_max, 1)
+    bound = kx * ky * channels * x_max * w_max + int(np.abs(padded_bias).max(initial=0))
     return NhwcPlan(variant(isa, "s16", rows, vecs), rows, vecs, lanes, np.ascontiguousarray(packed).ravel(),
                     padded_bias, taps, groups * kx, INT32_MAX // worst, channels, k_out, width, height, pads,
-                    strides)
+                    strides, bound)
 
 
 # ---- the numba side ---------------------------------------------------------------------------------
@@ -115,12 +137,16 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
 @kernel
 def _pack(x, xp, zero_point, pad_left, pad_top, part, parts):
     # xp[image, j, i, c] = x[image, j - top, i - left, c] - zero_point inside the input, else 0, for the
-    # rows (image, j) of share ``part`` of ``parts``.
+    # rows (image, j) of share ``part`` of ``parts``. Both C-ordered, so a row's pixels inside the input
+    # are one run in each: copied in one flat loop when the channel counts match, else pixel by pixel
+    # (three channels, every network's first layer, unrolled).
     _, height, width, channels = x.shape
     images, hp, wp, cp = xp.shape
     first = min(max(pad_left, 0), wp)  # packed columns over the input: first .. last - 1
     last = max(min(width + pad_left, wp), first)
+    n = last - first
     zero = np.int16(zero_point)
+    source, target = x.reshape(-1), xp.reshape(-1)
     for line in range(images * hp * part // parts, images * hp * (part + 1) // parts):
         image, j = line // hp, line % hp
         row = xp[image, j]
@@ -130,13 +156,28 @@ def _pack(x, xp, zero_point, pad_left, pad_top, part, parts):
             continue
         row[:first, :] = 0
         row[last:, :] = 0
-        source = x[image, iy]
-        for i in range(first, last):
-            src, dst = source[i - pad_left], row[i]
+        if cp == channels:  # slices first: indexes from 0 keep the loop free of negative-index tests
+            src = ((image * height + iy) * width + first - pad_left) * channels
+            dst = (line * wp + first) * cp
+            run, into = source[src: src + n * channels], target[dst: dst + n * channels]
+            for t in range(n * channels):
+                into[t] = np.int16(run[t]) - zero
+            continue
+        pixels, into = x[image, iy, first - pad_left: last - pad_left], row[first:last]
+        if channels == 3:
+            for i in range(n):
+                pixel, packed = pixels[i], into[i]
+                packed[0] = np.int16(pixel[0]) - zero
+                packed[1] = np.int16(pixel[1]) - zero
+                packed[2] = np.int16(pixel[2]) - zero
+                packed[3] = 0
+            continue
+        for i in range(n):
+            pixel, packed = pixels[i], into[i]
             for c in range(channels):
-                dst[c] = np.int16(src[c]) - zero
+                packed[c] = np.int16(pixel[c]) - zero
             for c in range(channels, cp):
-                dst[c] = 0
+                packed[c] = 0
 
 
 @kernel
@@ -152,7 +193,7 @@ def _store_rows(out, sums, bias, n_rows, p0, k0, valid, block, k_out, m, shift, 
 
 # params: the units' scalars, in this order (one int64 array keeps the signatures short).
 OW, OH, K_OUT, PIXELS, ROWS, BLOCK, N_STRIPS, STRIP_TILES, STRIDE_X, STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, \
-    MULT, SHIFT, ZERO, LO, HI = range(18)
+    MULT, SHIFT, ZERO, LO, HI, NARROW = range(19)
 
 
 def _units(code, xp, taps, weights, bias, out, params, u0, u1):
@@ -177,6 +218,9 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
     taps_per_block = max(1, steps // inner)
     inner_per_block = min(inner, steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
+    narrow = single and params[NARROW] != 0  # the epilogue in 32-bit lanes, one run per tile (scale_run)
+    half = np.int64(1) << max(shift - 1, 0)
+    row_bias = np.empty(rows * block, np.int32)
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -185,6 +229,10 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
         k0 = ob * block
         valid = min(block, k_out - k0)
         lane_bias = bias[k0: k0 + block]
+        if narrow:
+            for r in range(rows):
+                for lane in range(block):
+                    row_bias[r * block + lane] = lane_bias[lane]
         # The pixel after the tile's last row, as coordinates stepped along (divisions cost more than a
         # small tile's sums); rows past the last pixel repeat it.
         ox, q = s0 % ow, s0 // ow
@@ -203,22 +251,15 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
             n_rows = min(rows, n_pix - t)
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
-                            lo, hi)
+                if narrow:  # the tile's rows are whole pixels, one after the other in ``out``
+                    scale_run(out[(s0 + t) * k_out: (s0 + t + n_rows) * k_out], tile, row_bias, n_rows * block, m,
+                              half, shift - 32, zero_point, lo, hi)
+                else:
+                    _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
+                                lo, hi)
                 continue
-            acc[:] = 0
-            for t0 in range(0, n_taps, taps_per_block):
-                nt = min(taps_per_block, n_taps - t0)
-                for g0 in range(0, inner, inner_per_block):
-                    ng = min(inner_per_block, inner - g0)
-                    for r in range(rows):
-                        addr[r] += 4 * g0
-                    tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
-                                w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
-                    for r in range(rows):
-                        addr[r] -= 4 * g0
-                    for i in range(rows * block):
-                        acc[i] += tile[i]
+            accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
+                              inner_per_block)
             _store_rows(out, acc, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point, lo, hi)
 
 
@@ -249,7 +290,7 @@ _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.in
 
 @functools.cache
 def _pack_entry():
-    return jit.entry(_pack, types.Array(types.uint8, 4, "A", readonly=True), types.Array(types.int16, 4, "C"),
+    return jit.entry(_pack, types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int16, 4, "C"),
                      *(jit.INT,) * 5)
 
 
@@ -269,7 +310,7 @@ def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, he
     """``x`` (uint8 [N, H, W, C], any strides) as int16 offsets ``x - zero_point`` in a window of ``height`` x
     ``width`` pixels of ``depth >= C`` channels whose first sample is input (-pad_left, -pad_top); 0 elsewhere."""
     xp = np.empty((x.shape[0], height, width, depth), np.int16)
-    _pack_entry()(x, xp, zero_point, pad_left, pad_top, 0, 1)
+    _pack_entry()(np.ascontiguousarray(x), xp, zero_point, pad_left, pad_top, 0, 1)
     return xp
 
 
@@ -283,9 +324,12 @@ def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: in
     n_strips = -(-pixels // (strip * plan.rows))
     block = plan.vecs * plan.lanes
     n_units = n_strips * (-(-k_out // block))
+    # scale_run where a tile's rows are whole pixels (one run: measured faster than scale_lane's loop; row by
+    # row it was slower) and the plan allows it
+    narrow = block == k_out and plan.bound <= ACC_LIMIT and 32 <= shift <= 62
     params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
                        plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
-                       zero_point, lo, hi], np.int64)
+                       zero_point, lo, hi, int(narrow)], np.int64)
     work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
     depth = -(-plan.channels // ELEMENTS) * ELEMENTS
     code = plan.code

@@ -45,10 +45,9 @@ from . import workers
 from .atomics import compare_swap, fetch_add, pause
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
+from .tiles import accumulate_blocks, choose_tile
 
 INT32_MAX = (1 << 31) - 1
-# (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
-TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (1, 6))}  # few: each one is compiled
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 CHUNKS_PER_THREAD = 4
 PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
@@ -86,16 +85,6 @@ def _kind(isa: str, dtype: np.dtype) -> str:
     return "u8s8" if dtype.itemsize == 1 and "u8s8" in KINDS[isa] else "s16"
 
 
-def _choose_tile(lanes: int, pixels: int, k_out: int) -> tuple[int, int]:
-    vectors = -(-k_out // lanes)
-
-    def cost(tile):
-        rows, vecs = tile
-        padded = -(-pixels // rows) * rows * (-(-vectors // vecs) * vecs)
-        return padded * (1 + 0.25 * (rows + vecs) / (rows * vecs))
-    return min(TILES[lanes], key=cost)
-
-
 def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
             isa: str) -> SimdPlan:
     """Pack ``w`` (KX, KY, C, K) for correlations of inputs ``x_shape`` into outputs ``out_shape``."""
@@ -105,7 +94,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     e = ELEMENTS[kind]
     groups = -(-channels // e)
     pixels = int(np.prod(out_shape[:2])) * int(np.prod(out_shape[3:]))
-    rows, vecs = _choose_tile(lanes, pixels, k_out)
+    rows, vecs = choose_tile(lanes, pixels, k_out)
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
@@ -279,19 +268,8 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
                 else:
                     _land(done, tile, aligned, sum_shift)
                 continue
-            acc[:] = 0
-            for t0 in range(0, n_taps, taps_per_block):
-                nt = min(taps_per_block, n_taps - t0)
-                for g0 in range(0, inner, inner_per_block):
-                    ng = min(inner_per_block, inner - g0)
-                    for r in range(rows):
-                        addr[r] += 4 * g0
-                    tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng,
-                                w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
-                    for r in range(rows):
-                        addr[r] -= 4 * g0
-                    for i in range(rows * block):
-                        acc[i] += tile[i]
+            accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
+                              inner_per_block)
             _land(done, acc, aligned, sum_shift)
         _STORE(stage, narrow, settle, bias4, bias_kind, out, shape, s0, n_pix, k0, block, bias_shift, shift,
                nearest_even, saturate, lo, hi)

@@ -5,8 +5,11 @@ by arithmetic, so it gets no im2col and no GEMM. Each output pixel keeps one int
 output channel; every tap inside the input adds ``(x - zx) * (w - zw)`` over the channels in one
 contiguous, vectorized loop (channel ``k * multiplier + q`` reads input channel ``k``). The sums are
 exact in int32 (``kh * kw * 255 * 255 < 2**31`` for windows below 33025 taps, checked), the bias is
-added in int64, and ``engine.nhwc.scale_lane`` requantizes: bit for bit ``nhwc_convolution``'s
-NumPy route (``asymmetric.requantize``), which stays as the reference.
+added in int64, and ``engine.nhwc.scale_lane`` requantizes (``engine.nhwc.scale_run``, the same rule in
+32-bit lanes, where the layer's bounds allow it): bit for bit ``nhwc_convolution``'s NumPy route
+(``asymmetric.requantize``), which stays as the reference. With a depth multiplier of 1 every tap adds
+one run per output line, strided layers included: their input is packed with each row's columns
+grouped by phase (``_pack_phases``).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from numba import types
 
 from ..engine import workers
 from ..engine.atomics import fetch_add, pause
-from ..engine.nhwc import pack_offsets, scale_lane
+from ..engine.nhwc import ACC_LIMIT, pack_offsets, scale_lane, scale_run
 from ..support import jit
 from ..support.jit import kernel
 from .asymmetric import quantized_multiplier, quantized_range
@@ -29,17 +32,23 @@ CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 
 
-def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi, line0,
-               line1):
+def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi,
+               narrow, line0, line1):
     # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
     # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int32), for the
     # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
-    # int32, in L1) while each tap adds one contiguous run per output pixel, or (stride 1, multiplier 1:
-    # ``w_offsets`` then holds each tap's weights repeated out_w times) one run for the whole line.
+    # int32, in L1) while each tap adds one contiguous run per output pixel, or (multiplier 1: ``w_offsets``
+    # then holds each tap's weights repeated out_w times) one run for the whole line. Such runs need the
+    # input columns a tap reads to follow each other: with stride s > 1 the packed row holds the window's
+    # columns by phase (:func:`_pack_phases`), column s * j + p at p * phase + j, so tap kx reads
+    # ``phase * (kx % s) + kx // s + ox`` for ox = 0, 1, ... ``narrow``: the plan allows the epilogue in 32-bit
+    # lanes (``engine.nhwc.scale_run``, with ``line_bias`` the bias repeated out_w times), else ``scale_lane``.
     _, hp, wp, depth_in = xp.shape
     kh, kw = w_offsets.shape[0], w_offsets.shape[1]
     _, out_h, out_w, depth_out = out.shape
-    whole_line = w_offsets.shape[2] == out_w * depth_out and stride_w == 1 and multiplier == 1
+    whole_line = w_offsets.shape[2] == out_w * depth_out and multiplier == 1
+    phase = -(-wp // stride_w)
+    half = np.int64(1) << max(shift - 1, 0)
     flat = xp.reshape(-1)
     target = out.reshape(-1)
     acc = np.empty(out_w * depth_out, np.int32)
@@ -50,8 +59,8 @@ def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shif
             row = (b * hp + oy * stride_h + ky) * wp
             for kx in range(kw):
                 taps = w_offsets[ky, kx]
-                if whole_line:  # input pixels ox + kx follow each other: one run of out_w * depth channels
-                    start = (row + kx) * depth_in
+                if whole_line:  # the pixels tap kx reads follow each other: one run of out_w * depth channels
+                    start = (row + phase * (kx % stride_w) + kx // stride_w) * depth_in
                     run = flat[start: start + out_w * depth_out]
                     for j in range(out_w * depth_out):
                         acc[j] += np.int32(run[j]) * taps[j]
@@ -67,6 +76,10 @@ def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shif
                         for c in range(depth_out):
                             sums[c] += np.int32(pixel[c // multiplier]) * taps[c]
         at = line * out_w * depth_out
+        if narrow:
+            scale_run(target[at: at + out_w * depth_out], acc, line_bias, out_w * depth_out, m, half, shift - 32,
+                      zero_point, lo, hi)
+            continue
         for ox in range(out_w):
             values = target[at + ox * depth_out: at + (ox + 1) * depth_out]
             sums = acc[ox * depth_out: (ox + 1) * depth_out]
@@ -77,7 +90,35 @@ def _depthwise(xp, w_offsets, bias, out, multiplier, stride_h, stride_w, m, shif
 _DEPTHWISE = kernel(_depthwise)
 
 
-def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
+@kernel
+def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
+    # xp[b, j, p * phase + i, c] = x[b, j - top, stride * i + p - left, c] - zero_point inside the input, else 0
+    # (phase = ceil(width of xp / stride)): pack_offsets with each row's columns grouped by phase.
+    n_batch, height, width, channels = x.shape
+    _, hp, wp, _ = xp.shape
+    phase = -(-wp // stride)
+    zero = np.int16(zero_point)
+    for b in range(n_batch):
+        for j in range(hp):
+            row = xp[b, j]
+            iy = j - pad_top
+            if iy < 0 or iy >= height:
+                row[:, :] = 0
+                continue
+            source = x[b, iy]
+            for column in range(wp):
+                i, p = column // stride, column % stride
+                packed = row[p * phase + i]
+                ix = column - pad_left
+                if ix < 0 or ix >= width:
+                    packed[:] = 0
+                    continue
+                pixel = source[ix]
+                for c in range(channels):
+                    packed[c] = np.int16(pixel[c]) - zero
+
+
+def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
     # Chunks of output lines claimed from counters[0] by the caller and its helpers (engine/workers.py);
     # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished.
     claim = np.int64(counters.ctypes.data)
@@ -85,8 +126,9 @@ def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
         i = fetch_add(claim, 1)
         if i >= n_chunks:
             break
-        _DEPTHWISE(x, w_offsets, bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4], scalars[5],
-                   scalars[6], scalars[7], n_lines * i // n_chunks, n_lines * (i + 1) // n_chunks)
+        _DEPTHWISE(x, w_offsets, bias, line_bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4],
+                   scalars[5], scalars[6], scalars[7], scalars[8], n_lines * i // n_chunks,
+                   n_lines * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         while fetch_add(claim + 8, 0) < n_chunks:
@@ -95,13 +137,16 @@ def _claim(x, w_offsets, bias, out, scalars, n_lines, n_chunks, counters, wait):
 
 _CLAIM = kernel(_claim)
 _TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int32, 3, "C", readonly=True),
-          types.Array(types.int64, 1, "C", readonly=True), types.Array(types.uint8, 4, "C"))
+          types.Array(types.int64, 1, "C", readonly=True), types.Array(types.int32, 1, "C", readonly=True),
+          types.Array(types.uint8, 4, "C"))
 
 
 @functools.cache
 def _entries():
-    return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 10),
-            jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 8), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
+    return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 11),
+            jit.entry(_pack_phases, types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int16, 4, "C"),
+                      *(jit.INT,) * 4),
+            jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 9), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
                       jit.BOOL))
 
 
@@ -116,27 +161,38 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
                          f"(at most {MAX_TAPS} taps)")
     w_offsets = np.ascontiguousarray(w[0], np.int32) - np.int32(quant_w[1])
-    if strides[0] == 1 and multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
+    if multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
         w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, out_shape[2])))
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
     m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
     lo, hi = quantized_range(activation, *quant_out)
-    scalars = tuple(int(v) for v in (multiplier, strides[1], strides[0], m, shift, quant_out[1], lo, hi))
     n_batch, out_h, out_w, _ = out_shape
+    x_max = max(int(quant_in[1]), 255 - int(quant_in[1]))
+    bound = kh * kw * x_max * int(np.abs(w_offsets).max(initial=0)) + int(np.abs(lane_bias).max(initial=0))
+    narrow = bound <= ACC_LIMIT and 32 <= shift <= 62
+    line_bias = np.tile(lane_bias, out_w).astype(np.int32) if narrow else np.zeros(0, np.int32)
+    scalars = tuple(int(v) for v in (multiplier, strides[1], strides[0], m, shift, quant_out[1], lo, hi, narrow))
     window = ((out_h - 1) * strides[1] + kh, (out_w - 1) * strides[0] + kw)
+    phased = strides[0] > 1 and multiplier == 1  # whole-line runs of a strided layer: columns by phase
+    if phased:  # room for every phase's columns (the last phase may be a column short)
+        window = (window[0], -(-window[1] // strides[0]) * strides[0])
     n_lines = n_batch * out_h
     parallel = int(np.prod(out_shape)) * kh * kw >= PARALLEL_WORK and n_lines > 1
 
     def fill(x: np.ndarray, out: np.ndarray) -> None:
-        xp = pack_offsets(x, int(quant_in[1]), pads[0], pads[2], *window, x.shape[3])
-        serial, claim = _entries()
+        serial, phases, claim = _entries()
+        if phased:
+            xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
+            phases(np.ascontiguousarray(x), xp, int(quant_in[1]), pads[0], pads[2], strides[0])
+        else:
+            xp = pack_offsets(x, int(quant_in[1]), pads[0], pads[2], *window, x.shape[3])
         helpers = workers.helpers() if parallel else 0
         if not helpers:
-            serial(xp, w_offsets, lane_bias, out, *scalars, 0, n_lines)
+            serial(xp, w_offsets, lane_bias, line_bias, out, *scalars, 0, n_lines)
             return
         n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
         counters = np.zeros(2, np.int64)
-        workers.lend(lambda: claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, False),
+        workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, False),
                      helpers)
-        claim(xp, w_offsets, lane_bias, out, scalars, n_lines, n_chunks, counters, True)
+        claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
     return lambda x, out: contiguous(out, lambda target: fill(x, target))

@@ -114,6 +114,31 @@ def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
                 dst[ox, oy] = m
 
 
+def _max_pool_2x2(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+    # 2x2 windows all inside the input (no padding reached: :func:`_inside_2x2`), the usual CNN pooling:
+    # each output is the larger of four raw values, read by index (per-row slices cost more than the maxima).
+    n_c, n_b1, n_b2, n_b3 = x.shape[2], x.shape[3], x.shape[4], x.shape[5]
+    out_w, out_h = out.shape[0], out.shape[1]
+    for plane in prange(n_c * n_b1 * n_b2 * n_b3):
+        c, rest = plane % n_c, plane // n_c
+        b1, rest = rest % n_b1, rest // n_b1
+        b2, b3 = rest % n_b2, rest // n_b2
+        for oy in range(out_h):
+            y = oy * stride_y
+            for ox in range(out_w):
+                xi = ox * stride_x
+                out[ox, oy, c, b1, b2, b3] = larger(
+                    larger(x[xi, y, c, b1, b2, b3], x[xi + 1, y, c, b1, b2, b3]),
+                    larger(x[xi, y + 1, c, b1, b2, b3], x[xi + 1, y + 1, c, b1, b2, b3]))
+
+
+def _inside_2x2(x_shape, out_shape, size_x: int, size_y: int, pad_x: int, pad_y: int, stride_x: int,
+                stride_y: int) -> bool:
+    """Whether every window is 2x2 and wholly inside the input (``_max_pool_2x2`` applies)."""
+    return (size_x == size_y == 2 and pad_x == pad_y == 0 and (out_shape[0] - 1) * stride_x + 2 <= x_shape[0]
+            and (out_shape[1] - 1) * stride_y + 2 <= x_shape[1])
+
+
 def _average_pool_int(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
     width, height, n_c, n_b1, n_b2, n_b3 = x.shape
     out_w, out_h = out.shape[0], out.shape[1]
@@ -173,7 +198,7 @@ def _average_pool_float(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y
 
 
 _KERNELS = {(kind, parallel): kernel(function, parallel=parallel)
-            for kind, function in (("max", _max_pool), ("average_int", _average_pool_int),
+            for kind, function in (("max", _max_pool), ("max_2x2", _max_pool_2x2), ("average_int", _average_pool_int),
                                    ("average_float", _average_pool_float))
             for parallel in (False, True)}
 
@@ -215,7 +240,7 @@ def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
         dst[...] = 0
         return
     if max_pool:
-        kind = "max"
+        kind = "max_2x2" if _inside_2x2(x.shape, out.shape, size_x, size_y, pad_x, pad_y, stride_x, stride_y) else "max"
     else:
         kind = "average_float" if out.dtype.kind == "f" else "average_int"
     if parallel is None:

@@ -1,0 +1,62 @@
+"""Output tiles of the integer engine: which tile shape a layer uses, and a tile's exact sums over any K.
+
+Both entries of the engine (``simd.py`` for OpenVX's layouts, ``nhwc.py`` for NNAPI's asymmetric uint8)
+compute a tile of ``rows`` output pixels by ``block`` output channels with one micro-kernel call
+(``microkernel.tile_kernel``) when the whole sum fits one K-block, and otherwise with
+:func:`accumulate_blocks`: the taps and channel groups are cut into blocks of at most ``block_steps``
+4-byte steps, whose int32 sums cannot overflow (the caller derives ``block_steps`` from the operands'
+largest magnitudes), and the blocks are added in int64.
+
+The micro-kernel's ``code`` must be a compile-time literal: the callers' entry points type it as
+``types.literal(code)`` and numba passes that literal type on to :func:`accumulate_blocks`, so each
+micro-kernel still gets its own specialisation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..support.jit import kernel
+from .microkernel import tile_kernel
+
+# (rows, vectors) tiles the planner chooses from: 32 vector registers with AVX-512, 16 without.
+# With 8 lanes, (6, 2) and (12, 1) cover 16 and 8 channels (and their multiples) with no padded lanes.
+TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (6, 2), (12, 1), (1, 6))}  # few: each one is compiled
+
+
+def choose_tile(lanes: int, pixels: int, k_out: int) -> tuple[int, int]:
+    """The (rows, vectors) tile of ``TILES[lanes]`` with the least padded work for ``pixels`` x ``k_out``."""
+    vectors = -(-k_out // lanes)
+
+    def cost(tile):
+        rows, vecs = tile
+        padded = -(-pixels // rows) * rows * (-(-vectors // vecs) * vecs)
+        return padded * (1 + 0.25 * (rows + vecs) / (rows * vecs))
+    return min(TILES[lanes], key=cost)
+
+
+@kernel
+def accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
+                      inner_per_block):
+    """``acc`` (int64, rows x block) = the tile's exact sums over ``n_taps`` taps of ``inner`` steps each.
+
+    ``tile`` (int32, rows x block) receives each K-block's sums: ``taps_per_block`` taps, or
+    ``inner_per_block`` steps of one tap, per micro-kernel call. ``addr`` holds the rows' byte addresses
+    (moved along the steps during a call, restored after); ``taps_at`` and ``w0`` are the addresses of the
+    taps' offsets and of the weights, ``tap_stride`` the weight bytes per tap.
+    """
+    rows = addr.shape[0]
+    block = tile.shape[0] // rows
+    tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
+    acc[:] = 0
+    for t0 in range(0, n_taps, taps_per_block):
+        nt = min(taps_per_block, n_taps - t0)
+        for g0 in range(0, inner, inner_per_block):
+            ng = min(inner_per_block, inner - g0)
+            for r in range(rows):
+                addr[r] += 4 * g0
+            tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng, w0 + t0 * tap_stride + g0 * 4 * block,
+                        tap_stride)
+            for r in range(rows):
+                addr[r] -= 4 * g0
+            for i in range(rows * block):
+                acc[i] += tile[i]
