@@ -22,15 +22,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support.llvm_loops import constant, splat, tile_loops
+
 LANES = 8
-_F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
-
-
-def _splat(builder: ir.IRBuilder, value) -> ir.Value:
-    """``value`` in every lane."""
-    vec = ir.VectorType(_F32, LANES)
-    one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(_I32, LANES), None))
+_F32, _I64 = ir.FloatType(), ir.IntType(64)
 
 
 def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
@@ -42,77 +37,37 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
     extra = [_I64, _I64, _F32, _F32] if direct else []  # out_stride, bias, lo, hi
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + extra), name)
     fn.linkage = "internal"
-    out, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args[:7]
-    blocks = ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done")
-    entry, t_head, t_body, i_head, i_body, t_next, done = (fn.append_basic_block(n) for n in blocks)
-    i64p, vecp, f32p = _I64.as_pointer(), vec.as_pointer(), _F32.as_pointer()
+    out = fn.args[0]
+    vecp, f32p = vec.as_pointer(), _F32.as_pointer()
 
-    b = ir.IRBuilder(entry)
-    bases = [b.load(b.inttoptr(b.add(row_addr, ir.Constant(_I64, 8 * r)), i64p)) for r in range(rows)]
-    zero = ir.Constant(vec, None)
-    b.branch(t_head)
+    def step(b: ir.IRBuilder, i, row_tap, w_tap, acc):
+        w_step = b.add(w_tap, b.mul(i, constant(4 * LANES * vecs)))
+        weights = [b.load(b.inttoptr(b.add(w_step, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
+        new = []
+        for r in range(rows):
+            value = splat(b, b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, constant(4))), f32p), align=4), vec)
+            new.append([b.call(fma, [value, weights[v], acc[r][v]]) for v in range(vecs)])
+        return new
 
-    def loop_head(block, name, bound, body, leave):
-        h = ir.IRBuilder(block)
-        counter = h.phi(_I64, name)
-        accumulators = [[h.phi(vec) for _ in range(vecs)] for _ in range(rows)]
-        h.cbranch(h.icmp_signed("<", counter, bound), body, leave)
-        return counter, accumulators
-
-    t, acc_t = loop_head(t_head, "t", n_taps, t_body, done)
-    b = ir.IRBuilder(t_body)
-    tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
-    w_tap = b.add(w, b.mul(t, w_stride))
-    row_tap = [b.add(base, tap) for base in bases]
-    b.branch(i_head)
-
-    i, acc_i = loop_head(i_head, "i", n_inner, i_body, t_next)
-    b = ir.IRBuilder(i_body)
-    w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * LANES * vecs)))
-    weights = [b.load(b.inttoptr(b.add(w_step, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
-               for v in range(vecs)]
-    new = []
-    for r in range(rows):
-        value = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, ir.Constant(_I64, 4))), f32p), align=4)
-        splat = _splat(b, value)
-        new.append([b.call(fma, [splat, weights[v], acc_i[r][v]]) for v in range(vecs)])
-    i_next = b.add(i, ir.Constant(_I64, 1))
-    b.branch(i_head)
-
-    b = ir.IRBuilder(t_next)
-    t_inc = b.add(t, ir.Constant(_I64, 1))
-    b.branch(t_head)
-
-    b = ir.IRBuilder(done)
-    if direct:  # the epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows
+    def finish(b: ir.IRBuilder, sums):
+        if not direct:
+            for r in range(rows):
+                for v in range(vecs):
+                    b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * LANES * (r * vecs + v))), vecp), align=4)
+            return
+        # The epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows.
         out_stride, bias, lo, hi = fn.args[7:]
-        low, high = _splat(b, lo), _splat(b, hi)
-        biases = [b.load(b.inttoptr(b.add(bias, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
-                  for v in range(vecs)]
+        low, high = splat(b, lo, vec), splat(b, hi, vec)
+        biases = [b.load(b.inttoptr(b.add(bias, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
-                value = b.fadd(acc_t[r][v], biases[v])
+                value = b.fadd(sums[r][v], biases[v])
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                at = b.add(b.add(out, b.mul(out_stride, ir.Constant(_I64, r))), ir.Constant(_I64, 4 * LANES * v))
+                at = b.add(b.add(out, b.mul(out_stride, constant(r))), constant(4 * LANES * v))
                 b.store(value, b.inttoptr(at, vecp), align=4)
-    else:
-        for r in range(rows):
-            for v in range(vecs):
-                at = b.add(out, ir.Constant(_I64, 4 * LANES * (r * vecs + v)))
-                b.store(acc_t[r][v], b.inttoptr(at, vecp), align=4)
-    b.ret_void()
 
-    t.add_incoming(ir.Constant(_I64, 0), entry)
-    t.add_incoming(t_inc, t_next)
-    i.add_incoming(ir.Constant(_I64, 0), t_body)
-    i.add_incoming(i_next, i_body)
-    for r in range(rows):
-        for v in range(vecs):
-            acc_t[r][v].add_incoming(zero, entry)
-            acc_t[r][v].add_incoming(acc_i[r][v], t_next)
-            acc_i[r][v].add_incoming(acc_t[r][v], t_body)
-            acc_i[r][v].add_incoming(new[r][v], i_body)
+    tile_loops(fn, rows, vecs, vec, step, finish)
     return fn
 
 
@@ -183,7 +138,7 @@ def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
     b = ir.IRBuilder(entry)
     weights = [b.load(b.inttoptr(b.add(w, b.mul(w_tap, ir.Constant(_I64, k))), vecp), align=4) for k in range(9)]
     start = b.load(b.inttoptr(bias, vecp), align=4)
-    low, high = _splat(b, lo), _splat(b, hi)
+    low, high = splat(b, lo, vec), splat(b, hi, vec)
     b.branch(head)
 
     h = ir.IRBuilder(head)
