@@ -30,7 +30,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..support.llvm_loops import constant, splat, tile_loops
+from ..support.llvm_loops import broadcast_step, constant, tile_loops
 
 LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8}
 KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",)}
@@ -68,25 +68,17 @@ def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: 
     fn.linkage = "internal"
     out = fn.args[0]
     instruction = _instruction(module, isa, kind, lanes)
-    vecp, i32p = vec.as_pointer(), _I32.as_pointer()
+    vecp = vec.as_pointer()
 
-    def step(b: ir.IRBuilder, i, row_tap, w_tap, acc):
-        w_step = b.add(w_tap, b.mul(i, constant(4 * lanes * vecs)))
-        weights = [b.load(b.inttoptr(b.add(w_step, constant(4 * lanes * v)), vecp), align=1) for v in range(vecs)]
-        new = []
-        for r in range(rows):
-            word = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, constant(4))), i32p), align=1)
-            value = splat(b, word, vec)
-            new.append([instruction(b, acc[r][v], *((weights[v], value) if weights_unsigned else (value, weights[v])))
-                        for v in range(vecs)])
-        return new
+    def combine(b: ir.IRBuilder, acc, value, weights):
+        return instruction(b, acc, *((weights, value) if weights_unsigned else (value, weights)))
 
     def store(b: ir.IRBuilder, sums):
         for r in range(rows):
             for v in range(vecs):
                 b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=1)
 
-    tile_loops(fn, rows, vecs, vec, step, store)
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _I32, combine, 1), store)
     return fn
 
 

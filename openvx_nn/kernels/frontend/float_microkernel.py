@@ -22,7 +22,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..support.llvm_loops import constant, splat, tile_loops
+from ..support.llvm_loops import broadcast_step, constant, splat, tile_loops
 
 LANES = 8
 _F32, _I64 = ir.FloatType(), ir.IntType(64)
@@ -38,16 +38,10 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + extra), name)
     fn.linkage = "internal"
     out = fn.args[0]
-    vecp, f32p = vec.as_pointer(), _F32.as_pointer()
+    vecp = vec.as_pointer()
 
-    def step(b: ir.IRBuilder, i, row_tap, w_tap, acc):
-        w_step = b.add(w_tap, b.mul(i, constant(4 * LANES * vecs)))
-        weights = [b.load(b.inttoptr(b.add(w_step, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
-        new = []
-        for r in range(rows):
-            value = splat(b, b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, constant(4))), f32p), align=4), vec)
-            new.append([b.call(fma, [value, weights[v], acc[r][v]]) for v in range(vecs)])
-        return new
+    def combine(b: ir.IRBuilder, acc, value, weights):
+        return b.call(fma, [value, weights, acc])
 
     def finish(b: ir.IRBuilder, sums):
         if not direct:
@@ -67,7 +61,7 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
                 at = b.add(b.add(out, b.mul(out_stride, constant(r))), constant(4 * LANES * v))
                 b.store(value, b.inttoptr(at, vecp), align=4)
 
-    tile_loops(fn, rows, vecs, vec, step, finish)
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
 
 

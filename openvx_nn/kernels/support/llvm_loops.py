@@ -20,6 +20,8 @@ Tile = list[list[ir.Value]]
 Step = Callable[[ir.IRBuilder, ir.Value, list[ir.Value], ir.Value, Tile], Tile]
 """``step(builder, i, row_taps, w_tap, accumulators) -> new accumulators``: one inner step ``i`` (an i64)
 with ``row_taps[r]`` the address of row ``r``'s current tap and ``w_tap`` the current tap's weights."""
+Combine = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value], ir.Value]
+"""``combine(builder, accumulator, broadcast input, weight vector) -> accumulator``: one multiply-add."""
 Epilogue = Callable[[ir.IRBuilder, Tile], None]
 """``epilogue(builder, sums)``: what is done with the finished sums (the builder then returns)."""
 
@@ -34,6 +36,25 @@ def splat(builder: ir.IRBuilder, value: ir.Value, vec: ir.VectorType) -> ir.Valu
     one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(I32, 0))
     return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(I32, vec.count),
                                                                                     None))
+
+
+def broadcast_step(rows: int, vecs: int, vec: ir.VectorType, element: ir.Type, combine: Combine,
+                   align: int) -> Step:
+    """The inner step of a broadcast tile: load ``vecs`` weight vectors (packed ``[inner][v][lane]``), broadcast
+    the 4-byte ``element`` at each row's ``4 * i``, and ``combine`` them into every accumulator."""
+    vecp, elementp = vec.as_pointer(), element.as_pointer()
+    step_bytes, vec_bytes = 4 * vec.count * vecs, 4 * vec.count
+
+    def step(b: ir.IRBuilder, i: ir.Value, row_tap: list[ir.Value], w_tap: ir.Value, acc: Tile) -> Tile:
+        w_step = b.add(w_tap, b.mul(i, constant(step_bytes)))
+        weights = [b.load(b.inttoptr(b.add(w_step, constant(vec_bytes * v)), vecp), align=align)
+                   for v in range(vecs)]
+        new = []
+        for r in range(rows):
+            value = splat(b, b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, constant(4))), elementp), align=align), vec)
+            new.append([combine(b, acc[r][v], value, weights[v]) for v in range(vecs)])
+        return new
+    return step
 
 
 def _loop_head(block: ir.Block, name: str, bound: ir.Value, rows: int, vecs: int, vec: ir.VectorType,
