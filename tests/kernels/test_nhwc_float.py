@@ -85,6 +85,32 @@ def test_depthwise_matches_the_float64_kernel(case):
 
 
 @pytest.mark.parametrize("case", range(8))
+def test_depthwise_in_whole_vectors_matches_the_float64_kernel_at_every_edge(case):
+    # Multiplier 1 and channels in vectors of 8: interior 3x3 windows and every other window (edges, pads
+    # wider than the window, other sizes) on the micro-kernels.
+    rng = np.random.default_rng(250 + case)
+    kh, kw = (3, 3) if case % 2 == 0 else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    h, w = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    pads = tuple(int(p) for p in rng.integers(0, 5, 4))
+    strides = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1
+    if oh < 1 or ow < 1:
+        pads, oh, ow = (kw, kw, kh, kh), (h + 2 * kh - kh) // strides[1] + 1, (w + 2 * kw - kw) // strides[0] + 1
+    n, c, act = int(rng.integers(1, 3)), 8 * int(rng.integers(1, 4)), case % 4
+    x, wt = _values(rng, (n, h, w, c), edge=case % 3 == 1), _values(rng, (1, kh, kw, c))
+    x.flat[0] = np.nan if case == 5 else x.flat[0]  # NaN stays NaN through the clamp
+    bias = _values(rng, (c,))
+    want, span = np.empty((n, oh, ow, c), np.float32), np.empty((n, oh, ow, c), np.float32)
+    nhwc_convolution.depthwise_conv2d(x, wt, bias, want, pads, strides, 1, act)
+    nhwc_convolution.depthwise_conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, pads, strides, 1, 0)
+    got = np.full(want.shape, -7.0, np.float32)
+    fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), bias, got, pads, strides, 1, act)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    _assert_within(got[finite], want[finite], (kh * kw + 3) * U * span[finite].astype(np.float64))
+
+
+@pytest.mark.parametrize("case", range(8))
 def test_fully_connected_matches_the_float64_kernel(case):
     rng = np.random.default_rng(300 + case)
     batch, size, units = int(rng.integers(1, 9)), int(rng.integers(1, 300)), int(rng.integers(1, 40))

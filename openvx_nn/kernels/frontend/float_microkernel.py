@@ -175,3 +175,65 @@ def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap
                           for k, (a, t) in enumerate(zip(args, signature.args))])
         return context.get_dummy_value()
     return types.void(*(types.int64,) * 10, types.float32, types.float32), codegen
+
+
+def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
+    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
+    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    vec = ir.VectorType(_F32, LANES)
+    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + [_F32, _F32]), name)
+    fn.linkage = "internal"
+    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+    entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
+    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+
+    b = ir.IRBuilder(entry)
+    start = b.load(b.inttoptr(bias, vecp), align=4)
+    b.branch(head)
+
+    h = ir.IRBuilder(head)
+    t = h.phi(_I64, "t")
+    acc = h.phi(vec, "acc")
+    h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
+
+    b = ir.IRBuilder(body)
+    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
+    w_at = b.add(w, b.load(b.inttoptr(b.add(w_offsets, b.mul(t, constant(8))), i64p)))
+    summed = b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    t_next = b.add(t, constant(1))
+    b.branch(head)
+
+    b = ir.IRBuilder(done)
+    low, high = splat(b, lo, vec), splat(b, hi, vec)
+    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)  # NaN stays NaN, as in the reference
+    value = b.select(b.fcmp_ordered(">", value, high), high, value)
+    b.store(value, b.inttoptr(out, vecp), align=4)
+    b.ret_void()
+    t.add_incoming(constant(0), entry)
+    t.add_incoming(t_next, body)
+    acc.add_incoming(start, entry)
+    acc.add_incoming(summed, body)
+    return fn
+
+
+@intrinsic
+def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi):
+    """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output
+    pixel of a depthwise window given as its taps inside the image (edges, any window size); addresses,
+    counts and byte offsets int64, ``lo`` and ``hi`` floats."""
+    ints = (out, x, w, n_taps, x_offsets, w_offsets, bias)
+    if not all(isinstance(a, types.Integer) for a in ints) or not all(
+            isinstance(a, types.Float) for a in (lo, hi)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = _define_depthwise_taps(builder.module, "openvx_nn_float_depthwise_taps")
+        builder.call(fn, [context.cast(builder, a, t, types.int64 if k < 7 else types.float32)
+                          for k, (a, t) in enumerate(zip(args, signature.args))])
+        return context.get_dummy_value()
+    return types.void(*(types.int64,) * 7, types.float32, types.float32), codegen
