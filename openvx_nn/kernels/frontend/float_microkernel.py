@@ -28,15 +28,18 @@ LANES = 8
 _F32, _I64 = ir.FloatType(), ir.IntType(64)
 
 
-def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
+def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int):
+    """(a new internal void function of ``n_ints`` int64 then ``n_floats`` float parameters, the vector type,
+    ``llvm.fma`` on it)."""
     vec = ir.VectorType(_F32, LANES)
     fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    extra = [_I64, _I64, _F32, _F32] if direct else []  # out_stride, bias, lo, hi
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + extra), name)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * n_ints + [_F32] * n_floats), name)
     fn.linkage = "internal"
+    return fn, vec, fma
+
+
+def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
+    fn, vec, fma = _declare(module, name, 9 if direct else 7, 2 if direct else 0)  # + out_stride, bias, lo, hi
     out = fn.args[0]
     vecp = vec.as_pointer()
 
@@ -65,15 +68,25 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
     return fn
 
 
-def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
-    """The intrinsic's code generation: arguments cast to the function's (int64 ..., then float32 ...)."""
+def _codegen(define, name: str, n_ints: int):
+    """An intrinsic's code generation: a call of ``define(module, name)`` (defined once per module) with the
+    arguments cast to its parameters (``n_ints`` int64, then float32)."""
     def codegen(context, builder, signature, values):
-        fn = _define(builder.module, name, rows, vecs, direct)
+        fn = builder.module.globals.get(name) or define(builder.module, name)
         cast = [context.cast(builder, a, t, types.int64 if k < n_ints else types.float32)
                 for k, (a, t) in enumerate(zip(values, signature.args))]
         builder.call(fn, cast)
         return context.get_dummy_value()
     return codegen
+
+
+def _typed(ints: tuple, floats: tuple = ()) -> bool:
+    return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
+
+
+def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
+    """The code generation of a tile intrinsic."""
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct), name, n_ints)
 
 
 def _tile(rows: int, vecs: int):
@@ -83,7 +96,7 @@ def _tile(rows: int, vecs: int):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc) into ``out``
         (``rows * vecs * 8`` float32); int64 addresses and counts."""
-        if not all(isinstance(a, types.Integer) for a in (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
             return None
         return types.void(*(types.int64,) * 7), _call(name, rows, vecs, False, 7)
     return tile
@@ -96,9 +109,7 @@ def _tile_direct(rows: int, vecs: int):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``: one tile
         (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
-        ints = (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias)
-        if not all(isinstance(a, types.Integer) for a in ints) or not all(
-                isinstance(a, types.Float) for a in (lo, hi)):
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
         return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, True, 9)
     return tile
@@ -118,13 +129,7 @@ def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
     """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of ``n`` output
     pixels of a 3x3 depthwise window (addresses and byte steps; ``lo``/``hi`` the activation's range): the
     nine weight vectors and the bias stay in registers across the pixels."""
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    vec = ir.VectorType(_F32, LANES)
-    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 10 + [_F32, _F32]), name)
-    fn.linkage = "internal"
+    fn, vec, fma = _declare(module, name, 10, 2)
     out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi = fn.args
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
     vecp = vec.as_pointer()
@@ -164,30 +169,17 @@ def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap
     """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of
     ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation included.
     Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
-    ints = (out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias)
-    if not all(isinstance(a, types.Integer) for a in ints) or not all(
-            isinstance(a, types.Float) for a in (lo, hi)):
+    if not _typed((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
         return None
-
-    def codegen(context, builder, signature, args):
-        fn = _define_depthwise(builder.module, "openvx_nn_float_depthwise_3x3")
-        builder.call(fn, [context.cast(builder, a, t, types.int64 if k < 10 else types.float32)
-                          for k, (a, t) in enumerate(zip(args, signature.args))])
-        return context.get_dummy_value()
-    return types.void(*(types.int64,) * 10, types.float32, types.float32), codegen
+    return (types.void(*(types.int64,) * 10, types.float32, types.float32),
+            _codegen(_define_depthwise, "openvx_nn_float_depthwise_3x3", 10))
 
 
 def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
     """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
     depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
     arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    vec = ir.VectorType(_F32, LANES)
-    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + [_F32, _F32]), name)
-    fn.linkage = "internal"
+    fn, vec, fma = _declare(module, name, 7, 2)
     out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
     vecp, i64p = vec.as_pointer(), _I64.as_pointer()
@@ -226,14 +218,7 @@ def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo,
     """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output
     pixel of a depthwise window given as its taps inside the image (edges, any window size); addresses,
     counts and byte offsets int64, ``lo`` and ``hi`` floats."""
-    ints = (out, x, w, n_taps, x_offsets, w_offsets, bias)
-    if not all(isinstance(a, types.Integer) for a in ints) or not all(
-            isinstance(a, types.Float) for a in (lo, hi)):
+    if not _typed((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
         return None
-
-    def codegen(context, builder, signature, args):
-        fn = _define_depthwise_taps(builder.module, "openvx_nn_float_depthwise_taps")
-        builder.call(fn, [context.cast(builder, a, t, types.int64 if k < 7 else types.float32)
-                          for k, (a, t) in enumerate(zip(args, signature.args))])
-        return context.get_dummy_value()
-    return types.void(*(types.int64,) * 7, types.float32, types.float32), codegen
+    return (types.void(*(types.int64,) * 7, types.float32, types.float32),
+            _codegen(_define_depthwise_taps, "openvx_nn_float_depthwise_taps", 7))
