@@ -205,6 +205,39 @@ def test_a_large_layer_shared_between_threads_equals_the_calling_thread_alone(mo
     np.testing.assert_array_equal(shared, alone)  # the same tiles, whoever computes them
 
 
+def test_layers_in_a_row_handed_to_the_helper_gang_equal_the_calling_thread_alone(monkeypatch):
+    # Every layer shared (a helper stays in the gang between them, or is queued again when it left); a task
+    # run again after its layer is done (a stale post) claims nothing and writes nothing.
+    from openvx_nn.kernels.frontend import float_sharing
+    rng = np.random.default_rng(12)
+    layers = []
+    for _ in range(4):
+        x, c, o = _values(rng, (1, 12, 10, 8)), 8, int(rng.integers(9, 40))
+        conv = (x, fconv.pack_conv(_values(rng, (o, 1, 1, c))), _values(rng, (o,)), np.empty((1, 12, 10, o), np.float32))
+        dw = (x, fdepthwise.pack_depthwise(_values(rng, (1, 3, 3, c))), _values(rng, (c,)),
+              np.empty((1, 12, 10, c), np.float32))
+        layers.append((conv, dw))
+
+    def run_all():
+        results = []
+        for (x, wp, b, out), (xd, wd, bd, out_dw) in layers:
+            fconv.conv2d(x, wp, b, out, (0, 0, 0, 0), (1, 1), 3)
+            fdepthwise.depthwise_conv2d(xd, wd, bd, out_dw, (1, 1, 1, 1), (1, 1), 1, 1)
+            results += [out.copy(), out_dw.copy()]
+        return results
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 0)
+    alone = run_all()
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 1)
+    monkeypatch.setattr(float_sharing, "PARALLEL_WORK", 0)
+    for _ in range(20):
+        for got, want in zip(run_all(), alone):
+            np.testing.assert_array_equal(got, want)  # the same tiles, whoever computes them
+    out = layers[-1][1][3]
+    out[...] = np.nan
+    float_sharing._posted[0]()  # the last layer's task, its chunks all taken
+    assert np.isnan(out).all()
+
+
 @pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1)])
 def test_a_bound_call_reads_the_arrays_current_values(pads):
     rng = np.random.default_rng(sum(pads))
