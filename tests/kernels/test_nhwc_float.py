@@ -85,6 +85,32 @@ def test_depthwise_matches_the_float64_kernel(case):
 
 
 @pytest.mark.parametrize("case", range(8))
+def test_depthwise_in_whole_vectors_matches_the_float64_kernel_at_every_edge(case):
+    # Multiplier 1 and channels in vectors of 8: interior 3x3 windows and every other window (edges, pads
+    # wider than the window, other sizes) on the micro-kernels.
+    rng = np.random.default_rng(250 + case)
+    kh, kw = (3, 3) if case % 2 == 0 else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    h, w = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    pads = tuple(int(p) for p in rng.integers(0, 5, 4))
+    strides = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1
+    if oh < 1 or ow < 1:
+        pads, oh, ow = (kw, kw, kh, kh), (h + 2 * kh - kh) // strides[1] + 1, (w + 2 * kw - kw) // strides[0] + 1
+    n, c, act = int(rng.integers(1, 3)), 8 * int(rng.integers(1, 4)), case % 4
+    x, wt = _values(rng, (n, h, w, c), edge=case % 3 == 1), _values(rng, (1, kh, kw, c))
+    x.flat[0] = np.nan if case == 5 else x.flat[0]  # NaN stays NaN through the clamp
+    bias = _values(rng, (c,))
+    want, span = np.empty((n, oh, ow, c), np.float32), np.empty((n, oh, ow, c), np.float32)
+    nhwc_convolution.depthwise_conv2d(x, wt, bias, want, pads, strides, 1, act)
+    nhwc_convolution.depthwise_conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, pads, strides, 1, 0)
+    got = np.full(want.shape, -7.0, np.float32)
+    fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), bias, got, pads, strides, 1, act)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    _assert_within(got[finite], want[finite], (kh * kw + 3) * U * span[finite].astype(np.float64))
+
+
+@pytest.mark.parametrize("case", range(8))
 def test_fully_connected_matches_the_float64_kernel(case):
     rng = np.random.default_rng(300 + case)
     batch, size, units = int(rng.integers(1, 9)), int(rng.integers(1, 300)), int(rng.integers(1, 40))
@@ -177,6 +203,39 @@ def test_a_large_layer_shared_between_threads_equals_the_calling_thread_alone(mo
     monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 1)
     fconv.conv2d(x, packed, bias, shared, (1, 1, 1, 1), (1, 1), 3)
     np.testing.assert_array_equal(shared, alone)  # the same tiles, whoever computes them
+
+
+def test_layers_in_a_row_handed_to_the_helper_gang_equal_the_calling_thread_alone(monkeypatch):
+    # Every layer shared (a helper stays in the gang between them, or is queued again when it left); a task
+    # run again after its layer is done (a stale post) claims nothing and writes nothing.
+    from openvx_nn.kernels.frontend import float_sharing
+    rng = np.random.default_rng(12)
+    layers = []
+    for _ in range(4):
+        x, c, o = _values(rng, (1, 12, 10, 8)), 8, int(rng.integers(9, 40))
+        conv = (x, fconv.pack_conv(_values(rng, (o, 1, 1, c))), _values(rng, (o,)), np.empty((1, 12, 10, o), np.float32))
+        dw = (x, fdepthwise.pack_depthwise(_values(rng, (1, 3, 3, c))), _values(rng, (c,)),
+              np.empty((1, 12, 10, c), np.float32))
+        layers.append((conv, dw))
+
+    def run_all():
+        results = []
+        for (x, wp, b, out), (xd, wd, bd, out_dw) in layers:
+            fconv.conv2d(x, wp, b, out, (0, 0, 0, 0), (1, 1), 3)
+            fdepthwise.depthwise_conv2d(xd, wd, bd, out_dw, (1, 1, 1, 1), (1, 1), 1, 1)
+            results += [out.copy(), out_dw.copy()]
+        return results
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 0)
+    alone = run_all()
+    monkeypatch.setattr(float_sharing.workers, "helpers", lambda: 1)
+    monkeypatch.setattr(float_sharing, "PARALLEL_WORK", 0)
+    for _ in range(20):
+        for got, want in zip(run_all(), alone):
+            np.testing.assert_array_equal(got, want)  # the same tiles, whoever computes them
+    out = layers[-1][1][3]
+    out[...] = np.nan
+    float_sharing._posted[0]()  # the last layer's task, its chunks all taken
+    assert np.isnan(out).all()
 
 
 @pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1)])

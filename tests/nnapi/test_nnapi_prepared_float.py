@@ -105,3 +105,67 @@ def test_two_compilations_of_one_model_run_at_once_from_two_threads():
             assert np.all(np.abs(got - want) <= bound)
     for c in compilations:
         c.release()
+
+
+def _skip_chain(rng):
+    """x -> conv 1x1 (RELU) t1 -> depthwise 3x3 SAME t2 -> conv 1x1 t3 -> ADD(t1, t3) t4 -> depthwise 3x3 SAME
+    (RELU6) y: t1 is read two nodes after t2 is made, so their bytes may not be shared, while t4 may take t2's."""
+    m = nnapi.Model()
+    f32t = nnapi.OperandType.TENSOR_FLOAT32
+
+    def operand(shape, value=None):
+        k = m.add_operand(f32t, list(shape))
+        if value is not None:
+            m.set_operand_value(k, value)
+        return k
+
+    def scalar(v):
+        k = m.add_operand(nnapi.OperandType.INT32)
+        m.set_operand_value(k, v)
+        return k
+    weights = {"w1": rng.standard_normal((8, 1, 1, 4)), "b1": rng.standard_normal(8),
+               "w2": rng.standard_normal((1, 3, 3, 8)), "b2": rng.standard_normal(8),
+               "w3": rng.standard_normal((8, 1, 1, 8)), "b3": rng.standard_normal(8),
+               "w5": rng.standard_normal((1, 3, 3, 8)), "b5": rng.standard_normal(8)}
+    weights = {name: w.astype(np.float32) for name, w in weights.items()}
+    x = operand((1, 6, 7, 4))
+    t1, t2, t3, t4 = (operand((1, 6, 7, 8)) for _ in range(4))
+    y = operand((1, 6, 7, 8))
+    same = [scalar(1)] * 4 + [scalar(1), scalar(1)]
+    valid = [scalar(0)] * 4 + [scalar(1), scalar(1)]
+    w = {name: operand(v.shape, v) for name, v in weights.items()}
+    m.add_operation(OP.CONV_2D, [x, w["w1"], w["b1"], *valid, scalar(1)], [t1])
+    m.add_operation(OP.DEPTHWISE_CONV_2D, [t1, w["w2"], w["b2"], *same, scalar(1), scalar(0)], [t2])
+    m.add_operation(OP.CONV_2D, [t2, w["w3"], w["b3"], *valid, scalar(0)], [t3])
+    m.add_operation(OP.ADD, [t1, t3, scalar(0)], [t4])
+    m.add_operation(OP.DEPTHWISE_CONV_2D, [t4, w["w5"], w["b5"], *same, scalar(1), scalar(3)], [y])
+    m.identify_inputs_and_outputs([x], [y])
+    m.finish()
+    return m, weights, (t1, t2, t3, t4)
+
+
+def _skip_chain_reference(x, w):
+    same, valid, one = (1, 1, 1, 1), (0, 0, 0, 0), (1, 1)
+    t1 = activation(conv2d(x, w["w1"], w["b1"], valid, one), 1)
+    t2 = depthwise(t1, w["w2"], w["b2"], same, one, 1)
+    t4 = t1 + conv2d(t2, w["w3"], w["b3"], valid, one)
+    return activation(depthwise(t4, w["w5"], w["b5"], same, one, 1), 3)
+
+
+def test_temporaries_share_the_graph_arena_and_every_execution_stays_right():
+    rng = np.random.default_rng(11)
+    m, weights, temporaries = _skip_chain(rng)
+    c = nnapi.Compilation(m)
+    c.finish()
+    lowered = c.prepared.lowered
+    memory = lowered.graph.plan.memory
+    for k in temporaries:
+        tensor = lowered.builder.tensors[k]
+        assert tensor.virtual and id(tensor) in memory.offsets, f"operand {k} is not in the memory plan"
+    assert memory.arena_bytes < memory.virtual_bytes  # t4 reuses the bytes of t2
+    for _ in range(3):  # each run over what the last one left in the arena
+        x = rng.standard_normal((1, 6, 7, 4)).astype(np.float32)
+        got = _execute(c, [x], (1, 6, 7, 8))
+        want = _skip_chain_reference(x.astype(np.float64), {k: v.astype(np.float64) for k, v in weights.items()})
+        assert_close(got, want, "float")
+    c.release()

@@ -30,6 +30,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support.llvm_loops import broadcast_step, constant, tile_loops
+
 LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8}
 KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",)}
 ELEMENTS = {"u8s8": 4, "s16": 2}  # elements of one 4-byte group, i.e. products per lane per step
@@ -55,15 +57,6 @@ def _instruction(module: ir.Module, isa: str, kind: str, lanes: int):
     return step
 
 
-def _loop_head(block, name: str, bound, rows: int, vecs: int, vec, body, leave):
-    """A loop header: the counter and one accumulator per tile vector as phis, then ``counter < bound``."""
-    b = ir.IRBuilder(block)
-    counter = b.phi(_I64, name)
-    accumulators = [[b.phi(vec) for _ in range(vecs)] for _ in range(rows)]
-    b.cbranch(b.icmp_signed("<", counter, bound), body, leave)
-    return counter, accumulators
-
-
 def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: int,
             weights_unsigned: bool) -> ir.Function:
     existing = module.globals.get(name)
@@ -73,62 +66,19 @@ def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: 
     vec = ir.VectorType(_I32, lanes)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7), name)
     fn.linkage = "internal"
-    out, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args
-    step = _instruction(module, isa, kind, lanes)
-    entry, t_head, t_body, i_head, i_body, t_next, done = (
-        fn.append_basic_block(n) for n in ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done"))
-    b = ir.IRBuilder(entry)
-    i64p, vecp, i32p = _I64.as_pointer(), vec.as_pointer(), _I32.as_pointer()
-    bases = [b.load(b.inttoptr(b.add(row_addr, ir.Constant(_I64, 8 * r)), i64p)) for r in range(rows)]
-    zero = ir.Constant(vec, None)
-    b.branch(t_head)
+    out = fn.args[0]
+    instruction = _instruction(module, isa, kind, lanes)
+    vecp = vec.as_pointer()
 
-    t, acc_t = _loop_head(t_head, "t", n_taps, rows, vecs, vec, t_body, done)
+    def combine(b: ir.IRBuilder, acc, value, weights):
+        return instruction(b, acc, *((weights, value) if weights_unsigned else (value, weights)))
 
-    b = ir.IRBuilder(t_body)
-    tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
-    w_tap = b.add(w, b.mul(t, w_stride))
-    row_tap = [b.add(base, tap) for base in bases]
-    b.branch(i_head)
+    def store(b: ir.IRBuilder, sums):
+        for r in range(rows):
+            for v in range(vecs):
+                b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=1)
 
-    i, acc_i = _loop_head(i_head, "i", n_inner, rows, vecs, vec, i_body, t_next)
-
-    b = ir.IRBuilder(i_body)
-    w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * lanes * vecs)))
-    weights = [b.load(b.inttoptr(b.add(w_step, ir.Constant(_I64, 4 * lanes * v)), vecp), align=1)
-               for v in range(vecs)]
-    new = []
-    for r in range(rows):
-        word = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, ir.Constant(_I64, 4))), i32p), align=1)
-        splat = b.shuffle_vector(b.insert_element(ir.Constant(vec, ir.Undefined), word, ir.Constant(_I32, 0)),
-                                 ir.Constant(vec, ir.Undefined), ir.Constant(vec, None))
-        new.append([step(b, acc_i[r][v], *((weights[v], splat) if weights_unsigned else (splat, weights[v])))
-                    for v in range(vecs)])
-    i_next = b.add(i, ir.Constant(_I64, 1))
-    b.branch(i_head)
-
-    b = ir.IRBuilder(t_next)
-    t_inc = b.add(t, ir.Constant(_I64, 1))
-    b.branch(t_head)
-
-    b = ir.IRBuilder(done)
-    for r in range(rows):
-        for v in range(vecs):
-            at = b.add(out, ir.Constant(_I64, 4 * lanes * (r * vecs + v)))
-            b.store(acc_t[r][v], b.inttoptr(at, vecp), align=1)
-    b.ret_void()
-
-    # The phi edges: t_head from entry (0, zeros) and t_next; i_head from t_body and i_body.
-    t.add_incoming(ir.Constant(_I64, 0), entry)
-    t.add_incoming(t_inc, t_next)
-    i.add_incoming(ir.Constant(_I64, 0), t_body)
-    i.add_incoming(i_next, i_body)
-    for r in range(rows):
-        for v in range(vecs):
-            acc_t[r][v].add_incoming(zero, entry)
-            acc_t[r][v].add_incoming(acc_i[r][v], t_next)
-            acc_i[r][v].add_incoming(acc_t[r][v], t_body)
-            acc_i[r][v].add_incoming(new[r][v], i_body)
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _I32, combine, 1), store)
     return fn
 
 

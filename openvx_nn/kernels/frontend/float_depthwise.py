@@ -3,10 +3,11 @@
 A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
 arithmetic: no im2col, no packing beyond [kh, kw, C * m]. For each output pixel the loop over the
 channels is innermost (contiguous in the input, the weights and the output), which LLVM vectorizes
-with FMA. A 3x3 window wholly inside the image with a multiplier of 1 and whole vectors of channels
-(MobileNet's case) goes to ``float_microkernel.depthwise_3x3``: 8 channels of a run of output pixels
-with the nine weight vectors and the bias held in registers; other windows (edges, other sizes, depth
-multipliers) add tap by tap into the output.
+with FMA. With a multiplier of 1 and whole vectors of channels (MobileNet's case) every pixel runs on
+``float_microkernel``: a 3x3 window wholly inside the image on ``depthwise_3x3`` (8 channels of a run of
+output pixels with the nine weight vectors and the bias held in registers), any other window (edges,
+other sizes) on ``depthwise_taps`` (its taps inside the image, 8 channels at a time). Other depth
+multipliers and channel counts add tap by tap into the output.
 
 float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference.
 """
@@ -19,7 +20,7 @@ import numpy as np
 from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from .asymmetric import real_range
-from .float_microkernel import LANES, depthwise_3x3
+from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
 from .float_sharing import F32, Rows, finish, output_target, staged
 
 
@@ -42,6 +43,23 @@ def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
                         out[b, oy, ox, q] += v * w[ky, kx, q]
 
 
+@jit.kernel
+def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, low, high, x_offsets, w_offsets):
+    # Multiplier 1, whole vectors of channels, any window: the taps inside the image, 8 channels at a time.
+    _, height, width, depth = x.shape
+    kh, kw, units = w.shape
+    n_taps = 0
+    for ky in range(max(0, -y0), min(kh, height - y0)):
+        for kx in range(max(0, -x0), min(kw, width - x0)):
+            x_offsets[n_taps] = 4 * ((b * height + y0 + ky) * width + x0 + kx) * depth
+            w_offsets[n_taps] = 4 * (ky * kw + kx) * units
+            n_taps += 1
+    x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data + 4 * pixel * units
+    for c in range(0, units, LANES):
+        depthwise_taps(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
+                       w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+
+
 @jit.kernel(contract=True)
 def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, r0, r1):
     """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h)."""
@@ -49,11 +67,14 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
-    # 3x3, multiplier 1, whole vectors of channels: the windows inside the image go to the micro-kernel.
-    vector = kh == 3 and kw == 3 and multiplier == 1 and units % LANES == 0
+    # Multiplier 1 and whole vectors of channels: every pixel on the micro-kernels; the 3x3 windows inside
+    # the image on the one holding the weights in registers, the others tap by tap.
+    lanes = multiplier == 1 and units % LANES == 0
+    vector = lanes and kh == 3 and kw == 3
     first = min(out_w, -(-pad_left // stride_w))  # the output columns whose window lies inside
     last = max(first, min(out_w, (width - kw + pad_left) // stride_w + 1))
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
+    x_offsets, w_offsets = np.empty(kh * kw, np.int64), np.empty(kh * kw, np.int64)
     for r in range(r0, r1):
         b = r // out_h
         oy = r - b * out_h
@@ -68,7 +89,11 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
         for ox in range(out_w):
             if inner and first <= ox < last:
                 continue
-            _pixel_any(x, w, bias, out, b, y0, ox * stride_w - pad_left, oy, ox, multiplier)
+            x0 = ox * stride_w - pad_left
+            if lanes:
+                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, low, high, x_offsets, w_offsets)
+                continue
+            _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier)
             for c in range(units):
                 v = out[b, oy, ox, c]
                 v = max(v, low)  # NaN stays NaN, as in the reference

@@ -22,109 +22,71 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support.llvm_loops import broadcast_step, constant, splat, tile_loops
+
 LANES = 8
-_F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
+_F32, _I64 = ir.FloatType(), ir.IntType(64)
 
 
-def _splat(builder: ir.IRBuilder, value) -> ir.Value:
-    """``value`` in every lane."""
+def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int):
+    """(a new internal void function of ``n_ints`` int64 then ``n_floats`` float parameters, the vector type,
+    ``llvm.fma`` on it)."""
     vec = ir.VectorType(_F32, LANES)
-    one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(_I32, LANES), None))
+    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * n_ints + [_F32] * n_floats), name)
+    fn.linkage = "internal"
+    return fn, vec, fma
 
 
 def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    vec = ir.VectorType(_F32, LANES)
-    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    extra = [_I64, _I64, _F32, _F32] if direct else []  # out_stride, bias, lo, hi
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7 + extra), name)
-    fn.linkage = "internal"
-    out, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args[:7]
-    blocks = ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done")
-    entry, t_head, t_body, i_head, i_body, t_next, done = (fn.append_basic_block(n) for n in blocks)
-    i64p, vecp, f32p = _I64.as_pointer(), vec.as_pointer(), _F32.as_pointer()
+    fn, vec, fma = _declare(module, name, 9 if direct else 7, 2 if direct else 0)  # + out_stride, bias, lo, hi
+    out = fn.args[0]
+    vecp = vec.as_pointer()
 
-    b = ir.IRBuilder(entry)
-    bases = [b.load(b.inttoptr(b.add(row_addr, ir.Constant(_I64, 8 * r)), i64p)) for r in range(rows)]
-    zero = ir.Constant(vec, None)
-    b.branch(t_head)
+    def combine(b: ir.IRBuilder, acc, value, weights):
+        return b.call(fma, [value, weights, acc])
 
-    def loop_head(block, name, bound, body, leave):
-        h = ir.IRBuilder(block)
-        counter = h.phi(_I64, name)
-        accumulators = [[h.phi(vec) for _ in range(vecs)] for _ in range(rows)]
-        h.cbranch(h.icmp_signed("<", counter, bound), body, leave)
-        return counter, accumulators
-
-    t, acc_t = loop_head(t_head, "t", n_taps, t_body, done)
-    b = ir.IRBuilder(t_body)
-    tap = b.load(b.inttoptr(b.add(tap_addr, b.mul(t, ir.Constant(_I64, 8))), i64p))
-    w_tap = b.add(w, b.mul(t, w_stride))
-    row_tap = [b.add(base, tap) for base in bases]
-    b.branch(i_head)
-
-    i, acc_i = loop_head(i_head, "i", n_inner, i_body, t_next)
-    b = ir.IRBuilder(i_body)
-    w_step = b.add(w_tap, b.mul(i, ir.Constant(_I64, 4 * LANES * vecs)))
-    weights = [b.load(b.inttoptr(b.add(w_step, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
-               for v in range(vecs)]
-    new = []
-    for r in range(rows):
-        value = b.load(b.inttoptr(b.add(row_tap[r], b.mul(i, ir.Constant(_I64, 4))), f32p), align=4)
-        splat = _splat(b, value)
-        new.append([b.call(fma, [splat, weights[v], acc_i[r][v]]) for v in range(vecs)])
-    i_next = b.add(i, ir.Constant(_I64, 1))
-    b.branch(i_head)
-
-    b = ir.IRBuilder(t_next)
-    t_inc = b.add(t, ir.Constant(_I64, 1))
-    b.branch(t_head)
-
-    b = ir.IRBuilder(done)
-    if direct:  # the epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows
+    def finish(b: ir.IRBuilder, sums):
+        if not direct:
+            for r in range(rows):
+                for v in range(vecs):
+                    b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * LANES * (r * vecs + v))), vecp), align=4)
+            return
+        # The epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows.
         out_stride, bias, lo, hi = fn.args[7:]
-        low, high = _splat(b, lo), _splat(b, hi)
-        biases = [b.load(b.inttoptr(b.add(bias, ir.Constant(_I64, 4 * LANES * v)), vecp), align=4)
-                  for v in range(vecs)]
+        low, high = splat(b, lo, vec), splat(b, hi, vec)
+        biases = [b.load(b.inttoptr(b.add(bias, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
-                value = b.fadd(acc_t[r][v], biases[v])
+                value = b.fadd(sums[r][v], biases[v])
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                at = b.add(b.add(out, b.mul(out_stride, ir.Constant(_I64, r))), ir.Constant(_I64, 4 * LANES * v))
+                at = b.add(b.add(out, b.mul(out_stride, constant(r))), constant(4 * LANES * v))
                 b.store(value, b.inttoptr(at, vecp), align=4)
-    else:
-        for r in range(rows):
-            for v in range(vecs):
-                at = b.add(out, ir.Constant(_I64, 4 * LANES * (r * vecs + v)))
-                b.store(acc_t[r][v], b.inttoptr(at, vecp), align=4)
-    b.ret_void()
 
-    t.add_incoming(ir.Constant(_I64, 0), entry)
-    t.add_incoming(t_inc, t_next)
-    i.add_incoming(ir.Constant(_I64, 0), t_body)
-    i.add_incoming(i_next, i_body)
-    for r in range(rows):
-        for v in range(vecs):
-            acc_t[r][v].add_incoming(zero, entry)
-            acc_t[r][v].add_incoming(acc_i[r][v], t_next)
-            acc_i[r][v].add_incoming(acc_t[r][v], t_body)
-            acc_i[r][v].add_incoming(new[r][v], i_body)
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
 
 
-def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
-    """The intrinsic's code generation: arguments cast to the function's (int64 ..., then float32 ...)."""
+def _codegen(define, name: str, n_ints: int):
+    """An intrinsic's code generation: a call of ``define(module, name)`` (defined once per module) with the
+    arguments cast to its parameters (``n_ints`` int64, then float32)."""
     def codegen(context, builder, signature, values):
-        fn = _define(builder.module, name, rows, vecs, direct)
+        fn = builder.module.globals.get(name) or define(builder.module, name)
         cast = [context.cast(builder, a, t, types.int64 if k < n_ints else types.float32)
                 for k, (a, t) in enumerate(zip(values, signature.args))]
         builder.call(fn, cast)
         return context.get_dummy_value()
     return codegen
+
+
+def _typed(ints: tuple, floats: tuple = ()) -> bool:
+    return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
+
+
+def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
+    """The code generation of a tile intrinsic."""
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct), name, n_ints)
 
 
 def _tile(rows: int, vecs: int):
@@ -134,7 +96,7 @@ def _tile(rows: int, vecs: int):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc) into ``out``
         (``rows * vecs * 8`` float32); int64 addresses and counts."""
-        if not all(isinstance(a, types.Integer) for a in (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
             return None
         return types.void(*(types.int64,) * 7), _call(name, rows, vecs, False, 7)
     return tile
@@ -147,9 +109,7 @@ def _tile_direct(rows: int, vecs: int):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``: one tile
         (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
-        ints = (out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias)
-        if not all(isinstance(a, types.Integer) for a in ints) or not all(
-                isinstance(a, types.Float) for a in (lo, hi)):
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
         return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, True, 9)
     return tile
@@ -169,13 +129,7 @@ def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
     """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of ``n`` output
     pixels of a 3x3 depthwise window (addresses and byte steps; ``lo``/``hi`` the activation's range): the
     nine weight vectors and the bias stay in registers across the pixels."""
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    vec = ir.VectorType(_F32, LANES)
-    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 10 + [_F32, _F32]), name)
-    fn.linkage = "internal"
+    fn, vec, fma = _declare(module, name, 10, 2)
     out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi = fn.args
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
     vecp = vec.as_pointer()
@@ -183,7 +137,7 @@ def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
     b = ir.IRBuilder(entry)
     weights = [b.load(b.inttoptr(b.add(w, b.mul(w_tap, ir.Constant(_I64, k))), vecp), align=4) for k in range(9)]
     start = b.load(b.inttoptr(bias, vecp), align=4)
-    low, high = _splat(b, lo), _splat(b, hi)
+    low, high = splat(b, lo, vec), splat(b, hi, vec)
     b.branch(head)
 
     h = ir.IRBuilder(head)
@@ -215,14 +169,56 @@ def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap
     """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of
     ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation included.
     Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
-    ints = (out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias)
-    if not all(isinstance(a, types.Integer) for a in ints) or not all(
-            isinstance(a, types.Float) for a in (lo, hi)):
+    if not _typed((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
         return None
+    return (types.void(*(types.int64,) * 10, types.float32, types.float32),
+            _codegen(_define_depthwise, "openvx_nn_float_depthwise_3x3", 10))
 
-    def codegen(context, builder, signature, args):
-        fn = _define_depthwise(builder.module, "openvx_nn_float_depthwise_3x3")
-        builder.call(fn, [context.cast(builder, a, t, types.int64 if k < 10 else types.float32)
-                          for k, (a, t) in enumerate(zip(args, signature.args))])
-        return context.get_dummy_value()
-    return types.void(*(types.int64,) * 10, types.float32, types.float32), codegen
+
+def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
+    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
+    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
+    fn, vec, fma = _declare(module, name, 7, 2)
+    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+    entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
+    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+
+    b = ir.IRBuilder(entry)
+    start = b.load(b.inttoptr(bias, vecp), align=4)
+    b.branch(head)
+
+    h = ir.IRBuilder(head)
+    t = h.phi(_I64, "t")
+    acc = h.phi(vec, "acc")
+    h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
+
+    b = ir.IRBuilder(body)
+    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
+    w_at = b.add(w, b.load(b.inttoptr(b.add(w_offsets, b.mul(t, constant(8))), i64p)))
+    summed = b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    t_next = b.add(t, constant(1))
+    b.branch(head)
+
+    b = ir.IRBuilder(done)
+    low, high = splat(b, lo, vec), splat(b, hi, vec)
+    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)  # NaN stays NaN, as in the reference
+    value = b.select(b.fcmp_ordered(">", value, high), high, value)
+    b.store(value, b.inttoptr(out, vecp), align=4)
+    b.ret_void()
+    t.add_incoming(constant(0), entry)
+    t.add_incoming(t_next, body)
+    acc.add_incoming(start, entry)
+    acc.add_incoming(summed, body)
+    return fn
+
+
+@intrinsic
+def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi):
+    """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output
+    pixel of a depthwise window given as its taps inside the image (edges, any window size); addresses,
+    counts and byte offsets int64, ``lo`` and ``hi`` floats."""
+    if not _typed((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
+        return None
+    return (types.void(*(types.int64,) * 7, types.float32, types.float32),
+            _codegen(_define_depthwise_taps, "openvx_nn_float_depthwise_taps", 7))

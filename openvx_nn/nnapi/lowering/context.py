@@ -82,6 +82,12 @@ class GraphBuilder:
         return (operand.lifetime == OperandLifeTime.TEMPORARY_VARIABLE and k not in self.writers
                 and k not in self.model.inputIndexes)
 
+    def internal(self, k: int) -> bool:
+        """Operand ``k`` is a temporary of the model or of a lowering: neither a model input or output nor a
+        constant, so no execution reads or writes it."""
+        return self.operands[k].lifetime == OperandLifeTime.TEMPORARY_VARIABLE and \
+            k not in self.model.inputIndexes and k not in self.model.outputIndexes
+
     def value(self, k: int) -> np.ndarray:
         """A constant operand's value, NNAPI-shaped (a model input's from ``runtime``)."""
         if k in self.runtime:
@@ -110,6 +116,9 @@ class GraphBuilder:
                 # values): the tensor reads it in place.  Read-only pools (Python bytes) are copied, since
                 # kernels compiled for writable arrays would not take them.
                 tensor = Tensor(self.context, tuple(reversed(shape)), vx_type, 0, storage=value.T)
+            elif value is None and self.internal(k):
+                # Only the graph reads and writes it: the verify's memory plan places it in the graph's arena.
+                tensor = Tensor.create_virtual(self.graph, len(shape), tuple(reversed(shape)), vx_type, 0)
             else:
                 tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
                 if value is not None:
@@ -307,9 +316,11 @@ class OpContext:
             return b.tensor(self.outputs[value])
         if what in ("tmp", "tmp_dims", "const"):
             dims = tuple(reversed(value)) if what == "tmp" else tuple(value[0]) if what == "const" else tuple(value)
-            tensor = Tensor.create(b.context, len(dims), dims, Type.VX_TYPE_FLOAT32, 0)
             if what == "const":
+                tensor = Tensor.create(b.context, len(dims), dims, Type.VX_TYPE_FLOAT32, 0)
                 tensor.array[...] = value[1]
+            else:  # a lowering's intermediate: the graph's memory plan places it
+                tensor = Tensor.create_virtual(b.graph, len(dims), dims, Type.VX_TYPE_FLOAT32, 0)
             b.refs.append(tensor)
             return tensor
         if what == "size":

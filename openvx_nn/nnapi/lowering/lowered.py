@@ -1,12 +1,14 @@
 """A lowered model: its verified OpenVX graph, and running a HAL request on it."""
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 
 from ...core.enums import Status
 from ...core.errors import VXError
+from ...core.tensor import Tensor
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
@@ -30,24 +32,41 @@ class Lowered:
         except VXError as err:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
+        self._inputs, self._outputs = self._slots(False), self._slots(True)
 
     @property
     def graph(self):
         return self.builder.graph
 
+    def _slots(self, output: bool) -> list[tuple[int, Tensor, np.dtype, tuple[int, ...], int] | None]:
+        """Per input (or output) position: (operand, tensor, dtype, NNAPI shape, bytes), or None for an
+        input this graph does not read (omitted, or a parameter its signature holds): settled once."""
+        slots = []
+        for k in (self.model.outputIndexes if output else self.model.inputIndexes):
+            if not output and (self.builder.absent(k) or k in self.builder.parameters):
+                slots.append(None)
+                continue
+            shape = self.builder.shapes[k]
+            dtype = DTYPES[OperandType(self.model.operands[k].type)]
+            slots.append((k, self.builder.tensors[k], dtype, shape, math.prod(shape) * dtype.itemsize))
+        return slots
+
     def _argument(self, request: Request, position: int, output: bool):
+        """(tensor, the request's bytes, dtype, NNAPI shape) of input or output ``position``; None for an input
+        this graph does not read."""
         arguments = request.outputs if output else request.inputs
         what = "output" if output else "input"
-        k = (self.model.outputIndexes if output else self.model.inputIndexes)[position]
+        slot = (self._outputs if output else self._inputs)[position]
         if position >= len(arguments):
+            k = (self.model.outputIndexes if output else self.model.inputIndexes)[position]
             raise NNAPIError(f"{what} {position} (operand {k}) is missing from the request")
-        arg = arguments[position]
-        if not output and (self.builder.absent(k) or k in self.builder.parameters):
+        if slot is None:
             return None  # omitted, or a parameter of this plan (its signature holds the value)
+        k, tensor, dtype, shape, need = slot
+        arg = arguments[position]
         if arg.hasNoValue:
             raise NNAPIError(f"{what} {position} (operand {k}) has no value; only an optional model input "
                              "may be omitted")
-        shape = self.builder.shapes[k]
         if arg.dimensions and tuple(arg.dimensions) != tuple(shape):
             raise NNAPIError(f"{what} {position} (operand {k}) is given dimensions {list(arg.dimensions)}, "
                              f"the model has {list(shape)}")
@@ -55,8 +74,6 @@ class Lowered:
         if not 0 <= loc.poolIndex < len(request.pools):
             raise NNAPIError(f"{what} {position}: pool {loc.poolIndex} does not exist")
         data = pool_bytes(request.pools[loc.poolIndex])
-        dtype = DTYPES[OperandType(self.model.operands[k].type)]
-        need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if loc.offset < 0 or loc.offset + loc.length > len(data):
             raise NNAPIError(f"{what} {position}: bytes {loc.offset}..{loc.offset + loc.length} lie outside "
                              f"pool {loc.poolIndex} of {len(data)} bytes")
@@ -64,21 +81,23 @@ class Lowered:
             status = ErrorStatus.OUTPUT_INSUFFICIENT_SIZE if output else ErrorStatus.INVALID_ARGUMENT
             raise NNAPIError(f"{what} {position} (operand {k}) has {loc.length} bytes, it needs {need} "
                              f"({list(shape)} {dtype})", status)
-        return self.builder.tensors[k], data[loc.offset:loc.offset + need], dtype, shape
+        return tensor, data[loc.offset:loc.offset + need], dtype, shape
 
     def execute(self, request: Request) -> None:
         with self._lock:  # one request at a time: the graph's tensors are shared
             self._execute(request)
 
     def _execute(self, request: Request) -> None:
-        inputs = [self._argument(request, i, False) for i in range(len(self.model.inputIndexes))]
-        outputs = [self._argument(request, i, True) for i in range(len(self.model.outputIndexes))]
+        inputs = [self._argument(request, i, False) for i in range(len(self._inputs))]
+        outputs = [self._argument(request, i, True) for i in range(len(self._outputs))]
         for tensor, data, dtype, shape in outputs:
             if data.readonly:
                 raise NNAPIError("an output pool is read-only")
-        for tensor, data, dtype, shape in filter(None, inputs):
-            tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
-            tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+        for argument in inputs:
+            if argument is not None:
+                tensor, data, dtype, shape = argument
+                tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
+                tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
         status = self.graph.process()
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]

@@ -11,6 +11,7 @@ change of ordinary data never re-plans.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import OrderedDict
 
 import numpy as np
@@ -86,27 +87,31 @@ class Plans:
         model = self.model
         if len(request.inputs) != len(model.inputIndexes):
             raise NNAPIError(f"the request has {len(request.inputs)} inputs, the model {len(model.inputIndexes)}")
-        shapes: list[tuple[int, ...] | None] = []
-        values: dict[int, np.ndarray] = {}
-        for position, (k, arg) in enumerate(zip(model.inputIndexes, request.inputs)):
-            if arg.hasNoValue:
-                shapes.append(None)
-                continue
-            shape = _given_dimensions(model, position, arg.dimensions)
-            dtype = DTYPES[OperandType(model.operands[k].type)]
-            need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            values[k] = np.frombuffer(_input_bytes(request, position, k, need), dtype).reshape(shape)
-            shapes.append(shape)
-        key = self._key(shapes, values)
+        shapes: list[tuple[int, ...] | None] = [
+            None if arg.hasNoValue else _given_dimensions(model, position, arg.dimensions)
+            for position, arg in enumerate(request.inputs)]
+        # Only inputs read as parameters enter the key with their values; the rest are read by the graph.
+        key = self._key(shapes, self._values(request, shapes, self.parameters))
         lowered = self._graphs.get(key)
         if lowered is None:
-            lowered, parameters = self._lower(shapes, values)
+            lowered, parameters = self._lower(shapes, self._values(request, shapes, None))
             self.parameters |= parameters
-            key = self._key(shapes, values)
+            key = self._key(shapes, self._values(request, shapes, self.parameters))
             self._keep(key, lowered)
         self._graphs.move_to_end(key)
         self.last = lowered
         return lowered
+
+    def _values(self, request: Request, shapes: list, which: set[int] | None) -> dict[int, np.ndarray]:
+        """The request's values of the present inputs in ``which`` (None: all), views of its pools."""
+        values: dict[int, np.ndarray] = {}
+        for position, (k, shape) in enumerate(zip(self.model.inputIndexes, shapes)):
+            if shape is None or (which is not None and k not in which):
+                continue
+            dtype = DTYPES[OperandType(self.model.operands[k].type)]
+            need = math.prod(shape) * dtype.itemsize
+            values[k] = np.frombuffer(_input_bytes(request, position, k, need), dtype).reshape(shape)
+        return values
 
     def _key(self, shapes: list, values: dict[int, np.ndarray]) -> tuple:
         return tuple(OMITTED if shape is None else

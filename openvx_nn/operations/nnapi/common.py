@@ -53,16 +53,21 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any],
-                 writes: Callable[[str], int] | None = None):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], roots: dict[str, Any] | None = None):
         self.tensors = tensors
         self.scalars = scalars
-        self._writes = writes
+        self._roots = roots or {}
 
     def writes(self, name: str) -> int:
         """How often tensor ``name``'s data has been written (grows with every write; 0 when unknown): a
         ``prepare`` compares it per run to know when what it packed at bind time is stale."""
-        return 0 if self._writes is None else self._writes(name)
+        root = self._roots.get(name)
+        return 0 if root is None else root.writes
+
+    def root(self, name: str) -> Any:
+        """The root tensor of ``name`` (its ``writes`` is the count above), None when unknown: a runner that
+        checks it on every call reads the attribute itself."""
+        return self._roots.get(name)
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name] if name in self.tensors else self.scalars[name]
@@ -192,22 +197,24 @@ def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
     if not counted:
         return Args(tensors, scalars)
-    roots = {name: p[i].root for i, name in enumerate(names) if p[i] is not None}
-    return Args(tensors, scalars, lambda name: roots[name].writes if name in roots else 0)
+    return Args(tensors, scalars, {name: p[i].root for i, name in enumerate(names) if p[i] is not None})
 
 
-def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> None:
-    try:
-        call()
-    except (ValueError, IndexError) as err:  # data-dependent failures (a lookup out of range)
-        state["error"] = str(err)
-        raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
+def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[[], None]:
+    """``call`` with its data-dependent failures (a lookup out of range) turned into ``VXError``."""
+    def run() -> None:
+        try:
+            call()
+        except (ValueError, IndexError) as err:
+            state["error"] = str(err)
+            raise VXError(Status.VX_FAILURE, f"{k.name}: {err}") from None
+    return run
 
 
 def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
     def execute(p: list, state: dict) -> None:
         args = _args(k, p)
-        _guarded(k, lambda: k.run(args), state)
+        _guarded(k, lambda: k.run(args), state)()
     return execute
 
 
@@ -216,8 +223,7 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
         return None
 
     def bind(p: list, state: dict) -> Callable[[], None]:
-        runner = k.prepare(_args(k, p, counted=True))
-        return lambda: _guarded(k, runner, state)
+        return _guarded(k, k.prepare(_args(k, p, counted=True)), state)
     return bind
 
 

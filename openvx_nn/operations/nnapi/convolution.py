@@ -81,13 +81,13 @@ class _Bound:
     def __init__(self, args: Args, pack: Callable[[np.ndarray], np.ndarray],
                  bind: Callable[[np.ndarray], Runner]):
         self._args, self._pack, self._bind = args, pack, bind
+        self._root = args.root("filter")
         self._stamp = args.writes("filter")
         self._call = bind(pack(args["filter"]))
 
     def __call__(self) -> None:
-        stamp = self._args.writes("filter")
-        if stamp != self._stamp:
-            self._call, self._stamp = self._bind(self._pack(self._args["filter"])), stamp
+        if self._root is not None and self._root.writes != self._stamp:
+            self._call, self._stamp = self._bind(self._pack(self._args["filter"])), self._root.writes
         self._call()
 
 
