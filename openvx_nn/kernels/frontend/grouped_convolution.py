@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..support import jit
-from . import blas_threads
+from ..support import blas_threads, jit
 from .grouped_convolution_loops import ENTRY
 
 
