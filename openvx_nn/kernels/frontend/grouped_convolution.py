@@ -31,11 +31,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ..support import blas_threads, jit
-from .grouped_convolution_loops import ENTRY
+from . import chw_convolution
+from .float_sharing import Rows
+from .grouped_convolution_loops import DEPTHWISE, DEPTHWISE_SHARED, DEPTHWISE_TYPES, ENTRY
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,10 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
     wt = w.T  # [O, C/g, kh, kw] (convolution) or [C, O/g, kh, kw] (transposed)
     if geo.transposed:
         run = _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
-    elif wt.shape[1] == 1:
+    elif wt.shape[1] == 1 and geo.groups > 1:
         run = _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high)
+    elif chw_convolution.fits(n_items, c_in, c_out, wt.shape[2:], (out_h, out_w), geo.groups):
+        run = _chw_plan(wt, b, geo, low, high)
     else:
         run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
     return _bound(run, x, out, residual)
@@ -163,14 +166,33 @@ def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
     kh, kw = wt.shape[2], wt.shape[3]
     w2 = _readonly(np.ascontiguousarray(wt[:, 0].reshape(c_out, kh * kw)))  # [O, taps]
     (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
-    planes = n_items * c_out
-    parallel = planes > 1 and out_h * out_w * w2.size * n_items >= PARALLEL_WORK
+    work = out_h * out_w * w2.size * n_items
+    bound = {}  # the planes bound to this layer's arrays (new ones only where _bound copies strided tensors)
 
     def run(x4, out4, r4, add):
-        with jit.thread_pool() as pool:
-            threads = numba.get_num_threads() if parallel and pool else 1
-            ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
-                                             min(planes, threads), r4, add)
+        key = (id(x4), id(out4), id(r4))
+        rows = bound.get(key)
+        if rows is None:
+            bound.clear()
+            args = (x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high, r4, add)
+            rows = bound[key] = Rows(DEPTHWISE, DEPTHWISE_SHARED, args, DEPTHWISE_TYPES, n_items * c_out, work)
+        rows()
+
+    return run
+
+
+def _chw_plan(wt, b, geo, low, high):
+    a = chw_convolution.pack(np.ascontiguousarray(wt), b)
+    geometry = (wt.shape[2], wt.shape[3]) + geo.stride + geo.dilation + geo.offset
+    bound = {}  # the call bound to this layer's arrays (new ones only where _bound copies strided tensors)
+
+    def run(x4, out4, r4, add):
+        key = (id(x4), id(out4), id(r4))
+        call = bound.get(key)
+        if call is None:
+            bound.clear()
+            call = bound[key] = chw_convolution.bind(x4, a, out4, r4 if add else None, geometry, (low, high))
+        call()
 
     return run
 
