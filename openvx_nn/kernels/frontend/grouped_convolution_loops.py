@@ -1,7 +1,6 @@
-"""The numba loops of ``grouped_convolution`` (arithmetic and routes are described there), on
-C-contiguous float32 NCHW arrays: the depthwise kernel over a range of planes (shared with the
-engine's helpers through ``float_sharing.Rows``), and im2col, col2im and the bias/residual/clip
-epilogue, each compiled serial and parallel and found through ``ENTRY``."""
+"""The numba loops of ``grouped_convolution``'s BLAS routes (arithmetic and routes are described there):
+im2col, col2im and the bias/residual/clip epilogue, on C-contiguous float32 NCHW arrays, each compiled
+serial and parallel and found through ``ENTRY``."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,112 +8,11 @@ from collections.abc import Callable
 import numpy as np
 from numba import prange
 
-from ..engine.atomics import fetch_add, pause
 from ..support import jit
 from ..support.jit import kernel
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, residual, add, plane0, plane1):
-    """Output planes ``[plane0, plane1)`` (item-major: plane = item * channels + channel)."""
-    low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
-    _, channels, height, width = x.shape
-    n_out = w.shape[0]
-    out_h, out_w = out.shape[2], out.shape[3]
-    multiplier = n_out // channels
-    # The input channel as sy row-phase planes of its zero-padded self, pw columns each: tap (ky, kx)
-    # reads phase (ky*dy) % sy at row offset (ky*dy) // sy and column offset kx*dx, and each tap is ONE
-    # contiguous multiply-add over out_h * pw values: long vectors even for 7x7 planes, no bounds in the
-    # loop. Every column is computed and each sx-th kept (at stride 2 twice the multiply-adds, but
-    # contiguous loads instead of strided gathers, which AVX2 does slowly).
-    pw = (out_w - 1) * sx + (kw - 1) * dx + 1
-    ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
-    phase_size = ph * pw
-    total = out_h * pw
-    n_taps = kh * kw
-    starts = np.empty(n_taps, np.int64)  # where each tap's values begin among the phase planes
-    for ky in range(kh):
-        for kx in range(kw):
-            starts[ky * kw + kx] = ((ky * dy) % sy) * phase_size + ((ky * dy) // sy) * pw + kx * dx
-    # columns j of a phase row inside the input: 0 <= j - left < width
-    lo, hi = min(pw, left), max(min(pw, left), min(pw, width + left))
-    scratch = np.empty(sy * phase_size + total, np.float32)
-    phases = scratch[:sy * phase_size]
-    acc = scratch[sy * phase_size:]
-    for i in range(sy * phase_size):  # the padding: the same places for every plane, zeroed once
-        phases[i] = 0.0
-    last = -1
-    for plane in range(plane0, plane1):
-        n, o = plane // n_out, plane % n_out
-        source = n * channels + o // multiplier
-        if source != last:
-            last = source
-            src = x[n, o // multiplier]
-            for py in range(sy):
-                for i in range(ph):
-                    iy = i * sy + py - top
-                    if 0 <= iy < height:
-                        line = src[iy]
-                        base = (py * ph + i) * pw + left  # input column j sits at j + left
-                        for j in range(lo - left, hi - left):
-                            phases[base + j] = line[j]
-        # three taps per pass over the accumulator (a third of its loads and stores)
-        taps = w[o]
-        b = bias[o]
-        for i in range(total):
-            acc[i] = b
-        for t in range(0, n_taps - 2, 3):
-            a0 = phases[starts[t]:starts[t] + total]
-            a1 = phases[starts[t + 1]:starts[t + 1] + total]
-            a2 = phases[starts[t + 2]:starts[t + 2] + total]
-            w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
-            for i in range(total):
-                acc[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
-        for t in range(n_taps - n_taps % 3, n_taps):
-            a0 = phases[starts[t]:starts[t] + total]
-            w0 = taps[t]
-            for i in range(total):
-                acc[i] += w0 * a0[i]
-        dst = out[n, o]
-        for oy in range(out_h):
-            line = dst[oy]
-            for ox in range(out_w):
-                v = acc[oy * pw + ox * sx]
-                if add:
-                    v += residual[n, o, oy, ox]
-                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-                    v = low
-                if v > high:  # noqa: PLR1730
-                    v = high
-                line[ox] = v
-
-
-DEPTHWISE = kernel(_depthwise)
-
-
-def _depthwise_shared(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, residual, add, n_planes,
-                      n_chunks, counters, wait):
-    # Chunks of planes claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    i = fetch_add(claim, 1)
-    while i < n_chunks:
-        DEPTHWISE(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, residual, add,
-                   n_planes * i // n_chunks, n_planes * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-        i = fetch_add(claim, 1)
-    while wait and fetch_add(claim + 8, 0) < n_chunks:
-        pause()
-
-
-DEPTHWISE_SHARED = kernel(_depthwise_shared)
-DEPTHWISE_TYPES = (jit.types.Array(jit.types.float32, 4, "C", readonly=True),
-                   jit.types.Array(jit.types.float32, 2, "C", readonly=True), jit.INT, jit.INT,
-                   jit.types.Array(jit.types.float32, 1, "C", readonly=True),
-                   jit.types.Array(jit.types.float32, 4, "C")) + (jit.INT,) * 6 + (
-    jit.FLOAT, jit.FLOAT, jit.types.Array(jit.types.float32, 4, "C", readonly=True), jit.BOOL)
-"""The depthwise kernels' argument types before the plane range (``float_sharing.Rows``)."""
-
-
 def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
     """cols[(c, ky, kx), oy*out_w + ox] of item ``n``, channels from ``first``; zeros off the input."""
     height, width = x.shape[2], x.shape[3]
