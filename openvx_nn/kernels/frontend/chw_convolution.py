@@ -35,8 +35,10 @@ ROW_ALIGN = 12
 """The packed weights' rows are padded to a multiple of this (both tiles' row counts divide it)."""
 K_BLOCK = 256
 """Inner-dimension block: a tile's weight rows for one block (6 KB) stay in L1 across a unit's panels."""
-PANELS_PER_UNIT = 8
-"""Panels one unit packs and computes (up to 128 pixels: each input channel copied in runs of 512 bytes)."""
+PANELS_PER_UNIT = 16
+"""Most panels one unit packs and computes (256 pixels)."""
+UNITS = 8
+"""Units a layer is cut into when it can (two per chunk of ``float_sharing.Rows`` on two cores)."""
 MIN_PIXELS = LANES
 """Output planes smaller than this stay on the BLAS route (a panel would be mostly padding)."""
 
@@ -49,36 +51,81 @@ def _panels(pixels: int) -> tuple[int, int]:
     return full + 1, (LANES if tail <= LANES else PANEL)
 
 
-def _pack_panel(xi, panel, lanes, valid, p0, c_in, plane_in, pointwise, offsets, taps, k1):
-    """One panel: ``panel[k * lanes + j]`` = the patch value ``k = (c, ky, kx)`` of output pixel ``p0 + j``
-    (zero past ``valid`` and off the input), then a row of ones (the bias column's partner)."""
-    if pointwise:
-        for c in range(c_in):
-            base, src = c * lanes, c * plane_in + p0
-            for j in range(valid):
-                panel[base + j] = xi[src + j]
-            for j in range(valid, lanes):
-                panel[base + j] = 0.0
-    else:
-        for c in range(c_in):
+def _pack(x, item, panels, where, runs, geometry, first, count, k1, out_w, pixels):
+    """The unit's panels ``first ..``: panel ``q`` at ``panels[q * k1 * 16:]`` holds ``[k * lanes + j]`` = the
+    patch value ``k = (c, ky, kx)`` of its output pixel ``j`` (zero past the plane and off the input), then a
+    row of ones (the bias column's partner). Channel by channel across the panels: each input channel is read
+    in one run of up to 16 * 16 pixels (the hardware prefetcher follows a few runs, not a hundred)."""
+    kh, kw, sy, sx, dy, dx, top, left = geometry[:8]
+    _, c_in, height, width = x.shape
+    taps = kh * kw
+    n_panels = -(-pixels // PANEL)
+    last_width = LANES if 0 < pixels % PANEL <= LANES else PANEL
+    pointwise = taps == 1 and sy == sx == 1 and top == left == 0 and pixels == height * width
+    plane_in = height * width
+    xi = x[item].reshape(c_in * plane_in)
+    # where[(q, tap, lane)]: the input offset of each patch value in its plane, -1 off the input; runs[(q, tap)]:
+    # the first lane's offset when all the panel's lanes lie inside one input row (then lane j reads
+    # offset + j * sx: a copy, contiguous at stride 1, with no test per value), else -1
+    for q in range(count):
+        pn = first + q
+        lanes = last_width if pn == n_panels - 1 else PANEL
+        p0 = pn * PANEL
+        valid = min(lanes, pixels - p0)
+        for j in range(lanes):
+            p = p0 + min(j, valid - 1)
+            oy, ox = p // out_w, p % out_w
+            for ky in range(kh):
+                iy = oy * sy - top + ky * dy
+                for kx in range(kw):
+                    ix = ox * sx - left + kx * dx
+                    inside = 0 <= iy < height and 0 <= ix < width and j < valid
+                    where[(q * taps + ky * kw + kx) * PANEL + j] = iy * width + ix if inside else -1
+        for t in range(taps):
+            at = where[(q * taps + t) * PANEL:(q * taps + t) * PANEL + lanes]
+            one_row = valid == lanes and at[0] >= 0 and at[lanes - 1] == at[0] + (lanes - 1) * sx
+            runs[q * taps + t] = at[0] if one_row and (at[0] // width) == (at[lanes - 1] // width) else -1
+        for j in range(lanes):
+            panels[q * k1 * PANEL + (k1 - 1) * lanes + j] = 1.0
+    for c in range(c_in):
+        src = xi[c * plane_in:(c + 1) * plane_in]
+        for q in range(count):
+            pn = first + q
+            lanes = last_width if pn == n_panels - 1 else PANEL
+            p0 = pn * PANEL
+            valid = min(lanes, pixels - p0)
+            if pointwise:
+                dst = panels[q * k1 * PANEL + c * lanes:q * k1 * PANEL + (c + 1) * lanes]
+                for j in range(valid):
+                    dst[j] = src[p0 + j]
+                for j in range(valid, lanes):
+                    dst[j] = 0.0
+                continue
             for t in range(taps):
-                base, src = (c * taps + t) * lanes, c * plane_in
-                for j in range(lanes):
-                    at = offsets[t * PANEL + j]
-                    panel[base + j] = xi[src + at] if at >= 0 else np.float32(0.0)
-    for j in range(lanes):
-        panel[(k1 - 1) * lanes + j] = 1.0
+                dst = panels[q * k1 * PANEL + (c * taps + t) * lanes:q * k1 * PANEL + (c * taps + t + 1) * lanes]
+                start = runs[q * taps + t]
+                if start >= 0 and sx == 1:
+                    line = src[start:start + lanes]
+                    for j in range(lanes):
+                        dst[j] = line[j]
+                elif start >= 0:
+                    for j in range(lanes):
+                        dst[j] = src[start + j * sx]
+                else:
+                    at = where[(q * taps + t) * PANEL:(q * taps + t + 1) * PANEL]
+                    for j in range(lanes):
+                        dst[j] = src[at[j]] if at[j] >= 0 else np.float32(0.0)
 
 
-_PACK_PANEL = jit.kernel(_pack_panel)
+_PACK = jit.kernel(_pack)
 
 
 def _units(x, a, out, res, geometry, low64, high64, add, u0, u1):
     """Units ``[u0, u1)`` (module doc); ``geometry`` = (kh, kw, sy, sx, dy, dx, top, left, channel groups,
     panels per unit)."""
-    kh, kw, sy, sx, dy, dx, top, left, n_groups, per_unit = geometry
+    kh, kw, n_groups, per_unit = geometry[0], geometry[1], geometry[8], geometry[9]
     low, high = np.float32(low64), np.float32(high64)
-    n_items, c_in, height, width = x.shape
+    n_items = x.shape[0]
     c_out, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
     pixels = out_h * out_w
     k1 = a.shape[1]
@@ -88,9 +135,9 @@ def _units(x, a, out, res, geometry, low64, high64, add, u0, u1):
     n_blocks = -(-n_panels // per_unit)
     k_blocks = -(-k1 // K_BLOCK)
     row_blocks = a.shape[0] // ROW_ALIGN
-    pointwise = taps == 1 and sy == sx == 1 and top == left == 0 and out_h == height and out_w == width
     panels = np.empty(per_unit * k1 * PANEL, np.float32)
-    offsets = np.empty(taps * PANEL, np.int64)
+    where = np.empty(per_unit * taps * PANEL, np.int64)
+    runs = np.empty(per_unit * taps, np.int64)
     tile = np.empty(ROW_ALIGN * PANEL, np.float32)
     zeros = np.zeros(PANEL, np.float32)
     rows = np.empty(ROW_ALIGN, np.int64)
@@ -99,30 +146,12 @@ def _units(x, a, out, res, geometry, low64, high64, add, u0, u1):
     rows_at, tap_at, out_at = rows.ctypes.data, tap0.ctypes.data, out.ctypes.data
     resf = res.reshape(res.shape[0], res.shape[1], res.shape[2] * res.shape[3])
     outf = out.reshape(n_items, c_out, pixels)
-    plane_in = height * width
     for u in range(u0, u1):
         item = u // (n_blocks * n_groups)
         first = (u // n_groups) % n_blocks * per_unit
         count = min(per_unit, n_panels - first)
         group = u % n_groups
-        xi = x[item].reshape(c_in * plane_in)
-        for q in range(count):
-            pn = first + q
-            lanes = last_width if pn == n_panels - 1 else PANEL
-            p0 = pn * PANEL
-            valid = min(lanes, pixels - p0)
-            if not pointwise:
-                for j in range(lanes):
-                    p = p0 + min(j, valid - 1)
-                    oy, ox = p // out_w, p % out_w
-                    for ky in range(kh):
-                        iy = oy * sy - top + ky * dy
-                        for kx in range(kw):
-                            ix = ox * sx - left + kx * dx
-                            inside = 0 <= iy < height and 0 <= ix < width and j < valid
-                            offsets[(ky * kw + kx) * PANEL + j] = iy * width + ix if inside else -1
-            _PACK_PANEL(xi, panels[q * k1 * PANEL:(q + 1) * k1 * PANEL], lanes, valid, p0, c_in, plane_in, pointwise,
-                  offsets, taps, k1)
+        _PACK(x, item, panels, where, runs, geometry, first, count, k1, out_w, pixels)
         o_begin = row_blocks * group // n_groups * ROW_ALIGN
         o_end = min(c_out, row_blocks * (group + 1) // n_groups * ROW_ALIGN)
         # K blocks outermost: a block of 6 (12) weight rows stays in L1 across the unit's panels
@@ -136,7 +165,7 @@ def _units(x, a, out, res, geometry, low64, high64, add, u0, u1):
                 p0 = pn * PANEL
                 valid = min(lanes, pixels - p0)
                 r_tile = 6 if lanes == PANEL else 12
-                b_at = panels_at + 4 * (q * k1 + k0) * lanes
+                b_at = panels_at + 4 * (q * k1 * PANEL + k0 * lanes)
                 for o0 in range(o_begin, o_end, r_tile):
                     for r in range(r_tile):
                         rows[r] = a_at + ((o0 + r) * k1 + k0) * 4
@@ -216,6 +245,24 @@ def fits(n_items: int, c_in: int, c_out: int, kernel_hw: tuple[int, int], out_hw
     return groups == 1 and pixels >= MIN_PIXELS and work >= PARALLEL_WORK
 
 
+def _padded(x4: np.ndarray, geometry: tuple[int, ...], out_hw: tuple[int, int]):
+    """(what the units read, the geometry they read it with, the copy to make before each call or None): ``x4``
+    itself when every window lies inside it, else a zero-bordered buffer (allocated once, its border never
+    written) that ``x4`` is copied into, so no patch value needs a bounds test."""
+    kh, kw, sy, sx, dy, dx, top, left = geometry
+    n_items, c_in, height, width = x4.shape
+    need_h = max(top + height, (out_hw[0] - 1) * sy + (kh - 1) * dy + 1)
+    need_w = max(left + width, (out_hw[1] - 1) * sx + (kw - 1) * dx + 1)
+    if (need_h, need_w, top, left) == (height, width, 0, 0):
+        return x4, geometry, None
+    buffer = np.zeros((n_items, c_in, need_h, need_w), np.float32)
+    inner = buffer[:, :, top:top + height, left:left + width]
+
+    def copy() -> None:
+        inner[...] = x4
+    return buffer, (kh, kw, sy, sx, dy, dx, 0, 0), copy
+
+
 def bind(x4: np.ndarray, a: np.ndarray, out4: np.ndarray, residual4: np.ndarray | None,
          geometry: tuple[int, ...], clip: tuple[float, float]) -> Callable[[], None]:
     """A no-argument call computing ``out4 = clip(conv(x4) + bias (+ residual4))`` on C-contiguous float32
@@ -223,13 +270,22 @@ def bind(x4: np.ndarray, a: np.ndarray, out4: np.ndarray, residual4: np.ndarray 
     extent fixed by ``out4``'s shape."""
     n_items, _, out_h, out_w = out4.shape
     n_panels, _ = _panels(out_h * out_w)
-    per_unit = max(1, min(PANELS_PER_UNIT, n_items * n_panels // 16))
+    # As many panels per unit as leave UNITS units: a block of weight rows is then read from memory once for
+    # all the unit's panels (a 14x14 plane is 13 panels; with one panel per unit every panel read all the
+    # weights), and channel groups make up the count when the panels are few (a 7x7 plane is 4 panels).
+    per_unit = max(1, min(PANELS_PER_UNIT, -(-n_items * n_panels // UNITS)))
     n_blocks = -(-n_panels // per_unit)
     row_blocks = a.shape[0] // ROW_ALIGN
-    # enough units to keep both cores busy when the panels are few (a 7x7 plane is 4 panels)
-    n_groups = max(1, min(row_blocks, -(-8 // (n_items * n_blocks))))
+    n_groups = max(1, min(row_blocks, -(-UNITS // (n_items * n_blocks))))
     res = _NO_RESIDUAL if residual4 is None else residual4
-    args = (x4, a, out4, res, tuple(int(v) for v in geometry) + (n_groups, per_unit), float(clip[0]),
-            float(clip[1]), residual4 is not None)
-    work = out4.size * a.shape[1]
-    return Rows(_UNITS, _SHARED, args, _TYPES, n_items * n_blocks * n_groups, work)
+    source, geometry, copy = _padded(x4, tuple(int(v) for v in geometry), (out_h, out_w))
+    args = (source, a, out4, res, geometry + (n_groups, per_unit), float(clip[0]), float(clip[1]),
+            residual4 is not None)
+    rows = Rows(_UNITS, _SHARED, args, _TYPES, n_items * n_blocks * n_groups, out4.size * a.shape[1])
+    if copy is None:
+        return rows
+
+    def call() -> None:
+        copy()
+        rows()
+    return call
