@@ -77,8 +77,9 @@ def test_the_gemm_route_matches_the_reference_over_random_geometry(trial):
 
 
 @pytest.mark.parametrize("shape", [(64, 96, 14, 3), (24, 144, 56, 1), (32, 20, 7, 3)])
-def test_a_layer_large_enough_to_share_takes_the_gemm_route_and_matches(shape):
+def test_a_layer_large_enough_to_share_takes_the_gemm_route_and_matches(shape, monkeypatch):
     """Through ``prepare`` (OpenVX-order tensors), so the route choice and the helpers' share are covered."""
+    monkeypatch.setenv(chw_convolution.ROUTE_ENV, "own")
     c_in, c_out, size, kernel = shape
     rng = np.random.default_rng(size)
     pad = kernel // 2
@@ -92,7 +93,9 @@ def test_a_layer_large_enough_to_share_takes_the_gemm_route_and_matches(shape):
     assert np.all(np.abs(out - expected) <= bound)
 
 
-def test_small_or_grouped_layers_stay_off_the_gemm_route():
+def test_small_or_grouped_layers_stay_off_the_gemm_route(monkeypatch):
+    assert not chw_convolution.fits(1, 512, 512, (3, 3), (7, 7), 1)  # not chosen: BLAS
+    monkeypatch.setenv(chw_convolution.ROUTE_ENV, "own")
     assert not chw_convolution.fits(1, 16, 16, (1, 1), (7, 7), 1)  # too little work to share
     assert not chw_convolution.fits(1, 512, 1000, (1, 1), (1, 1), 1)  # one pixel: a panel of padding
     assert not chw_convolution.fits(1, 512, 512, (3, 3), (14, 14), 2)  # grouped

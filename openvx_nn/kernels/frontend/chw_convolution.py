@@ -20,6 +20,7 @@ Arithmetic: float32 fused multiply-adds in a fixed order, the bias the sum's las
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -233,13 +234,22 @@ def pack(w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return a
 
 
+ROUTE_ENV = "OPENVX_NN_COREML_GEMM"
+"""``own`` sends the layers ``fits`` takes to this route; anything else (the default) keeps them on BLAS."""
+
+
 def fits(n_items: int, c_in: int, c_out: int, kernel_hw: tuple[int, int], out_hw: tuple[int, int],
          groups: int) -> bool:
-    """Whether this route takes the layer: one group and enough work to share with the helpers.
+    """Whether this route takes the layer: chosen (``$OPENVX_NN_COREML_GEMM=own``), one group, and enough work
+    to share with the helpers.
 
-    Alone on one core OpenBLAS's sgemm is as fast on 3x3 windows and up to twice as fast on small 1x1
-    layers (measured: 96 -> 24 channels on 56x56, 0.28 ms against 0.53 ms of CPU), so a layer too small to
-    be shared (``float_sharing.PARALLEL_WORK``) stays on the BLAS route."""
+    Off by default: on the shared 2-core machine (load 3-4) whole models ran slower on it than with every
+    GEMM on single-threaded OpenBLAS, interleaved in one process (MobileNet v2 82 against 62 ms, ResNet-18
+    229 against 164 ms; on one thread 84 against 55 and 224 against 165), although alone its tiles reach
+    35-42 GMAC/s on one core. Small layers would stay on BLAS even when chosen (a share costs more than it
+    gains)."""
+    if os.environ.get(ROUTE_ENV, "").strip() != "own":
+        return False
     pixels = out_hw[0] * out_hw[1]
     work = n_items * pixels * c_out * c_in * kernel_hw[0] * kernel_hw[1]
     return groups == 1 and pixels >= MIN_PIXELS and work >= PARALLEL_WORK
