@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from openvx_nn.kernels.frontend import blas_threads
+from openvx_nn.kernels.support import blas_threads
 
 controls = blas_threads._CONTROLS
 pytestmark = pytest.mark.skipif(controls is None, reason="numpy's BLAS is not an OpenBLAS with thread controls")

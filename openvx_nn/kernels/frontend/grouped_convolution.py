@@ -31,11 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from ..support import jit
-from . import blas_threads
+from ..support import blas_threads, jit
+from . import chw_convolution, chw_depthwise
 from .grouped_convolution_loops import ENTRY
 
 
@@ -131,8 +130,10 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
     wt = w.T  # [O, C/g, kh, kw] (convolution) or [C, O/g, kh, kw] (transposed)
     if geo.transposed:
         run = _transposed_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w)
-    elif wt.shape[1] == 1:
-        run = _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high)
+    elif wt.shape[1] == 1 and geo.groups > 1:
+        run = _depthwise_plan(wt, b, geo, low, high)
+    elif chw_convolution.fits(n_items, c_in, c_out, wt.shape[2:], (out_h, out_w), geo.groups):
+        run = _chw_plan(wt, b, geo, low, high)
     else:
         run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
     return _bound(run, x, out, residual)
@@ -160,20 +161,33 @@ def _bound(run: Callable, x: np.ndarray, out: np.ndarray, residual: np.ndarray |
     return call
 
 
-def _depthwise_plan(wt, b, geo, n_items, c_out, out_h, out_w, low, high):
+def _depthwise_plan(wt, b, geo, low, high):
     kh, kw = wt.shape[2], wt.shape[3]
-    w2 = _readonly(np.ascontiguousarray(wt[:, 0].reshape(c_out, kh * kw)))  # [O, taps]
-    (sy, sx), (dy, dx), (top, left) = geo.stride, geo.dilation, geo.offset
-    planes = n_items * c_out
-    parallel = planes > 1 and out_h * out_w * w2.size * n_items >= PARALLEL_WORK
+    w2 = _readonly(np.ascontiguousarray(wt[:, 0].reshape(wt.shape[0], kh * kw)))  # [O, taps]
+    geometry = (kh, kw) + geo.stride + geo.dilation + geo.offset
+    return _bind_once(lambda x4, out4, r4: chw_depthwise.bind(x4, w2, b, out4, r4, geometry, (low, high)))
+
+
+def _bind_once(bind: Callable) -> Callable:
+    """``run(x4, out4, r4, add)`` calling ``bind(x4, out4, r4 or None)()``, bound once to the layer's arrays
+    (again only where ``_bound`` copies strided tensors, each call)."""
+    bound = {}
 
     def run(x4, out4, r4, add):
-        with jit.thread_pool() as pool:
-            threads = numba.get_num_threads() if parallel and pool else 1
-            ENTRY["depthwise"](threads > 1)(x4, w2, kh, kw, b, out4, sy, sx, dy, dx, top, left, low, high,
-                                             min(planes, threads), r4, add)
+        key = (id(x4), id(out4), id(r4))
+        call = bound.get(key)
+        if call is None:
+            bound.clear()
+            call = bound[key] = bind(x4, out4, r4 if add else None)
+        call()
 
     return run
+
+
+def _chw_plan(wt, b, geo, low, high):
+    a = chw_convolution.pack(np.ascontiguousarray(wt), b)
+    geometry = (wt.shape[2], wt.shape[3]) + geo.stride + geo.dilation + geo.offset
+    return _bind_once(lambda x4, out4, r4: chw_convolution.bind(x4, a, out4, r4, geometry, (low, high)))
 
 
 def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high):

@@ -1,6 +1,6 @@
-"""The numba loops of ``grouped_convolution`` (arithmetic and routes are described there): the
-depthwise kernel, im2col, col2im and the bias/residual/clip epilogue, on C-contiguous float32
-NCHW arrays, each compiled serial and parallel and found through ``ENTRY``."""
+"""The numba loops of ``grouped_convolution``'s BLAS routes (arithmetic and routes are described there):
+im2col, col2im and the bias/residual/clip epilogue, on C-contiguous float32 NCHW arrays, each compiled
+serial and parallel and found through ``ENTRY``."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,81 +13,6 @@ from ..support.jit import kernel
 
 
 # -- numba kernels (C-contiguous float32 arrays) ------------------------------------------------
-def _depthwise(x, w, kh, kw, bias, out, sy, sx, dy, dx, top, left, low64, high64, chunks, residual, add):
-    low, high = np.float32(low64), np.float32(high64)  # float64 arguments: warm records float64 scalars
-    n_items, channels, height, width = x.shape
-    n_out = w.shape[0]
-    out_h, out_w = out.shape[2], out.shape[3]
-    multiplier = n_out // channels
-    # The input channel as sy row-phase planes of its zero-padded self, pw columns each: tap (ky, kx)
-    # reads phase (ky*dy) % sy at row offset (ky*dy) // sy and column offset kx*dx, and each tap is ONE
-    # contiguous multiply-add over out_h * pw values: long vectors even for 7x7 planes, no bounds in the
-    # loop. Every column is computed and each sx-th kept (at stride 2 twice the multiply-adds, but
-    # contiguous loads instead of strided gathers, which AVX2 does slowly).
-    pw = (out_w - 1) * sx + (kw - 1) * dx + 1
-    ph = out_h + ((kh - 1) * dy) // sy + 1  # + 1: the last row's extra columns read one row further
-    phase_size = ph * pw
-    total = out_h * pw
-    planes = n_items * n_out
-    n_taps = kh * kw
-    starts = np.empty(n_taps, np.int64)  # where each tap's values begin among the phase planes
-    for ky in range(kh):
-        for kx in range(kw):
-            starts[ky * kw + kx] = ((ky * dy) % sy) * phase_size + ((ky * dy) // sy) * pw + kx * dx
-    # columns j of a phase row inside the input: 0 <= j - left < width
-    lo, hi = min(pw, left), max(min(pw, left), min(pw, width + left))
-    scratch = np.empty((chunks, sy * phase_size + total), np.float32)
-    for chunk in prange(chunks):
-        phases = scratch[chunk, :sy * phase_size]
-        acc = scratch[chunk, sy * phase_size:]
-        for i in range(sy * phase_size):  # the padding: the same places for every plane, zeroed once
-            phases[i] = 0.0
-        last = -1
-        for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
-            n, o = plane // n_out, plane % n_out
-            source = n * channels + o // multiplier
-            if source != last:
-                last = source
-                src = x[n, o // multiplier]
-                for py in range(sy):
-                    for i in range(ph):
-                        iy = i * sy + py - top
-                        if 0 <= iy < height:
-                            line = src[iy]
-                            base = (py * ph + i) * pw + left  # input column j sits at j + left
-                            for j in range(lo - left, hi - left):
-                                phases[base + j] = line[j]
-            # three taps per pass over the accumulator (a third of its loads and stores)
-            taps = w[o]
-            b = bias[o]
-            for i in range(total):
-                acc[i] = b
-            for t in range(0, n_taps - 2, 3):
-                a0 = phases[starts[t]:starts[t] + total]
-                a1 = phases[starts[t + 1]:starts[t + 1] + total]
-                a2 = phases[starts[t + 2]:starts[t + 2] + total]
-                w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
-                for i in range(total):
-                    acc[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
-            for t in range(n_taps - n_taps % 3, n_taps):
-                a0 = phases[starts[t]:starts[t] + total]
-                w0 = taps[t]
-                for i in range(total):
-                    acc[i] += w0 * a0[i]
-            dst = out[n, o]
-            for oy in range(out_h):
-                line = dst[oy]
-                for ox in range(out_w):
-                    v = acc[oy * pw + ox * sx]
-                    if add:
-                        v += residual[n, o, oy, ox]
-                    if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-                        v = low
-                    if v > high:  # noqa: PLR1730
-                        v = high
-                    line[ox] = v
-
-
 def _im2col(x, n, first, cols, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w):
     """cols[(c, ky, kx), oy*out_w + ox] of item ``n``, channels from ``first``; zeros off the input."""
     height, width = x.shape[2], x.shape[3]
@@ -166,14 +91,12 @@ def _epilogue(out, n, bias, low64, high64, residual, add):
 
 
 _KERNELS = {(name, parallel): kernel(function, parallel=parallel)
-            for name, function in (("depthwise", _depthwise), ("im2col", _im2col), ("col2im", _col2im),
+            for name, function in (("im2col", _im2col), ("col2im", _col2im),
                                    ("epilogue", _epilogue))
             for parallel in (False, True)}
 _F4, _F3, _F2, _F1 = (jit.types.Array(jit.types.float32, r, "C") for r in (4, 3, 2, 1))
 _R4, _R3, _R2, _R1 = (jit.types.Array(jit.types.float32, r, "C", readonly=True) for r in (4, 3, 2, 1))
 _SIGNATURES = {
-    "depthwise": (_R4, _R2, jit.INT, jit.INT, _R1, _F4) + (jit.INT,) * 6 + (jit.FLOAT, jit.FLOAT, jit.INT, _R4,
-                                                                         jit.BOOL),
     "im2col": (_R4, jit.INT, jit.INT, _F2) + (jit.INT,) * 10,
     "col2im": (_R2, _F4, jit.INT, jit.INT, _R1) + (jit.INT,) * 8,
     "epilogue": (_F4, jit.INT, _R1, jit.FLOAT, jit.FLOAT, _R4, jit.BOOL),

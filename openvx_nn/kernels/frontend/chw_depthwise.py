@@ -1,0 +1,135 @@
+"""Float32 depthwise convolution (one input channel per group, any channel multiplier) on NCHW planes.
+
+Depthwise convolution is memory-bound, so it runs direct, one output plane at a time, vectorized along W:
+each input plane is copied once into ``sy * sx`` phase planes of its zero-padded self (phase ``(fy, fx)``
+holds padded rows ``fy, fy + sy, ...`` and columns ``fx, fx + sx, ...``), after which each tap ``(ky, kx)``
+is ONE contiguous multiply-add over the whole output plane (``pw`` columns a row: the ``out_w`` kept and
+``(kw-1)*dx // sx`` dropped), at any stride: long vectors even for 7x7 planes, no bounds inside the loop,
+and at stride 2 a quarter of the columns the unphased plane would need. The taps are summed three at a
+time (a third of the accumulator's loads and stores); the residual and the clip are applied on the way
+to the output.
+
+The planes are shared between the calling thread and the engine's helpers (``float_sharing.Rows``).
+Sums are float32 in a fixed order: within the float32 summation bound of the float64 reference.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..engine.atomics import fetch_add, pause
+from ..support import jit
+from .float_sharing import F32, Rows
+
+CHUNK = 1024
+"""Accumulator values summed through every tap at a time (4 KB: L1 with the rows they read)."""
+
+
+def _planes(x, w, bias, out, residual, geometry, low64, high64, add, plane0, plane1):
+    """Output planes ``[plane0, plane1)`` (plane = item * channels_out + channel); ``geometry`` = (kh, kw, sy,
+    sx, dy, dx, top, left)."""
+    kh, kw, sy, sx, dy, dx, top, left = geometry
+    low, high = np.float32(low64), np.float32(high64)
+    _, channels, height, width = x.shape
+    n_out, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
+    multiplier = n_out // channels
+    n_taps = kh * kw
+    ph = out_h + ((kh - 1) * dy) // sy + 1  # rows of a phase (+ 1: the last row's extra columns read on)
+    pw = out_w + ((kw - 1) * dx) // sx  # columns of a phase
+    phase_size = ph * pw
+    total = out_h * pw  # the accumulator: out_w results and pw - out_w dropped columns per row
+    phases = np.zeros(sy * sx * phase_size, np.float32)  # the padding stays zero: every plane writes the same places
+    acc = np.empty(total, np.float32)
+    starts = np.empty(n_taps, np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            phase = ((ky * dy) % sy) * sx + (kx * dx) % sx
+            starts[ky * kw + kx] = phase * phase_size + ((ky * dy) // sy) * pw + (kx * dx) // sx
+    last = -1
+    for plane in range(plane0, plane1):
+        n, o = plane // n_out, plane % n_out
+        source = n * channels + o // multiplier
+        if source != last:
+            last = source
+            src = x[n, o // multiplier]
+            for iy in range(min(height, ph * sy - top)):
+                fy, r = (iy + top) % sy, (iy + top) // sy
+                line = src[iy]
+                for fx in range(sx):
+                    # phase columns c hold input column c * sx + fx - left
+                    c0 = max(0, (left - fx + sx - 1) // sx)
+                    c1 = min(pw, (width + left - fx + sx - 1) // sx)
+                    dst = phases[(fy * sx + fx) * phase_size + r * pw:(fy * sx + fx) * phase_size + (r + 1) * pw]
+                    for c in range(c0, c1):
+                        dst[c] = line[c * sx + fx - left]
+        taps = w[o]
+        b = bias[o]
+        for c0 in range(0, total, CHUNK):  # a chunk of the accumulator stays in L1 through every tap
+            n_c = min(CHUNK, total - c0)
+            part = acc[c0:c0 + n_c]
+            for i in range(n_c):
+                part[i] = b
+            for t in range(0, n_taps - 2, 3):
+                a0 = phases[starts[t] + c0:starts[t] + c0 + n_c]
+                a1 = phases[starts[t + 1] + c0:starts[t + 1] + c0 + n_c]
+                a2 = phases[starts[t + 2] + c0:starts[t + 2] + c0 + n_c]
+                w0, w1, w2 = taps[t], taps[t + 1], taps[t + 2]
+                for i in range(n_c):
+                    part[i] += w0 * a0[i] + w1 * a1[i] + w2 * a2[i]
+            for t in range(n_taps - n_taps % 3, n_taps):
+                a0 = phases[starts[t] + c0:starts[t] + c0 + n_c]
+                w0 = taps[t]
+                for i in range(n_c):
+                    part[i] += w0 * a0[i]
+        dst = out[n, o]
+        for oy in range(out_h):
+            line = dst[oy]
+            row = acc[oy * pw:oy * pw + out_w]
+            if add:
+                more = residual[n, o, oy]
+                for i in range(out_w):
+                    row[i] += more[i]
+            for i in range(out_w):
+                v = row[i]
+                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+                    v = low
+                if v > high:  # noqa: PLR1730
+                    v = high
+                line[i] = v
+
+
+_PLANES = jit.kernel(_planes)
+
+
+def _shared(x, w, bias, out, residual, geometry, low64, high64, add, n_planes, n_chunks, counters, wait):
+    # Chunks of planes claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
+    claim = np.int64(counters.ctypes.data)
+    i = fetch_add(claim, 1)
+    while i < n_chunks:
+        _PLANES(x, w, bias, out, residual, geometry, low64, high64, add, n_planes * i // n_chunks,
+                n_planes * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+        i = fetch_add(claim, 1)
+    while wait and fetch_add(claim + 8, 0) < n_chunks:
+        pause()
+
+
+_SHARED = jit.kernel(_shared)
+_R2 = jit.types.Array(jit.types.float32, 2, "C", readonly=True)
+_TYPES = (F32[4, False], _R2, F32[1, False], F32[4, True], F32[4, False], jit.types.UniTuple(jit.INT, 8), jit.FLOAT,
+          jit.FLOAT, jit.BOOL)
+_NO_RESIDUAL = np.zeros((1, 1, 1, 1), np.float32)
+_NO_RESIDUAL.flags.writeable = False
+
+
+def bind(x4: np.ndarray, w2: np.ndarray, bias: np.ndarray, out4: np.ndarray, residual4: np.ndarray | None,
+         geometry: tuple[int, ...], clip: tuple[float, float]) -> Callable[[], None]:
+    """A no-argument call computing ``out4 = clip(depthwise(x4) + bias (+ residual4))`` on C-contiguous float32
+    NCHW arrays; ``w2`` [O, kh*kw] float32 (output channel ``o`` reads input channel ``o // (O / C)``),
+    ``geometry`` = (kh, kw, sy, sx, dy, dx, top, left), the output extent fixed by ``out4``'s shape."""
+    res = _NO_RESIDUAL if residual4 is None else residual4
+    args = (x4, w2, bias, out4, res, tuple(int(v) for v in geometry), float(clip[0]), float(clip[1]),
+            residual4 is not None)
+    n_planes = out4.shape[0] * out4.shape[1]
+    return Rows(_PLANES, _SHARED, args, _TYPES, n_planes, out4.size * w2.shape[1])
