@@ -281,6 +281,29 @@ def entry(dispatcher, *arg_types) -> Callable:
     return function
 
 
+_natives: dict[Callable, object] = {}
+
+
+def native(body: Callable) -> int:
+    """The address of ``body`` compiled as the C function ``int32 body(int64 *block)`` (``nogil``, disk cache).
+
+    Compiled on first use and kept for the process (the machine code lives as long as the returned
+    object); ``body`` is usually a closure made once per specialisation (see ``native.py``).
+    """
+    compiled = _natives.get(body)
+    if compiled is None:
+        from numba.core.ccallback import CFunc
+        compiled = CFunc(body, ((types.CPointer(types.int64),), types.int32), {}, {"nogil": True})
+        if _KernelCache is not None:
+            try:
+                compiled._cache = _KernelCache(body, "native")
+            except RuntimeError:  # no locator (a body defined outside a file): compile without a cache
+                _uncached.append(body.__qualname__)
+        compiled.compile()
+        _natives[body] = compiled
+    return compiled.address
+
+
 dispatchers: dict[str, Callable] = {}
 """Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (and ":gil" when it keeps
 the GIL; ``warm`` replays them)."""

@@ -281,11 +281,20 @@ def _bind_activation(p, state):
     return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
+def _native_activation(p, state):
+    """The native entry; None when input and output overlap (a copy per run) or the tensor is empty."""
+    from ...kernels.openvx.activation import detach_from, native_entry
+    x, out = p[0].array, p[4].array
+    if detach_from(out, x) is not x:
+        return None
+    return native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
-    _validate_activation, _run_activation, bind=_bind_activation))
+    _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------
