@@ -46,13 +46,15 @@ class Call(NamedTuple):
 
 @dataclass
 class Plan:
-    """The calls of one verified graph, the storage epoch they were bound at, its memory plan, and the
-    native plan published for it (``native_plan.NativePlan``; None when some call needs Python)."""
+    """The calls of one verified graph, the storage epoch they were bound at, its memory plan, the
+    native plan published for it (``native_plan.NativePlan``; None when some call needs Python), and the
+    generation (``cells.py``) both were made at."""
 
     calls: tuple[Call, ...] = ()
     epoch: int = -1
     memory: MemoryPlan = EMPTY
     native: object = None
+    generation: int = -1
 
 
 def bind(node: Node) -> Call:

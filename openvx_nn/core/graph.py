@@ -206,7 +206,8 @@ class Graph(Reference):
 
     @staticmethod
     def _stale(plan: Plan) -> bool:
-        return plan.epoch != Tensor.storage_epoch or (plan.native is not None and not plan.native.current())
+        return (plan.epoch != Tensor.storage_epoch or plan.generation != cells.GLOBAL[cells.GENERATION]
+                or (plan.native is not None and not plan.native.current()))
 
     def _claim_cells(self) -> None:
         """Take the C-visible busy cell too (waits for a native run of this graph), once C may run it."""
@@ -343,7 +344,7 @@ class Graph(Reference):
             if native is not None and not self._published:
                 self._published = True  # from now on every run holds the busy cell, native or not
                 self._claim_cells()
-            self._set_plan(Plan(calls, epoch, plan.memory, native))
+            self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
             if native is not None:
                 native_plan.publish(self.handle, native)
             plan = self.plan
