@@ -93,6 +93,31 @@ def test_native_tensor_arithmetic_is_bit_identical_to_the_python_path(operation,
             assert python.tobytes() == ours.tobytes(), (operation, dtype, overflow, rounding, scale)
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.float32])  # the 8-bit types share the int16 kernels' code
+def test_native_pooling_and_softmax_are_bit_identical_to_the_python_path(dtype):
+    from openvx_nn.operations.geometry import output_size
+    rng = np.random.default_rng(5)
+    fpp = 8 if dtype == np.int16 else 0
+    for kind, size, pad, stride in (("max", (2, 2), (0, 0), (2, 2)), ("avg", (3, 3), (1, 1), (1, 1)),
+                                    ("avg", (3, 2), (1, 0), (2, 1)), ("max", (3, 3), (1, 1), (2, 2))):
+        shape = (int(rng.integers(3, 9)), int(rng.integers(3, 9)), int(rng.integers(1, 4)))
+        out_shape = tuple(output_size(shape[i], pad[i], size[i], stride[i], False) for i in (0, 1)) + shape[2:]
+        with Context() as ctx, ctx.graph() as g:
+            x = ctx.tensor(_values(rng, shape, dtype), fixed_point_position=fpp)
+            out = g.pooling(x, ctx.tensor(shape=out_shape, dtype=dtype, fixed_point_position=fpp), kind=kind,
+                            size=size, padding=pad)
+            python, ours = _python_then_native(ctx, g, out)
+            assert python.tobytes() == ours.tobytes(), (kind, size, pad, stride, dtype)
+    for rank in (1, 2, 3, 4):
+        shape = _shape(rng, rank)
+        fpp_out = int(rng.integers(0, 9)) if dtype == np.int16 else 0
+        with Context() as ctx, ctx.graph() as g:
+            x = ctx.tensor(_values(rng, shape, dtype), fixed_point_position=fpp)
+            out = g.softmax(x, ctx.tensor(shape=shape, dtype=dtype, fixed_point_position=fpp_out))
+            python, ours = _python_then_native(ctx, g, out)
+            assert python.tobytes() == ours.tobytes(), (shape, dtype)
+
+
 def _relu_graph(ctx, data):
     g = ctx.graph()
     x = ctx.tensor(data)
