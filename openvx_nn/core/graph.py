@@ -58,6 +58,7 @@ class Graph(Reference):
         self._cells_address = cells.address(self._cells)
         self._holds_cells = False  # the Python path holds the busy cell (once a native plan was published)
         self._published = False  # a native plan was published at some time: the Python path claims the cell
+        self._native_allowed = True
         self.nodes: dict[Node, None] = {}  # in the order added (a dict: removal by key, not by scan)
         self.parameters: list[tuple[Node, int]] = []
         self.perf = Perf()
@@ -105,6 +106,16 @@ class Graph(Reference):
         self.plan = plan
         if old is not None and old is not plan.native:
             native_plan.retire(self.handle, old)
+
+    @property
+    def native_allowed(self) -> bool:
+        """Whether this graph may get a native plan (benchmarks compare both paths on one graph)."""
+        return self._native_allowed
+
+    @native_allowed.setter
+    def native_allowed(self, value: bool) -> None:
+        self._native_allowed = bool(value)
+        cells.changed()
 
     @property
     def executing(self) -> bool:

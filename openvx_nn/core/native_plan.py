@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import os
+
 import numpy as np
 
 from . import cells
@@ -43,6 +45,8 @@ class Hooks(NamedTuple):
 
 
 hooks: Hooks | None = None
+ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
+"""``OPENVX_NN_NATIVE=0``: no native plans; every graph runs on the Python path (for comparison)."""
 
 
 def graph_cells() -> np.ndarray:
@@ -79,7 +83,7 @@ def _static_roots(node) -> list[Tensor]:
 def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndarray) -> NativePlan | None:
     """The native plan of ``calls`` (bound at storage ``epoch`` and ``generation``), or None when a call
     needs Python."""
-    if hooks is None or not calls or graph.context.performance_enabled:
+    if hooks is None or not ENABLED or not graph.native_allowed or not calls or graph.context.performance_enabled:
         return None
     if any(call.native is None or call.node.callback for call in calls):
         return None
