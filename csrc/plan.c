@@ -29,7 +29,8 @@ static struct bucket {
     struct slot *head;
 } table[BUCKETS];
 
-static int64_t running;   /* native runs in flight */
+static int64_t own_running;
+static int64_t *running = &own_running; /* native runs in flight (Python reads it: vxnn_plan_count_runs_in) */
 static int closing;       /* set once by vxnn_plan_close */
 static int64_t completed; /* runs finished by vxnn_plan_run */
 
@@ -111,15 +112,15 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
     int64_t *plan = (int64_t *)address, *cells = (int64_t *)plan[P_CELLS];
     int64_t k, j, steps = plan[P_STEPS];
     int32_t status = VX_SUCCESS;
-    __atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(running, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&closing, __ATOMIC_SEQ_CST)) {
-        __atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
         return VXNN_NOT_NATIVE; /* the Python path refuses it and says why */
     }
     for (k = 0; k < plan[P_GUARDS]; k++) {
         const int64_t *guard = &plan[P_GUARD0 + 2 * k];
         if (__atomic_load_n((int64_t *)guard[0], __ATOMIC_ACQUIRE) != guard[1]) {
-            __atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
+            __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
             return VXNN_NOT_NATIVE; /* storage moved, weights written, ...: Python rebinds */
         }
     }
@@ -138,7 +139,7 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
     }
     *failed = k;
     cells[C_STATE] = status == VX_SUCCESS ? VX_GRAPH_STATE_COMPLETED : VX_GRAPH_STATE_ABANDONED;
-    __atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
     return status;
 }
 
@@ -181,8 +182,14 @@ void vxnn_plan_unclaim(uintptr_t address)
 void vxnn_plan_close(void)
 {
     __atomic_store_n(&closing, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&running, __ATOMIC_SEQ_CST))
+    while (__atomic_load_n(running, __ATOMIC_SEQ_CST))
         sched_yield();
+}
+
+void vxnn_plan_count_runs_in(uintptr_t address)
+{
+    if (address)
+        running = (int64_t *)address; /* once, at start-up, before any plan is published */
 }
 
 int64_t vxnn_plan_runs(void)

@@ -30,6 +30,8 @@ void vxnn_plan_claim(uintptr_t cells);
 void vxnn_plan_unclaim(uintptr_t cells);
 /* Process exit: refuse new native runs and wait for those in flight (they stop at the next node). */
 void vxnn_plan_close(void);
+/* Count the native runs in flight in the int64 at address (Python reads it: kernels keep to one thread). */
+void vxnn_plan_count_runs_in(uintptr_t address);
 /* Native runs completed by vxnn_plan_run since start-up (tests: the native path was taken). */
 int64_t vxnn_plan_runs(void);
 #endif

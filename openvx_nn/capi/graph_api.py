@@ -21,6 +21,7 @@ from ..core.graph import Graph
 from ..core.kernel import Kernel, Parameter
 from ..core.node import Node
 from ..core.scalar import Scalar, value_size
+from ..kernels.support import jit
 from . import attributes
 from .attributes import Attr
 from .binding import ffi, lib
@@ -94,6 +95,7 @@ def _execute_plan(address: int) -> tuple[int, int]:
     return status, int(failed[0])
 
 
+lib.vxnn_plan_count_runs_in(cells.address(jit.native_runs))
 native_plan.hooks = native_plan.Hooks(lib.vxnn_plan_publish, lib.vxnn_plan_run, _execute_plan, lib.vxnn_plan_claim,
                                       lib.vxnn_plan_unclaim, lib.vxnn_plan_close)
 

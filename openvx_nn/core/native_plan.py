@@ -14,10 +14,9 @@ count is back to 0, so the arrays a run in flight reads outlive it.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import NamedTuple
-
-import os
 
 import numpy as np
 

@@ -342,6 +342,14 @@ _SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
 crowded = False
 """Set by the object model while more than one graph executes: each then keeps its kernels on its own
 thread (the cores are already taken) instead of launching a pool that would oversubscribe them."""
+native_runs = np.zeros(1, np.int64)
+"""Graph runs in flight on the native path (C counts them in and out: ``csrc/plan.c``).  Native entries
+run serial kernels on the caller's thread; while any runs, other kernels keep to their own thread too."""
+
+
+def is_crowded() -> bool:
+    """Whether another graph is executing (on the Python or the native path): lend no threads."""
+    return crowded or bool(native_runs[0])
 
 
 def configure_pool() -> None:
@@ -367,12 +375,12 @@ def thread_pool() -> Iterator[bool]:
     """True while the caller holds numba's thread pool and may launch a ``parallel`` kernel, else False.
 
     One parallel kernel runs at a time in the process, and none while several graphs execute
-    (:data:`crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
+    (:func:`is_crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
     runs concurrently). numba's ``workqueue`` threading layer, the one left when neither TBB nor
     OpenMP is available, aborts the whole process on concurrent launches, and two launches
     sharing one pool gain nothing.
     """
-    acquired = not _SERIAL and not crowded and _pool.acquire(blocking=False)
+    acquired = not _SERIAL and not is_crowded() and _pool.acquire(blocking=False)
     try:
         yield acquired
     finally:
