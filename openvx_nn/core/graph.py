@@ -409,7 +409,10 @@ class Graph(Reference):
         """Node statuses after the native plan ran from the Python path (C set the graph's state)."""
         for call in calls[:failed]:
             call.node.status = Status.VX_SUCCESS
-        if status != Status.VX_SUCCESS:
+        if status == Status.VX_ERROR_GRAPH_ABANDONED:  # the process is exiting: C stopped between nodes
+            self.context.log(calls[failed].node, status, f"{self.describe()} abandoned before "
+                                                         f"{calls[failed].node.describe()}: the process is exiting")
+        elif status != Status.VX_SUCCESS:
             self.native_failed(calls[failed].node, status)
         return status
 
