@@ -161,7 +161,7 @@ def test_a_node_callback_keeps_the_graph_on_the_python_path():
         return vx.VX_ACTION_CONTINUE
 
     with Context() as ctx:
-        g, x, out = _relu_graph(ctx, np.array([-1.0, 2.0], np.float32))
+        g, _x, out = _relu_graph(ctx, np.array([-1.0, 2.0], np.float32))
         assert _model(g.handle).plan.native is not None
         node = _model(g.handle).order[0]
         assert vx.vxAssignNodeCallback(vx.ffi.cast("vx_node", node.handle), on_complete) == vx.VX_SUCCESS
@@ -219,3 +219,19 @@ def test_an_error_inside_a_native_kernel_is_a_status_and_a_log_line(ctx, log):
     assert state[0] == vx.VX_GRAPH_STATE_ABANDONED
     for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
         assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
+
+
+def test_a_written_scalar_rebinds_no_graph_that_cannot_run_natively():
+    with Context() as ctx, ctx.graph() as g, ctx.graph() as other:
+        x = ctx.tensor(np.ones((2, 2, 2), np.int16))
+        g.convolution(x, ctx.tensor(np.ones((1, 1, 2, 2), np.int16)), out=ctx.tensor(shape=(2, 2, 2), dtype=np.int16))
+        mid = other.multiply(x, x, ctx.tensor(shape=(2, 2, 2), dtype=np.int16))
+        g.process()
+        other.process()
+        plan = _model(g.handle).plan
+        assert plan.native is None  # convolution has no native entry
+        _model(other.handle).order[0].params[2].value = 3.0
+        g.process()
+        other.process()
+        assert _model(g.handle).plan is plan
+        assert mid.numpy().tolist() == np.full((2, 2, 2), 3).tolist()

@@ -48,13 +48,14 @@ class Call(NamedTuple):
 class Plan:
     """The calls of one verified graph, the storage epoch they were bound at, its memory plan, the
     native plan published for it (``native_plan.NativePlan``; None when some call needs Python), and the
-    generation (``cells.py``) both were made at."""
+    generation (``cells.py``) that decided whether it has one (None: the generation plays no part, since
+    some call has no native entry at all)."""
 
     calls: tuple[Call, ...] = ()
     epoch: int = -1
     memory: MemoryPlan = EMPTY
     native: object = None
-    generation: int = -1
+    generation: int | None = -1
 
 
 def bind(node: Node) -> Call:

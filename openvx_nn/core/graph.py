@@ -217,7 +217,9 @@ class Graph(Reference):
 
     @staticmethod
     def _stale(plan: Plan) -> bool:
-        return (plan.epoch != Tensor.storage_epoch or plan.generation != cells.GLOBAL[cells.GENERATION]
+        generation = plan.generation
+        return (plan.epoch != Tensor.storage_epoch
+                or (generation is not None and generation != cells.GLOBAL[cells.GENERATION])
                 or (plan.native is not None and not plan.native.current()))
 
     def _claim_cells(self) -> None:
@@ -355,6 +357,8 @@ class Graph(Reference):
             if native is not None and not self._published:
                 self._published = True  # from now on every run holds the busy cell, native or not
                 self._claim_cells()
+            if native is None and not native_plan.held_back(calls, self):
+                generation = None  # a scalar written elsewhere does not rebind this graph
             self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
             if native is not None:
                 native_plan.publish(self.handle, native)

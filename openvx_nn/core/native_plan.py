@@ -79,12 +79,25 @@ def _static_roots(node) -> list[Tensor]:
     return [p.root for spec, p in zip(specs, node.params) if spec.static and isinstance(p, Tensor)]
 
 
+def _possible(calls: tuple) -> bool:
+    return hooks is not None and ENABLED and bool(calls) and all(call.native is not None for call in calls)
+
+
+def _settings_forbid(calls: tuple, graph) -> bool:
+    return (graph.context.performance_enabled or not graph.native_allowed
+            or any(call.node.callback for call in calls))
+
+
+def held_back(calls: tuple, graph) -> bool:
+    """Whether only settings keep these calls from a native plan (performance timing, a node callback,
+    ``native_allowed``): a new generation may then give them one."""
+    return _possible(calls) and _settings_forbid(calls, graph)
+
+
 def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndarray) -> NativePlan | None:
     """The native plan of ``calls`` (bound at storage ``epoch`` and ``generation``), or None when a call
     needs Python."""
-    if hooks is None or not ENABLED or not graph.native_allowed or not calls or graph.context.performance_enabled:
-        return None
-    if any(call.native is None or call.node.callback for call in calls):
+    if not _possible(calls) or _settings_forbid(calls, graph):
         return None
     guards: list[tuple[np.ndarray, int, int]] = [(cells.GLOBAL, cells.EPOCH, epoch),
                                                   (cells.GLOBAL, cells.GENERATION, generation)]
