@@ -5,6 +5,7 @@
  * the run that holds it ends; Python frees it when the count is back to 0.
  * The graph's busy cell serialises runs of one graph between the native path
  * and the Python path; different graphs share nothing but the running count. */
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <VX/vx.h>
@@ -13,7 +14,7 @@
 
 enum { P_REFS, P_STEPS, P_CELLS, P_GRAPH, P_GUARDS, P_FIRST, P_GUARD0 = 8 };
 enum { S_ENTRY, S_BLOCK, S_NODE, S_WRITES, S_NWRITES, S_WORDS };
-enum { C_BUSY, C_STATE };
+enum { C_BUSY, C_STATE, C_SCHEDULED, C_DONE, C_RESULT };
 #define BUCKETS 1024
 
 typedef int32_t (*vxnn_entry)(int64_t *block);
@@ -32,6 +33,8 @@ static struct bucket {
 static int64_t own_running;
 static int64_t *running = &own_running; /* native runs in flight (Python reads it: vxnn_plan_count_runs_in) */
 static int closing;       /* set once by vxnn_plan_close */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER; /* scheduled runs end under it */
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static int64_t completed; /* runs finished by vxnn_plan_run */
 
 static struct bucket *bucket_of(uintptr_t graph)
@@ -154,6 +157,11 @@ int32_t vxnn_plan_run(uintptr_t graph)
         drop(plan); /* another run has the graph: the Python path waits for it */
         return VXNN_NOT_NATIVE;
     }
+    if (cells[C_SCHEDULED]) { /* scheduled and not collected by vxWaitGraph: the Python path refuses */
+        __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
+        drop(plan);
+        return VXNN_NOT_NATIVE;
+    }
     status = vxnn_plan_execute((uintptr_t)plan, &failed);
     node = status == VX_SUCCESS || status == VXNN_NOT_NATIVE ? 0 : plan[plan[P_FIRST] + S_WORDS * failed + S_NODE];
     __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
@@ -162,6 +170,113 @@ int32_t vxnn_plan_run(uintptr_t graph)
         __atomic_add_fetch(&completed, 1, __ATOMIC_RELAXED);
     else if (status != VXNN_NOT_NATIVE && !__atomic_load_n(&closing, __ATOMIC_SEQ_CST))
         vxnn_native_failed(graph, (uintptr_t)node, status); /* Python: node status, log line, retire */
+    return status;
+}
+
+static int current(const int64_t *plan)
+{
+    int64_t k;
+    for (k = 0; k < plan[P_GUARDS]; k++) {
+        const int64_t *guard = &plan[P_GUARD0 + 2 * k];
+        if (__atomic_load_n((int64_t *)guard[0], __ATOMIC_ACQUIRE) != guard[1])
+            return 0;
+    }
+    return 1;
+}
+
+struct job {
+    uintptr_t graph;
+    int64_t *plan;
+};
+
+static void *scheduled_run(void *arg)
+{
+    struct job *job = arg;
+    int64_t *plan = job->plan, *cells = (int64_t *)plan[P_CELLS], failed = 0, node = 0;
+    int32_t status = vxnn_plan_execute((uintptr_t)plan, &failed);
+    if (status == VXNN_NOT_NATIVE) /* changed or exiting since vxScheduleGraph: not run */
+        status = VX_ERROR_GRAPH_ABANDONED;
+    else if (status != VX_SUCCESS)
+        node = plan[plan[P_FIRST] + S_WORDS * failed + S_NODE];
+    __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
+    if (node && !__atomic_load_n(&closing, __ATOMIC_SEQ_CST))
+        vxnn_native_failed(job->graph, (uintptr_t)node, status); /* logged before vxWaitGraph returns */
+    if (status == VX_SUCCESS)
+        __atomic_add_fetch(&completed, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&done_lock);
+    cells[C_RESULT] = status;
+    cells[C_DONE] = 1;
+    pthread_cond_broadcast(&done);
+    pthread_mutex_unlock(&done_lock);
+    drop(plan);
+    free(job);
+    return NULL;
+}
+
+int32_t vxnn_plan_schedule(uintptr_t graph)
+{
+    int64_t *plan = take(graph), *cells, free_ = 0;
+    struct job *job;
+    pthread_attr_t attr;
+    pthread_t thread;
+    int started;
+    if (!plan)
+        return VXNN_NOT_NATIVE;
+    cells = (int64_t *)plan[P_CELLS];
+    if (!__atomic_compare_exchange_n(&cells[C_BUSY], &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        drop(plan);
+        return VXNN_NOT_NATIVE;
+    }
+    job = malloc(sizeof *job);
+    if (!job || cells[C_SCHEDULED] || !current(plan) || __atomic_load_n(&closing, __ATOMIC_SEQ_CST)) {
+        free(job); /* the Python path refuses, rebinds or reports */
+        __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
+        drop(plan);
+        return VXNN_NOT_NATIVE;
+    }
+    job->graph = graph;
+    job->plan = plan; /* the thread owns this reference */
+    cells[C_DONE] = 0;
+    cells[C_SCHEDULED] = 1;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&thread, &attr, scheduled_run, job) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        cells[C_SCHEDULED] = 0;
+        __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
+        drop(plan);
+        free(job);
+        return VXNN_NOT_NATIVE;
+    }
+    return VX_SUCCESS;
+}
+
+int32_t vxnn_plan_wait(uintptr_t address)
+{
+    int64_t *cells = (int64_t *)address;
+    int32_t status;
+    pthread_mutex_lock(&done_lock);
+    if (!cells[C_SCHEDULED]) {
+        pthread_mutex_unlock(&done_lock);
+        return VXNN_NOT_NATIVE;
+    }
+    while (!cells[C_DONE])
+        pthread_cond_wait(&done, &done_lock);
+    status = (int32_t)cells[C_RESULT];
+    cells[C_SCHEDULED] = 0;
+    pthread_mutex_unlock(&done_lock);
+    return status;
+}
+
+int32_t vxnn_plan_wait_graph(uintptr_t graph)
+{
+    int64_t *plan = take(graph);
+    int32_t status;
+    if (!plan)
+        return VXNN_NOT_NATIVE;
+    status = vxnn_plan_wait(plan[P_CELLS]);
+    drop(plan);
     return status;
 }
 

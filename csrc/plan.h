@@ -10,7 +10,8 @@
  *   steps, 5 words each: (entry int32(*)(int64 *), its argument block, node handle,
  *                         index of its write counters, how many)
  *   write counters: addresses of the int64 counters a step bumps.
- * The graph's cells (int64): [0] busy (1 while a run holds the graph), [1] vx_graph_state_e.
+ * The graph's cells (int64): [0] busy (1 while a run holds the graph), [1] vx_graph_state_e,
+ * [2] scheduled (from vxScheduleGraph until vxWaitGraph collects), [3] done, [4] the scheduled run's status.
  * Python keeps the array and everything it points to alive until the references drop to 0. */
 #ifndef OPENVX_NN_PLAN_H
 #define OPENVX_NN_PLAN_H
@@ -25,6 +26,13 @@ void vxnn_plan_publish(uintptr_t graph, uintptr_t plan);
 int32_t vxnn_plan_run(uintptr_t graph);
 /* Run a plan whose graph the caller has claimed (vxnn_plan_claim); *failed gets the failing step's index. */
 int32_t vxnn_plan_execute(uintptr_t plan, int64_t *failed);
+/* vxScheduleGraph of a graph with a current native plan: a detached pthread runs it (VX_SUCCESS), or
+ * VXNN_NOT_NATIVE (no plan, busy, already scheduled, changed: the Python path decides). */
+int32_t vxnn_plan_schedule(uintptr_t graph);
+/* vxWaitGraph of a natively scheduled graph, by its cells or its handle: the run's status, or VXNN_NOT_NATIVE
+ * when the graph is not scheduled natively. */
+int32_t vxnn_plan_wait(uintptr_t cells);
+int32_t vxnn_plan_wait_graph(uintptr_t graph);
 /* Claim a graph's busy cell for a run on the Python path (waits for a native run to end), and let it go. */
 void vxnn_plan_claim(uintptr_t cells);
 void vxnn_plan_unclaim(uintptr_t cells);

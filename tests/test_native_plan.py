@@ -235,3 +235,25 @@ def test_a_written_scalar_rebinds_no_graph_that_cannot_run_natively():
         other.process()
         assert _model(g.handle).plan is plan
         assert mid.numpy().tolist() == np.full((2, 2, 2), 3).tolist()
+
+
+def test_schedule_and_wait_run_the_native_plan_on_a_pthread(ctx, log):
+    g = vx.vxCreateGraph(ctx)
+    dims = vx.ffi.new("vx_size[]", [3])
+    x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_INT16, 0)
+    out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_INT16, 0)
+    node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_ABS, 0.0, 0.0, out)
+    data = np.array([-7, 0, 5], np.int16)
+    _model(x).array[...] = data
+    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS  # binds and publishes
+    runs = _runs()
+    for _ in range(3):
+        assert vx.vxScheduleGraph(g) == vx.VX_SUCCESS
+        assert vx.vxScheduleGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED  # not collected yet
+        assert vx.vxProcessGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED
+        assert vx.vxWaitGraph(g) == vx.VX_SUCCESS
+    assert vx.vxWaitGraph(g) == vx.VX_FAILURE  # nothing scheduled any more
+    assert _runs() == runs + 3, "vxScheduleGraph did not run the native plan"
+    assert _model(out).array.tolist() == [7, 0, 5]
+    for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
+        assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS

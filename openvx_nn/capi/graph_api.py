@@ -97,7 +97,8 @@ def _execute_plan(address: int) -> tuple[int, int]:
 
 lib.vxnn_plan_count_runs_in(cells.address(jit.native_runs))
 native_plan.hooks = native_plan.Hooks(lib.vxnn_plan_publish, lib.vxnn_plan_run, _execute_plan, lib.vxnn_plan_claim,
-                                      lib.vxnn_plan_unclaim, lib.vxnn_plan_close)
+                                      lib.vxnn_plan_unclaim, lib.vxnn_plan_close, lib.vxnn_plan_schedule,
+                                      lib.vxnn_plan_wait)
 
 
 @ffi.def_extern(name="vxnn_native_failed")

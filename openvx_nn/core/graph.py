@@ -119,7 +119,9 @@ class Graph(Reference):
 
     @property
     def executing(self) -> bool:
-        return self._busy.locked() or self._run is not None or bool(self._cells[native_plan.BUSY])
+        cells_ = self._cells
+        return (self._busy.locked() or self._run is not None or bool(cells_[native_plan.BUSY])
+                or bool(cells_[native_plan.SCHEDULED]))
 
     @property
     def verified(self) -> bool:
@@ -207,7 +209,7 @@ class Graph(Reference):
         if not self._busy.acquire(blocking=False):
             return None
         plan = self.plan
-        if self._run is not None or self._stale(plan) or not self.verified:
+        if self._run is not None or self._cells[native_plan.SCHEDULED] or self._stale(plan) or not self.verified:
             self._busy.release()
             execution.notify()
             return None
@@ -243,6 +245,9 @@ class Graph(Reference):
                           f"{self.describe()} is scheduled; vxWaitGraph it first", self)
         try:
             self._claim_cells()
+            if self._cells[native_plan.SCHEDULED]:  # scheduled natively (csrc/plan.c), not collected yet
+                raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
+                              f"{self.describe()} is scheduled; vxWaitGraph it first", self)
             if not self.verified:
                 self.verify()
             steps = self._bound_calls()
@@ -304,6 +309,8 @@ class Graph(Reference):
 
     def schedule(self) -> None:
         """Start the graph on a worker thread; vxWaitGraph collects its status."""
+        if self.plan.native is not None and native_plan.hooks.schedule(self.handle) == Status.VX_SUCCESS:
+            return  # a pthread runs the native plan
         run = _Run()
         with execution.running(run):
             execution.prepare_runtime()
@@ -337,6 +344,10 @@ class Graph(Reference):
 
     def wait(self) -> int:
         """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""
+        if self._cells[native_plan.SCHEDULED]:
+            status = native_plan.hooks.wait(self._cells_address)  # without the GIL or the model lock
+            if status != native_plan.NOT_NATIVE:
+                return status
         with execution.changed:
             run = self._run
             if run is None:

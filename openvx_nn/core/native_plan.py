@@ -29,7 +29,7 @@ NOT_NATIVE = 1
 """``VXNN_NOT_NATIVE`` of plan.h: no current native plan or the graph is busy; the Python path runs it."""
 
 HEADER, STEP_WORDS = 8, 5
-BUSY, STATE = 0, 1  # the graph's cells
+BUSY, STATE, SCHEDULED = 0, 1, 2  # the graph's cells (plan.h)
 
 
 class Hooks(NamedTuple):
@@ -41,6 +41,8 @@ class Hooks(NamedTuple):
     claim: Callable[[int], None]                 # (cells address): wait for, and take, the busy cell
     unclaim: Callable[[int], None]
     close: Callable[[], None]                    # process exit: refuse and wait for native runs
+    schedule: Callable[[int], int]               # (graph handle) -> VX_SUCCESS or NOT_NATIVE
+    wait: Callable[[int], int]                   # (cells address) -> the scheduled run's status or NOT_NATIVE
 
 
 hooks: Hooks | None = None
@@ -49,8 +51,8 @@ ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
 
 
 def graph_cells() -> np.ndarray:
-    """A graph's C-visible cells: busy flag and state."""
-    found = np.zeros(2, np.int64)
+    """A graph's C-visible cells: busy flag, state, and a native scheduled run's flags and status."""
+    found = np.zeros(5, np.int64)
     found[STATE] = GraphState.VX_GRAPH_STATE_UNVERIFIED
     return found
 
