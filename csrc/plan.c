@@ -14,7 +14,7 @@
 
 enum { P_REFS, P_STEPS, P_CELLS, P_GRAPH, P_GUARDS, P_FIRST, P_GUARD0 = 8 };
 enum { S_ENTRY, S_BLOCK, S_NODE, S_WRITES, S_NWRITES, S_WORDS };
-enum { C_BUSY, C_STATE, C_SCHEDULED, C_DONE, C_RESULT };
+enum { C_BUSY, C_STATE, C_SCHEDULED, C_DONE, C_RESULT, C_RUNS };
 #define BUCKETS 1024
 
 typedef int32_t (*vxnn_entry)(int64_t *block);
@@ -28,14 +28,35 @@ struct slot {
 static struct bucket {
     int lock;
     struct slot *head;
-} table[BUCKETS];
+} __attribute__((aligned(64))) table[BUCKETS]; /* a cache line each: graphs on different cores share none */
 
-static int64_t own_running;
-static int64_t *running = &own_running; /* native runs in flight (Python reads it: vxnn_plan_count_runs_in) */
+/* Native runs in flight, striped over cache lines by thread (a single counter bounced between the cores on
+ * every run costs more than a small graph): stripe s is running[s * STRIDE]; Python sums them. */
+#define STRIPES 16
+#define STRIDE 8
+static int64_t own_running[STRIPES * STRIDE] __attribute__((aligned(64)));
+static int64_t *running_base = own_running;
+static __thread int64_t *running;
+static int next_stripe;
 static int closing;       /* set once by vxnn_plan_close */
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER; /* scheduled runs end under it */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
-static int64_t completed; /* runs finished by vxnn_plan_run */
+
+static int64_t *my_stripe(void)
+{
+    if (!running)
+        running = &running_base[(__atomic_fetch_add(&next_stripe, 1, __ATOMIC_RELAXED) % STRIPES) * STRIDE];
+    return running;
+}
+
+static int64_t in_flight(void)
+{
+    int64_t total = 0;
+    int k;
+    for (k = 0; k < STRIPES; k++)
+        total += __atomic_load_n(&running_base[k * STRIDE], __ATOMIC_SEQ_CST);
+    return total;
+}
 
 static struct bucket *bucket_of(uintptr_t graph)
 {
@@ -115,15 +136,15 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
     int64_t *plan = (int64_t *)address, *cells = (int64_t *)plan[P_CELLS];
     int64_t k, j, steps = plan[P_STEPS];
     int32_t status = VX_SUCCESS;
-    __atomic_add_fetch(running, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(my_stripe(), 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&closing, __ATOMIC_SEQ_CST)) {
-        __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(my_stripe(), 1, __ATOMIC_SEQ_CST);
         return VXNN_NOT_NATIVE; /* the Python path refuses it and says why */
     }
     for (k = 0; k < plan[P_GUARDS]; k++) {
         const int64_t *guard = &plan[P_GUARD0 + 2 * k];
         if (__atomic_load_n((int64_t *)guard[0], __ATOMIC_ACQUIRE) != guard[1]) {
-            __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
+            __atomic_sub_fetch(my_stripe(), 1, __ATOMIC_SEQ_CST);
             return VXNN_NOT_NATIVE; /* storage moved, weights written, ...: Python rebinds */
         }
     }
@@ -142,7 +163,7 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
     }
     *failed = k;
     cells[C_STATE] = status == VX_SUCCESS ? VX_GRAPH_STATE_COMPLETED : VX_GRAPH_STATE_ABANDONED;
-    __atomic_sub_fetch(running, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(my_stripe(), 1, __ATOMIC_SEQ_CST);
     return status;
 }
 
@@ -167,7 +188,7 @@ int32_t vxnn_plan_run(uintptr_t graph)
     __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
     drop(plan);
     if (status == VX_SUCCESS)
-        __atomic_add_fetch(&completed, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&cells[C_RUNS], 1, __ATOMIC_RELAXED);
     else if (status != VXNN_NOT_NATIVE && !__atomic_load_n(&closing, __ATOMIC_SEQ_CST))
         vxnn_native_failed(graph, (uintptr_t)node, status); /* Python: node status, log line, retire */
     return status;
@@ -202,7 +223,7 @@ static void *scheduled_run(void *arg)
     if (node && !__atomic_load_n(&closing, __ATOMIC_SEQ_CST))
         vxnn_native_failed(job->graph, (uintptr_t)node, status); /* logged before vxWaitGraph returns */
     if (status == VX_SUCCESS)
-        __atomic_add_fetch(&completed, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&cells[C_RUNS], 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&done_lock);
     cells[C_RESULT] = status;
     cells[C_DONE] = 1;
@@ -297,17 +318,12 @@ void vxnn_plan_unclaim(uintptr_t address)
 void vxnn_plan_close(void)
 {
     __atomic_store_n(&closing, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(running, __ATOMIC_SEQ_CST))
+    while (in_flight())
         sched_yield();
 }
 
 void vxnn_plan_count_runs_in(uintptr_t address)
 {
     if (address)
-        running = (int64_t *)address; /* once, at start-up, before any plan is published */
-}
-
-int64_t vxnn_plan_runs(void)
-{
-    return __atomic_load_n(&completed, __ATOMIC_RELAXED);
+        running_base = (int64_t *)address; /* once, at start-up, before any plan is published */
 }

@@ -11,7 +11,8 @@
  *                         index of its write counters, how many)
  *   write counters: addresses of the int64 counters a step bumps.
  * The graph's cells (int64): [0] busy (1 while a run holds the graph), [1] vx_graph_state_e,
- * [2] scheduled (from vxScheduleGraph until vxWaitGraph collects), [3] done, [4] the scheduled run's status.
+ * [2] scheduled (from vxScheduleGraph until vxWaitGraph collects), [3] done, [4] the scheduled run's status,
+ * [5] runs completed by vxProcessGraph or vxScheduleGraph in C (tests: the native path was taken).
  * Python keeps the array and everything it points to alive until the references drop to 0. */
 #ifndef OPENVX_NN_PLAN_H
 #define OPENVX_NN_PLAN_H
@@ -38,8 +39,6 @@ void vxnn_plan_claim(uintptr_t cells);
 void vxnn_plan_unclaim(uintptr_t cells);
 /* Process exit: refuse new native runs and wait for those in flight (they stop at the next node). */
 void vxnn_plan_close(void);
-/* Count the native runs in flight in the int64 at address (Python reads it: kernels keep to one thread). */
+/* Count the native runs in flight in 16 int64 stripes 8 words apart from address (Python sums them). */
 void vxnn_plan_count_runs_in(uintptr_t address);
-/* Native runs completed by vxnn_plan_run since start-up (tests: the native path was taken). */
-int64_t vxnn_plan_runs(void);
 #endif

@@ -17,10 +17,9 @@ DTYPES = (np.uint8, np.int8, np.int16, np.float32)
 FUNCTIONS = ("logistic", "tanh", "relu", "brelu", "softrelu", "abs", "square", "sqrt", "linear")
 
 
-def _runs() -> int:
-    """Native runs completed by vxProcessGraph in C (the library's own module exists once it is loaded)."""
-    from openvx_nn.capi.binding import lib
-    return lib.vxnn_plan_runs()
+def _runs(graph) -> int:
+    """Runs of ``graph`` completed in C without entering Python."""
+    return _model(graph).native_runs
 
 
 def _model(handle):
@@ -50,9 +49,9 @@ def _python_then_native(ctx, g, out):
     g.process()  # binds and publishes the native plan
     assert _model(g.handle).plan.native is not None
     out.write(np.zeros_like(python))  # the native run must write every element again
-    runs = _runs()
+    runs = _runs(g.handle)
     assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
-    assert _runs() == runs + 1, "vxProcessGraph did not take the native path"
+    assert _runs(g.handle) == runs + 1, "vxProcessGraph did not take the native path"
     return python, out.numpy()
 
 
@@ -132,14 +131,14 @@ def test_native_runs_see_new_contents_a_changed_graph_and_a_written_scalar():
     with Context() as ctx, ctx.graph() as g:
         x = ctx.tensor(data)
         mid = g.relu(x, out=ctx.tensor(shape=(4, 3), dtype=np.int16))
-        runs = _runs()
+        runs = _runs(g.handle)
         g.process()
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
         assert np.array_equal(mid.numpy(), np.maximum(data, 0))
         x.write(-data)  # new contents, same memory: the plan stays current
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
         assert np.array_equal(mid.numpy(), np.maximum(-data, 0))
-        assert _runs() == runs + 2
+        assert _runs(g.handle) == runs + 2
         out = g.multiply(mid, np.full((4, 3), 3, np.int16), ctx.tensor(shape=(4, 3), dtype=np.int16), scale=1.0)  # the graph changed: verified again
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
         assert np.array_equal(out.numpy(), np.maximum(-data, 0) * 3)
@@ -147,9 +146,9 @@ def test_native_runs_see_new_contents_a_changed_graph_and_a_written_scalar():
         scale.value = 2.0  # a written scalar (what vxCopyScalar does): the native plan is rebuilt
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
         assert np.array_equal(out.numpy(), np.maximum(-data, 0) * 6)
-        runs = _runs()
+        runs = _runs(g.handle)
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
-        assert _runs() == runs + 1
+        assert _runs(g.handle) == runs + 1
 
 
 def test_a_node_callback_keeps_the_graph_on_the_python_path():
@@ -165,10 +164,10 @@ def test_a_node_callback_keeps_the_graph_on_the_python_path():
         assert _model(g.handle).plan.native is not None
         node = _model(g.handle).order[0]
         assert vx.vxAssignNodeCallback(vx.ffi.cast("vx_node", node.handle), on_complete) == vx.VX_SUCCESS
-        runs = _runs()
+        runs = _runs(g.handle)
         for _ in range(3):
             assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
-        assert len(calls) == 3 and _runs() == runs
+        assert len(calls) == 3 and _runs(g.handle) == runs
         assert out.numpy().tolist() == [0.0, 2.0]
         g.close()
 
@@ -182,10 +181,10 @@ def test_a_python_user_kernel_keeps_the_graph_on_the_python_path():
         mid = ctx.tensor(shape=(2,), dtype=np.int16)
         g.node(kernel, x, mid)
         out = g.relu(mid, out=ctx.tensor(shape=(2,), dtype=np.int16))
-        runs = _runs()
+        runs = _runs(g.handle)
         g.process()
         assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
-        assert _model(g.handle).plan.native is None and _runs() == runs
+        assert _model(g.handle).plan.native is None and _runs(g.handle) == runs
         assert out.numpy().tolist() == [0, 8]
 
 
@@ -207,9 +206,9 @@ def test_an_error_inside_a_native_kernel_is_a_status_and_a_log_line(ctx, log):
                                             native=lambda p, s: native.Entry(failing, block, keep))
     assert vx.vxProcessGraph(g) == vx.VX_SUCCESS  # the Python path binds, publishes, runs the plan once
     assert _model(g).plan.native is not None
-    runs = _runs()
+    runs = _runs(g)
     assert vx.vxProcessGraph(g) == vx.VX_ERROR_INVALID_PARAMETERS  # in C; the failure reported through Python
-    assert _runs() == runs and _model(g).plan.native is None  # withdrawn: the next run rebinds
+    assert _runs(g) == runs and _model(g).plan.native is None  # withdrawn: the next run rebinds
     assert log.has(vx.VX_ERROR_INVALID_PARAMETERS, "native kernel", hex(model.handle))
     node_status = vx.ffi.new("vx_status *")
     assert vx.vxQueryNode(node, vx.VX_NODE_STATUS, node_status, 4) == vx.VX_SUCCESS
@@ -246,14 +245,14 @@ def test_schedule_and_wait_run_the_native_plan_on_a_pthread(ctx, log):
     data = np.array([-7, 0, 5], np.int16)
     _model(x).array[...] = data
     assert vx.vxProcessGraph(g) == vx.VX_SUCCESS  # binds and publishes
-    runs = _runs()
+    runs = _runs(g)
     for _ in range(3):
         assert vx.vxScheduleGraph(g) == vx.VX_SUCCESS
         assert vx.vxScheduleGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED  # not collected yet
         assert vx.vxProcessGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED
         assert vx.vxWaitGraph(g) == vx.VX_SUCCESS
     assert vx.vxWaitGraph(g) == vx.VX_FAILURE  # nothing scheduled any more
-    assert _runs() == runs + 3, "vxScheduleGraph did not run the native plan"
+    assert _runs(g) == runs + 3, "vxScheduleGraph did not run the native plan"
     assert _model(out).array.tolist() == [7, 0, 5]
     for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
         assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS

@@ -16,9 +16,22 @@ GLOBAL = np.zeros(2, np.int64)
 EPOCH, GENERATION = 0, 1
 
 
+LINE = 64  # bytes: counters that different threads bump never share a cache line
+
+
+def aligned(n: int) -> np.ndarray:
+    """``n`` zeroed int64s starting on a cache line and padded to whole lines (no false sharing with
+    another thread's counters)."""
+    words = LINE // 8
+    padded = -(-n // words) * words
+    raw = np.zeros(padded + words, np.int64)
+    start = (-raw.__array_interface__["data"][0] % LINE) // 8
+    return raw[start:start + n]
+
+
 def counter() -> np.ndarray:
-    """A new zeroed int64 counter C can read and bump (one element)."""
-    return np.zeros(1, np.int64)
+    """A new zeroed int64 counter C can read and bump (one element, a cache line of its own)."""
+    return aligned(1)
 
 
 def address(cells: np.ndarray, index: int = 0) -> int:

@@ -108,6 +108,11 @@ class Graph(Reference):
             native_plan.retire(self.handle, old)
 
     @property
+    def native_runs(self) -> int:
+        """Runs of this graph completed in C without entering Python (vxProcessGraph, vxScheduleGraph)."""
+        return int(self._cells[native_plan.RUNS])
+
+    @property
     def native_allowed(self) -> bool:
         """Whether this graph may get a native plan (benchmarks compare both paths on one graph)."""
         return self._native_allowed

@@ -29,7 +29,7 @@ NOT_NATIVE = 1
 """``VXNN_NOT_NATIVE`` of plan.h: no current native plan or the graph is busy; the Python path runs it."""
 
 HEADER, STEP_WORDS = 8, 5
-BUSY, STATE, SCHEDULED = 0, 1, 2  # the graph's cells (plan.h)
+BUSY, STATE, SCHEDULED, RUNS = 0, 1, 2, 5  # the graph's cells (plan.h)
 
 
 class Hooks(NamedTuple):
@@ -52,7 +52,7 @@ ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
 
 def graph_cells() -> np.ndarray:
     """A graph's C-visible cells: busy flag, state, and a native scheduled run's flags and status."""
-    found = np.zeros(5, np.int64)
+    found = cells.aligned(6)
     found[STATE] = GraphState.VX_GRAPH_STATE_UNVERIFIED
     return found
 
@@ -107,7 +107,7 @@ def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndar
     guards += [(t.write_counter, 0, t.writes) for t in watched.values()]
     first = HEADER + 2 * len(guards)
     writes_at = first + STEP_WORDS * len(calls)
-    words = np.zeros(writes_at + sum(len(call.writes) for call in calls), np.int64)
+    words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count
     words[1:6] = len(calls), cells.address(cells_array), graph.handle, len(guards), first
     for k, (array, index, value) in enumerate(guards):
         words[HEADER + 2 * k: HEADER + 2 * k + 2] = cells.address(array, index), value

@@ -342,14 +342,15 @@ _SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
 crowded = False
 """Set by the object model while more than one graph executes: each then keeps its kernels on its own
 thread (the cores are already taken) instead of launching a pool that would oversubscribe them."""
-native_runs = np.zeros(1, np.int64)
-"""Graph runs in flight on the native path (C counts them in and out: ``csrc/plan.c``).  Native entries
-run serial kernels on the caller's thread; while any runs, other kernels keep to their own thread too."""
+native_runs = np.zeros(16 * 8, np.int64)
+"""Graph runs in flight on the native path, in 16 stripes a cache line apart (C counts them in and out by
+thread: ``csrc/plan.c``).  Native entries run serial kernels on the caller's thread; while any runs, other
+kernels keep to their own thread too."""
 
 
 def is_crowded() -> bool:
     """Whether another graph is executing (on the Python or the native path): lend no threads."""
-    return crowded or bool(native_runs[0])
+    return crowded or bool(native_runs.any())
 
 
 def configure_pool() -> None:
