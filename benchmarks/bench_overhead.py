@@ -3,9 +3,13 @@
 Graph: one node on a 1x1x8 tensor (relu, U8; and a 1x1 convolution 8 -> 8,
 U8). Contenders, interleaved in one process, medians over rounds:
 
-- ``C API``: ``vx.vxProcessGraph`` (cffi through libopenvx.so, as a C program calls it),
+- ``C API``: ``vx.vxProcessGraph`` (cffi through libopenvx.so, as a C program calls it): the graph's
+  native plan when it has one (issue 25: no Python at all),
+- ``C API, Python path``: the same call on a twin graph kept off the native path (``native_allowed``),
+  what every graph ran before issue 25,
 - ``Python API``: ``openvx_nn.api.Graph.process()``,
-- ``kernel only``: the node's bound runner called directly (what the kernel itself costs).
+- ``kernel only``: the node's bound runner called directly (what the kernel itself costs, plus the
+  Python call of the runner).
 
 Overhead = C API - kernel only.  The result is checked against NumPy once.
 
@@ -42,21 +46,28 @@ def _model_graph(graph):
 
 
 def measure(name: str, build, rounds: int, calls: int) -> None:
-    with Context() as ctx, ctx.graph() as g:
+    with Context() as ctx, ctx.graph() as g, ctx.graph() as twin:
         x = ctx.tensor(np.arange(1, 9, dtype=np.uint8).reshape(1, 1, 8))
         out, expected = build(ctx, g, x)
-        g.process()
-        assert np.array_equal(out.numpy(), expected), (out.numpy(), expected)
+        twin_out, _ = build(ctx, twin, x)
+        _model_graph(twin).native_allowed = False
+        for graph, result in ((g, out), (twin, twin_out)):
+            graph.process()
+            assert np.array_equal(result.numpy(), expected), (result.numpy(), expected)
         runner = _model_graph(g).plan.calls[0].run
-        handle = g.handle
-        contenders = {"C API": lambda: vx.vxProcessGraph(handle), "Python API": g.process, "kernel only": runner}
+        handle, twin_handle = g.handle, twin.handle
+        native = "native" if _model_graph(g).plan.native is not None else "no native plan"
+        contenders = {f"C API ({native})": lambda: vx.vxProcessGraph(handle),
+                      "C API, Python path": lambda: vx.vxProcessGraph(twin_handle),
+                      "Python API": g.process, "kernel only": runner}
         times: dict[str, list[float]] = {k: [] for k in contenders}
         for _ in range(rounds):
             for label, function in contenders.items():
                 times[label].append(_per_call_us(function, calls))
         medians = {k: statistics.median(v) for k, v in times.items()}
         row = "  ".join(f"{k} {v:7.2f} us" for k, v in medians.items())
-        print(f"{name:28s} {row}   overhead (C API - kernel) {medians['C API'] - medians['kernel only']:6.2f} us")
+        c_api = next(iter(medians.values()))
+        print(f"{name:28s} {row}   overhead (C API - kernel) {c_api - medians['kernel only']:6.2f} us")
 
 
 def _relu(ctx, g, x):

@@ -114,6 +114,13 @@ int main(int argc, char **argv)
         vxReleaseTensor(&in);
         vxReleaseTensor(&out);
     }
+    for (;;) { /* calibrate REPEATS */
+        double rate, cpu;
+        round_serial(count, &rate, &cpu);
+        if (failed || (double)count * (double)repeats / rate >= 0.2 || repeats > (1L << 40))
+            break;
+        repeats *= 2;
+    }
     for (r = 0; r < rounds && !failed; ++r) {
         double serial, serial_cpu, threaded, threaded_cpu;
         round_serial(count, &serial, &serial_cpu);

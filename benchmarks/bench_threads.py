@@ -9,9 +9,11 @@
    against one thread processing all eight in turn: total graphs/s (target:
    no slower).
 3. The same from C: ``bench_threads.c`` (compiled here against the library)
-   runs eight pthreads calling ``vxProcessGraph`` against one thread.  Every
-   C call takes the GIL and gives it back on return, waking a waiting thread;
-   that hand-over, not any lock of ours, is what this row shows.
+   runs eight (and two) pthreads calling ``vxProcessGraph`` against one
+   thread.  A graph with a native plan (issue 25) runs in C without the GIL;
+   ``OPENVX_NN_NATIVE=0`` keeps every graph on the Python path (each C call
+   then takes the GIL and gives it back on return, waking a waiting thread),
+   for comparison.
 
 Contenders alternate in rounds in one process; medians.  "CPU" is the
 process's CPU seconds per wall second (2.0 = both cores busy): on a machine
@@ -193,7 +195,8 @@ def main() -> None:
     size, channels, maps = (5, 8, 8) if args.smoke else (13, 256, 384)
     rounds = 2 if args.smoke else 7
     print(f"OPENVX_NN_THREADS={os.environ.get('OPENVX_NN_THREADS', '(unset)')}, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, {os.cpu_count()} CPUs")
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
+          f"OPENVX_NN_NATIVE={os.environ.get('OPENVX_NN_NATIVE', '(unset)')}, {os.cpu_count()} CPUs")
     compare("calibration: nogil loop, 2 workers", [_Spinner(2_000_000 if args.smoke else 50_000_000)
                                                    for _ in range(2)], 2, rounds, "what this machine allows now")
     if _tile_loop() is not None:
@@ -206,10 +209,13 @@ def main() -> None:
                 rounds, "target >= 1.7 with OPENVX_NN_THREADS=1")
         smalls = [_relu_graph(ctx, rng) for _ in range(8)]
         compare("relu 1x1x8 U8, 8 graphs", smalls, 50 if args.smoke else 2000, rounds, "target >= 1.0")
+        compare("relu 1x1x8 U8, 2 graphs", smalls[:2], 50 if args.smoke else 8000, rounds, "reported")
         for g in convs + smalls:
             g.close()
     compare_c("C: relu 1x1x8 U8, 8 graphs, pthreads", 8, 50 if args.smoke else 2000, rounds,
               "C threads; reported")
+    compare_c("C: relu 1x1x8 U8, 2 graphs, pthreads", 2, 50 if args.smoke else 20000, rounds,
+              "target >= 1.8 (issue 25)")
 
 
 if __name__ == "__main__":

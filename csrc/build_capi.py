@@ -26,7 +26,8 @@ def _declarations() -> str:
         return "\n".join(line for line in (CSRC / name).read_text().splitlines()
                          if not line.startswith("#"))
 
-    return f'{plain("bridge_types.h")}\nextern "Python+C" {{\n{extern}\n}}\n{plain("runtime.h")}\n'
+    return (f'{plain("bridge_types.h")}\nextern "Python+C" {{\n{extern}\n}}\n{plain("runtime.h")}\n'
+            f'{plain("plan.h")}\n')
 
 
 INIT_CODE = f"""
@@ -119,7 +120,7 @@ def _builder() -> cffi.FFI:
     ffi = cffi.FFI()
     ffi.cdef(_declarations())
     ffi.embedding_init_code(INIT_CODE)
-    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c"))
+    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c")) + ["csrc/plan.c"]
     set_embedded_source(ffi, MODULE, '#include "runtime.c"\n' + stub_source(), "libopenvx.so",
                         CSRC / "exports.map", sources)
     return ffi

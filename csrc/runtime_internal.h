@@ -8,6 +8,7 @@
 #include <VX/vx_khr_nn.h>
 #include <VX/vxu.h>
 #include "runtime.h"
+#include "plan.h"
 #include "bridge/all.h"
 
 /* Start the embedded interpreter if needed; 0 means Python could not start and

@@ -21,19 +21,31 @@ VX_API_ENTRY vx_status VX_API_CALL vxVerifyGraph(vx_graph graph)
 
 VX_API_ENTRY vx_status VX_API_CALL vxProcessGraph(vx_graph graph)
 {
+    vx_status status;
     VXNN_START_OR_RETURN(VX_FAILURE);
+    status = vxnn_plan_run(H(graph)); /* a verified graph with a native plan: no Python at all */
+    if (status != VXNN_NOT_NATIVE)
+        return status;
     return vxnn_process_graph(__func__, H(graph));
 }
 
 VX_API_ENTRY vx_status VX_API_CALL vxScheduleGraph(vx_graph graph)
 {
+    vx_status status;
     VXNN_START_OR_RETURN(VX_FAILURE);
+    status = vxnn_plan_schedule(H(graph)); /* a pthread runs the native plan */
+    if (status != VXNN_NOT_NATIVE)
+        return status;
     return vxnn_schedule_graph(__func__, H(graph));
 }
 
 VX_API_ENTRY vx_status VX_API_CALL vxWaitGraph(vx_graph graph)
 {
+    vx_status status;
     VXNN_START_OR_RETURN(VX_FAILURE);
+    status = vxnn_plan_wait_graph(H(graph));
+    if (status != VXNN_NOT_NATIVE)
+        return status;
     return vxnn_wait_graph(__func__, H(graph));
 }
 

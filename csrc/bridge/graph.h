@@ -5,6 +5,8 @@
 uintptr_t vxnn_create_graph(const char *fn, uintptr_t context);
 int32_t vxnn_verify_graph(const char *fn, uintptr_t graph);
 int32_t vxnn_process_graph(const char *fn, uintptr_t graph);
+/* A kernel of graph's native plan failed (plan.c): record it on node, log it, retire the plan. */
+void vxnn_native_failed(uintptr_t graph, uintptr_t node, int32_t status);
 int32_t vxnn_schedule_graph(const char *fn, uintptr_t graph);
 int32_t vxnn_wait_graph(const char *fn, uintptr_t graph);
 int32_t vxnn_is_graph_verified(const char *fn, uintptr_t graph);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from ..core import execution, reference
+from ..core import cells, execution, native_plan, reference
 from ..core.context import Context
 from ..core.enums import (
     MAX_KERNEL_NAME,
@@ -21,6 +21,7 @@ from ..core.graph import Graph
 from ..core.kernel import Kernel, Parameter
 from ..core.node import Node
 from ..core.scalar import Scalar, value_size
+from ..kernels.support import jit
 from . import attributes
 from .attributes import Attr
 from .binding import ffi, lib
@@ -86,6 +87,31 @@ def _call_node_callback(address: int, node: Node) -> int:
 
 
 Graph.call_node_callback = staticmethod(_call_node_callback)
+
+
+def _execute_plan(address: int) -> tuple[int, int]:
+    failed = ffi.new("int64_t *")
+    status = lib.vxnn_plan_execute(address, failed)
+    return status, int(failed[0])
+
+
+lib.vxnn_plan_count_runs_in(cells.address(jit.native_runs))
+native_plan.hooks = native_plan.Hooks(lib.vxnn_plan_publish, lib.vxnn_plan_run, _execute_plan, lib.vxnn_plan_claim,
+                                      lib.vxnn_plan_unclaim, lib.vxnn_plan_close, lib.vxnn_plan_schedule,
+                                      lib.vxnn_plan_wait)
+
+
+@ffi.def_extern(name="vxnn_native_failed")
+def _native_failed(graph, node, status):
+    """plan.c: a native kernel failed (the graph is already let go): the node's status and a log line."""
+    try:
+        with reference.lock:  # log entries reach the application under the model lock (entry.py)
+            g = reference.find(graph)
+            if isinstance(g, Graph):
+                n = reference.find(node)
+                g.native_failed(n if isinstance(n, Node) else None, status)
+    except Exception as exc:  # noqa: BLE001 - never into C
+        print(f"[openvx-nn] internal error reporting a native kernel's failure: {exc!r}", flush=True)
 execution.exit_guard = lib.vxnn_register_exit
 # Load numba, LLVM and the thread pool during start-up: the C exit handler, registered
 # after start-up, then runs before their destructors (see csrc/runtime.c).
@@ -175,6 +201,7 @@ def vxnn_assign_node_callback(node, callback):
         raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
                       f"{n.describe()} already has a callback; assign NULL first", n)
     n.callback = address
+    cells.changed()  # a graph with a callback runs on the Python path: its native plan is rebuilt without it
 
 
 @value_entry(0)

@@ -9,10 +9,10 @@ that calls each runner, with no per-node lookups.  The plan is rebound when
 any tensor's storage moves (``Tensor.storage_epoch``: a swapped handle, a new
 allocation or a memory plan), since bound runners hold arrays.
 
-The array is the unit issue 25 builds on: a ``Call`` will also carry a native
-entry point and its packed arguments (buffer pointers, strides, scalars,
-scratch), so a C loop can walk the same array without the GIL and come back
-to Python only for the calls that have no native entry.
+A ``Call`` also carries its native entry (the kernel description's
+``native`` hook: a C function's address and its packed arguments), bound in
+the same step; when every call has one, ``native_plan`` publishes them to C
+and ``vxProcessGraph`` walks them there without the GIL.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ Runner = Callable[[], None]
 
 
 class Call(NamedTuple):
-    """One prepared call: the node, its bound runner, and the root tensors whose write counters it moves.
+    """One prepared call: the node, its bound runner, the root tensors whose write counters it moves, and
+    its native entry (None: it runs only from Python).
 
     Only non-virtual roots are counted: the counters tell [static] parameters'
     planners (convolution weights) that values changed, and a virtual tensor is
@@ -40,15 +41,21 @@ class Call(NamedTuple):
     node: Node
     run: Runner
     writes: tuple[Tensor, ...]
+    native: object = None
 
 
 @dataclass
 class Plan:
-    """The calls of one verified graph, the storage epoch they were bound at, and its memory plan."""
+    """The calls of one verified graph, the storage epoch they were bound at, its memory plan, the
+    native plan published for it (``native_plan.NativePlan``; None when some call needs Python), and the
+    generation (``cells.py``) that decided whether it has one (None: the generation plays no part, since
+    some call has no native entry at all)."""
 
     calls: tuple[Call, ...] = ()
     epoch: int = -1
     memory: MemoryPlan = EMPTY
+    native: object = None
+    generation: int | None = -1
 
 
 def bind(node: Node) -> Call:
@@ -62,10 +69,16 @@ def bind(node: Node) -> Call:
             runner = None
     if runner is None:
         runner = functools.partial(description.execute, params, state)
+    native = None
+    if description.native is not None:
+        try:
+            native = description.native(params, state)
+        except Exception:  # noqa: BLE001 - no native entry for this binding: the graph runs from Python
+            native = None
     writes = tuple(dict.fromkeys(
         p.root for spec, p in zip(description.params, params)
         if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
-    return Call(node, runner, writes)
+    return Call(node, runner, writes, native)
 
 
 def compile_calls(order: list[Node]) -> tuple[Call, ...]:

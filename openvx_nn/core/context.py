@@ -7,7 +7,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from . import reference
+from . import cells, reference
 from .compat import Compat
 from .enums import MAX_LOG_MESSAGE_LEN, VERSION, Border, BorderPolicy, Status, Type, Vendor, status_name
 from .errors import VXError
@@ -57,7 +57,7 @@ class Context(Reference):
     def __init__(self) -> None:
         super().__init__(None)
         self.logging_enabled = True
-        self.performance_enabled = False
+        self._performance = False
         self._log_sink: LogSink | None = None
         self._log_lock: threading.Lock | None = None
         self._errors: dict[int, ErrorObject] = {}
@@ -160,6 +160,15 @@ class Context(Reference):
                         sink(self, ref, status, text)
             finally:
                 _in_callback.active = False
+
+    @property
+    def performance_enabled(self) -> bool:
+        return self._performance
+
+    @performance_enabled.setter
+    def performance_enabled(self, value: bool) -> None:
+        self._performance = bool(value)
+        cells.changed()  # native plans do not time nodes: they are rebuilt (or not) for the next run
 
     def directive(self, directive: int) -> None:
         from .enums import Directive as D

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..kernels.support import jit
-from . import reference
+from . import native_plan, reference
 from .enums import Status
 from .errors import VXError
 
@@ -173,3 +173,5 @@ def shutdown() -> None:
     with changed:
         _closing = True
         wait_until(lambda: all(key == me for key in list(_active)))  # list(): :func:`enter` adds keys unlocked
+    if native_plan.hooks is not None:
+        native_plan.hooks.close()  # native runs stop at their next node; waits (without the GIL) for them

@@ -9,17 +9,20 @@ run in parallel from several threads (the kernels release the GIL).  Each
 node's runner is bound once (``KernelDescription.bind``) and rebound only when
 the graph verifies again or some tensor's storage changes, so a call costs a
 few microseconds plus the kernels, and a call on a ready graph takes no
-model-wide lock at all (see the state machine).
+model-wide lock at all (see the state machine).  When every bound call also
+has a native entry, the plan is published to C (``native_plan``) and a
+process runs there without the GIL; the graph's busy flag and state then live
+in C-visible cells that both paths use.
 """
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
-from . import collector, execution
+from . import cells, collector, execution, native_plan
 from .compiled import Call, Plan, compile_calls
 from .context import Context
-from .enums import Action, GraphState, Status, Type
+from .enums import Action, GraphState, Status, Type, status_name
 from .errors import VXError
 from .memory import plan_graph
 from .node import Node
@@ -51,9 +54,13 @@ class Graph(Reference):
 
     def __init__(self, context: Context):
         super().__init__(context)
+        self._cells = native_plan.graph_cells()  # busy flag and state, shared with C (native_plan.py)
+        self._cells_address = cells.address(self._cells)
+        self._holds_cells = False  # the Python path holds the busy cell (once a native plan was published)
+        self._published = False  # a native plan was published at some time: the Python path claims the cell
+        self._native_allowed = True
         self.nodes: dict[Node, None] = {}  # in the order added (a dict: removal by key, not by scan)
         self.parameters: list[tuple[Node, int]] = []
-        self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
         self.perf = Perf()
         self.order: list[Node] = []
         self._uses: dict[int, Uses] = {}  # the last verify's accesses by root (graph parameter checks)
@@ -82,11 +89,44 @@ class Graph(Reference):
 
     def invalidate(self) -> None:
         self.state = GraphState.VX_GRAPH_STATE_UNVERIFIED
-        self.plan = Plan(memory=self.plan.memory)  # unbound; the memory plan is kept for the next verify
+        self._set_plan(Plan(memory=self.plan.memory))  # unbound; the memory plan is kept for the next verify
+
+    @property
+    def state(self) -> int:
+        """The vx_graph_state_e (a native run sets it from C)."""
+        return int(self._cells[native_plan.STATE])
+
+    @state.setter
+    def state(self, value: int) -> None:
+        self._cells[native_plan.STATE] = value
+
+    def _set_plan(self, plan: Plan) -> None:
+        """Replace the compiled plan; its native plan is withdrawn from C first (a run in flight finishes)."""
+        old = self.plan.native
+        self.plan = plan
+        if old is not None and old is not plan.native:
+            native_plan.retire(self.handle, old)
+
+    @property
+    def native_runs(self) -> int:
+        """Runs of this graph completed in C without entering Python (vxProcessGraph, vxScheduleGraph)."""
+        return int(self._cells[native_plan.RUNS])
+
+    @property
+    def native_allowed(self) -> bool:
+        """Whether this graph may get a native plan (benchmarks compare both paths on one graph)."""
+        return self._native_allowed
+
+    @native_allowed.setter
+    def native_allowed(self, value: bool) -> None:
+        self._native_allowed = bool(value)
+        cells.changed()
 
     @property
     def executing(self) -> bool:
-        return self._busy.locked() or self._run is not None
+        cells_ = self._cells
+        return (self._busy.locked() or self._run is not None or bool(cells_[native_plan.BUSY])
+                or bool(cells_[native_plan.SCHEDULED]))
 
     @property
     def verified(self) -> bool:
@@ -94,7 +134,8 @@ class Graph(Reference):
 
     def on_destroy(self) -> None:
         nodes, self.nodes, self.parameters = list(self.nodes), {}, []
-        self._uses, self._positions, self._verified_nodes, self.order, self.plan = {}, {}, [], [], Plan()
+        self._uses, self._positions, self._verified_nodes, self.order = {}, {}, [], []
+        self._set_plan(Plan())
         for node in nodes:
             node.detach()
             node.unhold()
@@ -158,7 +199,7 @@ class Graph(Reference):
         self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
         memory = plan_graph(self.order, self._verified_nodes, self._uses.values(), self.parameters,
                             self.plan.memory, self.memory_plan)
-        self.plan = Plan(memory=memory)
+        self._set_plan(Plan(memory=memory))
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED
 
@@ -177,12 +218,26 @@ class Graph(Reference):
         if not self._busy.acquire(blocking=False):
             return None
         plan = self.plan
-        if self._run is not None or plan.epoch != Tensor.storage_epoch or not self.verified:
+        if self._run is not None or self._cells[native_plan.SCHEDULED] or self._stale(plan) or not self.verified:
             self._busy.release()
             execution.notify()
             return None
+        self._claim_cells()
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
         return plan.calls
+
+    @staticmethod
+    def _stale(plan: Plan) -> bool:
+        generation = plan.generation
+        return (plan.epoch != Tensor.storage_epoch
+                or (generation is not None and generation != cells.GLOBAL[cells.GENERATION])
+                or (plan.native is not None and not plan.native.current()))
+
+    def _claim_cells(self) -> None:
+        """Take the C-visible busy cell too (waits for a native run of this graph), once C may run it."""
+        if self._published and not self._holds_cells:
+            native_plan.hooks.claim(self._cells_address)
+            self._holds_cells = True
 
     def _begin(self, run: _Run | None) -> tuple[Call, ...]:
         """:meth:`_claim` under the model lock: waits for another thread's execution, verifies."""
@@ -198,10 +253,15 @@ class Graph(Reference):
             raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
                           f"{self.describe()} is scheduled; vxWaitGraph it first", self)
         try:
+            self._claim_cells()
+            if self._cells[native_plan.SCHEDULED]:  # scheduled natively (csrc/plan.c), not collected yet
+                raise VXError(Status.VX_ERROR_GRAPH_SCHEDULED,
+                              f"{self.describe()} is scheduled; vxWaitGraph it first", self)
             if not self.verified:
                 self.verify()
             steps = self._bound_calls()
         except BaseException:
+            self._release_cells()
             self._busy.release()
             execution.wake()
             raise
@@ -212,11 +272,17 @@ class Graph(Reference):
     def _finish(self) -> None:
         """Let go of ``_busy``; destroy the graph if it was released meanwhile."""
         self._executor = None
+        self._release_cells()
         self._busy.release()
         execution.notify()
         if self.alive and not self.external and not self.internal:
             with execution.changed:
                 self._collect()
+
+    def _release_cells(self) -> None:
+        if self._holds_cells:
+            self._holds_cells = False
+            native_plan.hooks.unclaim(self._cells_address)
 
     def _collect(self) -> None:
         if not self._busy.locked():
@@ -224,6 +290,10 @@ class Graph(Reference):
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
+        if self.plan.native is not None:  # C runs it without the GIL, unless busy or no longer current
+            status = native_plan.hooks.run(self.handle)
+            if status != native_plan.NOT_NATIVE:
+                return status
         key = threading.get_ident()
         if not execution.ready():
             with execution.running(key):  # counted: the JIT may load while the process exits
@@ -248,6 +318,8 @@ class Graph(Reference):
 
     def schedule(self) -> None:
         """Start the graph on a worker thread; vxWaitGraph collects its status."""
+        if self.plan.native is not None and native_plan.hooks.schedule(self.handle) == Status.VX_SUCCESS:
+            return  # a pthread runs the native plan
         run = _Run()
         with execution.running(run):
             execution.prepare_runtime()
@@ -281,6 +353,10 @@ class Graph(Reference):
 
     def wait(self) -> int:
         """Block until the scheduled run ends; its status (VX_FAILURE if none is scheduled)."""
+        if self._cells[native_plan.SCHEDULED]:
+            status = native_plan.hooks.wait(self._cells_address)  # without the GIL or the model lock
+            if status != native_plan.NOT_NATIVE:
+                return status
         with execution.changed:
             run = self._run
             if run is None:
@@ -293,19 +369,35 @@ class Graph(Reference):
     def _bound_calls(self) -> tuple[Call, ...]:
         """The plan's calls, bound once per verification and storage change."""
         plan = self.plan
-        if plan.epoch != Tensor.storage_epoch:
+        if self._stale(plan):
             epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
-            plan = self.plan = Plan(compile_calls(self.order), epoch, plan.memory)
+            generation = int(cells.GLOBAL[cells.GENERATION])
+            calls = compile_calls(self.order)
+            native = native_plan.build(calls, epoch, generation, self, self._cells)
+            if native is not None and not self._published:
+                self._published = True  # from now on every run holds the busy cell, native or not
+                self._claim_cells()
+            if native is None and not native_plan.held_back(calls, self):
+                generation = None  # a scalar written elsewhere does not rebind this graph
+            self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
+            if native is not None:
+                native_plan.publish(self.handle, native)
+            plan = self.plan
         return plan.calls
 
     def _execute(self, calls: tuple[Call, ...]) -> int:
         """Run the calls in order; the loop does per node only what a node needs (timing when enabled)."""
         timing = self.context.performance_enabled
+        native = self.plan.native
+        if native is not None and not timing and calls is self.plan.calls:
+            status, failed = native_plan.hooks.execute(native.address)  # the kernels without the GIL
+            if status != native_plan.NOT_NATIVE:
+                return self._ran_natively(calls, status, failed)
         if timing:
             self.perf.start()
         status = success = Status.VX_SUCCESS
         closing = execution.closing
-        for node, run, writes in calls:
+        for node, run, writes, _ in calls:
             if closing():
                 status = Status.VX_ERROR_GRAPH_ABANDONED
                 self.context.log(node, status, f"{self.describe()} abandoned before {node.describe()}: "
@@ -336,6 +428,26 @@ class Graph(Reference):
         self.state = (GraphState.VX_GRAPH_STATE_ABANDONED if status != Status.VX_SUCCESS
                       else GraphState.VX_GRAPH_STATE_COMPLETED)
         return status
+
+    def _ran_natively(self, calls: tuple[Call, ...], status: int, failed: int) -> int:
+        """Node statuses after the native plan ran from the Python path (C set the graph's state)."""
+        for call in calls[:failed]:
+            call.node.status = Status.VX_SUCCESS
+        if status == Status.VX_ERROR_GRAPH_ABANDONED:  # the process is exiting: C stopped between nodes
+            self.context.log(calls[failed].node, status, f"{self.describe()} abandoned before "
+                                                         f"{calls[failed].node.describe()}: the process is exiting")
+        elif status != Status.VX_SUCCESS:
+            self.native_failed(calls[failed].node, status)
+        return status
+
+    def native_failed(self, node: Node | None, status: int) -> None:
+        """A native kernel of this graph failed: record and log it, and withdraw the native plan (the next run
+        takes the Python path and publishes a new one)."""
+        if node is not None:
+            node.status = status
+            self.context.log(node, status, f"{node.describe()} failed: its native kernel returned "
+                                           f"{status_name(status)}")
+        self._set_plan(Plan(memory=self.plan.memory))
 
     @staticmethod
     def _callback_abandons(node: Node) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import access
+from . import access, cells
 from .context import Context
 from .datatypes import NUMPY
 from .enums import NNType, Status, Type, type_name
@@ -136,6 +136,7 @@ class Scalar(Reference):
                                      f"(expected {self.size})", self)
         _check_bool(self.data_type, data, self)
         self._data = data
+        cells.changed()  # a native plan may have packed the old value
 
     @property
     def value(self) -> Any:

@@ -58,6 +58,11 @@ class KernelDescription:
     # must read per call whatever the application may change between runs
     # (non-[static] scalars).  Without it, each run calls ``execute``.
     bind: Callable[[list, dict], Callable[[], None]] | None = field(default=None, compare=False)
+    # Optional: (parameter objects, state) -> the call as a native entry (``kernels.support.native.Entry``:
+    # a C function's address, its packed argument block, what both point into), or None when this node
+    # cannot run natively.  Bound beside ``bind`` and under the same rule; whatever the application may
+    # change between runs is either read through the block's pointers or guarded (``core/cells.py``).
+    native: Callable[[list, dict], object] | None = field(default=None, compare=False)
     # Optional: called with a node of this kernel when the node is destroyed (a user
     # kernel's deinit and its local data).
     release_node: Callable[[object], None] | None = field(default=None, compare=False)

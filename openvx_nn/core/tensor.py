@@ -45,6 +45,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from . import cells
 from .access import Mappings, check_memory_type
 from .context import MAX_TENSOR_DIMS, Context
 from .datatypes import TENSOR_TYPES, check_fixed_point, dtype_of
@@ -178,7 +179,21 @@ class Tensor(Reference):
         self._placed = False  # the storage is a slice of a graph's arena (virtual roots only)
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
-        self.writes = 0  # counted on the root: grows with every write (copy, unmap, swap, node output)
+        self._writes = cells.counter()  # C-visible: native plans bump it (see ``writes``)
+
+    @property
+    def writes(self) -> int:
+        """Counted on the root: grows with every write (copy, unmap, swap, node output, native or not)."""
+        return int(self._writes[0])
+
+    @writes.setter
+    def writes(self, value: int) -> None:
+        self._writes[0] = value
+
+    @property
+    def write_counter(self) -> np.ndarray:
+        """The int64 behind :attr:`writes`, which a native plan bumps and checks without Python."""
+        return self._writes
 
     # -- creators ----------------------------------------------------------------
     @classmethod
@@ -296,7 +311,7 @@ class Tensor(Reference):
             self._storage = _zeros(sizes, data_type) if store else None
             self._placed = False
             self.writes += 1
-            Tensor.storage_epoch += 1
+            _storage_moved()
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
 
     def place(self, storage: np.ndarray | None) -> None:
@@ -315,7 +330,7 @@ class Tensor(Reference):
                                          f"{self.describe()}", self)
             self._storage, self._placed = storage, True
         self.writes += 1
-        Tensor.storage_epoch += 1
+        _storage_moved()
 
     # -- application memory ------------------------------------------------------
     def _attach(self, address: int) -> None:
@@ -323,7 +338,7 @@ class Tensor(Reference):
         self._storage = (self._wrap(address, self.dims, self._strides, dtype_of(self._data_type))
                          if address else None)
         self.writes += 1
-        Tensor.storage_epoch += 1
+        _storage_moved()
 
     def swap_handle(self, address: int, wrap: Wrap | None = None) -> int:
         """Use the application memory at ``address`` (0: none) and return the previous address.
@@ -370,6 +385,11 @@ class Tensor(Reference):
             _mapped_after_release.pop(self.handle, None)
             if self.parent is not None:
                 self.parent.unhold()
+
+
+def _storage_moved() -> None:
+    Tensor.storage_epoch += 1
+    cells.moved(Tensor.storage_epoch)
 
 
 _mapped_after_release: dict[int, Tensor] = {}

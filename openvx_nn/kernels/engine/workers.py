@@ -9,7 +9,7 @@ parallel regions (which end in a barrier every pool thread must reach) are not u
 
 Helpers are plain daemon threads blocking on a queue; a task is one ``nogil`` numba call, so
 the GIL is held only while a helper starts it. While several graphs execute at once
-(``jit.crowded``) nothing is lent: every core already has a caller.
+(``jit.is_crowded()``, native runs included) nothing is lent: every core already has a caller.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 def helpers() -> int:
     """How many helpers a call may lend its work to now (0 while several graphs execute)."""
-    if jit.crowded:
+    if jit.is_crowded():
         return 0
     return isa.threads() - 1
 

@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 from numba import prange
 
-from ..support import jit
+from ..support import jit, native
 from ..support.fixed_point import float32_value
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views, row_index
@@ -152,13 +152,9 @@ def detach_from(out: np.ndarray, x: np.ndarray) -> np.ndarray:
     return detach(out, x, True)
 
 
-def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
-            fpp_in: int = 0, fpp_out: int = 0, parallel: bool | None = None) -> Callable[[], None]:
-    """:func:`activation` with every check, view, table and compiled function resolved once:
-    the returned runner only runs the kernel (on the arrays' current contents).
-
-    ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
-    """
+def _operands(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, fpp_in: int,
+              fpp_out: int) -> tuple | None:
+    """The kernel's arguments (``_evaluate``'s for float32, ``_gather``'s for integers); None when empty."""
     code = _CODES.get(function)
     if code is None:
         raise ValueError(f"activation function {function!r} is unknown; expected one of {', '.join(FUNCTIONS)}")
@@ -167,18 +163,32 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
     b = float32_value(b) if function in _USES_B else 0.0
     views = loop_views(out, x)
     if views is None:
-        return _nothing
+        return None
     o, v = views
+    if out.dtype.kind == "f":
+        return (v, o, code, a, b, *plan(out.dtype, 0, 0).args())
+    table = _table(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
+    return (v, table, -int(np.iinfo(out.dtype).min), o)
+
+
+def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
+            fpp_in: int = 0, fpp_out: int = 0, parallel: bool | None = None) -> Callable[[], None]:
+    """:func:`activation` with every check, view, table and compiled function resolved once:
+    the returned runner only runs the kernel (on the arrays' current contents).
+
+    ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
+    """
+    arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
+    if arguments is None:
+        return _nothing
     wants_pool = bool(out.size >= PARALLEL_WORK if parallel is None else parallel)
     if out.dtype.kind == "f":
-        q = plan(out.dtype, 0, 0).args()
+        v, o = arguments[:2]
         types = (jit.array_in(v), jit.array_out(o), jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT,
                  jit.INT, jit.INT, jit.BOOL)
-        arguments = (v, o, code, a, b, *q)
         kernels = {p: jit.entry(_EVALUATE[p], *types) for p in {False, wants_pool}}
     else:
-        table = _table(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
-        arguments = (v, table, -int(np.iinfo(out.dtype).min), o)
+        v, table, _, o = arguments
         types = (jit.array_in(v), jit.array_in(table, "C"), jit.INT, jit.array_out(o))
         kernels = {p: jit.entry(_GATHER[p], *types) for p in {False, wants_pool}}
     serial = kernels[False]
@@ -193,6 +203,46 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
             (parallel_kernel if pool else serial)(*arguments)
 
     return run
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+_evaluate_serial, _gather_serial = _EVALUATE[False], _GATHER[False]
+
+
+@functools.cache
+def _native_evaluate(dtype: type) -> int:
+    def entry(block):
+        x, out = native.array(block, 0, dtype), native.array(block, 13, dtype)
+        _evaluate_serial(x, out, block[26], native.real(block, 27), native.real(block, 28),
+                         native.real(block, 29), native.real(block, 30), block[31], block[32], block[33] != 0)
+        return 0
+    return jit.native(entry)
+
+
+@functools.cache
+def _native_gather(dtype: type) -> int:
+    def entry(block):
+        x, table = native.array(block, 0, dtype), native.array(block, 13, dtype)[0, 0, 0, 0, 0]
+        _gather_serial(x, table, block[26], native.array(block, 27, dtype))
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: float = 0.0, *,
+                 fpp_in: int = 0, fpp_out: int = 0) -> native.Entry | None:
+    """:func:`prepare`'s serial kernel as a native entry; None for an empty tensor (nothing to run).
+
+    ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
+    """
+    arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
+    if arguments is None:
+        return None
+    if out.dtype.kind == "f":
+        address = _native_evaluate(out.dtype.type)
+    else:
+        v, table, offset, o = arguments
+        arguments, address = (v, native.as6(table), offset, o), _native_gather(out.dtype.type)
+    return native.Entry(address, *native.pack(*arguments))
 
 
 def _nothing() -> None:

@@ -17,9 +17,11 @@ for ``t <= 53``, and a left shift is fitted by comparison before shifting.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
 from ..support.fixed_point import ONE_255, dyadic, fit, float32_value, int_range, requantize_ratio
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views
@@ -92,17 +94,38 @@ def _is_float(*arrays: np.ndarray) -> bool:
     return False
 
 
-def _add_sub(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool, subtract: bool) -> None:
-    views = loop_views(out, detach(out, in1, True), detach(out, in2, True))
+def _views(out: np.ndarray, in1: np.ndarray, in2: np.ndarray, bound: bool) -> tuple | None:
+    """``(o, a, b)`` 6-D loop views (None when empty).  ``bound``: the views are kept for later runs, so an
+    input that would need a copy (it overlaps the output) gives ValueError instead (the copy would go stale)."""
+    a, b = detach(out, in1, True), detach(out, in2, True)
+    if bound and (a is not in1 or b is not in2):
+        raise ValueError("an input overlaps the output: it must be copied on every run")
+    return loop_views(out, a, b)
+
+
+def _add_sub_operands(in1, in2, out, saturate, subtract, bound=False) -> tuple[bool, tuple] | None:
+    """(float?, the kernel's arguments), None when empty."""
+    views = _views(out, in1, in2, bound)
     if views is None:
-        return
+        return None
     o, a, b = views
-    types = (jit.array_in(a), jit.array_in(b), jit.array_out(o), jit.BOOL)
     if _is_float(in1, in2, out):
-        jit.entry(_add_sub_float, *types)(a, b, o, subtract)
-        return
+        return True, (a, b, o, subtract)
     lo, hi = int_range(out.dtype)
-    jit.entry(_add_sub_int, *types, jit.BOOL, jit.INT, jit.INT)(a, b, o, subtract, bool(saturate), lo, hi)
+    return False, (a, b, o, subtract, bool(saturate), lo, hi)
+
+
+def _add_sub(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool, subtract: bool) -> None:
+    found = _add_sub_operands(in1, in2, out, saturate, subtract)
+    if found is None:
+        return
+    is_float, arguments = found
+    a, b, o = arguments[:3]
+    types = (jit.array_in(a), jit.array_in(b), jit.array_out(o), jit.BOOL)
+    if is_float:
+        jit.entry(_add_sub_float, *types)(*arguments)
+        return
+    jit.entry(_add_sub_int, *types, jit.BOOL, jit.INT, jit.INT)(*arguments)
 
 
 def add(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool) -> None:
@@ -135,19 +158,85 @@ def multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, sa
     * float64(in2) * float64(float32(scale)))`` (IEEE, no special 1/255 rule);
     the policies and positions are ignored.
     """
-    views = loop_views(out, detach(out, in1, True), detach(out, in2, True))
-    if views is None:
+    found = _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out)
+    if found is None:
         return
-    o, a, b = views
+    is_float, arguments = found
+    a, b, o = arguments[:3]
     arrays = (jit.array_in(a), jit.array_in(b), jit.array_out(o))
-    if _is_float(in1, in2, out):
-        jit.entry(_multiply_float, *arrays, jit.FLOAT)(a, b, o, float32_value(scale))
+    if is_float:
+        jit.entry(_multiply_float, *arrays, jit.FLOAT)(*arguments)
         return
+    function = jit.entry(_multiply_int, *arrays, jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    function(*arguments)
+
+
+def _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out,
+                       bound=False) -> tuple[bool, tuple] | None:
+    """(float?, the kernel's arguments), None when empty."""
+    views = _views(out, in1, in2, bound)
+    if views is None:
+        return None
+    o, a, b = views
+    if _is_float(in1, in2, out):
+        return True, (a, b, o, float32_value(scale))
     if float32_value(scale) == ONE_255:
         m, e, divisor = 1, 0, 255
     else:
         (m, e), divisor = dyadic(scale), 1
     lo, hi = int_range(out.dtype)
     shift = fpp1 + fpp2 - fpp_out - e
-    function = jit.entry(_multiply_int, *arrays, jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
-    function(a, b, o, m, shift, divisor, bool(nearest_even), bool(saturate), lo, hi)
+    return False, (a, b, o, m, shift, divisor, bool(nearest_even), bool(saturate), lo, hi)
+
+
+# -- native entries (a C loop calls them without the GIL; see support/native.py) --------------------------
+@functools.cache
+def _native_add_sub(dtype: type, is_float: bool) -> int:
+    if is_float:
+        def entry(block):
+            _add_sub_float(native.array(block, 0, dtype), native.array(block, 13, dtype),
+                           native.array(block, 26, dtype), block[39] != 0)
+            return 0
+    else:
+        def entry(block):
+            _add_sub_int(native.array(block, 0, dtype), native.array(block, 13, dtype),
+                         native.array(block, 26, dtype), block[39] != 0, block[40] != 0, block[41], block[42])
+            return 0
+    return jit.native(entry)
+
+
+@functools.cache
+def _native_multiply(dtype: type, is_float: bool) -> int:
+    if is_float:
+        def entry(block):
+            _multiply_float(native.array(block, 0, dtype), native.array(block, 13, dtype),
+                            native.array(block, 26, dtype), native.real(block, 39))
+            return 0
+    else:
+        def entry(block):
+            _multiply_int(native.array(block, 0, dtype), native.array(block, 13, dtype),
+                          native.array(block, 26, dtype), block[39], block[40], block[41], block[42] != 0,
+                          block[43] != 0, block[44], block[45])
+            return 0
+    return jit.native(entry)
+
+
+def _entry(found: tuple[bool, tuple] | None, out: np.ndarray, compiled) -> native.Entry | None:
+    if found is None:
+        return None
+    is_float, arguments = found
+    return native.Entry(compiled(out.dtype.type, is_float), *native.pack(*arguments))
+
+
+def native_add_sub(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool,
+                   subtract: bool) -> native.Entry | None:
+    """:func:`add` (or :func:`subtract`) on these arrays as a native entry; None when empty.
+    ValueError when an input overlaps the output other than as the very same view."""
+    return _entry(_add_sub_operands(in1, in2, out, saturate, subtract, bound=True), out, _native_add_sub)
+
+
+def native_multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, saturate: bool,
+                    nearest_even: bool, *, fpp1: int = 0, fpp2: int = 0, fpp_out: int = 0) -> native.Entry | None:
+    """:func:`multiply` on these arrays as a native entry; None when empty (ValueError as :func:`native_add_sub`)."""
+    found = _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out, bound=True)
+    return _entry(found, out, _native_multiply)

@@ -31,10 +31,12 @@ Same fixed point position in and out: pooling never rescales.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import prange
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import RANK, detach
 from .matmul import PARALLEL_WORK
@@ -232,17 +234,12 @@ def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     if max(size_x, size_y, stride_x, stride_y, pad_x, pad_y, out.shape[0], out.shape[1]) >= LIMIT:
         raise ValueError(f"pooling sizes ({size_x}, {size_y}), strides ({stride_x}, {stride_y}), paddings "
                          f"({pad_x}, {pad_y}) and output size {out.shape[:2]} must be below 2**31")
-    if out.size == 0:
+    found = _operands(x, out, max_pool, detach(out, x))
+    if found is None:
         return
-    src = _as_rank6(detach(out, x))
-    dst = _as_rank6(out)
-    if x.size == 0:  # every window is empty
-        dst[...] = 0
-        return
-    if max_pool:
-        kind = "max_2x2" if _inside_2x2(x.shape, out.shape, size_x, size_y, pad_x, pad_y, stride_x, stride_y) else "max"
-    else:
-        kind = "average_float" if out.dtype.kind == "f" else "average_int"
+    kind, src, dst = found
+    if kind == "max" and _inside_2x2(x.shape, out.shape, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+        kind = "max_2x2"
     if parallel is None:
         planes = out.size // (out.shape[0] * out.shape[1])
         parallel = planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
@@ -250,3 +247,61 @@ def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
         function = jit.entry(_KERNELS[kind, bool(parallel and pool)], jit.array_in(src), jit.array_out(dst),
                              *(jit.INT,) * 6)
         function(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+
+
+def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray) -> tuple | None:
+    """(kernel kind, 6-D input, 6-D output); None when nothing is left to compute (an empty output, or an
+    empty input whose windows are all empty: zeroed here)."""
+    if out.size == 0:
+        return None
+    dst = _as_rank6(out)
+    if x.size == 0:  # every window is empty
+        dst[...] = 0
+        return None
+    if max_pool:
+        kind = "max"
+    else:
+        kind = "average_float" if out.dtype.kind == "f" else "average_int"
+    return kind, _as_rank6(src), dst
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "average_int", "average_float")}
+_max_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
+
+
+@kernel
+def _arguments(block, dtype):
+    return (native.array(block, 0, dtype), native.array(block, 13, dtype), block[26], block[27], block[28],
+            block[29], block[30], block[31])
+
+
+@functools.cache
+def _native_pool(kind: str, dtype: type) -> int:
+    if kind == "max":
+        def entry(block):
+            _max_serial(*_arguments(block, dtype))
+            return 0
+    elif kind == "average_int":
+        def entry(block):
+            _average_int_serial(*_arguments(block, dtype))
+            return 0
+    else:
+        def entry(block):
+            _average_float_serial(*_arguments(block, dtype))
+            return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y: int, pad_x: int,
+                 pad_y: int, stride_x: int, stride_y: int) -> native.Entry | None:
+    """:func:`pooling` (serial) as a native entry; None when there is nothing to run or ``x`` overlaps
+    ``out`` (it would need a copy per run).  The caller has checked the arguments (verify)."""
+    if np.may_share_memory(out, x):
+        return None
+    found = _operands(x, out, max_pool, x)
+    if found is None:
+        return None
+    kind, src, dst = found
+    return native.Entry(_native_pool(kind, out.dtype.type),
+                        *native.pack(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y))

@@ -16,13 +16,14 @@ tensors): the formula's own IEEE result, not a special case.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
 import numpy as np
 from numba import prange
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import detach, row_index
 from .quantize import check_pair, plan, quantize
@@ -73,16 +74,10 @@ def softmax(x: np.ndarray, out: np.ndarray, axis: int, *, fpp_in: int = 0, fpp_o
     thread pool for at least PARALLEL_WORK elements; the result is the same
     either way.
     """
-    check_pair(x, out)
-    if not 0 <= axis < x.ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {x.ndim}")
-    if out.size == 0:
+    found = _operands(x, out, axis, detach(out, x, True))  # each row is read whole before it is written
+    if found is None:
         return
-    x = detach(out, x, True)  # each row is read whole before it is written
-    # Outer rows in order of decreasing output stride, so consecutive rows are close in memory.
-    others = sorted((i for i in range(x.ndim) if i != axis), key=lambda i: -abs(out.strides[i]))
-    order = [*others, axis]
-    x6, out6 = _rows_along(x, order), _rows_along(out, order)
+    x6, out6 = found
     rows = out.size // out.shape[axis]
     if parallel is None:
         parallel = rows > 1 and out.size >= PARALLEL_WORK
@@ -92,3 +87,42 @@ def softmax(x: np.ndarray, out: np.ndarray, axis: int, *, fpp_in: int = 0, fpp_o
         function = jit.entry(_KERNELS[parallel], jit.array_in(x6), jit.array_out(out6), jit.INT, jit.FLOAT,
                              jit.FLOAT, jit.INT, jit.INT, jit.BOOL)
         function(x6, out6, blocks, *plan(out.dtype, fpp_in, fpp_out).args())
+
+
+def _operands(x: np.ndarray, out: np.ndarray, axis: int, source: np.ndarray) -> tuple | None:
+    """The 6-D rows of ``source`` (``x`` or its copy) and ``out`` along ``axis``; None when empty."""
+    check_pair(x, out)
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {x.ndim}")
+    if out.size == 0:
+        return None
+    # Outer rows in order of decreasing output stride, so consecutive rows are close in memory.
+    others = sorted((i for i in range(x.ndim) if i != axis), key=lambda i: -abs(out.strides[i]))
+    order = [*others, axis]
+    return _rows_along(source, order), _rows_along(out, order)
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+_softmax_serial = _KERNELS[False]
+
+
+@functools.cache
+def _native_softmax(dtype: type) -> int:
+    def entry(block):
+        _softmax_serial(native.array(block, 0, dtype), native.array(block, 13, dtype), 1, native.real(block, 26),
+                        native.real(block, 27), block[28], block[29], block[30] != 0)
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, axis: int, *, fpp_in: int = 0,
+                 fpp_out: int = 0) -> native.Entry | None:
+    """:func:`softmax` (serial) as a native entry; None when empty or when ``x`` overlaps ``out`` other
+    than as the very same array (it would need a copy per run)."""
+    if detach(out, x, True) is not x:
+        return None
+    found = _operands(x, out, axis, x)
+    if found is None:
+        return None
+    return native.Entry(_native_softmax(out.dtype.type),
+                        *native.pack(*found, *plan(out.dtype, fpp_in, fpp_out).args()))

@@ -281,6 +281,29 @@ def entry(dispatcher, *arg_types) -> Callable:
     return function
 
 
+_natives: dict[Callable, object] = {}
+
+
+def native(body: Callable) -> int:
+    """The address of ``body`` compiled as the C function ``int32 body(int64 *block)`` (``nogil``, disk cache).
+
+    Compiled on first use and kept for the process (the machine code lives as long as the returned
+    object); ``body`` is usually a closure made once per specialisation (see ``native.py``).
+    """
+    compiled = _natives.get(body)
+    if compiled is None:
+        from numba.core.ccallback import CFunc
+        compiled = CFunc(body, ((types.CPointer(types.int64),), types.int32), {}, {"nogil": True})
+        if _KernelCache is not None:
+            try:
+                compiled._cache = _KernelCache(body, "native")
+            except RuntimeError:  # no locator (a body defined outside a file): compile without a cache
+                _uncached.append(body.__qualname__)
+        compiled.compile()
+        _natives[body] = compiled
+    return compiled.address
+
+
 dispatchers: dict[str, Callable] = {}
 """Every kernel made by :func:`kernel`, by "module:qualname:parallel:error_model" (and ":gil" when it keeps
 the GIL; ``warm`` replays them)."""
@@ -319,6 +342,15 @@ _SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
 crowded = False
 """Set by the object model while more than one graph executes: each then keeps its kernels on its own
 thread (the cores are already taken) instead of launching a pool that would oversubscribe them."""
+native_runs = np.zeros(16 * 8, np.int64)
+"""Graph runs in flight on the native path, in 16 stripes a cache line apart (C counts them in and out by
+thread: ``csrc/plan.c``).  Native entries run serial kernels on the caller's thread; while any runs, other
+kernels keep to their own thread too."""
+
+
+def is_crowded() -> bool:
+    """Whether another graph is executing (on the Python or the native path): lend no threads."""
+    return crowded or bool(native_runs.any())
 
 
 def configure_pool() -> None:
@@ -344,12 +376,12 @@ def thread_pool() -> Iterator[bool]:
     """True while the caller holds numba's thread pool and may launch a ``parallel`` kernel, else False.
 
     One parallel kernel runs at a time in the process, and none while several graphs execute
-    (:data:`crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
+    (:func:`is_crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
     runs concurrently). numba's ``workqueue`` threading layer, the one left when neither TBB nor
     OpenMP is available, aborts the whole process on concurrent launches, and two launches
     sharing one pool gain nothing.
     """
-    acquired = not _SERIAL and not crowded and _pool.acquire(blocking=False)
+    acquired = not _SERIAL and not is_crowded() and _pool.acquire(blocking=False)
     try:
         yield acquired
     finally:

@@ -175,12 +175,17 @@ def _run_pooling(p, state) -> None:
     pooling(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
+def _native_pooling(p, state):
+    from ...kernels.openvx.pooling import native_entry
+    return native_entry(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.pooling_layer", NNKernel.VX_KERNEL_POOLING_LAYER, LIBRARY,
     (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
      _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
      _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
-    _validate_pooling, _run_pooling))
+    _validate_pooling, _run_pooling, native=_native_pooling))
 
 
 # -- softmax ---------------------------------------------------------------------------
@@ -202,8 +207,13 @@ def _run_softmax(p, state) -> None:
     softmax(p[0].array, p[1].array, state["axis"], fpp_in=p[0].fpp, fpp_out=p[1].fpp)
 
 
+def _native_softmax(p, state):
+    from ...kernels.openvx.softmax import native_entry
+    return native_entry(p[0].array, p[1].array, state["axis"], fpp_in=p[0].fpp, fpp_out=p[1].fpp)
+
+
 register(KernelDescription("org.khronos.nn_extension.softmax_layer", NNKernel.VX_KERNEL_SOFTMAX_LAYER, LIBRARY,
-                           (_in("inputs"), _out()), _validate_softmax, _run_softmax))
+                           (_in("inputs"), _out()), _validate_softmax, _run_softmax, native=_native_softmax))
 
 
 # -- local response normalization -------------------------------------------------------
@@ -281,11 +291,20 @@ def _bind_activation(p, state):
     return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
+def _native_activation(p, state):
+    """The native entry; None when input and output overlap (a copy per run) or the tensor is empty."""
+    from ...kernels.openvx.activation import detach_from, native_entry
+    x, out = p[0].array, p[4].array
+    if detach_from(out, x) is not x:
+        return None
+    return native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
-    _validate_activation, _run_activation, bind=_bind_activation))
+    _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ...core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
+from ...kernels.openvx.elementwise import native_add_sub, native_multiply
 from ..geometry import Conventions
 from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcast_dims, policy, same_format
 
@@ -77,17 +78,31 @@ def _run_multiply(p, state) -> None:
                p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
 
+# Native entries pack the scalars' values: writing a scalar makes every native plan stale (core/cells.py).
+def _native_add(p, state):
+    return native_add_sub(*_operands(p, state), p[3].array, p[2].value == SATURATE, subtract=False)
+
+
+def _native_subtract(p, state):
+    return native_add_sub(*_operands(p, state), p[3].array, p[2].value == SATURATE, subtract=True)
+
+
+def _native_multiply(p, state):
+    return native_multiply(*_operands(p, state), p[2].value, p[5].array, p[3].value == SATURATE,
+                           p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
+
+
 _BINARY = (_tensor("input1"), _tensor("input2"))
 register(KernelDescription("org.khronos.openvx.tensor_add", Kernel.VX_KERNEL_TENSOR_ADD, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_add))
+                           _validate_add, _run_add, native=_native_add))
 register(KernelDescription("org.khronos.openvx.tensor_subtract", Kernel.VX_KERNEL_TENSOR_SUBTRACT, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_subtract))
+                           _validate_add, _run_subtract, native=_native_subtract))
 register(KernelDescription("org.khronos.openvx.tensor_multiply", Kernel.VX_KERNEL_TENSOR_MULTIPLY, LIBRARY,
                            _BINARY + (_scalar("scale", F32), _scalar("overflow_policy", ENUM),
                                       _scalar("rounding_policy", ENUM), _tensor("output", OUT)),
-                           _validate_multiply, _run_multiply))
+                           _validate_multiply, _run_multiply, native=_native_multiply))
 
 
 # -- TableLookup -----------------------------------------------------------------

@@ -1,0 +1,49 @@
+"""Counters that C reads: the native plans of verified graphs check them before a run.
+
+A native plan (``native_plan.py``) is current while every counter it was
+built against still has the value it saw: the storage epoch (a tensor's memory
+moved: swap, allocation, memory plan), the generation (anything else that
+changes how a graph must run without touching its structure: a scalar
+written, performance timing switched, a node callback assigned) and the write
+counters of the tensors read as [static] parameters (weights).  Each is an
+int64 in NumPy memory, so C reads it without Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+GLOBAL = np.zeros(2, np.int64)
+EPOCH, GENERATION = 0, 1
+
+
+LINE = 64  # bytes: counters that different threads bump never share a cache line
+
+
+def aligned(n: int) -> np.ndarray:
+    """``n`` zeroed int64s starting on a cache line and padded to whole lines (no false sharing with
+    another thread's counters)."""
+    words = LINE // 8
+    padded = -(-n // words) * words
+    raw = np.zeros(padded + words, np.int64)
+    start = (-raw.__array_interface__["data"][0] % LINE) // 8
+    return raw[start:start + n]
+
+
+def counter() -> np.ndarray:
+    """A new zeroed int64 counter C can read and bump (one element, a cache line of its own)."""
+    return aligned(1)
+
+
+def address(cells: np.ndarray, index: int = 0) -> int:
+    """The address of ``cells[index]``."""
+    return cells.__array_interface__["data"][0] + index * cells.itemsize
+
+
+def moved(epoch: int) -> None:
+    """Publish the storage epoch ``epoch`` (``Tensor.storage_epoch`` after it moved)."""
+    GLOBAL[EPOCH] = epoch
+
+
+def changed() -> None:
+    """Something other than storage changed how graphs run: every native plan is rebuilt before its next run."""
+    GLOBAL[GENERATION] += 1

@@ -1,0 +1,140 @@
+"""The native plan of a verified graph: its calls' C entry points in one int64 array that C walks without the GIL.
+
+Built from the compiled plan (``compiled.py``) when every call has a native
+entry and nothing needs Python (no node callback, performance timing off),
+and published to C under the graph's handle (``csrc/plan.c``, whose header
+``plan.h`` gives the array's layout).  The plan is current while the counters
+it was built against (``cells.py``: storage epoch, generation, the write
+counters of [static] tensors) keep their values; C checks them before each
+run and otherwise takes the Python path, which rebinds and publishes afresh.
+
+Lifetime: C counts the runs holding a plan in its first word.  A retired plan
+(the graph changed, was released, or its storage moved) waits here until that
+count is back to 0, so the arrays a run in flight reads outlive it.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from . import cells
+from .enums import GraphState
+from .signature import ParamSpec
+from .tensor import Tensor
+
+NOT_NATIVE = 1
+"""``VXNN_NOT_NATIVE`` of plan.h: no current native plan or the graph is busy; the Python path runs it."""
+
+HEADER, STEP_WORDS = 8, 5
+BUSY, STATE, SCHEDULED, RUNS = 0, 1, 2, 5  # the graph's cells (plan.h)
+
+
+class Hooks(NamedTuple):
+    """The C functions of ``plan.h``, set by the C layer (no native plans without it)."""
+
+    publish: Callable[[int, int], None]          # (graph handle, plan address or 0)
+    run: Callable[[int], int]                    # (graph handle) -> vx_status or NOT_NATIVE
+    execute: Callable[[int], tuple[int, int]]    # (plan address) -> (status, failing step), graph claimed
+    claim: Callable[[int], None]                 # (cells address): wait for, and take, the busy cell
+    unclaim: Callable[[int], None]
+    close: Callable[[], None]                    # process exit: refuse and wait for native runs
+    schedule: Callable[[int], int]               # (graph handle) -> VX_SUCCESS or NOT_NATIVE
+    wait: Callable[[int], int]                   # (cells address) -> the scheduled run's status or NOT_NATIVE
+
+
+hooks: Hooks | None = None
+ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
+"""``OPENVX_NN_NATIVE=0``: no native plans; every graph runs on the Python path (for comparison)."""
+
+
+def graph_cells() -> np.ndarray:
+    """A graph's C-visible cells: busy flag, state, and a native scheduled run's flags and status."""
+    found = cells.aligned(6)
+    found[STATE] = GraphState.VX_GRAPH_STATE_UNVERIFIED
+    return found
+
+
+class NativePlan:
+    """One published array, what it points into, and the counter values it was built against."""
+
+    __slots__ = ("address", "guards", "keep", "words")
+
+    def __init__(self, words: np.ndarray, keep: tuple, guards: list[tuple[np.ndarray, int, int]]):
+        self.words, self.keep, self.guards = words, keep, guards
+        self.address = cells.address(words)
+
+    def current(self) -> bool:
+        """The check C makes before a run: every guarded counter still has its value."""
+        return all(int(array[index]) == value for array, index, value in self.guards)
+
+    @property
+    def in_use(self) -> bool:
+        return bool(self.words[0])
+
+
+def _static_roots(node) -> list[Tensor]:
+    """The root tensors a node reads as [static] parameters (weights): written, they change its binding."""
+    specs: tuple[ParamSpec, ...] = node.description.params
+    return [p.root for spec, p in zip(specs, node.params) if spec.static and isinstance(p, Tensor)]
+
+
+def _possible(calls: tuple) -> bool:
+    return hooks is not None and ENABLED and bool(calls) and all(call.native is not None for call in calls)
+
+
+def _settings_forbid(calls: tuple, graph) -> bool:
+    return (graph.context.performance_enabled or not graph.native_allowed
+            or any(call.node.callback for call in calls))
+
+
+def held_back(calls: tuple, graph) -> bool:
+    """Whether only settings keep these calls from a native plan (performance timing, a node callback,
+    ``native_allowed``): a new generation may then give them one."""
+    return _possible(calls) and _settings_forbid(calls, graph)
+
+
+def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndarray) -> NativePlan | None:
+    """The native plan of ``calls`` (bound at storage ``epoch`` and ``generation``), or None when a call
+    needs Python."""
+    if not _possible(calls) or _settings_forbid(calls, graph):
+        return None
+    guards: list[tuple[np.ndarray, int, int]] = [(cells.GLOBAL, cells.EPOCH, epoch),
+                                                  (cells.GLOBAL, cells.GENERATION, generation)]
+    watched = {id(t): t for call in calls for t in _static_roots(call.node)}
+    guards += [(t.write_counter, 0, t.writes) for t in watched.values()]
+    first = HEADER + 2 * len(guards)
+    writes_at = first + STEP_WORDS * len(calls)
+    words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count
+    words[1:6] = len(calls), cells.address(cells_array), graph.handle, len(guards), first
+    for k, (array, index, value) in enumerate(guards):
+        words[HEADER + 2 * k: HEADER + 2 * k + 2] = cells.address(array, index), value
+    keep: list = [cells_array, [g[0] for g in guards]]
+    for k, call in enumerate(calls):
+        entry = call.native
+        at = first + STEP_WORDS * k
+        words[at: at + STEP_WORDS] = (entry.address, cells.address(entry.block), call.node.handle, writes_at,
+                                      len(call.writes))
+        for j, tensor in enumerate(call.writes):
+            words[writes_at + j] = cells.address(tensor.write_counter)
+            keep.append(tensor.write_counter)
+        writes_at += len(call.writes)
+        keep.append(entry)
+    return NativePlan(words, tuple(keep), guards)
+
+
+_retired: list[NativePlan] = []
+
+
+def publish(handle: int, plan: NativePlan | None) -> None:
+    """Make ``plan`` the one C runs for graph ``handle`` (None: none); frees retired plans no run holds."""
+    hooks.publish(handle, 0 if plan is None else plan.address)
+    _retired[:] = [p for p in _retired if p.in_use]
+
+
+def retire(handle: int, plan: NativePlan) -> None:
+    """Withdraw ``plan`` from C; it is kept until no run holds it."""
+    _retired.append(plan)
+    publish(handle, None)

@@ -1,0 +1,91 @@
+"""C-callable entry points of kernels: a numba ``cfunc`` over one packed argument block.
+
+A native entry is ``int32 entry(int64 *block)``: it returns 0 (VX_SUCCESS) or
+a negative ``vx_status``, and reads everything it needs from ``block``, which
+the caller packs once (at bind) with :func:`pack`: an array takes
+:data:`ARRAY_WORDS` words (address, six extents, six byte strides of its
+6-D loop view, see ``layout.loop_views``), an integer one word, a float one
+word holding its float64 bits.  The entry calls the very kernel the Python
+path calls (the arithmetic has one owner); it only rebuilds the arrays.
+
+Entries are compiled lazily, once per body, with the kernels' disk cache
+(``jit.native``); a C loop (``csrc/plan.c``) calls them without the GIL.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from . import jit
+from .layout import RANK
+
+ARRAY_WORDS = 1 + 2 * RANK
+"""Words of one packed array: its address, then its extents, then its byte strides."""
+
+
+class Entry(NamedTuple):
+    """A prepared native call: the entry's address, its argument block, and what must outlive both."""
+
+    address: int
+    block: np.ndarray
+    keep: tuple
+
+
+@intrinsic
+def _pointer(typingctx, address):
+    """The int64 ``address`` as a ``void *``."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(types.int64), codegen
+
+
+@intrinsic
+def _float_bits(typingctx, word):
+    """The float64 whose bits the int64 ``word`` holds."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@jit.kernel
+def array(block, at, dtype):
+    """The array packed at ``block[at:at + ARRAY_WORDS]`` (writable; the caller knows which are inputs)."""
+    base = carray(_pointer(block[at]), 1, dtype)
+    shape = (block[at + 1], block[at + 2], block[at + 3], block[at + 4], block[at + 5], block[at + 6])
+    strides = (block[at + 7], block[at + 8], block[at + 9], block[at + 10], block[at + 11], block[at + 12])
+    return np.lib.stride_tricks.as_strided(base, shape, strides)
+
+
+@jit.kernel
+def real(block, at):
+    """The float packed at ``block[at]``."""
+    return _float_bits(block[at])
+
+
+def pack(*items) -> tuple[np.ndarray, tuple]:
+    """The int64 block of ``items`` (6-D arrays, ints, bools, floats) and the arrays it points into."""
+    words: list[int] = []
+    keep = []
+    for item in items:
+        if isinstance(item, np.ndarray):
+            if item.ndim != RANK:
+                raise ValueError(f"a packed array must be a {RANK}-D loop view, got {item.ndim}-D")
+            keep.append(item)
+            words.append(item.__array_interface__["data"][0])
+            words.extend(int(n) for n in item.shape)
+            words.extend(int(s) for s in item.strides)
+        elif isinstance(item, (float, np.floating)):
+            words.append(int(np.float64(item).view(np.int64)))
+        else:
+            words.append(int(item))
+    return np.array(words, np.int64), tuple(keep)
+
+
+def as6(array1: np.ndarray) -> np.ndarray:
+    """A 1-D array (a table) as a 6-D view for :func:`pack`."""
+    return array1.reshape((1,) * (RANK - 1) + (array1.size,))
