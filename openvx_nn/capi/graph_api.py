@@ -2,6 +2,7 @@
 typed-node constructor every ``vx*Node``/``vx*Layer`` wrapper calls."""
 from __future__ import annotations
 
+import ctypes
 import struct
 
 from ..core import cells, execution, native_plan, reference
@@ -96,9 +97,12 @@ def _execute_plan(address: int) -> tuple[int, int]:
 
 
 lib.vxnn_plan_count_runs_in(cells.address(jit.native_runs))
+# cffi lets go of the GIL around every call; a PYFUNCTYPE call keeps it (native_plan.SMALL_WORK says why)
+_run_holding_gil = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_size_t)(
+    int(ffi.cast("uintptr_t", ffi.addressof(lib, "vxnn_plan_run"))))
 native_plan.hooks = native_plan.Hooks(lib.vxnn_plan_publish, lib.vxnn_plan_run, _execute_plan, lib.vxnn_plan_claim,
                                       lib.vxnn_plan_unclaim, lib.vxnn_plan_close, lib.vxnn_plan_schedule,
-                                      lib.vxnn_plan_wait)
+                                      lib.vxnn_plan_wait, _run_holding_gil)
 
 
 @ffi.def_extern(name="vxnn_native_failed")

@@ -260,6 +260,7 @@ class Graph(Reference):
             if not self.verified:
                 self.verify()
             steps = self._bound_calls()
+            self._claim_cells()  # binding may have published the graph's first native plan
         except BaseException:
             self._release_cells()
             self._busy.release()
@@ -269,10 +270,12 @@ class Graph(Reference):
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
         return steps
 
-    def _finish(self) -> None:
-        """Let go of ``_busy``; destroy the graph if it was released meanwhile."""
+    def _finish(self, keep_cells: bool = False) -> None:
+        """Let go of ``_busy`` (and, unless ``keep_cells``, of the C busy cell); destroy the graph if it
+        was released meanwhile."""
         self._executor = None
-        self._release_cells()
+        if not keep_cells:
+            self._release_cells()
         self._busy.release()
         execution.notify()
         if self.alive and not self.external and not self.internal:
@@ -290,8 +293,10 @@ class Graph(Reference):
 
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
-        if self.plan.native is not None:  # C runs it without the GIL, unless busy or no longer current
-            status = native_plan.hooks.run(self.handle)
+        native = self.plan.native
+        if native is not None:  # C runs it (a large one without the GIL), unless busy or no longer current
+            hooks = native_plan.hooks
+            status = (hooks.run_holding_gil if native.small else hooks.run)(self.handle)
             if status != native_plan.NOT_NATIVE:
                 return status
         key = threading.get_ident()
@@ -348,7 +353,7 @@ class Graph(Reference):
         """A scheduled run is over: publish its status, then let go of the graph."""
         with execution.changed:
             run.status, run.done = status, True
-            self._finish()
+            self._finish(keep_cells=True)  # until vxWaitGraph collects the run, C must not run or schedule it
             execution.count_out(run)  # wakes waiters
 
     def wait(self) -> int:
@@ -364,6 +369,7 @@ class Graph(Reference):
             execution.wait_until(lambda: run.done)
             if self._run is run:
                 self._run = None
+                self._release_cells()
             return run.status
 
     def _bound_calls(self) -> tuple[Call, ...]:

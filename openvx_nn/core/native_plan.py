@@ -14,6 +14,7 @@ count is back to 0, so the arrays a run in flight reads outlive it.
 """
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import cells
-from .enums import GraphState
+from .enums import Direction, GraphState
 from .signature import ParamSpec
 from .tensor import Tensor
 
@@ -43,9 +44,18 @@ class Hooks(NamedTuple):
     close: Callable[[], None]                    # process exit: refuse and wait for native runs
     schedule: Callable[[int], int]               # (graph handle) -> VX_SUCCESS or NOT_NATIVE
     wait: Callable[[int], int]                   # (cells address) -> the scheduled run's status or NOT_NATIVE
+    run_holding_gil: Callable[[int], int]        # ``run`` called from Python without letting go of the GIL
 
 
 hooks: Hooks | None = None
+SMALL_WORK = 4096
+"""A plan whose outputs hold fewer elements than this runs from Python without letting go of the GIL.
+
+Its kernels take a few microseconds; handing the GIL over costs about as much again and, with
+other Python threads waiting for it, wakes one of them on every call (two Python threads
+processing small graphs ran at 0.58x the rate of one when each call let go).  The same bound
+keeps the GIL on the Python path (the activation kernel's ``nogil=False`` variant).  A C caller
+holds no GIL: its runs never take it."""
 ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
 """``OPENVX_NN_NATIVE=0``: no native plans; every graph runs on the Python path (for comparison)."""
 
@@ -60,11 +70,14 @@ def graph_cells() -> np.ndarray:
 class NativePlan:
     """One published array, what it points into, and the counter values it was built against."""
 
-    __slots__ = ("address", "guards", "keep", "words")
+    __slots__ = ("address", "guards", "keep", "small", "words")
 
-    def __init__(self, words: np.ndarray, keep: tuple, guards: list[tuple[np.ndarray, int, int]]):
+    def __init__(self, words: np.ndarray, keep: tuple, guards: list[tuple[np.ndarray, int, int]],
+                 small: bool = False):
         self.words, self.keep, self.guards = words, keep, guards
         self.address = cells.address(words)
+        self.small = small
+        """Whether Python runs it holding the GIL (:data:`SMALL_WORK`)."""
 
     def current(self) -> bool:
         """The check C makes before a run: every guarded counter still has its value."""
@@ -79,6 +92,13 @@ def _static_roots(node) -> list[Tensor]:
     """The root tensors a node reads as [static] parameters (weights): written, they change its binding."""
     specs: tuple[ParamSpec, ...] = node.description.params
     return [p.root for spec, p in zip(specs, node.params) if spec.static and isinstance(p, Tensor)]
+
+
+def _output_elements(calls: tuple) -> int:
+    """How many elements the calls write: the measure of a plan's work :data:`SMALL_WORK` bounds."""
+    return sum(math.prod(p.dims) for call in calls
+               for spec, p in zip(call.node.description.params, call.node.params)
+               if spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor))
 
 
 def _possible(calls: tuple) -> bool:
@@ -122,7 +142,7 @@ def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndar
             keep.append(tensor.write_counter)
         writes_at += len(call.writes)
         keep.append(entry)
-    return NativePlan(words, tuple(keep), guards)
+    return NativePlan(words, tuple(keep), guards, small=_output_elements(calls) < SMALL_WORK)
 
 
 _retired: list[NativePlan] = []
