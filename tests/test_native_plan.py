@@ -4,6 +4,7 @@ invalidates the plan is seen, and whatever needs Python still gets it."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -254,5 +255,28 @@ def test_schedule_and_wait_run_the_native_plan_on_a_pthread(ctx, log):
     assert vx.vxWaitGraph(g) == vx.VX_FAILURE  # nothing scheduled any more
     assert _runs(g) == runs + 3, "vxScheduleGraph did not run the native plan"
     assert _model(out).array.tolist() == [7, 0, 5]
+    for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
+        assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
+
+
+def test_a_graph_scheduled_on_the_python_path_stays_scheduled_for_c_until_collected(ctx):
+    # The first vxScheduleGraph binds on the Python path and publishes the native plan as it goes; once
+    # its worker has finished, C must still see the graph as scheduled until vxWaitGraph collects it.
+    g = vx.vxCreateGraph(ctx)
+    dims = vx.ffi.new("vx_size[]", [3])
+    x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_INT16, 0)
+    out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_INT16, 0)
+    node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_ABS, 0.0, 0.0, out)
+    assert vx.vxScheduleGraph(g) == vx.VX_SUCCESS
+    model = _model(g)
+    for _ in range(500):  # until the worker has let go of the graph
+        if not model._busy.locked():
+            break
+        time.sleep(0.01)
+    assert model.plan.native is not None  # published: C could take it
+    assert vx.vxScheduleGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED
+    assert vx.vxProcessGraph(g) == vx.VX_ERROR_GRAPH_SCHEDULED
+    assert vx.vxWaitGraph(g) == vx.VX_SUCCESS
+    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS
     for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
         assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
