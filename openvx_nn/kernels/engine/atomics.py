@@ -12,6 +12,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support import jit
+
 _I64 = ir.IntType(64)
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
@@ -55,3 +57,13 @@ def compare_swap(typingctx, address, expected, value):
                                  "seq_cst")
         return builder.extract_value(result, 1)
     return types.boolean(address, expected, value), codegen
+
+
+def _wait_for_chunks(claim, n_chunks):
+    # The caller of a shared chunk loop returns once every chunk is finished: the int64 at ``claim + 8``
+    # counts finished chunks (the one at ``claim`` hands them out).
+    while fetch_add(claim + 8, 0) < n_chunks:
+        pause()
+
+
+wait_for_chunks = jit.kernel(_wait_for_chunks)

@@ -38,7 +38,7 @@ from numba import types
 from ..support import jit
 from ..support.jit import kernel
 from . import workers
-from .atomics import fetch_add, pause
+from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, variant
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
 from .tiles import accumulate_blocks, choose_tile
@@ -277,8 +277,7 @@ def _claim(code, xp, taps, weights, bias, out, params, n_units, n_chunks, counte
         _UNITS(code, xp, taps, weights, bias, out, params, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
-        while fetch_add(claim + 8, 0) < n_chunks:
-            pause()
+        wait_for_chunks(claim, n_chunks)
 
 
 _CLAIM = kernel(_claim)

@@ -42,7 +42,7 @@ from numba import types
 from ..support import jit
 from ..support.fixed_point import int_range, requantize_lane, requantize_run
 from . import workers
-from .atomics import compare_swap, fetch_add, pause
+from .atomics import compare_swap, fetch_add, pause, wait_for_chunks
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 from .tiles import accumulate_blocks, choose_tile
@@ -376,7 +376,8 @@ def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, sh
                n_units * (i + 1) // n_chunks, rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride,
                block_steps, sum_shift, bias_shift, shift, nearest_even, saturate, lo, hi)
         fetch_add(claim + 8, 1)
-    _finish(claim, n_chunks, wait)
+    if wait:
+        wait_for_chunks(claim, n_chunks)
 
 
 def _claim_pack(x6, xp, lo_x, lo_y, flip, mask, measure, parts, counters, wait):
@@ -392,17 +393,11 @@ def _claim_pack(x6, xp, lo_x, lo_y, flip, mask, measure, parts, counters, wait):
             if seen >= biggest or compare_swap(claim + 16, seen, biggest):
                 break
         fetch_add(claim + 8, 1)
-    _finish(claim, parts, wait)
+    if wait:
+        wait_for_chunks(claim, parts)
     return fetch_add(claim + 16, 0)
 
 
-def _finish(claim, n_chunks, wait):
-    if wait:
-        while fetch_add(claim + 8, 0) < n_chunks:
-            pause()
-
-
-_finish = jit.kernel(_finish)
 _UNITS_SHARED = jit.kernel(_claim_units)
 _PACK_SHARED = jit.kernel(_claim_pack)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, pause
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, TILES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
@@ -100,8 +100,7 @@ def _conv_shared(xp, wp, bias, out, stride_h, stride_w, lo, hi, n_tiles, n_chunk
                     n_tiles * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
-        while fetch_add(claim + 8, 0) < n_chunks:
-            pause()
+        wait_for_chunks(claim, n_chunks)
 
 
 _CONV_TYPES = (F32[4, False], F32[4, False], F32[1, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT, jit.FLOAT)

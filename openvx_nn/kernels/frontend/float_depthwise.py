@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, pause
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
@@ -114,8 +114,7 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mu
                         n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
-        while fetch_add(claim + 8, 0) < n_chunks:
-            pause()
+        wait_for_chunks(claim, n_chunks)
 
 
 _DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 5, jit.FLOAT, jit.FLOAT)

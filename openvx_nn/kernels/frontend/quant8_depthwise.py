@@ -20,7 +20,7 @@ import numpy as np
 from numba import types
 
 from ..engine import workers
-from ..engine.atomics import fetch_add, pause
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..engine.nhwc import ACC_LIMIT, pack_offsets, scale_lane, scale_run
 from ..support import jit
 from ..support.jit import kernel
@@ -131,8 +131,7 @@ def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, count
                    n_lines * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
-        while fetch_add(claim + 8, 0) < n_chunks:
-            pause()
+        wait_for_chunks(claim, n_chunks)
 
 
 _CLAIM = kernel(_claim)
