@@ -259,8 +259,7 @@ class Graph(Reference):
                               f"{self.describe()} is scheduled; vxWaitGraph it first", self)
             if not self.verified:
                 self.verify()
-            steps = self._bound_calls()
-            self._claim_cells()  # binding may have published the graph's first native plan
+            steps = self._bound_calls()  # claims the busy cell if it publishes the graph's first native plan
         except BaseException:
             self._release_cells()
             self._busy.release()
