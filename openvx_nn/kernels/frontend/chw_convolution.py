@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, pause
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
 from .float_microkernel import LANES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
 from .float_sharing import F32, PARALLEL_WORK, Rows
@@ -210,8 +210,8 @@ def _shared(x, a, out, res, geometry, low64, high64, add, n_units, n_chunks, cou
                n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
         i = fetch_add(claim, 1)
-    while wait and fetch_add(claim + 8, 0) < n_chunks:
-        pause()
+    if wait:
+        wait_for_chunks(claim, n_chunks)
 
 
 _SHARED = jit.kernel(_shared)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, pause
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
 from .float_sharing import F32, Rows
 
@@ -111,8 +111,8 @@ def _shared(x, w, bias, out, residual, geometry, low64, high64, add, n_planes, n
                 n_planes * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
         i = fetch_add(claim, 1)
-    while wait and fetch_add(claim + 8, 0) < n_chunks:
-        pause()
+    if wait:
+        wait_for_chunks(claim, n_chunks)
 
 
 _SHARED = jit.kernel(_shared)
