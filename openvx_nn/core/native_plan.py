@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..kernels.openvx.activation import HOLD_GIL_BELOW
 from . import cells
 from .enums import Direction, GraphState
 from .signature import ParamSpec
@@ -48,14 +49,14 @@ class Hooks(NamedTuple):
 
 
 hooks: Hooks | None = None
-SMALL_WORK = 4096
+SMALL_WORK = HOLD_GIL_BELOW
 """A plan whose outputs hold fewer elements than this runs from Python without letting go of the GIL.
 
 Its kernels take a few microseconds; handing the GIL over costs about as much again and, with
 other Python threads waiting for it, wakes one of them on every call (two Python threads
-processing small graphs ran at 0.58x the rate of one when each call let go).  The same bound
-keeps the GIL on the Python path (the activation kernel's ``nogil=False`` variant).  A C caller
-holds no GIL: its runs never take it."""
+processing small graphs ran at 0.58x the rate of one when each call let go).  It is the bound
+below which the activation kernel keeps the GIL on the Python path.  A C caller holds no GIL:
+its runs never take it."""
 ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
 """``OPENVX_NN_NATIVE=0``: no native plans; every graph runs on the Python path (for comparison)."""
 
