@@ -10,6 +10,7 @@ concatenation); overlapping writes may not.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 from .enums import Direction, Status, Type
 from .errors import VXError
@@ -35,19 +36,32 @@ _OUTPUT, _INPUT = int(Direction.VX_OUTPUT), int(Direction.VX_INPUT)
 _TENSOR, _IMAGE = int(Type.VX_TYPE_TENSOR), int(Type.VX_TYPE_IMAGE)
 
 
-def index_uses(nodes: list[Node]) -> dict[int, Uses]:
-    """Every parameter of ``nodes`` (positions in that list), grouped by ``id`` of its root object."""
+def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], None] | None = None
+               ) -> dict[int, Uses]:
+    """Every parameter of ``nodes`` (positions in that list), grouped by ``id`` of its root object.
+
+    ``check(node, index, spec, value)`` is called for each parameter that is unset or
+    not plainly usable (destroyed, virtual): the verifier's presence and scope checks
+    ride on this one pass over the parameters.
+    """
     uses: dict[int, Uses] = {}
+    get = uses.get
     for position, node in enumerate(nodes):
+        graph = node.graph
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
             if value is None:
+                if check is not None:
+                    check(node, i, spec, value)
                 continue
+            if check is not None and (not value.alive or (getattr(value, "virtual", False) and (
+                    spec.static or (getattr(value, "graph", None) or getattr(value, "scope", None)) is not graph))):
+                check(node, i, spec, value)
             kind = value.vx_type
             if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
                 root, box = region(value)
             else:  # the object is its own root, whole
                 root, box = value, None
-            entry = uses.get(id(root))
+            entry = get(id(root))
             if entry is None:
                 entry = uses[id(root)] = Uses(root)
             direction = spec.direction
@@ -74,9 +88,7 @@ class Verifier:
         nodes = list(self.graph.nodes)
         if not nodes:
             self.error(Status.VX_ERROR_INVALID_GRAPH, f"{self.graph.describe()} has no nodes")
-        for node in nodes:
-            self._check_presence_and_scope(node)
-        self.uses = index_uses(nodes)
+        self.uses = index_uses(nodes, self._check_parameter)
         self._check_writers(nodes)
         order = self._order(nodes) if not self.errors else []
         if not self.errors:
@@ -91,29 +103,24 @@ class Verifier:
             raise first
         return order
 
-    def _check_presence_and_scope(self, node: Node) -> None:
-        for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
-            if value is None:
-                if not spec.optional:
-                    self.error(Status.VX_ERROR_NOT_SUFFICIENT,
-                               f"{node.describe()} parameter {i} ({spec.name}): required parameter is not set",
-                               node)
-                continue
-            virtual = getattr(value, "virtual", False)
-            alive = value.alive
-            owner = (getattr(value, "graph", None) or getattr(value, "scope", None)) if virtual else None
-            if alive and (not virtual or (not spec.static and owner is self.graph)):
-                continue  # the common case, before any message is formatted
-            where = f"{node.describe()} parameter {i} ({spec.name})"
-            if not alive:
-                self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
-            if spec.static and virtual:
-                self.error(Status.VX_ERROR_INVALID_PARAMETERS,
-                           f"{where}: [static] parameters must hold data before verification; "
-                           f"virtual {value.describe()} cannot", node)
-            if virtual and owner is not self.graph:
-                self.error(Status.VX_ERROR_INVALID_SCOPE,
-                           f"{where}: virtual {value.describe()} belongs to another graph", node)
+    def _check_parameter(self, node: Node, i: int, spec, value) -> None:
+        """Presence and scope of one parameter that ``index_uses`` found unset, destroyed or virtual."""
+        where = f"{node.describe()} parameter {i} ({spec.name})"
+        if value is None:
+            if not spec.optional:
+                self.error(Status.VX_ERROR_NOT_SUFFICIENT, f"{where}: required parameter is not set", node)
+            return
+        virtual = getattr(value, "virtual", False)
+        owner = (getattr(value, "graph", None) or getattr(value, "scope", None)) if virtual else None
+        if not value.alive:
+            self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)
+        if spec.static and virtual:
+            self.error(Status.VX_ERROR_INVALID_PARAMETERS,
+                       f"{where}: [static] parameters must hold data before verification; "
+                       f"virtual {value.describe()} cannot", node)
+        if virtual and owner is not self.graph:
+            self.error(Status.VX_ERROR_INVALID_SCOPE,
+                       f"{where}: virtual {value.describe()} belongs to another graph", node)
 
     def _check_writers(self, nodes: list[Node]) -> None:
         clashes = [pair for uses in self.uses.values() if len(uses.writes) > 1
@@ -128,13 +135,23 @@ class Verifier:
         after: list[set[int]] = [set() for _ in nodes]
         unwritten: list[Access] = []
         for uses in self.uses.values():
+            reads, writes = uses.reads, uses.writes
+            if not reads:
+                continue
+            if not writes:  # read only: an application's data, or a virtual object nothing writes
+                if getattr(uses.root, "virtual", False):  # a view of a non-virtual root is not virtual
+                    unwritten += [r for r in reads if getattr(r.obj, "virtual", False)]
+                continue
+            if len(writes) == 1 and writes[0].box is None and all(r.box is None for r in reads):
+                writer = writes[0].position  # the common case: one whole writer, whole readers
+                after[writer].update(r.position for r in reads if r.position != writer)
+                continue
             read = set()
-            if uses.writes and uses.reads:
-                for w, r in overlapping(uses.writes, uses.reads):
-                    read.add(id(r))
-                    if w.position != r.position:
-                        after[w.position].add(r.position)
-            unwritten += [r for r in uses.reads if id(r) not in read and getattr(r.obj, "virtual", False)]
+            for w, r in overlapping(writes, reads):
+                read.add(id(r))
+                if w.position != r.position:
+                    after[w.position].add(r.position)
+            unwritten += [r for r in reads if id(r) not in read and getattr(r.obj, "virtual", False)]
         pending = [0] * len(nodes)
         for targets in after:
             for t in targets:

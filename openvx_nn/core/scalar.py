@@ -113,6 +113,7 @@ class Scalar(Reference):
         _check_bool(data_type, data, None)
         super().__init__(context)
         self._data = data
+        self._value: Any = None  # the decoded value, made on first read (validators read it per node)
 
     @property
     def virtual(self) -> bool:
@@ -136,14 +137,16 @@ class Scalar(Reference):
                                      f"(expected {self.size})", self)
         _check_bool(self.data_type, data, self)
         self._data = data
+        self._value = None
         cells.changed()  # a native plan may have packed the old value
 
     @property
     def value(self) -> Any:
         """A Python number for a plain type, the raw bytes for a struct type."""
-        if self.dtype is None:
-            return self._data
-        return np.frombuffer(self._data, self.dtype)[0].item()
+        if self._value is None:
+            dtype = self.dtype
+            self._value = self._data if dtype is None else np.frombuffer(self._data, dtype)[0].item()
+        return self._value
 
     @value.setter
     def value(self, value: Any) -> None:

@@ -74,21 +74,26 @@ def check_rank(n: int, low: int, high: int = MAX_TENSOR_DIMS,
 def _check_dims(dims: Sequence[int] | None, n: int, unknown_ok: bool = False) -> Sizes:
     if dims is None:
         raise invalid_parameters(f"dims is NULL with number_of_dims {n}")
+    sizes = tuple(int(size) for size in dims)
     least = 0 if unknown_ok else 1
-    for i, size in enumerate(dims):
-        if size < least:
-            raise VXError(Status.VX_ERROR_INVALID_DIMENSION,
-                          f"dims[{i}] is {size} (expected at least {least})")
-    return tuple(int(size) for size in dims)
+    if sizes and min(sizes) < least:
+        i = next(i for i, size in enumerate(sizes) if size < least)
+        raise VXError(Status.VX_ERROR_INVALID_DIMENSION, f"dims[{i}] is {sizes[i]} (expected at least {least})")
+    return sizes
+
+
+_valid_formats: set[tuple[int, int]] = set()
+"""(data type, fixed point position) pairs already checked: verify checks one per virtual tensor."""
 
 
 def _check_type(data_type: int, fpp: int, unknown_ok: bool = False) -> None:
-    if unknown_ok and data_type == UNKNOWN_TYPE:
+    if (data_type, fpp) in _valid_formats or (unknown_ok and data_type == UNKNOWN_TYPE):
         return
     if data_type not in TENSOR_TYPES:
         raise VXError(Status.VX_ERROR_INVALID_TYPE,
                       f"data type {type_name(data_type)} is not a tensor type (expected one of {_TYPE_NAMES})")
     check_fixed_point(data_type, fpp)
+    _valid_formats.add((int(data_type), int(fpp)))
 
 
 def _check_meta(n: int, dims: Sequence[int] | None, data_type: int, fpp: int) -> Sizes:
@@ -285,10 +290,9 @@ class Tensor(Reference):
         """
         if not self.virtual:
             raise invalid_parameters(f"{self.describe()} is not virtual; it needs no allocation", self)
-        sizes = tuple(int(d) for d in dims)
         try:
-            check_rank(len(sizes), 1)
-            _check_dims(sizes, len(sizes))
+            check_rank(len(dims), 1)
+            sizes = _check_dims(dims, len(dims))
             _check_type(data_type, fpp)
         except VXError as err:
             err.ref = self
@@ -310,7 +314,7 @@ class Tensor(Reference):
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
             self._storage = _zeros(sizes, data_type) if store else None
             self._placed = False
-            self.writes += 1
+            self._writes[0] += 1
             _storage_moved()
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
 
@@ -329,7 +333,7 @@ class Tensor(Reference):
                 raise invalid_parameters(f"storage {storage.shape} {storage.dtype} does not fit "
                                          f"{self.describe()}", self)
             self._storage, self._placed = storage, True
-        self.writes += 1
+        self._writes[0] += 1
         _storage_moved()
 
     # -- application memory ------------------------------------------------------
@@ -337,7 +341,7 @@ class Tensor(Reference):
         self._address = address
         self._storage = (self._wrap(address, self.dims, self._strides, dtype_of(self._data_type))
                          if address else None)
-        self.writes += 1
+        self._writes[0] += 1
         _storage_moved()
 
     def swap_handle(self, address: int, wrap: Wrap | None = None) -> int:

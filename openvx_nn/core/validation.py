@@ -100,13 +100,13 @@ class Validation:
     def output(self, index: int, dims: Sequence[int], data_type: int, fpp: int) -> None:
         """Declare output tensor ``index``; fills in a virtual tensor's unknowns."""
         tensor = self.node.params[index]
-        want = Meta(tuple(int(d) for d in dims), int(data_type), int(fpp))
         if tensor.virtual:
             try:  # checks against what was declared, fills unknowns; the memory plan gives storage
-                tensor.allocate(want.dims, want.data_type, want.fpp, store=False)
+                tensor.allocate(dims, int(data_type), int(fpp), store=False)
             except VXError as err:
                 self.fail(index, err.status, err.message)
             return
+        want = Meta(tuple(int(d) for d in dims), int(data_type), int(fpp))
         have = tensor_meta(tensor)
         self._match_dims(index, have.dims, want.dims)
         self._match_type(index, have, want)
