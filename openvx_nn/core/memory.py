@@ -25,11 +25,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .datatypes import dtype_of
+from .datatypes import TENSOR_TYPES, dtype_of
 from .enums import Type
 from .regions import region
 
 ALIGNMENT = 64  # bytes: a cache line, and the widest vector load
+_ITEM_SIZES = {t: dtype_of(t).itemsize for t in TENSOR_TYPES}
 
 
 class Lifetime(NamedTuple):
@@ -117,6 +118,17 @@ def _virtual_root(root: object) -> bool:
     return getattr(root, "vx_type", None) == Type.VX_TYPE_TENSOR and root.virtual and root.parent is None
 
 
+def _span(accesses: Sequence[object], steps: Sequence[int], first: int, last: int) -> tuple[int, int]:
+    """(first, last) widened by the steps of ``accesses``."""
+    for a in accesses:
+        step = steps[a.position]
+        if step < first:
+            first = step
+        elif step > last:
+            last = step
+    return first, last
+
+
 def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) -> list[Lifetime]:
     """The tensors the arena may hold among ``uses`` (``plan.Uses``) and their lifetimes.
 
@@ -125,13 +137,16 @@ def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) 
     """
     found = []
     for u in uses:
-        root = u.root
-        if (u.others or not u.writes or id(root) in excluded or not _virtual_root(root) or root.pins
-                or not all(root.dims) or any(a.box is not None for a in u.writes)):
+        writes = u.writes
+        if not writes or u.others:
             continue
-        touched = [steps[a.position] for a in u.writes] + [steps[a.position] for a in u.reads]
-        nbytes = math.prod(root.dims) * dtype_of(root.data_type).itemsize
-        found.append(Lifetime(root, min(touched), max(touched), nbytes))
+        root = u.root
+        if (not _virtual_root(root) or root.pins or id(root) in excluded or 0 in root.dims
+                or any(a.box is not None for a in writes)):
+            continue
+        step = steps[writes[0].position]
+        first, last = _span(u.reads, steps, *_span(writes, steps, step, step))
+        found.append(Lifetime(root, first, last, math.prod(root.dims) * _ITEM_SIZES[root.data_type]))
     return found
 
 
