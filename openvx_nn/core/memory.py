@@ -142,7 +142,7 @@ def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) 
             continue
         root = u.root
         if (not _virtual_root(root) or root.pins or id(root) in excluded or 0 in root.dims
-                or any(a.box is not None for a in writes)):
+                or writes[0].box is not None or (len(writes) > 1 and any(a.box is not None for a in writes))):
             continue
         step = steps[writes[0].position]
         first, last = _span(u.reads, steps, *_span(writes, steps, step, step))

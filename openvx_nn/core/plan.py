@@ -46,6 +46,7 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
     """
     uses: dict[int, Uses] = {}
     get = uses.get
+    new = tuple.__new__  # an Access without the named tuple's Python-level constructor: one per parameter
     for position, node in enumerate(nodes):
         graph = node.graph
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
@@ -66,7 +67,7 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
                 entry = uses[id(root)] = Uses(root)
             direction = spec.direction
             target = entry.writes if direction == _OUTPUT else entry.reads if direction == _INPUT else entry.others
-            target.append(Access(position, i, value, box))
+            target.append(new(Access, (position, i, value, box)))
     return uses
 
 

@@ -110,14 +110,11 @@ class Scalar(Reference):
         self.data_type = int(data_type)
         self.size = size
         self.scope = scope
+        self.virtual = scope is not None
         _check_bool(data_type, data, None)
         super().__init__(context)
         self._data = data
         self._value: Any = None  # the decoded value, made on first read (validators read it per node)
-
-    @property
-    def virtual(self) -> bool:
-        return self.scope is not None
 
     @property
     def dtype(self) -> np.dtype | None:

@@ -74,7 +74,7 @@ def check_rank(n: int, low: int, high: int = MAX_TENSOR_DIMS,
 def _check_dims(dims: Sequence[int] | None, n: int, unknown_ok: bool = False) -> Sizes:
     if dims is None:
         raise invalid_parameters(f"dims is NULL with number_of_dims {n}")
-    sizes = tuple(int(size) for size in dims)
+    sizes = tuple(map(int, dims))
     least = 0 if unknown_ok else 1
     if sizes and min(sizes) < least:
         i = next(i for i, size in enumerate(sizes) if size < least)

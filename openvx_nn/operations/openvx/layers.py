@@ -268,7 +268,7 @@ FUNCTIONS = {A.VX_NN_ACTIVATION_LOGISTIC: ("logistic", ()), A.VX_NN_ACTIVATION_H
 
 def _validate_activation(v: Validation) -> None:
     x = nn_input(v, 0, 1)
-    function = policy(v, 1, tuple(FUNCTIONS), "activation function")
+    function = policy(v, 1, FUNCTIONS.keys(), "activation function")
     for letter in FUNCTIONS[function][1]:
         _positive(v, 2 if letter == "a" else 3, letter)
     data_type, fpp = output_format(v, 4, x, rescales=True)
