@@ -113,6 +113,8 @@ class Scalar(Reference):
         _check_bool(data_type, data, None)
         super().__init__(context)
         self._data = data
+        self.write_counter = cells.counter()
+        """Bumped by every write: the native plans that packed this scalar's value watch it."""
 
     @property
     def virtual(self) -> bool:
@@ -136,7 +138,7 @@ class Scalar(Reference):
                                      f"(expected {self.size})", self)
         _check_bool(self.data_type, data, self)
         self._data = data
-        cells.changed()  # a native plan may have packed the old value
+        self.write_counter[0] += 1  # a native plan of a graph reading it may have packed the old value
 
     @property
     def value(self) -> Any:
