@@ -387,7 +387,7 @@ class Graph(Reference):
             epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
             guards = native_plan.watch(self.order, epoch, int(cells.GLOBAL[cells.GENERATION]), self._cells)
             generation = guards[1][2] + guards[2][2]  # as _generation() was before binding
-            calls = compile_calls(self.order)
+            calls = compile_calls(self.order, plan.calls)  # the calls that still hold are kept
             native = native_plan.build(calls, guards, self, self._cells)
             if native is not None and not self._published:
                 self._published = True  # from now on every run holds the busy cell, native or not
