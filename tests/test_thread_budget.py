@@ -24,32 +24,42 @@ def budget(monkeypatch):
     assert thread_budget._lent == 0
 
 
+def _in_threads(work, count: int, timeout: float) -> None:
+    """``work(k)`` on ``count`` threads at once; fails on an exception in any, or one still running after
+    ``timeout`` seconds (a deadlock)."""
+    failures = []
+
+    def guarded(k):
+        try:
+            work(k)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    assert not failures and not any(t.is_alive() for t in threads)
+
+
 def test_concurrent_takers_never_hold_more_than_the_budget_leaves(budget, monkeypatch):
     budget(5)
     monkeypatch.setattr(thread_budget, "executing", 2)  # two graphs executing: three threads to lend
     held, worst, lock = [0], [0], threading.Lock()
-    failures = []
 
     def taker(seed):
         rng = random.Random(seed)
-        try:
-            for _ in range(300):
-                got = thread_budget.take(rng.randint(1, 4), wait=rng.random() < 0.5)
-                with lock:
-                    held[0] += got
-                    worst[0] = max(worst[0], held[0])
-                with lock:
-                    held[0] -= got
-                thread_budget.give(got)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
+        for _ in range(300):
+            got = thread_budget.take(rng.randint(1, 4), wait=rng.random() < 0.5)
+            with lock:
+                held[0] += got
+                worst[0] = max(worst[0], held[0])
+            with lock:
+                held[0] -= got
+            thread_budget.give(got)
 
-    threads = [threading.Thread(target=taker, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not failures and not any(t.is_alive() for t in threads)
+    _in_threads(taker, 6, 60)
     assert 0 < worst[0] <= 3
     assert thread_budget.peak <= 5
     assert thread_budget.take(9) == 3  # all three free again
@@ -119,24 +129,16 @@ def test_concurrent_graphs_share_the_spare_threads_within_the_budget(budget):
         assert thread_budget.peak == min(4, numba.config.NUMBA_NUM_THREADS)
         assert np.array_equal(graphs[0][1].numpy(), graphs[0][2])
         budget(4)
-        failures, gate = [], threading.Barrier(3)
+        gate = threading.Barrier(3)
 
         def work(k):
             g, out, expected = graphs[k]
-            try:
-                gate.wait(timeout=30)
-                for _ in range(6):
-                    g.process()
-                    assert np.array_equal(out.numpy(), expected)
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                failures.append(exc)
+            gate.wait(timeout=30)
+            for _ in range(6):
+                g.process()
+                assert np.array_equal(out.numpy(), expected)
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=300)
-        assert not failures and not any(t.is_alive() for t in threads)
+        _in_threads(work, 3, 300)
         assert thread_budget.peak <= 4
         for g, _out, _expected in graphs:
             g.close()
