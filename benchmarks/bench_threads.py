@@ -159,8 +159,16 @@ def compare(label: str, graphs, repeats: int, rounds: int, target: str) -> float
         one.append(_serial(graphs, repeats))
         many.append(_threaded(graphs, repeats))
     (a, cpu_a), (b, cpu_b) = ([statistics.median(x) for x in zip(*runs)] for runs in (one, many))
-    print(f"{label:40s} 1 thread {a:9.1f} graphs/s (CPU {cpu_a:4.2f})  {len(graphs)} threads {b:9.1f} "
-          f"graphs/s (CPU {cpu_b:4.2f})  ratio {b / a:5.2f}  ({target})")
+    return _row(label, len(graphs), a, cpu_a, b, cpu_b, target)
+
+
+def _row(label: str, threads: int, a: float, cpu_a: float, b: float, cpu_b: float, target: str) -> float:
+    """Print one row; the ratio of the rates.  "per CPU" divides each rate by the CPU it got: on a machine
+    busy with other work (CPU well below the thread count) it is the figure that still means something
+    (1.0: the threads cost each other nothing)."""
+    per_cpu = (b / cpu_b) / (a / cpu_a) if cpu_a > 0 and cpu_b > 0 else float("nan")
+    print(f"{label:40s} 1 thread {a:9.1f} graphs/s (CPU {cpu_a:4.2f})  {threads} threads {b:9.1f} "
+          f"graphs/s (CPU {cpu_b:4.2f})  ratio {b / a:5.2f}  per CPU {per_cpu:4.2f}  ({target})")
     return b / a
 
 
@@ -182,9 +190,7 @@ def compare_c(label: str, graphs: int, repeats: int, rounds: int, target: str) -
     # each line: serial <graphs/s> <CPU> threaded <graphs/s> <CPU>
     rows = [[float(field) for i, field in enumerate(line.split()) if i % 3] for line in run.stdout.splitlines()]
     a, cpu_a, b, cpu_b = (statistics.median(column) for column in zip(*rows))
-    print(f"{label:40s} 1 thread {a:9.1f} graphs/s (CPU {cpu_a:4.2f})  {graphs} threads {b:9.1f} "
-          f"graphs/s (CPU {cpu_b:4.2f})  ratio {b / a:5.2f}  ({target})")
-    return b / a
+    return _row(label, graphs, a, cpu_a, b, cpu_b, target)
 
 
 def main() -> None:

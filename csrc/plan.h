@@ -12,7 +12,8 @@
  *   write counters: addresses of the int64 counters a step bumps.
  * The graph's cells (int64): [0] busy (1 while a run holds the graph), [1] vx_graph_state_e,
  * [2] scheduled (from vxScheduleGraph until vxWaitGraph collects), [3] done, [4] the scheduled run's status,
- * [5] runs completed by vxProcessGraph or vxScheduleGraph in C (tests: the native path was taken).
+ * [5] runs completed by vxProcessGraph or vxScheduleGraph in C (tests: the native path was taken),
+ * [6] the graph's settings counter (Python bumps it; a plan guards it like any other counter).
  * Python keeps the array and everything it points to alive until the references drop to 0. */
 #ifndef OPENVX_NN_PLAN_H
 #define OPENVX_NN_PLAN_H

@@ -25,7 +25,13 @@ lib = ffi.dlopen(str(library_path()))
 
 
 def __getattr__(name: str) -> Any:
-    return getattr(lib, name)
+    """A function or constant of ``lib``, kept as a module global: the first lookup goes through cffi's
+    lazy accessor, later ones are a plain module attribute (a hot ``vx.vxProcessGraph`` cost 1.4 us per
+    lookup through this hook, more than the call itself)."""
+    value = getattr(lib, name)
+    if not isinstance(getattr(type(lib), name, None), property):  # a C variable is read afresh each time
+        globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

@@ -205,7 +205,8 @@ def vxnn_assign_node_callback(node, callback):
         raise VXError(Status.VX_ERROR_NOT_SUPPORTED,
                       f"{n.describe()} already has a callback; assign NULL first", n)
     n.callback = address
-    cells.changed()  # a graph with a callback runs on the Python path: its native plan is rebuilt without it
+    if n.graph is not None:
+        n.graph.settings_changed()  # a graph with a callback runs on the Python path: its plan is rebuilt
 
 
 @value_entry(0)

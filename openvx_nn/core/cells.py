@@ -2,19 +2,16 @@
 
 A native plan (``native_plan.py``) is current while every counter it was
 built against still has the value it saw: the storage epoch (a tensor's memory
-moved: swap, allocation, memory plan), the generation (anything else that
-changes how a graph must run without touching its structure: a scalar
-written, performance timing switched, a node callback assigned) and the write
-counters of the tensors read as [static] parameters (weights).  Each is an
-int64 in NumPy memory, so C reads it without Python.
+moved: swap, allocation, memory plan), the generation (a context-wide setting
+that changes how graphs must run: performance timing switched), the graph's
+own settings counter (a node callback assigned, ``native_allowed``), the write
+counters of the scalars its nodes read and of the tensors read as [static]
+parameters (weights).  So a scalar written rebinds only the graphs that read
+it.  Each is an int64 in NumPy memory, so C reads it without Python.
 """
 from __future__ import annotations
 
 import numpy as np
-
-GLOBAL = np.zeros(2, np.int64)
-EPOCH, GENERATION = 0, 1
-
 
 LINE = 64  # bytes: counters that different threads bump never share a cache line
 
@@ -27,6 +24,11 @@ def aligned(n: int) -> np.ndarray:
     raw = np.zeros(padded + words, np.int64)
     start = (-raw.__array_interface__["data"][0] % LINE) // 8
     return raw[start:start + n]
+
+
+GLOBAL = aligned(2)
+"""Read by every native run: a line of its own, which nothing else writes."""
+EPOCH, GENERATION = 0, 1
 
 
 def counter() -> np.ndarray:
@@ -45,5 +47,5 @@ def moved(epoch: int) -> None:
 
 
 def changed() -> None:
-    """Something other than storage changed how graphs run: every native plan is rebuilt before its next run."""
+    """A context-wide setting changed how graphs run: every native plan is rebuilt before its next run."""
     GLOBAL[GENERATION] += 1

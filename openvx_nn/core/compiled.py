@@ -13,6 +13,13 @@ A ``Call`` also carries its native entry (the kernel description's
 ``native`` hook: a C function's address and its packed arguments), bound in
 the same step; when every call has one, ``native_plan`` publishes them to C
 and ``vxProcessGraph`` walks them there without the GIL.
+
+A rebind keeps every call whose node reads what it read when it was bound
+(:func:`_binding_key`: the same kernel description and verified state, the
+same storage, meta-data and, for [static] parameters, write count of each
+tensor, the same value of each scalar): binding costs hundreds of
+microseconds a node, and a swapped handle, a written scalar or a changed
+setting concerns few of them.
 """
 from __future__ import annotations
 
@@ -21,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .enums import Direction
+from .enums import Direction, Type
+from .errors import VXError
 from .memory import EMPTY, MemoryPlan
 from .node import Node
 from .tensor import Tensor
@@ -44,6 +52,21 @@ class Call(NamedTuple):
     native: object = None
 
 
+class Binding(NamedTuple):
+    """What binding a call read (:func:`_binding_key`), and the objects whose ids the key holds (kept
+    alive, so that no other object takes one of those ids meanwhile)."""
+
+    key: tuple
+    held: tuple
+
+
+class Calls(tuple):
+    """A plan's calls (a plain tuple to the loops that run them) and, by node, the :class:`Binding` of each
+    call that a rebind may keep."""
+
+    bindings: dict[int, tuple[Call, Binding]]
+
+
 @dataclass
 class Plan:
     """The calls of one verified graph, the storage epoch they were bound at, its memory plan, the
@@ -56,6 +79,31 @@ class Plan:
     memory: MemoryPlan = EMPTY
     native: object = None
     generation: int | None = -1
+
+
+def _binding_key(node: Node) -> Binding | None:
+    """What binding ``node`` reads, as ids and values, and the objects those ids name; None when a parameter
+    is not a tensor or a scalar (other objects are not followed: such a node is always bound afresh)."""
+    description, state = node.description, node.state
+    key: list = [id(description), id(state)]
+    held: list = [description, state]
+    for spec, p in zip(description.params, node.params):
+        if p is None:
+            key.append(None)
+        elif isinstance(p, Tensor):
+            root = p.root
+            try:
+                storage = root.array  # a root's array is its storage object itself: new memory, new object
+            except VXError:
+                return None
+            key.append((id(p), id(storage), p.dims, p.data_type, p.fpp, root.writes if spec.static else None))
+            held += (p, storage)
+        elif getattr(p, "vx_type", None) == Type.VX_TYPE_SCALAR:
+            key.append((id(p), p.bytes))
+            held.append(p)
+        else:
+            return None
+    return Binding(tuple(key), tuple(held))
 
 
 def bind(node: Node) -> Call:
@@ -81,5 +129,18 @@ def bind(node: Node) -> Call:
     return Call(node, runner, writes, native)
 
 
-def compile_calls(order: list[Node]) -> tuple[Call, ...]:
-    return tuple(bind(node) for node in order)
+def compile_calls(order: list[Node], previous: tuple[Call, ...] = ()) -> Calls:
+    """The calls of ``order``, keeping each call of ``previous`` (the last binding) whose node still reads
+    what it read then."""
+    kept = getattr(previous, "bindings", {})
+    calls, bindings = [], {}
+    for node in order:
+        binding = _binding_key(node)  # read before binding: a change meanwhile only makes it differ next time
+        old = kept.get(id(node))
+        call = old[0] if old is not None and binding is not None and old[1].key == binding.key else bind(node)
+        calls.append(call)
+        if binding is not None:
+            bindings[id(node)] = (call, binding)
+    found = Calls(calls)
+    found.bindings = bindings
+    return found

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..kernels.support import jit
+from ..kernels.support import thread_budget
 from . import native_plan, reference
 from .enums import Status
 from .errors import VXError
@@ -111,7 +111,7 @@ def notify() -> None:
 def enter(key: int) -> None:
     """Count in an execution of the calling thread (``key``: its ident) without the model lock."""
     _active[key] = _active.get(key, 0) + 1
-    jit.crowded = len(_active) > 1
+    thread_budget.executing = len(_active)
     if _closing:  # tested after counting in: shutdown() either sees the count or is seen here
         leave(key)
         raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
@@ -124,7 +124,7 @@ def leave(key: int) -> None:
         _active[key] = count
     else:
         del _active[key]
-    jit.crowded = len(_active) > 1  # at worst stale until the next count: a scheduling hint only
+    thread_budget.executing = len(_active)  # at worst stale until the next count: a scheduling hint only
     notify()
 
 
@@ -138,7 +138,7 @@ def count_in(key: object, check: bool = True) -> None:
         if check and _closing:
             raise VXError(Status.VX_FAILURE, "the process is exiting: no new graph executions are accepted")
         _active[key] = _active.get(key, 0) + 1
-        jit.crowded = len(_active) > 1
+        thread_budget.executing = len(_active)
 
 
 def count_out(key: object) -> None:
@@ -148,7 +148,7 @@ def count_out(key: object) -> None:
             _active[key] = count
         else:
             del _active[key]
-        jit.crowded = len(_active) > 1
+        thread_budget.executing = len(_active)
         wake()
 
 

@@ -120,7 +120,17 @@ class Graph(Reference):
     @native_allowed.setter
     def native_allowed(self, value: bool) -> None:
         self._native_allowed = bool(value)
-        cells.changed()
+        self.settings_changed()
+
+    def settings_changed(self) -> None:
+        """A setting of this graph decides anew whether it runs natively (a node callback, ``native_allowed``):
+        its plan is rebuilt before its next run; other graphs keep theirs."""
+        self._cells[native_plan.SETTINGS] += 1
+
+    def _generation(self) -> int:
+        """The context-wide generation plus this graph's settings counter: a held-back plan is rebuilt
+        when either moves."""
+        return int(cells.GLOBAL[cells.GENERATION]) + int(self._cells[native_plan.SETTINGS])
 
     @property
     def executing(self) -> bool:
@@ -226,11 +236,10 @@ class Graph(Reference):
         self.state = GraphState.VX_GRAPH_STATE_RUNNING
         return plan.calls
 
-    @staticmethod
-    def _stale(plan: Plan) -> bool:
+    def _stale(self, plan: Plan) -> bool:
         generation = plan.generation
         return (plan.epoch != Tensor.storage_epoch
-                or (generation is not None and generation != cells.GLOBAL[cells.GENERATION])
+                or (generation is not None and generation != self._generation())
                 or (plan.native is not None and not plan.native.current()))
 
     def _claim_cells(self) -> None:
@@ -376,14 +385,15 @@ class Graph(Reference):
         plan = self.plan
         if self._stale(plan):
             epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
-            generation = int(cells.GLOBAL[cells.GENERATION])
-            calls = compile_calls(self.order)
-            native = native_plan.build(calls, epoch, generation, self, self._cells)
+            guards = native_plan.watch(self.order, epoch, int(cells.GLOBAL[cells.GENERATION]), self._cells)
+            generation = guards[1][2] + guards[2][2]  # as _generation() was before binding
+            calls = compile_calls(self.order, plan.calls)  # the calls that still hold are kept
+            native = native_plan.build(calls, guards, self, self._cells)
             if native is not None and not self._published:
                 self._published = True  # from now on every run holds the busy cell, native or not
                 self._claim_cells()
             if native is None and not native_plan.held_back(calls, self):
-                generation = None  # a scalar written elsewhere does not rebind this graph
+                generation = None  # a setting changed elsewhere does not rebind this graph
             self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
             if native is not None:
                 native_plan.publish(self.handle, native)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..kernels.openvx.activation import HOLD_GIL_BELOW
 from . import cells
-from .enums import Direction, GraphState
+from .enums import Direction, GraphState, Type
 from .signature import ParamSpec
 from .tensor import Tensor
 
@@ -31,7 +31,7 @@ NOT_NATIVE = 1
 """``VXNN_NOT_NATIVE`` of plan.h: no current native plan or the graph is busy; the Python path runs it."""
 
 HEADER, STEP_WORDS = 8, 5
-BUSY, STATE, SCHEDULED, RUNS = 0, 1, 2, 5  # the graph's cells (plan.h)
+BUSY, STATE, SCHEDULED, RUNS, SETTINGS = 0, 1, 2, 5, 6  # the graph's cells (plan.h)
 
 
 class Hooks(NamedTuple):
@@ -62,8 +62,9 @@ ENABLED = os.environ.get("OPENVX_NN_NATIVE", "").strip() != "0"
 
 
 def graph_cells() -> np.ndarray:
-    """A graph's C-visible cells: busy flag, state, and a native scheduled run's flags and status."""
-    found = cells.aligned(6)
+    """A graph's C-visible cells: busy flag, state, a native scheduled run's flags and status, and its
+    settings counter (a node callback assigned, ``native_allowed``: its native plan is rebuilt)."""
+    found = cells.aligned(7)
     found[STATE] = GraphState.VX_GRAPH_STATE_UNVERIFIED
     return found
 
@@ -73,7 +74,7 @@ class NativePlan:
 
     __slots__ = ("address", "guards", "keep", "small", "words")
 
-    def __init__(self, words: np.ndarray, keep: tuple, guards: list[tuple[np.ndarray, int, int]],
+    def __init__(self, words: np.ndarray, keep: tuple, guards: list,
                  small: bool = False):
         self.words, self.keep, self.guards = words, keep, guards
         self.address = cells.address(words)
@@ -93,6 +94,11 @@ def _static_roots(node) -> list[Tensor]:
     """The root tensors a node reads as [static] parameters (weights): written, they change its binding."""
     specs: tuple[ParamSpec, ...] = node.description.params
     return [p.root for spec, p in zip(specs, node.params) if spec.static and isinstance(p, Tensor)]
+
+
+def _scalars(node) -> list:
+    """The scalars a node reads: an entry may pack their values, so a write must rebuild its plan."""
+    return [p for p in node.params if getattr(p, "vx_type", None) == Type.VX_TYPE_SCALAR]
 
 
 def _output_elements(calls: tuple) -> int:
@@ -117,15 +123,25 @@ def held_back(calls: tuple, graph) -> bool:
     return _possible(calls) and _settings_forbid(calls, graph)
 
 
-def build(calls: tuple, epoch: int, generation: int, graph, cells_array: np.ndarray) -> NativePlan | None:
-    """The native plan of ``calls`` (bound at storage ``epoch`` and ``generation``), or None when a call
-    needs Python."""
+Guard = tuple[np.ndarray, int, int]
+
+
+def watch(order, epoch: int, generation: int, cells_array: np.ndarray) -> list[Guard]:
+    """The counters a plan of the nodes ``order`` depends on, with their values now: taken before the
+    nodes are bound, so a write racing the binding leaves the plan stale rather than wrong."""
+    guards: list[Guard] = [(cells.GLOBAL, cells.EPOCH, epoch), (cells.GLOBAL, cells.GENERATION, generation),
+                           (cells_array, SETTINGS, int(cells_array[SETTINGS]))]
+    tensors = {id(t): t for node in order for t in _static_roots(node)}
+    scalars = {id(s): s for node in order for s in _scalars(node)}
+    return guards + [(t.write_counter, 0, t.writes) for t in tensors.values()] + [
+        (s.write_counter, 0, int(s.write_counter[0])) for s in scalars.values()]
+
+
+def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> NativePlan | None:
+    """The native plan of ``calls`` (bound while the counters of :func:`watch`'s ``guards`` had their
+    values), or None when a call needs Python."""
     if not _possible(calls) or _settings_forbid(calls, graph):
         return None
-    guards: list[tuple[np.ndarray, int, int]] = [(cells.GLOBAL, cells.EPOCH, epoch),
-                                                  (cells.GLOBAL, cells.GENERATION, generation)]
-    watched = {id(t): t for call in calls for t in _static_roots(call.node)}
-    guards += [(t.write_counter, 0, t.writes) for t in watched.values()]
     first = HEADER + 2 * len(guards)
     writes_at = first + STEP_WORDS * len(calls)
     words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count

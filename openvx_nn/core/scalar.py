@@ -115,6 +115,8 @@ class Scalar(Reference):
         super().__init__(context)
         self._data = data
         self._value: Any = None  # the decoded value, made on first read (validators read it per node)
+        self.write_counter = cells.counter()
+        """Bumped by every write: the native plans that packed this scalar's value watch it."""
 
     @property
     def dtype(self) -> np.dtype | None:
@@ -135,7 +137,7 @@ class Scalar(Reference):
         _check_bool(self.data_type, data, self)
         self._data = data
         self._value = None
-        cells.changed()  # a native plan may have packed the old value
+        self.write_counter[0] += 1  # a native plan of a graph reading it may have packed the old value
 
     @property
     def value(self) -> Any:

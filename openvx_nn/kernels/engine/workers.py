@@ -8,8 +8,9 @@ work, takes fewer chunks or none, and never makes the call wait for it; this is 
 parallel regions (which end in a barrier every pool thread must reach) are not used here.
 
 Helpers are plain daemon threads blocking on a queue; a task is one ``nogil`` numba call, so
-the GIL is held only while a helper starts it. While several graphs execute at once
-(``jit.is_crowded()``, native runs included) nothing is lent: every core already has a caller.
+the GIL is held only while a helper starts it. A helper runs a task on a thread of the budget
+(``support/thread_budget.py``: ``OPENVX_NN_THREADS`` shared by the graphs executing at once), taken
+before and given back after; while none is spare it waits, and the caller does the chunks.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from ..support import jit
+from ..support import thread_budget
 from . import isa
 
 _tasks: queue.SimpleQueue = queue.SimpleQueue()
@@ -29,10 +30,13 @@ _start_lock = threading.Lock()
 def _serve() -> None:
     while True:
         task = _tasks.get()
+        taken = thread_budget.take(1, wait=True)
         try:
             task()
         except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
             pass  # the caller then computes every chunk itself
+        finally:
+            thread_budget.give(taken)
 
 
 def _after_fork_in_child() -> None:
@@ -45,10 +49,9 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def helpers() -> int:
-    """How many helpers a call may lend its work to now (0 while several graphs execute)."""
-    if jit.is_crowded():
-        return 0
-    return isa.threads() - 1
+    """How many helpers a call may lend its work to now: the budget's spare threads (0 while the graphs
+    executing take it all)."""
+    return min(isa.threads() - 1, thread_budget.spare())
 
 
 def lend(task: Callable[[], object], count: int) -> None:

@@ -50,6 +50,8 @@ import numba
 import numpy as np
 from numba import types
 
+from . import thread_budget
+
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # openvx_nn/kernels: every kernel's source
 _PACKAGE_ROOT = _PACKAGE_DIR.parent
 
@@ -339,18 +341,13 @@ def array_out(array: np.ndarray) -> types.Array:
 _pool = threading.Lock()
 _SERIAL = os.environ.get("OPENVX_NN_THREADS", "").strip() == "1"
 """OPENVX_NN_THREADS=1: kernels never use numba's thread pool (one core per graph)."""
-crowded = False
-"""Set by the object model while more than one graph executes: each then keeps its kernels on its own
-thread (the cores are already taken) instead of launching a pool that would oversubscribe them."""
-native_runs = np.zeros(16 * 8, np.int64)
-"""Graph runs in flight on the native path, in 16 stripes a cache line apart (C counts them in and out by
-thread: ``csrc/plan.c``).  Native entries run serial kernels on the caller's thread; while any runs, other
-kernels keep to their own thread too."""
+native_runs = thread_budget.native_runs
+"""Graph runs in flight on the native path (``thread_budget``), counted by C."""
 
 
 def is_crowded() -> bool:
-    """Whether another graph is executing (on the Python or the native path): lend no threads."""
-    return crowded or bool(native_runs.any())
+    """Whether another graph is executing (on the Python or the native path)."""
+    return thread_budget.graphs() > 1
 
 
 def configure_pool() -> None:
@@ -375,17 +372,25 @@ configure_pool()
 def thread_pool() -> Iterator[bool]:
     """True while the caller holds numba's thread pool and may launch a ``parallel`` kernel, else False.
 
-    One parallel kernel runs at a time in the process, and none while several graphs execute
-    (:func:`is_crowded`); a caller that gets False runs its serial kernel (``nogil``, so it still
-    runs concurrently). numba's ``workqueue`` threading layer, the one left when neither TBB nor
-    OpenMP is available, aborts the whole process on concurrent launches, and two launches
+    One parallel kernel runs at a time in the process, on the caller and the spare threads of the
+    budget it could take (``thread_budget``; numba's thread count is set for this thread's launch);
+    none spare, or the pool busy: False, and the caller runs its serial kernel (``nogil``, so it
+    still runs concurrently). numba's ``workqueue`` threading layer, the one left when neither TBB
+    nor OpenMP is available, aborts the whole process on concurrent launches, and two launches
     sharing one pool gain nothing.
     """
-    acquired = not _SERIAL and not is_crowded() and _pool.acquire(blocking=False)
+    acquired = not _SERIAL and thread_budget.spare() > 0 and _pool.acquire(blocking=False)
+    lent = thread_budget.take(numba.config.NUMBA_NUM_THREADS - 1) if acquired else 0
+    if acquired and not lent:
+        _pool.release()
+        acquired = False
     try:
+        if acquired:
+            numba.set_num_threads(1 + lent)
         yield acquired
     finally:
         if acquired:
+            thread_budget.give(lent)
             _pool.release()
 
 
