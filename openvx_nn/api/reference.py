@@ -104,6 +104,7 @@ class Reference:
 
     def __init__(self, handle) -> None:
         self._handle = handle
+        self._address: int | None = None  # made once: in-process entries take it per call
 
     @property
     def handle(self):
@@ -123,7 +124,10 @@ class Reference:
     @property
     def address(self) -> int:
         """The handle as the integer the library's entry points receive."""
-        return int(ffi.cast("uintptr_t", self.handle))
+        address = self._address
+        if address is None or self._handle is None:
+            address = self._address = int(ffi.cast("uintptr_t", self.handle))
+        return address
 
     @property
     def name(self) -> str:
