@@ -96,8 +96,8 @@ def test_a_small_layer_is_one_unit_and_a_large_one_is_cut_in_at_least_four():
     rows, pixels = chw_gemm.cut(1, 1, 512, 49, 4608, True)
     assert pixels == 1 and rows >= chw_gemm.UNITS
     rows, pixels = chw_gemm.cut(1, 1, 64, 3136, 576, True)
-    assert rows == 1 and pixels * min(3136, chw_gemm.SCRATCH_FLOATS // 576) >= 3136
-    assert chw_gemm.cut(8, 1, 64, 3136, 576, False) == (1, 1)  # eight items: a unit each already
+    assert rows == 1 and pixels * (chw_gemm.SCRATCH_FLOATS // (64 + 576)) >= 3136
+    assert chw_gemm.cut(8, 1, 8, 1024, 512, False) == (1, 1)  # eight items: a unit each already, and small tiles
 
 
 def test_layers_run_from_several_threads_at_once_give_the_numbers_of_one_thread():

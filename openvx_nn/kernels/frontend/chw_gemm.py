@@ -37,8 +37,8 @@ from .float_sharing import F32, PARALLEL_WORK, Rows
 from .grouped_convolution_loops import ENTRY
 
 SCRATCH_FLOATS = 1 << 16
-"""A unit's patches are at most this many floats (256 KB, in L2 with the weights' packed panels): at most
-``SCRATCH_FLOATS // K`` pixels per unit when they are built."""
+"""A unit's output tile and the patches it builds are at most this many floats where the cut allows (256 KB:
+they stay in L2 from the product to the epilogue)."""
 MIN_PIXELS = 64
 """Fewest output pixels of a unit when the pixels are split."""
 MIN_ROWS = 16
@@ -254,15 +254,15 @@ def pack(w: np.ndarray, groups: int) -> np.ndarray:
 
 def cut(items: int, groups: int, rows: int, pixels: int, k: int, patches: bool) -> tuple[int, int]:
     """(row units, pixel units) per item and group (module doc): one unit when the layer is too small to share;
-    else, when there are at least as many pixels as rows, ``UNITS`` blocks of pixels, more when the unit builds
-    its ``patches`` (at most ``SCRATCH_FLOATS // k`` pixels each), at least ``MIN_PIXELS`` each; else the rows
-    in ``UNITS``, at least ``MIN_ROWS`` each."""
+    else, when there are at least as many pixels as rows, at least ``UNITS`` blocks of pixels, more when a
+    unit's output tile (and the ``patches`` it builds) would pass ``SCRATCH_FLOATS``, each at least
+    ``MIN_PIXELS``; else the rows in ``UNITS``, each at least ``MIN_ROWS``."""
     if items * groups * rows * pixels * k < PARALLEL_WORK:
         return 1, 1
     share = max(1, -(-UNITS // (items * groups)))
     if pixels >= rows:
-        blocks = max(share, -(-pixels // max(MIN_PIXELS, SCRATCH_FLOATS // k))) if patches else share
-        return 1, max(1, min(blocks, pixels // MIN_PIXELS))
+        block = max(MIN_PIXELS, SCRATCH_FLOATS // (rows + (k if patches else 0)))
+        return 1, max(1, min(max(share, -(-pixels // block)), pixels // MIN_PIXELS))
     return max(1, min(share, rows // MIN_ROWS)), 1
 
 
