@@ -68,7 +68,7 @@ CUTS = {
     "pixels, patches built per unit": ((24, 32, 48, 3, 1, 1, 1), "pixels"),
     "pixels, a 7x7/2 stem": ((3, 16, 96, 7, 2, 1, 1), "pixels"),
     "rows, patches built first": ((64, 192, 9, 3, 1, 1, 1), "rows"),
-    "rows, two groups": ((64, 256, 7, 3, 1, 2, 1), "rows"),
+    "a unit per group, two groups": ((64, 256, 7, 3, 1, 2, 1), "one"),
     "rows, input planes (1x1)": ((256, 320, 7, 1, 1, 1, 1), "rows"),
 }
 
@@ -80,8 +80,8 @@ def test_each_way_of_cutting_a_layer_matches_the_reference(name, monkeypatch):
     out_size = (size + 2 * pad - kernel) // stride + 1
     k = c_in // groups * kernel * kernel
     assert items * c_out * out_size ** 2 * k >= PARALLEL_WORK  # shared with the helpers
-    rows, pixels = chw_gemm.cut(items, groups, c_out // groups, out_size ** 2, k, kernel > 1 or stride > 1)
-    assert (rows > 1, pixels > 1) == ((True, False) if expected_cut == "rows" else (False, True))
+    rows, pixels = chw_gemm.cut(items, groups, c_out // groups, out_size ** 2, k, kernel > 1 or stride > 1, 2)
+    assert (rows > 1, pixels > 1) == {"rows": (True, False), "pixels": (False, True), "one": (False, False)}[expected_cut]
     rng = np.random.default_rng(len(name))
     x, w, b = _layer(rng, c_in, c_out, groups, items, (size, size), (kernel, kernel), (stride, stride), (1, 1),
                      (pad,) * 4)
@@ -91,13 +91,14 @@ def test_each_way_of_cutting_a_layer_matches_the_reference(name, monkeypatch):
     assert np.all(np.abs(out - expected) <= bound)
 
 
-def test_a_small_layer_is_one_unit_and_a_large_one_is_cut_in_at_least_four():
-    assert chw_gemm.cut(1, 1, 8, 49, 9, True) == (1, 1)
-    rows, pixels = chw_gemm.cut(1, 1, 512, 49, 4608, True)
-    assert pixels == 1 and rows >= chw_gemm.UNITS
-    rows, pixels = chw_gemm.cut(1, 1, 64, 3136, 576, True)
-    assert rows == 1 and pixels * (chw_gemm.SCRATCH_FLOATS // (64 + 576)) >= 3136
-    assert chw_gemm.cut(8, 1, 8, 1024, 512, False) == (1, 1)  # eight items: a unit each already, and small tiles
+def test_a_small_layer_is_one_unit_and_a_large_one_is_cut_for_every_thread():
+    assert chw_gemm.cut(1, 1, 8, 49, 9, True, 2) == (1, 1)
+    assert chw_gemm.cut(1, 1, 512, 49, 4608, True, 2) == (2, 1)  # rows: one block per thread
+    assert chw_gemm.cut(1, 1, 512, 49, 4608, True, 1) == (1, 1)
+    assert chw_gemm.cut(1, 1, 96, 12544, 16, False, 2)[1] >= 4  # pixels: two blocks per thread at least
+    rows, pixels = chw_gemm.cut(1, 1, 64, 3136, 576, True, 1)
+    assert rows == 1 and pixels * (chw_gemm.SCRATCH_FLOATS // (64 + 576)) >= 3136  # small tiles on one thread too
+    assert chw_gemm.cut(8, 1, 8, 1024, 512, False, 2) == (1, 1)  # eight items: a unit each already, and small tiles
 
 
 def test_layers_run_from_several_threads_at_once_give_the_numbers_of_one_thread():

@@ -30,11 +30,11 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..engine import isa
 from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import blas_threads, jit
 from .chw_convolution import ROUTE_ENV
 from .float_sharing import F32, PARALLEL_WORK, Rows
-from .grouped_convolution_loops import ENTRY
 
 SCRATCH_FLOATS = 1 << 16
 """A unit's output tile and the patches it builds are at most this many floats where the cut allows (256 KB:
@@ -43,9 +43,10 @@ MIN_PIXELS = 64
 """Fewest output pixels of a unit when the pixels are split."""
 MIN_ROWS = 16
 """Fewest output rows of a unit when the rows are split."""
-UNITS = 4
-"""Units a layer is cut into at least (two per core: a helper the OS runs late leaves them to the caller, and
-every unit packs one operand again, so not many more)."""
+PIXEL_UNITS_PER_THREAD = 2
+"""Pixel blocks per thread of the budget at least (a helper the OS runs late leaves its share to the caller)."""
+ROW_UNITS_PER_THREAD = 1
+"""Row blocks per thread of the budget: every row block packs the layer's whole patches again, so no more."""
 
 _ROW_MAJOR, _NO_TRANSPOSE = 101, 111
 
@@ -121,8 +122,8 @@ def _patches(x, item, first, scratch, geometry, out_w, p0, p1):
                 a, z = max(ox0, min(lo, ox1)), max(ox0, min(hi, ox1))
                 for ox in range(ox0, a):
                     scratch[at + ox] = 0.0
-                for ox in range(a, z):
-                    scratch[at + ox] = line[ox * sx + shift]
+                for ox in range(a, z):  # unsigned indices: no wrap-around test per value (numba's, for negatives)
+                    scratch[np.uint64(at + ox)] = line[np.uint64(ox * sx + shift)]
                 for ox in range(max(a, z), ox1):
                     scratch[at + ox] = 0.0
             p += ox1 - ox0
@@ -252,17 +253,19 @@ def pack(w: np.ndarray, groups: int) -> np.ndarray:
     return packed
 
 
-def cut(items: int, groups: int, rows: int, pixels: int, k: int, patches: bool) -> tuple[int, int]:
-    """(row units, pixel units) per item and group (module doc): one unit when the layer is too small to share;
-    else, when there are at least as many pixels as rows, at least ``UNITS`` blocks of pixels, more when a
-    unit's output tile (and the ``patches`` it builds) would pass ``SCRATCH_FLOATS``, each at least
-    ``MIN_PIXELS``; else the rows in ``UNITS``, each at least ``MIN_ROWS``."""
+def cut(items: int, groups: int, rows: int, pixels: int, k: int, patches: bool, threads: int) -> tuple[int, int]:
+    """(row units, pixel units) per item and group (module doc) for a budget of ``threads``: one unit when the
+    layer is too small to share; else, when there are at least as many pixels as rows, at least
+    ``PIXEL_UNITS_PER_THREAD`` blocks of pixels per thread, more when a unit's output tile (and the ``patches``
+    it builds) would pass ``SCRATCH_FLOATS``, each at least ``MIN_PIXELS``; else ``ROW_UNITS_PER_THREAD`` blocks
+    of rows per thread, each at least ``MIN_ROWS``."""
     if items * groups * rows * pixels * k < PARALLEL_WORK:
         return 1, 1
-    share = max(1, -(-UNITS // (items * groups)))
     if pixels >= rows:
+        share = max(1, -(-PIXEL_UNITS_PER_THREAD * threads // (items * groups)))
         block = max(MIN_PIXELS, SCRATCH_FLOATS // (rows + (k if patches else 0)))
         return 1, max(1, min(max(share, -(-pixels // block)), pixels // MIN_PIXELS))
+    share = max(1, -(-ROW_UNITS_PER_THREAD * threads // (items * groups)))
     return max(1, min(share, rows // MIN_ROWS)), 1
 
 
@@ -280,19 +283,19 @@ def bind(x4: np.ndarray, packed: np.ndarray, bias: np.ndarray, out4: np.ndarray,
     out_h, out_w = out4.shape[2], out4.shape[3]
     pixels = out_h * out_w
     direct = kh == kw == 1 and sy == sx == 1 and top == left == 0 and (out_h, out_w) == (height, width)
-    row_units, pixel_units = cut(n_items, groups, og, pixels, k, not direct)
+    row_units, pixel_units = cut(n_items, groups, og, pixels, k, not direct, isa.threads())
     source = 0 if direct else (1 if row_units == 1 else 2)
     cols = np.empty((n_items * groups, k, pixels), np.float32) if source == 2 else None
     full = (kh, kw, sy, sx, dy, dx, top, left, groups, row_units, pixel_units, source, found[0], int(found[1]))
     res = _NO_RESIDUAL if residual4 is None else residual4
     args = (x4, packed, bias, out4, res, _NONE if cols is None else _readonly(cols), full, float(clip[0]), float(clip[1]), residual4 is not None)
     rows = Rows(_UNITS, _SHARED, args, _TYPES, n_items * groups * row_units * pixel_units, out4.size * k)
-    im2col = ENTRY["im2col"](False) if source == 2 else None
-    lanes = [(n, g, cols[n * groups + g]) for n in range(n_items) for g in range(groups)] if source == 2 else []
+    lanes = [(n, g * (c_in // groups), cols[n * groups + g].reshape(-1)) for n in range(n_items)
+             for g in range(groups)] if source == 2 else []
 
     def call() -> None:
         with blas_threads.single():
-            for n, g, block in lanes:
-                im2col(x4, n, g * (c_in // groups), block, kh, kw, sy, sx, dy, dx, top, left, out_h, out_w)
+            for n, first, block in lanes:
+                _PATCHES(x4, n, first, block, full, out_w, 0, pixels)
             rows()
     return call
