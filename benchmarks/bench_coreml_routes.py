@@ -1,5 +1,5 @@
 """The CoreML model rows on each route of the convolution's GEMM layers, beside ONNX Runtime: one process, the
-same file loaded once per route, calls interleaved, medians.
+same file loaded once per route, calls interleaved in a random order per round, medians.
 
 Routes (``OPENVX_NN_COREML_GEMM`` when the model is loaded and first run, which is when a layer is bound):
 ``numpy`` (one NumPy matmul per group on the calling thread: the route before ``chw_gemm``), the default
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_ort import medians
 from benchmarks.model_rows import FLOAT_TOLERANCE, ROWS
 
 ROUTE_ENV = "OPENVX_NN_COREML_GEMM"
@@ -43,6 +44,20 @@ def _load(row, route: str):
         else:
             os.environ[ROUTE_ENV] = saved
     return run
+
+
+def shuffled_medians(functions: list, repeat: int, seed: int = 0) -> list[float]:
+    """Median wall time of each function, the calls of a round in a new random order each round: ORT's threads
+    spin after a run (its default) and slow whatever runs next, so no side may always follow it (with the usual
+    alternation one route would)."""
+    rng = np.random.default_rng(seed)
+    times: list[list[float]] = [[] for _ in functions]
+    for _ in range(repeat):
+        for k in rng.permutation(len(functions)):
+            start = time.perf_counter()
+            functions[k]()
+            times[k].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +86,7 @@ def main(argv: list[str]) -> int:
         worst = max(differences.values()) / scale
         if worst > FLOAT_TOLERANCE:
             raise AssertionError(f"{row.name}: outputs differ from ORT by {worst:.1e} relative (input {x.shape})")
-        times = dict(zip(runs, medians(list(runs.values()), repeat)))
+        times = dict(zip(runs, shuffled_medians(list(runs.values()), repeat)))
         print(f"{row.name}: " + ", ".join(f"{side} {t * 1e3:.2f} ms" for side, t in times.items()) + "; ORT / "
               + ", ".join(f"{r} {times['ORT'] / times[r]:.3f}" for r in routes)
               + f"; largest difference from ORT {max(differences.values()):.1e}", flush=True)
