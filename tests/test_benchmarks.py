@@ -57,3 +57,14 @@ def test_coreml_layer_comparison_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "smoke depthwise" in result.stdout and "smoke grouped" in result.stdout
+
+
+def test_coreml_route_comparison_runs_in_smoke_mode():
+    # Each route's outputs are checked against ORT's (it fails beyond the model benchmark's tolerance).
+    for module in ("onnxruntime", "onnx", "coremltools"):
+        pytest.importorskip(module, reason="the route comparison loads .mlmodel files and runs ORT")
+    script = BENCH.parent / "bench_coreml_routes.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if "ORT / numpy" in line and "default" in line]
+    assert [line.split(" 32²")[0] for line in lines] == ["CoreML MobileNet v2 0.25", "CoreML ResNet-18 0.125"], lines

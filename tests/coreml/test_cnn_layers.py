@@ -79,6 +79,8 @@ POOL_CASES = [  # (kind, kernel, stride, padding type, pads, exclude, global)
     ("MAX", (3, 3), (2, 2), "INCLUDE_LAST_PIXEL", (1, 1, 1, 1), True, False),
     ("AVERAGE", (3, 3), (2, 2), "VALID", (1, 1, 1, 1), True, False),
     ("AVERAGE", (2, 3), (2, 2), "SAME", None, True, False),
+    ("MAX", (3, 2), (1, 3), "VALID", (1, 0, 1, 1), True, False),  # uneven padding, a stride the sizes do not imply
+    ("MAX", (3, 3), (1, 1), "VALID", (0, 0, 0, 0), True, True),
 ]
 
 

@@ -214,6 +214,13 @@ def pooling(g: GraphBuilder, layer, p) -> str:
         source = Blob(g.temp(x.shape), x.shape)
         g.coreml("pointwise", (x.tensor, g.enum(_function("power")), g.floats([1, 0, 2, 0, 0]), None, None,
                                source.tensor))
+    if kind == "max" and not p.globalPooling and min(before) >= 0:
+        # one kernel at any stride and padding (the NN layer takes neither every stride nor uneven padding,
+        # and its max walks strided views: several times slower on a CNN's first pool)
+        out = g.output(layer.output[0], x.shape[:-3] + (x.shape[-3], out_hw[0], out_hw[1]))
+        g.coreml("max_pool", (x.tensor, g.ints([kernel[0], kernel[1], stride[0], stride[1], before[0], before[1]]),
+                              out))
+        return "coreml.max_pool"
     vx_kind = NNPooling.VX_NN_POOLING_MAX if kind == "max" else NNPooling.VX_NN_POOLING_AVG
 
     def run(xb, pad, rounding, out):

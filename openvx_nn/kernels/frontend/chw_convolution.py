@@ -235,7 +235,8 @@ def pack(w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 
 ROUTE_ENV = "OPENVX_NN_COREML_GEMM"
-"""``own`` sends the layers ``fits`` takes to this route; anything else (the default) keeps them on BLAS."""
+"""``own`` sends the layers ``fits`` takes to this route; ``numpy`` keeps every GEMM layer on NumPy's matmul
+(``chw_gemm.available``); anything else (the default) sends them to ``chw_gemm``'s BLAS tiles."""
 
 
 def fits(n_items: int, c_in: int, c_out: int, kernel_hw: tuple[int, int], out_hw: tuple[int, int],

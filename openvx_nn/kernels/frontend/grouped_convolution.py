@@ -20,9 +20,12 @@ loops are in ``grouped_convolution_loops``):
   is copied once into row-phase planes of its padded self (a few KB, in cache), after which every
   tap is one contiguous multiply-add over the whole output plane (three taps per pass), vectorized
   along W whatever the plane's size; the padding costs nothing inside the loops.
-- ``gemm`` (any other grouping, groups = 1 included): per item and group, the packed weights
-  ``[O/groups, C/groups*kh*kw]`` times the input's columns by BLAS sgemm; for a 1x1 stride-1
-  unpadded window the columns are the input itself, else an im2col scratch made once.
+- ``tiled`` (any other grouping, groups = 1 included, where numpy's BLAS is an OpenBLAS whose sgemm can be
+  called from numba): ``chw_gemm``, one-thread sgemm calls on tiles of the product shared by both cores,
+  the epilogue fused per tile;
+- ``gemm`` (the same layers elsewhere, and the reference of ``tiled`` in the tests): per item and group, the
+  packed weights ``[O/groups, C/groups*kh*kw]`` times the input's columns by NumPy's matmul; for a 1x1
+  stride-1 unpadded window the columns are the input itself, else an im2col scratch made once.
 - ``transposed``: per item and group, ``w^T [O/groups*kh*kw, C/groups]`` times the input by BLAS,
   then scattered into the output (col2im) on top of the bias.
 """
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..support import blas_threads, jit
-from . import chw_convolution, chw_depthwise
+from . import chw_convolution, chw_depthwise, chw_gemm
 from .grouped_convolution_loops import ENTRY
 
 
@@ -134,6 +137,8 @@ def prepare(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarr
         run = _depthwise_plan(wt, b, geo, low, high)
     elif chw_convolution.fits(n_items, c_in, c_out, wt.shape[2:], (out_h, out_w), geo.groups):
         run = _chw_plan(wt, b, geo, low, high)
+    elif chw_gemm.available():
+        run = _tiled_plan(wt, b, geo, low, high)
     else:
         run = _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high)
     return _bound(run, x, out, residual)
@@ -188,6 +193,12 @@ def _chw_plan(wt, b, geo, low, high):
     a = chw_convolution.pack(np.ascontiguousarray(wt), b)
     geometry = (wt.shape[2], wt.shape[3]) + geo.stride + geo.dilation + geo.offset
     return _bind_once(lambda x4, out4, r4: chw_convolution.bind(x4, a, out4, r4, geometry, (low, high)))
+
+
+def _tiled_plan(wt, b, geo, low, high):
+    packed = chw_gemm.pack(wt, geo.groups)
+    geometry = (wt.shape[2], wt.shape[3]) + geo.stride + geo.dilation + geo.offset
+    return _bind_once(lambda x4, out4, r4: chw_gemm.bind(x4, packed, b, out4, r4, geometry, (low, high)))
 
 
 def _gemm_plan(wt, b, geo, n_items, c_in, height, width, c_out, out_h, out_w, low, high):

@@ -1,4 +1,4 @@
-"""OpenBLAS's thread count around a float32 GEMM of ours.
+"""OpenBLAS's thread count around a float32 GEMM of ours, and its sgemm for numba kernels.
 
 numpy's OpenBLAS starts as many threads as there are cores and splits even a small product
 between them. On a busy machine (more runnable threads than cores) its threads wait for a core
@@ -9,6 +9,10 @@ single-threaded (the kernels' own parallelism goes through ``jit.thread_pool``, 
 budget of the process). The count is set for the call and restored after it, so the rest of the
 process keeps numpy's setting. Where the library's controls cannot be found (another BLAS),
 nothing changes.
+
+``sgemm()`` gives the address of the same library's ``cblas_sgemm`` (and whether its integers are 64-bit) so
+a numba kernel can call it on slices of a layer from both cores (``chw_gemm``): where it cannot be found, the
+callers keep NumPy's ``matmul``.
 """
 from __future__ import annotations
 
@@ -23,19 +27,31 @@ _NAMES = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads6
           ("openblas_get_num_threads", "openblas_set_num_threads"))
 
 
-def _controls():
-    """(get, set) of the OpenBLAS numpy loaded, or None."""
+_SGEMM = (("scipy_cblas_sgemm64_", True), ("scipy_cblas_sgemm", False), ("cblas_sgemm64_", True))
+"""cblas_sgemm's names in the OpenBLAS builds NumPy ships, and whether their integers (blasint) are 64-bit.
+A plain ``cblas_sgemm`` is left out: its integer width cannot be told from its name."""
+
+
+def _libraries() -> list[ctypes.CDLL]:
+    """The OpenBLAS libraries numpy loaded."""
     import numpy  # noqa: F401  (loads its BLAS)
     try:
         with open("/proc/self/maps") as maps:
             paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line})
     except OSError:
-        return None
+        return []
+    found = []
     for path in paths:
         try:
-            lib = ctypes.CDLL(path)
+            found.append(ctypes.CDLL(path))
         except OSError:
             continue
+    return found
+
+
+def _controls(libraries: list[ctypes.CDLL]):
+    """(get, set) of the OpenBLAS numpy loaded, or None."""
+    for lib in libraries:
         for get_name, set_name in _NAMES:
             get, put = getattr(lib, get_name, None), getattr(lib, set_name, None)
             if get is not None and put is not None:
@@ -45,7 +61,24 @@ def _controls():
     return None
 
 
-_CONTROLS = _controls()
+def _sgemm(libraries: list[ctypes.CDLL]) -> tuple[int, bool] | None:
+    for lib in libraries:
+        for name, wide in _SGEMM:
+            function = getattr(lib, name, None)
+            if function is not None:
+                return ctypes.cast(function, ctypes.c_void_p).value, wide
+    return None
+
+
+_LIBRARIES = _libraries()
+_CONTROLS = _controls(_LIBRARIES)
+_SGEMM_ENTRY = _sgemm(_LIBRARIES) if _CONTROLS is not None else None
+
+
+def sgemm() -> tuple[int, bool] | None:
+    """(address of ``cblas_sgemm``, whether its integers are 64-bit) of numpy's OpenBLAS, or None (another BLAS,
+    or one whose thread count cannot be set: calls from numba must run inside :func:`single`)."""
+    return _SGEMM_ENTRY
 _lock = threading.Lock()
 _users = 0  # callers inside ``single`` (the count is restored when the last one leaves)
 _saved = 0

@@ -1,0 +1,110 @@
+"""CoreML's max pooling kernel (``chw_pooling``) gives the exact window maxima of a plainly written NumPy
+reference and the same bits as the OpenVX pooling layer where that layer takes the geometry, over random
+windows, strides, paddings, batch dims and edge values (NaN, signed zeros, infinities)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.frontend.chw_pooling import LOWEST, prepare
+from openvx_nn.kernels.openvx.pooling import pooling
+
+
+def reference(x, kernel, stride, offset, out_hw):
+    """x [N, C, H, W]: per output the maximum of the window's positions inside the input (NaN if any is NaN, +0.0
+    over -0.0), the lowest float32 for a window with none."""
+    (kh, kw), (sy, sx), (top, left) = kernel, stride, offset
+    out = np.empty(x.shape[:2] + tuple(out_hw), np.float32)
+    for oy in range(out_hw[0]):
+        for ox in range(out_hw[1]):
+            y0, x0 = oy * sy - top, ox * sx - left
+            window = x[:, :, max(y0, 0):max(y0 + kh, 0), max(x0, 0):max(x0 + kw, 0)].reshape(x.shape[:2] + (-1,))
+            if window.shape[-1] == 0:
+                out[:, :, oy, ox] = LOWEST
+                continue
+            top_value = np.max(window, axis=-1)
+            positive_zero = (top_value == 0) & np.any((window == 0) & ~np.signbit(window), axis=-1)
+            out[:, :, oy, ox] = np.where(positive_zero, np.float32(0.0), top_value)
+    return out
+
+
+def _same_bits(a, b):
+    """The same float32 bits everywhere (signed zeros told apart), NaN where the other is NaN (any payload)."""
+    nan = np.isnan(a)
+    return np.array_equal(nan, np.isnan(b)) and np.array_equal(np.where(nan, 0, a).view(np.int32),
+                                                               np.where(nan, 0, b).view(np.int32))
+
+
+def _input(rng, shape):
+    x = rng.standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    for value in (np.nan, -0.0, 0.0, np.inf, -np.inf):
+        flat[rng.integers(0, flat.size, max(1, flat.size // 97))] = value
+    return x
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_max_pool_matches_the_reference_over_random_geometry(trial):
+    rng = np.random.default_rng(3000 + trial)
+    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
+    stride = tuple(int(v) for v in rng.integers(1, 4, 2))
+    offset = tuple(int(v) for v in rng.integers(0, 4, 2)) if trial % 3 else (0, 0)
+    hw = tuple(int(v) for v in rng.integers(1, 20, 2))
+    out_hw = tuple(max(1, (n + 2 * o - k) // s + 1 + int(rng.integers(0, 2))) for n, k, s, o in
+                   zip(hw, kernel, stride, offset))  # sometimes one more: a window past the end (CoreML's ceil)
+    batch = (int(rng.integers(1, 3)),) if trial % 2 else ()
+    x = _input(rng, batch + (int(rng.integers(1, 6)),) + hw)  # CoreML order [*batch, C, H, W]
+    out = np.full(x.shape[:-2] + out_hw, 7.0, np.float32)
+    prepare(x.T, out.T, kernel, stride, offset)()
+    x4 = x.reshape((-1,) + x.shape[-3:])
+    expected = reference(x4, kernel, stride, offset, out_hw).reshape(out.shape)
+    assert _same_bits(out, expected)
+
+
+@pytest.mark.parametrize("size,kernel,stride,pad", [(112, 3, 2, 1), (20, 2, 2, 0), (17, 3, 1, 1), (9, 4, 3, 2)])
+def test_max_pool_gives_the_openvx_pooling_layers_bits(size, kernel, stride, pad):
+    rng = np.random.default_rng(size)
+    x = _input(rng, (1, 8, size, size))
+    out_size = (size + 2 * pad - kernel) // stride + 1
+    out = np.zeros((1, 8, out_size, out_size), np.float32)
+    prepare(x.T, out.T, (kernel, kernel), (stride, stride), (pad, pad))()
+    theirs = np.zeros((out_size, out_size, 8, 1), np.float32, order="F")
+    pooling(np.asfortranarray(x.T), theirs, True, kernel, kernel, pad, pad, stride, stride, parallel=False)
+    assert _same_bits(out.T, theirs)
+
+
+def test_strided_tensors_are_read_and_written_through_copies():
+    rng = np.random.default_rng(5)
+    big = _input(rng, (3, 10, 12)).T  # [W, H, C]
+    x = big[:, :, 1:3]  # a channel window: not contiguous as NCHW
+    out_big = np.zeros((6, 5, 4), np.float32, order="F")
+    out = out_big[:, :, 1:3]
+    prepare(x, out, (2, 2), (2, 2), (0, 0))()
+    x4 = np.ascontiguousarray(x.T)[None]
+    expected = reference(x4, (2, 2), (2, 2), (0, 0), (5, 6))[0]
+    assert _same_bits(np.ascontiguousarray(out.T), expected) and not out_big[:, :, 0].any()
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"x": np.zeros((4, 4, 2), np.float64)}, "float32"),
+    ({"out": np.zeros((2, 2, 3), np.float32)}, "same C"),
+    ({"kernel": (0, 2)}, "at least 1"),
+    ({"offset": (-1, 0)}, "at least 0"),
+])
+def test_bad_arguments_are_refused_by_name(args, message):
+    call = {"x": np.zeros((4, 4, 2), np.float32), "out": np.zeros((2, 2, 2), np.float32), "kernel": (2, 2),
+            "stride": (2, 2), "offset": (0, 0)} | args
+    with pytest.raises(ValueError, match=message):
+        prepare(call["x"], call["out"], call["kernel"], call["stride"], call["offset"])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_signed_zeros_and_nans_pool_by_the_layers_rules(stride):
+    """Inputs drawn from {-1, -0.0, +0.0, NaN} only: +0.0 beats -0.0 whatever the order, NaN beats all."""
+    rng = np.random.default_rng(stride)
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, np.nan, -0.0, -1.0], np.float32), (2, 3, 9, 11))
+    out_hw = ((9 - 3) // stride + 1, (11 - 3) // stride + 1)
+    out = np.zeros((2, 3) + out_hw, np.float32)
+    prepare(x.T, out.T, (3, 3), (stride, stride), (0, 0))()
+    assert _same_bits(out, reference(x, (3, 3), (stride, stride), (0, 0), out_hw))
+    assert (out == 0).any() and np.isnan(out).any()
