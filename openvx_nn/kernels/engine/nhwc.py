@@ -22,9 +22,11 @@ Epilogue (the gemmlowp rule NNAPI's reference uses, ``frontend/asymmetric.requan
 bias[k]``, clamped to ``±(2**31 - 1)``, times the 31-bit multiplier ``m``, divided by ``2**shift``
 rounded half away from zero (a negative shift: clamped to ``±2**40``, then shifted left), plus the
 output zero point, clamped to ``[lo, hi]`` (the fused activation's range). Where the plan bounds
-``|sum + bias|`` below ``2**31`` and ``32 <= shift <= 62`` and a tile's rows are whole output pixels
-(``K`` equal to the tile's lanes: the ``12x1`` and ``6x2`` AVX2 tiles serve 8 and 16 channels), the
-same rule runs on 32-bit lanes over the whole tile (:func:`scale_run`).
+``|sum + bias|`` below ``2**31`` and ``32 <= shift <= 62`` (every layer of a calibrated MobileNet), the
+same rule runs on 32-bit lanes over the whole tile (:func:`scale_run`): straight into ``out`` when a
+tile's rows are whole output pixels (``K`` equal to the tile's lanes), else into a staging tile whose
+rows are then copied to their pixels (a row of 16 bytes: cheaper than the 64-bit rule per value, which
+took most of a 1x1 layer's time).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from ..support.jit import kernel
 from . import workers
 from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, variant
+from .requantize_lanes import WIDTH, requantize8
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
 from .tiles import accumulate_blocks, choose_tile
 
@@ -72,10 +75,15 @@ def scale_run(target, sums, bias, n, m, half, shift_hi, zero_point, lo, hi):
     ``32 <= shift <= 62`` (``half = 2**(shift - 1)``, ``shift_hi = shift - 32``). Then the rounded quotient
     ``floor((p + half - (p < 0)) / 2**shift)`` is ``floor(floor(.. / 2**32) / 2**shift_hi)``: the high
     half of a 64-bit lane (``vpmuldq``'s product plus the rounding term) shifted as int32 (``vpsrad``),
-    with no 64-bit arithmetic shift, which AVX2 lacks."""
+    with no 64-bit arithmetic shift, which AVX2 lacks. Eight lanes at a time in vector IR
+    (``requantize_lanes.requantize8``: numba's own loop vectorized only in part), the rest one by one;
+    ``target`` uint8, ``sums`` and ``bias`` int32."""
+    whole = n - n % WIDTH
+    for i in range(0, whole, WIDTH):
+        requantize8(target, sums, bias, i, m, half, shift_hi, zero_point, lo, hi)
     mm = np.int64(np.int32(m))
     zp, low, high = np.int32(zero_point), np.int32(lo), np.int32(hi)
-    for i in range(n):
+    for i in range(whole, n):
         v = sums[i] + bias[i]
         quotient = np.int32((np.int64(np.int32(v)) * mm + half - np.int64(v < 0)) >> 32) >> shift_hi
         target[i] = min(max(np.int32(quotient) + zp, low), high)
@@ -191,6 +199,16 @@ def _store_rows(out, sums, bias, n_rows, p0, k0, valid, block, k_out, m, shift, 
             target[lane] = scale_lane(np.int64(source[lane]) + bias[lane], m, shift, zero_point, lo, hi)
 
 
+@kernel
+def _copy_rows(out, staged, n_rows, p0, k0, valid, block, k_out):
+    # out[(p0 + r) * k_out + k0 + lane] = staged[r * block + lane]: a staged tile's rows to their pixels.
+    for r in range(n_rows):
+        at = (p0 + r) * k_out + k0
+        target, source = out[at: at + valid], staged[r * block: r * block + valid]
+        for lane in range(valid):
+            target[lane] = source[lane]
+
+
 # params: the units' scalars, in this order (one int64 array keeps the signatures short).
 OW, OH, K_OUT, PIXELS, ROWS, BLOCK, N_STRIPS, STRIP_TILES, STRIDE_X, STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, \
     MULT, SHIFT, ZERO, LO, HI, NARROW = range(19)
@@ -219,8 +237,10 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
     inner_per_block = min(inner, steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
     narrow = single and params[NARROW] != 0  # the epilogue in 32-bit lanes, one run per tile (scale_run)
+    whole = narrow and block == k_out  # ... written straight into ``out``: the tile's rows are whole pixels
     half = np.int64(1) << max(shift - 1, 0)
     row_bias = np.empty(rows * block, np.int32)
+    staged = np.empty(rows * block, np.uint8)
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -251,9 +271,12 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
             n_rows = min(rows, n_pix - t)
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                if narrow:  # the tile's rows are whole pixels, one after the other in ``out``
+                if whole:  # the tile's rows are whole pixels, one after the other in ``out``
                     scale_run(out[(s0 + t) * k_out: (s0 + t + n_rows) * k_out], tile, row_bias, n_rows * block, m,
                               half, shift - 32, zero_point, lo, hi)
+                elif narrow:
+                    scale_run(staged, tile, row_bias, n_rows * block, m, half, shift - 32, zero_point, lo, hi)
+                    _copy_rows(out, staged, n_rows, s0 + t, k0, valid, block, k_out)
                 else:
                     _store_rows(out, tile, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point,
                                 lo, hi)
@@ -323,9 +346,9 @@ def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: in
     n_strips = -(-pixels // (strip * plan.rows))
     block = plan.vecs * plan.lanes
     n_units = n_strips * (-(-k_out // block))
-    # scale_run where a tile's rows are whole pixels (one run: measured faster than scale_lane's loop; row by
-    # row it was slower) and the plan allows it
-    narrow = block == k_out and plan.bound <= ACC_LIMIT and 32 <= shift <= 62
+    # scale_run where the plan allows it: one run per tile (measured faster than scale_lane's loop; a run per
+    # row was slower)
+    narrow = plan.bound <= ACC_LIMIT and 32 <= shift <= 62
     params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
                        plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
                        zero_point, lo, hi, int(narrow)], np.int64)
