@@ -315,7 +315,8 @@ _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.in
 
 
 @functools.cache
-def _pack_entry():
+def pack_entry():
+    """The compiled packer: ``(x, xp, zero_point, pad_left, pad_top, part, parts)``, both C-ordered 4-D."""
     return jit.entry(_pack, types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int16, 4, "C"),
                      *(jit.INT,) * 5)
 
@@ -336,42 +337,61 @@ def pack_offsets(x: np.ndarray, zero_point: int, pad_left: int, pad_top: int, he
     """``x`` (uint8 [N, H, W, C], any strides) as int16 offsets ``x - zero_point`` in a window of ``height`` x
     ``width`` pixels of ``depth >= C`` channels whose first sample is input (-pad_left, -pad_top); 0 elsewhere."""
     xp = np.empty((x.shape[0], height, width, depth), np.int16)
-    _pack_entry()(np.ascontiguousarray(x), xp, zero_point, pad_left, pad_top, 0, 1)
+    pack_entry()(np.ascontiguousarray(x), xp, zero_point, pad_left, pad_top, 0, 1)
     return xp
 
 
+class NhwcCall:
+    """A layer bound to its requantization: ``call(x, out)`` fills ``out`` (uint8 ``out_shape`` = [N, OH, OW, K],
+    C-ordered) from ``x`` (uint8 [N, H, W, C], any strides); :meth:`attach` binds it to two arrays once."""
+
+    def __init__(self, plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int,
+                 zero_point: int, lo: int, hi: int):
+        images, oh, ow, k_out = out_shape
+        pixels = images * oh * ow
+        strip = max(1, STRIP // plan.rows)
+        n_strips = -(-pixels // (strip * plan.rows))
+        block = plan.vecs * plan.lanes
+        # scale_run where the plan allows it: one run per tile (measured faster than scale_lane's loop; a run
+        # per row was slower)
+        narrow = plan.bound <= ACC_LIMIT and 32 <= shift <= 62
+        self.params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0],
+                                plan.strides[1], plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40),
+                                multiplier, shift, zero_point, lo, hi, int(narrow)], np.int64)
+        self.plan, self.x_zero, self.empty = plan, x_zero, pixels * k_out == 0
+        self.n_units = n_strips * (-(-k_out // block))
+        self.shared = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS >= PARALLEL_WORK
+        self.xp_shape = (images, plan.pixels_y, plan.pixels_x, -(-plan.channels // ELEMENTS) * ELEMENTS)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        if not self.empty:
+            self.attach(np.ascontiguousarray(x), out)()
+
+    def attach(self, x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+        """``call(x, out)`` for these arrays (``x`` C-ordered uint8, ``out`` C-ordered), with its packed input and
+        compiled entries found once: per run only the two kernel calls (and the helpers' hand-over)."""
+        plan, code, n_units, x_zero, (left, top) = self.plan, self.plan.code, self.n_units, self.x_zero, self.plan.pads
+        if self.empty:
+            return lambda: None
+        xp = np.empty(self.xp_shape, np.int16)
+        arrays = (xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), self.params)
+        pack, units, claim, shared = pack_entry(), _units_entry(code), _claim_entry(code), self.shared
+
+        def run() -> None:
+            pack(x, xp, x_zero, left, top, 0, 1)
+            helpers = workers.helpers() if shared else 0
+            if not helpers:
+                units(code, *arrays, 0, n_units)
+                return
+            n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
+            counters = np.zeros(2, np.int64)
+            gang.post(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
+            claim(code, *arrays, n_units, n_chunks, counters, True)
+        return run
+
+
 def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,
-         lo: int, hi: int) -> Callable[[np.ndarray, np.ndarray], None]:
+         lo: int, hi: int) -> NhwcCall:
     """``call(x, out)``: fill ``out`` (uint8 ``out_shape`` = [N, OH, OW, K], C-ordered) from ``x`` (uint8
     [N, H, W, C], any strides), requantized by (``multiplier``, ``shift``, ``zero_point``) into [lo, hi]."""
-    images, oh, ow, k_out = out_shape
-    pixels = images * oh * ow
-    strip = max(1, STRIP // plan.rows)
-    n_strips = -(-pixels // (strip * plan.rows))
-    block = plan.vecs * plan.lanes
-    n_units = n_strips * (-(-k_out // block))
-    # scale_run where the plan allows it: one run per tile (measured faster than scale_lane's loop; a run per
-    # row was slower)
-    narrow = plan.bound <= ACC_LIMIT and 32 <= shift <= 62
-    params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1],
-                       plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40), multiplier, shift,
-                       zero_point, lo, hi, int(narrow)], np.int64)
-    work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
-    depth = -(-plan.channels // ELEMENTS) * ELEMENTS
-    code = plan.code
-
-    def call(x: np.ndarray, out: np.ndarray) -> None:
-        if pixels * k_out == 0:
-            return
-        xp = pack_offsets(x, x_zero, plan.pads[0], plan.pads[1], plan.pixels_y, plan.pixels_x, depth)
-        arrays = (xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), params)
-        helpers = workers.helpers() if work >= PARALLEL_WORK else 0
-        if not helpers:
-            _units_entry(code)(code, *arrays, 0, n_units)
-            return
-        claim = _claim_entry(code)
-        n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
-        counters = np.zeros(2, np.int64)
-        gang.post(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
-        claim(code, *arrays, n_units, n_chunks, counters, True)
-    return call
+    return NhwcCall(plan, out_shape, x_zero, multiplier, shift, zero_point, lo, hi)
