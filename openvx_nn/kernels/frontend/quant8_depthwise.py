@@ -107,16 +107,18 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
                 row[:, :] = 0
                 continue
             source = x[b, iy]
-            for column in range(wp):
-                i, p = column // stride, column % stride
-                packed = row[p * phase + i]
-                ix = column - pad_left
-                if ix < 0 or ix >= width:
-                    packed[:] = 0
-                    continue
-                pixel = source[ix]
-                for c in range(channels):
-                    packed[c] = np.int16(pixel[c]) - zero
+            for p in range(stride):  # column stride * i + p, by phase: no division per column
+                for i in range(phase):
+                    packed = row[p * phase + i]
+                    ix = stride * i + p - pad_left
+                    if stride * i + p >= wp:  # the last phase's missing column (never read)
+                        break
+                    if ix < 0 or ix >= width:
+                        packed[:] = 0
+                        continue
+                    pixel = source[ix]
+                    for c in range(channels):
+                        packed[c] = np.int16(pixel[c]) - zero
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
