@@ -83,7 +83,9 @@ def test_conv2d_uint8_equals_the_numpy_route(route):
 @pytest.mark.parametrize("route", ROUTES)
 def test_conv2d_uint8_over_several_channel_blocks_in_32_bit_lanes_equals_the_numpy_route(route):
     # The epilogue in 32-bit lanes (shifts 32..62, sums inside int32) for outputs wider than one tile's lanes:
-    # staged per tile, copied to their pixels; channel counts with a partial last block and a tail below 8.
+    # in the micro-kernel's registers where the blocks divide the channels (24, 32, 64: rows of a last partial
+    # tile to a scratch tile), else staged per tile and copied to their pixels (a partial last block, a tail
+    # below 8 lanes).
     rng = np.random.default_rng(27)
     for i, k in enumerate((24, 32, 40, 64, 19, 130)):
         n, h, w, c = 1, int(rng.integers(3, 12)), int(rng.integers(3, 12)), int(rng.integers(1, 40))
