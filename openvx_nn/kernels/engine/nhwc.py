@@ -125,7 +125,7 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
     k_out, ky, kx, channels = w_offsets.shape
     lanes = LANES[isa]
     groups = -(-channels // ELEMENTS)
-    rows, vecs = choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out)
+    rows, vecs = choose_tile(lanes, out_hw[0] * out_hw[1] * images, k_out, whole_blocks=True)
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     wide = np.zeros((kx, ky, groups * ELEMENTS, n_blocks * block), np.int16)
