@@ -41,20 +41,16 @@ from numba import types
 
 from ..support import jit
 from ..support.jit import kernel
-from . import gang, workers
+from . import workers
 from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8
-from .simd import INT32_MAX, STRIP
+from .simd import INT32_MAX, PARALLEL_WORK, STRIP
 from .tiles import accumulate_blocks, choose_tile
 
 ACC_LIMIT = (1 << 31) - 1
 ELEMENTS = 2  # int16 elements per 4-byte group
 CHUNKS_PER_THREAD = 4
-PARALLEL_WORK = 1 << 20
-"""Multiply-adds from which a layer is shared with the helpers: handed over through the gang
-(``engine.gang``) a layer of a few microseconds of work pays for it; MobileNet v1 0.25's smallest 1x1
-layers (1.6 million) are shared."""
 
 
 @kernel
@@ -400,7 +396,7 @@ class NhwcCall:
                 return
             n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
             counters = np.zeros(2, np.int64)
-            gang.post(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
+            workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
             claim(code, *arrays, n_units, n_chunks, counters, True)
         return run
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import types
 
-from ..engine import gang, workers
+from ..engine import workers
 from ..engine.atomics import fetch_add, wait_for_chunks
 from ..engine.nhwc import ACC_LIMIT, pack_entry, scale_lane, scale_run
 from ..support import jit
@@ -27,8 +27,7 @@ from ..support.jit import kernel
 from .asymmetric import quantized_multiplier, quantized_range
 from .quant8_convolution import Prepared
 
-PARALLEL_WORK = 1 << 16  # multiply-adds from which the rows are shared between threads (through the gang:
-# MobileNet v1 0.25's 14x14 and 7x7 layers, 113k-225k, are)
+PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 
@@ -203,8 +202,8 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
                 return
             n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
             counters = np.zeros(2, np.int64)
-            gang.post(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
-                                    False), helpers)
+            workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
+                                       False), helpers)
             claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
         return run
 
