@@ -208,6 +208,7 @@ def test_a_large_layer_shared_between_threads_equals_the_calling_thread_alone(mo
 def test_layers_in_a_row_handed_to_the_helper_gang_equal_the_calling_thread_alone(monkeypatch):
     # Every layer shared (a helper stays in the gang between them, or is queued again when it left); a task
     # run again after its layer is done (a stale post) claims nothing and writes nothing.
+    from openvx_nn.kernels.engine import gang
     from openvx_nn.kernels.frontend import float_sharing
     rng = np.random.default_rng(12)
     layers = []
@@ -234,7 +235,7 @@ def test_layers_in_a_row_handed_to_the_helper_gang_equal_the_calling_thread_alon
             np.testing.assert_array_equal(got, want)  # the same tiles, whoever computes them
     out = layers[-1][1][3]
     out[...] = np.nan
-    float_sharing._posted[0]()  # the last layer's task, its chunks all taken
+    gang._posted[0]()  # the last layer's task, its chunks all taken
     assert np.isnan(out).all()
 
 

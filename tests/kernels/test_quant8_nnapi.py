@@ -81,6 +81,26 @@ def test_conv2d_uint8_equals_the_numpy_route(route):
 
 
 @pytest.mark.parametrize("route", ROUTES)
+def test_conv2d_uint8_over_several_channel_blocks_in_32_bit_lanes_equals_the_numpy_route(route):
+    # The epilogue in 32-bit lanes (shifts 32..62, sums inside int32) for outputs wider than one tile's lanes:
+    # in the micro-kernel's registers where the blocks divide the channels (24, 32, 64: rows of a last partial
+    # tile to a scratch tile), else staged per tile and copied to their pixels (a partial last block, a tail
+    # below 8 lanes).
+    rng = np.random.default_rng(27)
+    for i, k in enumerate((24, 32, 40, 64, 19, 130)):
+        n, h, w, c = 1, int(rng.integers(3, 12)), int(rng.integers(3, 12)), int(rng.integers(1, 40))
+        kh, kw, pads, strides, (oh, ow) = _window(rng, h, w)
+        x, filt = _data(rng, (n, h, w, c), i), _data(rng, (k, kh, kw, c), i + 1)
+        bias = rng.integers(-(1 << 16), 1 << 16, k).astype(np.int32)
+        s_in, s_w = 0.02, 0.01
+        quants = ((s_in, _zero(rng, i)), (s_w, _zero(rng, i + 1)), (s_in * s_w / (0.37, 0.0123, 3.1e-5)[i % 3], 100))
+        want, got = np.zeros((n, oh, ow, k), np.uint8), np.full((n, oh, ow, k), 7, np.uint8)
+        reference.conv2d(x, filt, bias, want, pads, strides, i % 4, *quants)
+        prepare_conv(filt, bias, x.shape, want.shape, pads, strides, i % 4, *quants, isa=route)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
+@pytest.mark.parametrize("route", ROUTES)
 def test_fully_connected_uint8_equals_the_numpy_route(route):
     rng = np.random.default_rng(20)
     for i in range(14):

@@ -31,6 +31,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..support.llvm_loops import broadcast_step, constant, tile_loops
+from .requantize_lanes import requantize_vector
 
 LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8}
 KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",)}
@@ -58,13 +59,13 @@ def _instruction(module: ir.Module, isa: str, kind: str, lanes: int):
 
 
 def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: int,
-            weights_unsigned: bool) -> ir.Function:
+            weights_unsigned: bool, requantize: bool = False) -> ir.Function:
     existing = module.globals.get(name)
     if existing is not None:
         return existing
     lanes = LANES[isa]
     vec = ir.VectorType(_I32, lanes)
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 7), name)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * (10 if requantize else 7)), name)
     fn.linkage = "internal"
     out = fn.args[0]
     instruction = _instruction(module, isa, kind, lanes)
@@ -78,7 +79,21 @@ def _define(module: ir.Module, name: str, isa: str, kind: str, rows: int, vecs: 
             for v in range(vecs):
                 b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=1)
 
-    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _I32, combine, 1), store)
+    def store_requantized(b: ir.IRBuilder, sums):
+        # fn's last three arguments: the rows' uint8 output addresses (int64 array), the block's int32 bias,
+        # the rule's int64 (m, half, shift - 32, zero point, lo, hi) (requantize_lanes)
+        targets, bias_at, rule_at = fn.args[7:10]
+        i64p, bytes_p = _I64.as_pointer(), ir.VectorType(ir.IntType(8), lanes).as_pointer()
+        rule = [b.load(b.inttoptr(b.add(rule_at, constant(8 * j)), i64p)) for j in range(6)]
+        starts = [b.load(b.inttoptr(b.add(targets, constant(8 * r)), i64p)) for r in range(rows)]
+        for v in range(vecs):
+            bias = b.load(b.inttoptr(b.add(bias_at, constant(4 * lanes * v)), vecp), align=4)
+            for r in range(rows):
+                q = requantize_vector(b, b.add(sums[r][v], bias), *rule)
+                b.store(q, b.inttoptr(b.add(starts[r], constant(lanes * v)), bytes_p), align=1)
+
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _I32, combine, 1),
+               store_requantized if requantize else store)
     return fn
 
 
@@ -120,3 +135,24 @@ def tile_kernel(typingctx, code, out, row_addr, tap_addr, n_taps, n_inner, w, w_
         builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
         return context.get_dummy_value()
     return types.void(code, *(types.int64,) * 7), codegen
+
+
+@intrinsic
+def tile_kernel_requantized(typingctx, code, row_addr, tap_addr, n_taps, n_inner, w, w_stride, targets, bias, rule):
+    """``tile_kernel`` whose tile is requantized in registers by NNAPI's rule in 32-bit lanes
+    (``requantize_lanes``) and stored as uint8: row ``r``'s ``V * L`` values at the address ``targets[r]``
+    (``targets`` the address of an int64 array), ``bias`` the address of the block's int32 bias, ``rule`` of the
+    int64 ``(m, 2**(shift - 1), shift - 32, zero point, lo, hi)``. Only where the caller's plan bounds
+    ``|sum + bias|`` below ``2**31`` and ``32 <= shift <= 62``, and each row has room for all its lanes."""
+    rest = (row_addr, tap_addr, n_taps, n_inner, w, w_stride, targets, bias, rule)
+    if not isinstance(code, types.IntegerLiteral) or not all(isinstance(a, types.Integer) for a in rest):
+        return None
+    isa, kind, rows, vecs, unsigned = decode(code.literal_value)
+    name = f"openvx_nn_mk_{isa}_{kind}_{rows}x{vecs}{'_wu' if unsigned else ''}_requantized"
+
+    def codegen(context, builder, signature, args):
+        fn = _define(builder.module, name, isa, kind, rows, vecs, unsigned, requantize=True)
+        values = [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])]
+        builder.call(fn, [ir.Constant(_I64, 0), *values])
+        return context.get_dummy_value()
+    return types.void(code, *(types.int64,) * 9), codegen

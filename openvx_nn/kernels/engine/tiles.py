@@ -23,15 +23,18 @@ from .microkernel import tile_kernel
 TILES = {16: ((6, 4), (4, 6), (1, 8)), 8: ((4, 3), (6, 2), (12, 1), (1, 6))}  # few: each one is compiled
 
 
-def choose_tile(lanes: int, pixels: int, k_out: int) -> tuple[int, int]:
-    """The (rows, vectors) tile of ``TILES[lanes]`` with the least padded work for ``pixels`` x ``k_out``."""
+def choose_tile(lanes: int, pixels: int, k_out: int, whole_blocks: bool = False) -> tuple[int, int]:
+    """The (rows, vectors) tile of ``TILES[lanes]`` with the least padded work for ``pixels`` x ``k_out``;
+    ``whole_blocks``: among the tiles whose channel block divides ``k_out`` where there are any (the NHWC
+    entry then requantizes in the micro-kernel's registers, which saves more than a few padded lanes cost)."""
     vectors = -(-k_out // lanes)
+    candidates = [t for t in TILES[lanes] if k_out % (t[1] * lanes) == 0] if whole_blocks else []
 
     def cost(tile):
         rows, vecs = tile
         padded = -(-pixels // rows) * rows * (-(-vectors // vecs) * vecs)
         return padded * (1 + 0.25 * (rows + vecs) / (rows * vecs))
-    return min(TILES[lanes], key=cost)
+    return min(candidates or TILES[lanes], key=cost)
 
 
 @kernel

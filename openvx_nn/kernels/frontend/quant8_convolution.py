@@ -20,7 +20,6 @@ from . import nhwc_convolution as reference
 from .asymmetric import quantized_multiplier, quantized_range
 
 Quant = tuple[float, int]
-Runner = Callable[[np.ndarray, np.ndarray], None]
 
 
 def _epilogue(quant_in: Quant, quant_w: Quant, quant_out: Quant, activation: int) -> tuple[int, int, int, int, int]:
@@ -32,14 +31,34 @@ def _epilogue(quant_in: Quant, quant_w: Quant, quant_out: Quant, activation: int
 
 def _engine(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
             pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
-            quant_w: Quant, quant_out: Quant, isa: str) -> Runner:
+            quant_w: Quant, quant_out: Quant, isa: str) -> Prepared:
     """The engine's runner into NHWC ``out_shape`` with filter ``w`` [K, KY, KX, C]."""
     w_offsets = w.astype(np.int16) - np.int16(quant_w[1])
     zx = int(quant_in[1])
     plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
                         tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
     call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
-    return lambda x, out: contiguous(out, lambda target: call(x, target))
+    return Prepared(call, call.attach)
+
+
+class Prepared:
+    """A planned layer: ``run(x, out)`` (any ``out``: a strided view through a C-ordered copy), and
+    :meth:`attach` (x, out) -> a runner bound to those arrays once, where both are C-ordered (the NNAPI
+    operations bind a node's arrays at verify; per run then only the kernels are called)."""
+
+    __slots__ = ("_attach", "_call")
+
+    def __init__(self, call: Callable[[np.ndarray, np.ndarray], None],
+                 attach: Callable[[np.ndarray, np.ndarray], Callable[[], None]] | None = None):
+        self._call, self._attach = call, attach
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        contiguous(out, lambda target: self._call(x, target))
+
+    def attach(self, x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+        if self._attach is not None and x.dtype == np.uint8 and x.flags.c_contiguous and out.flags.c_contiguous:
+            return self._attach(x, out)
+        return lambda: self(x, out)
 
 
 def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
@@ -60,7 +79,7 @@ def _engine_isa(isa: str | None) -> str | None:
 
 def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...], out_shape: tuple[int, ...],
                  pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
-                 quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Runner:
+                 quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Prepared:
     """``run(x, out)`` for a uint8 CONV_2D: ``x`` [N, H, W, C], ``w`` [K, KY, KX, C], ``out`` [N, OH, OW, K];
     ``pads`` (left, right, top, bottom), ``strides`` (width, height); ``isa`` forces an instruction set."""
     chosen = _engine_isa(isa)
@@ -69,7 +88,7 @@ def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...
 
         def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
             reference.conv2d(x, w, bias, out, pads, strides, activation, quant_in, quant_w, quant_out)
-        return numpy_route
+        return Prepared(numpy_route)
     if tuple(x_shape[:1]) + tuple(x_shape[3:]) != (out_shape[0], w.shape[3]):
         raise ValueError(f"input shape {list(x_shape)} does not fit the filter {list(w.shape)} and the output "
                          f"{list(out_shape)}")
@@ -77,7 +96,7 @@ def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...
 
 
 def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, activation: int, quant_in: Quant,
-                            quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Runner:
+                            quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Prepared:
     """``run(x, out)`` for a uint8 FULLY_CONNECTED: ``x`` of ``batch * input_size`` values, ``w`` [units,
     input_size], ``out`` [batch, units]: a 1x1 convolution of ``batch`` 1x1 images."""
     units, size = w.shape
@@ -87,10 +106,10 @@ def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, 
 
         def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
             reference.fully_connected(x, w, bias, out, activation, quant_in, quant_w, quant_out)
-        return numpy_route
+        return Prepared(numpy_route)
     conv = _engine(w.reshape(units, 1, 1, size), bias, (batch, 1, 1, units), (0, 0, 0, 0),
                    (1, 1), activation, quant_in, quant_w, quant_out, chosen)
 
     def run(x: np.ndarray, out: np.ndarray) -> None:
-        contiguous(out, lambda target: conv(x.reshape(batch, 1, 1, size), target.reshape(batch, 1, 1, units)))
-    return run
+        conv(x.reshape(batch, 1, 1, size), out.reshape(batch, 1, 1, units))
+    return Prepared(run)

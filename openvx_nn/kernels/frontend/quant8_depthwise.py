@@ -21,11 +21,11 @@ from numba import types
 
 from ..engine import workers
 from ..engine.atomics import fetch_add, wait_for_chunks
-from ..engine.nhwc import ACC_LIMIT, pack_offsets, scale_lane, scale_run
+from ..engine.nhwc import ACC_LIMIT, pack_entry, scale_lane, scale_run
 from ..support import jit
 from ..support.jit import kernel
 from .asymmetric import quantized_multiplier, quantized_range
-from .quant8_convolution import contiguous
+from .quant8_convolution import Prepared
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 CHUNKS_PER_THREAD = 4
@@ -106,16 +106,18 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
                 row[:, :] = 0
                 continue
             source = x[b, iy]
-            for column in range(wp):
-                i, p = column // stride, column % stride
-                packed = row[p * phase + i]
-                ix = column - pad_left
-                if ix < 0 or ix >= width:
-                    packed[:] = 0
-                    continue
-                pixel = source[ix]
-                for c in range(channels):
-                    packed[c] = np.int16(pixel[c]) - zero
+            for p in range(stride):  # column stride * i + p, by phase: no division per column
+                for i in range(phase):
+                    packed = row[p * phase + i]
+                    ix = stride * i + p - pad_left
+                    if stride * i + p >= wp:  # the last phase's missing column (never read)
+                        break
+                    if ix < 0 or ix >= width:
+                        packed[:] = 0
+                        continue
+                    pixel = source[ix]
+                    for c in range(channels):
+                        packed[c] = np.int16(pixel[c]) - zero
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
@@ -152,7 +154,7 @@ def _entries():
 def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
                       pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int, activation: int,
                       quant_in: tuple[float, int], quant_w: tuple[float, int],
-                      quant_out: tuple[float, int]) -> Callable[[np.ndarray, np.ndarray], None]:
+                      quant_out: tuple[float, int]) -> Prepared:
     """``run(x, out)`` for a uint8 DEPTHWISE_CONV_2D: ``x`` [N, H, W, C], ``w`` [1, KY, KX, C * multiplier],
     ``out`` [N, OH, OW, C * multiplier]; ``pads`` (left, right, top, bottom), ``strides`` (width, height)."""
     _, kh, kw, depth_out = w.shape
@@ -178,20 +180,33 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
     n_lines = n_batch * out_h
     parallel = int(np.prod(out_shape)) * kh * kw >= PARALLEL_WORK and n_lines > 1
 
-    def fill(x: np.ndarray, out: np.ndarray) -> None:
+    def attach(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+        # x, out C-ordered (uint8): the packed input and the compiled entries found once.
         serial, phases, claim = _entries()
+        shape = (x.shape[0], *window, x.shape[3])
+        xp = np.empty(shape, np.int16)
         if phased:
-            xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
-            phases(np.ascontiguousarray(x), xp, int(quant_in[1]), pads[0], pads[2], strides[0])
+            def pack() -> None:
+                phases(x, xp, int(quant_in[1]), pads[0], pads[2], strides[0])
         else:
-            xp = pack_offsets(x, int(quant_in[1]), pads[0], pads[2], *window, x.shape[3])
-        helpers = workers.helpers() if parallel else 0
-        if not helpers:
-            serial(xp, w_offsets, lane_bias, line_bias, out, *scalars, 0, n_lines)
-            return
-        n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
-        counters = np.zeros(2, np.int64)
-        workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, False),
-                     helpers)
-        claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
-    return lambda x, out: contiguous(out, lambda target: fill(x, target))
+            pack_x = pack_entry()
+
+            def pack() -> None:
+                pack_x(x, xp, int(quant_in[1]), pads[0], pads[2], 0, 1)
+
+        def run() -> None:
+            pack()
+            helpers = workers.helpers() if parallel else 0
+            if not helpers:
+                serial(xp, w_offsets, lane_bias, line_bias, out, *scalars, 0, n_lines)
+                return
+            n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
+            counters = np.zeros(2, np.int64)
+            workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
+                                       False), helpers)
+            claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
+        return run
+
+    def fill(x: np.ndarray, out: np.ndarray) -> None:
+        attach(np.ascontiguousarray(x), out)()
+    return Prepared(fill, attach)

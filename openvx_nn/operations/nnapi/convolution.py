@@ -116,19 +116,21 @@ def _prepare_fc_float(args: Args) -> Runner:
 
 # ---- uint8 (TENSOR_QUANT8_ASYMM): planned once at bind on the integer engine ----------------------------
 
-def _replanned(args: Args, make: Callable[[], Callable]) -> Callable[[], None]:
-    """A runner calling ``make()``'s ``run(input, output)``, made again when the filter or the bias (packed
-    into it) has been written since."""
-    def stamp() -> tuple[int, int]:
-        return args.writes("filter"), args.writes("bias")
-    state = [stamp(), make()]
+def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared]) -> Callable[[], None]:
+    """A runner of ``make()``'s layer attached to the node's input and output (``Prepared.attach``), made again
+    when the filter or the bias (packed into it) has been written since."""
     x, out = args["input"], args["output"]
+    roots = [root for root in (args.root("filter"), args.root("bias")) if root is not None]
+
+    def stamp() -> tuple[int, ...]:
+        return tuple(root.writes for root in roots)
+    state = [stamp(), make().attach(x, out)]
 
     def runner() -> None:
         now = stamp()
         if now != state[0]:
-            state[:] = [now, make()]
-        state[1](x, out)
+            state[:] = [now, make().attach(x, out)]
+        state[1]()
     return runner
 
 
