@@ -40,6 +40,10 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
                ) -> dict[int, Uses]:
     """Every parameter of ``nodes`` (positions in that list), grouped by ``id`` of its root object.
 
+    Left out: inputs that are neither tensors nor images nor virtual (scalars, LUTs,
+    arrays an application set) unless some node writes them -- no check or order
+    depends on them, and they are most of a layer's parameters.
+
     ``check(node, index, spec, value)`` is called for each parameter that is unset or
     not plainly usable (destroyed, virtual): the verifier's presence and scope checks
     ride on this one pass over the parameters.
@@ -47,6 +51,7 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
     uses: dict[int, Uses] = {}
     get = uses.get
     new = tuple.__new__  # an Access without the named tuple's Python-level constructor: one per parameter
+    plain_reads = []  # (position, index, object) of the inputs left out unless written
     for position, node in enumerate(nodes):
         graph = node.graph
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
@@ -54,20 +59,28 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
                 if check is not None:
                     check(node, i, spec, value)
                 continue
-            if check is not None and (not value.alive or (getattr(value, "virtual", False) and (
+            virtual = getattr(value, "virtual", False)
+            if check is not None and (not value.alive or (virtual and (
                     spec.static or (getattr(value, "graph", None) or getattr(value, "scope", None)) is not graph))):
                 check(node, i, spec, value)
             kind = value.vx_type
+            direction = spec.direction
             if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
                 root, box = region(value)
+            elif kind != _TENSOR and direction == _INPUT and not virtual:
+                plain_reads.append((position, i, value))
+                continue
             else:  # the object is its own root, whole
                 root, box = value, None
             entry = get(id(root))
             if entry is None:
                 entry = uses[id(root)] = Uses(root)
-            direction = spec.direction
             target = entry.writes if direction == _OUTPUT else entry.reads if direction == _INPUT else entry.others
             target.append(new(Access, (position, i, value, box)))
+    for position, i, value in plain_reads:
+        entry = get(id(value))
+        if entry is not None:  # written (or bidirectional) somewhere: its readers are ordered after
+            entry.reads.append(new(Access, (position, i, value, None)))
     return uses
 
 
