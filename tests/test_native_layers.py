@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from native_testing import model as _model
+from native_testing import native_run as _native_run
+from native_testing import values as _values
 
-from openvx_nn import vx
 from openvx_nn.api import Context
-from openvx_nn.core import reference
 from openvx_nn.kernels.engine import correlation, isa, prepared
 from openvx_nn.kernels.openvx.convolution import convolution
 from openvx_nn.kernels.openvx.deconvolution import deconvolution
@@ -21,30 +22,6 @@ from openvx_nn.operations.geometry import output_size
 FORMATS = [(np.uint8, (0, 0, 0, 0)), (np.int8, (0, 0, 0, 0)), (np.int16, (8, 8, 8, 8)), (np.int16, (3, 7, 12, 5)),
            (np.float32, (0, 0, 0, 0))]
 POLICIES = [("saturate", "nearest_even"), ("wrap", "to_zero")]
-
-
-def _model(handle):
-    return reference.lookup(int(vx.ffi.cast("uintptr_t", handle)), reference.Reference)
-
-
-def _values(rng, shape, dtype, small=False):
-    if np.dtype(dtype).kind == "f":
-        return (rng.standard_normal(shape) * 2).astype(dtype)
-    info = np.iinfo(dtype)
-    if small:  # weights: magnitudes that keep most outputs off the saturation limits
-        return rng.integers(max(info.min, -4), 5, size=shape).astype(dtype)
-    return rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
-
-
-def _native_run(g, out) -> np.ndarray:
-    """``out`` after one vxProcessGraph that must take the native plan (the first run binds and publishes)."""
-    g.process()
-    assert _model(g.handle).plan.native is not None, "the graph has no native plan"
-    out.write(np.zeros_like(out.numpy()))
-    runs = _model(g.handle).native_runs
-    assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
-    assert _model(g.handle).native_runs == runs + 1, "vxProcessGraph did not take the native path"
-    return out.numpy()
 
 
 def _policies(overflow, rounding):

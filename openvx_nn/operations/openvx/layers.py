@@ -264,13 +264,19 @@ def _run_lrn(p, state) -> None:
                                  p[5].value, fpp_in=p[0].fpp, fpp_out=p[6].fpp)
 
 
+def _native_lrn(p, state):
+    from ...kernels.openvx.normalization import native_entry
+    return native_entry(p[0].array, p[6].array, state["across"], p[2].value, p[3].value, p[4].value, p[5].value,
+                        fpp_in=p[0].fpp, fpp_out=p[6].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.local_response_normalization_layer",
     NNKernel.VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER, LIBRARY,
     (_in("inputs"), _in("type", S, ENUM, static=True), _in("normalization_size", S, SIZE, static=True),
      _in("alpha", S, F32, static=True), _in("beta", S, F32, static=True), _in("bias", S, F32, static=True),
      _out()),
-    _validate_lrn, _run_lrn))
+    _validate_lrn, _run_lrn, native=_native_lrn))
 
 
 # -- activation --------------------------------------------------------------------------
@@ -354,10 +360,15 @@ def _run_roi_pooling(p, state) -> None:
     roi_pooling(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
 
 
+def _native_roi_pooling(p, state):
+    from ...kernels.openvx.roi_pooling import native_entry
+    return native_entry(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.roi_pooling_layer", NNKernel.VX_KERNEL_ROI_POOLING_LAYER, LIBRARY,
     (_in("input_data"), _in("input_rois"), _in("roi_pool_params", S, NNType.VX_TYPE_NN_ROI_POOL_PARAMS, static=True),
      _out("output_arr")),
-    _validate_roi_pooling, _run_roi_pooling))
+    _validate_roi_pooling, _run_roi_pooling, native=_native_roi_pooling))
 
 
