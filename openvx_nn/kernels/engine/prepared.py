@@ -15,7 +15,6 @@ entry: it stays on ``correlation.execute``.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 
@@ -149,7 +148,7 @@ def _pack(words: list[int], **arrays) -> tuple[np.ndarray, tuple]:
 
 # ---- the drivers (numba; a C loop calls them without the GIL) -------------------------------------------
 
-@functools.cache
+@native.factory(codes=(0,))
 def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
     """The SIMD route's entry for micro-kernel ``code`` and these dtypes: ``simd.correlate``, serially."""
     pack, units = simd._PACK, simd._UNITS
@@ -185,7 +184,7 @@ def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_
     return jit.native(entry)
 
 
-@functools.cache
+@native.factory
 def _direct_entry(kind: str, x_dtype, out_dtype) -> int:
     """The int64 (or float64) loops' entry: ``correlation._direct``, serially."""
     direct = correlation._DIRECT[kind, False]

@@ -1,8 +1,6 @@
 """Tensor depth conversion (OpenVX 1.2 vxTensorConvertDepthNode)."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..support import jit, native
@@ -84,7 +82,7 @@ def _operands(x, in_fpp, out, out_fpp, norm, offset, saturate, truncate, source)
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-@functools.cache
+@native.factory
 def _native_convert(x_dtype: type, out_dtype: type, to_float: bool) -> int:
     if to_float:
         def entry(block):

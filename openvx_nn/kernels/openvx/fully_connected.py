@@ -36,8 +36,6 @@ order is part of the contract so results are reproducible bit for bit.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import prange
 
@@ -234,7 +232,7 @@ def _rows_of(x, xt):
             xt[b, j] = x[j, b]
 
 
-@functools.cache
+@native.factory
 def _native_dot(is_float: bool, dtype) -> int:
     dot = _KERNELS["float" if is_float else "int", False]
     if is_float:

@@ -1,8 +1,6 @@
 """Tensor table lookup (OpenVX 1.2 vxTensorTableLookupNode)."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..support import jit, native
@@ -47,7 +45,7 @@ def table_lookup(x: np.ndarray, lut: np.ndarray, offset: int, out: np.ndarray) -
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-@functools.cache
+@native.factory
 def _native_lookup(dtype: type) -> int:
     def entry(block):
         _lookup(native.array(block, 0, dtype), native.array(block, 26, dtype)[0, 0, 0, 0, 0], block[39],

@@ -30,8 +30,6 @@ are reproducible bit for bit.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import prange
 
@@ -182,7 +180,7 @@ def _simd(mat_a, mat_b, c, mat_c, mat_out, saturate, nearest_even, fpps, isa) ->
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
 # The integer product runs on the int64 loops, not the SIMD engine: that packs ``b`` (not a static
 # parameter) per call. Both are exact, so the bits are the same.
-@functools.cache
+@native.factory
 def _native_matmul(dtype: type, is_float: bool) -> int:
     serial = _KERNELS["float" if is_float else "int", False]
     if is_float:

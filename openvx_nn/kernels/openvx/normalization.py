@@ -23,7 +23,6 @@ apply throughout: ``d == 0`` (``bias == 0`` and an all-zero window, or
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -118,7 +117,7 @@ def _operands(x, out, across_maps, size, alpha, beta, bias, fpp_in, fpp_out, sou
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-@functools.cache
+@native.factory
 def _native_lrn(dtype: type) -> int:
     serial = _KERNELS[False]
 

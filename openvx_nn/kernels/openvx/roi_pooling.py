@@ -27,8 +27,6 @@ exact int64.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import prange
 
@@ -152,7 +150,7 @@ def _corners(rois, corners):
                 corners[i, r, b] = rois[i, r, b]
 
 
-@functools.cache
+@native.factory
 def _native_roi(dtype: type, roi_dtype: type) -> int:
     serial = _KERNELS[False]
 

@@ -1,8 +1,6 @@
 """Tensor transpose (OpenVX 1.2 vxTensorTransposeNode)."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..support import jit, native
@@ -44,7 +42,7 @@ def transpose(x: np.ndarray, out: np.ndarray, dim1: int, dim2: int) -> None:
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-@functools.cache
+@native.factory
 def _native_copy(dtype: type) -> int:
     def entry(block):
         _copy(native.array(block, 0, dtype), native.array(block, 13, dtype))

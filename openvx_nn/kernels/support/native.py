@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -89,6 +90,35 @@ def call(typingctx, address, block):
 def real(block, at):
     """The float packed at ``block[at]``."""
     return _float_bits(block[at])
+
+
+factories: dict[str, Callable[..., int]] = {}
+"""Every native entry's maker (:func:`factory`), by "module:qualname" (``warm`` replays recorded calls)."""
+on_new_entry: list[Callable[[str, tuple, tuple[int, ...]], None]] = []
+"""Called with (maker name, arguments, positions of micro-kernel codes) the first time a maker meets them."""
+
+
+def factory(make: Callable[..., int] | None = None, *, codes: tuple[int, ...] = ()):
+    """Make ``make`` (arguments -> an entry's address, usually ``jit.native`` of a closure) a cached, recorded
+    maker: each distinct call compiles once, and is announced to :data:`on_new_entry` so that
+    ``openvx-nn warm`` can compile it ahead of time.  ``codes``: positions of arguments that are micro-kernel
+    codes (an entry for another CPU's instruction set is not warmed)."""
+    def build(function: Callable[..., int]) -> Callable[..., int]:
+        cached = functools.cache(function)
+        name = f"{function.__module__}:{function.__qualname__}"
+        seen: set[tuple] = set()
+
+        @functools.wraps(function)
+        def made(*args) -> int:
+            address = cached(*args)
+            if args not in seen:
+                seen.add(args)
+                for hook in on_new_entry:
+                    hook(name, args, codes)
+            return address
+        factories[name] = made
+        return made
+    return build(make) if make is not None else build
 
 
 def pack(*items) -> tuple[np.ndarray, tuple]:
