@@ -70,7 +70,7 @@ def test_native_deconvolution_is_bit_identical_to_the_python_route(dtype, fpp):
         pad = (int(rng.integers(0, max(1, min(kx, 2)))), int(rng.integers(0, max(1, min(ky, 2)))))
         shape = (int(rng.integers(2, 7)), int(rng.integers(2, 7)), channels)
         size = tuple((shape[i] - 1) * (a[i] + 1) - 2 * pad[i] + (kx, ky)[i] + a[i] for i in (0, 1))
-        bias_shape = [None, (maps,)][case % 2]
+        bias_shape = [None, (maps,), size + (maps,)][case % 3]
         with Context() as ctx, ctx.graph() as g:
             x = ctx.tensor(_values(rng, shape, dtype), fixed_point_position=fpp[0])
             w = _values(rng, (kx, ky, channels, maps), dtype, small=True)
