@@ -165,3 +165,26 @@ def test_a_gemm_route_or_an_overlapping_output_has_no_bound_entry():
         g.process()
         assert _model(g.handle).plan.native is None
         assert x.numpy().tolist() == np.full((4, 4, 2), 2).tolist()
+
+
+def test_the_vx_small_cnn_benchmark_graph_runs_natively():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.vx_models import VXGraph, sample_images, small_cnn
+    net = small_cnn(size=8)
+    graph = VXGraph(net)
+    try:
+        image = sample_images(net, 1)[0]
+        model = _model(graph.graph)
+        context = _model(graph.context)
+        context.performance_enabled = True  # the Python path: every node's own runner, no native plan
+        python = graph.run(image).copy()
+        assert model.plan.native is None
+        context.performance_enabled = False
+        graph.run(image)  # binds and publishes the native plan
+        runs = model.native_runs
+        assert np.array_equal(graph.run(image), python)
+        assert model.native_runs == runs + 1, "the small CNN did not take the native path"
+    finally:
+        graph.release()
