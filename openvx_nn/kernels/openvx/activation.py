@@ -209,7 +209,7 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
 _evaluate_serial, _gather_serial = _EVALUATE[False], _GATHER[False]
 
 
-@functools.cache
+@native.factory
 def _native_evaluate(dtype: type) -> int:
     def entry(block):
         x, out = native.array(block, 0, dtype), native.array(block, 13, dtype)
@@ -219,7 +219,7 @@ def _native_evaluate(dtype: type) -> int:
     return jit.native(entry)
 
 
-@functools.cache
+@native.factory
 def _native_gather(dtype: type) -> int:
     def entry(block):
         x, table = native.array(block, 0, dtype), native.array(block, 13, dtype)[0, 0, 0, 0, 0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
 from ..support.fixed_point import float32_value, float_to_int, int_range
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views
@@ -53,18 +53,60 @@ def convert_depth(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, nor
     gives +-inf, saturated to the type's limits, wrapped to 0; ``0 / 0`` gives
     nan, stored as 0 (and as nan in float32).
     """
-    views = loop_views(out, detach(out, x, True))
-    if views is None:
+    found = _operands(x, in_fpp, out, out_fpp, norm, offset, saturate, truncate, detach(out, x, True))
+    if found is None:
         return
+    v, o, arguments = found
+    head = (jit.array_in(v), jit.FLOAT, jit.FLOAT, jit.FLOAT)
+    if out.dtype.kind == "f":
+        jit.entry(_convert_to_float, *head, jit.array_out(o))(v, *arguments[:3], o)
+        return
+    function = jit.entry(_convert_to_int, *head, jit.FLOAT, jit.array_out(o), jit.BOOL, jit.BOOL, jit.INT, jit.INT)
+    function(v, *arguments[:4], o, *arguments[4:])
+
+
+def _operands(x, in_fpp, out, out_fpp, norm, offset, saturate, truncate, source) -> tuple | None:
+    """(input view, output view, the kernel's scalars: in_unit, offset, norm[, out_unit, saturate, truncate,
+    lo, hi]) with ``source`` (``x`` or its copy) as the input; None when empty."""
+    views = loop_views(out, source)
+    if views is None:
+        return None
     o, v = views
     in_unit = 1.0 if x.dtype.kind == "f" else 2.0 ** in_fpp
-    offset, norm = float32_value(offset), float32_value(norm)
-    head = (jit.array_in(v), jit.FLOAT, jit.FLOAT, jit.FLOAT)
+    head = (in_unit, float32_value(offset), float32_value(norm))
     if out.dtype.kind == "f":
         if out.dtype != np.float32:
             raise ValueError(f"float output must be float32, got {out.dtype}")
-        jit.entry(_convert_to_float, *head, jit.array_out(o))(v, in_unit, offset, norm, o)
-        return
-    lo, hi = int_range(out.dtype)
-    function = jit.entry(_convert_to_int, *head, jit.FLOAT, jit.array_out(o), jit.BOOL, jit.BOOL, jit.INT, jit.INT)
-    function(v, in_unit, offset, norm, 2.0 ** out_fpp, o, bool(saturate), bool(truncate), lo, hi)
+        return v, o, head
+    return v, o, head + (2.0 ** out_fpp, bool(saturate), bool(truncate), *int_range(out.dtype))
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+@native.factory
+def _native_convert(x_dtype: type, out_dtype: type, to_float: bool) -> int:
+    if to_float:
+        def entry(block):
+            _convert_to_float(native.array(block, 0, x_dtype), native.real(block, 26), native.real(block, 27),
+                              native.real(block, 28), native.array(block, 13, out_dtype))
+            return 0
+    else:
+        def entry(block):
+            _convert_to_int(native.array(block, 0, x_dtype), native.real(block, 26), native.real(block, 27),
+                            native.real(block, 28), native.real(block, 29), native.array(block, 13, out_dtype),
+                            block[30] != 0, block[31] != 0, block[32], block[33])
+            return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, norm: float, offset: float,
+                 saturate: bool, *, truncate: bool = False) -> native.Entry | None:
+    """:func:`convert_depth` as a native entry; None when empty or when ``x`` overlaps ``out`` other than as
+    the very same view."""
+    if detach(out, x, True) is not x:
+        return None
+    found = _operands(x, in_fpp, out, out_fpp, norm, offset, saturate, truncate, x)
+    if found is None:
+        return None
+    v, o, arguments = found
+    return native.Entry(_native_convert(x.dtype.type, out.dtype.type, out.dtype.kind == "f"),
+                        *native.pack(v, o, *arguments))

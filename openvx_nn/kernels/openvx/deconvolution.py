@@ -35,7 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine import prepared
 from ..engine.correlation import Arithmetic, Route, Window, check_dtypes, check_method, detach_inputs, execute, prepare
+from ..support import native
 
 
 def output_size(size: int, kernel: int, pad: int, upscale: int, extra: int) -> int:
@@ -98,14 +100,30 @@ def prepare_deconvolution(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...
     return DeconvolutionRoute(upscales, tuple(phases), bounds)
 
 
-def execute_deconvolution(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None,
-                          out: np.ndarray) -> None:
-    """Run every phase of ``route`` into its slice of ``out`` (inputs must not overlap ``out``)."""
+def _phase_operands(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray):
+    """``(phase route, x, bias, out)`` of every phase: the bounded input, the phase's slices of bias and out."""
     ux, uy = route.upscales
     x = x[:route.bounds[0], :route.bounds[1]]  # samples beyond the bound read as zeros, like padding
     for phase_x, phase_y, phase in route.phases:
         at = (slice(phase_x, None, ux), slice(phase_y, None, uy))
-        execute(phase, x, bias if bias is None or bias.ndim == 1 else bias[at], out[at])
+        yield phase, x, bias if bias is None or bias.ndim == 1 else bias[at], out[at]
+
+
+def execute_deconvolution(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None,
+                          out: np.ndarray) -> None:
+    """Run every phase of ``route`` into its slice of ``out`` (inputs must not overlap ``out``)."""
+    for operands in _phase_operands(route, x, bias, out):
+        execute(*operands)
+
+
+def bind_deconvolution(route: DeconvolutionRoute, x: np.ndarray, bias: np.ndarray | None,
+                       out: np.ndarray) -> prepared.Bound | None:
+    """Every phase of ``route`` bound once (``prepared.bind``) as one native entry; None when a phase has
+    none (the GEMM route) or there is nothing to compute. The inputs must not overlap ``out``."""
+    bound = [prepared.bind(*operands) for operands in _phase_operands(route, x, bias, out)]
+    if not bound or None in bound:
+        return None
+    return prepared.Bound(native.sequence([b.entry for b in bound]), any(b.shared for b in bound))
 
 
 def deconvolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,

@@ -17,8 +17,6 @@ for ``t <= 53``, and a left shift is fitted by comparison before shifting.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..support import jit, native
@@ -190,7 +188,7 @@ def _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2,
 
 
 # -- native entries (a C loop calls them without the GIL; see support/native.py) --------------------------
-@functools.cache
+@native.factory
 def _native_add_sub(dtype: type, is_float: bool) -> int:
     if is_float:
         def entry(block):
@@ -205,7 +203,7 @@ def _native_add_sub(dtype: type, is_float: bool) -> int:
     return jit.native(entry)
 
 
-@functools.cache
+@native.factory
 def _native_multiply(dtype: type, is_float: bool) -> int:
     if is_float:
         def entry(block):

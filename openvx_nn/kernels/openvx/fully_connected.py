@@ -40,8 +40,9 @@ import numpy as np
 from numba import prange
 
 from ..engine import isa as isa_module
+from ..engine import prepared
 from ..engine.correlation import Arithmetic, Route, Window, execute, prepare
-from ..support import jit
+from ..support import jit, native
 from ..support.fixed_point import int_range, requantize
 from ..support.jit import kernel
 from ..support.layout import detach
@@ -188,3 +189,65 @@ def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: 
                              jit.INT, jit.INT, jit.INT, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         function(xt, wt, b, out, scale - fpp_x - fpp_w, scale - fpp_b, scale - fpp_out,
                  bool(nearest_even), bool(saturate), lo, hi)
+
+
+# -- bound once (a native entry; see engine/prepared.py) --------------------------------------------------
+def bind_fully_connected(route: Route | None, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+                         out: np.ndarray, arithmetic: Arithmetic) -> prepared.Bound | None:
+    """The layer bound once to its arrays (shapes as :func:`fully_connected`, checked before): the SIMD
+    ``route`` through ``prepared.bind``, else (``route`` None) the dot-product kernels, serially. None when
+    an input overlaps ``out`` or there is nothing to compute; ValueError beyond the exact accumulator."""
+    if out.size == 0 or any(a is not None and np.may_share_memory(out, a) for a in (x, w, bias)):
+        return None
+    if route is not None:
+        return prepared.bind(route, x[None, None], bias, out[None, None])
+    n_in, n_batch = x.shape
+    n_out = w.shape[1]
+    xt = np.empty((n_batch, n_in), out.dtype)  # the rows the kernels read, copied from x per call
+    wt = np.ascontiguousarray(w.T)
+    b = np.broadcast_to(np.zeros((), out.dtype), (n_out,)) if bias is None else bias
+    fpp_b = arithmetic.fpp_x + arithmetic.fpp_w if bias is None else arithmetic.fpp_b
+    if out.dtype.kind == "f":
+        scalars: tuple = (int(bias is not None),)
+    else:
+        bound = accumulator_bound(n_in, out.dtype, arithmetic.fpp_x, arithmetic.fpp_w, fpp_b)
+        if bound >= 1 << 62:
+            raise ValueError(f"fully connected with IFM={n_in} and these formats can exceed the exact int64 "
+                             f"accumulator (worst case {bound} >= 2**62)")
+        scale = max(arithmetic.fpp_x + arithmetic.fpp_w, fpp_b)
+        scalars = (scale - arithmetic.fpp_x - arithmetic.fpp_w, scale - fpp_b, scale - arithmetic.fpp_out,
+                   int(arithmetic.nearest_even), int(arithmetic.saturate), *int_range(out.dtype))
+    six = (None,) * 4
+    arrays = (x[six], xt[six], wt[six], b[(None,) * 5], out[six])
+    shared = n_out > 1 and n_out * n_in * n_batch >= PARALLEL_WORK
+    return prepared.Bound(native.Entry(_native_dot(out.dtype.kind == "f", out.dtype.type),
+                                       *native.pack(*arrays, *scalars)), shared)
+
+
+@jit.kernel
+def _rows_of(x, xt):
+    # xt[b, j] = x[j, b]: the layout the dot kernels read (np.ascontiguousarray(x.T) on the Python path)
+    for b in range(xt.shape[0]):
+        for j in range(xt.shape[1]):
+            xt[b, j] = x[j, b]
+
+
+@native.factory
+def _native_dot(is_float: bool, dtype) -> int:
+    dot = _KERNELS["float" if is_float else "int", False]
+    if is_float:
+        def entry(block):
+            xt = native.c_array(block, 13, dtype)[0, 0, 0, 0]
+            _rows_of(native.array(block, 0, dtype)[0, 0, 0, 0], xt)
+            dot(xt, native.c_array(block, 26, dtype)[0, 0, 0, 0], native.array(block, 39, dtype)[0, 0, 0, 0, 0],
+                native.array(block, 52, dtype)[0, 0, 0, 0], block[65] != 0)
+            return 0
+    else:
+        def entry(block):
+            xt = native.c_array(block, 13, dtype)[0, 0, 0, 0]
+            _rows_of(native.array(block, 0, dtype)[0, 0, 0, 0], xt)
+            dot(xt, native.c_array(block, 26, dtype)[0, 0, 0, 0], native.array(block, 39, dtype)[0, 0, 0, 0, 0],
+                native.array(block, 52, dtype)[0, 0, 0, 0], block[65], block[66], block[67], block[68] != 0,
+                block[69] != 0, block[70], block[71])
+            return 0
+    return jit.native(entry)

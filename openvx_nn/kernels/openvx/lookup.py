@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views
 
@@ -42,3 +42,27 @@ def table_lookup(x: np.ndarray, lut: np.ndarray, offset: int, out: np.ndarray) -
     o, v = views
     table = np.ascontiguousarray(lut).reshape(-1)
     jit.entry(_lookup, jit.array_in(v), jit.array_in(table), jit.INT, jit.array_out(o))(v, table, int(offset), o)
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+@native.factory
+def _native_lookup(dtype: type) -> int:
+    def entry(block):
+        _lookup(native.array(block, 0, dtype), native.array(block, 26, dtype)[0, 0, 0, 0, 0], block[39],
+                native.array(block, 13, dtype))
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, lut: np.ndarray, offset: int, out: np.ndarray) -> native.Entry | None:
+    """:func:`table_lookup` as a native entry reading the LUT's own memory (its values may change between runs);
+    None when empty, when ``x`` overlaps ``out`` other than as the very same view, or when the table is not
+    one contiguous run."""
+    table = lut.reshape(-1)
+    if detach(out, x, True) is not x or not table.flags.c_contiguous or not np.may_share_memory(table, lut):
+        return None
+    views = loop_views(out, x)
+    if views is None:
+        return None
+    o, v = views
+    return native.Entry(_native_lookup(out.dtype.type), *native.pack(v, o, native.as6(table), int(offset)))

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ..support import jit
+from ..support import jit, native
 from ..support.fixed_point import float32_value
 from ..support.jit import kernel
 from ..support.layout import detach
@@ -86,23 +86,57 @@ def local_response_normalization(x: np.ndarray, out: np.ndarray, across_maps: bo
     ``parallel``: None chooses the thread pool for at least PARALLEL_WORK
     window terms; the result is the same either way.
     """
+    found = _operands(x, out, across_maps, size, alpha, beta, bias, fpp_in, fpp_out, detach(out, x))
+    if found is None:
+        return
+    x6, out6, arguments = found
+    if parallel is None:
+        parallel = out.size // out.shape[0] > 1 and out.size * (size if across_maps else size * size) >= PARALLEL_WORK
+    with jit.thread_pool() as pool:
+        function = jit.entry(_KERNELS[bool(parallel and pool)], jit.array_in(x6), jit.array_out(out6), jit.BOOL,
+                             jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT,
+                             jit.BOOL)
+        function(x6, out6, *arguments)
+
+
+def _operands(x, out, across_maps, size, alpha, beta, bias, fpp_in, fpp_out, source) -> tuple | None:
+    """(6-D input, 6-D output, the kernel's scalars) with ``source`` (``x`` or its copy) as the input; None when
+    empty. ValueError for the arguments :func:`local_response_normalization` refuses."""
     check_pair(x, out)
     if x.ndim < 3:
         raise ValueError(f"tensor of rank {x.ndim} is not supported; expected [W, H, C, *batch], rank 3 to 6")
     if size not in SIZES:
         raise ValueError(f"normalization size {size} is not supported; expected 3, 5 or 7")
     if out.size == 0:
-        return
-    x = detach(out, x)
+        return None
     n = size if across_maps else size * size
-    alpha_n = float32_value(alpha) / n
     pad = (None,) * (6 - x.ndim)
-    x6, out6 = x[(..., *pad)], out[(..., *pad)]
-    if parallel is None:
-        parallel = out.size // out.shape[0] > 1 and out.size * n >= PARALLEL_WORK
-    with jit.thread_pool() as pool:
-        function = jit.entry(_KERNELS[bool(parallel and pool)], jit.array_in(x6), jit.array_out(out6), jit.BOOL,
-                             jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT,
-                             jit.BOOL)
-        function(x6, out6, bool(across_maps), int(size), alpha_n, float32_value(beta), float32_value(bias),
-                 *plan(out.dtype, fpp_in, fpp_out).args())
+    return (source[(..., *pad)], out[(..., *pad)],
+            (bool(across_maps), int(size), float32_value(alpha) / n, float32_value(beta), float32_value(bias),
+             *plan(out.dtype, fpp_in, fpp_out).args()))
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+@native.factory
+def _native_lrn(dtype: type) -> int:
+    serial = _KERNELS[False]
+
+    def entry(block):
+        serial(native.array(block, 0, dtype), native.array(block, 13, dtype), block[26] != 0, block[27],
+               native.real(block, 28), native.real(block, 29), native.real(block, 30), native.real(block, 31),
+               native.real(block, 32), block[33], block[34], block[35] != 0)
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, across_maps: bool, size: int, alpha: float, beta: float,
+                 bias: float, *, fpp_in: int = 0, fpp_out: int = 0) -> native.Entry | None:
+    """:func:`local_response_normalization` (serial) as a native entry; None when empty or when ``x`` overlaps
+    ``out`` (a copy per run)."""
+    if np.may_share_memory(out, x):
+        return None
+    found = _operands(x, out, across_maps, size, alpha, beta, bias, fpp_in, fpp_out, x)
+    if found is None:
+        return None
+    x6, out6, arguments = found
+    return native.Entry(_native_lrn(out.dtype.type), *native.pack(x6, out6, *arguments))

@@ -31,8 +31,6 @@ Same fixed point position in and out: pooling never rescales.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import prange
 
@@ -276,7 +274,7 @@ def _arguments(block, dtype):
             block[29], block[30], block[31])
 
 
-@functools.cache
+@native.factory
 def _native_pool(kind: str, dtype: type) -> int:
     if kind == "max":
         def entry(block):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import detach
 from .matmul import PARALLEL_WORK
@@ -98,6 +98,27 @@ def roi_pooling(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, parallel: b
     ranks, shapes or dtypes, ROI tensors that are not integer of at most 32
     bits, and ``OW`` or ``OH`` of ``2**29`` or more.
     """
+    x4, rois3, out5 = _operands(x, rois, out)
+    n_c, n_batch, n_rois = x4.shape[2], x4.shape[3], rois3.shape[1]
+    if out.size == 0:
+        return
+    if x.size == 0:  # every bin is empty
+        out[...] = 0
+        return
+    src = detach(out5, x4)
+    corners = np.ascontiguousarray(rois3, dtype=np.int64)  # tiny: one compiled kernel for every ROI dtype
+    if parallel is None:
+        tasks = n_c * n_rois * n_batch
+        parallel = tasks > 1 and tasks * max(out5.shape[0] * out5.shape[1], x.shape[0] * x.shape[1]) >= PARALLEL_WORK
+    with jit.thread_pool() as pool:
+        function = jit.entry(_KERNELS[bool(parallel and pool)], jit.array_in(src), jit.array_in(corners, "C"),
+                             jit.array_out(out5), jit.BOOL)
+        function(src, corners, out5, bool(sample))
+
+
+def _operands(x: np.ndarray, rois: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x``, ``rois`` and ``out`` with their batch axis (4-D, 3-D, 5-D); ValueError for what :func:`roi_pooling`
+    refuses."""
     if x.dtype != out.dtype or out.dtype not in DTYPES:
         raise ValueError(f"ROI pooling needs one dtype among {[str(d) for d in DTYPES]} for x and out, "
                          f"got {x.dtype} and {out.dtype}")
@@ -116,17 +137,39 @@ def roi_pooling(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, parallel: b
                          f"expected rois (4, R[, B]) and out (OW, OH, {n_c}, R[, B]) with B = {n_batch}")
     if max(out5.shape[0], out5.shape[1]) >= LIMIT:
         raise ValueError(f"ROI pooling output size {out.shape[:2]} is too large; expected below 2**29")
-    if out.size == 0:
-        return
-    if x.size == 0:  # every bin is empty
-        out[...] = 0
-        return
-    src = detach(out5, x4)
-    corners = np.ascontiguousarray(rois3, dtype=np.int64)  # tiny: one compiled kernel for every ROI dtype
-    if parallel is None:
-        tasks = n_c * n_rois * n_batch
-        parallel = tasks > 1 and tasks * max(out5.shape[0] * out5.shape[1], x.shape[0] * x.shape[1]) >= PARALLEL_WORK
-    with jit.thread_pool() as pool:
-        function = jit.entry(_KERNELS[bool(parallel and pool)], jit.array_in(src), jit.array_in(corners, "C"),
-                             jit.array_out(out5), jit.BOOL)
-        function(src, corners, out5, bool(sample))
+    return x4, rois3, out5
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+@jit.kernel
+def _corners(rois, corners):
+    # corners[...] = rois as int64 (np.ascontiguousarray(rois, np.int64) on the Python path)
+    for i in range(rois.shape[0]):
+        for r in range(rois.shape[1]):
+            for b in range(rois.shape[2]):
+                corners[i, r, b] = rois[i, r, b]
+
+
+@native.factory
+def _native_roi(dtype: type, roi_dtype: type) -> int:
+    serial = _KERNELS[False]
+
+    def entry(block):
+        corners = native.c_array(block, 26, np.int64)[0, 0, 0]
+        _corners(native.array(block, 13, roi_dtype)[:, :, :, 0, 0, 0], corners)
+        serial(native.array(block, 0, dtype)[:, :, :, :, 0, 0], corners,
+               native.array(block, 39, dtype)[:, :, :, :, :, 0], block[52] != 0)
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, rois: np.ndarray, out: np.ndarray, *, sample: bool = False) -> native.Entry | None:
+    """:func:`roi_pooling` (serial) as a native entry; None when an output or input is empty or ``x`` overlaps
+    ``out`` (a copy per run)."""
+    x4, rois3, out5 = _operands(x, rois, out)
+    if out.size == 0 or x.size == 0 or np.may_share_memory(out, x) or np.may_share_memory(out, rois):
+        return None
+    corners = np.empty((1, 1, 1) + rois3.shape, np.int64)  # the ROIs as int64, converted per run
+    return native.Entry(_native_roi(out.dtype.type, rois.dtype.type),
+                        *native.pack(x4[..., None, None], rois3[..., None, None, None], corners, out5[..., None],
+                                     bool(sample)))

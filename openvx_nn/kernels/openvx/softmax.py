@@ -16,7 +16,6 @@ tensors): the formula's own IEEE result, not a special case.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numba
@@ -106,7 +105,7 @@ def _operands(x: np.ndarray, out: np.ndarray, axis: int, source: np.ndarray) -> 
 _softmax_serial = _KERNELS[False]
 
 
-@functools.cache
+@native.factory
 def _native_softmax(dtype: type) -> int:
     def entry(block):
         _softmax_serial(native.array(block, 0, dtype), native.array(block, 13, dtype), 1, native.real(block, 26),

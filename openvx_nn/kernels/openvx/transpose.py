@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views
 
@@ -39,3 +39,23 @@ def transpose(x: np.ndarray, out: np.ndarray, dim1: int, dim2: int) -> None:
     (``x`` is then copied first).
     """
     copy(np.swapaxes(detach(out, x), dim1, dim2), out)
+
+
+# -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
+@native.factory
+def _native_copy(dtype: type) -> int:
+    def entry(block):
+        _copy(native.array(block, 0, dtype), native.array(block, 13, dtype))
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, dim1: int, dim2: int) -> native.Entry | None:
+    """:func:`transpose` as a native entry; None when empty or when ``x`` overlaps ``out`` (a copy per run)."""
+    if np.may_share_memory(out, x):
+        return None
+    views = loop_views(out, np.swapaxes(x, dim1, dim2))
+    if views is None:
+        return None
+    o, s = views
+    return native.Entry(_native_copy(out.dtype.type), *native.pack(s, o))

@@ -13,6 +13,9 @@ Entries are compiled lazily, once per body, with the kernels' disk cache
 """
 from __future__ import annotations
 
+import ctypes
+import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -62,9 +65,60 @@ def array(block, at, dtype):
 
 
 @jit.kernel
+def c_array(block, at, dtype):
+    """The C-contiguous array packed at ``block[at:at + ARRAY_WORDS]`` (6-D, C layout: its strides are not read).
+
+    For scratch and packed weights the packer made contiguous: numba then knows the layout and vectorizes."""
+    shape = (block[at + 1], block[at + 2], block[at + 3], block[at + 4], block[at + 5], block[at + 6])
+    return carray(_pointer(block[at]), shape, dtype)
+
+
+@intrinsic
+def call(typingctx, address, block):
+    """``call(address, block)``: the native entry at ``address`` on the argument block at ``block`` (its status)."""
+    if not (isinstance(address, types.Integer) and isinstance(block, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        words = ir.IntType(64).as_pointer()
+        function = builder.inttoptr(args[0], ir.FunctionType(ir.IntType(32), [words]).as_pointer())
+        return builder.call(function, [builder.inttoptr(args[1], words)])
+    return types.int32(address, block), codegen
+
+
+@jit.kernel
 def real(block, at):
     """The float packed at ``block[at]``."""
     return _float_bits(block[at])
+
+
+factories: dict[str, Callable[..., int]] = {}
+"""Every native entry's maker (:func:`factory`), by "module:qualname" (``warm`` replays recorded calls)."""
+on_new_entry: list[Callable[[str, tuple, tuple[int, ...]], None]] = []
+"""Called with (maker name, arguments, positions of micro-kernel codes) the first time a maker meets them."""
+
+
+def factory(make: Callable[..., int] | None = None, *, codes: tuple[int, ...] = ()):
+    """Make ``make`` (arguments -> an entry's address, usually ``jit.native`` of a closure) a cached, recorded
+    maker: each distinct call compiles once, and is announced to :data:`on_new_entry` so that
+    ``openvx-nn warm`` can compile it ahead of time.  ``codes``: positions of arguments that are micro-kernel
+    codes (an entry for another CPU's instruction set is not warmed)."""
+    def build(function: Callable[..., int]) -> Callable[..., int]:
+        cached = functools.cache(function)
+        name = f"{function.__module__}:{function.__qualname__}"
+        seen: set[tuple] = set()
+
+        @functools.wraps(function)
+        def made(*args) -> int:
+            address = cached(*args)
+            if args not in seen:
+                seen.add(args)
+                for hook in on_new_entry:
+                    hook(name, args, codes)
+            return address
+        factories[name] = made
+        return made
+    return build(make) if make is not None else build
 
 
 def pack(*items) -> tuple[np.ndarray, tuple]:
@@ -84,6 +138,36 @@ def pack(*items) -> tuple[np.ndarray, tuple]:
         else:
             words.append(int(item))
     return np.array(words, np.int64), tuple(keep)
+
+
+def _sequence(block):
+    # block: [n, (entry address, block address) x n]; the first failing status stops the run.
+    for i in range(block[0]):
+        status = call(block[1 + 2 * i], block[2 + 2 * i])
+        if status != 0:
+            return status
+    return 0
+
+
+def sequence(entries: list[Entry]) -> Entry:
+    """One entry that runs ``entries`` in order (a layer computed as several calls, e.g. deconvolution's phases)."""
+    if len(entries) == 1:
+        return entries[0]
+    words = [len(entries)] + [w for e in entries for w in (e.address, e.block.__array_interface__["data"][0])]
+    return Entry(jit.native(_sequence), np.array(words, np.int64), tuple(entries))
+
+
+_C_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+
+
+@functools.cache
+def _from_python(address: int):
+    return _C_ENTRY(address)
+
+
+def run(entry: Entry) -> int:
+    """Run ``entry`` from Python (ctypes lets go of the GIL for the call): its status, 0 on success."""
+    return _from_python(entry.address)(entry.block.__array_interface__["data"][0])
 
 
 def as6(array1: np.ndarray) -> np.ndarray:

@@ -13,20 +13,27 @@ Line format: ``module:qualname:parallel:error_model<TAB>type;type;...`` with
 arrays as ``array:<dtype>:<ndim>:<layout>:<r|w>`` and scalars by numba name
 (``int64``, ``float64``, ``bool``).  Lines of unknown kernels or types are
 skipped (a renamed kernel simply is not warmed).
+
+Native entries (``native.factory``: the C-callable entries of native plans, 3 to 8 s each to compile
+on a cold cache, else paid at a graph's first bind) are recorded and warmed the same way, as
+``native:module:qualname<TAB>arg;arg;...`` with arguments ``dtype:<name>``, ``int:<n>``, ``bool:<0|1>``,
+``str:<text>`` and ``code:<n>`` (a micro-kernel code: warmed only where this CPU runs it).
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 from numba import types
 from numba.core.errors import NumbaError
 
 from ..engine import isa, microkernel
-from . import jit
+from . import jit, native
 
 SHIPPED = Path(__file__).with_name("signatures.txt")
 _SCALARS = {"int64": types.int64, "float64": types.float64, "bool": types.boolean}
@@ -73,16 +80,71 @@ def _decode_one(part: str) -> types.Type | None:
     return _SCALARS.get(part)
 
 
+NATIVE = "native:"
+
+
+def encode_native(args: tuple, codes: tuple[int, ...]) -> str | None:
+    """The text of a native entry maker's arguments, or None when one has no text form."""
+    parts = []
+    for k, a in enumerate(args):
+        if isinstance(a, bool):
+            parts.append(f"bool:{int(a)}")
+        elif isinstance(a, int):
+            parts.append(f"{'code' if k in codes else 'int'}:{a}")
+        elif isinstance(a, str) and ";" not in a and "\t" not in a:
+            parts.append(f"str:{a}")
+        elif isinstance(a, type) and issubclass(a, np.generic):
+            parts.append(f"dtype:{np.dtype(a).name}")
+        else:
+            return None
+    return ";".join(parts)
+
+
+def decode_native(text: str) -> tuple[tuple, tuple[int, ...]] | None:
+    """(arguments, micro-kernel codes among them) of a native line, or None when a part is unknown."""
+    args, codes = [], []
+    for part in text.split(";") if text else []:
+        kind, _, rest = part.partition(":")
+        try:
+            if kind == "dtype":
+                args.append(np.dtype(rest).type)
+            elif kind in ("int", "code"):
+                args.append(int(rest))
+                if kind == "code":
+                    codes.append(args[-1])
+            elif kind == "bool":
+                args.append(rest == "1")
+            elif kind == "str":
+                args.append(rest)
+            else:
+                return None
+        except (TypeError, ValueError):
+            return None
+    return tuple(args), tuple(codes)
+
+
+def _append(path: str, line: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+    except OSError:  # a recording aid must never fail a kernel
+        pass
+
+
+def _native_recorder(path: str):
+    def record(name: str, args: tuple, codes: tuple[int, ...]) -> None:
+        text = encode_native(args, codes)
+        if text is not None:
+            _append(path, f"{NATIVE}{name}\t{text}\n")
+    return record
+
+
 def _recorder(path: str):
     def record(dispatcher, arg_types) -> None:
         name = next((n for n, d in jit.dispatchers.items() if d is dispatcher), None)
         text = encode(arg_types)
         if name is not None and text is not None:
-            try:
-                with open(path, "a", encoding="utf-8") as f:
-                    f.write(f"{name}\t{text}\n")
-            except OSError:  # a recording aid must never fail a kernel
-                pass
+            _append(path, f"{name}\t{text}\n")
 
     return record
 
@@ -102,7 +164,11 @@ def signatures(files: Iterable[Path]) -> tuple[list[tuple[str, tuple]], int]:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             name, _, text = line.partition("\t")
             if line.strip() and (name, text) not in seen:
-                seen[(name, text)] = decode(text) if name in jit.dispatchers else None
+                if name.startswith(NATIVE):
+                    known = name[len(NATIVE):] in native.factories
+                    seen[(name, text)] = decode_native(text) if known else None
+                else:
+                    seen[(name, text)] = decode(text) if name in jit.dispatchers else None
     usable = [(name, arg_types) for (name, _), arg_types in seen.items() if arg_types is not None]
     return usable, len(seen) - len(usable)
 
@@ -124,12 +190,20 @@ def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
     usable, skipped = signatures(listed)
     warmed = 0
     for name, arg_types in usable:
-        if not runs_here(arg_types):
+        if name.startswith(NATIVE):
+            args, codes = arg_types
+            if not runs_here(tuple(types.literal(c) for c in codes)):
+                skipped += 1
+                continue
+            compile_it = functools.partial(native.factories[name[len(NATIVE):]], *args)
+        elif not runs_here(arg_types):
             skipped += 1
             continue
+        else:
+            compile_it = functools.partial(jit.entry, jit.dispatchers[name], *arg_types)
         try:
-            jit.entry(jit.dispatchers[name], *arg_types)
-        except (TypeError, NumbaError):  # recorded before the kernel's signature changed: only a hint
+            compile_it()
+        except (TypeError, KeyError, NumbaError):  # recorded before the kernel's signature changed: only a hint
             skipped += 1
         else:
             warmed += 1
@@ -138,4 +212,6 @@ def warm(files: Iterable[Path] = (), shipped: bool = True) -> tuple[int, int]:
 
 def start_recording() -> None:
     """Append what this process compiles to $OPENVX_NN_RECORD_SIGNATURES (``openvx_nn.kernels`` calls this at import when it is set)."""
-    jit.on_new_entry.append(_recorder(os.environ["OPENVX_NN_RECORD_SIGNATURES"]))
+    path = os.environ["OPENVX_NN_RECORD_SIGNATURES"]
+    jit.on_new_entry.append(_recorder(path))
+    native.on_new_entry.append(_native_recorder(path))

@@ -7,6 +7,7 @@ Kernel parameters as the seed numbers them: #0 inputs, #1 weights [static],
 """
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 
@@ -141,6 +142,61 @@ def _plan_convolution(v: Validation) -> None:
         lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1))
 
 
+def bound_runner(bound, weights: Tensor, fallback: Callable[[], None]) -> Callable[[], None] | None:
+    """The Python path's runner of a layer bound once (``kernels.engine.prepared.Bound``): its native entry,
+    called through ctypes, unless the weights were written since (``fallback`` plans again) or the layer is
+    worth sharing with helper threads now (``fallback``: the per-call route, which lends chunks)."""
+    if bound is None:
+        return None
+    from ...kernels.support import native
+    stamp, entry = weights.root.writes, bound.entry
+
+    def run() -> None:
+        if weights.root.writes != stamp or bound.worth_sharing():
+            fallback()
+            return
+        status = native.run(entry)
+        if status:
+            raise RuntimeError(f"the layer's native entry failed with status {status}")
+    return run
+
+
+def _overlaps(p, out_index: int) -> bool:
+    """Whether an input shares memory with the output (the Python path copies it per run: no bound entry)."""
+    out = p[out_index].array
+    return any(q is not None and np.may_share_memory(out, q.array) for q in p[:3])
+
+
+def _bound_convolution(p, state):
+    from ...kernels.engine.prepared import bind
+    if _overlaps(p, 4):
+        return None
+    return bind(state["planned"].current(p[1]), p[0].array, None if p[2] is None else p[2].array, p[4].array)
+
+
+def _bound_deconvolution(p, state):
+    from ...kernels.openvx.deconvolution import bind_deconvolution
+    if _overlaps(p, 4):
+        return None
+    return bind_deconvolution(state["planned"].current(p[1]), p[0].array, None if p[2] is None else p[2].array,
+                              p[4].array)
+
+
+def natively(bound_of):
+    """A kernel's ``native`` hook from its binder: the bound entry (None: the node runs from Python)."""
+    def hook(p, state):
+        bound = bound_of(p, state)
+        return None if bound is None else bound.entry
+    return hook
+
+
+def binding(bound_of, run):
+    """A kernel's ``bind`` hook from its binder and its executor (the fallback)."""
+    def hook(p, state):
+        return bound_runner(bound_of(p, state), p[1], functools.partial(run, p, state))
+    return hook
+
+
 def _inputs(p):
     from ...kernels.engine.correlation import detach_inputs
     x, _, bias = detach_inputs(p[4].array, p[0].array, p[1].array, None if p[2] is None else p[2].array)
@@ -202,8 +258,12 @@ def _run_deconvolution(p, state) -> None:
 
 register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
                            LIBRARY, _signature(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS),
-                           _validate_convolution, _run_convolution))
+                           _validate_convolution, _run_convolution,
+                           bind=binding(_bound_convolution, _run_convolution),
+                           native=natively(_bound_convolution)))
 register(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
                            NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
                            _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),
-                           _validate_deconvolution, _run_deconvolution))
+                           _validate_deconvolution, _run_deconvolution,
+                           bind=binding(_bound_deconvolution, _run_deconvolution),
+                           native=natively(_bound_deconvolution)))

@@ -30,6 +30,7 @@ from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
 from ..geometry import infer_stride, output_size, window_problem
 from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
+from .convolution import binding, natively
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -126,11 +127,27 @@ def _run_fully_connected(p, state) -> None:
                                                isa="generic", **fpps))
 
 
+def _bound_fully_connected(p, state):
+    """The layer bound once (``fully_connected.bind_fully_connected``); None when a flattened input or output
+    had to be copied (reshaping a strided view), or when the layer cannot be bound."""
+    from ...kernels.engine.correlation import Arithmetic
+    from ...kernels.openvx.fully_connected import bind_fully_connected
+    x = _flat(p[0].array, (state["ifm"], state["batch"]))
+    out = _flat(p[5].array, (state["ofm"], state["batch"]))
+    if not (np.may_share_memory(x, p[0].array) and np.may_share_memory(out, p[5].array)):
+        return None
+    arithmetic = Arithmetic(state["saturate"], state["nearest"], p[0].fpp, p[1].fpp, 0 if p[2] is None else p[2].fpp,
+                            p[5].fpp)
+    return bind_fully_connected(state["planned"].current(p[1]), x, _weights(p, state),
+                                None if p[2] is None else p[2].array, out, arithmetic)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.fully_connected_layer", NNKernel.VX_KERNEL_FULLY_CONNECTED_LAYER, LIBRARY,
     (_in("inputs"), _in("weights", static=True), _in("biases", optional=True, static=True),
      _in("overflow_policy", S, ENUM, static=True), _in("rounding_policy", S, ENUM, static=True), _out()),
-    _validate_fully_connected, _run_fully_connected))
+    _validate_fully_connected, _run_fully_connected, bind=binding(_bound_fully_connected, _run_fully_connected),
+    native=natively(_bound_fully_connected)))
 
 
 # -- pooling -------------------------------------------------------------------------
@@ -247,13 +264,19 @@ def _run_lrn(p, state) -> None:
                                  p[5].value, fpp_in=p[0].fpp, fpp_out=p[6].fpp)
 
 
+def _native_lrn(p, state):
+    from ...kernels.openvx.normalization import native_entry
+    return native_entry(p[0].array, p[6].array, state["across"], p[2].value, p[3].value, p[4].value, p[5].value,
+                        fpp_in=p[0].fpp, fpp_out=p[6].fpp)
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.local_response_normalization_layer",
     NNKernel.VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER, LIBRARY,
     (_in("inputs"), _in("type", S, ENUM, static=True), _in("normalization_size", S, SIZE, static=True),
      _in("alpha", S, F32, static=True), _in("beta", S, F32, static=True), _in("bias", S, F32, static=True),
      _out()),
-    _validate_lrn, _run_lrn))
+    _validate_lrn, _run_lrn, native=_native_lrn))
 
 
 # -- activation --------------------------------------------------------------------------
@@ -337,10 +360,15 @@ def _run_roi_pooling(p, state) -> None:
     roi_pooling(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
 
 
+def _native_roi_pooling(p, state):
+    from ...kernels.openvx.roi_pooling import native_entry
+    return native_entry(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.roi_pooling_layer", NNKernel.VX_KERNEL_ROI_POOLING_LAYER, LIBRARY,
     (_in("input_data"), _in("input_rois"), _in("roi_pool_params", S, NNType.VX_TYPE_NN_ROI_POOL_PARAMS, static=True),
      _out("output_arr")),
-    _validate_roi_pooling, _run_roi_pooling))
+    _validate_roi_pooling, _run_roi_pooling, native=_native_roi_pooling))
 
 

@@ -120,9 +120,14 @@ def _run_lookup(p, state) -> None:
     k.table_lookup(p[0].array, p[1].array, p[1].offset, p[2].array)
 
 
+def _native_lookup(p, state):
+    from ...kernels.openvx.lookup import native_entry
+    return native_entry(p[0].array, p[1].array, p[1].offset, p[2].array)
+
+
 register(KernelDescription("org.khronos.openvx.tensor_table_lookup", Kernel.VX_KERNEL_TENSOR_TABLE_LOOKUP,
                            LIBRARY, (_tensor("input1"), ParamSpec("lut", IN, L), _tensor("output", OUT)),
-                           _validate_lookup, _run_lookup))
+                           _validate_lookup, _run_lookup, native=_native_lookup))
 
 
 # -- Transpose ---------------------------------------------------------------------
@@ -142,10 +147,16 @@ def _run_transpose(p, state) -> None:
     k.transpose(p[0].array, p[3].array, p[1].value, p[2].value)
 
 
+def _native_transpose(p, state):
+    from ...kernels.openvx.transpose import native_entry
+    return native_entry(p[0].array, p[3].array, p[1].value, p[2].value)
+
+
 register(KernelDescription("org.khronos.openvx.tensor_transpose", Kernel.VX_KERNEL_TENSOR_TRANSPOSE, LIBRARY,
                            (_tensor("input"), _scalar("dimension1", SIZE), _scalar("dimension2", SIZE),
                             _tensor("output", OUT)),
-                           _validate_transpose, _run_transpose, constructor_order=(0, 3, 1, 2)))
+                           _validate_transpose, _run_transpose, constructor_order=(0, 3, 1, 2),
+                           native=_native_transpose))
 
 
 # -- ConvertDepth ------------------------------------------------------------------
@@ -170,10 +181,16 @@ def _run_convert(p, state) -> None:
                     p[1].value == SATURATE, truncate=state["truncate"])
 
 
+def _native_convert(p, state):
+    from ...kernels.openvx.convert_depth import native_entry
+    return native_entry(p[0].array, p[0].fpp, p[4].array, p[4].fpp, p[2].value, p[3].value,
+                        p[1].value == SATURATE, truncate=state["truncate"])
+
+
 register(KernelDescription("org.khronos.openvx.tensor_convert_depth", Kernel.VX_KERNEL_TENSOR_CONVERT_DEPTH,
                            LIBRARY, (_tensor("input"), _scalar("policy", ENUM), _scalar("norm", F32),
                                      _scalar("offset", F32), _tensor("output", OUT)),
-                           _validate_convert, _run_convert))
+                           _validate_convert, _run_convert, native=_native_convert))
 
 
 # -- MatrixMultiply ----------------------------------------------------------------
@@ -215,9 +232,17 @@ def _run_matmul(p, state) -> None:
                       fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
 
 
+def _native_matmul(p, state):
+    from ...kernels.openvx.matmul import native_entry
+    ta, tb, tc = _flags(p[3].bytes)
+    c = p[2]
+    return native_entry(p[0].array, p[1].array, None if c is None else c.array, p[4].array, ta, tb, tc,
+                        fpp_a=p[0].fpp, fpp_b=p[1].fpp, fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
+
+
 register(KernelDescription("org.khronos.openvx.tensor_matrix_multiply",
                            Kernel.VX_KERNEL_TENSOR_MATRIX_MULTIPLY, LIBRARY,
                            (_tensor("input1"), _tensor("input2"), _tensor("input3", optional=True),
                             _scalar("matrix_multiply_params", Type.VX_TYPE_TENSOR_MATRIX_MULTIPLY_PARAMS),
                             _tensor("output", OUT)),
-                           _validate_matmul, _run_matmul))
+                           _validate_matmul, _run_matmul, native=_native_matmul))

@@ -1,0 +1,48 @@
+"""``openvx-nn warm`` compiles native entries too: one process records the entries it makes, a second warms
+them into a fresh cache, and a third makes the same entry without compiling it."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from test_warm import _python  # a child Python that must succeed
+
+from openvx_nn.kernels.support import warm
+
+ENTRY = """
+import numpy as np
+from openvx_nn.kernels.openvx.transpose import native_entry
+from openvx_nn.kernels.support import native
+x = np.arange(12, dtype=np.int8).reshape(3, 4)
+out = np.zeros((4, 3), np.int8)
+assert native.run(native_entry(x, out, 0, 1)) == 0
+assert (out == x.T).all()
+"""
+
+
+def test_native_entries_are_recorded_and_warmed_into_a_fresh_cache(tmp_path):
+    record = tmp_path / "signatures.txt"
+    base = {k: v for k, v in os.environ.items() if k != "OPENVX_NN_RECORD_SIGNATURES"}
+    _python(ENTRY, {**base, "NUMBA_CACHE_DIR": str(tmp_path / "first"), "OPENVX_NN_RECORD_SIGNATURES": str(record)})
+    lines = [line for line in record.read_text().splitlines() if line.startswith(warm.NATIVE)]
+    assert lines == ["native:openvx_nn.kernels.openvx.transpose:_native_copy\tdtype:int8"]
+    cache = {**base, "NUMBA_CACHE_DIR": str(tmp_path / "second"), "NUMBA_DEBUG_CACHE": "1"}
+    (tmp_path / "native.txt").write_text(lines[0] + "\n")
+    warmed = _python(f"from openvx_nn.cli import main; main(['warm', '--only', {str(tmp_path / 'native.txt')!r}])",
+                     cache)
+    assert "1 kernel specialisations" in warmed.stdout and "data saved" in warmed.stdout
+    after = _python(ENTRY, cache)
+    assert "data loaded" in after.stdout and "data saved" not in after.stdout, after.stdout
+
+
+def test_native_lines_round_trip_and_unknown_ones_are_skipped(tmp_path):
+    args = (17, np.int16, np.uint8, True, "max")
+    text = warm.encode_native(args, (0,))
+    assert text == "code:17;dtype:int16;dtype:uint8;bool:1;str:max"
+    assert warm.decode_native(text) == (args, (17,))
+    assert warm.decode_native("float:1.5") is None
+    listed = tmp_path / "lines.txt"
+    listed.write_text("native:openvx_nn.kernels.nowhere:_gone\tdtype:int8\n"
+                      "native:openvx_nn.kernels.openvx.transpose:_native_copy\tfloat:2\n")
+    usable, skipped = warm.signatures([listed])
+    assert usable == [] and skipped == 2
