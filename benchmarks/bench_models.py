@@ -17,7 +17,8 @@ Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``co
 
 Per row: the steady-state time of one inference (median of interleaved calls; ORT with its defaults and 2
 intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
-NNAPI rows), their time / ours (above 1: ours faster), and the largest output difference against each,
+NNAPI rows; a 5 ms pause before each timed call, ``--gap-ms``, so that no side's threads still spin from the
+other's call), their time / ours (above 1: ours faster), and the largest output difference against each,
 which must stay within the row's stated tolerance (else the benchmark fails).  Load time is a product
 figure too: file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify,
 first process -- in this process once its kernels are compiled (beside the baselines' session creation
@@ -83,7 +84,7 @@ def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
     return f"{figures['load']:.1f} s (+{figures['import']:.1f} s import)"
 
 
-def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float) -> Result:
+def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float, gap: float = 0.0) -> Result:
     """Load every side (the first load compiles what this process has not yet), compare the outputs (raises
     beyond the row's tolerance), time the steady state interleaved, then the warm loads."""
     loads = {"ours": row.load_ours, **row.others()}
@@ -93,7 +94,7 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
     print(f"{row.name}: first loads (compiling what this process has not yet) "
           + ", ".join(f"{side} {seconds:.2f} s" for side, seconds in firsts.items()), flush=True)
     difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
-    times = dict(zip(runs, medians(list(runs.values()), repeat)))
+    times = dict(zip(runs, medians(list(runs.values()), repeat, gap)))
     warm, phases = {}, ""
     for side, load in loads.items():  # kernels compiled by now: the median of three loads when a load is quick
         samples = []
@@ -123,6 +124,9 @@ def print_table(results: list[Result]) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--gap-ms", type=float, default=5.0,
+                        help="sleep before each timed call, so no contender's threads still spin from the last call "
+                             "(0: calls back to back)")
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
@@ -141,7 +145,8 @@ def main(argv: list[str]) -> int:
     if unknown:
         parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")
     print(f"onnxruntime {onnxruntime.__version__}, defaults, 2 intra-op threads; {os.cpu_count()} CPUs; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else ""))
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else "")
+          + (f"; {args.gap_ms:g} ms pause before each timed call" if args.gap_ms and not args.smoke else ""))
     repeat = 3 if args.smoke else args.repeat
     results = []
     for key in keys:
@@ -149,7 +154,8 @@ def main(argv: list[str]) -> int:
         if row is None:
             print(f"{key}: skipped (coremltools is not installed)")
             continue
-        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width))
+        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width,
+                               0.0 if args.smoke else args.gap_ms / 1e3))
         r = results[-1]
         print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
               + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "

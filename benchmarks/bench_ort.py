@@ -44,13 +44,18 @@ SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
 SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
 
 
-def medians(functions, repeat: int) -> list[float]:
-    """Median wall time of each function, calls alternating so load on the machine slows all alike."""
+def medians(functions, repeat: int, gap: float = 0.0) -> list[float]:
+    """Median wall time of each function, calls alternating so load on the machine slows all alike.
+
+    ``gap`` seconds of sleep before each timed call let the previous contender's spinning threads
+    (ORT's pool spins after a run by default, as do our helpers between layers) give up the cores."""
     for function in functions:
         function()
     times: list[list[float]] = [[] for _ in functions]
     for i in range(repeat):
         for k in (range(len(functions)) if i % 2 == 0 else reversed(range(len(functions)))):
+            if gap:
+                time.sleep(gap)
             start = time.perf_counter()
             functions[k]()
             times[k].append(time.perf_counter() - start)

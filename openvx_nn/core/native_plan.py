@@ -23,7 +23,7 @@ import numpy as np
 
 from ..kernels.openvx.activation import HOLD_GIL_BELOW
 from . import cells
-from .enums import Direction, GraphState, Type
+from .enums import GraphState, Type
 from .signature import ParamSpec
 from .tensor import Tensor
 
@@ -50,7 +50,7 @@ class Hooks(NamedTuple):
 
 hooks: Hooks | None = None
 SMALL_WORK = HOLD_GIL_BELOW
-"""A plan whose outputs hold fewer elements than this runs from Python without letting go of the GIL.
+"""A plan whose tensors hold fewer elements than this runs from Python without letting go of the GIL.
 
 Its kernels take a few microseconds; handing the GIL over costs about as much again and, with
 other Python threads waiting for it, wakes one of them on every call (two Python threads
@@ -101,11 +101,10 @@ def _scalars(node) -> list:
     return [p for p in node.params if getattr(p, "vx_type", None) == Type.VX_TYPE_SCALAR]
 
 
-def _output_elements(calls: tuple) -> int:
-    """How many elements the calls write: the measure of a plan's work :data:`SMALL_WORK` bounds."""
-    return sum(math.prod(p.dims) for call in calls
-               for spec, p in zip(call.node.description.params, call.node.params)
-               if spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor))
+def _tensor_elements(calls: tuple) -> int:
+    """How many tensor elements the calls touch, inputs and weights included: the measure of a plan's
+    work :data:`SMALL_WORK` bounds (a layer with a small output may read large weights)."""
+    return sum(math.prod(p.dims) for call in calls for p in call.node.params if isinstance(p, Tensor))
 
 
 def _possible(calls: tuple) -> bool:
@@ -159,7 +158,7 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
             keep.append(tensor.write_counter)
         writes_at += len(call.writes)
         keep.append(entry)
-    return NativePlan(words, tuple(keep), guards, small=_output_elements(calls) < SMALL_WORK)
+    return NativePlan(words, tuple(keep), guards, small=_tensor_elements(calls) < SMALL_WORK)
 
 
 _retired: list[NativePlan] = []
