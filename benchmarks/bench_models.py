@@ -17,8 +17,8 @@ Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``co
 
 Per row: the steady-state time of one inference (median of interleaved calls; ORT with its defaults and 2
 intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
-NNAPI rows; a 5 ms pause before each timed call, ``--gap-ms``, so that no side's threads still spin from the
-other's call), their time / ours (above 1: ours faster), and the largest output difference against each,
+NNAPI rows; calls back to back, or with ``--gap-ms`` a pause before each, so that no side's threads still spin
+from the other's call -- both sides then pay for waking their threads), their time / ours (above 1: ours faster), and the largest output difference against each,
 which must stay within the row's stated tolerance (else the benchmark fails).  Load time is a product
 figure too: file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify,
 first process -- in this process once its kernels are compiled (beside the baselines' session creation
@@ -124,7 +124,7 @@ def print_table(results: list[Result]) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
-    parser.add_argument("--gap-ms", type=float, default=5.0,
+    parser.add_argument("--gap-ms", type=float, default=0.0,
                         help="sleep before each timed call, so no contender's threads still spin from the last call "
                              "(0: calls back to back)")
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
