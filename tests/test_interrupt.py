@@ -110,3 +110,34 @@ def test_an_interrupted_entry_point_becomes_keyboard_interrupt_in_the_pythonic_c
         reference._checked(-1, "vxQueryTensor", reference.LOG.mark())  # -1: VX_FAILURE
     with pytest.raises(PythonicVXError):  # taken once: the next failure is an ordinary error
         reference._checked(-1, "vxQueryTensor", reference.LOG.mark())
+
+
+SWALLOWING_PROGRAM = r"""
+import ctypes, os, signal
+from numba.core.compiler_lock import global_compiler_lock
+import openvx_nn.api  # noqa: F401  (the library installs its guard)
+
+def inside_c():  # SIGINT arrives while C code (here ctypes, in numba: llvmlite) calls back into Python
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):  # the handler runs between bytecodes: its exception is swallowed by ctypes
+        pass
+
+callback = ctypes.CFUNCTYPE(None)(inside_c)
+try:
+    with global_compiler_lock:
+        callback()
+        print("compiling went on", flush=True)
+except KeyboardInterrupt:
+    print("raised when the lock was released", flush=True)
+print("handler restored:", signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
+"""
+
+
+def test_ctrl_c_swallowed_by_a_callback_inside_numbas_compiler_comes_back_when_compiling_ends():
+    # llvmlite's ctypes callbacks (its object-cache hook) print and drop KeyboardInterrupt, so Ctrl-C during
+    # a kernel's compilation was lost; CI caught the first test above finishing its run uninterrupted.
+    run = subprocess.run([sys.executable, "-c", SWALLOWING_PROGRAM], capture_output=True, text=True,
+                         timeout=120)
+    assert run.stdout.splitlines() == ["compiling went on", "raised when the lock was released",
+                                       "handler restored: True"]
+    assert "Traceback" not in run.stderr, run.stderr  # the dropped copy is not printed either

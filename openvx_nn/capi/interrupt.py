@@ -12,6 +12,12 @@ it pending. A Python program calling the C API through ``openvx_nn.vx`` gets the
 line, and the interrupt stays pending (:func:`take_pending`): the Pythonic API raises
 ``KeyboardInterrupt`` in its caller when the call comes back, so Ctrl-C landing inside any call
 ends a Python program as Python programs end on Ctrl-C.
+
+One place loses the exception: numba compiles a kernel on its first call, and llvmlite calls back into
+Python from C while it emits machine code; ``KeyboardInterrupt`` raised in such a ctypes callback is
+printed and dropped, and the compilation carries on. :class:`_KeepCtrlC` records SIGINT while numba
+holds its compiler lock (and keeps the dropped exception's traceback off stderr) and raises it again
+when the lock is released.
 """
 from __future__ import annotations
 
@@ -20,6 +26,8 @@ import os
 import signal
 import sys
 import threading
+
+import numba.core.event as numba_events
 
 from ..core.enums import Status
 from ..core.errors import VXError
@@ -64,3 +72,48 @@ def redeliver() -> None:
     except ValueError:  # not the main thread: KeyboardInterrupt is only ever raised there, so unreachable
         return
     os.kill(os.getpid(), signal.SIGINT)
+
+
+class _KeepCtrlC(numba_events.Listener):
+    """While the main thread holds numba's compiler lock, SIGINT is counted as well as raised; if a callback
+    inside LLVM swallowed it, ``KeyboardInterrupt`` is raised when the outermost hold ends (the lock is
+    already released then)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.previous = None
+        self.unraisable = None
+        self.seen = False
+
+    def _on_sigint(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def _on_unraisable(self, unraisable) -> None:
+        if not (self.seen and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            (self.unraisable or sys.__unraisablehook__)(unraisable)
+
+    def on_start(self, event) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.depth += 1
+        if self.depth == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self.unraisable, sys.unraisablehook = sys.unraisablehook, self._on_unraisable
+
+    def on_end(self, event) -> None:
+        if threading.current_thread() is not threading.main_thread() or self.depth == 0:
+            return
+        self.depth -= 1
+        if self.depth:
+            return
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            sys.unraisablehook = self.unraisable
+            self.previous = self.unraisable = None
+        if self.seen:
+            self.seen = False
+            raise KeyboardInterrupt
+
+
+numba_events.register("numba:compiler_lock", _KeepCtrlC())
