@@ -28,9 +28,11 @@ import numpy as np
 from .datatypes import TENSOR_TYPES, dtype_of
 from .enums import Type
 from .regions import region
+from .tensor import storage_moved
 
 ALIGNMENT = 64  # bytes: a cache line, and the widest vector load
 _ITEM_SIZES = {t: dtype_of(t).itemsize for t in TENSOR_TYPES}
+_TENSOR = Type.VX_TYPE_TENSOR
 
 
 class Lifetime(NamedTuple):
@@ -68,32 +70,38 @@ def assign_offsets(lifetimes: Sequence[tuple[int, int, int]]) -> tuple[list[int]
     """Byte offsets for (first, last, nbytes) intervals so that overlapping intervals never share
     bytes; returns the offsets and the arena size.  Every offset is a multiple of ALIGNMENT.
 
-    At each step, the tensors first used there are placed (best fit in the free
-    blocks, else at the top) before those last used there are freed.
+    Step by step, the tensors first used at a step are placed (best fit in the free
+    blocks, else at the top) before those last used there are freed: walking the
+    intervals by first use, each frees every interval that ended before it starts.
     """
-    starts: dict[int, list[int]] = {}
-    ends: dict[int, list[int]] = {}
-    for k, (first, last, _) in enumerate(lifetimes):
-        starts.setdefault(first, []).append(k)
-        ends.setdefault(last, []).append(k)
-    offsets = [0] * len(lifetimes)
+    count = len(lifetimes)
+    by_first = sorted(range(count), key=lambda k: lifetimes[k][0])  # stable: ties keep their order
+    by_last = sorted(range(count), key=lambda k: lifetimes[k][1])
+    sizes = [_aligned(nbytes) for _, _, nbytes in lifetimes]
+    offsets = [0] * count
     free: list[list[int]] = []  # [offset, size] blocks below ``top``, sorted by offset, never adjacent
-    top = peak = 0
-    for step in sorted(starts.keys() | ends.keys()):
-        for k in starts.get(step, ()):
-            need = _aligned(lifetimes[k][2])
-            best = min((b for b in free if b[1] >= need), key=lambda b: b[1], default=None)
-            if best is None:
-                offsets[k], top = top, top + need
-                peak = max(peak, top)
-                continue
-            offsets[k] = best[0]
-            best[0] += need
-            best[1] -= need
-            if not best[1]:
-                free.remove(best)
-        for k in ends.get(step, ()):
-            top = _give(free, offsets[k], _aligned(lifetimes[k][2]), top)
+    top = peak = ended = 0
+    for k in by_first:
+        first = lifetimes[k][0]
+        while ended < count and lifetimes[by_last[ended]][1] < first:
+            done = by_last[ended]
+            top = _give(free, offsets[done], sizes[done], top)
+            ended += 1
+        need = sizes[k]
+        best = None
+        for block in free:  # the smallest block that fits; the lowest of equal ones
+            if block[1] >= need and (best is None or block[1] < best[1]):
+                best = block
+        if best is None:
+            offsets[k], top = top, top + need
+            if top > peak:
+                peak = top
+            continue
+        offsets[k] = best[0]
+        best[0] += need
+        best[1] -= need
+        if not best[1]:
+            free.remove(best)
     return offsets, peak
 
 
@@ -114,10 +122,6 @@ def _give(free: list[list[int]], offset: int, size: int, top: int) -> int:
     return top
 
 
-def _virtual_root(root: object) -> bool:
-    return getattr(root, "vx_type", None) == Type.VX_TYPE_TENSOR and root.virtual and root.parent is None
-
-
 def _span(accesses: Sequence[object], steps: Sequence[int], first: int, last: int) -> tuple[int, int]:
     """(first, last) widened by the steps of ``accesses``."""
     for a in accesses:
@@ -129,25 +133,30 @@ def _span(accesses: Sequence[object], steps: Sequence[int], first: int, last: in
     return first, last
 
 
-def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int]) -> list[Lifetime]:
-    """The tensors the arena may hold among ``uses`` (``plan.Uses``) and their lifetimes.
+def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int], enabled: bool = True
+              ) -> tuple[list[Lifetime], list[object]]:
+    """The tensors the arena may hold among ``uses`` (``plan.Uses``) with their lifetimes, and the
+    other virtual root tensors with known dims (they keep storage of their own).
 
     ``steps[p]`` is the execution step of the node at position ``p``;
     ``excluded`` holds ids of roots that keep their own storage (graph parameters).
     """
-    found = []
+    found, own = [], []
+    new = tuple.__new__  # a Lifetime without the named tuple's Python-level constructor
     for u in uses:
-        writes = u.writes
-        if not writes or u.others:
-            continue
         root = u.root
-        if (not _virtual_root(root) or root.pins or id(root) in excluded or 0 in root.dims
-                or writes[0].box is not None or (len(writes) > 1 and any(a.box is not None for a in writes))):
+        if getattr(root, "vx_type", None) != _TENSOR or not root.virtual or root.parent is not None:
             continue
-        step = steps[writes[0].position]
-        first, last = _span(u.reads, steps, *_span(writes, steps, step, step))
-        found.append(Lifetime(root, first, last, math.prod(root.dims) * _ITEM_SIZES[root.data_type]))
-    return found
+        writes, dims = u.writes, root.dims
+        if (enabled and writes and not u.others and not root.pins and id(root) not in excluded
+                and 0 not in dims and writes[0].box is None
+                and (len(writes) == 1 or all(a.box is None for a in writes))):
+            step = steps[writes[0].position]
+            first, last = _span(u.reads, steps, *_span(writes, steps, step, step))
+            found.append(new(Lifetime, (root, first, last, math.prod(dims) * _ITEM_SIZES[root.data_type])))
+        elif all(dims):
+            own.append(root)
+    return found, own
 
 
 def plan(found: list[Lifetime]) -> MemoryPlan:
@@ -170,10 +179,12 @@ def place(memory: MemoryPlan, previous: MemoryPlan) -> MemoryPlan:
     raw = np.zeros(memory.arena_bytes + ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % ALIGNMENT
     memory = replace(memory, arena=raw[start:start + memory.arena_bytes])
+    arena, offsets = memory.arena, memory.offsets
     for life in memory.lifetimes:
         tensor = life.tensor
-        tensor.place(np.ndarray(tensor.dims, dtype_of(tensor.data_type), memory.arena,
-                                memory.offsets[id(tensor)], order="F"))
+        tensor.place(np.ndarray(tensor.dims, dtype_of(tensor.data_type), arena, offsets[id(tensor)], order="F"),
+                     announce=False)
+    storage_moved()
     return memory
 
 
@@ -189,10 +200,7 @@ def plan_graph(order: Sequence[object], nodes: Sequence[object], uses: Iterable[
     step = {id(node): s for s, node in enumerate(order)}
     steps = [step[id(node)] for node in nodes]
     excluded = {id(region(node.params[i])[0]) for node, i in parameters if node.params[i] is not None}
-    uses = list(uses)
-    found = lifetimes(uses, steps, excluded) if enabled else []
-    planned = {id(life.tensor) for life in found}
-    for u in uses:  # the other virtual tensors get (or keep) storage of their own
-        if id(u.root) not in planned and _virtual_root(u.root) and all(u.root.dims):
-            u.root.place(None)
+    found, own = lifetimes(uses, steps, excluded, enabled)
+    for root in own:  # the other virtual tensors get (or keep) storage of their own
+        root.place(None)
     return place(plan(found), previous)

@@ -51,7 +51,7 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
     uses: dict[int, Uses] = {}
     get = uses.get
     new = tuple.__new__  # an Access without the named tuple's Python-level constructor: one per parameter
-    plain_reads = []  # (position, index, object) of the inputs left out unless written
+    written_plain: set[int] = set()  # ids of objects left out when read, that some node writes
     for position, node in enumerate(nodes):
         graph = node.graph
         for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
@@ -59,7 +59,7 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
                 if check is not None:
                     check(node, i, spec, value)
                 continue
-            virtual = getattr(value, "virtual", False)
+            virtual = value.virtual
             if check is not None and (not value.alive or (virtual and (
                     spec.static or (getattr(value, "graph", None) or getattr(value, "scope", None)) is not graph))):
                 check(node, i, spec, value)
@@ -67,9 +67,11 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
             direction = spec.direction
             if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
                 root, box = region(value)
-            elif kind != _TENSOR and direction == _INPUT and not virtual:
-                plain_reads.append((position, i, value))
-                continue
+            elif kind != _TENSOR and not virtual:
+                if direction == _INPUT:
+                    continue  # left out (see above) unless written: added below
+                written_plain.add(id(value))
+                root, box = value, None
             else:  # the object is its own root, whole
                 root, box = value, None
             entry = get(id(root))
@@ -77,10 +79,12 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
                 entry = uses[id(root)] = Uses(root)
             target = entry.writes if direction == _OUTPUT else entry.reads if direction == _INPUT else entry.others
             target.append(new(Access, (position, i, value, box)))
-    for position, i, value in plain_reads:
-        entry = get(id(value))
-        if entry is not None:  # written (or bidirectional) somewhere: its readers are ordered after
-            entry.reads.append(new(Access, (position, i, value, None)))
+    if written_plain:  # rare: a node writes a scalar (or array, LUT) that others read; its readers are ordered after
+        for position, node in enumerate(nodes):
+            for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
+                if (value is not None and spec.direction == _INPUT and id(value) in written_plain
+                        and not value.virtual):
+                    uses[id(value)].reads.append(new(Access, (position, i, value, None)))
     return uses
 
 
@@ -124,7 +128,7 @@ class Verifier:
             if not spec.optional:
                 self.error(Status.VX_ERROR_NOT_SUFFICIENT, f"{where}: required parameter is not set", node)
             return
-        virtual = getattr(value, "virtual", False)
+        virtual = value.virtual
         owner = (getattr(value, "graph", None) or getattr(value, "scope", None)) if virtual else None
         if not value.alive:
             self.error(Status.VX_ERROR_INVALID_REFERENCE, f"{where}: the object was destroyed", node)

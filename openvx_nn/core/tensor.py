@@ -298,8 +298,8 @@ class Tensor(Reference):
             err.ref = self
             raise
         declared_dims, declared_type, declared_fpp = self.declared
-        if declared_dims and (len(sizes) != len(declared_dims) or
-                              any(k and k != d for k, d in zip(declared_dims, sizes))):
+        if declared_dims and declared_dims != sizes and (
+                len(sizes) != len(declared_dims) or any(k and k != d for k, d in zip(declared_dims, sizes))):
             raise VXError(Status.VX_ERROR_INVALID_DIMENSION,
                           f"dims {list(sizes)} do not match the declared {list(declared_dims)} "
                           f"of {self.describe()}", self)
@@ -312,17 +312,20 @@ class Tensor(Reference):
             self.parent.allocate(self.parent.dims, data_type, fpp, store)
             return
         if self._storage is None or self.meta() != (sizes, data_type, fpp):
+            moved = self._storage is not None or store  # no storage before or after: nothing moved
             self._storage = _zeros(sizes, data_type) if store else None
             self._placed = False
             self._writes[0] += 1
-            _storage_moved()
+            if moved:
+                storage_moved()
         self.dims, self._data_type, self._fpp = sizes, data_type, fpp
 
-    def place(self, storage: np.ndarray | None) -> None:
+    def place(self, storage: np.ndarray | None, announce: bool = True) -> None:
         """Put a virtual root tensor's data in ``storage`` (a slice of its graph's arena), or,
         with None, give it zeroed storage of its own unless it has some (the graph's memory plan).
 
-        The meta-data stay; the contents are undefined until a node writes them.
+        The meta-data stay; the contents are undefined until a node writes them.  ``announce``
+        False: the caller places several and calls :func:`storage_moved` once after.
         """
         if storage is None:
             if self._storage is not None and not self._placed:
@@ -334,7 +337,8 @@ class Tensor(Reference):
                                          f"{self.describe()}", self)
             self._storage, self._placed = storage, True
         self._writes[0] += 1
-        _storage_moved()
+        if announce:
+            storage_moved()
 
     # -- application memory ------------------------------------------------------
     def _attach(self, address: int) -> None:
@@ -342,7 +346,7 @@ class Tensor(Reference):
         self._storage = (self._wrap(address, self.dims, self._strides, dtype_of(self._data_type))
                          if address else None)
         self._writes[0] += 1
-        _storage_moved()
+        storage_moved()
 
     def swap_handle(self, address: int, wrap: Wrap | None = None) -> int:
         """Use the application memory at ``address`` (0: none) and return the previous address.
@@ -391,7 +395,8 @@ class Tensor(Reference):
                 self.parent.unhold()
 
 
-def _storage_moved() -> None:
+def storage_moved() -> None:
+    """Some tensor's storage changed address: cached pointers (bound calls, native plans) are stale."""
     Tensor.storage_epoch += 1
     cells.moved(Tensor.storage_epoch)
 

@@ -33,8 +33,11 @@ class Meta(NamedTuple):
         return f"{list(self.dims)} {type_name(self.data_type).replace('VX_TYPE_', '')} fpp {self.fpp}"
 
 
+_new = tuple.__new__  # a Meta without the named tuple's Python-level constructor: verify makes several per node
+
+
 def tensor_meta(tensor) -> Meta:
-    return Meta(tuple(tensor.dims), tensor.data_type, tensor.fpp)
+    return _new(Meta, (tuple(tensor.dims), tensor.data_type, tensor.fpp))
 
 
 class Validation:
@@ -68,7 +71,7 @@ class Validation:
         tensor = self.node.params[index]
         if tensor.virtual:
             dims, data_type, fpp = tensor.declared
-            return Meta(tuple(dims), data_type, fpp)
+            return _new(Meta, (tuple(dims), data_type, fpp))
         return tensor_meta(tensor)
 
     def scalar(self, index: int) -> Any:
