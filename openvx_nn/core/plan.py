@@ -149,27 +149,64 @@ class Verifier:
                        f"parameter {b.index} write the same data", nodes[b.position])
 
     def _order(self, nodes: list[Node]) -> list[Node]:
-        """Kahn's algorithm over writer -> reader edges; ties go to the node added first."""
-        after: list[set[int]] = [set() for _ in nodes]
+        """Kahn's algorithm over writer -> reader edges; ties go to the node added first.
+
+        When every edge goes from a node to one added later (graphs are mostly built in
+        order) that order is the node list itself: only then are the edges not collected.
+        """
         unwritten: list[Access] = []
+        whole: list[Uses] = []  # one whole writer, whole readers: the edges are writer -> each reader
+        boxed: list[tuple[int, int]] = []  # (writer, reader) found by overlapping views
+        forward = True
         for uses in self.uses.values():
             reads, writes = uses.reads, uses.writes
             if not reads:
                 continue
             if not writes:  # read only: an application's data, or a virtual object nothing writes
-                if getattr(uses.root, "virtual", False):  # a view of a non-virtual root is not virtual
-                    unwritten += [r for r in reads if getattr(r.obj, "virtual", False)]
+                if uses.root.virtual:  # a view of a non-virtual root is not virtual
+                    unwritten += [r for r in reads if r.obj.virtual]
                 continue
             if len(writes) == 1 and writes[0].box is None and all(r.box is None for r in reads):
-                writer = writes[0].position  # the common case: one whole writer, whole readers
-                after[writer].update(r.position for r in reads if r.position != writer)
+                whole.append(uses)
+                if forward:
+                    writer = writes[0].position
+                    for r in reads:
+                        if r.position < writer:
+                            forward = False
                 continue
             read = set()
             for w, r in overlapping(writes, reads):
                 read.add(id(r))
                 if w.position != r.position:
-                    after[w.position].add(r.position)
-            unwritten += [r for r in reads if id(r) not in read and getattr(r.obj, "virtual", False)]
+                    boxed.append((w.position, r.position))
+                    if r.position < w.position:
+                        forward = False
+            unwritten += [r for r in reads if id(r) not in read and r.obj.virtual]
+        if forward:
+            order = list(nodes)
+        else:
+            order = self._sorted(nodes, whole, boxed)
+        if len(order) != len(nodes):
+            done = {id(n) for n in order}
+            stuck = ", ".join(n.describe() for n in nodes if id(n) not in done)
+            self.error(Status.VX_ERROR_INVALID_GRAPH, f"{self.graph.describe()} has a cycle among {stuck}")
+            return order
+        for r in sorted(unwritten, key=lambda a: (a.position, a.index)):
+            self.error(Status.VX_ERROR_INVALID_GRAPH,
+                       f"{nodes[r.position].describe()} parameter {r.index}: virtual {r.obj.describe()} is read "
+                       f"but no node writes it", nodes[r.position])
+        return order
+
+    @staticmethod
+    def _sorted(nodes: list[Node], whole: list[Uses], boxed: list[tuple[int, int]]) -> list[Node]:
+        """Kahn's algorithm; ties go to the node added first.  Edges may repeat (a node reading one
+        object twice): each is counted and released once, which keeps the counts balanced."""
+        after: list[list[int]] = [[] for _ in nodes]
+        for uses in whole:
+            writer = uses.writes[0].position
+            after[writer] += [r.position for r in uses.reads if r.position != writer]
+        for writer, reader in boxed:
+            after[writer].append(reader)
         pending = [0] * len(nodes)
         for targets in after:
             for t in targets:
@@ -184,12 +221,4 @@ class Verifier:
                 pending[t] -= 1
                 if pending[t] == 0:
                     heapq.heappush(ready, t)
-        if len(order) != len(nodes):
-            stuck = ", ".join(n.describe() for k, n in enumerate(nodes) if pending[k] > 0)
-            self.error(Status.VX_ERROR_INVALID_GRAPH, f"{self.graph.describe()} has a cycle among {stuck}")
-            return order
-        for r in sorted(unwritten, key=lambda a: (a.position, a.index)):
-            self.error(Status.VX_ERROR_INVALID_GRAPH,
-                       f"{nodes[r.position].describe()} parameter {r.index}: virtual {r.obj.describe()} is read "
-                       f"but no node writes it", nodes[r.position])
         return order
