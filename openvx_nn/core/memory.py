@@ -75,15 +75,16 @@ def assign_offsets(lifetimes: Sequence[tuple[int, int, int]]) -> tuple[list[int]
     intervals by first use, each frees every interval that ended before it starts.
     """
     count = len(lifetimes)
-    by_first = sorted(range(count), key=lambda k: lifetimes[k][0])  # stable: ties keep their order
-    by_last = sorted(range(count), key=lambda k: lifetimes[k][1])
-    sizes = [_aligned(nbytes) for _, _, nbytes in lifetimes]
+    firsts = [first for first, _, _ in lifetimes]
+    lasts = [last for _, last, _ in lifetimes]
+    by_last = sorted(range(count), key=lasts.__getitem__)  # stable: ties keep their order
+    sizes = [-(-nbytes // ALIGNMENT) * ALIGNMENT for _, _, nbytes in lifetimes]
     offsets = [0] * count
     free: list[list[int]] = []  # [offset, size] blocks below ``top``, sorted by offset, never adjacent
     top = peak = ended = 0
-    for k in by_first:
-        first = lifetimes[k][0]
-        while ended < count and lifetimes[by_last[ended]][1] < first:
+    for k in sorted(range(count), key=firsts.__getitem__):
+        first = firsts[k]
+        while ended < count and lasts[by_last[ended]] < first:
             done = by_last[ended]
             top = _give(free, offsets[done], sizes[done], top)
             ended += 1
@@ -145,14 +146,16 @@ def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int], 
     new = tuple.__new__  # a Lifetime without the named tuple's Python-level constructor
     for u in uses:
         root = u.root
-        if getattr(root, "vx_type", None) != _TENSOR or not root.virtual or root.parent is not None:
+        if not root.virtual or root.vx_type != _TENSOR or root.parent is not None:
             continue
         writes, dims = u.writes, root.dims
         if (enabled and writes and not u.others and not root.pins and id(root) not in excluded
                 and 0 not in dims and writes[0].box is None
                 and (len(writes) == 1 or all(a.box is None for a in writes))):
-            step = steps[writes[0].position]
-            first, last = _span(u.reads, steps, *_span(writes, steps, step, step))
+            first = last = steps[writes[0].position]
+            if len(writes) > 1:
+                first, last = _span(writes, steps, first, last)
+            first, last = _span(u.reads, steps, first, last)
             found.append(new(Lifetime, (root, first, last, math.prod(dims) * _ITEM_SIZES[root.data_type])))
         elif all(dims):
             own.append(root)

@@ -54,22 +54,27 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
     written_plain: set[int] = set()  # ids of objects left out when read, that some node writes
     for position, node in enumerate(nodes):
         graph = node.graph
-        for i, (spec, value) in enumerate(zip(node.description.params, node.params)):
+        description = node.description
+        specs, plain = description.params, description.plain_inputs
+        for i, value in enumerate(node.params):
             if value is None:
                 if check is not None:
-                    check(node, i, spec, value)
+                    check(node, i, specs[i], value)
                 continue
             virtual = value.virtual
+            kind = value.vx_type
+            if plain[i] and not virtual and value.alive and kind != _TENSOR and kind != _IMAGE:
+                continue  # left out (see above) unless written: added below
+            spec = specs[i]
             if check is not None and (not value.alive or (virtual and (
                     spec.static or (getattr(value, "graph", None) or getattr(value, "scope", None)) is not graph))):
                 check(node, i, spec, value)
-            kind = value.vx_type
             direction = spec.direction
             if kind == _IMAGE or (kind == _TENSOR and value.parent is not None):
                 root, box = region(value)
             elif kind != _TENSOR and not virtual:
                 if direction == _INPUT:
-                    continue  # left out (see above) unless written: added below
+                    continue
                 written_plain.add(id(value))
                 root, box = value, None
             else:  # the object is its own root, whole

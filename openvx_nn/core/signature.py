@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .enums import Direction, ParameterState, Type
 
@@ -68,6 +69,13 @@ class KernelDescription:
     release_node: Callable[[object], None] | None = field(default=None, compare=False)
     # The user kernel (core.user_kernel.UserKernel) this description was made from; None if built in.
     user: object = field(default=None, compare=False)
+
+    @cached_property
+    def plain_inputs(self) -> tuple[bool, ...]:
+        """Per parameter: an input whose type is neither a tensor nor an image nor any reference (a scalar,
+        LUT, array...).  Verify orders nodes by tensors and images; these it passes over unless written."""
+        indexed = (Type.VX_TYPE_TENSOR, Type.VX_TYPE_IMAGE, Type.VX_TYPE_REFERENCE)
+        return tuple(p.direction == IN and p.vx_type not in indexed for p in self.params)
 
     def param_index(self, argument: int) -> int:
         return self.constructor_order[argument] if self.constructor_order else argument
