@@ -46,43 +46,46 @@ def _internal(fn: str, exc: BaseException) -> VXError:
     return VXError(Status.VX_FAILURE, f"internal error: {type(exc).__name__}: {exc}")
 
 
-class _NoLock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_LOCK = _NoLock()
-
-
 def _name(fn_c) -> str:
     """The exported function's name that its C wrapper passes (``__func__``)."""
     return ffi.string(fn_c).decode() if fn_c != ffi.NULL else "?"
+
+
+def _failure(fn: str, exc: BaseException, from_c: bool) -> VXError:
+    """The error an entry's exception becomes, reported; Ctrl-C raises again for an in-process caller."""
+    if isinstance(exc, VXError):
+        err = exc
+    elif isinstance(exc, KeyboardInterrupt):
+        if not from_c:  # an in-process Python caller gets Ctrl-C as Python does
+            raise exc
+        err = Interrupted()
+    elif isinstance(exc, Exception):  # the C host must never see a Python exception
+        err = _internal(fn, exc)
+    else:  # SystemExit and the like: not ours to turn into a status
+        raise exc
+    report(fn, err)
+    return err
 
 
 def _run(fn: str, body: Callable, args: tuple, locked: bool = True, from_c: bool = True):
     # Failures are reported under the lock (Context.log takes it too): every log
     # entry reaches the application's callback with the lock held, so a callback
     # that calls OpenVX never takes the lock after the log's own lock while
-    # another thread holds them the other way round.
-    with reference.lock if locked else _NO_LOCK:
+    # another thread holds them the other way round.  Unlocked entries (process,
+    # wait) report without it, as they run.
+    if locked:
+        with reference.lock:
+            try:
+                return fn, body(*args), None
+            except BaseException as exc:  # noqa: BLE001 - sorted out by _failure
+                err = _failure(fn, exc, from_c)
+    else:
         try:
             return fn, body(*args), None
-        except VXError as err:
-            report(fn, err)
-            return fn, None, err
-        except KeyboardInterrupt:
-            if not from_c:  # an in-process Python caller gets Ctrl-C as Python does
-                raise
-            err = Interrupted()
-            report(fn, err)
-        except Exception as exc:  # noqa: BLE001 - the C host must never see a Python exception
-            err = _internal(fn, exc)
-            report(fn, err)
-            return fn, None, err
-    redeliver()  # outside the lock; a C program ends here, as Ctrl-C ends it without the library
+        except BaseException as exc:  # noqa: BLE001 - sorted out by _failure
+            err = _failure(fn, exc, from_c)
+    if isinstance(err, Interrupted):
+        redeliver()  # outside the lock; a C program ends here, as Ctrl-C ends it without the library
     return fn, None, err
 
 

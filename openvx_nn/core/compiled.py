@@ -106,23 +106,47 @@ def _binding_key(node: Node) -> Binding | None:
     return Binding(tuple(key), tuple(held))
 
 
-def bind(node: Node) -> Call:
-    """``node``'s call, its runner bound by its kernel's ``bind`` when it has one (else the executor)."""
-    description, params, state = node.description, node.params, node.state
-    runner: Runner | None = None
+def _python_runner(description, params: list, state: dict) -> Runner:
+    """The runner bound by the kernel's ``bind`` when it has one (else the executor over the parameters)."""
     if description.bind is not None:
         try:
             runner = description.bind(params, state)
         except Exception:  # noqa: BLE001 - the unbound executor reports the same failure per run
             runner = None
-    if runner is None:
-        runner = functools.partial(description.execute, params, state)
+        if runner is not None:
+            return runner
+    return functools.partial(description.execute, params, state)
+
+
+class _Deferred:
+    """A call's Python runner, bound on its first run: a call with a native entry runs from Python only
+    when its graph cannot run natively (a busy cell, a node without an entry), and binding both for every
+    node doubled the cost of a graph's first process."""
+
+    __slots__ = ("description", "params", "state", "runner")
+
+    def __init__(self, description, params: list, state: dict) -> None:
+        self.description, self.params, self.state = description, params, state
+        self.runner: Runner | None = None
+
+    def __call__(self) -> None:
+        runner = self.runner
+        if runner is None:
+            runner = self.runner = _python_runner(self.description, self.params, self.state)
+        runner()
+
+
+def bind(node: Node) -> Call:
+    """``node``'s call: its native entry (the kernel description's ``native``, if any) and its Python
+    runner (bound now when there is no native entry, else on its first run)."""
+    description, params, state = node.description, node.params, node.state
     native = None
     if description.native is not None:
         try:
             native = description.native(params, state)
         except Exception:  # noqa: BLE001 - no native entry for this binding: the graph runs from Python
             native = None
+    runner = _python_runner(description, params, state) if native is None else _Deferred(description, params, state)
     writes = tuple(dict.fromkeys(
         p.root for spec, p in zip(description.params, params)
         if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
