@@ -23,7 +23,7 @@ def loop_views(out: np.ndarray, *inputs: np.ndarray) -> tuple[np.ndarray, ...] |
         raise ValueError(f"tensor of rank {out.ndim} is not supported; expected at most {RANK}")
     if out.size == 0:
         return None
-    arrays = [out, *(np.broadcast_to(x, out.shape) for x in inputs)]
+    arrays = [out, *(x if x.shape == out.shape else np.broadcast_to(x, out.shape) for x in inputs)]
     axes = sorted((i for i in range(out.ndim) if out.shape[i] != 1), key=lambda i: -abs(out.strides[i]))
     shape: list[int] = []
     strides: list[list[int]] = [[] for _ in arrays]
