@@ -31,6 +31,9 @@ Same fixed point position in and out: pooling never rescales.
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 from numba import prange
 
@@ -116,20 +119,21 @@ def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
 
 def _max_pool_2x2(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
     # 2x2 windows all inside the input (no padding reached: :func:`_inside_2x2`), the usual CNN pooling:
-    # each output is the larger of four raw values, read by index (per-row slices cost more than the maxima).
+    # each output is the larger of two column pairs, read from plane views (2-D indexing: the 6-D one
+    # costs six multiplies a load).
     n_c, n_b1, n_b2, n_b3 = x.shape[2], x.shape[3], x.shape[4], x.shape[5]
     out_w, out_h = out.shape[0], out.shape[1]
     for plane in prange(n_c * n_b1 * n_b2 * n_b3):
         c, rest = plane % n_c, plane // n_c
         b1, rest = rest % n_b1, rest // n_b1
         b2, b3 = rest % n_b2, rest // n_b2
+        src = x[:, :, c, b1, b2, b3]
+        dst = out[:, :, c, b1, b2, b3]
         for oy in range(out_h):
             y = oy * stride_y
             for ox in range(out_w):
                 xi = ox * stride_x
-                out[ox, oy, c, b1, b2, b3] = larger(
-                    larger(x[xi, y, c, b1, b2, b3], x[xi + 1, y, c, b1, b2, b3]),
-                    larger(x[xi, y + 1, c, b1, b2, b3], x[xi + 1, y + 1, c, b1, b2, b3]))
+                dst[ox, oy] = larger(larger(src[xi, y], src[xi + 1, y]), larger(src[xi, y + 1], src[xi + 1, y + 1]))
 
 
 def _inside_2x2(x_shape, out_shape, size_x: int, size_y: int, pad_x: int, pad_y: int, stride_x: int,
@@ -232,24 +236,43 @@ def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     if max(size_x, size_y, stride_x, stride_y, pad_x, pad_y, out.shape[0], out.shape[1]) >= LIMIT:
         raise ValueError(f"pooling sizes ({size_x}, {size_y}), strides ({stride_x}, {stride_y}), paddings "
                          f"({pad_x}, {pad_y}) and output size {out.shape[:2]} must be below 2**31")
-    found = _operands(x, out, max_pool, detach(out, x))
+    prepare(detach(out, x), out, max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y, parallel=parallel)()
+
+
+def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y: int, pad_x: int, pad_y: int,
+            stride_x: int, stride_y: int, *, parallel: bool | None = None) -> Callable[[], None]:
+    """:func:`pooling` with the kernel, its views and the thread-pool choice resolved once: the runner only
+    runs the kernel.  The arguments are :func:`pooling`'s, already checked; ``x`` must not overlap ``out``
+    (see ``detach``)."""
+    found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
-        return
+        return _nothing
     kind, src, dst = found
-    if kind == "max" and _inside_2x2(x.shape, out.shape, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
-        kind = "max_2x2"
     if parallel is None:
         planes = out.size // (out.shape[0] * out.shape[1])
         parallel = planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
-    with jit.thread_pool() as pool:
-        function = jit.entry(_KERNELS[kind, bool(parallel and pool)], jit.array_in(src), jit.array_out(dst),
-                             *(jit.INT,) * 6)
-        function(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    types = (jit.array_in(src), jit.array_out(dst), *(jit.INT,) * 6)
+    serial = functools.partial(jit.entry(_KERNELS[kind, False], *types), src, dst, size_x, size_y, pad_x, pad_y,
+                               stride_x, stride_y)
+    if not parallel:
+        return serial
+    shared = functools.partial(jit.entry(_KERNELS[kind, True], *types), src, dst, size_x, size_y, pad_x, pad_y,
+                               stride_x, stride_y)
+
+    def run() -> None:
+        with jit.thread_pool() as pool:
+            (shared if pool else serial)()
+
+    return run
 
 
-def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray) -> tuple | None:
+def _nothing() -> None:
+    pass
+
+
+def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, window: tuple) -> tuple | None:
     """(kernel kind, 6-D input, 6-D output); None when nothing is left to compute (an empty output, or an
-    empty input whose windows are all empty: zeroed here)."""
+    empty input whose windows are all empty: zeroed here).  ``window``: sizes, paddings and strides."""
     if out.size == 0:
         return None
     dst = _as_rank6(out)
@@ -257,15 +280,15 @@ def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray) -
         dst[...] = 0
         return None
     if max_pool:
-        kind = "max"
+        kind = "max_2x2" if _inside_2x2(x.shape, out.shape, *window) else "max"
     else:
         kind = "average_float" if out.dtype.kind == "f" else "average_int"
     return kind, _as_rank6(src), dst
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "average_int", "average_float")}
-_max_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
+_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "max_2x2", "average_int", "average_float")}
+_max_serial, _max_2x2_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
 
 
 @kernel
@@ -279,6 +302,10 @@ def _native_pool(kind: str, dtype: type) -> int:
     if kind == "max":
         def entry(block):
             _max_serial(*_arguments(block, dtype))
+            return 0
+    elif kind == "max_2x2":
+        def entry(block):
+            _max_2x2_serial(*_arguments(block, dtype))
             return 0
     elif kind == "average_int":
         def entry(block):
@@ -297,7 +324,7 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
     ``out`` (it would need a copy per run).  The caller has checked the arguments (verify)."""
     if np.may_share_memory(out, x):
         return None
-    found = _operands(x, out, max_pool, x)
+    found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
         return None
     kind, src, dst = found

@@ -192,6 +192,15 @@ def _run_pooling(p, state) -> None:
     pooling(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
+def _bind_pooling(p, state):
+    """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
+    from ...kernels.openvx.pooling import prepare
+    x, out = p[0].array, p[7].array
+    if np.may_share_memory(out, x):
+        return None
+    return prepare(x, out, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
+
+
 def _native_pooling(p, state):
     from ...kernels.openvx.pooling import native_entry
     return native_entry(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
@@ -202,7 +211,7 @@ register(KernelDescription(
     (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
      _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
      _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
-    _validate_pooling, _run_pooling, native=_native_pooling))
+    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling))
 
 
 # -- softmax ---------------------------------------------------------------------------
