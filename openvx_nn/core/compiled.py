@@ -12,7 +12,9 @@ allocation or a memory plan), since bound runners hold arrays.
 A ``Call`` also carries its native entry (the kernel description's
 ``native`` hook: a C function's address and its packed arguments), bound in
 the same step; when every call has one, ``native_plan`` publishes them to C
-and ``vxProcessGraph`` walks them there without the GIL.
+and ``vxProcessGraph`` walks them there without the GIL.  A call with a
+native entry binds its Python runner on its first run from Python (rare:
+a graph with some node lacking an entry, or a busy cell).
 
 A rebind keeps every call whose node reads what it read when it was bound
 (:func:`_binding_key`: the same kernel description and verified state, the
