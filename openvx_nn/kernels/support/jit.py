@@ -112,8 +112,25 @@ def cache_is_cold() -> bool:
 try:  # numba internals; without them the plain cache=True path below is used.
     from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
+    from numba.core.dispatcher import Dispatcher as _Dispatcher
+    from numba.core.serialize import dumps as _dumps
 except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
+
+
+def _stable(value: object) -> object:
+    """``value`` (a closure cell's contents) with every kernel in it replaced by what defines it -- its
+    function's module, name, bytecode, options and, recursively, its own closure -- the same in every
+    process; other values are left to numba's pickling (types, dtypes, numbers, strings pickle alike)."""
+    if isinstance(value, tuple):
+        return tuple(_stable(v) for v in value)
+    if isinstance(value, _Dispatcher):
+        func = value.py_func
+        cells = func.__closure__
+        return ("kernel", func.__module__, func.__qualname__, hashlib.sha256(func.__code__.co_code).hexdigest(),
+                repr(sorted(value.targetoptions.items())),
+                _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
+    return value
 
 if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
@@ -154,8 +171,15 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
             self._options = options
 
         def _index_key(self, sig, codegen):
-            # The options matter: one function may be compiled both serial and parallel.
-            return (super()._index_key(sig, codegen), PACKAGE_STAMP, self._options)
+            # numba's key, except that a closure's cells are hashed by what they are (:func:`_stable`), not
+            # by their pickle: a kernel pickles with a uuid drawn per process, so an entry whose body calls
+            # one (every native entry) missed the cache in every new process and compiled again.  The
+            # options matter: one function may be compiled both serial and parallel.
+            func = self._py_func
+            cells = func.__closure__
+            cell_bytes = _dumps(_stable(tuple(c.cell_contents for c in cells))) if cells is not None else b""
+            digest = (hashlib.sha256(func.__code__.co_code).hexdigest(), hashlib.sha256(cell_bytes).hexdigest())
+            return ((sig, codegen.magic_tuple(), digest), PACKAGE_STAMP, self._options)
 
         def load_overload(self, sig, target_context):
             try:
