@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
+from .chw_chunks import chunk_driver
 from .float_sharing import F32, Rows
 
 CHUNK = 1024
@@ -100,19 +100,12 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, plane0, pla
 
 
 _PLANES = jit.kernel(_planes)
+_RUN_CHUNKS = chunk_driver(_PLANES)
 
 
 def _shared(x, w, bias, out, residual, geometry, low64, high64, add, n_planes, n_chunks, counters, wait):
-    # Chunks of planes claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    i = fetch_add(claim, 1)
-    while i < n_chunks:
-        _PLANES(x, w, bias, out, residual, geometry, low64, high64, add, n_planes * i // n_chunks,
-                n_planes * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-        i = fetch_add(claim, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, w, bias, out, residual, geometry, low64, high64, add), n_planes, n_chunks, counters,
+                wait)
 
 
 _SHARED = jit.kernel(_shared)

@@ -31,8 +31,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import isa
-from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import blas_threads, jit
+from .chw_chunks import chunk_driver
 from .chw_convolution import ROUTE_ENV
 from .float_sharing import F32, PARALLEL_WORK, Rows
 
@@ -207,19 +207,12 @@ def _units(x, w, bias, out, res, cols, geometry, low64, high64, add, u0, u1):
 
 
 _UNITS = jit.kernel(_units)
+_RUN_CHUNKS = chunk_driver(_UNITS)
 
 
 def _shared(x, w, bias, out, res, cols, geometry, low64, high64, add, n_units, n_chunks, counters, wait):
-    # Chunks of units claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    i = fetch_add(claim, 1)
-    while i < n_chunks:
-        _UNITS(x, w, bias, out, res, cols, geometry, low64, high64, add, n_units * i // n_chunks,
-               n_units * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-        i = fetch_add(claim, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, w, bias, out, res, cols, geometry, low64, high64, add), n_units, n_chunks, counters,
+                wait)
 
 
 _SHARED = jit.kernel(_shared)
