@@ -135,13 +135,14 @@ _PATCHES = jit.kernel(_patches)
 
 def _epilogue(outf, resf, item, o0, o1, p0, p1, bias, low, high, add):
     """``outf[item, o0:o1, p0:p1]`` = clip(itself + bias (+ resf's same tile when ``add``)); NaN stays NaN.
-    Two loops, so the one without a residual has no branch on it and vectorizes."""
+    Two loops, so the one without a residual has no branch on it; both run over slices from 0 (an index that
+    may be negative gets numba's wrap-around test, which keeps LLVM from vectorizing: 5x slower)."""
     for o in range(o0, o1):
-        line = outf[item, o]
+        line = outf[item, o, p0:p1]
         bo = bias[o]
         if add:
-            extra = resf[item, o]
-            for p in range(p0, p1):
+            extra = resf[item, o, p0:p1]
+            for p in range(line.size):
                 v = line[p] + bo + extra[p]
                 if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
                     v = low
@@ -149,7 +150,7 @@ def _epilogue(outf, resf, item, o0, o1, p0, p1, bias, low, high, add):
                     v = high
                 line[p] = v
         else:
-            for p in range(p0, p1):
+            for p in range(line.size):
                 v = line[p] + bo
                 if v < low:  # noqa: PLR1730
                     v = low
