@@ -9,6 +9,7 @@ import pytest
 from test_chw_convolution import CLIPS, _expected, reference
 
 from openvx_nn.kernels.frontend import chw_depthwise, grouped_convolution
+from openvx_nn.kernels.frontend.float_sharing import PARALLEL_WORK
 from openvx_nn.kernels.frontend.grouped_convolution import Geometry
 
 
@@ -83,22 +84,7 @@ def test_nan_and_infinities_pass_through_the_one_pass_sum():
 def test_a_large_layer_is_shared_and_matches():
     rng = np.random.default_rng(5)
     x, w, b = _layer(rng, 160, 1, 1, (56, 56), (3, 3))
+    assert 160 * 28 * 28 * 9 >= PARALLEL_WORK
     out = _ours(x, w, b, (2, 2), (1, 1), (0, 1, 0, 1), (0.0, 6.0), None)
     expected, bound = _expected(x, w, b, (2, 2), (1, 1), (0, 1, 0, 1), (0.0, 6.0), None, 160)
     assert np.all(np.abs(out - expected) <= bound)
-
-
-def _lends(channels, size, taps=(3, 3)):
-    x = np.zeros((1, channels, size, size), np.float32)
-    out = np.zeros((1, channels, size, size), np.float32)
-    w2 = np.zeros((channels, taps[0] * taps[1]), np.float32)
-    pads = (taps[0] // 2, taps[1] // 2)
-    rows = chw_depthwise.bind(x, w2, np.zeros(channels, np.float32), out, None, taps + (1, 1, 1, 1) + pads, (0, 6))
-    return rows.lend
-
-
-def test_late_small_planes_are_shared_and_tiny_layers_stay_on_the_calling_thread():
-    assert _lends(160, 28)
-    assert _lends(960, 7)  # MobileNet v2's last depthwise layers: 0.4 million multiply-adds, slow per plane
-    assert not _lends(32, 7)
-    assert not _lends(1, 56)  # one plane: nothing to share

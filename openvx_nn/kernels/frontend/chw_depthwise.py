@@ -26,11 +26,6 @@ from .float_sharing import F32, Rows
 
 CHUNK = 1024
 """Accumulator values summed through every tap at a time (4 KB: L1 with the rows they read)."""
-COST_PER_TAP = 4
-"""The work a depthwise multiply-add stands for when deciding to share a call (``float_sharing.PARALLEL_WORK``
-counts GEMM multiply-adds): per plane it copies its phases and writes its output, so one runs at a quarter
-of a GEMM's rate or less (576 planes of 14x14: 3 GMAC/s on one core), and MobileNet v2's late layers (960
-planes of 7x7, 0.4 million multiply-adds, 0.25 ms on one thread) are worth both cores."""
 
 
 def _planes(x, w, bias, out, residual, geometry, low64, high64, add, plane0, plane1):
@@ -154,4 +149,4 @@ def bind(x4: np.ndarray, w2: np.ndarray, bias: np.ndarray, out4: np.ndarray, res
     args = (x4, w2, bias, out4, res, tuple(int(v) for v in geometry), float(clip[0]), float(clip[1]),
             residual4 is not None)
     n_planes = out4.shape[0] * out4.shape[1]
-    return Rows(_PLANES, _SHARED, args, _TYPES, n_planes, out4.size * w2.shape[1] * COST_PER_TAP)
+    return Rows(_PLANES, _SHARED, args, _TYPES, n_planes, out4.size * w2.shape[1])
