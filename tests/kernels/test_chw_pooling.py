@@ -108,3 +108,15 @@ def test_signed_zeros_and_nans_pool_by_the_layers_rules(stride):
     prepare(x.T, out.T, (3, 3), (stride, stride), (0, 0))()
     assert _same_bits(out, reference(x, (3, 3), (stride, stride), (0, 0), out_hw))
     assert (out == 0).any() and np.isnan(out).any()
+
+
+def test_strided_tensors_with_batch_dims_are_read_and_written_through_copies():
+    rng = np.random.default_rng(6)
+    big = _input(rng, (2, 3, 3, 9, 11)).T  # [W, H, C, 3, 2]
+    x = big[:, :, 1:3]
+    out_big = np.zeros((5, 4, 4, 3, 2), np.float32, order="F")
+    out = out_big[:, :, 1:3]
+    prepare(x, out, (3, 3), (2, 2), (0, 0))()
+    x4 = np.ascontiguousarray(x.T).reshape(6, 2, 9, 11)
+    expected = reference(x4, (3, 3), (2, 2), (0, 0), (4, 5)).reshape(2, 3, 2, 4, 5)
+    assert _same_bits(np.ascontiguousarray(out.T), expected) and not out_big[:, :, 0].any()

@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
+from .chw_chunks import chunk_driver
 from .float_microkernel import LANES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
 from .float_sharing import F32, PARALLEL_WORK, Rows
 
@@ -199,19 +199,11 @@ def _units(x, a, out, res, geometry, low64, high64, add, u0, u1):
 
 
 _UNITS = jit.kernel(_units)
+_RUN_CHUNKS = chunk_driver(_UNITS)
 
 
 def _shared(x, a, out, res, geometry, low64, high64, add, n_units, n_chunks, counters, wait):
-    # Chunks of units claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    i = fetch_add(claim, 1)
-    while i < n_chunks:
-        _UNITS(x, a, out, res, geometry, low64, high64, add, n_units * i // n_chunks,
-               n_units * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-        i = fetch_add(claim, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, a, out, res, geometry, low64, high64, add), n_units, n_chunks, counters, wait)
 
 
 _SHARED = jit.kernel(_shared)

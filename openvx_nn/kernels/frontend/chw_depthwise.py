@@ -5,9 +5,11 @@ each input plane is copied once into ``sy * sx`` phase planes of its zero-padded
 holds padded rows ``fy, fy + sy, ...`` and columns ``fx, fx + sx, ...``), after which each tap ``(ky, kx)``
 is ONE contiguous multiply-add over the whole output plane (``pw`` columns a row: the ``out_w`` kept and
 ``(kw-1)*dx // sx`` dropped), at any stride: long vectors even for 7x7 planes, no bounds inside the loop,
-and at stride 2 a quarter of the columns the unphased plane would need. The taps are summed three at a
-time (a third of the accumulator's loads and stores); the residual and the clip are applied on the way
-to the output.
+and at stride 2 a quarter of the columns the unphased plane would need. A 3x3 window (MobileNet's) sums
+its nine taps in one pass, the sum in registers, with FMA (``contract``); other windows three taps a pass
+(a third of the accumulator's loads and stores). The phase copy is a contiguous copy at stride 1 and a
+constant-stride one at stride 2 (unsigned indices: no wrap-around test per value). The residual and the
+clip are applied on the way to the output.
 
 The planes are shared between the calling thread and the engine's helpers (``float_sharing.Rows``).
 Sums are float32 in a fixed order: within the float32 summation bound of the float64 reference.
@@ -18,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit
+from .chw_chunks import chunk_driver
 from .float_sharing import F32, Rows
 
 CHUNK = 1024
@@ -61,13 +63,35 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, plane0, pla
                     c0 = max(0, (left - fx + sx - 1) // sx)
                     c1 = min(pw, (width + left - fx + sx - 1) // sx)
                     dst = phases[(fy * sx + fx) * phase_size + r * pw:(fy * sx + fx) * phase_size + (r + 1) * pw]
-                    for c in range(c0, c1):
-                        dst[c] = line[c * sx + fx - left]
+                    if sx == 1:  # a contiguous copy (vectorized), the common case
+                        dst[c0:c1] = line[c0 - left:c1 - left]
+                    elif sx == 2:  # a constant stride: LLVM deinterleaves with shuffles
+                        for c in range(c0, c1):  # unsigned indices: no wrap-around test per value
+                            dst[np.uint64(c)] = line[np.uint64(2 * c + fx - left)]
+                    else:
+                        for c in range(c0, c1):
+                            dst[np.uint64(c)] = line[np.uint64(c * sx + fx - left)]
         taps = w[o]
         b = bias[o]
         for c0 in range(0, total, CHUNK):  # a chunk of the accumulator stays in L1 through every tap
             n_c = min(CHUNK, total - c0)
             part = acc[c0:c0 + n_c]
+            if n_taps == 9:  # 3x3: every tap in one pass, the sum in registers (a ninth of the loads and stores)
+                a0 = phases[starts[0] + c0:starts[0] + c0 + n_c]
+                a1 = phases[starts[1] + c0:starts[1] + c0 + n_c]
+                a2 = phases[starts[2] + c0:starts[2] + c0 + n_c]
+                a3 = phases[starts[3] + c0:starts[3] + c0 + n_c]
+                a4 = phases[starts[4] + c0:starts[4] + c0 + n_c]
+                a5 = phases[starts[5] + c0:starts[5] + c0 + n_c]
+                a6 = phases[starts[6] + c0:starts[6] + c0 + n_c]
+                a7 = phases[starts[7] + c0:starts[7] + c0 + n_c]
+                a8 = phases[starts[8] + c0:starts[8] + c0 + n_c]
+                w0, w1, w2, w3, w4, w5, w6, w7, w8 = (taps[0], taps[1], taps[2], taps[3], taps[4], taps[5], taps[6],
+                                                      taps[7], taps[8])
+                for i in range(n_c):
+                    part[i] = (b + w0 * a0[i] + w1 * a1[i] + w2 * a2[i] + w3 * a3[i] + w4 * a4[i] + w5 * a5[i]
+                               + w6 * a6[i] + w7 * a7[i] + w8 * a8[i])
+                continue
             for i in range(n_c):
                 part[i] = b
             for t in range(0, n_taps - 2, 3):
@@ -99,20 +123,13 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, plane0, pla
                 line[i] = v
 
 
-_PLANES = jit.kernel(_planes)
+_PLANES = jit.kernel(_planes, contract=True)
+_RUN_CHUNKS = chunk_driver(_PLANES)
 
 
 def _shared(x, w, bias, out, residual, geometry, low64, high64, add, n_planes, n_chunks, counters, wait):
-    # Chunks of planes claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    i = fetch_add(claim, 1)
-    while i < n_chunks:
-        _PLANES(x, w, bias, out, residual, geometry, low64, high64, add, n_planes * i // n_chunks,
-                n_planes * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-        i = fetch_add(claim, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, w, bias, out, residual, geometry, low64, high64, add), n_planes, n_chunks, counters,
+                wait)
 
 
 _SHARED = jit.kernel(_shared)

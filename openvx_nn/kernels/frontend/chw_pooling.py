@@ -76,6 +76,11 @@ _TYPES = (jit.types.Array(jit.types.float32, 4, "C", readonly=True), jit.types.A
     (jit.INT,) * 6
 
 
+def _nchw_shape(a: np.ndarray) -> tuple[int, ...]:
+    """OpenVX-order ``a``'s NCHW shape, every batch dim folded into N."""
+    return (int(np.prod(a.shape[3:], dtype=np.int64)),) + a.T.shape[-3:]
+
+
 def _nchw(a: np.ndarray) -> np.ndarray | None:
     """The C-contiguous NCHW view of OpenVX-order ``a`` ([W, H, C, *batch]), or None when its memory is not so."""
     t = a.T
@@ -101,7 +106,7 @@ def prepare(x: np.ndarray, out: np.ndarray, kernel: tuple[int, int], stride: tup
     if src is not None:
         src = src.view()
         src.flags.writeable = False
-    target = dst if dst is not None else np.empty((-1,) + out.T.shape[-3:], np.float32)
+    target = dst if dst is not None else np.empty(_nchw_shape(out), np.float32)
     if out.size == 0:
         return lambda: None
 
