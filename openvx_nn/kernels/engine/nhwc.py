@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from . import workers
 from .atomics import fetch_add, wait_for_chunks
@@ -324,6 +324,10 @@ _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.in
            types.Array(types.uint8, 1, "C"), types.Array(types.int64, 1, "C", readonly=True))
 
 
+pack_offsets_kernel = _pack
+"""The packer's dispatcher (``_pack``), for native entries of other layers that pack their input the same way."""
+
+
 @functools.cache
 def pack_entry():
     """The compiled packer: ``(x, xp, zero_point, pad_left, pad_top, part, parts)``, both C-ordered 4-D."""
@@ -399,6 +403,37 @@ class NhwcCall:
             workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
             claim(code, *arrays, n_units, n_chunks, counters, True)
         return run
+
+    def native_entry(self, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
+        """:meth:`attach` as a native entry (``support/native.py``): the same packing and units, serially on the
+        calling thread; None for an empty layer. ``x`` and ``out`` C-ordered uint8, not overlapping."""
+        if self.empty:
+            return None
+        plan = self.plan
+        xp = np.empty(self.xp_shape, np.int16)
+        arrays = (x, xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), self.params)
+        words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape) for a in arrays),
+                                  self.x_zero, plan.pads[0], plan.pads[1], self.n_units)
+        return native.Entry(_native_entry(plan.code), words, keep)
+
+
+_NX, _NXP, _NTAPS, _NWEIGHTS, _NBIAS, _NOUT, _NPARAMS = (native.ARRAY_WORDS * k for k in range(7))
+_NZERO, _NLEFT, _NTOP, _NUNITS = range(native.ARRAY_WORDS * 7, native.ARRAY_WORDS * 7 + 4)
+
+
+@native.factory(codes=(0,))
+def _native_entry(code: int) -> int:
+    """The packer and ``_units`` of micro-kernel ``code`` over every unit, serially (``NhwcCall.attach``'s run
+    when no helper is lent)."""
+    def entry(block):
+        xp = native.c_array(block, _NXP, np.int16)[0, 0]
+        _pack(native.c_array(block, _NX, np.uint8)[0, 0], xp, block[_NZERO], block[_NLEFT], block[_NTOP], 0, 1)
+        _UNITS(code, xp, native.c_array(block, _NTAPS, np.int64)[0, 0, 0, 0, 0],
+               native.c_array(block, _NWEIGHTS, np.int16)[0, 0, 0, 0, 0],
+               native.c_array(block, _NBIAS, np.int64)[0, 0, 0, 0, 0], native.c_array(block, _NOUT, np.uint8)[0, 0, 0, 0, 0],
+               native.c_array(block, _NPARAMS, np.int64)[0, 0, 0, 0, 0], 0, block[_NUNITS])
+        return 0
+    return jit.native(entry)
 
 
 def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,

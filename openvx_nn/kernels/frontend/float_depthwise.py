@@ -18,10 +18,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine.atomics import fetch_add, wait_for_chunks
-from ..support import jit
+from ..support import jit, native
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
-from .float_sharing import F32, Rows, finish, output_target, staged
+from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
 @jit.kernel(contract=True)
@@ -150,3 +150,35 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
                      activation: int) -> None:
     """``bind_depthwise_conv2d(...)()``: one call."""
     bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _W, _BIAS, _OUT = (at(k) for k in range(4))
+_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LO, _HI, _ROWS = range(at(4), at(4) + 8)
+
+
+@native.factory
+def _depthwise_entry() -> int:
+    """``_depthwise_rows`` over every output row, serially."""
+    def entry(block):
+        _depthwise_rows(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
+                        native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0],
+                        native.c_array(block, _OUT, np.float32)[0, 0], block[_TOP], block[_LEFT], block[_SH],
+                        block[_SW], block[_MULTIPLIER], native.real(block, _LO), native.real(block, _HI), 0,
+                        block[_ROWS])
+        return 0
+    return jit.native(entry)
+
+
+def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                            pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
+                            activation: int) -> native.Entry | None:
+    """:func:`bind_depthwise_conv2d` as a native entry (the same rows, on the calling thread alone); None when
+    ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
+    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
+        return None
+    lo, hi = real_range(activation)
+    words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, int(pads[2]), int(pads[0]),
+                           int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi),
+                           out.shape[0] * out.shape[1])
+    return native.Entry(_depthwise_entry(), words, keep)

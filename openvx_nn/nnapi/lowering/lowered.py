@@ -1,4 +1,8 @@
-"""A lowered model: its verified OpenVX graph, and running a HAL request on it."""
+"""A lowered model: its verified OpenVX graph, and running a HAL request on it.
+
+The graph runs as every OpenVX graph does: where each node has a native entry (``operations/nnapi``), its
+compiled plan is walked in C (``core/native_plan.py``); hence libopenvx.so is loaded here, also when the model
+comes from Python rather than through libneuralnetworks.so."""
 from __future__ import annotations
 
 import math
@@ -6,6 +10,8 @@ import threading
 
 import numpy as np
 
+from ... import vx
+from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
@@ -15,8 +21,16 @@ from ..hal.structs import Request, pool_bytes
 from .context import GraphBuilder
 
 
+def _start_library() -> None:
+    """Start libopenvx.so, once: its start-up (cffi runs it on the first call into the library) installs the
+    C loop that runs native plans (``capi/graph_api.py``); ``vxGetStatus(NULL)`` changes and logs nothing."""
+    if native_plan.hooks is None:
+        vx.vxGetStatus(vx.ffi.NULL)
+
+
 class Lowered:
     def __init__(self, builder: GraphBuilder):
+        _start_library()
         self.builder = builder
         self._lock = threading.Lock()
         model = builder.model

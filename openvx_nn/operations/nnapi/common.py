@@ -24,6 +24,7 @@ from ...core.enums import Status, Type
 from ...core.errors import VXError
 from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
+from ...core.tensor import Tensor
 from ...core.validation import Validation
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
@@ -118,6 +119,10 @@ class NNAPIKernel:
     # the node (after verify, again when a tensor's storage changes); scalars are the operation's
     # parameters, read then. Without it every run calls ``run``.
     prepare: Callable[[Args], Callable[[], None]] | None = None
+    # Optional, beside ``prepare``: Args (as ``prepare`` gets them) -> the node's call as a native entry
+    # (``kernels.support.native.Entry``: run from C without the GIL), or None when this binding has none. What
+    # it packs from the ``PACKED`` inputs (weights) is guarded: a write to one rebinds the node.
+    native: Callable[[Args], object] | None = None
 
     @property
     def name(self) -> str:
@@ -179,6 +184,8 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
             result = k.infer(Args(tensors, scalars))
         except ShapeError as err:
             v.fail(k.index_of(err.param), err.status, str(err))
+        if k.native is not None:
+            _plan_native(k, v)
         for j, name in enumerate(k.outputs):
             name = name.rstrip("?")
             if v.present(n_in + j) and name in result:
@@ -187,6 +194,23 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
             elif not v.present(n_in + j) and not k.outputs[j].endswith("?"):
                 v.fail(n_in + j, Status.VX_ERROR_INVALID_PARAMETERS, f"output {name} is required")
     return validate
+
+
+PACKED = ("filter", "bias")
+"""Inputs a native entry may pack at bind time (weights): ``state["packed"]`` lists their parameter indexes,
+whose write counters then guard the node's native plan and binding like a [static] parameter's."""
+
+
+def _plan_native(k: NNAPIKernel, v: Validation) -> None:
+    """Whether this node may have a native entry, and which inputs it packs: none whose values change during a
+    run (a virtual tensor, or one another node of the graph writes), since guards are read before a run."""
+    packed = tuple(i for i, name in enumerate(k.inputs) if name.rstrip("?") in PACKED and v.present(i))
+    roots = {id(v.ref(i).root) for i in packed}
+    written = roots and any(id(p.root) in roots for node in v.node.graph.nodes if node is not v.node
+                            for spec, p in zip(node.description.params, node.params)
+                            if spec.direction == OUT and isinstance(p, Tensor))
+    v.state["packed"] = packed
+    v.state["native"] = not written and not any(v.ref(i).root.virtual for i in packed)
 
 
 def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
@@ -227,12 +251,21 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
     return bind
 
 
+def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
+    if k.native is None:
+        return None
+
+    def native(p: list, state: dict) -> object:
+        return k.native(_args(k, p, counted=True)) if state.get("native") else None
+    return native
+
+
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
 
 
 def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
-                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k)))
+                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k)))
     NNAPI_KERNELS[k.op] = k
     return k
