@@ -54,10 +54,25 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], roots: dict[str, Any] | None = None):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], roots: dict[str, Any] | None = None,
+                 memo: dict | None = None):
         self.tensors = tensors
         self.scalars = scalars
         self._roots = roots or {}
+        self._memo = memo
+
+    def shared(self, tag: str, make: Callable[[], Any]) -> Any:
+        """``make()``, made once for the node's runner and its native entry (bound one after the other) while
+        the weights (:data:`PACKED`: values and memory) and the scalars stay as they are."""
+        if self._memo is None:
+            return make()
+        stamp = (tuple(self.scalars.items()), tuple(
+            (self.writes(name), self.tensors[name].__array_interface__["data"][0])
+            for name in PACKED if self.tensors.get(name) is not None))
+        found = self._memo.get(tag)
+        if found is None or found[0] != stamp:
+            found = self._memo[tag] = (stamp, make())
+        return found[1]
 
     def writes(self, name: str) -> int:
         """How often tensor ``name``'s data has been written (grows with every write; 0 when unknown): a
@@ -202,26 +217,29 @@ whose write counters then guard the node's native plan and binding like a [stati
 
 
 def _plan_native(k: NNAPIKernel, v: Validation) -> None:
-    """Whether this node may have a native entry, and which inputs it packs: none whose values change during a
-    run (a virtual tensor, or one another node of the graph writes), since guards are read before a run."""
+    """Which inputs this node packs at bind (``state["packed"]``), and whether their values hold still during a
+    run (``state["steady"]``): not a virtual tensor, not one another node of the graph writes. Guards are read
+    before a run, and a virtual tensor's writes are not counted: a node whose weights move during runs has no
+    native entry, and its runner is the executor (which reads them per call)."""
     packed = tuple(i for i, name in enumerate(k.inputs) if name.rstrip("?") in PACKED and v.present(i))
     roots = {id(v.ref(i).root) for i in packed}
     written = roots and any(id(p.root) in roots for node in v.node.graph.nodes if node is not v.node
                             for spec, p in zip(node.description.params, node.params)
                             if spec.direction == OUT and isinstance(p, Tensor))
     v.state["packed"] = packed
-    v.state["native"] = not written and not any(v.ref(i).root.virtual for i in packed)
+    v.state["steady"] = not written and not any(v.ref(i).root.virtual for i in packed)
 
 
-def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
-    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (``counted``: and the
-    tensors' write counts, for a ``prepare``)."""
+def _args(k: NNAPIKernel, p: list, state: dict | None = None) -> Args:
+    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (with the node's
+    ``state``: also the tensors' write counts and a memo, for ``prepare`` and ``native``)."""
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    if not counted:
+    if state is None:
         return Args(tensors, scalars)
-    return Args(tensors, scalars, {name: p[i].root for i, name in enumerate(names) if p[i] is not None})
+    return Args(tensors, scalars, {name: p[i].root for i, name in enumerate(names) if p[i] is not None},
+                state.setdefault("memo", {}))
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[[], None]:
@@ -246,8 +264,10 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
     if k.prepare is None:
         return None
 
-    def bind(p: list, state: dict) -> Callable[[], None]:
-        return _guarded(k, k.prepare(_args(k, p, counted=True)), state)
+    def bind(p: list, state: dict) -> Callable[[], None] | None:
+        if state.get("steady") is False:
+            return None  # weights computed during the run: read per call (the executor)
+        return _guarded(k, k.prepare(_args(k, p, state)), state)
     return bind
 
 
@@ -256,7 +276,7 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
         return None
 
     def native(p: list, state: dict) -> object:
-        return k.native(_args(k, p, counted=True)) if state.get("native") else None
+        return k.native(_args(k, p, state)) if state.get("steady") else None
     return native
 
 

@@ -83,12 +83,17 @@ class _Bound:
         self._args, self._pack, self._bind = args, pack, bind
         self._root = args.root("filter")
         self._stamp = args.writes("filter")
-        self._call = bind(pack(args["filter"]))
+        self._call = bind(packed_filter(args, pack))
 
     def __call__(self) -> None:
         if self._root is not None and self._root.writes != self._stamp:
             self._call, self._stamp = self._bind(self._pack(self._args["filter"])), self._root.writes
         self._call()
+
+
+def packed_filter(args: Args, pack: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The node's filter packed once for its runner and its native entry."""
+    return args.shared("packed", lambda: pack(args["filter"]))
 
 
 def _float_bias(args: Args) -> np.ndarray:
@@ -124,7 +129,7 @@ def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared]) -> C
 
     def stamp() -> tuple[int, ...]:
         return tuple(root.writes for root in roots)
-    state = [stamp(), make().attach(x, out)]
+    state = [stamp(), args.shared("plan", make).attach(x, out)]
 
     def runner() -> None:
         now = stamp()
@@ -156,24 +161,24 @@ def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args]
 # ---- native entries (run from C without the GIL): the same kernels as the runners above, packed once ------
 
 def _native_conv_float(args: Args):
-    return fconv.native_conv2d(args["input"], fconv.pack_conv(args["filter"]), _float_bias(args), args["output"],
+    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args), args["output"],
                                *_pads(args), args["activation"])
 
 
 def _native_depthwise_float(args: Args):
-    return fdepthwise.native_depthwise_conv2d(args["input"], fdepthwise.pack_depthwise(args["filter"]),
+    return fdepthwise.native_depthwise_conv2d(args["input"], packed_filter(args, fdepthwise.pack_depthwise),
                                               _float_bias(args), args["output"], *_pads(args),
                                               args["depth_multiplier"], args["activation"])
 
 
 def _native_fc_float(args: Args):
-    return fconv.native_fully_connected(args["input"], fconv.pack_fc(args["filter"]), _float_bias(args),
+    return fconv.native_fully_connected(args["input"], packed_filter(args, fconv.pack_fc), _float_bias(args),
                                         args["output"], args["activation"])
 
 
 def _native_quant8(prepare: Callable[[Args], Callable[[], quant8_convolution.Prepared]]):
     def native(args: Args):
-        return prepare(args)().native(args["input"], args["output"])
+        return args.shared("plan", prepare(args)).native(args["input"], args["output"])
     return native
 
 
