@@ -2,12 +2,15 @@
 runners and the NumPy references, over random shapes, paddings, strides, multipliers, zero points and fused
 activations; a filter written after binding (a model input, or through the OpenVX API) is packed again; a
 filter some node computes keeps the graph on the Python path."""
+import time
+
 import numpy as np
 import pytest
 from nnapi_harness import F32T, Q8, Out, Tensor, build, collect_garbage, i32  # noqa: F401 - an autouse fixture
 from nnapi_reference import activation, conv2d, depthwise
 
 from openvx_nn import nnapi
+from openvx_nn.kernels.engine import gang, isa
 from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
 
@@ -194,3 +197,47 @@ def test_a_filter_computed_by_the_graph_keeps_it_on_the_python_path():
     assert compilation.prepared.graph.plan.native is None
     want = conv2d(x.astype(np.float64), np.maximum(raw, 0), np.zeros(3), (0, 0, 0, 0), (1, 1))
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+SHARED = [  # layers large enough to share their chunks with the helper threads (float32 and uint8)
+    (OP.CONV_2D, F32T, (1, 40, 40, 24), (32, 3, 3, 24)),
+    (OP.CONV_2D, Q8, (1, 40, 40, 24), (32, 3, 3, 24)),
+    (OP.DEPTHWISE_CONV_2D, F32T, (1, 64, 64, 16), (1, 3, 3, 16)),
+    (OP.DEPTHWISE_CONV_2D, Q8, (1, 64, 64, 16), (1, 3, 3, 16)),
+]
+
+
+@pytest.mark.parametrize("op,kind,x_shape,w_shape", SHARED, ids=lambda v: str(v))
+def test_layers_shared_with_helper_threads_natively_give_the_python_paths_bits(op, kind, x_shape, w_shape):
+    if isa.threads() < 2:
+        pytest.skip("one thread: no helpers")
+    rng = np.random.default_rng(11)
+    quantized = kind == Q8
+    qx, qw, qo = ((0.03, 117), (0.01, 140), (0.2, 9)) if quantized else ((0.0, 0),) * 3
+    if quantized:
+        x = rng.integers(0, 256, x_shape, dtype=np.uint8)
+        filt = rng.integers(0, 256, w_shape, dtype=np.uint8)
+        bias = rng.integers(-3000, 3000, w_shape[-1] if op == OP.DEPTHWISE_CONV_2D else w_shape[0]).astype(np.int32)
+    else:
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        filt = rng.standard_normal(w_shape).astype(np.float32)
+        bias = rng.standard_normal(w_shape[-1] if op == OP.DEPTHWISE_CONV_2D else w_shape[0]).astype(np.float32)
+    k = bias.shape[0]
+    extra = [i32(1)] if op == OP.DEPTHWISE_CONV_2D else []
+    inputs = [Tensor(x, *qx), Tensor(filt, *qw, const=True), Tensor(bias, qx[0] * qw[0], 0, const=True)]
+    inputs += [i32(v) for v in (1, 1, 1, 1, 1, 1)] + extra + [i32(3)]
+    out = Out(kind, x_shape[:3] + (k,), *qo)
+    compilation, execution, result = _compiled(op, inputs, out, True)
+    first = _native_result(compilation, execution, result)
+    calls = compilation.prepared.graph.plan.calls
+    assert all(gang.lends(call.native) for call in calls), "the layer does not share its chunks natively"
+    _kept, python_execution, python = _compiled(op, inputs, out, False)
+    python_execution.compute()
+    assert np.array_equal(first, python)
+    joins, runs, deadline = gang.native_joins(), 0, time.monotonic() + 60  # a cold cache: the helper compiles first
+    while runs < 20 or (gang.native_joins() == joins and time.monotonic() < deadline):  # which runs it joins: the OS's say
+        result[...] = 0
+        execution.compute()
+        assert np.array_equal(result, python), f"run {runs}"
+        runs += 1
+    assert gang.native_joins() > joins, "no helper joined a native run"

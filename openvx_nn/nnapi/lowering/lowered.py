@@ -15,6 +15,7 @@ from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
+from ...operations.nnapi.common import lend_helpers, summon_helpers
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
@@ -47,6 +48,7 @@ class Lowered:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
+        self._plan, self._lends = None, False
 
     @property
     def graph(self):
@@ -112,6 +114,11 @@ class Lowered:
                 tensor, data, dtype, shape = argument
                 tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
                 tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+        plan = self.graph.plan
+        if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
+            self._plan, self._lends = plan, plan.native is not None and lend_helpers(plan.calls)
+        if self._lends:
+            summon_helpers()
         status = self.graph.process()
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]

@@ -26,6 +26,7 @@ from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.tensor import Tensor
 from ...core.validation import Validation
+from ...kernels.engine import gang, workers
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
 VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
@@ -278,6 +279,17 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
     def native(p: list, state: dict) -> object:
         return k.native(_args(k, p, state)) if state.get("steady") else None
     return native
+
+
+def lend_helpers(calls: tuple) -> bool:
+    """Whether a native run of ``calls`` (a graph's compiled plan) has a layer that shares its chunks with the
+    helper threads; then :func:`summon_helpers` before each run (C cannot start them)."""
+    return any(gang.lends(call.native) for call in calls)
+
+
+def summon_helpers() -> None:
+    """The helpers this process may lend now, spinning in the gang when a native run starts."""
+    gang.summon(workers.helpers())
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
