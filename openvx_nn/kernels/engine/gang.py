@@ -44,7 +44,7 @@ _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
-    _mailbox[1] = 0  # a forked child has none of its parent's threads
+    _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

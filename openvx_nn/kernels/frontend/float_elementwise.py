@@ -89,6 +89,9 @@ def _logistic(x, out):
         out[i] = np.float32(1.0 / (1.0 + np.exp(-np.float64(x[i]))))
 
 
+_LOGISTIC_TYPES = (F32[1, False], F32[1, True])
+
+
 def bind_logistic(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     """A no-argument call ``out = 1 / (1 + exp(-x))`` in float64 rounded once to float32, as
     ``elementwise_real.unary`` (``np.exp`` and LLVM's ``exp`` may differ in the last float64 bit: within a
@@ -98,7 +101,8 @@ def bind_logistic(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
             out[...] = (1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))).astype(np.float32)
         return run
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    return lambda: _logistic(flat_x, flat_out)
+    kernel = compiled(_logistic, _LOGISTIC_TYPES)
+    return lambda: kernel(flat_x, flat_out)
 
 
 @native.factory

@@ -7,9 +7,11 @@ function, and costs one load per value.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
+from numba import types
 
 from ..support import jit, native
 from . import elementwise_real
@@ -28,11 +30,17 @@ def _look_up(x, out, values):
         out[i] = values[x[i]]
 
 
+@functools.cache
+def _compiled():
+    u8 = types.Array(types.uint8, 1, "C")
+    return jit.entry(_look_up, u8.copy(readonly=True), u8, u8.copy(readonly=True))
+
+
 def bind_lookup(values: np.ndarray, x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     """A no-argument call ``out[...] = values[x]`` (``x`` and ``out`` of one shape, uint8)."""
     if x.flags.c_contiguous and out.flags.c_contiguous:
-        flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-        return lambda: _look_up(flat_x, flat_out, values)
+        flat_x, flat_out, kernel = x.reshape(-1), out.reshape(-1), _compiled()
+        return lambda: kernel(flat_x, flat_out, values)
 
     def run() -> None:
         out[...] = values[x]
