@@ -89,7 +89,8 @@ def _binding_key(node: Node) -> Binding | None:
     description, state = node.description, node.state
     key: list = [id(description), id(state)]
     held: list = [description, state]
-    for spec, p in zip(description.params, node.params):
+    packed = state.get("packed", ()) if isinstance(state, dict) else ()  # bound from these: as [static] ones
+    for i, (spec, p) in enumerate(zip(description.params, node.params)):
         if p is None:
             key.append(None)
         elif isinstance(p, Tensor):
@@ -98,7 +99,7 @@ def _binding_key(node: Node) -> Binding | None:
                 storage = root.array  # a root's array is its storage object itself: new memory, new object
             except VXError:
                 return None
-            key.append((id(p), id(storage), p.dims, p.data_type, p.fpp, root.writes if spec.static else None))
+            key.append((id(p), id(storage), p.dims, p.data_type, p.fpp, root.writes if spec.static or i in packed else None))
             held += (p, storage)
         elif getattr(p, "vx_type", None) == Type.VX_TYPE_SCALAR:
             key.append((id(p), p.bytes))

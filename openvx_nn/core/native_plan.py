@@ -91,9 +91,12 @@ class NativePlan:
 
 
 def _static_roots(node) -> list[Tensor]:
-    """The root tensors a node reads as [static] parameters (weights): written, they change its binding."""
+    """The root tensors a node reads as [static] parameters (weights), or that its validator lists as packed
+    at bind (``state["packed"]``: an NNAPI filter): written, they change its binding."""
     specs: tuple[ParamSpec, ...] = node.description.params
-    return [p.root for spec, p in zip(specs, node.params) if spec.static and isinstance(p, Tensor)]
+    packed = node.state.get("packed", ())
+    return [p.root for i, (spec, p) in enumerate(zip(specs, node.params))
+            if (spec.static or i in packed) and isinstance(p, Tensor)]
 
 
 def _scalars(node) -> list:

@@ -6,6 +6,13 @@ tens of microseconds, the order of a MobileNet layer). A layer posts its task (:
 queues one (``workers.lend``) only for helpers missing from it. A task taken late, or twice, must claim
 nothing (its chunks are gone), so a lost or stale post costs only the help: every task posted here is a
 chunk loop behind a shared counter (``atomics.fetch_add``).
+
+Native tasks. A layer run from C (a native entry, ``support/native.py``) holds no GIL and cannot post a
+Python task; it posts a *native* one (:func:`post_native`): the address of a record ``[helper entry, its
+block]`` in the mailbox, and a new generation. A spinning helper runs it where it spins, without the GIL, and
+goes on spinning. The poster retracts the record after its chunk loop (:func:`retract_native`) and waits until
+no helper is inside a native task, so a helper never enters a layer whose arrays may be freed. Helpers are in
+the gang only after some Python code lent them a task: :func:`summon` does that before a native run.
 """
 from __future__ import annotations
 
@@ -17,22 +24,27 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..support import jit
-from . import workers
-from .atomics import fetch_add, pause
+from ..support import jit, native
+from . import isa, workers
+from .atomics import compare_swap, fetch_add, pause
 
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
 than the gaps between a graph's shared layers, short enough to leave the core soon after a run."""
+CHUNKS_PER_THREAD = 4
+"""A shared native layer's chunks per thread (as ``float_sharing``'s)."""
 SPIN_LIMIT = 100_000
 """Spin-wait rounds at most (a bound if the cycle counter does not advance)."""
 
-_mailbox = np.zeros(2, np.int64)  # [generation of the posted task, helpers in the gang or queued for it]
+_mailbox = np.zeros(5, np.int64)
+"""[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: a
+Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`)]."""
+GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED = (8 * k for k in range(5))  # byte offsets
 _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
-    _mailbox[1] = 0  # a forked child has none of its parent's threads
+    _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -49,16 +61,30 @@ def _cycles(typingctx):
 
 @jit.kernel
 def _park(mailbox, seen, cycles):
-    """Spin until the posted generation moves past ``seen`` (True) or ``cycles`` pass (False)."""
+    """Spin until a task newer than generation ``seen`` is posted: run a native one here (without the GIL) and
+    spin on; return a Python one's generation, or -1 once ``cycles`` pass with no task."""
     at = mailbox.ctypes.data
     deadline = _cycles() + cycles
-    for _ in range(SPIN_LIMIT):
-        if fetch_add(at, 0) != seen:
-            return True
-        if _cycles() > deadline:
-            return False
-        pause()
-    return False
+    rounds = 0
+    while rounds < SPIN_LIMIT:
+        generation = fetch_add(at + GENERATION, 0)
+        if generation == seen:
+            if _cycles() > deadline:
+                return -1
+            pause()
+            rounds += 1
+            continue
+        task = fetch_add(at + NATIVE_TASK, 0)
+        if task == 0:
+            return generation
+        fetch_add(at + INSIDE, 1)
+        if fetch_add(at + NATIVE_TASK, 0) == task:  # still posted: its poster waits for us before it returns
+            record = native.c_array_at(task, 2)
+            native.call(record[0], record[1])
+            fetch_add(at + JOINED, 1)
+        fetch_add(at + INSIDE, -1)
+        seen, rounds, deadline = generation, 0, _cycles() + cycles
+    return -1
 
 
 @jit.kernel
@@ -72,9 +98,9 @@ def _gang(task: Callable[[], object], generation: int) -> None:
     try:
         while True:
             task()
-            if not _park(_mailbox, generation, SPIN_CYCLES):
+            generation = _park(_mailbox, generation, SPIN_CYCLES)  # read before the task: it is at least this new
+            if generation < 0:
                 return
-            generation = int(_mailbox[0])  # read before the task: the task is at least this new
             task = _posted[0]
     finally:
         _count(_mailbox, -1)
@@ -84,9 +110,90 @@ def post(task: Callable[[], object], helpers: int) -> None:
     """``task`` for the helpers: taken at once by those in the gang; queued (``workers.lend``) for as many as
     are missing from it, who count in now (a helper the OS runs late is not queued for again)."""
     _posted[0] = task
+    _mailbox[2] = 0  # a Python task (a native one posted meanwhile loses its help, nothing else)
     generation = int(_mailbox[0]) + 1
     _mailbox[0] = generation  # an aligned 8-byte store: the spinning helpers read it atomically
     missing = helpers - int(_mailbox[1])
     if missing > 0:
         _count(_mailbox, missing)
         workers.lend(lambda: _gang(task, generation), missing)
+
+
+def _nothing() -> None:
+    """The task :func:`summon` posts: a helper takes it and then spins in the gang."""
+
+
+def summon(helpers: int) -> None:
+    """Have ``helpers`` spinning in the gang (posting them a task that does nothing where fewer are), so that a
+    native run about to start finds them (it cannot start threads itself)."""
+    if helpers > int(_mailbox[1]):
+        post(_nothing, helpers)
+
+
+def native_joins() -> int:
+    """How many native tasks helpers have joined in this process (tests and benchmarks read it)."""
+    return int(_mailbox[4])
+
+
+def mailbox_address() -> int:
+    """The mailbox's address, packed into native entries' blocks (numba would freeze the array as a constant)."""
+    return int(_mailbox.ctypes.data)
+
+
+@jit.kernel
+def post_native(mailbox_at, task):
+    """Post the native task record at ``task`` (``[helper entry, block]``) to the helpers spinning in the gang;
+    False when none is counted in (then nobody may run it: the caller does every chunk)."""
+    if fetch_add(mailbox_at + COUNTED, 0) <= 0:
+        return False
+    old = fetch_add(mailbox_at + NATIVE_TASK, 0)
+    if not compare_swap(mailbox_at + NATIVE_TASK, old, task):
+        return False  # another poster in between: this layer goes without help
+    fetch_add(mailbox_at + GENERATION, 1)
+    return True
+
+
+@jit.kernel
+def retract_native(mailbox_at, task):
+    """Withdraw ``task`` (if still posted) and wait until no helper is inside a native task: after this, none
+    reads the task's arrays. Call it once the task's chunk loop has ended (helpers inside find nothing left)."""
+    compare_swap(mailbox_at + NATIVE_TASK, task, 0)
+    while fetch_add(mailbox_at + INSIDE, 0) != 0:
+        pause()
+
+
+@jit.kernel
+def begin_native(mailbox_at, task, counters):
+    """Before a shared native layer: its chunk counters reset (no helper is inside it: the last run retracted
+    it), then the task posted; whether helpers may join (else the caller runs the layer serially)."""
+    counters[0] = 0
+    counters[1] = 0
+    return post_native(mailbox_at, task)
+
+
+class NativeTask:
+    """What a native entry needs to share its chunks with the gang: the chunk counters and the task record
+    (``[helper entry, block]``, completed by :meth:`finish` once the block exists), and how many chunks."""
+
+    __slots__ = ("chunks", "counters", "record")
+
+    def __init__(self, n_rows: int, lend: bool):
+        threads = isa.threads()
+        self.chunks = min(n_rows, CHUNKS_PER_THREAD * threads) if lend and threads > 1 and n_rows > 1 else 0
+        self.counters = np.zeros(2, np.int64)
+        self.record = np.zeros(2, np.int64)
+
+    def words(self) -> tuple[int, int, int]:
+        """(mailbox address, record address, chunks): the block's scalars the entry hands to :func:`begin_native`."""
+        return mailbox_address(), int(self.record.ctypes.data), self.chunks
+
+    def finish(self, helper: int, block: np.ndarray) -> tuple:
+        """The record filled with ``helper`` (the chunk loop's entry, no waiting) over ``block``; what the entry
+        keeps (this task among it: :func:`lends` finds it)."""
+        self.record[:] = helper, block.ctypes.data
+        return self.counters, self.record, self
+
+
+def lends(entry) -> bool:
+    """Whether native entry ``entry`` shares its chunks with the gang (a run of it wants :func:`summon` first)."""
+    return entry is not None and any(isinstance(k, NativeTask) and k.chunks > 0 for k in entry.keep)

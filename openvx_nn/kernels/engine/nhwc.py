@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
-from . import workers
+from . import gang, workers
 from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8
@@ -324,6 +324,10 @@ _ARRAYS = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.in
            types.Array(types.uint8, 1, "C"), types.Array(types.int64, 1, "C", readonly=True))
 
 
+pack_offsets_kernel = _pack
+"""The packer's dispatcher (``_pack``), for native entries of other layers that pack their input the same way."""
+
+
 @functools.cache
 def pack_entry():
     """The compiled packer: ``(x, xp, zero_point, pad_left, pad_top, part, parts)``, both C-ordered 4-D."""
@@ -399,6 +403,66 @@ class NhwcCall:
             workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
             claim(code, *arrays, n_units, n_chunks, counters, True)
         return run
+
+    def native_entry(self, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
+        """:meth:`attach` as a native entry (``support/native.py``): the same packing and units, shared with the
+        gang's spinning helpers as :meth:`attach` shares them; None for an empty layer. ``x`` and ``out``
+        C-ordered uint8, not overlapping."""
+        if self.empty:
+            return None
+        plan = self.plan
+        task = gang.NativeTask(self.n_units, self.shared)
+        xp = np.empty(self.xp_shape, np.int16)
+        arrays = (x, xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), self.params, task.counters)
+        words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape) for a in arrays),
+                                  self.x_zero, plan.pads[0], plan.pads[1], self.n_units, *task.words())
+        return native.Entry(_native_entry(plan.code), words, keep + task.finish(_native_helper(plan.code), words))
+
+
+_NX, _NXP, _NTAPS, _NWEIGHTS, _NBIAS, _NOUT, _NPARAMS, _NCOUNTERS = (native.ARRAY_WORDS * k for k in range(8))
+_NZERO, _NLEFT, _NTOP, _NUNITS, _NMAILBOX, _NTASK, _NCHUNKS = range(native.ARRAY_WORDS * 8, native.ARRAY_WORDS * 8 + 7)
+
+
+@jit.kernel
+def _native_units(code, block, chunks, wait):
+    """Every unit of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks claimed with
+    the helpers (``wait``: until every claimed one is done)."""
+    xp = native.c_array(block, _NXP, np.int16)[0, 0]
+    taps = native.c_array(block, _NTAPS, np.int64)[0, 0, 0, 0, 0]
+    weights = native.c_array(block, _NWEIGHTS, np.int16)[0, 0, 0, 0, 0]
+    bias = native.c_array(block, _NBIAS, np.int64)[0, 0, 0, 0, 0]
+    out = native.c_array(block, _NOUT, np.uint8)[0, 0, 0, 0, 0]
+    params = native.c_array(block, _NPARAMS, np.int64)[0, 0, 0, 0, 0]
+    if chunks == 0:
+        _UNITS(code, xp, taps, weights, bias, out, params, 0, block[_NUNITS])
+    else:
+        _CLAIM(code, xp, taps, weights, bias, out, params, block[_NUNITS], chunks,
+               native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+@native.factory(codes=(0,))
+def _native_entry(code: int) -> int:
+    """The packer, then ``_units`` of micro-kernel ``code`` over every unit (``NhwcCall.attach``'s run)."""
+    def entry(block):
+        _pack(native.c_array(block, _NX, np.uint8)[0, 0], native.c_array(block, _NXP, np.int16)[0, 0], block[_NZERO],
+              block[_NLEFT], block[_NTOP], 0, 1)
+        chunks = block[_NCHUNKS]
+        if chunks > 0 and gang.begin_native(block[_NMAILBOX], block[_NTASK],
+                                            native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0]):
+            _native_units(code, block, chunks, True)
+            gang.retract_native(block[_NMAILBOX], block[_NTASK])
+        else:
+            _native_units(code, block, 0, False)
+        return 0
+    return jit.native(entry)
+
+
+@native.factory(codes=(0,))
+def _native_helper(code: int) -> int:
+    def helper(block):
+        _native_units(code, block, block[_NCHUNKS], False)
+        return 0
+    return jit.native(helper)
 
 
 def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,

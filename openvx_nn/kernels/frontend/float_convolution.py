@@ -17,11 +17,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine import gang
 from ..engine.atomics import fetch_add, wait_for_chunks
-from ..support import jit
+from ..support import jit, native
 from .asymmetric import real_range
 from .float_microkernel import LANES, TILES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
-from .float_sharing import F32, Rows, finish, output_target, staged
+from .float_sharing import F32, PARALLEL_WORK, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
 
 
 @jit.kernel
@@ -183,3 +184,78 @@ def bind_fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: n
 def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, activation: int) -> None:
     """``bind_fully_connected(...)()``: one call."""
     bind_fully_connected(x, wp, bias, out, activation)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _XP, _W, _BIAS, _OUT, _COUNTERS = (at(k) for k in range(6))
+_SH, _SW, _LO, _HI, _TILES, _STAGED, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(at(6), at(6) + 11)
+
+
+@jit.kernel
+def _conv_block(block, r0, r1, chunks, wait):
+    """Tiles ``[r0, r1)`` of the layer packed in ``block`` (``chunks`` > 0: all of them, in that many chunks
+    claimed with the helpers; ``wait``: until every claimed one is done)."""
+    args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0],
+            native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
+            block[_SH], block[_SW], native.real(block, _LO), native.real(block, _HI))
+    if chunks == 0:
+        _conv_tiles(*args, r0, r1)
+    else:
+        _conv_shared(*args, block[_TILES], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+@native.factory
+def _conv_entry() -> int:
+    """The layer: the padded input's copy (``stage``) where there is one, then every tile, shared with the gang's
+    spinning helpers when the layer is large enough (``gang.begin_native``), else serially."""
+    def entry(block):
+        if block[_STAGED] != 0:
+            stage(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0],
+                  block[_TOP], block[_LEFT])
+        chunks = block[_CHUNKS]
+        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
+                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
+            _conv_block(block, 0, 0, chunks, True)
+            gang.retract_native(block[_MAILBOX], block[_TASK])
+        else:
+            _conv_block(block, 0, block[_TILES], 0, False)
+        return 0
+    return jit.native(entry)
+
+
+@native.factory
+def _conv_helper() -> int:
+    """A helper's part of a shared layer: chunks while any is left."""
+    def helper(block):
+        _conv_block(block, 0, 0, block[_CHUNKS], False)
+        return 0
+    return jit.native(helper)
+
+
+def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
+                  strides: tuple[int, int], activation: int) -> native.Entry | None:
+    """:func:`bind_conv2d` as a native entry (the same tiles; shared with helper threads as the bound call
+    shares them); None when ``x`` or ``out`` is not C-contiguous float32 (the bound call copies those per run)
+    or they overlap."""
+    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
+        return None
+    lo, hi = real_range(activation)
+    _, kh, inner, block = wp.shape
+    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
+    bias = np.ascontiguousarray(bias, np.float32)
+    pixels = out.shape[0] * out.shape[1] * out.shape[2]
+    n_tiles = -(-pixels // TILES[block // LANES])
+    task = gang.NativeTask(n_tiles, out.size * kh * inner >= PARALLEL_WORK)
+    words, keep = block_of(x, xp, wp, bias, out, task.counters, int(strides[1]), int(strides[0]), float(lo), float(hi),
+                           n_tiles, int(copy is not None), int(pads[2]), int(pads[0]), *task.words())
+    return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
+
+
+def native_fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                           activation: int) -> native.Entry | None:
+    """:func:`bind_fully_connected` as a native entry (a 1x1 convolution of the flattened rows)."""
+    if not (contiguous_f32(x) and contiguous_f32(out)):
+        return None
+    size, units = wp.shape[2], out.shape[-1]
+    return native_conv2d(x.reshape(1, 1, -1, size), wp, bias, out.reshape(1, 1, -1, units), (0, 0, 0, 0), (1, 1),
+                         activation)

@@ -17,11 +17,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine import gang
 from ..engine.atomics import fetch_add, wait_for_chunks
-from ..support import jit
+from ..support import jit, native
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
-from .float_sharing import F32, Rows, finish, output_target, staged
+from .float_sharing import F32, PARALLEL_WORK, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
 @jit.kernel(contract=True)
@@ -150,3 +151,62 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
                      activation: int) -> None:
     """``bind_depthwise_conv2d(...)()``: one call."""
     bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _W, _BIAS, _OUT, _COUNTERS = (at(k) for k in range(5))
+_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 11)
+
+
+@jit.kernel
+def _depthwise_block(block, chunks, wait):
+    """Every output row of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
+    claimed with the helpers (``wait``: until every claimed one is done)."""
+    args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
+            native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
+            block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], native.real(block, _LO),
+            native.real(block, _HI))
+    if chunks == 0:
+        _depthwise_rows(*args, 0, block[_ROWS])
+    else:
+        _depthwise_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+                          wait)
+
+
+@native.factory
+def _depthwise_entry() -> int:
+    """Every output row, shared with the gang's spinning helpers when the layer is large enough, else serially."""
+    def entry(block):
+        chunks = block[_CHUNKS]
+        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
+                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
+            _depthwise_block(block, chunks, True)
+            gang.retract_native(block[_MAILBOX], block[_TASK])
+        else:
+            _depthwise_block(block, 0, False)
+        return 0
+    return jit.native(entry)
+
+
+@native.factory
+def _depthwise_helper() -> int:
+    def helper(block):
+        _depthwise_block(block, block[_CHUNKS], False)
+        return 0
+    return jit.native(helper)
+
+
+def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
+                            pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
+                            activation: int) -> native.Entry | None:
+    """:func:`bind_depthwise_conv2d` as a native entry (the same rows; shared with helper threads as the bound
+    call shares them); None when ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
+    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
+        return None
+    lo, hi = real_range(activation)
+    n_rows = out.shape[0] * out.shape[1]
+    task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= PARALLEL_WORK)
+    words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
+                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi),
+                           n_rows, *task.words())
+    return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))

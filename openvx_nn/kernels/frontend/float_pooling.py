@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
 from .asymmetric import real_range
-from .float_sharing import F32, compiled, finish, output_target, staged
+from .float_sharing import F32, at, block_of, compiled, contiguous_f32, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -78,3 +78,30 @@ def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int,
            filter_size: tuple[int, int], activation: int) -> None:
     """``bind_pool2d(...)()``: one call."""
     bind_pool2d(x, out, mode, pads, strides, filter_size, activation)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _OUT = at(0), at(1)
+_MODE, _TOP, _LEFT, _SH, _SW, _KH, _KW, _LO, _HI = range(at(2), at(2) + 9)
+
+
+@native.factory
+def _pool_entry() -> int:
+    def entry(block):
+        _pool(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
+              block[_MODE], block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_KH], block[_KW],
+              native.real(block, _LO), native.real(block, _HI))
+        return 0
+    return jit.native(entry)
+
+
+def native_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int],
+                  strides: tuple[int, int], filter_size: tuple[int, int], activation: int) -> native.Entry | None:
+    """:func:`bind_pool2d` as a native entry; None when ``x`` or ``out`` is not C-contiguous float32 or they
+    overlap."""
+    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
+        return None
+    lo, hi = real_range(activation)
+    words, keep = block_of(x, out, int(mode), int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]),
+                           int(filter_size[1]), int(filter_size[0]), float(lo), float(hi))
+    return native.Entry(_pool_entry(), words, keep)

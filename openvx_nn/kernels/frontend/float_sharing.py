@@ -15,7 +15,7 @@ import numpy as np
 from numba import types
 
 from ..engine import gang, workers
-from ..support import jit
+from ..support import jit, native
 
 PARALLEL_WORK = 1_000_000
 """Multiply-adds below which a call stays on the calling thread (about 25 us of work): with a helper in the
@@ -103,3 +103,34 @@ def finish(run: Callable[[], None], before: list, target: np.ndarray, out: np.nd
 def output_target(out: np.ndarray) -> np.ndarray:
     """Where a kernel writes: ``out`` when C-contiguous, else a buffer copied into it after each call."""
     return out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
+
+
+# ---- native entries (``support/native.py``): a bound call's arrays and scalars in one block, run from C ----
+
+def six(a: np.ndarray) -> np.ndarray:
+    """``a`` (C-contiguous) as the 6-D view :func:`native.pack` takes: length-1 axes in front."""
+    return a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
+
+
+def block_of(*items) -> tuple[np.ndarray, tuple]:
+    """:func:`native.pack` of ``items``, arrays given in any rank (C-contiguous) as :func:`six` views."""
+    return native.pack(*(six(i) if isinstance(i, np.ndarray) else i for i in items))
+
+
+def contiguous_f32(a: np.ndarray) -> bool:
+    """Whether a native entry can read or write ``a`` in place (the bound calls copy other arrays per run)."""
+    return a.dtype == np.float32 and a.flags.c_contiguous
+
+
+def at(k: int) -> int:
+    """Where the ``k``-th packed array of a block starts (arrays first, ``native.ARRAY_WORDS`` each)."""
+    return k * native.ARRAY_WORDS
+
+
+@jit.kernel
+def stage(x, xp, top, left):
+    """``xp[:, top:top + H, left:left + W] = x``: a padded input's per-call copy (``staged``), for native entries."""
+    n, height, width, _ = x.shape
+    for b in range(n):
+        for y in range(height):
+            xp[b, top + y, left:left + width] = x[b, y]

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine import isa as isa_module
 from ..engine import nhwc
+from ..support.native import Entry
 from . import nhwc_convolution as reference
 from .asymmetric import quantized_multiplier, quantized_range
 
@@ -38,19 +39,21 @@ def _engine(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
     plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
                         tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
     call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
-    return Prepared(call, call.attach)
+    return Prepared(call, call.attach, call.native_entry)
 
 
 class Prepared:
     """A planned layer: ``run(x, out)`` (any ``out``: a strided view through a C-ordered copy), and
     :meth:`attach` (x, out) -> a runner bound to those arrays once, where both are C-ordered (the NNAPI
-    operations bind a node's arrays at verify; per run then only the kernels are called)."""
+    operations bind a node's arrays at verify; per run then only the kernels are called), and
+    :meth:`native` (x, out) -> the same as a native entry (``support/native.py``), or None."""
 
-    __slots__ = ("_attach", "_call")
+    __slots__ = ("_attach", "_call", "_native")
 
     def __init__(self, call: Callable[[np.ndarray, np.ndarray], None],
-                 attach: Callable[[np.ndarray, np.ndarray], Callable[[], None]] | None = None):
-        self._call, self._attach = call, attach
+                 attach: Callable[[np.ndarray, np.ndarray], Callable[[], None]] | None = None,
+                 native: Callable[[np.ndarray, np.ndarray], Entry | None] | None = None):
+        self._call, self._attach, self._native = call, attach, native
 
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
         contiguous(out, lambda target: self._call(x, target))
@@ -59,6 +62,17 @@ class Prepared:
         if self._attach is not None and x.dtype == np.uint8 and x.flags.c_contiguous and out.flags.c_contiguous:
             return self._attach(x, out)
         return lambda: self(x, out)
+
+    def native(self, x: np.ndarray, out: np.ndarray) -> Entry | None:
+        """The layer on ``x`` and ``out`` as a native entry; None where it has none (the NumPy route), or where
+        ``x`` or ``out`` is not C-ordered uint8 or they overlap (the runner copies those per run)."""
+        if self._native is None or not (_bytes_in_place(x) and _bytes_in_place(out)) or np.may_share_memory(x, out):
+            return None
+        return self._native(x, out)
+
+
+def _bytes_in_place(a: np.ndarray) -> bool:
+    return a.dtype == np.uint8 and a.flags.c_contiguous
 
 
 def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
@@ -112,4 +126,7 @@ def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, 
 
     def run(x: np.ndarray, out: np.ndarray) -> None:
         conv(x.reshape(batch, 1, 1, size), out.reshape(batch, 1, 1, units))
-    return Prepared(run)
+
+    def native(x: np.ndarray, out: np.ndarray) -> Entry | None:
+        return conv.native(x.reshape(batch, 1, 1, size), out.reshape(batch, 1, 1, units))
+    return Prepared(run, None, native)

@@ -19,10 +19,10 @@ from collections.abc import Callable
 import numpy as np
 from numba import types
 
-from ..engine import workers
+from ..engine import gang, workers
 from ..engine.atomics import fetch_add, wait_for_chunks
-from ..engine.nhwc import ACC_LIMIT, pack_entry, scale_lane, scale_run
-from ..support import jit
+from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
+from ..support import jit, native
 from ..support.jit import kernel
 from .asymmetric import quantized_multiplier, quantized_range
 from .quant8_convolution import Prepared
@@ -209,4 +209,63 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
 
     def fill(x: np.ndarray, out: np.ndarray) -> None:
         attach(np.ascontiguousarray(x), out)()
-    return Prepared(fill, attach)
+
+    def native_entry(x: np.ndarray, out: np.ndarray) -> native.Entry:
+        xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
+        task = gang.NativeTask(n_lines, parallel)
+        words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
+                                    for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters)),
+                                  *scalars, n_lines, int(quant_in[1]), pads[0], pads[2], int(phased), *task.words())
+        return native.Entry(_native_entry(), words, keep + task.finish(_native_helper(), words))
+    return Prepared(fill, attach, native_entry)
+
+
+_X, _XP, _W, _BIAS, _LINE_BIAS, _OUT, _COUNTERS = (native.ARRAY_WORDS * k for k in range(7))
+_S = native.ARRAY_WORDS * 7  # the nine scalars of ``_depthwise``, then these:
+_LINES, _ZERO, _LEFT, _TOP, _PHASED, _MAILBOX, _TASK, _CHUNKS = range(_S + 9, _S + 17)
+
+
+@kernel
+def _native_lines(block, chunks, wait):
+    """Every output line of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
+    claimed with the helpers (``wait``: until every claimed one is done)."""
+    arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int32)[0, 0, 0],
+              native.c_array(block, _BIAS, np.int64)[0, 0, 0, 0, 0],
+              native.c_array(block, _LINE_BIAS, np.int32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.uint8)[0, 0])
+    scalars = (block[_S], block[_S + 1], block[_S + 2], block[_S + 3], block[_S + 4], block[_S + 5], block[_S + 6],
+               block[_S + 7], block[_S + 8])
+    if chunks == 0:
+        _DEPTHWISE(*arrays, *scalars, 0, block[_LINES])
+    else:
+        _CLAIM(*arrays, scalars, block[_LINES], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+               wait)
+
+
+@native.factory
+def _native_entry() -> int:
+    """The packer (by phase for a strided layer of multiplier 1), then ``_depthwise`` over every line, shared
+    with the gang's spinning helpers when the layer is large enough, else serially."""
+    def entry(block):
+        x = native.c_array(block, _X, np.uint8)[0, 0]
+        xp = native.c_array(block, _XP, np.int16)[0, 0]
+        if block[_PHASED] != 0:
+            _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
+        else:
+            pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
+        chunks = block[_CHUNKS]
+        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
+                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
+            _native_lines(block, chunks, True)
+            gang.retract_native(block[_MAILBOX], block[_TASK])
+        else:
+            _native_lines(block, 0, False)
+        return 0
+    return jit.native(entry)
+
+
+@native.factory
+def _native_helper() -> int:
+    def helper(block):
+        _native_lines(block, block[_CHUNKS], False)
+        return 0
+    return jit.native(helper)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import types
 
-from ..support import jit
+from ..support import jit, native
 from ..support.jit import kernel
 from .asymmetric import quantized_range
 
@@ -63,10 +63,14 @@ def prepare_pool(maximum: bool, out_shape: tuple[int, ...], pads: tuple[int, int
                  quant_out: tuple[float, int]) -> Callable[[np.ndarray, np.ndarray], None]:
     """``run(x, out)`` pooling uint8 ``x`` [N, H, W, C] into ``out``: ``pads`` (left, right, top, bottom),
     ``strides`` and ``filter_size`` (width, height), as ``nhwc_pooling.pool2d``."""
-    lo, hi = quantized_range(activation, *quant_out)
-    scalars = (bool(maximum), int(quant_in[1]), float(quant_in[0]), int(quant_out[1]), float(quant_out[0]), lo, hi,
-               int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]))
+    scalars = _scalars(maximum, pads, strides, filter_size, activation, quant_in, quant_out)
     return lambda x, out: _entry()(x, out, *scalars)
+
+
+def _scalars(maximum, pads, strides, filter_size, activation, quant_in, quant_out) -> tuple:
+    lo, hi = quantized_range(activation, *quant_out)
+    return (bool(maximum), int(quant_in[1]), float(quant_in[0]), int(quant_out[1]), float(quant_out[0]), lo, hi,
+            int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]), int(filter_size[1]), int(filter_size[0]))
 
 
 @functools.cache
@@ -74,3 +78,30 @@ def _entry():
     u8 = types.Array(types.uint8, 4, "A")
     return jit.entry(_pool, u8.copy(readonly=True), u8, jit.BOOL, jit.INT, jit.FLOAT, jit.INT, jit.FLOAT,
                      *(jit.INT,) * 8)
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _OUT = 0, native.ARRAY_WORDS
+_S = 2 * native.ARRAY_WORDS  # the scalars of ``prepare_pool``, in its order (floats as their bits)
+
+
+@native.factory
+def _pool_entry() -> int:
+    def entry(block):
+        _pool(native.c_array(block, _X, np.uint8)[0, 0], native.c_array(block, _OUT, np.uint8)[0, 0], block[_S] != 0,
+              block[_S + 1], native.real(block, _S + 2), block[_S + 3], native.real(block, _S + 4), block[_S + 5],
+              block[_S + 6], block[_S + 7], block[_S + 8], block[_S + 9], block[_S + 10], block[_S + 11],
+              block[_S + 12])
+        return 0
+    return jit.native(entry)
+
+
+def native_pool(maximum: bool, x: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
+                strides: tuple[int, int], filter_size: tuple[int, int], activation: int, quant_in: tuple[float, int],
+                quant_out: tuple[float, int]) -> native.Entry | None:
+    """``prepare_pool(...)(x, out)`` as a native entry; None unless ``x`` and ``out`` are C-ordered uint8 apart."""
+    if not all(a.dtype == np.uint8 and a.flags.c_contiguous for a in (x, out)) or np.may_share_memory(x, out):
+        return None
+    scalars = _scalars(maximum, pads, strides, filter_size, activation, quant_in, quant_out)
+    words, keep = native.pack(*(a.reshape((1, 1) + a.shape) for a in (x, out)), *scalars)
+    return native.Entry(_pool_entry(), words, keep)

@@ -73,6 +73,12 @@ def c_array(block, at, dtype):
     return carray(_pointer(block[at]), shape, dtype)
 
 
+@jit.kernel
+def c_array_at(address, n):
+    """The ``n`` int64 words at ``address`` (a record another thread posted, e.g. the gang's native tasks)."""
+    return carray(_pointer(address), n, np.int64)
+
+
 @intrinsic
 def call(typingctx, address, block):
     """``call(address, block)``: the native entry at ``address`` on the argument block at ``block`` (its status)."""

@@ -1,4 +1,8 @@
-"""A lowered model: its verified OpenVX graph, and running a HAL request on it."""
+"""A lowered model: its verified OpenVX graph, and running a HAL request on it.
+
+The graph runs as every OpenVX graph does: where each node has a native entry (``operations/nnapi``), its
+compiled plan is walked in C (``core/native_plan.py``); hence libopenvx.so is loaded here, also when the model
+comes from Python rather than through libneuralnetworks.so."""
 from __future__ import annotations
 
 import math
@@ -6,17 +10,28 @@ import threading
 
 import numpy as np
 
+from ... import vx
+from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
+from ...operations.nnapi.common import lend_helpers, summon_helpers
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
 from .context import GraphBuilder
 
 
+def _start_library() -> None:
+    """Start libopenvx.so, once: its start-up (cffi runs it on the first call into the library) installs the
+    C loop that runs native plans (``capi/graph_api.py``); ``vxGetStatus(NULL)`` changes and logs nothing."""
+    if native_plan.hooks is None:
+        vx.vxGetStatus(vx.ffi.NULL)
+
+
 class Lowered:
     def __init__(self, builder: GraphBuilder):
+        _start_library()
         self.builder = builder
         self._lock = threading.Lock()
         model = builder.model
@@ -33,6 +48,7 @@ class Lowered:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
+        self._plan, self._lends = None, False
 
     @property
     def graph(self):
@@ -98,6 +114,11 @@ class Lowered:
                 tensor, data, dtype, shape = argument
                 tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
                 tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+        plan = self.graph.plan
+        if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
+            self._plan, self._lends = plan, plan.native is not None and lend_helpers(plan.calls)
+        if self._lends:
+            summon_helpers()
         status = self.graph.process()
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]

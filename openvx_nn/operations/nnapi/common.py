@@ -24,7 +24,9 @@ from ...core.enums import Status, Type
 from ...core.errors import VXError
 from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
+from ...core.tensor import Tensor
 from ...core.validation import Validation
+from ...kernels.engine import gang, workers
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
 VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
@@ -53,10 +55,25 @@ class Args:
     """A node's values by name: tensors (arrays at run time, ``TensorSpec`` at inference; None when an
     optional one is absent) and scalars."""
 
-    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], roots: dict[str, Any] | None = None):
+    def __init__(self, tensors: dict[str, Any], scalars: dict[str, Any], roots: dict[str, Any] | None = None,
+                 memo: dict | None = None):
         self.tensors = tensors
         self.scalars = scalars
         self._roots = roots or {}
+        self._memo = memo
+
+    def shared(self, tag: str, make: Callable[[], Any]) -> Any:
+        """``make()``, made once for the node's runner and its native entry (bound one after the other) while
+        the weights (:data:`PACKED`: values and memory) and the scalars stay as they are."""
+        if self._memo is None:
+            return make()
+        stamp = (tuple(self.scalars.items()), tuple(
+            (self.writes(name), self.tensors[name].__array_interface__["data"][0])
+            for name in PACKED if self.tensors.get(name) is not None))
+        found = self._memo.get(tag)
+        if found is None or found[0] != stamp:
+            found = self._memo[tag] = (stamp, make())
+        return found[1]
 
     def writes(self, name: str) -> int:
         """How often tensor ``name``'s data has been written (grows with every write; 0 when unknown): a
@@ -118,6 +135,10 @@ class NNAPIKernel:
     # the node (after verify, again when a tensor's storage changes); scalars are the operation's
     # parameters, read then. Without it every run calls ``run``.
     prepare: Callable[[Args], Callable[[], None]] | None = None
+    # Optional, beside ``prepare``: Args (as ``prepare`` gets them) -> the node's call as a native entry
+    # (``kernels.support.native.Entry``: run from C without the GIL), or None when this binding has none. What
+    # it packs from the ``PACKED`` inputs (weights) is guarded: a write to one rebinds the node.
+    native: Callable[[Args], object] | None = None
 
     @property
     def name(self) -> str:
@@ -179,6 +200,8 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
             result = k.infer(Args(tensors, scalars))
         except ShapeError as err:
             v.fail(k.index_of(err.param), err.status, str(err))
+        if k.native is not None:
+            _plan_native(k, v)
         for j, name in enumerate(k.outputs):
             name = name.rstrip("?")
             if v.present(n_in + j) and name in result:
@@ -189,15 +212,35 @@ def _validator(k: NNAPIKernel) -> Callable[[Validation], None]:
     return validate
 
 
-def _args(k: NNAPIKernel, p: list, counted: bool = False) -> Args:
-    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (``counted``: and the
-    tensors' write counts, for a ``prepare``)."""
+PACKED = ("filter", "bias")
+"""Inputs a native entry may pack at bind time (weights): ``state["packed"]`` lists their parameter indexes,
+whose write counters then guard the node's native plan and binding like a [static] parameter's."""
+
+
+def _plan_native(k: NNAPIKernel, v: Validation) -> None:
+    """Which inputs this node packs at bind (``state["packed"]``), and whether their values hold still during a
+    run (``state["steady"]``): not a virtual tensor, not one another node of the graph writes. Guards are read
+    before a run, and a virtual tensor's writes are not counted: a node whose weights move during runs has no
+    native entry, and its runner is the executor (which reads them per call)."""
+    packed = tuple(i for i, name in enumerate(k.inputs) if name.rstrip("?") in PACKED and v.present(i))
+    roots = {id(v.ref(i).root) for i in packed}
+    written = roots and any(id(p.root) in roots for node in v.node.graph.nodes if node is not v.node
+                            for spec, p in zip(node.description.params, node.params)
+                            if spec.direction == OUT and isinstance(p, Tensor))
+    v.state["packed"] = packed
+    v.state["steady"] = not written and not any(v.ref(i).root.virtual for i in packed)
+
+
+def _args(k: NNAPIKernel, p: list, state: dict | None = None) -> Args:
+    """The node's values by name: arrays NNAPI-shaped (``array.T``), scalars' values (with the node's
+    ``state``: also the tensors' write counts and a memo, for ``prepare`` and ``native``)."""
     names = k.tensor_names
     tensors = {name: (None if p[i] is None else p[i].array.T) for i, name in enumerate(names)}
     scalars = {name: p[len(names) + j].value for j, (name, _) in enumerate(k.scalar_names)}
-    if not counted:
+    if state is None:
         return Args(tensors, scalars)
-    return Args(tensors, scalars, {name: p[i].root for i, name in enumerate(names) if p[i] is not None})
+    return Args(tensors, scalars, {name: p[i].root for i, name in enumerate(names) if p[i] is not None},
+                state.setdefault("memo", {}))
 
 
 def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[[], None]:
@@ -222,9 +265,31 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
     if k.prepare is None:
         return None
 
-    def bind(p: list, state: dict) -> Callable[[], None]:
-        return _guarded(k, k.prepare(_args(k, p, counted=True)), state)
+    def bind(p: list, state: dict) -> Callable[[], None] | None:
+        if state.get("steady") is False:
+            return None  # weights computed during the run: read per call (the executor)
+        return _guarded(k, k.prepare(_args(k, p, state)), state)
     return bind
+
+
+def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
+    if k.native is None:
+        return None
+
+    def native(p: list, state: dict) -> object:
+        return k.native(_args(k, p, state)) if state.get("steady") else None
+    return native
+
+
+def lend_helpers(calls: tuple) -> bool:
+    """Whether a native run of ``calls`` (a graph's compiled plan) has a layer that shares its chunks with the
+    helper threads; then :func:`summon_helpers` before each run (C cannot start them)."""
+    return any(gang.lends(call.native) for call in calls)
+
+
+def summon_helpers() -> None:
+    """The helpers this process may lend now, spinning in the gang when a native run starts."""
+    gang.summon(workers.helpers())
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
@@ -233,6 +298,6 @@ NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
 def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
-                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k)))
+                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k)))
     NNAPI_KERNELS[k.op] = k
     return k

@@ -83,12 +83,17 @@ class _Bound:
         self._args, self._pack, self._bind = args, pack, bind
         self._root = args.root("filter")
         self._stamp = args.writes("filter")
-        self._call = bind(pack(args["filter"]))
+        self._call = bind(packed_filter(args, pack))
 
     def __call__(self) -> None:
         if self._root is not None and self._root.writes != self._stamp:
             self._call, self._stamp = self._bind(self._pack(self._args["filter"])), self._root.writes
         self._call()
+
+
+def packed_filter(args: Args, pack: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The node's filter packed once for its runner and its native entry."""
+    return args.shared("packed", lambda: pack(args["filter"]))
 
 
 def _float_bias(args: Args) -> np.ndarray:
@@ -124,7 +129,7 @@ def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared]) -> C
 
     def stamp() -> tuple[int, ...]:
         return tuple(root.writes for root in roots)
-    state = [stamp(), make().attach(x, out)]
+    state = [stamp(), args.shared("plan", make).attach(x, out)]
 
     def runner() -> None:
         now = stamp()
@@ -135,23 +140,15 @@ def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared]) -> C
 
 
 def _quant8_conv(args: Args) -> Callable[[], None]:
-    pads, strides = _pads(args)
-    return _replanned(args, lambda: quant8_convolution.prepare_conv(
-        args["filter"], args.get("bias"), args["input"].shape, args["output"].shape, pads, strides,
-        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
+    return _replanned(args, _conv_plan(args))
 
 
 def _quant8_depthwise(args: Args) -> Callable[[], None]:
-    pads, strides = _pads(args)
-    return _replanned(args, lambda: quant8_depthwise.prepare_depthwise(
-        args["filter"], args.get("bias"), args["output"].shape, pads, strides, args["depth_multiplier"],
-        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output")))
+    return _replanned(args, _depthwise_plan(args))
 
 
 def _quant8_fc(args: Args) -> Callable[[], None]:
-    return _replanned(args, lambda: quant8_convolution.prepare_fully_connected(
-        args["filter"], args.get("bias"), args["output"].shape[0], args["activation"], args.quant("input"),
-        args.quant("filter"), args.quant("output")))
+    return _replanned(args, _fc_plan(args))
 
 
 
@@ -161,10 +158,55 @@ def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args]
     return prepare
 
 
+# ---- native entries (run from C without the GIL): the same kernels as the runners above, packed once ------
+
+def _native_conv_float(args: Args):
+    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args), args["output"],
+                               *_pads(args), args["activation"])
+
+
+def _native_depthwise_float(args: Args):
+    return fdepthwise.native_depthwise_conv2d(args["input"], packed_filter(args, fdepthwise.pack_depthwise),
+                                              _float_bias(args), args["output"], *_pads(args),
+                                              args["depth_multiplier"], args["activation"])
+
+
+def _native_fc_float(args: Args):
+    return fconv.native_fully_connected(args["input"], packed_filter(args, fconv.pack_fc), _float_bias(args),
+                                        args["output"], args["activation"])
+
+
+def _native_quant8(prepare: Callable[[Args], Callable[[], quant8_convolution.Prepared]]):
+    def native(args: Args):
+        return args.shared("plan", prepare(args)).native(args["input"], args["output"])
+    return native
+
+
+def _conv_plan(args: Args) -> Callable[[], quant8_convolution.Prepared]:
+    pads, strides = _pads(args)
+    return lambda: quant8_convolution.prepare_conv(
+        args["filter"], args.get("bias"), args["input"].shape, args["output"].shape, pads, strides,
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output"))
+
+
+def _depthwise_plan(args: Args) -> Callable[[], quant8_convolution.Prepared]:
+    pads, strides = _pads(args)
+    return lambda: quant8_depthwise.prepare_depthwise(
+        args["filter"], args.get("bias"), args["output"].shape, pads, strides, args["depth_multiplier"],
+        args["activation"], args.quant("input"), args.quant("filter"), args.quant("output"))
+
+
+def _fc_plan(args: Args) -> Callable[[], quant8_convolution.Prepared]:
+    return lambda: quant8_convolution.prepare_fully_connected(
+        args["filter"], args.get("bias"), args["output"].shape[0], args["activation"], args.quant("input"),
+        args.quant("filter"), args.quant("output"))
+
+
 Q3 = ("input", "filter", "output")
 nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
                          ints=WINDOW + ("activation",), quantized=Q3,
-                         prepare=_by_dtype(_prepare_conv_float, _quant8_conv)))
+                         prepare=_by_dtype(_prepare_conv_float, _quant8_conv),
+                         native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan))))
 
 
 def _infer_depthwise(args: Args):
@@ -190,7 +232,8 @@ def _run_depthwise(args: Args) -> None:
 
 nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
                          _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3,
-                         prepare=_by_dtype(_prepare_depthwise_float, _quant8_depthwise)))
+                         prepare=_by_dtype(_prepare_depthwise_float, _quant8_depthwise),
+                         native=_by_dtype(_native_depthwise_float, _native_quant8(_depthwise_plan))))
 
 
 def _infer_fc(args: Args):
@@ -215,7 +258,8 @@ def _run_fc(args: Args) -> None:
 
 
 nnapi_kernel(NNAPIKernel("fully_connected", 9, ("input", "filter", "bias?"), ("output",), _infer_fc, _run_fc,
-                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_prepare_fc_float, _quant8_fc)))
+                         ints=("activation",), quantized=Q3, prepare=_by_dtype(_prepare_fc_float, _quant8_fc),
+                         native=_by_dtype(_native_fc_float, _native_quant8(_fc_plan))))
 
 
 def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
@@ -246,9 +290,22 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
                                            args.quant("input"), args.quant("output"))
         x, out = args["input"], args["output"]
         return lambda: pool(x, out)
+
+    def native_float(args: Args):
+        pads, strides = _pads(args)
+        return fpooling.native_pool2d(args["input"], args["output"], mode, pads, strides,
+                                      (args["filter_w"], args["filter_h"]), args["activation"])
+
+    def native_quant8(args: Args):
+        if mode == pooling.L2:
+            return None
+        pads, strides = _pads(args)
+        return quant8_pooling.native_pool(mode == pooling.MAX, args["input"], args["output"], pads, strides,
+                                          (args["filter_w"], args["filter_h"]), args["activation"],
+                                          args.quant("input"), args.quant("output"))
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
                              ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output"),
-                             prepare=_by_dtype(prepare, quant8)))
+                             prepare=_by_dtype(prepare, quant8), native=_by_dtype(native_float, native_quant8)))
 
 
 _pool_kernel("average_pool_2d", 1, pooling.AVERAGE, (F32, U8))

@@ -9,6 +9,7 @@ import numpy as np
 from ...core.enums import Status
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_elementwise as few
+from ...kernels.frontend import quant8_lookup as lookup
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
 
 
@@ -70,7 +71,28 @@ def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=No
     def run(args: Args) -> None:
         ew.unary(function, args["input"], args["output"], args.quant("input"), args.quant("output"))
     run.__doc__ = f"out = {function}(input), element-wise."
-    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, quantized=("input", "output")))
+
+    def table(args: Args):
+        """uint8 to uint8: the reference's 256 results, looked up (``quant8_lookup``); else None."""
+        if np.dtype(args["input"].dtype) != U8 or np.dtype(args["output"].dtype) != U8:
+            return None
+        return lookup.table(function, args.quant("input"), args.quant("output"))
+
+    def prepare(args: Args) -> Callable[[], None]:
+        values = table(args)
+        if values is not None:
+            return lookup.bind_lookup(values, args["input"], args["output"])
+        if function == "logistic":
+            return few.bind_logistic(args["input"], args["output"])
+        return lambda: run(args)
+
+    def native(args: Args):
+        values = table(args)
+        if values is not None:
+            return lookup.native_lookup(values, args["input"], args["output"])
+        return few.native_logistic(args["input"], args["output"]) if function == "logistic" else None
+    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, quantized=("input", "output"),
+                             prepare=prepare, native=native))
 
 
 _unary_kernel("dequantize", 6, "identity", (U8,), F32)
