@@ -86,15 +86,15 @@ def graph(vx, ctx):
 
 @pytest.fixture
 def one_simd_tile(monkeypatch):
-    """The integer SIMD engine planned with a single micro-kernel tile (the one it picks for a large output of
-    one channel block), so that every integer layer of a test binds one native entry per format whatever its
-    random shape: a SIMD entry compiles for 10-30 s on an empty cache, and is specialized by tile. Shapes and
-    channel blocks stay as random as before; which tile the planner picks is a matter of speed, not of bits."""
-    from openvx_nn.kernels.engine import isa, microkernel, tiles
+    """The integer SIMD engine planned with one micro-kernel tile (``simd_tiles``): each format binds one native
+    entry whatever the test's random shapes."""
+    import simd_tiles
 
-    lanes = microkernel.LANES.get(isa.selected())
-    if lanes in tiles.TILES:
-        monkeypatch.setitem(tiles.TILES, lanes, (tiles.choose_tile(lanes, 1 << 10, lanes),))
+    from openvx_nn.kernels.engine import tiles
+
+    one = simd_tiles.single()
+    if one is not None:
+        monkeypatch.setitem(tiles.TILES, *one)
 
 
 def ref(vx, handle):
