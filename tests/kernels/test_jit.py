@@ -64,12 +64,14 @@ EXPECTED_MATMUL = [[23, 34], [31, 46]]  # (A @ B).T with A = a.T = [[1, 3], [2, 
 
 def test_kernels_run_uncached_when_no_cache_directory_is_writable(tmp_path):
     # Root ignores permission bits, so "unwritable" is a path below a regular file. The cache would otherwise
-    # fall back from NUMBA_CACHE_DIR to ~/.cache: block that too (never the package's own __pycache__).
+    # fall back from NUMBA_CACHE_DIR to $OPENVX_NN_CACHE_DIR or ~/.cache: block those too (never the package's own
+    # __pycache__).
     copy_package(tmp_path / "site")
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
     result = run_probe(tmp_path / "site", matmul=True, NUMBA_CACHE_DIR=str(blocker / "numba"),
-                       XDG_CACHE_HOME=str(blocker / "xdg"), HOME=str(blocker))
+                       OPENVX_NN_CACHE_DIR=str(blocker / "chosen"), XDG_CACHE_HOME=str(blocker / "xdg"),
+                       HOME=str(blocker))
     assert result["add"] == EXPECTED_ADD and result["matmul"] == EXPECTED_MATMUL
     assert "_add_sub_int" in result["uncached"] and "_matmul_int" in result["uncached"]
 
