@@ -84,6 +84,19 @@ def graph(vx, ctx):
     assert vx.vxReleaseGraph(holder) == vx.VX_SUCCESS
 
 
+@pytest.fixture
+def one_simd_tile(monkeypatch):
+    """The integer SIMD engine planned with one micro-kernel tile (``simd_tiles``): each format binds one native
+    entry whatever the test's random shapes."""
+    import simd_tiles
+
+    from openvx_nn.kernels.engine import tiles
+
+    one = simd_tiles.single()
+    if one is not None:
+        monkeypatch.setitem(tiles.TILES, *one)
+
+
 def ref(vx, handle):
     """Any handle as a vx_reference."""
     return vx.ffi.cast("vx_reference", handle)

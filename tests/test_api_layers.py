@@ -12,6 +12,8 @@ from nonlinear_reference import reference_activation, reference_lrn, reference_s
 
 FORMATS = [Q78, S8, U8, F32]
 
+pytestmark = pytest.mark.usefixtures("one_simd_tile")  # one SIMD entry per format, not one per layer shape
+
 
 @pytest.fixture
 def context():

@@ -18,10 +18,13 @@ import subprocess
 import sys
 
 import pytest
+import simd_tiles
 from conftest import ABI, BUILD, ROOT
 
 SUITE = ROOT / "conformance"
 BINARY = BUILD / "conformance" / "conformance"
+SITE = BINARY.parent / "site"
+ONE_TILE = simd_tiles.sitecustomize(str(ROOT / "tests"))  # one SIMD entry per format in the runs (simd_tiles)
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +33,16 @@ def suite() -> str:
     out.mkdir(parents=True, exist_ok=True)
     subprocess.run(["make", "-s", "-C", str(SUITE), f"PYTHON={sys.executable}", f"OUT={out}", "all"],
                    check=True)
+    SITE.mkdir(exist_ok=True)
+    (SITE / "sitecustomize.py").write_text(ONE_TILE)
     return str(BINARY)
 
 
 def run(binary: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The suite's run; its embedded interpreter imports ``SITE``'s sitecustomize unless ``env`` sets PYTHONPATH."""
+    path = os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([binary, "--quiet", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, "PYTHONPATH": path, **(env or {})})
 
 
 def tier1_functions() -> list[str]:
@@ -118,7 +125,7 @@ def test_a_broken_library_kernel_fails_the_suite(suite, tmp_path):
     """The library itself, not the references, is broken here: its convolution
     kernel is replaced (through a sitecustomize module the embedded Python
     imports) by one with the rounding policy flipped."""
-    (tmp_path / "sitecustomize.py").write_text(BROKEN_KERNEL)
+    (tmp_path / "sitecustomize.py").write_text(BROKEN_KERNEL + ONE_TILE)
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     result = run(suite, "--seed=7", "--filter=nn.convolution/Q78/*", env={"PYTHONPATH": path})
     assert result.returncode != 0, result.stdout[-2000:]

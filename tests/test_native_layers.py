@@ -23,6 +23,8 @@ FORMATS = [(np.uint8, (0, 0, 0, 0)), (np.int8, (0, 0, 0, 0)), (np.int16, (8, 8, 
            (np.float32, (0, 0, 0, 0))]
 POLICIES = [("saturate", "nearest_even"), ("wrap", "to_zero")]
 
+pytestmark = pytest.mark.usefixtures("one_simd_tile")  # one SIMD entry per format, not one per random shape
+
 
 def _policies(overflow, rounding):
     return overflow == "saturate", rounding == "nearest_even"

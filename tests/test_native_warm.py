@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from test_warm import _python  # a child Python that must succeed
 
 from openvx_nn.kernels.support import warm
@@ -46,3 +47,26 @@ def test_native_lines_round_trip_and_unknown_ones_are_skipped(tmp_path):
                       "native:openvx_nn.kernels.openvx.transpose:_native_copy\tfloat:2\n")
     usable, skipped = warm.signatures([listed])
     assert usable == [] and skipped == 2
+
+
+KEY = """
+import numpy as np
+from numba import types
+from numba.core.registry import cpu_target
+from openvx_nn.kernels.openvx import roi_pooling
+from openvx_nn.kernels.support import jit
+bodies = []
+jit.native = lambda body: bodies.append(body) or 0  # the entry's body, not compiled
+roi_pooling._native_roi.__wrapped__(np.int16, np.int16)  # an entry whose body calls a kernel (the serial one)
+signature = ((types.CPointer(types.int64),),)
+print(repr(jit._KernelCache(bodies[0], "native")._index_key(signature, cpu_target.target_context.codegen())))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="numba hashes a closure's cells by pickling them, and a kernel (a dispatcher) "
+                   "pickles with a uuid drawn per process: entries that call a kernel compile again in every process "
+                   "(the SIMD entries: 10-30 s each, in every C program, CLI run, benchmark and Dask worker)")
+def test_an_entry_that_calls_a_kernel_has_one_cache_key_in_every_process(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    first, second = (_python(KEY, env).stdout for _ in range(2))
+    assert first.startswith("((") and first == second

@@ -89,18 +89,6 @@ def test_a_bad_block_discovered_on_a_worker_raises_an_error_naming_its_batch(cli
         out.compute()
 
 
-def test_a_worker_killed_mid_run_is_replaced_and_the_results_are_complete_and_identical(client, expected, tmp_path):
-    marker = tmp_path / "killed"
-    pids = set(client.run(os.getpid).values())
-    data = da.from_array(digits_raw(), chunks=(8, 8, 1, BATCH)).map_blocks(
-        kill_worker_in_batch, str(marker), 4, dtype=np.int16, meta=np.empty((0,) * 4, np.int16))
-    result = map_batches(digits_build, data, BATCH, client).compute()
-    assert marker.exists() and int(marker.read_text()) in pids   # a worker died inside batch 4's task
-    assert np.array_equal(result, expected)
-    client.wait_for_workers(2, timeout=120)                      # the nanny restarted it
-    assert int(marker.read_text()) not in set(client.run(os.getpid).values())
-
-
 def test_run_command_on_a_given_scheduler_writes_the_same_labels(client, expected, tmp_path, capsys):
     from openvx_nn.cli import main
     images = tmp_path / "images.npy"
@@ -111,3 +99,17 @@ def test_run_command_on_a_given_scheduler_writes_the_same_labels(client, expecte
     assert np.array_equal(np.load(tmp_path / "labels.npy"), expected.argmax(axis=0))
     captured = capsys.readouterr()
     assert f"{ITEMS}/{ITEMS} images" in captured.err and "the Dask scheduler at tcp://" in captured.out
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_the_results_are_complete_and_identical(client, expected, tmp_path):
+    # Last in the module: the replacement worker starts with no compiled native entries, and a later test would
+    # wait on it to compile them again (tens of seconds).
+    marker = tmp_path / "killed"
+    pids = set(client.run(os.getpid).values())
+    data = da.from_array(digits_raw(), chunks=(8, 8, 1, BATCH)).map_blocks(
+        kill_worker_in_batch, str(marker), 4, dtype=np.int16, meta=np.empty((0,) * 4, np.int16))
+    result = map_batches(digits_build, data, BATCH, client).compute()
+    assert marker.exists() and int(marker.read_text()) in pids   # a worker died inside batch 4's task
+    assert np.array_equal(result, expected)
+    client.wait_for_workers(2, timeout=120)                      # the nanny restarted it
+    assert int(marker.read_text()) not in set(client.run(os.getpid).values())

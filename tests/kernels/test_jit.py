@@ -22,6 +22,7 @@ PACKAGE = Path(openvx_nn.__file__).resolve().parent
 
 PROBE = textwrap.dedent("""
     import json
+    import sys
     import numpy as np
     from openvx_nn.kernels import add, matrix_multiply
     from openvx_nn.kernels.openvx import elementwise
@@ -29,8 +30,9 @@ PROBE = textwrap.dedent("""
     out = np.zeros(3, np.int8)
     add(np.array([100, -100, 5], np.int8), np.array([100, -100, 6], np.int8), out, True)
     m = np.zeros((2, 2), np.int16)
-    matrix_multiply(np.array([[1, 2], [3, 4]], np.int16), np.array([[5, 6], [7, 8]], np.int16), None, m,
-                    False, False, False)
+    if "matmul" in sys.argv:
+        matrix_multiply(np.array([[1, 2], [3, 4]], np.int16), np.array([[5, 6], [7, 8]], np.int16), None, m,
+                        False, False, False)
     hits = sum(elementwise._add_sub_int.stats.cache_hits.values())
     print(json.dumps({"add": out.tolist(), "matmul": m.tolist(), "uncached": jit.uncached(), "hits": hits}))
 """)
@@ -45,11 +47,13 @@ def copy_package(root: Path) -> Path:
     return target
 
 
-def run_probe(root: Path, **env: str) -> dict:
+def run_probe(root: Path, *, matmul: bool = False, **env: str) -> dict:
+    """The probe's results in a child Python on ``root``: add int8, and with ``matmul`` a matrix multiply too (its
+    SIMD route compiles for tens of seconds on an empty cache: only where a test asserts on it)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     environment.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", **env)
-    done = subprocess.run([sys.executable, "-c", PROBE], env=environment, capture_output=True, text=True,
-                          timeout=300, cwd=root, check=False)
+    done = subprocess.run([sys.executable, "-c", PROBE, *(["matmul"] if matmul else [])], env=environment,
+                          capture_output=True, text=True, timeout=300, cwd=root, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -60,12 +64,14 @@ EXPECTED_MATMUL = [[23, 34], [31, 46]]  # (A @ B).T with A = a.T = [[1, 3], [2, 
 
 def test_kernels_run_uncached_when_no_cache_directory_is_writable(tmp_path):
     # Root ignores permission bits, so "unwritable" is a path below a regular file. The cache would otherwise
-    # fall back from NUMBA_CACHE_DIR to ~/.cache: block that too (never the package's own __pycache__).
+    # fall back from NUMBA_CACHE_DIR to $OPENVX_NN_CACHE_DIR or ~/.cache: block those too (never the package's own
+    # __pycache__).
     copy_package(tmp_path / "site")
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
-    result = run_probe(tmp_path / "site", NUMBA_CACHE_DIR=str(blocker / "numba"),
-                       XDG_CACHE_HOME=str(blocker / "xdg"), HOME=str(blocker))
+    result = run_probe(tmp_path / "site", matmul=True, NUMBA_CACHE_DIR=str(blocker / "numba"),
+                       OPENVX_NN_CACHE_DIR=str(blocker / "chosen"), XDG_CACHE_HOME=str(blocker / "xdg"),
+                       HOME=str(blocker))
     assert result["add"] == EXPECTED_ADD and result["matmul"] == EXPECTED_MATMUL
     assert "_add_sub_int" in result["uncached"] and "_matmul_int" in result["uncached"]
 
