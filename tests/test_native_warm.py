@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 from test_warm import _python  # a child Python that must succeed
 
 from openvx_nn.kernels.support import warm
@@ -63,9 +62,9 @@ print(repr(jit._KernelCache(bodies[0], "native")._index_key(signature, cpu_targe
 """
 
 
-@pytest.mark.xfail(strict=True, reason="numba hashes a closure's cells by pickling them, and a kernel (a dispatcher) "
-                   "pickles with a uuid drawn per process: entries that call a kernel compile again in every process "
-                   "(the SIMD entries: 10-30 s each, in every C program, CLI run, benchmark and Dask worker)")
+# numba hashes a closure's cells by pickling them, and a kernel (a dispatcher) pickles with a uuid drawn per
+# process: before jit._stable, entries that call a kernel compiled again in every process (the SIMD entries:
+# 10-30 s each, in every C program, CLI run, benchmark and Dask worker).
 def test_an_entry_that_calls_a_kernel_has_one_cache_key_in_every_process(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     first, second = (_python(KEY, env).stdout for _ in range(2))
