@@ -126,7 +126,7 @@ class _Deferred:
     when its graph cannot run natively (a busy cell, a node without an entry), and binding both for every
     node doubled the cost of a graph's first process."""
 
-    __slots__ = ("description", "params", "state", "runner")
+    __slots__ = ("description", "params", "runner", "state")
 
     def __init__(self, description, params: list, state: dict) -> None:
         self.description, self.params, self.state = description, params, state

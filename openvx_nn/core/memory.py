@@ -95,8 +95,7 @@ def assign_offsets(lifetimes: Sequence[tuple[int, int, int]]) -> tuple[list[int]
                 best = block
         if best is None:
             offsets[k], top = top, top + need
-            if top > peak:
-                peak = top
+            peak = max(peak, top)
             continue
         offsets[k] = best[0]
         best[0] += need
