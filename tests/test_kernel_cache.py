@@ -47,6 +47,7 @@ def test_read_only_install_caches_kernels_in_the_user_cache_directory(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
            "NUMBA_DEBUG_CACHE": "1"}
     env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("OPENVX_NN_CACHE_DIR", None)  # the user cache directory is what this test is about
 
     def run() -> str:
         result = subprocess.run([*prefix, sys.executable, "-c", SCRIPT], capture_output=True, text=True,
