@@ -25,7 +25,10 @@ would raise); logistic then gives 0.
 The result is quantized once (``quantize``). Integer tensors (8 and 16 bits)
 go through a table of all 256 or 65536 raw inputs, built with the same
 compiled expression once per (function, a, b, dtype, fpp_in, fpp_out) and
-cached; float32 tensors evaluate the expression per element.
+cached; float32 tensors evaluate the expression per element. Where the whole
+table is a clamp of the raw input (relu, or brelu, between equal formats:
+checked on all of its entries), contiguous tensors take one flat min/max loop
+instead (vectorized, several times faster than the gather): the same bits.
 
 One compiled expression serves both paths, so the tables are not built by
 Python's ``math`` but by numba's, which calls the same C library functions
@@ -101,6 +104,15 @@ def _gather(x, table, offset, out):
             out[i0, i1, i2, i3, i4, i5] = table[np.int64(x[i0, i1, i2, i3, i4, i5]) + offset]
 
 
+def _clamp_loop(x, out, lo, hi):
+    """``out[i] = min(max(x[i], lo), hi)`` on flat arrays: a vectorized loop."""
+    for i in range(x.size):
+        out[i] = min(max(x[i], lo), hi)
+
+
+_clamp = kernel(_clamp_loop)
+
+
 _EVALUATE = {p: kernel(_evaluate, parallel=p, error_model="numpy") for p in (False, True)}
 _GATHER = {p: kernel(_gather, parallel=p) for p in (False, True)}
 # Below HOLD_GIL_BELOW elements the kernel keeps the GIL: handing it to a waiting thread (a graph on
@@ -109,12 +121,35 @@ _GATHER = {p: kernel(_gather, parallel=p) for p in (False, True)}
 HOLD_GIL_BELOW = 4096
 _EVALUATE["gil"] = kernel(_evaluate, error_model="numpy", nogil=False)
 _GATHER["gil"] = kernel(_gather, nogil=False)
+_clamp_holding_gil = kernel(_clamp_loop, nogil=False)
 
 
 def _run_evaluate(x6: np.ndarray, out6: np.ndarray, code: int, a: float, b: float, q, parallel: bool) -> None:
     function = jit.entry(_EVALUATE[parallel], jit.array_in(x6), jit.array_out(out6), jit.INT, jit.FLOAT,
                          jit.FLOAT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, jit.BOOL)
     function(x6, out6, code, a, b, *q.args())
+
+
+@lru_cache(maxsize=128)
+def _clamp_of(function: str, a: float, b: float, dtype: np.dtype, fpp_in: int, fpp_out: int) -> tuple[int, int] | None:
+    """(lo, hi) when the table of these arguments is ``clip(raw, lo, hi)`` for every raw input, else None."""
+    if function not in ("relu", "brelu"):
+        return None
+    table = _table(function, a, b, dtype, fpp_in, fpp_out)
+    lo, hi = int(table[0]), int(table[-1])
+    info = np.iinfo(dtype)
+    raw = np.arange(int(info.min), int(info.max) + 1, dtype=np.int64)
+    return (lo, hi) if np.array_equal(table, np.clip(raw, lo, hi)) else None
+
+
+def _flat_pair(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """1-D views of ``x`` and ``out`` in one element order, when both are contiguous alike; else None."""
+    if x.shape != out.shape or x.size == 0:
+        return None
+    for order, flag in (("C", "C_CONTIGUOUS"), ("F", "F_CONTIGUOUS")):
+        if x.flags[flag] and out.flags[flag]:
+            return x.ravel(order), out.ravel(order)
+    return None
 
 
 @lru_cache(maxsize=128)
@@ -181,6 +216,12 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
     arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
     if arguments is None:
         return _nothing
+    clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
+    if clamped is not None:
+        xf, of, lo, hi = clamped
+        clamp = jit.entry(_clamp_holding_gil if out.size < HOLD_GIL_BELOW else _clamp, jit.array_in(xf, "C"),
+                          jit.array_out(of, "C"), jit.INT, jit.INT)
+        return functools.partial(clamp, xf, of, lo, hi)
     wants_pool = bool(out.size >= PARALLEL_WORK if parallel is None else parallel)
     if out.dtype.kind == "f":
         v, o = arguments[:2]
@@ -220,6 +261,16 @@ def _native_evaluate(dtype: type) -> int:
 
 
 @native.factory
+def _native_clamp(dtype: type) -> int:
+    def entry(block):
+        n = block[1] * block[2] * block[3] * block[4] * block[5] * block[6]
+        _clamp(native.c_array(block, 0, dtype).reshape(n), native.c_array(block, 13, dtype).reshape(n),
+               block[26], block[27])
+        return 0
+    return jit.native(entry)
+
+
+@native.factory
 def _native_gather(dtype: type) -> int:
     def entry(block):
         x, table = native.array(block, 0, dtype), native.array(block, 13, dtype)[0, 0, 0, 0, 0]
@@ -237,12 +288,29 @@ def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, 
     arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
     if arguments is None:
         return None
+    clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
+    if clamped is not None:
+        xf, of, lo, hi = clamped
+        return native.Entry(_native_clamp(out.dtype.type), *native.pack(native.as6(xf), native.as6(of), lo, hi))
     if out.dtype.kind == "f":
         address = _native_evaluate(out.dtype.type)
     else:
         v, table, offset, o = arguments
         arguments, address = (v, native.as6(table), offset, o), _native_gather(out.dtype.type)
     return native.Entry(address, *native.pack(*arguments))
+
+
+def _clamped(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, fpp_in: int,
+             fpp_out: int) -> tuple | None:
+    """``_clamp``'s arguments (flat ``x``, flat ``out``, lo, hi) when the function is a clamp of the raw values
+    and both tensors are contiguous alike; else None."""
+    if out.dtype.kind == "f":
+        return None
+    a = float32_value(a) if function in _USES_A else 0.0
+    b = float32_value(b) if function in _USES_B else 0.0
+    bounds = _clamp_of(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
+    flat = _flat_pair(x, out) if bounds is not None else None
+    return None if flat is None else (*flat, *bounds)
 
 
 def _nothing() -> None:

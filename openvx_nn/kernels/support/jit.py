@@ -355,9 +355,9 @@ def array_in(array: np.ndarray, layout: str = "A") -> types.Array:
     return _array_type(array, layout, True)
 
 
-def array_out(array: np.ndarray) -> types.Array:
-    """numba type of a written output array (layout 'A')."""
-    return _array_type(array, "A", False)
+def array_out(array: np.ndarray, layout: str = "A") -> types.Array:
+    """numba type of a written output array (layout 'A' unless the caller guarantees 'C')."""
+    return _array_type(array, layout, False)
 
 
 # ---- the thread pool ------------------------------------------------------------------------------
