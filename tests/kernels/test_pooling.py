@@ -171,6 +171,30 @@ def test_two_by_two_max_windows_inside_the_input_match_reference(fmt):
         assert_bits_equal(out, pooling_ref(x, out_shape, fmt, True, *args))
 
 
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_two_by_two_max_on_f_ordered_tensors_runs_on_planes_with_the_same_bits(fmt):
+    # OpenVX's own tensors are F-ordered (W fastest): the 2x2 route then reads C-ordered [plane, H, W] views,
+    # from Python and as a native entry.
+    from openvx_nn.kernels.openvx import pooling as module
+    from openvx_nn.kernels.support import native
+    rng = np.random.default_rng([58, FORMATS.index(fmt)])
+    for shape, stride in (((32, 32, 16), (2, 2)), ((9, 7, 3, 2), (2, 1)), ((17, 8, 5), (3, 2)), ((2, 2, 1), (1, 1))):
+        out_shape = ((shape[0] - 2) // stride[0] + 1, (shape[1] - 2) // stride[1] + 1, *shape[2:])
+        x = np.asfortranarray(random_values(rng, fmt, shape, extremes=0.4))
+        if fmt == F32:
+            x[rng.random(shape) < 0.05] = np.nan
+            x[rng.random(shape) < 0.1] = -0.0
+        args = window_args((2, 2), (0, 0), stride)
+        expected = pooling_ref(x, out_shape, fmt, True, *args)
+        out = np.zeros(out_shape, fmt.dtype, order="F")
+        assert module._operands(x, out, True, x, args)[0] == "max_2x2_planes"
+        module.prepare(x, out, True, *args)()
+        assert_bits_equal(out, expected)
+        out[...] = 0
+        assert native.run(module.native_entry(x, out, True, *args)) == 0
+        assert_bits_equal(out, expected)
+
+
 def test_float_average_sums_in_row_major_order():
     # Row y = 0 first: 1e16 - 1e16 + 1 + 1 = 2. Column x = 0 first would lose a 1 to 1e16's ulp: 1e16 + 1 - 1e16 + 1.
     x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]

@@ -136,6 +136,29 @@ def _max_pool_2x2(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
                 dst[ox, oy] = larger(larger(src[xi, y], src[xi + 1, y]), larger(src[xi, y + 1], src[xi + 1, y + 1]))
 
 
+def _max_pool_2x2_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
+    # ``_max_pool_2x2`` on C-ordered planes [plane, H, W] (the transposes of F-ordered OpenVX tensors): unit-stride
+    # rows, which LLVM vectorizes; the same comparisons in the same order, so the same results.
+    n_planes, out_h, out_w = out.shape
+    for plane in prange(n_planes):
+        for oy in range(out_h):
+            top, bottom, dst = x[plane, oy * stride_y], x[plane, oy * stride_y + 1], out[plane, oy]
+            if stride_x == 2:  # the usual stride, as a constant: the loads become shuffles of whole vectors
+                for ox in range(out_w):
+                    dst[ox] = larger(larger(top[2 * ox], top[2 * ox + 1]), larger(bottom[2 * ox], bottom[2 * ox + 1]))
+                continue
+            for ox in range(out_w):
+                xi = ox * stride_x
+                dst[ox] = larger(larger(top[xi], top[xi + 1]), larger(bottom[xi], bottom[xi + 1]))
+
+
+def _planes(a: np.ndarray) -> np.ndarray | None:
+    """An F-ordered ``a`` [W, H, *rest] as C-ordered planes [prod(rest), H, W] (a view); None if not F-ordered."""
+    if not a.flags.f_contiguous:
+        return None
+    return a.T.reshape(-1, a.shape[1], a.shape[0])
+
+
 def _inside_2x2(x_shape, out_shape, size_x: int, size_y: int, pad_x: int, pad_y: int, stride_x: int,
                 stride_y: int) -> bool:
     """Whether every window is 2x2 and wholly inside the input (``_max_pool_2x2`` applies)."""
@@ -202,7 +225,8 @@ def _average_pool_float(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y
 
 
 _KERNELS = {(kind, parallel): kernel(function, parallel=parallel)
-            for kind, function in (("max", _max_pool), ("max_2x2", _max_pool_2x2), ("average_int", _average_pool_int),
+            for kind, function in (("max", _max_pool), ("max_2x2", _max_pool_2x2),
+                                   ("max_2x2_planes", _max_pool_2x2_planes), ("average_int", _average_pool_int),
                                    ("average_float", _average_pool_float))
             for parallel in (False, True)}
 
@@ -251,7 +275,8 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     if parallel is None:
         planes = out.size // (out.shape[0] * out.shape[1])
         parallel = planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
-    types = (jit.array_in(src), jit.array_out(dst), *(jit.INT,) * 6)
+    layout = "C" if kind == "max_2x2_planes" else "A"
+    types = (jit.array_in(src, layout), jit.array_out(dst, layout), *(jit.INT,) * 6)
     serial = functools.partial(jit.entry(_KERNELS[kind, False], *types), src, dst, size_x, size_y, pad_x, pad_y,
                                stride_x, stride_y)
     if not parallel:
@@ -279,16 +304,21 @@ def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, w
     if x.size == 0:  # every window is empty
         dst[...] = 0
         return None
-    if max_pool:
-        kind = "max_2x2" if _inside_2x2(x.shape, out.shape, *window) else "max"
+    if max_pool and _inside_2x2(x.shape, out.shape, *window):
+        planes = (_planes(src), _planes(out))
+        if planes[0] is not None and planes[1] is not None:
+            return ("max_2x2_planes", *planes)
+        kind = "max_2x2"
+    elif max_pool:
+        kind = "max"
     else:
         kind = "average_float" if out.dtype.kind == "f" else "average_int"
     return kind, _as_rank6(src), dst
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "max_2x2", "average_int", "average_float")}
-_max_serial, _max_2x2_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
+_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "max_2x2", "max_2x2_planes", "average_int", "average_float")}
+_max_serial, _max_2x2_serial, _planes_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
 
 
 @kernel
@@ -306,6 +336,11 @@ def _native_pool(kind: str, dtype: type) -> int:
     elif kind == "max_2x2":
         def entry(block):
             _max_2x2_serial(*_arguments(block, dtype))
+            return 0
+    elif kind == "max_2x2_planes":
+        def entry(block):
+            _planes_serial(native.c_array(block, 0, dtype)[0, 0, 0], native.c_array(block, 13, dtype)[0, 0, 0],
+                           block[26], block[27], block[28], block[29], block[30], block[31])
             return 0
     elif kind == "average_int":
         def entry(block):
@@ -328,5 +363,7 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
     if found is None:
         return None
     kind, src, dst = found
+    if kind == "max_2x2_planes":
+        src, dst = (a.reshape((1, 1, 1) + a.shape) for a in (src, dst))
     return native.Entry(_native_pool(kind, out.dtype.type),
                         *native.pack(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
