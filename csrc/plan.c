@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <VX/vx.h>
 #include "plan.h"
+#include "plan_helpers.h"
 #include "bridge/all.h"
 
-enum { P_REFS, P_STEPS, P_CELLS, P_GRAPH, P_GUARDS, P_FIRST, P_GUARD0 = 8 };
+enum { P_REFS, P_STEPS, P_CELLS, P_GRAPH, P_GUARDS, P_FIRST, P_MAILBOX, P_HELPERS, P_GUARD0 = 8 };
 enum { S_ENTRY, S_BLOCK, S_NODE, S_WRITES, S_NWRITES, S_WORDS };
 enum { C_BUSY, C_STATE, C_SCHEDULED, C_DONE, C_RESULT, C_RUNS };
 #define BUCKETS 1024
@@ -149,6 +150,8 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
         }
     }
     cells[C_STATE] = VX_GRAPH_STATE_RUNNING;
+    if (plan[P_MAILBOX])
+        vxnn_helpers_begin((int64_t *)plan[P_MAILBOX], plan[P_HELPERS], in_flight());
     for (k = 0; k < steps; k++) {
         const int64_t *step = &plan[plan[P_FIRST] + S_WORDS * k];
         if (__atomic_load_n(&closing, __ATOMIC_RELAXED)) {
@@ -161,6 +164,8 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
         if (status != VX_SUCCESS)
             break;
     }
+    if (plan[P_MAILBOX])
+        vxnn_helpers_end();
     *failed = k;
     cells[C_STATE] = status == VX_SUCCESS ? VX_GRAPH_STATE_COMPLETED : VX_GRAPH_STATE_ABANDONED;
     __atomic_sub_fetch(my_stripe(), 1, __ATOMIC_SEQ_CST);
@@ -318,6 +323,7 @@ void vxnn_plan_unclaim(uintptr_t address)
 void vxnn_plan_close(void)
 {
     __atomic_store_n(&closing, 1, __ATOMIC_SEQ_CST);
+    vxnn_helpers_close();
     while (in_flight())
         sched_yield();
 }

@@ -6,6 +6,8 @@
  *   [0] references (the table's one, plus one per run in flight)
  *   [1] number of steps        [2] address of the graph's cells (below)
  *   [3] the graph's handle     [4] number of guards   [5] index of the first step
+ *   [6] the gang's mailbox when some step shares its work with helpers, else 0 (plan_helpers.h)
+ *   [7] how many helper threads such a run wants
  *   [8 ...] guards: (address of an int64 counter, the value it must still have)
  *   steps, 5 words each: (entry int32(*)(int64 *), its argument block, node handle,
  *                         index of its write counters, how many)

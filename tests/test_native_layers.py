@@ -10,6 +10,7 @@ from native_testing import model as _model
 from native_testing import native_run as _native_run
 from native_testing import values as _values
 
+from openvx_nn import vx
 from openvx_nn.api import Context
 from openvx_nn.kernels.engine import correlation, isa, prepared
 from openvx_nn.kernels.openvx.convolution import convolution
@@ -190,3 +191,35 @@ def test_the_vx_small_cnn_benchmark_graph_runs_natively():
         assert model.native_runs == runs + 1, "the small CNN did not take the native path"
     finally:
         graph.release()
+
+
+@pytest.mark.skipif(isa.threads() < 2 or isa.selected() == "generic", reason="one thread, or no SIMD route here")
+@pytest.mark.parametrize("dtype, fpp", FORMATS[:4])
+def test_a_large_layer_run_from_c_shares_its_units_with_the_plans_helper_threads(dtype, fpp):
+    # vxProcessGraph from C wakes the plan's helper threads (csrc/plan_helpers.c), which join the layer's
+    # chunks through the gang's mailbox: every run's output must equal the reference whoever computed what.
+    import time
+
+    from openvx_nn.kernels.engine import gang
+    rng = np.random.default_rng(2505 + fpp[1])
+    for case, (overflow, rounding) in enumerate(POLICIES):
+        shape, w_shape = (24 + case, 20, 8), (3, 3, 8, 24)
+        assert (shape[0] - 2) * (shape[1] - 2) * np.prod(w_shape) >= prepared.NATIVE_SHARE_WORK
+        with Context() as ctx, ctx.graph() as g:
+            x = ctx.tensor(_values(rng, shape, dtype), fixed_point_position=fpp[0])
+            w = _values(rng, w_shape, dtype, small=True)
+            b = _values(rng, (w_shape[3],), dtype)
+            out = g.convolution(x, ctx.tensor(w, fixed_point_position=fpp[1]), ctx.tensor(b, fixed_point_position=fpp[2]),
+                                out=ctx.tensor(shape=(shape[0] - 2, shape[1] - 2, w_shape[3]), dtype=dtype,
+                                               fixed_point_position=fpp[3]), overflow=overflow, rounding=rounding)
+            expected = np.zeros(out.numpy().shape, dtype, order="F")
+            convolution(x.numpy(), w, b, expected, 0, 0, 1, 1, 0, 0, *_policies(overflow, rounding), fpp_x=fpp[0],
+                        fpp_w=fpp[1], fpp_b=fpp[2], fpp_out=fpp[3])
+            assert _native_run(g, out).tobytes() == expected.tobytes()
+            joins, runs, deadline = gang.native_joins(), 0, time.monotonic() + 60  # which runs it joins: the OS's say
+            while runs < 10 or (gang.native_joins() == joins and time.monotonic() < deadline):
+                out.write(np.zeros_like(expected))
+                assert vx.vxProcessGraph(g.handle) == vx.VX_SUCCESS
+                assert out.numpy().tobytes() == expected.tobytes(), (case, runs)
+                runs += 1
+            assert gang.native_joins() > joins, "no helper joined a native run"

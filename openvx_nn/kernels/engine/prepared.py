@@ -10,7 +10,9 @@ the same order: the same bits.
 
 The native plan calls the entry from C; the Python path calls it too (``native.run``) when the layer
 would not be shared between threads anyway (:attr:`Bound.shared`), which saves it the per-call
-preparation. The GEMM route (float64 BLAS, only when no SIMD instruction set is in force) has no
+preparation. A SIMD layer of ``NATIVE_SHARE_WORK`` multiply-adds or more shares its units, once the input
+is packed, with the helpers spinning in the gang (``gang.begin_native``: the C plan's helper threads, or
+Python's): the same units, each computed by one thread, so the same bits. The GEMM route (float64 BLAS, only when no SIMD instruction set is in force) has no
 entry: it stays on ``correlation.execute``.
 """
 from __future__ import annotations
@@ -19,25 +21,31 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba.extending import register_jitable
 
 from ..support import jit, native
 from ..support.fixed_point import int_range
 from ..support.jit import is_crowded
-from . import correlation, isa, simd
+from . import correlation, gang, isa, simd
 from .microkernel import ELEMENTS
 
+NATIVE_SHARE_WORK = 1 << 18
+"""Multiply-adds from which a native SIMD layer shares its units with spinning helpers (no wake-up to pay)."""
+
 # Packed arrays, in this order, ARRAY_WORDS each; then the scalars.
-_ARRAYS = ("x", "xp", "taps", "weights", "corr", "bias1", "bias4", "flat", "out", "target", "wt", "bias3")
+_ARRAYS = ("x", "xp", "taps", "weights", "corr", "bias1", "bias4", "flat", "out", "target", "wt", "bias3",
+           "counters")
 _SCALARS = ("lo_x", "lo_y", "flip", "mask", "measure", "bias_kind", "ow", "oh", "k_out", "images", "n_units", "rows",
             "block", "n_strips", "strip", "stride_x", "stride_y", "inner", "tap_stride", "block_steps", "w_max",
             "elements", "sum_shift", "bias_shift", "shift", "nearest", "saturate", "lo", "hi", "copy_back", "kx", "ky",
-            "step_x", "step_y", "offset_x", "offset_y")
-(X, XP, TAPS, WEIGHTS, CORR, BIAS1, BIAS4, FLAT, OUT, TARGET, WT, BIAS3) = (
+            "step_x", "step_y", "offset_x", "offset_y", "mailbox", "task", "chunks", "run_steps")
+(X, XP, TAPS, WEIGHTS, CORR, BIAS1, BIAS4, FLAT, OUT, TARGET, WT, BIAS3, COUNTERS) = (
     native.ARRAY_WORDS * i for i in range(len(_ARRAYS)))
 _FIRST = native.ARRAY_WORDS * len(_ARRAYS)
 (LO_X, LO_Y, FLIP, MASK, MEASURE, BIAS_KIND, OW, OH, K_OUT, IMAGES, N_UNITS, ROWS, BLOCK, N_STRIPS, STRIP, STRIDE_X,
  STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, W_MAX, ELEMS, SUM_SHIFT, BIAS_SHIFT, SHIFT, NEAREST, SATURATE, LO, HI,
- COPY_BACK, KX, KY, STEP_X, STEP_Y, OFFSET_X, OFFSET_Y) = (_FIRST + i for i in range(len(_SCALARS)))
+ COPY_BACK, KX, KY, STEP_X, STEP_Y, OFFSET_X, OFFSET_Y, MAILBOX, TASK, CHUNKS, RUN_STEPS) = (
+    _FIRST + i for i in range(len(_SCALARS)))
 INT32_MAX = simd.INT32_MAX
 
 
@@ -116,7 +124,10 @@ def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
     fallback = simd.block_steps(plan, plan.x_max if plan.kind == "u8s8" else 32768) == 0
     wt = correlation._tap_major(route.w, np.int64) if fallback else np.zeros((1, 1), np.int64)
     rows, block, n_strips, strip, _, _, inner, tap_stride, steps = tail[:9]  # strides: the window's
-    scalars = _scalar_words(
+    task = gang.NativeTask(n_units, work >= NATIVE_SHARE_WORK)
+    task.counters = np.array([0, 0, 0, 1], np.int64)  # [3] = 1: "go" for simd's chunk loop (packed before posting)
+    mailbox, record, chunks = task.words()
+    scalars = _scalar_words(mailbox=mailbox, task=record, chunks=chunks,
         lo_x=plan.origin[0], lo_y=plan.origin[1], flip=plan.flip, mask=0xFF if plan.kind == "u8s8" else -1,
         measure=int(plan.kind != "u8s8"), bias_kind=bias_kind, ow=out6.shape[0], oh=out6.shape[1],
         k_out=out6.shape[2], images=images, n_units=n_units, rows=rows, block=block, n_strips=n_strips, strip=strip,
@@ -126,11 +137,11 @@ def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
     blocks = _pack(scalars, x=x6, xp=_six(xp, leading=True), taps=_six(plan.taps, leading=True), weights=weights,
                    corr=_six(plan.corr, leading=True), bias1=_six(bias1, leading=True), bias4=_six(bias4),
                    flat=_six(flat, leading=True), out=out6, target=target, wt=_six(wt, leading=True),
-                   bias3=_six(bias3))
-    entry = _simd_entry(plan.code, x6.dtype.type, plan.store.type, plan.weights.dtype.type, bias1.dtype.type,
-                        out6.dtype.type)
+                   bias3=_six(bias3), counters=_six(task.counters, leading=True))
+    dtypes = (plan.code, x6.dtype.type, plan.store.type, plan.weights.dtype.type, bias1.dtype.type, out6.dtype.type)
+    block, keep = blocks
     shared = work >= simd.PARALLEL_WORK and isa.threads() > 1
-    return Bound(native.Entry(entry, *blocks), shared)
+    return Bound(native.Entry(_simd_entry(*dtypes), block, keep + task.finish(_simd_helper(*dtypes), block)), shared)
 
 
 def _scalar_words(**values) -> list[int]:
@@ -148,11 +159,49 @@ def _pack(words: list[int], **arrays) -> tuple[np.ndarray, tuple]:
 
 # ---- the drivers (numba; a C loop calls them without the GIL) -------------------------------------------
 
+@jit.kernel
+def _head(block, store_dtype, weights_dtype, bias_dtype, out_dtype):
+    """The SIMD units' array arguments (``simd._correlate_units``: those after the micro-kernel code)."""
+    return (native.c_array(block, XP, store_dtype)[0, 0], native.c_array(block, TAPS, np.int64)[0, 0, 0, 0, 0],
+            native.c_array(block, WEIGHTS, weights_dtype), native.c_array(block, CORR, np.int64)[0, 0, 0, 0, 0],
+            native.array(block, BIAS1, bias_dtype)[0, 0, 0, 0, 0],
+            native.array(block, BIAS4, bias_dtype)[:, :, :, :, 0, 0], block[BIAS_KIND],
+            native.c_array(block, FLAT, out_dtype)[0, 0, 0, 0, 0], (block[OW], block[OH], block[K_OUT], block[IMAGES]))
+
+
+def _units_calls(code: int, store_dtype, weights_dtype, bias_dtype, out_dtype):
+    """(serial, shared) jit-callables over a packed block for micro-kernel ``code`` (bound by closure: it must be a
+    compile-time literal): ``serial(block, steps)`` every unit on this thread; ``shared(block, wait)`` chunks
+    claimed with the other threads (``simd._claim_units``; ``wait``: until all are done)."""
+    units, claimed = simd._UNITS, simd._UNITS_SHARED
+
+    @register_jitable
+    def serial(block, steps):
+        xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
+                                                                               bias_dtype, out_dtype)
+        units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, 0, block[N_UNITS], block[ROWS],
+              block[BLOCK], block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER],
+              block[TAP_STRIDE], steps, block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
+              block[SATURATE] != 0, block[LO], block[HI])
+
+    @register_jitable
+    def shared(block, wait):
+        xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
+                                                                               bias_dtype, out_dtype)
+        claimed(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, block[N_UNITS], block[CHUNKS],
+                native.c_array(block, COUNTERS, np.int64)[0, 0, 0, 0, 0], wait, block[ROWS], block[BLOCK],
+                block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER], block[TAP_STRIDE],
+                block[RUN_STEPS], block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
+                block[SATURATE] != 0, block[LO], block[HI])
+    return serial, shared
+
+
 @native.factory(codes=(0,))
 def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
     """The SIMD route's entry for micro-kernel ``code`` and these dtypes: ``simd.correlate``, serially."""
-    pack, units = simd._PACK, simd._UNITS
+    pack = simd._PACK
     direct = correlation._DIRECT["int", False]
+    serial, shared = _units_calls(code, store_dtype, weights_dtype, bias_dtype, out_dtype)
 
     def entry(block):
         x6 = native.array(block, X, x_dtype)
@@ -170,18 +219,30 @@ def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_
                    block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0, block[SATURATE] != 0,
                    block[LO], block[HI])
             return 0
-        flat = native.c_array(block, FLAT, out_dtype)[0, 0, 0, 0, 0]
-        units(code, xp, native.c_array(block, TAPS, np.int64)[0, 0, 0, 0, 0],
-              native.c_array(block, WEIGHTS, weights_dtype), native.c_array(block, CORR, np.int64)[0, 0, 0, 0, 0],
-              native.array(block, BIAS1, bias_dtype)[0, 0, 0, 0, 0], native.array(block, BIAS4, bias_dtype)[:, :, :, :, 0, 0],
-              block[BIAS_KIND], flat, (block[OW], block[OH], block[K_OUT], block[IMAGES]), 0, block[N_UNITS],
-              block[ROWS], block[BLOCK], block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER],
-              block[TAP_STRIDE], steps, block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
-              block[SATURATE] != 0, block[LO], block[HI])
+        alone = True
+        if block[CHUNKS] > 0:
+            block[RUN_STEPS] = steps  # read by the helpers' chunk loop
+            if gang.begin_native(block[MAILBOX], block[TASK], native.c_array(block, COUNTERS, np.int64)[0, 0, 0, 0, 0]):
+                shared(block, True)
+                gang.retract_native(block[MAILBOX], block[TASK])
+                alone = False
+        if alone:
+            serial(block, steps)
         if block[COPY_BACK] != 0:
             out6[...] = native.array(block, TARGET, out_dtype)
         return 0
     return jit.native(entry)
+
+
+@native.factory(codes=(0,))
+def _simd_helper(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
+    """A helper's part of a shared SIMD layer (posted by :func:`_simd_entry`): chunks while any is left."""
+    shared = _units_calls(code, store_dtype, weights_dtype, bias_dtype, out_dtype)[1]
+
+    def helper(block):
+        shared(block, False)
+        return 0
+    return jit.native(helper)
 
 
 @native.factory
