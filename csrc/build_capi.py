@@ -120,7 +120,8 @@ def _builder() -> cffi.FFI:
     ffi = cffi.FFI()
     ffi.cdef(_declarations())
     ffi.embedding_init_code(INIT_CODE)
-    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c")) + ["csrc/plan.c", "csrc/plan_helpers.c"]
+    sources = sorted(str(p.relative_to(ROOT)) for p in (CSRC / "api").glob("*.c")) + ["csrc/plan.c", "csrc/plan_helpers.c",
+                                                                                     "csrc/tensor_copy.c"]
     set_embedded_source(ffi, MODULE, '#include "runtime.c"\n' + stub_source(), "libopenvx.so",
                         CSRC / "exports.map", sources)
     return ffi

@@ -1,6 +1,7 @@
 /* plan.c: the table of published native plans and the loop that runs them (see plan.h).
  *
- * The table maps a graph handle to its plan.  A lookup takes the bucket's spin
+ * The table maps a handle to an int64 block Python published for it: a graph's plan, or a tensor's layout
+ * (tensor_copy.c); handles are never reused, so one table serves both.  A lookup takes the bucket's spin
  * lock only to add a reference, so a plan retired meanwhile stays valid until
  * the run that holds it ends; Python frees it when the count is back to 0.
  * The graph's busy cell serialises runs of one graph between the native path
@@ -77,7 +78,7 @@ static void unlock(int *l)
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-static void drop(int64_t *plan)
+void vxnn_plan_drop(int64_t *plan)
 {
     if (plan)
         __atomic_sub_fetch(&plan[P_REFS], 1, __ATOMIC_RELEASE);
@@ -109,14 +110,14 @@ void vxnn_plan_publish(uintptr_t graph, uintptr_t address)
         b->head = spare;
         spare = NULL;
     } else if (plan) {
-        drop(plan); /* no memory for a slot: the graph stays on the Python path */
+        vxnn_plan_drop(plan); /* no memory for a slot: the graph stays on the Python path */
     }
     unlock(&b->lock);
     free(spare);
-    drop(old);
+    vxnn_plan_drop(old);
 }
 
-static int64_t *take(uintptr_t graph)
+int64_t *vxnn_plan_take(uintptr_t graph)
 {
     struct bucket *b = bucket_of(graph);
     struct slot *s;
@@ -174,24 +175,24 @@ int32_t vxnn_plan_execute(uintptr_t address, int64_t *failed)
 
 int32_t vxnn_plan_run(uintptr_t graph)
 {
-    int64_t *plan = take(graph), *cells, free_ = 0, failed = 0, node;
+    int64_t *plan = vxnn_plan_take(graph), *cells, free_ = 0, failed = 0, node;
     int32_t status;
     if (!plan)
         return VXNN_NOT_NATIVE;
     cells = (int64_t *)plan[P_CELLS];
     if (!__atomic_compare_exchange_n(&cells[C_BUSY], &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-        drop(plan); /* another run has the graph: the Python path waits for it */
+        vxnn_plan_drop(plan); /* another run has the graph: the Python path waits for it */
         return VXNN_NOT_NATIVE;
     }
     if (cells[C_SCHEDULED]) { /* scheduled and not collected by vxWaitGraph: the Python path refuses */
         __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
-        drop(plan);
+        vxnn_plan_drop(plan);
         return VXNN_NOT_NATIVE;
     }
     status = vxnn_plan_execute((uintptr_t)plan, &failed);
     node = status == VX_SUCCESS || status == VXNN_NOT_NATIVE ? 0 : plan[plan[P_FIRST] + S_WORDS * failed + S_NODE];
     __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
-    drop(plan);
+    vxnn_plan_drop(plan);
     if (status == VX_SUCCESS)
         __atomic_add_fetch(&cells[C_RUNS], 1, __ATOMIC_RELAXED);
     else if (status != VXNN_NOT_NATIVE && !__atomic_load_n(&closing, __ATOMIC_SEQ_CST))
@@ -234,14 +235,14 @@ static void *scheduled_run(void *arg)
     cells[C_DONE] = 1;
     pthread_cond_broadcast(&done);
     pthread_mutex_unlock(&done_lock);
-    drop(plan);
+    vxnn_plan_drop(plan);
     free(job);
     return NULL;
 }
 
 int32_t vxnn_plan_schedule(uintptr_t graph)
 {
-    int64_t *plan = take(graph), *cells, free_ = 0;
+    int64_t *plan = vxnn_plan_take(graph), *cells, free_ = 0;
     struct job *job;
     pthread_attr_t attr;
     pthread_t thread;
@@ -250,14 +251,14 @@ int32_t vxnn_plan_schedule(uintptr_t graph)
         return VXNN_NOT_NATIVE;
     cells = (int64_t *)plan[P_CELLS];
     if (!__atomic_compare_exchange_n(&cells[C_BUSY], &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-        drop(plan);
+        vxnn_plan_drop(plan);
         return VXNN_NOT_NATIVE;
     }
     job = malloc(sizeof *job);
     if (!job || cells[C_SCHEDULED] || !current(plan) || __atomic_load_n(&closing, __ATOMIC_SEQ_CST)) {
         free(job); /* the Python path refuses, rebinds or reports */
         __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
-        drop(plan);
+        vxnn_plan_drop(plan);
         return VXNN_NOT_NATIVE;
     }
     job->graph = graph;
@@ -271,7 +272,7 @@ int32_t vxnn_plan_schedule(uintptr_t graph)
     if (!started) {
         cells[C_SCHEDULED] = 0;
         __atomic_store_n(&cells[C_BUSY], 0, __ATOMIC_RELEASE);
-        drop(plan);
+        vxnn_plan_drop(plan);
         free(job);
         return VXNN_NOT_NATIVE;
     }
@@ -297,12 +298,12 @@ int32_t vxnn_plan_wait(uintptr_t address)
 
 int32_t vxnn_plan_wait_graph(uintptr_t graph)
 {
-    int64_t *plan = take(graph);
+    int64_t *plan = vxnn_plan_take(graph);
     int32_t status;
     if (!plan)
         return VXNN_NOT_NATIVE;
     status = vxnn_plan_wait(plan[P_CELLS]);
-    drop(plan);
+    vxnn_plan_drop(plan);
     return status;
 }
 

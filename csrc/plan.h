@@ -24,8 +24,12 @@
 /* vxnn_plan_run / vxnn_plan_execute: no current native plan, or the graph is busy: take the Python path. */
 #define VXNN_NOT_NATIVE 1
 
-/* Publish (or replace) the plan at address plan for graph; 0 retires it.  The table takes a reference. */
+/* Publish (or replace) the plan at address plan for graph; 0 retires it.  The table takes a reference.
+ * The same table holds tensors' layouts (tensor_copy.c): any int64 block whose word 0 counts references. */
 void vxnn_plan_publish(uintptr_t graph, uintptr_t plan);
+/* The block published for handle with a reference added (NULL: none); give it back with vxnn_plan_drop. */
+int64_t *vxnn_plan_take(uintptr_t handle);
+void vxnn_plan_drop(int64_t *block);
 /* Run graph's plan if it has a current one and the graph is free: a vx_status, or VXNN_NOT_NATIVE. */
 int32_t vxnn_plan_run(uintptr_t graph);
 /* Run a plan whose graph the caller has claimed (vxnn_plan_claim); *failed gets the failing step's index. */

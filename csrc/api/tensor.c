@@ -1,5 +1,6 @@
 /* api/tensor.c: exported tensor functions. */
 #include "../runtime_internal.h"
+#include "../tensor_copy.h"
 
 VX_API_ENTRY vx_tensor VX_API_CALL vxCreateTensor(vx_context context, vx_size number_of_dims, const vx_size *dims, vx_enum data_type, vx_int8 fixed_point_position)
 {
@@ -34,6 +35,9 @@ VX_API_ENTRY vx_status VX_API_CALL vxSwapTensorHandle(vx_tensor tensor, void *ne
 VX_API_ENTRY vx_status VX_API_CALL vxCopyTensorPatch(vx_tensor tensor, vx_size number_of_dims, const vx_size *view_start, const vx_size *view_end, const vx_size *user_stride, void *user_ptr, vx_enum usage, vx_enum user_memory_type)
 {
     VXNN_START_OR_RETURN(VX_FAILURE);
+    if (vxnn_copy_tensor_natively(H(tensor), number_of_dims, view_start, view_end, user_stride, user_ptr, usage,
+                                  user_memory_type) == VX_SUCCESS)
+        return VX_SUCCESS; /* a published tensor and a well-formed call: no Python */
     return vxnn_copy_tensor_patch(__func__, H(tensor), number_of_dims, view_start, view_end, user_stride, user_ptr, usage, user_memory_type);
 }
 

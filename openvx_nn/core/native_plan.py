@@ -176,6 +176,11 @@ def publish(handle: int, plan: NativePlan | None) -> None:
     _retired[:] = [p for p in _retired if p.in_use]
 
 
+def keep_while_used(block) -> None:
+    """Keep ``block`` (anything with ``in_use``: a plan, a tensor layout) until no C run or copy holds it."""
+    _retired.append(block)
+
+
 def retire(handle: int, plan: NativePlan) -> None:
     """Withdraw ``plan`` from C; it is kept until no run holds it."""
     _retired.append(plan)

@@ -185,6 +185,8 @@ class Tensor(Reference):
         self.maps = Mappings()
         self.pins = 0  # open maps of this tensor and its views, counted on the root: they block swaps
         self._writes = cells.counter()  # C-visible: native plans bump it (see ``writes``)
+        self._alive = cells.counter()  # C-visible: 1 until released (``native_copy``'s layouts check it)
+        self._alive[0] = 1
 
     @property
     def writes(self) -> int:
@@ -199,6 +201,11 @@ class Tensor(Reference):
     def write_counter(self) -> np.ndarray:
         """The int64 behind :attr:`writes`, which a native plan bumps and checks without Python."""
         return self._writes
+
+    @property
+    def alive_cell(self) -> np.ndarray:
+        """An int64 that is 1 until the tensor is released: C's copies (``native_copy``) check it."""
+        return self._alive
 
     # -- creators ----------------------------------------------------------------
     @classmethod
@@ -377,6 +384,7 @@ class Tensor(Reference):
 
     # -- lifetime --------------------------------------------------------------------
     def on_destroy(self) -> None:
+        self._alive[0] = 0
         if len(self.maps):
             # The application still has pointers into this memory: keep it (and the
             # parent a view addresses) until the last unmap; the handle is already invalid.

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import native_copy
 from .access import COPY_USAGES, MAP_USAGES, READ, check_memory_type, check_usage, hidden
 from .datatypes import dtype_of
 from .enums import Status
@@ -68,6 +69,7 @@ def copy_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int
     else:
         np.copyto(patch, user)
         t.root.writes += 1
+    native_copy.publish(t)  # the next well-formed copy is C's
 
 
 def map_patch(t: Tensor, n: int, start: Sequence[int] | None, end: Sequence[int] | None,
