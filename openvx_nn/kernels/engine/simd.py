@@ -252,13 +252,20 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
             for lane in range(min(block, shape[2] - k0)):
                 aligned[lane] += np.int64(bias1[k0 + lane]) << bias_shift
         for t in range(0, n_pix, rows):
+            q = (s0 + t) // ow  # the tile's first pixel; the others step from it (no division per row)
+            ox = s0 + t - q * ow
+            image = q // oh
+            oy = q - image * oh
             for r in range(rows):
-                p = min(s0 + t + r, pixels - 1)
-                ox = p % ow
-                q = p // ow
-                oy = q % oh
-                image = q // oh
+                if s0 + t + r >= pixels:  # a short last tile repeats the last pixel
+                    addr[r] = addr[r - 1]
+                    continue
                 addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+                ox += 1
+                if ox == ow:
+                    ox, oy = 0, oy + 1
+                    if oy == oh:
+                        oy, image = 0, image + 1
             done = stage[t * block: (t + min(rows, n_pix - t)) * block]
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)

@@ -42,6 +42,7 @@ import fcntl
 import hashlib
 import os
 import threading
+import types as types_module
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -121,7 +122,8 @@ except ImportError:  # pragma: no cover - depends on the numba release
 def _stable(value: object) -> object:
     """``value`` (a closure cell's contents) with every kernel in it replaced by what defines it -- its
     function's module, name, bytecode, options and, recursively, its own closure -- the same in every
-    process; other values are left to numba's pickling (types, dtypes, numbers, strings pickle alike)."""
+    process (a plain function, a jit-callable helper, likewise); other values are left to numba's pickling
+    (types, dtypes, numbers, strings pickle alike)."""
     if isinstance(value, tuple):
         return tuple(_stable(v) for v in value)
     if isinstance(value, _Dispatcher):
@@ -129,6 +131,10 @@ def _stable(value: object) -> object:
         cells = func.__closure__
         return ("kernel", func.__module__, func.__qualname__, hashlib.sha256(func.__code__.co_code).hexdigest(),
                 repr(sorted(value.targetoptions.items())),
+                _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
+    if isinstance(value, types_module.FunctionType):  # a jit-callable helper made by closure (register_jitable)
+        cells = value.__closure__
+        return ("function", value.__module__, value.__qualname__, hashlib.sha256(value.__code__.co_code).hexdigest(),
                 _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
     return value
 
