@@ -124,6 +124,8 @@ class VXGraph:
                                             self.output), "vxFullyConnectedLayer")
         self._check(vx.vxVerifyGraph(self.graph), "vxVerifyGraph")
         self.raw = np.zeros((3, net.size, net.size), np.int16)
+        self.scaled = np.zeros(self.raw.shape, np.float32)
+        self.input_patch, self.output_patch = self._patch(self.raw), self._patch(self.result)
 
     def _check(self, status: int, what: str) -> None:
         if status != self.vx.VX_SUCCESS:
@@ -144,7 +146,7 @@ class VXGraph:
         self._check(self.vx.vxGetStatus(self.ffi.cast("vx_reference", tensor)), "vxCreateTensor")
         self.tensors.append(tensor)
         raw = values if values.dtype == np.int16 else np.round(values.astype(np.float64) * 2 ** Q).astype(np.int16)
-        self._copy(tensor, raw, self.vx.VX_WRITE_ONLY)
+        self._copy(tensor, self._patch(np.ascontiguousarray(raw)), self.vx.VX_WRITE_ONLY)
         return tensor
 
     def _virtual(self, shape):
@@ -154,20 +156,23 @@ class VXGraph:
         self.tensors.append(tensor)
         return tensor
 
-    def _copy(self, tensor, array: np.ndarray, usage: int) -> None:
+    def _patch(self, array: np.ndarray) -> tuple:
+        """vxCopyTensorPatch's box arguments for the whole of ``array`` (made once, as a C program's would be)."""
         n = array.ndim
-        dims = self.ffi.new("vx_size[]", list(reversed(array.shape)))
-        start = self.ffi.new("vx_size[]", n)
-        strides = self.ffi.new("vx_size[]", list(reversed(array.strides)))
-        self._check(self.vx.vxCopyTensorPatch(tensor, n, start, dims, strides, self.ffi.from_buffer(array), usage,
-                                              self.vx.VX_MEMORY_TYPE_HOST), "vxCopyTensorPatch")
+        return (n, self.ffi.new("vx_size[]", n), self.ffi.new("vx_size[]", list(reversed(array.shape))),
+                self.ffi.new("vx_size[]", list(reversed(array.strides))), self.ffi.from_buffer(array))
+
+    def _copy(self, tensor, patch: tuple, usage: int) -> None:
+        self._check(self.vx.vxCopyTensorPatch(tensor, *patch, usage, self.vx.VX_MEMORY_TYPE_HOST), "vxCopyTensorPatch")
 
     def run(self, image: np.ndarray) -> np.ndarray:
         """Logits (float) of ``image`` [3, size, size] (float, rounded to Q7.8): write, process, read."""
-        np.copyto(self.raw, np.round(image * 2.0 ** Q), casting="unsafe")
-        self._copy(self.input, self.raw, self.vx.VX_WRITE_ONLY)
+        np.multiply(image, 2.0 ** Q, out=self.scaled)
+        np.rint(self.scaled, out=self.scaled)
+        np.copyto(self.raw, self.scaled, casting="unsafe")
+        self._copy(self.input, self.input_patch, self.vx.VX_WRITE_ONLY)
         self._check(self.vx.vxProcessGraph(self.graph), "vxProcessGraph")
-        self._copy(self.output, self.result, self.vx.VX_READ_ONLY)
+        self._copy(self.output, self.output_patch, self.vx.VX_READ_ONLY)
         return self.result / 2.0 ** Q
 
     def release(self) -> None:
