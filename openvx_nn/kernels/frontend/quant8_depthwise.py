@@ -226,7 +226,7 @@ _LINES, _ZERO, _LEFT, _TOP, _PHASED, _MAILBOX, _TASK, _CHUNKS = range(_S + 9, _S
 
 
 @kernel
-def _native_lines(block, chunks, wait):
+def _native_lines(code, block, chunks, wait):
     """Every output line of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
     claimed with the helpers (``wait``: until every claimed one is done)."""
     arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int32)[0, 0, 0],
@@ -241,31 +241,27 @@ def _native_lines(block, chunks, wait):
                wait)
 
 
+@kernel
+def _pack_block(block):
+    """The packer of the layer in ``block`` (by phase for a strided layer of multiplier 1)."""
+    x = native.c_array(block, _X, np.uint8)[0, 0]
+    xp = native.c_array(block, _XP, np.int16)[0, 0]
+    if block[_PHASED] != 0:
+        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
+    else:
+        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
+
+
+_BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _native_entry() -> int:
-    """The packer (by phase for a strided layer of multiplier 1), then ``_depthwise`` over every line, shared
-    with the gang's spinning helpers when the layer is large enough, else serially."""
-    def entry(block):
-        x = native.c_array(block, _X, np.uint8)[0, 0]
-        xp = native.c_array(block, _XP, np.int16)[0, 0]
-        if block[_PHASED] != 0:
-            _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
-        else:
-            pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
-        chunks = block[_CHUNKS]
-        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
-                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
-            _native_lines(block, chunks, True)
-            gang.retract_native(block[_MAILBOX], block[_TASK])
-        else:
-            _native_lines(block, 0, False)
-        return 0
-    return jit.native(entry)
+    """The packer, then ``_depthwise`` over every line, shared with the gang's spinning helpers when the layer is
+    large enough (``gang.shared_entry``), else serially."""
+    return jit.native(_BODIES[0])
 
 
 @native.factory
 def _native_helper() -> int:
-    def helper(block):
-        _native_lines(block, block[_CHUNKS], False)
-        return 0
-    return jit.native(helper)
+    return jit.native(_BODIES[1])
