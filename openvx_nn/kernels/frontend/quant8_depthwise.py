@@ -52,10 +52,19 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     flat = xp.reshape(-1)
     target = out.reshape(-1)
     acc = np.empty(out_w * depth_out, np.int32)
+    n = out_w * depth_out
+    # a 3x3 window of whole-line runs: the nine taps in one pass over the line (no sum stored between taps)
+    nine = whole_line and kh == 3 and kw == 3
+    cols = [(phase * (kx % stride_w) + kx // stride_w) * depth_in for kx in range(3)]
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
-        acc[:] = 0
-        for ky in range(kh):
+        if nine:
+            top = (b * hp + oy * stride_h) * wp * depth_in
+            below = wp * depth_in
+            _nine_taps(acc, flat, w_offsets, n, top + cols[0], top + cols[1], top + cols[2], below)
+        else:
+            acc[:] = 0
+        for ky in range(kh if nine else 0, kh):
             row = (b * hp + oy * stride_h + ky) * wp
             for kx in range(kw):
                 taps = w_offsets[ky, kx]
@@ -85,6 +94,24 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
             sums = acc[ox * depth_out: (ox + 1) * depth_out]
             for c in range(depth_out):
                 values[c] = scale_lane(np.int64(sums[c]) + bias[c], m, shift, zero_point, lo, hi)
+
+
+@kernel
+def _nine_taps(acc, flat, w_offsets, n, c0, c1, c2, below):
+    # acc[j] = sum over ky, kx < 3 of flat[start(ky, kx) + j] * w_offsets[ky, kx, j] for j < n, with the runs
+    # starting at c_kx + ky * below: each element is loaded once per tap and the sum never leaves a register.
+    x00, x01, x02 = flat[c0: c0 + n], flat[c1: c1 + n], flat[c2: c2 + n]
+    d = below
+    x10, x11, x12 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
+    d = 2 * below
+    x20, x21, x22 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
+    w00, w01, w02 = w_offsets[0, 0], w_offsets[0, 1], w_offsets[0, 2]
+    w10, w11, w12 = w_offsets[1, 0], w_offsets[1, 1], w_offsets[1, 2]
+    w20, w21, w22 = w_offsets[2, 0], w_offsets[2, 1], w_offsets[2, 2]
+    for j in range(n):
+        acc[j] = (np.int32(x00[j]) * w00[j] + np.int32(x01[j]) * w01[j] + np.int32(x02[j]) * w02[j]
+                  + np.int32(x10[j]) * w10[j] + np.int32(x11[j]) * w11[j] + np.int32(x12[j]) * w12[j]
+                  + np.int32(x20[j]) * w20[j] + np.int32(x21[j]) * w21[j] + np.int32(x22[j]) * w22[j])
 
 
 _DEPTHWISE = kernel(_depthwise)
