@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from test_warm import _python  # a child Python that must succeed
 
 from openvx_nn.kernels.support import warm
@@ -52,20 +53,26 @@ KEY = """
 import numpy as np
 from numba import types
 from numba.core.registry import cpu_target
-from openvx_nn.kernels.openvx import roi_pooling
 from openvx_nn.kernels.support import jit
 bodies = []
 jit.native = lambda body: bodies.append(body) or 0  # the entry's body, not compiled
-roi_pooling._native_roi.__wrapped__(np.int16, np.int16)  # an entry whose body calls a kernel (the serial one)
+{make}
 signature = ((types.CPointer(types.int64),),)
 print(repr(jit._KernelCache(bodies[0], "native")._index_key(signature, cpu_target.target_context.codegen())))
 """
+MAKERS = [
+    # an entry whose body calls a kernel (the serial one)
+    "from openvx_nn.kernels.openvx import roi_pooling; roi_pooling._native_roi.__wrapped__(np.int16, np.int16)",
+    # a body made by gang.shared_entry: kernels and block offsets in its closure, a literal micro-kernel code
+    "from openvx_nn.kernels.engine import nhwc; nhwc._native_entry.__wrapped__(5)",
+]
 
 
 # numba hashes a closure's cells by pickling them, and a kernel (a dispatcher) pickles with a uuid drawn per
 # process: before jit._stable, entries that call a kernel compiled again in every process (the SIMD entries:
 # 10-30 s each, in every C program, CLI run, benchmark and Dask worker).
-def test_an_entry_that_calls_a_kernel_has_one_cache_key_in_every_process(tmp_path):
+@pytest.mark.parametrize("make", MAKERS, ids=["kernel in closure", "gang.shared_entry"])
+def test_an_entry_that_calls_a_kernel_has_one_cache_key_in_every_process(tmp_path, make):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    first, second = (_python(KEY, env).stdout for _ in range(2))
+    first, second = (_python(KEY.format(make=make), env).stdout for _ in range(2))
     assert first.startswith("((") and first == second

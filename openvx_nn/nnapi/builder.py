@@ -243,6 +243,16 @@ class Execution:
         for k in range(len(self._model.outputIndexes)):
             if k not in self._outputs:
                 raise NNAPIError(f"output {k} (operand {self._model.outputIndexes[k]}) was not set")
+        prepared = self.compilation.prepared
+        if prepared is None:
+            raise NNAPIError("the compilation was released")
+        inputs = [self._inputs[k] for k in range(len(self._inputs))]
+        if all(a is not None for a in inputs):  # arrays of the operands' shapes need no request of pools (the checked path)
+            status = prepared.execute_arrays(inputs, [self._outputs[k] for k in range(len(self._outputs))])
+            if status is not None:
+                if status != ErrorStatus.NONE:
+                    raise NNAPIError(prepared.last_error, status)
+                return
         pools: list = []
 
         def argument(array: np.ndarray | None, dimensions: list[int]) -> hal.RequestArgument:
@@ -259,9 +269,6 @@ class Execution:
             return list(array.shape) if unknown else []
         request = hal.Request([argument(self._inputs[k], dimensions(k)) for k in range(len(self._inputs))],
                               [argument(self._outputs[k], []) for k in range(len(self._outputs))], pools)
-        prepared = self.compilation.prepared
-        if prepared is None:
-            raise NNAPIError("the compilation was released")
         status = prepared.execute(request)
         if status != ErrorStatus.NONE:
             raise NNAPIError(prepared.last_error, status)

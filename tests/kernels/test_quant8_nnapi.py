@@ -161,6 +161,25 @@ def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(s
             assert np.array_equal(got, want), (i, bias is None)
 
 
+def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():
+    # Multiplier 1 and a 3x3 window: every line's nine taps in one pass (``_nine_taps``), over strides 1-3 in
+    # each direction, independent paddings, channel counts off and on the vector width, only 0 and 255 (the
+    # largest sums), every fused activation and the 32- and 64-bit epilogues.
+    rng = np.random.default_rng(33)
+    for i in range(24):
+        n, h, w, c = (int(v) for v in (rng.integers(1, 3), rng.integers(3, 15), rng.integers(3, 15),
+                                       (1, 7, 8, 16, 24, 33)[i % 6]))
+        pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+        strides = tuple(int(s) for s in rng.integers(1, 4, 2))
+        oh, ow = (h + pads[2] + pads[3] - 3) // strides[1] + 1, (w + pads[0] + pads[1] - 3) // strides[0] + 1
+        x, filt = _data(rng, (n, h, w, c), i), _data(rng, (1, 3, 3, c), i + 1)
+        bias, quants, act = _bias(rng, c, i), _quants(rng, i), i % 4
+        want, got = np.zeros((n, oh, ow, c), np.uint8), np.full((n, oh, ow, c), 7, np.uint8)
+        reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, act, *quants)
+        prepare_depthwise(filt, bias, want.shape, pads, strides, 1, act, *quants)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
 def test_large_layers_shared_between_threads_equal_the_numpy_route():
     # Big enough for the engine's and the depthwise kernel's helpers (when the machine has them).
     rng = np.random.default_rng(22)

@@ -171,6 +171,42 @@ def begin_native(mailbox_at, task, counters):
     return post_native(mailbox_at, task)
 
 
+@jit.kernel
+def nothing_first(block):
+    """The preparation of a shared native layer that needs none (:func:`shared_entry`)."""
+
+
+def shared_entry(lines, prepare, words: tuple[int, int, int, int], code: int = 0) -> tuple[Callable, Callable]:
+    """The bodies (entry, helper) of a native entry whose layer its helpers may share, for ``jit.native``.
+
+    ``lines(code, block, chunks, wait)`` runs the layer packed in ``block``: serially (``chunks`` 0), or in
+    ``chunks`` chunks claimed from its counters (``wait``: until every claimed one is done); ``code`` reaches
+    it as a compile-time literal (a micro-kernel's, ``microkernel.variant``; 0 where the layer has one body).
+    ``prepare(block)`` runs first, on the calling thread (an input's packing or staging). ``words`` are where the block holds the
+    mailbox address, the task record's address, the chunk count (:meth:`NativeTask.words`) and the counters
+    (a packed array). The entry posts the task (:func:`begin_native`), runs its share and retracts it
+    (:func:`retract_native`), or runs every line itself when no helper is counted in; the helper runs chunks
+    while any is left. Written once: every kernel and number is bound by closure, so each made body caches
+    on disk (``jit.native``, keyed by what the closure holds)."""
+    mailbox, task, chunks, counters = words
+
+    def entry(block):
+        prepare(block)
+        n_chunks = block[chunks]
+        if n_chunks > 0 and begin_native(block[mailbox], block[task],
+                                         native.c_array(block, counters, np.int64)[0, 0, 0, 0, 0]):
+            lines(code, block, n_chunks, True)
+            retract_native(block[mailbox], block[task])
+        else:
+            lines(code, block, 0, False)
+        return 0
+
+    def helper(block):
+        lines(code, block, block[chunks], False)
+        return 0
+    return entry, helper
+
+
 class NativeTask:
     """What a native entry needs to share its chunks with the gang: the chunk counters and the task record
     (``[helper entry, block]``, completed by :meth:`finish` once the block exists), and how many chunks."""

@@ -440,29 +440,27 @@ def _native_units(code, block, chunks, wait):
                native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
+@jit.kernel
+def _pack_block(block):
+    """The packer of the layer in ``block``: its input as int16 offsets in the padded window."""
+    _pack(native.c_array(block, _NX, np.uint8)[0, 0], native.c_array(block, _NXP, np.int16)[0, 0], block[_NZERO],
+          block[_NLEFT], block[_NTOP], 0, 1)
+
+
+@functools.cache
+def _bodies(code: int) -> tuple:
+    return gang.shared_entry(_native_units, _pack_block, (_NMAILBOX, _NTASK, _NCHUNKS, _NCOUNTERS), code)
+
+
 @native.factory(codes=(0,))
 def _native_entry(code: int) -> int:
     """The packer, then ``_units`` of micro-kernel ``code`` over every unit (``NhwcCall.attach``'s run)."""
-    def entry(block):
-        _pack(native.c_array(block, _NX, np.uint8)[0, 0], native.c_array(block, _NXP, np.int16)[0, 0], block[_NZERO],
-              block[_NLEFT], block[_NTOP], 0, 1)
-        chunks = block[_NCHUNKS]
-        if chunks > 0 and gang.begin_native(block[_NMAILBOX], block[_NTASK],
-                                            native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0]):
-            _native_units(code, block, chunks, True)
-            gang.retract_native(block[_NMAILBOX], block[_NTASK])
-        else:
-            _native_units(code, block, 0, False)
-        return 0
-    return jit.native(entry)
+    return jit.native(_bodies(code)[0])
 
 
 @native.factory(codes=(0,))
 def _native_helper(code: int) -> int:
-    def helper(block):
-        _native_units(code, block, block[_NCHUNKS], False)
-        return 0
-    return jit.native(helper)
+    return jit.native(_bodies(code)[1])
 
 
 def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,

@@ -204,32 +204,34 @@ def _conv_block(block, r0, r1, chunks, wait):
         _conv_shared(*args, block[_TILES], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
+@jit.kernel
+def _stage_block(block):
+    """The padded input's copy (``stage``) where the layer has one."""
+    if block[_STAGED] != 0:
+        stage(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0],
+              block[_TOP], block[_LEFT])
+
+
+@jit.kernel
+def _conv_lines(code, block, chunks, wait):
+    # ``gang.shared_entry``'s lines: serially every tile, or the shared chunks
+    _conv_block(block, 0, block[_TILES] if chunks == 0 else 0, chunks, wait)
+
+
+_BODIES = gang.shared_entry(_conv_lines, _stage_block, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _conv_entry() -> int:
-    """The layer: the padded input's copy (``stage``) where there is one, then every tile, shared with the gang's
-    spinning helpers when the layer is large enough (``gang.begin_native``), else serially."""
-    def entry(block):
-        if block[_STAGED] != 0:
-            stage(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0],
-                  block[_TOP], block[_LEFT])
-        chunks = block[_CHUNKS]
-        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
-                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
-            _conv_block(block, 0, 0, chunks, True)
-            gang.retract_native(block[_MAILBOX], block[_TASK])
-        else:
-            _conv_block(block, 0, block[_TILES], 0, False)
-        return 0
-    return jit.native(entry)
+    """The layer: the padded input's copy where there is one, then every tile, shared with the gang's spinning
+    helpers when the layer is large enough (``gang.shared_entry``), else serially."""
+    return jit.native(_BODIES[0])
 
 
 @native.factory
 def _conv_helper() -> int:
     """A helper's part of a shared layer: chunks while any is left."""
-    def helper(block):
-        _conv_block(block, 0, 0, block[_CHUNKS], False)
-        return 0
-    return jit.native(helper)
+    return jit.native(_BODIES[1])
 
 
 def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],

@@ -159,7 +159,7 @@ _TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = 
 
 
 @jit.kernel
-def _depthwise_block(block, chunks, wait):
+def _depthwise_block(code, block, chunks, wait):
     """Every output row of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
     claimed with the helpers (``wait``: until every claimed one is done)."""
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
@@ -173,27 +173,18 @@ def _depthwise_block(block, chunks, wait):
                           wait)
 
 
+_BODIES = gang.shared_entry(_depthwise_block, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _depthwise_entry() -> int:
     """Every output row, shared with the gang's spinning helpers when the layer is large enough, else serially."""
-    def entry(block):
-        chunks = block[_CHUNKS]
-        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
-                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
-            _depthwise_block(block, chunks, True)
-            gang.retract_native(block[_MAILBOX], block[_TASK])
-        else:
-            _depthwise_block(block, 0, False)
-        return 0
-    return jit.native(entry)
+    return jit.native(_BODIES[0])
 
 
 @native.factory
 def _depthwise_helper() -> int:
-    def helper(block):
-        _depthwise_block(block, block[_CHUNKS], False)
-        return 0
-    return jit.native(helper)
+    return jit.native(_BODIES[1])
 
 
 def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,

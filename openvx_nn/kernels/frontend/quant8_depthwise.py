@@ -35,7 +35,8 @@ MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi,
                narrow, line0, line1):
     # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
-    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int32), for the
+    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int16: both factors
+    # sign-extended from 16 bits, so LLVM multiplies with vpmaddwd rather than the slower vpmulld), for the
     # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
     # int32, in L1) while each tap adds one contiguous run per output pixel, or (multiplier 1: ``w_offsets``
     # then holds each tap's weights repeated out_w times) one run for the whole line. Such runs need the
@@ -52,10 +53,19 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     flat = xp.reshape(-1)
     target = out.reshape(-1)
     acc = np.empty(out_w * depth_out, np.int32)
+    n = out_w * depth_out
+    # a 3x3 window of whole-line runs: the nine taps in one pass over the line (no sum stored between taps)
+    nine = whole_line and kh == 3 and kw == 3
+    cols = [(phase * (kx % stride_w) + kx // stride_w) * depth_in for kx in range(3)]
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
-        acc[:] = 0
-        for ky in range(kh):
+        if nine:
+            top = (b * hp + oy * stride_h) * wp * depth_in
+            below = wp * depth_in
+            _nine_taps(acc, flat, w_offsets, n, top + cols[0], top + cols[1], top + cols[2], below)
+        else:
+            acc[:] = 0
+        for ky in range(kh if nine else 0, kh):
             row = (b * hp + oy * stride_h + ky) * wp
             for kx in range(kw):
                 taps = w_offsets[ky, kx]
@@ -85,6 +95,24 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
             sums = acc[ox * depth_out: (ox + 1) * depth_out]
             for c in range(depth_out):
                 values[c] = scale_lane(np.int64(sums[c]) + bias[c], m, shift, zero_point, lo, hi)
+
+
+@kernel
+def _nine_taps(acc, flat, w_offsets, n, c0, c1, c2, below):
+    # acc[j] = sum over ky, kx < 3 of flat[start(ky, kx) + j] * w_offsets[ky, kx, j] for j < n, with the runs
+    # starting at c_kx + ky * below: each element is loaded once per tap and the sum never leaves a register.
+    x00, x01, x02 = flat[c0: c0 + n], flat[c1: c1 + n], flat[c2: c2 + n]
+    d = below
+    x10, x11, x12 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
+    d = 2 * below
+    x20, x21, x22 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
+    w00, w01, w02 = w_offsets[0, 0], w_offsets[0, 1], w_offsets[0, 2]
+    w10, w11, w12 = w_offsets[1, 0], w_offsets[1, 1], w_offsets[1, 2]
+    w20, w21, w22 = w_offsets[2, 0], w_offsets[2, 1], w_offsets[2, 2]
+    for j in range(n):
+        acc[j] = (np.int32(x00[j]) * w00[j] + np.int32(x01[j]) * w01[j] + np.int32(x02[j]) * w02[j]
+                  + np.int32(x10[j]) * w10[j] + np.int32(x11[j]) * w11[j] + np.int32(x12[j]) * w12[j]
+                  + np.int32(x20[j]) * w20[j] + np.int32(x21[j]) * w21[j] + np.int32(x22[j]) * w22[j])
 
 
 _DEPTHWISE = kernel(_depthwise)
@@ -137,7 +165,7 @@ def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, count
 
 
 _CLAIM = kernel(_claim)
-_TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int32, 3, "C", readonly=True),
+_TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int16, 3, "C", readonly=True),
           types.Array(types.int64, 1, "C", readonly=True), types.Array(types.int32, 1, "C", readonly=True),
           types.Array(types.uint8, 4, "C"))
 
@@ -161,7 +189,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
     if kh * kw > MAX_TAPS:
         raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
                          f"(at most {MAX_TAPS} taps)")
-    w_offsets = np.ascontiguousarray(w[0], np.int32) - np.int32(quant_w[1])
+    w_offsets = (np.asarray(w[0], np.int32) - np.int32(quant_w[1])).astype(np.int16)  # within +-255
     if multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
         w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, out_shape[2])))
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
@@ -226,10 +254,10 @@ _LINES, _ZERO, _LEFT, _TOP, _PHASED, _MAILBOX, _TASK, _CHUNKS = range(_S + 9, _S
 
 
 @kernel
-def _native_lines(block, chunks, wait):
+def _native_lines(code, block, chunks, wait):
     """Every output line of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
     claimed with the helpers (``wait``: until every claimed one is done)."""
-    arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int32)[0, 0, 0],
+    arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int16)[0, 0, 0],
               native.c_array(block, _BIAS, np.int64)[0, 0, 0, 0, 0],
               native.c_array(block, _LINE_BIAS, np.int32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.uint8)[0, 0])
     scalars = (block[_S], block[_S + 1], block[_S + 2], block[_S + 3], block[_S + 4], block[_S + 5], block[_S + 6],
@@ -241,31 +269,27 @@ def _native_lines(block, chunks, wait):
                wait)
 
 
+@kernel
+def _pack_block(block):
+    """The packer of the layer in ``block`` (by phase for a strided layer of multiplier 1)."""
+    x = native.c_array(block, _X, np.uint8)[0, 0]
+    xp = native.c_array(block, _XP, np.int16)[0, 0]
+    if block[_PHASED] != 0:
+        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
+    else:
+        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
+
+
+_BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _native_entry() -> int:
-    """The packer (by phase for a strided layer of multiplier 1), then ``_depthwise`` over every line, shared
-    with the gang's spinning helpers when the layer is large enough, else serially."""
-    def entry(block):
-        x = native.c_array(block, _X, np.uint8)[0, 0]
-        xp = native.c_array(block, _XP, np.int16)[0, 0]
-        if block[_PHASED] != 0:
-            _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
-        else:
-            pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
-        chunks = block[_CHUNKS]
-        if chunks > 0 and gang.begin_native(block[_MAILBOX], block[_TASK],
-                                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]):
-            _native_lines(block, chunks, True)
-            gang.retract_native(block[_MAILBOX], block[_TASK])
-        else:
-            _native_lines(block, 0, False)
-        return 0
-    return jit.native(entry)
+    """The packer, then ``_depthwise`` over every line, shared with the gang's spinning helpers when the layer is
+    large enough (``gang.shared_entry``), else serially."""
+    return jit.native(_BODIES[0])
 
 
 @native.factory
 def _native_helper() -> int:
-    def helper(block):
-        _native_lines(block, block[_CHUNKS], False)
-        return 0
-    return jit.native(helper)
+    return jit.native(_BODIES[1])

@@ -38,9 +38,20 @@ class PreparedModel:
 
     def execute(self, request: Request) -> ErrorStatus:
         """Copy the inputs in, run the graph, copy the outputs out; ``last_error`` says why on failure."""
+        return self._answer(lambda: self.plans.for_request(request).execute(request))
+
+    def execute_arrays(self, inputs: list, outputs: list) -> ErrorStatus | None:
+        """:meth:`execute` of a request whose inputs and outputs are arrays of their operands' dtypes and shapes
+        (``Plans.run_arrays``); None, nothing done, where it needs a :class:`Request` (checked pools)."""
+        ran: list[bool] = []
+        status = self._answer(lambda: ran.append(self.plans.run_arrays(inputs, outputs)))
+        return status if not ran or ran[0] else None
+
+    def _answer(self, run) -> ErrorStatus:
+        """``run()`` under the lock, its failure as a status (``last_error`` says why)."""
         try:
             with self._lock:
-                self.plans.for_request(request).execute(request)
+                run()
         except NNAPIError as err:
             self.last_error = str(err)
             return err.status

@@ -109,11 +109,33 @@ class Lowered:
         for tensor, data, dtype, shape in outputs:
             if data.readonly:
                 raise NNAPIError("an output pool is read-only")
-        for argument in inputs:
-            if argument is not None:
-                tensor, data, dtype, shape = argument
-                tensor.array.T[...] = np.frombuffer(data, dtype).reshape(shape)
-                tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+        self._run([(a[0], np.frombuffer(a[1], a[2]).reshape(a[3])) for a in inputs if a is not None],
+                  [(tensor, np.frombuffer(data, dtype).reshape(shape)) for tensor, data, dtype, shape in outputs])
+
+    def run_arrays(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+        """A request of arrays (``nnapi.Execution``'s fast path: no pools to read and check): run it when every
+        input and output is an array of its operand's dtype and shape, C-ordered (outputs writable) and every
+        input is one this graph reads; else False, nothing done (the request then takes the checked path)."""
+        feeds, fetches = [], []
+        for slots, arrays, into in ((self._inputs, inputs, feeds), (self._outputs, outputs, fetches)):
+            if len(arrays) != len(slots):
+                return False
+            for slot, array in zip(slots, arrays):
+                if slot is None or not isinstance(array, np.ndarray) or array.dtype != slot[2] or \
+                        array.shape != slot[3] or not array.flags.c_contiguous:
+                    return False
+                into.append((slot[1], array))
+        if not all(array.flags.writeable for _, array in fetches):
+            return False
+        with self._lock:
+            self._run(feeds, fetches)
+        return True
+
+    def _run(self, feeds: list[tuple[Tensor, np.ndarray]], fetches: list[tuple[Tensor, np.ndarray]]) -> None:
+        """Copy ``feeds`` into their tensors, run the graph, copy the tensors of ``fetches`` out (NNAPI shapes)."""
+        for tensor, array in feeds:
+            tensor.array.T[...] = array
+            tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
         plan = self.graph.plan
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
             self._plan, self._lends = plan, plan.native is not None and lend_helpers(plan.calls)
@@ -128,8 +150,8 @@ class Lowered:
             cause = node.state.get("error", "the context log has the cause")
             raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
                              self.model.operations[j].type)
-        for tensor, data, dtype, shape in outputs:
-            np.frombuffer(data, dtype).reshape(shape)[...] = tensor.array.T
+        for tensor, array in fetches:
+            array[...] = tensor.array.T
 
     def timings(self) -> list[tuple[int, str, float]]:
         return [(j, node.description.name, node.perf.tmp / 1e6) for node, j in self.builder.node_ops]

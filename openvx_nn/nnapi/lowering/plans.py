@@ -102,6 +102,19 @@ class Plans:
         self.last = lowered
         return lowered
 
+    def run_arrays(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+        """Run a request of arrays (``Lowered.run_arrays``) on the graph of their shapes, where one is lowered and
+        no input is read as a parameter; else False, nothing done (the request takes the checked path)."""
+        if self.parameters or len(inputs) != len(self.model.inputIndexes):
+            return False
+        key = tuple((getattr(array, "shape", None), None) for array in inputs)
+        lowered = self._graphs.get(key)
+        if lowered is None or not lowered.run_arrays(inputs, outputs):
+            return False
+        self._graphs.move_to_end(key)
+        self.last = lowered
+        return True
+
     def _values(self, request: Request, shapes: list, which: set[int] | None) -> dict[int, np.ndarray]:
         """The request's values of the present inputs in ``which`` (None: all), views of its pools."""
         values: dict[int, np.ndarray] = {}
