@@ -79,9 +79,9 @@ def feature_shape(feature) -> tuple[int, ...]:
     raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
 
 
-def load(source) -> CoreMLModel:
-    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model``."""
-    return CoreMLModel(_parse(source))
+def load(source, nhwc: bool = True) -> CoreMLModel:
+    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model`` (``nhwc``: see ``CoreMLModel``)."""
+    return CoreMLModel(_parse(source), nhwc=nhwc)
 
 
 class CoreMLModel:
@@ -93,10 +93,13 @@ class CoreMLModel:
     shapes; ``layers`` lists how each layer was lowered.
     """
 
-    def __init__(self, spec, declared: bool = True):
+    def __init__(self, spec, declared: bool = True, nhwc: bool = True):
         """``declared``: build the graph for the declared input shapes now (a model that cannot run
-        fails at load); ``build_batched`` passes False and builds only the graph it needs."""
+        fails at load); ``build_batched`` passes False and builds only the graph it needs. ``nhwc``: run
+        convolution regions on the NHWC float engines (``lowering/nhwc.py``); False keeps every layer in
+        CoreML's layout."""
         self.spec = spec
+        self.nhwc_route = nhwc
         kind = spec.WhichOneof("Type")
         if kind not in KINDS:
             raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)})")
@@ -144,7 +147,7 @@ class CoreMLModel:
                     finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
         """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
         ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
-        g = GraphBuilder(self._wanted_blobs())
+        g = GraphBuilder(self._wanted_blobs(), self.nhwc_route)
         try:
             g.inputs = {}
             for name, shape in shapes.items():
@@ -162,8 +165,9 @@ class CoreMLModel:
                 infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
             g.layer, g.epilogue = None, None
             for name in self._wanted_blobs():
-                if name not in g.blobs:
+                if not g.known(name):
                     raise CoreMLError(f"output '{name}' is produced by no layer")
+                g.blob(name)  # in CoreML's layout (a blob held only in NHWC is converted here)
             if finish is not None:
                 finish(g)
             g.verify()

@@ -1,10 +1,12 @@
-"""CoreML data-movement kernels: reshape, permute, strided slice, pad, tile, reorganise."""
+"""CoreML data-movement kernels: reshape, permute, strided slice, pad, tile, reorganise, and the conversions
+between CoreML's channel-major blobs and NHWC."""
 from __future__ import annotations
 
 import math
 
 from ...core.enums import Status
 from ...core.validation import Validation
+from ...kernels.frontend import chw_layout
 from ...kernels.frontend import rearrange as k
 from .common import (
     ENUM,
@@ -110,3 +112,57 @@ def _validate_reorganize(v: Validation) -> None:
 
 describe(15, "reorganize", (tensor("input"), scalar("block_size", INT32), scalar("mode", ENUM), output()),
          _validate_reorganize, lambda p, state: k.reorganize(p[0].array, p[3].array, p[1].value, state["mode"]))
+
+
+# -- channel-major <-> NHWC: the edges of a region run on the NHWC float engines -------------------------------
+def _nhwc_dims(chw: tuple[int, ...]) -> tuple[int, ...]:
+    """The NHWC dims ``[C, W, H, N]`` of a blob of CoreML dims ``[W, H, C, *lead]`` (``N`` the product of lead)."""
+    return (chw[2], chw[0], chw[1], math.prod(chw[3:]))
+
+
+def _validate_to_nhwc(v: Validation) -> None:
+    x = float_input(v, 0)
+    v.require(x.rank >= 3, 0, Status.VX_ERROR_INVALID_DIMENSION, f"input {list(x.dims)} must be [W, H, C, *batch]")
+    want = _nhwc_dims(tuple(x.dims))
+    dims = tuple(v.declared(1).dims)
+    v.require(dims == want, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output dims {list(dims)} must be [C, W, H, N] = {list(want)} for input {list(x.dims)}")
+    v.output(1, dims, F32, 0)
+
+
+def _validate_to_chw(v: Validation) -> None:
+    x = float_input(v, 0)
+    dims = tuple(v.declared(1).dims)
+    v.require(len(dims) >= 3, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output dims {list(dims)} must be declared [W, H, C, *batch]")
+    # [C, W, H, N], or [C, N] for a 1 x 1 plane (a fully connected layer's output)
+    fits = tuple(x.dims) == _nhwc_dims(dims) or (dims[:2] == (1, 1) and tuple(x.dims) == (dims[2], math.prod(dims[3:])))
+    v.require(fits, 0, Status.VX_ERROR_INVALID_DIMENSION,
+              f"input dims {list(x.dims)} are not the NHWC [C, W, H, N] of output {list(dims)}")
+    v.output(1, dims, F32, 0)
+
+
+def _shaped(array, shape: tuple[int, ...]):
+    """``array`` (a tensor's array) as the C-contiguous ``shape`` over the same memory: an error, never a copy."""
+    view = array.T.view()
+    view.shape = shape
+    return view
+
+
+def _prepare_layout(to_nhwc: bool):
+    def prepare(p, state):
+        chw = p[0].array if to_nhwc else p[1].array
+        w, h, c = chw.shape[:3]
+        n = math.prod(chw.shape[3:])
+        planes, pixels = (n, c, h, w), (n, h, w, c)
+        source = _shaped(p[0].array, planes if to_nhwc else pixels)
+        target = _shaped(p[1].array, pixels if to_nhwc else planes)
+        copy = chw_layout.to_nhwc if to_nhwc else chw_layout.to_chw
+        return lambda: copy(source, target)
+    return prepare
+
+
+describe(16, "to_nhwc", (tensor("input"), output()), _validate_to_nhwc,
+         lambda p, state: _prepare_layout(True)(p, state)(), _prepare_layout(True))
+describe(17, "to_chw", (tensor("input"), output()), _validate_to_chw,
+         lambda p, state: _prepare_layout(False)(p, state)(), _prepare_layout(False))
