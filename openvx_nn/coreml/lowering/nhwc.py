@@ -48,8 +48,10 @@ def _window(before: Sequence[int], after: Sequence[int], stride: Sequence[int]) 
 
 
 def _extents_fit(x: Blob, kernel, stride, before, after, out_hw) -> bool:
-    """Whether NNAPI's ``(in + pads - k) // stride + 1`` gives CoreML's output extents, pads not negative."""
-    return min(before) >= 0 and min(after) >= 0 and all(
+    """Whether NNAPI's ``(in + pads - k) // stride + 1`` gives CoreML's output extents, pads not negative and every
+    value an INT32 scalar (absurd ones are left to CoreML's layout, which names them)."""
+    values = [*before, *after, *kernel, *stride]
+    return min(values) >= 0 and max(values) < 2**31 and all(
         (x.shape[-2 + i] + before[i] + after[i] - kernel[i]) // stride[i] + 1 == out_hw[i] for i in range(2))
 
 
