@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import vx
+from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
+from ..operations.nnapi.common import lend_helpers, summon_helpers
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
@@ -111,6 +114,8 @@ class CoreMLModel:
         self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
+        self._lends: dict[int, tuple[object, bool]] = {}  # id(graph) -> (its plan, whether it lends helpers)
+        _start_library()
         if declared:
             self._build(self._declared_shapes())
 
@@ -235,6 +240,12 @@ class CoreMLModel:
         context = Context.current()
         if bench and context is not None:
             context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
+        plan = g.graph.plan
+        seen = self._lends.get(id(g))
+        if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
+            seen = self._lends[id(g)] = (plan, plan.native is not None and lend_helpers(plan.calls))
+        if seen[1]:
+            summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
         status = g.graph.process()
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
@@ -290,6 +301,13 @@ class CoreMLModel:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _start_library() -> None:
+    """Start libopenvx.so once per process, as the NNAPI front end does: its start-up installs the C loop that
+    runs a graph whose every node has a native entry (``core/native_plan.py``) without Python between nodes."""
+    if native_plan.hooks is None:
+        vx.vxGetStatus(vx.ffi.NULL)
 
 
 def _blob(tensor, shape):

@@ -15,9 +15,9 @@ def test_layout_conversions_are_numpy_transposes_and_invert_each_other(shape):
     x.flat[0], x.flat[-1] = -0.0, np.nan
     n, c, h, w = shape
     nhwc = np.full((n, h, w, c), 7.0, np.float32)
-    chw_layout.to_nhwc(x, nhwc)
+    chw_layout.bind(True, x, nhwc)()
     np.testing.assert_array_equal(nhwc, x.transpose(0, 2, 3, 1))
     back = np.full(shape, 7.0, np.float32)
-    chw_layout.to_chw(nhwc, back)
+    chw_layout.bind(False, nhwc, back)()
     np.testing.assert_array_equal(back, x)
     assert np.signbit(back.flat[0])

@@ -1,8 +1,8 @@
 """The NHWC route: CoreML layers on the NHWC float engines NNAPI's float operations use.
 
 Convolution (dense or depthwise, with a folded batchnorm, a ReLU / ReLU1 / ReLU6 clip in the kernel's
-epilogue and a folded residual add as its own ``nnapi.add`` node carrying that clip), pooling, ReLU, add and
-inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
+epilogue and a folded residual add as its own node: ``nnapi.add`` carrying that clip, or the OpenVX tensor
+addition when there is none), pooling, ReLU, add and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
 ``float_depthwise``, ``float_pooling``, ``float_elementwise``: 6x16 FMA register tiles, weights packed once,
 shared with the engine's helpers) on blobs held in NHWC. A blob changes layout only at the edge of such a
 region (``GraphBuilder.nhwc_blob`` / ``blob``: one ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob),
@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ...core.enums import ConvertPolicy
 from ...operations.nnapi.common import NNAPI_KERNELS
 from ..builder import Blob, GraphBuilder, nhwc_dims
 from .fusion import CLIP_CODES, take_stages
@@ -39,6 +40,16 @@ def node(g: GraphBuilder, op: str, tensors: Mapping[str, object], ints: Mapping[
         else:
             params.append(g.i32(ints.get(name, 0)))
     g.node(kernel.name, params)
+
+
+def _sum(g: GraphBuilder, a, b, out, act: int) -> str:
+    """``out = act(a + b)`` of two NHWC tensors of one shape: the OpenVX tensor addition when there is no
+    activation (it has a native entry, so the graph may run from C), else ``nnapi.add`` with it fused."""
+    if act == NONE:
+        g.node("org.khronos.openvx.tensor_add", (a, b, g.enum(ConvertPolicy.VX_CONVERT_POLICY_SATURATE), out))
+        return "vxTensorAdd"
+    node(g, "add", {"input1": a, "input2": b, "output": out}, {"activation": act})
+    return "nnapi.add"
 
 
 def _window(before: Sequence[int], after: Sequence[int], stride: Sequence[int]) -> dict[str, int]:
@@ -82,9 +93,7 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
         if depthwise else "conv_2d"
     how = f"nnapi.{kind} (NHWC)"
     if shortcut is not None:
-        node(g, "add", {"input1": result, "input2": shortcut.tensor, "output": g.nhwc_output(name, out_shape)},
-             {"activation": act})
-        how += " then nnapi.add"
+        how += " then " + _sum(g, result, shortcut.tensor, g.nhwc_output(name, out_shape), act)
     return how + (f" with {', '.join(folded)} folded in" if folded else "")
 
 
@@ -126,9 +135,7 @@ def add(g: GraphBuilder, layer) -> str | None:
     if len(shape) < 3 or shapes[layer.input[1]] != shape:
         return None
     a, b = (g.nhwc_blob(n) for n in layer.input)
-    node(g, "add", {"input1": a.tensor, "input2": b.tensor, "output": g.nhwc_output(layer.output[0], shape)},
-         {"activation": NONE})
-    return "nnapi.add (NHWC)"
+    return _sum(g, a.tensor, b.tensor, g.nhwc_output(layer.output[0], shape), NONE) + " (NHWC)"
 
 
 def inner_product(g: GraphBuilder, layer, w: np.ndarray, bias, features: tuple[int, ...]) -> str | None:

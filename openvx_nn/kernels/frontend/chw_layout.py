@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support import jit
+from ..support import jit, native
+from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 
 @jit.kernel
@@ -36,11 +37,38 @@ def _to_chw(x, out):
                     row[i] = x[n, y, i, c]
 
 
-def to_nhwc(x: np.ndarray, out: np.ndarray) -> None:
-    """Copy the ``[N, C, H, W]`` array ``x`` into the ``[N, H, W, C]`` array ``out`` (both C-contiguous)."""
-    _to_nhwc(x, out)
+_TYPES = (F32[4, False], F32[4, True])
 
 
-def to_chw(x: np.ndarray, out: np.ndarray) -> None:
-    """Copy the ``[N, H, W, C]`` array ``x`` into the ``[N, C, H, W]`` array ``out`` (both C-contiguous)."""
-    _to_chw(x, out)
+def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray):
+    """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
+    back; both C-contiguous float32 (the tensors' own arrays, viewed)."""
+    kernel = compiled(_to_nhwc if to_nhwc else _to_chw, _TYPES)
+    return lambda: kernel(x, out)
+
+
+_X, _OUT = at(0), at(1)
+
+
+@native.factory
+def _to_nhwc_entry() -> int:
+    def entry(block):
+        _to_nhwc(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0])
+        return 0
+    return jit.native(entry)
+
+
+@native.factory
+def _to_chw_entry() -> int:
+    def entry(block):
+        _to_chw(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0])
+        return 0
+    return jit.native(entry)
+
+
+def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
+    """:func:`bind` as a native entry (run from C without the GIL); None unless both are C-contiguous float32."""
+    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0:
+        return None
+    words, keep = block_of(x, out)
+    return native.Entry(_to_nhwc_entry() if to_nhwc else _to_chw_entry(), words, keep)

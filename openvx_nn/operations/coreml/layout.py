@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend import chw_layout
@@ -143,26 +145,54 @@ def _validate_to_chw(v: Validation) -> None:
 
 
 def _shaped(array, shape: tuple[int, ...]):
-    """``array`` (a tensor's array) as the C-contiguous ``shape`` over the same memory: an error, never a copy."""
+    """``array`` (a tensor's array) as the C-contiguous ``shape`` over the same memory, None when it is a strided
+    view (a CoreML crop or split) that has none."""
     view = array.T.view()
-    view.shape = shape
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
     return view
+
+
+def _shapes(to_nhwc: bool, p) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The [N, C, H, W] / [N, H, W, C] shapes of the input's and the output's arrays."""
+    chw = p[0].array if to_nhwc else p[1].array
+    w, h, c = chw.shape[:3]
+    n = math.prod(chw.shape[3:])
+    planes, pixels = (n, c, h, w), (n, h, w, c)
+    return (planes, pixels) if to_nhwc else (pixels, planes)
 
 
 def _prepare_layout(to_nhwc: bool):
     def prepare(p, state):
-        chw = p[0].array if to_nhwc else p[1].array
-        w, h, c = chw.shape[:3]
-        n = math.prod(chw.shape[3:])
-        planes, pixels = (n, c, h, w), (n, h, w, c)
-        source = _shaped(p[0].array, planes if to_nhwc else pixels)
-        target = _shaped(p[1].array, pixels if to_nhwc else planes)
-        copy = chw_layout.to_nhwc if to_nhwc else chw_layout.to_chw
-        return lambda: copy(source, target)
+        into, out = _shapes(to_nhwc, p)
+        source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
+        if source is not None:
+            return chw_layout.bind(to_nhwc, source, target)
+        staging = np.empty(into, np.float32)  # a strided input is gathered first
+        copy, raw = chw_layout.bind(to_nhwc, staging, target), p[0].array.T
+
+        def run() -> None:
+            staging[...] = raw.reshape(into)
+            copy()
+        return run
     return prepare
 
 
-describe(16, "to_nhwc", (tensor("input"), output()), _validate_to_nhwc,
-         lambda p, state: _prepare_layout(True)(p, state)(), _prepare_layout(True))
-describe(17, "to_chw", (tensor("input"), output()), _validate_to_chw,
-         lambda p, state: _prepare_layout(False)(p, state)(), _prepare_layout(False))
+def _native_layout(to_nhwc: bool):
+    def native(p, state):
+        into, out = _shapes(to_nhwc, p)
+        source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
+        return None if source is None else chw_layout.native_layout(to_nhwc, source, target)
+    return native
+
+
+def _layout(to_nhwc: bool, index: int, name: str, validate) -> None:
+    prepare = _prepare_layout(to_nhwc)
+    describe(index, name, (tensor("input"), output()), validate, lambda p, state: prepare(p, state)(), prepare,
+             _native_layout(to_nhwc))
+
+
+_layout(True, 16, "to_nhwc", _validate_to_nhwc)
+_layout(False, 17, "to_chw", _validate_to_chw)
