@@ -184,7 +184,7 @@ def test_a_model_mixing_nhwc_and_chw_layers_converts_at_the_edges_and_matches_th
     assert lowered["c1"].startswith("nnapi.conv_2d")
     assert lowered["dw"].startswith("nnapi.depthwise_conv_2d") and "r6" in lowered["dw"]
     assert lowered["dil"].startswith("coreml.convolution")  # dilation: CoreML's layout
-    assert lowered["c2"] == "nnapi.conv_2d (NHWC) then nnapi.add with sum2, relu2 folded in"
+    assert lowered["c2"] == "nnapi.conv_2d (NHWC) then vxTensorAdd, vxActivationLayer(relu) with sum2, relu2 folded in"
     assert lowered["pooled"].startswith("nnapi.max_pool_2d")
     assert lowered["up"].startswith("coreml.convolution(transposed")
     assert lowered["gap"].startswith("vxPoolingLayer")  # its input (the deconvolution's) is in CoreML's layout
@@ -212,8 +212,8 @@ def test_the_benchmark_networks_run_every_convolution_on_the_nhwc_engines(tmp_pa
     fast, plain = cm.load(path), cm.load(path, nhwc=False)
     try:
         want = plain.predict({net.input: x})[net.output]
-        for _ in range(2):  # the second run is native when every node has a native entry (MobileNet v2's adds
-            close(fast.predict({net.input: x})[net.output], want, atol=1e-4)  # have no activation)
+        for _ in range(2):  # the second run is native: every node has a native entry
+            close(fast.predict({net.input: x})[net.output], want, atol=1e-4)
         kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
         convs = [layer.lowering for layer in fast.layers if layer.type == "convolution"]
         native_runs = fast.graph.native_runs
@@ -222,4 +222,26 @@ def test_the_benchmark_networks_run_every_convolution_on_the_nhwc_engines(tmp_pa
         plain.close()
     assert all(how.startswith("nnapi.") for how in convs), convs
     assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
-    assert (native_runs > 0) == (network == "mobilenet_v2")  # ResNet's adds carry a ReLU: nnapi.add, from Python
+    assert native_runs > 0
+
+
+@pytest.mark.parametrize("clip", ["relu", "relu6", "relu1", "none"])
+def test_a_folded_residual_add_carries_each_fused_activation(tmp_path, rng, clip):
+    c, h, w = 5, 7, 6
+    x = (3 * rng.standard_normal((c, h, w))).astype(np.float32)
+    wt = rng.standard_normal((3, 3, c, c)).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    b.add_convolution("conv", c, c, 3, 3, 1, 1, "same", 1, wt, None, False, input_name="x", output_name="conv")
+    b.add_elementwise("sum" if clip != "none" else "y", ["conv", "x"], "sum" if clip != "none" else "y", mode="ADD")
+    want = ref.conv2d(x.astype(np.float64), wt.transpose(3, 2, 0, 1).astype(np.float64), None, (1, 1), (1, 1),
+                      (1, 1, 1, 1), 1) + x
+    if clip != "none":
+        _add_clip(b, clip, "sum", "y")
+        want = np.clip(want, *CLIPS[clip])
+    fast, plain, layers, _, _ = _predict_both(tmp_path, b, {"x": x})
+    close(fast["y"], want, atol=1e-4)
+    close(plain["y"], want, atol=1e-4)
+    assert all(layer.lowering.startswith("folded") for layer in layers[1:]), layers
+    assert layers[0].lowering.split(" then ")[1].split(" with ")[0] == {
+        "relu": "vxTensorAdd, vxActivationLayer(relu)", "relu6": "vxTensorAdd, vxActivationLayer(brelu 6)",
+        "relu1": "nnapi.add", "none": "vxTensorAdd"}[clip]

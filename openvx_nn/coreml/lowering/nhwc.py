@@ -20,12 +20,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...core.enums import ConvertPolicy
+from ...core.enums import ConvertPolicy, NNActivation
 from ...operations.nnapi.common import NNAPI_KERNELS
 from ..builder import Blob, GraphBuilder, nhwc_dims
 from .fusion import CLIP_CODES, take_stages
 
-NONE = 0
+NONE, RELU, RELU1, RELU6 = 0, 1, 2, 3  # NNAPI's fused activation codes
 
 
 def node(g: GraphBuilder, op: str, tensors: Mapping[str, object], ints: Mapping[str, int] = (),
@@ -43,13 +43,24 @@ def node(g: GraphBuilder, op: str, tensors: Mapping[str, object], ints: Mapping[
 
 
 def _sum(g: GraphBuilder, a, b, out, act: int) -> str:
-    """``out = act(a + b)`` of two NHWC tensors of one shape: the OpenVX tensor addition when there is no
-    activation (it has a native entry, so the graph may run from C), else ``nnapi.add`` with it fused."""
+    """``out = act(a + b)`` of two NHWC tensors of one shape, on kernels with native entries (so the graph may run
+    from C): the OpenVX tensor addition, then for ReLU or ReLU6 the OpenVX activation layer; ``nnapi.add`` with
+    the activation fused for ReLU1 (no OpenVX activation computes it)."""
+    if act == RELU1:
+        node(g, "add", {"input1": a, "input2": b, "output": out}, {"activation": act})
+        return "nnapi.add"
+    total = out if act == NONE else g.temp_dims(a.dims)
+    g.node("org.khronos.openvx.tensor_add", (a, b, g.enum(ConvertPolicy.VX_CONVERT_POLICY_SATURATE), total))
     if act == NONE:
-        g.node("org.khronos.openvx.tensor_add", (a, b, g.enum(ConvertPolicy.VX_CONVERT_POLICY_SATURATE), out))
         return "vxTensorAdd"
-    node(g, "add", {"input1": a, "input2": b, "output": out}, {"activation": act})
-    return "nnapi.add"
+    return "vxTensorAdd, " + _activation(g, total, out, act)
+
+
+def _activation(g: GraphBuilder, x, out, act: int) -> str:
+    """``out = act(x)`` for ReLU or ReLU6 by the OpenVX activation layer (any layout: element-wise)."""
+    function = NNActivation.VX_NN_ACTIVATION_RELU if act == RELU else NNActivation.VX_NN_ACTIVATION_BRELU
+    g.node("org.khronos.nn_extension.activation_layer", (x, g.enum(function), g.f32(6.0), g.f32(0.0), out))
+    return "vxActivationLayer(" + ("relu)" if act == RELU else "brelu 6)")
 
 
 def _window(before: Sequence[int], after: Sequence[int], stride: Sequence[int]) -> dict[str, int]:
@@ -116,13 +127,12 @@ def pooling(g: GraphBuilder, layer, x: Blob, kind: str, global_pool: bool, exclu
 
 
 def relu(g: GraphBuilder, layer) -> str | None:
-    """A ReLU of a blob held in NHWC: ``nnapi.relu`` on it, or None."""
+    """A ReLU of a blob held in NHWC: the OpenVX activation layer on it, or None."""
     name = layer.input[0]
     if name not in g.nhwc:
         return None
     x = g.nhwc[name]
-    node(g, "relu", {"input": x.tensor, "output": g.nhwc_output(layer.output[0], x.shape)})
-    return "nnapi.relu (NHWC)"
+    return _activation(g, x.tensor, g.nhwc_output(layer.output[0], x.shape), RELU) + " (NHWC)"
 
 
 def add(g: GraphBuilder, layer) -> str | None:
