@@ -14,54 +14,42 @@ from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 
 @jit.kernel
-def _to_nhwc(x, out):
-    """``out[n, y, x, c] = x[n, c, y, x]``: per row, the channels' rows are read in step and written interleaved."""
-    n_items, channels, height, width = x.shape
+def _copy(planes, pixels, into_pixels):
+    """``pixels[n, y, x, c] = planes[n, c, y, x]`` (``into_pixels``) or back: per row, the channels' rows are
+    walked in step, so the planes side is read or written contiguously (the branch is the same on every pass:
+    LLVM takes it out of the loops)."""
+    n_items, channels, height, width = planes.shape
     for n in range(n_items):
         for y in range(height):
             for c in range(channels):
-                row = x[n, c, y]
-                for i in range(width):
-                    out[n, y, i, c] = row[i]
+                row = planes[n, c, y]
+                if into_pixels:
+                    for i in range(width):
+                        pixels[n, y, i, c] = row[i]
+                else:
+                    for i in range(width):
+                        row[i] = pixels[n, y, i, c]
 
 
-@jit.kernel
-def _to_chw(x, out):
-    """``out[n, c, y, x] = x[n, y, x, c]``."""
-    n_items, height, width, channels = x.shape
-    for n in range(n_items):
-        for y in range(height):
-            for c in range(channels):
-                row = out[n, c, y]
-                for i in range(width):
-                    row[i] = x[n, y, i, c]
-
-
-_TYPES = (F32[4, False], F32[4, True])
+_TYPES = (F32[4, True], F32[4, True], jit.BOOL)
 
 
 def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray):
     """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
     back; both C-contiguous float32 (the tensors' own arrays, viewed)."""
-    kernel = compiled(_to_nhwc if to_nhwc else _to_chw, _TYPES)
-    return lambda: kernel(x, out)
+    kernel = compiled(_copy, _TYPES)
+    planes, pixels = (x, out) if to_nhwc else (out, x)
+    return lambda: kernel(planes, pixels, bool(to_nhwc))
 
 
-_X, _OUT = at(0), at(1)
-
-
-@native.factory
-def _to_nhwc_entry() -> int:
-    def entry(block):
-        _to_nhwc(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0])
-        return 0
-    return jit.native(entry)
+_PLANES, _PIXELS, _INTO_PIXELS = at(0), at(1), at(2)
 
 
 @native.factory
-def _to_chw_entry() -> int:
+def _copy_entry() -> int:
     def entry(block):
-        _to_chw(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0])
+        _copy(native.c_array(block, _PLANES, np.float32)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0],
+              block[_INTO_PIXELS] != 0)
         return 0
     return jit.native(entry)
 
@@ -70,5 +58,6 @@ def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry
     """:func:`bind` as a native entry (run from C without the GIL); None unless both are C-contiguous float32."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0:
         return None
-    words, keep = block_of(x, out)
-    return native.Entry(_to_nhwc_entry() if to_nhwc else _to_chw_entry(), words, keep)
+    planes, pixels = (x, out) if to_nhwc else (out, x)
+    words, keep = block_of(planes, pixels, int(bool(to_nhwc)))
+    return native.Entry(_copy_entry(), words, keep)
