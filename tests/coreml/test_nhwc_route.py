@@ -245,3 +245,17 @@ def test_a_folded_residual_add_carries_each_fused_activation(tmp_path, rng, clip
     assert layers[0].lowering.split(" then ")[1].split(" with ")[0] == {
         "relu": "vxTensorAdd, vxActivationLayer(relu)", "relu6": "vxTensorAdd, vxActivationLayer(brelu 6)",
         "relu1": "nnapi.add", "none": "vxTensorAdd"}[clip]
+
+
+def test_a_convolution_of_a_cropped_view_gathers_it_into_nhwc(tmp_path, rng):
+    x = rng.standard_normal((3, 9, 10)).astype(np.float32)
+    wt = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    b.add_crop("crop", left=1, right=2, top=2, bottom=1, offset=[], input_names=["x"], output_name="crop")
+    b.add_convolution("conv", 3, 4, 3, 3, 1, 1, "valid", 1, wt, None, False, input_name="crop", output_name="y")
+    fast, plain, layers, _, _ = _predict_both(tmp_path, b, {"x": x})
+    want = ref.conv2d(x[:, 2:-1, 1:-2].astype(np.float64), wt.transpose(3, 2, 0, 1).astype(np.float64), None,
+                      (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    close(fast["y"], want, atol=1e-4)
+    close(plain["y"], want, atol=1e-4)
+    assert layers[1].lowering.startswith("nnapi.conv_2d")

@@ -21,3 +21,9 @@ def test_layout_conversions_are_numpy_transposes_and_invert_each_other(shape):
     chw_layout.bind(False, nhwc, back)()
     np.testing.assert_array_equal(back, x)
     assert np.signbit(back.flat[0])
+
+
+def test_a_strided_array_is_refused_rather_than_misread():
+    x = np.zeros((1, 3, 4, 10), np.float32)[..., ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        chw_layout.bind(True, x, np.zeros((1, 4, 5, 3), np.float32))

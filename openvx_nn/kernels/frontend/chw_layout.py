@@ -37,6 +37,8 @@ _TYPES = (F32[4, True], F32[4, True], jit.BOOL)
 def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray):
     """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
     back; both C-contiguous float32 (the tensors' own arrays, viewed)."""
+    if not (contiguous_f32(x) and contiguous_f32(out)):
+        raise ValueError("the layout copy takes C-contiguous float32 arrays (gather a strided view first)")
     kernel = compiled(_copy, _TYPES)
     planes, pixels = (x, out) if to_nhwc else (out, x)
     return lambda: kernel(planes, pixels, bool(to_nhwc))

@@ -152,7 +152,7 @@ def _shaped(array, shape: tuple[int, ...]):
         view.shape = shape
     except AttributeError:
         return None
-    return view
+    return view if view.flags.c_contiguous else None
 
 
 def _shapes(to_nhwc: bool, p) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -168,14 +168,19 @@ def _prepare_layout(to_nhwc: bool):
     def prepare(p, state):
         into, out = _shapes(to_nhwc, p)
         source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
-        if source is not None:
+        if source is not None and target is not None:
             return chw_layout.bind(to_nhwc, source, target)
-        staging = np.empty(into, np.float32)  # a strided input is gathered first
-        copy, raw = chw_layout.bind(to_nhwc, staging, target), p[0].array.T
+        # a strided view (a crop, a split) is gathered into or scattered from a contiguous copy
+        inner = (np.empty(into, np.float32) if source is None else source,
+                 np.empty(out, np.float32) if target is None else target)
+        copy, raw_in, raw_out = chw_layout.bind(to_nhwc, *inner), p[0].array.T, p[1].array.T
 
         def run() -> None:
-            staging[...] = raw.reshape(into)
+            if source is None:
+                inner[0][...] = raw_in.reshape(into)
             copy()
+            if target is None:
+                raw_out[...] = inner[1].reshape(raw_out.shape)
         return run
     return prepare
 
@@ -184,7 +189,7 @@ def _native_layout(to_nhwc: bool):
     def native(p, state):
         into, out = _shapes(to_nhwc, p)
         source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
-        return None if source is None else chw_layout.native_layout(to_nhwc, source, target)
+        return None if source is None or target is None else chw_layout.native_layout(to_nhwc, source, target)
     return native
 
 
