@@ -259,3 +259,21 @@ def test_a_convolution_of_a_cropped_view_gathers_it_into_nhwc(tmp_path, rng):
     close(fast["y"], want, atol=1e-4)
     close(plain["y"], want, atol=1e-4)
     assert layers[1].lowering.startswith("nnapi.conv_2d")
+
+
+def test_a_sequence_of_inputs_runs_as_the_nhwc_batch(tmp_path, rng):
+    x = rng.standard_normal((4, 3, 9, 10)).astype(np.float32)  # [Seq, C, H, W]: N = 4 on the NHWC route
+    wt = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    b = builder({"x": x.shape[1:]}, ["y"])
+    b.add_convolution("conv", 3, 4, 3, 3, 2, 1, "same", 1, wt, None, False, input_name="x", output_name="c")
+    b.add_pooling("p", 2, 2, 2, 2, "MAX", "VALID", "c", "p")
+    b.add_activation("y", "RELU", "p", "y")
+    fast, plain, layers, _, _ = _predict_both(tmp_path, b, {"x": x})
+    w64 = wt.transpose(3, 2, 0, 1).astype(np.float64)
+    pads = ref.same_pads(9, 3, 2) + ref.same_pads(10, 3, 1)
+    want = np.stack([np.maximum(ref.pool2d(ref.conv2d(item.astype(np.float64), w64, None, (2, 1), (1, 1), pads, 1),
+                                           "max", (2, 2), (2, 2), (0, 0, 0, 0), False), 0.0) for item in x])
+    close(fast["y"], want, atol=1e-4)
+    close(plain["y"], want, atol=1e-4)
+    assert [layer.lowering for layer in layers] == ["nnapi.conv_2d (NHWC)", "nnapi.max_pool_2d (NHWC)",
+                                                    "vxActivationLayer(relu) (NHWC)"]
