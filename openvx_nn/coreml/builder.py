@@ -47,6 +47,7 @@ class GraphBuilder:
         self.blobs: dict[str, Blob] = {}
         self.outputs = set(outputs)
         self._objects: list[Reference] = [self.graph]
+        self._scalars: dict[tuple[int, bytes], Scalar] = {}
         # A model dropped without close() still gives its context back (like nnapi's compilations).
         self._finalizer = weakref.finalize(self, _release, self.context, self._objects)
         self._finalizer.atexit = False  # at exit the context goes with the process
@@ -107,9 +108,15 @@ class GraphBuilder:
         return tensor
 
     def scalar(self, data_type: int, value) -> Scalar:
+        """A parameter scalar; one object per type and value, shared by the nodes that read it (nothing writes
+        a model's parameters: a network's hundreds of strides and paddings are a handful of scalars)."""
         fmt = {Type.VX_TYPE_ENUM: "<i", Type.VX_TYPE_INT32: "<i", Type.VX_TYPE_FLOAT32: "<f",
                Type.VX_TYPE_SIZE: "<Q"}[data_type]
-        return self._keep(Scalar(self.context, data_type, struct.pack(fmt, value)))
+        raw = struct.pack(fmt, value)
+        found = self._scalars.get((data_type, raw))
+        if found is None:
+            found = self._scalars[(data_type, raw)] = self._keep(Scalar(self.context, data_type, raw))
+        return found
 
     def enum(self, value: int) -> Scalar:
         return self.scalar(Type.VX_TYPE_ENUM, value)
