@@ -1,18 +1,18 @@
 """The NHWC route: CoreML layers on the NHWC float engines NNAPI's float operations use.
 
-Convolution (dense or depthwise, with a folded batchnorm, a ReLU / ReLU1 / ReLU6 clip in the kernel's
-epilogue and a folded residual add as its own node: ``nnapi.add`` carrying that clip, or the OpenVX tensor
-addition when there is none), pooling, ReLU, add and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
-``float_depthwise``, ``float_pooling``, ``float_elementwise``: 6x16 FMA register tiles, weights packed once,
-shared with the engine's helpers) on blobs held in NHWC. A blob changes layout only at the edge of such a
-region (``GraphBuilder.nhwc_blob`` / ``blob``: one ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob),
-so the layers between keep NHWC ("layout kept").
+Convolution (dense or depthwise; a folded batchnorm and a ReLU / ReLU1 / ReLU6 clip in the kernel's epilogue),
+pooling and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
+``float_depthwise``, ``float_pooling``: FMA register tiles, weights packed once, shared with the engine's
+helpers, native entries) on blobs held in NHWC; a residual add and a ReLU run on the OpenVX tensor addition
+and activation layer (element-wise, so layout-blind, and with native entries: the whole graph can run from C).
+A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blob`` / ``blob``: one
+``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
 
 A convolution takes this route whenever it fits; pooling, ReLU, add and inner product only when their input is
-already held in NHWC (a conversion for them alone would cost more than it saves). Whatever does not fit --
-grouped convolutions other than depthwise, dilation, deconvolution, a clip other than ReLU / ReLU1 / ReLU6,
-paddings whose output extent NNAPI's arithmetic does not give, L2 pooling, an average over padding that
-counts the padding -- returns None and lowers on CoreML's layout as before.
+already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
+grouped convolutions other than depthwise, dilation, deconvolution, paddings whose output extent NNAPI's
+arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
+layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
 """
 from __future__ import annotations
 
