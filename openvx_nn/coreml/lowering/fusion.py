@@ -129,11 +129,11 @@ def _threshold(layer):
 
 
 def take_stages(g, w: np.ndarray, bias, name: str, out_shape: tuple[int, ...], clip_codes: bool = False):
-    """Fold the stages ``g.epilogue`` proposes for a convolution of weights ``w`` ([O, C, kh, kw]) and ``bias``
-    writing blob ``name`` into it, in order, while they fit: a batchnorm of O channels (into the weights and bias), a residual made
-    before, of the output's shape, and a clip (``clip_codes``: only one of :data:`CLIP_CODES`, the clips the
-    NHWC engines fuse). Records the folded positions in ``g.folded``; returns ``(w, bias, clip, residual blob
-    name, output blob name, folded layer names)``."""
+    """Fold the stages ``g.epilogue`` proposes into a convolution of weights ``w`` ([O, C, kh, kw]) and ``bias``
+    that writes blob ``name``, in order, while they fit: a batchnorm of O channels (into the weights and bias),
+    a residual made before, of the output's shape, and a clip (``clip_codes``: only one of :data:`CLIP_CODES`,
+    the clips the NHWC engines fuse). Records the folded positions in ``g.folded``; returns ``(w, bias, clip,
+    residual blob name, output blob name, folded layer names)``, for either route."""
     c_out = w.shape[0]
     clip, residual, folded = None, None, []
     for stage in g.epilogue or ():
