@@ -40,12 +40,14 @@ class Blob:
 class GraphBuilder:
     """Owns the context reference, the graph and every object made for it."""
 
-    def __init__(self, outputs: Sequence[str] = ()):
+    def __init__(self, outputs: Sequence[str] = (), nhwc_route: bool = True):
+        """``nhwc_route``: convolution regions may run on the NHWC float engines (``lowering.nhwc``)."""
         self.context = Context.create()
         self.graph = Graph(self.context)
         self.blobs: dict[str, Blob] = {}
         self.outputs = set(outputs)
         self._objects: list[Reference] = [self.graph]
+        self._scalars: dict[tuple[int, bytes], Scalar] = {}
         # A model dropped without close() still gives its context back (like nnapi's compilations).
         self._finalizer = weakref.finalize(self, _release, self.context, self._objects)
         self._finalizer.atexit = False  # at exit the context goes with the process
@@ -53,6 +55,10 @@ class GraphBuilder:
         self.nodes: dict[str, list[Node]] = {}
         self.epilogue = None  # the stages the convolution being lowered may fold (``lowering.fusion.plan``)
         self.folded: dict[int, str] = {}  # layer positions folded so far -> the convolution that took them
+        # Blobs held in NHWC (dims [C, W, H, N]) for the NHWC float engines, by name, with their CoreML shape; a
+        # blob may be in either layout or both (each converted once, when a layer first needs it there).
+        self.nhwc: dict[str, Blob] = {}
+        self.nhwc_route = nhwc_route
 
     # -- errors ----------------------------------------------------------------------
     def fail(self, reason: str) -> CoreMLError:
@@ -68,6 +74,10 @@ class GraphBuilder:
     def real(self, shape: Sequence[int]) -> Tensor:
         dims = dims_of(shape)
         return self._keep(Tensor.create(self.context, len(dims), dims, F32, 0))
+
+    def temp_dims(self, dims: Sequence[int]) -> Tensor:
+        """A virtual float32 tensor of OpenVX ``dims``."""
+        return self._keep(Tensor.create_virtual(self.graph, len(dims), tuple(int(d) for d in dims), F32, 0))
 
     def temp(self, shape: Sequence[int]) -> Tensor:
         """A virtual float32 tensor of CoreML ``shape`` (dims known: views of it are allowed)."""
@@ -98,9 +108,15 @@ class GraphBuilder:
         return tensor
 
     def scalar(self, data_type: int, value) -> Scalar:
+        """A parameter scalar; one object per type and value, shared by the nodes that read it (nothing writes
+        a model's parameters: a network's hundreds of strides and paddings are a handful of scalars)."""
         fmt = {Type.VX_TYPE_ENUM: "<i", Type.VX_TYPE_INT32: "<i", Type.VX_TYPE_FLOAT32: "<f",
                Type.VX_TYPE_SIZE: "<Q"}[data_type]
-        return self._keep(Scalar(self.context, data_type, struct.pack(fmt, value)))
+        raw = struct.pack(fmt, value)
+        found = self._scalars.get((data_type, raw))
+        if found is None:
+            found = self._scalars[(data_type, raw)] = self._keep(Scalar(self.context, data_type, raw))
+        return found
 
     def enum(self, value: int) -> Scalar:
         return self.scalar(Type.VX_TYPE_ENUM, value)
@@ -145,15 +161,39 @@ class GraphBuilder:
 
     # -- blobs ----------------------------------------------------------------------------
     def blob(self, name: str) -> Blob:
-        try:
-            return self.blobs[name]
-        except KeyError:
-            raise self.fail(f"input '{name}' is produced by no earlier layer and is no model input") from None
+        """Blob ``name`` in CoreML's layout (converted from NHWC, once, when only that is held)."""
+        found = self.blobs.get(name)
+        if found is not None:
+            return found
+        held = self.nhwc.get(name)
+        if held is None:
+            raise self.fail(f"input '{name}' is produced by no earlier layer and is no model input")
+        tensor = self.real(held.shape) if name in self.outputs else self.temp(held.shape)
+        self.coreml("to_chw", (held.tensor, tensor))
+        self.blobs[name] = found = Blob(tensor, held.shape)
+        return found
+
+    def known(self, name: str) -> bool:
+        """Whether blob ``name`` has been made, in either layout."""
+        return name in self.blobs or name in self.nhwc
+
+    def shape_of(self, name: str) -> tuple[int, ...] | None:
+        """The CoreML shape of blob ``name`` in whichever layout it is held, None when not made yet."""
+        held = self.blobs.get(name) or self.nhwc.get(name)
+        return None if held is None else held.shape
+
+    def held(self, name: str) -> Blob:
+        """Blob ``name`` in whichever layout it is held (CoreML's first): for its shape, with no conversion."""
+        found = self.blobs.get(name) or self.nhwc.get(name)
+        if found is None:
+            raise self.fail(f"input '{name}' is produced by no earlier layer and is no model input")
+        return found
 
     def output(self, name: str, shape: Sequence[int]) -> Tensor:
         """The tensor a layer writes for blob ``name``: real for a model output, else virtual."""
         tensor = self.real(shape) if name in self.outputs else self.temp(shape)
         self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+        self.nhwc.pop(name, None)
         return tensor
 
     def alias(self, name: str, tensor: Tensor, shape: Sequence[int]) -> None:
@@ -162,6 +202,29 @@ class GraphBuilder:
             self.coreml("reshape", (tensor, self.output(name, shape)))
         else:
             self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+            self.nhwc.pop(name, None)
+
+    # -- NHWC blobs ---------------------------------------------------------------------------------
+    def nhwc_blob(self, name: str) -> Blob:
+        """Blob ``name`` in NHWC (tensor dims ``[C, W, H, N]``, the CoreML shape kept): converted once from
+        CoreML's layout when it is not held in NHWC yet."""
+        held = self.nhwc.get(name)
+        if held is not None:
+            return held
+        x = self.blob(name)
+        tensor = self.temp_dims(nhwc_dims(x.shape))
+        self.coreml("to_nhwc", (x.tensor, tensor))
+        self.nhwc[name] = held = Blob(tensor, x.shape)
+        return held
+
+    def nhwc_output(self, name: str, shape: Sequence[int], dims: Sequence[int] | None = None) -> Tensor:
+        """The NHWC tensor a layer writes for blob ``name`` of CoreML ``shape`` (``dims``: OpenVX dims when not
+        ``[C, W, H, N]``, e.g. ``[C, N]`` for a 1 x 1 plane). A model output is converted back at the end."""
+        shape = tuple(int(d) for d in shape)
+        tensor = self.temp_dims(dims if dims is not None else nhwc_dims(shape))
+        self.nhwc[name] = Blob(tensor, shape)
+        self.blobs.pop(name, None)
+        return tensor
 
     # -- lifetime ------------------------------------------------------------------------------
     def verify(self) -> None:
@@ -172,6 +235,14 @@ class GraphBuilder:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def nhwc_dims(shape: Sequence[int]) -> tuple[int, ...]:
+    """OpenVX dims ``[C, W, H, N]`` of a blob of CoreML ``shape`` ``(*lead, C, H, W)`` in NHWC (N: lead's product)."""
+    n = 1
+    for d in shape[:-3]:
+        n *= int(d)
+    return int(shape[-3]), int(shape[-1]), int(shape[-2]), n
 
 
 def _release(context: Context, objects: list[Reference]) -> None:

@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import vx
+from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
+from ..operations.nnapi.common import lend_helpers, summon_helpers
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
@@ -79,9 +82,9 @@ def feature_shape(feature) -> tuple[int, ...]:
     raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
 
 
-def load(source) -> CoreMLModel:
-    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model``."""
-    return CoreMLModel(_parse(source))
+def load(source, nhwc: bool = True) -> CoreMLModel:
+    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model`` (``nhwc``: see ``CoreMLModel``)."""
+    return CoreMLModel(_parse(source), nhwc=nhwc)
 
 
 class CoreMLModel:
@@ -93,10 +96,13 @@ class CoreMLModel:
     shapes; ``layers`` lists how each layer was lowered.
     """
 
-    def __init__(self, spec, declared: bool = True):
+    def __init__(self, spec, declared: bool = True, nhwc: bool = True):
         """``declared``: build the graph for the declared input shapes now (a model that cannot run
-        fails at load); ``build_batched`` passes False and builds only the graph it needs."""
+        fails at load); ``build_batched`` passes False and builds only the graph it needs. ``nhwc``: run
+        convolution regions on the NHWC float engines (``lowering/nhwc.py``); False keeps every layer in
+        CoreML's layout."""
         self.spec = spec
+        self.nhwc_route = nhwc
         kind = spec.WhichOneof("Type")
         if kind not in KINDS:
             raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)})")
@@ -108,6 +114,8 @@ class CoreMLModel:
         self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
+        self._lends: dict[int, tuple[object, bool]] = {}  # id(graph) -> (its plan, whether it lends helpers)
+        _start_library()
         if declared:
             self._build(self._declared_shapes())
 
@@ -144,7 +152,7 @@ class CoreMLModel:
                     finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
         """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
         ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
-        g = GraphBuilder(self._wanted_blobs())
+        g = GraphBuilder(self._wanted_blobs(), self.nhwc_route)
         try:
             g.inputs = {}
             for name, shape in shapes.items():
@@ -162,8 +170,9 @@ class CoreMLModel:
                 infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
             g.layer, g.epilogue = None, None
             for name in self._wanted_blobs():
-                if name not in g.blobs:
+                if not g.known(name):
                     raise CoreMLError(f"output '{name}' is produced by no layer")
+                g.blob(name)  # in CoreML's layout (a blob held only in NHWC is converted here)
             if finish is not None:
                 finish(g)
             g.verify()
@@ -231,6 +240,12 @@ class CoreMLModel:
         context = Context.current()
         if bench and context is not None:
             context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
+        plan = g.graph.plan
+        seen = self._lends.get(id(g))
+        if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
+            seen = self._lends[id(g)] = (plan, plan.native is not None and lend_helpers(plan.calls))
+        if seen[1]:
+            summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
         status = g.graph.process()
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
@@ -286,6 +301,13 @@ class CoreMLModel:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _start_library() -> None:
+    """Start libopenvx.so once per process, as the NNAPI front end does: its start-up installs the C loop that
+    runs a graph whose every node has a native entry (``core/native_plan.py``) without Python between nodes."""
+    if native_plan.hooks is None:
+        vx.vxGetStatus(vx.ffi.NULL)
 
 
 def _blob(tensor, shape):

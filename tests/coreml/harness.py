@@ -24,10 +24,11 @@ def builder(inputs: Mapping[str, Sequence[int]], outputs: Sequence[str], exact: 
     return NeuralNetworkBuilder(ins, outs, mode=mode, disable_rank5_shape_mapping=exact)
 
 
-def load(tmp_path, b: NeuralNetworkBuilder, name: str = "model") -> cm.CoreMLModel:
+def load(tmp_path, b: NeuralNetworkBuilder, name: str = "model", nhwc: bool = True) -> cm.CoreMLModel:
+    """``nhwc`` False: every layer on CoreML's layout (the tests of its own kernels)."""
     path = tmp_path / f"{name}.mlmodel"
     save_spec(b.spec, str(path))
-    return cm.load(path)
+    return cm.load(path, nhwc=nhwc)
 
 
 def run(tmp_path, inputs: Mapping[str, np.ndarray], outputs: Sequence[str], add: Callable[[NeuralNetworkBuilder], None],

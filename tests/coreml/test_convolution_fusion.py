@@ -39,9 +39,10 @@ def _reference_conv(x, wb, groups):
     return ref.conv2d(x, np.transpose(w, (3, 2, 0, 1)).astype(np.float64), bias, (1, 1), (1, 1), (1, 1, 1, 1), groups)
 
 
+@pytest.mark.parametrize("nhwc", [True, False], ids=["nhwc", "chw"])
 @pytest.mark.parametrize("activation", ["relu6", "relu", "clip", "none"])
 @pytest.mark.parametrize("groups", ["dense", "depthwise"])
-def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activation, groups):
+def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activation, groups, nhwc):
     c = 4
     g = 1 if groups == "dense" else c
     x = (3 * rng.standard_normal((c, 6, 5))).astype(np.float32)
@@ -59,13 +60,18 @@ def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activ
     else:
         b.add_activation("y", "LINEAR", "bn", "y", params=[1.0, 0.0])  # linear is no fused activation
         act = None
-    model = load(tmp_path, b)
+    model = load(tmp_path, b, nhwc=nhwc)
     try:
         nodes = len(model.graph.nodes)
         out = model.predict({"x": x})["y"]
+        lowered = [layer.lowering for layer in model.layers]
     finally:
         model.close()
-    assert nodes == (1 if act is not None else 2)
+    # the NHWC engines fuse ReLU and ReLU6 (not this clip), and add a conversion on each side
+    folds = act is not None and (activation != "clip" or not nhwc)
+    assert nodes == (1 if folds else 2) + (2 if nhwc else 0)
+    assert (lowered[-1].startswith("folded")) == folds
+    assert lowered[0].startswith("nnapi." if nhwc else "coreml.convolution")
     want = norm(_reference_conv(x.astype(np.float64), wb, g))
     close(out, act(want) if act is not None else want, atol=1e-4)
 

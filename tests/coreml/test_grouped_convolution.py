@@ -20,9 +20,11 @@ GROUPINGS = [
 
 
 def _model_of(tmp_path, x, add):
+    """The model on CoreML's layout: its one ``coreml.convolution`` node is what these tests hold to the
+    references (``test_nhwc_route`` does the same for the NHWC engines)."""
     b = builder({"x": x.shape}, ["y"])
     add(b)
-    return load(tmp_path, b), b.spec
+    return load(tmp_path, b, nhwc=False), b.spec
 
 
 @pytest.mark.parametrize("trial", range(3))

@@ -56,7 +56,9 @@ def test_cnn_classifier_returns_label_and_probability_dict(tmp_path, rng, labels
     close(np.array([out["probs"][k] for k in labels]), want)
     assert [layer.type for layer in model.layers] == ["convolution", "batchnorm", "activation", "pooling",
                                                        "innerProduct", "softmax"]
-    assert model.layers[0].lowering == "coreml.convolution(dense) with bn, relu folded in"
+    assert model.layers[0].lowering == "nnapi.conv_2d (NHWC) with bn, relu folded in"
+    assert model.layers[3].lowering == "nnapi.max_pool_2d (NHWC)"
+    assert model.layers[4].lowering == "nnapi.fully_connected (NHWC)"
     assert [layer.lowering for layer in model.layers[1:3]] == ["folded into convolution 'conv'"] * 2
     assert model.graph.verified
     model.close()

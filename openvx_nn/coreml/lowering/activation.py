@@ -8,6 +8,7 @@ from ...core.enums import NNActivation
 from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
+from . import nhwc
 from .common import single
 from .registry import lowers
 
@@ -50,11 +51,16 @@ def vx_activation(g: GraphBuilder, x: Blob, name: str, function: int, a: float =
 
 @lowers("activation")
 def activation(g: GraphBuilder, layer, params) -> str:
-    x = single(g, layer)
-    name = layer.output[0]
+    single(g, layer, held=True)
     kind = params.WhichOneof("NonlinearityType")
     if kind is None:
         raise g.fail("the activation names no function")
+    if kind == "ReLU" and g.nhwc_route:
+        how = nhwc.relu(g, layer)
+        if how is not None:
+            return how
+    x = single(g, layer)
+    name = layer.output[0]
     p = getattr(params, kind)
     if kind == "ReLU":
         return vx_activation(g, x, name, A.VX_NN_ACTIVATION_RELU)

@@ -10,6 +10,7 @@ from ...core.enums import ConvertPolicy, RoundPolicy
 from ...operations.coreml.elementwise import COMBINE_OPERATIONS
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
+from . import nhwc
 from .common import single
 from .registry import lowers
 
@@ -80,6 +81,10 @@ def add_multiply(g: GraphBuilder, layer, params) -> str:
         x = single(g, layer)
         combine(g, x, None, "add" if operation == "add" else "multiply", layer.output[0], params.alpha)
         return f"coreml.combine({operation} constant)"
+    if operation == "add" and g.nhwc_route:
+        how = nhwc.add(g, layer)
+        if how is not None:
+            return how
     return chain(g, layer, operation)
 
 

@@ -34,11 +34,12 @@ def split_views(g: GraphBuilder, x: Blob, cm_axis: int, sizes, names) -> str:
     return f"{len(sizes)} views of the input"
 
 
-def single(g: GraphBuilder, layer, count: int = 1) -> Blob:
-    """The layer's only input, checking the input and output counts."""
+def single(g: GraphBuilder, layer, count: int = 1, held: bool = False) -> Blob:
+    """The layer's only input, checking the input and output counts (``held``: in whichever layout it is held,
+    for its shape; else in CoreML's layout)."""
     if len(layer.input) != 1 or len(layer.output) != count:
         raise g.fail(f"expected 1 input and {count} output(s), got {len(layer.input)} and {len(layer.output)}")
-    return g.blob(layer.input[0])
+    return g.held(layer.input[0]) if held else g.blob(layer.input[0])
 
 
 def need_rank(g: GraphBuilder, blob: Blob, low: int, high: int = 6) -> None:

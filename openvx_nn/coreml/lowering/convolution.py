@@ -17,7 +17,9 @@ from ...operations.coreml.layout import PAD_MODES
 from ...operations.geometry import infer_stride, output_size
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
+from . import nhwc
 from .common import need_rank, reshape, single
+from .fusion import take_stages
 from .registry import lowers
 
 CONV_PARAMS = struct.Struct("<QQiii4xQQ")
@@ -88,7 +90,7 @@ def _pairs(values, default):
 def convolution(g: GraphBuilder, layer, p) -> str:
     if len(layer.input) != 1:
         raise g.fail("convolution with weights from a second input is not supported")
-    x = single(g, layer)
+    x = single(g, layer, held=True)
     need_rank(g, x, 3)
     groups = int(p.nGroups) or 1
     kernel, stride, dilation = _pairs(p.kernelSize, 3), _pairs(p.stride, 1), _pairs(p.dilationFactor, 1)
@@ -101,30 +103,19 @@ def convolution(g: GraphBuilder, layer, p) -> str:
                      "do not divide evenly")
     bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
     if p.isDeconvolution:
-        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out,
+        return _deconvolution(g, layer, p, g.blob(layer.input[0]), groups, kernel, stride, dilation, c_out,
                               None if bias is None else g.constant(bias))
     w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
     span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
     out_shape = x.shape[:-3] + (c_out, out_hw[0], out_hw[1])
-    name, clip, residual, folded = layer.output[0], None, None, []
-    for stage in g.epilogue or ():  # the stages fusion.plan proposed, in order, while they fit
-        if stage.kind == "batchnorm":
-            scale, shift = stage.value
-            if len(scale) != c_out:
-                break
-            w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
-            bias = (0.0 if bias is None else bias) * scale + shift
-        elif stage.kind == "add":
-            ready = g.blobs.get(stage.value)
-            if ready is None or tuple(ready.shape) != out_shape:
-                break
-            residual = ready
-        else:
-            clip = stage.value
-        name = stage.output
-        folded += stage.names
-        g.folded.update({position: layer.name for position in stage.positions})
+    if g.nhwc_route:
+        how = nhwc.convolution(g, layer, x, w, bias, groups, stride, dilation, before, after, out_shape)
+        if how is not None:
+            return how
+    x = g.blob(layer.input[0])
+    w, bias, clip, residual, name, folded = take_stages(g, w, bias, layer.output[0], out_shape)
+    residual = None if residual is None else g.blob(residual)
     out = g.output(name, out_shape)
     geometry = [groups, stride[0], stride[1], dilation[0], dilation[1], before[0], after[0], before[1], after[1], 0]
     g.coreml("convolution", (x.tensor, g.constant(w), None if bias is None else g.constant(bias), g.ints(geometry),
@@ -198,7 +189,7 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias
 # -- pooling ------------------------------------------------------------------------------------
 @lowers("pooling")
 def pooling(g: GraphBuilder, layer, p) -> str:
-    x = single(g, layer)
+    x = single(g, layer, held=True)
     need_rank(g, x, 3)
     if p.globalPooling:
         kernel, stride = list(x.shape[-2:]), [1, 1]
@@ -209,7 +200,12 @@ def pooling(g: GraphBuilder, layer, p) -> str:
     kind = {0: "max", 1: "average", 2: "l2"}.get(p.type)
     if kind is None:
         raise g.fail(f"pooling type {p.type} is not defined")
-    source = x
+    if g.nhwc_route:
+        how = nhwc.pooling(g, layer, x, kind, p.globalPooling, p.avgPoolExcludePadding, kernel, stride, before,
+                           after, out_hw)
+        if how is not None:
+            return how
+    source = x = g.blob(layer.input[0])
     if kind == "l2":
         source = Blob(g.temp(x.shape), x.shape)
         g.coreml("pointwise", (x.tensor, g.enum(_function("power")), g.floats([1, 0, 2, 0, 0]), None, None,
@@ -265,13 +261,19 @@ def _combine(name: str) -> int:
 # -- inner product ---------------------------------------------------------------------------
 @lowers("innerProduct")
 def inner_product(g: GraphBuilder, layer, p) -> str:
-    x = single(g, layer)
+    x = single(g, layer, held=True)
     c_in, c_out = int(p.inputChannels), int(p.outputChannels)
     features = x.shape[-3:] if x.rank >= 3 else x.shape[-1:]
     if math.prod(features) != c_in:
         raise g.fail(f"input {list(x.shape)} has {math.prod(features)} features per item, inputChannels is {c_in}")
     w = load_weights(p.weights, (c_out, c_in), "weights")
-    b = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
+    bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
+    if g.nhwc_route:
+        how = nhwc.inner_product(g, layer, w, bias, features)
+        if how is not None:
+            return how
+    x = g.blob(layer.input[0])
+    b = None if bias is None else g.constant(bias)
     lead = x.shape[:-3] if x.rank >= 3 else x.shape[:-1]
     if x.rank >= 3:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
         out = g.output(layer.output[0], lead + (c_out, 1, 1))

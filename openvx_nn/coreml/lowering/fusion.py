@@ -24,6 +24,9 @@ import numpy as np
 
 from ..weights import load_weights
 
+CLIP_CODES = {(0.0, float("inf")): 1, (-1.0, 1.0): 2, (0.0, 6.0): 3}
+"""The clips the NHWC engines fuse, by NNAPI's activation code: RELU, RELU1, RELU6."""
+
 _NEXT = {None: ("batchnorm", "add", "clip"), "batchnorm": ("add", "clip"), "add": ("clip",), "clip": ()}
 
 
@@ -123,3 +126,32 @@ def _threshold(layer):
     if p.type != 7 or p.scale != 1.0 or p.shift != 0.0 or p.alpha > 0.0:  # 7: THRESHOLD
         return None
     return float(p.alpha)
+
+
+def take_stages(g, w: np.ndarray, bias, name: str, out_shape: tuple[int, ...], clip_codes: bool = False):
+    """Fold the stages ``g.epilogue`` proposes into a convolution of weights ``w`` ([O, C, kh, kw]) and ``bias``
+    that writes blob ``name``, in order, while they fit: a batchnorm of O channels (into the weights and bias),
+    a residual made before, of the output's shape, and a clip (``clip_codes``: only one of :data:`CLIP_CODES`,
+    the clips the NHWC engines fuse). Records the folded positions in ``g.folded``; returns ``(w, bias, clip,
+    residual blob name, output blob name, folded layer names)``, for either route."""
+    c_out = w.shape[0]
+    clip, residual, folded = None, None, []
+    for stage in g.epilogue or ():
+        if stage.kind == "batchnorm":
+            scale, shift = stage.value
+            if len(scale) != c_out:
+                break
+            w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+            bias = (0.0 if bias is None else bias) * scale + shift
+        elif stage.kind == "add":
+            if g.shape_of(stage.value) != tuple(out_shape):
+                break
+            residual = stage.value
+        else:
+            if clip_codes and tuple(stage.value) not in CLIP_CODES:
+                break
+            clip = stage.value
+        name = stage.output
+        folded += stage.names
+        g.folded.update({position: g.layer[0] for position in stage.positions})
+    return w, bias, clip, residual, name, folded

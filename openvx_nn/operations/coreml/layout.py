@@ -1,10 +1,14 @@
-"""CoreML data-movement kernels: reshape, permute, strided slice, pad, tile, reorganise."""
+"""CoreML data-movement kernels: reshape, permute, strided slice, pad, tile, reorganise, and the conversions
+between CoreML's channel-major blobs and NHWC."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...core.enums import Status
 from ...core.validation import Validation
+from ...kernels.frontend import chw_layout
 from ...kernels.frontend import rearrange as k
 from .common import (
     ENUM,
@@ -110,3 +114,90 @@ def _validate_reorganize(v: Validation) -> None:
 
 describe(15, "reorganize", (tensor("input"), scalar("block_size", INT32), scalar("mode", ENUM), output()),
          _validate_reorganize, lambda p, state: k.reorganize(p[0].array, p[3].array, p[1].value, state["mode"]))
+
+
+# -- channel-major <-> NHWC: the edges of a region run on the NHWC float engines -------------------------------
+def _nhwc_dims(chw: tuple[int, ...]) -> tuple[int, ...]:
+    """The NHWC dims ``[C, W, H, N]`` of a blob of CoreML dims ``[W, H, C, *lead]`` (``N`` the product of lead)."""
+    return (chw[2], chw[0], chw[1], math.prod(chw[3:]))
+
+
+def _validate_to_nhwc(v: Validation) -> None:
+    x = float_input(v, 0)
+    v.require(x.rank >= 3, 0, Status.VX_ERROR_INVALID_DIMENSION, f"input {list(x.dims)} must be [W, H, C, *batch]")
+    want = _nhwc_dims(tuple(x.dims))
+    dims = tuple(v.declared(1).dims)
+    v.require(dims == want, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output dims {list(dims)} must be [C, W, H, N] = {list(want)} for input {list(x.dims)}")
+    v.output(1, dims, F32, 0)
+
+
+def _validate_to_chw(v: Validation) -> None:
+    x = float_input(v, 0)
+    dims = tuple(v.declared(1).dims)
+    v.require(len(dims) >= 3, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output dims {list(dims)} must be declared [W, H, C, *batch]")
+    # [C, W, H, N], or [C, N] for a 1 x 1 plane (a fully connected layer's output)
+    fits = tuple(x.dims) == _nhwc_dims(dims) or (dims[:2] == (1, 1) and tuple(x.dims) == (dims[2], math.prod(dims[3:])))
+    v.require(fits, 0, Status.VX_ERROR_INVALID_DIMENSION,
+              f"input dims {list(x.dims)} are not the NHWC [C, W, H, N] of output {list(dims)}")
+    v.output(1, dims, F32, 0)
+
+
+def _shaped(array, shape: tuple[int, ...]):
+    """``array`` (a tensor's array) as the C-contiguous ``shape`` over the same memory, None when it is a strided
+    view (a CoreML crop or split) that has none."""
+    view = array.T.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
+    return view if view.flags.c_contiguous else None
+
+
+def _shapes(to_nhwc: bool, p) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The [N, C, H, W] / [N, H, W, C] shapes of the input's and the output's arrays."""
+    chw = p[0].array if to_nhwc else p[1].array
+    w, h, c = chw.shape[:3]
+    n = math.prod(chw.shape[3:])
+    planes, pixels = (n, c, h, w), (n, h, w, c)
+    return (planes, pixels) if to_nhwc else (pixels, planes)
+
+
+def _prepare_layout(to_nhwc: bool):
+    def prepare(p, state):
+        into, out = _shapes(to_nhwc, p)
+        source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
+        if source is not None and target is not None:
+            return chw_layout.bind(to_nhwc, source, target)
+        # a strided view (a crop, a split) is gathered into or scattered from a contiguous copy
+        inner = (np.empty(into, np.float32) if source is None else source,
+                 np.empty(out, np.float32) if target is None else target)
+        copy, raw_in, raw_out = chw_layout.bind(to_nhwc, *inner), p[0].array.T, p[1].array.T
+
+        def run() -> None:
+            if source is None:
+                inner[0][...] = raw_in.reshape(into)
+            copy()
+            if target is None:
+                raw_out[...] = inner[1].reshape(raw_out.shape)
+        return run
+    return prepare
+
+
+def _native_layout(to_nhwc: bool):
+    def native(p, state):
+        into, out = _shapes(to_nhwc, p)
+        source, target = _shaped(p[0].array, into), _shaped(p[1].array, out)
+        return None if source is None or target is None else chw_layout.native_layout(to_nhwc, source, target)
+    return native
+
+
+def _layout(to_nhwc: bool, index: int, name: str, validate) -> None:
+    prepare = _prepare_layout(to_nhwc)
+    describe(index, name, (tensor("input"), output()), validate, lambda p, state: prepare(p, state)(), prepare,
+             _native_layout(to_nhwc))
+
+
+_layout(True, 16, "to_nhwc", _validate_to_nhwc)
+_layout(False, 17, "to_chw", _validate_to_chw)

@@ -1,0 +1,168 @@
+"""The NHWC route: CoreML layers on the NHWC float engines NNAPI's float operations use.
+
+Convolution (dense or depthwise; a folded batchnorm and a ReLU / ReLU1 / ReLU6 clip in the kernel's epilogue),
+pooling and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
+``float_depthwise``, ``float_pooling``: FMA register tiles, weights packed once, shared with the engine's
+helpers, native entries) on blobs held in NHWC; a residual add and a ReLU run on the OpenVX tensor addition
+and activation layer (element-wise, so layout-blind, and with native entries: the whole graph can run from C).
+A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blob`` / ``blob``: one
+``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
+
+A convolution takes this route whenever it fits; pooling, ReLU, add and inner product only when their input is
+already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
+grouped convolutions other than depthwise, dilation, deconvolution, paddings whose output extent NNAPI's
+arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
+layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ...core.enums import ConvertPolicy, NNActivation
+from ...operations.nnapi.common import NNAPI_KERNELS
+from ..builder import Blob, GraphBuilder, nhwc_dims
+from .fusion import CLIP_CODES, take_stages
+
+NONE, RELU, RELU1, RELU6 = 0, 1, 2, 3  # NNAPI's fused activation codes
+
+
+def node(g: GraphBuilder, op: str, tensors: Mapping[str, object], ints: Mapping[str, int] = (),
+         floats: Mapping[str, float] = ()) -> None:
+    """A node of ``org.openvx_nn.nnapi.<op>`` on float32 tensors (quantization scalars at their neutral values)."""
+    kernel = NNAPI_KERNELS[op]
+    ints, floats = dict(ints), dict(floats)
+    params: list = [tensors.get(name) for name in kernel.tensor_names]
+    for name, _ in kernel.scalar_names:
+        if name in floats or name.endswith("_scale"):
+            params.append(g.f32(floats.get(name, 1.0)))
+        else:
+            params.append(g.i32(ints.get(name, 0)))
+    g.node(kernel.name, params)
+
+
+def _sum(g: GraphBuilder, a, b, out, act: int) -> str:
+    """``out = act(a + b)`` of two NHWC tensors of one shape, on kernels with native entries (so the graph may run
+    from C): the OpenVX tensor addition, then for ReLU or ReLU6 the OpenVX activation layer; ``nnapi.add`` with
+    the activation fused for ReLU1 (no OpenVX activation computes it)."""
+    if act == RELU1:
+        node(g, "add", {"input1": a, "input2": b, "output": out}, {"activation": act})
+        return "nnapi.add"
+    total = out if act == NONE else g.temp_dims(a.dims)
+    g.node("org.khronos.openvx.tensor_add", (a, b, g.enum(ConvertPolicy.VX_CONVERT_POLICY_SATURATE), total))
+    if act == NONE:
+        return "vxTensorAdd"
+    return "vxTensorAdd, " + _activation(g, total, out, act)
+
+
+def _activation(g: GraphBuilder, x, out, act: int) -> str:
+    """``out = act(x)`` for ReLU or ReLU6 by the OpenVX activation layer (any layout: element-wise)."""
+    function = NNActivation.VX_NN_ACTIVATION_RELU if act == RELU else NNActivation.VX_NN_ACTIVATION_BRELU
+    g.node("org.khronos.nn_extension.activation_layer", (x, g.enum(function), g.f32(6.0), g.f32(0.0), out))
+    return "vxActivationLayer(" + ("relu)" if act == RELU else "brelu 6)")
+
+
+def _window(before: Sequence[int], after: Sequence[int], stride: Sequence[int]) -> dict[str, int]:
+    """NNAPI's explicit padding and strides from CoreML's [H, W] amounts."""
+    return {"pad_left": before[1], "pad_right": after[1], "pad_top": before[0], "pad_bottom": after[0],
+            "stride_w": stride[1], "stride_h": stride[0]}
+
+
+def _extents_fit(x: Blob, kernel, stride, before, after, out_hw) -> bool:
+    """Whether NNAPI's ``(in + pads - k) // stride + 1`` gives CoreML's output extents, pads not negative and every
+    value an INT32 scalar (absurd ones are left to CoreML's layout, which names them)."""
+    values = [*before, *after, *kernel, *stride]
+    return min(values) >= 0 and max(values) < 2**31 and all(
+        (x.shape[-2 + i] + before[i] + after[i] - kernel[i]) // stride[i] + 1 == out_hw[i] for i in range(2))
+
+
+def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: int, stride, dilation, before,
+                after, out_shape: tuple[int, ...]) -> str | None:
+    """Dense or depthwise convolution on the NHWC engines, or None when it does not fit (module doc)."""
+    c_out, k_chan, kh, kw = w.shape
+    c_in = x.shape[-3]
+    depthwise = groups == c_in and k_chan == 1 and groups > 1
+    if x.rank < 3 or dilation != [1, 1] or not (groups == 1 or depthwise) or \
+            not _extents_fit(x, (kh, kw), stride, before, after, out_shape[-2:]):
+        return None
+    w, bias, clip, residual, name, folded = take_stages(g, w, bias, layer.output[0], out_shape, clip_codes=True)
+    act = CLIP_CODES[clip] if clip is not None else NONE
+    source = g.nhwc_blob(layer.input[0])
+    shortcut = g.nhwc_blob(residual) if residual is not None else None
+    result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else g.nhwc_output(name, out_shape)
+    window = _window(before, after, stride)
+    b = None if bias is None else g.constant(np.asarray(bias, np.float32))
+    if depthwise:  # filter [1, kh, kw, C * multiplier]: output o reads channel o // multiplier, as CoreML's groups
+        node(g, "depthwise_conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(1, 2, 3, 0)),
+                                      "bias": b, "output": result},
+             {**window, "depth_multiplier": c_out // c_in, "activation": NONE if shortcut is not None else act})
+    else:  # filter [O, kh, kw, C]
+        node(g, "conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(0, 2, 3, 1)), "bias": b,
+                            "output": result}, {**window, "activation": NONE if shortcut is not None else act})
+    kind = "depthwise_conv_2d" + (f", multiplier {c_out // c_in}" if depthwise and c_out != c_in else "") \
+        if depthwise else "conv_2d"
+    how = f"nnapi.{kind} (NHWC)"
+    if shortcut is not None:
+        how += " then " + _sum(g, result, shortcut.tensor, g.nhwc_output(name, out_shape), act)
+    return how + (f" with {', '.join(folded)} folded in" if folded else "")
+
+
+def pooling(g: GraphBuilder, layer, x: Blob, kind: str, global_pool: bool, exclude_padding: bool, kernel, stride,
+            before, after, out_hw) -> str | None:
+    """Max or average pooling of a blob held in NHWC, or None (module doc)."""
+    name = layer.input[0]
+    if name not in g.nhwc or kind not in ("max", "average") or x.rank < 3:
+        return None
+    padded = any(before) or any(after)
+    if not _extents_fit(x, kernel, stride, before, after, out_hw) or \
+            any(before[i] >= kernel[i] or after[i] >= kernel[i] for i in range(2)) or \
+            (kind == "average" and padded and not exclude_padding):
+        return None  # NNAPI leaves padded positions out of a window; an average counting them is CoreML's own
+    out_shape = x.shape[:-2] + tuple(out_hw)
+    op = "max_pool_2d" if kind == "max" else "average_pool_2d"
+    node(g, op, {"input": g.nhwc_blob(name).tensor, "output": g.nhwc_output(layer.output[0], out_shape)},
+         {**_window(before, after, stride), "filter_w": kernel[1], "filter_h": kernel[0], "activation": NONE})
+    return f"nnapi.{op} (NHWC{', global' if global_pool else ''})"
+
+
+def relu(g: GraphBuilder, layer) -> str | None:
+    """A ReLU of a blob held in NHWC: the OpenVX activation layer on it, or None."""
+    name = layer.input[0]
+    if name not in g.nhwc:
+        return None
+    x = g.nhwc[name]
+    return _activation(g, x.tensor, g.nhwc_output(layer.output[0], x.shape), RELU) + " (NHWC)"
+
+
+def add(g: GraphBuilder, layer) -> str | None:
+    """An add of two blobs of one shape, one of them held in NHWC: ``nnapi.add``, or None."""
+    if len(layer.input) != 2 or len(layer.output) != 1 or not any(n in g.nhwc for n in layer.input) or \
+            not all(g.known(n) for n in layer.input):
+        return None
+    shapes = {n: (g.nhwc[n] if n in g.nhwc else g.blobs[n]).shape for n in layer.input}
+    shape = shapes[layer.input[0]]
+    if len(shape) < 3 or shapes[layer.input[1]] != shape:
+        return None
+    a, b = (g.nhwc_blob(n) for n in layer.input)
+    return _sum(g, a.tensor, b.tensor, g.nhwc_output(layer.output[0], shape), NONE) + " (NHWC)"
+
+
+def inner_product(g: GraphBuilder, layer, w: np.ndarray, bias, features: tuple[int, ...]) -> str | None:
+    """An inner product of a ``[C, H, W]`` blob held in NHWC: ``nnapi.fully_connected`` with the weights'
+    columns reordered to the NHWC flattening (H, W, C); its ``[units, N]`` output is the NHWC form of the
+    ``[units, 1, 1]`` blob. None when the input is not held in NHWC."""
+    name = layer.input[0]
+    if name not in g.nhwc or len(features) != 3:
+        return None
+    x = g.nhwc[name]
+    c, h, wd = features
+    units = w.shape[0]
+    columns = w.reshape(units, c, h, wd).transpose(0, 2, 3, 1).reshape(units, h * wd * c)
+    out_shape = x.shape[:-3] + (units, 1, 1)
+    n = nhwc_dims(out_shape)[3]
+    node(g, "fully_connected", {"input": x.tensor, "filter": g.constant(columns),
+                                "bias": None if bias is None else g.constant(np.asarray(bias, np.float32)),
+                                "output": g.nhwc_output(layer.output[0], out_shape, (units, n))},
+         {"activation": NONE})
+    return "nnapi.fully_connected (NHWC)"
