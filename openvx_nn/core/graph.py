@@ -51,6 +51,9 @@ class Graph(Reference):
     """Set by the C layer: calls a vx_nodecomplete_f address with a node."""
     memory_plan = True
     """Whether verify shares an arena among virtual tensors by lifetime (``memory.py``); False: each its own."""
+    python_helpers = False
+    """Whether its owner summons Python's gang helpers before each run (the NNAPI and CoreML front ends): then
+    the C side's helper threads (``csrc/plan_helpers.c``) stay out of its native runs."""
 
     def __init__(self, context: Context):
         super().__init__(context)

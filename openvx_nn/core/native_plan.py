@@ -149,7 +149,7 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
     writes_at = first + STEP_WORDS * len(calls)
     words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count
     words[1:6] = len(calls), cells.address(cells_array), graph.handle, len(guards), first
-    if any(gang.lends(call.native) for call in calls):  # C's helper threads join its shared layers
+    if not graph.python_helpers and any(gang.lends(call.native) for call in calls):  # C's helpers join its layers
         words[6:8] = gang.mailbox_address(), max(0, workers.helpers())
     for k, (array, index, value) in enumerate(guards):
         words[HEADER + 2 * k: HEADER + 2 * k + 2] = cells.address(array, index), value

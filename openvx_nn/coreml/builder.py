@@ -44,6 +44,7 @@ class GraphBuilder:
         """``nhwc_route``: convolution regions may run on the NHWC float engines (``lowering.nhwc``)."""
         self.context = Context.create()
         self.graph = Graph(self.context)
+        self.graph.python_helpers = True  # predict summons them (model.py)
         self.blobs: dict[str, Blob] = {}
         self.outputs = set(outputs)
         self._objects: list[Reference] = [self.graph]

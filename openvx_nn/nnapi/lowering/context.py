@@ -62,6 +62,7 @@ class GraphBuilder:
         if not dry:
             self.context = Context.create()
             self.graph = Graph(self.context)
+            self.graph.python_helpers = True  # each run summons them (lowered.py)
 
     # -- operands -------------------------------------------------------------
     def temporary(self, like: int) -> int:
