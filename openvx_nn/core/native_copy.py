@@ -23,7 +23,7 @@ SWEEP_EVERY = 64
 class Layout:
     """A published layout: its words (C reads them) and the arrays they point into."""
 
-    __slots__ = ("keep", "words")
+    __slots__ = ("alive", "keep", "words")
 
     def __init__(self, t: Tensor, array: np.ndarray):
         words = cells.aligned(WORDS)
@@ -32,7 +32,7 @@ class Layout:
                       Tensor.storage_epoch, cells.address(t.root.write_counter), cells.address(t.alive_cell))
         words[8:8 + rank] = array.shape
         words[14:14 + rank] = array.strides
-        self.words, self.keep = words, (array, t.root.write_counter, t.alive_cell)
+        self.words, self.alive, self.keep = words, t.alive_cell, (array, t.root.write_counter)
 
     @property
     def address(self) -> int:
@@ -68,5 +68,5 @@ def publish(t: Tensor) -> None:
 
 def _sweep() -> None:
     """Withdraw the layouts of released tensors (C refuses them already: their alive cell is 0)."""
-    for handle in [h for h, layout in _published.items() if not layout.keep[2][0]]:
+    for handle in [h for h, layout in _published.items() if not layout.alive[0]]:
         native_plan.retire(handle, _published.pop(handle))

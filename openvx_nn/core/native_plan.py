@@ -183,5 +183,5 @@ def keep_while_used(block) -> None:
 
 def retire(handle: int, plan: NativePlan) -> None:
     """Withdraw ``plan`` from C; it is kept until no run holds it."""
-    _retired.append(plan)
+    keep_while_used(plan)
     publish(handle, None)
