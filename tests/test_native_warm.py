@@ -76,3 +76,57 @@ def test_an_entry_that_calls_a_kernel_has_one_cache_key_in_every_process(tmp_pat
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     first, second = (_python(KEY.format(make=make), env).stdout for _ in range(2))
     assert first.startswith("((") and first == second
+
+
+CLOSURES = '''
+import numpy as np
+from numba.extending import register_jitable
+from openvx_nn.kernels.support import jit
+
+
+def make(k):
+    @register_jitable  # a bare numba helper: jit.native names it by what it captures
+    def plain(n):
+        total = 0
+        for i in range(n):
+            total += (i * k) % 7
+        return total
+
+    @jit.jitable
+    def helper(n):
+        return plain(n) + 1000 * k
+
+    @jit.kernel
+    def scaled(n):
+        return n * k
+
+    def entry(block):
+        block[0] = helper(block[1])
+        block[2] = scaled(block[1])
+        return 0
+    return jit.native(entry)
+'''
+CALL = """
+import ctypes, sys
+import numpy as np
+sys.path.insert(0, {folder!r})
+from closures import make
+for k in {ks!r}:
+    block = np.array([0, 5, 0], np.int64)
+    ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(make(k))(block.ctypes.data)
+    print(k, block[0], block[2])
+"""
+
+
+def test_cached_closures_of_one_def_keep_their_own_code_in_a_process_that_loads_both(tmp_path):
+    # Two processes compile (and cache) the same closures with different captured values, drawing the same
+    # per-process counts; a third loads both. Named only by qualified name and count, the second body's
+    # calls linked to the first one's helpers (k=2 answered as k=1).
+    (tmp_path / "closures.py").write_text(CLOSURES)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def expected(k):
+        return f"{k} {sum(i * k % 7 for i in range(5)) + 1000 * k} {5 * k}"
+    for ks in ((1,), (2,), (1, 2), (2, 1)):
+        printed = _python(CALL.format(folder=str(tmp_path), ks=ks), env).stdout.split("\n")[:-1]
+        assert printed == [expected(k) for k in ks]

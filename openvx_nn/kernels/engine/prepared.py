@@ -21,7 +21,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba.extending import register_jitable
 
 from ..support import jit, native
 from ..support.fixed_point import int_range
@@ -175,7 +174,7 @@ def _units_calls(code: int, store_dtype, weights_dtype, bias_dtype, out_dtype):
     claimed with the other threads (``simd._claim_units``; ``wait``: until all are done)."""
     units, claimed = simd._UNITS, simd._UNITS_SHARED
 
-    @register_jitable
+    @jit.jitable
     def serial(block, steps):
         xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
                                                                                bias_dtype, out_dtype)
@@ -184,7 +183,7 @@ def _units_calls(code: int, store_dtype, weights_dtype, bias_dtype, out_dtype):
               block[TAP_STRIDE], steps, block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
               block[SATURATE] != 0, block[LO], block[HI])
 
-    @register_jitable
+    @jit.jitable
     def shared(block, wait):
         xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
                                                                                bias_dtype, out_dtype)

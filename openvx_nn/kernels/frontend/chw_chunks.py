@@ -5,14 +5,14 @@ claims chunks of the call's units from ``counters[0]``, runs them, counts each f
 ``counters[1]`` and, on the calling thread (``wait``), returns only once every chunk a helper claimed is
 finished. The units function is bound by closure, not passed as an argument: numba then calls it directly
 (a dispatcher passed as a value is a dynamic global, and a function holding one is never cached), and the
-loop is inlined into the kernel's ``shared`` entry (``register_jitable``), which caches as before.
+loop is inlined into the kernel's ``shared`` entry (``jit.jitable``), which caches as before.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
 
 from ..engine.atomics import fetch_add, wait_for_chunks
+from ..support import jit
 
 
 def chunk_driver(units):
@@ -20,7 +20,7 @@ def chunk_driver(units):
     after chunk of ``[0, n_units)`` cut in ``n_chunks``, claimed from the counters (``int64[2]``) the call
     shares with the other threads; ``wait``: return once all are done."""
 
-    @register_jitable
+    @jit.jitable
     def run(args, n_units, n_chunks, counters, wait):
         claim = np.int64(counters.ctypes.data)
         i = fetch_add(claim, 1)

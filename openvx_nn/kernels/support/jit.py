@@ -22,6 +22,11 @@ cache are handled here so no kernel module has to think about them:
   renames it; saving an entry (read the index, pick a free data file name,
   write both) holds a per-directory ``flock`` here, so two processes never
   pick one name for different signatures.
+- A closure's compiled code is named (mangled) by its qualified name, its argument types and a counter
+  drawn per process: two closures of one ``def`` that capture different values, compiled and cached by
+  two processes that drew the same count, define one symbol with two bodies, and a third process that
+  loads both links every call to the first. Every closure that is compiled gets a name that says what it
+  captures (:func:`_distinct`) before numba sees it.
 - numba raises ``RuntimeError`` at decoration when it finds no writable cache
   directory, and ``OSError`` at compile time when the directory vanishes or
   turns read-only later. Both mean "no cache" here, never an error.
@@ -50,6 +55,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from numba import types
+from numba.extending import register_jitable
 
 from . import thread_budget
 
@@ -137,6 +143,48 @@ def _stable(value: object) -> object:
         return ("function", value.__module__, value.__qualname__, hashlib.sha256(value.__code__.co_code).hexdigest(),
                 _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
     return value
+
+_DISTINCT = "_captures_"
+
+
+def _distinct(function: Callable) -> None:
+    """Append to closure ``function``'s qualified name a digest of its code and of what it captures
+    (:func:`_stable`, the same in every process), once; then, recursively, to the closures it captures.
+
+    numba mangles a compiled function's name from its qualified name, argument types and a per-process
+    counter; without this, cached bodies of different closures of one ``def`` could share a symbol (see the
+    module's docstring). A closure whose cells are not all filled yet keeps its name."""
+    cells = function.__closure__
+    if cells is None:
+        return
+    try:
+        contents = tuple(c.cell_contents for c in cells)
+    except ValueError:  # a cell still empty (a closure that refers to a name bound after it)
+        return
+    for value in _captured_functions(contents):
+        _distinct(value)
+    if _DISTINCT not in function.__qualname__:
+        digest = hashlib.sha256(function.__code__.co_code + _dumps(_stable(contents))).hexdigest()[:16]
+        function.__qualname__ = f"{function.__qualname__}{_DISTINCT}{digest}"
+
+
+def _captured_functions(value: object) -> Iterator[Callable]:
+    """The plain functions (jit-callable helpers) and kernels' functions among closure contents."""
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _captured_functions(item)
+    elif isinstance(value, _Dispatcher):
+        yield value.py_func
+    elif isinstance(value, types_module.FunctionType):
+        yield value
+
+
+def jitable(function: Callable) -> Callable:
+    """``function`` made callable from kernels and entries (numba's ``register_jitable``), under a name that
+    says what it captures when it is a closure (:func:`_distinct`)."""
+    _distinct(function)
+    return register_jitable(function)
+
 
 if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
@@ -243,6 +291,7 @@ def kernel(fn: Callable | None = None, *, parallel: bool = False, error_model: s
         options = {"nogil": nogil, "parallel": parallel, "error_model": error_model}
         if contract:
             options["fastmath"] = {"contract"}
+        _distinct(function)
         if _KernelCache is not None:
             dispatcher = numba.njit(**options)(function)
             _attach_cache(dispatcher, options)
@@ -325,6 +374,7 @@ def native(body: Callable) -> int:
     compiled = _natives.get(body)
     if compiled is None:
         from numba.core.ccallback import CFunc
+        _distinct(body)
         compiled = CFunc(body, ((types.CPointer(types.int64),), types.int32), {}, {"nogil": True})
         if _KernelCache is not None:
             try:
