@@ -17,6 +17,7 @@ entry: it stays on ``correlation.execute``.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -168,80 +169,65 @@ def _head(block, store_dtype, weights_dtype, bias_dtype, out_dtype):
             native.c_array(block, FLAT, out_dtype)[0, 0, 0, 0, 0], (block[OW], block[OH], block[K_OUT], block[IMAGES]))
 
 
-def _units_calls(code: int, store_dtype, weights_dtype, bias_dtype, out_dtype):
-    """(serial, shared) jit-callables over a packed block for micro-kernel ``code`` (bound by closure: it must be a
-    compile-time literal): ``serial(block, steps)`` every unit on this thread; ``shared(block, wait)`` chunks
-    claimed with the other threads (``simd._claim_units``; ``wait``: until all are done)."""
-    units, claimed = simd._UNITS, simd._UNITS_SHARED
-
-    @jit.jitable
-    def serial(block, steps):
-        xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
-                                                                               bias_dtype, out_dtype)
-        units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, 0, block[N_UNITS], block[ROWS],
-              block[BLOCK], block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER],
-              block[TAP_STRIDE], steps, block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
-              block[SATURATE] != 0, block[LO], block[HI])
-
-    @jit.jitable
-    def shared(block, wait):
-        xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
-                                                                               bias_dtype, out_dtype)
-        claimed(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, block[N_UNITS], block[CHUNKS],
-                native.c_array(block, COUNTERS, np.int64)[0, 0, 0, 0, 0], wait, block[ROWS], block[BLOCK],
-                block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER], block[TAP_STRIDE],
-                block[RUN_STEPS], block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0,
-                block[SATURATE] != 0, block[LO], block[HI])
-    return serial, shared
-
-
-@native.factory(codes=(0,))
-def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
-    """The SIMD route's entry for micro-kernel ``code`` and these dtypes: ``simd.correlate``, serially."""
-    pack = simd._PACK
+@functools.cache
+def _simd_bodies(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> tuple:
+    """The SIMD route's (entry, helper) bodies for micro-kernel ``code`` and these dtypes (``gang.shared_entry``):
+    the caller packs the input (measuring an int16 one's range for the K-block, ``simd.block_steps``), then the
+    units run serially or in chunks shared with the gang's helpers. Bound by closure, so ``code`` stays a
+    compile-time literal and each body caches on disk."""
+    pack, units, claimed = simd._PACK, simd._UNITS, simd._UNITS_SHARED
     direct = correlation._DIRECT["int", False]
-    serial, shared = _units_calls(code, store_dtype, weights_dtype, bias_dtype, out_dtype)
 
-    def entry(block):
+    @jit.jitable
+    def prepare(block):
         x6 = native.array(block, X, x_dtype)
         xp = native.c_array(block, XP, store_dtype)[0, 0]
         measured = pack(x6, xp, block[LO_X], block[LO_Y], block[FLIP], block[MASK], block[MEASURE] != 0, 0, 1)
         steps = block[BLOCK_STEPS]
-        if block[MEASURE] != 0:  # int16: the K-block from the range measured while packing (simd.block_steps)
+        if block[MEASURE] != 0:
             worst = measured * block[W_MAX] * block[ELEMS]
             steps = min(INT32_MAX // worst if worst else 1 << 40, 1 << 40)
-        out6 = native.array(block, OUT, out_dtype)
+        block[RUN_STEPS] = steps  # read by every thread's units; 0: done here
         if steps == 0:  # no int32 block is safe for these values: the int64 loops (correlation._direct)
-            wt = native.c_array(block, WT, np.int64)[0, 0, 0, 0]
-            direct(x6, wt, native.array(block, BIAS3, bias_dtype)[:, :, :, 0, 0, 0], out6, block[KX], block[KY],
-                   block[STRIDE_X], block[STRIDE_Y], block[STEP_X], block[STEP_Y], block[OFFSET_X], block[OFFSET_Y],
-                   block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT], block[NEAREST] != 0, block[SATURATE] != 0,
-                   block[LO], block[HI])
-            return 0
-        alone = True
-        if block[CHUNKS] > 0:
-            block[RUN_STEPS] = steps  # read by the helpers' chunk loop
-            if gang.begin_native(block[MAILBOX], block[TASK], native.c_array(block, COUNTERS, np.int64)[0, 0, 0, 0, 0]):
-                shared(block, True)
-                gang.retract_native(block[MAILBOX], block[TASK])
-                alone = False
-        if alone:
-            serial(block, steps)
-        if block[COPY_BACK] != 0:
-            out6[...] = native.array(block, TARGET, out_dtype)
-        return 0
-    return jit.native(entry)
+            direct(x6, native.c_array(block, WT, np.int64)[0, 0, 0, 0],
+                   native.array(block, BIAS3, bias_dtype)[:, :, :, 0, 0, 0], native.array(block, OUT, out_dtype),
+                   block[KX], block[KY], block[STRIDE_X], block[STRIDE_Y], block[STEP_X], block[STEP_Y],
+                   block[OFFSET_X], block[OFFSET_Y], block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT],
+                   block[NEAREST] != 0, block[SATURATE] != 0, block[LO], block[HI])
+
+    @jit.jitable
+    def lines(code_, block, chunks, wait):
+        if block[RUN_STEPS] == 0:
+            return
+        xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape = _head(block, store_dtype, weights_dtype,
+                                                                               bias_dtype, out_dtype)
+        if chunks == 0:
+            units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, 0, block[N_UNITS],
+                  block[ROWS], block[BLOCK], block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y],
+                  block[INNER], block[TAP_STRIDE], block[RUN_STEPS], block[SUM_SHIFT], block[BIAS_SHIFT],
+                  block[SHIFT], block[NEAREST] != 0, block[SATURATE] != 0, block[LO], block[HI])
+        else:
+            claimed(code, xp, taps, weights, corr, bias1, bias4, bias_kind, flat, shape, block[N_UNITS], chunks,
+                    native.c_array(block, COUNTERS, np.int64)[0, 0, 0, 0, 0], wait, block[ROWS], block[BLOCK],
+                    block[N_STRIPS], block[STRIP], block[STRIDE_X], block[STRIDE_Y], block[INNER],
+                    block[TAP_STRIDE], block[RUN_STEPS], block[SUM_SHIFT], block[BIAS_SHIFT], block[SHIFT],
+                    block[NEAREST] != 0, block[SATURATE] != 0, block[LO], block[HI])
+        if (chunks == 0 or wait) and block[COPY_BACK] != 0:  # the caller, once every unit is done
+            native.array(block, OUT, out_dtype)[...] = native.array(block, TARGET, out_dtype)
+
+    return gang.shared_entry(lines, prepare, (MAILBOX, TASK, CHUNKS, COUNTERS), code)
+
+
+@native.factory(codes=(0,))
+def _simd_entry(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
+    """The SIMD route's entry for micro-kernel ``code`` and these dtypes (``simd.correlate``'s work)."""
+    return jit.native(_simd_bodies(code, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype)[0])
 
 
 @native.factory(codes=(0,))
 def _simd_helper(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype) -> int:
-    """A helper's part of a shared SIMD layer (posted by :func:`_simd_entry`): chunks while any is left."""
-    shared = _units_calls(code, store_dtype, weights_dtype, bias_dtype, out_dtype)[1]
-
-    def helper(block):
-        shared(block, False)
-        return 0
-    return jit.native(helper)
+    """A helper's part of a shared SIMD layer: chunks while any is left."""
+    return jit.native(_simd_bodies(code, x_dtype, store_dtype, weights_dtype, bias_dtype, out_dtype)[1])
 
 
 @native.factory
