@@ -45,6 +45,8 @@ from . import workers
 from .atomics import compare_swap, fetch_add, pause, wait_for_chunks
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
+from .settle_lanes import WIDTH as SETTLE_WIDTH
+from .settle_lanes import rounding, settle8
 from .tiles import accumulate_blocks, choose_tile
 
 INT32_MAX = (1 << 31) - 1
@@ -238,8 +240,12 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
     taps_per_block = max(1, block_steps // inner)
     inner_per_block = min(inner, block_steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
-    # Each tile requantized as it comes (no int64 stage) where requantize_lane applies.
+    # Each tile requantized as it comes (no int64 stage) where requantize_lane applies; in int32 lanes
+    # (settle_lanes) for a unit whose values provably stay within int32 (``_fits_int32``).
     settle = single and bias_kind != 2 and 0 <= shift < 62
+    c, s1, m = rounding(min(max(shift, 0), 30), nearest_even)
+    lanes32 = settle and out.itemsize <= 2 and shift < 31 and sum_shift < 31 and block % SETTLE_WIDTH == 0
+    aligned32 = np.empty(block, np.int32)
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -251,6 +257,10 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
         if bias_kind == 1:
             for lane in range(min(block, shape[2] - k0)):
                 aligned[lane] += np.int64(bias1[k0 + lane]) << bias_shift
+        narrow32 = lanes32 and _fits_int32(aligned, n_taps * inner, block_steps, sum_shift, c + m)
+        if narrow32:
+            for lane in range(block):
+                aligned32[lane] = aligned[lane]
         for t in range(0, n_pix, rows):
             q = (s0 + t) // ow  # the tile's first pixel; the others step from it (no division per row)
             ox = s0 + t - q * ow
@@ -269,7 +279,10 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
             done = stage[t * block: (t + min(rows, n_pix - t)) * block]
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                if settle:  # straight to the output's values
+                if narrow32:
+                    _SETTLE32(narrow, t * block, done.size, tile, aligned32, sum_shift, c, s1, m, shift, saturate, lo,
+                              hi)
+                elif settle:  # straight to the output's values
                     _SETTLE(narrow[t * block: t * block + done.size], tile, aligned, sum_shift, shift, nearest_even,
                             saturate, lo, hi)
                 else:
@@ -301,6 +314,26 @@ def _settle(narrow, sums, aligned, sum_shift, shift, nearest_even, saturate, lo,
         for lane in range(block):
             target[lane] = requantize_lane((np.int64(source[lane]) << sum_shift) + aligned[lane], shift,
                                            nearest_even, saturate, lo, hi)
+
+
+def _fits_int32(aligned, steps, block_steps, sum_shift, rounding_add):
+    # True when every (sum << sum_shift) + aligned[lane] of a unit, rounded, stays within int32: a step's
+    # products are at most worst = x_max * w_max * E, and block_steps = INT32_MAX // worst, so worst <=
+    # INT32_MAX // block_steps and |sum| <= steps * that.
+    biggest = 0
+    for lane in range(aligned.size):
+        biggest = max(biggest, abs(aligned[lane]))
+    bound = steps * (INT32_MAX // block_steps)
+    return bound <= INT32_MAX and (bound << sum_shift) + biggest + rounding_add <= INT32_MAX
+
+
+def _settle32(narrow, at, n, sums, aligned32, sum_shift, c, s1, m, shift, saturate, lo, hi):
+    # narrow[at + i] for i < n (whole rows of len(aligned32) lanes): _settle in int32 lanes (settle_lanes).
+    block = aligned32.size
+    for r in range(n // block):
+        for lane in range(0, block, SETTLE_WIDTH):
+            settle8(narrow, at + r * block + lane, sums, r * block + lane, aligned32, lane, sum_shift, c, s1, m, shift,
+                    saturate, lo, hi)
 
 
 def _requantize_stage(stage, narrow, bias4, bias_kind, ow, oh, s0, n_pix, k0, block, valid, bias_shift, shift,
@@ -357,6 +390,8 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
 
 _land = jit.kernel(_land)
 _SETTLE = jit.kernel(_settle)
+_fits_int32 = jit.kernel(_fits_int32)
+_SETTLE32 = jit.kernel(_settle32)
 _requantize_stage = jit.kernel(_requantize_stage)
 _STORE = jit.kernel(_store_unit)
 _PACK = jit.kernel(_pack_input)
