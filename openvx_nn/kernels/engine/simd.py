@@ -154,6 +154,7 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
     biggest = np.int64(0)
     # Channel planes with contiguous rows and elements of the packed size: 8x8 block transposes.
     transposing = x6.strides[0] == x6.itemsize and x6.itemsize == xp.itemsize and x6.shape[2] >= SIDE
+    adjacent = x6.strides[2] == x6.itemsize and channels > 1
     for image in range(images):
         b1 = image % n1
         b2 = (image // n1) % n2
@@ -168,6 +169,16 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
             row[:first, :] = zero
             row[last:, :] = zero
             row[first:last, channels:] = zero
+            if adjacent:  # each pixel's channels are one run (a 1x1 image: fully connected, matrix rows)
+                for i in range(first, last):
+                    source = x6[lo_x + i, iy, :, b1, b2, b3]
+                    packed = row[i, :channels]
+                    for c in range(channels):
+                        packed[c] = (np.int64(source[c]) ^ flip) & mask
+                    if measure:
+                        for c in range(channels):
+                            biggest = max(biggest, abs(np.int64(source[c])))
+                continue
             if transposing:
                 _COPY_PLANES(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
                 for i in range(first, last):
