@@ -105,9 +105,13 @@ def _gather(x, table, offset, out):
 
 
 def _clamp_loop(x, out, lo, hi):
-    """``out[i] = min(max(x[i], lo), hi)`` on flat arrays: a vectorized loop."""
+    """``out[i] = min(max(x[i], lo), hi)`` on flat arrays: a vectorized loop, in the elements' own type (with
+    int64 bounds every lane widened to int64: 5x slower on 16-bit data)."""
+    bounds = np.empty(2, x.dtype)
+    bounds[0], bounds[1] = lo, hi
+    low, high = bounds[0], bounds[1]
     for i in range(x.size):
-        out[i] = min(max(x[i], lo), hi)
+        out[i] = min(max(x[i], low), high)
 
 
 _clamp = kernel(_clamp_loop)
