@@ -139,17 +139,21 @@ def _max_pool_2x2(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
 def _max_pool_2x2_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
     # ``_max_pool_2x2`` on C-ordered planes [plane, H, W] (the transposes of F-ordered OpenVX tensors): unit-stride
     # rows, which LLVM vectorizes; the same comparisons in the same order, so the same results.
+    # Indexed in place, not through row views: a view per row costs reference counting, which was most of the
+    # time of a small layer's short rows.
     n_planes, out_h, out_w = out.shape
     for plane in prange(n_planes):
         for oy in range(out_h):
-            top, bottom, dst = x[plane, oy * stride_y], x[plane, oy * stride_y + 1], out[plane, oy]
+            t, b = oy * stride_y, oy * stride_y + 1
             if stride_x == 2:  # the usual stride, as a constant: the loads become shuffles of whole vectors
                 for ox in range(out_w):
-                    dst[ox] = larger(larger(top[2 * ox], top[2 * ox + 1]), larger(bottom[2 * ox], bottom[2 * ox + 1]))
+                    out[plane, oy, ox] = larger(larger(x[plane, t, 2 * ox], x[plane, t, 2 * ox + 1]),
+                                                larger(x[plane, b, 2 * ox], x[plane, b, 2 * ox + 1]))
                 continue
             for ox in range(out_w):
                 xi = ox * stride_x
-                dst[ox] = larger(larger(top[xi], top[xi + 1]), larger(bottom[xi], bottom[xi + 1]))
+                out[plane, oy, ox] = larger(larger(x[plane, t, xi], x[plane, t, xi + 1]),
+                                            larger(x[plane, b, xi], x[plane, b, xi + 1]))
 
 
 def _planes(a: np.ndarray) -> np.ndarray | None:
