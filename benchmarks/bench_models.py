@@ -131,8 +131,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
     parser.add_argument("--coreml-width", type=float, default=1.0,
-                        help="channel width of the CoreML MobileNet v2 (today a depthwise layer lowers to a node per "
-                             "channel and MobileNet v2 1.0 takes minutes to load: 0.25 keeps a run practical)")
+                        help="channel width of the CoreML MobileNet v2 (1.0: the standard model)")
     args = parser.parse_args(argv)
     try:
         import onnx  # noqa: F401
