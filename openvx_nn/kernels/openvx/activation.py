@@ -191,6 +191,12 @@ def detach_from(out: np.ndarray, x: np.ndarray) -> np.ndarray:
     return detach(out, x, True)
 
 
+def _parameters(function: str, a: float, b: float) -> tuple[float, float]:
+    """``a`` and ``b`` as the float32 values OpenVX passes, 0.0 for those ``function`` does not read (so one
+    table serves every call that computes the same thing)."""
+    return (float32_value(a) if function in _USES_A else 0.0, float32_value(b) if function in _USES_B else 0.0)
+
+
 def _operands(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, fpp_in: int,
               fpp_out: int) -> tuple | None:
     """The kernel's arguments (``_evaluate``'s for float32, ``_gather``'s for integers); None when empty."""
@@ -198,8 +204,7 @@ def _operands(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float,
     if code is None:
         raise ValueError(f"activation function {function!r} is unknown; expected one of {', '.join(FUNCTIONS)}")
     check_pair(x, out)
-    a = float32_value(a) if function in _USES_A else 0.0
-    b = float32_value(b) if function in _USES_B else 0.0
+    a, b = _parameters(function, a, b)
     views = loop_views(out, x)
     if views is None:
         return None
@@ -310,8 +315,7 @@ def _clamped(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, 
     and both tensors are contiguous alike; else None."""
     if out.dtype.kind == "f":
         return None
-    a = float32_value(a) if function in _USES_A else 0.0
-    b = float32_value(b) if function in _USES_B else 0.0
+    a, b = _parameters(function, a, b)
     bounds = _clamp_of(function, a, b, out.dtype, int(fpp_in), int(fpp_out))
     flat = _flat_pair(x, out) if bounds is not None else None
     return None if flat is None else (*flat, *bounds)
