@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from openvx_nn.kernels.engine import isa
 from openvx_nn.kernels.engine.nhwc import pack_offsets, scale_lane, scale_run
+from openvx_nn.kernels.engine.requantize_lanes import requantize8, requantize16
 from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
-from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, requantize
+from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, quantized_range, requantize
 from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
 from openvx_nn.kernels.frontend.quant8_depthwise import prepare_depthwise
 from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
@@ -239,6 +241,46 @@ def test_scale_run_in_32_bit_lanes_is_the_requantization_rule():
             got = np.zeros(sums.size, np.uint8)
             scale_run(got, sums, bias, sums.size, m, 1 << (shift - 1), shift - 32, zero_point, lo, hi)
             assert got.tolist() == want.tolist(), multiplier
+
+
+@njit
+def _requantize_lanes(width, target, sums, bias, m, half, shift_hi, zero_point, lo, hi):
+    for i in range(0, sums.size, width):
+        if width == 16:
+            requantize16(target, sums, bias, i, m, half, shift_hi, zero_point, lo, hi)
+        else:
+            requantize8(target, sums, bias, i, m, half, shift_hi, zero_point, lo, hi)
+
+
+@pytest.mark.parametrize("width", [8, 16])
+def test_requantization_lanes_are_the_rule_at_both_ends_of_the_multiplier_and_shift(width):
+    # The vector form of the 32-bit-lane epilogue (the micro-kernel's and scale_run's): 31-bit multipliers at
+    # 2**30, 2**31 - 1 and random, shifts 32 (multipliers just under 1/2), 33, 47, 61 and 62; sums at the int32
+    # limits, around zero (ties: m = 2**30 puts one at every 2**(shift - 31)), random; zero points 0, 128, 255
+    # and random, each fused activation's range. 16 lanes are AVX-512's vector (two halves here).
+    rng = np.random.default_rng(31 + width)
+    limit = (1 << 31) - 1
+    sums = np.array([limit, -limit, limit - 1, -limit + 1] + list(range(-40, 40)) + rng.integers(
+        -limit, limit, 200, endpoint=True).tolist() + rng.integers(-(1 << 20), 1 << 20, 200).tolist(), np.int64)
+    sums = np.resize(sums, -(-sums.size // 16) * 16)
+    bias = np.where(np.abs(sums) < 1 << 30, rng.integers(-(1 << 16), 1 << 16, sums.size), 0)
+    for m in (1 << 30, limit, int(rng.integers(1 << 30, 1 << 31))):
+        for shift in (32, 33, 47, 61, 62):
+            multiplier = m / 2.0 ** shift
+            assert quantized_multiplier(multiplier) == (m, shift)
+            for i, zero_point in enumerate((0, 128, 255, int(rng.integers(1, 255)))):
+                for act in range(4):
+                    lo, hi = quantized_range(act, 0.05 * (i + 1), zero_point)
+                    want = requantize(sums + bias, multiplier, zero_point, lo, hi)
+                    got = np.full(sums.size, 7, np.uint8)
+                    _requantize_lanes(width, got, sums.astype(np.int32), bias.astype(np.int32), m, 1 << (shift - 1),
+                                      shift - 32, zero_point, lo, hi)
+                    assert np.array_equal(got, want), (m, shift, zero_point, act, np.argwhere(got != want)[:3])
+                    tail = sums.size - 3  # scale_run: 16 lanes, then 8, then one by one
+                    got[:] = 7
+                    scale_run(got, sums.astype(np.int32), bias.astype(np.int32), tail, m, 1 << (shift - 1), shift - 32,
+                              zero_point, lo, hi)
+                    assert np.array_equal(got[:tail], want[:tail]) and (got[tail:] == 7).all()
 
 
 @pytest.mark.parametrize("channels", [1, 2, 3, 4, 5, 7, 8, 16])
