@@ -21,7 +21,7 @@ from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
 from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, quantized_range, requantize
 from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
-from openvx_nn.kernels.frontend.quant8_depthwise import prepare_depthwise
+from openvx_nn.kernels.frontend.quant8_depthwise import _entries, prepare_depthwise
 from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
 
 ROUTES = [pytest.param(name, id=name, marks=pytest.mark.skipif(name not in isa.available(),
@@ -161,6 +161,32 @@ def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(s
             reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, 3, *quants)
             prepare_depthwise(filt, bias, want.shape, pads, strides, 1, 3, *quants)(x, got)
             assert np.array_equal(got, want), (i, bias is None)
+
+
+def test_columns_packed_by_phase_are_the_padded_input_less_its_zero_point():
+    # The strided depthwise layers' packer, alone: every column a phase holds (p * phase + i is window column
+    # stride * i + p), over strides 2-4, paddings up to past the input, input widths on and off the strides,
+    # channels on and off its eight-channel steps, zero points 0, 128, 255.
+    rng = np.random.default_rng(34)
+    pack = _entries()[1]
+    for i in range(40):
+        n, h, w, c, stride = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 6), rng.integers(1, 12),
+                                               (1, 3, 8, 16, 19, 32, 40)[i % 7], rng.integers(2, 5)))
+        left, top = int(rng.integers(0, 7)), int(rng.integers(0, 3))
+        hp, wp = int(rng.integers(1, h + 2 * top + 1)), int(rng.integers(1, w + 2 * left + 4))
+        wp = -(-wp // stride) * stride  # as the layer allots it: room for every phase's columns
+        x, zero_point = _data(rng, (n, h, w, c), i), (0, 128, 255)[i % 3]
+        window = np.zeros((n, hp, wp, c), np.int64)
+        for y in range(hp):
+            for col in range(wp):
+                if 0 <= y - top < h and 0 <= col - left < w:
+                    window[:, y, col] = x[:, y - top, col - left].astype(np.int64) - zero_point
+        got = np.full((n, hp, wp, c), 999, np.int16)
+        pack(x, got, zero_point, left, top, stride)
+        phase = -(-wp // stride)
+        for col in range(wp):
+            at = (col % stride) * phase + col // stride
+            assert np.array_equal(got[:, :, at], window[:, :, col]), (i, col)
 
 
 def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():

@@ -17,13 +17,16 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
 
 from ..engine import gang, workers
 from ..engine.atomics import fetch_add, wait_for_chunks
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..support import jit, native
 from ..support.jit import kernel
+from ..support.llvm_loops import splat
 from .asymmetric import quantized_multiplier, quantized_range
 from .quant8_convolution import Prepared
 
@@ -118,14 +121,40 @@ def _nine_taps(acc, flat, w_offsets, n, c0, c1, c2, below):
 _DEPTHWISE = kernel(_depthwise)
 
 
+@intrinsic
+def _offsets8(typingctx, packed, to, pixel, at, zero):
+    """``packed[to + k] = pixel[at + k] - zero`` for ``k < 8`` as one vector step (``packed`` int16, ``pixel`` uint8,
+    both contiguous for 8 elements from there: the caller's bounds). numba's loop of a pixel's few channels
+    stayed scalar (the arrays might alias) and cost as much as the layer's sums; generic IR, so any x86 runs it."""
+    if not (isinstance(packed, types.Array) and packed.dtype == types.int16 and isinstance(pixel, types.Array)
+            and pixel.dtype == types.uint8 and all(isinstance(v, types.Integer) for v in (to, at, zero))):
+        return None
+
+    def codegen(context, builder, signature, args):
+        target, source = (context.make_array(signature.args[k])(context, builder, args[k]) for k in (0, 2))
+        to, at = (context.cast(builder, args[k], signature.args[k], types.int64) for k in (1, 3))
+        offset = context.cast(builder, args[4], signature.args[4], types.int16)
+        v8, v16 = ir.VectorType(ir.IntType(8), 8), ir.VectorType(ir.IntType(16), 8)
+        values = builder.load(builder.bitcast(builder.gep(source.data, [at]), v8.as_pointer()), align=1)
+        values = builder.sub(builder.zext(values, v16), splat(builder, offset, v16))
+        builder.store(values, builder.bitcast(builder.gep(target.data, [to]), v16.as_pointer()), align=2)
+        return context.get_dummy_value()
+    return types.void(packed, to, pixel, at, zero), codegen
+
+
 @kernel
 def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
     # xp[b, j, p * phase + i, c] = x[b, j - top, stride * i + p - left, c] - zero_point inside the input, else 0
-    # (phase = ceil(width of xp / stride)): pack_offsets with each row's columns grouped by phase.
+    # (phase = ceil(width of xp / stride)): pack_offsets with each row's columns grouped by phase. Per phase the
+    # columns inside the input are one range of i (no test per column), and a pixel's channels are copied eight
+    # at a time (a fixed-length loop LLVM turns into one vector step: a runtime-length loop of a few channels
+    # did not vectorize, and cost as much as the layer's sums); the last phase's missing column is never read.
     n_batch, height, width, channels = x.shape
     _, hp, wp, _ = xp.shape
     phase = -(-wp // stride)
     zero = np.int16(zero_point)
+    blocks = channels - channels % 8
+    source, target = x.reshape(-1), xp.reshape(-1)
     for b in range(n_batch):
         for j in range(hp):
             row = xp[b, j]
@@ -133,19 +162,21 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
             if iy < 0 or iy >= height:
                 row[:, :] = 0
                 continue
-            source = x[b, iy]
-            for p in range(stride):  # column stride * i + p, by phase: no division per column
-                for i in range(phase):
-                    packed = row[p * phase + i]
-                    ix = stride * i + p - pad_left
-                    if stride * i + p >= wp:  # the last phase's missing column (never read)
-                        break
-                    if ix < 0 or ix >= width:
-                        packed[:] = 0
-                        continue
-                    pixel = source[ix]
-                    for c in range(channels):
-                        packed[c] = np.int16(pixel[c]) - zero
+            for p in range(stride):
+                count = min(phase, (wp - p + stride - 1) // stride)  # the columns stride * i + p < wp
+                first = min(max(-((p - pad_left) // stride), 0), count)  # the first with stride * i + p >= left
+                last = max(min(-((p - pad_left - width) // stride), count), first)  # ... the first past the input
+                row[p * phase: p * phase + first, :] = 0
+                row[p * phase + last: p * phase + count, :] = 0
+                at = ((b * height + iy) * width + stride * first + p - pad_left) * channels
+                to = ((b * hp + j) * wp + p * phase + first) * channels
+                for _ in range(first, last):
+                    for c in range(0, blocks, 8):
+                        _offsets8(target, to + c, source, at + c, zero)
+                    for c in range(blocks, channels):
+                        target[to + c] = np.int16(source[at + c]) - zero
+                    at += stride * channels
+                    to += channels
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
