@@ -166,7 +166,7 @@ def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(s
 def test_columns_packed_by_phase_are_the_padded_input_less_its_zero_point():
     # The strided depthwise layers' packer, alone: every column a phase holds (p * phase + i is window column
     # stride * i + p), over strides 2-4, paddings up to past the input, input widths on and off the strides,
-    # channels on and off its eight-channel steps, zero points 0, 128, 255.
+    # channels on and off its eight-channel steps, zero points 0, 128, 255, packed whole or in shares of rows.
     rng = np.random.default_rng(34)
     pack = _entries()[1]
     for i in range(40):
@@ -182,7 +182,9 @@ def test_columns_packed_by_phase_are_the_padded_input_less_its_zero_point():
                 if 0 <= y - top < h and 0 <= col - left < w:
                     window[:, y, col] = x[:, y - top, col - left].astype(np.int64) - zero_point
         got = np.full((n, hp, wp, c), 999, np.int16)
-        pack(x, got, zero_point, left, top, stride)
+        parts = 1 + i % 4  # in shares of rows, as threads pack it
+        for part in range(parts):
+            pack(x, got, zero_point, left, top, stride, part, parts)
         phase = -(-wp // stride)
         for col in range(wp):
             at = (col % stride) * phase + col // stride

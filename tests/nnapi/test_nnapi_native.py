@@ -199,16 +199,17 @@ def test_a_filter_computed_by_the_graph_keeps_it_on_the_python_path():
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
 
 
-SHARED = [  # layers large enough to share their chunks with the helper threads (float32 and uint8)
-    (OP.CONV_2D, F32T, (1, 40, 40, 24), (32, 3, 3, 24)),
-    (OP.CONV_2D, Q8, (1, 40, 40, 24), (32, 3, 3, 24)),
-    (OP.DEPTHWISE_CONV_2D, F32T, (1, 64, 64, 16), (1, 3, 3, 16)),
-    (OP.DEPTHWISE_CONV_2D, Q8, (1, 64, 64, 16), (1, 3, 3, 16)),
+SHARED = [  # layers large enough to share their chunks with the helper threads (float32 and uint8), strides
+    (OP.CONV_2D, F32T, (1, 40, 40, 24), (32, 3, 3, 24), 1),
+    (OP.CONV_2D, Q8, (1, 40, 40, 24), (32, 3, 3, 24), 1),
+    (OP.DEPTHWISE_CONV_2D, F32T, (1, 64, 64, 16), (1, 3, 3, 16), 1),
+    (OP.DEPTHWISE_CONV_2D, Q8, (1, 64, 64, 16), (1, 3, 3, 16), 1),
+    (OP.DEPTHWISE_CONV_2D, Q8, (1, 90, 90, 16), (1, 3, 3, 16), 2),  # the input packed by phase, in shares
 ]
 
 
-@pytest.mark.parametrize("op,kind,x_shape,w_shape", SHARED, ids=lambda v: str(v))
-def test_layers_shared_with_helper_threads_natively_give_the_python_paths_bits(op, kind, x_shape, w_shape):
+@pytest.mark.parametrize("op,kind,x_shape,w_shape,stride", SHARED, ids=lambda v: str(v))
+def test_layers_shared_with_helper_threads_natively_give_the_python_paths_bits(op, kind, x_shape, w_shape, stride):
     if isa.threads() < 2:
         pytest.skip("one thread: no helpers")
     rng = np.random.default_rng(11)
@@ -225,8 +226,9 @@ def test_layers_shared_with_helper_threads_natively_give_the_python_paths_bits(o
     k = bias.shape[0]
     extra = [i32(1)] if op == OP.DEPTHWISE_CONV_2D else []
     inputs = [Tensor(x, *qx), Tensor(filt, *qw, const=True), Tensor(bias, qx[0] * qw[0], 0, const=True)]
-    inputs += [i32(v) for v in (1, 1, 1, 1, 1, 1)] + extra + [i32(3)]
-    out = Out(kind, x_shape[:3] + (k,), *qo)
+    inputs += [i32(v) for v in (1, 1, 1, 1, stride, stride)] + extra + [i32(3)]
+    side = (x_shape[1] + 2 - 3) // stride + 1
+    out = Out(kind, (1, side, side, k), *qo)
     compilation, execution, result = _compiled(op, inputs, out, True)
     first = _native_result(compilation, execution, result)
     calls = compilation.prepared.graph.plan.calls

@@ -143,9 +143,10 @@ def _offsets8(typingctx, packed, to, pixel, at, zero):
 
 
 @kernel
-def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
+def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride, part, parts):
     # xp[b, j, p * phase + i, c] = x[b, j - top, stride * i + p - left, c] - zero_point inside the input, else 0
-    # (phase = ceil(width of xp / stride)): pack_offsets with each row's columns grouped by phase. Per phase the
+    # (phase = ceil(width of xp / stride)), for the rows (b, j) of share ``part`` of ``parts``: pack_offsets with
+    # each row's columns grouped by phase. Per phase the
     # columns inside the input are one range of i (no test per column), and a pixel's channels are copied eight
     # at a time (a fixed-length loop LLVM turns into one vector step: a runtime-length loop of a few channels
     # did not vectorize, and cost as much as the layer's sums); the last phase's missing column is never read.
@@ -155,28 +156,28 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
     zero = np.int16(zero_point)
     blocks = channels - channels % 8
     source, target = x.reshape(-1), xp.reshape(-1)
-    for b in range(n_batch):
-        for j in range(hp):
-            row = xp[b, j]
-            iy = j - pad_top
-            if iy < 0 or iy >= height:
-                row[:, :] = 0
-                continue
-            for p in range(stride):
-                count = min(phase, (wp - p + stride - 1) // stride)  # the columns stride * i + p < wp
-                first = min(max(-((p - pad_left) // stride), 0), count)  # the first with stride * i + p >= left
-                last = max(min(-((p - pad_left - width) // stride), count), first)  # ... the first past the input
-                row[p * phase: p * phase + first, :] = 0
-                row[p * phase + last: p * phase + count, :] = 0
-                at = ((b * height + iy) * width + stride * first + p - pad_left) * channels
-                to = ((b * hp + j) * wp + p * phase + first) * channels
-                for _ in range(first, last):
-                    for c in range(0, blocks, 8):
-                        _offsets8(target, to + c, source, at + c, zero)
-                    for c in range(blocks, channels):
-                        target[to + c] = np.int16(source[at + c]) - zero
-                    at += stride * channels
-                    to += channels
+    for line in range(n_batch * hp * part // parts, n_batch * hp * (part + 1) // parts):
+        b, j = line // hp, line % hp
+        row = xp[b, j]
+        iy = j - pad_top
+        if iy < 0 or iy >= height:
+            row[:, :] = 0
+            continue
+        for p in range(stride):
+            count = min(phase, (wp - p + stride - 1) // stride)  # the columns stride * i + p < wp
+            first = min(max(-((p - pad_left) // stride), 0), count)  # the first with stride * i + p >= left
+            last = max(min(-((p - pad_left - width) // stride), count), first)  # ... the first past the input
+            row[p * phase: p * phase + first, :] = 0
+            row[p * phase + last: p * phase + count, :] = 0
+            at = ((b * height + iy) * width + stride * first + p - pad_left) * channels
+            to = (line * wp + p * phase + first) * channels
+            for _ in range(first, last):
+                for c in range(0, blocks, 8):
+                    _offsets8(target, to + c, source, at + c, zero)
+                for c in range(blocks, channels):
+                    target[to + c] = np.int16(source[at + c]) - zero
+                at += stride * channels
+                to += channels
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
@@ -205,7 +206,7 @@ _TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int
 def _entries():
     return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 11),
             jit.entry(_pack_phases, types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int16, 4, "C"),
-                      *(jit.INT,) * 4),
+                      *(jit.INT,) * 6),
             jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 9), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
                       jit.BOOL))
 
@@ -246,7 +247,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         xp = np.empty(shape, np.int16)
         if phased:
             def pack() -> None:
-                phases(x, xp, int(quant_in[1]), pads[0], pads[2], strides[0])
+                phases(x, xp, int(quant_in[1]), pads[0], pads[2], strides[0], 0, 1)
         else:
             pack_x = pack_entry()
 
@@ -273,21 +274,46 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
         task = gang.NativeTask(n_lines, parallel)
         words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
-                                    for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters)),
+                                    for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters,
+                                              np.zeros(2, np.int64))),
                                   *scalars, n_lines, int(quant_in[1]), pads[0], pads[2], int(phased), *task.words())
         return native.Entry(_native_entry(), words, keep + task.finish(_native_helper(), words))
     return Prepared(fill, attach, native_entry)
 
 
-_X, _XP, _W, _BIAS, _LINE_BIAS, _OUT, _COUNTERS = (native.ARRAY_WORDS * k for k in range(7))
-_S = native.ARRAY_WORDS * 7  # the nine scalars of ``_depthwise``, then these:
+_X, _XP, _W, _BIAS, _LINE_BIAS, _OUT, _COUNTERS, _PACKED = (native.ARRAY_WORDS * k for k in range(8))
+_S = native.ARRAY_WORDS * 8  # the nine scalars of ``_depthwise``, then these:
 _LINES, _ZERO, _LEFT, _TOP, _PHASED, _MAILBOX, _TASK, _CHUNKS = range(_S + 9, _S + 17)
 
 
 @kernel
+def _pack_part(block, part, parts):
+    """Share ``part`` of ``parts`` of the packing of the layer in ``block`` (by phase for a strided layer of
+    multiplier 1)."""
+    x = native.c_array(block, _X, np.uint8)[0, 0]
+    xp = native.c_array(block, _XP, np.int16)[0, 0]
+    if block[_PHASED] != 0:
+        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2], part, parts)
+    else:
+        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], part, parts)
+
+
+@kernel
 def _native_lines(code, block, chunks, wait):
-    """Every output line of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
-    claimed with the helpers (``wait``: until every claimed one is done)."""
+    """Every output line of the layer packed in ``block``, its input packed first: serially (``chunks`` 0), or in
+    ``chunks`` chunks claimed with the helpers, the packing too, each thread going on to the lines once every
+    share of it is done (``wait``: until every claimed line chunk is done)."""
+    if chunks == 0:
+        _pack_part(block, 0, 1)
+    else:
+        claim = np.int64(native.c_array(block, _PACKED, np.int64)[0, 0, 0, 0, 0].ctypes.data)
+        while True:
+            i = fetch_add(claim, 1)
+            if i >= chunks:
+                break
+            _pack_part(block, i, chunks)
+            fetch_add(claim + 8, 1)
+        wait_for_chunks(claim, chunks)
     arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int16)[0, 0, 0],
               native.c_array(block, _BIAS, np.int64)[0, 0, 0, 0, 0],
               native.c_array(block, _LINE_BIAS, np.int32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.uint8)[0, 0])
@@ -302,13 +328,10 @@ def _native_lines(code, block, chunks, wait):
 
 @kernel
 def _pack_block(block):
-    """The packer of the layer in ``block`` (by phase for a strided layer of multiplier 1)."""
-    x = native.c_array(block, _X, np.uint8)[0, 0]
-    xp = native.c_array(block, _XP, np.int16)[0, 0]
-    if block[_PHASED] != 0:
-        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
-    else:
-        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
+    """Before the layer's task is posted: its packing's share counters reset (the last run's helpers are gone)."""
+    packed = native.c_array(block, _PACKED, np.int64)[0, 0, 0, 0, 0]
+    packed[0] = 0
+    packed[1] = 0
 
 
 _BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
@@ -316,8 +339,8 @@ _BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNK
 
 @native.factory
 def _native_entry() -> int:
-    """The packer, then ``_depthwise`` over every line, shared with the gang's spinning helpers when the layer is
-    large enough (``gang.shared_entry``), else serially."""
+    """The packer, then ``_depthwise`` over every line, both shared with the gang's spinning helpers when the
+    layer is large enough (``gang.shared_entry``), else serially."""
     return jit.native(_BODIES[0])
 
 
