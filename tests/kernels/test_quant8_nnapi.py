@@ -21,7 +21,7 @@ from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
 from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, quantized_range, requantize
 from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
-from openvx_nn.kernels.frontend.quant8_depthwise import _entries, prepare_depthwise
+from openvx_nn.kernels.frontend.quant8_depthwise import SEGMENT, _entries, prepare_depthwise
 from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
 
 ROUTES = [pytest.param(name, id=name, marks=pytest.mark.skipif(name not in isa.available(),
@@ -207,6 +207,25 @@ def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():
         want, got = np.zeros((n, oh, ow, c), np.uint8), np.full((n, oh, ow, c), 7, np.uint8)
         reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, act, *quants)
         prepare_depthwise(filt, bias, want.shape, pads, strides, 1, act, *quants)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
+def test_depthwise_lines_longer_than_a_segment_equal_the_numpy_route():
+    # Multiplier 1 runs a line in segments of whole pixels (``SEGMENT`` values at most, the weights tiled once per
+    # segment): lines of several segments and a partial last one, 3x3 (nine taps in one pass) and other windows,
+    # strides 1 and 2, channel counts that divide the segment and that do not.
+    rng = np.random.default_rng(35)
+    for i, (w, c, kh, kw, stride) in enumerate([(60, 24, 3, 3, 1), (160, 7, 3, 3, 2), (40, 33, 2, 4, 1),
+                                                (70, 16, 3, 3, 2), (9, 130, 3, 3, 1), (45, 24, 1, 3, 2)]):
+        h = 5
+        pads = (1, 1, 1, 0) if i % 2 else (0, 2, 1, 1)
+        oh, ow = (h + pads[2] + pads[3] - kh) // stride + 1, (w + pads[0] + pads[1] - kw) // stride + 1
+        assert ow * c > SEGMENT or c > SEGMENT // 4
+        x, filt = _data(rng, (1, h, w, c), i), _data(rng, (1, kh, kw, c), i + 1)
+        bias, quants, act = _bias(rng, c, i + 1), _quants(rng, i + 2), i % 4
+        want, got = np.zeros((1, oh, ow, c), np.uint8), np.full((1, oh, ow, c), 7, np.uint8)
+        reference.depthwise_conv2d(x, filt, bias, want, pads, (stride, stride), 1, act, *quants)
+        prepare_depthwise(filt, bias, want.shape, pads, (stride, stride), 1, act, *quants)(x, got)
         assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
 
 
