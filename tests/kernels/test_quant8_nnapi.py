@@ -10,6 +10,10 @@ a negative shift) and all four fused activations.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
@@ -372,3 +376,14 @@ def test_uint8_pooling_equals_the_float64_route():
             nhwc_pooling.pool2d(x, want, mode, pads, strides, (kw, kh), i % 4, quant_in, quant_out)
             prepare_pool(mode == nhwc_pooling.MAX, shape, pads, strides, (kw, kh), i % 4, quant_in, quant_out)(x, got)
             assert np.array_equal(got, want), f"case {i}, mode {mode}"
+
+
+def test_the_vector_epilogue_and_packers_give_the_same_bits_compiled_for_a_cpu_without_avx(tmp_path):
+    # The requantization lanes and the depthwise packers are generic LLVM IR: compiled for baseline x86-64
+    # (SSE2: NUMBA_CPU_NAME=generic, its own kernel cache) the tests above of them still pass.
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", OPENVX_NN_CACHE_DIR=str(tmp_path))
+    selected = "lanes_are_the_rule or scale_run or phase or segment or 3x3"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__, "-k",
+                           selected], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
