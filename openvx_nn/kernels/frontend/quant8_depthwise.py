@@ -41,8 +41,8 @@ tiled over a whole 14x128 line, 32 KB, did not: ~1.4 ns an output against ~0.8 f
 def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi,
                narrow, line0, line1):
     # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
-    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int16: both factors
-    # sign-extended from 16 bits, so LLVM multiplies with vpmaddwd rather than the slower vpmulld), for the
+    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int16; LLVM here
+    # multiplies the sign-extended factors with vpmulld: raw uint8 inputs got vpmaddwd, no faster in L1), for the
     # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
     # int32, in L1) while each tap adds one contiguous run per output pixel, or (multiplier 1: ``w_offsets``
     # then holds each tap's weights repeated for a few whole pixels, ``SEGMENT`` values at most, so that they stay
@@ -156,10 +156,9 @@ def _offsets8(typingctx, packed, to, pixel, at, zero):
 def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride, part, parts):
     # xp[b, j, p * phase + i, c] = x[b, j - top, stride * i + p - left, c] - zero_point inside the input, else 0
     # (phase = ceil(width of xp / stride)), for the rows (b, j) of share ``part`` of ``parts``: pack_offsets with
-    # each row's columns grouped by phase. Per phase the
-    # columns inside the input are one range of i (no test per column), and a pixel's channels are copied eight
-    # at a time (a fixed-length loop LLVM turns into one vector step: a runtime-length loop of a few channels
-    # did not vectorize, and cost as much as the layer's sums); the last phase's missing column is never read.
+    # each row's columns grouped by phase. Per phase the columns inside the input are one range of i (no test per
+    # column), and a pixel's channels go eight at a time (``_offsets8``); the last phase's missing column is
+    # never read.
     n_batch, height, width, channels = x.shape
     _, hp, wp, _ = xp.shape
     phase = -(-wp // stride)
