@@ -10,16 +10,22 @@ a negative shift) and all four fused activations.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from numba import njit
 
 from openvx_nn.kernels.engine import isa
 from openvx_nn.kernels.engine.nhwc import pack_offsets, scale_lane, scale_run
+from openvx_nn.kernels.engine.requantize_lanes import requantize8, requantize16
 from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
-from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, requantize
+from openvx_nn.kernels.frontend.asymmetric import quantized_multiplier, quantized_range, requantize
 from openvx_nn.kernels.frontend.quant8_convolution import prepare_conv, prepare_fully_connected
-from openvx_nn.kernels.frontend.quant8_depthwise import prepare_depthwise
+from openvx_nn.kernels.frontend.quant8_depthwise import SEGMENT, _entries, prepare_depthwise
 from openvx_nn.kernels.frontend.quant8_pooling import prepare_pool
 
 ROUTES = [pytest.param(name, id=name, marks=pytest.mark.skipif(name not in isa.available(),
@@ -161,6 +167,34 @@ def test_strided_depthwise_with_columns_packed_by_phase_equals_the_numpy_route(s
             assert np.array_equal(got, want), (i, bias is None)
 
 
+def test_columns_packed_by_phase_are_the_padded_input_less_its_zero_point():
+    # The strided depthwise layers' packer, alone: every column a phase holds (p * phase + i is window column
+    # stride * i + p), over strides 2-4, paddings up to past the input, input widths on and off the strides,
+    # channels on and off its eight-channel steps, zero points 0, 128, 255, packed whole or in shares of rows.
+    rng = np.random.default_rng(34)
+    pack = _entries()[1]
+    for i in range(40):
+        n, h, w, c, stride = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 6), rng.integers(1, 12),
+                                               (1, 3, 8, 16, 19, 32, 40)[i % 7], rng.integers(2, 5)))
+        left, top = int(rng.integers(0, 7)), int(rng.integers(0, 3))
+        hp, wp = int(rng.integers(1, h + 2 * top + 1)), int(rng.integers(1, w + 2 * left + 4))
+        wp = -(-wp // stride) * stride  # as the layer allots it: room for every phase's columns
+        x, zero_point = _data(rng, (n, h, w, c), i), (0, 128, 255)[i % 3]
+        window = np.zeros((n, hp, wp, c), np.int64)
+        for y in range(hp):
+            for col in range(wp):
+                if 0 <= y - top < h and 0 <= col - left < w:
+                    window[:, y, col] = x[:, y - top, col - left].astype(np.int64) - zero_point
+        got = np.full((n, hp, wp, c), 999, np.int16)
+        parts = 1 + i % 4  # in shares of rows, as threads pack it
+        for part in range(parts):
+            pack(x, got, zero_point, left, top, stride, part, parts)
+        phase = -(-wp // stride)
+        for col in range(wp):
+            at = (col % stride) * phase + col // stride
+            assert np.array_equal(got[:, :, at], window[:, :, col]), (i, col)
+
+
 def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():
     # Multiplier 1 and a 3x3 window: every line's nine taps in one pass (``_nine_taps``), over strides 1-3 in
     # each direction, independent paddings, channel counts off and on the vector width, only 0 and 255 (the
@@ -177,6 +211,25 @@ def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():
         want, got = np.zeros((n, oh, ow, c), np.uint8), np.full((n, oh, ow, c), 7, np.uint8)
         reference.depthwise_conv2d(x, filt, bias, want, pads, strides, 1, act, *quants)
         prepare_depthwise(filt, bias, want.shape, pads, strides, 1, act, *quants)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
+def test_depthwise_lines_longer_than_a_segment_equal_the_numpy_route():
+    # Multiplier 1 runs a line in segments of whole pixels (``SEGMENT`` values at most, the weights tiled once per
+    # segment): lines of several segments and a partial last one, 3x3 (nine taps in one pass) and other windows,
+    # strides 1 and 2, channel counts that divide the segment and that do not.
+    rng = np.random.default_rng(35)
+    for i, (w, c, kh, kw, stride) in enumerate([(60, 24, 3, 3, 1), (160, 7, 3, 3, 2), (40, 33, 2, 4, 1),
+                                                (70, 16, 3, 3, 2), (9, 130, 3, 3, 1), (45, 24, 1, 3, 2)]):
+        h = 5
+        pads = (1, 1, 1, 0) if i % 2 else (0, 2, 1, 1)
+        oh, ow = (h + pads[2] + pads[3] - kh) // stride + 1, (w + pads[0] + pads[1] - kw) // stride + 1
+        assert ow * c > SEGMENT or c > SEGMENT // 4
+        x, filt = _data(rng, (1, h, w, c), i), _data(rng, (1, kh, kw, c), i + 1)
+        bias, quants, act = _bias(rng, c, i + 1), _quants(rng, i + 2), i % 4
+        want, got = np.zeros((1, oh, ow, c), np.uint8), np.full((1, oh, ow, c), 7, np.uint8)
+        reference.depthwise_conv2d(x, filt, bias, want, pads, (stride, stride), 1, act, *quants)
+        prepare_depthwise(filt, bias, want.shape, pads, (stride, stride), 1, act, *quants)(x, got)
         assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
 
 
@@ -241,6 +294,46 @@ def test_scale_run_in_32_bit_lanes_is_the_requantization_rule():
             assert got.tolist() == want.tolist(), multiplier
 
 
+@njit
+def _requantize_lanes(width, target, sums, bias, m, half, shift_hi, zero_point, lo, hi):
+    for i in range(0, sums.size, width):
+        if width == 16:
+            requantize16(target, sums, bias, i, m, half, shift_hi, zero_point, lo, hi)
+        else:
+            requantize8(target, sums, bias, i, m, half, shift_hi, zero_point, lo, hi)
+
+
+@pytest.mark.parametrize("width", [8, 16])
+def test_requantization_lanes_are_the_rule_at_both_ends_of_the_multiplier_and_shift(width):
+    # The vector form of the 32-bit-lane epilogue (the micro-kernel's and scale_run's): 31-bit multipliers at
+    # 2**30, 2**31 - 1 and random, shifts 32 (multipliers just under 1/2), 33, 47, 61 and 62; sums at the int32
+    # limits, around zero (ties: m = 2**30 puts one at every 2**(shift - 31)), random; zero points 0, 128, 255
+    # and random, each fused activation's range. 16 lanes are AVX-512's vector (two halves here).
+    rng = np.random.default_rng(31 + width)
+    limit = (1 << 31) - 1
+    sums = np.array([limit, -limit, limit - 1, -limit + 1] + list(range(-40, 40)) + rng.integers(
+        -limit, limit, 200, endpoint=True).tolist() + rng.integers(-(1 << 20), 1 << 20, 200).tolist(), np.int64)
+    sums = np.resize(sums, -(-sums.size // 16) * 16)
+    bias = np.where(np.abs(sums) < 1 << 30, rng.integers(-(1 << 16), 1 << 16, sums.size), 0)
+    for m in (1 << 30, limit, int(rng.integers(1 << 30, 1 << 31))):
+        for shift in (32, 33, 47, 61, 62):
+            multiplier = m / 2.0 ** shift
+            assert quantized_multiplier(multiplier) == (m, shift)
+            for i, zero_point in enumerate((0, 128, 255, int(rng.integers(1, 255)))):
+                for act in range(4):
+                    lo, hi = quantized_range(act, 0.05 * (i + 1), zero_point)
+                    want = requantize(sums + bias, multiplier, zero_point, lo, hi)
+                    got = np.full(sums.size, 7, np.uint8)
+                    _requantize_lanes(width, got, sums.astype(np.int32), bias.astype(np.int32), m, 1 << (shift - 1),
+                                      shift - 32, zero_point, lo, hi)
+                    assert np.array_equal(got, want), (m, shift, zero_point, act, np.argwhere(got != want)[:3])
+                    tail = sums.size - 3  # scale_run: 16 lanes, then 8, then one by one
+                    got[:] = 7
+                    scale_run(got, sums.astype(np.int32), bias.astype(np.int32), tail, m, 1 << (shift - 1), shift - 32,
+                              zero_point, lo, hi)
+                    assert np.array_equal(got[:tail], want[:tail]) and (got[tail:] == 7).all()
+
+
 @pytest.mark.parametrize("channels", [1, 2, 3, 4, 5, 7, 8, 16])
 def test_packed_offsets_are_the_padded_input_less_its_zero_point(channels):
     rng = np.random.default_rng(27 + channels)
@@ -283,3 +376,14 @@ def test_uint8_pooling_equals_the_float64_route():
             nhwc_pooling.pool2d(x, want, mode, pads, strides, (kw, kh), i % 4, quant_in, quant_out)
             prepare_pool(mode == nhwc_pooling.MAX, shape, pads, strides, (kw, kh), i % 4, quant_in, quant_out)(x, got)
             assert np.array_equal(got, want), f"case {i}, mode {mode}"
+
+
+def test_the_vector_epilogue_and_packers_give_the_same_bits_compiled_for_a_cpu_without_avx(tmp_path):
+    # The requantization lanes and the depthwise packers are generic LLVM IR: compiled for baseline x86-64
+    # (SSE2: NUMBA_CPU_NAME=generic, its own kernel cache) the tests above of them still pass.
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", OPENVX_NN_CACHE_DIR=str(tmp_path))
+    selected = "lanes_are_the_rule or scale_run or phase or segment or 3x3"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__, "-k",
+                           selected], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout

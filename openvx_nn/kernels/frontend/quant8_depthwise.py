@@ -17,29 +17,36 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
 
 from ..engine import gang, workers
 from ..engine.atomics import fetch_add, wait_for_chunks
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..support import jit, native
 from ..support.jit import kernel
+from ..support.llvm_loops import splat
 from .asymmetric import quantized_multiplier, quantized_range
 from .quant8_convolution import Prepared
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
+SEGMENT = 512
+"""Values of a line a tap's run covers at most (multiplier 1): nine taps' weights for them stay in L1 (weights
+tiled over a whole 14x128 line, 32 KB, did not: ~1.4 ns an output against ~0.8 for the same sums in L1)."""
 
 
 def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride_w, m, shift, zero_point, lo, hi,
                narrow, line0, line1):
     # out[b, oy, ox, k*multiplier + q] (flat, C-ordered) from the packed offsets xp[b, y, x, k] (int16, the
-    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int16: both factors
-    # sign-extended from 16 bits, so LLVM multiplies with vpmaddwd rather than the slower vpmulld), for the
+    # window's padding included: no bounds to test) and w_offsets[ky, kx, k*multiplier + q] (int16; LLVM here
+    # multiplies the sign-extended factors with vpmulld: raw uint8 inputs got vpmaddwd, no faster in L1), for the
     # output lines b * out_h + oy in line0 .. line1-1. A line's sums stay in ``acc`` (out_w x depth_out
     # int32, in L1) while each tap adds one contiguous run per output pixel, or (multiplier 1: ``w_offsets``
-    # then holds each tap's weights repeated out_w times) one run for the whole line. Such runs need the
+    # then holds each tap's weights repeated for a few whole pixels, ``SEGMENT`` values at most, so that they stay
+    # in L1 beside the input's runs) one run per segment of that many values of the line. Such runs need the
     # input columns a tap reads to follow each other: with stride s > 1 the packed row holds the window's
     # columns by phase (:func:`_pack_phases`), column s * j + p at p * phase + j, so tap kx reads
     # ``phase * (kx % s) + kx // s + ox`` for ox = 0, 1, ... ``narrow``: the plan allows the epilogue in 32-bit
@@ -47,7 +54,8 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     _, hp, wp, depth_in = xp.shape
     kh, kw = w_offsets.shape[0], w_offsets.shape[1]
     _, out_h, out_w, depth_out = out.shape
-    whole_line = w_offsets.shape[2] == out_w * depth_out and multiplier == 1
+    whole_line = multiplier == 1 and w_offsets.shape[2] % depth_out == 0
+    segment = w_offsets.shape[2]
     phase = -(-wp // stride_w)
     half = np.int64(1) << max(shift - 1, 0)
     flat = xp.reshape(-1)
@@ -62,18 +70,23 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
         if nine:
             top = (b * hp + oy * stride_h) * wp * depth_in
             below = wp * depth_in
-            _nine_taps(acc, flat, w_offsets, n, top + cols[0], top + cols[1], top + cols[2], below)
+            for s0 in range(0, n, segment):
+                size = min(segment, n - s0)
+                _nine_taps(acc[s0: s0 + size], flat, w_offsets, size, top + cols[0] + s0, top + cols[1] + s0,
+                           top + cols[2] + s0, below)
         else:
             acc[:] = 0
         for ky in range(kh if nine else 0, kh):
             row = (b * hp + oy * stride_h + ky) * wp
             for kx in range(kw):
                 taps = w_offsets[ky, kx]
-                if whole_line:  # the pixels tap kx reads follow each other: one run of out_w * depth channels
+                if whole_line:  # the pixels tap kx reads follow each other: runs of out_w * depth channels
                     start = (row + phase * (kx % stride_w) + kx // stride_w) * depth_in
-                    run = flat[start: start + out_w * depth_out]
-                    for j in range(out_w * depth_out):
-                        acc[j] += np.int32(run[j]) * taps[j]
+                    for s0 in range(0, n, segment):
+                        size = min(segment, n - s0)
+                        run, sums = flat[start + s0: start + s0 + size], acc[s0: s0 + size]
+                        for j in range(size):
+                            sums[j] += np.int32(run[j]) * taps[j]
                     continue
                 for ox in range(out_w):  # slices: indexes from 0 (no negative-index test in the loop)
                     src = (row + ox * stride_w + kx) * depth_in
@@ -118,34 +131,62 @@ def _nine_taps(acc, flat, w_offsets, n, c0, c1, c2, below):
 _DEPTHWISE = kernel(_depthwise)
 
 
+@intrinsic
+def _offsets8(typingctx, packed, to, pixel, at, zero):
+    """``packed[to + k] = pixel[at + k] - zero`` for ``k < 8`` as one vector step (``packed`` int16, ``pixel`` uint8,
+    both contiguous for 8 elements from there: the caller's bounds). numba's loop of a pixel's few channels
+    stayed scalar (the arrays might alias) and cost as much as the layer's sums; generic IR, so any x86 runs it."""
+    if not (isinstance(packed, types.Array) and packed.dtype == types.int16 and isinstance(pixel, types.Array)
+            and pixel.dtype == types.uint8 and all(isinstance(v, types.Integer) for v in (to, at, zero))):
+        return None
+
+    def codegen(context, builder, signature, args):
+        target, source = (context.make_array(signature.args[k])(context, builder, args[k]) for k in (0, 2))
+        to, at = (context.cast(builder, args[k], signature.args[k], types.int64) for k in (1, 3))
+        offset = context.cast(builder, args[4], signature.args[4], types.int16)
+        v8, v16 = ir.VectorType(ir.IntType(8), 8), ir.VectorType(ir.IntType(16), 8)
+        values = builder.load(builder.bitcast(builder.gep(source.data, [at]), v8.as_pointer()), align=1)
+        values = builder.sub(builder.zext(values, v16), splat(builder, offset, v16))
+        builder.store(values, builder.bitcast(builder.gep(target.data, [to]), v16.as_pointer()), align=2)
+        return context.get_dummy_value()
+    return types.void(packed, to, pixel, at, zero), codegen
+
+
 @kernel
-def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride):
+def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride, part, parts):
     # xp[b, j, p * phase + i, c] = x[b, j - top, stride * i + p - left, c] - zero_point inside the input, else 0
-    # (phase = ceil(width of xp / stride)): pack_offsets with each row's columns grouped by phase.
+    # (phase = ceil(width of xp / stride)), for the rows (b, j) of share ``part`` of ``parts``: pack_offsets with
+    # each row's columns grouped by phase. Per phase the columns inside the input are one range of i (no test per
+    # column), and a pixel's channels go eight at a time (``_offsets8``); the last phase's missing column is
+    # never read.
     n_batch, height, width, channels = x.shape
     _, hp, wp, _ = xp.shape
     phase = -(-wp // stride)
     zero = np.int16(zero_point)
-    for b in range(n_batch):
-        for j in range(hp):
-            row = xp[b, j]
-            iy = j - pad_top
-            if iy < 0 or iy >= height:
-                row[:, :] = 0
-                continue
-            source = x[b, iy]
-            for p in range(stride):  # column stride * i + p, by phase: no division per column
-                for i in range(phase):
-                    packed = row[p * phase + i]
-                    ix = stride * i + p - pad_left
-                    if stride * i + p >= wp:  # the last phase's missing column (never read)
-                        break
-                    if ix < 0 or ix >= width:
-                        packed[:] = 0
-                        continue
-                    pixel = source[ix]
-                    for c in range(channels):
-                        packed[c] = np.int16(pixel[c]) - zero
+    blocks = channels - channels % 8
+    source, target = x.reshape(-1), xp.reshape(-1)
+    for line in range(n_batch * hp * part // parts, n_batch * hp * (part + 1) // parts):
+        b, j = line // hp, line % hp
+        row = xp[b, j]
+        iy = j - pad_top
+        if iy < 0 or iy >= height:
+            row[:, :] = 0
+            continue
+        for p in range(stride):
+            count = min(phase, (wp - p + stride - 1) // stride)  # the columns stride * i + p < wp
+            first = min(max(-((p - pad_left) // stride), 0), count)  # the first with stride * i + p >= left
+            last = max(min(-((p - pad_left - width) // stride), count), first)  # ... the first past the input
+            row[p * phase: p * phase + first, :] = 0
+            row[p * phase + last: p * phase + count, :] = 0
+            at = ((b * height + iy) * width + stride * first + p - pad_left) * channels
+            to = (line * wp + p * phase + first) * channels
+            for _ in range(first, last):
+                for c in range(0, blocks, 8):
+                    _offsets8(target, to + c, source, at + c, zero)
+                for c in range(blocks, channels):
+                    target[to + c] = np.int16(source[at + c]) - zero
+                at += stride * channels
+                to += channels
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
@@ -174,7 +215,7 @@ _TYPES = (types.Array(types.int16, 4, "C", readonly=True), types.Array(types.int
 def _entries():
     return (jit.entry(_DEPTHWISE, *_TYPES, *(jit.INT,) * 11),
             jit.entry(_pack_phases, types.Array(types.uint8, 4, "C", readonly=True), types.Array(types.int16, 4, "C"),
-                      *(jit.INT,) * 4),
+                      *(jit.INT,) * 6),
             jit.entry(_CLAIM, *_TYPES, types.UniTuple(jit.INT, 9), jit.INT, jit.INT, types.Array(types.int64, 1, "C"),
                       jit.BOOL))
 
@@ -190,8 +231,8 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
                          f"(at most {MAX_TAPS} taps)")
     w_offsets = (np.asarray(w[0], np.int32) - np.int32(quant_w[1])).astype(np.int16)  # within +-255
-    if multiplier == 1:  # the kernel's whole-line runs: each tap's weights per pixel
-        w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, out_shape[2])))
+    if multiplier == 1:  # the kernel's runs: each tap's weights per pixel, for as many pixels as a segment holds
+        w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, max(1, min(out_shape[2], SEGMENT // depth_out)))))
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
     m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
     lo, hi = quantized_range(activation, *quant_out)
@@ -215,7 +256,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         xp = np.empty(shape, np.int16)
         if phased:
             def pack() -> None:
-                phases(x, xp, int(quant_in[1]), pads[0], pads[2], strides[0])
+                phases(x, xp, int(quant_in[1]), pads[0], pads[2], strides[0], 0, 1)
         else:
             pack_x = pack_entry()
 
@@ -242,21 +283,46 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
         task = gang.NativeTask(n_lines, parallel)
         words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
-                                    for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters)),
+                                    for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters,
+                                              np.zeros(2, np.int64))),
                                   *scalars, n_lines, int(quant_in[1]), pads[0], pads[2], int(phased), *task.words())
         return native.Entry(_native_entry(), words, keep + task.finish(_native_helper(), words))
     return Prepared(fill, attach, native_entry)
 
 
-_X, _XP, _W, _BIAS, _LINE_BIAS, _OUT, _COUNTERS = (native.ARRAY_WORDS * k for k in range(7))
-_S = native.ARRAY_WORDS * 7  # the nine scalars of ``_depthwise``, then these:
+_X, _XP, _W, _BIAS, _LINE_BIAS, _OUT, _COUNTERS, _PACKED = (native.ARRAY_WORDS * k for k in range(8))
+_S = native.ARRAY_WORDS * 8  # the nine scalars of ``_depthwise``, then these:
 _LINES, _ZERO, _LEFT, _TOP, _PHASED, _MAILBOX, _TASK, _CHUNKS = range(_S + 9, _S + 17)
 
 
 @kernel
+def _pack_part(block, part, parts):
+    """Share ``part`` of ``parts`` of the packing of the layer in ``block`` (by phase for a strided layer of
+    multiplier 1)."""
+    x = native.c_array(block, _X, np.uint8)[0, 0]
+    xp = native.c_array(block, _XP, np.int16)[0, 0]
+    if block[_PHASED] != 0:
+        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2], part, parts)
+    else:
+        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], part, parts)
+
+
+@kernel
 def _native_lines(code, block, chunks, wait):
-    """Every output line of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
-    claimed with the helpers (``wait``: until every claimed one is done)."""
+    """Every output line of the layer packed in ``block``, its input packed first: serially (``chunks`` 0), or in
+    ``chunks`` chunks claimed with the helpers, the packing too, each thread going on to the lines once every
+    share of it is done (``wait``: until every claimed line chunk is done)."""
+    if chunks == 0:
+        _pack_part(block, 0, 1)
+    else:
+        claim = np.int64(native.c_array(block, _PACKED, np.int64)[0, 0, 0, 0, 0].ctypes.data)
+        while True:
+            i = fetch_add(claim, 1)
+            if i >= chunks:
+                break
+            _pack_part(block, i, chunks)
+            fetch_add(claim + 8, 1)
+        wait_for_chunks(claim, chunks)
     arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int16)[0, 0, 0],
               native.c_array(block, _BIAS, np.int64)[0, 0, 0, 0, 0],
               native.c_array(block, _LINE_BIAS, np.int32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.uint8)[0, 0])
@@ -271,13 +337,10 @@ def _native_lines(code, block, chunks, wait):
 
 @kernel
 def _pack_block(block):
-    """The packer of the layer in ``block`` (by phase for a strided layer of multiplier 1)."""
-    x = native.c_array(block, _X, np.uint8)[0, 0]
-    xp = native.c_array(block, _XP, np.int16)[0, 0]
-    if block[_PHASED] != 0:
-        _pack_phases(x, xp, block[_ZERO], block[_LEFT], block[_TOP], block[_S + 2])
-    else:
-        pack_offsets_kernel(x, xp, block[_ZERO], block[_LEFT], block[_TOP], 0, 1)
+    """Before the layer's task is posted: its packing's share counters reset (the last run's helpers are gone)."""
+    packed = native.c_array(block, _PACKED, np.int64)[0, 0, 0, 0, 0]
+    packed[0] = 0
+    packed[1] = 0
 
 
 _BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
@@ -285,8 +348,8 @@ _BODIES = gang.shared_entry(_native_lines, _pack_block, (_MAILBOX, _TASK, _CHUNK
 
 @native.factory
 def _native_entry() -> int:
-    """The packer, then ``_depthwise`` over every line, shared with the gang's spinning helpers when the layer is
-    large enough (``gang.shared_entry``), else serially."""
+    """The packer, then ``_depthwise`` over every line, both shared with the gang's spinning helpers when the
+    layer is large enough (``gang.shared_entry``), else serially."""
     return jit.native(_BODIES[0])
 
 

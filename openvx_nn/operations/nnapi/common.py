@@ -13,6 +13,7 @@ the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -223,12 +224,33 @@ def _plan_native(k: NNAPIKernel, v: Validation) -> None:
     before a run, and a virtual tensor's writes are not counted: a node whose weights move during runs has no
     native entry, and its runner is the executor (which reads them per call)."""
     packed = tuple(i for i, name in enumerate(k.inputs) if name.rstrip("?") in PACKED and v.present(i))
-    roots = {id(v.ref(i).root) for i in packed}
-    written = roots and any(id(p.root) in roots for node in v.node.graph.nodes if node is not v.node
-                            for spec, p in zip(node.description.params, node.params)
-                            if spec.direction == OUT and isinstance(p, Tensor))
+    node = id(v.node)
+    writers = _writers(v.node.graph) if packed else {}
+    written = any(w != node for i in packed for w in writers.get(id(v.ref(i).root), ()))
     v.state["packed"] = packed
     v.state["steady"] = not written and not any(v.ref(i).root.virtual for i in packed)
+
+
+_WRITERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""graph -> (a weak reference to the plan it held when the index was made, the index): see ``_writers``. The
+index holds ids only: a value that held the graph's nodes would keep its weak key, the graph, alive for ever."""
+
+
+def _writers(graph: Any) -> dict[int, list[int]]:
+    """The ids of the nodes of ``graph`` that write each tensor root (by ``id``), indexed once per verify, so that
+    a graph's validation stays linear in its nodes. A verify starts by invalidating the graph, which gives it a
+    new plan object, as does every change of its nodes or their parameters: the plan the index was made under
+    tells whether it still holds (and while it does, the graph holds the nodes and roots the ids name)."""
+    found = _WRITERS.get(graph)
+    if found is not None and found[0]() is graph.plan:
+        return found[1]
+    writers: dict[int, list[int]] = {}
+    for node in graph.nodes:
+        for spec, p in zip(node.description.params, node.params):
+            if spec.direction == OUT and isinstance(p, Tensor):
+                writers.setdefault(id(p.root), []).append(id(node))
+    _WRITERS[graph] = (weakref.ref(graph.plan), writers)
+    return writers
 
 
 def _args(k: NNAPIKernel, p: list, state: dict | None = None) -> Args:
