@@ -38,8 +38,9 @@ def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int):
     return fn, vec, fma
 
 
-def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
-    fn, vec, fma = _declare(module, name, 9 if direct else 7, 2 if direct else 0)  # + out_stride, bias, lo, hi
+def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool, residual: bool = False) -> ir.Function:
+    # direct: + out_stride, bias(, residual), lo, hi
+    fn, vec, fma = _declare(module, name, 7 + (2 + residual if direct else 0), 2 if direct else 0)
     out = fn.args[0]
     vecp = vec.as_pointer()
 
@@ -52,17 +53,21 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
                 for v in range(vecs):
                     b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * LANES * (r * vecs + v))), vecp), align=4)
             return
-        # The epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows.
-        out_stride, bias, lo, hi = fn.args[7:]
+        # The epilogue: bias, the residual (read at the output's offsets in its own array), the fused
+        # activation (NaN fails both tests and stays), store to the rows.
+        out_stride, bias = fn.args[7:9]
+        extra, lo, hi = fn.args[9] if residual else None, fn.args[-2], fn.args[-1]
         low, high = splat(b, lo, vec), splat(b, hi, vec)
         biases = [b.load(b.inttoptr(b.add(bias, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
+                offset = b.add(b.mul(out_stride, constant(r)), constant(4 * LANES * v))
                 value = b.fadd(sums[r][v], biases[v])
+                if residual:
+                    value = b.fadd(value, b.load(b.inttoptr(b.add(extra, offset), vecp), align=4))
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                at = b.add(b.add(out, b.mul(out_stride, constant(r))), constant(4 * LANES * v))
-                b.store(value, b.inttoptr(at, vecp), align=4)
+                b.store(value, b.inttoptr(b.add(out, offset), vecp), align=4)
 
     tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
@@ -84,9 +89,9 @@ def _typed(ints: tuple, floats: tuple = ()) -> bool:
     return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
 
 
-def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
+def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int, residual: bool = False):
     """The code generation of a tile intrinsic."""
-    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct), name, n_ints)
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct, residual), name, n_ints)
 
 
 def _tile(rows: int, vecs: int):
@@ -115,6 +120,21 @@ def _tile_direct(rows: int, vecs: int):
     return tile
 
 
+def _tile_residual(rows: int, vecs: int):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}_residual"
+
+    @intrinsic
+    def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual, lo, hi):
+        """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual, lo, hi)``: the
+        direct tile with ``residual`` (the address of the tile's first value in an array laid out as the
+        output) added to the sums and bias before the clamp."""
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 10, types.float32, types.float32),
+                _call(name, rows, vecs, True, 10, residual=True))
+    return tile
+
+
 TILES = {2: 6, 1: 12}
 """Rows of a tile by its vectors."""
 tile_6x2 = _tile(6, 2)
@@ -123,6 +143,10 @@ tile_12x1 = _tile(12, 1)
 # whole rows and whole vectors goes straight to the output, bias added and fused activation applied.
 tile_6x2_direct = _tile_direct(6, 2)
 tile_12x1_direct = _tile_direct(12, 1)
+# With the epilogue and a residual: (out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual,
+# lo, hi): a convolution's conv -> add (-> clip) in one pass.
+tile_6x2_residual = _tile_residual(6, 2)
+tile_12x1_residual = _tile_residual(12, 1)
 
 
 def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
