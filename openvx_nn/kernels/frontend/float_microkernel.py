@@ -246,3 +246,52 @@ def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo,
         return None
     return (types.void(*(types.int64,) * 7, types.float32, types.float32),
             _codegen(_define_depthwise_taps, "openvx_nn_float_depthwise_taps", 7))
+
+
+def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel: the largest of
+    ``x[x_offsets[t]]`` over the window's taps inside the image (from -inf, as the scalar loop: a NaN input
+    is passed over, since it fails the comparison), clamped to [lo, hi] and stored at ``out``."""
+    fn, vec, _ = _declare(module, name, 4, 2)
+    out, x, n_taps, x_offsets, lo, hi = fn.args
+    entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
+    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+
+    b = ir.IRBuilder(entry)
+    start = splat(b, ir.Constant(_F32, float("-inf")), vec)
+    b.branch(head)
+
+    h = ir.IRBuilder(head)
+    t = h.phi(_I64, "t")
+    acc = h.phi(vec, "acc")
+    h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
+
+    b = ir.IRBuilder(body)
+    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
+    value = b.load(b.inttoptr(x_at, vecp), align=4)
+    larger = b.select(b.fcmp_ordered(">", value, acc), value, acc)
+    t_next = b.add(t, constant(1))
+    b.branch(head)
+
+    b = ir.IRBuilder(done)
+    low, high = splat(b, lo, vec), splat(b, hi, vec)
+    result = b.select(b.fcmp_ordered("<", acc, low), low, acc)
+    result = b.select(b.fcmp_ordered(">", result, high), high, result)
+    b.store(result, b.inttoptr(out, vecp), align=4)
+    b.ret_void()
+    t.add_incoming(constant(0), entry)
+    t.add_incoming(t_next, body)
+    acc.add_incoming(start, entry)
+    acc.add_incoming(larger, body)
+    return fn
+
+
+@intrinsic
+def max_taps(typingctx, out, x, n_taps, x_offsets, lo, hi):
+    """``max_taps(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel over the window's taps
+    given as byte offsets (an int64 array's address) from ``x``; addresses and counts int64, ``lo`` and ``hi``
+    floats (the fused activation's range)."""
+    if not _typed((out, x, n_taps, x_offsets), (lo, hi)):
+        return None
+    return (types.void(*(types.int64,) * 4, types.float32, types.float32),
+            _codegen(_define_max_taps, "openvx_nn_float_max_taps", 4))

@@ -16,6 +16,7 @@ from ..engine import gang
 from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit, native
 from .asymmetric import real_range
+from .float_microkernel import LANES, max_taps
 from .float_sharing import F32, PARALLEL_WORK, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
@@ -23,13 +24,17 @@ AVERAGE, MAX, L2 = 0, 1, 2
 
 @jit.kernel
 def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, r0, r1):
-    """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost
-    and free of index arithmetic, so LLVM vectorizes it."""
+    """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost;
+    a max takes 8 channels at a time on ``max_taps`` (the window's taps as byte offsets), the rest a loop LLVM
+    vectorizes."""
     _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
     xf, of = x.reshape(-1), out.reshape(-1)
-    start = np.float32(-np.inf) if mode == 1 else np.float32(0.0)
+    start = np.float32(-np.inf) if mode == MAX else np.float32(0.0)
+    vectors = depth // LANES if mode == MAX else 0
+    offsets = np.empty(max(1, kh * kw), np.int64)
+    x_at, out_at, offsets_at = x.ctypes.data, out.ctypes.data, offsets.ctypes.data
     for row in range(r0, r1):
         b = row // out_h
         oy = row - b * out_h
@@ -40,27 +45,37 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
             xa, xb = max(x0, 0), min(x0 + kw, width)
             count = max(0, yb - ya) * max(0, xb - xa)
             o = ((b * out_h + oy) * out_w + ox) * depth
-            for c in range(depth):
+            head = vectors * LANES if count > 0 else 0  # channels max_taps does (an empty window: none, 0 below)
+            if head > 0:
+                n = 0
+                for iy in range(ya, yb):
+                    for ix in range(xa, xb):
+                        offsets[n] = ((b * height + iy) * width + ix) * depth * 4
+                        n += 1
+                for v in range(vectors):
+                    max_taps(out_at + 4 * (o + v * LANES), x_at + 4 * v * LANES, n, offsets_at, low, high)
+            for c in range(head, depth):
                 of[o + c] = start
             for iy in range(ya, yb):
                 for ix in range(xa, xb):
                     i = ((b * height + iy) * width + ix) * depth
-                    if mode == 1:
-                        for c in range(depth):
-                            of[o + c] = max(of[o + c], xf[i + c])
-                    elif mode == 2:
+                    if mode == MAX:
+                        for c in range(head, depth):  # as max_taps: a NaN input fails the test, passed over
+                            v, m = xf[i + c], of[o + c]
+                            of[o + c] = max(m, v)
+                    elif mode == L2:
                         for c in range(depth):
                             of[o + c] += xf[i + c] * xf[i + c]
                     else:
                         for c in range(depth):
                             of[o + c] += xf[i + c]
-            for c in range(depth):
+            for c in range(head, depth):
                 v = of[o + c]
                 if count == 0:
                     v = np.float32(0.0)
-                elif mode == 2:
+                elif mode == L2:
                     v = np.sqrt(v / np.float32(count))
-                elif mode == 0:
+                elif mode == AVERAGE:
                     v = v / np.float32(count)
                 v = max(v, low)
                 v = min(v, high)
