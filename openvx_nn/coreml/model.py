@@ -14,7 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
-from ..operations.nnapi.common import lend_helpers, summon_helpers
+from ..operations.nnapi.common import helpers_held, lend_helpers
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
@@ -244,9 +244,11 @@ class CoreMLModel:
         seen = self._lends.get(id(g))
         if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
             seen = self._lends[id(g)] = (plan, plan.native is not None and lend_helpers(plan.calls))
-        if seen[1]:
-            summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
-        status = g.graph.process()
+        if seen[1]:  # C cannot start them: they spin in the gang while the native run lasts
+            with helpers_held():
+                status = g.graph.process()
+        else:
+            status = g.graph.process()
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
         results = {name: self._result(g, name) for name in self._wanted_blobs()}

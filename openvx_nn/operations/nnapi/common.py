@@ -13,7 +13,8 @@ the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -290,6 +291,15 @@ def lend_helpers(calls: tuple) -> bool:
 def summon_helpers() -> None:
     """The helpers this process may lend now, spinning in the gang when a native run starts."""
     gang.summon(workers.helpers())
+
+
+@contextmanager
+def helpers_held() -> Iterator[None]:
+    """:func:`summon_helpers`, and the helpers kept in the gang until the block (a native run) ends, across gaps
+    between its shared layers longer than their spin time."""
+    summon_helpers()
+    with gang.held():
+        yield
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
