@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 
 from ..support import jit, native
 from . import isa, workers
-from .atomics import compare_swap, fetch_add, pause
+from .atomics import YIELD_EVERY, compare_swap, fetch_add, pause, yield_thread
 
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
@@ -81,6 +81,8 @@ def _park(mailbox, seen, cycles):
                 if fetch_add(at + HOLDS, 0) <= 0 or now > deadline + HOLD_CYCLES:
                     return -1
                 rounds = 0  # held: the round bound counts from the end of the spin time
+                yield_thread()  # held longer than a spin: the core goes to any thread that wants it
+                continue
             pause()
             rounds += 1
             continue
@@ -184,8 +186,13 @@ def retract_native(mailbox_at, task):
     """Withdraw ``task`` (if still posted) and wait until no helper is inside a native task: after this, none
     reads the task's arrays. Call it once the task's chunk loop has ended (helpers inside find nothing left)."""
     compare_swap(mailbox_at + NATIVE_TASK, task, 0)
+    rounds = 0
     while fetch_add(mailbox_at + INSIDE, 0) != 0:
-        pause()
+        rounds += 1
+        if rounds % YIELD_EVERY == 0:
+            yield_thread()
+        else:
+            pause()
 
 
 @jit.kernel
