@@ -15,7 +15,7 @@ from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
-from ...operations.nnapi.common import lend_helpers, summon_helpers
+from ...operations.nnapi.common import helpers_held, lend_helpers
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
@@ -139,9 +139,11 @@ class Lowered:
         plan = self.graph.plan
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
             self._plan, self._lends = plan, plan.native is not None and lend_helpers(plan.calls)
-        if self._lends:
-            summon_helpers()
-        status = self.graph.process()
+        if self._lends:  # C cannot start them: they spin in the gang while the native run lasts
+            with helpers_held():
+                status = self.graph.process()
+        else:
+            status = self.graph.process()
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
             if not failed:
