@@ -18,6 +18,8 @@ broadcast: 15 of AVX2's 16 registers) for 16 output channels or more, 12 x 1 for
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -199,17 +201,15 @@ def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap
             _codegen(_define_depthwise, "openvx_nn_float_depthwise_3x3", 10))
 
 
-def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
-    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
-    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
-    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
-    fn, vec, fma = _declare(module, name, 7, 2)
-    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable) -> None:
+    """Fill ``fn`` with a loop over ``n_taps`` taps of a vector accumulator, from ``start(builder)``, each tap
+    ``step(builder, t, acc) -> acc``; the result clamped to [lo, hi] (a NaN fails both tests and stays) and
+    stored at ``out``."""
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
-    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+    vecp = vec.as_pointer()
 
     b = ir.IRBuilder(entry)
-    start = b.load(b.inttoptr(bias, vecp), align=4)
+    first = start(b)
     b.branch(head)
 
     h = ir.IRBuilder(head)
@@ -218,22 +218,39 @@ def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
     h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
 
     b = ir.IRBuilder(body)
-    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
-    w_at = b.add(w, b.load(b.inttoptr(b.add(w_offsets, b.mul(t, constant(8))), i64p)))
-    summed = b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    after = step(b, t, acc)
     t_next = b.add(t, constant(1))
     b.branch(head)
 
     b = ir.IRBuilder(done)
     low, high = splat(b, lo, vec), splat(b, hi, vec)
-    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)  # NaN stays NaN, as in the reference
+    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)
     value = b.select(b.fcmp_ordered(">", value, high), high, value)
     b.store(value, b.inttoptr(out, vecp), align=4)
     b.ret_void()
     t.add_incoming(constant(0), entry)
     t.add_incoming(t_next, body)
-    acc.add_incoming(start, entry)
-    acc.add_incoming(summed, body)
+    acc.add_incoming(first, entry)
+    acc.add_incoming(after, body)
+
+
+def _at_offset(b: ir.IRBuilder, base, offsets, t):
+    """``base`` plus the ``t``-th int64 of the array at ``offsets``."""
+    return b.add(base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), _I64.as_pointer())))
+
+
+def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
+    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
+    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
+    fn, vec, fma = _declare(module, name, 7, 2)
+    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+    vecp = vec.as_pointer()
+
+    def step(b, t, acc):
+        x_at, w_at = _at_offset(b, x, x_offsets, t), _at_offset(b, w, w_offsets, t)
+        return b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: b.load(b.inttoptr(bias, vecp), align=4), step)
     return fn
 
 
@@ -254,35 +271,12 @@ def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
     is passed over, since it fails the comparison), clamped to [lo, hi] and stored at ``out``."""
     fn, vec, _ = _declare(module, name, 4, 2)
     out, x, n_taps, x_offsets, lo, hi = fn.args
-    entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
-    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+    vecp = vec.as_pointer()
 
-    b = ir.IRBuilder(entry)
-    start = splat(b, ir.Constant(_F32, float("-inf")), vec)
-    b.branch(head)
-
-    h = ir.IRBuilder(head)
-    t = h.phi(_I64, "t")
-    acc = h.phi(vec, "acc")
-    h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
-
-    b = ir.IRBuilder(body)
-    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
-    value = b.load(b.inttoptr(x_at, vecp), align=4)
-    larger = b.select(b.fcmp_ordered(">", value, acc), value, acc)
-    t_next = b.add(t, constant(1))
-    b.branch(head)
-
-    b = ir.IRBuilder(done)
-    low, high = splat(b, lo, vec), splat(b, hi, vec)
-    result = b.select(b.fcmp_ordered("<", acc, low), low, acc)
-    result = b.select(b.fcmp_ordered(">", result, high), high, result)
-    b.store(result, b.inttoptr(out, vecp), align=4)
-    b.ret_void()
-    t.add_incoming(constant(0), entry)
-    t.add_incoming(t_next, body)
-    acc.add_incoming(start, entry)
-    acc.add_incoming(larger, body)
+    def step(b, t, acc):
+        value = b.load(b.inttoptr(_at_offset(b, x, x_offsets, t), vecp), align=4)
+        return b.select(b.fcmp_ordered(">", value, acc), value, acc)
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: splat(b, ir.Constant(_F32, float("-inf")), vec), step)
     return fn
 
 
