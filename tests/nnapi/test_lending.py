@@ -3,40 +3,43 @@ import time
 
 import pytest
 
-from openvx_nn.kernels.engine import gang
+from openvx_nn.operations.nnapi import common
 from openvx_nn.operations.nnapi.common import Lending
 
 
-def _process(lending_s: float, alone_s: float, log: list):
-    def process() -> int:
-        held = gang._mailbox[gang.HOLDS // 8] > 0  # helpers_held() holds the gang while the run lasts
-        log.append(bool(held))
-        time.sleep(lending_s if held else alone_s)
-        return 0
-    return process
+@pytest.fixture
+def summons(monkeypatch):
+    calls: list = []
+    monkeypatch.setattr(common, "summon_helpers", lambda: calls.append(True))
+    return calls
 
 
 @pytest.mark.parametrize("faster", ["lending", "alone"])
-def test_runs_take_the_way_measured_faster_and_now_and_then_try_the_other(faster):
+def test_runs_take_the_way_measured_faster_and_now_and_then_try_the_other(faster, summons):
     log: list = []
-    lending = Lending()
     slow, fast = 0.004, 0.001
-    process = _process(fast if faster == "lending" else slow, slow if faster == "lending" else fast, log)
+
+    def process() -> int:
+        lent = bool(summons)  # a lending run summons the helpers just before the run
+        summons.clear()
+        log.append(lent)
+        time.sleep((fast if faster == "lending" else slow) if lent else (slow if faster == "lending" else fast))
+        return 0
+    lending = Lending()
     for _ in range(2 * Lending.EXPLORE):
         assert lending.run(process) == 0
     assert log[:4] == [True, False, True, False]  # both ways first, each timed from its second run
     assert lending.lends == (faster == "lending")
-    settled = log[4:]
-    other = [k for k, held in enumerate(settled, 5) if held != (faster == "lending")]
+    other = [k for k, lent in enumerate(log[4:], 5) if lent != (faster == "lending")]
     assert other and all(k % Lending.EXPLORE == 0 for k in other), log  # only the exploring runs differ
-    assert gang._mailbox[gang.HOLDS // 8] == 0  # every hold released
 
 
-def test_a_run_that_raises_releases_the_hold():
+def test_a_run_that_raises_is_not_timed(summons):
     lending = Lending()
 
     def fails() -> int:
         raise RuntimeError("boom")
-    with pytest.raises(RuntimeError):
-        lending.run(fails)
-    assert gang._mailbox[gang.HOLDS // 8] == 0
+    for _ in range(4):
+        with pytest.raises(RuntimeError):
+            lending.run(fails)
+    assert lending.lends is None

@@ -1,8 +1,8 @@
 """Atomic counters and a spin-wait hint for numba code, written as LLVM IR.
 
 The engine's threads claim chunks of one call's work from a shared counter (``fetch_add``) and
-the calling thread waits, spinning (``pause``, now and then ``sched_yield``), only for chunks a helper has
-actually claimed: unlike a parallel region's closing barrier, a helper the OS has not run yet holds nothing up.
+the calling thread waits, spinning (``pause``), only for chunks a helper has actually claimed:
+unlike a parallel region's closing barrier, a helper the OS has not run yet holds nothing up.
 """
 from __future__ import annotations
 
@@ -59,33 +59,11 @@ def compare_swap(typingctx, address, expected, value):
     return types.boolean(address, expected, value), codegen
 
 
-@intrinsic
-def yield_thread(typingctx):
-    """``sched_yield()``: the thread gives its core to another runnable one, if any (returns at once on an idle
-    machine). A spin-wait calls it now and then: on a machine busier than its cores, the thread it waits for may
-    be waiting for this very core."""
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(32), [])
-        fn = builder.module.globals.get("sched_yield") or ir.Function(builder.module, fnty, "sched_yield")
-        builder.call(fn, [])
-        return context.get_dummy_value()
-    return types.void(), codegen
-
-
-YIELD_EVERY = 256
-"""Spin-wait rounds (``pause``) between two :func:`yield_thread` calls: a few microseconds."""
-
-
 def _wait_for_chunks(claim, n_chunks):
     # The caller of a shared chunk loop returns once every chunk is finished: the int64 at ``claim + 8``
     # counts finished chunks (the one at ``claim`` hands them out).
-    rounds = 0
     while fetch_add(claim + 8, 0) < n_chunks:
-        rounds += 1
-        if rounds % YIELD_EVERY == 0:
-            yield_thread()
-        else:
-            pause()
+        pause()
 
 
 wait_for_chunks = jit.kernel(_wait_for_chunks)

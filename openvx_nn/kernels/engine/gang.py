@@ -17,8 +17,7 @@ the gang only after some Python code lent them a task: :func:`summon` does that 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
@@ -27,7 +26,7 @@ from numba.extending import intrinsic
 
 from ..support import jit, native
 from . import isa, workers
-from .atomics import YIELD_EVERY, compare_swap, fetch_add, pause, yield_thread
+from .atomics import compare_swap, fetch_add, pause
 
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
@@ -37,21 +36,15 @@ CHUNKS_PER_THREAD = 4
 SPIN_LIMIT = 100_000
 """Spin-wait rounds at most (a bound if the cycle counter does not advance)."""
 
-HOLD_CYCLES = 2_500_000_000
-"""How long a held gang (:func:`held`) keeps a helper spinning with no task at most (about a second): a bound in
-case the holder is stuck."""
-
-_mailbox = np.zeros(6, np.int64)
+_mailbox = np.zeros(5, np.int64)
 """[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: a
-Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`), holds
-(:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``)]."""
-GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS = (8 * k for k in range(6))  # byte offsets
+Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`)]."""
+GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED = (8 * k for k in range(5))  # byte offsets
 _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
     _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
-    _mailbox[5] = 0
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -76,13 +69,8 @@ def _park(mailbox, seen, cycles):
     while rounds < SPIN_LIMIT:
         generation = fetch_add(at + GENERATION, 0)
         if generation == seen:
-            now = _cycles()
-            if now > deadline:
-                if fetch_add(at + HOLDS, 0) <= 0 or now > deadline + HOLD_CYCLES:
-                    return -1
-                rounds = 0  # held: the round bound counts from the end of the spin time
-                yield_thread()  # held longer than a spin: the core goes to any thread that wants it
-                continue
+            if _cycles() > deadline:
+                return -1
             pause()
             rounds += 1
             continue
@@ -135,22 +123,6 @@ def _nothing() -> None:
     """The task :func:`summon` posts: a helper takes it and then spins in the gang."""
 
 
-@jit.kernel
-def _hold(mailbox, delta):
-    fetch_add(mailbox.ctypes.data + HOLDS, delta)
-
-
-@contextmanager
-def held() -> Iterator[None]:
-    """Helpers in the gang stay in it while the block runs (a native run of a graph whose gaps between shared
-    layers, a serial layer or a staging copy, may outlast ``SPIN_CYCLES``: C cannot call them back)."""
-    _hold(_mailbox, 1)
-    try:
-        yield
-    finally:
-        _hold(_mailbox, -1)
-
-
 def summon(helpers: int) -> None:
     """Have ``helpers`` spinning in the gang (posting them a task that does nothing where fewer are), so that a
     native run about to start finds them (it cannot start threads itself)."""
@@ -186,13 +158,8 @@ def retract_native(mailbox_at, task):
     """Withdraw ``task`` (if still posted) and wait until no helper is inside a native task: after this, none
     reads the task's arrays. Call it once the task's chunk loop has ended (helpers inside find nothing left)."""
     compare_swap(mailbox_at + NATIVE_TASK, task, 0)
-    rounds = 0
     while fetch_add(mailbox_at + INSIDE, 0) != 0:
-        rounds += 1
-        if rounds % YIELD_EVERY == 0:
-            yield_thread()
-        else:
-            pause()
+        pause()
 
 
 @jit.kernel

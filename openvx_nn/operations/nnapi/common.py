@@ -14,8 +14,7 @@ the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -323,10 +322,8 @@ class Lending:
             lend = (lending <= alone) != (self._runs % self.EXPLORE == 0)
         start = time.perf_counter()
         if lend:
-            with helpers_held():
-                status = process()
-        else:
-            status = process()
+            summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
+        status = process()
         elapsed = time.perf_counter() - start
         way = int(lend)
         self._seen[way] += 1
@@ -340,15 +337,6 @@ class Lending:
         """Whether runs lend now (None until both ways are measured)."""
         alone, lending = self._time
         return None if alone is None or lending is None else lending <= alone
-
-
-@contextmanager
-def helpers_held() -> Iterator[None]:
-    """:func:`summon_helpers`, and the helpers kept in the gang until the block (a native run) ends, across gaps
-    between its shared layers longer than their spin time."""
-    summon_helpers()
-    with gang.held():
-        yield
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
