@@ -14,7 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
-from ..operations.nnapi.common import lend_helpers, summon_helpers
+from ..operations.nnapi.common import Lending, lend_helpers
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
@@ -114,7 +114,8 @@ class CoreMLModel:
         self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
-        self._lends: dict[int, tuple[object, bool]] = {}  # id(graph) -> (its plan, whether it lends helpers)
+        # id(graph) -> (its plan, how its native runs lend layers to the helpers, None when they have none to lend)
+        self._lends: dict[int, tuple[object, Lending | None]] = {}
         _start_library()
         if declared:
             self._build(self._declared_shapes())
@@ -243,10 +244,9 @@ class CoreMLModel:
         plan = g.graph.plan
         seen = self._lends.get(id(g))
         if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
-            seen = self._lends[id(g)] = (plan, plan.native is not None and lend_helpers(plan.calls))
-        if seen[1]:
-            summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
-        status = g.graph.process()
+            lends = plan.native is not None and lend_helpers(plan.calls)
+            seen = self._lends[id(g)] = (plan, Lending() if lends else None)
+        status = g.graph.process() if seen[1] is None else seen[1].run(g.graph.process)
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
         results = {name: self._result(g, name) for name in self._wanted_blobs()}

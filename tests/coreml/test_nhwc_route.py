@@ -89,7 +89,10 @@ def test_convolution_on_the_nhwc_engines_matches_the_reference_and_the_chw_route
     close(fast["y"], plain["y"], atol=1e-4)
     assert layers[0].lowering.startswith("nnapi."), layers[0].lowering
     assert ("depthwise_conv_2d" in layers[0].lowering) == depthwise
-    assert (" then nnapi.add" in layers[0].lowering or " then vxTensorAdd" in layers[0].lowering) == residual
+    # a residual add after a dense convolution runs in its epilogue; after a depthwise one, as its own node
+    assert ("conv_2d_residual" in layers[0].lowering) == (residual and not depthwise), layers[0].lowering
+    separate = " then nnapi.add" in layers[0].lowering or " then vxTensorAdd" in layers[0].lowering
+    assert separate == (residual and depthwise), layers[0].lowering
     # a clip the engines fuse folds into the kernel; another runs as its own layer, on CoreML's layout
     assert (layers[-1].lowering.startswith("folded")) == (clip in ("relu", "relu6", "relu1")), layers[-1].lowering
 
@@ -184,7 +187,7 @@ def test_a_model_mixing_nhwc_and_chw_layers_converts_at_the_edges_and_matches_th
     assert lowered["c1"].startswith("nnapi.conv_2d")
     assert lowered["dw"].startswith("nnapi.depthwise_conv_2d") and "r6" in lowered["dw"]
     assert lowered["dil"].startswith("coreml.convolution")  # dilation: CoreML's layout
-    assert lowered["c2"] == "nnapi.conv_2d (NHWC) then vxTensorAdd, vxActivationLayer(relu) with sum2, relu2 folded in"
+    assert lowered["c2"] == "nnapi.conv_2d_residual (NHWC, the add in the epilogue) with sum2, relu2 folded in"
     assert lowered["pooled"].startswith("nnapi.max_pool_2d")
     assert lowered["up"].startswith("coreml.convolution(transposed")
     assert lowered["gap"].startswith("vxPoolingLayer")  # its input (the deconvolution's) is in CoreML's layout
@@ -225,23 +228,29 @@ def test_the_benchmark_networks_run_every_convolution_on_the_nhwc_engines(tmp_pa
     assert native_runs > 0
 
 
+@pytest.mark.parametrize("depthwise", [False, True], ids=["dense", "depthwise"])
 @pytest.mark.parametrize("clip", ["relu", "relu6", "relu1", "none"])
-def test_a_folded_residual_add_carries_each_fused_activation(tmp_path, rng, clip):
+def test_a_folded_residual_add_carries_each_fused_activation(tmp_path, rng, clip, depthwise):
     c, h, w = 5, 7, 6
     x = (3 * rng.standard_normal((c, h, w))).astype(np.float32)
-    wt = rng.standard_normal((3, 3, c, c)).astype(np.float32)
+    wt = rng.standard_normal((3, 3, 1 if depthwise else c, c)).astype(np.float32)
     b = builder({"x": x.shape}, ["y"])
-    b.add_convolution("conv", c, c, 3, 3, 1, 1, "same", 1, wt, None, False, input_name="x", output_name="conv")
+    b.add_convolution("conv", 1 if depthwise else c, c, 3, 3, 1, 1, "same", c if depthwise else 1, wt, None, False,
+                      input_name="x", output_name="conv")
     b.add_elementwise("sum" if clip != "none" else "y", ["conv", "x"], "sum" if clip != "none" else "y", mode="ADD")
     want = ref.conv2d(x.astype(np.float64), wt.transpose(3, 2, 0, 1).astype(np.float64), None, (1, 1), (1, 1),
-                      (1, 1, 1, 1), 1) + x
+                      (1, 1, 1, 1), c if depthwise else 1) + x
     if clip != "none":
         _add_clip(b, clip, "sum", "y")
         want = np.clip(want, *CLIPS[clip])
-    fast, plain, layers, _, _ = _predict_both(tmp_path, b, {"x": x})
+    fast, plain, layers, _, n_nodes = _predict_both(tmp_path, b, {"x": x})
     close(fast["y"], want, atol=1e-4)
     close(plain["y"], want, atol=1e-4)
     assert all(layer.lowering.startswith("folded") for layer in layers[1:]), layers
+    if not depthwise:  # the add and the clip in the convolution's epilogue: one node between the conversions
+        assert layers[0].lowering.startswith("nnapi.conv_2d_residual (NHWC, the add in the epilogue)"), layers[0]
+        assert n_nodes == 3
+        return
     assert layers[0].lowering.split(" then ")[1].split(" with ")[0] == {
         "relu": "vxTensorAdd, vxActivationLayer(relu)", "relu6": "vxTensorAdd, vxActivationLayer(brelu 6)",
         "relu1": "nnapi.add", "none": "vxTensorAdd"}[clip]

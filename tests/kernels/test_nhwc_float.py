@@ -61,6 +61,45 @@ def test_conv2d_matches_the_float64_kernel(case):
     _assert_within(got, want, (kh * kw * c + 3) * U * span.astype(np.float64))
 
 
+@pytest.mark.parametrize("case", range(12))
+def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(case, monkeypatch):
+    # conv -> add -> clip in one epilogue; panels of 1-3 blocks of output channels (PANEL_BYTES small) or all
+    # blocks in one; a residual that is not contiguous, or is the output itself (read before written), is copied.
+    rng = np.random.default_rng(700 + case)
+    (h, w), (kh, kw), strides, pads, (oh, ow) = _window(rng)
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 24))
+    o = int(rng.choice([5, 8, 16, 24, 33, 48, int(rng.integers(1, 70))]))
+    act = case % 4
+    block_bytes = kh * kw * c * (16 if o > 8 else 8) * 4
+    monkeypatch.setattr(fconv, "PANEL_BYTES", block_bytes * int(rng.integers(1, 4)) if case % 3 else 1 << 30)
+    monkeypatch.setattr(fconv, "PANELS_ABOVE", 0)
+    x, wt = _values(rng, (n, h, w, c), edge=case % 5 == 0), _values(rng, (o, kh, kw, c))
+    bias = _values(rng, (o,))
+    residual = (4 * _values(rng, (n, oh, ow, o + 3), edge=case % 4 == 1))[..., :o] if case % 4 == 2 else \
+        4 * _values(rng, (n, oh, ow, o), edge=case % 4 == 1)
+    plain, span = np.empty((n, oh, ow, o), np.float32), np.empty((n, oh, ow, o), np.float32)
+    nhwc_convolution.conv2d(x, wt, bias, plain, pads, strides, 0)
+    nhwc_convolution.conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, pads, strides, 0)
+    low, high = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[act]
+    want = np.clip(plain.astype(np.float64) + residual, low, high)
+    bound = (kh * kw * c + 4) * U * (span.astype(np.float64) + np.abs(residual))
+    got = np.full((n, oh, ow, o), np.nan, np.float32)
+    if case == 3:  # the residual is the output array itself
+        got[...] = residual
+        residual = got
+    fconv.conv2d(x, fconv.pack_conv(wt), bias, got, pads, strides, act, residual)
+    _assert_within(got, want, bound)
+    assert fconv.work_units(fconv.pack_conv(wt), n * oh * ow)[1] >= -(-n * oh * ow // (6 if o > 8 else 12))
+
+
+def test_a_residual_of_another_shape_is_refused():
+    x, wt = np.zeros((1, 4, 4, 3), np.float32), np.zeros((5, 1, 1, 3), np.float32)
+    out = np.empty((1, 4, 4, 5), np.float32)
+    with pytest.raises(ValueError, match="residual has shape"):
+        fconv.conv2d(x, fconv.pack_conv(wt), np.zeros(5, np.float32), out, (0, 0, 0, 0), (1, 1), 0,
+                     np.zeros((1, 4, 4, 4), np.float32))
+
+
 @pytest.mark.parametrize("case", range(CASES))
 def test_depthwise_matches_the_float64_kernel(case):
     rng = np.random.default_rng(200 + case)

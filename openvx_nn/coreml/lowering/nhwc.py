@@ -3,8 +3,10 @@
 Convolution (dense or depthwise; a folded batchnorm and a ReLU / ReLU1 / ReLU6 clip in the kernel's epilogue),
 pooling and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
 ``float_depthwise``, ``float_pooling``: FMA register tiles, weights packed once, shared with the engine's
-helpers, native entries) on blobs held in NHWC; a residual add and a ReLU run on the OpenVX tensor addition
-and activation layer (element-wise, so layout-blind, and with native entries: the whole graph can run from C).
+helpers, native entries) on blobs held in NHWC. A residual add folded into a dense convolution (and the clip
+after it) runs in the kernel's epilogue (``nnapi.conv_2d_residual``: one pass over the output instead of three);
+after a depthwise one, and a ReLU or add of their own, on the OpenVX tensor addition and activation layer
+(element-wise, so layout-blind, and with native entries: the whole graph can run from C).
 A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blob`` / ``blob``: one
 ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
 
@@ -90,9 +92,15 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
     act = CLIP_CODES[clip] if clip is not None else NONE
     source = g.nhwc_blob(layer.input[0])
     shortcut = g.nhwc_blob(residual) if residual is not None else None
-    result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else g.nhwc_output(name, out_shape)
     window = _window(before, after, stride)
     b = None if bias is None else g.constant(np.asarray(bias, np.float32))
+    if shortcut is not None and not depthwise:  # the add (and the clip) in the kernel's epilogue
+        node(g, "conv_2d_residual", {"input": source.tensor, "filter": g.constant(w.transpose(0, 2, 3, 1)), "bias": b,
+                                     "residual": shortcut.tensor, "output": g.nhwc_output(name, out_shape)},
+             {**window, "activation": act})
+        how = "nnapi.conv_2d_residual (NHWC, the add in the epilogue)"
+        return how + (f" with {', '.join(folded)} folded in" if folded else "")
+    result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else g.nhwc_output(name, out_shape)
     if depthwise:  # filter [1, kh, kw, C * multiplier]: output o reads channel o // multiplier, as CoreML's groups
         node(g, "depthwise_conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(1, 2, 3, 0)),
                                       "bias": b, "output": result},

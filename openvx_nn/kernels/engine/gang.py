@@ -17,7 +17,8 @@ the gang only after some Python code lent them a task: :func:`summon` does that 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from llvmlite import ir
@@ -36,15 +37,21 @@ CHUNKS_PER_THREAD = 4
 SPIN_LIMIT = 100_000
 """Spin-wait rounds at most (a bound if the cycle counter does not advance)."""
 
-_mailbox = np.zeros(5, np.int64)
+HOLD_CYCLES = 2_500_000_000
+"""How long a held gang (:func:`held`) keeps a helper spinning with no task at most (about a second): a bound in
+case the holder is stuck."""
+
+_mailbox = np.zeros(6, np.int64)
 """[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: a
-Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`)]."""
-GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED = (8 * k for k in range(5))  # byte offsets
+Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`), holds
+(:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``)]."""
+GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS = (8 * k for k in range(6))  # byte offsets
 _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
     _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
+    _mailbox[5] = 0
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -69,8 +76,11 @@ def _park(mailbox, seen, cycles):
     while rounds < SPIN_LIMIT:
         generation = fetch_add(at + GENERATION, 0)
         if generation == seen:
-            if _cycles() > deadline:
-                return -1
+            now = _cycles()
+            if now > deadline:
+                if fetch_add(at + HOLDS, 0) <= 0 or now > deadline + HOLD_CYCLES:
+                    return -1
+                rounds = 0  # held: the round bound counts from the end of the spin time
             pause()
             rounds += 1
             continue
@@ -121,6 +131,22 @@ def post(task: Callable[[], object], helpers: int) -> None:
 
 def _nothing() -> None:
     """The task :func:`summon` posts: a helper takes it and then spins in the gang."""
+
+
+@jit.kernel
+def _hold(mailbox, delta):
+    fetch_add(mailbox.ctypes.data + HOLDS, delta)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Helpers in the gang stay in it while the block runs (a native run of a graph whose gaps between shared
+    layers, a serial layer or a staging copy, may outlast ``SPIN_CYCLES``: C cannot call them back)."""
+    _hold(_mailbox, 1)
+    try:
+        yield
+    finally:
+        _hold(_mailbox, -1)
 
 
 def summon(helpers: int) -> None:

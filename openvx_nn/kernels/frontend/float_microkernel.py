@@ -18,6 +18,8 @@ broadcast: 15 of AVX2's 16 registers) for 16 output channels or more, 12 x 1 for
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -38,8 +40,9 @@ def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int):
     return fn, vec, fma
 
 
-def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) -> ir.Function:
-    fn, vec, fma = _declare(module, name, 9 if direct else 7, 2 if direct else 0)  # + out_stride, bias, lo, hi
+def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool, residual: bool = False) -> ir.Function:
+    # direct: + out_stride, bias(, residual), lo, hi
+    fn, vec, fma = _declare(module, name, 7 + (2 + residual if direct else 0), 2 if direct else 0)
     out = fn.args[0]
     vecp = vec.as_pointer()
 
@@ -52,17 +55,21 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool) ->
                 for v in range(vecs):
                     b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * LANES * (r * vecs + v))), vecp), align=4)
             return
-        # The epilogue: bias, the fused activation (NaN fails both tests and stays), store to the rows.
-        out_stride, bias, lo, hi = fn.args[7:]
+        # The epilogue: bias, the residual (read at the output's offsets in its own array), the fused
+        # activation (NaN fails both tests and stays), store to the rows.
+        out_stride, bias = fn.args[7:9]
+        extra, lo, hi = fn.args[9] if residual else None, fn.args[-2], fn.args[-1]
         low, high = splat(b, lo, vec), splat(b, hi, vec)
         biases = [b.load(b.inttoptr(b.add(bias, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
+                offset = b.add(b.mul(out_stride, constant(r)), constant(4 * LANES * v))
                 value = b.fadd(sums[r][v], biases[v])
+                if residual:
+                    value = b.fadd(value, b.load(b.inttoptr(b.add(extra, offset), vecp), align=4))
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                at = b.add(b.add(out, b.mul(out_stride, constant(r))), constant(4 * LANES * v))
-                b.store(value, b.inttoptr(at, vecp), align=4)
+                b.store(value, b.inttoptr(b.add(out, offset), vecp), align=4)
 
     tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
@@ -84,9 +91,9 @@ def _typed(ints: tuple, floats: tuple = ()) -> bool:
     return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
 
 
-def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int):
+def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int, residual: bool = False):
     """The code generation of a tile intrinsic."""
-    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct), name, n_ints)
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct, residual), name, n_ints)
 
 
 def _tile(rows: int, vecs: int):
@@ -115,6 +122,21 @@ def _tile_direct(rows: int, vecs: int):
     return tile
 
 
+def _tile_residual(rows: int, vecs: int):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}_residual"
+
+    @intrinsic
+    def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual, lo, hi):
+        """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual, lo, hi)``: the
+        direct tile with ``residual`` (the address of the tile's first value in an array laid out as the
+        output) added to the sums and bias before the clamp."""
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 10, types.float32, types.float32),
+                _call(name, rows, vecs, True, 10, residual=True))
+    return tile
+
+
 TILES = {2: 6, 1: 12}
 """Rows of a tile by its vectors."""
 tile_6x2 = _tile(6, 2)
@@ -123,6 +145,10 @@ tile_12x1 = _tile(12, 1)
 # whole rows and whole vectors goes straight to the output, bias added and fused activation applied.
 tile_6x2_direct = _tile_direct(6, 2)
 tile_12x1_direct = _tile_direct(12, 1)
+# With the epilogue and a residual: (out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual,
+# lo, hi): a convolution's conv -> add (-> clip) in one pass.
+tile_6x2_residual = _tile_residual(6, 2)
+tile_12x1_residual = _tile_residual(12, 1)
 
 
 def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
@@ -175,17 +201,15 @@ def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap
             _codegen(_define_depthwise, "openvx_nn_float_depthwise_3x3", 10))
 
 
-def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
-    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
-    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
-    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
-    fn, vec, fma = _declare(module, name, 7, 2)
-    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable) -> None:
+    """Fill ``fn`` with a loop over ``n_taps`` taps of a vector accumulator, from ``start(builder)``, each tap
+    ``step(builder, t, acc) -> acc``; the result clamped to [lo, hi] (a NaN fails both tests and stays) and
+    stored at ``out``."""
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
-    vecp, i64p = vec.as_pointer(), _I64.as_pointer()
+    vecp = vec.as_pointer()
 
     b = ir.IRBuilder(entry)
-    start = b.load(b.inttoptr(bias, vecp), align=4)
+    first = start(b)
     b.branch(head)
 
     h = ir.IRBuilder(head)
@@ -194,22 +218,39 @@ def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
     h.cbranch(h.icmp_signed("<", t, n_taps), body, done)
 
     b = ir.IRBuilder(body)
-    x_at = b.add(x, b.load(b.inttoptr(b.add(x_offsets, b.mul(t, constant(8))), i64p)))
-    w_at = b.add(w, b.load(b.inttoptr(b.add(w_offsets, b.mul(t, constant(8))), i64p)))
-    summed = b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    after = step(b, t, acc)
     t_next = b.add(t, constant(1))
     b.branch(head)
 
     b = ir.IRBuilder(done)
     low, high = splat(b, lo, vec), splat(b, hi, vec)
-    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)  # NaN stays NaN, as in the reference
+    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)
     value = b.select(b.fcmp_ordered(">", value, high), high, value)
     b.store(value, b.inttoptr(out, vecp), align=4)
     b.ret_void()
     t.add_incoming(constant(0), entry)
     t.add_incoming(t_next, body)
-    acc.add_incoming(start, entry)
-    acc.add_incoming(summed, body)
+    acc.add_incoming(first, entry)
+    acc.add_incoming(after, body)
+
+
+def _at_offset(b: ir.IRBuilder, base, offsets, t):
+    """``base`` plus the ``t``-th int64 of the array at ``offsets``."""
+    return b.add(base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), _I64.as_pointer())))
+
+
+def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
+    depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
+    arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
+    fn, vec, fma = _declare(module, name, 7, 2)
+    out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
+    vecp = vec.as_pointer()
+
+    def step(b, t, acc):
+        x_at, w_at = _at_offset(b, x, x_offsets, t), _at_offset(b, w, w_offsets, t)
+        return b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: b.load(b.inttoptr(bias, vecp), align=4), step)
     return fn
 
 
@@ -222,3 +263,29 @@ def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo,
         return None
     return (types.void(*(types.int64,) * 7, types.float32, types.float32),
             _codegen(_define_depthwise_taps, "openvx_nn_float_depthwise_taps", 7))
+
+
+def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
+    """``f(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel: the largest of
+    ``x[x_offsets[t]]`` over the window's taps inside the image (from -inf, as the scalar loop: a NaN input
+    is passed over, since it fails the comparison), clamped to [lo, hi] and stored at ``out``."""
+    fn, vec, _ = _declare(module, name, 4, 2)
+    out, x, n_taps, x_offsets, lo, hi = fn.args
+    vecp = vec.as_pointer()
+
+    def step(b, t, acc):
+        value = b.load(b.inttoptr(_at_offset(b, x, x_offsets, t), vecp), align=4)
+        return b.select(b.fcmp_ordered(">", value, acc), value, acc)
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: splat(b, ir.Constant(_F32, float("-inf")), vec), step)
+    return fn
+
+
+@intrinsic
+def max_taps(typingctx, out, x, n_taps, x_offsets, lo, hi):
+    """``max_taps(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel over the window's taps
+    given as byte offsets (an int64 array's address) from ``x``; addresses and counts int64, ``lo`` and ``hi``
+    floats (the fused activation's range)."""
+    if not _typed((out, x, n_taps, x_offsets), (lo, hi)):
+        return None
+    return (types.void(*(types.int64,) * 4, types.float32, types.float32),
+            _codegen(_define_max_taps, "openvx_nn_float_max_taps", 4))

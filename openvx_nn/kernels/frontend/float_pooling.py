@@ -2,8 +2,9 @@
 
 Same contract as ``nhwc_pooling.pool2d`` (padded positions take no part; the average and the L2 mean
 divide by the number of input positions inside the window), computed in float32 straight into the
-output: the loop over the channels is innermost (contiguous), so LLVM vectorizes it. Maxima are exact;
-sums are float32 (within docs/nnapi.md's bound of the float64 reference).
+output: the loop over the channels is innermost (contiguous), so LLVM vectorizes it. Output rows are shared
+with the engine's helpers when the layer is large enough (``float_sharing``). Maxima are exact; sums are
+float32 (within docs/nnapi.md's bound of the float64 reference).
 """
 from __future__ import annotations
 
@@ -11,53 +12,95 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine import gang
+from ..engine.atomics import fetch_add, wait_for_chunks
 from ..support import jit, native
 from .asymmetric import real_range
-from .float_sharing import F32, at, block_of, compiled, contiguous_f32, finish, output_target, staged
+from .float_microkernel import LANES, max_taps
+from .float_sharing import F32, PARALLEL_WORK, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
 
 @jit.kernel
-def _pool(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi):
-    n_batch, height, width, depth = x.shape
+def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, r0, r1):
+    """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost;
+    a max takes 8 channels at a time on ``max_taps`` (the window's taps as byte offsets), the rest a loop LLVM
+    vectorizes."""
+    _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
-    for b in range(n_batch):
-        for oy in range(out_h):
-            y0 = oy * stride_h - pad_top
-            ya, yb = max(y0, 0), min(y0 + kh, height)
-            for ox in range(out_w):
-                x0 = ox * stride_w - pad_left
-                xa, xb = max(x0, 0), min(x0 + kw, width)
-                count = max(0, yb - ya) * max(0, xb - xa)
-                for c in range(depth):
-                    out[b, oy, ox, c] = -np.inf if mode == 1 else 0.0
+    xf, of = x.reshape(-1), out.reshape(-1)
+    start = np.float32(-np.inf) if mode == MAX else np.float32(0.0)
+    vectors = depth // LANES if mode == MAX else 0
+    offsets = np.empty(max(1, kh * kw), np.int64)
+    x_at, out_at, offsets_at = x.ctypes.data, out.ctypes.data, offsets.ctypes.data
+    for row in range(r0, r1):
+        b = row // out_h
+        oy = row - b * out_h
+        y0 = oy * stride_h - pad_top
+        ya, yb = max(y0, 0), min(y0 + kh, height)
+        for ox in range(out_w):
+            x0 = ox * stride_w - pad_left
+            xa, xb = max(x0, 0), min(x0 + kw, width)
+            count = max(0, yb - ya) * max(0, xb - xa)
+            o = ((b * out_h + oy) * out_w + ox) * depth
+            head = vectors * LANES if count > 0 else 0  # channels max_taps does (an empty window: none, 0 below)
+            if head > 0:
+                n = 0
                 for iy in range(ya, yb):
                     for ix in range(xa, xb):
-                        if mode == 1:
-                            for c in range(depth):
-                                v = x[b, iy, ix, c]
-                                out[b, oy, ox, c] = max(out[b, oy, ox, c], v)
-                        elif mode == 2:
-                            for c in range(depth):
-                                out[b, oy, ox, c] += x[b, iy, ix, c] * x[b, iy, ix, c]
-                        else:
-                            for c in range(depth):
-                                out[b, oy, ox, c] += x[b, iy, ix, c]
-                for c in range(depth):
-                    v = out[b, oy, ox, c]
-                    if count == 0:
-                        v = np.float32(0.0)
-                    elif mode == 2:
-                        v = np.sqrt(v / np.float32(count))
-                    elif mode == 0:
-                        v = v / np.float32(count)
-                    v = max(v, low)
-                    v = min(v, high)
-                    out[b, oy, ox, c] = v
+                        offsets[n] = ((b * height + iy) * width + ix) * depth * 4
+                        n += 1
+                for v in range(vectors):
+                    max_taps(out_at + 4 * (o + v * LANES), x_at + 4 * v * LANES, n, offsets_at, low, high)
+            for c in range(head, depth):
+                of[o + c] = start
+            for iy in range(ya, yb):
+                for ix in range(xa, xb):
+                    i = ((b * height + iy) * width + ix) * depth
+                    if mode == MAX:
+                        for c in range(head, depth):  # as max_taps: a NaN input fails the test, passed over
+                            v, m = xf[i + c], of[o + c]
+                            of[o + c] = max(m, v)
+                    elif mode == L2:
+                        for c in range(depth):
+                            of[o + c] += xf[i + c] * xf[i + c]
+                    else:
+                        for c in range(depth):
+                            of[o + c] += xf[i + c]
+            for c in range(head, depth):
+                v = of[o + c]
+                if count == 0:
+                    v = np.float32(0.0)
+                elif mode == L2:
+                    v = np.sqrt(v / np.float32(count))
+                elif mode == AVERAGE:
+                    v = v / np.float32(count)
+                v = max(v, low)
+                v = min(v, high)
+                of[o + c] = v
 
 
+@jit.kernel
+def _pool_shared(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, n_rows, n_chunks, counters,
+                 wait):
+    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= n_chunks:
+            break
+        _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, n_rows * i // n_chunks,
+                   n_rows * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, n_chunks)
+
+
+COST_PER_VALUE = 4
+"""A window value's time in a convolution multiply-add's (``Rows`` weighs work in the latter), as
+``float_depthwise.COST_PER_MAC``: ResNet's 3x3/2 max pool of 112x112x64 (1.8 million values) is shared."""
 _POOL_TYPES = (F32[4, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
 
 
@@ -68,10 +111,11 @@ def bind_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int,
     lo, hi = real_range(activation)
     target = output_target(out)
     xs, copy = staged(x)
-    kernel = compiled(_pool, _POOL_TYPES)
     args = (xs, target, int(mode), int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]),
             int(filter_size[1]), int(filter_size[0]), float(lo), float(hi))
-    return finish(lambda: kernel(*args), [copy], target, out)
+    rows = Rows(_pool_rows, _pool_shared, args, _POOL_TYPES, out.shape[0] * out.shape[1],
+                out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE)
+    return finish(rows, [copy], target, out)
 
 
 def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int], strides: tuple[int, int],
@@ -81,27 +125,47 @@ def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int,
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
-_X, _OUT = at(0), at(1)
-_MODE, _TOP, _LEFT, _SH, _SW, _KH, _KW, _LO, _HI = range(at(2), at(2) + 9)
+_X, _OUT, _COUNTERS = at(0), at(1), at(2)
+_MODE, _TOP, _LEFT, _SH, _SW, _KH, _KW, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 13)
+
+
+@jit.kernel
+def _pool_block(code, block, chunks, wait):
+    """Every output row of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
+    claimed with the helpers (``wait``: until every claimed one is done)."""
+    args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
+            block[_MODE], block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_KH], block[_KW],
+            native.real(block, _LO), native.real(block, _HI))
+    if chunks == 0:
+        _pool_rows(*args, 0, block[_ROWS])
+    else:
+        _pool_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_pool_block, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
 @native.factory
 def _pool_entry() -> int:
-    def entry(block):
-        _pool(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
-              block[_MODE], block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_KH], block[_KW],
-              native.real(block, _LO), native.real(block, _HI))
-        return 0
-    return jit.native(entry)
+    """Every output row, shared with the gang's spinning helpers when the layer is large enough, else serially."""
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _pool_helper() -> int:
+    return jit.native(_BODIES[1])
 
 
 def native_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int],
                   strides: tuple[int, int], filter_size: tuple[int, int], activation: int) -> native.Entry | None:
-    """:func:`bind_pool2d` as a native entry; None when ``x`` or ``out`` is not C-contiguous float32 or they
-    overlap."""
+    """:func:`bind_pool2d` as a native entry (the same rows, shared as the bound call shares them); None when
+    ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
         return None
     lo, hi = real_range(activation)
-    words, keep = block_of(x, out, int(mode), int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]),
-                           int(filter_size[1]), int(filter_size[0]), float(lo), float(hi))
-    return native.Entry(_pool_entry(), words, keep)
+    n_rows = out.shape[0] * out.shape[1]
+    task = gang.NativeTask(n_rows, out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE >= PARALLEL_WORK)
+    words, keep = block_of(x, out, task.counters, int(mode), int(pads[2]), int(pads[0]), int(strides[1]),
+                           int(strides[0]), int(filter_size[1]), int(filter_size[0]), float(lo), float(hi), n_rows,
+                           *task.words())
+    return native.Entry(_pool_entry(), words, keep + task.finish(_pool_helper(), words))

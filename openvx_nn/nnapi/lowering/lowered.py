@@ -15,7 +15,7 @@ from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
-from ...operations.nnapi.common import lend_helpers, summon_helpers
+from ...operations.nnapi.common import Lending, lend_helpers
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
@@ -48,7 +48,7 @@ class Lowered:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
-        self._plan, self._lends = None, False
+        self._plan, self._lends = None, None
 
     @property
     def graph(self):
@@ -138,10 +138,9 @@ class Lowered:
             tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
         plan = self.graph.plan
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
-            self._plan, self._lends = plan, plan.native is not None and lend_helpers(plan.calls)
-        if self._lends:
-            summon_helpers()
-        status = self.graph.process()
+            self._plan = plan
+            self._lends = Lending() if plan.native is not None and lend_helpers(plan.calls) else None
+        status = self.graph.process() if self._lends is None else self._lends.run(self.graph.process)
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
             if not failed:

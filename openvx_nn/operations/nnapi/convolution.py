@@ -209,6 +209,44 @@ nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",)
                          native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan))))
 
 
+# ---- CONV_2D with a residual: what a CoreML conv -> add (-> clip) folds into (float32 only) -------------------
+
+def _infer_conv_residual(args: Args):
+    dtype_in(args, "input", (F32,))
+    inferred = _infer_conv(args)
+    shape, _ = inferred["output"]
+    dtype_in(args, "residual", (F32,))
+    residual = tuple(args["residual"].shape)
+    require(residual == shape, "residual", f"residual has shape {list(residual)}, expected the output's {list(shape)}")
+    return inferred
+
+
+def _run_conv_residual(args: Args) -> None:
+    """NHWC float32 convolution with a residual added before the fused activation:
+    out = act(bias + sum input * filter + residual)."""
+    fconv.conv2d(args["input"], fconv.pack_conv(args["filter"]), _float_bias(args), args["output"], *_pads(args),
+                 args["activation"], args["residual"])
+
+
+def _prepare_conv_residual(args: Args) -> Runner:
+    bias, (pads, strides) = _float_bias(args), _pads(args)
+    x, out, act, residual = args["input"], args["output"], args["activation"], args["residual"]
+    return _Bound(args, fconv.pack_conv,
+                  lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act, residual))
+
+
+def _native_conv_residual(args: Args):
+    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args), args["output"],
+                               *_pads(args), args["activation"], args["residual"])
+
+
+CONV_RESIDUAL_INDEX = 64
+"""Beyond NNAPI 1.0's operation codes (0-29): the kernel is this library's own, not an NNAPI operation."""
+nnapi_kernel(NNAPIKernel("conv_2d_residual", CONV_RESIDUAL_INDEX, ("input", "filter", "bias?", "residual"),
+                         ("output",), _infer_conv_residual, _run_conv_residual, ints=WINDOW + ("activation",),
+                         prepare=_prepare_conv_residual, native=_native_conv_residual))
+
+
 def _infer_depthwise(args: Args):
     n, h, w, c = rank_in(args, "input", (4,))
     dtype = dtype_in(args, "input", (F32, U8))
