@@ -14,7 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
-from ..operations.nnapi.common import Lending, lend_helpers
+from ..operations.nnapi.common import Lending
 from . import blob as b
 from .builder import GraphBuilder
 from .errors import CoreMLError
@@ -244,8 +244,7 @@ class CoreMLModel:
         plan = g.graph.plan
         seen = self._lends.get(id(g))
         if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
-            lends = plan.native is not None and lend_helpers(plan.calls)
-            seen = self._lends[id(g)] = (plan, Lending() if lends else None)
+            seen = self._lends[id(g)] = (plan, Lending.of(plan))
         status = g.graph.process() if seen[1] is None else seen[1].run(g.graph.process)
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")

@@ -15,7 +15,7 @@ from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
 from ...core.tensor import Tensor
-from ...operations.nnapi.common import Lending, lend_helpers
+from ...operations.nnapi.common import Lending
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
@@ -139,7 +139,7 @@ class Lowered:
         plan = self.graph.plan
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
             self._plan = plan
-            self._lends = Lending() if plan.native is not None and lend_helpers(plan.calls) else None
+            self._lends = Lending.of(plan)
         status = self.graph.process() if self._lends is None else self._lends.run(self.graph.process)
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]

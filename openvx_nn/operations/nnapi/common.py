@@ -358,6 +358,11 @@ class Lending:
             self._time[way] = elapsed if old is None or elapsed < old else old + self.SMOOTHING * (elapsed - old)
         return status
 
+    @classmethod
+    def of(cls, plan: Any) -> Lending | None:
+        """A new ``Lending`` for a graph's compiled ``plan`` when its native run has layers to lend, else None."""
+        return cls() if plan.native is not None and lend_helpers(plan.calls) else None
+
     @property
     def lends(self) -> bool | None:
         """Whether runs lend now (None until both ways are measured)."""
