@@ -84,7 +84,8 @@ def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
     return f"{figures['load']:.1f} s (+{figures['import']:.1f} s import)"
 
 
-def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float, gap: float = 0.0) -> Result:
+def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float, gap: float = 0.0,
+            block: int = 1) -> Result:
     """Load every side (the first load compiles what this process has not yet), compare the outputs (raises
     beyond the row's tolerance), time the steady state interleaved, then the warm loads."""
     loads = {"ours": row.load_ours, **row.others()}
@@ -94,7 +95,7 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
     print(f"{row.name}: first loads (compiling what this process has not yet) "
           + ", ".join(f"{side} {seconds:.2f} s" for side, seconds in firsts.items()), flush=True)
     difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
-    times = dict(zip(runs, medians(list(runs.values()), repeat, gap)))
+    times = dict(zip(runs, medians(list(runs.values()), repeat, gap, block)))
     warm, phases = {}, ""
     for side, load in loads.items():  # kernels compiled by now: the median of three loads when a load is quick
         samples = []
@@ -127,6 +128,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--gap-ms", type=float, default=0.0,
                         help="sleep before each timed call, so no contender's threads still spin from the last call "
                              "(0: calls back to back)")
+    parser.add_argument("--block", type=int, default=5,
+                        help="calls per turn, each turn begun once the last side's threads have gone idle (1: every "
+                             "call alternates, so each side also runs beside the other's still-spinning threads)")
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
@@ -145,7 +149,9 @@ def main(argv: list[str]) -> int:
         parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")
     print(f"onnxruntime {onnxruntime.__version__}, defaults, 2 intra-op threads; {os.cpu_count()} CPUs; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else "")
-          + (f"; {args.gap_ms:g} ms pause before each timed call" if args.gap_ms and not args.smoke else ""))
+          + (f"; {args.gap_ms:g} ms pause before each timed call" if args.gap_ms and not args.smoke else "")
+          + (f"; turns of {args.block} calls, each begun with the process idle" if args.block > 1 else
+             "; calls alternating one by one"))
     repeat = 3 if args.smoke else args.repeat
     results = []
     for key in keys:
@@ -154,7 +160,7 @@ def main(argv: list[str]) -> int:
             print(f"{key}: skipped (coremltools is not installed)")
             continue
         results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width,
-                               0.0 if args.smoke else args.gap_ms / 1e3))
+                               0.0 if args.smoke else args.gap_ms / 1e3, args.block))
         r = results[-1]
         print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
               + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "

@@ -44,22 +44,39 @@ SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
 SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
 
 
-def medians(functions, repeat: int, gap: float = 0.0) -> list[float]:
-    """Median wall time of each function, calls alternating so load on the machine slows all alike.
+def medians(functions, repeat: int, gap: float = 0.0, block: int = 1) -> list[float]:
+    """Median wall time of each function, turns alternating so load on the machine slows all alike.
 
     ``gap`` seconds of sleep before each timed call let the previous contender's spinning threads
-    (ORT's pool spins after a run by default, as do our helpers between layers) give up the cores."""
+    (ORT's pool spins after a run by default, as do our helpers between layers) give up the cores.
+    ``block`` > 1: each turn is that many calls back to back, begun once the process is idle again
+    (``settle``), so each side runs with its own threads warm and nobody else's still spinning -- as for a
+    user of that library alone; every call of every turn counts."""
     for function in functions:
         function()
     times: list[list[float]] = [[] for _ in functions]
     for i in range(repeat):
         for k in (range(len(functions)) if i % 2 == 0 else reversed(range(len(functions)))):
-            if gap:
-                time.sleep(gap)
-            start = time.perf_counter()
-            functions[k]()
-            times[k].append(time.perf_counter() - start)
+            if block > 1:
+                settle()
+            for _ in range(block):
+                if gap:
+                    time.sleep(gap)
+                start = time.perf_counter()
+                functions[k]()
+                times[k].append(time.perf_counter() - start)
     return [statistics.median(t) for t in times]
+
+
+def settle(window: float = 0.005, limit: float = 1.0) -> None:
+    """Wait until this process's threads use under a fifth of a core over ``window`` seconds (at most
+    ``limit``): after a run, ONNX Runtime's pool threads spin for some 40 ms of CPU by default."""
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        before = time.process_time()
+        time.sleep(window)
+        if time.process_time() - before < window / 5:
+            return
 
 
 def ort_session(graph_nodes, inputs, outputs, initializers):
