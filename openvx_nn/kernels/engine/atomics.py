@@ -67,3 +67,24 @@ def _wait_for_chunks(claim, n_chunks):
 
 
 wait_for_chunks = jit.kernel(_wait_for_chunks)
+
+
+def _take_chunk(claim, n_chunks, back):
+    # The int64 at ``claim`` counts chunks taken from the front (low 32 bits) and from the back (high 32 bits):
+    # the caller takes from the front and its helpers from the back, so that each thread keeps to one end of
+    # the rows layer after layer and reads mostly what it wrote (a row written by the other core comes from
+    # its cache, not this one's). Returns the chunk's index, or -1 once every chunk is taken.
+    while True:
+        word = fetch_add(claim, 0)
+        front = word & 0xFFFFFFFF
+        behind = word >> 32
+        if front + behind >= n_chunks:
+            return -1
+        if back:
+            if compare_swap(claim, word, word + 4294967296):
+                return n_chunks - 1 - behind
+        elif compare_swap(claim, word, word + 1):
+            return front
+
+
+take_chunk = jit.kernel(_take_chunk)

@@ -46,6 +46,11 @@ from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8, requantize16
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
+
+NATIVE_PARALLEL_WORK = 1 << 18
+"""Multiply-adds from which a native entry's layer is shared (``PARALLEL_WORK`` for the Python calls): run from C
+while the helpers spin in a held gang (``gang.held``), the hand-over is an atomic store a spinning helper sees
+within a microsecond, so MobileNet's 1.6-million multiply-add layers (20-40 us) are worth sharing too."""
 from .tiles import accumulate_blocks, choose_tile
 
 ACC_LIMIT = (1 << 31) - 1
@@ -378,7 +383,8 @@ class NhwcCall:
                                np.int64)
         self.plan, self.x_zero, self.empty = plan, x_zero, pixels * k_out == 0
         self.n_units = n_strips * (-(-k_out // block))
-        self.shared = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS >= PARALLEL_WORK
+        work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
+        self.shared, self.native_shared = work >= PARALLEL_WORK, work >= NATIVE_PARALLEL_WORK
         self.xp_shape = (images, plan.pixels_y, plan.pixels_x, -(-plan.channels // ELEMENTS) * ELEMENTS)
 
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -414,7 +420,7 @@ class NhwcCall:
         if self.empty:
             return None
         plan = self.plan
-        task = gang.NativeTask(self.n_units, self.shared)
+        task = gang.NativeTask(self.n_units, self.native_shared)
         xp = np.empty(self.xp_shape, np.int16)
         arrays = (x, xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), self.params, task.counters,
                   np.zeros(2, np.int64))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, wait_for_chunks
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from .asymmetric import real_range
 from .float_microkernel import (
@@ -31,7 +31,18 @@ from .float_microkernel import (
     tile_12x1_direct,
     tile_12x1_residual,
 )
-from .float_sharing import F32, PARALLEL_WORK, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
+from .float_sharing import (
+    F32,
+    NATIVE_PARALLEL_WORK,
+    Rows,
+    at,
+    block_of,
+    contiguous_f32,
+    finish,
+    output_target,
+    stage,
+    staged,
+)
 
 
 @jit.kernel
@@ -121,8 +132,8 @@ def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, n_un
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
-        i = fetch_add(claim, 1)
-        if i >= n_chunks:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
             break
         _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, n_units * i // n_chunks,
                     n_units * (i + 1) // n_chunks)
@@ -313,7 +324,7 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
-    task = gang.NativeTask(n_units, out.size * kh * inner >= PARALLEL_WORK)
+    task = gang.NativeTask(n_units, out.size * kh * inner >= NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, out, task.counters, int(strides[1]), int(strides[0]), float(lo),
                            float(hi), panel, n_units, int(copy is not None), int(pads[2]), int(pads[0]), *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))

@@ -21,6 +21,11 @@ PARALLEL_WORK = 1_000_000
 """Multiply-adds below which a call stays on the calling thread (about 25 us of work): with a helper in the
 gang a layer's hand-over costs a few microseconds (the helper takes the GIL to start the task), so
 MobileNet v1 0.25's layers (1-3 million multiply-adds) are shared; smaller ones are not worth it."""
+NATIVE_PARALLEL_WORK = 150_000
+"""The same threshold for a native entry's layer (run from C while the helpers spin in a held gang, ``gang.held``):
+there the hand-over is an atomic store the spinning helper sees within a microsecond, so layers of a few
+microseconds are worth sharing -- MobileNet v1's 14x14 and 7x7 depthwise layers, which had stayed on the calling
+thread, a fifth of the model's time."""
 CHUNKS_PER_THREAD = 4
 
 

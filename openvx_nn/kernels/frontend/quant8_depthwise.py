@@ -31,6 +31,7 @@ from .asymmetric import quantized_multiplier, quantized_range
 from .quant8_convolution import Prepared
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
+NATIVE_PARALLEL_WORK = 1 << 15  # the same for a native entry's layer: its helpers spin in a held gang, see nhwc.py
 CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 SEGMENT = 512
@@ -247,7 +248,8 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
     if phased:  # room for every phase's columns (the last phase may be a column short)
         window = (window[0], -(-window[1] // strides[0]) * strides[0])
     n_lines = n_batch * out_h
-    parallel = int(np.prod(out_shape)) * kh * kw >= PARALLEL_WORK and n_lines > 1
+    work = int(np.prod(out_shape)) * kh * kw
+    parallel = work >= PARALLEL_WORK and n_lines > 1
 
     def attach(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
         # x, out C-ordered (uint8): the packed input and the compiled entries found once.
@@ -281,7 +283,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
 
     def native_entry(x: np.ndarray, out: np.ndarray) -> native.Entry:
         xp = np.empty((x.shape[0], *window, x.shape[3]), np.int16)
-        task = gang.NativeTask(n_lines, parallel)
+        task = gang.NativeTask(n_lines, work >= NATIVE_PARALLEL_WORK)
         words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
                                     for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters,
                                               np.zeros(2, np.int64))),
