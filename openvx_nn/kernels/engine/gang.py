@@ -37,21 +37,28 @@ CHUNKS_PER_THREAD = 4
 SPIN_LIMIT = 100_000
 """Spin-wait rounds at most (a bound if the cycle counter does not advance)."""
 
+LINGER_CYCLES = 5_000_000
+"""How long helpers stay in the gang after a held run ends (about 2 ms): an application that runs a model in a
+loop spends tens to hundreds of microseconds in Python between runs; had the helper left, the next run would
+wake it through the workers' queue (50-100 us, the first layers without it). ONNX Runtime's pool spins some
+40 ms after a run."""
+
 HOLD_CYCLES = 2_500_000_000
 """How long a held gang (:func:`held`) keeps a helper spinning with no task at most (about a second): a bound in
 case the holder is stuck."""
 
-_mailbox = np.zeros(6, np.int64)
+_mailbox = np.zeros(8, np.int64)
 """[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: a
 Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`), holds
-(:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``)]."""
-GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS = (8 * k for k in range(6))  # byte offsets
+(:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``), closings (:func:`closed`: while positive, no
+native task is posted), the cycle count until which helpers stay after the last hold ended (``LINGER_CYCLES``)]."""
+GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS, CLOSED, LINGER = (8 * k for k in range(8))  # byte offsets
 _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
     _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
-    _mailbox[5] = 0
+    _mailbox[5:8] = 0
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -78,9 +85,10 @@ def _park(mailbox, seen, cycles):
         if generation == seen:
             now = _cycles()
             if now > deadline:
-                if fetch_add(at + HOLDS, 0) <= 0 or now > deadline + HOLD_CYCLES:
+                free = fetch_add(at + HOLDS, 0) <= 0 and now > fetch_add(at + LINGER, 0)
+                if free or now > deadline + HOLD_CYCLES:
                     return -1
-                rounds = 0  # held: the round bound counts from the end of the spin time
+                rounds = 0  # held or lingering: the round bound counts from the end of the spin time
             pause()
             rounds += 1
             continue
@@ -135,18 +143,46 @@ def _nothing() -> None:
 
 @jit.kernel
 def _hold(mailbox, delta):
-    fetch_add(mailbox.ctypes.data + HOLDS, delta)
+    at = mailbox.ctypes.data
+    if delta < 0:  # helpers linger a while after the hold (an aligned 8-byte store: spinning helpers read it whole)
+        mailbox[LINGER // 8] = _cycles() + LINGER_CYCLES
+    fetch_add(at + HOLDS, delta)
 
 
 @contextmanager
 def held() -> Iterator[None]:
     """Helpers in the gang stay in it while the block runs (a native run of a graph whose gaps between shared
-    layers, a serial layer or a staging copy, may outlast ``SPIN_CYCLES``: C cannot call them back)."""
+    layers, a serial layer or a staging copy, may outlast ``SPIN_CYCLES``: C cannot call them back), and
+    ``LINGER_CYCLES`` after it, ready for the application's next run."""
     _hold(_mailbox, 1)
     try:
         yield
     finally:
         _hold(_mailbox, -1)
+
+
+def linger() -> None:
+    """Helpers in the gang stay ``LINGER_CYCLES`` from now (as after a :func:`held` run)."""
+    _hold(_mailbox, 1)
+    _hold(_mailbox, -1)
+
+
+@contextmanager
+def closed() -> Iterator[None]:
+    """Native layers run while the block runs are not posted to the gang, so they run on the calling thread alone
+    even where a helper still spins from an earlier run (``Lending`` times runs without help: a helper that had
+    joined them would make "alone" look as fast as lending). Process-wide: another thread's native run meanwhile
+    goes without help too."""
+    _close(_mailbox, 1)
+    try:
+        yield
+    finally:
+        _close(_mailbox, -1)
+
+
+@jit.kernel
+def _close(mailbox, delta):
+    fetch_add(mailbox.ctypes.data + CLOSED, delta)
 
 
 def summon(helpers: int) -> None:
@@ -169,8 +205,9 @@ def mailbox_address() -> int:
 @jit.kernel
 def post_native(mailbox_at, task):
     """Post the native task record at ``task`` (``[helper entry, block]``) to the helpers spinning in the gang;
-    False when none is counted in (then nobody may run it: the caller does every chunk)."""
-    if fetch_add(mailbox_at + COUNTED, 0) <= 0:
+    False when none is counted in or the gang is :func:`closed` (then nobody may run it: the caller does every
+    chunk)."""
+    if fetch_add(mailbox_at + COUNTED, 0) <= 0 or fetch_add(mailbox_at + CLOSED, 0) > 0:
         return False
     old = fetch_add(mailbox_at + NATIVE_TASK, 0)
     if not compare_swap(mailbox_at + NATIVE_TASK, old, task):

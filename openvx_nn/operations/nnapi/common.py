@@ -13,6 +13,8 @@ the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
 """
 from __future__ import annotations
 
+import math
+import statistics
 import time
 import weakref
 from collections.abc import Callable
@@ -320,42 +322,55 @@ class Lending:
 
     On an idle machine a helper finishes a shared layer with the caller in little more than half the time. On a
     machine busier than its cores, a helper the OS preempts mid-chunk holds the layer up for a time slice: ResNet-18
-    ran 2.5x slower lending than alone under a load of 4 on 2 cores. So runs are timed both ways (smoothed; the
-    first run of each way not counted: it may compile), the faster way is taken, and every ``EXPLORE``-th run
-    tries the other, so that a change of load is seen."""
+    ran 2.5x slower lending than alone under a load of 4 on 2 cores. So the two ways are compared, and every
+    ``EXPLORE``-th run tries the way not taken, so that a change of load is seen. Only adjacent runs are compared
+    (each pair of a run lending next to a run alone gives one ratio; the median of the last ``SAMPLES`` ratios
+    decides): a shared machine's speed drifts over seconds, so times taken far apart compare the machine, not the
+    ways. The first run of each way is not timed (it may compile). A run alone closes the gang (``gang.closed``:
+    a helper still spinning from a lending run must not join it), and the run before one that tries lending
+    summons the helpers, so that the trial finds them as a lending run after a lending run does, not asleep."""
 
     EXPLORE = 16
-    SMOOTHING = 0.25
+    SAMPLES = 5
 
-    __slots__ = ("_runs", "_seen", "_time")
+    __slots__ = ("_last", "_ratios", "_runs", "_seen")
 
     def __init__(self) -> None:
         self._runs = 0
         self._seen = [0, 0]  # runs each way: [alone, lending]
-        self._time: list[float | None] = [None, None]
+        self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES adjacent pairs
+        self._last: tuple[bool, float] | None = None  # the previous run's way and time (None: not timed)
+
+    def _lend(self, run: int) -> bool:
+        """Whether run number ``run`` (from 1) lends."""
+        if not self._ratios:
+            return run % 2 == 1  # lending and alone in turn until a pair is timed
+        return self.lends != (run % self.EXPLORE == 0)
 
     def run(self, process: Callable[[], int]) -> int:
         """``process()`` (a graph's run), lending or not; its status."""
         self._runs += 1
-        alone, lending = self._time
-        if alone is None or lending is None:
-            lend = self._seen[1] <= self._seen[0]  # both ways measured first, lending first
-        else:
-            lend = (lending <= alone) != (self._runs % self.EXPLORE == 0)
+        lend = self._lend(self._runs)
+        self._last, last = None, self._last  # a run that raises is not timed, nor paired with the next
         start = time.perf_counter()
         if lend:
             summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
             with gang.held():
                 status = process()
         else:
-            status = process()
+            with gang.closed():  # truly alone: a helper still spinning from the last run must not join
+                status = process()
         elapsed = time.perf_counter() - start
-        way = int(lend)
-        self._seen[way] += 1
-        if self._seen[way] > 1:
-            old = self._time[way]
-            # down at once, up smoothly: runs while a kernel compiles or the machine is busy must not hide a fast way
-            self._time[way] = elapsed if old is None or elapsed < old else old + self.SMOOTHING * (elapsed - old)
+        self._seen[lend] += 1
+        if self._seen[lend] > 1:
+            if last is not None and last[0] != lend:
+                lending, alone = (elapsed, last[1]) if lend else (last[1], elapsed)
+                self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
+                del self._ratios[:-self.SAMPLES]
+            self._last = (lend, elapsed)
+        if not lend and self._lend(self._runs + 1):
+            summon_helpers()  # the next run tries lending: helpers awake for it, as for a run after a lending one
+            gang.linger()
         return status
 
     @classmethod
@@ -365,9 +380,8 @@ class Lending:
 
     @property
     def lends(self) -> bool | None:
-        """Whether runs lend now (None until both ways are measured)."""
-        alone, lending = self._time
-        return None if alone is None or lending is None else lending <= alone
+        """Whether runs lend now (None until a pair of runs is timed)."""
+        return statistics.median(self._ratios) <= 0 if self._ratios else None
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
