@@ -15,10 +15,13 @@ Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``co
 - ``vx-small-cnn``: a small Q7.8 CNN through the OpenVX C API (``openvx_nn.vx``: libopenvx.so's entry points
   called C-style), against the same weights in ORT float.
 
-Per row: the steady-state time of one inference (median of interleaved calls; ORT with its defaults and 2
+Per row: the steady-state time of one inference (median of every call; ORT with its defaults and 2
 intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
-NNAPI rows; calls back to back, or with ``--gap-ms`` a pause before each, so that no side's threads still spin
-from the other's call -- both sides then pay for waking their threads), their time / ours (above 1: ours faster), and the largest output difference against each,
+NNAPI rows). The sides take turns (``--block``: 5+ calls and 20+ ms back to back a turn), each turn begun
+once the process's threads are idle: after a run, ORT's pool threads spin for some 40 ms of CPU by default,
+so with calls alternating one by one (``--block 1``) every call of ours ran beside a spinning ORT thread on
+this 2-core machine, and the model took its one-thread time. ``--gap-ms`` pauses before each call, so both
+sides pay for waking their threads. Then their time / ours (above 1: ours faster), and the largest output difference against each,
 which must stay within the row's stated tolerance (else the benchmark fails).  Load time is a product
 figure too: file (or, for NNAPI, which has no file, the arrays) to first result -- parse, build, verify,
 first process -- in this process once its kernels are compiled (beside the baselines' session creation
@@ -129,8 +132,9 @@ def main(argv: list[str]) -> int:
                         help="sleep before each timed call, so no contender's threads still spin from the last call "
                              "(0: calls back to back)")
     parser.add_argument("--block", type=int, default=5,
-                        help="calls per turn, each turn begun once the last side's threads have gone idle (1: every "
-                             "call alternates, so each side also runs beside the other's still-spinning threads)")
+                        help="calls per turn (and at least 20 ms of them), each turn begun once the last side's threads have "
+                             "gone idle (1: every call alternates, so each side also runs beside the other's "
+                             "still-spinning threads)")
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
@@ -150,7 +154,7 @@ def main(argv: list[str]) -> int:
     print(f"onnxruntime {onnxruntime.__version__}, defaults, 2 intra-op threads; {os.cpu_count()} CPUs; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else "")
           + (f"; {args.gap_ms:g} ms pause before each timed call" if args.gap_ms and not args.smoke else "")
-          + (f"; turns of {args.block} calls, each begun with the process idle" if args.block > 1 else
+          + (f"; turns of {args.block}+ calls and 20+ ms, each begun with the process idle" if args.block > 1 else
              "; calls alternating one by one"))
     repeat = 3 if args.smoke else args.repeat
     results = []

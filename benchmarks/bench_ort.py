@@ -44,14 +44,15 @@ SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
 SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
 
 
-def medians(functions, repeat: int, gap: float = 0.0, block: int = 1) -> list[float]:
+def medians(functions, repeat: int, gap: float = 0.0, block: int = 1, turn: float = 0.02) -> list[float]:
     """Median wall time of each function, turns alternating so load on the machine slows all alike.
 
     ``gap`` seconds of sleep before each timed call let the previous contender's spinning threads
     (ORT's pool spins after a run by default, as do our helpers between layers) give up the cores.
-    ``block`` > 1: each turn is that many calls back to back, begun once the process is idle again
-    (``settle``), so each side runs with its own threads warm and nobody else's still spinning -- as for a
-    user of that library alone; every call of every turn counts."""
+    ``block`` > 1: each turn is at least that many calls back to back and at least ``turn`` seconds of them,
+    begun once the process is idle again (``settle``), so each side runs with its own threads warm and nobody
+    else's still spinning -- as for a user of that library alone (a turn of a few calls of a 0.1 ms model would
+    time a core just woken from idle); every call of every turn counts."""
     for function in functions:
         function()
     times: list[list[float]] = [[] for _ in functions]
@@ -59,12 +60,14 @@ def medians(functions, repeat: int, gap: float = 0.0, block: int = 1) -> list[fl
         for k in (range(len(functions)) if i % 2 == 0 else reversed(range(len(functions)))):
             if block > 1:
                 settle()
-            for _ in range(block):
+            calls, begun = 0, time.perf_counter()
+            while calls < block or (block > 1 and time.perf_counter() - begun < turn):
                 if gap:
                     time.sleep(gap)
                 start = time.perf_counter()
                 functions[k]()
                 times[k].append(time.perf_counter() - start)
+                calls += 1
     return [statistics.median(t) for t in times]
 
 

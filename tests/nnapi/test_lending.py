@@ -43,3 +43,40 @@ def test_a_run_that_raises_is_not_timed(summons):
         with pytest.raises(RuntimeError):
             lending.run(fails)
     assert lending.lends is None
+
+
+def test_a_machine_slowing_down_does_not_hide_the_faster_way(summons):
+    # Lending takes 60 % of the time alone takes at the same moment, but the machine slows down threefold over the
+    # runs: times of the rarely tried way, taken long ago, would look faster than today's; adjacent pairs do not.
+    log: list = []
+    lending = Lending()
+
+    def process() -> int:
+        lent = bool(summons)
+        summons.clear()
+        log.append(lent)
+        now = 0.001 * (1 + 2 * len(log) / (4 * Lending.EXPLORE))
+        time.sleep(now * (0.6 if lent else 1.0))
+        return 0
+    for _ in range(4 * Lending.EXPLORE):
+        lending.run(process)
+        assert lending.lends is not False, log
+    assert lending.lends is True
+    assert sum(log[4:]) >= len(log[4:]) - 4  # lending all along but for the trials of running alone
+
+
+def test_the_run_before_a_trial_of_lending_summons_the_helpers(summons):
+    lending = Lending()
+    ways: list = []
+
+    def process() -> int:
+        ways.append(bool(summons))
+        summons.clear()
+        time.sleep(0.0005 if ways[-1] else 0.0001)  # alone is faster
+        return 0
+    for _ in range(2 * Lending.EXPLORE):
+        lending.run(process)
+        if not ways[-1]:  # after a run alone: the helpers are summoned if and only if the next run lends
+            assert bool(summons) == lending._lend(lending._runs + 1), ways
+    assert lending.lends is False
+    assert ways[Lending.EXPLORE - 1] and not any(ways[4:Lending.EXPLORE - 1])  # run 16 tries lending, 5-15 do not
