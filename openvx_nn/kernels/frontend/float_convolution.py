@@ -260,8 +260,8 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
-_X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS = (at(k) for k in range(7))
-_SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(at(7), at(7) + 12)
+_X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING = (at(k) for k in range(8))
+_SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(at(8), at(8) + 12)
 
 
 @jit.kernel
@@ -280,15 +280,36 @@ def _conv_block(block, r0, r1, chunks, wait):
 
 @jit.kernel
 def _stage_block(block):
-    """The padded input's copy (``stage``) where the layer has one."""
-    if block[_STAGED] != 0:
-        stage(native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0],
-              block[_TOP], block[_LEFT])
+    """Before the layer's task is posted: the staging's share counters reset (the last run's helpers are gone)."""
+    staging = native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0]
+    staging[0] = 0
+    staging[1] = 0
+
+
+@jit.kernel
+def _stage_parts(block, parts):
+    """The padded input's copy (``stage``) where the layer has one: serially (``parts`` 0), or in ``parts`` shares
+    claimed with the helpers, each thread going on once every share is copied (no tile reads a row before)."""
+    if block[_STAGED] == 0:
+        return
+    x, xp = native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0]
+    if parts == 0:
+        stage(x, xp, block[_TOP], block[_LEFT], 0, 1)
+        return
+    claim = np.int64(native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0].ctypes.data)
+    while True:
+        i = fetch_add(claim, 1)
+        if i >= parts:
+            break
+        stage(x, xp, block[_TOP], block[_LEFT], i, parts)
+        fetch_add(claim + 8, 1)
+    wait_for_chunks(claim, parts)
 
 
 @jit.kernel
 def _conv_lines(code, block, chunks, wait):
-    # ``gang.shared_entry``'s lines: serially every tile, or the shared chunks
+    # ``gang.shared_entry``'s lines: the staging, then serially every tile, or the shared chunks
+    _stage_parts(block, chunks)
     _conv_block(block, 0, block[_UNITS] if chunks == 0 else 0, chunks, wait)
 
 
@@ -325,7 +346,8 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
     task = gang.NativeTask(n_units, out.size * kh * inner >= NATIVE_PARALLEL_WORK)
-    words, keep = block_of(x, xp, wp, bias, res, out, task.counters, int(strides[1]), int(strides[0]), float(lo),
+    words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), int(strides[1]),
+                           int(strides[0]), float(lo),
                            float(hi), panel, n_units, int(copy is not None), int(pads[2]), int(pads[0]), *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
