@@ -44,7 +44,7 @@ SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
 SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
 
 
-def medians(functions, repeat: int, gap: float = 0.0, block: int = 1, turn: float = 0.02) -> list[float]:
+def medians(functions, repeat: int, gap: float = 0.0, block: int = 5, turn: float = 0.02) -> list[float]:
     """Median wall time of each function, turns alternating so load on the machine slows all alike.
 
     ``gap`` seconds of sleep before each timed call let the previous contender's spinning threads
