@@ -20,6 +20,7 @@ import numpy as np
 from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from . import float_sharing
 from .asymmetric import real_range
 from .float_microkernel import (
     LANES,
@@ -31,18 +32,7 @@ from .float_microkernel import (
     tile_12x1_direct,
     tile_12x1_residual,
 )
-from .float_sharing import (
-    F32,
-    NATIVE_PARALLEL_WORK,
-    Rows,
-    at,
-    block_of,
-    contiguous_f32,
-    finish,
-    output_target,
-    stage,
-    staged,
-)
+from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
 
 
 @jit.kernel
@@ -345,10 +335,10 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
-    task = gang.NativeTask(n_units, out.size * kh * inner >= NATIVE_PARALLEL_WORK)
+    task = gang.NativeTask(n_units, out.size * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), int(strides[1]),
-                           int(strides[0]), float(lo),
-                           float(hi), panel, n_units, int(copy is not None), int(pads[2]), int(pads[0]), *task.words())
+                           int(strides[0]), float(lo), float(hi), panel, n_units, int(copy is not None), int(pads[2]),
+                           int(pads[0]), *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 

@@ -20,19 +20,10 @@ import numpy as np
 from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from . import float_sharing
 from .asymmetric import real_range
 from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
-from .float_sharing import (
-    F32,
-    NATIVE_PARALLEL_WORK,
-    Rows,
-    at,
-    block_of,
-    contiguous_f32,
-    finish,
-    output_target,
-    staged,
-)
+from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
 @jit.kernel(contract=True)
@@ -206,7 +197,7 @@ def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out
         return None
     lo, hi = real_range(activation)
     n_rows = out.shape[0] * out.shape[1]
-    task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= NATIVE_PARALLEL_WORK)
+    task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
                            int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi),
                            n_rows, *task.words())

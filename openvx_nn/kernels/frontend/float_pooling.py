@@ -15,19 +15,10 @@ import numpy as np
 from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from . import float_sharing
 from .asymmetric import real_range
 from .float_microkernel import LANES, max_taps
-from .float_sharing import (
-    F32,
-    NATIVE_PARALLEL_WORK,
-    Rows,
-    at,
-    block_of,
-    contiguous_f32,
-    finish,
-    output_target,
-    staged,
-)
+from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -174,7 +165,7 @@ def native_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, in
         return None
     lo, hi = real_range(activation)
     n_rows = out.shape[0] * out.shape[1]
-    task = gang.NativeTask(n_rows, out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE >= NATIVE_PARALLEL_WORK)
+    task = gang.NativeTask(n_rows, out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, out, task.counters, int(mode), int(pads[2]), int(pads[0]), int(strides[1]),
                            int(strides[0]), int(filter_size[1]), int(filter_size[0]), float(lo), float(hi), n_rows,
                            *task.words())
