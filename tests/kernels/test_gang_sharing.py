@@ -52,7 +52,7 @@ def test_two_threads_split_the_chunks_into_a_prefix_and_a_suffix(n_chunks):
         taken, who = np.zeros(n_chunks, np.int64), np.zeros(n_chunks, np.int64)
         orders: dict[bool, np.ndarray] = {}
 
-        def run(back: bool) -> None:
+        def run(back: bool, counters=counters, taken=taken, who=who, orders=orders) -> None:
             orders[back] = _take_all(counters, n_chunks, back, taken, who, 50)
         threads = [threading.Thread(target=run, args=(back,)) for back in (False, True)]
         for t in threads:
