@@ -46,12 +46,12 @@ from .atomics import fetch_add, wait_for_chunks
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8, requantize16
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
+from .tiles import accumulate_blocks, choose_tile
 
 NATIVE_PARALLEL_WORK = 1 << 18
 """Multiply-adds from which a native entry's layer is shared (``PARALLEL_WORK`` for the Python calls): run from C
 while the helpers spin in a held gang (``gang.held``), the hand-over is an atomic store a spinning helper sees
 within a microsecond, so MobileNet's 1.6-million multiply-add layers (20-40 us) are worth sharing too."""
-from .tiles import accumulate_blocks, choose_tile
 
 ACC_LIMIT = (1 << 31) - 1
 ELEMENTS = 2  # int16 elements per 4-byte group

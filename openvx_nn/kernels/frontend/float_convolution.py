@@ -22,6 +22,7 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
+from .chw_chunks import chunk_driver
 from .float_microkernel import (
     LANES,
     TILES,
@@ -276,6 +277,10 @@ def _stage_block(block):
     staging[1] = 0
 
 
+_stage_shares = chunk_driver(stage)
+"""``stage`` over the input's rows in shares claimed by every thread of the layer (each waits for all)."""
+
+
 @jit.kernel
 def _stage_parts(block, parts):
     """The padded input's copy (``stage``) where the layer has one: serially (``parts`` 0), or in ``parts`` shares
@@ -283,17 +288,12 @@ def _stage_parts(block, parts):
     if block[_STAGED] == 0:
         return
     x, xp = native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _XP, np.float32)[0, 0]
+    lines = x.shape[0] * x.shape[1]
     if parts == 0:
-        stage(x, xp, block[_TOP], block[_LEFT], 0, 1)
-        return
-    claim = np.int64(native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0].ctypes.data)
-    while True:
-        i = fetch_add(claim, 1)
-        if i >= parts:
-            break
-        stage(x, xp, block[_TOP], block[_LEFT], i, parts)
-        fetch_add(claim + 8, 1)
-    wait_for_chunks(claim, parts)
+        stage(x, xp, block[_TOP], block[_LEFT], 0, lines)
+    else:
+        _stage_shares((x, xp, block[_TOP], block[_LEFT]), lines, parts,
+                      native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0], True)
 
 
 @jit.kernel
