@@ -88,12 +88,12 @@ def test_a_c_program_gets_a_log_line_then_the_default_action_of_sigint(tmp_path)
 
 
 def test_a_python_caller_of_the_pythonic_api_gets_keyboard_interrupt(tmp_path):
-    code, output = _interrupted([sys.executable, "-c", PYTHON_PROGRAM, "pythonic"], tmp_path)
+    code, output = _interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "pythonic"], tmp_path)
     assert code == 0 and "the caller got KeyboardInterrupt" in output, output
 
 
 def test_a_c_style_call_from_python_returns_failure_with_the_log_line(tmp_path):
-    code, output = _interrupted([sys.executable, "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
+    code, output = _interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
     assert code == 0 and "returned -1" in output, output
 
 
@@ -141,3 +141,37 @@ def test_ctrl_c_swallowed_by_a_callback_inside_numbas_compiler_comes_back_when_c
     assert run.stdout.splitlines() == ["compiling went on", "raised when the lock was released",
                                        "handler restored: True"]
     assert "Traceback" not in run.stderr, run.stderr  # the dropped copy is not printed either
+
+
+HANDOVER_PROGRAM = r"""
+import os, signal, sys
+from numba.core.compiler_lock import global_compiler_lock
+import openvx_nn.api  # noqa: F401  (the library installs its guard)
+
+bindings = {"__name__": "llvmlite.binding.example", "os": os, "signal": signal}
+exec('''
+def hand_over(steps):  # as llvmlite passes a module to the JIT: a C call, then the Python side marks it owned
+    steps.append("passed to C")
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):  # the handler runs here, between the two steps
+        pass
+    steps.append("marked owned")
+''', bindings)
+
+steps = []
+try:
+    with global_compiler_lock:
+        bindings["hand_over"](steps)
+        steps.append("the caller's next line")
+except KeyboardInterrupt:
+    print("raised after", steps, flush=True)
+print("tracing off:", sys.gettrace() is None, flush=True)
+"""
+
+
+def test_ctrl_c_landing_inside_llvms_bindings_is_raised_once_they_return():
+    # An exception between llvmlite's two steps of a handover leaves an object both owners free: the process
+    # crashed at exit (CI: the Pythonic test above ended with SIGSEGV after printing its KeyboardInterrupt).
+    run = subprocess.run([sys.executable, "-c", HANDOVER_PROGRAM], capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines() == ["raised after ['passed to C', 'marked owned']", "tracing off: True"], \
+        run.stdout + run.stderr

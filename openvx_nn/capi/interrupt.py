@@ -17,7 +17,10 @@ One place loses the exception: numba compiles a kernel on its first call, and ll
 Python from C while it emits machine code; ``KeyboardInterrupt`` raised in such a ctypes callback is
 printed and dropped, and the compilation carries on. :class:`_KeepCtrlC` records SIGINT while numba
 holds its compiler lock (and keeps the dropped exception's traceback off stderr) and raises it again
-when the lock is released.
+when the lock is released. And one place must not get it at all: LLVM's Python bindings hand objects
+between Python and C in steps (a module passed to the JIT, then marked as owned by it); an exception
+between two steps leaves an object that two owners free, and the process crashed at exit. Landing in
+llvmlite or numba's code generator, SIGINT is raised at the first line run outside them.
 """
 from __future__ import annotations
 
@@ -74,20 +77,50 @@ def redeliver() -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
+_UNSAFE = ("llvmlite", "numba.core.codegen")
+"""Modules whose code SIGINT must not interrupt: they move LLVM objects between Python and C owners."""
+
+
+def _unsafe(frame) -> bool:
+    name = frame.f_globals.get("__name__") or ""
+    return any(name == module or name.startswith(module + ".") for module in _UNSAFE)
+
+
 class _KeepCtrlC(numba_events.Listener):
     """While the main thread holds numba's compiler lock, SIGINT is counted as well as raised; if a callback
     inside LLVM swallowed it, ``KeyboardInterrupt`` is raised when the outermost hold ends (the lock is
-    already released then)."""
+    already released then). Landing in an :data:`_UNSAFE` module's code, it is raised at the next line run
+    in a frame of another module (the frames on the stack are traced until then)."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.previous = None
         self.unraisable = None
         self.seen = False
+        self.traced: list = []  # frames given a line tracer by a deferred SIGINT
 
     def _on_sigint(self, signum, frame):
         self.seen = True
-        raise KeyboardInterrupt
+        if frame is None or not _unsafe(frame) or self.traced or sys.gettrace() is not None:
+            raise KeyboardInterrupt
+        while frame is not None:
+            frame.f_trace = self._at_line
+            self.traced.append(frame)
+            frame = frame.f_back
+        sys.settrace(_untraced)  # line events for the frames above only; calls made from now on are not traced
+
+    def _at_line(self, frame, event, arg):
+        if event == "line" and not _unsafe(frame):
+            self._untrace()
+            raise KeyboardInterrupt
+        return self._at_line
+
+    def _untrace(self) -> None:
+        if self.traced:
+            sys.settrace(None)
+            for frame in self.traced:
+                frame.f_trace = None
+            self.traced.clear()
 
     def _on_unraisable(self, unraisable) -> None:
         if not (self.seen and isinstance(unraisable.exc_value, KeyboardInterrupt)):
@@ -107,6 +140,7 @@ class _KeepCtrlC(numba_events.Listener):
         self.depth -= 1
         if self.depth:
             return
+        self._untrace()
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
             sys.unraisablehook = self.unraisable
@@ -114,6 +148,11 @@ class _KeepCtrlC(numba_events.Listener):
         if self.seen:
             self.seen = False
             raise KeyboardInterrupt
+
+
+def _untraced(frame, event, arg):
+    """The global trace function while a SIGINT waits for a safe line: no new frame is traced (it returns
+    no local tracer)."""
 
 
 numba_events.register("numba:compiler_lock", _KeepCtrlC())
