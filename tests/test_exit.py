@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -87,3 +88,51 @@ def test_exit_while_the_kernels_still_compile_exits_cleanly(program, tmp_path):
         runs = [pool.submit(subprocess.run, [str(program), *args], capture_output=True, text=True, env=env,
                             timeout=600) for args in ((), ("5",))]
         _assert_clean([r.result() for r in runs])
+
+
+HELPER_PROGRAM = r"""
+import sys, time
+import numba
+from openvx_nn.core import execution
+from openvx_nn.kernels.engine import gang, workers
+
+execution.prepare_runtime()  # as the first graph run does: registers the exit's wait
+
+
+@numba.njit(nogil=True, cache=False)
+def spin(n):  # a kernel still running on a helper when the program ends
+    s = 0.0
+    for i in range(n):
+        s += (i % 7) * 0.5
+    return s
+
+
+spin(10)
+if sys.argv[1] == "kernel":
+    workers.lend(lambda: print("helper's kernel done", spin(400_000_000) > 0, flush=True), 1)
+    time.sleep(0.2)  # the helper is inside the kernel now
+else:  # a helper held in the gang's spin (a hold never ended): the exit must not wait out HOLD_CYCLES
+    gang._hold(gang._mailbox, 1)
+    gang.summon(1)
+    time.sleep(0.05)
+    assert int(gang._mailbox[1]) == 1
+    execution.shutdown()
+    print("in the gang after the exit's wait:", int(gang._mailbox[1]), flush=True)
+print("main ends", flush=True)
+"""
+
+
+def test_a_python_program_ending_while_a_helper_runs_a_kernel_waits_for_it():
+    # A helper left in a kernel (or compiling one) while the interpreter and LLVM are torn down runs freed code.
+    run = subprocess.run([sys.executable, "-c", HELPER_PROGRAM, "kernel"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["main ends", "helper's kernel done True"], run.stdout + run.stderr
+
+
+def test_the_exit_lets_helpers_out_of_the_gang_at_once():
+    run = subprocess.run([sys.executable, "-c", HELPER_PROGRAM, "gang"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["in the gang after the exit's wait: 0", "main ends"], \
+        run.stdout + run.stderr

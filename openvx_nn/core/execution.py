@@ -4,7 +4,8 @@ Every execution (a ``vxProcessGraph`` call, or the worker of a
 ``vxScheduleGraph``) registers here while it runs.  At process exit
 :func:`shutdown` runs once, in this order: refuse new executions, let running
 graphs stop at their next node boundary (they end ``VX_ERROR_GRAPH_ABANDONED``),
-and wait until no kernel is running any more.  Only then may the C runtime
+and wait until no kernel is running any more, the engine's helpers' included
+(they spin a while after a run, and one may be compiling a kernel).  Only then may the C runtime
 destroy what the kernels use (LLVM, the thread pools).  The embedded
 interpreter's C exit handler (``csrc/runtime.c``) calls it and then keeps the
 GIL, so no Python code runs again while the process is torn down; in a Python
@@ -39,6 +40,9 @@ _active: dict[object, int] = {}  # thread ident (process) or run record (schedul
 _closing = False
 _ready = False
 _sleepers = 0
+
+HELPERS_TIMEOUT = 30.0
+"""How long the exit waits for the engine's helpers to leave their tasks (one may be compiling a kernel)."""
 
 exit_guard: Callable[[], None] | None = None
 """Set by the C layer: (re-)registers the C exit handler of the embedded interpreter."""
@@ -175,3 +179,5 @@ def shutdown() -> None:
         wait_until(lambda: all(key == me for key in list(_active)))  # list(): :func:`enter` adds keys unlocked
     if native_plan.hooks is not None:
         native_plan.hooks.close()  # native runs stop at their next node; waits (without the GIL) for them
+    from ..kernels.engine import gang  # loaded by prepare_runtime, which registered this handler
+    gang.disband(HELPERS_TIMEOUT)  # then the engine's helpers: out of their spin and their kernels

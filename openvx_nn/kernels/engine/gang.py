@@ -192,6 +192,14 @@ def summon(helpers: int) -> None:
         post(_nothing, helpers)
 
 
+def disband(timeout: float) -> bool:
+    """At exit: helpers leave the gang at the end of their spin (holds and lingering cleared), and the process
+    waits for every helper to be out of its task (``workers.stop``); whether all are. Called once no graph runs."""
+    _mailbox[HOLDS // 8] = 0  # aligned 8-byte stores: the spinning helpers read them whole
+    _mailbox[LINGER // 8] = 0
+    return workers.stop(timeout)
+
+
 def native_joins() -> int:
     """How many native tasks helpers have joined in this process (tests and benchmarks read it)."""
     return int(_mailbox[4])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 from ..support import thread_budget
@@ -25,24 +26,33 @@ from . import isa
 _tasks: queue.SimpleQueue = queue.SimpleQueue()
 _started = 0
 _start_lock = threading.Lock()
+_busy: set[int] = set()  # helpers inside a task (or past the queue, about to test _stopping)
+_stopping = False
 
 
 def _serve() -> None:
+    me = threading.get_ident()
     while True:
         task = _tasks.get()
-        taken = thread_budget.take(1, wait=True)
+        _busy.add(me)  # before the test: stop() either sees this helper busy or is seen by it
         try:
-            task()
-        except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
-            pass  # the caller then computes every chunk itself
+            if _stopping:
+                continue
+            taken = thread_budget.take(1, wait=True)
+            try:
+                task()
+            except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
+                pass  # the caller then computes every chunk itself
+            finally:
+                thread_budget.give(taken)
         finally:
-            thread_budget.give(taken)
+            _busy.discard(me)
 
 
 def _after_fork_in_child() -> None:
     # A forked child has none of its parent's threads: start its own helpers when it first lends.
-    global _tasks, _started, _start_lock
-    _tasks, _started, _start_lock = queue.SimpleQueue(), 0, threading.Lock()
+    global _tasks, _started, _start_lock, _busy
+    _tasks, _started, _start_lock, _busy = queue.SimpleQueue(), 0, threading.Lock(), set()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -64,3 +74,15 @@ def lend(task: Callable[[], object], count: int) -> None:
                 _started += 1
     for _ in range(count):
         _tasks.put(task)
+
+
+def stop(timeout: float) -> bool:
+    """At exit: no queued task starts from now, and wait (at most ``timeout`` seconds) until no helper is inside
+    one; whether none is. A helper left in a kernel, or compiling one, while the interpreter and LLVM are torn
+    down would run freed code. Helpers a task keeps waiting (the gang's spin) must have been let go first."""
+    global _stopping
+    _stopping = True
+    deadline = time.monotonic() + timeout
+    while _busy and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    return not _busy
