@@ -89,7 +89,18 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
         residual = got
     fconv.conv2d(x, fconv.pack_conv(wt), bias, got, pads, strides, act, residual)
     _assert_within(got, want, bound)
-    assert fconv.work_units(fconv.pack_conv(wt), n * oh * ow)[1] >= -(-n * oh * ow // (6 if o > 8 else 12))
+    assert fconv.work_units(fconv.pack_conv(wt), n * oh * ow)[1] >= -(-n * oh * ow // (6 if o % 16 > 8 or o % 16 == 0
+                                                                                    else 12))
+
+
+@pytest.mark.parametrize(("channels", "block"), [(1, 8), (8, 8), (9, 16), (16, 16), (20, 8), (24, 8), (25, 16),
+                                                 (32, 16), (33, 8), (40, 8), (144, 16), (1000, 8)])
+def test_filters_are_packed_in_blocks_of_8_where_16_would_leave_a_block_half_padding(channels, block):
+    w = np.ones((channels, 1, 1, 3), np.float32)
+    packed = fconv.pack_conv(w)
+    assert packed.shape == (-(-channels // block), 1, 3, block)
+    assert packed.reshape(-1, block)[:, :].sum() == channels * 3  # every weight once, the rest zeros
+    assert fconv.pack_fc(w.reshape(channels, 3)).shape[-1] == (16 if channels > 8 else 8)  # a row fills 6 better
 
 
 def test_a_residual_of_another_shape_is_refused():

@@ -157,11 +157,14 @@ _CONV_TYPES = (F32[4, False], F32[4, False], F32[1, False], F32[4, False], F32[4
                jit.FLOAT, jit.INT)
 
 
-def pack_conv(w: np.ndarray) -> np.ndarray:
+def pack_conv(w: np.ndarray, block: int | None = None) -> np.ndarray:
     """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, B] float32 with B
-    output channels per block (16, or 8 for a layer of 8 or fewer), the last block padded with zeros."""
+    output channels per block, the last block padded with zeros. B is 16 unless O leaves 8 or fewer over a
+    multiple of 16 (8, 24, 40...): then 8, so that no block is half padding (a partial block also takes the
+    slow path through a scratch tile). ``block`` overrides it."""
     o, kh, kw, i = w.shape
-    block = LANES * (2 if o > LANES else 1)
+    if block is None:
+        block = LANES if 0 < o % (2 * LANES) <= LANES else 2 * LANES
     n_blocks = -(-o // block)
     padded = np.zeros((n_blocks * block, kh, kw * i), np.float32)
     padded[:o] = np.asarray(w, np.float32).reshape(o, kh, kw * i)
@@ -169,9 +172,10 @@ def pack_conv(w: np.ndarray) -> np.ndarray:
 
 
 def pack_fc(w: np.ndarray) -> np.ndarray:
-    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``)."""
+    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``), in blocks of 16 unless
+    there are 8 units or fewer: a batch of one row fills a tile of 6 rows better than one of 12."""
     units, size = w.shape
-    return pack_conv(np.asarray(w).reshape(units, 1, 1, size))
+    return pack_conv(np.asarray(w).reshape(units, 1, 1, size), 2 * LANES if units > LANES else LANES)
 
 
 def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int],
