@@ -61,14 +61,17 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
     x_at, w_at, tile_at = xp.ctypes.data, wp.ctypes.data, tile.ctypes.data
     out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
     w_tap_stride, w_block = inner * block * 4, kh * inner * block * 4
-    for u in range(g0, g1):
-        first = u // n_tiles
-        g = u - first * n_tiles
+    first = g0 // n_tiles  # the first unit's panel, pixel tile and first pixel (image b, output row oy, column
+    g = g0 - first * n_tiles  # ox); each next unit's follow without a division (the row walk below ends on them)
+    line = g * rows // out_w
+    ox = g * rows - line * out_w
+    b = line // out_h
+    oy = line - b * out_h
+    for _ in range(g0, g1):
+        if g == n_tiles:  # the next panel, from the first pixel
+            first, g, ox, oy, b = first + 1, 0, 0, 0, 0
         p0 = g * rows
-        line = p0 // out_w  # the tile's first pixel: image b, output row oy, column ox (no division below)
-        ox = p0 - line * out_w
-        b = line // out_h
-        oy = line - b * out_h
+        g += 1
         at = x_at + ((b * height + oy * stride_h) * width + ox * stride_w) * depth * 4
         for r in range(rows):
             if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
