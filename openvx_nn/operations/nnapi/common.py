@@ -322,36 +322,43 @@ class Lending:
 
     On an idle machine a helper finishes a shared layer with the caller in little more than half the time. On a
     machine busier than its cores, a helper the OS preempts mid-chunk holds the layer up for a time slice: ResNet-18
-    ran 2.5x slower lending than alone under a load of 4 on 2 cores. So the two ways are compared, and every
-    ``EXPLORE``-th run tries the way not taken, so that a change of load is seen. Only adjacent runs are compared
-    (each pair of a run lending next to a run alone gives one ratio; the median of the last ``SAMPLES`` ratios
-    decides): a shared machine's speed drifts over seconds, so times taken far apart compare the machine, not the
-    ways. The first run of each way is not timed (it may compile). A run alone closes the gang (``gang.closed``:
-    a helper still spinning from a lending run must not join it), and the run before one that tries lending
-    summons the helpers, so that the trial finds them as a lending run after a lending run does, not asleep."""
+    ran 2.5x slower lending than alone under a load of 4 on 2 cores. So the two ways are compared: both in turns of
+    two runs until ``SAMPLES`` ratios are timed, then the faster, but for a turn of two runs the other way every
+    ``EXPLORE`` runs, so that a change of load is seen.
+
+    The first run of a turn is not timed: it pays for the change of way (helpers woken from their queue, the other
+    way's caches), and timing it made lending tried from runs alone look slower than it is, so a graph once decided
+    for running alone stayed there (NNAPI's float MobileNet at half speed in one benchmark process of three). Each
+    timed run is paired with the last timed run of the other way, two or three runs before (a shared machine's speed
+    drifts over seconds: times taken far apart compare the machine, not the ways), and a run right after a timed run
+    of its way counts the lesser of the two times (a helper preempted for a time slice stalls a lending run fivefold
+    now and then: two such stalls among five pairs had turned a graph to running alone). The median of the last
+    ``SAMPLES`` ratios decides. A run alone closes the gang (``gang.closed``: a helper still spinning from a lending
+    run must not join it), and the run before a turn of lending summons the helpers."""
 
     EXPLORE = 16
     SAMPLES = 5
 
-    __slots__ = ("_last", "_ratios", "_runs", "_seen")
+    __slots__ = ("_last_way", "_previous", "_ratios", "_runs", "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
-        self._seen = [0, 0]  # runs each way: [alone, lending]
-        self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES adjacent pairs
-        self._last: tuple[bool, float] | None = None  # the previous run's way and time (None: not timed)
+        self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES pairs
+        self._timed: list[float | None] = [None, None]  # each way's last timed run not yet paired: [alone, lending]
+        self._last_way: bool | None = None  # the previous run's way (None: no run, or it raised)
+        self._previous: list[tuple[float, int] | None] = [None, None]  # each way's last timed run: (time, number)
 
     def _lend(self, run: int) -> bool:
         """Whether run number ``run`` (from 1) lends."""
-        if not self._ratios:
-            return run % 2 == 1  # lending and alone in turn until a pair is timed
-        return self.lends != (run % self.EXPLORE == 0)
+        if len(self._ratios) < self.SAMPLES:
+            return (run - 1) // 2 % 2 == 0  # lending twice, alone twice, ...
+        return self.lends != (run % self.EXPLORE in (0, 1))
 
     def run(self, process: Callable[[], int]) -> int:
         """``process()`` (a graph's run), lending or not; its status."""
         self._runs += 1
         lend = self._lend(self._runs)
-        self._last, last = None, self._last  # a run that raises is not timed, nor paired with the next
+        second, self._last_way = self._last_way == lend, None  # a run that raises is not timed, nor the next
         start = time.perf_counter()
         if lend:
             summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
@@ -361,15 +368,20 @@ class Lending:
             with gang.closed():  # truly alone: a helper still spinning from the last run must not join
                 status = process()
         elapsed = time.perf_counter() - start
-        self._seen[lend] += 1
-        if self._seen[lend] > 1:
-            if last is not None and last[0] != lend:
-                lending, alone = (elapsed, last[1]) if lend else (last[1], elapsed)
+        self._last_way = lend
+        if second:
+            previous, self._previous[lend] = self._previous[lend], (elapsed, self._runs)
+            if previous is not None and previous[1] == self._runs - 1:
+                elapsed = min(elapsed, previous[0])  # the way taken run after run: one stalled run does not count
+            other = self._timed[not lend]
+            if other is not None:
+                lending, alone = (elapsed, other) if lend else (other, elapsed)
                 self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
                 del self._ratios[:-self.SAMPLES]
-            self._last = (lend, elapsed)
+                self._timed[not lend] = None  # each timed run is paired once
+            self._timed[lend] = elapsed
         if not lend and self._lend(self._runs + 1):
-            summon_helpers()  # the next run tries lending: helpers awake for it, as for a run after a lending one
+            summon_helpers()  # the next run lends: helpers awake for it, as for a run after a lending one
             gang.linger()
         return status
 
