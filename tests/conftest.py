@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,11 @@ import pytest
 
 # The plain references of tests/kernels serve the API-level tests too.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "kernels"))
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored, and so would every program
+# the Ctrl-C tests start (an ignored signal stays ignored across exec): give the children SIGINT's default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(__file__).resolve().parent / "_build"

@@ -175,3 +175,15 @@ def test_ctrl_c_landing_inside_llvms_bindings_is_raised_once_they_return():
     run = subprocess.run([sys.executable, "-c", HANDOVER_PROGRAM], capture_output=True, text=True, timeout=120)
     assert run.stdout.splitlines() == ["raised after ['passed to C', 'marked owned']", "tracing off: True"], \
         run.stdout + run.stderr
+
+
+def test_ctrl_c_escaping_an_entry_point_is_given_back_not_lost(ctx):  # ctx: the library started (its cffi module)
+    # SIGINT landing in an entry's wrapper before its own try (or after it) reached cffi's error handler, which
+    # returned a bare VX_FAILURE: the demo then ended on "vxQueryTensor failed" instead of "interrupted".
+    from openvx_nn.capi import entry, interrupt
+
+    interrupt.take_pending()
+    assert entry._escaped(-1)(KeyboardInterrupt, KeyboardInterrupt(), None) == -1
+    assert interrupt.take_pending()
+    assert entry._escaped(0)(ValueError, ValueError("x"), None) == 0
+    assert not interrupt.take_pending()
