@@ -14,17 +14,24 @@ def summons(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("faster", ["lending", "alone"])
-def test_runs_take_the_way_measured_faster_and_now_and_then_try_the_other(faster, summons):
+def _graph(summons: list, seconds) -> tuple:
+    """(a run of a graph that takes ``seconds(lent, log)``, the log of its runs' ways: True for lending, told by
+    the summons just before the run)."""
     log: list = []
-    slow, fast = 0.004, 0.001
 
     def process() -> int:
-        lent = bool(summons)  # a lending run summons the helpers just before the run
+        lent = bool(summons)
         summons.clear()
+        pause = seconds(lent, log)
         log.append(lent)
-        time.sleep((fast if faster == "lending" else slow) if lent else (slow if faster == "lending" else fast))
+        time.sleep(pause)
         return 0
+    return process, log
+
+
+@pytest.mark.parametrize("faster", ["lending", "alone"])
+def test_runs_take_the_way_measured_faster_and_now_and_then_try_the_other(faster, summons):
+    process, log = _graph(summons, lambda lent, _: 0.001 if lent == (faster == "lending") else 0.004)
     lending = Lending()
     for _ in range(2 * Lending.EXPLORE):
         assert lending.run(process) == 0
@@ -49,16 +56,9 @@ def test_a_run_that_raises_is_not_timed(summons):
 def test_a_machine_slowing_down_does_not_hide_the_faster_way(summons):
     # Lending takes 60 % of the time alone takes at the same moment, but the machine slows down threefold over the
     # runs: times of the rarely tried way, taken long ago, would look faster than today's; adjacent pairs do not.
-    log: list = []
+    process, log = _graph(summons, lambda lent, log: 0.001 * (1 + 2 * (len(log) + 1) / (4 * Lending.EXPLORE))
+                          * (0.6 if lent else 1.0))
     lending = Lending()
-
-    def process() -> int:
-        lent = bool(summons)
-        summons.clear()
-        log.append(lent)
-        now = 0.001 * (1 + 2 * len(log) / (4 * Lending.EXPLORE))
-        time.sleep(now * (0.6 if lent else 1.0))
-        return 0
     for _ in range(4 * Lending.EXPLORE):
         lending.run(process)
         assert lending.lends is not False, log
@@ -68,14 +68,8 @@ def test_a_machine_slowing_down_does_not_hide_the_faster_way(summons):
 
 
 def test_the_run_before_a_trial_of_lending_summons_the_helpers(summons):
+    process, ways = _graph(summons, lambda lent, _: 0.0005 if lent else 0.0001)  # alone is faster
     lending = Lending()
-    ways: list = []
-
-    def process() -> int:
-        ways.append(bool(summons))
-        summons.clear()
-        time.sleep(0.0005 if ways[-1] else 0.0001)  # alone is faster
-        return 0
     for _ in range(2 * Lending.EXPLORE):
         lending.run(process)
         if not ways[-1]:  # after a run alone: the helpers are summoned if and only if the next run lends
@@ -89,16 +83,8 @@ def test_the_run_before_a_trial_of_lending_summons_the_helpers(summons):
 def test_a_trial_of_lending_is_timed_on_its_second_run(summons):
     # The first lending run after runs alone wakes the helpers and is slow; lending is faster once they are awake.
     # Timing trials on their first run kept a graph running alone at half speed.
-    log: list = []
+    process, log = _graph(summons, lambda lent, log: (0.005 if not log or not log[-1] else 0.0006) if lent else 0.001)
     lending = Lending()
-
-    def process() -> int:
-        lent = bool(summons)
-        summons.clear()
-        waking = lent and (not log or not log[-1])
-        log.append(lent)
-        time.sleep(0.005 if waking else 0.0006 if lent else 0.001)
-        return 0
     for _ in range(4 * Lending.EXPLORE):
         lending.run(process)
     assert lending.lends is True, log
@@ -108,16 +94,8 @@ def test_a_trial_of_lending_is_timed_on_its_second_run(summons):
 def test_lending_runs_stalled_now_and_then_do_not_turn_the_graph_to_running_alone(summons):
     # A helper preempted for a time slice stalls a lending run fivefold, here every third lending run: pairs
     # timed on one run each saw lending slower in a third of them.
-    log: list = []
+    process, log = _graph(summons, lambda lent, log: (0.005 if (sum(log) + 1) % 3 == 0 else 0.0006) if lent else 0.001)
     lending = Lending()
-
-    def process() -> int:
-        lent = bool(summons)
-        summons.clear()
-        log.append(lent)
-        stalled = lent and sum(log) % 3 == 0
-        time.sleep(0.005 if stalled else 0.0006 if lent else 0.001)
-        return 0
     for _ in range(6 * Lending.EXPLORE):
         lending.run(process)
     assert lending.lends is True, log
