@@ -176,7 +176,8 @@ def cmd_warm(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     warmed, skipped = warm(args.signatures, shipped=not args.only)
     print(f"{warmed} kernel specialisations compiled or loaded in {time.perf_counter() - start:.1f} s "
-          f"({skipped} recorded ones no longer exist); cache: {jit.cache_location()}")
+          f"({skipped} recorded ones skipped: for another CPU's instruction set, or of kernels changed since); "
+          f"cache: {jit.cache_location()}")
     if jit.uncached():
         print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
     return 0
