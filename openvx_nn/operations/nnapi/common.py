@@ -339,14 +339,13 @@ class Lending:
     EXPLORE = 16
     SAMPLES = 5
 
-    __slots__ = ("_last_way", "_previous", "_ratios", "_runs", "_timed")
+    __slots__ = ("_last", "_ratios", "_runs", "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
         self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES pairs
         self._timed: list[float | None] = [None, None]  # each way's last timed run not yet paired: [alone, lending]
-        self._last_way: bool | None = None  # the previous run's way (None: no run, or it raised)
-        self._previous: list[tuple[float, int] | None] = [None, None]  # each way's last timed run: (time, number)
+        self._last: tuple[bool, float, bool] | None = None  # the previous run: (way, time, timed); None: none, or it raised
 
     def _lend(self, run: int) -> bool:
         """Whether run number ``run`` (from 1) lends."""
@@ -358,7 +357,8 @@ class Lending:
         """``process()`` (a graph's run), lending or not; its status."""
         self._runs += 1
         lend = self._lend(self._runs)
-        second, self._last_way = self._last_way == lend, None  # a run that raises is not timed, nor the next
+        last, self._last = self._last, None  # a run that raises is not timed, nor the next
+        second = last is not None and last[0] == lend
         start = time.perf_counter()
         if lend:
             summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
@@ -368,11 +368,10 @@ class Lending:
             with gang.closed():  # truly alone: a helper still spinning from the last run must not join
                 status = process()
         elapsed = time.perf_counter() - start
-        self._last_way = lend
+        self._last = (lend, elapsed, second)
         if second:
-            previous, self._previous[lend] = self._previous[lend], (elapsed, self._runs)
-            if previous is not None and previous[1] == self._runs - 1:
-                elapsed = min(elapsed, previous[0])  # the way taken run after run: one stalled run does not count
+            if last[2]:
+                elapsed = min(elapsed, last[1])  # the way taken run after run: one stalled run does not count
             other = self._timed[not lend]
             if other is not None:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
