@@ -96,3 +96,36 @@ def test_two_installs_of_the_same_sources_share_one_compiled_set(tmp_path):
         outputs.append(result.stdout)
     assert "data saved" in outputs[0]
     assert "data loaded" in outputs[1] and "data saved" not in outputs[1], outputs[1]
+
+
+LOADER = """
+import sys
+import numpy as np
+from openvx_nn.kernels import copy
+x = np.arange(6, dtype=np.int16).reshape(2, 3)
+out = np.zeros((2, 3), np.int16)
+copy(x, out)
+assert (out == x).all()
+print("registries after a load:", "numba.np.linalg" in sys.modules)
+wide = np.zeros((2, 3), np.int32)
+copy(x.astype(np.int32), wide)
+assert (wide == x).all()
+print("registries after a compile:", "numba.np.linalg" in sys.modules)
+"""
+
+
+def test_loading_a_cached_kernel_does_not_load_numbas_compiler_registries(tmp_path):
+    """numba readies its whole compiler (every typing and lowering registry, ~0.2 s) before loading machine
+    code from its cache; a process that only loads compiled kernels skips that, and one that then compiles
+    something new still compiles it."""
+    env = {**os.environ, "OPENVX_NN_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    first = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", LOADER], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "data loaded" in second.stdout
+    assert "registries after a load: False" in second.stdout, second.stdout
+    assert "registries after a compile: True" in second.stdout, second.stdout

@@ -120,6 +120,7 @@ try:  # numba internals; without them the plain cache=True path below is used.
     from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
     from numba.core.dispatcher import Dispatcher as _Dispatcher
+    from numba.core.runtime import rtsys as _rtsys
     from numba.core.serialize import dumps as _dumps
 except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
@@ -186,7 +187,7 @@ def jitable(function: Callable) -> Callable:
     return register_jitable(function)
 
 
-if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
+if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_index_key", "_load_overload")) and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
     class _UserCacheLocator(_caching.UserProvidedCacheLocator):
@@ -236,8 +237,13 @@ if _FunctionCache is not None and hasattr(_FunctionCache, "_index_key") and all(
             return ((sig, codegen.magic_tuple(), digest), PACKAGE_STAMP, self._options)
 
         def load_overload(self, sig, target_context):
+            # numba's own ``load_overload`` first refreshes the whole context: imports and installs every
+            # typing and lowering registry it has (~0.2 s, most of a new process's first layer). Machine code
+            # loaded from disk needs none of them, only the runtime's symbols to link against; numba's
+            # compiler refreshes the context itself before anything is compiled.
+            _rtsys.initialize(target_context)
             try:
-                return super().load_overload(sig, target_context)
+                return self._load_overload(sig, target_context)
             except OSError:
                 self._give_up()
                 return None
