@@ -14,6 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
+from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
 from . import blob as b
 from .builder import GraphBuilder
@@ -237,7 +238,7 @@ class CoreMLModel:
         arrays = self._arrays(inputs)
         g = self._build({n: a.shape for n, a in arrays.items()})
         for name, array in arrays.items():
-            g.inputs[name].array[...] = b.to_vx(array)
+            assign(g.inputs[name].array, b.to_vx(array))
         context = Context.current()
         if bench and context is not None:
             context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
@@ -255,7 +256,8 @@ class CoreMLModel:
 
     def _result(self, g: GraphBuilder, name: str) -> np.ndarray:
         blob = g.blobs[name]
-        array = np.array(blob.tensor.array.T, np.float32)
+        array = np.empty(blob.tensor.array.T.shape, np.float32)
+        assign(array, blob.tensor.array.T)
         if self.exact:
             return array
         declared = self.outputs.get(name)

@@ -115,3 +115,24 @@ def test_copy_broadcasts_and_refuses_a_type_change():
     assert out.tolist() == [[1] * 4, [2] * 4, [3] * 4]
     with pytest.raises(ValueError, match="data type"):
         copy(np.zeros((3, 4), np.int8), out)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_contiguous_copy_moves_every_byte_at_any_distance_between_the_arrays(dtype, order):
+    # Large contiguous copies take the kernels' byte loop (native.copy_bytes), not memcpy: every length (tails
+    # of 1..31 bytes), every distance between the arrays modulo 4096, and not a byte outside the target.
+    rng = np.random.default_rng([7, np.dtype(dtype).itemsize, order == "C"])
+    item = np.dtype(dtype).itemsize
+    for rows, cols in ((64, 64 // item), (65, 67), (129, 257)):  # from 4096 bytes (transpose.RUN_BYTES)
+        n = rows * cols * item
+        source_bytes = rng.integers(0, 256, n + 8192, dtype=np.uint8)
+        for shift in (0, 1, 3, 16, 31, 32, 4095):
+            target_bytes = np.zeros(n + 8192, np.uint8)
+            at = int(rng.integers(0, 4096))
+            source = np.ndarray((rows, cols), dtype, source_bytes, at, order=order)
+            target = np.ndarray((rows, cols), dtype, target_bytes, (at + shift) % 4096 + 64, order=order)
+            copy(source, target)
+            assert target.tobytes(order="A") == source.tobytes(order="A"), (rows, cols, shift)
+            start = (at + shift) % 4096 + 64
+            assert not target_bytes[:start].any() and not target_bytes[start + n:].any(), (rows, cols, shift)

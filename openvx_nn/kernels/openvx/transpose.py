@@ -1,6 +1,8 @@
 """Tensor transpose (OpenVX 1.2 vxTensorTransposeNode)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..support import jit, native
@@ -20,11 +22,30 @@ def _copy(src, out):
                             out[i0, i1, i2, i3, i4, i5] = src[i0, i1, i2, i3, i4, i5]
 
 
+@kernel
+def _copy_run(target, source, n):
+    native.copy_bytes(target, source, n)
+
+
+@functools.cache
+def _copy_runner():
+    return jit.entry(_copy_run, jit.INT, jit.INT, jit.INT)
+
+
+RUN_BYTES = 4096
+"""Copies of one contiguous run from this size on go through ``native.copy_bytes`` (not NumPy's ``memcpy``)."""
+
+
 def copy(src: np.ndarray, out: np.ndarray) -> None:
     """``out[...] = src`` for arrays of one dtype, any strides, ``src`` broadcast to ``out.shape``."""
     if src.dtype != out.dtype:
         raise ValueError(f"copy needs one data type, got {src.dtype} and {out.dtype}")
-    views = loop_views(out, detach(out, src, True))
+    src = detach(out, src, True)
+    if out.nbytes >= RUN_BYTES and src.shape == out.shape and (
+            (src.flags.c_contiguous and out.flags.c_contiguous) or (src.flags.f_contiguous and out.flags.f_contiguous)):
+        _copy_runner()(out.__array_interface__["data"][0], src.__array_interface__["data"][0], out.nbytes)
+        return
+    views = loop_views(out, src)
     if views is None:
         return
     o, s = views

@@ -14,7 +14,7 @@ from ... import vx
 from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
-from ...core.tensor import Tensor
+from ...core.tensor import Tensor, assign
 from ...operations.nnapi.common import Lending
 from ..enums import DTYPES, ErrorStatus, OperandType
 from ..errors import NNAPIError
@@ -134,7 +134,7 @@ class Lowered:
     def _run(self, feeds: list[tuple[Tensor, np.ndarray]], fetches: list[tuple[Tensor, np.ndarray]]) -> None:
         """Copy ``feeds`` into their tensors, run the graph, copy the tensors of ``fetches`` out (NNAPI shapes)."""
         for tensor, array in feeds:
-            tensor.array.T[...] = array
+            assign(tensor.array.T, array)
             tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
         plan = self.graph.plan
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
@@ -150,7 +150,7 @@ class Lowered:
             raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
                              self.model.operations[j].type)
         for tensor, array in fetches:
-            array[...] = tensor.array.T
+            assign(array, tensor.array.T)
 
     def timings(self) -> list[tuple[int, str, float]]:
         return [(j, node.description.name, node.perf.tmp / 1e6) for node, j in self.builder.node_ops]
