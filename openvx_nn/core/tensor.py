@@ -419,12 +419,10 @@ def mapped_after_release(handle: int) -> Tensor | None:
 
 
 def assign(target: np.ndarray, values: np.ndarray) -> None:
-    """``target[...] = values``: a front end's model inputs and outputs in and out of tensors. A contiguous copy
-    of one dtype and shape goes through the kernels' copy (a byte loop): NumPy's goes through glibc's ``memcpy``,
-    8 to 13 times slower when the two addresses lie 1 to 31 bytes apart modulo 4096 (``native.copy_bytes``)."""
-    from ..kernels import copy  # the kernels (numba) are loaded by the time a graph's values move
+    """``target[...] = values``: a front end's model inputs and outputs in and out of tensors. A large contiguous
+    copy goes through the kernels' byte loop (``kernels.copy_run``): NumPy's goes through glibc's ``memcpy``, 8 to
+    13 times slower when the two addresses lie 1 to 31 bytes apart modulo 4096 (``native.copy_bytes``)."""
+    from ..kernels import copy_run  # the kernels (numba) are loaded by the time a graph's values move
 
-    if values.dtype == target.dtype and values.shape == target.shape:
-        copy(values, target)
-    else:
+    if not copy_run(values, target):
         target[...] = values

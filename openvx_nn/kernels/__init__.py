@@ -21,11 +21,11 @@ from .openvx.normalization import local_response_normalization
 from .openvx.pooling import pooling
 from .openvx.roi_pooling import roi_pooling
 from .openvx.softmax import softmax
-from .openvx.transpose import copy, transpose
+from .openvx.transpose import copy, copy_run, transpose
 from .support import warm
 
 if os.environ.get("OPENVX_NN_RECORD_SIGNATURES"):  # record the specialisations this process compiles
     warm.start_recording()
 
-__all__ = ["activation", "add", "convert_depth", "convolution", "copy", "deconvolution", "fully_connected", "local_response_normalization",
+__all__ = ["activation", "add", "convert_depth", "convolution", "copy", "copy_run", "deconvolution", "fully_connected", "local_response_normalization",
            "matrix_multiply", "multiply", "pooling", "roi_pooling", "softmax", "subtract", "table_lookup", "transpose"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numba import types
 
 from ..support import jit, native
 from ..support.jit import kernel
@@ -23,29 +24,47 @@ def _copy(src, out):
 
 
 @kernel
-def _copy_run(target, source, n):
-    native.copy_bytes(target, source, n)
+def _copy_bytes(target, source):
+    native.copy_bytes(target.ctypes.data, source.ctypes.data, target.size)
+
+
+_BYTES_IN, _BYTES_OUT = (types.Array(types.uint8, 1, "C", readonly=r) for r in (True, False))
 
 
 @functools.cache
-def _copy_runner():
-    return jit.entry(_copy_run, jit.INT, jit.INT, jit.INT)
+def _bytes_runner():
+    return jit.entry(_copy_bytes, _BYTES_OUT, _BYTES_IN)
 
 
 RUN_BYTES = 4096
 """Copies of one contiguous run from this size on go through ``native.copy_bytes`` (not NumPy's ``memcpy``)."""
 
 
+def copy_run(src: np.ndarray, out: np.ndarray) -> bool:
+    """``out[...] = src`` as one run of bytes (``native.copy_bytes``) when both are contiguous in one order, of one
+    dtype and shape, apart, and at least :data:`RUN_BYTES`; else False, nothing done (NumPy's assignment is
+    cheaper below that size: the byte loop's entry costs a few microseconds)."""
+    if out.nbytes < RUN_BYTES or src.dtype != out.dtype or src.shape != out.shape:
+        return False
+    if src.flags.c_contiguous and out.flags.c_contiguous:
+        order = "C"
+    elif src.flags.f_contiguous and out.flags.f_contiguous:
+        order = "F"
+    else:
+        return False
+    if np.may_share_memory(src, out):
+        return False
+    _bytes_runner()(out.reshape(-1, order=order).view(np.uint8), src.reshape(-1, order=order).view(np.uint8))
+    return True
+
+
 def copy(src: np.ndarray, out: np.ndarray) -> None:
     """``out[...] = src`` for arrays of one dtype, any strides, ``src`` broadcast to ``out.shape``."""
     if src.dtype != out.dtype:
         raise ValueError(f"copy needs one data type, got {src.dtype} and {out.dtype}")
-    src = detach(out, src, True)
-    if out.nbytes >= RUN_BYTES and src.shape == out.shape and (
-            (src.flags.c_contiguous and out.flags.c_contiguous) or (src.flags.f_contiguous and out.flags.f_contiguous)):
-        _copy_runner()(out.__array_interface__["data"][0], src.__array_interface__["data"][0], out.nbytes)
+    if copy_run(src, out):
         return
-    views = loop_views(out, src)
+    views = loop_views(out, detach(out, src, True))
     if views is None:
         return
     o, s = views
