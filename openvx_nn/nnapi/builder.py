@@ -219,10 +219,13 @@ class Execution:
             return
         dtype = DTYPES[self._model.operands[self._model.inputIndexes[k]].type]
         array = np.asarray(array)
-        if not np.can_cast(array.dtype, dtype, "same_kind"):
-            raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
         if array.dtype != dtype:  # values of the operand's own dtype fit it: no scan of the input
+            if not np.can_cast(array.dtype, dtype, "same_kind"):
+                raise NNAPIError(f"input {k} is {dtype}; an array of {array.dtype} does not convert to it")
             _check_range(array, dtype, f"input {k}")
+        elif array.flags.c_contiguous:
+            self._inputs[k] = array
+            return
         self._inputs[k] = np.ascontiguousarray(array, dtype).reshape(array.shape)  # 0-d stays 0-d
 
     def set_output(self, k: int, array: np.ndarray) -> None:
