@@ -83,20 +83,10 @@ def test_a_micro_kernel_of_an_instruction_set_this_cpu_lacks_is_not_compiled(mon
     assert not warm.runs_here((types.literal(10**12),))  # a damaged code is skipped, not decoded
 
 
-FIRST_USES = """
-from openvx_nn import vx
-from openvx_nn.demo import run_demo
-ctx = vx.vxCreateContext()
-f = vx.ffi
-t = lambda dims: vx.vxCreateTensor(ctx, len(dims), f.new("vx_size[]", dims), vx.VX_TYPE_UINT8, 0)
-x, w, y = t([13, 13, 256]), t([3, 3, 256, 384]), t([13, 13, 384])
-g = vx.vxCreateGraph(ctx)
-p = f.new("vx_nn_convolution_params_t *", [1, 1, vx.VX_CONVERT_POLICY_SATURATE, vx.VX_ROUND_POLICY_TO_ZERO,
-                                           vx.VX_NN_DS_SIZE_ROUNDING_FLOOR, 0, 0])
-vx.vxConvolutionLayer(g, x, w, f.NULL, p, f.sizeof("vx_nn_convolution_params_t"), y)
-assert vx.vxProcessGraph(g) == vx.VX_SUCCESS
-run_demo(batch=128, progress=None)
-"""
+def _first_uses() -> str:
+    """The cold-start benchmark's program (a conv3 U8 layer through the C API), then the digits demo."""
+    from benchmarks.bench_cold_start import CHILD
+    return CHILD + "\nfrom openvx_nn.demo import run_demo\nrun_demo(batch=128, progress=None)\n"
 
 
 def test_the_shipped_signatures_cover_the_demo_and_the_cold_start_layer(tmp_path):
@@ -105,7 +95,7 @@ def test_the_shipped_signatures_cover_the_demo_and_the_cold_start_layer(tmp_path
     and the conv3 layer's helper entry were not, so after ``warm`` the demo still compiled for ~45 s).
     Entries of micro-kernel codes the shipped file has never seen (another CPU's instruction set) are left out."""
     record = tmp_path / "recorded.txt"
-    _python(FIRST_USES, {**os.environ, "OPENVX_NN_RECORD_SIGNATURES": str(record)})
+    _python(_first_uses(), {**os.environ, "OPENVX_NN_RECORD_SIGNATURES": str(record)})
     shipped = set(warm.SHIPPED.read_text().splitlines())
     known_codes = {part for line in shipped for part in line.replace("\t", ";").split(";") if part.startswith("code:")}
     recorded = set(record.read_text().splitlines())
