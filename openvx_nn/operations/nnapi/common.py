@@ -339,11 +339,12 @@ class Lending:
     EXPLORE = 16
     SAMPLES = 5
 
-    __slots__ = ("_last", "_ratios", "_runs", "_timed")
+    __slots__ = ("_decision", "_last", "_ratios", "_runs", "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
         self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES pairs
+        self._decision: bool | None = None  # their median <= 0, kept as they change (read twice a run)
         self._timed: list[float | None] = [None, None]  # each way's last timed run not yet paired: [alone, lending]
         self._last: tuple[bool, float, bool] | None = None  # the previous run: (way, time, timed); None: none, or it raised
 
@@ -377,6 +378,7 @@ class Lending:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
                 self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
                 del self._ratios[:-self.SAMPLES]
+                self._decision = statistics.median(self._ratios) <= 0
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
         if not lend and self._lend(self._runs + 1):
@@ -392,7 +394,7 @@ class Lending:
     @property
     def lends(self) -> bool | None:
         """Whether runs lend now (None until a pair of runs is timed)."""
-        return statistics.median(self._ratios) <= 0 if self._ratios else None
+        return self._decision
 
 
 NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
