@@ -130,9 +130,9 @@ def test_a_contiguous_copy_moves_every_byte_at_any_distance_between_the_arrays(d
         for shift in (0, 1, 3, 16, 31, 32, 4095):
             target_bytes = np.zeros(n + 8192, np.uint8)
             at = int(rng.integers(0, 4096))
+            start = (at + shift) % 4096 + 64
             source = np.ndarray((rows, cols), dtype, source_bytes, at, order=order)
-            target = np.ndarray((rows, cols), dtype, target_bytes, (at + shift) % 4096 + 64, order=order)
+            target = np.ndarray((rows, cols), dtype, target_bytes, start, order=order)
             copy(source, target)
             assert target.tobytes(order="A") == source.tobytes(order="A"), (rows, cols, shift)
-            start = (at + shift) % 4096 + 64
             assert not target_bytes[:start].any() and not target_bytes[start + n:].any(), (rows, cols, shift)
