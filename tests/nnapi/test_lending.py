@@ -1,6 +1,7 @@
 """``Lending``: a graph's native runs lend their layers to the helpers only while that is measured to be faster."""
 import pytest
 
+from openvx_nn.kernels.engine import gang
 from openvx_nn.operations.nnapi import common
 from openvx_nn.operations.nnapi.common import Lending
 
@@ -36,7 +37,7 @@ def _graph(summons: list, clock: _Clock, seconds) -> tuple:
     log: list = []
 
     def process() -> int:
-        lent = bool(summons)
+        lent = bool(summons) and gang._mailbox[gang.CLOSED // 8] <= 0  # summoned to spin beside a run alone: not lent
         summons.clear()
         clock.now += seconds(lent, log)
         log.append(lent)
@@ -82,17 +83,18 @@ def test_a_machine_slowing_down_does_not_hide_the_faster_way(summons, clock):
     assert all(k % Lending.EXPLORE in (0, 1) for k in alone), log  # lending all along but for the trials
 
 
-def test_the_run_before_a_trial_of_lending_summons_the_helpers(summons, clock):
+def test_the_runs_before_a_trial_of_lending_summon_the_helpers(summons, clock):
     process, ways = _graph(summons, clock, lambda lent, _: 0.0005 if lent else 0.0001)  # alone is faster
     lending = Lending()
-    for _ in range(2 * Lending.EXPLORE):
-        lending.run(process)
-        if not ways[-1]:  # after a run alone: the helpers are summoned if and only if the next run lends
-            assert bool(summons) == lending._lend(lending._runs + 1), ways
-    assert lending.lends is False
     first = 2 * Lending.SAMPLES + 2
+    for k in range(1, 2 * Lending.EXPLORE + 1):
+        lending.run(process)
+        if not ways[-1]:  # after a run alone: the helpers are summoned if and only if a run soon lends
+            soon = 1 if k <= first else Lending.WARM + 1  # the next run; decided alone, the WARM runs before too
+            assert bool(summons) == any(lending._lend(k + j) for j in range(1, soon + 1)), (k, ways)
+    assert lending.lends is False
     assert ways[Lending.EXPLORE - 1] and ways[Lending.EXPLORE] and not any(ways[first:Lending.EXPLORE - 1]), ways
-    # runs 16 and 17 try lending; 13-15 do not
+    # runs 16 and 17 try lending; 13-15 do not (14 and 15 run alone with the helpers spinning beside them)
 
 
 def test_a_trial_of_lending_is_timed_on_its_second_run(summons, clock):
@@ -115,3 +117,59 @@ def test_lending_runs_stalled_now_and_then_do_not_turn_the_graph_to_running_alon
         lending.run(process)
     assert lending.lends is True, log
     assert sum(log[-4 * Lending.EXPLORE:]) >= 4 * Lending.EXPLORE - 8, log
+
+
+def test_a_run_after_a_pause_is_not_timed(summons, clock):
+    # The application pauses 10 ms before some runs, among them the runs that would time lending (the second of
+    # the first lending turns, and the second lending run after each trial alone): the helpers have left, and a
+    # lending run after a pause takes ten times its steady time. In steady runs lending is faster.
+    def paused(k: int) -> bool:
+        return (k < 12 and k % 4 == 2) or k % Lending.EXPLORE == 3
+
+    process, log = _graph(summons, clock, lambda lent, log: (0.006 if paused(len(log) + 1) else 0.0006) if lent
+                          else 0.001)
+    lending = Lending()
+    for k in range(1, 8 * Lending.EXPLORE + 1):
+        if paused(k):
+            clock.now += 0.010
+        lending.run(process)
+    assert lending.lends is True, log
+    assert sum(log[-4 * Lending.EXPLORE:]) >= 4 * Lending.EXPLORE - 8, log
+
+
+def test_runs_always_after_a_pause_are_timed(summons, clock):
+    # An application that runs the graph now and then (every 30 ms): every run comes after a pause, both ways alike.
+    process, log = _graph(summons, clock, lambda lent, _: 0.001 if lent else 0.004)
+    lending = Lending()
+    for _ in range(2 * Lending.EXPLORE):
+        clock.now += 0.030
+        lending.run(process)
+    assert lending.lends is True, log
+
+
+def test_a_trial_of_lending_from_running_alone_is_warmed(summons, clock):
+    # The machine is busy for the first turns (lending 4 ms against 1 ms alone): the graph is decided for running
+    # alone. Then it is idle, and lending takes 0.6 ms, but a helper whose core sat idle for three runs or more
+    # stalls the next two lending runs (4 ms) until it has spun through two runs. Trials begun cold would keep the
+    # graph alone; warmed, they bring it back to lending. The runs alone that warm the helpers get no help.
+    state = {"warmth": 0, "idle_runs": 0}
+    ways: list = []
+
+    def process() -> int:
+        spun = bool(summons)
+        lent = spun and gang._mailbox[gang.CLOSED // 8] <= 0
+        busy = len(ways) < 2 * Lending.SAMPLES + 2
+        clock.now += (0.004 if busy or state["warmth"] < 2 else 0.0006) if lent else 0.001
+        state["idle_runs"] = 0 if spun else state["idle_runs"] + 1
+        state["warmth"] = min(2, state["warmth"] + 1) if spun else (0 if state["idle_runs"] >= 3 else state["warmth"])
+        ways.append(lent)
+        summons.clear()
+        return 0
+    lending = Lending()
+    decisions = []
+    for _ in range(8 * Lending.EXPLORE):
+        lending.run(process)
+        decisions.append(lending.lends)
+    assert decisions[2 * Lending.SAMPLES + 1] is False, ways  # the busy first turns decided for running alone
+    assert lending.lends is True, ways
+    assert sum(ways[-4 * Lending.EXPLORE:]) >= 4 * Lending.EXPLORE - 8, ways

@@ -334,19 +334,32 @@ class Lending:
     of its way counts the lesser of the two times (a helper preempted for a time slice stalls a lending run fivefold
     now and then: two such stalls among five pairs had turned a graph to running alone). The median of the last
     ``SAMPLES`` ratios decides. A run alone closes the gang (``gang.closed``: a helper still spinning from a lending
-    run must not join it), and the run before a turn of lending summons the helpers."""
+    run must not join it), and the run before a turn of lending summons the helpers.
+
+    A run begun more than ``IDLE`` seconds after the last one ended, where that one was not, counts as the first of
+    its turn: the helpers have left the gang and their cores idled (on a shared machine the first lending run after
+    a pause took 2-6x its steady time; three such runs among five pairs turned NNAPI's float MobileNet to running
+    alone in a benchmark whose turns alternate with another runtime's). A graph always run after a pause is timed
+    on those runs, both ways alike. Likewise a graph decided for running alone has its helpers spin through the
+    ``WARM`` runs before each trial of lending (a helper that joins a lending run from a cold core stalls each layer
+    waiting for its chunk: trial runs took 1.5-4x the time alone, then 0.5x once warm), and those runs alone are
+    not timed (a core spinning beside them makes them faster than alone)."""
 
     EXPLORE = 16
     SAMPLES = 5
+    IDLE = 0.002  # seconds: about gang.LINGER_CYCLES, how long helpers stay ready after a run
+    WARM = 2
 
-    __slots__ = ("_decision", "_last", "_ratios", "_runs", "_timed")
+    __slots__ = ("_decision", "_ended", "_last", "_ratios", "_runs", "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
         self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES pairs
         self._decision: bool | None = None  # their median <= 0, kept as they change (read twice a run)
         self._timed: list[float | None] = [None, None]  # each way's last timed run not yet paired: [alone, lending]
-        self._last: tuple[bool, float, bool] | None = None  # the previous run: (way, time, timed); None: none, or it raised
+        self._last: tuple[bool, float, bool, bool] | None = None  # the previous run: (way, time, timed, after a
+        # pause); None: none, or it raised
+        self._ended = -1e9  # when the previous run ended (time.perf_counter)
 
     def _lend(self, run: int) -> bool:
         """Whether run number ``run`` (from 1) lends."""
@@ -359,17 +372,24 @@ class Lending:
         self._runs += 1
         lend = self._lend(self._runs)
         last, self._last = self._last, None  # a run that raises is not timed, nor the next
-        second = last is not None and last[0] == lend
         start = time.perf_counter()
+        paused = start - self._ended > self.IDLE
+        warmed = not lend and self._trial_within(self.WARM)
+        second = last is not None and last[0] == lend and (last[3] or not paused) and not warmed
         if lend:
             summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
             with gang.held():
                 status = process()
+        elif warmed:  # alone, the helpers spinning beside the run (not in it), ready for the trial of lending
+            summon_helpers()
+            with gang.closed(), gang.held():
+                status = process()
         else:
             with gang.closed():  # truly alone: a helper still spinning from the last run must not join
                 status = process()
-        elapsed = time.perf_counter() - start
-        self._last = (lend, elapsed, second)
+        self._ended = time.perf_counter()
+        elapsed = self._ended - start
+        self._last = (lend, elapsed, second, paused)
         if second:
             if last[2]:
                 elapsed = min(elapsed, last[1])  # the way taken run after run: one stalled run does not count
@@ -381,10 +401,17 @@ class Lending:
                 self._decision = statistics.median(self._ratios) <= 0
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
-        if not lend and self._lend(self._runs + 1):
-            summon_helpers()  # the next run lends: helpers awake for it, as for a run after a lending one
+        if not lend and (self._lend(self._runs + 1) or self._trial_within(self.WARM + 1)):
+            summon_helpers()  # a run lends soon: helpers awake for it, as for a run after a lending one
             gang.linger()
         return status
+
+    def _trial_within(self, runs: int) -> bool:
+        """Whether the graph is decided for running alone (past the first turns) and one of the next ``runs`` runs
+        tries lending."""
+        if self._decision is not False or len(self._ratios) < self.SAMPLES:
+            return False
+        return any(self._lend(self._runs + k) for k in range(1, runs + 1))
 
     @classmethod
     def of(cls, plan: Any) -> Lending | None:
