@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import openvx_nn
+from openvx_nn.kernels.support import jit
 
 SCRIPT = """
 import numpy as np
@@ -129,3 +130,18 @@ def test_loading_a_cached_kernel_does_not_load_numbas_compiler_registries(tmp_pa
     assert "data loaded" in second.stdout
     assert "registries after a load: False" in second.stdout, second.stdout
     assert "registries after a compile: True" in second.stdout, second.stdout
+
+
+def test_the_cache_directory_reads_the_installed_version_once(monkeypatch):
+    # importlib.metadata scans every installed distribution per call; each kernel asks for its cache directory.
+    import importlib.metadata
+    calls = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: calls.append(name) or "9.9")
+    monkeypatch.delenv(jit.CACHE_ENV, raising=False)
+    jit._version.cache_clear()
+    try:
+        directories = {jit.user_cache_dir() for _ in range(5)}
+    finally:
+        jit._version.cache_clear()
+    assert calls == ["openvx-nn"]
+    assert len(directories) == 1 and next(iter(directories)).name.startswith("9.9-")

@@ -117,6 +117,15 @@ def test_copy_broadcasts_and_refuses_a_type_change():
         copy(np.zeros((3, 4), np.int8), out)
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (64, 128)])  # NumPy-sized, and a run of the byte loop
+def test_copy_refuses_a_read_only_target_and_leaves_it(shape):
+    out = np.zeros(shape, np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        copy(np.ones(shape, np.float32), out)
+    assert not out.any()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_a_contiguous_copy_moves_every_byte_at_any_distance_between_the_arrays(dtype, order):

@@ -43,7 +43,10 @@ RUN_BYTES = 4096
 def copy_run(src: np.ndarray, out: np.ndarray) -> bool:
     """``out[...] = src`` as one run of bytes (``native.copy_bytes``) when both are contiguous in one order, of one
     dtype and shape, apart, and at least :data:`RUN_BYTES`; else False, nothing done (NumPy's assignment is
-    cheaper below that size: the byte loop's entry costs a few microseconds)."""
+    cheaper below that size: the byte loop's entry costs a few microseconds). Raises ValueError for a read-only
+    ``out`` (the compiled loop would write it regardless)."""
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
     if out.nbytes < RUN_BYTES or src.dtype != out.dtype or src.shape != out.shape:
         return False
     if src.flags.c_contiguous and out.flags.c_contiguous:
@@ -59,7 +62,8 @@ def copy_run(src: np.ndarray, out: np.ndarray) -> bool:
 
 
 def copy(src: np.ndarray, out: np.ndarray) -> None:
-    """``out[...] = src`` for arrays of one dtype, any strides, ``src`` broadcast to ``out.shape``."""
+    """``out[...] = src`` for arrays of one dtype, any strides, ``src`` broadcast to ``out.shape``; ValueError for a
+    read-only ``out``."""
     if src.dtype != out.dtype:
         raise ValueError(f"copy needs one data type, got {src.dtype} and {out.dtype}")
     if copy_run(src, out):
