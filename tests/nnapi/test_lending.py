@@ -31,13 +31,19 @@ def clock(monkeypatch) -> _Clock:
     return simulated
 
 
+def _lent(summons: list) -> bool:
+    """Whether the run about to start lends: helpers were summoned and the gang is open (helpers summoned to spin
+    beside a run alone, in a closed gang, lend nothing)."""
+    return bool(summons) and gang._mailbox[gang.CLOSED // 8] <= 0
+
+
 def _graph(summons: list, clock: _Clock, seconds) -> tuple:
     """(a run of a graph that takes ``seconds(lent, log)`` on ``clock``, the log of its runs' ways: True for
     lending, told by the summons just before the run)."""
     log: list = []
 
     def process() -> int:
-        lent = bool(summons) and gang._mailbox[gang.CLOSED // 8] <= 0  # summoned to spin beside a run alone: not lent
+        lent = _lent(summons)
         summons.clear()
         clock.now += seconds(lent, log)
         log.append(lent)
@@ -156,8 +162,7 @@ def test_a_trial_of_lending_from_running_alone_is_warmed(summons, clock):
     ways: list = []
 
     def process() -> int:
-        spun = bool(summons)
-        lent = spun and gang._mailbox[gang.CLOSED // 8] <= 0
+        spun, lent = bool(summons), _lent(summons)
         busy = len(ways) < 2 * Lending.SAMPLES + 2
         clock.now += (0.004 if busy or state["warmth"] < 2 else 0.0006) if lent else 0.001
         state["idle_runs"] = 0 if spun else state["idle_runs"] + 1
