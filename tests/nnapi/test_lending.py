@@ -156,13 +156,15 @@ def test_runs_always_after_a_pause_are_timed(summons, clock):
 def test_a_trial_of_lending_from_running_alone_is_warmed(summons, clock):
     # The machine is busy for the first turns (lending 4 ms against 1 ms alone): the graph is decided for running
     # alone. Then it is idle, and lending takes 0.6 ms, but a helper whose core sat idle for three runs or more
-    # stalls the next two lending runs (4 ms) until it has spun through two runs. Trials begun cold would keep the
-    # graph alone; warmed, they bring it back to lending. The runs alone that warm the helpers get no help.
+    # stalls the next two lending runs (4 ms) until it has been held spinning through two runs. Trials begun cold
+    # would keep the graph alone; warmed, they bring it back to lending. The runs alone that warm the helpers get
+    # no help.
     state = {"warmth": 0, "idle_runs": 0}
     ways: list = []
 
     def process() -> int:
-        spun, lent = bool(summons), _lent(summons)
+        lent = _lent(summons)
+        spun = gang._mailbox[gang.HOLDS // 8] > 0  # helpers held in the gang through this run (lending, or beside it)
         busy = len(ways) < 2 * Lending.SAMPLES + 2
         clock.now += (0.004 if busy or state["warmth"] < 2 else 0.0006) if lent else 0.001
         state["idle_runs"] = 0 if spun else state["idle_runs"] + 1
