@@ -16,6 +16,8 @@ from openvx_nn.kernels.frontend import float_pooling as fpooling
 
 U = 2.0 ** -24
 CASES = 24
+BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16))
+"""Packings of convolution filters: the CPU's choice, then every tile shape by (vectors, lanes)."""
 
 
 def _window(rng, max_kernel=4):
@@ -56,9 +58,14 @@ def test_conv2d_matches_the_float64_kernel(case):
     want, span = np.empty((n, oh, ow, o), np.float32), np.empty((n, oh, ow, o), np.float32)
     nhwc_convolution.conv2d(x, wt, bias, want, pads, strides, act)
     nhwc_convolution.conv2d(np.abs(x), np.abs(wt), None if bias is None else np.abs(bias), span, pads, strides, 0)
-    got = np.full((n, oh, ow, o), np.nan, np.float32)
-    fconv.conv2d(x, fconv.pack_conv(wt), fconv.bias_or_zeros(bias, o), got, pads, strides, act)
-    _assert_within(got, want, (kh * kw * c + 3) * U * span.astype(np.float64))
+    first = None
+    for block in BLOCKS:  # the CPU's choice, then every tile shape (16-lane ones run as two halves without AVX-512)
+        got = np.full((n, oh, ow, o), np.nan, np.float32)
+        fconv.conv2d(x, fconv.pack_conv(wt, block), fconv.bias_or_zeros(bias, o), got, pads, strides, act)
+        _assert_within(got, want, (kh * kw * c + 3) * U * span.astype(np.float64))
+        if first is None:
+            first = got
+        np.testing.assert_array_equal(got, first)  # each lane sums in one order whatever the tile: the same bits
 
 
 @pytest.mark.parametrize("case", range(12))
@@ -70,7 +77,8 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 24))
     o = int(rng.choice([5, 8, 16, 24, 33, 48, int(rng.integers(1, 70))]))
     act = case % 4
-    block_bytes = kh * kw * c * (16 if o > 8 else 8) * 4
+    vecs, lanes = BLOCKS[1 + case % 4] if case % 3 == 1 else fconv.block_shape(o)
+    block_bytes = kh * kw * c * vecs * lanes * 4
     monkeypatch.setattr(fconv, "PANEL_BYTES", block_bytes * int(rng.integers(1, 4)) if case % 3 else 1 << 30)
     monkeypatch.setattr(fconv, "PANELS_ABOVE", 0)
     x, wt = _values(rng, (n, h, w, c), edge=case % 5 == 0), _values(rng, (o, kh, kw, c))
@@ -87,20 +95,33 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
     if case == 3:  # the residual is the output array itself
         got[...] = residual
         residual = got
-    fconv.conv2d(x, fconv.pack_conv(wt), bias, got, pads, strides, act, residual)
+    packed = fconv.pack_conv(wt, (vecs, lanes))
+    fconv.conv2d(x, packed, bias, got, pads, strides, act, residual)
     _assert_within(got, want, bound)
-    assert fconv.work_units(fconv.pack_conv(wt), n * oh * ow)[1] >= -(-n * oh * ow // (6 if o % 16 > 8 or o % 16 == 0
-                                                                                    else 12))
+    rows = {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12}[vecs, lanes]
+    assert fconv.work_units(packed, n * oh * ow)[1] >= -(-n * oh * ow // rows)
 
 
-@pytest.mark.parametrize(("channels", "block"), [(1, 8), (8, 8), (9, 16), (16, 16), (20, 8), (24, 8), (25, 16),
-                                                 (32, 16), (33, 8), (40, 8), (144, 16), (1000, 8)])
-def test_filters_are_packed_in_blocks_of_8_where_16_would_leave_a_block_half_padding(channels, block):
-    w = np.ones((channels, 1, 1, 3), np.float32)
-    packed = fconv.pack_conv(w)
-    assert packed.shape == (-(-channels // block), 1, 3, block)
-    assert packed.reshape(-1, block)[:, :].sum() == channels * 3  # every weight once, the rest zeros
-    assert fconv.pack_fc(w.reshape(channels, 3)).shape[-1] == (16 if channels > 8 else 8)  # a row fills 6 better
+@pytest.mark.parametrize(("channels", "narrow", "wide"), [
+    (1, (1, 8), (1, 8)), (8, (1, 8), (1, 8)), (9, (2, 8), (2, 8)), (16, (2, 8), (1, 16)), (20, (1, 8), (1, 8)),
+    (24, (1, 8), (1, 8)), (25, (2, 8), (2, 8)), (32, (2, 8), (2, 16)), (33, (1, 8), (1, 8)), (40, (1, 8), (1, 8)),
+    (48, (2, 8), (1, 16)), (64, (2, 8), (2, 16)), (144, (2, 8), (1, 16)), (1000, (1, 8), (1, 8))])
+def test_filters_are_packed_in_blocks_that_leave_no_block_half_padding(channels, narrow, wide):
+    # (vectors, lanes) of a block with AVX2's 8 lanes and with AVX-512's 16 (16 only for whole vectors of 16)
+    assert fconv.block_shape(channels, 8) == narrow
+    assert fconv.block_shape(channels, 16) == wide
+    w = np.arange(1, channels * 3 + 1, dtype=np.float32).reshape(channels, 1, 1, 3)
+    for vecs, lanes in (narrow, wide):
+        packed = fconv.pack_conv(w, (vecs, lanes))
+        block = vecs * lanes
+        assert packed.shape == (-(-channels // block), 1, 3, vecs, lanes)
+        # output channel j of block b at [b, 0, i, j // lanes, j % lanes]; the padding channels zero
+        flat = packed.reshape(-1, 3, block).transpose(0, 2, 1).reshape(-1, 3)
+        np.testing.assert_array_equal(flat[:channels], w.reshape(channels, 3))
+        assert not flat[channels:].any()
+    for lanes in (8, 16):  # a batch of one row fills a tile of 6 or 8 rows better than one of 12
+        vecs_fc, lanes_fc = fconv.pack_fc(w.reshape(channels, 3), lanes).shape[3:]
+        assert vecs_fc == (2 if channels > lanes_fc else 1) and lanes_fc == fconv.block_shape(channels, lanes)[1]
 
 
 def test_a_residual_of_another_shape_is_refused():

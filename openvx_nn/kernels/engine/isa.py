@@ -1,11 +1,13 @@
-"""Which integer instruction set the sums of products use, and how many threads run them.
+"""Which integer instruction set the sums of products use, how wide the float vectors are, and how many threads
+run them.
 
 Chosen once at import from the CPU's features (``/proc/cpuinfo`` flags, cross-checked with the
 features LLVM sees): ``avx512_vnni``, else ``avx_vnni``, else ``avx2``, else ``generic`` (the
 float64 BLAS and int64 loop routes of ``correlation.py``). ``OPENVX_NN_ISA`` forces one of these
 names; a path the CPU cannot run is refused (ValueError naming the variable) instead of being
 compiled into instructions that would fault. ``OPENVX_NN_THREADS`` sets the engine's thread count
-(default: the CPU count).
+(default: the CPU count). The float32 micro-kernels use vectors of 16 lanes where the CPU has AVX-512F
+(``float_lanes``; the same check), else of 8.
 """
 from __future__ import annotations
 
@@ -73,6 +75,15 @@ def selected() -> str:
         except ValueError as err:
             raise ValueError(f"{ENV_ISA}={forced}: {err}") from None
     return available()[0]
+
+
+@cache
+def float_lanes() -> int:
+    """Lanes of the float32 micro-kernels' vectors: 16 where both ``/proc/cpuinfo`` and LLVM see AVX-512F (its 32
+    registers hold tiles twice as wide, and a CPU with 512-bit FMA units does twice the work an instruction), else
+    8 (AVX2's; LLVM splits a 16-lane vector in two without AVX-512, correct but no faster)."""
+    flags, llvm = _cpuinfo_flags(), _llvm_features()
+    return 16 if "avx512f" in flags and (not llvm or "avx512f" in llvm) else 8
 
 
 @cache

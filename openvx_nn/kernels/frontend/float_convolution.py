@@ -1,10 +1,11 @@
 """Fast float32 CONV_2D and FULLY_CONNECTED on NHWC data: an implicit GEMM over weights packed once.
 
-The weights [O, kh, kw, I] are packed at bind time into blocks of 16 (or 8) output channels, each
-[kh, kw * I, 16]. For one output pixel and one filter row the inputs are one contiguous run of
+The weights [O, kh, kw, I] are packed at bind time into blocks of output channels, each [kh, kw * I, vectors,
+lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes``) and O is a multiple of 16,
+else of 8 lanes. For one output pixel and one filter row the inputs are one contiguous run of
 ``kw * I`` values of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit
-GEMM with no im2col copy: ``float_microkernel`` computes 6 pixels x 16 channels (or 12 x 8) in
-registers with FMA, and the epilogue adds the bias, applies the fused activation and stores. An input
+GEMM with no im2col copy: ``float_microkernel`` computes a tile of pixels x a block (6 x 32 or 12 x 16 with
+AVX-512; 6 x 16 or 12 x 8 with AVX2) in registers with FMA, and the epilogue adds the bias, applies the fused activation and stores. An input
 with padding is copied once per call into a zero-bordered buffer, so edge pixels take the same path.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
@@ -17,37 +18,32 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine import gang
+from ..engine import gang, isa
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .chw_chunks import chunk_driver
-from .float_microkernel import (
-    LANES,
-    TILES,
-    tile_6x2,
-    tile_6x2_direct,
-    tile_6x2_residual,
-    tile_12x1,
-    tile_12x1_direct,
-    tile_12x1_residual,
-)
+from .float_microkernel import LANES, TILES, WIDE_LANES, Tile
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
 
 
-def _tiles(rows: int, full: Callable, partial: Callable, with_res: bool) -> Callable:
-    """The tile loop of one tile shape (``rows`` pixels by ``LANES * 12 // rows`` channels), with or without a
+def _tiles(shape: Tile, with_res: bool) -> Callable:
+    """The tile loop of one tile shape (``shape.rows`` pixels by a block of channels), with or without a
     residual, as a function of its own: one loop serving every shape and both epilogues kept the addresses of all
     four paths in memory around every tile (~20 % of a 1x1 layer's tiles with 8-32 input channels). ``full``:
     the tile with its epilogue, straight to the output (``tile_RxV_direct``, or ``_residual`` with the residual's
     address before ``lo``); ``partial``: the bare tile into a scratch buffer (a short last tile, a partial last
     block of channels)."""
 
+    rows, partial = shape.rows, shape.bare
+    full = shape.residual if with_res else shape.direct
+
     @jit.jitable
     def tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1):
         n_batch, height, width, depth = xp.shape
-        n_blocks, kh, inner, block = wp.shape
+        n_blocks, kh, inner, vecs, lanes = wp.shape
+        block = vecs * lanes
         _, out_h, out_w, units = out.shape
         pixels = n_batch * out_h * out_w
         n_tiles = (pixels + rows - 1) // rows
@@ -113,10 +109,10 @@ def _tiles(rows: int, full: Callable, partial: Callable, with_res: bool) -> Call
     return tiles
 
 
-_tiles_6x2 = _tiles(TILES[2], tile_6x2_direct, tile_6x2, False)
-_tiles_12x1 = _tiles(TILES[1], tile_12x1_direct, tile_12x1, False)
-_tiles_6x2_residual = _tiles(TILES[2], tile_6x2_residual, tile_6x2, True)
-_tiles_12x1_residual = _tiles(TILES[1], tile_12x1_residual, tile_12x1, True)
+_NARROW_2, _NARROW_1 = _tiles(TILES[2, LANES], False), _tiles(TILES[1, LANES], False)
+_WIDE_2, _WIDE_1 = _tiles(TILES[2, WIDE_LANES], False), _tiles(TILES[1, WIDE_LANES], False)
+_NARROW_2_RES, _NARROW_1_RES = _tiles(TILES[2, LANES], True), _tiles(TILES[1, LANES], True)
+_WIDE_2_RES, _WIDE_1_RES = _tiles(TILES[2, WIDE_LANES], True), _tiles(TILES[1, WIDE_LANES], True)
 
 
 @jit.kernel
@@ -126,15 +122,26 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none)."""
     args = (xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1)
-    if wp.shape[3] == 2 * LANES:
-        if res.size > 0:
-            _tiles_6x2_residual(*args)
+    two, wide, res_ = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
+    if wide and two:
+        if res_:
+            _WIDE_2_RES(*args)
         else:
-            _tiles_6x2(*args)
-    elif res.size > 0:
-        _tiles_12x1_residual(*args)
+            _WIDE_2(*args)
+    elif wide:
+        if res_:
+            _WIDE_1_RES(*args)
+        else:
+            _WIDE_1(*args)
+    elif two:
+        if res_:
+            _NARROW_2_RES(*args)
+        else:
+            _NARROW_2(*args)
+    elif res_:
+        _NARROW_1_RES(*args)
     else:
-        _tiles_12x1(*args)
+        _NARROW_1(*args)
 
 
 @jit.kernel
@@ -167,34 +174,46 @@ NO_RESIDUAL = np.empty((0, 0, 0, 0), np.float32)
 
 def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
     """(blocks per panel, work units) of a layer of packed weights ``wp`` over ``pixels`` output pixels."""
-    n_blocks, kh, inner, block = wp.shape
-    panel = n_blocks if wp.nbytes <= PANELS_ABOVE else min(n_blocks, max(1, PANEL_BYTES // (kh * inner * block * 4)))
-    return panel, -(-n_blocks // panel) * -(-pixels // TILES[block // LANES])
+    n_blocks, kh, inner, vecs, lanes = wp.shape
+    block_bytes = kh * inner * vecs * lanes * 4
+    panel = n_blocks if wp.nbytes <= PANELS_ABOVE else min(n_blocks, max(1, PANEL_BYTES // block_bytes))
+    return panel, -(-n_blocks // panel) * -(-pixels // TILES[vecs, lanes].rows)
 
 
-_CONV_TYPES = (F32[4, False], F32[4, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT,
+_CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT,
                jit.FLOAT, jit.INT)
 
 
-def pack_conv(w: np.ndarray, block: int | None = None) -> np.ndarray:
-    """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, B] float32 with B
-    output channels per block, the last block padded with zeros. B is 16 unless O leaves 8 or fewer over a
-    multiple of 16 (8, 24, 40...): then 8, so that no block is half padding (a partial block also takes the
-    slow path through a scratch tile). ``block`` overrides it."""
+def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
+    """(vectors, lanes) of the blocks ``pack_conv`` packs ``o`` output channels in, for vectors of ``lanes`` (default:
+    the CPU's, ``isa.float_lanes``): vectors of 16 where ``o`` is a multiple of 16, else of 8; two vectors a block
+    unless ``o`` leaves one vector's worth or less over a multiple of two (8, 24, 40...; 16, 48, 80...), so that no
+    block is half padding (a partial block also takes the slow path through a scratch tile)."""
+    if (isa.float_lanes() if lanes is None else lanes) == WIDE_LANES and o % WIDE_LANES == 0:
+        return (1 if o % (2 * WIDE_LANES) else 2), WIDE_LANES
+    return (1 if 0 < o % (2 * LANES) <= LANES else 2), LANES
+
+
+def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None) -> np.ndarray:
+    """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, vectors, lanes] float32
+    with B = vectors * lanes output channels per block (``block_shape``, or ``block`` given), the last block
+    padded with zeros."""
     o, kh, kw, i = w.shape
-    if block is None:
-        block = LANES if 0 < o % (2 * LANES) <= LANES else 2 * LANES
-    n_blocks = -(-o // block)
-    padded = np.zeros((n_blocks * block, kh, kw * i), np.float32)
+    vecs, lanes = block_shape(o) if block is None else block
+    size = vecs * lanes
+    n_blocks = -(-o // size)
+    padded = np.zeros((n_blocks * size, kh, kw * i), np.float32)
     padded[:o] = np.asarray(w, np.float32).reshape(o, kh, kw * i)
-    return np.ascontiguousarray(padded.reshape(n_blocks, block, kh, kw * i).transpose(0, 2, 3, 1))
+    packed = padded.reshape(n_blocks, size, kh, kw * i).transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(packed).reshape(n_blocks, kh, kw * i, vecs, lanes)
 
 
-def pack_fc(w: np.ndarray) -> np.ndarray:
-    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``), in blocks of 16 unless
-    there are 8 units or fewer: a batch of one row fills a tile of 6 rows better than one of 12."""
+def pack_fc(w: np.ndarray, lanes: int | None = None) -> np.ndarray:
+    """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``), in blocks of two vectors unless
+    there is one vector's worth of units or less: a batch of one row fills a tile of 6 rows better than one of 12."""
     units, size = w.shape
-    return pack_conv(np.asarray(w).reshape(units, 1, 1, size), 2 * LANES if units > LANES else LANES)
+    lanes = block_shape(units, lanes)[1]
+    return pack_conv(np.asarray(w).reshape(units, 1, 1, size), (2 if units > lanes else 1, lanes))
 
 
 def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int],
@@ -239,7 +258,7 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
     lo, hi = real_range(activation)
     target = output_target(out)
-    _, kh, inner, _ = wp.shape
+    kh, inner = wp.shape[1:3]
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     res, res_copy = _residual_input(residual, target)
     pixels = out.shape[0] * out.shape[1] * out.shape[2]
@@ -282,7 +301,7 @@ _SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _MAILBOX, _TASK, _CHUN
 def _conv_block(block, r0, r1, chunks, wait):
     """Work units ``[r0, r1)`` of the layer packed in ``block`` (``chunks`` > 0: all of them, in that many chunks
     claimed with the helpers; ``wait``: until every claimed one is done)."""
-    args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0],
+    args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
             native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], native.real(block, _LO),
             native.real(block, _HI), block[_PANEL])
@@ -354,7 +373,7 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     if res_copy is not None:
         return None
     lo, hi = real_range(activation)
-    _, kh, inner, _ = wp.shape
+    kh, inner = wp.shape[1:3]
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])

@@ -1,8 +1,9 @@
 """Register-blocked float32 micro-kernels, written as LLVM IR and called from numba through an intrinsic.
 
-One call computes a tile of ``R`` output pixels by ``V`` vectors of 8 float32 lanes::
+One call computes a tile of ``R`` output pixels by ``V`` vectors of ``L`` float32 lanes (8: AVX2's registers,
+16: AVX-512's)::
 
-    tile[r, v*8 + l] = sum over t < n_taps, i < n_inner of  X[rows[r] + taps[t] + 4*i] * W[t, i, v, l]
+    tile[r, v*L + l] = sum over t < n_taps, i < n_inner of  X[rows[r] + taps[t] + 4*i] * W[t, i, v, l]
 
 held in ``R * V`` vector registers for the whole loop (plain SSA values of one function, so LLVM keeps
 them there; numba's loops would keep them in memory), and stored once at the end. ``rows`` and
@@ -10,15 +11,18 @@ them there; numba's loops would keep them in memory), and stored once at the end
 one filter row, inner = the filter row's ``kw * depth`` contiguous inputs, so the same kernel serves a
 convolution (implicit GEMM, no im2col) and a matrix product (one tap). Each step broadcasts one input
 value per row and loads ``V`` weight vectors, packed ``[tap][inner][v][lane]`` with ``w_tap_stride``
-bytes between taps; the multiply-add is ``llvm.fma.v8f32``, which LLVM emits as ``vfmadd`` on any CPU
-with FMA (AVX2 or AVX-512) and as a correctly rounded sequence elsewhere.
+bytes between taps; the multiply-add is ``llvm.fma.v8f32`` (or ``v16f32``), which LLVM emits as ``vfmadd``
+on any CPU with FMA and as a correctly rounded sequence elsewhere (a 16-lane vector as two halves without
+AVX-512). Each lane sums its products in the same order whatever the width, so both widths give the same bits.
 
-The shapes are fixed per intrinsic (``TILES``): 6 x 2 vectors (12 accumulators, 2 weight loads, one
-broadcast: 15 of AVX2's 16 registers) for 16 output channels or more, 12 x 1 for up to 8.
+The shapes are fixed per intrinsic (``TILES``, by vectors and lanes): 6 x 2 vectors of 8 (12 accumulators, 2
+weight loads, one broadcast: 15 of AVX2's 16 registers) for 16 output channels, 12 x 1 for 8; with AVX-512's 32
+registers, ROWS_WIDE x 2 vectors of 16 for 32 channels and ROWS_WIDE_ONE x 1 for 16.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from llvmlite import ir
 from numba import types
@@ -30,19 +34,20 @@ LANES = 8
 _F32, _I64 = ir.FloatType(), ir.IntType(64)
 
 
-def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int):
-    """(a new internal void function of ``n_ints`` int64 then ``n_floats`` float parameters, the vector type,
-    ``llvm.fma`` on it)."""
-    vec = ir.VectorType(_F32, LANES)
-    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int, lanes: int = LANES):
+    """(a new internal void function of ``n_ints`` int64 then ``n_floats`` float parameters, the vector type of
+    ``lanes`` float32, ``llvm.fma`` on it)."""
+    vec = ir.VectorType(_F32, lanes)
+    fma = module.declare_intrinsic(f"llvm.fma.v{lanes}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * n_ints + [_F32] * n_floats), name)
     fn.linkage = "internal"
     return fn, vec, fma
 
 
-def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool, residual: bool = False) -> ir.Function:
+def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, direct: bool,
+            residual: bool = False) -> ir.Function:
     # direct: + out_stride, bias(, residual), lo, hi
-    fn, vec, fma = _declare(module, name, 7 + (2 + residual if direct else 0), 2 if direct else 0)
+    fn, vec, fma = _declare(module, name, 7 + (2 + residual if direct else 0), 2 if direct else 0, lanes)
     out = fn.args[0]
     vecp = vec.as_pointer()
 
@@ -53,17 +58,17 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, direct: bool, re
         if not direct:
             for r in range(rows):
                 for v in range(vecs):
-                    b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * LANES * (r * vecs + v))), vecp), align=4)
+                    b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=4)
             return
         # The epilogue: bias, the residual (read at the output's offsets in its own array), the fused
         # activation (NaN fails both tests and stays), store to the rows.
         out_stride, bias = fn.args[7:9]
         extra, lo, hi = fn.args[9] if residual else None, fn.args[-2], fn.args[-1]
         low, high = splat(b, lo, vec), splat(b, hi, vec)
-        biases = [b.load(b.inttoptr(b.add(bias, constant(4 * LANES * v)), vecp), align=4) for v in range(vecs)]
+        biases = [b.load(b.inttoptr(b.add(bias, constant(4 * lanes * v)), vecp), align=4) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
-                offset = b.add(b.mul(out_stride, constant(r)), constant(4 * LANES * v))
+                offset = b.add(b.mul(out_stride, constant(r)), constant(4 * lanes * v))
                 value = b.fadd(sums[r][v], biases[v])
                 if residual:
                     value = b.fadd(value, b.load(b.inttoptr(b.add(extra, offset), vecp), align=4))
@@ -91,26 +96,27 @@ def _typed(ints: tuple, floats: tuple = ()) -> bool:
     return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
 
 
-def _call(name: str, rows: int, vecs: int, direct: bool, n_ints: int, residual: bool = False):
+def _call(name: str, rows: int, vecs: int, lanes: int, direct: bool, n_ints: int, residual: bool = False):
     """The code generation of a tile intrinsic."""
-    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, direct, residual), name, n_ints)
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, lanes, direct, residual), name,
+                    n_ints)
 
 
-def _tile(rows: int, vecs: int):
-    name = f"openvx_nn_float_tile_{rows}x{vecs}"
+def _tile(rows: int, vecs: int, lanes: int = LANES):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}"
 
     @intrinsic
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc) into ``out``
-        (``rows * vecs * 8`` float32); int64 addresses and counts."""
+        (``rows * vecs * lanes`` float32); int64 addresses and counts."""
         if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
             return None
-        return types.void(*(types.int64,) * 7), _call(name, rows, vecs, False, 7)
+        return types.void(*(types.int64,) * 7), _call(name, rows, vecs, lanes, False, 7)
     return tile
 
 
-def _tile_direct(rows: int, vecs: int):
-    name = f"openvx_nn_float_tile_{rows}x{vecs}_direct"
+def _tile_direct(rows: int, vecs: int, lanes: int = LANES):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_direct"
 
     @intrinsic
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
@@ -118,12 +124,12 @@ def _tile_direct(rows: int, vecs: int):
         (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
         if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
-        return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, True, 9)
+        return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, lanes, True, 9)
     return tile
 
 
-def _tile_residual(rows: int, vecs: int):
-    name = f"openvx_nn_float_tile_{rows}x{vecs}_residual"
+def _tile_residual(rows: int, vecs: int, lanes: int = LANES):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_residual"
 
     @intrinsic
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual, lo, hi):
@@ -133,22 +139,37 @@ def _tile_residual(rows: int, vecs: int):
         if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 10, types.float32, types.float32),
-                _call(name, rows, vecs, True, 10, residual=True))
+                _call(name, rows, vecs, lanes, True, 10, residual=True))
     return tile
 
 
-TILES = {2: 6, 1: 12}
-"""Rows of a tile by its vectors."""
-tile_6x2 = _tile(6, 2)
-tile_12x1 = _tile(12, 1)
-# With the epilogue: (out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi): a tile of
-# whole rows and whole vectors goes straight to the output, bias added and fused activation applied.
-tile_6x2_direct = _tile_direct(6, 2)
-tile_12x1_direct = _tile_direct(12, 1)
-# With the epilogue and a residual: (out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual,
-# lo, hi): a convolution's conv -> add (-> clip) in one pass.
-tile_6x2_residual = _tile_residual(6, 2)
-tile_12x1_residual = _tile_residual(12, 1)
+@dataclass(frozen=True)
+class Tile:
+    """One tile shape's three intrinsics: ``bare`` (into a scratch buffer), ``direct`` (with the epilogue, to the
+    output rows: ``(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``) and
+    ``residual`` (the epilogue adding a residual: ``(..., bias, residual, lo, hi)``, a convolution's conv -> add
+    (-> clip) in one pass)."""
+
+    rows: int
+    vecs: int
+    lanes: int
+    bare: Callable
+    direct: Callable
+    residual: Callable
+
+
+def _shape(rows: int, vecs: int, lanes: int) -> Tile:
+    return Tile(rows, vecs, lanes, _tile(rows, vecs, lanes), _tile_direct(rows, vecs, lanes),
+                _tile_residual(rows, vecs, lanes))
+
+
+WIDE_LANES = 16
+ROWS_WIDE, ROWS_WIDE_ONE = 8, 12
+TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
+         (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES)}
+"""The tile shapes by (vectors, lanes)."""
+tile_6x2, tile_12x1 = TILES[2, LANES].bare, TILES[1, LANES].bare
+tile_6x2_direct, tile_12x1_direct = TILES[2, LANES].direct, TILES[1, LANES].direct
 
 
 def _define_depthwise(module: ir.Module, name: str) -> ir.Function:

@@ -30,7 +30,7 @@ CHUNKS_PER_THREAD = 4
 
 
 F32 = {(ndim, writable): types.Array(types.float32, ndim, "C", readonly=not writable)
-       for ndim in (1, 3, 4) for writable in (False, True)}
+       for ndim in (1, 3, 4, 5) for writable in (False, True)}
 """numba types of C-contiguous float32 arrays by (rank, written): the kernels' signatures."""
 _COUNTERS = types.Array(types.int64, 1, "C")
 
