@@ -149,10 +149,15 @@ def test_depthwise_matches_the_float64_kernel(case):
     nhwc_convolution.depthwise_conv2d(x, wt, bias, want, pads, strides, m, act)
     nhwc_convolution.depthwise_conv2d(np.abs(x), np.abs(wt), None if bias is None else np.abs(bias), span, pads,
                                       strides, m, 0)
-    got = np.full(want.shape, np.nan, np.float32)
-    fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), fconv.bias_or_zeros(bias, c * m), got, pads,
-                                strides, m, act)
-    _assert_within(got, want, (kh * kw + 3) * U * span.astype(np.float64))
+    results = []
+    for lanes in (None, 8, 16):  # the CPU's widest vectors, then each width (16 also ends on a vector of 8)
+        got = np.full(want.shape, np.nan, np.float32)
+        fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), fconv.bias_or_zeros(bias, c * m), got, pads,
+                                    strides, m, act, lanes)
+        _assert_within(got, want, (kh * kw + 3) * U * span.astype(np.float64))
+        results.append(got)
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])  # a channel's sum has one order whatever the width
 
 
 @pytest.mark.parametrize("case", range(8))
@@ -167,18 +172,26 @@ def test_depthwise_in_whole_vectors_matches_the_float64_kernel_at_every_edge(cas
     oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1
     if oh < 1 or ow < 1:
         pads, oh, ow = (kw, kw, kh, kh), (h + 2 * kh - kh) // strides[1] + 1, (w + 2 * kw - kw) // strides[0] + 1
-    n, c, act = int(rng.integers(1, 3)), 8 * int(rng.integers(1, 4)), case % 4
+    n, c, act = int(rng.integers(1, 3)), 8 * int(rng.integers(1, 6)), case % 4  # 16-lane vectors and a last 8
     x, wt = _values(rng, (n, h, w, c), edge=case % 3 == 1), _values(rng, (1, kh, kw, c))
     x.flat[0] = np.nan if case == 5 else x.flat[0]  # NaN stays NaN through the clamp
     bias = _values(rng, (c,))
     want, span = np.empty((n, oh, ow, c), np.float32), np.empty((n, oh, ow, c), np.float32)
     nhwc_convolution.depthwise_conv2d(x, wt, bias, want, pads, strides, 1, act)
     nhwc_convolution.depthwise_conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, pads, strides, 1, 0)
-    got = np.full(want.shape, -7.0, np.float32)
-    fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), bias, got, pads, strides, 1, act)
-    assert np.array_equal(np.isnan(got), np.isnan(want))
     finite = ~np.isnan(want)
-    _assert_within(got[finite], want[finite], (kh * kw + 3) * U * span[finite].astype(np.float64))
+    for lanes in (8, 16):
+        got = np.full(want.shape, -7.0, np.float32)
+        fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), bias, got, pads, strides, 1, act, lanes)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        _assert_within(got[finite], want[finite], (kh * kw + 3) * U * span[finite].astype(np.float64))
+
+
+def test_depthwise_refuses_a_vector_width_it_has_no_kernel_for():
+    x, wt = np.zeros((1, 4, 4, 8), np.float32), np.zeros((1, 3, 3, 8), np.float32)
+    with pytest.raises(ValueError, match="lanes is 4"):
+        fdepthwise.depthwise_conv2d(x, fdepthwise.pack_depthwise(wt), np.zeros(8, np.float32),
+                                    np.empty((1, 2, 2, 8), np.float32), (0, 0, 0, 0), (1, 1), 1, 0, 4)
 
 
 @pytest.mark.parametrize("case", range(8))

@@ -4,10 +4,11 @@ A depthwise layer does a few multiply-adds per value it reads, so it is bound by
 arithmetic: no im2col, no packing beyond [kh, kw, C * m]. For each output pixel the loop over the
 channels is innermost (contiguous in the input, the weights and the output), which LLVM vectorizes
 with FMA. With a multiplier of 1 and whole vectors of channels (MobileNet's case) every pixel runs on
-``float_microkernel``: a 3x3 window wholly inside the image on ``depthwise_3x3`` (8 channels of a run of
-output pixels with the nine weight vectors and the bias held in registers), any other window (edges,
-other sizes) on ``depthwise_taps`` (its taps inside the image, 8 channels at a time). Other depth
-multipliers and channel counts add tap by tap into the output.
+``float_microkernel``: a 3x3 window wholly inside the image on ``depthwise_3x3`` (a vector of channels of a run
+of output pixels with the nine weight vectors and the bias held in registers), any other window (edges,
+other sizes) on ``depthwise_taps`` (its taps inside the image, a vector of channels at a time). The vectors are
+of 16 channels where the CPU has AVX-512 (``isa.float_lanes``; a whole cache line of a pixel's channels at a
+time), the rest of 8. Other depth multipliers and channel counts add tap by tap into the output.
 
 float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference.
 """
@@ -17,12 +18,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine import gang
+from ..engine import gang, isa
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .float_microkernel import LANES, depthwise_3x3, depthwise_taps
+from .float_microkernel import LANES, WIDE_LANES, depthwise_3x3, depthwise_3x3_wide, depthwise_taps, depthwise_taps_wide
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
@@ -46,8 +47,9 @@ def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
 
 
 @jit.kernel
-def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, low, high, x_offsets, w_offsets):
-    # Multiplier 1, whole vectors of channels, any window: the taps inside the image, 8 channels at a time.
+def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets, w_offsets):
+    # Multiplier 1, whole vectors of 8 channels, any window: the taps inside the image, a vector at a time (of
+    # ``lanes`` channels while as many are left, else 8).
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     n_taps = 0
@@ -57,22 +59,29 @@ def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, low, high, x_offsets, w_offs
             w_offsets[n_taps] = 4 * (ky * kw + kx) * units
             n_taps += 1
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data + 4 * pixel * units
-    for c in range(0, units, LANES):
-        depthwise_taps(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
-                       w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+    c = 0
+    while c < units:
+        if lanes == WIDE_LANES and c + WIDE_LANES <= units:
+            depthwise_taps_wide(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
+                                w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+            c += WIDE_LANES
+        else:
+            depthwise_taps(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
+                           w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+            c += LANES
 
 
 @jit.kernel(contract=True)
-def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, r0, r1):
-    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h)."""
+def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi, r0, r1):
+    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h); ``lanes``: the widest vectors to use."""
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
     # Multiplier 1 and whole vectors of channels: every pixel on the micro-kernels; the 3x3 windows inside
     # the image on the one holding the weights in registers, the others tap by tap.
-    lanes = multiplier == 1 and units % LANES == 0
-    vector = lanes and kh == 3 and kw == 3
+    in_vectors = multiplier == 1 and units % LANES == 0
+    vector = in_vectors and kh == 3 and kw == 3
     first = min(out_w, -(-pad_left // stride_w))  # the output columns whose window lies inside
     last = max(first, min(out_w, (width - kw + pad_left) // stride_w + 1))
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
@@ -83,17 +92,24 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
         y0 = oy * stride_h - pad_top
         inner = vector and y0 >= 0 and y0 + kh <= height and last > first
         if inner:
-            for c in range(0, units, LANES):
-                depthwise_3x3(out_at + 4 * ((r * out_w + first) * units + c),
-                              x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c),
-                              last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth, 4 * depth,
-                              w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
+            c = 0
+            while c < units:
+                o_at = out_at + 4 * ((r * out_w + first) * units + c)
+                i_at = x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c)
+                if lanes == WIDE_LANES and c + WIDE_LANES <= units:
+                    depthwise_3x3_wide(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
+                                       4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
+                    c += WIDE_LANES
+                else:
+                    depthwise_3x3(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
+                                  4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
+                    c += LANES
         for ox in range(out_w):
             if inner and first <= ox < last:
                 continue
             x0 = ox * stride_w - pad_left
-            if lanes:
-                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, low, high, x_offsets, w_offsets)
+            if in_vectors:
+                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, lanes, low, high, x_offsets, w_offsets)
                 continue
             _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier)
             for c in range(units):
@@ -104,15 +120,15 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
 
 
 @jit.kernel
-def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi, n_rows, n_chunks,
-                      counters, wait):
+def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi, n_rows,
+                      n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lo, hi,
+        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi,
                         n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
@@ -123,7 +139,16 @@ COST_PER_MAC = 4
 """A depthwise multiply-add's time in a convolution's (``Rows`` weighs work in the latter): measured 0.10-0.18 ns
 against 0.03-0.04 ns for 1x1 layers of the same size, one thread; so MobileNet v1 0.25's 112x112, 56x56 and
 28x28 depthwise layers (0.9 million multiply-adds, 50-110 us) are shared with the helpers."""
-_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 5, jit.FLOAT, jit.FLOAT)
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 6, jit.FLOAT, jit.FLOAT)
+
+
+def _lanes(lanes: int | None) -> int:
+    """The widest vectors a layer uses: ``lanes`` (8 or 16), else the CPU's."""
+    if lanes is None:
+        return isa.float_lanes()
+    if lanes not in (LANES, WIDE_LANES):
+        raise ValueError(f"lanes is {lanes}, expected {LANES} or {WIDE_LANES}")
+    return int(lanes)
 
 
 def pack_depthwise(w: np.ndarray) -> np.ndarray:
@@ -133,15 +158,16 @@ def pack_depthwise(w: np.ndarray) -> np.ndarray:
 
 def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                           pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
-                          activation: int) -> Callable[[], None]:
+                          activation: int, lanes: int | None = None) -> Callable[[], None]:
     """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
     from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
-    ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``."""
+    ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``; ``lanes``: the widest vectors (default
+    ``isa.float_lanes()``)."""
     lo, hi = real_range(activation)
     target = output_target(out)
     xs, copy = staged(x)
     args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
-            int(strides[0]), int(multiplier), float(lo), float(hi))
+            int(strides[0]), int(multiplier), _lanes(lanes), float(lo), float(hi))
     rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
                 out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC)
     return finish(rows, [copy], target, out)
@@ -149,14 +175,14 @@ def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: 
 
 def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                      pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
-                     activation: int) -> None:
+                     activation: int, lanes: int | None = None) -> None:
     """``bind_depthwise_conv2d(...)()``: one call."""
-    bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation)()
+    bind_depthwise_conv2d(x, wp, bias, out, pads, strides, multiplier, activation, lanes)()
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _W, _BIAS, _OUT, _COUNTERS = (at(k) for k in range(5))
-_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 11)
+_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 12)
 
 
 @jit.kernel
@@ -165,8 +191,8 @@ def _depthwise_block(code, block, chunks, wait):
     claimed with the helpers (``wait``: until every claimed one is done)."""
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
-            block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], native.real(block, _LO),
-            native.real(block, _HI))
+            block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], block[_LANES],
+            native.real(block, _LO), native.real(block, _HI))
     if chunks == 0:
         _depthwise_rows(*args, 0, block[_ROWS])
     else:
@@ -190,7 +216,7 @@ def _depthwise_helper() -> int:
 
 def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                             pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
-                            activation: int) -> native.Entry | None:
+                            activation: int, lanes: int | None = None) -> native.Entry | None:
     """:func:`bind_depthwise_conv2d` as a native entry (the same rows; shared with helper threads as the bound
     call shares them); None when ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
@@ -199,6 +225,7 @@ def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out
     n_rows = out.shape[0] * out.shape[1]
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
-                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), float(lo), float(hi),
+                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes), float(lo),
+                           float(hi),
                            n_rows, *task.words())
     return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))

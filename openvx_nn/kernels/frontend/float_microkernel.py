@@ -172,11 +172,11 @@ tile_6x2, tile_12x1 = TILES[2, LANES].bare, TILES[1, LANES].bare
 tile_6x2_direct, tile_12x1_direct = TILES[2, LANES].direct, TILES[1, LANES].direct
 
 
-def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
-    """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of ``n`` output
+def _define_depthwise(module: ir.Module, name: str, lanes: int) -> ir.Function:
+    """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: ``lanes`` channels of ``n`` output
     pixels of a 3x3 depthwise window (addresses and byte steps; ``lo``/``hi`` the activation's range): the
     nine weight vectors and the bias stay in registers across the pixels."""
-    fn, vec, fma = _declare(module, name, 10, 2)
+    fn, vec, fma = _declare(module, name, 10, 2, lanes)
     out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi = fn.args
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
     vecp = vec.as_pointer()
@@ -211,15 +211,23 @@ def _define_depthwise(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
-@intrinsic
-def depthwise_3x3(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi):
-    """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: 8 channels of
-    ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation included.
-    Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
-    if not _typed((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
-        return None
-    return (types.void(*(types.int64,) * 10, types.float32, types.float32),
-            _codegen(_define_depthwise, "openvx_nn_float_depthwise_3x3", 10))
+def _depthwise_3x3(lanes: int):
+    name = f"openvx_nn_float_depthwise_3x3x{lanes}"
+
+    @intrinsic
+    def depthwise(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi):
+        """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: a vector of
+        channels of ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation
+        included. Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
+        if not _typed((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 10, types.float32, types.float32),
+                _codegen(lambda module, fn_name: _define_depthwise(module, fn_name, lanes), name, 10))
+    return depthwise
+
+
+depthwise_3x3, depthwise_3x3_wide = _depthwise_3x3(LANES), _depthwise_3x3(WIDE_LANES)
+"""8 and 16 channels of a run of pixels (``(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``)."""
 
 
 def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable) -> None:
@@ -260,11 +268,11 @@ def _at_offset(b: ir.IRBuilder, base, offsets, t):
     return b.add(base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), _I64.as_pointer())))
 
 
-def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
-    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output pixel of any
+def _define_depthwise_taps(module: ir.Module, name: str, lanes: int) -> ir.Function:
+    """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: ``lanes`` channels of one output pixel of any
     depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
     arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
-    fn, vec, fma = _declare(module, name, 7, 2)
+    fn, vec, fma = _declare(module, name, 7, 2, lanes)
     out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi = fn.args
     vecp = vec.as_pointer()
 
@@ -275,15 +283,23 @@ def _define_depthwise_taps(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
-@intrinsic
-def depthwise_taps(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi):
-    """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: 8 channels of one output
-    pixel of a depthwise window given as its taps inside the image (edges, any window size); addresses,
-    counts and byte offsets int64, ``lo`` and ``hi`` floats."""
-    if not _typed((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
-        return None
-    return (types.void(*(types.int64,) * 7, types.float32, types.float32),
-            _codegen(_define_depthwise_taps, "openvx_nn_float_depthwise_taps", 7))
+def _depthwise_taps(lanes: int):
+    name = f"openvx_nn_float_depthwise_taps_x{lanes}"
+
+    @intrinsic
+    def depthwise(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi):
+        """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: a vector of channels of one
+        output pixel of a depthwise window given as its taps inside the image (edges, any window size);
+        addresses, counts and byte offsets int64, ``lo`` and ``hi`` floats."""
+        if not _typed((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 7, types.float32, types.float32),
+                _codegen(lambda module, fn_name: _define_depthwise_taps(module, fn_name, lanes), name, 7))
+    return depthwise
+
+
+depthwise_taps, depthwise_taps_wide = _depthwise_taps(LANES), _depthwise_taps(WIDE_LANES)
+"""8 and 16 channels of one pixel's window taps (``(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``)."""
 
 
 def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
