@@ -210,6 +210,43 @@ def test_forced_instruction_set_is_checked(monkeypatch):
         isa.check("neon")
 
 
+def test_a_layer_of_few_channels_takes_the_256_bit_kernels_unless_an_instruction_set_is_forced(monkeypatch):
+    monkeypatch.delenv(isa.ENV_ISA, raising=False)
+    monkeypatch.setattr(isa, "available", lambda: ("avx512_vnni", "avx_vnni", "avx2", "generic"))
+    monkeypatch.setattr(isa, "selected", lambda: "avx512_vnni")
+    assert [isa.for_layer(None, k) for k in (1, 8, 32, 33, 64)] == ["avx_vnni"] * 3 + ["avx512_vnni"] * 2
+    assert isa.for_layer("avx512_vnni", 8) == "avx512_vnni"  # asked for by the caller
+    assert isa.for_layer(None, 0) == "avx512_vnni"
+    monkeypatch.setenv(isa.ENV_ISA, "avx512_vnni")  # forced for the process
+    assert isa.for_layer(None, 8) == "avx512_vnni"
+    monkeypatch.delenv(isa.ENV_ISA)
+    monkeypatch.setattr(isa, "available", lambda: ("avx512_vnni", "avx2", "generic"))  # no 256-bit VNNI
+    assert isa.for_layer(None, 8) == "avx512_vnni"
+    monkeypatch.setattr(isa, "selected", lambda: "avx2")
+    assert isa.for_layer(None, 8) == "avx2"
+
+
+@pytest.mark.skipif(not {"avx512_vnni", "avx_vnni"} <= set(isa.available()), reason="needs both VNNI widths")
+def test_a_uint8_layer_of_few_channels_gives_the_same_bits_on_either_width():
+    from openvx_nn.kernels.frontend import quant8_convolution
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, (1, 9, 7, 5), dtype=np.uint8)
+    w = rng.integers(0, 256, (12, 3, 3, 5), dtype=np.uint8)
+    bias = rng.integers(-3000, 3000, 12).astype(np.int32)
+    outs = []
+    for name in (None, "avx512_vnni", "avx_vnni"):
+        out = np.empty((1, 9, 7, 12), np.uint8)
+        run = quant8_convolution.prepare_conv(w, bias, x.shape, out.shape, (1, 1, 1, 1), (1, 1), 0, (0.02, 128),
+                                              (0.01, 120), (0.05, 10), name)
+        run(x, out)
+        outs.append(out)
+    want = np.empty_like(outs[0])
+    quant8_convolution.reference.conv2d(x, w, bias, want, (1, 1, 1, 1), (1, 1), 0, (0.02, 128), (0.01, 120),
+                                        (0.05, 10))
+    for out in outs:
+        np.testing.assert_array_equal(out, want)
+
+
 def test_thread_count_setting(monkeypatch):
     monkeypatch.setenv(isa.ENV_THREADS, "zero")
     isa.threads.cache_clear()

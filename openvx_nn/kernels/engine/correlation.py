@@ -299,7 +299,7 @@ def prepare(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...], out_shape: 
             raise ValueError(f"the {method} route is for integer tensors; float32 sums in a fixed order (direct)")
         return Route("direct", window, arithmetic, None, w)
     steps = plan(w.dtype, taps, has_bias, arithmetic)
-    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    chosen = isa_module.for_layer(isa, w.shape[3])
     if method == "simd" and chosen == "generic":
         raise ValueError("the simd route needs an instruction set other than 'generic'")
     if method == "gemm" and not steps.gemm_exact:

@@ -85,9 +85,9 @@ def contiguous(out: np.ndarray, fill: Callable[[np.ndarray], None]) -> None:
     out[...] = target
 
 
-def _engine_isa(isa: str | None) -> str | None:
-    """The instruction set the engine runs on, or None for the NumPy route."""
-    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+def _engine_isa(isa: str | None, k_out: int) -> str | None:
+    """The instruction set the engine runs a layer of ``k_out`` output channels on, or None for the NumPy route."""
+    chosen = isa_module.for_layer(isa, k_out)
     return None if chosen == "generic" else chosen
 
 
@@ -96,7 +96,7 @@ def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...
                  quant_w: Quant, quant_out: Quant, isa: str | None = None) -> Prepared:
     """``run(x, out)`` for a uint8 CONV_2D: ``x`` [N, H, W, C], ``w`` [K, KY, KX, C], ``out`` [N, OH, OW, K];
     ``pads`` (left, right, top, bottom), ``strides`` (width, height); ``isa`` forces an instruction set."""
-    chosen = _engine_isa(isa)
+    chosen = _engine_isa(isa, w.shape[0])
     if chosen is None or 0 in out_shape:
         w, bias = np.array(w), None if bias is None else np.array(bias)
 
@@ -114,7 +114,7 @@ def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, 
     """``run(x, out)`` for a uint8 FULLY_CONNECTED: ``x`` of ``batch * input_size`` values, ``w`` [units,
     input_size], ``out`` [batch, units]: a 1x1 convolution of ``batch`` 1x1 images."""
     units, size = w.shape
-    chosen = _engine_isa(isa)
+    chosen = _engine_isa(isa, units)
     if chosen is None or batch * units == 0:
         w, bias = np.array(w), None if bias is None else np.array(bias)
 

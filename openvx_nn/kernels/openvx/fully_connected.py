@@ -112,7 +112,7 @@ def prepare_fully_connected(w: np.ndarray, has_bias: bool, n_batch: int, arithme
                             isa: str | None = None) -> Route | None:
     """The SIMD engine's route for integer weights ``w`` [IFM, OFM] (a 1x1 correlation of a 1x1 image
     with ``n_batch`` images), or None where the dot-product kernels here serve (float32, ``generic``)."""
-    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    chosen = isa_module.for_layer(isa, w.shape[1])
     if w.dtype.kind == "f" or chosen == "generic" or w.size == 0 or n_batch == 0:
         return None
     n_in, n_out = w.shape

@@ -162,7 +162,7 @@ def _simd(mat_a, mat_b, c, mat_c, mat_out, saturate, nearest_even, fpps, isa) ->
     """``mat_out = mat_a @ mat_b + mat_c`` on the SIMD engine: rows of ``a`` are the images of a 1x1
     correlation whose weights are ``b``; False when the engine does not apply (``generic``, or
     int16 operands whose products allow no exact int32 block)."""
-    chosen = isa_module.check(isa) if isa is not None else isa_module.selected()
+    chosen = isa_module.for_layer(isa, mat_b.shape[1])
     if chosen == "generic" or mat_a.dtype != mat_b.dtype:
         return False
     m_rows, k_depth = mat_a.shape
