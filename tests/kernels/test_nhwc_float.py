@@ -124,6 +124,19 @@ def test_filters_are_packed_in_blocks_that_leave_no_block_half_padding(channels,
         assert vecs_fc == (2 if channels > lanes_fc else 1) and lanes_fc == fconv.block_shape(channels, lanes)[1]
 
 
+@pytest.mark.parametrize(("pixels", "units"), [(1, 1000), (49, 960), (49, 16), (3136, 64)])
+def test_a_layer_of_few_pixel_tiles_is_cut_into_enough_units_to_share(pixels, units):
+    # a fully connected row or a 7x7 map: its blocks are split into panels, to MIN_UNITS units or one block each
+    wp = fconv.pack_conv(np.zeros((units, 1, 1, 8), np.float32))
+    n_blocks, rows = wp.shape[0], {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12}[wp.shape[3:]]
+    panel, n_units = fconv.work_units(wp, pixels)
+    tiles = -(-pixels // rows)
+    assert n_units == -(-n_blocks // panel) * tiles
+    assert n_units >= min(fconv.MIN_UNITS, n_blocks * tiles)
+    if tiles >= fconv.MIN_UNITS:
+        assert panel == n_blocks  # enough tiles: every block in one panel (the input rows stay in L1 across them)
+
+
 def test_a_residual_of_another_shape_is_refused():
     x, wt = np.zeros((1, 4, 4, 3), np.float32), np.zeros((5, 1, 1, 3), np.float32)
     out = np.empty((1, 4, 4, 5), np.float32)
