@@ -230,10 +230,11 @@ depthwise_3x3, depthwise_3x3_wide = _depthwise_3x3(LANES), _depthwise_3x3(WIDE_L
 """8 and 16 channels of a run of pixels (``(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``)."""
 
 
-def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable) -> None:
+def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable,
+                   end: Callable | None = None) -> None:
     """Fill ``fn`` with a loop over ``n_taps`` taps of a vector accumulator, from ``start(builder)``, each tap
-    ``step(builder, t, acc) -> acc``; the result clamped to [lo, hi] (a NaN fails both tests and stays) and
-    stored at ``out``."""
+    ``step(builder, t, acc) -> acc``; the result (``end(builder, acc)`` when given) clamped to [lo, hi] (a NaN
+    fails both tests and stays) and stored at ``out``."""
     entry, head, body, done = (fn.append_basic_block(s) for s in ("entry", "head", "body", "done"))
     vecp = vec.as_pointer()
 
@@ -253,7 +254,8 @@ def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, s
 
     b = ir.IRBuilder(done)
     low, high = splat(b, lo, vec), splat(b, hi, vec)
-    value = b.select(b.fcmp_ordered("<", acc, low), low, acc)
+    result = acc if end is None else end(b, acc)
+    value = b.select(b.fcmp_ordered("<", result, low), low, result)
     value = b.select(b.fcmp_ordered(">", value, high), high, value)
     b.store(value, b.inttoptr(out, vecp), align=4)
     b.ret_void()
@@ -326,3 +328,42 @@ def max_taps(typingctx, out, x, n_taps, x_offsets, lo, hi):
         return None
     return (types.void(*(types.int64,) * 4, types.float32, types.float32),
             _codegen(_define_max_taps, "openvx_nn_float_max_taps", 4))
+
+
+def _define_mean_taps(module: ir.Module, name: str, squares: bool) -> ir.Function:
+    """``f(out, x, n_taps, x_offsets, count, lo, hi)``: 8 channels of one average- (or, ``squares``, L2-) pooled
+    pixel: ``sum / count`` (``sqrt`` of the sum of squares over ``count``) over ``x[x_offsets[t]]``, the sum
+    taken from +0 in tap order with separate multiplies and adds, as the scalar loop (the same bits), clamped
+    to [lo, hi] and stored at ``out``."""
+    fn, vec, _ = _declare(module, name, 4, 3)
+    out, x, n_taps, x_offsets, count, lo, hi = fn.args
+    vecp = vec.as_pointer()
+    sqrt = module.declare_intrinsic(f"llvm.sqrt.v{LANES}f32", fnty=ir.FunctionType(vec, [vec]))
+
+    def step(b, t, acc):
+        value = b.load(b.inttoptr(_at_offset(b, x, x_offsets, t), vecp), align=4)
+        return b.fadd(acc, b.fmul(value, value) if squares else value)
+
+    def end(b, acc):
+        mean = b.fdiv(acc, splat(b, count, vec))
+        return b.call(sqrt, [mean]) if squares else mean
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: ir.Constant(vec, None), step, end)
+    return fn
+
+
+def _mean_taps(squares: bool):
+    name = f"openvx_nn_float_{'l2' if squares else 'mean'}_taps"
+
+    @intrinsic
+    def mean_taps(typingctx, out, x, n_taps, x_offsets, count, lo, hi):
+        """``(out, x, n_taps, x_offsets, count, lo, hi)``: 8 channels of one average (L2) pooled pixel over the
+        window's taps given as byte offsets from ``x``, ``count`` of them (a float); addresses and counts
+        int64, ``lo`` and ``hi`` floats (the fused activation's range)."""
+        if not _typed((out, x, n_taps, x_offsets), (count, lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 4, types.float32, types.float32, types.float32),
+                _codegen(lambda module, fn_name: _define_mean_taps(module, fn_name, squares), name, 4))
+    return mean_taps
+
+
+mean_taps, l2_taps = _mean_taps(False), _mean_taps(True)
