@@ -103,11 +103,13 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
 
 
 @pytest.mark.parametrize(("channels", "narrow", "wide"), [
-    (1, (1, 8), (1, 8)), (8, (1, 8), (1, 8)), (9, (2, 8), (2, 8)), (16, (2, 8), (1, 16)), (20, (1, 8), (1, 8)),
-    (24, (1, 8), (1, 8)), (25, (2, 8), (2, 8)), (32, (2, 8), (2, 16)), (33, (1, 8), (1, 8)), (40, (1, 8), (1, 8)),
-    (48, (2, 8), (1, 16)), (64, (2, 8), (2, 16)), (144, (2, 8), (1, 16)), (1000, (1, 8), (1, 8))])
-def test_filters_are_packed_in_blocks_that_leave_no_block_half_padding(channels, narrow, wide):
-    # (vectors, lanes) of a block with AVX2's 8 lanes and with AVX-512's 16 (16 only for whole vectors of 16)
+    (1, (1, 8), (1, 8)), (8, (1, 8), (1, 8)), (9, (2, 8), (2, 8)), (15, (2, 8), (2, 8)), (16, (2, 8), (1, 16)),
+    (17, (1, 8), (2, 16)), (20, (1, 8), (2, 16)), (24, (1, 8), (2, 16)), (25, (2, 8), (2, 16)), (32, (2, 8), (2, 16)),
+    (33, (1, 8), (1, 16)), (40, (1, 8), (1, 16)), (48, (2, 8), (1, 16)), (64, (2, 8), (2, 16)), (144, (2, 8), (1, 16)),
+    (1000, (1, 8), (1, 16))])
+def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide):
+    # (vectors, lanes) of a block with AVX2's 8 lanes and with AVX-512's 16 (16 for more than 16 channels, or 16;
+    # two vectors unless one vector's worth or less is left over a multiple of two)
     assert fconv.block_shape(channels, 8) == narrow
     assert fconv.block_shape(channels, 16) == wide
     w = np.arange(1, channels * 3 + 1, dtype=np.float32).reshape(channels, 1, 1, 3)

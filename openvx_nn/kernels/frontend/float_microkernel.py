@@ -25,13 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
 from numba import types
 from numba.extending import intrinsic
 
 from ..support.llvm_loops import broadcast_step, constant, splat, tile_loops
 
 LANES = 8
-_F32, _I64 = ir.FloatType(), ir.IntType(64)
+_F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
 
 
 def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int, lanes: int = LANES):
@@ -44,12 +45,35 @@ def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int, lanes: in
     return fn, vec, fma
 
 
+def _masked(module: ir.Module, vec: ir.VectorType):
+    """(load, store, mask) for the lanes of a vector up to a count: ``load(b, address, mask)`` (zeros elsewhere),
+    ``store(b, value, address, mask)``, ``mask(b, n)`` (lanes ``< n``, an i64; none for ``n <= 0``), on LLVM's
+    masked intrinsics (AVX-512's mask registers; ``vmaskmov`` on AVX2)."""
+    flags = ir.VectorType(ir.IntType(1), vec.count)
+    vecp = vec.as_pointer()
+    pointer = "p0" if llvm_version_info[0] >= 17 else f"p0v{vec.count}f32"  # opaque pointers from LLVM 17
+    load = module.declare_intrinsic(f"llvm.masked.load.v{vec.count}f32.{pointer}",
+                                    fnty=ir.FunctionType(vec, [vecp, _I32, flags, vec]))
+    store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}f32.{pointer}",
+                                     fnty=ir.FunctionType(ir.VoidType(), [vec, vecp, _I32, flags]))
+    lanes = ir.Constant(ir.VectorType(_I64, vec.count), list(range(vec.count)))
+
+    def mask(b: ir.IRBuilder, n):
+        count = b.insert_element(ir.Constant(ir.VectorType(_I64, vec.count), ir.Undefined), n, ir.Constant(_I32, 0))
+        count = b.shuffle_vector(count, ir.Constant(ir.VectorType(_I64, vec.count), ir.Undefined),
+                                 ir.Constant(ir.VectorType(_I32, vec.count), None))
+        return b.icmp_signed("<", lanes, count)
+    return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), ir.Constant(_I32, 4), m, ir.Constant(vec, None)]),
+            lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), ir.Constant(_I32, 4), m]), mask)
+
+
 def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, direct: bool,
-            residual: bool = False) -> ir.Function:
-    # direct: + out_stride, bias(, residual), lo, hi
-    fn, vec, fma = _declare(module, name, 7 + (2 + residual if direct else 0), 2 if direct else 0, lanes)
+            residual: bool = False, partial: bool = False) -> ir.Function:
+    # direct: + out_stride, bias(, residual)(, valid), lo, hi
+    fn, vec, fma = _declare(module, name, 7 + (2 + residual + partial if direct else 0), 2 if direct else 0, lanes)
     out = fn.args[0]
     vecp = vec.as_pointer()
+    masked_load, masked_store, lanes_below = _masked(module, vec)
 
     def combine(b: ir.IRBuilder, acc, value, weights):
         return b.call(fma, [value, weights, acc])
@@ -61,20 +85,30 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
                     b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=4)
             return
         # The epilogue: bias, the residual (read at the output's offsets in its own array), the fused
-        # activation (NaN fails both tests and stays), store to the rows.
+        # activation (NaN fails both tests and stays), store to the rows. ``partial``: only the block's first
+        # ``valid`` channels exist (a last block of a layer whose channels it does not fill): the bias and
+        # residual are read and the rows written through masks, so nothing past them is touched.
         out_stride, bias = fn.args[7:9]
         extra, lo, hi = fn.args[9] if residual else None, fn.args[-2], fn.args[-1]
+        masks = [lanes_below(b, b.sub(fn.args[9 + residual], constant(lanes * v))) for v in range(vecs)] \
+            if partial else None
+
+        def load(at, v):
+            return masked_load(b, at, masks[v]) if partial else b.load(b.inttoptr(at, vecp), align=4)
         low, high = splat(b, lo, vec), splat(b, hi, vec)
-        biases = [b.load(b.inttoptr(b.add(bias, constant(4 * lanes * v)), vecp), align=4) for v in range(vecs)]
+        biases = [load(b.add(bias, constant(4 * lanes * v)), v) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
                 offset = b.add(b.mul(out_stride, constant(r)), constant(4 * lanes * v))
                 value = b.fadd(sums[r][v], biases[v])
                 if residual:
-                    value = b.fadd(value, b.load(b.inttoptr(b.add(extra, offset), vecp), align=4))
+                    value = b.fadd(value, load(b.add(extra, offset), v))
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                b.store(value, b.inttoptr(b.add(out, offset), vecp), align=4)
+                if partial:
+                    masked_store(b, value, b.add(out, offset), masks[v])
+                else:
+                    b.store(value, b.inttoptr(b.add(out, offset), vecp), align=4)
 
     tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
@@ -96,10 +130,11 @@ def _typed(ints: tuple, floats: tuple = ()) -> bool:
     return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
 
 
-def _call(name: str, rows: int, vecs: int, lanes: int, direct: bool, n_ints: int, residual: bool = False):
+def _call(name: str, rows: int, vecs: int, lanes: int, direct: bool, n_ints: int, residual: bool = False,
+          partial: bool = False):
     """The code generation of a tile intrinsic."""
-    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, lanes, direct, residual), name,
-                    n_ints)
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, lanes, direct, residual, partial),
+                    name, n_ints)
 
 
 def _tile(rows: int, vecs: int, lanes: int = LANES):
@@ -143,6 +178,33 @@ def _tile_residual(rows: int, vecs: int, lanes: int = LANES):
     return tile
 
 
+def _tile_partial(rows: int, vecs: int, lanes: int, residual: bool):
+    name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_{'residual' if residual else 'direct'}_partial"
+    n_ints = 11 if residual else 10
+    codegen = _call(name, rows, vecs, lanes, True, n_ints, residual, partial=True)
+    signature = types.void(*(types.int64,) * n_ints, types.float32, types.float32)
+
+    if residual:
+        @intrinsic
+        def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, extra, valid, lo,
+                 hi):
+            """The residual tile (``tile_residual``) with ``valid`` channels of its block existing."""
+            if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, extra, valid),
+                          (lo, hi)):
+                return None
+            return signature, codegen
+        return tile
+
+    @intrinsic
+    def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, valid, lo, hi):
+        """The direct tile (``tile_direct``) with only the first ``valid`` channels of its block existing: bias and
+        output (and a residual's) read and written through masks, nothing past them touched."""
+        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, valid), (lo, hi)):
+            return None
+        return signature, codegen
+    return tile
+
+
 @dataclass(frozen=True)
 class Tile:
     """One tile shape's three intrinsics: ``bare`` (into a scratch buffer), ``direct`` (with the epilogue, to the
@@ -156,11 +218,14 @@ class Tile:
     bare: Callable
     direct: Callable
     residual: Callable
+    direct_partial: Callable
+    residual_partial: Callable
 
 
 def _shape(rows: int, vecs: int, lanes: int) -> Tile:
     return Tile(rows, vecs, lanes, _tile(rows, vecs, lanes), _tile_direct(rows, vecs, lanes),
-                _tile_residual(rows, vecs, lanes))
+                _tile_residual(rows, vecs, lanes), _tile_partial(rows, vecs, lanes, False),
+                _tile_partial(rows, vecs, lanes, True))
 
 
 WIDE_LANES = 16
