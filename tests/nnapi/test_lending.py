@@ -64,6 +64,16 @@ def test_runs_take_the_way_measured_faster_and_now_and_then_try_the_other(faster
     assert other and all(k % Lending.EXPLORE in (0, 1) for k in other), log  # only the turns of trial differ
 
 
+@pytest.mark.parametrize(("slower", "lends"), [(1.05, True), (1.08, True), (1.15, False), (2.5, False)])
+def test_lending_goes_on_unless_clearly_slower_than_running_alone(slower, lends, summons, clock):
+    # pairs near 1 are the noise of a shared machine; a helper that stalls the layers is far slower
+    process, _ = _graph(summons, clock, lambda lent, _: 0.001 * (slower if lent else 1.0))
+    lending = Lending()
+    for _ in range(2 * Lending.EXPLORE):
+        lending.run(process)
+    assert lending.lends is lends
+
+
 def test_a_run_that_raises_is_not_timed(summons):
     lending = Lending()
 

@@ -333,8 +333,9 @@ class Lending:
     drifts over seconds: times taken far apart compare the machine, not the ways), and a run right after a timed run
     of its way counts the lesser of the two times (a helper preempted for a time slice stalls a lending run fivefold
     now and then: two such stalls among five pairs had turned a graph to running alone). The median of the last
-    ``SAMPLES`` ratios decides. A run alone closes the gang (``gang.closed``: a helper still spinning from a lending
-    run must not join it), and the run before a turn of lending summons the helpers.
+    ``SAMPLES`` ratios decides, for lending unless it is more than 10% slower (``ALONE_ABOVE``). A run alone closes
+    the gang (``gang.closed``: a helper still spinning from a lending run must not join it), and the run before a
+    turn of lending summons the helpers.
 
     A run begun more than ``IDLE`` seconds after the last one ended, where that one was not, counts as the first of
     its turn: the helpers have left the gang and their cores idled (on a shared machine the first lending run after
@@ -347,6 +348,11 @@ class Lending:
 
     EXPLORE = 16
     SAMPLES = 5
+    ALONE_ABOVE = math.log(1.1)
+    """The median log ratio (lending time / time alone) above which runs go alone. A run with a helper is the faster
+    way on an idle machine, and the harm lending guards against is large (2.5x under a load of 4 on 2 cores); but in
+    a benchmark alternating with another runtime the timed pairs of NNAPI's float MobileNet gave ratios of 0.82-1.27,
+    mostly 0.85-0.99, so a median decided at 1.0 turned some processes to running alone, 1.25x slower there."""
     IDLE = 0.002  # seconds: about gang.LINGER_CYCLES, how long helpers stay ready after a run
     WARM = 2
 
@@ -398,7 +404,7 @@ class Lending:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
                 self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
                 del self._ratios[:-self.SAMPLES]
-                self._decision = statistics.median(self._ratios) <= 0
+                self._decision = statistics.median(self._ratios) <= self.ALONE_ABOVE
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
         if not lend and (self._lend(self._runs + 1) or self._trial_within(self.WARM + 1)):
