@@ -163,6 +163,20 @@ def test_runs_always_after_a_pause_are_timed(summons, clock):
     assert lending.lends is True, log
 
 
+def test_runs_after_pauses_out_of_step_with_the_turns_are_timed_in_the_end(summons, clock):
+    # A benchmark alternating call by call with another runtime: our runs come two back to back, the first after
+    # the other's calls, the pairs out of step with Lending's turns of two, so the pause rule alone times nothing.
+    process, log = _graph(summons, clock, lambda lent, _: 0.002 if lent else 0.004)
+    lending = Lending()
+    lending.run(process)  # a first call (the benchmark's warm-up), then pairs
+    for _ in range(4 * Lending.EXPLORE):
+        clock.now += 0.006  # the other runtime's two calls
+        lending.run(process)
+        lending.run(process)
+    assert lending.lends is True, log
+    assert sum(log[-Lending.EXPLORE:]) >= Lending.EXPLORE - 2  # lending but for the trials
+
+
 def test_a_trial_of_lending_from_running_alone_is_warmed(summons, clock):
     # The machine is busy for the first turns (lending 4 ms against 1 ms alone): the graph is decided for running
     # alone. Then it is idle, and lending takes 0.6 ms, but a helper whose core sat idle for three runs or more
