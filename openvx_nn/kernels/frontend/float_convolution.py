@@ -1,12 +1,13 @@
 """Fast float32 CONV_2D and FULLY_CONNECTED on NHWC data: an implicit GEMM over weights packed once.
 
 The weights [O, kh, kw, I] are packed at bind time into blocks of output channels, each [kh, kw * I, vectors,
-lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes``) and O is a multiple of 16,
-else of 8 lanes. For one output pixel and one filter row the inputs are one contiguous run of
-``kw * I`` values of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit
-GEMM with no im2col copy: ``float_microkernel`` computes a tile of pixels x a block (6 x 32 or 12 x 16 with
-AVX-512; 6 x 16 or 12 x 8 with AVX2) in registers with FMA, and the epilogue adds the bias, applies the fused activation and stores. An input
-with padding is copied once per call into a zero-bordered buffer, so edge pixels take the same path.
+lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes``) and O is 16 or more, else of 8
+(``block_shape``). For one output pixel and one filter row the inputs are one contiguous run of ``kw * I`` values
+of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit GEMM with no im2col copy:
+``float_microkernel`` computes a tile of pixels x a block (8 x 32 or 12 x 16 with AVX-512; 6 x 16 or 12 x 8 with
+AVX2) in registers with FMA, and the epilogue adds the bias, applies the fused activation and stores (through
+masks for a last block of fewer channels). An input with padding is copied once per call into a zero-bordered
+buffer, so edge pixels take the same path.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
@@ -31,10 +32,10 @@ from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, outp
 def _tiles(shape: Tile, with_res: bool) -> Callable:
     """The tile loop of one tile shape (``shape.rows`` pixels by a block of channels), with or without a
     residual, as a function of its own: one loop serving every shape and both epilogues kept the addresses of all
-    four paths in memory around every tile (~20 % of a 1x1 layer's tiles with 8-32 input channels). ``full``:
-    the tile with its epilogue, straight to the output (``tile_RxV_direct``, or ``_residual`` with the residual's
-    address before ``lo``); ``partial``: the bare tile into a scratch buffer (a short last tile, a partial last
-    block of channels)."""
+    four paths in memory around every tile (2-7 % of a 1x1 layer's time with 8-32 input channels, interleaved).
+    ``full``: the tile with its epilogue, straight to the output (``shape.direct``, or ``shape.residual`` with the
+    residual's address before ``lo``); ``full_partial``: the same for a last block of fewer channels (through
+    masks); ``partial``: the bare tile into a scratch buffer (a short last tile of pixels)."""
 
     rows, partial = shape.rows, shape.bare
     full = shape.residual if with_res else shape.direct
@@ -131,23 +132,23 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none)."""
     args = (xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1)
-    two, wide, res_ = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
+    two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wide and two:
-        if res_:
+        if adding:
             _WIDE_2_RES(*args)
         else:
             _WIDE_2(*args)
     elif wide:
-        if res_:
+        if adding:
             _WIDE_1_RES(*args)
         else:
             _WIDE_1(*args)
     elif two:
-        if res_:
+        if adding:
             _NARROW_2_RES(*args)
         else:
             _NARROW_2(*args)
-    elif res_:
+    elif adding:
         _NARROW_1_RES(*args)
     else:
         _NARROW_1(*args)
