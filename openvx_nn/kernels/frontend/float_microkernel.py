@@ -231,8 +231,8 @@ def _shape(rows: int, vecs: int, lanes: int) -> Tile:
 WIDE_LANES = 16
 ROWS_WIDE, ROWS_WIDE_ONE = 8, 12
 """Rows of the 16-lane tiles of 2 and 1 vectors (16 and 12 of AVX-512's 32 registers as accumulators). One thread,
-interleaved: 12 x 2 and 24 x 1 ran 3x3 layers no faster and 1x1 layers of few input channels (24 -> 144 at 56x56)
-up to 1.3x slower; 6 x 2 was 2-5 % slower on ResNet's 3x3 layers."""
+interleaved: 12 x 2 and 24 x 1 ran 3x3 layers no faster and a 1x1 layer of few input channels (24 -> 144 at 56x56)
+1.24x slower; 6 x 2 ran within 2 % of 8 x 2 on ResNet's 3x3 layers."""
 TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
          (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES)}
 """The tile shapes by (vectors, lanes)."""
