@@ -173,12 +173,13 @@ PANEL_BYTES = 192 * 1024
 """Packed weights one panel of output-channel blocks holds at most (one block at least): every pixel tile passes
 over a panel before the next, so a deep layer's weights come from L2 (512 KiB here, with the input rows beside
 them), not once per pixel tile from L3 or memory."""
-PANELS_ABOVE = 6 * 1024 * 1024
-"""Packed weights above which a layer is cut into panels; below, each pixel tile passes over all of them (the
-input rows stay in L1 across the blocks). Measured on one thread (CPU time, medians, interleaved, the machine
-loaded, so its L3 shared): ResNet's 3x3x512 at 7x7 (9.4 MB) 4.3 ms in panels against 8.4 without; its stride-2
-3x3x256 -> 512 (4.7 MB) 2.2 either way; 3x3x256 at 14x14 (2.4 MB) 3.4 against 3.25; MobileNet v2's 1x1 layers
-the same either way."""
+PANELS_ABOVE = 1024 * 1024
+"""Packed weights above which a layer is cut into panels (about a core's L2); below, each pixel tile passes over all
+of them (the input rows stay in L1 across the blocks). Whole models with two threads, interleaved, on a machine
+with 1 MB of L2 a core: ResNet-18 8.96 ms with 6 MB here against 8.75 with 1 MB (its 2.4 MB 3x3 layers at 14x14
+had streamed every block from L3 for each tile: 16-20 % slower than ORT's in the model), MobileNet v2 2.13 against
+2.09; 512 and 256 KB the same as 1 MB. Earlier, one thread on a machine with 512 KB of L2: 9.4 MB at 7x7 4.3 ms
+in panels against 8.4 without, 2.4 MB at 14x14 3.4 against 3.25."""
 NO_RESIDUAL = np.empty((0, 0, 0, 0), np.float32)
 
 

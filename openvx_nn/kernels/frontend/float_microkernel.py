@@ -372,11 +372,11 @@ depthwise_taps, depthwise_taps_wide = _depthwise_taps(LANES), _depthwise_taps(WI
 """8 and 16 channels of one pixel's window taps (``(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``)."""
 
 
-def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
-    """``f(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel: the largest of
+def _define_max_taps(module: ir.Module, name: str, lanes: int) -> ir.Function:
+    """``f(out, x, n_taps, x_offsets, lo, hi)``: ``lanes`` channels of one max-pooled pixel: the largest of
     ``x[x_offsets[t]]`` over the window's taps inside the image (from -inf, as the scalar loop: a NaN input
     is passed over, since it fails the comparison), clamped to [lo, hi] and stored at ``out``."""
-    fn, vec, _ = _declare(module, name, 4, 2)
+    fn, vec, _ = _declare(module, name, 4, 2, lanes)
     out, x, n_taps, x_offsets, lo, hi = fn.args
     vecp = vec.as_pointer()
 
@@ -387,26 +387,34 @@ def _define_max_taps(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
-@intrinsic
-def max_taps(typingctx, out, x, n_taps, x_offsets, lo, hi):
-    """``max_taps(out, x, n_taps, x_offsets, lo, hi)``: 8 channels of one max-pooled pixel over the window's taps
-    given as byte offsets (an int64 array's address) from ``x``; addresses and counts int64, ``lo`` and ``hi``
-    floats (the fused activation's range)."""
-    if not _typed((out, x, n_taps, x_offsets), (lo, hi)):
-        return None
-    return (types.void(*(types.int64,) * 4, types.float32, types.float32),
-            _codegen(_define_max_taps, "openvx_nn_float_max_taps", 4))
+def _max_taps(lanes: int):
+    name = f"openvx_nn_float_max_taps_x{lanes}"
+
+    @intrinsic
+    def max_taps(typingctx, out, x, n_taps, x_offsets, lo, hi):
+        """``max_taps(out, x, n_taps, x_offsets, lo, hi)``: a vector of channels of one max-pooled pixel over the
+        window's taps given as byte offsets (an int64 array's address) from ``x``; addresses and counts int64,
+        ``lo`` and ``hi`` floats (the fused activation's range)."""
+        if not _typed((out, x, n_taps, x_offsets), (lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 4, types.float32, types.float32),
+                _codegen(lambda module, fn_name: _define_max_taps(module, fn_name, lanes), name, 4))
+    return max_taps
 
 
-def _define_mean_taps(module: ir.Module, name: str, squares: bool) -> ir.Function:
-    """``f(out, x, n_taps, x_offsets, count, lo, hi)``: 8 channels of one average- (or, ``squares``, L2-) pooled
+max_taps, max_taps_wide = _max_taps(LANES), _max_taps(WIDE_LANES)
+"""8 and 16 channels (16: two AVX2 vectors' work in one call where the CPU has no AVX-512)."""
+
+
+def _define_mean_taps(module: ir.Module, name: str, squares: bool, lanes: int) -> ir.Function:
+    """``f(out, x, n_taps, x_offsets, count, lo, hi)``: ``lanes`` channels of one average- (or, ``squares``, L2-) pooled
     pixel: ``sum / count`` (``sqrt`` of the sum of squares over ``count``) over ``x[x_offsets[t]]``, the sum
     taken from +0 in tap order with separate multiplies and adds, as the scalar loop (the same bits), clamped
     to [lo, hi] and stored at ``out``."""
-    fn, vec, _ = _declare(module, name, 4, 3)
+    fn, vec, _ = _declare(module, name, 4, 3, lanes)
     out, x, n_taps, x_offsets, count, lo, hi = fn.args
     vecp = vec.as_pointer()
-    sqrt = module.declare_intrinsic(f"llvm.sqrt.v{LANES}f32", fnty=ir.FunctionType(vec, [vec]))
+    sqrt = module.declare_intrinsic(f"llvm.sqrt.v{lanes}f32", fnty=ir.FunctionType(vec, [vec]))
 
     def step(b, t, acc):
         value = b.load(b.inttoptr(_at_offset(b, x, x_offsets, t), vecp), align=4)
@@ -419,19 +427,20 @@ def _define_mean_taps(module: ir.Module, name: str, squares: bool) -> ir.Functio
     return fn
 
 
-def _mean_taps(squares: bool):
-    name = f"openvx_nn_float_{'l2' if squares else 'mean'}_taps"
+def _mean_taps(squares: bool, lanes: int):
+    name = f"openvx_nn_float_{'l2' if squares else 'mean'}_taps_x{lanes}"
 
     @intrinsic
     def mean_taps(typingctx, out, x, n_taps, x_offsets, count, lo, hi):
-        """``(out, x, n_taps, x_offsets, count, lo, hi)``: 8 channels of one average (L2) pooled pixel over the
+        """``(out, x, n_taps, x_offsets, count, lo, hi)``: a vector of channels of one average (L2) pooled pixel over the
         window's taps given as byte offsets from ``x``, ``count`` of them (a float); addresses and counts
         int64, ``lo`` and ``hi`` floats (the fused activation's range)."""
         if not _typed((out, x, n_taps, x_offsets), (count, lo, hi)):
             return None
         return (types.void(*(types.int64,) * 4, types.float32, types.float32, types.float32),
-                _codegen(lambda module, fn_name: _define_mean_taps(module, fn_name, squares), name, 4))
+                _codegen(lambda module, fn_name: _define_mean_taps(module, fn_name, squares, lanes), name, 4))
     return mean_taps
 
 
-mean_taps, l2_taps = _mean_taps(False), _mean_taps(True)
+mean_taps, l2_taps = _mean_taps(False, LANES), _mean_taps(True, LANES)
+mean_taps_wide, l2_taps_wide = _mean_taps(False, WIDE_LANES), _mean_taps(True, WIDE_LANES)

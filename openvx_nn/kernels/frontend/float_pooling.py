@@ -17,7 +17,16 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .float_microkernel import LANES, l2_taps, max_taps, mean_taps
+from .float_microkernel import (
+    LANES,
+    WIDE_LANES,
+    l2_taps,
+    l2_taps_wide,
+    max_taps,
+    max_taps_wide,
+    mean_taps,
+    mean_taps_wide,
+)
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 AVERAGE, MAX, L2 = 0, 1, 2
@@ -26,17 +35,22 @@ AVERAGE, MAX, L2 = 0, 1, 2
 @jit.kernel
 def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, r0, r1):
     """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost;
-    whole vectors of 8 channels on ``max_taps``, ``mean_taps`` or ``l2_taps`` (the window's taps as byte offsets,
-    the sum in a register: the scalar loop, adding into the output tap by tap, took 37 us for MobileNet v2's
-    global average of 7x7x1280, the vectors 4), the rest on that loop."""
+    whole vectors of 8 channels on ``max_taps``, ``mean_taps`` or ``l2_taps`` (16 at a time on their ``_wide``
+    forms while as many are left; the window's taps as byte offsets, the sum in a register: the scalar loop,
+    adding into the output tap by tap, took 37 us for MobileNet v2's global average of 7x7x1280, the vectors 4),
+    the rest on that loop."""
     _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
     xf, of = x.reshape(-1), out.reshape(-1)
     start = np.float32(-np.inf) if mode == MAX else np.float32(0.0)
     vectors = depth // LANES
-    offsets = np.empty(max(1, kh * kw), np.int64)
-    x_at, out_at, offsets_at = x.ctypes.data, out.ctypes.data, offsets.ctypes.data
+    offsets, whole = np.empty(max(1, kh * kw), np.int64), np.empty(max(1, kh * kw), np.int64)
+    for iy in range(kh):  # a window inside the image: its taps' offsets from its first one, the same for all
+        for ix in range(kw):
+            whole[iy * kw + ix] = (iy * width + ix) * depth * 4
+    x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
+    offsets_at, whole_at = np.int64(offsets.ctypes.data), np.int64(whole.ctypes.data)
     for row in range(r0, r1):
         b = row // out_h
         oy = row - b * out_h
@@ -49,19 +63,34 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
             o = ((b * out_h + oy) * out_w + ox) * depth
             head = vectors * LANES if count > 0 else 0  # channels max_taps does (an empty window: none, 0 below)
             if head > 0:
-                n = 0
-                for iy in range(ya, yb):
-                    for ix in range(xa, xb):
-                        offsets[n] = ((b * height + iy) * width + ix) * depth * 4
-                        n += 1
-                for v in range(vectors):
-                    at, x_v = out_at + 4 * (o + v * LANES), x_at + 4 * v * LANES
+                n, taps_at, x_from = kh * kw, whole_at, x_at + ((b * height + y0) * width + x0) * depth * 4
+                if count < n:  # a window the image cuts: the offsets of its taps inside, from the image's start
+                    n, taps_at, x_from = 0, offsets_at, x_at
+                    for iy in range(ya, yb):
+                        for ix in range(xa, xb):
+                            offsets[n] = ((b * height + iy) * width + ix) * depth * 4
+                            n += 1
+                c = 0
+                while c < head:  # 16 channels a call while as many are left (two AVX2 vectors' work without AVX-512)
+                    at, x_c = out_at + 4 * (o + c), x_from + 4 * c
+                    if c + WIDE_LANES <= head:
+                        if mode == MAX:
+                            max_taps_wide(at, x_c, n, taps_at, low, high)
+                        elif mode == L2:
+                            l2_taps_wide(at, x_c, n, taps_at, np.float32(count), low, high)
+                        else:
+                            mean_taps_wide(at, x_c, n, taps_at, np.float32(count), low, high)
+                        c += WIDE_LANES
+                        continue
                     if mode == MAX:
-                        max_taps(at, x_v, n, offsets_at, low, high)
+                        max_taps(at, x_c, n, taps_at, low, high)
                     elif mode == L2:
-                        l2_taps(at, x_v, n, offsets_at, np.float32(count), low, high)
+                        l2_taps(at, x_c, n, taps_at, np.float32(count), low, high)
                     else:
-                        mean_taps(at, x_v, n, offsets_at, np.float32(count), low, high)
+                        mean_taps(at, x_c, n, taps_at, np.float32(count), low, high)
+                    c += LANES
+            if head == depth:
+                continue
             for c in range(head, depth):
                 of[o + c] = start
             for iy in range(ya, yb):
