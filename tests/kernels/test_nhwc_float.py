@@ -246,15 +246,15 @@ def test_pooling_matches_the_float64_kernel(mode, case):
 
 @pytest.mark.parametrize("mode", [fpooling.AVERAGE, fpooling.L2, fpooling.MAX])
 def test_pooled_vectors_of_channels_equal_the_channel_loop_bit_for_bit(mode):
-    # 8 channels at a time on the tap kernels (sum in a register, then / count), a channel alone on the loop
+    # 16 and 8 channels at a time on the tap kernels (sum in a register, then / count), a channel alone on the loop
     rng = np.random.default_rng(40 + mode)
-    x = _values(rng, (2, 9, 8, 19), edge=True)
+    x = _values(rng, (2, 9, 8, 27), edge=True)
     for pads, strides, size in [((1, 1, 1, 1), (1, 1), (3, 3)), ((0, 0, 0, 0), (8, 9), (8, 9)), ((2, 0, 1, 3), (2, 3),
                                                                                                  (4, 2))]:
         oh, ow = (9 + pads[2] + pads[3] - size[1]) // strides[1] + 1, (8 + pads[0] + pads[1] - size[0]) // strides[0] + 1
-        got = np.full((2, oh, ow, 19), np.nan, np.float32)
+        got = np.full((2, oh, ow, 27), np.nan, np.float32)
         fpooling.pool2d(x, got, mode, pads, strides, size, 3)
-        for c in range(19):
+        for c in range(27):
             alone = np.full((2, oh, ow, 1), np.nan, np.float32)
             fpooling.pool2d(np.ascontiguousarray(x[..., c:c + 1]), alone, mode, pads, strides, size, 3)
             np.testing.assert_array_equal(got[..., c:c + 1], alone)
