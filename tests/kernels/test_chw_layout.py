@@ -27,3 +27,24 @@ def test_a_strided_array_is_refused_rather_than_misread():
     x = np.zeros((1, 3, 4, 10), np.float32)[..., ::2]
     with pytest.raises(ValueError, match="C-contiguous"):
         chw_layout.bind(True, x, np.zeros((1, 4, 5, 3), np.float32))
+
+
+@pytest.mark.parametrize("to_nhwc", [True, False])
+def test_the_native_entry_shared_with_the_helpers_equals_the_transpose(to_nhwc):
+    import ctypes
+
+    from openvx_nn.kernels.engine import gang, isa, workers
+    rng = np.random.default_rng(3)
+    planes = rng.standard_normal((2, 3, 96, 80)).astype(np.float32)  # large enough to be shared
+    pixels = np.ascontiguousarray(planes.transpose(0, 2, 3, 1))
+    source, want = (planes, pixels) if to_nhwc else (pixels, planes)
+    out = np.full(want.shape, np.nan, np.float32)
+    entry = chw_layout.native_layout(to_nhwc, source, out)
+    assert gang.lends(entry) == (isa.threads() > 1)
+    run = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(entry.address)
+    for _ in range(20):
+        out[...] = np.nan
+        gang.summon(workers.helpers())
+        with gang.held():
+            assert run(entry.block.ctypes.data) == 0
+        np.testing.assert_array_equal(out, want)

@@ -9,26 +9,35 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine import gang
 from ..support import jit, native
+from . import float_sharing
+from .chw_chunks import chunk_driver
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 
 @jit.kernel
+def _copy_rows(planes, pixels, into_pixels, r0, r1):
+    """Rows ``[r0, r1)`` (row ``n * H + y``) of ``pixels[n, y, x, c] = planes[n, c, y, x]`` (``into_pixels``) or
+    back: per row, the channels' rows are walked in step, so the planes side is read or written contiguously (the
+    branch is the same on every pass: LLVM takes it out of the loops)."""
+    _, channels, height, width = planes.shape
+    for r in range(r0, r1):
+        n, y = r // height, r % height
+        for c in range(channels):
+            row = planes[n, c, y]
+            if into_pixels:
+                for i in range(width):
+                    pixels[n, y, i, c] = row[i]
+            else:
+                for i in range(width):
+                    row[i] = pixels[n, y, i, c]
+
+
+@jit.kernel
 def _copy(planes, pixels, into_pixels):
-    """``pixels[n, y, x, c] = planes[n, c, y, x]`` (``into_pixels``) or back: per row, the channels' rows are
-    walked in step, so the planes side is read or written contiguously (the branch is the same on every pass:
-    LLVM takes it out of the loops)."""
-    n_items, channels, height, width = planes.shape
-    for n in range(n_items):
-        for y in range(height):
-            for c in range(channels):
-                row = planes[n, c, y]
-                if into_pixels:
-                    for i in range(width):
-                        pixels[n, y, i, c] = row[i]
-                else:
-                    for i in range(width):
-                        row[i] = pixels[n, y, i, c]
+    """Every row (:func:`_copy_rows`)."""
+    _copy_rows(planes, pixels, into_pixels, 0, planes.shape[0] * planes.shape[2])
 
 
 _TYPES = (F32[4, True], F32[4, True], jit.BOOL)
@@ -44,16 +53,41 @@ def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray):
     return lambda: kernel(planes, pixels, bool(to_nhwc))
 
 
-_PLANES, _PIXELS, _INTO_PIXELS = at(0), at(1), at(2)
+_PLANES, _PIXELS, _COUNTERS = at(0), at(1), at(2)
+_INTO_PIXELS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 4)
+COST_PER_VALUE = 8
+"""A value's copy in a convolution multiply-add's time (``float_sharing.NATIVE_PARALLEL_WORK`` weighs work in the
+latter): a CoreML model's 224x224x3 input, 24-33 us on one thread (72 in ResNet-18's run, caches cold), is
+shared with the helpers."""
+
+_copy_shares = chunk_driver(_copy_rows)
+
+
+@jit.kernel
+def _copy_lines(code, block, chunks, wait):
+    # ``gang.shared_entry``'s lines: every row serially, or in ``chunks`` chunks claimed with the helpers
+    planes, pixels = native.c_array(block, _PLANES, np.float32)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0]
+    into = block[_INTO_PIXELS] != 0
+    rows = planes.shape[0] * planes.shape[2]
+    if chunks == 0:
+        _copy_rows(planes, pixels, into, 0, rows)
+    else:
+        _copy_shares((planes, pixels, into), rows, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+                     wait)
+
+
+_BODIES = gang.shared_entry(_copy_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
 @native.factory
 def _copy_entry() -> int:
-    def entry(block):
-        _copy(native.c_array(block, _PLANES, np.float32)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0],
-              block[_INTO_PIXELS] != 0)
-        return 0
-    return jit.native(entry)
+    """The copy, its rows shared with the gang's spinning helpers when it is large enough, else serially."""
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _copy_helper() -> int:
+    return jit.native(_BODIES[1])
 
 
 def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
@@ -61,5 +95,7 @@ def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0:
         return None
     planes, pixels = (x, out) if to_nhwc else (out, x)
-    words, keep = block_of(planes, pixels, int(bool(to_nhwc)))
-    return native.Entry(_copy_entry(), words, keep)
+    rows = planes.shape[0] * planes.shape[2]
+    task = gang.NativeTask(rows, out.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(planes, pixels, task.counters, int(bool(to_nhwc)), *task.words())
+    return native.Entry(_copy_entry(), words, keep + task.finish(_copy_helper(), words))
