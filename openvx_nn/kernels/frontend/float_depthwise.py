@@ -226,6 +226,5 @@ def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
                            int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes), float(lo),
-                           float(hi),
-                           n_rows, *task.words())
+                           float(hi), n_rows, *task.words())
     return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))

@@ -56,13 +56,11 @@ def _masked(module: ir.Module, vec: ir.VectorType):
                                     fnty=ir.FunctionType(vec, [vecp, _I32, flags, vec]))
     store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}f32.{pointer}",
                                      fnty=ir.FunctionType(ir.VoidType(), [vec, vecp, _I32, flags]))
-    lanes = ir.Constant(ir.VectorType(_I64, vec.count), list(range(vec.count)))
+    counts = ir.VectorType(_I64, vec.count)
+    lanes = ir.Constant(counts, list(range(vec.count)))
 
     def mask(b: ir.IRBuilder, n):
-        count = b.insert_element(ir.Constant(ir.VectorType(_I64, vec.count), ir.Undefined), n, ir.Constant(_I32, 0))
-        count = b.shuffle_vector(count, ir.Constant(ir.VectorType(_I64, vec.count), ir.Undefined),
-                                 ir.Constant(ir.VectorType(_I32, vec.count), None))
-        return b.icmp_signed("<", lanes, count)
+        return b.icmp_signed("<", lanes, splat(b, n, counts))
     return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), ir.Constant(_I32, 4), m, ir.Constant(vec, None)]),
             lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), ir.Constant(_I32, 4), m]), mask)
 
@@ -73,7 +71,7 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
     fn, vec, fma = _declare(module, name, 7 + (2 + residual + partial if direct else 0), 2 if direct else 0, lanes)
     out = fn.args[0]
     vecp = vec.as_pointer()
-    masked_load, masked_store, lanes_below = _masked(module, vec)
+    masked_load, masked_store, lanes_below = _masked(module, vec) if partial else (None, None, None)
 
     def combine(b: ir.IRBuilder, acc, value, weights):
         return b.call(fma, [value, weights, acc])
