@@ -358,9 +358,10 @@ class Lending:
 
     SKIPPED = 2
     """Turns in a row whose second run the pause rule left untimed, after which it gives way (such runs are timed
-    until a turn's second run comes without a pause again): in a benchmark alternating call by call with another runtime, runs came two back to back,
-    the first after a pause, out of step with the turns of two runs, so no run was ever timed and the graph took
-    turns alone and lending for good (NNAPI's uint8 MobileNet v1 at 3.3 ms, 2.3 lending)."""
+    until a turn's second run comes without a pause again): in a benchmark alternating call by call with another
+    runtime, runs came two back to back, the first after a pause, out of step with the turns of two runs, so no run
+    was ever timed and the graph took turns alone and lending for good (NNAPI's uint8 MobileNet v1 at 3.3 ms, 2.3
+    lending)."""
 
     __slots__ = ("_decision", "_ended", "_last", "_ratios", "_runs", "_skipped", "_timed")
 
@@ -389,12 +390,10 @@ class Lending:
         paused = start - self._ended > self.IDLE
         warmed = not lend and self._trial_within(self.WARM)
         same_way = last is not None and last[0] == lend and not warmed
-        steady = last is not None and (last[3] or not paused)
-        if same_way and not steady:
-            self._skipped += 1
-        elif same_way:
-            self._skipped = 0  # runs in step with the turns again: the pause rule holds again
-        second = same_way and (steady or self._skipped > self.SKIPPED)
+        steady = same_way and (last[3] or not paused)
+        if same_way:  # a turn's second run after a pause counts; one without resets (the pause rule holds again)
+            self._skipped = 0 if steady else self._skipped + 1
+        second = steady or (same_way and self._skipped > self.SKIPPED)
         if lend:
             summon_helpers()  # C cannot start them: they spin in the gang while the native run lasts
             with gang.held():
