@@ -176,6 +176,36 @@ def test_many_channels_split_into_blocks_and_groups(name):
                                                      (fmt.fpp,) * 4))
 
 
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
+def test_dense_packing_of_few_channels(name, fmt):
+    # Channels that do not fill whole groups (RGB) on kernel rows of adjacent taps are packed dense: a
+    # kernel row is one run of kx * C elements whose groups straddle pixels, the last one reading past the
+    # row (and, for the last pixel, past the packed input) times zero weights. AlexNet's conv1 shape at a
+    # small size, a 1-channel and a 5-channel input, the extreme values, and K-blocks split inside a run.
+    rng = np.random.default_rng(29)
+    for channels, k, stride, pad, size in ((3, 11, 4, 0, 31), (1, 3, 1, 1, 9), (5, 2, 2, 1, 8), (3, 3, 1, 1, 7)):
+        x = random_values(rng, fmt, (size, size, channels))
+        x[0, 0, :], x[-1, -1, :] = fmt.lo, fmt.hi
+        w = random_values(rng, fmt, (k, k, channels, 19))
+        if fmt is Q78:
+            w[..., :3] = -16384  # products of 2**29 beside -32768 inputs: K-blocks of one step
+        bias = random_values(rng, fmt, (19,))
+        out_size = (size + 2 * pad - k) // stride + 1
+        plan = engine.prepare(w, _window_of(stride, pad), x.shape, (out_size, out_size, 19), name)
+        assert plan.depth == channels  # dense, not padded to whole groups
+        out = np.zeros((out_size, out_size, 19), fmt.dtype, order="F")
+        convolution(x, w, bias, out, pad, pad, stride, stride, 0, 0, True, True, fpp_x=fmt.fpp, fpp_w=fmt.fpp,
+                    fpp_b=fmt.fpp, fpp_out=fmt.fpp, method="simd", isa=name)
+        assert_bits_equal(out, reference_convolution(x, w, bias, out.shape, (pad, pad), (stride, stride), (0, 0),
+                                                     fmt, (fmt.fpp,) * 4))
+
+
+def _window_of(stride: int, pad: int):
+    from openvx_nn.kernels.engine.correlation import convolution_window
+    return convolution_window(pad, pad, stride, stride, 0, 0)
+
+
 def test_block_length_keeps_int32_partials_exact():
     w = np.full((1, 1, 8, 4), -32768, np.int16)
     plan = engine.prepare(w, _window(), (1, 1, 8), (1, 1, 4), "avx2")

@@ -110,7 +110,7 @@ def _direct_scalars(route, out_dtype) -> dict:
 def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
     plan = route.simd
     images = math.prod(x6.shape[3:])
-    xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
+    xp = simd.packed_input(plan, images)
     per_image = bias  # as correlation.execute passes it
     if bias is not None and bias.ndim == 3:
         per_image = np.broadcast_to(bias[..., None], bias.shape + (math.prod(out6.shape[3:]),))

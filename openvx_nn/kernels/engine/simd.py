@@ -9,6 +9,11 @@ Per call the input is packed once as ``xp[image, y, x, c]`` (channels padded to 
 the 4-byte group, zero padding of the window included), so tap ``(mx, my)`` of pixel ``p``
 starts at byte ``row(p) + tap(mx, my)`` and the channel groups follow contiguously. The weights
 are packed once, by :func:`prepare`, as ``[channel block][my][mx][group][vector][lane][e]``.
+Where a kernel row's taps are adjacent pixels and the channels do not fill whole groups (an RGB
+input), the pixels are packed dense instead (``depth`` = the channels): a kernel row is then one
+run of ``kx * C`` elements, cut into groups across pixel boundaries, and the weights
+``[channel block][my][1][group][vector][lane][e]`` are zero past the run. AlexNet's conv1 (3
+channels, 11 taps a row) then takes 9 steps a row instead of 11.
 
 Exactness (the contract's steps 1-2), for each kind of micro-kernel:
 
@@ -75,7 +80,7 @@ class SimdPlan:
     store: np.dtype  # packed input dtype
     flip: int  # xor applied to each packed input value (0x80 for u8s8)
     channels: int
-    groups: int  # channel groups of 4 bytes per tap
+    depth: int  # elements per packed pixel: the channels, padded to whole groups unless packed dense
     k_out: int
     pixels_x: int  # packed input window width and height
     pixels_y: int
@@ -94,6 +99,8 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     lanes = LANES[isa]
     kind = _kind(isa, w.dtype)
     e = ELEMENTS[kind]
+    stride_x, stride_y, step_x, step_y, offset_x, offset_y = window.as_tuple()
+    dense = step_x == 1 and channels % e != 0 and kx > 1
     groups = -(-channels // e)
     pixels = int(np.prod(out_shape[:2])) * int(np.prod(out_shape[3:]))
     rows, vecs = choose_tile(lanes, pixels, k_out)
@@ -101,10 +108,16 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     n_blocks = -(-k_out // block)
     store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
     w_dtype = w.dtype if kind == "u8s8" else store  # 8-bit data on a 16-bit kernel is widened
-    wide = np.zeros((kx, ky, groups * e, n_blocks * block), w_dtype)
-    wide[:, :, :channels, :k_out] = w
-    # [block][my][mx][group][vector][lane][e] from (mx, my, c = group*e + e', k = block*B + vector*L + lane)
-    packed = wide.reshape(kx, ky, groups, e, n_blocks, vecs, lanes).transpose(4, 1, 0, 2, 5, 6, 3)
+    if dense:  # one run of kx * C elements per kernel row: element mx * C + c, zero to whole groups
+        run_groups = -(-kx * channels // e)
+        wide = np.zeros((ky, run_groups * e, n_blocks * block), w_dtype)
+        wide[:, :kx * channels, :k_out] = np.asarray(w).transpose(1, 0, 2, 3).reshape(ky, kx * channels, k_out)
+        packed = wide.reshape(ky, 1, run_groups, e, n_blocks, vecs, lanes).transpose(4, 0, 1, 2, 5, 6, 3)
+    else:
+        wide = np.zeros((kx, ky, groups * e, n_blocks * block), w_dtype)
+        wide[:, :, :channels, :k_out] = w
+        # [block][my][mx][group][vector][lane][e] from (mx, my, c = group*e + e', k = block*B + vector*L + lane)
+        packed = wide.reshape(kx, ky, groups, e, n_blocks, vecs, lanes).transpose(4, 1, 0, 2, 5, 6, 3)
     weights = np.ascontiguousarray(packed)
     sums = w.sum(axis=(0, 1, 2), dtype=np.int64)
     if kind == "u8s8":
@@ -116,21 +129,28 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
         corr, flip = np.zeros(k_out, np.int64), 0
         lo, hi = int_range(w.dtype)
         x_max = max(-lo, hi)
-    stride_x, stride_y, step_x, step_y, offset_x, offset_y = window.as_tuple()
     width = (out_shape[0] - 1) * stride_x + (kx - 1) * step_x + 1
     height = (out_shape[1] - 1) * stride_y + (ky - 1) * step_y + 1
-    pitch = groups * 4  # bytes per packed pixel
-    if step_x == 1:  # the taps of one kernel row are adjacent pixels: one run of kx * groups steps
+    depth = channels if dense else groups * e
+    pitch = depth * store.itemsize  # bytes per packed pixel
+    if step_x == 1:  # the taps of one kernel row are adjacent pixels: one run of steps
         taps = np.array([my * step_y * width * pitch for my in range(ky)], np.int64)
     else:
         taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
                         np.int64)
     code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
     corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
-    inner = groups * kx * ky // taps.size
+    inner = ky * weights.shape[2] * weights.shape[3] // taps.size  # groups a tap's run steps through
     return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner,
-                    max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, groups, k_out,
+                    max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, depth, k_out,
                     width, height, (offset_x, offset_y), (stride_x, stride_y))
+
+
+def packed_input(plan: SimdPlan, images: int) -> np.ndarray:
+    """Scratch for the packed input of ``images`` images: ``[image, y, x, depth]``, followed by a group's
+    worth of bytes that a dense packing's last run reads (times zero weights) past its last pixel."""
+    shape = (images, plan.pixels_y, plan.pixels_x, plan.depth)
+    return np.empty(math.prod(shape) + ELEMENTS[plan.kind], plan.store)[:math.prod(shape)].reshape(shape)
 
 
 def block_steps(plan: SimdPlan, x_max: int) -> int:
@@ -494,7 +514,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     call's input values allow no overflow-free K-block (the caller then uses the int64 route).
     """
     images = math.prod(x6.shape[3:])
-    xp = np.empty((images, plan.pixels_y, plan.pixels_x, plan.groups * 4 // plan.store.itemsize), plan.store)
+    xp = packed_input(plan, images)
     work = out6.size * plan.taps.size * plan.channels
     helpers = workers.helpers() if work >= PARALLEL_WORK else 0
     bias_dtype = out6.dtype if bias is None else bias.dtype
