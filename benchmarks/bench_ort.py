@@ -3,9 +3,13 @@
 Rows: AlexNet conv1-conv3, a ResNet 56x56x64->64 3x3 layer, and fully connected 9216->4096 at
 batch 1 and 32. Contenders per row:
 
-- ours U8: the layer's route planned once (as at graph verification: weights packed), then each
-  timed call packs the input, runs the SIMD engine and requantizes exactly into the output tensor;
-- ours Q7.8 (int16): the same with inputs over the whole int16 range and weights within +-1.0;
+- ours U8: the layer as a one-node OpenVX graph (``vxConvolutionLayer`` or ``vxFullyConnectedLayer``, built
+  and verified once through libopenvx.so's C entry points), each timed call one ``vxProcessGraph``: it packs
+  the input, runs the SIMD engine and requantizes exactly into the output tensor -- what a C application
+  runs. Its output is checked once against the Python route's;
+- ours U8 execute: that Python route (``correlation.execute``: per-call preparation, helpers woken from a
+  queue), which a graph takes only for a node without a native entry;
+- ours Q7.8 (int16): the graph with inputs over the whole int16 range and weights within +-1.0;
 - ORT int8: ``QLinearConv`` (u8 activations, s8 weights, u8 output) or ``MatMulInteger`` (u8 x s8
   to int32), and ``Conv`` in float32, with 2 intra-op threads and spinning off
   (``session.intra_op.allow_spinning = 0``);
@@ -127,6 +131,79 @@ def our_conv(x, w, bias, out, pad, stride, fpp: int):
     return lambda: execute(route, x, bias, out)
 
 
+class LayerGraph:
+    """One layer as a verified one-node OpenVX graph, through the C entry points (``openvx_nn.vx``). Arrays are
+    in OpenVX's dims order (dim 0 fastest: Fortran-ordered NumPy), U8 or Q7.8 (int16, fixed point 8)."""
+
+    def __init__(self, make_node, x: np.ndarray, params: list, out: np.ndarray, fpp: int):
+        from openvx_nn import vx
+        self.vx, self.ffi, self.fpp = vx, vx.ffi, fpp
+        self.context = vx.vxCreateContext()
+        self.graph = vx.vxCreateGraph(self.context)
+        self.tensors = [self._tensor(a) for a in (x, *params, out)]
+        self.out = out
+        node = make_node(vx, self.graph, *self.tensors)
+        if vx.vxGetStatus(self.ffi.cast("vx_reference", node)) != vx.VX_SUCCESS:
+            raise RuntimeError("the layer node could not be made")
+        self.node = node
+        if vx.vxVerifyGraph(self.graph) != vx.VX_SUCCESS:
+            raise RuntimeError("vxVerifyGraph failed")
+
+    def _tensor(self, values: np.ndarray):
+        vx, ffi = self.vx, self.ffi
+        data_type = vx.VX_TYPE_UINT8 if values.dtype == np.uint8 else vx.VX_TYPE_INT16
+        dims = ffi.new("vx_size[]", list(values.shape))
+        tensor = vx.vxCreateTensor(self.context, values.ndim, dims, data_type, self.fpp)
+        self._copy(tensor, values, vx.VX_WRITE_ONLY)
+        return tensor
+
+    def _copy(self, tensor, array: np.ndarray, usage: int) -> None:
+        assert array.flags.f_contiguous
+        vx, ffi, n = self.vx, self.ffi, array.ndim
+        strides = np.cumprod((array.itemsize,) + array.shape[:-1])  # Fortran-ordered (NumPy's own may be any
+        # for an axis of length 1)
+        status = vx.vxCopyTensorPatch(tensor, n, ffi.new("vx_size[]", n), ffi.new("vx_size[]", list(array.shape)),
+                                      ffi.new("vx_size[]", [int(v) for v in strides]),
+                                      ffi.cast("void *", array.ctypes.data), usage, vx.VX_MEMORY_TYPE_HOST)
+        if status != vx.VX_SUCCESS:
+            raise RuntimeError(f"vxCopyTensorPatch failed with status {status}")
+
+    def __call__(self) -> None:
+        if self.vx.vxProcessGraph(self.graph) != self.vx.VX_SUCCESS:
+            raise RuntimeError("vxProcessGraph failed")
+
+    def result(self) -> np.ndarray:
+        out = np.zeros_like(self.out, order="F")
+        self._copy(self.tensors[-1], out, self.vx.VX_READ_ONLY)
+        return out
+
+    def checked_against(self, route, out: np.ndarray) -> LayerGraph:
+        """This graph, once its output equals ``out`` as ``route()`` (the Python route) writes it."""
+        self()
+        route()
+        if not np.array_equal(self.result(), out):
+            raise RuntimeError("the graph and the Python route disagree")
+        return self
+
+
+def graph_conv(x, w, bias, out, pad, stride, fpp: int) -> LayerGraph:
+    def node(vx, graph, tx, tw, tb, to):
+        params = vx.ffi.new("vx_nn_convolution_params_t *")
+        params.padding_x = params.padding_y = pad
+        params.overflow_policy = vx.VX_CONVERT_POLICY_SATURATE
+        params.rounding_policy = vx.VX_ROUND_POLICY_TO_NEAREST_EVEN
+        params.down_scale_size_rounding = vx.VX_NN_DS_SIZE_ROUNDING_FLOOR
+        return vx.vxConvolutionLayer(graph, tx, tw, tb, params, vx.ffi.sizeof("vx_nn_convolution_params_t"), to)
+    return LayerGraph(node, x, [w, bias], out, fpp)
+
+
+def graph_fc(x, w, out, fpp: int) -> LayerGraph:
+    def node(vx, graph, tx, tw, to):
+        return vx.vxFullyConnectedLayer(graph, tx, tw, vx.ffi.NULL, vx.VX_CONVERT_POLICY_SATURATE,
+                                        vx.VX_ROUND_POLICY_TO_NEAREST_EVEN, to)
+    return LayerGraph(node, x, [w], out, fpp)
+
+
 def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
     out_size = (size + 2 * pad - k) // stride + 1
     macs = out_size * out_size * c_out * k * k * c_in
@@ -136,11 +213,13 @@ def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
     x16 = np.asfortranarray(rng.integers(-32768, 32768, (size, size, c_in)).astype(np.int16))
     w16 = np.asfortranarray(rng.integers(-256, 257, (k, k, c_in, c_out)).astype(np.int16))
     w_s8 = rng.integers(-128, 128, (c_out, c_in, k, k)).astype(np.int8)
+    b8, b16 = rng.integers(0, 256, c_out).astype(np.uint8), rng.integers(-256, 256, c_out).astype(np.int16)
+    out8, out16 = np.zeros(shape_out, np.uint8, order="F"), np.zeros(shape_out, np.int16, order="F")
+    route8, route16 = our_conv(x8, w8, b8, out8, pad, stride, 0), our_conv(x16, w16, b16, out16, pad, stride, 8)
     contenders = {
-        "ours U8": our_conv(x8, w8, rng.integers(0, 256, c_out).astype(np.uint8),
-                            np.zeros(shape_out, np.uint8, order="F"), pad, stride, 0),
-        "ours Q7.8": our_conv(x16, w16, rng.integers(-256, 256, c_out).astype(np.int16),
-                              np.zeros(shape_out, np.int16, order="F"), pad, stride, 8)}
+        "ours U8": graph_conv(x8, w8, b8, out8, pad, stride, 0).checked_against(route8, out8),
+        "ours U8 execute": route8,
+        "ours Q7.8": graph_conv(x16, w16, b16, out16, pad, stride, 8).checked_against(route16, out16)}
     try:
         q = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, True)
         f = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, False)
@@ -167,8 +246,11 @@ def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
     w16 = np.asfortranarray(rng.integers(-256, 257, (n_in, n_out)).astype(np.int16))
     out16 = np.zeros((n_out, batch), np.int16, order="F")
     route16 = prepare_fully_connected(w16, False, batch, Arithmetic(True, True, 8, 8, 8, 8))
-    contenders = {"ours U8": lambda: execute_fully_connected(route, x, None, out),
-                  "ours Q7.8": lambda: execute_fully_connected(route16, x16, None, out16)}
+    route8 = lambda: execute_fully_connected(route, x, None, out)
+    contenders = {"ours U8": graph_fc(x, w, out, 0).checked_against(route8, out),
+                  "ours U8 execute": route8,
+                  "ours Q7.8": graph_fc(x16, w16, out16, 8).checked_against(
+                      lambda: execute_fully_connected(route16, x16, None, out16), out16)}
     try:
         session = ort_matmul(n_in, n_out, batch, rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))
         a = np.ascontiguousarray(x.T)
