@@ -13,6 +13,7 @@ from openvx_nn.kernels.frontend import float_convolution as fconv
 from openvx_nn.kernels.frontend import float_depthwise as fdepthwise
 from openvx_nn.kernels.frontend import float_elementwise as felementwise
 from openvx_nn.kernels.frontend import float_pooling as fpooling
+from openvx_nn.kernels.frontend.float_microkernel import ROW_VECTORS
 
 U = 2.0 ** -24
 CASES = 24
@@ -124,6 +125,9 @@ def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide
     for lanes in (8, 16):  # a batch of one row fills a tile of 6 or 8 rows better than one of 12
         vecs_fc, lanes_fc = fconv.pack_fc(w.reshape(channels, 3), lanes).shape[3:]
         assert vecs_fc == (2 if channels > lanes_fc else 1) and lanes_fc == fconv.block_shape(channels, lanes)[1]
+        # one input row: the one-row tiles of ROW_VECTORS vectors, unless one vector holds every unit
+        vecs_row = fconv.pack_fc(w.reshape(channels, 3), lanes, rows=1).shape[3]
+        assert vecs_row == (ROW_VECTORS if channels > lanes_fc else 1)
 
 
 @pytest.mark.parametrize(("pixels", "units"), [(1, 1000), (49, 960), (49, 16), (3136, 64)])
@@ -218,9 +222,22 @@ def test_fully_connected_matches_the_float64_kernel(case):
     want, span = np.empty((batch, units), np.float32), np.empty((batch, units), np.float32)
     nhwc_convolution.fully_connected(x, wt, bias, want, act)
     nhwc_convolution.fully_connected(np.abs(x), np.abs(wt), np.abs(bias), span, 0)
-    got = np.full((batch, units), np.nan, np.float32)
-    fconv.fully_connected(x, fconv.pack_fc(wt), bias, got, act)
-    _assert_within(got, want, (size + 3) * U * span.astype(np.float64))
+    first = None
+    for lanes, rows in ((None, batch), (None, 0), (8, 1), (16, 1), (16, 0)):  # one-row tiles and the others
+        got = np.full((batch, units), np.nan, np.float32)
+        fconv.fully_connected(x, fconv.pack_fc(wt, lanes, rows), bias, got, act)
+        _assert_within(got, want, (size + 3) * U * span.astype(np.float64))
+        if first is None:
+            first = got
+        np.testing.assert_array_equal(got, first)  # each unit sums in one order whatever the tile
+
+
+def test_one_row_weights_take_no_residual():
+    wp = fconv.pack_fc(np.ones((40, 8), np.float32), 16, rows=1)
+    assert wp.shape[3] == ROW_VECTORS
+    x, out = np.ones((1, 1, 1, 8), np.float32), np.empty((1, 1, 1, 40), np.float32)
+    with pytest.raises(ValueError, match="no residual"):
+        fconv.bind_conv2d(x, wp, np.zeros(40, np.float32), out, (0, 0, 0, 0), (1, 1), 0, np.zeros_like(out))
 
 
 @pytest.mark.parametrize("mode", [fpooling.AVERAGE, fpooling.MAX, fpooling.L2])

@@ -231,8 +231,13 @@ ROWS_WIDE, ROWS_WIDE_ONE = 8, 12
 """Rows of the 16-lane tiles of 2 and 1 vectors (16 and 12 of AVX-512's 32 registers as accumulators). One thread,
 interleaved: 12 x 2 and 24 x 1 ran 3x3 layers no faster and a 1x1 layer of few input channels (24 -> 144 at 56x56)
 1.24x slower; 6 x 2 ran within 2 % of 8 x 2 on ResNet's 3x3 layers."""
+ROW_VECTORS = 4
+"""Vectors of the one-row tiles (a fully connected layer of one input row: a matrix-vector product): four
+independent sums per step, where a tile of 8 rows would compute its one row 8 times over."""
 TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
-         (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES)}
+         (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
+         (ROW_VECTORS, LANES): _shape(1, ROW_VECTORS, LANES),
+         (ROW_VECTORS, WIDE_LANES): _shape(1, ROW_VECTORS, WIDE_LANES)}
 """The tile shapes by (vectors, lanes)."""
 tile_6x2, tile_12x1 = TILES[2, LANES].bare, TILES[1, LANES].bare
 tile_6x2_direct, tile_12x1_direct = TILES[2, LANES].direct, TILES[1, LANES].direct

@@ -114,9 +114,15 @@ def _prepare_depthwise_float(args: Args) -> Runner:
                   lambda packed: fdepthwise.bind_depthwise_conv2d(x, packed, bias, out, pads, strides, m, act))
 
 
+def _fc_packing(args: Args) -> Callable[[np.ndarray], np.ndarray]:
+    """``pack_fc`` for the layer's number of input rows (one row: the matrix-vector tiles)."""
+    rows = args["input"].size // max(1, args["filter"].shape[1])
+    return lambda w: fconv.pack_fc(w, rows=rows)
+
+
 def _prepare_fc_float(args: Args) -> Runner:
     bias, x, out, act = _float_bias(args), args["input"], args["output"], args["activation"]
-    return _Bound(args, fconv.pack_fc, lambda packed: fconv.bind_fully_connected(x, packed, bias, out, act))
+    return _Bound(args, _fc_packing(args), lambda packed: fconv.bind_fully_connected(x, packed, bias, out, act))
 
 
 # ---- uint8 (TENSOR_QUANT8_ASYMM): planned once at bind on the integer engine ----------------------------
@@ -172,7 +178,7 @@ def _native_depthwise_float(args: Args):
 
 
 def _native_fc_float(args: Args):
-    return fconv.native_fully_connected(args["input"], packed_filter(args, fconv.pack_fc), _float_bias(args),
+    return fconv.native_fully_connected(args["input"], packed_filter(args, _fc_packing(args)), _float_bias(args),
                                         args["output"], args["activation"])
 
 
