@@ -69,6 +69,30 @@ def test_conv2d_matches_the_float64_kernel(case):
         np.testing.assert_array_equal(got, first)  # each lane sums in one order whatever the tile: the same bits
 
 
+@pytest.mark.parametrize(("n", "size", "o"), [(1, 7, 160), (1, 14, 40), (2, 7, 64), (1, 21, 33)])
+def test_maps_of_sevens_take_seven_row_tiles_with_the_same_bits(n, size, o):
+    # 7x7 and 14x14 maps on two 16-lane vectors take 7-row tiles (no short last tile), with and without a
+    # residual: within the float64 bound, and the same bits as the other tile shapes
+    rng = np.random.default_rng(size * o)
+    assert fconv.tile_rows(2, 16, n * size * size) == 7
+    assert fconv.tile_rows(2, 16, n * 8 * 8) == 8 and fconv.tile_rows(1, 16, n * size * size) == 12
+    x, wt, bias = _values(rng, (n, size + 2, size + 2, 24)), _values(rng, (o, 3, 3, 24)), _values(rng, (o,))
+    residual = _values(rng, (n, size, size, o))
+    plain, span = np.empty((n, size, size, o), np.float32), np.empty((n, size, size, o), np.float32)
+    nhwc_convolution.conv2d(x, wt, bias, plain, (0, 0, 0, 0), (1, 1), 0)
+    nhwc_convolution.conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, (0, 0, 0, 0), (1, 1), 0)
+    for res in (None, residual):
+        want = plain.astype(np.float64) + (0 if res is None else res)
+        results = []
+        for block in ((2, 16), (1, 16), (2, 8)):
+            got = np.full(plain.shape, np.nan, np.float32)
+            fconv.conv2d(x, fconv.pack_conv(wt, block), bias, got, (0, 0, 0, 0), (1, 1), 0, res)
+            _assert_within(got, want, (9 * 24 + 4) * U * (span.astype(np.float64) + (0 if res is None else np.abs(res))))
+            results.append(got)
+        for got in results[1:]:
+            np.testing.assert_array_equal(got, results[0])
+
+
 @pytest.mark.parametrize("case", range(12))
 def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(case, monkeypatch):
     # conv -> add -> clip in one epilogue; panels of 1-3 blocks of output channels (PANEL_BYTES small) or all

@@ -25,7 +25,19 @@ from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .chw_chunks import chunk_driver
-from .float_microkernel import LANES, ROW_VECTORS, TILES, WIDE_LANES, Tile
+from .float_microkernel import (
+    LANES,
+    ODD_TILE,
+    ROW_VECTORS,
+    ROWS_NARROW,
+    ROWS_NARROW_ONE,
+    ROWS_WIDE,
+    ROWS_WIDE_ODD,
+    ROWS_WIDE_ONE,
+    TILES,
+    WIDE_LANES,
+    Tile,
+)
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
 
 
@@ -124,6 +136,21 @@ _WIDE_2, _WIDE_1 = _tiles(TILES[2, WIDE_LANES], False), _tiles(TILES[1, WIDE_LAN
 _NARROW_2_RES, _NARROW_1_RES = _tiles(TILES[2, LANES], True), _tiles(TILES[1, LANES], True)
 _WIDE_2_RES, _WIDE_1_RES = _tiles(TILES[2, WIDE_LANES], True), _tiles(TILES[1, WIDE_LANES], True)
 _NARROW_ROW, _WIDE_ROW = _tiles(TILES[ROW_VECTORS, LANES], False), _tiles(TILES[ROW_VECTORS, WIDE_LANES], False)
+_WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
+
+
+@jit.jitable
+def tile_rows(vecs, lanes, pixels):
+    """Rows of the tiles a layer of ``pixels`` output pixels runs on, for blocks of ``vecs`` vectors of ``lanes``:
+    the shape's own (``TILES``), but 7 rather than 8 where that leaves no short last tile and 8 would (7x7 and
+    14x14 maps on two 16-lane vectors)."""
+    if vecs == 2 and lanes == WIDE_LANES and pixels % ROWS_WIDE != 0 and pixels % ROWS_WIDE_ODD == 0:
+        return ROWS_WIDE_ODD
+    if vecs == ROW_VECTORS:
+        return 1
+    if lanes == WIDE_LANES:
+        return ROWS_WIDE if vecs == 2 else ROWS_WIDE_ONE
+    return ROWS_NARROW if vecs == 2 else ROWS_NARROW_ONE
 
 
 @jit.kernel
@@ -139,6 +166,11 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
             _WIDE_ROW(*args)
         else:
             _NARROW_ROW(*args)
+    elif wide and two and tile_rows(2, WIDE_LANES, out.shape[0] * out.shape[1] * out.shape[2]) == ROWS_WIDE_ODD:
+        if adding:
+            _WIDE_ODD_RES(*args)
+        else:
+            _WIDE_ODD(*args)
     elif wide and two:
         if adding:
             _WIDE_2_RES(*args)
@@ -201,7 +233,7 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
     n_blocks, kh, inner, vecs, lanes = wp.shape
     block_bytes = kh * inner * vecs * lanes * 4
     panel = n_blocks if wp.nbytes <= PANELS_ABOVE else min(n_blocks, max(1, PANEL_BYTES // block_bytes))
-    tiles = -(-pixels // TILES[vecs, lanes].rows)
+    tiles = -(-pixels // tile_rows(vecs, lanes, pixels))
     panels = -(-n_blocks // panel)
     if panels * tiles < MIN_UNITS:
         panel = max(1, n_blocks // -(-MIN_UNITS // tiles))

@@ -231,10 +231,17 @@ ROWS_WIDE, ROWS_WIDE_ONE = 8, 12
 """Rows of the 16-lane tiles of 2 and 1 vectors (16 and 12 of AVX-512's 32 registers as accumulators). One thread,
 interleaved: 12 x 2 and 24 x 1 ran 3x3 layers no faster and a 1x1 layer of few input channels (24 -> 144 at 56x56)
 1.24x slower; 6 x 2 ran within 2 % of 8 x 2 on ResNet's 3x3 layers."""
+ROWS_WIDE_ODD = 7
+"""Rows of the 16-lane two-vector tile for maps whose pixels are a multiple of 7 but not of ``ROWS_WIDE`` (7x7,
+14x14): 8-row tiles computed 56 rows for a 7x7 map's 49 (the short last tile repeats its last pixel), 7-row ones
+compute 49 (see ``tile_rows``)."""
+ODD_TILE = _shape(ROWS_WIDE_ODD, 2, WIDE_LANES)
 ROW_VECTORS = 4
 """Vectors of the one-row tiles (a fully connected layer of one input row: a matrix-vector product): four
 independent sums per step, where a tile of 8 rows would compute its one row 8 times over."""
-TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
+ROWS_NARROW, ROWS_NARROW_ONE = 6, 12
+"""Rows of the 8-lane tiles of 2 and 1 vectors (12 of AVX2's 16 registers as accumulators)."""
+TILES = {(2, LANES): _shape(ROWS_NARROW, 2, LANES), (1, LANES): _shape(ROWS_NARROW_ONE, 1, LANES),
          (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
          (ROW_VECTORS, LANES): _shape(1, ROW_VECTORS, LANES),
          (ROW_VECTORS, WIDE_LANES): _shape(1, ROW_VECTORS, WIDE_LANES)}
