@@ -302,14 +302,20 @@ class Graph(Reference):
         if not self._busy.locked():
             super()._collect()
 
+    def process_native(self) -> int:
+        """Run the compiled plan in C (a large one without the GIL); its status, or ``native_plan.NOT_NATIVE``
+        (nothing run) where the graph has no current native plan or is busy."""
+        native = self.plan.native
+        if native is None:
+            return native_plan.NOT_NATIVE
+        hooks = native_plan.hooks
+        return (hooks.run_holding_gil if native.small else hooks.run)(self.handle)
+
     def process(self) -> int:
         """Verify if needed and run every node; returns the graph's status."""
-        native = self.plan.native
-        if native is not None:  # C runs it (a large one without the GIL), unless busy or no longer current
-            hooks = native_plan.hooks
-            status = (hooks.run_holding_gil if native.small else hooks.run)(self.handle)
-            if status != native_plan.NOT_NATIVE:
-                return status
+        status = self.process_native()  # C runs it, unless busy or no longer current
+        if status != native_plan.NOT_NATIVE:
+            return status
         key = threading.get_ident()
         if not execution.ready():
             with execution.running(key):  # counted: the JIT may load while the process exits

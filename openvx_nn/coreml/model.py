@@ -14,6 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
+from ..core.in_place import InPlace
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
 from . import blob as b
@@ -116,7 +117,7 @@ class CoreMLModel:
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
         # id(graph) -> (its plan, how its native runs lend layers to the helpers, None when they have none to lend)
-        self._lends: dict[int, tuple[object, Lending | None]] = {}
+        self._lends: dict[int, tuple[object, Lending | None, InPlace | None]] = {}
         _start_library()
         if declared:
             self._build(self._declared_shapes())
@@ -237,16 +238,28 @@ class CoreMLModel:
         """Run the model; returns {output name: array} (classifiers: label and probability dict)."""
         arrays = self._arrays(inputs)
         g = self._build({n: a.shape for n, a in arrays.items()})
-        for name, array in arrays.items():
-            assign(g.inputs[name].array, b.to_vx(array))
         context = Context.current()
         if bench and context is not None:
             context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
-        plan = g.graph.plan
+        graph = g.graph
+        plan = graph.plan
         seen = self._lends.get(id(g))
-        if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers?
-            seen = self._lends[id(g)] = (plan, Lending.of(plan))
-        status = g.graph.process() if seen[1] is None else seen[1].run(g.graph.process)
+        if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers? which
+            tensors = list(g.inputs.values())  # inputs can it read in place (core/in_place.py)?
+            seen = self._lends[id(g)] = (plan, Lending.of(plan), InPlace.of(graph, tensors))
+        feeds = [(g.inputs[name], np.ascontiguousarray(array)) for name, array in arrays.items()]
+        in_place = seen[2]
+        if in_place is None or not all(in_place.covers(tensor) for tensor, _ in feeds):
+            in_place = None
+
+        def run() -> int:
+            status = native_plan.NOT_NATIVE if in_place is None else in_place.run(feeds, graph.process_native)
+            if status == native_plan.NOT_NATIVE:  # the Python path reads the tensors: copy
+                for tensor, array in feeds:
+                    assign(tensor.array, b.to_vx(array))
+                status = graph.process()
+            return status
+        status = run() if seen[1] is None else seen[1].run(run)
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
         results = {name: self._result(g, name) for name in self._wanted_blobs()}

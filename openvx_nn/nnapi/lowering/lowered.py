@@ -14,6 +14,7 @@ from ... import vx
 from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
+from ...core.in_place import InPlace
 from ...core.tensor import Tensor, assign
 from ...operations.nnapi.common import Lending
 from ..enums import DTYPES, ErrorStatus, OperandType
@@ -48,7 +49,7 @@ class Lowered:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
-        self._plan, self._lends = None, None
+        self._plan, self._lends, self._in_place = None, None, None
 
     @property
     def graph(self):
@@ -132,15 +133,28 @@ class Lowered:
         return True
 
     def _run(self, feeds: list[tuple[Tensor, np.ndarray]], fetches: list[tuple[Tensor, np.ndarray]]) -> None:
-        """Copy ``feeds`` into their tensors, run the graph, copy the tensors of ``fetches`` out (NNAPI shapes)."""
-        for tensor, array in feeds:
-            assign(tensor.array.T, array)
-            tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
-        plan = self.graph.plan
-        if plan is not self._plan:  # bound anew: does its native run share layers with helper threads?
-            self._plan = plan
+        """Run the graph on ``feeds`` (read in place where the native plan allows, ``core/in_place.py``, else
+        copied into their tensors), copy the tensors of ``fetches`` out (NNAPI shapes)."""
+        graph = self.graph
+        plan = graph.plan
+        if plan is not self._plan:  # bound anew: does its native run share layers with helper threads? which
+            self._plan = plan  # inputs can it read in place?
             self._lends = Lending.of(plan)
-        status = self.graph.process() if self._lends is None else self._lends.run(self.graph.process)
+            self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None])
+        in_place = self._in_place
+        if in_place is not None and not all(in_place.covers(tensor) and array.flags.c_contiguous
+                                            for tensor, array in feeds):
+            in_place = None
+
+        def run() -> int:
+            status = native_plan.NOT_NATIVE if in_place is None else in_place.run(feeds, graph.process_native)
+            if status == native_plan.NOT_NATIVE:  # the Python path reads the tensors: copy
+                for tensor, array in feeds:
+                    assign(tensor.array.T, array)
+                    tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+                status = graph.process()
+            return status
+        status = run() if self._lends is None else self._lends.run(run)
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
             if not failed:

@@ -1,0 +1,120 @@
+"""Graph inputs read in place by a native run: the caller's array stands in for the tensor's storage, for one run.
+
+A front end's model input arrives as the caller's array (NNAPI's ``setInput`` buffer, CoreML's ``predict``
+argument) and was copied into the graph's input tensor before each run: 13 us of NNAPI's 0.32 ms float MobileNet
+for its 224x224x3 input. A native plan's kernels find the tensor through addresses the bind packed into their
+argument blocks (``kernels/support/native.py``), and nowhere else while C runs them; so for one run those words
+can point into the caller's array instead, at the same offsets, and point back afterwards.
+
+Only where that provably covers every read of the tensor (:meth:`InPlace.of`):
+
+- every word of every block of the plan (nested entries included) that lies within the tensor's bytes is a
+  pointer into it (heap addresses are far above any extent, stride or count a block holds) and is moved; an
+  int64 array a block only keeps (a table) must hold none, since it is not moved;
+- every node that reads the tensor has such a word in its own entry (a node that packed the tensor at bind, as a
+  filter, has none: the tensor must then hold the values) and none writes it;
+- the caller's array has the tensor's dtype, shape and C order (the same offsets), and the run is native: where the
+  graph would take the Python path (timing on, busy, rebound), :meth:`InPlace.run` says so and changes nothing,
+  and the caller copies and runs as before.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..kernels.support.native import Entry
+from .enums import Direction
+from .tensor import Tensor
+
+
+def _span(array: np.ndarray) -> tuple[int, int]:
+    start = array.__array_interface__["data"][0]
+    return start, start + array.nbytes
+
+
+def _blocks(item, blocks: list[np.ndarray], tables: list[np.ndarray]) -> None:
+    """The argument blocks of ``item`` (an entry, or what one keeps) and the int64 arrays it keeps besides."""
+    if isinstance(item, Entry):
+        blocks.append(item.block)
+        _blocks(item.keep, blocks, tables)
+    elif isinstance(item, (tuple, list)):
+        for part in item:
+            _blocks(part, blocks, tables)
+    elif isinstance(item, np.ndarray) and item.dtype == np.int64:
+        tables.append(item)
+
+
+def _within(words: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    return np.flatnonzero((words >= lo) & (words <= hi))
+
+
+class InPlace:
+    """The block words of one bound plan that point into each of some input tensors (see the module docstring)."""
+
+    __slots__ = ("_words", "plan")
+
+    def __init__(self, plan, words: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]):
+        self.plan = plan
+        self._words = words  # id(tensor): [(block, word indices, their offsets into the tensor's bytes)]
+
+    @classmethod
+    def of(cls, graph, tensors: list[Tensor]) -> InPlace | None:
+        """For ``graph``'s current plan, the tensors of ``tensors`` it can read in place (None: none of them)."""
+        plan = graph.plan
+        if plan.native is None:
+            return None
+        found: dict[int, list] = {}
+        for tensor in tensors:
+            words = cls._pointers(plan.calls, tensor)
+            if words:
+                found[id(tensor)] = words
+        return cls(plan, found) if found else None
+
+    @staticmethod
+    def _pointers(calls, tensor: Tensor) -> list | None:
+        storage = tensor.array
+        if not (storage.flags.c_contiguous or storage.flags.f_contiguous) or storage.nbytes == 0:
+            return None
+        lo, hi = _span(storage)
+        words = []
+        for call in calls:
+            reads = writes = False
+            for spec, param in zip(call.node.description.params, call.node.params):
+                if isinstance(param, Tensor) and param.root is tensor.root:
+                    reads |= spec.direction != Direction.VX_OUTPUT
+                    writes |= spec.direction != Direction.VX_INPUT
+            blocks: list[np.ndarray] = []
+            tables: list[np.ndarray] = []
+            if call.native is not None:
+                _blocks(call.native, blocks, tables)
+            if any(_within(table.ravel(), lo, hi).size for table in tables):
+                return None  # an address held where no run moves it
+            hits = [(block, at, block[at] - lo) for block in blocks if (at := _within(block, lo, hi)).size]
+            if writes or (reads and not hits) or (hits and not reads):
+                return None
+            words += hits
+        return words or None
+
+    def covers(self, tensor: Tensor) -> bool:
+        return id(tensor) in self._words
+
+    def run(self, feeds: list[tuple[Tensor, np.ndarray]], process_native: Callable[[], int]) -> int:
+        """``process_native()`` with each tensor of ``feeds`` read from its array; its status, or ``NOT_NATIVE``
+        (nothing run) when the graph would not run natively. Every feed must be :meth:`covers`'d and match its
+        tensor's dtype, shape and C order."""
+        moved = []
+        try:
+            for tensor, array in feeds:
+                storage = tensor.array.T
+                if array.dtype != storage.dtype or array.shape != storage.shape or not array.flags.c_contiguous \
+                        or not storage.flags.c_contiguous:
+                    raise ValueError("an array read in place must have its tensor's dtype, shape and C order")
+                start = _span(array)[0]
+                for block, at, offsets in self._words[id(tensor)]:
+                    block[at] = start + offsets
+                    moved.append((block, at, _span(storage)[0] + offsets))
+            return process_native()
+        finally:
+            for block, at, words in moved:
+                block[at] = words
