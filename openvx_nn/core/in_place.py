@@ -11,6 +11,7 @@ Only where that provably covers every read of the tensor (:meth:`InPlace.of`):
 - every word of every block of the plan (nested entries included) that lies within the tensor's bytes is a
   pointer into it (heap addresses are far above any extent, stride or count a block holds) and is moved; an
   int64 array a block only keeps (a table) must hold none, since it is not moved;
+- the caller reads no output from the tensor after the run (a model input that is also an output);
 - every node that reads the tensor has such a word in its own entry (a node that packed the tensor at bind, as a
   filter, has none: the tensor must then hold the values) and none writes it;
 - the caller's array has the tensor's dtype, shape and C order (the same offsets), and the run is native: where the
@@ -59,13 +60,18 @@ class InPlace:
         self._words = words  # id(tensor): [(block, word indices, their offsets into the tensor's bytes)]
 
     @classmethod
-    def of(cls, graph, tensors: list[Tensor]) -> InPlace | None:
-        """For ``graph``'s current plan, the tensors of ``tensors`` it can read in place (None: none of them)."""
+    def of(cls, graph, tensors: list[Tensor], read_after: list[Tensor] = ()) -> InPlace | None:
+        """For ``graph``'s current plan, the tensors of ``tensors`` it can read in place (None: none of them);
+        none that shares storage with one of ``read_after`` (the caller reads those after the run: a model
+        output that is also an input)."""
         plan = graph.plan
         if plan.native is None:
             return None
         found: dict[int, list] = {}
+        kept = {id(t.root) for t in read_after}
         for tensor in tensors:
+            if id(tensor.root) in kept:
+                continue
             words = cls._pointers(plan.calls, tensor)
             if words:
                 found[id(tensor)] = words

@@ -246,7 +246,8 @@ class CoreMLModel:
         seen = self._lends.get(id(g))
         if seen is None or seen[0] is not plan:  # bound anew: does its native run share layers with helpers? which
             tensors = list(g.inputs.values())  # inputs can it read in place (core/in_place.py)?
-            seen = self._lends[id(g)] = (plan, Lending.of(plan), InPlace.of(graph, tensors))
+            outputs = [g.blobs[name].tensor for name in self._wanted_blobs() if name in g.blobs]
+            seen = self._lends[id(g)] = (plan, Lending.of(plan), InPlace.of(graph, tensors, outputs))
         feeds = [(g.inputs[name], np.ascontiguousarray(array)) for name, array in arrays.items()]
         in_place = seen[2]
         if in_place is None or not all(in_place.covers(tensor) for tensor, _ in feeds):

@@ -116,3 +116,18 @@ def test_a_graph_without_a_native_plan_reads_nothing_in_place():
     class Graph:
         plan = Plan()
     assert InPlace.of(Graph(), []) is None
+
+
+def test_an_input_the_caller_reads_after_the_run_is_not_read_in_place():
+    # NNAPI refuses a model input that is also an output; a CoreML model may hand an input blob back, read from
+    # the tensor after the run, which must then hold the values
+    rng = np.random.default_rng(44)
+    m, x, _, _ = _conv_model(rng)
+    c = _compiled(m)
+    for _ in range(2):
+        _compute(c, x, np.zeros((1, 9, 8, 4), np.float32))
+    lowered = _lowered(c)
+    tensor = lowered._inputs[0][1]
+    assert InPlace.of(lowered.graph, [tensor]).covers(tensor)
+    assert InPlace.of(lowered.graph, [tensor], [tensor]) is None
+    c.release()

@@ -140,7 +140,8 @@ class Lowered:
         if plan is not self._plan:  # bound anew: does its native run share layers with helper threads? which
             self._plan = plan  # inputs can it read in place?
             self._lends = Lending.of(plan)
-            self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None])
+            self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None],
+                                        [slot[1] for slot in self._outputs])
         in_place = self._in_place
         if in_place is not None and not all(in_place.covers(tensor) and array.flags.c_contiguous
                                             for tensor, array in feeds):
