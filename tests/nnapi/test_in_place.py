@@ -39,6 +39,16 @@ def _lowered(c):
     return c.prepared.plans.last
 
 
+def _bound(seed: int):
+    """(compilation, input, lowered graph, input tensor) of a conv model run twice: bound, its words found."""
+    m, x, _, _ = _conv_model(np.random.default_rng(seed))
+    c = _compiled(m)
+    for _ in range(2):
+        _compute(c, x, np.zeros((1, 9, 8, 4), np.float32))
+    lowered = _lowered(c)
+    return c, x, lowered, lowered._inputs[0][1]
+
+
 def test_a_model_input_is_read_in_place_and_gives_the_references_values():
     rng = np.random.default_rng(41)
     m, x, w, b = _conv_model(rng)
@@ -81,13 +91,8 @@ def test_an_input_read_as_a_filter_is_copied():
 
 
 def test_a_run_that_is_not_native_moves_no_word_and_the_words_come_back_after_a_failure():
-    rng = np.random.default_rng(43)
-    m, x, _, _ = _conv_model(rng)
-    c = _compiled(m)
-    for _ in range(2):
-        _compute(c, x, np.zeros((1, 9, 8, 4), np.float32))
-    lowered = _lowered(c)
-    in_place, tensor = lowered._in_place, lowered._inputs[0][1]
+    c, x, lowered, tensor = _bound(43)
+    in_place = lowered._in_place
     blocks = [call.native.block.copy() for call in lowered.graph.plan.calls]
     seen = []
 
@@ -121,13 +126,7 @@ def test_a_graph_without_a_native_plan_reads_nothing_in_place():
 def test_an_input_the_caller_reads_after_the_run_is_not_read_in_place():
     # NNAPI refuses a model input that is also an output; a CoreML model may hand an input blob back, read from
     # the tensor after the run, which must then hold the values
-    rng = np.random.default_rng(44)
-    m, x, _, _ = _conv_model(rng)
-    c = _compiled(m)
-    for _ in range(2):
-        _compute(c, x, np.zeros((1, 9, 8, 4), np.float32))
-    lowered = _lowered(c)
-    tensor = lowered._inputs[0][1]
+    c, _, lowered, tensor = _bound(44)
     assert InPlace.of(lowered.graph, [tensor]).covers(tensor)
     assert InPlace.of(lowered.graph, [tensor], [tensor]) is None
     c.release()
