@@ -5,9 +5,10 @@ lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes`
 (``block_shape``). For one output pixel and one filter row the inputs are one contiguous run of ``kw * I`` values
 of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit GEMM with no im2col copy:
 ``float_microkernel`` computes a tile of pixels x a block (8 x 32 or 12 x 16 with AVX-512; 6 x 16 or 12 x 8 with
-AVX2) in registers with FMA, and the epilogue adds the bias, applies the fused activation and stores (through
-masks for a last block of fewer channels). An input with padding is copied once per call into a zero-bordered
-buffer, so edge pixels take the same path.
+AVX2) in registers with FMA (7 x 32 for maps of 7x7 and 14x14, which 8-row tiles leave a short last tile; one row
+by four vectors for a fully connected layer of one row: ``tile_rows``), and the epilogue adds the bias, applies the
+fused activation and stores (through masks for a last block of fewer channels). An input with padding is copied
+once per call into a zero-bordered buffer, so edge pixels take the same path.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
@@ -273,7 +274,8 @@ def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None) -> np.ndarray
 def pack_fc(w: np.ndarray, lanes: int | None = None, rows: int = 0) -> np.ndarray:
     """FULLY_CONNECTED weights [units, size] as a 1x1 convolution's (``pack_conv``). For ``rows`` = 1 input row (a
     matrix-vector product), blocks of ``ROW_VECTORS`` vectors for the one-row tiles, where there are more units than
-    one vector: MobileNet v2's classifier (1280 -> 1000) took 68 us on 8-row tiles, two threads. Else blocks of two
+    one vector: MobileNet v2's classifier (1280 -> 1000) took 44 us on 8-row tiles, 27 on these (two threads, weights
+    warm). Else blocks of two
     vectors unless there is one vector's worth of units or less: a batch of one row fills a tile of 6 rows better
     than one of 12."""
     units, size = w.shape
