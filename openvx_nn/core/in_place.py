@@ -26,6 +26,7 @@ import numpy as np
 
 from ..kernels.support.native import Entry
 from .enums import Direction
+from .native_plan import NOT_NATIVE
 from .tensor import Tensor
 
 
@@ -105,22 +106,39 @@ class InPlace:
     def covers(self, tensor: Tensor) -> bool:
         return id(tensor) in self._words
 
+    def fits(self, tensor: Tensor, array: np.ndarray) -> bool:
+        """Whether ``array`` can stand in for ``tensor`` in a run: covered, with its dtype, shape and C order."""
+        storage = tensor.array.T
+        return self.covers(tensor) and array.dtype == storage.dtype and array.shape == storage.shape and \
+            array.flags.c_contiguous and storage.flags.c_contiguous
+
     def run(self, feeds: list[tuple[Tensor, np.ndarray]], process_native: Callable[[], int]) -> int:
         """``process_native()`` with each tensor of ``feeds`` read from its array; its status, or ``NOT_NATIVE``
-        (nothing run) when the graph would not run natively. Every feed must be :meth:`covers`'d and match its
-        tensor's dtype, shape and C order."""
+        (nothing run) when the graph would not run natively. Every feed must :meth:`fits` (else ValueError)."""
         moved = []
         try:
             for tensor, array in feeds:
-                storage = tensor.array.T
-                if array.dtype != storage.dtype or array.shape != storage.shape or not array.flags.c_contiguous \
-                        or not storage.flags.c_contiguous:
+                if not self.fits(tensor, array):
                     raise ValueError("an array read in place must have its tensor's dtype, shape and C order")
-                start = _span(array)[0]
+                start, home = _span(array)[0], _span(tensor.array)[0]
                 for block, at, offsets in self._words[id(tensor)]:
                     block[at] = start + offsets
-                    moved.append((block, at, _span(storage)[0] + offsets))
+                    moved.append((block, at, home + offsets))
             return process_native()
         finally:
             for block, at, words in moved:
                 block[at] = words
+
+
+def process_fed(graph, in_place: InPlace | None, feeds: list[tuple[Tensor, np.ndarray]],
+                copy: Callable[[Tensor, np.ndarray], None]) -> int:
+    """``graph``'s run on ``feeds`` (input tensor, the caller's array): read in place where ``in_place`` covers every
+    one and the run is native, else each copied (``copy(tensor, array)``) and the graph processed as usual."""
+    status = NOT_NATIVE
+    if in_place is not None and all(in_place.fits(tensor, array) for tensor, array in feeds):
+        status = in_place.run(feeds, graph.process_native)
+    if status == NOT_NATIVE:  # the Python path reads the tensors: copy
+        for tensor, array in feeds:
+            copy(tensor, array)
+        status = graph.process()
+    return status

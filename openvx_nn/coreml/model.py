@@ -14,7 +14,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
-from ..core.in_place import InPlace
+from ..core.in_place import InPlace, process_fed
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
 from . import blob as b
@@ -116,7 +116,8 @@ class CoreMLModel:
         self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
         self._graphs: dict[tuple, GraphBuilder] = {}
-        # id(graph) -> (its plan, how its native runs lend layers to the helpers, None when they have none to lend)
+        # id(graph) -> (its plan, how its native runs lend layers to the helpers (None: none to lend), the inputs
+        # they read in place (None: none))
         self._lends: dict[int, tuple[object, Lending | None, InPlace | None]] = {}
         _start_library()
         if declared:
@@ -249,17 +250,9 @@ class CoreMLModel:
             outputs = [g.blobs[name].tensor for name in self._wanted_blobs() if name in g.blobs]
             seen = self._lends[id(g)] = (plan, Lending.of(plan), InPlace.of(graph, tensors, outputs))
         feeds = [(g.inputs[name], np.ascontiguousarray(array)) for name, array in arrays.items()]
-        in_place = seen[2]
-        if in_place is None or not all(in_place.covers(tensor) for tensor, _ in feeds):
-            in_place = None
 
         def run() -> int:
-            status = native_plan.NOT_NATIVE if in_place is None else in_place.run(feeds, graph.process_native)
-            if status == native_plan.NOT_NATIVE:  # the Python path reads the tensors: copy
-                for tensor, array in feeds:
-                    assign(tensor.array, b.to_vx(array))
-                status = graph.process()
-            return status
+            return process_fed(graph, seen[2], feeds, lambda tensor, array: assign(tensor.array, b.to_vx(array)))
         status = run() if seen[1] is None else seen[1].run(run)
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")

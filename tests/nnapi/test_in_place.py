@@ -8,7 +8,7 @@ from nnapi_harness import F32T, Out, Tensor, build, collect_garbage, i32  # noqa
 
 from openvx_nn import nnapi
 from openvx_nn.core import native_plan
-from openvx_nn.core.in_place import InPlace
+from openvx_nn.core.in_place import InPlace, process_fed
 
 OP = nnapi.OperationType
 
@@ -129,4 +129,19 @@ def test_an_input_the_caller_reads_after_the_run_is_not_read_in_place():
     c, _, lowered, tensor = _bound(44)
     assert InPlace.of(lowered.graph, [tensor]).covers(tensor)
     assert InPlace.of(lowered.graph, [tensor], [tensor]) is None
+    c.release()
+
+
+def test_an_array_that_does_not_fit_is_copied():
+    # another order (or dtype, or shape) than the tensor's: the copy path, not an error
+    c, x, lowered, tensor = _bound(45)
+    copied = []
+
+    def copy(t, array):
+        copied.append(t)
+        t.array.T[...] = array
+    fortran = np.asfortranarray(x)
+    assert not lowered._in_place.fits(tensor, fortran) and lowered._in_place.fits(tensor, x)
+    assert process_fed(lowered.graph, lowered._in_place, [(tensor, fortran)], copy) == 0
+    assert copied == [tensor] and np.array_equal(tensor.array.T, x)
     c.release()

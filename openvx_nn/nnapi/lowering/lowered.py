@@ -14,7 +14,7 @@ from ... import vx
 from ...core import native_plan
 from ...core.enums import Status
 from ...core.errors import VXError
-from ...core.in_place import InPlace
+from ...core.in_place import InPlace, process_fed
 from ...core.tensor import Tensor, assign
 from ...operations.nnapi.common import Lending
 from ..enums import DTYPES, ErrorStatus, OperandType
@@ -28,6 +28,11 @@ def _start_library() -> None:
     C loop that runs native plans (``capi/graph_api.py``); ``vxGetStatus(NULL)`` changes and logs nothing."""
     if native_plan.hooks is None:
         vx.vxGetStatus(vx.ffi.NULL)
+
+
+def _copy_in(tensor: Tensor, array: np.ndarray) -> None:
+    assign(tensor.array.T, array)
+    tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
 
 
 class Lowered:
@@ -142,19 +147,8 @@ class Lowered:
             self._lends = Lending.of(plan)
             self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None],
                                         [slot[1] for slot in self._outputs])
-        in_place = self._in_place
-        if in_place is not None and not all(in_place.covers(tensor) and array.flags.c_contiguous
-                                            for tensor, array in feeds):
-            in_place = None
-
         def run() -> int:
-            status = native_plan.NOT_NATIVE if in_place is None else in_place.run(feeds, graph.process_native)
-            if status == native_plan.NOT_NATIVE:  # the Python path reads the tensors: copy
-                for tensor, array in feeds:
-                    assign(tensor.array.T, array)
-                    tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
-                status = graph.process()
-            return status
+            return process_fed(graph, self._in_place, feeds, _copy_in)
         status = run() if self._lends is None else self._lends.run(run)
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
