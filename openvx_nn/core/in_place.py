@@ -54,10 +54,9 @@ def _within(words: np.ndarray, lo: int, hi: int) -> np.ndarray:
 class InPlace:
     """The block words of one bound plan that point into each of some input tensors (see the module docstring)."""
 
-    __slots__ = ("_words", "plan")
+    __slots__ = ("_words",)
 
-    def __init__(self, plan, words: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]):
-        self.plan = plan
+    def __init__(self, words: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]):
         self._words = words  # id(tensor): [(block, word indices, their offsets into the tensor's bytes)]
 
     @classmethod
@@ -76,7 +75,7 @@ class InPlace:
             words = cls._pointers(plan.calls, tensor)
             if words:
                 found[id(tensor)] = words
-        return cls(plan, found) if found else None
+        return cls(found) if found else None
 
     @staticmethod
     def _pointers(calls, tensor: Tensor) -> list | None:

@@ -150,7 +150,8 @@ def packed_input(plan: SimdPlan, images: int) -> np.ndarray:
     """Scratch for the packed input of ``images`` images: ``[image, y, x, depth]``, followed by a group's
     worth of bytes that a dense packing's last run reads (times zero weights) past its last pixel."""
     shape = (images, plan.pixels_y, plan.pixels_x, plan.depth)
-    return np.empty(math.prod(shape) + ELEMENTS[plan.kind], plan.store)[:math.prod(shape)].reshape(shape)
+    size = math.prod(shape)
+    return np.empty(size + ELEMENTS[plan.kind], plan.store)[:size].reshape(shape)
 
 
 def block_steps(plan: SimdPlan, x_max: int) -> int:

@@ -30,11 +30,8 @@ from .float_microkernel import (
     LANES,
     ODD_TILE,
     ROW_VECTORS,
-    ROWS_NARROW,
-    ROWS_NARROW_ONE,
     ROWS_WIDE,
     ROWS_WIDE_ODD,
-    ROWS_WIDE_ONE,
     TILES,
     WIDE_LANES,
     Tile,
@@ -141,17 +138,16 @@ _WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
 
 
 @jit.jitable
-def tile_rows(vecs, lanes, pixels):
+def _odd_rows(vecs, lanes, pixels):
+    """Whether a layer of ``pixels`` output pixels on blocks of ``vecs`` vectors of ``lanes`` takes the 7-row tiles
+    (``ODD_TILE``): two 16-lane vectors, and 7 leaves no short last tile where 8 would (7x7 and 14x14 maps)."""
+    return vecs == 2 and lanes == WIDE_LANES and pixels % ROWS_WIDE != 0 and pixels % ROWS_WIDE_ODD == 0
+
+
+def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
     """Rows of the tiles a layer of ``pixels`` output pixels runs on, for blocks of ``vecs`` vectors of ``lanes``:
-    the shape's own (``TILES``), but 7 rather than 8 where that leaves no short last tile and 8 would (7x7 and
-    14x14 maps on two 16-lane vectors)."""
-    if vecs == 2 and lanes == WIDE_LANES and pixels % ROWS_WIDE != 0 and pixels % ROWS_WIDE_ODD == 0:
-        return ROWS_WIDE_ODD
-    if vecs == ROW_VECTORS:
-        return 1
-    if lanes == WIDE_LANES:
-        return ROWS_WIDE if vecs == 2 else ROWS_WIDE_ONE
-    return ROWS_NARROW if vecs == 2 else ROWS_NARROW_ONE
+    the shape's own (``TILES``), or 7 (``_odd_rows``)."""
+    return ROWS_WIDE_ODD if _odd_rows(vecs, lanes, pixels) else TILES[vecs, lanes].rows
 
 
 @jit.kernel
@@ -167,7 +163,7 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
             _WIDE_ROW(*args)
         else:
             _NARROW_ROW(*args)
-    elif wide and two and tile_rows(2, WIDE_LANES, out.shape[0] * out.shape[1] * out.shape[2]) == ROWS_WIDE_ODD:
+    elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * out.shape[1] * out.shape[2]):
         if adding:
             _WIDE_ODD_RES(*args)
         else:

@@ -239,9 +239,7 @@ ODD_TILE = _shape(ROWS_WIDE_ODD, 2, WIDE_LANES)
 ROW_VECTORS = 4
 """Vectors of the one-row tiles (a fully connected layer of one input row: a matrix-vector product): four
 independent sums per step, where a tile of 8 rows would compute its one row 8 times over."""
-ROWS_NARROW, ROWS_NARROW_ONE = 6, 12
-"""Rows of the 8-lane tiles of 2 and 1 vectors (12 of AVX2's 16 registers as accumulators)."""
-TILES = {(2, LANES): _shape(ROWS_NARROW, 2, LANES), (1, LANES): _shape(ROWS_NARROW_ONE, 1, LANES),
+TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
          (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
          (ROW_VECTORS, LANES): _shape(1, ROW_VECTORS, LANES),
          (ROW_VECTORS, WIDE_LANES): _shape(1, ROW_VECTORS, WIDE_LANES)}

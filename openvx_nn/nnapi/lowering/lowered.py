@@ -147,6 +147,7 @@ class Lowered:
             self._lends = Lending.of(plan)
             self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None],
                                         [slot[1] for slot in self._outputs])
+
         def run() -> int:
             return process_fed(graph, self._in_place, feeds, _copy_in)
         status = run() if self._lends is None else self._lends.run(run)
