@@ -65,6 +65,12 @@ def test_a_model_input_is_read_in_place_and_gives_the_references_values():
         _compute(c, x, out)
         assert np.isnan(tensor.array).all()
         np.testing.assert_allclose(out, ref.conv2d(x, w, b, (1, 1, 1, 1), (1, 1)), rtol=1e-5, atol=1e-5)
+    x = rng.standard_normal(x.shape).astype(np.float32)
+    x.flags.writeable = False  # read in place too (its address found another way)
+    tensor.array[...] = np.nan
+    _compute(c, x, out)
+    assert np.isnan(tensor.array).all()
+    np.testing.assert_allclose(out, ref.conv2d(x, w, b, (1, 1, 1, 1), (1, 1)), rtol=1e-5, atol=1e-5)
     c.release()
 
 
