@@ -422,7 +422,13 @@ def assign(target: np.ndarray, values: np.ndarray) -> None:
     """``target[...] = values``: a front end's model inputs and outputs in and out of tensors. A large contiguous
     copy goes through the kernels' byte loop (``kernels.copy_run``): NumPy's goes through glibc's ``memcpy``, 8 to
     13 times slower when the two addresses lie 1 to 31 bytes apart modulo 4096 (``native.copy_bytes``)."""
-    from ..kernels import copy_run  # the kernels (numba) are loaded by the time a graph's values move
-
-    if not copy_run(values, target):
+    global _copy_run
+    if _copy_run is None:  # the kernels (numba) are loaded by the time a graph's values move
+        from ..kernels import copy_run
+        _copy_run = copy_run
+    if not _copy_run(values, target):
         target[...] = values
+
+
+_copy_run: Callable[[np.ndarray, np.ndarray], bool] | None = None
+"""``kernels.copy_run``, imported on first use (an import statement cost microseconds on each copy of a run)."""

@@ -17,8 +17,7 @@ the gang only after some Python code lent them a task: :func:`summon` does that 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
@@ -149,16 +148,28 @@ def _hold(mailbox, delta):
     fetch_add(at + HOLDS, delta)
 
 
-@contextmanager
-def held() -> Iterator[None]:
+class _Counted:
+    """A block counted in one of the mailbox's words, by a compiled atomic add (``held``, ``closed``): a class, not
+    a generator, since a run enters it right after a model's data pushed Python's objects out of the caches, where
+    ``contextlib``'s generator machinery cost some microseconds more."""
+
+    __slots__ = ("_add",)
+
+    def __init__(self, add: Callable[[np.ndarray, int], None]):
+        self._add = add
+
+    def __enter__(self) -> None:
+        self._add(_mailbox, 1)
+
+    def __exit__(self, *exc) -> None:
+        self._add(_mailbox, -1)
+
+
+def held() -> _Counted:
     """Helpers in the gang stay in it while the block runs (a native run of a graph whose gaps between shared
     layers, a serial layer or a staging copy, may outlast ``SPIN_CYCLES``: C cannot call them back), and
     ``LINGER_CYCLES`` after it, ready for the application's next run."""
-    _hold(_mailbox, 1)
-    try:
-        yield
-    finally:
-        _hold(_mailbox, -1)
+    return _HELD
 
 
 def linger() -> None:
@@ -167,22 +178,25 @@ def linger() -> None:
     _hold(_mailbox, -1)
 
 
-@contextmanager
-def closed() -> Iterator[None]:
+def closed() -> _Counted:
     """Native layers run while the block runs are not posted to the gang, so they run on the calling thread alone
     even where a helper still spins from an earlier run (``Lending`` times runs without help: a helper that had
     joined them would make "alone" look as fast as lending). Process-wide: another thread's native run meanwhile
     goes without help too."""
-    _close(_mailbox, 1)
-    try:
-        yield
-    finally:
-        _close(_mailbox, -1)
+    return _CLOSED
 
 
 @jit.kernel
 def _close(mailbox, delta):
     fetch_add(mailbox.ctypes.data + CLOSED, delta)
+
+
+_HELD, _CLOSED = _Counted(_hold), _Counted(_close)
+
+
+def spinning() -> int:
+    """How many helpers are in the gang now (spinning, or in a task posted to it)."""
+    return int(_mailbox[1])
 
 
 def summon(helpers: int) -> None:

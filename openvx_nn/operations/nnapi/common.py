@@ -30,7 +30,7 @@ from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.tensor import Tensor
 from ...core.validation import Validation
-from ...kernels.engine import gang, workers
+from ...kernels.engine import gang, isa, workers
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
 VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
@@ -314,7 +314,8 @@ def lend_helpers(calls: tuple) -> bool:
 
 def summon_helpers() -> None:
     """The helpers this process may lend now, spinning in the gang when a native run starts."""
-    gang.summon(workers.helpers())
+    if gang.spinning() < isa.threads() - 1:  # else as many as there can be spin already (counting the spare
+        gang.summon(workers.helpers())  # threads took 8 us after a model's run, every run)
 
 
 class Lending:
