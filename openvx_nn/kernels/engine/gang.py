@@ -31,8 +31,6 @@ from .atomics import compare_swap, fetch_add, pause
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
 than the gaps between a graph's shared layers, short enough to leave the core soon after a run."""
-CHUNKS_PER_THREAD = 4
-"""A shared native layer's chunks per thread (as ``float_sharing``'s)."""
 SPIN_LIMIT = 100_000
 """Spin-wait rounds at most (a bound if the cycle counter does not advance)."""
 
@@ -300,7 +298,7 @@ class NativeTask:
 
     def __init__(self, n_rows: int, lend: bool):
         threads = isa.threads()
-        self.chunks = min(n_rows, CHUNKS_PER_THREAD * threads) if lend and threads > 1 and n_rows > 1 else 0
+        self.chunks = workers.chunk_count(n_rows, threads) if lend and threads > 1 and n_rows > 1 else 0
         self.counters = np.zeros(2, np.int64)
         self.record = np.zeros(2, np.int64)
 

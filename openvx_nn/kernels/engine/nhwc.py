@@ -55,7 +55,6 @@ within a microsecond, so MobileNet's 1.6-million multiply-add layers (20-40 us) 
 
 ACC_LIMIT = (1 << 31) - 1
 ELEMENTS = 2  # int16 elements per 4-byte group
-CHUNKS_PER_THREAD = 4
 
 
 @kernel
@@ -407,7 +406,7 @@ class NhwcCall:
             if not helpers:
                 units(code, *arrays, 0, n_units)
                 return
-            n_chunks = min(n_units, CHUNKS_PER_THREAD * (helpers + 1))
+            n_chunks = workers.chunk_count(n_units, helpers + 1)
             counters = np.zeros(2, np.int64)
             workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
             claim(code, *arrays, n_units, n_chunks, counters, True)

@@ -56,7 +56,6 @@ from .tiles import accumulate_blocks, choose_tile
 
 INT32_MAX = (1 << 31) - 1
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
-CHUNKS_PER_THREAD = 4
 PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
 STRIP = 96  # pixels requantized and stored together
 
@@ -609,7 +608,8 @@ def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int 
     until the caller sets ``counters[3]`` (1 go, 2 nothing to do).
     """
     head, sizes, tail = args
-    n_chunks = min(sizes[0], CHUNKS_PER_THREAD * (helpers + 1)) if sizes else CHUNKS_PER_THREAD * (helpers + 1)
+    units = sizes[0] if sizes else workers.CHUNKS_PER_THREAD * (helpers + 1)  # no sizes (packing): as many as can be
+    n_chunks = workers.chunk_count(units, helpers + 1)
     counters[3] = ready
 
     def call(wait: bool) -> tuple:

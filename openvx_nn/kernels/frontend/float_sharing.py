@@ -26,9 +26,6 @@ NATIVE_PARALLEL_WORK = 150_000
 there the hand-over is an atomic store the spinning helper sees within a microsecond, so layers of a few
 microseconds are worth sharing -- MobileNet v1's 14x14 and 7x7 depthwise layers, which had stayed on the calling
 thread, a fifth of the model's time."""
-CHUNKS_PER_THREAD = 4
-
-
 F32 = {(ndim, writable): types.Array(types.float32, ndim, "C", readonly=not writable)
        for ndim in (1, 3, 4, 5) for writable in (False, True)}
 """numba types of C-contiguous float32 arrays by (rank, written): the kernels' signatures."""
@@ -68,7 +65,7 @@ class Rows:
             return
         run = compiled(self.shared, self.arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
         args, n_rows = self.args, self.n_rows
-        n_chunks = min(n_rows, CHUNKS_PER_THREAD * (helpers + 1))
+        n_chunks = workers.chunk_count(n_rows, helpers + 1)
         counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
         gang.post(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
         run(*args, n_rows, n_chunks, counters, True)

@@ -32,7 +32,6 @@ from .quant8_convolution import Prepared
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 NATIVE_PARALLEL_WORK = 1 << 15  # the same for a native entry's layer: its helpers spin in a held gang, see nhwc.py
-CHUNKS_PER_THREAD = 4
 MAX_TAPS = ((1 << 31) - 1) // (255 * 255)
 SEGMENT = 512
 """Values of a line a tap's run covers at most (multiplier 1): nine taps' weights for them stay in L1 (weights
@@ -271,7 +270,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
             if not helpers:
                 serial(xp, w_offsets, lane_bias, line_bias, out, *scalars, 0, n_lines)
                 return
-            n_chunks = min(n_lines, CHUNKS_PER_THREAD * (helpers + 1))
+            n_chunks = workers.chunk_count(n_lines, helpers + 1)
             counters = np.zeros(2, np.int64)
             workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
                                        False), helpers)

@@ -45,9 +45,11 @@ def copy_run(src: np.ndarray, out: np.ndarray) -> bool:
     dtype and shape, apart, and at least :data:`RUN_BYTES`; else False, nothing done (NumPy's assignment is
     cheaper below that size: the byte loop's entry costs a few microseconds). Raises ValueError for a read-only
     ``out`` (the compiled loop would write it regardless)."""
+    if out.nbytes < RUN_BYTES:  # first: a model's small output is copied right after its run, from cold caches
+        return False
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    if out.nbytes < RUN_BYTES or src.dtype != out.dtype or src.shape != out.shape:
+    if src.dtype != out.dtype or src.shape != out.shape:
         return False
     if src.flags.c_contiguous and out.flags.c_contiguous:
         order = "C"
@@ -68,6 +70,8 @@ def copy(src: np.ndarray, out: np.ndarray) -> None:
         raise ValueError(f"copy needs one data type, got {src.dtype} and {out.dtype}")
     if copy_run(src, out):
         return
+    if not out.flags.writeable:  # the compiled loop would write it regardless
+        raise ValueError("out is read-only")
     views = loop_views(out, detach(out, src, True))
     if views is None:
         return
