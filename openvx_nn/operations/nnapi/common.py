@@ -14,7 +14,6 @@ the OpenVX dims ``(C, W, H, N)`` over the same memory, so a kernel sees
 from __future__ import annotations
 
 import math
-import statistics
 import time
 import weakref
 from collections.abc import Callable
@@ -333,8 +332,9 @@ class Lending:
     timed run is paired with the last timed run of the other way, two or three runs before (a shared machine's speed
     drifts over seconds: times taken far apart compare the machine, not the ways), and a run right after a timed run
     of its way counts the lesser of the two times (a helper preempted for a time slice stalls a lending run fivefold
-    now and then: two such stalls among five pairs had turned a graph to running alone). The median of the last
-    ``SAMPLES`` ratios decides, for lending unless it is more than 10% slower (``ALONE_ABOVE``). A run alone closes
+    now and then: two such stalls among five pairs had turned a graph to running alone). The last ``SAMPLES``
+    ratios decide: lending, unless ``ALONE_BY`` of them say it is more than 10% slower (``ALONE_ABOVE``). A run alone
+    closes
     the gang (``gang.closed``: a helper still spinning from a lending run must not join it), and the run before a
     turn of lending summons the helpers.
 
@@ -350,10 +350,17 @@ class Lending:
     EXPLORE = 16
     SAMPLES = 5
     ALONE_ABOVE = math.log(1.1)
-    """The median log ratio (lending time / time alone) above which runs go alone. A run with a helper is the faster
-    way on an idle machine, and the harm lending guards against is large (2.5x under a load of 4 on 2 cores); but in
-    a benchmark alternating with another runtime the timed pairs of NNAPI's float MobileNet gave ratios of 0.82-1.27,
-    mostly 0.85-0.99, so a median decided at 1.0 turned some processes to running alone, 1.25x slower there."""
+    """The log ratio (lending time / time alone) above which a pair counts for running alone. A run with a helper is
+    the faster way on an idle machine, and the harm lending guards against is large (2.5x under a load of 4 on 2
+    cores); but in a benchmark alternating with another runtime the timed pairs of NNAPI's float MobileNet gave
+    ratios of 0.82-1.27, mostly 0.85-0.99, so a median decided at 1.0 turned some processes to running alone, 1.25x
+    slower there."""
+    ALONE_BY = 4
+    """How many of the last ``SAMPLES`` pairs must count for running alone. On this 2-core VM some lending runs get no
+    help now and then (ratios of 0.9-2.05 among the usual 0.5-0.6, in 20 benchmark processes of MobileNet v2), and a
+    median of five (three such) had turned two of 15 benchmark processes to running alone, 1.7x slower; four in five
+    is some 12 times rarer, a machine busier than its cores still gives five in five, and two good trials of lending
+    bring a graph back where three had been needed."""
     IDLE = 0.002  # seconds: about gang.LINGER_CYCLES, how long helpers stay ready after a run
     WARM = 2
 
@@ -369,7 +376,8 @@ class Lending:
     def __init__(self) -> None:
         self._runs = 0
         self._ratios: list[float] = []  # log(lending time / alone time) of the last SAMPLES pairs
-        self._decision: bool | None = None  # their median <= 0, kept as they change (read twice a run)
+        self._decision: bool | None = None  # fewer than ALONE_BY above ALONE_ABOVE, kept as they change (read twice
+        # a run)
         self._timed: list[float | None] = [None, None]  # each way's last timed run not yet paired: [alone, lending]
         self._last: tuple[bool, float, bool, bool] | None = None  # the previous run: (way, time, timed, after a
         # pause); None: none, or it raised
@@ -417,7 +425,7 @@ class Lending:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
                 self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
                 del self._ratios[:-self.SAMPLES]
-                self._decision = statistics.median(self._ratios) <= self.ALONE_ABOVE
+                self._decision = sum(r > self.ALONE_ABOVE for r in self._ratios) < self.ALONE_BY
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
         if not lend and (self._lend(self._runs + 1) or self._trial_within(self.WARM + 1)):
