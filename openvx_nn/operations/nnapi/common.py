@@ -356,11 +356,13 @@ class Lending:
     ratios of 0.82-1.27, mostly 0.85-0.99, so a median decided at 1.0 turned some processes to running alone, 1.25x
     slower there."""
     ALONE_BY = 4
-    """How many of the last ``SAMPLES`` pairs must count for running alone. On this 2-core VM some lending runs get no
-    help now and then (ratios of 0.9-2.05 among the usual 0.5-0.6, in 20 benchmark processes of MobileNet v2), and a
-    median of five (three such) had turned two of 15 benchmark processes to running alone, 1.7x slower; four in five
-    is some 12 times rarer, a machine busier than its cores still gives five in five, and two good trials of lending
-    bring a graph back where three had been needed."""
+    """How many of the last ``SAMPLES`` pairs must count for running alone. On this 2-core VM some lending runs get
+    no help now and then (ratios of 0.83-2.05 among the usual 0.5-0.6, in 20 benchmark processes of MobileNet v2),
+    and a median of five (three such) had turned two of 15 benchmark processes to running alone, 1.7x slower; four
+    in five is some 12 times rarer, and two good trials of lending bring a graph back where three had been needed.
+    Under a load of 4 on the 2 cores the pairs scatter (0.17-2.09): there the median and four in five measured alike
+    (MobileNet v2 11.4-11.8 ms against 11.8-11.9), and where lending stayed slower pair after pair (1.34-1.36) five
+    in five turned the graph alone."""
     IDLE = 0.002  # seconds: about gang.LINGER_CYCLES, how long helpers stay ready after a run
     WARM = 2
 
