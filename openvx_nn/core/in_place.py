@@ -43,7 +43,7 @@ def _address(array: np.ndarray) -> int:
     try:
         return ctypes.addressof(ctypes.c_char.from_buffer(array))
     except (TypeError, ValueError):  # read-only
-        return array.__array_interface__["data"][0]
+        return _span(array)[0]
 
 
 def _blocks(item, blocks: list[np.ndarray], tables: list[np.ndarray]) -> None:
@@ -68,7 +68,8 @@ class _Covered(NamedTuple):
     dtype: np.dtype
     shape: tuple[int, ...]  # of an array in the tensor's place (its storage's transpose: C order)
     words: tuple[tuple[np.ndarray, int, int, int], ...]  # (block, word index, its offset into the tensor's bytes,
-    # the word pointing at the tensor), in Python ints: a NumPy index array's assignment costs 15 us cold, an int's 3
+    # the word as bound, pointing at the tensor), in Python ints: a NumPy index array's assignment costs 15 us cold,
+    # an int's 3
 
 
 class InPlace:
@@ -98,9 +99,8 @@ class InPlace:
             words = cls._pointers(plan.calls, tensor)
             storage = tensor.array.T
             if words and storage.flags.c_contiguous:
-                home = _span(tensor.array)[0]
                 found[id(tensor)] = _Covered(storage.dtype, storage.shape, tuple(
-                    (block, int(i), int(offset), home + int(offset)) for block, at, offsets in words
+                    (block, int(i), int(offset), int(block[i])) for block, at, offsets in words
                     for i, offset in zip(at, offsets)))
         return cls(found) if found else None
 

@@ -192,16 +192,18 @@ def _close(mailbox, delta):
 _HELD, _CLOSED = _Counted(_hold), _Counted(_close)
 
 
-def spinning() -> int:
-    """How many helpers are in the gang now (spinning, or in a task posted to it)."""
-    return int(_mailbox[1])
-
-
 def summon(helpers: int) -> None:
     """Have ``helpers`` spinning in the gang (posting them a task that does nothing where fewer are), so that a
     native run about to start finds them (it cannot start threads itself)."""
     if helpers > int(_mailbox[1]):
         post(_nothing, helpers)
+
+
+def summon_spare() -> None:
+    """:func:`summon` the helpers this process may lend now (``workers.helpers``), unless as many as there can be
+    are in the gang already, as between a model's runs: counting the spare threads took 8 us after a run."""
+    if int(_mailbox[1]) < isa.threads() - 1:
+        summon(workers.helpers())
 
 
 def disband(timeout: float) -> bool:

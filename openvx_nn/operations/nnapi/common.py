@@ -29,7 +29,7 @@ from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.tensor import Tensor
 from ...core.validation import Validation
-from ...kernels.engine import gang, isa, workers
+from ...kernels.engine import gang
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
 VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
@@ -313,8 +313,7 @@ def lend_helpers(calls: tuple) -> bool:
 
 def summon_helpers() -> None:
     """The helpers this process may lend now, spinning in the gang when a native run starts."""
-    if gang.spinning() < isa.threads() - 1:  # else as many as there can be spin already (counting the spare
-        gang.summon(workers.helpers())  # threads took 8 us after a model's run, every run)
+    gang.summon_spare()
 
 
 class Lending:
@@ -333,10 +332,9 @@ class Lending:
     drifts over seconds: times taken far apart compare the machine, not the ways), and a run right after a timed run
     of its way counts the lesser of the two times (a helper preempted for a time slice stalls a lending run fivefold
     now and then: two such stalls among five pairs had turned a graph to running alone). The last ``SAMPLES``
-    ratios decide: lending, unless ``ALONE_BY`` of them say it is more than 10% slower (``ALONE_ABOVE``). A run alone
-    closes
-    the gang (``gang.closed``: a helper still spinning from a lending run must not join it), and the run before a
-    turn of lending summons the helpers.
+    ratios decide: lending, unless ``ALONE_BY`` of them say it is more than 10% slower (``ALONE_ABOVE``). A run
+    alone closes the gang (``gang.closed``: a helper still spinning from a lending run must not join it), and the
+    run before a turn of lending summons the helpers.
 
     A run begun more than ``IDLE`` seconds after the last one ended, where that one was not, counts as the first of
     its turn: the helpers have left the gang and their cores idled (on a shared machine the first lending run after
