@@ -42,7 +42,7 @@ from numba import types
 from ..support import jit, native
 from ..support.jit import kernel
 from . import gang, workers
-from .atomics import fetch_add, wait_for_chunks
+from .atomics import fetch_add, take_chunk, wait_for_chunks
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8, requantize16
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
@@ -311,12 +311,13 @@ _UNITS = kernel(_units)
 
 
 def _claim(code, xp, taps, weights, bias, out, params, n_units, n_chunks, counters, wait):
-    # Chunks of units claimed from counters[0] by the caller and its helpers (workers.py); counters[1]
-    # counts finished chunks, and the caller (``wait``) returns once all are finished.
+    # Chunks of units claimed from counters[0] by the caller (from the front) and its helpers (from the back:
+    # atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all are
+    # finished.
     claim = np.int64(counters.ctypes.data)
     while True:
-        i = fetch_add(claim, 1)
-        if i >= n_chunks:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
             break
         _UNITS(code, xp, taps, weights, bias, out, params, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)

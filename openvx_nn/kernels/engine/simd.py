@@ -47,7 +47,7 @@ from numba import types
 from ..support import jit
 from ..support.fixed_point import int_range, requantize_lane, requantize_run
 from . import workers
-from .atomics import compare_swap, fetch_add, pause, wait_for_chunks
+from .atomics import compare_swap, fetch_add, pause, take_chunk, wait_for_chunks
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 from .settle_lanes import WIDTH as SETTLE_WIDTH
@@ -433,17 +433,17 @@ def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, sh
                  wait,
                  rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
                  bias_shift, shift, nearest_even, saturate, lo, hi):
-    # Chunks of units claimed one at a time from counters[0] by the caller and its helpers (workers.py);
-    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished. A
-    # helper lent the task before the input is packed waits for counters[3]: 1 go, 2 nothing to do.
+    # Chunks of units claimed one at a time from counters[0] by the caller (from the front) and its helpers (from
+    # the back: atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all
+    # are finished. A helper lent the task before the input is packed waits for counters[3]: 1 go, 2 nothing to do.
     claim = np.int64(counters.ctypes.data)
     while fetch_add(claim + 24, 0) == 0:
         pause()
     if fetch_add(claim + 24, 0) == 2:
         return
     while True:
-        i = fetch_add(claim, 1)
-        if i >= n_chunks:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
             break
         _UNITS(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, n_units * i // n_chunks,
                n_units * (i + 1) // n_chunks, rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride,

@@ -1,6 +1,6 @@
 """One float32 call's rows shared between the calling thread and the engine's helpers.
 
-A layer's output rows are cut into chunks behind a shared counter (``atomics.fetch_add``); the caller
+A layer's output rows are cut into chunks behind a shared counter (``atomics.take_chunk``); the caller
 lends the same task to the helpers (``engine.workers``) and claims chunks itself, then waits only for
 chunks a helper has claimed and not finished. A helper the OS runs late takes fewer chunks or none and
 never holds the call up (no barrier), and each call has its own counters, so a kernel called from several

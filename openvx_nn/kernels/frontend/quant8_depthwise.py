@@ -22,7 +22,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import gang, workers
-from ..engine.atomics import fetch_add, wait_for_chunks
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..support import jit, native
 from ..support.jit import kernel
@@ -190,12 +190,13 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride, part, parts):
 
 
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
-    # Chunks of output lines claimed from counters[0] by the caller and its helpers (engine/workers.py);
-    # counters[1] counts finished chunks, and the caller (``wait``) returns once all are finished.
+    # Chunks of output lines claimed from counters[0] by the caller (from the front) and its helpers (from the
+    # back: atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all
+    # are finished.
     claim = np.int64(counters.ctypes.data)
     while True:
-        i = fetch_add(claim, 1)
-        if i >= n_chunks:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
             break
         _DEPTHWISE(x, w_offsets, bias, line_bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4],
                    scalars[5], scalars[6], scalars[7], scalars[8], n_lines * i // n_chunks,
