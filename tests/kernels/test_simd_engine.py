@@ -70,6 +70,42 @@ def test_convolution_matches_the_reference_over_random_geometry(name, fmt):
         assert_bits_equal(out, expected)
 
 
+def test_the_planner_covers_16_and_32_channels_with_whole_vectors():
+    from openvx_nn.kernels.engine.tiles import choose_tile
+    assert choose_tile(16, 1024, 16) == (24, 1)
+    assert choose_tile(16, 256, 32) == (12, 2)
+    assert choose_tile(16, 3136, 48) == (24, 1)  # three blocks of one vector
+    assert choose_tile(16, 3136, 64) == (6, 4)
+    assert choose_tile(16, 1, 4096) == (1, 8)
+
+
+@pytest.mark.skipif("avx512_vnni" not in isa.available(), reason="this CPU has no avx512_vnni")
+@pytest.mark.parametrize("tile", [(24, 1), (12, 2)], ids=str)
+@pytest.mark.parametrize("fmt", INT_FORMATS, ids=str)
+def test_the_narrow_512_bit_tiles_match_the_reference(tile, fmt, monkeypatch):
+    from openvx_nn.kernels.engine import tiles
+    monkeypatch.setitem(tiles.TILES, 16, (tile,))
+    rng = np.random.default_rng(abs(hash((tile, fmt.name))) % 2**32)
+    for case, k_out in enumerate((1, 16, 23, 32, 40)):  # short, whole and several blocks, a short last one
+        saturate, nearest_even = POLICIES[case % 4]
+        kx, ky = (int(v) for v in rng.integers(1, 4, 2))
+        pad, stride = (kx // 2, ky // 2), tuple(int(v) for v in rng.integers(1, 3, 2))
+        channels = int(rng.integers(1, 20))
+        width, height = (int(v) for v in rng.integers(kx + 2, 16, 2))
+        ow = (width + 2 * pad[0] - kx) // stride[0] + 1
+        oh = (height + 2 * pad[1] - ky) // stride[1] + 1
+        x = placed(rng, random_values(rng, fmt, (width, height, channels)))
+        w = placed(rng, random_values(rng, fmt, (kx, ky, channels, k_out)))
+        bias = placed(rng, random_values(rng, fmt, (k_out,)))
+        out = blank(rng, (ow, oh, k_out), fmt.dtype, LAYOUTS[case % len(LAYOUTS)])
+        positions = fpps(fmt, rng)
+        convolution(x, w, bias, out, *pad, *stride, 0, 0, saturate, nearest_even, fpp_x=positions[0],
+                    fpp_w=positions[1], fpp_b=positions[2], fpp_out=positions[3], method="simd", isa="avx512_vnni")
+        expected = reference_convolution(x, w, bias, out.shape, pad, stride, (0, 0), fmt, positions, saturate,
+                                         nearest_even)
+        assert_bits_equal(out, expected)
+
+
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
 @pytest.mark.parametrize("saturate, nearest_even", POLICIES)
@@ -244,7 +280,7 @@ def test_a_layer_of_few_channels_takes_the_256_bit_kernels_unless_an_instruction
     monkeypatch.delenv(isa.ENV_ISA, raising=False)
     monkeypatch.setattr(isa, "available", lambda: ("avx512_vnni", "avx_vnni", "avx2", "generic"))
     monkeypatch.setattr(isa, "selected", lambda: "avx512_vnni")
-    assert [isa.for_layer(None, k) for k in (1, 8, 32, 33, 64)] == ["avx_vnni"] * 3 + ["avx512_vnni"] * 2
+    assert [isa.for_layer(None, k) for k in (1, 8, 9, 32, 64)] == ["avx_vnni"] * 2 + ["avx512_vnni"] * 3
     assert isa.for_layer("avx512_vnni", 8) == "avx512_vnni"  # asked for by the caller
     assert isa.for_layer(None, 0) == "avx512_vnni"
     monkeypatch.setenv(isa.ENV_ISA, "avx512_vnni")  # forced for the process

@@ -78,12 +78,13 @@ def selected() -> str:
     return available()[0]
 
 
-NARROW_CHANNELS = 32
+NARROW_CHANNELS = 8
 """Output channels up to which a layer runs on ``avx_vnni`` rather than ``avx512_vnni`` (both on the CPU, neither
-forced). The 512-bit tiles hold 64 channels or more, so a layer of fewer pays for lanes it does not use: uint8
-NHWC layers of 8, 16 and 24 channels took 2-3x as long on them as on the 256-bit tiles, 32 channels 1.05-1.3x;
-from 48 channels the 512-bit tiles were faster (1.05-1.9x), one thread, 1x1 and 3x3 windows of 3-64 input
-channels. The results are the same exact sums either way."""
+forced): 8 channels fill a 256-bit vector and only half of a 512-bit one. Before the 512-bit tiles of one and two
+vectors (``tiles.TILES``), layers of up to 32 channels went to 256 bits; on those tiles, one thread, Q7.8 3x3
+layers of 16 and 32 channels took 0.80-0.85x and 0.67x the time they took on 256 bits (32x32x3->16 12.6 -> 10.1 us,
+16x16x16->32 13.5 -> 9.1 us), and NNAPI's uint8 MobileNet v1 0.25 (layers of 8 to 256 channels) ran as fast either
+way. The results are the same exact sums either way."""
 
 
 def for_layer(isa: str | None, k_out: int) -> str:
