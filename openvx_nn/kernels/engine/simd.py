@@ -433,16 +433,18 @@ def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, sh
                  wait,
                  rows, block, n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift,
                  bias_shift, shift, nearest_even, saturate, lo, hi):
-    # Chunks of units claimed one at a time from counters[0] by the caller (from the front) and its helpers (from
-    # the back: atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all
-    # are finished. A helper lent the task before the input is packed waits for counters[3]: 1 go, 2 nothing to do.
+    # Chunks of units claimed one at a time from counters[0] by the caller and its helpers (atomics.take_chunk),
+    # in order, or where counters[2] is nonzero the caller from the front and the helpers from the back; counters[1]
+    # counts finished chunks, and the caller (``wait``) returns once all are finished. A helper lent the task before
+    # the input is packed waits for counters[3]: 1 go, 2 nothing to do.
     claim = np.int64(counters.ctypes.data)
     while fetch_add(claim + 24, 0) == 0:
         pause()
     if fetch_add(claim + 24, 0) == 2:
         return
+    back = not wait and fetch_add(claim + 16, 0) != 0
     while True:
-        i = take_chunk(claim, n_chunks, not wait)
+        i = take_chunk(claim, n_chunks, back)
         if i < 0:
             break
         _UNITS(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, n_units * i // n_chunks,
