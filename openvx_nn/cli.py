@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import __version__
+from . import __version__, kernel_cache
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 BENCHMARK = SOURCE_ROOT / "benchmarks" / "alexnet.py"
@@ -43,6 +43,17 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def non_negative_days(text: str) -> float:
+    """argparse type: a finite number of days, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more days, got {text}")
     return value
 
 
@@ -180,6 +191,11 @@ def cmd_warm(args: argparse.Namespace) -> int:
           f"cache: {jit.cache_location()}")
     if jit.uncached():
         print("running without a disk cache:", ", ".join(sorted(set(jit.uncached()))))
+    if jit.cache_location() == jit.user_cache_dir():  # not NUMBA_CACHE_DIR's: numba lays that out its own way
+        pruned = kernel_cache.prune(jit.user_cache_dir(), jit.PACKAGE_STAMP[:16], args.keep_days)
+        if pruned.removed:
+            print(f"removed {len(pruned.removed)} kernel builds of other sources unused for {args.keep_days:g} days "
+                  f"({pruned.freed / 2**20:.0f} MiB)")
     return 0
 
 
@@ -230,6 +246,9 @@ def parser() -> argparse.ArgumentParser:
     warm = sub.add_parser("warm", help="fill the kernel cache ahead of time (the shipped recorded signatures)")
     warm.add_argument("signatures", nargs="*", type=Path, help="more files recorded with OPENVX_NN_RECORD_SIGNATURES")
     warm.add_argument("--only", action="store_true", help="only the files given, not the shipped signatures")
+    warm.add_argument("--keep-days", type=non_negative_days, default=kernel_cache.UNUSED_DAYS, metavar="DAYS",
+                      help="then remove the cached builds of other kernel sources unused for DAYS days "
+                           f"(default {kernel_cache.UNUSED_DAYS}; 0: all of them)")
     warm.set_defaults(run=cmd_warm)
     return p
 
