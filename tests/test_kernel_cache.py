@@ -1,83 +1,147 @@
-"""``openvx-nn warm`` removes the cached kernel builds of other sources that no install has used for a while, and
-nothing else."""
+"""numba's on-disk kernel cache lives in a per-user directory keyed by version and CPU, never inside the
+package (so ``pip uninstall`` leaves nothing behind), read-only install or not; only the first process
+compiles."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from openvx_nn import kernel_cache
+import pytest
+
+import openvx_nn
 from openvx_nn.kernels.support import jit
 
-DAY = 86400.0
+SCRIPT = """
+import numpy as np
+import openvx_nn
+from openvx_nn.kernels import copy
+from openvx_nn.kernels.support import jit
+x = np.arange(6, dtype=np.int16).reshape(2, 3)
+out = np.zeros((2, 3), np.int16)
+copy(x, out)
+assert (out == x).all()
+print(openvx_nn.__file__)
+print("uncached:", ",".join(jit.uncached()))
+"""
 
 
-def _build(root: Path, name: str, age_days: float, size: int = 1000) -> Path:
-    """A fake build: an index file of ``size`` bytes, every time stamp ``age_days`` old."""
-    build = root / name / "engine"
-    build.mkdir(parents=True)
-    index = build / "simd._units-1.py311.nbi"
-    index.write_bytes(b"x" * size)
-    then = time.time() - age_days * DAY
-    for path in (index, build, build.parent):
-        os.utime(path, (then, then))
-    return build.parent
+def _read_only_runner(package_root: Path) -> list[str]:
+    """A command prefix under which ``package_root`` is read-only (even for root), or skip."""
+    if os.geteuid() != 0:
+        for path in package_root.rglob("*"):
+            path.chmod(path.stat().st_mode & ~0o222)
+        return []
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("running as root without user namespaces: cannot make a directory read-only")
+    return [unshare, "-rm", "sh", "-c", f'mount --bind -o ro "{package_root}" "{package_root}" && exec "$@"', "sh"]
 
 
-def test_only_builds_of_other_sources_unused_for_the_days_given_are_stale(tmp_path):
-    current = "0123456789abcdef"
-    _build(tmp_path, current, 400)  # however old: it is this install's
-    old = _build(tmp_path, "aaaaaaaaaaaaaaaa", 40)
-    _build(tmp_path, "bbbbbbbbbbbbbbbb", 1)
-    read_lately = _build(tmp_path, "cccccccccccccccc", 40)
-    index = next(read_lately.rglob("*.nbi"))
-    os.utime(index, (time.time() - 2 * DAY, index.stat().st_mtime))  # loaded two days ago: accessed, not changed
-    _build(tmp_path, "kernels_aaaaaaaaaaaaaaaaaaaa", 40)  # numba's own layout (NUMBA_CACHE_DIR): not a build name
-    _build(tmp_path, "AAAAAAAAAAAAAAAA", 40)
-    (tmp_path / "dddddddddddddddd").write_text("a file")
-    (tmp_path / "eeeeeeeeeeeeeeee").symlink_to(old)
-    assert kernel_cache.stale_builds(tmp_path, current, 30) == [old]
-    assert [p.name for p in kernel_cache.stale_builds(tmp_path, current, 0)] == [
-        "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "cccccccccccccccc"]
-    assert kernel_cache.stale_builds(tmp_path / "missing", current, 30) == []
+def test_read_only_install_caches_kernels_in_the_user_cache_directory(tmp_path):
+    source = Path(openvx_nn.__file__).parent
+    root = tmp_path / "site"
+    shutil.copytree(source, root / "openvx_nn", ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+    prefix = _read_only_runner(root)
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("OPENVX_NN_CACHE_DIR", None)  # the user cache directory is what this test is about
+
+    def run() -> str:
+        result = subprocess.run([*prefix, sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                                env=env, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    first = run()
+    assert str(root / "openvx_nn") in first and "uncached: \n" in first  # the copy, every kernel cached
+    assert not list(root.rglob("*.nbi"))  # nothing was written into the package
+    cached = list((tmp_path / "xdg" / "openvx-nn").glob(f"{openvx_nn.__version__}-*/**/*.nbi"))
+    assert cached, first
+    second = run()
+    assert "data loaded" in second and "data saved" not in second, second  # the second process compiles nothing
 
 
-def test_prune_removes_the_stale_builds_and_counts_their_bytes(tmp_path):
-    current = "0123456789abcdef"
-    keep = _build(tmp_path, current, 400)
-    old = _build(tmp_path, "aaaaaaaaaaaaaaaa", 40, size=3000)
-    recent = _build(tmp_path, "bbbbbbbbbbbbbbbb", 1)
-    (tmp_path / "eeeeeeeeeeeeeeee").symlink_to(old)
-    pruned = kernel_cache.prune(tmp_path, current, 30)
-    assert pruned == kernel_cache.Pruned([old], 3000)
-    assert not old.exists() and keep.exists() and recent.exists()
-    assert kernel_cache.prune(tmp_path, current, 30) == kernel_cache.Pruned([], 0)
-
-
-def test_warm_prunes_its_cache_directory(tmp_path):
-    # A cache directory of this process's own (OPENVX_NN_CACHE_DIR), with an old build of other sources beside it.
-    old = _build(tmp_path, "aaaaaaaaaaaaaaaa", 40, size=5 * 2**20)
-    recent = _build(tmp_path, "bbbbbbbbbbbbbbbb", 1)
-    current = _build(tmp_path, jit.PACKAGE_STAMP[:16], 400)  # this install's build, however old
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "OPENVX_NN_RECORD_SIGNATURES")}
-    env["OPENVX_NN_CACHE_DIR"] = str(tmp_path)
-    empty = tmp_path / "none.txt"
-    empty.write_text("")
-    result = subprocess.run([sys.executable, "-m", "openvx_nn", "warm", "--only", str(empty)], capture_output=True,
-                            text=True, env=env, timeout=600)
+def test_a_writable_package_gets_no_cache_files_and_the_override_is_honoured(tmp_path):
+    source = Path(openvx_nn.__file__).parent
+    root = tmp_path / "site"
+    shutil.copytree(source, root / "openvx_nn", ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "OPENVX_NN_CACHE_DIR": str(tmp_path / "chosen")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=600)
     assert result.returncode == 0, result.stderr
-    assert "removed 1 kernel builds of other sources unused for 30 days (5 MiB)" in result.stdout, result.stdout
-    assert not old.exists() and recent.exists()
-    result = subprocess.run([sys.executable, "-m", "openvx_nn", "warm", "--only", str(empty), "--keep-days", "0"],
-                            capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr
-    assert not recent.exists() and current.exists()
+    assert "uncached: \n" in result.stdout
+    assert not [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
+    assert list((tmp_path / "chosen").rglob("*.nbi")) and not (tmp_path / "xdg").exists()
 
 
-def test_keep_days_must_be_a_number_of_days():
-    result = subprocess.run([sys.executable, "-m", "openvx_nn", "warm", "--keep-days", "-1"], capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 2
-    assert "must be 0 or more days, got -1" in result.stderr
+def test_two_installs_of_the_same_sources_share_one_compiled_set(tmp_path):
+    """The cache is keyed by the sources' content, not their path: a second install (another virtual
+    environment, or ``pip install -e .`` after ``pip install .``) loads what the first compiled."""
+    source = Path(openvx_nn.__file__).parent
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("OPENVX_NN_CACHE_DIR", None)
+    outputs = []
+    for site in ("first", "second"):
+        shutil.copytree(source, tmp_path / site / "openvx_nn",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_build"))
+        result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                                env={**env, "PYTHONPATH": str(tmp_path / site)}, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout)
+    assert "data saved" in outputs[0]
+    assert "data loaded" in outputs[1] and "data saved" not in outputs[1], outputs[1]
+
+
+LOADER = """
+import sys
+import numpy as np
+from openvx_nn.kernels import copy
+x = np.arange(6, dtype=np.int16).reshape(2, 3)
+out = np.zeros((2, 3), np.int16)
+copy(x, out)
+assert (out == x).all()
+print("registries after a load:", "numba.np.linalg" in sys.modules)
+wide = np.zeros((2, 3), np.int32)
+copy(x.astype(np.int32), wide)
+assert (wide == x).all()
+print("registries after a compile:", "numba.np.linalg" in sys.modules)
+"""
+
+
+def test_loading_a_cached_kernel_does_not_load_numbas_compiler_registries(tmp_path):
+    """numba readies its whole compiler (every typing and lowering registry, ~0.2 s) before loading machine
+    code from its cache; a process that only loads compiled kernels skips that, and one that then compiles
+    something new still compiles it."""
+    env = {**os.environ, "OPENVX_NN_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_DEBUG_CACHE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    first = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", LOADER], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "data loaded" in second.stdout
+    assert "registries after a load: False" in second.stdout, second.stdout
+    assert "registries after a compile: True" in second.stdout, second.stdout
+
+
+def test_the_cache_directory_reads_the_installed_version_once(monkeypatch):
+    # importlib.metadata scans every installed distribution per call; each kernel asks for its cache directory.
+    import importlib.metadata
+    calls = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: calls.append(name) or "9.9")
+    monkeypatch.delenv(jit.CACHE_ENV, raising=False)
+    jit._version.cache_clear()
+    try:
+        directories = {jit.user_cache_dir() for _ in range(5)}
+    finally:
+        jit._version.cache_clear()
+    assert calls == ["openvx-nn"]
+    assert len(directories) == 1 and next(iter(directories)).name.startswith("9.9-")
