@@ -1,10 +1,11 @@
 """Exceptions for failed OpenVX calls: the ``vx_status`` and the library's own log message."""
 from __future__ import annotations
 
+from ..core import errors as core
 from ..core.enums import Status, status_name
 
 
-class VXError(RuntimeError):
+class VXError(core.VXError, RuntimeError):
     """A call through libopenvx.so failed.
 
     ``status`` is the ``vx_status`` value, ``status_name`` its standard name
@@ -13,12 +14,14 @@ class VXError(RuntimeError):
     """
 
     def __init__(self, status: int, function: str, log: str = ""):
-        self.status = int(status)
         self.status_name = status_name(status)
         self.function = function
         self.log = log
         detail = f": {log}" if log else ""
-        super().__init__(f"{function} failed with {self.status_name}{detail}")
+        super().__init__(status, f"{function} failed with {self.status_name}{detail}")
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class InvalidReferenceError(VXError):

@@ -1,10 +1,12 @@
-"""The one exception the object model raises: a ``vx_status`` with a message."""
+"""The one exception the object model raises: a ``vx_status`` with a message (the base of the public
+``openvx_nn.api.errors.VXError``, so a caller catches one class whichever layer raised it)."""
 from __future__ import annotations
 
+from ..errors import Error
 from .enums import Status, status_name
 
 
-class VXError(Exception):
+class VXError(Error):
     """A failed OpenVX operation.
 
     ``status`` is the ``vx_status`` the C caller receives; ``ref`` is the object

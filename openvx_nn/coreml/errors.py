@@ -1,8 +1,10 @@
 """``CoreMLError``: a model we cannot read or run, naming the layer, its type and why."""
 from __future__ import annotations
 
+from ..errors import Error
 
-class CoreMLError(ValueError):
+
+class CoreMLError(Error, ValueError):
     """Raised by :func:`openvx_nn.coreml.load` and :meth:`CoreMLModel.predict`."""
 
     def __init__(self, reason: str, layer: str | None = None, layer_type: str | None = None):

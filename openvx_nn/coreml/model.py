@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -133,6 +134,9 @@ class CoreMLModel:
         self._graphs: dict[tuple, GraphBuilder] = {}
         self._lends: dict[int, _Runs] = {}  # id(graph) -> what its runs need, found once per plan
         self._ranks: dict[str, int] = {}  # input name -> the rank its feature declares (read from the spec once)
+        # One predict at a time: a graph's tensors hold one call's inputs and outputs from the copy-in to the
+        # copy-out (docs/threads.md: serialized calls served more requests a second than a graph per thread).
+        self._lock = threading.RLock()
         _start_library()
         if declared:
             self._build(self._declared_shapes())
@@ -252,11 +256,20 @@ class CoreMLModel:
     @property
     def graph(self):
         """The verified OpenVX graph (``openvx_nn.core.graph.Graph``) for the declared input shapes."""
-        return self._build(self._declared_shapes()).graph
+        with self._lock:
+            return self._build(self._declared_shapes()).graph
 
     def predict(self, inputs: Mapping[str, np.ndarray], bench: bool = False) -> dict[str, Any]:
-        """Run the model; returns {output name: array} (classifiers: label and probability dict)."""
+        """Run the model; returns {output name: array} (classifiers: label and probability dict). Safe to call
+        from several threads at once: the calls take turns (docs/threads.md)."""
         arrays = self._arrays(inputs)
+        with self._lock:
+            results = self._predict(arrays, bench)
+        if self.kind == "neuralNetworkClassifier":
+            return self._classify(results)
+        return results
+
+    def _predict(self, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.ndarray]:
         g = self._build({n: a.shape for n, a in arrays.items()})
         context = Context.current()
         if bench and context is not None:
@@ -279,8 +292,6 @@ class CoreMLModel:
             array = np.empty(shape, np.float32)
             assign(array.reshape(storage.shape), storage)
             results[name] = array
-        if self.kind == "neuralNetworkClassifier":
-            return self._classify(results)
         return results
 
     def _runs(self, g: GraphBuilder) -> _Runs:
@@ -331,9 +342,10 @@ class CoreMLModel:
 
     def close(self) -> None:
         """Release every graph and object made for the model."""
-        for g in self._graphs.values():
-            g.close()
-        self._graphs.clear()
+        with self._lock:
+            for g in self._graphs.values():
+                g.close()
+            self._graphs.clear()
 
     def __enter__(self):
         return self

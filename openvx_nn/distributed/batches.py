@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import Error
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -30,7 +32,7 @@ def batches(total: int, batch_size: int) -> list[Batch]:
             for i, start in enumerate(range(0, total, batch_size))]
 
 
-class BatchError(ValueError):
+class BatchError(Error, ValueError):
     """A batch whose data the network cannot take (wrong dtype or shape); the message names the batch."""
 
     def __init__(self, batch: Batch, problem: str):

@@ -1,10 +1,11 @@
 """``NNAPIError``: a bad model, compilation or execution, with its ``ErrorStatus``."""
 from __future__ import annotations
 
+from ..errors import Error
 from .enums import ErrorStatus, OperationType
 
 
-class NNAPIError(ValueError):
+class NNAPIError(Error, ValueError):
     """Raised with an ``ErrorStatus`` and, for a bad operation, its index and type (a ``ValueError``:
     bad values, like ``CoreMLError``, so callers such as ``openvx-nn run`` report it as a bad model)."""
 

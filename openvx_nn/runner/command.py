@@ -15,11 +15,12 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..distributed import Batch, batches, local_graph, map_batches
+from ..errors import Error
 from .models import Model, resolve
 from .progress import Pending, Progress
 
 
-class RunError(ValueError):
+class RunError(Error, ValueError):
     """A run that cannot start or finish: bad arguments, unreadable input, missing Dask."""
 
 

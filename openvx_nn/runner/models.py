@@ -22,9 +22,10 @@ import numpy as np
 from ..api import Context, quantize
 from ..demo.model import VARIANTS
 from ..demo.model import build as build_digits
+from ..errors import Error
 
 
-class ModelError(ValueError):
+class ModelError(Error, ValueError):
     """A model that cannot be found, loaded or run; the message says which and why."""
 
 
