@@ -1,7 +1,8 @@
 """``Graph``: an OpenVX graph whose methods add nodes and return their outputs."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,7 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
         self.nodes: list[Node] = []
         self._owned: list[Reference] = []
         self._kernels: list[UserKernel] = []
+        self._turn = threading.Lock()  # one run() at a time: its writes, the run and its reads are one turn
 
     # -- building ------------------------------------------------------------------
     def virtual(self, shape: Sequence[int] | None = None, dtype=None, fixed_point_position: int = 0) -> Tensor:
@@ -143,6 +145,20 @@ class Graph(Reference, LayerMethods, TensorOpMethods):
     def process(self) -> None:
         """Run the graph once, verifying it first if needed."""
         call_on("vxProcessGraph", self)
+
+    def run(self, inputs: Mapping[Tensor, np.ndarray], outputs: Sequence[Tensor]) -> list[np.ndarray]:
+        """Write ``inputs`` ({tensor: array}), process, and return copies of ``outputs``, as one turn: threads
+        calling ``run`` on one graph at once each get their own inputs' results (``process`` alone is
+        serialized too, but another thread may write or run between it and your reads)."""
+        if not isinstance(inputs, Mapping):
+            raise TypeError(f"inputs must map tensors to arrays, got {type(inputs).__name__}")
+        for tensor in list(inputs) + list(outputs):
+            instance(tensor, Tensor, "inputs and outputs")
+        with self._turn:
+            for tensor, array in inputs.items():
+                tensor.write(array)
+            self.process()
+            return [tensor.numpy() for tensor in outputs]
 
     def schedule(self) -> None:
         """Start the graph in the background; :meth:`wait` for it."""
