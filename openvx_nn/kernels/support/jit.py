@@ -442,21 +442,40 @@ def is_crowded() -> bool:
 
 
 def configure_pool() -> None:
-    """Size numba's pool from ``OPENVX_NN_THREADS`` and bound how long its idle threads spin.
-
-    Called at import, before numba starts its threading layer. An idle OpenMP thread spins for about
-    1 ms (``GOMP_SPINCOUNT=30000``) before it sleeps: long enough to catch the next layer of a graph
-    (waking a sleeping thread costs tens of microseconds per layer), short enough not to hold a core
-    that other work wants (libgomp's default spins for about 10 ms). Settings the user made win.
-    """
-    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = "30000"
+    """Size numba's pool from ``OPENVX_NN_THREADS`` (called at import, before numba starts its threading
+    layer)."""
     wanted = os.environ.get("OPENVX_NN_THREADS", "").strip()
     if wanted.isdigit() and int(wanted) > 0 and "NUMBA_NUM_THREADS" not in os.environ:
         numba.config.NUMBA_NUM_THREADS = int(wanted)  # read when the pool starts (not yet, at import)
 
 
 configure_pool()
+_pool_started = False
+
+
+def _start_pool() -> None:
+    """Start numba's threading layer, its idle threads bounded to about 1 ms of spinning.
+
+    An idle OpenMP thread spins for about 1 ms (``GOMP_SPINCOUNT=30000``) before it sleeps: long enough to
+    catch the next layer of a graph (waking a sleeping thread costs tens of microseconds per layer), short
+    enough not to hold a core that other work wants (libgomp's default spins for about 10 ms). libgomp reads
+    the variable once, when numba loads it here; it is in the environment only for that moment, so other
+    libraries of the host process and its child processes never see it. Settings the user made win.
+    Called under ``_pool``.
+    """
+    global _pool_started
+    if _pool_started:
+        return
+    _pool_started = True
+    from numba.np.ufunc import parallel
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        parallel._launch_threads()
+        return
+    os.environ["GOMP_SPINCOUNT"] = "30000"
+    try:
+        parallel._launch_threads()
+    finally:
+        del os.environ["GOMP_SPINCOUNT"]
 
 
 @contextmanager
@@ -477,6 +496,7 @@ def thread_pool() -> Iterator[bool]:
         acquired = False
     try:
         if acquired:
+            _start_pool()
             numba.set_num_threads(1 + lent)
         yield acquired
     finally:
