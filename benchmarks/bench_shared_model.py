@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.coreml_models import coreml_spec, mobilenet_v2, sample_images  # noqa: E402
-from openvx_nn import coreml  # noqa: E402
+from benchmarks.coreml_models import coreml_spec, mobilenet_v2, sample_images
+from openvx_nn import coreml
 
 
 def _rate(models: list, images: list, threads: int, calls: int) -> float:
@@ -67,7 +67,8 @@ def main(argv: list[str]) -> int:
         for name, (models, threads) in contenders.items():
             time.sleep(args.gap)
             rates[name].append(_rate(models, images, threads, args.calls))
-    cpu = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t")
+    with open("/proc/cpuinfo") as f:
+        cpu = f.read().split("model name")[1].split("\n")[0].strip(": \t")
     print(f"MobileNet v2 width {args.width} at {args.size}x{args.size}, {args.calls} calls a turn, "
           f"{args.turns} turns; {cpu}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     base = statistics.median(rates["alone"])
