@@ -393,21 +393,26 @@ class Graph(Reference):
         """The plan's calls, bound once per verification and storage change."""
         plan = self.plan
         if self._stale(plan):
-            epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
-            guards = native_plan.watch(self.order, epoch, int(cells.GLOBAL[cells.GENERATION]), self._cells)
-            generation = guards[1][2] + guards[2][2]  # as _generation() was before binding
-            calls = compile_calls(self.order, plan.calls)  # the calls that still hold are kept
-            native = native_plan.build(calls, guards, self, self._cells)
-            if native is not None and not self._published:
-                self._published = True  # from now on every run holds the busy cell, native or not
-                self._claim_cells()
-            if native is None and not native_plan.held_back(calls, self):
-                generation = None  # a setting changed elsewhere does not rebind this graph
-            self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
-            if native is not None:
-                native_plan.publish(self.handle, native)
+            with collector.paused():  # binding creates and keeps objects in bulk, as verify does
+                self._bind(plan)
             plan = self.plan
         return plan.calls
+
+    def _bind(self, plan: Plan) -> None:
+        """Bind the calls of ``plan`` anew (keeping those that still hold) and publish its native plan."""
+        epoch = Tensor.storage_epoch  # read first: a storage change while binding rebinds next time
+        guards = native_plan.watch(self.order, epoch, int(cells.GLOBAL[cells.GENERATION]), self._cells)
+        generation = guards[1][2] + guards[2][2]  # as _generation() was before binding
+        calls = compile_calls(self.order, plan.calls)  # the calls that still hold are kept
+        native = native_plan.build(calls, guards, self, self._cells)
+        if native is not None and not self._published:
+            self._published = True  # from now on every run holds the busy cell, native or not
+            self._claim_cells()
+        if native is None and not native_plan.held_back(calls, self):
+            generation = None  # a setting changed elsewhere does not rebind this graph
+        self._set_plan(Plan(calls, epoch, plan.memory, native, generation))
+        if native is not None:
+            native_plan.publish(self.handle, native)
 
     def _execute(self, calls: tuple[Call, ...]) -> int:
         """Run the calls in order; the loop does per node only what a node needs (timing when enabled)."""
