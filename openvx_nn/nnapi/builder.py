@@ -12,7 +12,7 @@ import numpy as np
 
 from . import hal
 from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
-from .errors import NNAPIError
+from .errors import NNAPIError, refusing
 from .hal.structs import element_count
 from .model_check import check_operand, execution_order
 
@@ -41,6 +41,7 @@ class Model:
             raise NNAPIError(f"{what} {index} is not an operand index (0..{len(self._operands) - 1})")
         return int(index)
 
+    @refusing
     def add_operand(self, type: OperandType, dimensions: Sequence[int] = (), scale: float = 0.0,
                     zero_point: int = 0) -> int:
         """Add an operand; returns its index."""
@@ -52,6 +53,7 @@ class Model:
         self._operands.append(operand)
         return len(self._operands) - 1
 
+    @refusing
     def set_operand_value(self, index: int, value) -> None:
         """Give operand ``index`` a constant value (array, 0-d array or Python number); None: no value."""
         self._check_open()
@@ -73,6 +75,7 @@ class Model:
             raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
         self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
 
+    @refusing
     def set_operand_reference(self, index: int, buffer, copy: bool = False) -> None:
         """Give operand ``index`` the raw bytes of ``buffer`` (the C API's values and memory): copied with
         ``copy``, else referenced (a pool of the model: the buffer must outlive it and keep its bytes)."""
@@ -92,6 +95,7 @@ class Model:
     def finished(self) -> bool:
         return self._finished
 
+    @refusing
     def add_operation(self, type: OperationType, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         self._check_open()
         try:
@@ -102,6 +106,7 @@ class Model:
             self._check_index(k, f"operation {len(self._operations)} ({kind.name}): operand")
         self._operations.append(hal.Operation(kind, [int(k) for k in inputs], [int(k) for k in outputs]))
 
+    @refusing
     def identify_inputs_and_outputs(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         self._check_open()
         for k in list(inputs) + list(outputs):
@@ -109,6 +114,7 @@ class Model:
         self._inputs = [int(k) for k in inputs]
         self._outputs = [int(k) for k in outputs]
 
+    @refusing
     def finish(self) -> None:
         """Check the model (raises ``NNAPIError``) and freeze it."""
         self._check_open()
@@ -124,6 +130,7 @@ class Model:
             raise NNAPIError("the model is not finished (call finish())")
         return self._hal
 
+    @refusing
     def save(self, path) -> None:
         """Write the finished model to a ``.nnapi`` file (``hal.load_model`` reads it back)."""
         hal.save_model(self.to_hal(), path)
@@ -173,6 +180,7 @@ def _check_range(array: np.ndarray, dtype: np.dtype, what: str) -> None:
 class Compilation:
     """A finished model being prepared for this driver."""
 
+    @refusing
     def __init__(self, model: Model, device: hal.Device | None = None):
         if not isinstance(model, Model):
             raise NNAPIError(f"Compilation needs an nnapi.Model, got {type(model).__name__}")
@@ -180,6 +188,7 @@ class Compilation:
         self.device = device or hal.Device()
         self.prepared: hal.PreparedModel | None = None
 
+    @refusing
     def finish(self) -> None:
         """Lower the model onto a verified OpenVX graph (raises ``NNAPIError``)."""
         if self.prepared is not None:
@@ -196,6 +205,7 @@ class Compilation:
 class Execution:
     """One run of a finished compilation: inputs, in-place outputs, ``compute``."""
 
+    @refusing
     def __init__(self, compilation: Compilation):
         if compilation.prepared is None:
             raise NNAPIError("the compilation is not finished (call finish())")
@@ -210,6 +220,7 @@ class Execution:
             raise NNAPIError(f"{what} {k} does not exist (the model has {len(indexes)})")
         return int(k)
 
+    @refusing
     def set_input(self, k: int, array) -> None:
         """Input ``k`` (position in the model's input list) takes ``array``'s values, and its shape where
         the model left dimensions unknown (0); None omits an optional input."""
@@ -228,6 +239,7 @@ class Execution:
             return
         self._inputs[k] = np.ascontiguousarray(array, dtype).reshape(array.shape)  # 0-d stays 0-d
 
+    @refusing
     def set_output(self, k: int, array: np.ndarray) -> None:
         """Output ``k`` is written into ``array`` (the caller's, C-contiguous) by ``compute``."""
         k = self._position(k, self._model.outputIndexes, "output")
@@ -238,6 +250,7 @@ class Execution:
             raise NNAPIError(f"output {k} is {dtype}; the array given is {array.dtype}")
         self._outputs[k] = array
 
+    @refusing
     def compute(self) -> None:
         """Run the model; raises ``NNAPIError`` with the driver's ``ErrorStatus`` on failure."""
         for k in range(len(self._model.inputIndexes)):

@@ -1,6 +1,8 @@
 """``NNAPIError``: a bad model, compilation or execution, with its ``ErrorStatus``."""
 from __future__ import annotations
 
+import functools
+
 from ..errors import Error
 from .enums import ErrorStatus, OperationType
 
@@ -21,3 +23,21 @@ class NNAPIError(Error, ValueError):
         self.status = ErrorStatus(status)
         self.operation = operation
         self.operation_type = operation_type
+
+
+def refusing(function):
+    """Make ``function`` a boundary of the front end: it raises ``NNAPIError`` only.  What the checks did not
+    foresee (an internal exception, ``MemoryError``) is wrapped, its type and message kept, so a caller tells
+    "the model or call was refused" from success by one exception type."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except NNAPIError:
+            raise
+        except MemoryError:
+            raise NNAPIError(f"{function.__qualname__}: out of memory", ErrorStatus.GENERAL_FAILURE) from None
+        except Exception as err:  # the boundary: nothing else reaches the caller
+            raise NNAPIError(f"{function.__qualname__}: {type(err).__name__}: {err}",
+                             ErrorStatus.GENERAL_FAILURE) from err
+    return call

@@ -1,15 +1,26 @@
-"""Structural checks of a HAL model, shared by the builder's ``finish`` and the
-driver: operand types and quantization, lifetimes and locations, operation
-types and operand indexes, single writers, and an execution order (no cycle)."""
+"""Structural checks of a HAL model, shared by the builder's ``finish``, ``load_model`` and the
+driver: operand types, dimensions and quantization, lifetimes and locations, model inputs and outputs,
+operation types and operand indexes, single writers, an execution order (no cycle), and the rules
+NNAPI fixes per operation (``model_rules``)."""
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
-from .enums import SCALAR_TYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from .enums import DTYPES, SCALAR_TYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError
-from .hal.structs import Model, Operand
+from .hal.structs import Model, Operand, constant_bytes
+from .model_rules import check_operation
 
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+MAX_DIMENSION = 2**31 - 1
+"""Dimensions are uint32 in NNAPI's C API and int32 sizes in the kernels: larger is garbage."""
+MAX_BYTES = 2**32 - 1
+"""An operand's bytes must fit a ``DataLocation.length`` (uint32)."""
+
+
+def _integer(value) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 def check_operand(index: int, operand: Operand) -> None:
@@ -23,17 +34,69 @@ def check_operand(index: int, operand: Operand) -> None:
         raise NNAPIError(f"{where}: type {kind.name} is not supported by this driver")
     if kind in SCALAR_TYPES and operand.dimensions:
         raise NNAPIError(f"{where}: scalar type {kind.name} must have no dimensions, got {operand.dimensions}")
-    if any(int(d) < 0 for d in operand.dimensions):
-        raise NNAPIError(f"{where}: dimensions {operand.dimensions} must not be negative")
+    if not all(_integer(d) and 0 <= d <= MAX_DIMENSION for d in operand.dimensions):
+        raise NNAPIError(f"{where}: dimensions {operand.dimensions} must be integers in 0..{MAX_DIMENSION}")
+    size = math.prod(int(d) for d in operand.dimensions) * DTYPES[kind].itemsize
+    if size > MAX_BYTES:
+        raise NNAPIError(f"{where}: dimensions {operand.dimensions} make {size} bytes, more than {MAX_BYTES}")
+    if not isinstance(operand.scale, Real) or not _integer(operand.zeroPoint):
+        raise NNAPIError(f"{where}: scale {operand.scale!r} must be a number and zero point "
+                         f"{operand.zeroPoint!r} an integer")
     if kind == OperandType.TENSOR_QUANT8_ASYMM:
         if not (math.isfinite(operand.scale) and operand.scale > 0):
-            raise NNAPIError(f"{where}: TENSOR_QUANT8_ASYMM needs a positive scale, got {operand.scale}")
+            raise NNAPIError(f"{where}: TENSOR_QUANT8_ASYMM needs a finite positive scale, got {operand.scale}")
         if not 0 <= operand.zeroPoint <= 255:
             raise NNAPIError(f"{where}: zero point {operand.zeroPoint} is outside 0..255")
+    if kind == OperandType.TENSOR_INT32 and not (math.isfinite(operand.scale) and operand.scale >= 0):
+        raise NNAPIError(f"{where}: TENSOR_INT32 needs a finite scale of at least 0, got {operand.scale}")
     try:
         OperandLifeTime(operand.lifetime)
     except ValueError:
         raise NNAPIError(f"{where}: lifetime {operand.lifetime} is not an OperandLifeTime") from None
+
+
+def check_value(model: Model, index: int, operand: Operand) -> None:
+    """A constant operand: fully known dimensions, and a location inside its buffer holding exactly its bytes."""
+    where = f"operand {index}"
+    kind = OperandType(operand.type)
+    if kind in TENSOR_TYPES and (not operand.dimensions or 0 in operand.dimensions):
+        raise NNAPIError(f"{where}: a constant tensor needs all its dimensions, got {operand.dimensions}")
+    loc = operand.location
+    if not all(_integer(x) and x >= 0 for x in (loc.poolIndex, loc.offset, loc.length)):
+        raise NNAPIError(f"{where}: location {loc} must hold non-negative integers")
+    need = math.prod(int(d) for d in operand.dimensions) * DTYPES[kind].itemsize
+    if loc.length != need:
+        raise NNAPIError(f"{where}: its value has {loc.length} bytes; {kind.name} {operand.dimensions} takes {need}")
+    constant_bytes(model, operand)  # inside its buffer
+
+
+def _check_inputs_outputs(model: Model) -> None:
+    """At least one model input and output, each an operand of the matching lifetime, listed once."""
+    n = len(model.operands)
+    if not model.inputIndexes:
+        raise NNAPIError("the model has no inputs; NNAPI requires at least one")
+    if not model.outputIndexes:
+        raise NNAPIError("the model has no outputs; NNAPI requires at least one")
+    lifetimes = {"input": (OperandLifeTime.MODEL_INPUT, OperandLifeTime.NO_VALUE),
+                 "output": (OperandLifeTime.MODEL_OUTPUT,)}
+    for what, indexes in (("input", model.inputIndexes), ("output", model.outputIndexes)):
+        for k in indexes:
+            if not _integer(k) or not 0 <= k < n:
+                raise NNAPIError(f"model {what} {k} is not an operand index (0..{n - 1})")
+            if model.operands[k].lifetime not in lifetimes[what]:
+                raise NNAPIError(f"model {what} {k} has lifetime "
+                                 f"{OperandLifeTime(model.operands[k].lifetime).name}, expected MODEL_{what.upper()}")
+        if len(set(indexes)) != len(indexes):
+            raise NNAPIError(f"the model {what}s {list(indexes)} list an operand twice")
+    overlap = set(model.inputIndexes) & set(model.outputIndexes)
+    if overlap:
+        raise NNAPIError(f"operand {min(overlap)} is both a model input and a model output")
+    listed = {OperandLifeTime.MODEL_INPUT: set(model.inputIndexes),
+              OperandLifeTime.MODEL_OUTPUT: set(model.outputIndexes)}
+    for k, operand in enumerate(model.operands):
+        if operand.lifetime in listed and k not in listed[operand.lifetime]:
+            raise NNAPIError(f"operand {k} has lifetime {OperandLifeTime(operand.lifetime).name} but is not listed "
+                             "among the model's inputs or outputs")
 
 
 def execution_order(model: Model) -> list[int]:
@@ -41,13 +104,9 @@ def execution_order(model: Model) -> list[int]:
     n = len(model.operands)
     for i, operand in enumerate(model.operands):
         check_operand(i, operand)
-    for what, indexes in (("input", model.inputIndexes), ("output", model.outputIndexes)):
-        for k in indexes:
-            if not 0 <= k < n:
-                raise NNAPIError(f"model {what} {k} is not an operand index (0..{n - 1})")
-    overlap = set(model.inputIndexes) & set(model.outputIndexes)
-    if overlap:
-        raise NNAPIError(f"operand {min(overlap)} is both a model input and a model output")
+        if operand.lifetime in CONSTANT:
+            check_value(model, i, operand)
+    _check_inputs_outputs(model)
     writer: dict[int, int] = {}
     for j, op in enumerate(model.operations):
         try:
@@ -59,7 +118,7 @@ def execution_order(model: Model) -> list[int]:
         if not op.outputs:
             raise NNAPIError("has no outputs", operation=j, operation_type=op.type)
         for k in list(op.inputs) + list(op.outputs):
-            if not 0 <= k < n:
+            if not _integer(k) or not 0 <= k < n:
                 raise NNAPIError(f"operand index {k} is out of range (0..{n - 1})", operation=j,
                                  operation_type=op.type)
         for k in op.outputs:
@@ -74,6 +133,9 @@ def execution_order(model: Model) -> list[int]:
     for k in model.outputIndexes:
         if k not in writer:
             raise NNAPIError(f"model output {k} is written by no operation")
+    written = set(writer)
+    for j, op in enumerate(model.operations):
+        check_operation(model, j, op, written)
     return _topological(model, writer)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .enums import OperandLifeTime, OperandType, OperationType
-from .errors import NNAPIError
+from .errors import NNAPIError, refusing
 from .hal.structs import DataLocation, Model, Operand, Operation, pool_bytes
 from .model_check import execution_order
 
@@ -50,6 +50,7 @@ def save_model(model: Model, path: str | os.PathLike) -> None:
         np.savez(f, **members)
 
 
+@refusing
 def load_model(path: str | os.PathLike) -> Model:
     """The HAL ``Model`` in the ``.nnapi`` file ``path``, structurally checked (raises ``NNAPIError``)."""
     where = os.fspath(path)
@@ -94,19 +95,44 @@ def _enum(kind: type, name: Any, what: str):
     return kind[name]
 
 
+def _int(value: Any, what: str) -> int:
+    """A JSON integer (not a float such as 1e308, nor a bool)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise NNAPIError(f"{what} {value!r} is not an integer")
+    return value
+
+
+def _ints(values: Any, what: str) -> list[int]:
+    if not isinstance(values, list):
+        raise NNAPIError(f"{what} {values!r} is not a list")
+    return [_int(x, what) for x in values]
+
+
 def _model(d: dict, members: dict[str, np.ndarray]) -> Model:
-    operands = [Operand(_enum(OperandType, o["type"], f"operand {i}: type"), [int(x) for x in o["dimensions"]],
-                        int(o["numberOfConsumers"]), float(o["scale"]), int(o["zeroPoint"]),
-                        _enum(OperandLifeTime, o["lifetime"], f"operand {i}: lifetime"),
-                        DataLocation(*(int(x) for x in o["location"])))
-                for i, o in enumerate(d["operands"])]
+    operands = []
+    for i, o in enumerate(d["operands"]):
+        where = f"operand {i}:"
+        scale = o["scale"]
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool):
+            raise NNAPIError(f"{where} scale {scale!r} is not a number")
+        location = _ints(o["location"], f"{where} location")
+        if len(location) != 3:
+            raise NNAPIError(f"{where} location {location} is not [poolIndex, offset, length]")
+        operands.append(Operand(_enum(OperandType, o["type"], f"{where} type"),
+                                _ints(o["dimensions"], f"{where} dimension"),
+                                _int(o["numberOfConsumers"], f"{where} numberOfConsumers"), float(scale),
+                                _int(o["zeroPoint"], f"{where} zeroPoint"),
+                                _enum(OperandLifeTime, o["lifetime"], f"{where} lifetime"), DataLocation(*location)))
     operations = [Operation(_enum(OperationType, op["type"], f"operation {j}: type"),
-                            [int(k) for k in op["inputs"]], [int(k) for k in op["outputs"]])
+                            _ints(op["inputs"], f"operation {j}: input"), _ints(op["outputs"], f"operation {j}: output"))
                   for j, op in enumerate(d["operations"])]
     pools = []
-    for i in range(int(d["pools"])):
+    count = _int(d["pools"], "pools")
+    if not 0 <= count <= len(members):
+        raise NNAPIError(f"pools {count}: the file holds {len(members)} members")
+    for i in range(count):
         if f"pool{i}" not in members:
-            raise NNAPIError(f"pool {i} is missing (model.json counts {d['pools']})")
+            raise NNAPIError(f"pool {i} is missing (model.json counts {count})")
         pools.append(members[f"pool{i}"].tobytes())
-    return Model(operands, operations, [int(k) for k in d["inputIndexes"]], [int(k) for k in d["outputIndexes"]],
-                 members["operandValues"].tobytes(), pools)
+    return Model(operands, operations, _ints(d["inputIndexes"], "model input"),
+                 _ints(d["outputIndexes"], "model output"), members["operandValues"].tobytes(), pools)

@@ -12,7 +12,7 @@ import threading
 import weakref
 
 from ..enums import DeviceStatus, ErrorStatus
-from ..errors import NNAPIError
+from ..errors import NNAPIError, refusing
 from ..lowering import supported_operations
 from ..lowering.plans import Plans
 from .structs import Capabilities, Model, Request
@@ -91,6 +91,7 @@ class Device:
         except Exception:  # noqa: BLE001 - a malformed model answers "not supported", never an exception
             return [False] * len(getattr(model, "operations", []) or [])
 
+    @refusing
     def prepare_model(self, model: Model) -> PreparedModel:
         """Validate ``model`` and lower it onto a verified OpenVX graph (raises ``NNAPIError``)."""
         return PreparedModel(model)

@@ -7,6 +7,7 @@ run the same checks as a dry run (what waits for an execution, ``Deferred``, pas
 """
 from __future__ import annotations
 
+from ..enums import ErrorStatus
 from ..errors import NNAPIError
 from ..hal.structs import Model
 from ..model_check import execution_order
@@ -21,7 +22,14 @@ __all__ = ["Deferred", "Lowered", "check", "lower", "supported_operations"]
 def _lower_all(builder: GraphBuilder, order: list[int]) -> None:
     for j in order:
         op = OpContext(builder, j)
-        LOWERINGS[op.type](op)
+        try:
+            LOWERINGS[op.type](op)
+        except NNAPIError:
+            raise
+        except MemoryError:
+            op.fail("out of memory building its nodes", ErrorStatus.GENERAL_FAILURE)
+        except Exception as err:  # noqa: BLE001 - what a lowering did not foresee, named by its operation
+            op.fail(f"{type(err).__name__}: {err}")
 
 
 def lower(model: Model, runtime: dict | None = None) -> Lowered:

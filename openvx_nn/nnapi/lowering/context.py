@@ -30,6 +30,7 @@ from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError
 from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from ..errors import NNAPIError
 from ..hal.structs import Model, Operand, constant_bytes
+from ..model_rules import check_enum, may_omit
 
 QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
@@ -184,7 +185,9 @@ class OpContext:
         if operand.type != kind:
             self.fail(f"input {k} is {OperandType(operand.type).name}, expected {kind.name}")
         self._parameter(k, kind.name)
-        return self.b.value(self.inputs[k]).item()
+        value = self.b.value(self.inputs[k]).item()
+        check_enum(self.type, len(self.inputs), k, value, self.index)
+        return value
 
     def constant(self, k: int) -> np.ndarray:
         """A parameter tensor's value: a constant, or a model input's value in the request."""
@@ -241,7 +244,7 @@ class OpContext:
                 if self.inputs[k] not in self.b.shapes:
                     self._unknown(k, f"{k} ({name})")
                 operands[name] = self.inputs[k]
-            elif k is not None and k < len(self.inputs) and name not in optional:
+            elif k is not None and k < len(self.inputs) and (name not in optional or not may_omit(self.type, k)):
                 self.fail(f"input {k} ({name}, operand {self.inputs[k]}) has no value; it is not optional")
             else:
                 operands[name] = None

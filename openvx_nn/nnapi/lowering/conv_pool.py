@@ -3,6 +3,7 @@ and implicit (SAME/VALID) padding, float32 and asymmetric uint8."""
 from __future__ import annotations
 
 from ..enums import OperandType, OperationType, PaddingScheme
+from ..model_rules import BIAS_TOLERANCE
 from .context import OpContext
 from .registry import lowers
 
@@ -52,7 +53,7 @@ def check_bias(op: OpContext, kind: OperandType, k: int = 2) -> None:
         return
     op.tensor_kinds([k], (I32T,))
     want = op.operand(0).scale * op.operand(1).scale
-    if abs(bias.scale - want) > 1e-6 * want or bias.zeroPoint != 0:
+    if not abs(bias.scale - want) <= BIAS_TOLERANCE * min(bias.scale, want) or bias.zeroPoint != 0:
         op.fail(f"bias scale {bias.scale} (zero point {bias.zeroPoint}) must be input scale * filter scale = "
                 f"{want} with zero point 0")
 
