@@ -34,21 +34,28 @@ def to_vx(array: np.ndarray) -> np.ndarray:
     return np.asarray(array, np.float32).T
 
 
-def rank5(array: np.ndarray, feature_rank: int) -> np.ndarray:
-    """A user array for a RANK5 input declared with ``feature_rank`` dims ([C] or [C, H, W]):
-    the declared rank gives one sequence step, one more dim is the sequence, 5 dims are taken whole."""
-    a = np.asarray(array, np.float32)
-    if a.ndim == 5:
-        return a
-    if feature_rank == 1 and a.ndim in (1, 2):
-        a = a.reshape(a.shape + (1, 1))
+def rank5_shape(shape: Sequence[int], feature_rank: int) -> tuple[int, ...]:
+    """The rank-5 shape a user array of ``shape`` takes for a RANK5 input declared with ``feature_rank`` dims
+    ([C] or [C, H, W]): the declared rank gives one sequence step, one more dim is the sequence, 5 dims are taken
+    whole."""
+    shape = tuple(int(d) for d in shape)
+    if len(shape) == 5:
+        return shape
+    if feature_rank == 1 and len(shape) in (1, 2):
+        shape += (1, 1)
         feature_rank = 3
-    if a.ndim == feature_rank == 3:
-        return a.reshape((1, 1) + a.shape)
-    if a.ndim == feature_rank + 1 == 4:
-        return a.reshape((a.shape[0], 1) + a.shape[1:])
-    raise CoreMLError(f"an array of shape {list(a.shape)} does not fit an input of rank {feature_rank} "
+    if len(shape) == feature_rank == 3:
+        return (1, 1) + shape
+    if len(shape) == feature_rank + 1 == 4:
+        return (shape[0], 1) + shape[1:]
+    raise CoreMLError(f"an array of shape {list(shape)} does not fit an input of rank {feature_rank} "
                       "(give [C]/[C,H,W], [Seq, ...] or the full [Seq, Batch, C, H, W])")
+
+
+def rank5(array: np.ndarray, feature_rank: int) -> np.ndarray:
+    """A user array for a RANK5 input declared with ``feature_rank`` dims, reshaped to rank 5 (``rank5_shape``)."""
+    a = np.asarray(array, np.float32)
+    return a.reshape(rank5_shape(a.shape, feature_rank))
 
 
 def from_rank5(array: np.ndarray, feature_rank: int) -> np.ndarray:

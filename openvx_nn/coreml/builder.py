@@ -20,6 +20,7 @@ from ..core.scalar import Scalar
 from ..core.tensor import Tensor
 from .blob import dims_of, to_vx
 from .errors import CoreMLError
+from .validation import shape_problem
 
 F32 = Type.VX_TYPE_FLOAT32
 INT32 = Type.VX_TYPE_INT32
@@ -72,17 +73,27 @@ class GraphBuilder:
         self._objects.append(obj)
         return obj
 
+    def _sized(self, dims: Sequence[int]) -> tuple[int, ...]:
+        """``dims`` when a blob of them may be made, else an error naming the layer (``validation.shape_problem``:
+        no dimension below 1, no blob past ``MAX_BLOB_BYTES``)."""
+        dims = tuple(int(d) for d in dims)
+        problem = shape_problem(dims)
+        if problem is not None:
+            raise self.fail(f"a blob of shape {list(reversed(dims))} cannot be made: {problem}")
+        return dims
+
     def real(self, shape: Sequence[int]) -> Tensor:
-        dims = dims_of(shape)
+        dims = self._sized(dims_of(shape))
         return self._keep(Tensor.create(self.context, len(dims), dims, F32, 0))
 
     def temp_dims(self, dims: Sequence[int]) -> Tensor:
         """A virtual float32 tensor of OpenVX ``dims``."""
-        return self._keep(Tensor.create_virtual(self.graph, len(dims), tuple(int(d) for d in dims), F32, 0))
+        dims = self._sized(dims)
+        return self._keep(Tensor.create_virtual(self.graph, len(dims), dims, F32, 0))
 
     def temp(self, shape: Sequence[int]) -> Tensor:
         """A virtual float32 tensor of CoreML ``shape`` (dims known: views of it are allowed)."""
-        dims = dims_of(shape)
+        dims = self._sized(dims_of(shape))
         return self._keep(Tensor.create_virtual(self.graph, len(dims), dims, F32, 0))
 
     def constant(self, array: np.ndarray) -> Tensor:

@@ -15,6 +15,7 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
+from ..core.errors import VXError
 from ..core.in_place import InPlace, process_fed
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
@@ -23,6 +24,7 @@ from .builder import GraphBuilder
 from .errors import CoreMLError
 from .lowering import fusion, lower
 from .order import layer_order
+from .validation import validate
 
 KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
 
@@ -124,6 +126,7 @@ class CoreMLModel:
         kind = spec.WhichOneof("Type")
         if kind not in KINDS:
             raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)})")
+        validate(spec)
         self.kind = kind
         self.network = getattr(spec, kind)
         self.exact = getattr(self.network, "arrayInputShapeMapping", 0) == 1
@@ -149,7 +152,7 @@ class CoreMLModel:
         shape = self._feature_shape(name)
         if self.exact:
             return shape
-        return b.rank5(np.zeros(shape, np.float32), len(shape)).shape
+        return b.rank5_shape(shape, len(shape))
 
     def _arrays(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         arrays = {}
@@ -203,6 +206,10 @@ class CoreMLModel:
             if finish is not None:
                 finish(g)
             g.verify()
+        except VXError as err:  # the object model refused something no check above foresaw: still the model's
+            g.close()
+            name, kind = g.layer if g.layer else (None, None)
+            raise CoreMLError(f"the graph cannot be built: {err}", name, kind) from err
         except Exception:
             g.close()
             raise

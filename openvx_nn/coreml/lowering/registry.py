@@ -27,5 +27,11 @@ def lower(builder, layer) -> str:
     function = LOWERINGS.get(kind)
     if function is None:
         raise builder.fail("this layer type is not supported by openvx_nn.coreml")
-    return function(builder, layer, getattr(layer, kind))
+    try:
+        return function(builder, layer, getattr(layer, kind))
+    except CoreMLError as err:
+        if err.layer is not None:
+            raise
+        # raised by a helper that does not know the layer (weights, blob axes): name it here
+        raise CoreMLError(err.reason, layer.name, kind) from None
 

@@ -64,6 +64,8 @@ def expand_dims(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
     rank = x.rank + len(p.axes)
     axes = {axis_index(g, int(a), rank) for a in p.axes}
+    if len(axes) != len(p.axes):
+        raise g.fail(f"axes {list(p.axes)} name one axis of the rank-{rank} output twice; allowed distinct axes")
     dims = iter(x.shape)
     shape = [1 if i in axes else next(dims) for i in range(rank)]
     return _reshaped(g, layer, x, shape)

@@ -1,0 +1,317 @@
+"""Checks of a CoreML spec before any layer is lowered, so that a model breaking its specification is refused
+with a ``CoreMLError`` naming the layer, the field and the allowed values, not run as something it is not.
+
+Two kinds of rule. Every enum field anywhere in the model is checked against the values its enum defines: a
+protobuf enum field holds any integer, and a lowering that reads an undefined value would take it for a default
+(``validate_enums``). Then the sizes the lowerings compute with: declared feature shapes, and per layer type the
+strides, kernel sizes, dilations, channel counts, target shapes and axes the specification requires positive
+or of a fixed length (``LAYER_RULES``); one table, one function per layer type that has such fields.
+The lowerings keep the checks that need the shapes of the blobs (ranks, channel counts, axes against a rank) and
+a few older ones of single fields (LRN's ``localSize``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+
+from google.protobuf.descriptor import FieldDescriptor
+
+from .errors import CoreMLError
+
+INT32_MAX = 2**31 - 1
+MAX_BLOB_BYTES = 2**31
+"""The largest blob (float32 tensor) a model may declare or make: 2 GiB. Past it a model is refused rather than
+left to exhaust the machine's memory or spend minutes on one layer."""
+MAX_RANK = 6  # OpenVX tensors (VX_CONTEXT_MAX_TENSOR_DIMS)
+NO_INPUTS = {"loadConstant", "loadConstantND", "fillStatic", "rangeStatic", "randomNormalStatic",
+             "randomUniformStatic", "randomBernoulliStatic", "loop"}
+"""Layer types that may take no input (the specification's static sources)."""
+MIN_INPUTS = {"reshapeLike": 2, "broadcastToLike": 2, "cropResize": 2, "dot": 2}
+NETWORKS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
+
+
+def validate(spec) -> None:
+    """Refuse ``spec`` (a parsed ``Model_pb2.Model`` holding a neural network) when it breaks a rule above."""
+    validate_enums(spec)
+    validate_features(spec)
+    network = getattr(spec, spec.WhichOneof("Type"))
+    for layer in network.layers:
+        kind = layer.WhichOneof("layer")
+        if kind is None:
+            raise CoreMLError("the layer has no type", layer.name, "none")
+        least = 0 if kind in NO_INPUTS else MIN_INPUTS.get(kind, 1)
+        if len(layer.input) < least or not layer.output:
+            raise CoreMLError(f"{len(layer.input)} input(s) and {len(layer.output)} output(s); this layer type "
+                              f"takes at least {least} input(s) and 1 output", layer.name, kind)
+        rule = LAYER_RULES.get(kind)
+        problem = None if rule is None else next(rule(getattr(layer, kind), len(layer.input)), None)
+        if problem is not None:
+            raise CoreMLError(problem, layer.name, kind)
+
+
+# -- enums ---------------------------------------------------------------------------------------------
+def validate_enums(spec) -> None:
+    """Every enum value set anywhere in ``spec`` is one its enum defines."""
+    for field_name, message in spec.ListFields():
+        if field_name.name in NETWORKS:
+            network = message
+            for layer in network.layers:
+                problem = next(_undefined(layer, ""), None)
+                if problem is not None:
+                    raise CoreMLError(problem, layer.name, layer.WhichOneof("layer") or "none")
+            for sub, value in network.ListFields():
+                if sub.name != "layers":
+                    _refuse(_undefined_in(sub, value, ""), f"{field_name.name}: ")
+        else:
+            _refuse(_undefined_in(field_name, message, ""), "model: ")
+
+
+def _refuse(problems: Iterator[str], where: str) -> None:
+    problem = next(problems, None)
+    if problem is not None:
+        raise CoreMLError(where + problem)
+
+
+def _undefined(message, path: str) -> Iterator[str]:
+    """A description of each undefined enum value in ``message`` and below it."""
+    for field, value in message.ListFields():
+        yield from _undefined_in(field, value, path)
+
+
+def _undefined_in(field: FieldDescriptor, value, path: str) -> Iterator[str]:
+    name = f"{path}{field.name}"
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        defined = field.enum_type.values_by_number
+        for v in (value if field.is_repeated else (value,)):
+            if v not in defined:
+                allowed = ", ".join(f"{n} ({defined[n].name})" for n in sorted(defined))
+                yield f"{name} is {v}, which {field.enum_type.name} does not define (allowed: {allowed})"
+    elif field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type.GetOptions().map_entry:
+            return
+        if field.is_repeated:
+            for i, item in enumerate(value):
+                yield from _undefined(item, f"{name}[{i}].")
+        else:
+            yield from _undefined(value, f"{name}.")
+
+
+# -- features ----------------------------------------------------------------------------------------
+def validate_features(spec) -> None:
+    """Declared input and output shapes: every dimension from 1 to 2**31 - 1, a rank OpenVX holds, a size
+    within ``MAX_BLOB_BYTES``; a rank-5 model's multi-array inputs are [C] or [C, H, W] (the specification's
+    RANK5_ARRAY_MAPPING)."""
+    network = getattr(spec, spec.WhichOneof("Type"))
+    exact = network.arrayInputShapeMapping == 1
+    for role, features in (("input", spec.description.input), ("output", spec.description.output)):
+        for feature in features:
+            kind = feature.type.WhichOneof("Type")
+            if kind == "multiArrayType":
+                shape = [int(d) for d in feature.type.multiArrayType.shape]
+                if role == "input" and not exact and len(shape) not in (1, 3):
+                    raise CoreMLError(f"input '{feature.name}' has shape {shape}: a rank-5 model's multi-array "
+                                      "inputs are [C] or [C, H, W] (arrayInputShapeMapping RANK5_ARRAY_MAPPING)")
+            elif kind == "imageType":
+                image = feature.type.imageType
+                shape = [int(image.height), int(image.width)]
+            else:
+                continue
+            problem = shape_problem(shape)
+            if problem is not None:
+                raise CoreMLError(f"{role} '{feature.name}' has shape {shape}: {problem}")
+
+
+def shape_problem(shape: Sequence[int], what: str = "a dimension") -> str | None:
+    """Why a blob of ``shape`` cannot be made, or None."""
+    if len(shape) > MAX_RANK:
+        return f"rank {len(shape)} is more than {MAX_RANK}"
+    for d in shape:
+        if not 1 <= d <= INT32_MAX:
+            return f"{what} of {d} is outside 1..{INT32_MAX}"
+    nbytes = math.prod(shape) * 4
+    if nbytes > MAX_BLOB_BYTES:
+        return f"{nbytes} bytes of float32 are more than the {MAX_BLOB_BYTES} a blob may hold"
+    return None
+
+
+# -- layer parameters -------------------------------------------------------------------------------
+Rule = Callable[[object, int], Iterator[str]]
+
+
+def _values(p, name: str) -> list[int]:
+    return [int(v) for v in getattr(p, name)]
+
+
+def _positive(p, *names: str, low: int = 1) -> Iterator[str]:
+    """Each named scalar field from ``low`` to 2**31 - 1."""
+    for name in names:
+        v = int(getattr(p, name))
+        if not low <= v <= INT32_MAX:
+            yield f"{name} is {v}, which does not fit the allowed range {low}..{INT32_MAX}"
+
+
+def _list(p, name: str, lengths: Sequence[int] = (0, 2), low: int = 1, high: int = INT32_MAX) -> Iterator[str]:
+    """A repeated integer field with one of ``lengths`` values, each from ``low`` to ``high``."""
+    values = _values(p, name)
+    if len(values) not in lengths:
+        yield f"{name} has {len(values)} values {values}; allowed {_counts(lengths)} values"
+    for v in values:
+        if not low <= v <= high:
+            yield f"{name} holds {v}, which does not fit the allowed range {low}..{high}"
+            return
+
+
+def _counts(lengths: Sequence[int]) -> str:
+    if isinstance(lengths, range):
+        return f"{lengths.start} to {lengths.stop - 1}"
+    return " or ".join(map(str, lengths))
+
+
+def _edges(amounts, name: str) -> Iterator[str]:
+    """Border amounts of a padding: none or one pair per spatial axis [H, W], each within INT32."""
+    edges = amounts.borderAmounts
+    if len(edges) not in (0, 2):
+        yield f"{name}.borderAmounts has {len(edges)} entries; allowed 0 or 2 ([H, W])"
+    for e in edges:
+        for v in (int(e.startEdgeSize), int(e.endEdgeSize)):
+            if v > INT32_MAX:
+                yield f"{name}.borderAmounts holds {v}, which does not fit the allowed range 0..{INT32_MAX}"
+                return
+
+
+def _window(p, padding_field: str) -> Iterator[str]:
+    yield from _list(p, "kernelSize")
+    yield from _list(p, "stride")
+    kind = p.WhichOneof(padding_field)
+    if kind == "valid":
+        yield from _edges(p.valid.paddingAmounts, "valid.paddingAmounts")
+    elif kind == "includeLastPixel":
+        yield from _list(p.includeLastPixel, "paddingAmounts", low=0)
+
+
+def _convolution(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "outputChannels")
+    yield from _positive(p, "kernelChannels", "nGroups", low=0)
+    yield from _window(p, "ConvolutionPaddingType")
+    yield from _list(p, "dilationFactor")
+    yield from _list(p, "outputShape")
+
+
+def _pooling(p, inputs: int) -> Iterator[str]:
+    if not p.globalPooling:
+        yield from _window(p, "PoolingPaddingType")
+
+
+def _inner_product(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "inputChannels", "outputChannels")
+
+
+def _batchnorm(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "channels")
+
+
+def _upsample(p, inputs: int) -> Iterator[str]:
+    yield from _list(p, "scalingFactor")
+    factors = list(p.fractionalScalingFactor)
+    if len(factors) not in (0, 2) or any(not (math.isfinite(f) and f > 0) for f in factors):
+        yield f"fractionalScalingFactor is {factors}; allowed none or 2 positive finite values"
+
+
+def _resize(p, inputs: int) -> Iterator[str]:
+    yield from _list(p, "targetSize")
+
+
+def _recurrent(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "inputVectorSize", "outputVectorSize")
+
+
+def _embedding(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "inputDim", "outputChannels")
+
+
+def _embedding_nd(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "vocabSize", "embeddingSize")
+
+
+def _reorganize(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "blockSize", low=2)
+
+
+def _slice(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "stride", low=0)  # 0: unset, a step of 1
+
+
+def _permute(p, inputs: int) -> Iterator[str]:
+    yield from _list(p, "axis", (0, 4), low=0, high=3)
+
+
+def _shape(name: str, lengths: Sequence[int] | None = None) -> Rule:
+    def rule(p, inputs: int) -> Iterator[str]:
+        values = _values(p, name)
+        yield from _list(p, name, lengths or (len(values),))
+        problem = shape_problem(values, f"{name} value") if values else None
+        if problem is not None:
+            yield f"{name} {values}: {problem}"
+    return rule
+
+
+def _reshape_static(p, inputs: int) -> Iterator[str]:
+    values = _values(p, "targetShape")
+    if not values or values.count(-1) > 1 or any(not (d == -1 or 1 <= d <= INT32_MAX) for d in values):
+        yield f"targetShape is {values}; allowed dimensions from 1 to {INT32_MAX} and at most one -1"
+
+
+def _rank_preserving_reshape(p, inputs: int) -> Iterator[str]:
+    values = _values(p, "targetShape")
+    if values.count(-1) > 1 or any(not -1 <= d <= INT32_MAX for d in values):
+        yield f"targetShape is {values}; allowed dimensions from 0 (kept) to {INT32_MAX} and at most one -1"
+
+
+def _expand_dims(p, inputs: int) -> Iterator[str]:
+    axes = _values(p, "axes")
+    if not axes or len(set(axes)) != len(axes):
+        yield f"axes is {axes}; allowed one or more distinct axes"
+
+
+def _tile(p, inputs: int) -> Iterator[str]:
+    if inputs == 1:
+        yield from _list(p, "reps", range(1, MAX_RANK + 1))
+
+
+def _batched_matmul(p, inputs: int) -> Iterator[str]:
+    if inputs == 1:
+        yield from _positive(p, "weightMatrixFirstDimension", "weightMatrixSecondDimension")
+
+
+def _split_nd(p, inputs: int) -> Iterator[str]:
+    yield from _list(p, "splitSizes", range(2**16))
+
+
+def _constant_pad(p, inputs: int) -> Iterator[str]:
+    yield from _list(p, "padAmounts", range(2 * MAX_RANK + 1), low=0)
+
+
+def _padding(p, inputs: int) -> Iterator[str]:
+    yield from _edges(p.paddingAmounts, "paddingAmounts")
+
+
+def _crop(p, inputs: int) -> Iterator[str]:
+    yield from _edges(p.cropAmounts, "cropAmounts")
+    yield from _list(p, "offset", low=0)
+
+
+LAYER_RULES: dict[str, Rule] = {
+    "convolution": _convolution, "pooling": _pooling, "innerProduct": _inner_product, "batchnorm": _batchnorm,
+    "upsample": _upsample, "resizeBilinear": _resize, "cropResize": _resize,
+    "simpleRecurrent": _recurrent, "gru": _recurrent, "uniDirectionalLSTM": _recurrent,
+    "biDirectionalLSTM": _recurrent, "embedding": _embedding, "embeddingND": _embedding_nd,
+    "reorganizeData": _reorganize, "slice": _slice, "permute": _permute,
+    "reshape": _shape("targetShape", (3, 4)), "loadConstant": _shape("shape", (3,)),
+    "loadConstantND": _shape("shape", range(1, MAX_RANK + 1)),
+    "fillStatic": _shape("targetShape", range(1, MAX_RANK + 1)),
+    "broadcastToStatic": _shape("targetShape", range(1, MAX_RANK + 1)),
+    "layerNormalization": _shape("normalizedShape", range(1, MAX_RANK + 1)),
+    "reshapeStatic": _reshape_static, "rankPreservingReshape": _rank_preserving_reshape,
+    "expandDims": _expand_dims, "tile": _tile, "batchedMatmul": _batched_matmul, "splitND": _split_nd,
+    "constantPad": _constant_pad, "padding": _padding, "crop": _crop,
+}
