@@ -39,6 +39,11 @@ def check_operand(index: int, operand: Operand) -> None:
     size = math.prod(int(d) for d in operand.dimensions) * DTYPES[kind].itemsize
     if size > MAX_BYTES:
         raise NNAPIError(f"{where}: dimensions {operand.dimensions} make {size} bytes, more than {MAX_BYTES}")
+    loc = operand.location
+    fields = (operand.numberOfConsumers, loc.poolIndex, loc.offset, loc.length)
+    if not all(_integer(x) and 0 <= x <= MAX_BYTES for x in fields):
+        raise NNAPIError(f"{where}: numberOfConsumers {operand.numberOfConsumers} and location {loc} must be "
+                         f"integers in 0..{MAX_BYTES} (uint32)")
     if not isinstance(operand.scale, Real) or not _integer(operand.zeroPoint):
         raise NNAPIError(f"{where}: scale {operand.scale!r} must be a number and zero point "
                          f"{operand.zeroPoint!r} an integer")
@@ -102,10 +107,21 @@ def _check_inputs_outputs(model: Model) -> None:
 def execution_order(model: Model) -> list[int]:
     """Check ``model`` and return its operations in an order that runs every writer first."""
     n = len(model.operands)
+    consumers = [0] * n
+    for op in model.operations:
+        for k in op.inputs:
+            if _integer(k) and 0 <= k < n:
+                consumers[k] += 1
     for i, operand in enumerate(model.operands):
         check_operand(i, operand)
         if operand.lifetime in CONSTANT:
             check_value(model, i, operand)
+        elif (operand.location.poolIndex, operand.location.offset, operand.location.length) != (0, 0, 0):
+            raise NNAPIError(f"operand {i}: a {OperandLifeTime(operand.lifetime).name} operand has location "
+                             f"{operand.location}; NNAPI sets its fields to 0")
+        if operand.numberOfConsumers != consumers[i]:
+            raise NNAPIError(f"operand {i}: numberOfConsumers is {operand.numberOfConsumers}; "
+                             f"{consumers[i]} operation inputs read it")
     _check_inputs_outputs(model)
     writer: dict[int, int] = {}
     for j, op in enumerate(model.operations):
