@@ -47,7 +47,7 @@ from functools import lru_cache
 import numpy as np
 from numba import prange
 
-from ..support import jit, native
+from ..support import jit, native, stamps
 from ..support.fixed_point import float32_value
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views, row_index
@@ -294,6 +294,12 @@ def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, 
 
     ``x`` must not overlap ``out`` except as the very same view (see :func:`detach_from`).
     """
+    key = ("activation", function, float(a), float(b), int(fpp_in), int(fpp_out))
+    return stamps.stamped(key, (x, out), lambda: _native_entry(x, out, function, a, b, fpp_in, fpp_out))
+
+
+def _native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, fpp_in: int,
+                  fpp_out: int) -> native.Entry | None:
     arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
     if arguments is None:
         return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support import jit, native
+from ..support import jit, native, stamps
 from ..support.fixed_point import ONE_255, dyadic, fit, float32_value, int_range, requantize_ratio
 from ..support.jit import kernel
 from ..support.layout import detach, loop_views
@@ -230,11 +230,15 @@ def native_add_sub(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: 
                    subtract: bool) -> native.Entry | None:
     """:func:`add` (or :func:`subtract`) on these arrays as a native entry; None when empty.
     ValueError when an input overlaps the output other than as the very same view."""
-    return _entry(_add_sub_operands(in1, in2, out, saturate, subtract, bound=True), out, _native_add_sub)
+    return stamps.stamped(("add_sub", bool(saturate), bool(subtract)), (in1, in2, out), lambda: _entry(
+        _add_sub_operands(in1, in2, out, saturate, subtract, bound=True), out, _native_add_sub))
 
 
 def native_multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, saturate: bool,
                     nearest_even: bool, *, fpp1: int = 0, fpp2: int = 0, fpp_out: int = 0) -> native.Entry | None:
     """:func:`multiply` on these arrays as a native entry; None when empty (ValueError as :func:`native_add_sub`)."""
-    found = _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out, bound=True)
-    return _entry(found, out, _native_multiply)
+    def build() -> native.Entry | None:
+        found = _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out, bound=True)
+        return _entry(found, out, _native_multiply)
+    key = ("multiply", float(scale), bool(saturate), bool(nearest_even), int(fpp1), int(fpp2), int(fpp_out))
+    return stamps.stamped(key, (in1, in2, out), build)

@@ -1,0 +1,109 @@
+"""Native entries stamped from a template (kernels/support/stamps.py): an entry made from the stamp of an
+earlier node is word for word the entry its kernel would pack for the node itself, over randomized shapes,
+strides, broadcasting, in-place aliasing and parameters; what a stamp must not cover is built afresh."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.openvx import activation, elementwise
+from openvx_nn.kernels.support import stamps
+
+
+def _fresh(make):
+    """The entry ``make()`` gives with no stamp to use (the kernel's own packing)."""
+    saved = dict(stamps._stamps)
+    stamps._stamps.clear()
+    try:
+        return make()
+    finally:
+        stamps._stamps.clear()
+        stamps._stamps.update(saved)
+
+
+def _outcome(make):
+    """``make()``'s entry, or the ValueError it raised (a kernel refuses some overlaps: stamps must too)."""
+    try:
+        return make()
+    except ValueError as err:
+        return str(err)
+
+
+def _check(make):
+    """``make()`` with the stamps as they are gives what it gives with none."""
+    got, want = _outcome(make), _fresh(lambda: _outcome(make))
+    assert type(got) is type(want)
+    if isinstance(got, str) or got is None:
+        assert got == want
+    else:
+        assert got.address == want.address
+        np.testing.assert_array_equal(got.block, want.block)
+
+
+def _arrays(rng, dtype, shape, kind):
+    """Three arrays (in1, in2, out) of one geometry family: contiguous, strided views, broadcast, in place."""
+    def make(s):
+        big = np.zeros([2 * n for n in s], dtype) if kind == "strided" else np.zeros(s, dtype)
+        return big[tuple(slice(None, None, 2) for _ in s)] if kind == "strided" else big
+    out = make(shape)
+    in1 = make(shape)
+    in2 = make(shape[:-1] + (1,)) if kind == "broadcast" else make(shape)
+    if kind == "in place":
+        in1 = out
+    return in1, in2, out
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "broadcast", "in place"])
+@pytest.mark.parametrize("dtype", [np.int16, np.uint8, np.float32])
+def test_a_stamped_elementwise_entry_is_the_packed_one(kind, dtype):
+    rng = np.random.default_rng(hash((kind, np.dtype(dtype).str)) % 2**32)
+    for _ in range(6):
+        shape = tuple(int(n) for n in rng.integers(1, 6, rng.integers(1, 5)))
+        saturate, subtract = bool(rng.integers(2)), bool(rng.integers(2))
+        scale = float(rng.choice([1.0, 0.5, 1 / 3]))
+        nearest = bool(rng.integers(2))
+        for _ in range(3):  # the first learns the stamp, the next two are made from it
+            a, b, o = _arrays(rng, dtype, shape, kind)
+            _check(lambda: elementwise.native_add_sub(a, b, o, saturate, subtract))
+            _check(lambda: elementwise.native_multiply(a, b, scale, o, saturate, nearest))
+
+
+@pytest.mark.parametrize("function", ["relu", "brelu", "logistic", "tanh", "linear"])
+@pytest.mark.parametrize("dtype", [np.int16, np.float32])
+def test_a_stamped_activation_entry_is_the_packed_one(function, dtype):
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        shape = tuple(int(n) for n in rng.integers(1, 7, rng.integers(1, 4)))
+        a, b = float(rng.uniform(0.5, 2)), float(rng.uniform(0.5, 2))
+        for in_place in (False, True, False):
+            out = np.zeros(shape, dtype)
+            x = out if in_place else np.zeros(shape, dtype)
+            fpp = 8 * (dtype == np.int16)
+            _check(lambda: activation.native_entry(x, out, function, a, b, fpp_in=fpp, fpp_out=fpp))
+
+
+def test_an_entry_keeps_its_own_tensors_alive_and_not_the_first_nodes():
+    first = [np.zeros((3, 4), np.int16) for _ in range(3)]
+    elementwise.native_add_sub(*first, True, False)
+    second = [np.zeros((3, 4), np.int16) for _ in range(3)]
+    entry = elementwise.native_add_sub(*second, True, False)
+    kept = {id(k) for k in entry.keep}
+    assert all(id(t) in kept for t in second) and not any(id(t) in kept for t in first)
+    key = next(k for k in stamps._stamps if k[0] == ("add_sub", True, False) and k[2] == ((3, 4), (8, 2), "<i2"))
+    stamp = stamps._stamps[key]
+    assert stamp is not None and stamp.constants == ()
+
+
+def test_a_partial_overlap_is_refused_as_without_stamps():
+    base = np.zeros(20, np.int16)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="overlaps the output"):
+            elementwise.native_add_sub(base[1:11], base[:10], base[:10], True, False)
+
+
+def test_stamps_are_bounded(monkeypatch):
+    monkeypatch.setattr(stamps, "LIMIT", 8)
+    stamps._stamps.clear()
+    for n in range(1, 30):
+        elementwise.native_add_sub(np.zeros(n, np.int16), np.zeros(n, np.int16), np.zeros(n, np.int16), True, False)
+    assert len(stamps._stamps) <= 8
