@@ -108,10 +108,13 @@ def execution_order(model: Model) -> list[int]:
     """Check ``model`` and return its operations in an order that runs every writer first."""
     n = len(model.operands)
     consumers = [0] * n
-    for op in model.operations:
+    for j, op in enumerate(model.operations):
+        for k in list(op.inputs) + list(op.outputs):
+            if not _integer(k) or not 0 <= k < n:
+                raise NNAPIError(f"operand index {k} is out of range (0..{n - 1})", operation=j,
+                                 operation_type=op.type)
         for k in op.inputs:
-            if _integer(k) and 0 <= k < n:
-                consumers[k] += 1
+            consumers[k] += 1
     for i, operand in enumerate(model.operands):
         check_operand(i, operand)
         if operand.lifetime in CONSTANT:
