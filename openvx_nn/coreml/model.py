@@ -82,7 +82,7 @@ def feature_shape(feature) -> tuple[int, ...]:
         return shape
     if kind == "imageType":
         image = feature.type.imageType
-        channels = 1 if image.colorSpace == 10 else 3  # GRAYSCALE = 10
+        channels = 1 if image.colorSpace in (10, 40) else 3  # GRAYSCALE = 10, GRAYSCALE_FLOAT16 = 40
         return channels, int(image.height), int(image.width)
     raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
 
@@ -235,7 +235,11 @@ class CoreMLModel:
                 affine(g, x, name, np.full(channels, scale), np.asarray(biases, np.float64))
             elif pre.WhichOneof("preprocessor") == "meanImage":
                 from .lowering.arithmetic import combine
-                mean = np.asarray(pre.meanImage.meanImage, np.float32).reshape(x.shape[-3:])
+                mean = np.asarray(pre.meanImage.meanImage, np.float32)
+                if mean.size != np.prod(x.shape[-3:]):
+                    raise g.fail(f"meanImage holds {mean.size} values; the image {list(x.shape[-3:])} needs "
+                                 f"{int(np.prod(x.shape[-3:]))}")
+                mean = mean.reshape(x.shape[-3:])
                 combine(g, x, _blob(g.constant(mean), mean.shape), "subtract", name)
             x = g.blobs[name]
 
@@ -316,6 +320,8 @@ class CoreMLModel:
 
     def _output_shape(self, name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
         """The shape a RANK5 output of ``shape`` is given in, as coremltools gives it (``blob.from_rank5``)."""
+        if len(shape) != 5:  # a rank-N layer's blob in a rank-5 model: given as it is
+            return tuple(shape)
         declared = self.outputs.get(name)
         rank = 3
         if declared is not None and declared.type.WhichOneof("Type") == "multiArrayType":

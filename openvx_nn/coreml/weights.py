@@ -52,6 +52,13 @@ def _quantized(wp, count: int, shape: Sequence[int], channel_axis: int) -> np.nd
     raise CoreMLError("quantized weights name no quantization type")
 
 
+def _whole(data: bytes, size: int, what: str, field: str) -> bytes:
+    """``data`` when it holds whole values of ``size`` bytes."""
+    if len(data) % size:
+        raise CoreMLError(f"{what} {field} has {len(data)} bytes, not a whole number of {size}-byte values")
+    return data
+
+
 def load_weights(wp, shape: Sequence[int], what: str, channel_axis: int = 0) -> np.ndarray:
     """The float32 array of ``shape`` (CoreML row-major order) held by ``wp``."""
     shape = tuple(int(s) for s in shape)
@@ -61,9 +68,9 @@ def load_weights(wp, shape: Sequence[int], what: str, channel_axis: int = 0) -> 
     elif len(wp.floatValue):
         values = np.asarray(wp.floatValue, np.float32)
     elif len(wp.float16Value):
-        values = np.frombuffer(wp.float16Value, np.float16)
+        values = np.frombuffer(_whole(wp.float16Value, 2, what, "float16Value"), np.float16)
     elif len(wp.rawValue):
-        values = np.frombuffer(wp.rawValue, np.float32)
+        values = np.frombuffer(_whole(wp.rawValue, 4, what, "rawValue"), np.float32)
     else:
         values = np.zeros(0, np.float32)
     values = np.asarray(values, np.float32).reshape(-1)

@@ -271,3 +271,28 @@ def test_a_rank_5_model_input_of_rank_2_is_refused():
 
 def test_a_layer_making_a_blob_past_the_size_limit_is_refused_naming_it():
     _refused(_cnn(lambda b: b.add_upsample("up", 2**15, 2**15, "x", "y")), "'up'", "bytes")
+
+
+def test_float16_weights_of_an_odd_byte_count_are_refused():
+    def mutate(b):
+        weights = _conv(b).weights
+        data = np.ones(72, np.float16).tobytes()[:-1]
+        weights.ClearField("floatValue")
+        weights.float16Value = data
+    _refused(_cnn(mutate), "'conv'", "float16Value has 143 bytes")
+
+
+def test_a_mean_image_of_the_wrong_size_is_refused():
+    b = builder({"x": (3, 4, 4)}, ["y"])
+    b.add_activation("relu", "RELU", "x", "y")
+    b.set_pre_processing_parameters(image_input_names=["x"], image_scale=1 / 255)
+    b.spec.neuralNetwork.preprocessing[0].meanImage.meanImage.extend([0.5] * 47)
+    _refused(b.spec, "'x preprocessing'", "meanImage holds 47 values", "needs 48")
+
+
+def test_a_rank_n_output_of_a_rank_5_model_is_given_in_its_own_shape():
+    """A rank-N layer (a reduction to one value) in a rank-5 model: the output keeps the rank the layer gives."""
+    b = builder({"x": (3,)}, ["y"], output_shapes={"y": (1,)})
+    b.add_reduce_sum("sum", "x", "y", axes=[0, 1, 2, 3, 4], keepdims=False)
+    model = cm.load(b.spec)
+    np.testing.assert_array_equal(model.predict({"x": np.ones(3, np.float32)})["y"], [3.0])

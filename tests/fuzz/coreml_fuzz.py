@@ -142,6 +142,16 @@ def _recurrent(rng):
     return b.spec
 
 
+def _image(rng):
+    b = _builder({"x": (3, 6, 6)}, ["y"])
+    b.add_convolution("conv", 3, 2, 3, 3, 1, 1, "same", 1, rng.standard_normal((3, 3, 3, 2)).astype(np.float32),
+                      None, False, input_name="x", output_name="c")
+    b.add_activation("relu", "RELU", "c", "y")
+    b.set_pre_processing_parameters(image_input_names=["x"], is_bgr=False, red_bias=-0.5, green_bias=-0.25,
+                                    blue_bias=0.1, image_scale=1 / 255)
+    return b.spec
+
+
 def _sample(rng):
     from coremltools.proto import Model_pb2
 
@@ -151,7 +161,7 @@ def _sample(rng):
     return spec
 
 
-SEEDS = {"cnn": _cnn, "classic": _classic, "nd": _nd, "recurrent": _recurrent, "sample": _sample}
+SEEDS = {"cnn": _cnn, "classic": _classic, "image": _image, "nd": _nd, "recurrent": _recurrent, "sample": _sample}
 
 
 def seeds() -> dict[str, object]:
@@ -316,6 +326,13 @@ def _structural(rng: random.Random, spec) -> tuple[str, bool]:
             if len(shape):
                 del shape[-1]
                 return f"input '{feature.name}' lost its last dim", False
+        if feature.type.WhichOneof("Type") == "imageType" and len(network.preprocessing):
+            image = feature.type.imageType
+            size = (1 if image.colorSpace == 10 else 3) * image.height * image.width
+            count = rng.choice([size, size - 1, size + 3, 0]) if size < 2**20 else 4
+            pre = network.preprocessing[0]
+            pre.meanImage.meanImage[:] = [0.5] * count
+            return f"input '{feature.name}' given a mean image of {count} values", count != size
         return f"input '{feature.name}' left", False
     if len(layers):  # a layer of another type: its parameters all defaults
         layer = layers[rng.randrange(len(layers))]
