@@ -1,0 +1,29 @@
+"""The NNAPI fuzzer's short form (``tests/fuzz/nnapi_fuzz.py``): a few hundred mutants of the seed models built
+through ``nnapi.Model``, and a few hundred byte-level mutants of their ``.nnapi`` files, each compiled and run in its
+own child; every one must run or be refused with an ``NNAPIError`` (no invalid model that runs, no other exception,
+no crash, no hang). It runs as its own process: the fuzzer keeps the library on one thread before importing it, so
+that its children fork a whole copy."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FUZZER = Path(__file__).resolve().parent / "nnapi_fuzz.py"
+
+
+@pytest.mark.parametrize("mode, seed", [("model", 11), ("file", 12)])
+def test_a_few_hundred_nnapi_mutants_run_or_are_refused_with_an_nnapi_error(mode, seed):
+    result = subprocess.run([sys.executable, str(FUZZER), "--mode", mode, "--count", "300", "--seed", str(seed),
+                             "--workers", "2", "--timeout", "60"], capture_output=True, text=True, timeout=900)
+    line = next((line for line in result.stdout.splitlines() if line.startswith(f"nnapi-{mode}: ")), None)
+    assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
+    counts = {k: int(v) for k, v in re.findall(r"([\w-]+)=(\d+)", line)}
+    assert counts["mutants"] == 300, line
+    bad = {k: counts[k] for k in ("invalid-ran", "foreign", "crash", "hang")}
+    assert not any(bad.values()), result.stdout[-6000:]
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert counts["ran"] > 0 and counts["refused"] > 0, line  # the mutants reach both sides
