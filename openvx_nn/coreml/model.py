@@ -51,10 +51,13 @@ _NO_PROXY_NOTICES = _NoProxyNotices()
 
 def _parse(source) -> Any:
     logging.getLogger("coremltools").addFilter(_NO_PROXY_NOTICES)  # before coremltools' first import
+    environment = dict(os.environ)
     try:
         from coremltools.proto import Model_pb2
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise CoreMLError('reading .mlmodel files needs coremltools: pip install ".[coreml]"') from err
+    finally:
+        _restore(environment)
     if isinstance(source, Model_pb2.Model):
         return source
     path = os.fspath(source)
@@ -69,6 +72,16 @@ def _parse(source) -> Any:
     except Exception as err:  # noqa: BLE001 - protobuf raises its own DecodeError and others
         raise CoreMLError(f"{path} is not a valid .mlmodel (truncated or corrupt protobuf: {err})") from None
     return spec
+
+
+def _restore(environment: dict[str, str]) -> None:
+    """Undo what importing coremltools did to the host's environment (its TensorFlow front end sets
+    ``TF_CPP_MIN_LOG_LEVEL``, which every TensorFlow the host or its children start would then obey)."""
+    for name in set(os.environ) - set(environment):
+        del os.environ[name]
+    for name, value in environment.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 def feature_shape(feature) -> tuple[int, ...]:
