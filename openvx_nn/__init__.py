@@ -3,7 +3,7 @@
 C programs link ``libopenvx.so`` (next to this file) and include ``<VX/vx.h>``;
 Python programs reach the same C API through :mod:`openvx_nn.vx`.
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .errors import Error
 
