@@ -171,6 +171,8 @@ SIZES = {
     "inner product outputChannels": (_field(_inner_product, "outputChannels", 0), ("'fc'", "outputChannels is 0")),
     "batchnorm channels": (_field(_batchnorm, "channels", 0), ("'bn'", "channels is 0")),
     "lrn localSize": (_field(_lrn, "localSize", 0), ("'lrn'", "localSize 0 must be at least 1")),
+    "lrn huge localSize": (_field(_lrn, "localSize", 2**64 - 1), ("'lrn'", "localSize 18446744073709551615",
+                                                                  "allowed range 1..")),
     "upsample scalingFactor": (_set(lambda b: (b.add_upsample("up", 2, 2, "x", "y"),
                                                b.spec.neuralNetwork.layers[-1].upsample)[1], "scalingFactor",
                                     [0, 2]), ("'up'", "scalingFactor holds 0")),

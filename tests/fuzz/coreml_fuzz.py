@@ -45,7 +45,7 @@ POSITIVE = {("ConvolutionLayerParams", "stride"), ("ConvolutionLayerParams", "ke
             ("GRULayerParams", "inputVectorSize"), ("GRULayerParams", "outputVectorSize"),
             ("UniDirectionalLSTMLayerParams", "inputVectorSize"),
             ("UniDirectionalLSTMLayerParams", "outputVectorSize"), ("ArrayFeatureType", "shape"),
-            ("TileLayerParams", "reps"), ("ReshapeStaticLayerParams", "targetShape")}
+            ("TileLayerParams", "reps")}
 
 
 # -- seeds -------------------------------------------------------------------------------------
@@ -201,7 +201,22 @@ def _int_values(field, current) -> list[int]:
 
 
 def _is_positive_rule(message, field) -> bool:
+    if message.DESCRIPTOR.name == "PoolingLayerParams" and message.globalPooling:
+        return False  # a global pooling's window is the whole input: kernelSize and stride are not read
     return (message.DESCRIPTOR.name, field.name) in POSITIVE
+
+
+def _undefined_enum(message) -> bool:
+    """Whether ``message`` or a message in it holds an enum value its enum does not define."""
+    for field, value in message.ListFields():
+        if field.type == FD.TYPE_ENUM:
+            values = value if field.is_repeated else [value]
+            if any(v not in field.enum_type.values_by_number for v in values):
+                return True
+        elif field.type == FD.TYPE_MESSAGE and not field.message_type.GetOptions().map_entry and \
+                any(_undefined_enum(item) for item in (value if field.is_repeated else [value])):
+            return True
+    return False
 
 
 def _scalar(rng: random.Random, message, field) -> tuple[str, bool]:
@@ -375,6 +390,10 @@ def mutate(seed_spec, rng: random.Random) -> tuple[object, str, bool]:
             how = ".".join(path[:-1]) + ": " + how
         hows.append(how)
         invalid = invalid or bad
+    # A later change may undo an earlier one (the field set again, the layer removed or given another type):
+    # with several, only an undefined enum value still in the final spec certainly breaks it.
+    if len(hows) > 1:
+        invalid = _undefined_enum(spec)
     return spec, "; ".join(hows), invalid
 
 

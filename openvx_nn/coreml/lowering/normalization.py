@@ -79,6 +79,8 @@ def lrn(g: GraphBuilder, layer, p) -> str:
     size = int(p.localSize)
     if size < 1:
         raise g.fail(f"localSize {size} must be at least 1")
+    if size > 2**31 - 1:
+        raise g.fail(f"localSize {size} does not fit the allowed range 1..{2**31 - 1}")
     out = g.output(layer.output[0], x.shape)
     if size in (3, 5, 7) and p.alpha > 0 and p.beta > 0 and p.k > 0:
         g.node("org.khronos.nn_extension.local_response_normalization_layer",
