@@ -52,18 +52,17 @@ def validate(spec) -> None:
 # -- enums ---------------------------------------------------------------------------------------------
 def validate_enums(spec) -> None:
     """Every enum value set anywhere in ``spec`` is one its enum defines."""
-    for field_name, message in spec.ListFields():
-        if field_name.name in NETWORKS:
-            network = message
-            for layer in network.layers:
-                problem = next(_undefined(layer, ""), None)
-                if problem is not None:
-                    raise CoreMLError(problem, layer.name, layer.WhichOneof("layer") or "none")
-            for sub, value in network.ListFields():
-                if sub.name != "layers":
-                    _refuse(_undefined_in(sub, value, ""), f"{field_name.name}: ")
-        else:
-            _refuse(_undefined_in(field_name, message, ""), "model: ")
+    for field, value in spec.ListFields():
+        if field.name not in NETWORKS:
+            _refuse(_undefined_in(field, value, ""), "model: ")
+            continue
+        for layer in value.layers:  # a layer's values are reported under its name
+            problem = next(_undefined(layer, ""), None)
+            if problem is not None:
+                raise CoreMLError(problem, layer.name, layer.WhichOneof("layer") or "none")
+        for sub, sub_value in value.ListFields():
+            if sub.name != "layers":
+                _refuse(_undefined_in(sub, sub_value, ""), f"{field.name}: ")
 
 
 def _refuse(problems: Iterator[str], where: str) -> None:
