@@ -17,10 +17,26 @@
  * libraries and made LLVM build its lazily created state (which registers its
  * teardown), and handlers run in reverse order.  It calls openvx_nn.core.execution.shutdown(), which refuses new
  * executions and waits for those in flight, and then keeps the GIL, so no
- * Python code runs again while the process is torn down. */
+ * Python code runs again while the process is torn down.
+ *
+ * Ctrl-C.  Python's signal module takes SIGINT over when it is imported (a C
+ * host that left SIGINT at its default), and an entry point that SIGINT
+ * interrupts gives it back with its default action (interrupt.py).  Two
+ * places must not get Python's KeyboardInterrupt at all.  Start-up: raised in
+ * the init code, it made cffi give up on Python for good, and the program
+ * carried on with every call failing; so the thread that starts Python holds
+ * SIGINT back until start-up is over, and a start-up that failed gives SIGINT
+ * back its former action before letting it through.  Exit: raised in
+ * shutdown(), it skipped the wait for the threads still inside kernels or the
+ * JIT while the C runtime and LLVM were torn down; so vxnn_at_exit first gives
+ * SIGINT its default action back (a Ctrl-C now ends the process at once, as
+ * without the library), and a SIGINT Python recorded but never acted on (it
+ * came while the program ran its own code or a native run) takes that action
+ * then. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +54,9 @@ static int vxnn_bad_python; /* OPENVX_NN_PYTHON names no executable: never start
 static pthread_once_t vxnn_exit_once = PTHREAD_ONCE_INIT;
 static int vxnn_started_python = 0; /* we, not a Python host, started the interpreter */
 static int vxnn_exiting = 0;
+static int vxnn_started_up = 0; /* the first start-up attempt is over (vxnn_start's fast path) */
+static struct sigaction vxnn_host_sigint; /* SIGINT's action before start-up */
+static void (*vxnn_python_sigint)(int);   /* Python's SIGINT handler, when start-up installed it */
 
 static void vxnn_find_libdir(void)
 {
@@ -135,6 +154,24 @@ static void vxnn_preinit(void)
     PyEval_SaveThread(); /* cffi takes the GIL per call */
 }
 
+/* At exit: SIGINT's default action again if Python's handler has it, and taken now if Python recorded a SIGINT
+ * it has not acted on (see the comment at the top).  Called with the GIL. */
+static void vxnn_sigint_at_exit(void)
+{
+    struct sigaction now, fallback;
+    if (!vxnn_python_sigint || sigaction(SIGINT, NULL, &now) != 0 || now.sa_handler != vxnn_python_sigint)
+        return; /* the host's own handler, or SIGINT ignored: not ours to change */
+    memset(&fallback, 0, sizeof fallback);
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(SIGINT, &fallback, NULL);
+    if (PyErr_CheckSignals() < 0) {
+        if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+            raise(SIGINT); /* ends the process here, unless the host blocks SIGINT */
+        PyErr_Clear();
+    }
+}
+
 static void vxnn_at_exit(void)
 {
     PyObject *module, *result;
@@ -142,6 +179,7 @@ static void vxnn_at_exit(void)
         return;
     vxnn_exiting = 1;
     PyGILState_Ensure(); /* never released: see the comment at the top */
+    vxnn_sigint_at_exit();
     module = PyImport_ImportModule("openvx_nn.core.execution");
     result = module ? PyObject_CallMethod(module, "shutdown", NULL) : NULL;
     if (!result)
@@ -168,7 +206,27 @@ __attribute__((destructor)) static void vxnn_unload(void)
     vxnn_at_exit();
 }
 
-int vxnn_start(void)
+static void vxnn_note_host_sigint(void)
+{
+    sigaction(SIGINT, NULL, &vxnn_host_sigint);
+}
+
+/* The end of a start-up that held SIGINT back: Python's handler noted, or after a failed start-up SIGINT's
+ * former action restored (Python will not act on it); then a SIGINT that came meanwhile is let through. */
+static void vxnn_let_sigint_through(int started, const sigset_t *saved)
+{
+    struct sigaction now;
+    if (sigaction(SIGINT, NULL, &now) == 0 && now.sa_handler != vxnn_host_sigint.sa_handler) {
+        if (started && vxnn_host_sigint.sa_handler == SIG_DFL)
+            vxnn_python_sigint = now.sa_handler;
+        else if (!started)
+            sigaction(SIGINT, &vxnn_host_sigint, NULL);
+    }
+    __atomic_store_n(&vxnn_started_up, 1, __ATOMIC_RELEASE);
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+static int vxnn_start_python(void)
 {
     static int reported = 0;
     pthread_once(&vxnn_once, vxnn_preinit);
@@ -185,6 +243,25 @@ int vxnn_start(void)
                         "interpreter that has openvx_nn installed)\n");
     }
     return 0;
+}
+
+int vxnn_start(void)
+{
+    static pthread_once_t noted = PTHREAD_ONCE_INIT;
+    sigset_t sigint, saved;
+    int started;
+    if (__atomic_load_n(&vxnn_started_up, __ATOMIC_ACQUIRE))
+        return vxnn_start_python();
+    /* Start-up: SIGINT held back in this thread (and in the threads Python starts meanwhile, which inherit the
+     * mask); a host that blocked it keeps it blocked. */
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    if (pthread_sigmask(SIG_BLOCK, &sigint, &saved) != 0)
+        return vxnn_start_python();
+    pthread_once(&noted, vxnn_note_host_sigint);
+    started = vxnn_start_python();
+    vxnn_let_sigint_through(started, &saved);
+    return started;
 }
 
 void vxnn_emit_log(void *callback, uintptr_t context, uintptr_t ref, int32_t status, const char *text)

@@ -187,3 +187,52 @@ def test_ctrl_c_escaping_an_entry_point_is_given_back_not_lost(ctx):  # ctx: the
     assert interrupt.take_pending()
     assert entry._escaped(0)(ValueError, ValueError("x"), None) == 0
     assert not interrupt.take_pending()
+
+
+STARTING_PROGRAM = r"""
+#include <VX/vx.h>
+#include <stdio.h>
+int main(void) {
+    vx_context ctx = vxCreateContext();  /* SIGINT comes while Python starts (sitecustomize sends it) */
+    printf("returned %d\n", (int)vxGetStatus((vx_reference)ctx));
+    vxReleaseContext(&ctx);
+    return 0;
+}
+"""
+
+
+def test_ctrl_c_during_start_up_ends_a_c_program_by_sigint(tmp_path):
+    # Raised in cffi's start-up code, KeyboardInterrupt made cffi give up on Python for good: the program carried
+    # on with every call failing and exited 0. Start-up now holds SIGINT back and lets it through once it is over.
+    (tmp_path / "sitecustomize.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    run = subprocess.run([str(compile_c(STARTING_PROGRAM, "interrupt_start"))], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == -signal.SIGINT, run.stdout + run.stderr
+    assert "returned" not in run.stdout and "Traceback" not in run.stderr, run.stdout + run.stderr
+
+
+EXITING_PROGRAM = r"""
+#include <VX/vx.h>
+#include <signal.h>
+#include <stdio.h>
+int main(void) {
+    vx_context ctx = vxCreateContext();
+    printf("created %d\n", (int)vxGetStatus((vx_reference)ctx));
+    fflush(stdout);
+    raise(SIGINT);  /* Ctrl-C while the program runs its own code: Python only records it */
+    printf("still running\n");
+    fflush(stdout);
+    return 0;  /* no OpenVX call after it: the library's exit handler is the next Python code */
+}
+"""
+
+
+def test_ctrl_c_the_library_recorded_but_never_acted_on_ends_a_c_program_at_exit_by_sigint():
+    # It was raised in the exit handler's wait for the engine's threads: a traceback, the wait skipped while
+    # helper threads might still be inside kernels as the process was torn down, and exit status 0.
+    run = subprocess.run([str(compile_c(EXITING_PROGRAM, "interrupt_exit"))], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == -signal.SIGINT, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ["created 0", "still running"], run.stdout
+    assert "Traceback" not in run.stderr, run.stderr
