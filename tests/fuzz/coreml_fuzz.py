@@ -18,6 +18,7 @@ import argparse
 import math
 import random
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -452,9 +453,12 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
 
+    start = time.monotonic()
+
     def progress(summary):
         done = sum(summary.counts.values())
         if done % 500 == 0:
+            summary.seconds = time.monotonic() - start  # the campaign sets it only at the end
             print(summary.line(f"coreml (so far, seed {args.seed})"), flush=True)
 
     summary = fuzz(args.count, args.seed, args.workers, args.timeout, progress)
