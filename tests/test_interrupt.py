@@ -236,3 +236,39 @@ def test_ctrl_c_the_library_recorded_but_never_acted_on_ends_a_c_program_at_exit
     assert run.returncode == -signal.SIGINT, run.stdout + run.stderr
     assert run.stdout.splitlines() == ["created 0", "still running"], run.stdout
     assert "Traceback" not in run.stderr, run.stderr
+
+
+LINKING_PROGRAM = r"""
+import os, signal, types
+import llvmlite.binding.linker as linker
+from llvmlite.binding import ffi
+import openvx_nn.api  # noqa: F401  (the library installs its guard)
+from openvx_nn.kernels.support import jit
+
+scope = {"__name__": "llvmlite.binding.ffi", "os": os, "signal": signal, "link": ffi.lib.LLVMPY_LinkModules}
+exec('''
+def linking(*args):  # SIGINT arrives while LLVM links a module into another, destroying it
+    status = link(*args)
+    os.kill(os.getpid(), signal.SIGINT)
+    return status
+''', scope)
+linker.ffi = types.SimpleNamespace(lib=types.SimpleNamespace(LLVMPY_LinkModules=scope["linking"]),
+                                   OutputString=ffi.OutputString)
+try:
+    jit.start_codegen()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+import gc
+gc.collect()
+print("no crash", flush=True)
+"""
+
+
+def test_ctrl_c_while_the_runtime_starts_llvm_is_raised_once_llvm_has_let_go_of_its_module():
+    # The runtime's start (a C program's start-up, a Python program's first run) links a module outside numba's
+    # compiler lock, where Ctrl-C was not deferred: KeyboardInterrupt between LLVM destroying the linked module and
+    # llvmlite forgetting it freed the module twice (SIGSEGV in LLVMContext::removeModule, from the traceback's
+    # release in cffi's start-up code).
+    run = subprocess.run([sys.executable, "-c", LINKING_PROGRAM], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ["KeyboardInterrupt", "no crash"], run.stdout + run.stderr

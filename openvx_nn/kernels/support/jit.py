@@ -345,8 +345,8 @@ def start_codegen() -> None:
         build = ir.IRBuilder(function.append_basic_block())
         build.ret(build.add(build.mul(function.args[0], ir.Constant(i64, 3)), ir.Constant(i64, 1)))
         library = cpu_target.target_context.codegen().create_library("openvx_nn_start")
-        library.add_llvm_module(llvm.parse_assembly(str(module)))
-        with global_compiler_lock:
+        with global_compiler_lock:  # also keeps Ctrl-C out of llvmlite's handovers (capi/interrupt.py)
+            library.add_llvm_module(llvm.parse_assembly(str(module)))
             library.finalize()  # optimisation passes
             library.get_pointer_to_function("openvx_nn_start")  # machine code
     except Exception:  # noqa: BLE001 - numba internals moved: the slower public way
