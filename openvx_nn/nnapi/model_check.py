@@ -69,6 +69,8 @@ def check_value(model: Model, index: int, operand: Operand) -> None:
     loc = operand.location
     if not all(_integer(x) and x >= 0 for x in (loc.poolIndex, loc.offset, loc.length)):
         raise NNAPIError(f"{where}: location {loc} must hold non-negative integers")
+    if operand.lifetime == OperandLifeTime.CONSTANT_COPY and loc.poolIndex != 0:
+        raise NNAPIError(f"{where}: a CONSTANT_COPY value lies in operandValues, pool index 0; got {loc.poolIndex}")
     need = math.prod(int(d) for d in operand.dimensions) * DTYPES[kind].itemsize
     if loc.length != need:
         raise NNAPIError(f"{where}: its value has {loc.length} bytes; {kind.name} {operand.dimensions} takes {need}")

@@ -317,13 +317,30 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (used + MEMORY_LIMIT, resource.RLIM_INFINITY))
 
 
+class Swallowed(Exception):
+    """An exception a native kernel raised and the library printed instead of failing the run with it (numba
+    reports it through ``sys.unraisablehook``): the run's outputs cannot be trusted, a silent wrong answer."""
+
+
+def _watched(run):
+    """``run`` in a child: memory limited, and an exception swallowed on the way (``Swallowed``) fails it."""
+    def child(mutant: Mutant) -> None:
+        _limit_memory()
+        swallowed = []
+        sys.unraisablehook = lambda report: swallowed.append(f"{report.exc_type.__name__}: {report.exc_value}")
+        run(mutant)
+        if swallowed:
+            raise Swallowed("; ".join(swallowed))
+    return child
+
+
+@_watched
 def run_model(mutant: Mutant) -> None:
-    _limit_memory()
     execute(build(mutant.data), np.random.default_rng(mutant.index))
 
 
+@_watched
 def run_file(mutant: Mutant) -> None:
-    _limit_memory()
     with tempfile.NamedTemporaryFile(suffix=".nnapi") as f:
         f.write(mutant.data)
         f.flush()

@@ -86,6 +86,8 @@ def lower_fully_connected(op: OpContext) -> None:
     op.node("fully_connected", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, {"activation": op.scalar(3)})
 
 
+MAX_WINDOW = 1 << 24
+"""Values in one pooling window at most: the kernels index a window's offsets in arrays of its size."""
 POOLS = {T.AVERAGE_POOL_2D: "average_pool_2d", T.MAX_POOL_2D: "max_pool_2d", T.L2_POOL_2D: "l2_pool_2d"}
 
 
@@ -97,6 +99,8 @@ def lower_pool(op: OpContext) -> None:
     explicit = len(op.inputs) == 10
     at = 7 if explicit else 4
     filter_w, filter_h = op.scalar(at), op.scalar(at + 1)
+    if filter_w * filter_h > MAX_WINDOW:
+        op.fail(f"a filter of {filter_w} x {filter_h} holds more than {MAX_WINDOW} values, more than this driver pools")
     ints, _ = window(op, 1, explicit, (filter_h, filter_w))
     ints.update(filter_w=filter_w, filter_h=filter_h, activation=op.scalar(at + 2))
     op.node(POOLS[op.type], {"input": 0}, {"output": 0}, ints)
