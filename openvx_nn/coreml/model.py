@@ -39,11 +39,13 @@ class LayerInfo:
 
 
 class _NoProxyNotices(logging.Filter):
-    """Drops coremltools' "Failed to load _MLModelProxy" lines: those are its macOS prediction libraries,
-    which this package never uses (coremltools only parses the file here)."""
+    """Drops coremltools' "Failed to load _MLModelProxy" lines and its "Torch version ... has not been tested"
+    notices: those are its macOS prediction libraries and its converters' dependencies, which this package never
+    uses (coremltools only parses the file here)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("Failed to load _ML")
+        message = record.getMessage()
+        return not (message.startswith("Failed to load _ML") or "has not been tested with coremltools" in message)
 
 
 _NO_PROXY_NOTICES = _NoProxyNotices()
