@@ -114,10 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, repeat = (SMOKE, 2) if args.smoke else (ROWS, args.repeat)
     rng = np.random.default_rng(0)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    with open("/proc/cpuinfo") as info:
+        cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?")
     print(f"# {cpu}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f} at start; "
           f"OPENVX_NN_NATIVE={os.environ.get('OPENVX_NN_NATIVE', '(default)')}")
-    print(f"| float32 layer | ours ms | ORT ms | ORT ÷ ours | max rel. diff |\n|---|---:|---:|---:|---:|")
+    print("| float32 layer | ours ms | ORT ms | ORT ÷ ours | max rel. diff |\n|---|---:|---:|---:|---:|")
     with Context() as ctx:
         for spec in rows:
             row = Row(ctx, rng, *spec)

@@ -33,42 +33,74 @@ def _larger(m, v):
     return m if keep else v
 
 
+@jit.kernel
+def phases(line, ph, sx):
+    """``ph[s, j] = line[j * sx + s]`` (``ph`` has at least ``min(sx, width)`` rows): a row split by column phase,
+    so that a window column ``kx`` of every output of a row (input column ``ox * sx + kx - left``) is one contiguous
+    run ``ph[s, ox + q:]`` (the pass vectorizes)."""
+    width = line.shape[0]
+    for s in range(min(sx, width)):  # a column inside the row has its phase below the width
+        for j in range((width - s + sx - 1) // sx):
+            ph[s, j] = line[j * sx + s]
+
+
+@jit.kernel
+def max_planes(x, out, kh, kw, sy, sx, top, left, empty, p0, p1):
+    """Planes ``[p0, p1)`` of ``out[p]`` = the window maxima of ``x[p]`` (module doc), C-contiguous ``[P, H, W]``
+    float32; a window with no input position gives ``empty``. Planes are independent: threads may share them.
+    Per output row: the window's rows reduced column by column, then, window column by window column, every
+    output of the row at once from the phases of that reduction (``phases``)."""
+    height, width = x.shape[1], x.shape[2]
+    out_h, out_w = out.shape[1], out.shape[2]
+    column = np.empty(width, np.float32)
+    ph = np.empty((min(sx, width), (width + sx - 1) // sx), np.float32)
+    acc = np.empty(out_w, np.float32)
+    lowest = np.float32(-np.inf)
+    for p in range(p0, p1):
+        plane, dst = x[p], out[p]
+        for oy in range(out_h):
+            row = dst[oy]
+            y0 = oy * sy - top
+            y1 = min(y0 + kh, height)
+            y0 = max(y0, 0)
+            if y0 >= y1:
+                for ox in range(out_w):
+                    row[ox] = empty
+                continue
+            first = plane[y0]
+            for i in range(width):
+                column[i] = first[i]
+            for y in range(y0 + 1, y1):
+                line = plane[y]
+                for i in range(width):
+                    column[i] = _larger(column[i], line[i])
+            phases(column, ph, sx)
+            for ox in range(out_w):
+                acc[ox] = lowest
+            for kx in range(kw):
+                shift = kx - left  # output ox reads column ox * sx + shift: inside for ox in [lo, hi)
+                lo = 0 if shift >= 0 else (sx - 1 - shift) // sx
+                hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
+                if lo >= hi:
+                    continue
+                run = ph[shift % sx, lo + shift // sx:hi + shift // sx]
+                part = acc[lo:hi]
+                for j in range(hi - lo):
+                    part[j] = _larger(part[j], run[j])
+            for ox in range(out_w):
+                x0 = ox * sx - left
+                if min(x0 + kw, width) <= max(x0, 0):
+                    row[ox] = empty
+                else:
+                    row[ox] = acc[ox]
+
+
 def _max_pool(x, out, kh, kw, sy, sx, top, left):
     """``out[n, c]`` = the window maxima of ``x[n, c]`` (module doc); C-contiguous NCHW float32."""
     lowest = np.float32(-3.4028234663852886e38)
-    n_items, channels, height, width = x.shape
-    out_h, out_w = out.shape[2], out.shape[3]
-    column = np.empty(width, np.float32)
-    for item in range(n_items):
-        for c in range(channels):
-            plane, dst = x[item, c], out[item, c]
-            for oy in range(out_h):
-                row = dst[oy]
-                y0 = oy * sy - top
-                y1 = min(y0 + kh, height)
-                y0 = max(y0, 0)
-                if y0 >= y1:
-                    for ox in range(out_w):
-                        row[ox] = lowest
-                    continue
-                first = plane[y0]
-                for i in range(width):
-                    column[i] = first[i]
-                for y in range(y0 + 1, y1):
-                    line = plane[y]
-                    for i in range(width):
-                        column[i] = _larger(column[i], line[i])
-                for ox in range(out_w):
-                    x0 = ox * sx - left
-                    x1 = min(x0 + kw, width)
-                    x0 = max(x0, 0)
-                    if x0 >= x1:
-                        row[ox] = lowest
-                        continue
-                    m = column[x0]
-                    for i in range(x0 + 1, x1):
-                        m = _larger(m, column[i])
-                    row[ox] = m
+    n_planes = x.shape[0] * x.shape[1]
+    max_planes(x.reshape(n_planes, x.shape[2], x.shape[3]), out.reshape(n_planes, out.shape[2], out.shape[3]),
+               kh, kw, sy, sx, top, left, lowest, 0, n_planes)
 
 
 _MAX_POOL = jit.kernel(_max_pool)

@@ -29,10 +29,14 @@ inputs at position 0 with a Q0.15 bias: ``IFM < 2**17``). A 64-bit
 accumulator is not unbounded: beyond that limit this kernel refuses rather
 than wrap.
 
-float32. Products are formed in float64 (exact: 24 + 24 bits), summed in
+float32. Products formed in float64 (exact: 24 + 24 bits), summed in
 float64 in order ``j = 0 .. IFM-1`` starting from 0.0, the bias added last
-(not at all when there is none), and the result cast to float32 once. The
-order is part of the contract so results are reproducible bit for bit.
+(not at all when there is none), and the result cast to float32 once. With
+``$OPENVX_NN_F32_SUMS=float32`` (and neither ``parallel`` nor ``isa`` given)
+the layer runs on the float engine the NNAPI and CoreML layers share
+(``float_layers``): float32 fused multiply-adds in the same order from +0.0,
+the bias last. Either order is part of the contract so results are
+reproducible bit for bit.
 """
 from __future__ import annotations
 
@@ -46,6 +50,7 @@ from ..support import jit, native
 from ..support.fixed_point import int_range, requantize
 from ..support.jit import kernel
 from ..support.layout import detach
+from . import float_layers
 from .matmul import PARALLEL_WORK
 
 DTYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.float32))
@@ -156,6 +161,10 @@ def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: 
                          f"{None if bias is None else bias.shape} cannot fill out {out.shape}; expected w "
                          f"({n_in}, OFM), bias (OFM,) and out (OFM, {n_batch})")
     if out.size == 0:
+        return
+    if isa is None and parallel is None and float_layers.fully_connected_fits(x, w, bias, out):
+        x, w = detach(out, x), detach(out, w)
+        float_layers.FullyConnected(w, n_batch).bind(x, None if bias is None else detach(out, bias), out)()
         return
     route = prepare_fully_connected(detach(out, w), bias is not None, n_batch,
                                     Arithmetic(bool(saturate), bool(nearest_even), fpp_x, fpp_w, fpp_b, fpp_out), isa)

@@ -28,6 +28,11 @@ a sum that starts at +0.0 changes nothing), divided by
 ``float64(size_x * size_y)``, cast to float32 once.
 
 Same fixed point position in and out: pooling never rescales.
+
+float32 tensors whose memory is OpenVX's own order (the C-ordered planes ``[plane, H, W]``) run on plane
+kernels shared with the engine's helper threads, with a native entry that shares them too (``_float_planes``):
+max on CoreML's max pool (``chw_pooling.max_planes``, the same comparisons), average in the order above, so
+the results are the same bits as on the generic kernels.
 """
 from __future__ import annotations
 
@@ -37,6 +42,9 @@ from collections.abc import Callable
 import numpy as np
 from numba import prange
 
+from ..engine import gang
+from ..frontend import chw_pooling, float_sharing
+from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import RANK, detach
@@ -275,6 +283,9 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
         return _nothing
+    planes = _float_operands(x, out) if parallel is None else None
+    if planes is not None:
+        return _bind_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if parallel is None:
         planes = out.size // (out.shape[0] * out.shape[1])
@@ -297,6 +308,130 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
 
 def _nothing() -> None:
     pass
+
+
+# -- float32 on planes, shared with the helpers (module doc) ---------------------------------------------
+@kernel
+def _average_planes(x, out, kh, kw, sy, sx, top, left, p0, p1):
+    """Planes ``[p0, p1)`` of the float32 average pool of ``x`` into ``out`` (C-contiguous ``[P, H, W]``): per output
+    the float64 sum from 0.0 over the window's positions inside the input, rows outer, columns inner (the module
+    doc's order), divided by ``float64(kh * kw)``, cast once. A whole output row of sums at a time: per window row
+    and column every output's term at once, read from the row's phases (``chw_pooling.phases``) so the pass runs
+    along contiguous memory."""
+    height, width = x.shape[1], x.shape[2]
+    out_h, out_w = out.shape[1], out.shape[2]
+    area = np.float64(kh * kw)
+    acc = np.empty(out_w, np.float64)
+    wide = np.empty(width, np.float64)
+    ph = np.empty((min(sx, width), (width + sx - 1) // sx), np.float64)
+    for p in range(p0, p1):
+        plane, dst = x[p], out[p]
+        for oy in range(out_h):
+            for ox in range(out_w):
+                acc[ox] = 0.0
+            y0 = oy * sy - top
+            y1 = min(y0 + kh, height)
+            for y in range(max(y0, 0), y1):
+                line = plane[y]
+                for i in range(width):
+                    wide[i] = np.float64(line[i])
+                chw_pooling.phases(wide, ph, sx)
+                for kx in range(kw):
+                    shift = kx - left  # output ox reads column ox * sx + shift: inside for ox in [lo, hi)
+                    lo = 0 if shift >= 0 else (sx - 1 - shift) // sx
+                    hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
+                    if lo >= hi:
+                        continue
+                    run = ph[shift % sx, lo + shift // sx:hi + shift // sx]
+                    part = acc[lo:hi]
+                    for j in range(hi - lo):
+                        part[j] += run[j]
+            row = dst[oy]
+            for ox in range(out_w):
+                row[ox] = np.float32(acc[ox] / area)
+
+
+@kernel
+def _float_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
+    """Planes ``[p0, p1)`` of the float32 pool (max: empty windows give 0.0, as ``_max_pool``)."""
+    if average:
+        _average_planes(x, out, kh, kw, sy, sx, top, left, p0, p1)
+    else:
+        chw_pooling.max_planes(x, out, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
+
+
+_float_shares = chunk_driver(_float_planes)
+
+
+@kernel
+def _float_planes_shared(x, out, average, kh, kw, sy, sx, top, left, n_planes, n_chunks, counters, wait):
+    _float_shares((x, out, average, kh, kw, sy, sx, top, left), n_planes, n_chunks, counters, wait)
+
+
+_F3_IN = jit.types.Array(jit.types.float32, 3, "C", readonly=True)
+_F3_OUT = jit.types.Array(jit.types.float32, 3, "C")
+_FLOAT_TYPES = (_F3_IN, _F3_OUT, jit.BOOL, *(jit.INT,) * 6)
+COST_PER_TAP = 1
+"""A window position's cost in a convolution multiply-add's time (the sharing thresholds weigh work in those)."""
+
+
+def _float_operands(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(input planes read-only, output planes) of float32 ``x`` and ``out`` when both are OpenVX-ordered and
+    apart, else None (the generic kernels run)."""
+    if out.dtype != np.float32 or x.dtype != np.float32 or x.size == 0 or out.size == 0:
+        return None
+    src, dst = _planes(x), _planes(out)
+    if src is None or dst is None or np.may_share_memory(src, dst):
+        return None
+    src = src.view()
+    src.flags.writeable = False
+    return src, dst
+
+
+def _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) -> tuple:
+    return (not max_pool, int(size_y), int(size_x), int(stride_y), int(stride_x), int(pad_y), int(pad_x))
+
+
+def _bind_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> Callable[[], None]:
+    work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
+    return float_sharing.Rows(_float_planes, _float_planes_shared, (src, dst) + geometry, _FLOAT_TYPES, dst.shape[0],
+                              work)
+
+
+_X, _OUT, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at(2)
+_AVERAGE, _KH, _KW, _SY, _SX, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(float_sharing.at(3), float_sharing.at(3) + 10)
+
+
+@kernel
+def _float_lines(code, block, chunks, wait):
+    # ``gang.shared_entry``'s lines: every plane serially, or in ``chunks`` chunks claimed with the helpers
+    x, out = native.c_array(block, _X, np.float32)[0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0]
+    args = (x, out, block[_AVERAGE] != 0, block[_KH], block[_KW], block[_SY], block[_SX], block[_TOP], block[_LEFT])
+    if chunks == 0:
+        _float_planes(*args, 0, out.shape[0])
+    else:
+        _float_shares(args, out.shape[0], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_FLOAT_BODIES = gang.shared_entry(_float_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _float_entry() -> int:
+    """The float32 pool, its planes shared with the gang's spinning helpers when large enough, else serially."""
+    return jit.native(_FLOAT_BODIES[0])
+
+
+@native.factory
+def _float_helper() -> int:
+    return jit.native(_FLOAT_BODIES[1])
+
+
+def _native_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> native.Entry:
+    work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
+    task = gang.NativeTask(dst.shape[0], work >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = float_sharing.block_of(src, dst, task.counters, int(geometry[0]), *geometry[1:], *task.words())
+    return native.Entry(_float_entry(), words, keep + task.finish(_float_helper(), words))
 
 
 def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, window: tuple) -> tuple | None:
@@ -366,6 +501,9 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
     found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
         return None
+    planes = _float_operands(x, out)
+    if planes is not None:
+        return _native_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if kind == "max_2x2_planes":
         src, dst = (a.reshape((1, 1, 1) + a.shape) for a in (src, dst))

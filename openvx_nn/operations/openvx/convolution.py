@@ -132,9 +132,20 @@ def _arithmetic(v: Validation):
 
 
 def _plan_convolution(v: Validation) -> None:
+    """The layer's route, chosen once: float32 layers the float engine takes (``float_layers``) go there, every
+    other layer to the correlation engine (``correlation.prepare``)."""
     from ...kernels.engine.correlation import convolution_window, prepare
+    from ...kernels.openvx import float_layers
     x_shape, out_shape = v.tensor(0).dims, v.node.params[4].dims
     origin = v.state["origin"]
+    bias_shape = tuple(v.tensor(2).dims) if v.present(2) else None
+    v.state["float"] = float_layers.convolution_fits(
+        tuple(x_shape), v.ref(1).array, bias_shape, tuple(out_shape), v.state["dilation"],
+        (origin["origin_x"], origin["origin_y"]), v.ref(1).array.dtype) and v.tensor(0).data_type == Type.VX_TYPE_FLOAT32
+    if v.state["float"]:
+        pad, stride = v.state["pad"], v.state["stride"]
+        v.state["planned"] = PlannedWeights(lambda w: float_layers.Convolution(w, pad, stride), v.ref(1))
+        return
     window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"], origin["origin_x"],
                                 origin["origin_y"])
     arithmetic, has_bias = _arithmetic(v), v.present(2)
@@ -183,18 +194,57 @@ def _bound_deconvolution(p, state):
 
 
 def natively(bound_of):
-    """A kernel's ``native`` hook from its binder: the bound entry (None: the node runs from Python)."""
+    """A kernel's ``native`` hook from its binder: the bound entry (None: the node runs from Python); a layer
+    planned on the float engine (``state["float"]``) gives the engine's entry (``float_layers``)."""
     def hook(p, state):
+        if state.get("float"):
+            if _overlaps(p, len(p) - 1):
+                return None
+            arrays = _float_arrays(p, state)
+            return None if arrays is None else state["planned"].current(p[1]).native(*arrays)
         bound = bound_of(p, state)
         return None if bound is None else bound.entry
     return hook
 
 
 def binding(bound_of, run):
-    """A kernel's ``bind`` hook from its binder and its executor (the fallback)."""
+    """A kernel's ``bind`` hook from its binder and its executor (the fallback); a layer planned on the float
+    engine runs the engine's bound call, bound again only after its weights are written."""
     def hook(p, state):
+        if state.get("float"):
+            return _float_runner(p, state)
         return bound_runner(bound_of(p, state), p[1], functools.partial(run, p, state))
     return hook
+
+
+def _float_arrays(p, state):
+    """(input, bias, output) as the float engine's adapter takes them: the layer's own arrays (a fully connected
+    layer's flattened to ``[#IFM, B]`` and ``[#OFM, B]``, ``state["flat"]``)."""
+    x, bias, out = p[0].array, None if p[2] is None else p[2].array, p[-1].array
+    flat = state.get("flat")
+    if flat is None:
+        return x, bias, out
+    views = flat(x, out)
+    return None if views is None else (views[0], bias, views[1])
+
+
+def _float_runner(p, state) -> Callable[[], None] | None:
+    """The Python path's runner of a layer on the float engine (None when the input overlaps the output: the
+    executor copies it per call)."""
+    if _overlaps(p, len(p) - 1):
+        return None
+    arrays = _float_arrays(p, state)
+    if arrays is None:
+        return None
+    weights, planned = p[1], state["planned"]
+    bound = {"stamp": weights.root.writes, "call": planned.current(weights).bind(*arrays)}
+
+    def run() -> None:
+        if weights.root.writes != bound["stamp"]:
+            bound["stamp"] = weights.root.writes
+            bound["call"] = planned.current(weights).bind(*arrays)
+        bound["call"]()
+    return run
 
 
 def _inputs(p):
@@ -206,6 +256,9 @@ def _inputs(p):
 def _run_convolution(p, state) -> None:
     from ...kernels.engine.correlation import execute
     x, bias = _inputs(p)
+    if state.get("float"):
+        state["planned"].current(p[1]).bind(x, bias, p[4].array)()
+        return
     execute(state["planned"].current(p[1]), x, bias, p[4].array)
 
 

@@ -95,10 +95,19 @@ def _validate_fully_connected(v: Validation) -> None:
 
 
 def _plan_fully_connected(v: Validation) -> None:
-    """The SIMD engine's route, decided at verify (None: the dot-product kernels run)."""
+    """The layer's route, decided at verify: the float engine for float32 (``float_layers``), else the SIMD
+    engine's (None: the dot-product kernels run)."""
     from ...kernels.engine.correlation import Arithmetic
+    from ...kernels.openvx import float_layers
     from ...kernels.openvx.fully_connected import prepare_fully_connected
     from .convolution import PlannedWeights
+    ifm, ofm, batch = v.state["ifm"], v.state["ofm"], v.state["batch"]
+    v.state["float"] = v.tensor(0).data_type == F32 and float_layers.chosen() and ifm * ofm * batch > 0
+    if v.state["float"]:
+        v.state["flat"] = lambda x, out: _flat_views(x, out, (ifm, batch), (ofm, batch))
+        v.state["planned"] = PlannedWeights(lambda w: float_layers.FullyConnected(w, batch), v.ref(1),
+                                            lambda t: _flat(t.array, (ifm, ofm)))
+        return
     arithmetic = Arithmetic(v.state["saturate"], v.state["nearest"], v.tensor(0).fpp, v.tensor(1).fpp,
                             v.tensor(2).fpp if v.present(2) else 0, v.node.params[5].fpp)
     has_bias, batch = v.present(2), v.state["batch"]
@@ -112,11 +121,24 @@ def _weights(p, state) -> np.ndarray:
     return _flat(p[1].array, (state["ifm"], state["ofm"]))
 
 
+def _flat_views(x: np.ndarray, out: np.ndarray, x_shape: tuple[int, int], out_shape: tuple[int, int]):
+    """(input, output) flattened to ``[#IFM, B]`` and ``[#OFM, B]`` as views, or None when either reshape copies."""
+    fx, fout = _flat(x, x_shape), _flat(out, out_shape)
+    if not (np.may_share_memory(fx, x) and np.may_share_memory(fout, out)):
+        return None
+    return fx, fout
+
+
 def _run_fully_connected(p, state) -> None:
     from ...kernels.openvx.fully_connected import execute_fully_connected, fully_connected
     x = _flat(p[0].array, (state["ifm"], state["batch"]))
     bias = None if p[2] is None else p[2].array
     route = state["planned"].current(p[1])
+    if state.get("float"):
+        if np.may_share_memory(p[5].array, p[0].array) or (bias is not None and np.may_share_memory(p[5].array, bias)):
+            x, bias = x.copy(), None if bias is None else bias.copy()
+        _write_through(p[5].array, (state["ofm"], state["batch"]), lambda out: route.bind(x, bias, out)())
+        return
     if route is not None:
         _write_through(p[5].array, (state["ofm"], state["batch"]),
                        lambda out: execute_fully_connected(route, x, bias, out))

@@ -1,0 +1,158 @@
+"""The float32 convolution and fully connected layers of OpenVX on the front ends' float engine.
+
+The NNAPI and CoreML float32 layers run on ``frontend.float_convolution``: an implicit GEMM over weights packed
+once, on the FMA micro-kernels of ``float_microkernel``, shared with the engine's helper threads, with a native
+entry a C loop calls without the GIL. The standard layers enter the same engine through the thin adapters here;
+no arithmetic of their own.
+
+Layout. An OpenVX tensor ``[W, H, C, *batch]`` (W fastest) holds the bytes of the row-major ``[N, C, H, W]`` array
+(``N`` every batch dim folded). The engine reads and writes ``[N, H, W, C]``: a convolution copies its input into
+that layout (``chw_layout``, one pass) and its result back (one pass) around the engine's call, in scratch
+arrays allocated once at binding. A fully connected layer needs no copy: its ``[#IFM, B]`` input is the engine's
+``[B, #IFM]`` rows, its ``[#OFM, B]`` output the engine's ``[B, #OFM]``.
+
+Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride_x - pad_x + kx`` and rows
+``oy * stride_y - pad_y + ky``, zeros outside the input; the output extent is the one the graph verified (both
+down-scale roundings: windows past the padded input read zeros too). Dilated kernels and biases per output
+location are not the engine's (they stay on ``engine.correlation``'s route: :func:`convolution_fits`).
+
+Route. Chosen once per layer when its graph is verified (``operations/openvx``): with ``$OPENVX_NN_F32_SUMS``
+``float32`` (:func:`chosen`) the layers that fit come here; otherwise, and for integer formats, nothing changes.
+
+Arithmetic. float32 products summed in float32 with fused multiply-adds, per output in the order filter row
+``ky`` (outer), then ``kx``, then input channel ``c`` (inner), from +0.0; then ``+ bias`` once (no bias: nothing
+added). The result is within ``K * 2**-24`` of the sum of the ``K`` products' magnitudes (plus ``|bias|``) of the
+exact value -- a float32 sum, not the float64 one of ``engine.correlation``; the tests check 1e-5 of that sum. The
+order and so the bits are the same on every path (Python, native, shared with helpers or not, any batch).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from ..frontend import chw_layout
+from ..frontend import float_convolution as engine
+from ..support import native
+
+NO_ACTIVATION = 0
+"""The engine's fused activation: none (NNAPI's FUSED_NONE)."""
+SUMS_ENV = "OPENVX_NN_F32_SUMS"
+"""``float32`` routes the float32 layers that fit to the float engine's float32 sums (module doc); anything else
+(the default, for now) keeps them on ``engine.correlation``'s float64 sums (exact products summed in float64 in
+tap order, rounded once), the contract the conformance references pin bit for bit."""
+
+
+def chosen() -> bool:
+    """Whether float32 layers that fit take the float engine (``$OPENVX_NN_F32_SUMS``, read when a layer is
+    planned)."""
+    return os.environ.get(SUMS_ENV, "").strip().lower() == "float32"
+
+
+def _all_float32(*arrays) -> bool:
+    return all(a is None or a.dtype == np.float32 for a in arrays)
+
+
+def convolution_fits(x: np.ndarray | tuple, w: np.ndarray, bias_shape: tuple | None, out_shape: tuple,
+                     dilation: tuple[int, int], origin: tuple[int, int], dtype: np.dtype) -> bool:
+    """Whether a convolution layer takes the float engine: float32, chosen (:func:`chosen`), no dilation (the
+    engine's filter rows are contiguous runs), a bias per output map or none, and something to compute."""
+    x_shape = tuple(x if isinstance(x, tuple) else x.shape)
+    return (np.dtype(dtype) == np.float32 and chosen() and tuple(dilation) == (0, 0) and tuple(origin) == (0, 0)
+            and (bias_shape is None or tuple(bias_shape) == (w.shape[3],)) and 3 <= len(x_shape) <= 6
+            and int(np.prod(x_shape)) > 0 and int(np.prod(out_shape)) > 0)
+
+
+def _items(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """``[W, H, C, *batch]`` as ``(N, C, H, W)``."""
+    return int(np.prod(shape[3:], dtype=np.int64)), shape[2], shape[1], shape[0]
+
+
+def _nchw(a: np.ndarray) -> np.ndarray | None:
+    """The C-contiguous ``[N, C, H, W]`` view of OpenVX-order ``a``, or None when its memory is not so."""
+    t = a.T
+    return t.reshape(_items(a.shape)) if t.flags.c_contiguous else None
+
+
+class Convolution:
+    """A float32 convolution layer planned on the engine: the weights ``[kx, ky, C, K]`` packed once
+    (``float_convolution.pack_conv``), the padding and stride fixed; :meth:`bind` and :meth:`native` tie it to
+    the layer's arrays."""
+
+    def __init__(self, w: np.ndarray, pad: tuple[int, int], stride: tuple[int, int]):
+        self.maps = w.shape[3]
+        self.kernel = (w.shape[1], w.shape[0])  # (kh, kw)
+        self.packed = engine.pack_conv(np.transpose(w, (3, 1, 0, 2)))  # [K, ky, kx, C]
+        self.pads = (int(pad[0]), int(pad[0]), int(pad[1]), int(pad[1]))  # (left, right, top, bottom)
+        self.strides = (int(stride[0]), int(stride[1]))  # (width, height)
+
+    def _scratch(self, x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n, c, h, w = _items(x.shape)
+        _, k, oh, ow = _items(out.shape)
+        return np.empty((n, h, w, c), np.float32), np.empty((n, oh, ow, k), np.float32)
+
+    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Callable[[], None]:
+        """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call; OpenVX order)."""
+        xn, yn = self._scratch(x, out)
+        conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
+                                  self.strides, NO_ACTIVATION)
+        x4, out4 = _nchw(x), _nchw(out)
+        into = chw_layout.bind(True, x4, xn) if x4 is not None else None
+        back = chw_layout.bind(False, yn, out4) if out4 is not None else None
+        n, c, h, w = _items(x.shape)
+
+        def call() -> None:
+            if into is not None:
+                into()
+            else:
+                xn[...] = x.T.reshape(n, c, h, w).transpose(0, 2, 3, 1)
+            conv()
+            if back is not None:
+                back()
+            else:
+                out.T[...] = yn.transpose(0, 3, 1, 2).reshape(out.T.shape)
+        return call
+
+    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> native.Entry | None:
+        """:meth:`bind` as one native entry (copy in, the engine's layer, copy back: each shared with the helpers
+        where large enough); None when ``x`` or ``out`` is a strided view (the Python path copies those)."""
+        x4, out4 = _nchw(x), _nchw(out)
+        if x4 is None or out4 is None or np.may_share_memory(x, out):
+            return None
+        xn, yn = self._scratch(x, out)
+        parts = [chw_layout.native_layout(True, x4, xn),
+                 engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
+                                      self.strides, NO_ACTIVATION),
+                 chw_layout.native_layout(False, yn, out4)]
+        if any(p is None for p in parts):
+            return None
+        whole = native.sequence(parts)
+        # the parts' own keep (their gang tasks among it) at the top, where the plan looks for lending layers
+        return native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
+
+
+class FullyConnected:
+    """A float32 fully connected layer planned on the engine: weights ``[#IFM, #OFM]`` packed once
+    (``float_convolution.pack_fc``, the one-row tiles for a batch of one)."""
+
+    def __init__(self, w: np.ndarray, batch: int):
+        self.maps = w.shape[1]
+        self.packed = engine.pack_fc(w.T, rows=batch)
+
+    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Callable[[], None]:
+        """A call computing ``out [#OFM, B]`` from ``x [#IFM, B]`` (read at each call)."""
+        return engine.bind_fully_connected(x.T, self.packed, engine.bias_or_zeros(bias, self.maps), out.T,
+                                           NO_ACTIVATION)
+
+    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> native.Entry | None:
+        """:meth:`bind` as a native entry; None unless ``x.T`` and ``out.T`` are C-contiguous and apart."""
+        if np.may_share_memory(x, out):
+            return None
+        return engine.native_fully_connected(x.T, self.packed, engine.bias_or_zeros(bias, self.maps), out.T,
+                                             NO_ACTIVATION)
+
+
+def fully_connected_fits(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> bool:
+    """Whether a fully connected layer takes the float engine: float32 throughout, chosen, not empty."""
+    return _all_float32(x, w, bias, out) and chosen() and x.size > 0 and out.size > 0 and w.size > 0
