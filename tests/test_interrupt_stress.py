@@ -14,7 +14,7 @@ every core busy. A run ends in one of two ways, and nothing else is allowed:
 The CI form runs ``OPENVX_NN_INTERRUPT_RUNS`` runs (default 60); the long form runs as a program and prints
 the counts per phase and outcome::
 
-    python tests/test_interrupt_stress.py --runs 1000 [--load 4]
+    python tests/test_interrupt_stress.py --runs 1000 [--load 4] [--minutes 60]
 """
 from __future__ import annotations
 
@@ -170,12 +170,16 @@ def interrupt_once(exe: Path, phase: str, delay: float, cache: Path | None, time
     return Run(phase, delay, _outcome(returncode, output), output)
 
 
-def campaign(exe: Path, runs: int, seed: int, warm_cache: Path | None, report=None) -> list[Run]:
-    """``runs`` interrupted runs, phases drawn at random (a few with an empty kernel cache)."""
+def campaign(exe: Path, runs: int, seed: int, warm_cache: Path | None, report=None,
+             until: float = float("inf")) -> list[Run]:
+    """``runs`` interrupted runs, phases drawn at random (a few with an empty kernel cache); none started after
+    ``until`` (``time.monotonic()``)."""
     rng = random.Random(seed)
     ordinary = [p for p in PHASES if p != "compile"]
     results = []
     for k in range(runs):
+        if time.monotonic() > until:
+            break
         phase = "compile" if rng.random() < COMPILE_SHARE else rng.choice(ordinary)
         delay = rng.uniform(0, PHASES[phase])
         if phase == "compile":
@@ -230,6 +234,7 @@ def main() -> int:
     parser.add_argument("--load", type=int, default=os.cpu_count() or 2, help="spinning processes (default: one a core)")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--keep", type=Path, help="a directory to keep the program and the failing runs' output in")
+    parser.add_argument("--minutes", type=float, default=float("inf"), help="start no run after this long")
     args = parser.parse_args()
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # started in the background: children would inherit it
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -247,11 +252,14 @@ def main() -> int:
         if run.outcome not in ("completed", "sigint"):
             (directory / f"run{k}.txt").write_text(f"{run.phase} +{run.delay:.3f}s: {run.outcome}\n{run.output}")
             print(f"run {k}: {run.phase} +{run.delay:.3f}s: {run.outcome}", flush=True)
-        if (k + 1) % 50 == 0:
-            print(f"{k + 1} runs, {time.monotonic() - started:.0f} s, load {loads[-1]:.1f}", flush=True)
+        outcomes[run.outcome] += 1
+        if (k + 1) % 25 == 0:
+            print(f"{k + 1} runs, {time.monotonic() - started:.0f} s, load {loads[-1]:.1f}: {dict(outcomes)}",
+                  flush=True)
 
+    outcomes: collections.Counter = collections.Counter()
     try:
-        results = campaign(exe, args.runs, args.seed, cache, report)
+        results = campaign(exe, args.runs, args.seed, cache, report, until=started + 60 * args.minutes)
     finally:
         for s in spinners:
             s.kill()
