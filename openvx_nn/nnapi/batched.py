@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .enums import SCALAR_TYPES, OperandLifeTime, OperandType
-from .errors import NNAPIError
+from .errors import NNAPIError, refusing
 from .hal import Model, load_model
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def rebatch(model: Model, batch: int) -> Model:
     return replace(model, operands=operands)
 
 
+@refusing
 def build_batched(ctx: Context, path: str, batch: int) -> tuple[Graph, Tensor, Tensor]:
     """``(graph, input, output)`` of the ``.nnapi`` model at ``path`` for ``batch`` items, in ``ctx``:
     data in OpenVX order (the NNAPI shape reversed, e.g. ``[C, W, H, N]``), in the operand's dtype."""
@@ -69,6 +70,7 @@ def build_batched(ctx: Context, path: str, batch: int) -> tuple[Graph, Tensor, T
     return graph, x_api, y_api
 
 
+@refusing
 def run_options(path: str) -> dict:
     """What ``openvx-nn run`` needs besides the graph: the shape of one input item (OpenVX order)."""
     model = load_model(path)
