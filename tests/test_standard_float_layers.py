@@ -1,5 +1,5 @@
 """The float32 standard layers on the float engine the front ends share: convolution and fully connected
-(``kernels/openvx/float_layers.py``, chosen by ``OPENVX_NN_F32_SUMS=float32``) and pooling (channel-major plane
+(``kernels/openvx/float_layers.py``, unless ``OPENVX_NN_F32_SUMS=float64``) and pooling (channel-major plane
 kernels, always), through the Pythonic API, against plain NumPy float64 references written from the NN
 extension's text; each graph must run in the native plan, and give the same bits on the Python path.
 
@@ -24,7 +24,7 @@ TOLERANCE = 1e-5
 
 @pytest.fixture
 def float_sums(monkeypatch):
-    monkeypatch.setenv("OPENVX_NN_F32_SUMS", "float32")
+    monkeypatch.delenv("OPENVX_NN_F32_SUMS", raising=False)  # the default: float32 sums
 
 
 def _values(rng, shape):
@@ -133,8 +133,8 @@ def test_a_dilated_float32_convolution_stays_on_the_correlation_engine_and_match
             _assert_close(got, value, size)
 
 
-def test_without_the_choice_a_float32_convolution_keeps_the_float64_sums(monkeypatch):
-    monkeypatch.delenv("OPENVX_NN_F32_SUMS", raising=False)
+def test_asked_for_float64_sums_a_float32_convolution_keeps_them(monkeypatch):
+    monkeypatch.setenv("OPENVX_NN_F32_SUMS", "float64")
     rng = np.random.default_rng(4002)
     case = _conv_case(rng, dilated=False)
     with Context() as ctx, ctx.graph() as g:

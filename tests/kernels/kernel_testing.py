@@ -160,3 +160,20 @@ def assert_bits_equal(actual: np.ndarray, expected: np.ndarray) -> None:
     bad = np.argwhere(a != e)
     assert bad.size == 0, (f"{len(bad)} of {a.size} elements differ; first at {tuple(bad[0])}: "
                            f"got {actual[tuple(bad[0])]!r}, expected {expected[tuple(bad[0])]!r}")
+
+
+FLOAT32_SUMS = 1e-5
+"""The float engine's bound: a float32 sum of K terms lies within K * 2**-24 of the terms' magnitudes of the exact
+value; the layers promise 1e-5 of that magnitude (``kernels/openvx/float_layers.py``)."""
+
+
+def assert_float32_sums(actual: np.ndarray, expected: np.ndarray, magnitude: np.ndarray) -> None:
+    """float32 results of sums in float32 (the float engine's): each within ``FLOAT32_SUMS`` times ``magnitude`` (the
+    sum of its terms' absolute values, from the same reference over absolute inputs) of the exact ``expected``."""
+    assert actual.dtype == expected.dtype == np.float32, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape == magnitude.shape, (actual.shape, expected.shape, magnitude.shape)
+    error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    bad = np.argwhere(~(error <= FLOAT32_SUMS * magnitude.astype(np.float64)))
+    assert bad.size == 0, (f"{len(bad)} of {actual.size} elements beyond {FLOAT32_SUMS} of their terms' magnitude; "
+                           f"first at {tuple(bad[0])}: got {actual[tuple(bad[0])]!r}, expected "
+                           f"{expected[tuple(bad[0])]!r}, magnitude {magnitude[tuple(bad[0])]!r}")

@@ -328,14 +328,19 @@ def test_output_overlapping_the_input_reads_the_input_first():
     assert_bits_equal(out, expected)
 
 
-def test_float32_padding_never_meets_an_infinite_weight():
-    # Taps that fall on padding add nothing: an infinite weight there does not turn the sum into NaN.
+def test_float32_padding_and_an_infinite_weight(monkeypatch):
+    # The exact float64 route skips taps that fall on padding: an infinite weight there adds nothing. The float
+    # engine (the default) reads padding as zeros that take part in the sums, as other frameworks do: 0 * inf is NaN.
     x = np.ones((1, 1, 1), np.float32)
     w = np.full((3, 1, 1, 1), np.inf, np.float32)
     w[1, 0, 0, 0] = 2.0
     out = np.zeros((1, 1, 1), np.float32)
+    monkeypatch.setenv("OPENVX_NN_F32_SUMS", "float64")
     convolution(x, w, None, out, 1, 0, 1, 1, 0, 0, True, True)
     assert out[0, 0, 0] == 2.0
+    monkeypatch.delenv("OPENVX_NN_F32_SUMS")
+    convolution(x, w, None, out, 1, 0, 1, 1, 0, 0, True, True)
+    assert np.isnan(out[0, 0, 0])
 
 
 def test_float32_sums_in_the_documented_order():

@@ -9,8 +9,8 @@ inputs further: the Khronos sample implementation's dilated taps sit at
 ``origin = dilation``). The arithmetic, exactness bounds and float32 summation order
 are ``correlation.py``'s; the fast integer route is ``im2col.py``'s. A float32 layer without
 dilation and with a bias per map or none runs instead on the float engine the NNAPI and CoreML
-layers share (``float_layers``: float32 sums in the order stated there) when ``$OPENVX_NN_F32_SUMS``
-is ``float32`` and ``method`` is not given.
+layers share (``float_layers``: float32 sums in the order stated there) when ``method`` is not given,
+unless ``$OPENVX_NN_F32_SUMS`` is ``float64``.
 """
 from __future__ import annotations
 

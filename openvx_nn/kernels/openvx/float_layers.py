@@ -13,11 +13,15 @@ arrays allocated once at binding. A fully connected layer needs no copy: its ``[
 
 Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride_x - pad_x + kx`` and rows
 ``oy * stride_y - pad_y + ky``, zeros outside the input; the output extent is the one the graph verified (both
-down-scale roundings: windows past the padded input read zeros too). Dilated kernels and biases per output
+down-scale roundings: windows past the padded input read zeros too). Padding zeros take part in the sums, as in
+the front ends' layers and other frameworks: an infinite weight on padding makes the output NaN (0 * inf; the
+exact float64 route skips such taps). Dilated kernels and biases per output
 location are not the engine's (they stay on ``engine.correlation``'s route: :func:`convolution_fits`).
 
-Route. Chosen once per layer when its graph is verified (``operations/openvx``): with ``$OPENVX_NN_F32_SUMS``
-``float32`` (:func:`chosen`) the layers that fit come here; otherwise, and for integer formats, nothing changes.
+Route. Chosen once per layer when its graph is verified (``operations/openvx``): the float32 layers that fit come
+here unless ``$OPENVX_NN_F32_SUMS`` is ``float64`` (:func:`chosen`), which keeps every float32 layer on
+``engine.correlation``'s exact float64 sums (slower, for applications that need those bits). Integer formats never
+come here.
 
 Arithmetic. float32 products summed in float32 with fused multiply-adds, per output in the order filter row
 ``ky`` (outer), then ``kx``, then input channel ``c`` (inner), from +0.0; then ``+ bias`` once (no bias: nothing
@@ -39,15 +43,15 @@ from ..support import native
 NO_ACTIVATION = 0
 """The engine's fused activation: none (NNAPI's FUSED_NONE)."""
 SUMS_ENV = "OPENVX_NN_F32_SUMS"
-"""``float32`` routes the float32 layers that fit to the float engine's float32 sums (module doc); anything else
-(the default, for now) keeps them on ``engine.correlation``'s float64 sums (exact products summed in float64 in
-tap order, rounded once), the contract the conformance references pin bit for bit."""
+"""``float64`` keeps the float32 layers on ``engine.correlation``'s float64 sums (exact products summed in float64
+in tap order, rounded once); anything else (the default) routes the layers that fit to the float engine's float32
+sums (module doc)."""
 
 
 def chosen() -> bool:
     """Whether float32 layers that fit take the float engine (``$OPENVX_NN_F32_SUMS``, read when a layer is
     planned)."""
-    return os.environ.get(SUMS_ENV, "").strip().lower() == "float32"
+    return os.environ.get(SUMS_ENV, "").strip().lower() != "float64"
 
 
 def _all_float32(*arrays) -> bool:

@@ -31,8 +31,8 @@ than wrap.
 
 float32. Products formed in float64 (exact: 24 + 24 bits), summed in
 float64 in order ``j = 0 .. IFM-1`` starting from 0.0, the bias added last
-(not at all when there is none), and the result cast to float32 once. With
-``$OPENVX_NN_F32_SUMS=float32`` (and neither ``parallel`` nor ``isa`` given)
+(not at all when there is none), and the result cast to float32 once, when
+``$OPENVX_NN_F32_SUMS=float64`` (or ``parallel`` or ``isa`` is given); else
 the layer runs on the float engine the NNAPI and CoreML layers share
 (``float_layers``): float32 fused multiply-adds in the same order from +0.0,
 the bias last. Either order is part of the contract so results are
