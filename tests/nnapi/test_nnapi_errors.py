@@ -63,15 +63,17 @@ def test_bad_dimensions_and_a_failed_compilation_leaves_nothing_behind():
     _rejects(OP.CONV_2D, [Tensor(X), Tensor(np.zeros((3, 3, 3, 5), np.float32), const=True),
                           Tensor(B, const=True), i32(1), i32(1), i32(1), i32(0)],
              [Out(F32T, (1, 4, 4, 3))], "filter depth 5")
-    m = nnapi.Model()  # the second operation fails after the first one's objects exist
+    m = nnapi.Model()  # the second operation fails after the first one's objects exist (only lowering sees it)
     a, t, out = (m.add_operand(F32T, [2]) for _ in range(3))
+    three = m.add_operand(F32T, [3])
+    m.set_operand_value(three, np.ones(3, np.float32))
     act = m.add_operand(nnapi.OperandType.INT32)
-    m.set_operand_value(act, 9)
+    m.set_operand_value(act, 0)
     m.add_operation(OP.FLOOR, [a], [t])
-    m.add_operation(OP.ADD, [t, t, act], [out])
+    m.add_operation(OP.ADD, [t, three, act], [out])
     m.identify_inputs_and_outputs([a], [out])
     m.finish()
-    with pytest.raises(nnapi.NNAPIError, match=r"operation 1 \(ADD\): activation: fused activation 9"):
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 1 \(ADD\): input2: shapes \[2\] and \[3\]"):
         nnapi.Compilation(m).finish()
     gc.collect()
     vx.vxQueryContext(ctx, vx.VX_CONTEXT_REFERENCES, count, 4)
@@ -84,7 +86,9 @@ def test_declared_output_shape_that_disagrees():
 
 
 def test_unsupported_activation():
-    _rejects(OP.ADD, [Tensor(X), Tensor(X), i32(7)], [Out(F32T, X.shape)], "fused activation 7")
+    with pytest.raises(nnapi.NNAPIError, match="fused activation") as err:  # refused when the model is finished
+        build(OP.ADD, [Tensor(X), Tensor(X), i32(7)], [Out(F32T, X.shape)])
+    assert "7" in str(err.value) and "operation 0 (ADD)" in str(err.value)
 
 
 def _two_ops(first_out, second_out, second_in=None):

@@ -158,6 +158,7 @@ def lstm_model(rng, units=3, size=2):
         ins.append(k)
     for _ in range(3):  # no peepholes
         k = m.add_operand(F, [0])
+        m.set_operand_value(k, None)
         ins.append(k)
     for g in "ifco":
         k = m.add_operand(F, [units])
