@@ -13,7 +13,10 @@ host's phases:
 
 The workloads: ``numpy``, a float32 matrix product (OpenBLAS and its own threads), and ``torch``, a float32
 3x3 convolution with PyTorch's CPU threads (its bundled OpenMP runtime); without torch installed only NumPy
-is timed, and the table says so. A turn is ``--calls`` calls back to back. Per phase: the medians of every
+is timed, and the table says so. A turn is ``--calls`` calls back to back, begun ``--gap-ms`` after the
+last (so the other process's OpenMP threads have stopped spinning: without the gap, PyTorch's turn right
+after the other process's ran beside its spinning threads, which on a busy machine made one side's PyTorch
+tens of times slower before anything was imported). Per phase: the medians of every
 call of the host and of the control, in wall time and in process CPU time (every thread of the process, so
 threads spinning beside the workload count), and host ÷ control; the phase's figure is that ratio over the
 ``before`` phase's (above 1: slower with the library). On a machine with more runnable threads than cores,
@@ -21,7 +24,7 @@ wall times measure the scheduler more than the workload; CPU times still compare
 machine whose cores are taken by other work) and stops them at the end. The script also reports whether
 ``os.environ`` changed.
 
-    python benchmarks/bench_host_process.py [--turns 15] [--calls 20] [--busy N] [--smoke]
+    python benchmarks/bench_host_process.py [--turns 15] [--calls 20] [--gap-ms 100] [--busy N] [--smoke]
 """
 from __future__ import annotations
 
@@ -134,12 +137,15 @@ def serve(workloads: dict[str, Callable], calls: int) -> int:
 
 
 def measure(workloads: dict[str, Callable], control: Control, turns: int, calls: int,
-            before_each: list[Callable]) -> dict:
-    """Per workload, every call's time of the host and of the control, their turns alternating."""
+            before_each: list[Callable], gap: float) -> dict:
+    """Per workload, every call's time of the host and of the control, their turns alternating, each turn
+    begun ``gap`` seconds after the last (the other process's pool threads stop spinning meanwhile)."""
     times: dict[str, dict[str, list[list[float]]]] = {name: {"host": [], "control": []} for name in workloads}
     for _ in range(turns):
         for name, work in workloads.items():
+            time.sleep(gap)
             times[name]["control"] += control.turn(name)
+            time.sleep(gap)
             for run in before_each:
                 run()
             times[name]["host"] += turn(work, calls)
@@ -156,6 +162,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--turns", type=int, default=15, help="turns per workload and phase (default 15)")
     p.add_argument("--calls", type=int, default=20, help="calls per turn (default 20)")
     p.add_argument("--busy", type=int, default=0, help="busy-loop processes to run meanwhile (default 0)")
+    p.add_argument("--gap-ms", type=float, default=100, help="idle time before each turn (default 100)")
     p.add_argument("--smoke", action="store_true", help="small sizes, 2 turns of 3 calls (seconds)")
     p.add_argument("--control", action="store_true", help=argparse.SUPPRESS)  # the control process itself
     args = p.parse_args(argv)
@@ -175,12 +182,13 @@ def main(argv: list[str]) -> int:
         time.sleep(0.5 if busy else 0)
         load_before = os.getloadavg()[0]
         environ = dict(os.environ)
-        phases = {"before": measure(workloads, control, args.turns, args.calls, [])}
+        gap = args.gap_ms / 1e3
+        phases = {"before": measure(workloads, control, args.turns, args.calls, [], gap)}
         start = time.perf_counter()
         runs = library_models(args.smoke)
         loaded_in = time.perf_counter() - start
-        phases["loaded"] = measure(workloads, control, args.turns, args.calls, [])
-        phases["beside"] = measure(workloads, control, args.turns, args.calls, runs)
+        phases["loaded"] = measure(workloads, control, args.turns, args.calls, [], gap)
+        phases["beside"] = measure(workloads, control, args.turns, args.calls, runs, gap)
         load_after = os.getloadavg()[0]
     finally:
         control.close()
