@@ -5,12 +5,12 @@ U8). Contenders, interleaved in one process, medians over rounds:
 
 - ``C: vxProcessGraph``: a loop in C (``bench_overhead.c``, compiled here and loaded into this
   process) calling ``vxProcessGraph``, as a C program does: the graph's native plan when it has one
-  (issue 25: no Python at all),
+  (no Python at all),
 - ``C: kernel entry``: the same loop calling the node's native entry with its argument block (the
   kernel alone); overhead = the two's difference, the issue's figure,
 - ``cffi``: ``vx.vxProcessGraph`` from Python (one cffi call into libopenvx.so per run),
 - ``cffi, Python path``: the same call on a twin graph kept off the native path (``native_allowed``),
-  what every graph ran before issue 25,
+  what every graph ran before the native plan,
 - ``Python API``: ``openvx_nn.api.Graph.process()``,
 - ``runner``: the node's bound runner called from Python (the kernel plus numba's Python dispatch).
 

@@ -10,7 +10,7 @@
    no slower).
 3. The same from C: ``bench_threads.c`` (compiled here against the library)
    runs eight (and two) pthreads calling ``vxProcessGraph`` against one
-   thread.  A graph with a native plan (issue 25) runs in C without the GIL;
+   thread.  A graph with a native plan runs in C without the GIL;
    ``OPENVX_NN_NATIVE=0`` keeps every graph on the Python path (each C call
    then takes the GIL and gives it back on return, waking a waiting thread),
    for comparison.
@@ -221,7 +221,7 @@ def main() -> None:
     compare_c("C: relu 1x1x8 U8, 8 graphs, pthreads", 8, 50 if args.smoke else 2000, rounds,
               "C threads; reported")
     compare_c("C: relu 1x1x8 U8, 2 graphs, pthreads", 2, 50 if args.smoke else 20000, rounds,
-              "target >= 1.8 (issue 25)")
+              "target >= 1.8")
 
 
 if __name__ == "__main__":

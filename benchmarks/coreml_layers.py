@@ -1,4 +1,4 @@
-"""Where a CoreML network's time goes, by layer kind, against ONNX Runtime (issue 19; the table in docs/coreml.md).
+"""Where a CoreML network's time goes, by layer kind, against ONNX Runtime (the table in docs/coreml.md).
 
     python benchmarks/coreml_layers.py mobilenet_v2|resnet18 [--runs 20]
 

@@ -1,4 +1,4 @@
-"""Issue 9 items 4-9 through the C API: the compatibility mode (``VX_CONTEXT_OPENVX_NN_COMPAT``,
+"""Through the C API: the compatibility mode (``VX_CONTEXT_OPENVX_NN_COMPAT``,
 ``OPENVX_NN_COMPAT``) and the supersets accepted in every mode, each against the plain references of
 tests/kernels (switched to the same mode) bit for bit."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The graph state machine under concurrency (issue 25 item 3, docs/threads.md):
+"""The graph state machine under concurrency (docs/threads.md):
 different graphs of one context run at the same time, one graph processed
 from two threads is serialized, releasing the context under a running graph
 is refused, and a node callback may call back into the API.  Graphs are held

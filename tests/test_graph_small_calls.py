@@ -140,7 +140,7 @@ def test_process_of_a_native_small_graph_never_enters_python_and_keeps_the_gil_f
     if through_c == 0:
         pytest.skip("this Python's GIL releases do not go through the dynamic linker")
     calls = 10
-    # The graph has a native plan (issue 25): through C, cffi's call releases the GIL once and the plan runs
+    # The graph has a native plan: through C, cffi's call releases the GIL once and the plan runs
     # in C (entering Python would release it a second time on the way back); from the Python API the small
     # plan runs in C holding the GIL (native_plan.SMALL_WORK): no hand-over to wake another thread.
     assert through_c == calls, through_c

@@ -1,4 +1,4 @@
-"""Issue 25: local response normalization, ROI pooling, table lookup, transpose, convert depth and matrix
+"""Local response normalization, ROI pooling, table lookup, transpose, convert depth and matrix
 multiply run in a native plan (C, no GIL), bit-identical to the Python path (each kernel's own dispatcher),
 over randomized shapes, formats and policies."""
 from __future__ import annotations

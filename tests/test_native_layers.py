@@ -1,4 +1,4 @@
-"""Issue 25: convolution, deconvolution and fully connected run in a native plan (C, no GIL), bit-identical to
+"""Convolution, deconvolution and fully connected run in a native plan (C, no GIL), bit-identical to
 the per-call Python route (``correlation.execute``, the kernels' own dispatchers), over randomized shapes,
 strides, paddings, dilations, formats, both policies, with and without bias; and the engine's bound entry
 (``engine/prepared.py``) equals ``correlation.execute`` on every route this CPU has."""

@@ -1,4 +1,4 @@
-"""Issue 25: a verified graph whose nodes all have native entries runs in C without the GIL
+"""A verified graph whose nodes all have native entries runs in C without the GIL
 (``csrc/plan.c``); its outputs are bit-identical to the Python path's, every change that
 invalidates the plan is seen, and whatever needs Python still gets it."""
 from __future__ import annotations

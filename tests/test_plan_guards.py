@@ -1,4 +1,4 @@
-"""Issue 25: what makes a native plan stale is counted per object, so a change rebuilds only the
+"""What makes a native plan stale is counted per object, so a change rebuilds only the
 plans that depend on it: a scalar written rebinds the graphs that read it, a node callback or
 ``native_allowed`` its own graph; every other graph keeps its plan and stays on the native path."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25's stress test: eight threads x 2,000 vxProcessGraph calls on
+"""The native plan's stress test: eight threads x 2,000 vxProcessGraph calls on
 different graphs of one context, and one graph processed from two threads at
 once; every status VX_SUCCESS, every output bit-identical to the graph's
 single-threaded run, no hang (bounded joins, a watchdog in C).  The C version

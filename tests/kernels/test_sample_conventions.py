@@ -1,4 +1,4 @@
-"""The Khronos sample implementation's conventions (issue 9, items 5, 6, 9) and the supersets the
+"""The Khronos sample implementation's conventions and the supersets the
 conformance suite needs (deconvolution biases per output location), kernel by kernel, in both modes.
 
 Each case runs the kernel with the parameter a mode gives it (``origin = dilation`` or 0,

@@ -177,7 +177,7 @@ def test_float32_pools_run_as_one_nhwc_node_without_transposes(op, pads):
 
 @pytest.mark.parametrize("mult", [1, 2, 3])
 def test_float32_depthwise_is_one_node_for_any_depth_multiplier(mult):
-    # NNAPI's grouped convolution: groups = input channels, each with `mult` filters (issue 26: one node, no
+    # NNAPI's grouped convolution: groups = input channels, each with `mult` filters (one node, no
     # per-channel nodes, views or copies, whatever the multiplier).
     rng = np.random.default_rng(mult)
     x = rng.standard_normal((2, 6, 5, 3)).astype(np.float32)
