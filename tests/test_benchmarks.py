@@ -68,3 +68,14 @@ def test_coreml_route_comparison_runs_in_smoke_mode():
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if "ORT / numpy" in line and "default" in line]
     assert [line.split(" 32²")[0] for line in lines] == ["CoreML MobileNet v2 0.25", "CoreML ResNet-18 0.125"], lines
+
+
+def test_standard_layer_comparison_runs_in_smoke_mode():
+    # The float32 standard layers against ORT: it fails when an output differs beyond 1e-5 of the largest value.
+    for module in ("onnxruntime", "onnx"):
+        pytest.importorskip(module, reason="the comparison runs ORT")
+    script = BENCH.parent / "bench_standard_layers.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| smoke")]
+    assert len(rows) == 4, result.stdout
