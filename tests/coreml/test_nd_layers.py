@@ -164,3 +164,17 @@ def test_a_converter_style_rank_n_mlp(tmp_path, rng):
     g = 0.5 * h * (1 + np.vectorize(math.erf)(h / math.sqrt(2)))
     n = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
     close(out["y"], ref.softmax(n @ w2, -1))
+
+
+@pytest.mark.parametrize("shape", [(16, 1, 64), (3, 5, 8), (8,), (4, 8)])
+def test_inner_product_of_rank_1_to_3_multiplies_the_last_axis(tmp_path, rng, shape):
+    # The seed: rank 1 is a vector, rank 2 (x1, x2) a matrix, rank 3 (x1, x2, x3) the matrix (x1 * x2, x3); the
+    # output keeps the rank with C_out last (every nn.Linear of a Transformer encoder).
+    c_in, c_out = shape[-1], 6
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((c_out, c_in)).astype(np.float32)
+    bias = rng.standard_normal(c_out).astype(np.float32)
+    out, _ = run(tmp_path, {"x": x}, ["y"], lambda b: b.add_inner_product("fc", w, bias, c_in, c_out, True, "x", "y"),
+                 exact=True)
+    want = x.astype(np.float64) @ w.T.astype(np.float64) + bias
+    close(out["y"], want)

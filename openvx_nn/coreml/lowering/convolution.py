@@ -18,7 +18,7 @@ from ...operations.geometry import infer_stride, output_size
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import nhwc
-from .common import need_rank, reshape, single
+from .common import need_rank, single
 from .fusion import take_stages
 from .registry import lowers
 
@@ -263,7 +263,10 @@ def _combine(name: str) -> int:
 def inner_product(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer, held=True)
     c_in, c_out = int(p.inputChannels), int(p.outputChannels)
-    features = x.shape[-3:] if x.rank >= 3 else x.shape[-1:]
+    # the seed's matrix of each rank: (x1, x2, x3) is (x1 * x2, x3), a Transformer's tokens; ranks 4 and 5 take
+    # the last three dims as the features ([C, H, W]); ranks 1 and 2 the last
+    dense = x.rank <= 3
+    features = x.shape[-1:] if dense else x.shape[-3:]
     if math.prod(features) != c_in:
         raise g.fail(f"input {list(x.shape)} has {math.prod(features)} features per item, inputChannels is {c_in}")
     w = load_weights(p.weights, (c_out, c_in), "weights")
@@ -274,20 +277,14 @@ def inner_product(g: GraphBuilder, layer, p) -> str:
             return how
     x = g.blob(layer.input[0])
     b = None if bias is None else g.constant(bias)
-    lead = x.shape[:-3] if x.rank >= 3 else x.shape[:-1]
-    if x.rank >= 3:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
+    lead = x.shape[:-1] if dense else x.shape[:-3]
+    if not dense:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
         out = g.output(layer.output[0], lead + (c_out, 1, 1))
         g.coreml("convolution", (x.tensor, g.constant(w.reshape((c_out,) + features)), b,
                                  g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, None, out))
         return "coreml.convolution(dense, the window of the whole input)"
-    w = g.constant(w)
-    dense_shape = lead + (c_out,)
-    final_shape = lead + (c_out, 1, 1) if x.rank >= 3 else dense_shape
-    out = g.temp(dense_shape) if final_shape != dense_shape else g.output(layer.output[0], dense_shape)
+    out = g.output(layer.output[0], lead + (c_out,))
     g.node("org.khronos.nn_extension.fully_connected_layer",
-           (x.tensor, w, b, g.enum(SATURATE), g.enum(NEAREST), out))
-    if final_shape != dense_shape:
-        reshape(g, Blob(out, dense_shape), final_shape, layer.output[0])
-        return "vxFullyConnectedLayer between reshapes"
+           (x.tensor, g.constant(w), b, g.enum(SATURATE), g.enum(NEAREST), out))
     return "vxFullyConnectedLayer"
 
