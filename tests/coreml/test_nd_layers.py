@@ -178,3 +178,26 @@ def test_inner_product_of_rank_1_to_3_multiplies_the_last_axis(tmp_path, rng, sh
                  exact=True)
     want = x.astype(np.float64) @ w.T.astype(np.float64) + bias
     close(out["y"], want)
+
+
+@pytest.mark.parametrize("axis, count", [(1, 2), (-1, 3), (0, 2)])
+def test_interleaved_concat_nd_alternates_the_inputs_rows(tmp_path, rng, axis, count):
+    # interleave: along the axis the output takes row 0 of every input in turn, then row 1, ... (ShuffleNet's
+    # channel shuffle: two branches of C channels become 2C channels, alternating)
+    names = [f"x{k}" for k in range(count)]
+    xs = {n: rng.standard_normal((2, 3, 4)).astype(np.float32) for n in names}
+    out, _ = run(tmp_path, xs, ["y"], lambda b: b.add_concat_nd("c", names, "y", axis, interleave=True), exact=True)
+    stacked = np.stack([xs[n] for n in names], axis=(axis % 3) + 1)
+    shape = list(xs[names[0]].shape)
+    shape[axis % 3] *= count
+    close(out["y"], stacked.reshape(shape))
+    rows = np.moveaxis(out["y"], axis % 3, 0)
+    for k, n in enumerate(names):  # plainly: row i of input k is row i * count + k
+        np.testing.assert_array_equal(rows[k::count], np.moveaxis(xs[n], axis % 3, 0))
+
+
+def test_interleaved_inputs_of_different_shapes_are_refused(tmp_path, rng):
+    from openvx_nn.coreml import CoreMLError
+    xs = {"a": rng.standard_normal((2, 3)).astype(np.float32), "b": rng.standard_normal((2, 4)).astype(np.float32)}
+    with pytest.raises(CoreMLError, match="one shape"):
+        run(tmp_path, xs, ["y"], lambda b: b.add_concat_nd("c", ["a", "b"], "y", -1, interleave=True), exact=True)

@@ -12,11 +12,22 @@ from .registry import lowers
 
 @lowers("concatND")
 def concat_nd(g: GraphBuilder, layer, p) -> str:
-    if getattr(p, "interleave", False):
-        raise g.fail("interleaved concatenation is not supported")
     blobs = [g.blob(n) for n in layer.input]
-    concat(g, blobs, axis_index(g, int(p.axis), blobs[0].rank), layer.output[0])
-    return f"{len(blobs)} x coreml.reshape into views"
+    axis = axis_index(g, int(p.axis), blobs[0].rank)
+    if not getattr(p, "interleave", False):
+        concat(g, blobs, axis, layer.output[0])
+        return f"{len(blobs)} x coreml.reshape into views"
+    # interleaved (ShuffleNet's channel shuffle): along the axis, row i of input k lands at i * n + k, which is
+    # element (i, k) of the output seen as [.., size, n, ..]: each input fills one column of that view
+    shape = blobs[0].shape
+    if any(b.shape != shape for b in blobs):
+        raise g.fail(f"interleaved inputs must have one shape, got {[list(b.shape) for b in blobs]}")
+    n = len(blobs)
+    column = shape[:axis + 1] + (1,) + shape[axis + 1:]
+    grid = f"{layer.output[0]} (interleaved)"
+    concat(g, [reshape(g, b, column) for b in blobs], axis + 1, grid)
+    reshape(g, g.blob(grid), shape[:axis] + (shape[axis] * n,) + shape[axis + 1:], layer.output[0])
+    return f"{n} x coreml.reshape into the columns of [.., {shape[axis]}, {n}, ..], then coreml.reshape"
 
 
 @lowers("transpose")
