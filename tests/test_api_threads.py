@@ -3,10 +3,9 @@ turn, so every call returns its own inputs' result, bit-identical to the same ca
 (docs/threads.md); arguments that are not tensors are refused by name."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from thread_testing import in_threads
 
 from openvx_nn.api import Context
 
@@ -24,26 +23,6 @@ def _graph(ctx, rng):
     return g, x, y
 
 
-def _in_threads(count: int, calls: int, work) -> list[BaseException]:
-    errors: list[BaseException] = []
-    start = threading.Barrier(count)
-
-    def body(first: int) -> None:
-        start.wait()
-        try:
-            for i in range(first, calls, count):
-                work(i)
-        except BaseException as err:  # noqa: BLE001 - reported by the test
-            errors.append(err)
-    threads = [threading.Thread(target=body, args=(t,)) for t in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-        assert not t.is_alive(), "a run hung"
-    return errors
-
-
 @pytest.mark.parametrize("count", [2, 8])
 def test_threads_running_one_graph_get_their_own_results(count):
     rng = np.random.default_rng(count)
@@ -56,7 +35,7 @@ def test_threads_running_one_graph_get_their_own_results(count):
 
         def work(i: int) -> None:
             got[i] = g.run({x: inputs[i]}, [y])[0]
-        assert _in_threads(count, CALLS, work) == []
+        assert in_threads(count, CALLS, work) == []
         wrong = [i for i in range(CALLS) if not np.array_equal(got[i], alone[i])]
         assert wrong == [], f"{len(wrong)} of {CALLS} runs returned another run's result"
         g.close()

@@ -2,10 +2,9 @@
 to the same call made alone (docs/threads.md). Before calls took turns, two threads read each other's outputs."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from thread_testing import in_threads
 
 from .harness import builder, load
 
@@ -24,27 +23,6 @@ def _cnn(rng):
     return b
 
 
-def _in_threads(count: int, calls: int, work) -> list[BaseException]:
-    """``work(i)`` for i in range(calls), split over ``count`` threads started together; the exceptions raised."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(count)
-
-    def body(first: int) -> None:
-        start.wait()
-        try:
-            for i in range(first, calls, count):
-                work(i)
-        except BaseException as err:  # noqa: BLE001 - reported by the test
-            errors.append(err)
-    threads = [threading.Thread(target=body, args=(t,)) for t in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-        assert not t.is_alive(), "a predict call hung"
-    return errors
-
-
 @pytest.mark.parametrize("count", [2, 8])
 def test_threads_sharing_a_model_get_their_own_results(tmp_path, rng, count):
     model = load(tmp_path, _cnn(rng))
@@ -55,7 +33,7 @@ def test_threads_sharing_a_model_get_their_own_results(tmp_path, rng, count):
 
         def work(i: int) -> None:
             got[i] = model.predict({"x": inputs[i]})["y"]
-        assert _in_threads(count, CALLS, work) == []
+        assert in_threads(count, CALLS, work) == []
         wrong = [i for i in range(CALLS) if not np.array_equal(got[i], alone[i])]
         assert wrong == [], f"{len(wrong)} of {CALLS} calls returned another call's result"
     finally:

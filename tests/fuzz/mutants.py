@@ -150,3 +150,15 @@ def campaign(mutants: Iterable[Mutant], run: Callable[[Mutant], None], documente
                 record(mutant, *_finish(pid, fd, fd not in ready))
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def short_form(fuzzer, args: list[str], name: str, timeout: float) -> tuple[dict[str, int], object]:
+    """Run ``fuzzer`` (a script printing :meth:`Summary.line` under ``name``) as its own process, as CI's short
+    forms do; its counts by column (and ``mutants``) and the finished process."""
+    import re
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, str(fuzzer), *args], capture_output=True, text=True, timeout=timeout)
+    line = next((line for line in result.stdout.splitlines() if line.startswith(f"{name}: ")), None)
+    assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
+    return {k: int(v) for k, v in re.findall(r"([\w-]+)=(\d+)", line)}, result

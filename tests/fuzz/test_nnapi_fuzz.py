@@ -5,25 +5,20 @@ no crash, no hang). It runs as its own process: the fuzzer keeps the library on 
 that its children fork a whole copy."""
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from mutants import short_form
 
 FUZZER = Path(__file__).resolve().parent / "nnapi_fuzz.py"
 
 
 @pytest.mark.parametrize("mode, seed", [("model", 11), ("file", 12)])
 def test_a_few_hundred_nnapi_mutants_run_or_are_refused_with_an_nnapi_error(mode, seed):
-    result = subprocess.run([sys.executable, str(FUZZER), "--mode", mode, "--count", "300", "--seed", str(seed),
-                             "--workers", "2", "--timeout", "60"], capture_output=True, text=True, timeout=900)
-    line = next((line for line in result.stdout.splitlines() if line.startswith(f"nnapi-{mode}: ")), None)
-    assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
-    counts = {k: int(v) for k, v in re.findall(r"([\w-]+)=(\d+)", line)}
-    assert counts["mutants"] == 300, line
+    counts, result = short_form(FUZZER, ["--mode", mode, "--count", "300", "--seed", str(seed), "--workers", "2",
+                                         "--timeout", "60"], f"nnapi-{mode}", 900)
+    assert counts["mutants"] == 300, counts
     bad = {k: counts[k] for k in ("invalid-ran", "foreign", "crash", "hang")}
     assert not any(bad.values()), result.stdout[-6000:]
     assert result.returncode == 0, result.stdout[-3000:]
-    assert counts["ran"] > 0 and counts["refused"] > 0, line  # the mutants reach both sides
+    assert counts["ran"] > 0 and counts["refused"] > 0, counts  # the mutants reach both sides

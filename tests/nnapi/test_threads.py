@@ -2,10 +2,9 @@
 bit-identical to the same call made alone (docs/threads.md)."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from thread_testing import in_threads
 
 from openvx_nn import nnapi
 from openvx_nn.nnapi.demo import build_model
@@ -46,26 +45,6 @@ def _compute(compilation, x, out_shape, out_dtype) -> np.ndarray:
     return out
 
 
-def _in_threads(count: int, calls: int, work) -> list[BaseException]:
-    errors: list[BaseException] = []
-    start = threading.Barrier(count)
-
-    def body(first: int) -> None:
-        start.wait()
-        try:
-            for i in range(first, calls, count):
-                work(i)
-        except BaseException as err:  # noqa: BLE001 - reported by the test
-            errors.append(err)
-    threads = [threading.Thread(target=body, args=(t,)) for t in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-        assert not t.is_alive(), "a compute call hung"
-    return errors
-
-
 @pytest.mark.parametrize("kind", ["float32", "quant8"])
 @pytest.mark.parametrize("count", [2, 8])
 def test_threads_sharing_a_compilation_get_their_own_results(kind, count):
@@ -84,7 +63,7 @@ def test_threads_sharing_a_compilation_get_their_own_results(kind, count):
 
         def work(i: int) -> None:
             got[i] = _compute(compilation, inputs[i], out_shape, dtype)
-        assert _in_threads(count, CALLS, work) == []
+        assert in_threads(count, CALLS, work) == []
         wrong = [i for i in range(CALLS) if not np.array_equal(got[i], alone[i])]
         assert wrong == [], f"{len(wrong)} of {CALLS} calls returned another call's result"
     finally:
