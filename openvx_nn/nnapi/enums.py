@@ -1,4 +1,4 @@
-"""The NNAPI 1.0 HAL enumerations, with the seed's names and values."""
+"""The NNAPI HAL enumerations, with the seed's names and values (1.0, and the operations 1.1 adds)."""
 from __future__ import annotations
 
 import enum
@@ -47,6 +47,15 @@ class OperationType(enum.IntEnum):
     SPACE_TO_DEPTH = 26
     SVDF = 27
     TANH = 28
+    BATCH_TO_SPACE_ND = 29  # 29-37: API level 28 (NNAPI 1.1)
+    DIV = 30
+    MEAN = 31
+    PAD = 32
+    SPACE_TO_BATCH_ND = 33
+    SQUEEZE = 34
+    STRIDED_SLICE = 35
+    SUB = 36
+    TRANSPOSE = 37
     OEM_OPERATION = 10000
 
 
