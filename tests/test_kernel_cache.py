@@ -145,3 +145,42 @@ def test_the_cache_directory_reads_the_installed_version_once(monkeypatch):
         jit._version.cache_clear()
     assert calls == ["openvx-nn"]
     assert len(directories) == 1 and next(iter(directories)).name.startswith("9.9-")
+
+
+@jit.kernel
+def _first(block):
+    return 1
+
+
+@jit.kernel
+def _second(block):
+    return 2
+
+
+def _closures():
+    # Two bodies whose bytecode is the same bytes: they differ only in which global they call.
+    def calls_first(block):
+        return _first(block)
+
+    def calls_second(block):
+        return _second(block)
+
+    return calls_first, calls_second
+
+
+def test_closures_that_differ_only_in_the_globals_they_call_are_distinct_kernels(tmp_path):
+    first, second = _closures()
+    assert first.__code__.co_code == second.__code__.co_code
+    assert jit._code_digest(first.__code__) != jit._code_digest(second.__code__)
+    script = f"""
+import ctypes, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_kernel_cache import _closures
+from openvx_nn.kernels.support import jit
+call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+print(*(call(jit.native(body))(None) for body in _closures()))
+"""
+    env = dict(os.environ, OPENVX_NN_CACHE_DIR=str(tmp_path))
+    for _ in range(2):  # compiled and saved, then loaded from the cache
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+        assert done.stdout.split() == ["1", "2"], done.stderr

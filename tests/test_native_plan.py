@@ -194,6 +194,38 @@ def test_an_error_inside_a_native_kernel_is_a_status_and_a_log_line(ctx, log):
         assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
 
 
+def _raises_from_the_second_run(block):
+    block[0] += 1
+    if block[0] >= 2:
+        np.empty(block[1], np.float64)  # far more than any machine: numba raises MemoryError
+    return 0
+
+
+def test_an_exception_inside_a_native_kernel_is_a_failure_not_a_success(ctx, log):
+    # numba's C callbacks cannot raise: unguarded, the MemoryError became "return 0", success with the output
+    # never written
+    raising = jit.native(_raises_from_the_second_run)
+    g = vx.vxCreateGraph(ctx)
+    dims = vx.ffi.new("vx_size[]", [2])
+    x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
+    out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
+    node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, out)
+    model = _model(node)
+    block, keep = native.pack(0, 1 << 60)
+    model.description = dataclasses.replace(model.description,
+                                            native=lambda p, s: native.Entry(raising, block, keep))
+    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS
+    assert _model(g).plan.native is not None
+    assert vx.vxProcessGraph(g) == vx.VX_FAILURE
+    assert _model(g).plan.native is None
+    assert log.has(vx.VX_FAILURE, "native kernel", "raised", hex(model.handle))
+    node_status = vx.ffi.new("vx_status *")
+    assert vx.vxQueryNode(node, vx.VX_NODE_STATUS, node_status, 4) == vx.VX_SUCCESS
+    assert node_status[0] == vx.VX_FAILURE
+    for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
+        assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
+
+
 def test_a_written_scalar_rebinds_no_graph_that_cannot_run_natively():
     from openvx_nn.api import tensor_input, tensor_output
     with Context() as ctx, ctx.graph() as g, ctx.graph() as other:

@@ -474,8 +474,9 @@ class Graph(Reference):
         takes the Python path and publishes a new one)."""
         if node is not None:
             node.status = status
+            raised = " (it raised an exception, e.g. memory ran out)" if status == Status.VX_FAILURE else ""
             self.context.log(node, status, f"{node.describe()} failed: its native kernel returned "
-                                           f"{status_name(status)}")
+                                           f"{status_name(status)}{raised}")
         self._set_plan(Plan(memory=self.plan.memory))
 
     @staticmethod

@@ -131,6 +131,18 @@ except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
 
+def _code_digest(code: types_module.CodeType) -> str:
+    """What a function's code does, as text the same in every process: its bytecode alone is not enough --
+    two closures of different ``def``s that call different globals compile to the same bytes (the names are
+    indices into ``co_names``), and two such kernels once shared one cache entry. The names, constants
+    (nested code recursively) and the first line are in the digest too."""
+    consts = tuple(_code_digest(c) if isinstance(c, types_module.CodeType)
+                   else repr(sorted(map(repr, c))) if isinstance(c, frozenset)  # set order varies by process
+                   else repr(c) for c in code.co_consts)
+    text = repr((code.co_names, code.co_varnames, code.co_freevars, consts, code.co_firstlineno))
+    return hashlib.sha256(code.co_code + text.encode()).hexdigest()
+
+
 def _stable(value: object) -> object:
     """``value`` (a closure cell's contents) with every kernel in it replaced by what defines it -- its
     function's module, name, bytecode, options and, recursively, its own closure -- the same in every
@@ -141,12 +153,12 @@ def _stable(value: object) -> object:
     if isinstance(value, _Dispatcher):
         func = value.py_func
         cells = func.__closure__
-        return ("kernel", func.__module__, func.__qualname__, hashlib.sha256(func.__code__.co_code).hexdigest(),
+        return ("kernel", func.__module__, func.__qualname__, _code_digest(func.__code__),
                 repr(sorted(value.targetoptions.items())),
                 _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
     if isinstance(value, types_module.FunctionType):  # a jit-callable helper made by closure (register_jitable)
         cells = value.__closure__
-        return ("function", value.__module__, value.__qualname__, hashlib.sha256(value.__code__.co_code).hexdigest(),
+        return ("function", value.__module__, value.__qualname__, _code_digest(value.__code__),
                 _stable(tuple(c.cell_contents for c in cells)) if cells is not None else ())
     return value
 
@@ -170,7 +182,7 @@ def _distinct(function: Callable) -> None:
     for value in _captured_functions(contents):
         _distinct(value)
     if _DISTINCT not in function.__qualname__:
-        digest = hashlib.sha256(function.__code__.co_code + _dumps(_stable(contents))).hexdigest()[:16]
+        digest = hashlib.sha256(_code_digest(function.__code__).encode() + _dumps(_stable(contents))).hexdigest()[:16]
         function.__qualname__ = f"{function.__qualname__}{_DISTINCT}{digest}"
 
 
@@ -238,7 +250,7 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             func = self._py_func
             cells = func.__closure__
             cell_bytes = _dumps(_stable(tuple(c.cell_contents for c in cells))) if cells is not None else b""
-            digest = (hashlib.sha256(func.__code__.co_code).hexdigest(), hashlib.sha256(cell_bytes).hexdigest())
+            digest = (_code_digest(func.__code__), hashlib.sha256(cell_bytes).hexdigest())
             return ((sig, codegen.magic_tuple(), digest), PACKAGE_STAMP, self._options)
 
         def load_overload(self, sig, target_context):
@@ -375,9 +387,30 @@ def entry(dispatcher, *arg_types) -> Callable:
 
 _natives: dict[Callable, object] = {}
 
+RAISED = -1
+"""What a native entry returns when its body raised (``VX_FAILURE``): numba's C callbacks cannot raise, and
+without the guard an exception (an allocation that fails, an index out of range) returned 0, success, with
+the outputs unwritten."""
+
+
+def _guarded(body: Callable) -> Callable:
+    """``body`` behind a ``try``: what it raises becomes :data:`RAISED`. Exceptions raised inside a parallel
+    region (``prange``) are not caught by numba this way; those kernels must not raise."""
+    inner = register_jitable(body)
+
+    def guarded(block):
+        try:
+            return inner(block)
+        except Exception:  # noqa: BLE001 - numba catches only Exception as a whole
+            return RAISED
+
+    guarded.__qualname__ = f"{body.__qualname__}.guarded"
+    return guarded
+
 
 def native(body: Callable) -> int:
-    """The address of ``body`` compiled as the C function ``int32 body(int64 *block)`` (``nogil``, disk cache).
+    """The address of ``body`` compiled as the C function ``int32 body(int64 *block)`` (``nogil``, disk cache),
+    returning :data:`RAISED` if ``body`` raises.
 
     Compiled on first use and kept for the process (the machine code lives as long as the returned
     object); ``body`` is usually a closure made once per specialisation (see ``native.py``).
@@ -386,10 +419,12 @@ def native(body: Callable) -> int:
     if compiled is None:
         from numba.core.ccallback import CFunc
         _distinct(body)
-        compiled = CFunc(body, ((types.CPointer(types.int64),), types.int32), {}, {"nogil": True})
+        wrapper = _guarded(body)
+        _distinct(wrapper)
+        compiled = CFunc(wrapper, ((types.CPointer(types.int64),), types.int32), {}, {"nogil": True})
         if _KernelCache is not None:
             try:
-                compiled._cache = _KernelCache(body, "native")
+                compiled._cache = _KernelCache(wrapper, "native")
             except RuntimeError:  # no locator (a body defined outside a file): compile without a cache
                 _uncached.append(body.__qualname__)
         compiled.compile()
