@@ -15,6 +15,7 @@ from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandTy
 from .errors import NNAPIError, refusing
 from .hal.structs import element_count
 from .model_check import check_operand, execution_order
+from .signature_check import check_signature
 
 IMMEDIATE_LIMIT = 128
 """Values up to this many bytes are copied into operandValues (CONSTANT_COPY); larger ones go to a pool."""
@@ -71,7 +72,9 @@ class Model:
         if operand.type in SCALAR_TYPES:
             if array.size != 1:
                 raise NNAPIError(f"operand {index} is a scalar; got a value of shape {array.shape}")
-        elif 0 not in want and array.shape != want:
+        elif not want or 0 in want:
+            raise NNAPIError(f"operand {index} has unknown dimensions {list(want)}; it cannot take a value")
+        elif array.shape != want:
             raise NNAPIError(f"operand {index} has dimensions {list(want)}; got a value of shape {array.shape}")
         self._values[index] = np.ascontiguousarray(array, dtype).tobytes()
 
@@ -97,6 +100,7 @@ class Model:
 
     @refusing
     def add_operation(self, type: OperationType, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        """Add an operation; its operands must fit its signature (counts, types, known ranks), checked now."""
         self._check_open()
         try:
             kind = OperationType(type)
@@ -104,13 +108,24 @@ class Model:
             raise NNAPIError(f"type {type} is not an OperationType") from None
         for k in list(inputs) + list(outputs):
             self._check_index(k, f"operation {len(self._operations)} ({kind.name}): operand")
-        self._operations.append(hal.Operation(kind, [int(k) for k in inputs], [int(k) for k in outputs]))
+        inputs, outputs = [int(k) for k in inputs], [int(k) for k in outputs]
+        check_signature(kind, [self._operands[k] for k in inputs], [self._operands[k] for k in outputs],
+                        len(self._operations))
+        self._operations.append(hal.Operation(kind, inputs, outputs))
 
     @refusing
     def identify_inputs_and_outputs(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        """The model's inputs and outputs: operands without a value, each listed once."""
         self._check_open()
         for k in list(inputs) + list(outputs):
             self._check_index(k, "model input/output")
+            if int(k) in self._values:
+                what = "has no value (NO_VALUE)" if self._values[int(k)] is None else "is a constant"
+                raise NNAPIError(f"operand {k} {what}; it cannot be a model input or output")
+        listed = [int(k) for k in list(inputs) + list(outputs)]
+        twice = {k for k in listed if listed.count(k) > 1}
+        if twice:
+            raise NNAPIError(f"operand {min(twice)} is listed twice among the model's inputs and outputs")
         self._inputs = [int(k) for k in inputs]
         self._outputs = [int(k) for k in outputs]
 

@@ -1,7 +1,8 @@
 """Structural checks of a HAL model, shared by the builder's ``finish``, ``load_model`` and the
 driver: operand types, dimensions and quantization, lifetimes and locations, model inputs and outputs,
-operation types and operand indexes, single writers, an execution order (no cycle), and the rules
-NNAPI fixes per operation (``model_rules``)."""
+operation types and operand indexes, every operand written once (a model input, a value, or one operation's
+output), an execution order (no cycle), and the rules NNAPI fixes per operation (``model_rules``: its
+signature first)."""
 from __future__ import annotations
 
 import math
@@ -154,9 +155,15 @@ def execution_order(model: Model) -> list[int]:
     for k in model.outputIndexes:
         if k not in writer:
             raise NNAPIError(f"model output {k} is written by no operation")
-    written = set(writer)
+    given = CONSTANT + (OperandLifeTime.NO_VALUE, OperandLifeTime.MODEL_INPUT)
+    for k, operand in enumerate(model.operands):
+        if k not in writer and operand.lifetime not in given:
+            readers = [f"operation {j} ({OperationType(op.type).name}) reads it as input {op.inputs.index(k)}"
+                       for j, op in enumerate(model.operations) if k in op.inputs]
+            raise NNAPIError(f"operand {k} is never written: it is no model input, has no value and is no "
+                             f"operation's output ({'; '.join(readers) or 'nothing reads it'})")
     for j, op in enumerate(model.operations):
-        check_operation(model, j, op, written)
+        check_operation(model, j, op)
     return _topological(model, writer)
 
 

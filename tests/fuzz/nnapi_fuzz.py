@@ -42,7 +42,8 @@ serial_library()  # before the library is imported: a fork copies only the calli
 import numpy as np
 
 from openvx_nn import nnapi
-from openvx_nn.nnapi.model_rules import ENUMS, OPTIONAL
+from openvx_nn.nnapi.signature_check import check_signature
+from openvx_nn.nnapi.signatures import SIGNATURES, Slot
 
 T = nnapi.OperandType
 OP = nnapi.OperationType
@@ -449,18 +450,34 @@ def m_bias(rng: random.Random, r: Recipe) -> tuple[str, bool]:
     return f"bias operand {k}: scale {o.scale}", True
 
 
+def _slot(r: Recipe, j: int, p: int) -> Slot | None:
+    """The signature's slot of input ``p`` of operation ``j`` (None: no form of the signature has its counts)."""
+    kind, ins, outs = r.operations[j]
+    if not all(0 <= k < len(r.operands) for k in ins + outs):
+        return None
+    def view(ks: list[int]) -> list[nnapi.hal.Operand]:
+        return [nnapi.hal.Operand(r.operands[k].type, r.operands[k].dims) for k in ks]
+    try:
+        form = check_signature(kind, view(ins), view(outs), j)
+    except nnapi.NNAPIError:  # an earlier mutation broke a type: the first form of these counts
+        forms = [f for f in SIGNATURES[kind].forms if f.accepts_count(len(ins), len(outs))]
+        if not forms:
+            return None
+        form = forms[0]
+    return form.input_slot(p, len(ins))
+
+
 def m_enum(rng: random.Random, r: Recipe) -> tuple[str, bool]:
-    places = [(j, p, k) for j, (kind, ins, _) in enumerate(r.operations)
-              for p, k in enumerate(ins) if p in ENUMS.get(kind, {}).get(len(ins), {})]
+    places = [(j, p, slot) for j, (kind, ins, _) in enumerate(r.operations) for p in range(len(ins))
+              if (slot := _slot(r, j, p)) is not None and slot.values]
     if not places:
         return m_scalar_value(rng, r)
-    j, p, _ = rng.choice(places)
-    kind, ins, _ = r.operations[j]
-    allowed = ENUMS[kind][len(ins)][p][1]
-    value = rng.choice([v for v in (-1, 4, 5, 7, 99, 2**31 - 1, -2**31, 0, 1, 2, 3) if v not in allowed])
+    j, p, slot = rng.choice(places)
+    _, ins, _ = r.operations[j]
+    value = rng.choice([v for v in (-1, 4, 5, 7, 99, 2**31 - 1, -2**31, 0, 1, 2, 3) if v not in slot.values])
     k2 = r.add(Operand(T.INT32, [], value=np.int32(value)))  # an operand of its own: others may share k
     ins[p] = k2
-    return f"operation {j}: input {p} ({ENUMS[kind][len(ins)][p][0]}) = {value}", True
+    return f"operation {j}: input {p} ({slot.name}) = {value}", True
 
 
 def m_scalar_value(rng: random.Random, r: Recipe) -> tuple[str, bool]:
@@ -476,12 +493,12 @@ def m_value(rng: random.Random, r: Recipe) -> tuple[str, bool]:
     """A constant loses its value: never set, or NO_VALUE."""
     consts = [k for k, o in enumerate(r.operands) if not isinstance(o.value, str) and o.value is not None]
     k = rng.choice(consts)
-    used_at = [(kind, p) for kind, ins, _ in r.operations for p, i in enumerate(ins) if i == k]
+    used_at = [(j, p) for j, (_, ins, _) in enumerate(r.operations) for p, i in enumerate(ins) if i == k]
     if rng.random() < 0.5:
         r.operands[k].value = UNSET
         return f"operand {k}: value never set", bool(used_at)
     r.operands[k].value = None
-    required = any(p not in OPTIONAL.get(kind, ()) for kind, p in used_at)
+    required = any((slot := _slot(r, j, p)) is not None and not slot.optional for j, p in used_at)
     return f"operand {k}: NO_VALUE", required
 
 

@@ -206,9 +206,10 @@ int main(void)
         ANeuralNetworksModel_create(&wrong);
         ANeuralNetworksModel_addOperand(wrong, &f);
         ANeuralNetworksModel_addOperand(wrong, &f);
-        ANeuralNetworksModel_addOperation(wrong, ANEURALNETWORKS_RELU, 2, ins, 1, &out);
+        SHOW("bad_operand_count_at_add", ANeuralNetworksModel_addOperation(wrong, ANEURALNETWORKS_RELU, 2, ins, 1,
+                                                                           &out));
         ANeuralNetworksModel_identifyInputsAndOutputs(wrong, 1, ins, 1, &out);
-        SHOW("bad_operand_count_at_compile", FIRST(ANeuralNetworksModel_finish(wrong),
+        SHOW("no_operation_writes_the_output", FIRST(ANeuralNetworksModel_finish(wrong),
              FIRST(ANeuralNetworksCompilation_create(wrong, &c2), ANeuralNetworksCompilation_finish(c2))));
         ANeuralNetworksCompilation_free(c2);
         ANeuralNetworksModel_free(wrong);
@@ -301,7 +302,8 @@ EXPECTED = {
     "null_add_operation_inputs": 3, "null_compilation_out": 3, "null_execution_create": 3, "null_start_event": 3,
     "null_event_wait": 3, "null_memory_out": 3, "null_output_buffer": 3,
     "bad_operand_type": 4, "bad_operand_index": 4, "bad_value_length": 4, "bad_operation_type": 4, "bad_dimension_count": 4,
-    "bad_handle": 4, "bad_operand_count_at_compile": 4, "bad_preference": 4, "bad_input_index": 4,
+    "bad_handle": 4, "bad_operand_count_at_add": 4, "no_operation_writes_the_output": 4, "bad_preference": 4,
+    "bad_input_index": 4,
     "bad_input_length": 4, "bad_input_type": 4, "bad_unknown_dims_without_type": 4, "bad_missing_output": 4,
     "bad_freed_execution": 4, "omitted_input_accepted": 0, "omitted_required_input_at_wait": 4,
     "state_add_after_finish": 6, "state_finish_twice": 6, "state_compile_unfinished": 6,

@@ -42,13 +42,25 @@ W = np.zeros((3, 3, 3, 2), np.float32)
 B = np.zeros(3, np.float32)
 
 
+def _refused_when_added(op, inputs, outputs, *words):
+    """``add_operation`` refuses the operation (as Android's ``addOperation`` does), naming it and ``words``."""
+    with pytest.raises(nnapi.NNAPIError) as err:
+        build(op, inputs, outputs)
+    assert err.value.status == ES.INVALID_ARGUMENT and err.value.operation == 0
+    text = str(err.value)
+    assert text.startswith(f"operation 0 ({OP(op).name}): ")
+    for word in words:
+        assert word in text
+
+
 def test_wrong_operand_count():
-    _rejects(OP.CONV_2D, [Tensor(X), Tensor(W, const=True), Tensor(B, const=True), i32(1), i32(1)],
-             [Out(F32T, (1, 4, 4, 3))], "5 inputs", "7 or 10")
+    _refused_when_added(OP.CONV_2D, [Tensor(X), Tensor(W, const=True), Tensor(B, const=True), i32(1), i32(1)],
+                        [Out(F32T, (1, 4, 4, 3))], "has 5 inputs", "10 or 7 inputs")
 
 
 def test_wrong_operand_type():
-    _rejects(OP.ADD, [Tensor(X), Tensor(X.astype(np.int32)), i32(0)], [Out(F32T, X.shape)], "TENSOR_INT32")
+    _refused_when_added(OP.ADD, [Tensor(X), Tensor(X.astype(np.int32)), i32(0)], [Out(F32T, X.shape)],
+                        "input 1 (input2) is TENSOR_INT32")
 
 
 def test_bad_dimensions_and_a_failed_compilation_leaves_nothing_behind():

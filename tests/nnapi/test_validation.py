@@ -119,7 +119,9 @@ def test_a_bias_zero_point_must_be_0():
 
 
 def test_a_quant8_convolution_takes_an_int32_bias():
-    refused(conv(bias_kind=F32T, bias_scale=0.0), "TENSOR_INT32 bias")
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(CONV_2D\): input 2 \(bias\) is TENSOR_FLOAT32; "
+                                               r"expected TENSOR_INT32"):
+        conv(bias_kind=F32T, bias_scale=0.0)  # refused when the operation is added
 
 
 @pytest.mark.parametrize("op", [OP.DEPTHWISE_CONV_2D, OP.FULLY_CONNECTED])
@@ -195,7 +197,7 @@ def test_an_enum_given_by_an_execution_is_checked_when_it_arrives():
 # -- operands that must have values ----------------------------------------------------------------------------------
 
 def test_a_bias_never_given_a_value_is_refused():
-    refused(conv(bias="unset"), "input 2 (operand 2) has no value", "never given one")
+    refused(conv(bias="unset"), "operand 2 is never written", "operation 0 (CONV_2D) reads it as input 2")
 
 
 def test_a_required_input_without_a_value_is_refused():
@@ -208,7 +210,7 @@ def test_an_operand_meant_as_a_model_input_but_not_listed_is_refused():
     out = m.add_operand(F32T, [2])
     m.add_operation(OP.ADD, [a, b, scalar(m, 0)], [out])
     m.identify_inputs_and_outputs([a], [out])
-    refused(m, "input 1 (operand 1) has no value")
+    refused(m, "operand 1 is never written", "operation 0 (ADD) reads it as input 1")
 
 
 def test_a_required_input_omitted_by_an_execution_is_refused():
@@ -250,8 +252,8 @@ def test_an_operand_listed_twice_among_the_outputs_is_refused():
     m = nnapi.Model()
     a, out = m.add_operand(F32T, [2]), m.add_operand(F32T, [2])
     m.add_operation(OP.RELU, [a], [out])
-    m.identify_inputs_and_outputs([a], [out, out])
-    refused(m, "twice")
+    with pytest.raises(nnapi.NNAPIError, match="operand 1 is listed twice"):  # refused at the call
+        m.identify_inputs_and_outputs([a], [out, out])
 
 
 # -- dimensions, sizes and indexes -----------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """What a lowering function sees of one NNAPI operation (``OpContext``) and
 the graph under construction (``GraphBuilder``).
 
-A lowering function checks the operation's operand counts and types, reads
-its constant scalars and calls ``node`` with an NNAPI kernel's tensor names.
+A lowering function reads its operation's constant scalars and calls ``node``
+with an NNAPI kernel's tensor names; operand counts and types were checked
+against the operation's signature (``signatures``) with the model.
 ``node`` infers the outputs through the kernel's own ``infer`` (the rules the
 OpenVX validator applies too), checks them against the declared operands and,
 unless the builder is a dry run (``get_supported_operations``), creates the
@@ -14,7 +15,6 @@ again with the request's dimensions and values (``GraphBuilder.runtime``).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError
 from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
 from ..errors import NNAPIError
 from ..hal.structs import Model, Operand, constant_bytes
-from ..model_rules import check_enum, may_omit
+from ..signature_check import check_enum, check_signature
 
 QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
@@ -159,17 +159,14 @@ class OpContext:
         self.type = OperationType(op.type)
         self.inputs = list(op.inputs)
         self.outputs = list(op.outputs)
+        # the model's check has passed it: this names the form (which inputs are optional, which are enums)
+        self.form = check_signature(self.type, [builder.operands[k] for k in self.inputs],
+                                    [builder.operands[k] for k in self.outputs], index)
 
     def fail(self, message: str, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT) -> None:
         raise NNAPIError(message, status, self.index, self.type)
 
     # -- reading operands ---------------------------------------------------------
-    def counts(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
-        if len(self.inputs) not in inputs:
-            self.fail(f"has {len(self.inputs)} inputs, expected {' or '.join(map(str, inputs))}")
-        if len(self.outputs) not in outputs:
-            self.fail(f"has {len(self.outputs)} outputs, expected {' or '.join(map(str, outputs))}")
-
     def operand(self, k: int, output: bool = False):
         return self.b.operands[(self.outputs if output else self.inputs)[k]]
 
@@ -179,14 +176,15 @@ class OpContext:
     def present(self, k: int) -> bool:
         return k < len(self.inputs) and not self.b.absent(self.inputs[k])
 
-    def scalar(self, k: int, kind: OperandType = OperandType.INT32) -> Any:
-        """The value of constant scalar input ``k`` of type ``kind``."""
-        operand = self.operand(k)
-        if operand.type != kind:
-            self.fail(f"input {k} is {OperandType(operand.type).name}, expected {kind.name}")
-        self._parameter(k, kind.name)
+    def optional(self, k: int) -> bool:
+        """Whether input ``k`` may be omitted (its slot in the operation's signature)."""
+        return self.form.input_slot(k, len(self.inputs)).optional
+
+    def scalar(self, k: int) -> Any:
+        """The value of constant scalar input ``k`` (its type is the signature's, checked with the model)."""
+        self._parameter(k, self.kind(k).name)
         value = self.b.value(self.inputs[k]).item()
-        check_enum(self.type, len(self.inputs), k, value, self.index)
+        check_enum(self.form.input_slot(k, len(self.inputs)), k, value, self.index, self.type)
         return value
 
     def constant(self, k: int) -> np.ndarray:
@@ -205,15 +203,6 @@ class OpContext:
             raise Deferred(f"input {k} ({what}, operand {index}) is a model input: its value comes with "
                            "the execution", ErrorStatus.INVALID_ARGUMENT, self.index, self.type)
         self.fail(f"input {k} ({what}) must be a constant or a model input")
-
-    def tensor_kinds(self, ks: Sequence[int], allowed: Sequence[OperandType]) -> OperandType:
-        """Inputs ``ks`` are tensors of one type among ``allowed``; returns it."""
-        first = self.kind(ks[0])
-        for k in ks:
-            if self.kind(k) not in allowed or self.kind(k) != first:
-                self.fail(f"input {k} is {self.kind(k).name}, expected "
-                          f"{' or '.join(a.name for a in allowed)} like input {ks[0]}")
-        return first
 
     def shape(self, k: int) -> tuple[int, ...]:
         index = self.inputs[k]
@@ -244,7 +233,7 @@ class OpContext:
                 if self.inputs[k] not in self.b.shapes:
                     self._unknown(k, f"{k} ({name})")
                 operands[name] = self.inputs[k]
-            elif k is not None and k < len(self.inputs) and (name not in optional or not may_omit(self.type, k)):
+            elif k is not None and k < len(self.inputs) and (name not in optional or not self.optional(k)):
                 self.fail(f"input {k} ({name}, operand {self.inputs[k]}) has no value; it is not optional")
             else:
                 operands[name] = None

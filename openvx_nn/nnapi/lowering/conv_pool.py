@@ -7,7 +7,7 @@ from ..model_rules import BIAS_TOLERANCE
 from .context import OpContext
 from .registry import lowers
 
-F32T, I32T, Q8 = OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM
+Q8 = OperandType.TENSOR_QUANT8_ASYMM
 T = OperationType
 
 
@@ -45,13 +45,12 @@ def _nhwc(op: OpContext) -> tuple[int, ...]:
     return shape
 
 
-def check_bias(op: OpContext, kind: OperandType, k: int = 2) -> None:
-    """Float32 bias for float32 data; for uint8, TENSOR_INT32 at scale input_scale * filter_scale, zero point 0."""
+def check_bias(op: OpContext, k: int = 2) -> None:
+    """A uint8 layer's TENSOR_INT32 bias has scale input_scale * filter_scale and zero point 0 (its type is the
+    signature's)."""
     bias = op.operand(k)
-    if kind == F32T:
-        op.tensor_kinds([k], (F32T,))
+    if op.kind(0) != Q8:
         return
-    op.tensor_kinds([k], (I32T,))
     want = op.operand(0).scale * op.operand(1).scale
     if not abs(bias.scale - want) <= BIAS_TOLERANCE * min(bias.scale, want) or bias.zeroPoint != 0:
         op.fail(f"bias scale {bias.scale} (zero point {bias.zeroPoint}) must be input scale * filter scale = "
@@ -61,9 +60,7 @@ def check_bias(op: OpContext, kind: OperandType, k: int = 2) -> None:
 @lowers(T.CONV_2D, T.DEPTHWISE_CONV_2D)
 def lower_convolution(op: OpContext) -> None:
     depthwise = op.type == T.DEPTHWISE_CONV_2D
-    op.counts((8, 11) if depthwise else (7, 10), (1,))
-    kind = op.tensor_kinds([0, 1], (F32T, Q8))
-    check_bias(op, kind)
+    check_bias(op)
     _nhwc(op)
     filt = op.shape(1)
     if len(filt) != 4:
@@ -80,9 +77,7 @@ def lower_convolution(op: OpContext) -> None:
 
 @lowers(T.FULLY_CONNECTED)
 def lower_fully_connected(op: OpContext) -> None:
-    op.counts((4,), (1,))
-    kind = op.tensor_kinds([0, 1], (F32T, Q8))
-    check_bias(op, kind)
+    check_bias(op)
     op.node("fully_connected", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, {"activation": op.scalar(3)})
 
 
@@ -93,8 +88,6 @@ POOLS = {T.AVERAGE_POOL_2D: "average_pool_2d", T.MAX_POOL_2D: "max_pool_2d", T.L
 
 @lowers(*POOLS)
 def lower_pool(op: OpContext) -> None:
-    op.counts((7, 10), (1,))
-    op.tensor_kinds([0], (F32T,) if op.type == T.L2_POOL_2D else (F32T, Q8))
     _nhwc(op)
     explicit = len(op.inputs) == 10
     at = 7 if explicit else 4

@@ -27,15 +27,12 @@ def activation_node(op: OpContext, source, function: tuple, output) -> None:
 @lowers(T.ADD, T.MUL)
 def lower_binary(op: OpContext) -> None:
     # One own kernel for both types: float32 runs broadcast, operation and fused activation in one pass.
-    op.counts((3,), (1,))
-    op.tensor_kinds([0, 1], (F32T, Q8))
     op.node("add" if op.type == T.ADD else "mul", {"input1": 0, "input2": 1}, {"output": 0},
             {"activation": op.scalar(2)})
 
 
-UNARY = {T.DEQUANTIZE: ("dequantize", (Q8,)), T.FLOOR: ("floor", (F32T,)), T.RELU: ("relu", (F32T, Q8)),
-         T.RELU1: ("relu1", (F32T, Q8)), T.RELU6: ("relu6", (F32T, Q8)), T.LOGISTIC: ("logistic", (F32T, Q8)),
-         T.TANH: ("tanh", (F32T,))}
+UNARY = {T.DEQUANTIZE: "dequantize", T.FLOOR: "floor", T.RELU: "relu", T.RELU1: "relu1", T.RELU6: "relu6",
+         T.LOGISTIC: "logistic", T.TANH: "tanh"}
 FLOAT_LAYER = {T.RELU: (A.VX_NN_ACTIVATION_RELU, 0.0, 0.0), T.RELU6: (A.VX_NN_ACTIVATION_BRELU, 6.0, 0.0),
                T.LOGISTIC: (A.VX_NN_ACTIVATION_LOGISTIC, 0.0, 0.0),
                T.TANH: (A.VX_NN_ACTIVATION_HYPERBOLIC_TAN, 1.0, 1.0)}
@@ -43,12 +40,9 @@ FLOAT_LAYER = {T.RELU: (A.VX_NN_ACTIVATION_RELU, 0.0, 0.0), T.RELU6: (A.VX_NN_AC
 
 @lowers(*UNARY)
 def lower_unary(op: OpContext) -> None:
-    op.counts((1,), (1,))
-    name, kinds = UNARY[op.type]
-    kind = op.tensor_kinds([0], kinds)
-    if kind == F32T and op.type in FLOAT_LAYER:
+    if op.kind(0) == F32T and op.type in FLOAT_LAYER:
         op.settle(0, op.shape(0), np.dtype(np.float32))
         if not op.b.dry:
             activation_node(op, op.vx("in", 0), FLOAT_LAYER[op.type], op.vx("out", 0))
         return
-    op.node(name, {"input": 0}, {"output": 0})
+    op.node(UNARY[op.type], {"input": 0}, {"output": 0})

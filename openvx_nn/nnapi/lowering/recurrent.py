@@ -11,23 +11,13 @@ from ..enums import OperandType, OperationType
 from .context import OpContext
 from .registry import lowers
 
-F32T = OperandType.TENSOR_FLOAT32
-FLOAT = OperandType.FLOAT32
 T = OperationType
-
-
-def _float_tensors(op: OpContext, ks) -> None:
-    for k in ks:
-        if op.present(k):
-            op.tensor_kinds([k], (F32T,))
 
 
 @lowers(T.LSTM)
 def lower_lstm(op: OpContext) -> None:
-    op.counts((21, 23), (4,))
     with_state = len(op.inputs) == 23
     params = 20 if with_state else 18
-    _float_tensors(op, range(params))
     names = {"input": 0}
     for i, g in enumerate(GATES):
         names[f"input_to_{g}"] = 1 + i
@@ -42,18 +32,15 @@ def lower_lstm(op: OpContext) -> None:
             op.fail(f"input {names[required]} ({required}) has no value; it is not optional")
     op.node("lstm", names, {"scratch": 0, "output_state_out": 1, "cell_state_out": 2, "output": 3},
             {"activation": op.scalar(params)},
-            {"cell_clip": op.scalar(params + 1, FLOAT), "proj_clip": op.scalar(params + 2, FLOAT)})
+            {"cell_clip": op.scalar(params + 1), "proj_clip": op.scalar(params + 2)})
 
 
 @lowers(T.RNN)
 def lower_rnn(op: OpContext) -> None:
-    op.counts((5, 6), (1, 2))
-    _float_tensors(op, range(4))
     if len(op.inputs) == 5:
         act, state = 4, None
     else:  # the HAL puts the state at 4 and the activation at 5; the seed's text lists them swapped
         act, state = (4, 5) if op.kind(4) == OperandType.INT32 else (5, 4)
-        _float_tensors(op, [state])
     outputs = {"output": 0} if len(op.outputs) == 1 else {"hidden_state_out": 0, "output": 1}
     op.node("rnn", {"input": 0, "weights": 1, "recurrent_weights": 2, "bias": 3, "hidden_state_in": state},
             outputs, {"activation": op.scalar(act)})
@@ -61,9 +48,7 @@ def lower_rnn(op: OpContext) -> None:
 
 @lowers(T.SVDF)
 def lower_svdf(op: OpContext) -> None:
-    op.counts((6, 7), (2,))
     with_state = len(op.inputs) == 7
-    _float_tensors(op, range(5 if with_state else 4))
     first = 5 if with_state else 4
     op.node("svdf", {"input": 0, "weights_feature": 1, "weights_time": 2, "bias": 3,
                      "state_in": 4 if with_state else None},

@@ -26,12 +26,8 @@ def same_quantization(op: OpContext) -> None:
 
 @lowers(T.CONCATENATION)
 def lower_concatenation(op: OpContext) -> None:
-    n = sum(1 for k in range(len(op.inputs)) if op.kind(k) in TENSORS)
+    n = sum(1 for k in range(len(op.inputs)) if op.kind(k) in TENSORS)  # the signature put them first
     scalars = len(op.inputs) - n
-    if n < 1 or scalars not in (1, 2) or any(op.kind(k) in TENSORS for k in range(n, len(op.inputs))):
-        op.fail("expected input tensors followed by the axis (INT32)")
-    op.counts((n + scalars,), (1,))
-    op.tensor_kinds(list(range(n)), (F32T, Q8))
     if scalars == 2 and op.scalar(n + 1) != 0:
         op.fail(f"fused activation {op.scalar(n + 1)}: concatenation takes none")
     axis = op.scalar(n)
@@ -60,17 +56,12 @@ def lower_concatenation(op: OpContext) -> None:
 
 @lowers(T.DEPTH_TO_SPACE, T.SPACE_TO_DEPTH)
 def lower_block_moves(op: OpContext) -> None:
-    op.counts((2,), (1,))
-    op.tensor_kinds([0], (F32T, Q8))
     same_quantization(op)
     op.node(op.type.name.lower(), {"input": 0}, {"output": 0}, {"block_size": op.scalar(1)})
 
 
 @lowers(T.RESHAPE)
 def lower_reshape(op: OpContext) -> None:
-    op.counts((2,), (1,))
-    op.tensor_kinds([0], (F32T, Q8, I32T))
-    op.tensor_kinds([1], (I32T,))
     same_quantization(op)
     wanted = [int(d) for d in op.constant(1).reshape(-1)]
     size = int(np.prod(op.shape(0), dtype=np.int64))
@@ -87,18 +78,14 @@ def lower_reshape(op: OpContext) -> None:
 
 @lowers(T.RESIZE_BILINEAR)
 def lower_resize(op: OpContext) -> None:
-    op.counts((3,), (1,))
-    op.tensor_kinds([0], (F32T,))
     op.node("resize_bilinear", {"input": 0}, {"output": 0}, {"width": op.scalar(1), "height": op.scalar(2)})
 
 
 @lowers(T.SOFTMAX)
 def lower_softmax(op: OpContext) -> None:
-    op.counts((2,), (1,))
-    kind = op.tensor_kinds([0], (F32T, Q8))
-    beta = op.scalar(1, OperandType.FLOAT32)
+    beta = op.scalar(1)
     shape = op.shape(0)
-    if kind == F32T and beta == 1.0 and len(shape) == 2:
+    if op.kind(0) == F32T and beta == 1.0 and len(shape) == 2:
         op.settle(0, shape, np.dtype(np.float32))
         if not op.b.dry:
             op.standard("org.khronos.nn_extension.softmax_layer", [op.vx("in", 0), op.vx("out", 0)])
@@ -108,15 +95,10 @@ def lower_softmax(op: OpContext) -> None:
 
 @lowers(T.L2_NORMALIZATION)
 def lower_l2_normalization(op: OpContext) -> None:
-    op.counts((1,), (1,))
-    op.tensor_kinds([0], (F32T,))
     op.node("l2_normalization", {"input": 0}, {"output": 0})
 
 
 @lowers(T.LOCAL_RESPONSE_NORMALIZATION)
 def lower_lrn(op: OpContext) -> None:
-    op.counts((5,), (1,))
-    op.tensor_kinds([0], (F32T,))
-    f = OperandType.FLOAT32
     op.node("local_response_normalization", {"input": 0}, {"output": 0}, {"radius": op.scalar(1)},
-            {"bias": op.scalar(2, f), "alpha": op.scalar(3, f), "beta": op.scalar(4, f)})
+            {"bias": op.scalar(2), "alpha": op.scalar(3), "beta": op.scalar(4)})
