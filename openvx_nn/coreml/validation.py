@@ -26,7 +26,9 @@ MAX_RANK = 6  # OpenVX tensors (VX_CONTEXT_MAX_TENSOR_DIMS)
 NO_INPUTS = {"loadConstant", "loadConstantND", "fillStatic", "rangeStatic", "randomNormalStatic",
              "randomUniformStatic", "randomBernoulliStatic", "loop"}
 """Layer types that may take no input (the specification's static sources)."""
-MIN_INPUTS = {"reshapeLike": 2, "broadcastToLike": 2, "cropResize": 2, "dot": 2}
+MIN_INPUTS = {"reshapeLike": 2, "broadcastToLike": 2, "cropResize": 2, "dot": 2, "gather": 2, "gatherND": 2,
+              "gatherAlongAxis": 2, "scatter": 3, "scatterND": 3, "scatterAlongAxis": 3, "whereBroadcastable": 3,
+              "sliceBySize": 2, "reverseSeq": 2}
 NETWORKS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
 
 
@@ -299,6 +301,33 @@ def _crop(p, inputs: int) -> Iterator[str]:
     yield from _list(p, "offset", low=0)
 
 
+def _sliding_windows(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "windowSize", "step")
+
+
+def _positive_size(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "size")
+
+
+def _one_hot(p, inputs: int) -> Iterator[str]:
+    if inputs == 1:
+        yield from _positive(p, "oneHotVectorSize")
+
+
+def _top_k(p, inputs: int) -> Iterator[str]:
+    if inputs == 1:
+        yield from _positive(p, "K")
+
+
+def _range_static(p, inputs: int) -> Iterator[str]:
+    values = (p.startValue, p.endValue, p.stepSizeValue)
+    if not all(map(math.isfinite, values)) or p.stepSizeValue == 0:
+        yield (f"startValue {p.startValue}, endValue {p.endValue} and stepSizeValue {p.stepSizeValue} must be "
+               "finite, the step not 0")
+    elif math.ceil((p.endValue - p.startValue) / p.stepSizeValue) < 1:
+        yield f"the range from {p.startValue} to {p.endValue} by {p.stepSizeValue} holds no value"
+
+
 LAYER_RULES: dict[str, Rule] = {
     "convolution": _convolution, "pooling": _pooling, "innerProduct": _inner_product, "batchnorm": _batchnorm,
     "upsample": _upsample, "resizeBilinear": _resize, "cropResize": _resize,
@@ -313,4 +342,6 @@ LAYER_RULES: dict[str, Rule] = {
     "reshapeStatic": _reshape_static, "rankPreservingReshape": _rank_preserving_reshape,
     "expandDims": _expand_dims, "tile": _tile, "batchedMatmul": _batched_matmul, "splitND": _split_nd,
     "constantPad": _constant_pad, "padding": _padding, "crop": _crop,
+    "slidingWindows": _sliding_windows, "oneHot": _one_hot, "topK": _top_k, "sliceBySize": _positive_size,
+    "rangeStatic": _range_static,
 }

@@ -3,6 +3,7 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     activation,
     arithmetic,
     convolution,
+    indexing,
     normalization,
     recurrent,
     resize,

@@ -53,3 +53,16 @@ def dot_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, cosine: bool) -> 
         dot = dot / (np.sqrt(np.sum(va * va, axis=(0, 1, 2), keepdims=True)) *
                      np.sqrt(np.sum(vb * vb, axis=(0, 1, 2), keepdims=True)))
     out[...] = dot.reshape(out.shape, order="F")
+
+
+def cumulative_sum(x: np.ndarray, out: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> None:
+    """``out`` = the running sum of ``x`` along OpenVX ``axis`` in float64: from the last element back when
+    ``reverse``; ``exclusive`` leaves each element out of its own sum (the first sum is 0)."""
+    v = np.asarray(x, np.float64)
+    if reverse:
+        v = np.flip(v, axis)
+    sums = np.cumsum(v, axis=axis)
+    if exclusive:
+        sums = np.concatenate([np.zeros_like(np.take(sums, [0], axis=axis)),
+                               np.take(sums, np.arange(v.shape[axis] - 1), axis=axis)], axis=axis)
+    out[...] = np.flip(sums, axis) if reverse else sums
