@@ -328,6 +328,24 @@ def _range_static(p, inputs: int) -> Iterator[str]:
         yield f"the range from {p.startValue} to {p.endValue} by {p.stepSizeValue} holds no value"
 
 
+def _pooling3d(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "kernelDepth", "kernelHeight", "kernelWidth", "strideDepth", "strideHeight",
+                         "strideWidth")
+    yield from _custom_padding(p)
+
+
+def _convolution3d(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "outputChannels", "inputChannels", "nGroups", "kernelDepth", "kernelHeight",
+                         "kernelWidth", "strideDepth", "strideHeight", "strideWidth", "dilationDepth",
+                         "dilationHeight", "dilationWidth")
+    yield from _custom_padding(p)
+
+
+def _custom_padding(p) -> Iterator[str]:
+    yield from _positive(p, *(f"customPadding{e}" for e in ("Front", "Back", "Top", "Bottom", "Left", "Right")),
+                         low=0)
+
+
 LAYER_RULES: dict[str, Rule] = {
     "convolution": _convolution, "pooling": _pooling, "innerProduct": _inner_product, "batchnorm": _batchnorm,
     "upsample": _upsample, "resizeBilinear": _resize, "cropResize": _resize,
@@ -343,5 +361,5 @@ LAYER_RULES: dict[str, Rule] = {
     "expandDims": _expand_dims, "tile": _tile, "batchedMatmul": _batched_matmul, "splitND": _split_nd,
     "constantPad": _constant_pad, "padding": _padding, "crop": _crop,
     "slidingWindows": _sliding_windows, "oneHot": _one_hot, "topK": _top_k, "sliceBySize": _positive_size,
-    "rangeStatic": _range_static,
+    "rangeStatic": _range_static, "pooling3d": _pooling3d, "convolution3d": _convolution3d,
 }

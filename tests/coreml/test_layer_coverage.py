@@ -12,7 +12,7 @@ NOT_RUN = {
     "sliceDynamic", "fillDynamic", "broadcastToDynamic", "whereNonZero", "NonMaximumSuppression",
     "randomNormalLike", "randomNormalStatic", "randomNormalDynamic", "randomUniformLike", "randomUniformStatic",
     "randomUniformDynamic", "randomBernoulliLike", "randomBernoulliStatic", "randomBernoulliDynamic",
-    "categoricalDistribution", "convolution3d", "pooling3d", "globalPooling3d",
+    "categoricalDistribution",
 }
 
 

@@ -10,5 +10,6 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     shape,
     shape_nd,
     tensor_nd,
+    volume,
 )
 from .registry import LOWERINGS, lower, lowers  # noqa: F401

@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (registering)
     recurrent,
     resample,
     statistics,
+    volume,
 )
 
 add_publisher("org.openvx_nn.coreml", family_publisher("org.openvx_nn.coreml."))

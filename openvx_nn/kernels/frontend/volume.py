@@ -1,0 +1,67 @@
+"""3-D convolution and pooling over ``[batch, channels, depth, height, width]`` (row-major in meaning: the caller
+passes OpenVX tensors transposed). The output extent along each axis is ``(in + before + after - span) // stride
++ 1`` with ``span = (kernel - 1) * dilation + 1``. Both run tap by tap over the zero-padded input: one strided view
+per kernel position, so each tap is one product (or one max / sum) over the whole output; sums in float64.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def extent(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:
+    """Output positions along one axis (may be < 1: the caller refuses such a geometry)."""
+    return (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
+
+
+def _padded(x: np.ndarray, before: Sequence[int], after: Sequence[int], fill: float) -> np.ndarray:
+    widths = [(0, 0), (0, 0)] + [(int(b), int(a)) for b, a in zip(before, after)]
+    return np.pad(np.asarray(x, np.float64), widths, constant_values=fill)
+
+
+def _tap(v: np.ndarray, offset: Sequence[int], stride: Sequence[int], count: Sequence[int]) -> np.ndarray:
+    """The input elements tap ``offset`` reads for every output position: a strided view."""
+    return v[(Ellipsis,) + tuple(slice(o, o + (n - 1) * s + 1, s) for o, s, n in zip(offset, stride, count))]
+
+
+def pool3d(x: np.ndarray, out: np.ndarray, kernel: Sequence[int], stride: Sequence[int], before: Sequence[int],
+           after: Sequence[int], average: bool, exclude_padding: bool) -> None:
+    """Max or average pooling; max leaves padding out, average counts it as zeros unless ``exclude_padding``
+    (then it divides by the input positions the window covers). Every window must cover an input position."""
+    count = out.shape[2:]
+    v = _padded(x, before, after, 0.0 if average else -np.inf)
+    acc = None
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        t = _tap(v, offset, stride, count)
+        acc = t.copy() if acc is None else (acc + t if average else np.maximum(acc, t))
+    if average:
+        if exclude_padding:
+            ones = _padded(np.ones((1, 1) + x.shape[2:]), before, after, 0.0)
+            covered = sum(_tap(ones, offset, stride, count) for offset in itertools.product(*(range(k) for k in kernel)))
+            acc = acc / covered
+        else:
+            acc = acc / float(np.prod(kernel))
+    out[...] = acc
+
+
+def convolution3d(x: np.ndarray, weights: np.ndarray, bias: np.ndarray | None, out: np.ndarray, groups: int,
+                  stride: Sequence[int], dilation: Sequence[int], before: Sequence[int], after: Sequence[int]) -> None:
+    """``out[b, o] = bias[o] + sum over the group's channels c and taps (a, h, w) of weights[o, c, a, h, w] times the
+    input at the tap``; ``weights`` is ``[out_channels, in_channels / groups, kd, kh, kw]``."""
+    count = out.shape[2:]
+    v = _padded(x, before, after, 0.0)
+    w = np.asarray(weights, np.float64)
+    o_total, per_group = w.shape[0], w.shape[1]
+    o_group = o_total // groups
+    acc = np.zeros(out.shape, np.float64)
+    for g in range(groups):
+        channels = v[:, g * per_group:(g + 1) * per_group]
+        outs = slice(g * o_group, (g + 1) * o_group)
+        for tap in itertools.product(*(range(k) for k in w.shape[2:])):
+            t = _tap(channels, [a * d for a, d in zip(tap, dilation)], stride, count)  # [B, c, D, H, W]
+            acc[:, outs] += np.einsum("oc,bcdhw->bodhw", w[(outs, slice(None)) + tap], t, optimize=True)
+    if bias is not None:
+        acc += np.asarray(bias, np.float64).reshape(1, -1, 1, 1, 1)
+    out[...] = acc
