@@ -123,7 +123,7 @@ class GraphBuilder:
         """A parameter scalar; one object per type and value, shared by the nodes that read it (nothing writes
         a model's parameters: a network's hundreds of strides and paddings are a handful of scalars)."""
         fmt = {Type.VX_TYPE_ENUM: "<i", Type.VX_TYPE_INT32: "<i", Type.VX_TYPE_FLOAT32: "<f",
-               Type.VX_TYPE_SIZE: "<Q"}[data_type]
+               Type.VX_TYPE_SIZE: "<Q", Type.VX_TYPE_INT64: "<q"}[data_type]
         raw = struct.pack(fmt, value)
         found = self._scalars.get((data_type, raw))
         if found is None:
@@ -135,6 +135,9 @@ class GraphBuilder:
 
     def i32(self, value: int) -> Scalar:
         return self.scalar(Type.VX_TYPE_INT32, int(value))
+
+    def i64(self, value: int) -> Scalar:
+        return self.scalar(Type.VX_TYPE_INT64, int(value))
 
     def f32(self, value: float) -> Scalar:
         return self.scalar(Type.VX_TYPE_FLOAT32, float(value))

@@ -346,6 +346,21 @@ def _custom_padding(p) -> Iterator[str]:
                          low=0)
 
 
+def _distribution(kind: str) -> Rule:
+    """A random layer's parameters: a finite mean and standard deviation at least 0, finite bounds in order, a
+    probability in 0..1; a static one's outputShape of rank 1 to 6, each size at least 1."""
+    def rule(p, inputs: int) -> Iterator[str]:
+        if kind == "normal" and not (math.isfinite(p.mean) and math.isfinite(p.stdDev) and p.stdDev >= 0):
+            yield f"mean {p.mean} and stdDev {p.stdDev} must be finite, stdDev at least 0"
+        if kind == "uniform" and not (math.isfinite(p.minVal) and math.isfinite(p.maxVal) and p.minVal <= p.maxVal):
+            yield f"minVal {p.minVal} and maxVal {p.maxVal} must be finite, minVal at most maxVal"
+        if kind == "bernoulli" and not 0 <= p.prob <= 1:
+            yield f"prob {p.prob} is outside 0..1"
+        if hasattr(p, "outputShape"):
+            yield from _shape("outputShape", range(1, MAX_RANK + 1))(p, inputs)
+    return rule
+
+
 LAYER_RULES: dict[str, Rule] = {
     "convolution": _convolution, "pooling": _pooling, "innerProduct": _inner_product, "batchnorm": _batchnorm,
     "upsample": _upsample, "resizeBilinear": _resize, "cropResize": _resize,
@@ -362,4 +377,6 @@ LAYER_RULES: dict[str, Rule] = {
     "constantPad": _constant_pad, "padding": _padding, "crop": _crop,
     "slidingWindows": _sliding_windows, "oneHot": _one_hot, "topK": _top_k, "sliceBySize": _positive_size,
     "rangeStatic": _range_static, "pooling3d": _pooling3d, "convolution3d": _convolution3d,
+    **{f"random{name}{form}": _distribution(name.lower()) for name in ("Normal", "Uniform", "Bernoulli")
+       for form in ("Static", "Like")},
 }

@@ -10,9 +10,7 @@ from openvx_nn.coreml.lowering import LOWERINGS
 NOT_RUN = {
     "custom", "branch", "loop", "loopBreak", "loopContinue", "getShape", "rangeDynamic", "reshapeDynamic",
     "sliceDynamic", "fillDynamic", "broadcastToDynamic", "whereNonZero", "NonMaximumSuppression",
-    "randomNormalLike", "randomNormalStatic", "randomNormalDynamic", "randomUniformLike", "randomUniformStatic",
-    "randomUniformDynamic", "randomBernoulliLike", "randomBernoulliStatic", "randomBernoulliDynamic",
-    "categoricalDistribution",
+    "randomNormalDynamic", "randomUniformDynamic", "randomBernoulliDynamic", "categoricalDistribution",
 }
 
 

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     normalization,
     recurrent,
     resize,
+    sampling,
     shape,
     shape_nd,
     tensor_nd,

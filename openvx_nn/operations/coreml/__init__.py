@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (registering)
     pooling,
     recurrent,
     resample,
+    sampling,
     statistics,
     volume,
 )
