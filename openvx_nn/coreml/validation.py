@@ -361,6 +361,14 @@ def _distribution(kind: str) -> Rule:
     return rule
 
 
+def _categorical(p, inputs: int) -> Iterator[str]:
+    yield from _positive(p, "numSamples")
+    if not (math.isfinite(p.temperature) and p.temperature > 0):
+        yield f"temperature {p.temperature} must be finite and above 0"
+    if not (math.isfinite(p.eps) and p.eps >= 0):
+        yield f"eps {p.eps} must be finite and at least 0"
+
+
 LAYER_RULES: dict[str, Rule] = {
     "convolution": _convolution, "pooling": _pooling, "innerProduct": _inner_product, "batchnorm": _batchnorm,
     "upsample": _upsample, "resizeBilinear": _resize, "cropResize": _resize,
@@ -379,4 +387,5 @@ LAYER_RULES: dict[str, Rule] = {
     "rangeStatic": _range_static, "pooling3d": _pooling3d, "convolution3d": _convolution3d,
     **{f"random{name}{form}": _distribution(name.lower()) for name in ("Normal", "Uniform", "Bernoulli")
        for form in ("Static", "Like")},
+    "categoricalDistribution": _categorical,
 }

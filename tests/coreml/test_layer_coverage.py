@@ -10,7 +10,7 @@ from openvx_nn.coreml.lowering import LOWERINGS
 NOT_RUN = {
     "custom", "branch", "loop", "loopBreak", "loopContinue", "getShape", "rangeDynamic", "reshapeDynamic",
     "sliceDynamic", "fillDynamic", "broadcastToDynamic", "whereNonZero", "NonMaximumSuppression",
-    "randomNormalDynamic", "randomUniformDynamic", "randomBernoulliDynamic", "categoricalDistribution",
+    "randomNormalDynamic", "randomUniformDynamic", "randomBernoulliDynamic",
 }
 
 

@@ -102,3 +102,49 @@ def test_bad_distribution_parameters_are_refused_at_load(tmp_path, case):
     with pytest.raises(cm.CoreMLError) as caught:
         _draw(_model(tmp_path, add))
     assert "'r'" in str(caught.value)
+
+
+def _categorical_model(tmp_path, shape, samples, is_logits, seed, temperature=1.0, eps=1e-10):
+    b = builder({"x": shape}, ["y"], exact=True)
+    b.add_categorical_distribution("c", "x", "y", samples, is_logits, eps, temperature, seed)
+    return load(tmp_path, b)
+
+
+@pytest.mark.parametrize("is_logits,temperature", [(True, 1.0), (True, 0.5), (False, 1.0), (False, 2.0)])
+def test_categorical_draws_are_the_documented_stream(tmp_path, rng, is_logits, temperature):
+    x = rng.standard_normal((2, 3, 5)) if is_logits else rng.uniform(0, 1, (2, 3, 5))
+    x = x.astype(np.float32)
+    x[0, 0, 1] = 0 if not is_logits else x[0, 0, 1]  # a category of probability 0 is never drawn
+    samples, seed = 7, 2024
+    got = _categorical_model(tmp_path, x.shape, samples, is_logits, seed, temperature).predict({"x": x})["y"]
+    u = _documented_uniforms(seed, 6 * samples)
+    expected = np.empty((2, 3, samples))
+    for r, (i, j) in enumerate(np.ndindex(2, 3)):
+        logits = [(float(v) if is_logits else math.log(float(v) + np.float32(1e-10))) / temperature for v in x[i, j]]
+        weights = [math.exp(v - max(logits)) for v in logits]
+        for k in range(samples):
+            target, running = u[r * samples + k] * sum(weights), 0.0
+            for c, w in enumerate(weights):
+                running += w
+                if running > target:
+                    break
+            expected[i, j, k] = c
+    np.testing.assert_array_equal(got, expected)
+    if not is_logits:
+        assert not (got[0, 0] == 1).any()
+
+
+def test_categorical_frequencies_match_the_probabilities(tmp_path):
+    p = np.array([[0.1, 0.6, 0.3]], np.float32)
+    draws = _categorical_model(tmp_path, p.shape, 20000, False, 5).predict({"x": p})["y"].reshape(-1)
+    for c, prob in enumerate(p[0]):
+        freq = (draws == c).mean()
+        assert abs(freq - prob) < 5 * math.sqrt(prob * (1 - prob) / draws.size)
+
+
+def test_categorical_refuses_a_zero_temperature_and_negative_probabilities(tmp_path):
+    with pytest.raises(cm.CoreMLError, match="temperature"):
+        _categorical_model(tmp_path, (2, 3), 4, True, 1, temperature=0.0)
+    model = _categorical_model(tmp_path, (1, 3), 4, False, 1)
+    with pytest.raises(cm.CoreMLError, match="failed"):
+        model.predict({"x": np.array([[0.5, -0.1, 0.6]], np.float32)})

@@ -1,10 +1,12 @@
 """The later spec's random layers with shapes known at load: RandomNormal/Uniform/Bernoulli ``Static`` (the shape
-is ``outputShape``) and ``Like`` (the input's shape; its values are not read), each one ``random`` node drawing
-from the stream ``kernels/frontend/sampling.py`` documents, seeded by the layer's ``seed`` (-1: fresh each run)."""
+is ``outputShape``) and ``Like`` (the input's shape; its values are not read), each one ``random`` node, and
+CategoricalDistribution (``numSamples`` draws per row of its input), one ``categorical`` node; all draw from the
+stream ``kernels/frontend/sampling.py`` documents, seeded by the layer's ``seed`` (-1: fresh each run)."""
 from __future__ import annotations
 
 from ...operations.coreml.sampling import DISTRIBUTIONS
 from ..builder import GraphBuilder
+from .common import single
 from .registry import lowers
 
 LAYERS = {
@@ -34,3 +36,12 @@ def random_layer(g: GraphBuilder, layer, p) -> str:
     g.coreml("random", (g.enum(DISTRIBUTIONS.index(distribution)), g.floats(params), g.i64(p.seed),
                         g.output(layer.output[0], shape)))
     return f"coreml.random({distribution}, {'unseeded' if p.seed == -1 else f'seed {p.seed}'})"
+
+
+@lowers("categoricalDistribution")
+def categorical_distribution(g: GraphBuilder, layer, p) -> str:
+    x = single(g, layer)
+    samples = int(p.numSamples)
+    g.coreml("categorical", (x.tensor, g.i32(p.isLogits), g.f32(p.eps), g.f32(p.temperature), g.i64(p.seed),
+                             g.output(layer.output[0], x.shape[:-1] + (samples,))))
+    return f"coreml.categorical({samples} samples per row, {'logits' if p.isLogits else 'probabilities'})"

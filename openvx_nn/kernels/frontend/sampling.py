@@ -35,3 +35,31 @@ def sample(out: np.ndarray, distribution: str, a: float, b: float, seed: int | N
     else:
         raise ValueError(f"unknown distribution {distribution!r} (expected one of {', '.join(DISTRIBUTIONS)})")
     out[...] = values.reshape(out.shape)
+
+
+def categorical(x: np.ndarray, out: np.ndarray, is_logits: bool, eps: float, temperature: float,
+                seed: int | None) -> None:
+    """``out[..., k]`` = category ``k``'s draw for each row of ``x`` (last axis: the categories): the logits are
+    ``x`` (or ``log(x + eps)`` for probabilities) divided by ``temperature``, their softmax the distribution; draw
+    ``k`` of row ``r`` takes uniform ``r * samples + k`` of the stream and is the first category whose running
+    probability passes it (as a float). Rows whose distribution is not finite raise ``ValueError``."""
+    v = np.asarray(x, np.float64)
+    rows, categories = int(np.prod(v.shape[:-1])), v.shape[-1]
+    samples = out.shape[-1]
+    if not is_logits:
+        if (v < 0).any() or not np.isfinite(v).all():
+            raise ValueError("probabilities must be finite and at least 0")
+        with np.errstate(divide="ignore"):
+            v = np.log(v + eps)
+    logits = (v / temperature).reshape(rows, categories)
+    top = logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits - top)
+    running = np.cumsum(weights / weights.sum(axis=1, keepdims=True), axis=1)
+    if not np.isfinite(running).all():
+        raise ValueError("a row's category distribution is not finite (logits of inf or NaN, or all probabilities 0 "
+                         "with eps 0)")
+    u = uniforms(seed, rows * samples).reshape(rows, samples)
+    drawn = np.empty((rows, samples))
+    for r in range(rows):
+        drawn[r] = np.minimum(np.searchsorted(running[r], u[r] * running[r, -1], side="right"), categories - 1)
+    out[...] = drawn.reshape(out.shape)

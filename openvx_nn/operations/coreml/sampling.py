@@ -7,8 +7,8 @@ import math
 
 from ...core.enums import Status, Type
 from ...core.validation import Validation
-from ...kernels.frontend.sampling import DISTRIBUTIONS, sample
-from .common import ENUM, F32, declared_output, describe, enum_value, output, scalar, tensor, values
+from ...kernels.frontend.sampling import DISTRIBUTIONS, categorical, sample
+from .common import ENUM, F32, INT32, declared_output, describe, enum_value, float_input, output, scalar, tensor, values
 
 UNSEEDED = -1
 
@@ -34,3 +34,25 @@ def _run(p, state) -> None:
 
 describe(89, "random", (scalar("distribution", ENUM), tensor("params", static=True), scalar("seed", Type.VX_TYPE_INT64),
                         output()), _validate, _run)
+
+
+def _validate_categorical(v: Validation) -> None:
+    x = float_input(v, 0)
+    eps, temperature = v.scalar(2), v.scalar(3)
+    v.require(math.isfinite(eps) and eps >= 0, 2, Status.VX_ERROR_INVALID_VALUE, f"eps {eps} must be finite, at least 0")
+    v.require(math.isfinite(temperature) and temperature > 0, 3, Status.VX_ERROR_INVALID_VALUE,
+              f"temperature {temperature} must be finite and above 0")
+    dims = declared_output(v, 5)
+    v.require(dims[1:] == x.dims[1:], 5, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output {list(dims)} must be the input {list(x.dims)} with [samples] in place of its categories")
+
+
+def _run_categorical(p, state) -> None:
+    seed = p[4].value
+    categorical(p[0].array.T, p[5].array.T, bool(p[1].value), p[2].value, p[3].value,
+                None if seed == UNSEEDED else seed)
+
+
+describe(90, "categorical", (tensor("input"), scalar("is_logits", INT32), scalar("eps", F32),
+                             scalar("temperature", F32), scalar("seed", Type.VX_TYPE_INT64), output()),
+         _validate_categorical, _run_categorical)
