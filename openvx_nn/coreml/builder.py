@@ -61,6 +61,9 @@ class GraphBuilder:
         # blob may be in either layout or both (each converted once, when a layer first needs it there).
         self.nhwc: dict[str, Blob] = {}
         self.nhwc_route = nhwc_route
+        self.values: dict[str, np.ndarray] = {}
+        """CoreML-order values of the blobs known at load (constants, shapes), by name: lowerings check static
+        indices with them."""
 
     # -- errors ----------------------------------------------------------------------
     def fail(self, reason: str) -> CoreMLError:
@@ -206,6 +209,7 @@ class GraphBuilder:
 
     def output(self, name: str, shape: Sequence[int]) -> Tensor:
         """The tensor a layer writes for blob ``name``: real for a model output, else virtual."""
+        self.values.pop(name, None)
         tensor = self.real(shape) if name in self.outputs else self.temp(shape)
         self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
         self.nhwc.pop(name, None)
@@ -213,11 +217,19 @@ class GraphBuilder:
 
     def alias(self, name: str, tensor: Tensor, shape: Sequence[int]) -> None:
         """Blob ``name`` is ``tensor`` itself (a view): no node. A model output gets a copy."""
+        self.values.pop(name, None)
         if name in self.outputs:
             self.coreml("reshape", (tensor, self.output(name, shape)))
         else:
             self.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
             self.nhwc.pop(name, None)
+
+    def constant_blob(self, name: str, array: np.ndarray) -> None:
+        """Blob ``name`` holds ``array`` (CoreML order), known at load: a constant tensor, its values kept in
+        ``values``."""
+        a = np.asarray(array, np.float32)
+        self.alias(name, self.constant(a), a.shape)
+        self.values[name] = a
 
     # -- NHWC blobs ---------------------------------------------------------------------------------
     def nhwc_blob(self, name: str) -> Blob:

@@ -395,3 +395,45 @@ def test_a_slice_by_size_begin_past_the_end_fails_the_run(tmp_path):
     model = load(tmp_path, b)
     with pytest.raises(cm.CoreMLError, match="failed"):
         model.predict({"x": np.ones((3, 4), np.float32), "b": np.array([2], np.float32)})
+
+
+# -- values known at load ---------------------------------------------------------------------------
+def test_get_shape_is_the_input_shape(tmp_path, rng):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    out, _ = run(tmp_path, {"x": x}, ["y"], lambda b: b.add_get_shape("s", "x", "y"), exact=True)
+    np.testing.assert_array_equal(out["y"], [2, 3, 4])
+
+
+def test_constant_indices_within_range_run(tmp_path, rng):
+    data = rng.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([3, -4, 1], np.float32)
+
+    def add(b):
+        b.add_load_constant_nd("k", "k", idx, idx.shape)
+        b.add_gather("g", ["d", "k"], "y", 0)
+    out, _ = run(tmp_path, {"d": data}, ["y"], add, exact=True)
+    close(out["y"], ref_gather(data, idx, 0))
+
+
+@pytest.mark.parametrize("case", ["gather", "scatter", "slice", "reverse", "not-integer"])
+def test_constant_indices_that_would_fail_are_refused_at_load(tmp_path, case):
+    def constant(b, values):
+        values = np.asarray(values, np.float32)
+        b.add_load_constant_nd("k", "k", values, values.shape)
+    cases = {
+        "gather": ({"d": (4, 3)}, lambda b: (constant(b, [0, 4]), b.add_gather("g", ["d", "k"], "y", 0)), "4"),
+        "scatter": ({"d": (4, 3), "u": (4, 2)},
+                    lambda b: (constant(b, [0, -4]), b.add_scatter("s", ["d", "k", "u"], "y", 1)), "-4"),
+        "slice": ({"d": (4, 3)}, lambda b: (constant(b, [2]), b.add_slice_by_size("s", ["d", "k"], "y", 1, 2)),
+                  "begin 2"),
+        "reverse": ({"d": (2, 3)},
+                    lambda b: (constant(b, [1, 4]), b.add_reverse_sequence("r", ["d", "k"], "y", 0, 1)), "0..3"),
+        "not-integer": ({"d": (4, 3)}, lambda b: (constant(b, [0.5]), b.add_gather("g", ["d", "k"], "y", 0)),
+                        "integer"),
+    }
+    inputs, add, word = cases[case]
+    b = builder(inputs, ["y"], exact=True)
+    add(b)
+    with pytest.raises(cm.CoreMLError) as caught:
+        load(tmp_path, b)
+    assert "known at load" in str(caught.value) and word in str(caught.value)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ...operations.coreml.indexing import INDEX_FORMS, SCATTER_MODES
+from ...operations.coreml.indexing import INDEX_FORMS, SCATTER_MODES, begin_problem, indices_problem, lengths_problem
 from ..builder import Blob, GraphBuilder
 from .arithmetic import broadcast_shape, combine
 from .common import axis_index, reshape, single
@@ -29,6 +29,14 @@ def _static_only(g: GraphBuilder, layer, what: str) -> None:
     if len(layer.input) != 1:
         raise g.fail(f"{what} given as a second input is a run-time value; only the layer's own parameter is "
                      "supported (the output shape must be known at load)")
+
+
+def _known(g: GraphBuilder, name: str, problem) -> None:
+    """Refuse at load a blob known at load (a constant) whose values would fail the run: ``problem(values)``."""
+    values = g.values.get(name)
+    reason = None if values is None else problem(values)
+    if reason is not None:
+        raise g.fail(f"input '{name}' is known at load and {reason}")
 
 
 def _ranked(g: GraphBuilder, blob: Blob, rank: int) -> Blob:
@@ -51,6 +59,7 @@ def gather(g: GraphBuilder, layer, p) -> str:
         raise g.fail(f"indices {list(indices.shape)} hold points of {indices.shape[-1]} coordinates; "
                      f"the data {list(data.shape)} has rank {data.rank}")
     shape = _gathered(data.shape, indices.shape, form, axis)
+    _known(g, layer.input[1], lambda v: indices_problem(data.shape, v, form, axis))
     g.coreml("gather", (data.tensor, indices.tensor, g.enum(INDEX_FORMS.index(form)),
                         g.i32(data.rank - 1 - axis), g.output(layer.output[0], shape)))
     return f"coreml.gather({form})"
@@ -84,6 +93,7 @@ def scatter(g: GraphBuilder, layer, p) -> str:
         raise g.fail(f"updates {list(updates.shape)} must have shape {list(want)} (what the indices "
                      f"{list(indices.shape)} address in {list(data.shape)})")
     mode = SCATTER_MODES[int(p.mode)]
+    _known(g, layer.input[1], lambda v: indices_problem(data.shape, v, form, axis))
     g.coreml("scatter", (data.tensor, indices.tensor, updates.tensor, g.enum(INDEX_FORMS.index(form)),
                          g.enum(int(p.mode)), g.i32(data.rank - 1 - axis), g.output(layer.output[0], data.shape)))
     return f"coreml.scatter({form}, {mode})"
@@ -165,6 +175,7 @@ def slice_by_size(g: GraphBuilder, layer, p) -> str:
         raise g.fail(f"size {size} is outside 1..{x.shape[axis]} (axis {axis} of {list(x.shape)})")
     if math.prod(begin.shape) != 1:
         raise g.fail(f"the begin input must hold one value, got shape {list(begin.shape)}")
+    _known(g, layer.input[1], lambda v: begin_problem(x.shape[axis], size, v))
     begin = begin if begin.rank == 1 else reshape(g, begin, (1,))
     shape = x.shape[:axis] + (size,) + x.shape[axis + 1:]
     g.coreml("slice_by_size", (x.tensor, begin.tensor, g.i32(x.rank - 1 - axis), g.i32(size),
@@ -180,6 +191,7 @@ def reverse_seq(g: GraphBuilder, layer, p) -> str:
         raise g.fail(f"batchAxis {p.batchAxis} and sequenceAxis {p.sequenceAxis} name one axis")
     if math.prod(lengths.shape) != x.shape[batch]:
         raise g.fail(f"lengths {list(lengths.shape)} must hold one length per batch item ({x.shape[batch]})")
+    _known(g, layer.input[1], lambda v: lengths_problem(x.shape[batch], x.shape[sequence], v))
     lengths = lengths if lengths.rank == 1 else reshape(g, lengths, (x.shape[batch],))
     g.coreml("reverse_sequences", (x.tensor, lengths.tensor, g.i32(x.rank - 1 - batch), g.i32(x.rank - 1 - sequence),
                                    g.output(layer.output[0], x.shape)))
@@ -242,7 +254,7 @@ def range_static(g: GraphBuilder, layer, p) -> str:
     if count is None:
         raise g.fail(f"the range from {start} to {end} by {step} holds no value")
     values = (start + np.arange(count, dtype=np.float64) * step).astype(np.float32)
-    g.alias(layer.output[0], g.constant(values), (count,))
+    g.constant_blob(layer.output[0], values)
     return "a constant tensor"
 
 

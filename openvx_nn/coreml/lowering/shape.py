@@ -184,14 +184,14 @@ def load_constant(g: GraphBuilder, layer, p) -> str:
     if len(shape) != 3:
         raise g.fail(f"shape {list(shape)} must be [C, H, W]")
     data = load_weights(p.data, shape, "data").reshape((1, 1) + shape)
-    g.alias(layer.output[0], g.constant(data), (1, 1) + shape)
+    g.constant_blob(layer.output[0], data)
     return "a constant tensor"
 
 
 @lowers("loadConstantND")
 def load_constant_nd(g: GraphBuilder, layer, p) -> str:
     shape = tuple(int(d) for d in p.shape)
-    g.alias(layer.output[0], g.constant(load_weights(p.data, shape, "data")), shape)
+    g.constant_blob(layer.output[0], load_weights(p.data, shape, "data"))
     return "a constant tensor"
 
 

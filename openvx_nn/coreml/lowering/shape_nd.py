@@ -64,8 +64,15 @@ def fill(g: GraphBuilder, layer, p) -> str:
         shape = single(g, layer).shape
     else:
         shape = tuple(int(d) for d in p.targetShape)
-    g.alias(layer.output[0], g.constant(np.full(shape, p.value, np.float32)), shape)
+    g.constant_blob(layer.output[0], np.full(shape, p.value, np.float32))
     return "a constant tensor"
+
+
+@lowers("getShape")
+def get_shape(g: GraphBuilder, layer, p) -> str:
+    # every blob's shape is fixed when the graph is built (one graph per set of input shapes): a constant
+    g.constant_blob(layer.output[0], np.asarray(single(g, layer, held=True).shape, np.float32))
+    return "a constant tensor (the input's shape)"
 
 
 @lowers("stack")

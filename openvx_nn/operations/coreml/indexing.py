@@ -7,7 +7,9 @@ row-major arrays (``kernels/frontend/indexing.py``), so these runners pass each 
 CoreML blob's own order."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from ...core.context import MAX_TENSOR_DIMS as MAX_DIMS
 from ...core.enums import Status
@@ -163,3 +165,28 @@ def _validate_select(v: Validation) -> None:
 
 describe(86, "select", (tensor("condition"), tensor("x"), tensor("y"), output()), _validate_select,
          lambda p, state: indexing.select(p[0].array, p[1].array, p[2].array, p[3].array))
+
+
+def static_problem(check: Callable[[], object]) -> str | None:
+    """Why values known at load would fail a run (the kernel's own check, ``check``, made early), or None."""
+    try:
+        check()
+    except (IndexError, ValueError) as err:
+        return str(err)
+    return None
+
+
+def indices_problem(data_shape: Sequence[int], indices: np.ndarray, form: str, axis: int) -> str | None:
+    """Why ``indices`` cannot address data of CoreML ``data_shape`` in ``form`` along ``axis``, or None."""
+    return static_problem(lambda: indexing.positions(tuple(data_shape), np.asarray(indices), form, axis))
+
+
+def begin_problem(length: int, size: int, begin: np.ndarray) -> str | None:
+    """Why ``begin`` cannot start a slice of ``size`` in an axis of ``length``, or None."""
+    return static_problem(lambda: indexing.slice_by_size(np.zeros(length), np.asarray(begin), np.empty(size), 0, size))
+
+
+def lengths_problem(batch: int, length: int, lengths: np.ndarray) -> str | None:
+    """Why ``lengths`` are not ``batch`` sequence lengths within ``length``, or None."""
+    return static_problem(lambda: indexing.reverse_sequences(np.zeros((batch, length)), np.asarray(lengths),
+                                                             np.empty((batch, length)), 0, 1))
