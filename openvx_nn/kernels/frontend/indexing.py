@@ -4,8 +4,8 @@ is data, sequence reversal by lengths, and selection by a condition.
 Arrays are row-major in meaning (the caller passes OpenVX tensors transposed) and axes count from the first.
 Indices arrive as floats (CoreML blobs are float32): each must hold an integer, a negative one counts from the
 end of its axis, and one outside ``-n .. n-1`` raises ``IndexError`` naming it (never a wrapped or clamped read).
-Gathers and scatters share one addressing step: the flat position in the data of every element the indices
-address (``positions``), so each form is written once and both directions use it.
+A gather reads the data in place; a scatter addresses its copy of the container by the flat position of every
+element the indices address (``positions``, sized like the updates).
 """
 from __future__ import annotations
 
@@ -37,26 +37,48 @@ def wrapped(values: np.ndarray, n: int, what: str = "index") -> np.ndarray:
     return np.where(idx < 0, idx + n, idx)
 
 
+def _points(shape: tuple[int, ...], indices: np.ndarray) -> list[np.ndarray]:
+    """The coordinates of the N-D form's points (the last index axis), each wrapped against its axis."""
+    return [wrapped(indices[..., j], shape[j]) for j in range(indices.shape[-1])]
+
+
 def positions(shape: tuple[int, ...], indices: np.ndarray, form: str, axis: int = 0) -> np.ndarray:
     """The flat row-major position in data of ``shape`` of each element the gather of ``indices`` yields,
-    shaped like that gather's output."""
-    flat = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    shaped like that gather's output (memory in proportion to that output, not to the data)."""
     if form == "axis":
-        return np.take(flat, wrapped(indices, shape[axis]), axis=axis)
+        k = wrapped(indices, shape[axis])
+        outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
+        lead = np.arange(outer).reshape((outer,) + (1,) * k.ndim + (1,))
+        tail = np.arange(inner).reshape((1,) + (1,) * k.ndim + (inner,))
+        flat = (lead * shape[axis] + k.reshape((1,) + k.shape + (1,))) * inner + tail
+        return flat.reshape(shape[:axis] + k.shape + shape[axis + 1:])
     if form == "along_axis":
-        return np.take_along_axis(flat, wrapped(indices, shape[axis]), axis=axis)
+        coords = list(np.indices(indices.shape, sparse=True))
+        coords[axis] = wrapped(indices, shape[axis])
+        return np.ravel_multi_index(np.broadcast_arrays(*coords), shape)
     if form == "nd":
         k = indices.shape[-1]
-        points = [wrapped(indices[..., j], shape[j]) for j in range(k)]
-        blocks = flat.reshape((int(np.prod(shape[:k])), -1))
-        chosen = blocks[np.ravel_multi_index(points, shape[:k]) if k else np.zeros(indices.shape[:-1], np.int64)]
-        return chosen.reshape(indices.shape[:-1] + tuple(shape[k:]))
+        block = np.ravel_multi_index(_points(shape, indices), shape[:k]) if k else np.zeros(indices.shape[:-1], int)
+        rest = int(np.prod(shape[k:]))
+        flat = block.reshape(block.shape + (1,)) * rest + np.arange(rest)
+        return flat.reshape(indices.shape[:-1] + tuple(shape[k:]))
     raise ValueError(f"unknown index form {form!r} (expected one of {', '.join(FORMS)})")
 
 
 def gather(data: np.ndarray, indices: np.ndarray, out: np.ndarray, form: str, axis: int = 0) -> None:
-    """``out`` = the elements of ``data`` that ``indices`` address in ``form``."""
-    out[...] = np.asarray(data).reshape(-1)[positions(data.shape, indices, form, axis)]
+    """``out`` = the elements of ``data`` that ``indices`` address in ``form`` (read in place: no copy of the
+    data, which may be a large table)."""
+    if form == "axis":
+        out[...] = np.take(data, wrapped(indices, data.shape[axis]), axis=axis)
+    elif form == "along_axis":
+        out[...] = np.take_along_axis(data, wrapped(indices, data.shape[axis]), axis=axis)
+    elif form == "nd":
+        k = indices.shape[-1]
+        picked = data[tuple(_points(data.shape, indices))] if k else np.broadcast_to(
+            data, indices.shape[:-1] + data.shape)
+        out[...] = picked.reshape(out.shape)
+    else:
+        raise ValueError(f"unknown index form {form!r} (expected one of {', '.join(FORMS)})")
 
 
 def scatter(container: np.ndarray, indices: np.ndarray, updates: np.ndarray, out: np.ndarray, form: str,
