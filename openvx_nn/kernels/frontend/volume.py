@@ -1,7 +1,8 @@
 """3-D convolution and pooling over ``[batch, channels, depth, height, width]`` (row-major in meaning: the caller
 passes OpenVX tensors transposed). The output extent along each axis is ``(in + before + after - span) // stride
 + 1`` with ``span = (kernel - 1) * dilation + 1``. Both run tap by tap over the zero-padded input: one strided view
-per kernel position, so each tap is one product (or one max / sum) over the whole output; sums in float64.
+per kernel position: pooling takes one max / sum per tap over the whole output, the convolution copies the taps
+into a patch matrix for one matrix product (im2col); sums in float64.
 """
 from __future__ import annotations
 
@@ -46,22 +47,37 @@ def pool3d(x: np.ndarray, out: np.ndarray, kernel: Sequence[int], stride: Sequen
     out[...] = acc
 
 
+PATCH_BYTES = 32 << 20
+"""The most a convolution's patch matrix (float64) takes at once: output depth slices are done in chunks below it."""
+
+
 def convolution3d(x: np.ndarray, weights: np.ndarray, bias: np.ndarray | None, out: np.ndarray, groups: int,
                   stride: Sequence[int], dilation: Sequence[int], before: Sequence[int], after: Sequence[int]) -> None:
     """``out[b, o] = bias[o] + sum over the group's channels c and taps (a, h, w) of weights[o, c, a, h, w] times the
-    input at the tap``; ``weights`` is ``[out_channels, in_channels / groups, kd, kh, kw]``."""
+    input at the tap``; ``weights`` is ``[out_channels, in_channels / groups, kd, kh, kw]``. Per batch item, group
+    and chunk of output depth slices: the taps' strided views copied into one patch matrix ``[c * taps, pixels]``,
+    then one matrix product with the weights ``[o, c * taps]`` (float64)."""
     count = out.shape[2:]
     v = _padded(x, before, after, 0.0)
     w = np.asarray(weights, np.float64)
-    o_total, per_group = w.shape[0], w.shape[1]
-    o_group = o_total // groups
-    acc = np.zeros(out.shape, np.float64)
+    o_group, per = w.shape[0] // groups, w.shape[1]
+    taps = list(itertools.product(*(range(k) for k in w.shape[2:])))
+    plane = count[1] * count[2]
+    chunk = max(1, min(count[0], PATCH_BYTES // (8 * per * len(taps) * plane)))
+    result = np.empty(out.shape, np.float64)
     for g in range(groups):
-        channels = v[:, g * per_group:(g + 1) * per_group]
         outs = slice(g * o_group, (g + 1) * o_group)
-        for tap in itertools.product(*(range(k) for k in w.shape[2:])):
-            t = _tap(channels, [a * d for a, d in zip(tap, dilation)], stride, count)  # [B, c, D, H, W]
-            acc[:, outs] += np.einsum("oc,bcdhw->bodhw", w[(outs, slice(None)) + tap], t, optimize=True)
+        matrix = w[outs].reshape(o_group, per * len(taps))
+        for b in range(x.shape[0]):
+            channels = v[b, g * per:(g + 1) * per]
+            for z in range(0, count[0], chunk):
+                depth = min(chunk, count[0] - z)
+                patches = np.empty((per, len(taps), depth, count[1], count[2]))
+                for t, tap in enumerate(taps):
+                    start = [z * stride[0] + tap[0] * dilation[0], tap[1] * dilation[1], tap[2] * dilation[2]]
+                    patches[:, t] = _tap(channels, start, stride, (depth,) + tuple(count[1:]))
+                product = matrix @ patches.reshape(per * len(taps), depth * plane)
+                result[b, outs, z:z + depth] = product.reshape(o_group, depth, count[1], count[2])
     if bias is not None:
-        acc += np.asarray(bias, np.float64).reshape(1, -1, 1, 1, 1)
-    out[...] = acc
+        result += np.asarray(bias, np.float64).reshape(1, -1, 1, 1, 1)
+    out[...] = result
