@@ -107,3 +107,29 @@ def test_constant_indices_that_would_fail_are_refused_at_load(tmp_path, case):
     with pytest.raises(cm.CoreMLError) as caught:
         load(tmp_path, b)
     assert "known at load" in str(caught.value) and word in str(caught.value)
+
+
+def test_k_axis_and_size_from_a_second_input_known_at_load(tmp_path, rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    idx = np.array([0, 3, 1], np.float32)
+
+    def add(b):
+        for name, value in (("k", 2), ("axis", 0), ("size", 4)):
+            b.add_load_constant_nd(name, name, np.array([value], np.float32), (1,))
+        b.add_topk("t", ["x", "k"], ["v", "i"], axis=-1)
+        b.add_cumsum("c", ["x", "axis"], "c")
+        b.add_one_hot("o", ["idx", "size"], "o")
+    out, _ = run(tmp_path, {"x": x, "idx": idx}, ["v", "i", "c", "o"], add, exact=True)
+    order = [sorted(range(5), key=lambda j: (-float(row[j]), j))[:2] for row in x]
+    np.testing.assert_array_equal(out["i"], order)
+    close(out["v"], [[row[j] for j in o] for row, o in zip(x, order)])
+    close(out["c"], [[sum(float(x[r, c]) for r in range(i + 1)) for c in range(5)] for i in range(3)])
+    np.testing.assert_array_equal(out["o"], [[1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0]])
+
+
+def test_a_second_input_that_is_not_one_integer_is_refused(tmp_path):
+    b = builder({"x": (3, 5)}, ["v", "i"], exact=True)
+    b.add_load_constant_nd("k", "k", np.array([1.5], np.float32), (1,))
+    b.add_topk("t", ["x", "k"], ["v", "i"])
+    with pytest.raises(cm.CoreMLError, match="one integer"):
+        load(tmp_path, b)

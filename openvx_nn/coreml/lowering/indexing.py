@@ -24,11 +24,24 @@ def _inputs(g: GraphBuilder, layer, count: int) -> list[Blob]:
     return [g.blob(n) for n in layer.input]
 
 
-def _static_only(g: GraphBuilder, layer, what: str) -> None:
-    """Refuse the form of a layer whose output shape would come from a value read at run time."""
-    if len(layer.input) != 1:
-        raise g.fail(f"{what} given as a second input is a run-time value; only the layer's own parameter is "
-                     "supported (the output shape must be known at load)")
+def _parameter(g: GraphBuilder, layer, what: str, value: int) -> int:
+    """The layer's own parameter ``value``, or the value of its second input when it has one: read at load when that
+    blob is known there (a constant); a run-time value is refused, since the output's shape depends on it."""
+    if len(layer.output) != (2 if layer.WhichOneof("layer") == "topK" else 1):
+        raise g.fail(f"unexpected number of outputs: {len(layer.output)}")
+    if len(layer.input) == 1:
+        return value
+    if len(layer.input) != 2:
+        raise g.fail(f"expected 1 or 2 inputs, got {len(layer.input)}")
+    name = layer.input[1]
+    known = g.values.get(name)
+    if known is None:
+        g.blob(name)  # an unknown name is named as such
+        raise g.fail(f"{what} given as the second input '{name}' is a run-time value; it must be known at load (a "
+                     "constant such as loadConstantND's, or getShape's) or be the layer's own parameter")
+    if known.size != 1 or not float(known.reshape(-1)[0]).is_integer():
+        raise g.fail(f"{what} given as the second input '{name}' must be one integer, got {known.reshape(-1).tolist()}")
+    return int(known.reshape(-1)[0])
 
 
 def _known(g: GraphBuilder, name: str, problem) -> None:
@@ -101,12 +114,9 @@ def scatter(g: GraphBuilder, layer, p) -> str:
 
 @lowers("topK")
 def top_k(g: GraphBuilder, layer, p) -> str:
-    _static_only(g, layer, "K")
-    if len(layer.output) != 2:
-        raise g.fail(f"expected 2 outputs (values, indices), got {len(layer.output)}")
+    k = _parameter(g, layer, "K", int(p.K))
     x = g.blob(layer.input[0])
     axis = axis_index(g, int(p.axis), x.rank)
-    k = int(p.K)
     if not 1 <= k <= x.shape[axis]:
         raise g.fail(f"K = {k} is outside 1..{x.shape[axis]} (axis {axis} of {list(x.shape)})")
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
@@ -126,9 +136,8 @@ def arg_sort(g: GraphBuilder, layer, p) -> str:
 
 @lowers("cumSum")
 def cum_sum(g: GraphBuilder, layer, p) -> str:
-    _static_only(g, layer, "the axis")
-    x = single(g, layer)
-    axis = axis_index(g, int(p.axis), x.rank)
+    x = g.blob(layer.input[0])
+    axis = axis_index(g, _parameter(g, layer, "the axis", int(p.axis)), x.rank)
     g.coreml("cumulative_sum", (x.tensor, g.i32(x.rank - 1 - axis), g.i32(p.excludeFinalSum), g.i32(p.reverse),
                                 g.output(layer.output[0], x.shape)))
     return "coreml.cumulative_sum"
@@ -136,9 +145,10 @@ def cum_sum(g: GraphBuilder, layer, p) -> str:
 
 @lowers("oneHot")
 def one_hot(g: GraphBuilder, layer, p) -> str:
-    _static_only(g, layer, "oneHotVectorSize")
-    x = single(g, layer)
-    size = int(p.oneHotVectorSize)
+    size = _parameter(g, layer, "oneHotVectorSize", int(p.oneHotVectorSize))
+    if size < 1:
+        raise g.fail(f"oneHotVectorSize {size} is below 1")
+    x = g.blob(layer.input[0])
     rank = x.rank + 1
     axis = axis_index(g, int(p.axis), rank)
     # position j along the new axis is on where the index equals j: compare with a constant 0..size-1 on that axis
