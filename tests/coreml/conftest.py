@@ -2,6 +2,8 @@
 once per session; without it every test here is skipped with the reason shown)."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -10,5 +12,5 @@ ct = pytest.importorskip("coremltools", reason="coremltools (the 'coreml' extra)
 
 @pytest.fixture
 def rng(request) -> np.random.Generator:
-    """A generator seeded per test, so failures reproduce."""
-    return np.random.default_rng(abs(hash(request.node.nodeid)) % (2 ** 32))
+    """A generator seeded per test by its id (crc32, the same in every process), so failures reproduce."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
