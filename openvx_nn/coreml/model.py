@@ -20,7 +20,9 @@ from ..core.in_place import InPlace, process_fed
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
 from . import blob as b
+from . import segments
 from .builder import GraphBuilder
+from .control import compile_flow, has_control_flow, layer_kinds
 from .errors import CoreMLError
 from .lowering import fusion, lower
 from .order import layer_order
@@ -147,8 +149,12 @@ class CoreMLModel:
         self.exact = getattr(self.network, "arrayInputShapeMapping", 0) == 1
         self.inputs = {f.name: f for f in spec.description.input}
         self.outputs = {f.name: f for f in spec.description.output}
-        self.order = layer_order(self.network.layers, list(self.inputs))
         self.layers: list[LayerInfo] = []
+        self.flow = None
+        if has_control_flow(self.network):
+            self._start_flow()
+        else:
+            self.order = layer_order(self.network.layers, list(self.inputs))
         self._graphs: dict[tuple, GraphBuilder] = {}
         self._lends: dict[int, _Runs] = {}  # id(graph) -> what its runs need, found once per plan
         self._ranks: dict[str, int] = {}  # input name -> the rank its feature declares (read from the spec once)
@@ -156,7 +162,7 @@ class CoreMLModel:
         # copy-out (docs/threads.md: serialized calls served more requests a second than a graph per thread).
         self._lock = threading.RLock()
         _start_library()
-        if declared:
+        if declared and self.flow is None:  # a program's segments are built as a run reaches them
             self._build(self._declared_shapes())
 
     # -- shapes ----------------------------------------------------------------------------
@@ -197,6 +203,9 @@ class CoreMLModel:
                     finish: Callable[[GraphBuilder], None] | None = None) -> GraphBuilder:
         """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
         ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
+        if self.flow is not None:
+            raise CoreMLError("the model has control flow (branch or loop): it runs as several graphs, one per "
+                              "segment between its control-flow layers, not as one")
         g = GraphBuilder(self._wanted_blobs(), self.nhwc_route)
         try:
             g.inputs = {}
@@ -282,6 +291,9 @@ class CoreMLModel:
     @property
     def graph(self):
         """The verified OpenVX graph (``openvx_nn.core.graph.Graph``) for the declared input shapes."""
+        if self.flow is not None:
+            raise CoreMLError("the model has control flow (branch or loop): it runs as several graphs, one per "
+                              "segment between its control-flow layers, not as one")
         with self._lock:
             return self._build(self._declared_shapes()).graph
 
@@ -296,14 +308,27 @@ class CoreMLModel:
         return results
 
     def _predict(self, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.ndarray]:
+        if self.flow is not None:
+            return self._predict_flow(arrays, bench)
         g = self._build({n: a.shape for n, a in arrays.items()})
+        runs = self._run(g, arrays, bench)
+        results = {}
+        for name, storage, shape in runs.outputs:
+            array = np.empty(shape, np.float32)
+            assign(array.reshape(storage.shape), storage)
+            results[name] = array
+        return results
+
+    def _run(self, g: GraphBuilder, arrays: Mapping[str, np.ndarray], bench: bool,
+             wanted: list[str] | None = None) -> _Runs:
+        """Run ``g`` on ``arrays`` (by input name); returns where its outputs (``wanted``, else the model's) are."""
         context = Context.current()
         if bench and context is not None:
             context.directive(Directive.VX_DIRECTIVE_ENABLE_PERFORMANCE)
         graph = g.graph
         runs = self._lends.get(id(g))
         if runs is None or runs.plan is not graph.plan:  # bound anew
-            runs = self._lends[id(g)] = self._runs(g)
+            runs = self._lends[id(g)] = self._runs(g, wanted)
         feeds = [(g.inputs[name], np.ascontiguousarray(array)) for name, array in arrays.items()]
 
         def run() -> int:
@@ -312,26 +337,39 @@ class CoreMLModel:
         if status != 0:
             raise CoreMLError(f"the graph failed with status {status} (see the OpenVX log)")
         if runs.plan is not graph.plan:  # the run bound the graph anew (its first, or after a change): storage moved
-            runs = self._lends[id(g)] = self._runs(g)
-        results = {}
-        for name, storage, shape in runs.outputs:
-            array = np.empty(shape, np.float32)
-            assign(array.reshape(storage.shape), storage)
-            results[name] = array
-        return results
+            runs = self._lends[id(g)] = self._runs(g, wanted)
+        return runs
 
-    def _runs(self, g: GraphBuilder) -> _Runs:
+    def _runs(self, g: GraphBuilder, wanted: list[str] | None = None) -> _Runs:
         """What ``predict`` needs of ``g``'s current plan: whether its native run shares layers with the helpers,
         which inputs it can read in place (core/in_place.py), and where each output is and in what shape it is
-        given."""
-        wanted = self._wanted_blobs()
+        given (``wanted``: a segment's outputs, given as held)."""
+        given = wanted is not None or self.exact
+        wanted = self._wanted_blobs() if wanted is None else wanted
         read = []
         for name in wanted:
             storage = g.blobs[name].tensor.array.T  # CoreML order
-            read.append((name, storage, storage.shape if self.exact else self._output_shape(name, storage.shape)))
+            read.append((name, storage, storage.shape if given else self._output_shape(name, storage.shape)))
         plan = g.graph.plan
         outputs = [g.blobs[name].tensor for name in wanted]
         return _Runs(plan, Lending.of(plan), InPlace.of(g.graph, list(g.inputs.values()), outputs), tuple(read))
+
+    # -- control flow (control.py) ------------------------------------------------------------------------
+    def _start_flow(self) -> None:
+        if len(getattr(self.network, "preprocessing", [])):
+            raise CoreMLError("image preprocessing in a model with control flow is not supported")
+        self.flow = compile_flow(self.network, list(self.inputs), self._wanted_blobs())
+        self._how = {id(layer): how for layer, how in layer_kinds(self.flow.program)}
+        self._layer_list = [layer for layer, _ in layer_kinds(self.flow.program)]
+        self._list_layers()
+
+    def _list_layers(self) -> None:
+        self.layers = [LayerInfo(layer.name, layer.WhichOneof("layer") or "none",
+                                 self._how[id(layer)] or "(built when a run first reaches it)")
+                       for layer in self._layer_list]
+
+    def _predict_flow(self, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.ndarray]:
+        return segments.predict(self, arrays, bench)
 
     def _output_shape(self, name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
         """The shape a RANK5 output of ``shape`` is given in, as coremltools gives it (``blob.from_rank5``)."""

@@ -24,7 +24,7 @@ MAX_BLOB_BYTES = 2**31
 left to exhaust the machine's memory or spend minutes on one layer."""
 MAX_RANK = 6  # OpenVX tensors (VX_CONTEXT_MAX_TENSOR_DIMS)
 NO_INPUTS = {"loadConstant", "loadConstantND", "fillStatic", "rangeStatic", "randomNormalStatic",
-             "randomUniformStatic", "randomBernoulliStatic", "loop"}
+             "randomUniformStatic", "randomBernoulliStatic"}
 """Layer types that may take no input (the specification's static sources)."""
 MIN_INPUTS = {"reshapeLike": 2, "broadcastToLike": 2, "cropResize": 2, "dot": 2, "gather": 2, "gatherND": 2,
               "gatherAlongAxis": 2, "scatter": 3, "scatterND": 3, "scatterAlongAxis": 3, "whereBroadcastable": 3,
@@ -37,10 +37,19 @@ def validate(spec) -> None:
     validate_enums(spec)
     validate_features(spec)
     network = getattr(spec, spec.WhichOneof("Type"))
-    for layer in network.layers:
+    validate_layers(network.layers, in_body=False)
+
+
+def validate_layers(layers, in_body: bool) -> None:
+    """Each layer's counts of inputs and outputs and its rules, nested networks included (``in_body``: inside a
+    loop's body, where ``loopBreak`` and ``loopContinue`` may be)."""
+    for layer in layers:
         kind = layer.WhichOneof("layer")
         if kind is None:
             raise CoreMLError("the layer has no type", layer.name, "none")
+        if kind in CONTROL_FLOW:
+            _validate_control(layer, kind, in_body)
+            continue
         least = 0 if kind in NO_INPUTS else MIN_INPUTS.get(kind, 1)
         if len(layer.input) < least or not layer.output:
             raise CoreMLError(f"{len(layer.input)} input(s) and {len(layer.output)} output(s); this layer type "
@@ -49,6 +58,53 @@ def validate(spec) -> None:
         problem = None if rule is None else next(rule(getattr(layer, kind), len(layer.input)), None)
         if problem is not None:
             raise CoreMLError(problem, layer.name, kind)
+
+
+CONTROL_FLOW = {"branch": (1, 1), "loop": (0, 1), "loopBreak": (0, 0), "loopContinue": (0, 0)}
+"""The control-flow layers (``control.py``) and the inputs each takes (least, most); none has outputs."""
+
+
+def _validate_control(layer, kind: str, in_body: bool) -> None:
+    least, most = CONTROL_FLOW[kind]
+    if not least <= len(layer.input) <= most or layer.output:
+        takes = f"{least}" if least == most else f"{least} or {most}"
+        raise CoreMLError(f"{len(layer.input)} input(s) and {len(layer.output)} output(s); this layer type takes "
+                          f"{takes} input(s) and no output", layer.name, kind)
+    if kind in ("loopBreak", "loopContinue"):
+        if not in_body:
+            raise CoreMLError("this layer is outside every loop's bodyNetwork (the seed allows it only there)",
+                              layer.name, kind)
+        return
+    params = getattr(layer, kind)
+    if kind == "branch":
+        validate_layers(params.ifBranch.layers, in_body)
+        validate_layers(params.elseBranch.layers, in_body)
+        return
+    condition = len(params.conditionNetwork.layers) > 0
+    if condition and not params.conditionVar:
+        raise CoreMLError("the loop has a conditionNetwork but no conditionVar naming the blob it produces",
+                          layer.name, kind)
+    if not condition and not layer.input and params.maxLoopIterations == 0:
+        raise CoreMLError("the loop has no condition: no conditionNetwork, no iteration-count input and "
+                          "maxLoopIterations 0", layer.name, kind)
+    if condition and not any(params.conditionVar in sub.output for sub in _all_layers(params.conditionNetwork)):
+        raise CoreMLError(f"the conditionNetwork produces no blob '{params.conditionVar}' (conditionVar)",
+                          layer.name, kind)
+    validate_layers(params.conditionNetwork.layers, in_body=False)
+    validate_layers(params.bodyNetwork.layers, in_body=True)
+
+
+def _all_layers(network):
+    """Every layer of ``network`` and of the networks nested in it."""
+    for layer in network.layers:
+        yield layer
+        kind = layer.WhichOneof("layer")
+        if kind == "branch":
+            yield from _all_layers(layer.branch.ifBranch)
+            yield from _all_layers(layer.branch.elseBranch)
+        elif kind == "loop":
+            yield from _all_layers(layer.loop.conditionNetwork)
+            yield from _all_layers(layer.loop.bodyNetwork)
 
 
 # -- enums ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from coremltools.proto import NeuralNetwork_pb2
 from openvx_nn.coreml.lowering import LOWERINGS
 
 NOT_RUN = {
-    "custom", "branch", "loop", "loopBreak", "loopContinue", "rangeDynamic", "reshapeDynamic",
+    "custom", "rangeDynamic", "reshapeDynamic",
     "sliceDynamic", "fillDynamic", "broadcastToDynamic", "whereNonZero", "NonMaximumSuppression",
     "randomNormalDynamic", "randomUniformDynamic", "randomBernoulliDynamic",
 }

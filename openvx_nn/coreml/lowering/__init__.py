@@ -2,6 +2,7 @@
 from . import (  # noqa: F401  (each module registers its lowerings)
     activation,
     arithmetic,
+    control,
     convolution,
     indexing,
     normalization,

@@ -1,0 +1,257 @@
+"""Control flow: ``branch``, ``loop``, ``loopBreak`` and ``loopContinue``.
+
+A network holding them runs as a program of steps. The layers between two control-flow layers form a segment,
+built as one ordinary verified graph per signature of input shapes (so its layers stay on the fast engines);
+the host runs the segments in order over a dict of blobs by name, and at a control-flow layer reads the
+condition or the count from that dict and runs the nested network's program: a branch's ``ifBranch`` or
+``elseBranch`` once, a loop's ``conditionNetwork`` and ``bodyNetwork`` once per iteration. Nested networks
+read and write the enclosing network's blobs by name, so a blob the body rewrites (a ``copy`` onto an earlier
+name) is carried to the next iteration and seen after the loop.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import CoreMLError
+
+CONTROL = frozenset({"branch", "loop", "loopBreak", "loopContinue"})
+TRUE_ABOVE = 1e-6
+"""A condition blob is true when its magnitude is above this (coremltools' reading of the branch predicate);
+the seed says only that the input is the predicate."""
+
+
+def has_control_flow(network) -> bool:
+    return any(layer.WhichOneof("layer") in CONTROL for layer in network.layers)
+
+
+class Signal(enum.Enum):
+    """How a program ended: ran to its end, or stopped by ``loopBreak`` / ``loopContinue``."""
+
+    END = 0
+    BREAK = 1
+    CONTINUE = 2
+
+
+@dataclass(eq=False)
+class Segment:
+    """Consecutive ordinary layers, built as one graph. ``inputs``: the blobs it reads from outside (before any of
+    its layers writes them); ``outputs``: the blobs it writes that anything else may read."""
+
+    layers: list
+    inputs: tuple[str, ...] = ()
+    produced: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    index: int = 0
+
+
+@dataclass(eq=False)
+class Control:
+    """A control-flow layer; ``programs``: (ifBranch, elseBranch) or (conditionNetwork, bodyNetwork)."""
+
+    layer: object
+    kind: str
+    programs: tuple[list, ...] = ()
+
+
+@dataclass
+class Flow:
+    """The compiled program of a network with control flow and every segment in it."""
+
+    program: list
+    segments: list[Segment] = field(default_factory=list)
+
+
+def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) -> Flow:
+    """Split ``network`` (and its nested networks) into segments and control steps; decide each segment's inputs
+    and outputs. A blob read somewhere and written nowhere (nor a model input) is refused here, at load."""
+    flow = Flow([])
+    flow.program = _split(network.layers, flow)
+    reads: dict[str, set[int]] = {}  # blob -> the segments reading it from outside (-1: a control layer, the model)
+    written: set[str] = set(model_inputs)
+    for segment in flow.segments:
+        seen: set[str] = set()
+        inputs = []
+        for layer in segment.layers:
+            for name in layer.input:
+                if name not in seen and name not in inputs:
+                    inputs.append(name)
+            seen.update(layer.output)
+        segment.inputs = tuple(inputs)
+        segment.produced = tuple(dict.fromkeys(o for layer in segment.layers for o in layer.output))
+        written.update(segment.produced)
+        for name in inputs:
+            reads.setdefault(name, set()).add(segment.index)
+    for name in [*_control_reads(flow.program), *wanted]:
+        reads.setdefault(name, set()).add(-1)
+    for segment in flow.segments:
+        segment.outputs = tuple(n for n in segment.produced if reads.get(n, set()) - {segment.index}
+                                or n in segment.inputs)  # read elsewhere, or carried to its next run
+    for segment in flow.segments:
+        for layer in segment.layers:
+            for name in layer.input:
+                if name not in written:
+                    raise CoreMLError(f"input '{name}' is produced by no layer and is no model input",
+                                      layer.name, layer.WhichOneof("layer"))
+    for name in _control_reads(flow.program):
+        if name not in written:
+            raise CoreMLError(f"blob '{name}' is produced by no layer and is no model input")
+    return flow
+
+
+def _split(layers, flow: Flow) -> list:
+    program: list = []
+    run: list = []
+
+    def close_run() -> None:
+        if run:
+            segment = Segment(list(run), index=len(flow.segments))
+            flow.segments.append(segment)
+            program.append(segment)
+            run.clear()
+    for layer in layers:
+        kind = layer.WhichOneof("layer")
+        if kind not in CONTROL:
+            run.append(layer)
+            continue
+        close_run()
+        params = getattr(layer, kind)
+        if kind == "branch":
+            programs = (_split(params.ifBranch.layers, flow), _split(params.elseBranch.layers, flow))
+        elif kind == "loop":
+            programs = (_split(params.conditionNetwork.layers, flow), _split(params.bodyNetwork.layers, flow))
+        else:
+            programs = ()
+        program.append(Control(layer, kind, programs))
+    close_run()
+    return program
+
+
+def _control_reads(program) -> list[str]:
+    names = []
+    for step in program:
+        if isinstance(step, Control):
+            names.extend(step.layer.input)
+            if step.kind == "loop" and step.layer.loop.conditionVar:
+                names.append(step.layer.loop.conditionVar)
+            for sub in step.programs:
+                names.extend(_control_reads(sub))
+    return names
+
+
+RunSegment = Callable[[Segment, dict], None]
+"""Runs one segment: reads its inputs from the blob dict, writes its outputs into it."""
+
+
+def run_program(program: list, blobs: dict[str, np.ndarray], run_segment: RunSegment) -> Signal:
+    for step in program:
+        if isinstance(step, Segment):
+            missing = [n for n in step.inputs if n not in blobs]
+            if missing:
+                layer = next(layer for layer in step.layers if missing[0] in layer.input)
+                raise CoreMLError(f"input '{missing[0]}' has not been produced by this point of the run (its "
+                                  "producer is in a branch not taken or a loop that ran no iteration)",
+                                  layer.name, layer.WhichOneof("layer"))
+            run_segment(step, blobs)
+            continue
+        kind = step.kind
+        if kind == "loopBreak":
+            return Signal.BREAK
+        if kind == "loopContinue":
+            return Signal.CONTINUE
+        if kind == "branch":
+            taken = step.programs[0] if _truth(step.layer, step.layer.input[0], blobs) else step.programs[1]
+            signal = run_program(taken, blobs, run_segment)
+            if signal is not Signal.END:  # a break or continue inside a branch ends the enclosing loop's body
+                return signal
+        else:
+            _run_loop(step, blobs, run_segment)
+    return Signal.END
+
+
+def _scalar(layer, name: str, blobs: dict[str, np.ndarray]) -> float:
+    value = blobs.get(name)
+    if value is None:
+        raise CoreMLError(f"blob '{name}' has not been produced by this point of the run", layer.name,
+                          layer.WhichOneof("layer"))
+    if value.size != 1:
+        raise CoreMLError(f"blob '{name}' has shape {list(value.shape)}; the layer reads it as a scalar (one "
+                          "value)", layer.name, layer.WhichOneof("layer"))
+    return float(value.reshape(-1)[0])
+
+
+def _truth(layer, name: str, blobs: dict[str, np.ndarray]) -> bool:
+    return abs(_scalar(layer, name, blobs)) > TRUE_ABOVE  # NaN: false
+
+
+def _limit(layer, has_condition: bool, blobs: dict[str, np.ndarray]) -> float:
+    """The loop's iteration limit: its input's value when it has one, else ``maxLoopIterations``; ``inf`` for a
+    while loop (case 2: a condition network, no input, ``maxLoopIterations`` 0). Validation refuses a loop with
+    none of the three."""
+    if layer.input:
+        value = _scalar(layer, layer.input[0], blobs)
+        if not (math.isfinite(value) and value >= 0 and value == int(value)):
+            raise CoreMLError(f"the iteration count '{layer.input[0]}' is {value}; it must be a non-negative "
+                              "integer", layer.name, "loop")
+        return int(value)
+    if has_condition and layer.loop.maxLoopIterations == 0:
+        return math.inf
+    return int(layer.loop.maxLoopIterations)
+
+
+def _run_loop(step: Control, blobs: dict[str, np.ndarray], run_segment: RunSegment) -> None:
+    """The seed's pseudo-code: the condition network runs before the first iteration and after each one (its
+    blobs stay visible), the count is checked with it; ``loopContinue`` ends an iteration, ``loopBreak`` the
+    loop."""
+    layer = step.layer
+    condition, body = step.programs
+    var = layer.loop.conditionVar
+    limit = _limit(layer, bool(condition), blobs)
+    shapes = {name: value.shape for name, value in blobs.items()}
+
+    def ran() -> None:  # a blob keeps its shape across iterations: each segment's graph is built for one
+        for name, value in blobs.items():
+            before = shapes.setdefault(name, value.shape)
+            if before != value.shape:
+                raise CoreMLError(f"blob '{name}' changes shape from {list(before)} to {list(value.shape)} in the "
+                                  "loop; a blob the loop writes keeps its shape across iterations", layer.name,
+                                  "loop")
+
+    def proceed() -> bool:
+        if not condition:
+            return True
+        run_program(condition, blobs, run_segment)
+        ran()
+        return _truth(layer, var, blobs)
+    iteration = 0
+    go = proceed()
+    while go and iteration < limit:
+        signal = run_program(body, blobs, run_segment)
+        ran()
+        iteration += 1
+        if signal is Signal.BREAK:
+            break
+        go = proceed()
+
+
+def layer_kinds(program) -> list[tuple[object, str]]:
+    """Every layer of ``program`` and its nested programs, in file order, with how it runs (control layers)."""
+    out = []
+    for step in program:
+        if isinstance(step, Segment):
+            out.extend((layer, "") for layer in step.layers)
+            continue
+        layer = step.layer
+        if step.kind == "branch":
+            out.append((layer, f"host: takes ifBranch when |'{layer.input[0]}'| > {TRUE_ABOVE}, else elseBranch"))
+        elif step.kind == "loop":
+            out.append((layer, "host: runs the condition and body networks' graphs per iteration"))
+        else:
+            out.append((layer, f"host: ends the enclosing loop's {'iteration' if 'Cont' in step.kind else 'run'}"))
+        for sub in step.programs:
+            out.extend(layer_kinds(sub))
+    return out

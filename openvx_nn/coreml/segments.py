@@ -1,0 +1,72 @@
+"""Running a model with control flow (``control.py``): each segment is built as an ordinary verified graph per
+signature of its inputs' shapes, kept among the model's graphs, and run on the blobs passed by name."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..core.errors import VXError
+from ..core.tensor import assign
+from .builder import Blob, GraphBuilder
+from .control import Segment, run_program
+from .errors import CoreMLError
+from .lowering import fusion, lower
+
+
+def predict(model, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.ndarray]:
+    """``model``'s outputs for ``arrays`` (CoreML order, by input name), its program run from the start."""
+    blobs = dict(arrays)
+    run_program(model.flow.program, blobs, lambda segment, held: _run(model, segment, held, bench))
+    results = {}
+    for name in model._wanted_blobs():
+        if name not in blobs:
+            raise CoreMLError(f"output '{name}' has not been produced by the run (its producer is in a branch "
+                              "not taken or a loop that ran no iteration)")
+        value = blobs[name]
+        results[name] = value if model.exact else value.reshape(model._output_shape(name, value.shape))
+    return results
+
+
+def _run(model, segment: Segment, blobs: dict[str, np.ndarray], bench: bool) -> None:
+    arrays = {name: blobs[name] for name in segment.inputs}
+    key = ("segment", segment.index, tuple((n, a.shape) for n, a in arrays.items()))
+    g = model._graphs.get(key)
+    if g is None:
+        g = model._graphs[key] = _build(model, segment, {n: a.shape for n, a in arrays.items()})
+    runs = model._run(g, arrays, bench, list(segment.outputs))
+    for name, storage, shape in runs.outputs:
+        array = np.empty(shape, np.float32)
+        assign(array.reshape(storage.shape), storage)
+        blobs[name] = array  # a new array: a blob read earlier keeps the value it had
+
+
+def _build(model, segment: Segment, shapes: Mapping[str, tuple[int, ...]]) -> GraphBuilder:
+    """A verified graph of ``segment``'s layers (in file order: a layer reading a blob a later layer rewrites reads
+    the value from before) for its inputs' ``shapes``."""
+    g = GraphBuilder(segment.outputs, model.nhwc_route)
+    try:
+        g.inputs = {}
+        for name, shape in shapes.items():
+            g.inputs[name] = tensor = g.real(shape)
+            g.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+        stages = fusion.plan(segment.layers, set(segment.outputs))
+        for i, layer in enumerate(segment.layers):
+            if i in g.folded:
+                model._how[id(layer)] = f"folded into convolution '{g.folded[i]}'"
+            else:
+                g.epilogue = stages.get(i)
+                model._how[id(layer)] = lower(g, layer)
+        g.layer, g.epilogue = None, None
+        for name in segment.outputs:
+            g.blob(name)  # in CoreML's layout
+        g.verify()
+    except VXError as err:
+        g.close()
+        name, kind = g.layer if g.layer else (None, None)
+        raise CoreMLError(f"the graph cannot be built: {err}", name, kind) from err
+    except Exception:
+        g.close()
+        raise
+    model._list_layers()
+    return g
