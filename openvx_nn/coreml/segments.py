@@ -29,6 +29,8 @@ def predict(model, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.n
 
 
 def _run(model, segment: Segment, blobs: dict[str, np.ndarray], bench: bool) -> None:
+    if not segment.outputs:  # nothing reads what it writes (a converter's leftover constant): no graph to run
+        return
     arrays = {name: blobs[name] for name in segment.inputs}
     key = ("segment", segment.index, tuple((n, a.shape) for n, a in arrays.items()))
     g = model._graphs.get(key)

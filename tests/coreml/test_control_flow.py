@@ -74,6 +74,20 @@ def test_branch_without_else_leaves_the_blob(rng, predicate):
     close(_predict(b.spec, {"x": x, "c": _one(predicate)})["y"], -x if predicate else x + 1)
 
 
+def test_branch_in_a_rank5_model(rng):
+    """Blobs of the rank-5 mapping ([C] inputs held as [1, 1, C, 1, 1]) pass between segments as they are."""
+    n = int(rng.integers(1, 9))
+    b = NeuralNetworkBuilder([("x", datatypes.Array(n)), ("c", datatypes.Array(1))], [("y", datatypes.Array(n))])
+    b.add_activation("relu", "RELU", "x", "r")
+    layer = b.add_branch("choose", "c")
+    _nested(layer.branch.ifBranch).add_elementwise("twice", ["r"], "y", mode="MULTIPLY", alpha=2.0)
+    _nested(layer.branch.elseBranch).add_elementwise("shift", ["r"], "y", mode="ADD", alpha=10.0)
+    x = rng.standard_normal(n).astype(np.float32)
+    r = np.maximum(x, 0).astype(np.float64)
+    close(_predict(b.spec, {"x": x, "c": _one(1)})["y"], 2 * r)
+    close(_predict(b.spec, {"x": x, "c": _one(0)})["y"], r + 10)
+
+
 # -- loops -------------------------------------------------------------------------------------------------
 def _accumulate_body(body: NeuralNetworkBuilder) -> None:
     """acc = acc * 0.5 + x"""
@@ -283,3 +297,18 @@ def test_a_bad_count_is_refused(rng, count):
     _accumulate_body(_nested(b.add_loop("for", input_name="k").loop.bodyNetwork))
     with pytest.raises(CoreMLError, match=r"'for'.*non-negative integer"):
         _predict(b.spec, {"x": rng.standard_normal(3), "k": _one(count)})
+
+
+def test_predicts_from_several_threads(rng):
+    """The per-model lock covers the whole program: each call sees only its own blobs."""
+    from concurrent.futures import ThreadPoolExecutor
+    model = cm.load(_while_model(5, None).spec)
+    cases = [(rng.standard_normal(5).astype(np.float32), int(rng.integers(0, 6))) for _ in range(24)]
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda case: model.predict({"x": case[0], "limit": _one(case[1])}), cases))
+    finally:
+        model.close()
+    for (x, limit), out in zip(cases, got):
+        close(out["out"], _accumulate(x, x, limit))
+        close(out["count"], [limit])
