@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +65,11 @@ class Flow:
 
     program: list
     segments: list[Segment] = field(default_factory=list)
+    once: set[str] = field(default_factory=set)
+    """Blobs exactly one layer anywhere writes (and no model input is): a value one of them has at load is its
+    value in every run, so a segment built later may read it there (``segments.py``)."""
+    known: dict[str, object] = field(default_factory=dict)
+    """Values known at load of ``once`` blobs, found as segments are built."""
 
 
 def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) -> Flow:
@@ -86,6 +92,8 @@ def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) ->
         written.update(segment.produced)
         for name in inputs:
             reads.setdefault(name, set()).add(segment.index)
+    writes = Counter(name for segment in flow.segments for layer in segment.layers for name in layer.output)
+    flow.once = {name for name, count in writes.items() if count == 1} - set(model_inputs)
     for name in [*_control_reads(flow.program), *wanted]:
         reads.setdefault(name, set()).add(-1)
     for segment in flow.segments:

@@ -280,9 +280,10 @@ class CoreMLModel:
         produced = {o for layer in self.network.layers for o in layer.output}
         if probs in produced:
             return probs
-        if not self.network.layers:
+        last = [layer for layer in self.network.layers if layer.output]  # control-flow layers have none
+        if not last:
             raise CoreMLError("the classifier has no layers")
-        return self.network.layers[-1].output[0]
+        return last[-1].output[0]
 
     # -- running ---------------------------------------------------------------------------------
     def _declared_shapes(self) -> dict[str, tuple[int, ...]]:

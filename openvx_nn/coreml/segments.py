@@ -1,5 +1,7 @@
 """Running a model with control flow (``control.py``): each segment is built as an ordinary verified graph per
-signature of its inputs' shapes, kept among the model's graphs, and run on the blobs passed by name."""
+signature of its inputs' shapes, kept among the model's graphs, and run on the blobs passed by name. A value
+known at load (a constant, a shape) passes to the segments built after the one making it when only one layer
+writes that blob."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -52,6 +54,8 @@ def _build(model, segment: Segment, shapes: Mapping[str, tuple[int, ...]]) -> Gr
         for name, shape in shapes.items():
             g.inputs[name] = tensor = g.real(shape)
             g.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
+            if name in model.flow.known:
+                g.values[name] = model.flow.known[name]
         stages = fusion.plan(segment.layers, set(segment.outputs))
         for i, layer in enumerate(segment.layers):
             if i in g.folded:
@@ -63,6 +67,7 @@ def _build(model, segment: Segment, shapes: Mapping[str, tuple[int, ...]]) -> Gr
         for name in segment.outputs:
             g.blob(name)  # in CoreML's layout
         g.verify()
+        model.flow.known.update((n, g.values[n]) for n in segment.outputs if n in model.flow.once and n in g.values)
     except VXError as err:
         g.close()
         name, kind = g.layer if g.layer else (None, None)

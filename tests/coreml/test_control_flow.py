@@ -312,3 +312,17 @@ def test_predicts_from_several_threads(rng):
     for (x, limit), out in zip(cases, got):
         close(out["out"], _accumulate(x, x, limit))
         close(out["count"], [limit])
+
+
+def test_a_constant_reaches_a_later_segment_at_load(rng):
+    """topK's K from a constant made before a branch: read at load by the branch's graph, as in one graph."""
+    n = int(rng.integers(3, 9))
+    b = _model({"x": (n,), "c": (1,)}, ["top"])
+    b.add_load_constant_nd("k", "k", np.array([2.0], np.float32), [1])
+    b.add_activation("start", "LINEAR", "x", "top", params=[0.0, 0.0])
+    ifb = _nested(b.add_branch("choose", "c").branch.ifBranch)
+    ifb.add_topk("best", ["x", "k"], ["best_values", "best_indices"], axis=0)
+    ifb.add_copy("keep", "best_values", "top")
+    x = rng.standard_normal(n).astype(np.float32)
+    close(_predict(b.spec, {"x": x, "c": _one(1)})["top"], sorted(x.tolist(), reverse=True)[:2])
+    close(_predict(b.spec, {"x": x, "c": _one(0)})["top"], np.zeros(n))
