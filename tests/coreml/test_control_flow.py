@@ -326,3 +326,26 @@ def test_a_constant_reaches_a_later_segment_at_load(rng):
     x = rng.standard_normal(n).astype(np.float32)
     close(_predict(b.spec, {"x": x, "c": _one(1)})["top"], sorted(x.tolist(), reverse=True)[:2])
     close(_predict(b.spec, {"x": x, "c": _one(0)})["top"], np.zeros(n))
+
+
+@pytest.mark.parametrize("change, pattern", [
+    (lambda layer: layer.input.extend(["x", "x"]), r"'for'.*2 input\(s\) and 0 output\(s\); this layer type takes 0 or 1"),
+    (lambda layer: layer.output.append("y"), r"'for'.*1 output\(s\)"),
+])
+def test_a_loop_with_outputs_or_two_inputs_is_refused(change, pattern):
+    b = _model({"x": (3,)}, ["acc"])
+    b.add_activation("start", "LINEAR", "x", "acc", params=[1.0, 0.0])
+    loop = b.add_loop("for", max_iterations=2)
+    _accumulate_body(_nested(loop.loop.bodyNetwork))
+    change(loop)
+    with pytest.raises(CoreMLError, match=pattern):
+        cm.load(b.spec)
+
+
+def test_a_bad_layer_inside_a_body_is_refused_at_load():
+    """Nested layers get the same checks as top-level ones (here a pooling kernel of 0)."""
+    b = _model({"x": (1, 4, 4)}, ["x"])
+    body = _nested(b.add_loop("for", max_iterations=2).loop.bodyNetwork)
+    body.add_pooling("pool", 0, 2, 1, 1, "MAX", "VALID", "x", "pooled")
+    with pytest.raises(CoreMLError, match=r"'pool'"):
+        cm.load(b.spec)
