@@ -219,10 +219,14 @@ def _run_loop(step: Control, blobs: dict[str, np.ndarray], run_segment: RunSegme
     condition, body = step.programs
     var = layer.loop.conditionVar
     limit = _limit(layer, bool(condition), blobs)
-    shapes = {name: value.shape for name, value in blobs.items()}
+    written = _writes(step.programs)
+    shapes = {name: blobs[name].shape for name in written if name in blobs}
 
     def ran() -> None:  # a blob keeps its shape across iterations: each segment's graph is built for one
-        for name, value in blobs.items():
+        for name in written:
+            value = blobs.get(name)
+            if value is None:
+                continue
             before = shapes.setdefault(name, value.shape)
             if before != value.shape:
                 raise CoreMLError(f"blob '{name}' changes shape from {list(before)} to {list(value.shape)} in the "
@@ -244,6 +248,18 @@ def _run_loop(step: Control, blobs: dict[str, np.ndarray], run_segment: RunSegme
         if signal is Signal.BREAK:
             break
         go = proceed()
+
+
+def _writes(programs) -> tuple[str, ...]:
+    """The blobs the segments of ``programs`` (and the programs nested in them) write."""
+    names: dict[str, None] = {}
+    for program in programs:
+        for step in program:
+            if isinstance(step, Segment):
+                names.update(dict.fromkeys(step.outputs))
+            else:
+                names.update(dict.fromkeys(_writes(step.programs)))
+    return tuple(names)
 
 
 def layer_kinds(program) -> list[tuple[object, str]]:
