@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 import weakref
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -254,6 +255,20 @@ class GraphBuilder:
         return tensor
 
     # -- lifetime ------------------------------------------------------------------------------
+    @contextmanager
+    def building(self):
+        """Closes the builder when building fails; a refusal of the object model that no check foresaw is still
+        the model's: a CoreMLError naming the layer being lowered."""
+        try:
+            yield self
+        except VXError as err:
+            self.close()
+            name, kind = self.layer if self.layer else (None, None)
+            raise CoreMLError(f"the graph cannot be built: {err}", name, kind) from err
+        except BaseException:
+            self.close()
+            raise
+
     def verify(self) -> None:
         try:
             self.graph.verify()

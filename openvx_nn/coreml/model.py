@@ -15,7 +15,6 @@ from .. import vx
 from ..core import native_plan
 from ..core.context import Context
 from ..core.enums import Directive
-from ..core.errors import VXError
 from ..core.in_place import InPlace, process_fed
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
@@ -24,7 +23,7 @@ from . import segments
 from .builder import GraphBuilder
 from .control import compile_flow, has_control_flow, layer_kinds
 from .errors import CoreMLError
-from .lowering import fusion, lower
+from .lowering import lower_all
 from .order import layer_order
 from .validation import validate
 
@@ -207,22 +206,15 @@ class CoreMLModel:
             raise CoreMLError("the model has control flow (branch or loop): it runs as several graphs, one per "
                               "segment between its control-flow layers, not as one")
         g = GraphBuilder(self._wanted_blobs(), self.nhwc_route)
-        try:
+        with g.building():
             g.inputs = {}
             for name, shape in shapes.items():
                 g.inputs[name] = tensor = g.real(shape)
                 g.blobs[name] = _blob(tensor, shape)
                 self._preprocess(g, name, g.blobs[name])
-            infos = []
-            stages = fusion.plan(self.order, set(self._wanted_blobs()))
-            for i, layer in enumerate(self.order):
-                if i in g.folded:
-                    how = f"folded into convolution '{g.folded[i]}'"
-                else:
-                    g.epilogue = stages.get(i)
-                    how = lower(g, layer)
-                infos.append(LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how))
-            g.layer, g.epilogue = None, None
+            hows = lower_all(g, self.order, set(self._wanted_blobs()))
+            infos = [LayerInfo(layer.name, layer.WhichOneof("layer") or "none", how)
+                     for layer, how in zip(self.order, hows)]
             for name in self._wanted_blobs():
                 if not g.known(name):
                     raise CoreMLError(f"output '{name}' is produced by no layer")
@@ -230,13 +222,6 @@ class CoreMLModel:
             if finish is not None:
                 finish(g)
             g.verify()
-        except VXError as err:  # the object model refused something no check above foresaw: still the model's
-            g.close()
-            name, kind = g.layer if g.layer else (None, None)
-            raise CoreMLError(f"the graph cannot be built: {err}", name, kind) from err
-        except Exception:
-            g.close()
-            raise
         if not self.layers:
             self.layers = infos
         return g

@@ -8,12 +8,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..core.errors import VXError
 from ..core.tensor import assign
 from .builder import Blob, GraphBuilder
 from .control import Segment, run_program
 from .errors import CoreMLError
-from .lowering import fusion, lower
+from .lowering import lower_all
 
 
 def predict(model, arrays: dict[str, np.ndarray], bench: bool) -> dict[str, np.ndarray]:
@@ -49,31 +48,18 @@ def _build(model, segment: Segment, shapes: Mapping[str, tuple[int, ...]]) -> Gr
     """A verified graph of ``segment``'s layers (in file order: a layer reading a blob a later layer rewrites reads
     the value from before) for its inputs' ``shapes``."""
     g = GraphBuilder(segment.outputs, model.nhwc_route)
-    try:
+    with g.building():
         g.inputs = {}
         for name, shape in shapes.items():
             g.inputs[name] = tensor = g.real(shape)
             g.blobs[name] = Blob(tensor, tuple(int(d) for d in shape))
             if name in model.flow.known:
                 g.values[name] = model.flow.known[name]
-        stages = fusion.plan(segment.layers, set(segment.outputs))
-        for i, layer in enumerate(segment.layers):
-            if i in g.folded:
-                model._how[id(layer)] = f"folded into convolution '{g.folded[i]}'"
-            else:
-                g.epilogue = stages.get(i)
-                model._how[id(layer)] = lower(g, layer)
-        g.layer, g.epilogue = None, None
+        for layer, how in zip(segment.layers, lower_all(g, segment.layers, set(segment.outputs))):
+            model._how[id(layer)] = how
         for name in segment.outputs:
             g.blob(name)  # in CoreML's layout
         g.verify()
         model.flow.known.update((n, g.values[n]) for n in segment.outputs if n in model.flow.once and n in g.values)
-    except VXError as err:
-        g.close()
-        name, kind = g.layer if g.layer else (None, None)
-        raise CoreMLError(f"the graph cannot be built: {err}", name, kind) from err
-    except Exception:
-        g.close()
-        raise
     model._list_layers()
     return g

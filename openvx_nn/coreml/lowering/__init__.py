@@ -14,4 +14,4 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     tensor_nd,
     volume,
 )
-from .registry import LOWERINGS, lower, lowers  # noqa: F401
+from .registry import LOWERINGS, lower, lower_all, lowers  # noqa: F401

@@ -35,3 +35,19 @@ def lower(builder, layer) -> str:
         # raised by a helper that does not know the layer (weights, blob axes): name it here
         raise CoreMLError(err.reason, layer.name, kind) from None
 
+
+
+def lower_all(builder, layers, keep: set[str]) -> list[str]:
+    """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``, ``keep``: blobs read
+    after them); returns how each ran."""
+    from . import fusion
+    stages = fusion.plan(layers, keep)
+    hows = []
+    for i, layer in enumerate(layers):
+        if i in builder.folded:
+            hows.append(f"folded into convolution '{builder.folded[i]}'")
+        else:
+            builder.epilogue = stages.get(i)
+            hows.append(lower(builder, layer))
+    builder.layer, builder.epilogue = None, None
+    return hows
