@@ -378,19 +378,23 @@ class CoreMLModel:
         out[d.predictedProbabilitiesName or "classProbability"] = {lab: float(p) for lab, p in zip(labels, probs)}
         return out
 
-    def _last_graph(self) -> GraphBuilder:
-        return list(self._graphs.values())[-1]
+    def _timed_graphs(self) -> list[GraphBuilder]:
+        """The most recently built graph; with control flow, every segment's graph (a node's times are per run of
+        its segment: per iteration in a loop)."""
+        graphs = list(self._graphs.values())
+        return graphs if self.flow is not None else graphs[-1:]
 
     def timings(self) -> list[tuple[str, str, float, float]]:
-        """(layer, kernel, average ms, minimum ms) of every node of the most recently built graph, from
-        the performance counters (runs of ``predict(..., bench=True)``)."""
+        """(layer, kernel, average ms, minimum ms) of every node of the most recently built graph (with control
+        flow, of every segment's graph), from the performance counters (runs of ``predict(..., bench=True)``)."""
         return [(layer, node.description.name, node.perf.avg / 1e6, node.perf.min / 1e6)
-                for layer, nodes in self._last_graph().nodes.items() for node in nodes]
+                for g in self._timed_graphs() for layer, nodes in g.nodes.items() for node in nodes]
 
     def reset_timings(self) -> None:
-        for nodes in self._last_graph().nodes.values():
-            for node in nodes:
-                node.perf.reset()
+        for g in self._timed_graphs():
+            for nodes in g.nodes.values():
+                for node in nodes:
+                    node.perf.reset()
 
     def close(self) -> None:
         """Release every graph and object made for the model."""

@@ -349,3 +349,16 @@ def test_a_bad_layer_inside_a_body_is_refused_at_load():
     body.add_pooling("pool", 0, 2, 1, 1, "MAX", "VALID", "x", "pooled")
     with pytest.raises(CoreMLError, match=r"'pool'"):
         cm.load(b.spec)
+
+
+def test_timings_cover_every_segment(rng):
+    model = cm.load(_while_model(4, None).spec)
+    try:
+        feeds = {"x": rng.standard_normal(4).astype(np.float32), "limit": _one(3)}
+        model.predict(feeds)
+        model.reset_timings()
+        model.predict(feeds, bench=True)
+        layers = {layer for layer, *_ in model.timings()}
+    finally:
+        model.close()
+    assert {"below", "half", "plus_x", "last"} <= layers  # condition network, body, after the loop
