@@ -1,0 +1,28 @@
+"""The whole-network C benchmark builds its C program and runs in smoke mode: ResNet-18 and MobileNet v1 (small
+input, maps / 16) built from C with the standard layers, in F32 and U8, their outputs checked against ONNX
+Runtime's on the same weights by the driver itself (F32 within 1e-4, U8 logits bit-exact)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks" / "bench_c_networks.py"
+
+
+def test_c_network_benchmark_builds_and_runs_in_smoke_mode():
+    for module in ("onnxruntime", "onnx"):
+        pytest.importorskip(module, reason="the benchmark compares against onnxruntime (the bench extra)")
+    result = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=900,
+                            cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith("| resnet18")
+            or line.startswith("| mobilenet_v1")]
+    assert sorted((r[0].strip(), r[1].strip()) for r in rows) == [
+        ("mobilenet_v1", "F32"), ("mobilenet_v1", "U8"), ("resnet18", "F32"), ("resnet18", "U8")], result.stdout
+    for row in rows:
+        assert float(row[3]) > 0 and float(row[4]) > 0, row          # ours ms, ORT ms
+        assert ("logits equal" in row[6]) == (row[1].strip() == "U8"), row
