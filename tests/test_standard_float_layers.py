@@ -18,6 +18,7 @@ from native_testing import native_run as _native_run
 from native_testing import python_then_native as _python_then_native
 
 from openvx_nn.api import Context
+from openvx_nn.kernels.openvx import float_layers
 
 TOLERANCE = 1e-5
 
@@ -80,9 +81,9 @@ def _assert_close(got, value, size):
     assert np.all(error <= bound), (worst, got[worst], value[worst], size[worst])
 
 
-def _conv_case(rng, dilated: bool):
-    channels, maps = int(rng.integers(1, 20)), int(rng.integers(1, 40))
-    kx, ky = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+def _conv_case(rng, dilated: bool, channels: int | None = None, window: tuple[int, int] | None = None):
+    channels, maps = channels or int(rng.integers(1, 20)), int(rng.integers(1, 40))
+    kx, ky = window or (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
     dilation = (int(rng.integers(0, 3)), int(rng.integers(0, 3))) if dilated else (0, 0)
     pad = (int(rng.integers(0, kx + 1)), int(rng.integers(0, ky + 1)))
     batch = tuple(int(d) for d in rng.integers(1, 3, int(rng.integers(0, 3))))
@@ -118,6 +119,91 @@ def test_a_float32_convolution_on_the_float_engine_matches_the_float64_reference
             assert python.tobytes() == native.tobytes(), case
             value, size = _reference_convolution(x.numpy(), w, b, case[6], case[2], case[7], case[3])
             _assert_close(native, value, size)
+
+
+def _on_planes(g) -> bool:
+    """Whether the graph's first node, a float32 convolution, was planned on the plane kernel."""
+    node = _model(g.handle).order[0]
+    return node.state["planned"].current(node.params[1]).planes is not None
+
+
+@pytest.mark.usefixtures("float_sums")
+@pytest.mark.parametrize("seed", range(3))
+def test_a_one_map_convolution_on_the_plane_kernel_gives_the_engines_bits(seed, monkeypatch):
+    # one input map and a window of 1, 2 or 9 taps: chw_depthwise, whose sums are the engine's in the same order
+    rng = np.random.default_rng([4004, seed])
+    for index, window in enumerate([(3, 3), (1, 1), (2, 1), (1, 2), (3, 3), (9, 1)]):
+        case = _conv_case(rng, dilated=False, channels=1, window=window)
+        outputs = {}
+        for planes in (True, False):
+            monkeypatch.setattr(float_layers, "ONE_MAP_PLANES", planes)
+            values = np.random.default_rng([4005, seed, index])  # the same values for both graphs
+            with Context() as ctx, ctx.graph() as g:
+                x, w, b, out = _convolution_graph(ctx, g, values, case, with_bias=index % 3 != 1)
+                python, native = _python_then_native(ctx, g, out)
+                assert _on_planes(g) == planes, (case, planes)
+                assert python.tobytes() == native.tobytes(), case
+                outputs[planes], inputs = native, x.numpy()
+        assert outputs[True].tobytes() == outputs[False].tobytes(), case
+        value, size = _reference_convolution(inputs, w, b, case[6], case[2], case[7], case[3])
+        _assert_close(outputs[True], value, size)
+
+
+@pytest.mark.usefixtures("float_sums")
+def test_other_windows_of_one_map_stay_on_the_engine():
+    # 3 to 8 taps, or more than 9: the plane kernel sums three taps a pass, another order
+    rng = np.random.default_rng(4006)
+    for window in [(3, 1), (2, 2), (5, 5), (4, 3)]:
+        case = _conv_case(rng, dilated=False, channels=1, window=window)
+        with Context() as ctx, ctx.graph() as g:
+            x, w, b, out = _convolution_graph(ctx, g, rng, case, with_bias=True)
+            got = _native_run(g, out)
+            assert not _on_planes(g), case
+            value, size = _reference_convolution(x.numpy(), w, b, case[6], case[2], case[7], case[3])
+            _assert_close(got, value, size)
+
+
+def _depthwise_by_views(planes: bool, monkeypatch, seed: int):
+    """A 3x3 depthwise layer written as the standard allows: one single-map convolution per map, on views of a
+    virtual input and output, weights and biases views of one tensor each; then abs to a tensor the application
+    reads. The output (and the graph's nodes, for the route)."""
+    monkeypatch.setattr(float_layers, "ONE_MAP_PLANES", planes)
+    rng = np.random.default_rng(seed)
+    side, maps, stride = 13, 6, 2
+    x_values = _values(rng, (side, side, maps))
+    x_values[3, 4, 1] = np.inf  # inf * weight, inf * 0 in a window: the same in both routes
+    with Context() as ctx, ctx.graph() as g:
+        x = ctx.tensor(x_values)
+        weights, biases = ctx.tensor(_values(rng, (3, 3, 1, maps))), ctx.tensor(_values(rng, (maps,)))
+        inner = g.relu(x, out=g.virtual(shape=(side, side, maps), dtype=np.float32))
+        out_side = (side + 2 - 3) // stride + 1
+        deep = g.virtual(shape=(out_side, out_side, maps), dtype=np.float32)
+        for m in range(maps):
+            g.convolution(inner.view((0, 0, m), (side, side, m + 1)), weights.view((0, 0, 0, m), (3, 3, 1, m + 1)),
+                          biases.view((m,), (m + 1,)), out=deep.view((0, 0, m), (out_side, out_side, m + 1)),
+                          padding=(1, 1))
+        out = ctx.tensor(shape=(out_side, out_side, maps), dtype=np.float32)
+        g.activation(deep, "abs", out=out)
+        got = _native_run(g, out)
+        routes = [n.state["planned"].current(n.params[1]).planes is not None for n in _model(g.handle).order
+                  if "convolution" in n.description.name]
+        inputs = (np.maximum(x_values, 0), weights.numpy(), biases.numpy())
+    return got, routes, inputs, (out_side, out_side), stride
+
+
+@pytest.mark.usefixtures("float_sums")
+def test_a_depthwise_layer_written_map_by_map_on_views_runs_on_planes_with_the_same_bytes(monkeypatch):
+    on, routes_on, (x, w, b), out_wh, stride = _depthwise_by_views(True, monkeypatch, 4007)
+    off, routes_off, _, _, _ = _depthwise_by_views(False, monkeypatch, 4007)
+    assert all(routes_on) and not any(routes_off)
+    assert on.tobytes() == off.tobytes()
+    for m in range(x.shape[2]):
+        value, size = _reference_convolution(x[:, :, m:m + 1], w[:, :, :, m:m + 1], b[m:m + 1], out_wh, (1, 1),
+                                             (stride, stride), (0, 0))
+        finite = np.isfinite(value)
+        assert np.array_equal(np.isfinite(on[:, :, m:m + 1]), finite)
+        _assert_close(np.where(finite, on[:, :, m:m + 1], 0), np.where(finite, np.abs(value), 0),
+                      np.where(finite, size, 0))
 
 
 @pytest.mark.usefixtures("float_sums")

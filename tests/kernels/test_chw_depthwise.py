@@ -1,7 +1,8 @@
 """CoreML's depthwise kernel (``chw_depthwise``: phase planes, every 3x3 tap in one pass, FMA) matches the
 NumPy matmul route (one matmul per group, kept as the reference) and a plainly written float64 convolution,
 over random windows, strides (the contiguous, the stride-2 and the general phase copy), dilations, paddings,
-channel multipliers, fused clips and residuals, within the float32 summation bound (docs/coreml.md)."""
+channel multipliers, fused clips and residuals, either order of the bias, within the float32 summation bound
+(docs/coreml.md); its native entry gives the bound call's bytes."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,7 @@ from test_chw_convolution import CLIPS, _expected, reference
 from openvx_nn.kernels.frontend import chw_depthwise, grouped_convolution
 from openvx_nn.kernels.frontend.float_sharing import PARALLEL_WORK
 from openvx_nn.kernels.frontend.grouped_convolution import Geometry
+from openvx_nn.kernels.support import native
 
 
 def _layer(rng, channels, multiplier, n_items, hw, k):
@@ -34,17 +36,22 @@ def _matmul_route(x, w, b, stride, dilation, pads, clip, residual):
     return out
 
 
-def _ours(x, w, b, stride, dilation, pads, clip, residual):
+def _ours(x, w, b, stride, dilation, pads, clip, residual, bias_last=False):
+    """The kernel's bound call, twice, and its native entry: the same bytes each time."""
     shape = reference(x[:, :1], w[:1], b[:1], stride, dilation, pads).shape
     out = np.full((x.shape[0], w.shape[0]) + shape[2:], np.nan, np.float32)
     low, high = clip or (-np.inf, np.inf)
     w2 = np.ascontiguousarray(w[:, 0].reshape(w.shape[0], -1))
     geometry = w.shape[2:] + stride + dilation + (pads[0], pads[2])
-    run = chw_depthwise.bind(x, w2, b, out, residual, geometry, (low, high))
+    run = chw_depthwise.bind(x, w2, b, out, residual, geometry, (low, high), bias_last)
     run()
     first = out.copy()
     run()  # a second call on the bound arrays: the same numbers
     assert np.array_equal(out, first, equal_nan=True)
+    out[...] = np.nan
+    entry = chw_depthwise.native_bind(x, w2, b, out, residual, geometry, (low, high), bias_last)
+    assert native.run(entry) == 0
+    assert out.tobytes() == first.tobytes()
     return out
 
 
@@ -64,7 +71,7 @@ def test_the_depthwise_kernel_matches_the_matmul_route_and_the_reference(trial):
     clip = CLIPS[trial % len(CLIPS)]
     shape = reference(x[:, :1], w[:1], b[:1], stride, dilation, pads).shape
     residual = rng.standard_normal((x.shape[0], w.shape[0]) + shape[2:]).astype(np.float32) if trial % 3 else None
-    ours = _ours(x, w, b, stride, dilation, pads, clip, residual)
+    ours = _ours(x, w, b, stride, dilation, pads, clip, residual, bias_last=trial % 4 == 1)
     matmul = _matmul_route(x, w, b, stride, dilation, pads, clip, residual)
     expected, bound = _expected(x, w, b, stride, dilation, pads, clip, residual, x.shape[1])
     assert np.all(np.abs(ours - expected) <= bound), np.max(np.abs(ours - expected) - bound)

@@ -18,6 +18,14 @@ the front ends' layers and other frameworks: an infinite weight on padding makes
 exact float64 route skips such taps). Dilated kernels and biases per output
 location are not the engine's (they stay on ``engine.correlation``'s route: :func:`convolution_fits`).
 
+One input map. A convolution of one input map (a grayscale input's first layer, or the single-map convolutions
+that express a depthwise layer in the standard, which has no groups) is a depthwise convolution: with a window
+of 9 taps (3x3) or fewer than 3 it runs on the plane kernel ``frontend.chw_depthwise`` directly on OpenVX's
+planar layout, no copies, vectorized along the rows instead of over output maps (the engine's lanes would hold
+one map). That kernel, in its ``bias_last`` order, sums exactly as the engine does here (taps from +0.0 in the
+order ``ky``, ``kx``, then the bias once), so the route changes no bit of the output (:data:`ONE_MAP_PLANES`
+turns it off, for the tests that check so); other windows stay on the engine.
+
 Route. Chosen once per layer when its graph is verified (``operations/openvx``): the float32 layers that fit come
 here unless ``$OPENVX_NN_F32_SUMS`` is ``float64`` (:func:`chosen`), which keeps every float32 layer on
 ``engine.correlation``'s exact float64 sums (slower, for applications that need those bits). Integer formats never
@@ -36,12 +44,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..frontend import chw_layout
+from ..frontend import chw_depthwise, chw_layout
 from ..frontend import float_convolution as engine
 from ..support import native
 
 NO_ACTIVATION = 0
 """The engine's fused activation: none (NNAPI's FUSED_NONE)."""
+ONE_MAP_PLANES = True
+"""Whether convolutions of one input map with a window of 9 taps or fewer than 3 run on the plane kernel (module
+doc); read when a layer is planned. Off only to check that the route leaves the output's bytes unchanged."""
+PLANE_TAPS = (1, 2, 9)
+"""Window sizes (taps) for which ``chw_depthwise``'s ``bias_last`` sums follow the engine's order bit for bit."""
 SUMS_ENV = "OPENVX_NN_F32_SUMS"
 """``float64`` keeps the float32 layers on ``engine.correlation``'s float64 sums (exact products summed in float64
 in tap order, rounded once); anything else (the default) routes the layers that fit to the float engine's float32
@@ -73,6 +86,13 @@ def _items(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     return int(np.prod(shape[3:], dtype=np.int64)), shape[2], shape[1], shape[0]
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view (the plane kernel is compiled for read-only inputs)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def _nchw(a: np.ndarray) -> np.ndarray | None:
     """The C-contiguous ``[N, C, H, W]`` view of OpenVX-order ``a``, or None when its memory is not so."""
     t = a.T
@@ -90,6 +110,24 @@ class Convolution:
         self.packed = engine.pack_conv(np.transpose(w, (3, 1, 0, 2)))  # [K, ky, kx, C]
         self.pads = (int(pad[0]), int(pad[0]), int(pad[1]), int(pad[1]))  # (left, right, top, bottom)
         self.strides = (int(stride[0]), int(stride[1]))  # (width, height)
+        self.planes = None  # one input map: [K, ky * kx] weights for chw_depthwise (module doc)
+        if ONE_MAP_PLANES and w.shape[2] == 1 and w.shape[0] * w.shape[1] in PLANE_TAPS:
+            self.planes = _readonly(np.ascontiguousarray(w.T.reshape(self.maps, w.shape[1] * w.shape[0]),
+                                                         np.float32))
+            self.geometry = (w.shape[1], w.shape[0], self.strides[1], self.strides[0], 1, 1, self.pads[2],
+                             self.pads[0])  # (kh, kw, sy, sx, dy, dx, top, left)
+
+    def _plane_args(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> tuple | None:
+        """``chw_depthwise``'s arguments on the layer's own arrays, or None when this layer is not on the plane
+        route or an array is strided or overlaps the output."""
+        if self.planes is None:
+            return None
+        x4, out4 = _nchw(x), _nchw(out)
+        if x4 is None or out4 is None or np.may_share_memory(x, out) or (
+                bias is not None and (bias.dtype != np.float32 or not bias.flags.c_contiguous)):
+            return None
+        b = _readonly(np.zeros(self.maps, np.float32) if bias is None else bias.reshape(self.maps))
+        return _readonly(x4), self.planes, b, out4, None, self.geometry, (-np.inf, np.inf), bias is not None
 
     def _scratch(self, x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n, c, h, w = _items(x.shape)
@@ -98,6 +136,9 @@ class Convolution:
 
     def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Callable[[], None]:
         """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call; OpenVX order)."""
+        planes = self._plane_args(x, bias, out)
+        if planes is not None:
+            return chw_depthwise.bind(*planes)
         xn, yn = self._scratch(x, out)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
                                   self.strides, NO_ACTIVATION)
@@ -121,6 +162,9 @@ class Convolution:
     def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> native.Entry | None:
         """:meth:`bind` as one native entry (copy in, the engine's layer, copy back: each shared with the helpers
         where large enough); None when ``x`` or ``out`` is a strided view (the Python path copies those)."""
+        planes = self._plane_args(x, bias, out)
+        if planes is not None:
+            return chw_depthwise.native_bind(*planes)
         x4, out4 = _nchw(x), _nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out):
             return None
