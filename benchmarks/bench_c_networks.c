@@ -430,6 +430,8 @@ int main(int argc, char **argv)
         return 1;
     }
     build = now_ms();
+    node_count = 0; /* a driver may run main more than once in one process */
+    failed = 0;
     context = vxCreateContext();
     check(vxGetStatus((vx_reference)context), "vxCreateContext");
     graph = vxCreateGraph(context);

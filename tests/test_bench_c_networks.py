@@ -19,8 +19,8 @@ def test_c_network_benchmark_builds_and_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=900,
                             cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith("| resnet18")
-            or line.startswith("| mobilenet_v1")]
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines()
+            if line.startswith(("| resnet18", "| mobilenet_v1"))]
     assert sorted((r[0].strip(), r[1].strip()) for r in rows) == [
         ("mobilenet_v1", "F32"), ("mobilenet_v1", "U8"), ("resnet18", "F32"), ("resnet18", "U8")], result.stdout
     for row in rows:
