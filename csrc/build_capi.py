@@ -30,15 +30,31 @@ def _declarations() -> str:
             f'{plain("plan.h")}\n')
 
 
-INIT_CODE = f"""
-import os, sys
-from {MODULE} import ffi, lib
-_libdir = ffi.string(lib.vxnn_library_dir()).decode()
-_parent = os.path.dirname(_libdir)
+OWN_PACKAGE = """
+import importlib.util, os, sys
+_init = os.path.join(_libdir, "__init__.py")
+if "openvx_nn" not in sys.modules and os.path.isfile(_init):
+    # The package this library was built with, never another ``openvx_nn`` the path also holds (an older
+    # install, a checkout on PYTHONPATH): its Python side must be the one its C side was built against.
+    _spec = importlib.util.spec_from_file_location("openvx_nn", _init, submodule_search_locations=[_libdir])
+    _package = importlib.util.module_from_spec(_spec)
+    sys.modules["openvx_nn"] = _package
+    try:
+        _spec.loader.exec_module(_package)
+    except BaseException:
+        del sys.modules["openvx_nn"]
+        raise
 try:
     import openvx_nn  # noqa: F401
 except ImportError:
-    sys.path.append(_parent)
+    sys.path.append(os.path.dirname(_libdir))
+"""
+"""Start-up code of both libraries: import the package beside the library (``_libdir``)."""
+
+INIT_CODE = f"""
+from {MODULE} import ffi, lib
+_libdir = ffi.string(lib.vxnn_library_dir()).decode()
+{OWN_PACKAGE}
 from openvx_nn.capi import install
 install()
 """

@@ -26,13 +26,9 @@ def _build_capi():
 
 
 INIT_CODE = f"""
-import os, sys
 from {MODULE} import ffi, lib
-_parent = os.path.dirname(ffi.string(lib.vxnn_library_dir()).decode())
-try:
-    import openvx_nn  # noqa: F401
-except ImportError:
-    sys.path.append(_parent)
+_libdir = ffi.string(lib.vxnn_library_dir()).decode()
+{_build_capi().OWN_PACKAGE}
 from openvx_nn.nnapi.capi import install
 install()
 """
