@@ -328,18 +328,37 @@ SHAPES = [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (5,)), ((4, 5), (2, 3, 4,
           ((1,), (3, 2)), ((7,), (7,)), ((2, 3, 1, 5), (1, 3, 4, 1))]
 
 
+REFERENCES = {felementwise.ADD: elementwise_real.add, felementwise.SUB: elementwise_real.subtract,
+              felementwise.MUL: elementwise_real.multiply, felementwise.DIV: elementwise_real.divide}
+
+
 @pytest.mark.parametrize("shapes", SHAPES)
-@pytest.mark.parametrize("op", [felementwise.ADD, felementwise.MUL])
-def test_add_and_mul_broadcast_equal_the_float64_kernel_bit_for_bit(shapes, op):
+@pytest.mark.parametrize("op", list(REFERENCES))
+def test_add_sub_mul_and_div_broadcast_equal_the_float64_kernel_bit_for_bit(shapes, op):
     rng = np.random.default_rng(len(shapes[0]) * 10 + len(shapes[1]) + op)
     a, b = _values(rng, shapes[0], edge=True), _values(rng, shapes[1], edge=True)
     shape = np.broadcast_shapes(a.shape, b.shape)
     for act in range(4):
         want = np.empty(shape, np.float32)
-        (elementwise_real.add if op == felementwise.ADD else elementwise_real.multiply)(a, b, want, act)
-        got = np.full(shape, np.nan, np.float32)
+        REFERENCES[op](a, b, want, act)
+        got = np.full(shape, 7.0, np.float32)
         felementwise.binary(op, a, b, got, act)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("flat", [True, False])
+def test_division_by_zero_gives_ieee_infinities_and_nan(flat):
+    a = np.array([1.0, -2.0, 0.0, np.inf, -0.0, 3.0], np.float32)
+    b = np.array([0.0, 0.0, 0.0, -0.0, -0.0, -0.0], np.float32)
+    want = np.array([np.inf, -np.inf, np.nan, -np.inf, np.nan, -np.inf], np.float32)
+    if not flat:  # the broadcast loop: b's rows are [0, 0, 0] and [-0, -0, -0]
+        a, b, want = a.reshape(2, 3), b.reshape(2, 3)[:, :1], want.reshape(2, 3)
+    got = np.empty(a.shape, np.float32)
+    felementwise.binary(felementwise.DIV, a, b, got, 0)
+    np.testing.assert_array_equal(got, want)
+    relu = np.empty(a.shape, np.float32)
+    felementwise.binary(felementwise.DIV, a, b, relu, 1)
+    np.testing.assert_array_equal(relu, np.where(np.isnan(want), want, np.maximum(want, 0)))
 
 
 def test_outputs_that_are_strided_views_are_written_in_place():

@@ -1,6 +1,6 @@
 """Element-wise arithmetic on float32 or asymmetric uint8 tensors with NumPy
 broadcasting (trailing dimensions aligned, a dimension of 1 stretches):
-add, multiply, and the unary functions (floor, clamps, logistic, tanh,
+add, subtract, multiply, divide, and the unary functions (floor, clamps, logistic, tanh,
 dequantize).  uint8 products are exact integers requantized by
 ``asymmetric.requantize``; the rest is float64 on exact real values, stored
 once by ``asymmetric.store``."""
@@ -24,6 +24,17 @@ UNARY = {
 def add(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:
     """``out = act(a + b)``: real values summed in float64, stored once."""
     store(dequantize(a, qa) + dequantize(b, qb), out, qout, activation)
+
+
+def subtract(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:
+    """``out = act(a - b)``: real values subtracted in float64, stored once (as ``add``)."""
+    store(dequantize(a, qa) - dequantize(b, qb), out, qout, activation)
+
+
+def divide(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
+    """``out = act(a / b)`` on floats: IEEE division (a zero divisor gives an infinity or NaN)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        store(dequantize(a, None) / dequantize(b, None), out, None, activation)
 
 
 def multiply(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:

@@ -1,9 +1,11 @@
-"""Fast float32 ADD and MUL with NNAPI's broadcast and the fused activation in one pass.
+"""Fast float32 ADD, SUB, MUL and DIV with NNAPI's broadcast and the fused activation in one pass.
 
 Both operands are seen as 4-D broadcast views of the output's shape (a stretched dimension has stride
 0), so one loop nest serves every broadcast; the innermost loop runs over the last dimension, which
-LLVM vectorizes (it speculates unit strides). A float32 sum or product of two float32 values is
-correctly rounded, so the results equal the float64 reference's (``elementwise_real``) bit for bit.
+LLVM vectorizes (it speculates unit strides). A float32 sum, difference, product or quotient of two float32
+values is correctly rounded, and so is the float64 one rounded to float32 (53 bits are more than twice 24 plus
+2: the double rounding is innocuous), so the results equal the float64 reference's (``elementwise_real``) bit
+for bit. Division follows IEEE (NumPy's error model): a zero divisor gives an infinity or NaN.
 """
 from __future__ import annotations
 
@@ -16,10 +18,10 @@ from ..support import jit, native
 from .asymmetric import real_range
 from .float_sharing import F32, at, compiled, contiguous_f32, finish, output_target
 
-ADD, MUL = 0, 1
+ADD, MUL, SUB, DIV = 0, 1, 2, 3
 
 
-@jit.kernel
+@jit.kernel(error_model="numpy")
 def _binary(a, b, out, op, lo, hi):
     n0, n1, n2, n3 = out.shape
     low, high = np.float32(lo), np.float32(hi)
@@ -27,19 +29,34 @@ def _binary(a, b, out, op, lo, hi):
         for j in range(n1):
             for k in range(n2):
                 for m in range(n3):
-                    v = a[i, j, k, m] * b[i, j, k, m] if op == MUL else a[i, j, k, m] + b[i, j, k, m]
+                    x, y = a[i, j, k, m], b[i, j, k, m]
+                    if op == MUL:
+                        v = x * y
+                    elif op == SUB:
+                        v = x - y
+                    elif op == DIV:
+                        v = x / y
+                    else:
+                        v = x + y
                     v = max(v, low)
                     v = min(v, high)
                     out[i, j, k, m] = v
 
 
-@jit.kernel
+@jit.kernel(error_model="numpy")
 def _binary_flat(a, b, out, op, lo, hi):
-    # Operands of the output's shape, all contiguous (a residual ADD): one loop LLVM vectorizes.
+    # Operands of the output's shape, all contiguous (a residual ADD): one loop per operation, which LLVM
+    # vectorizes.
     low, high = np.float32(lo), np.float32(hi)
     if op == MUL:
         for i in range(out.size):
             out[i] = min(max(a[i] * b[i], low), high)
+    elif op == SUB:
+        for i in range(out.size):
+            out[i] = min(max(a[i] - b[i], low), high)
+    elif op == DIV:
+        for i in range(out.size):
+            out[i] = min(max(a[i] / b[i], low), high)
     else:
         for i in range(out.size):
             out[i] = min(max(a[i] + b[i], low), high)
@@ -57,8 +74,8 @@ def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def bind_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> Callable[[], None]:
-    """A no-argument call computing ``out = act(a + b)`` (``op`` ADD) or ``act(a * b)`` (MUL) from the
-    arrays' current values, broadcasting; float32, rank at most 4."""
+    """A no-argument call computing ``out = act(a + b)`` (``op`` ADD), ``act(a - b)`` (SUB), ``act(a * b)``
+    (MUL) or ``act(a / b)`` (DIV) from the arrays' current values, broadcasting; float32, rank at most 4."""
     lo, hi = real_range(activation)
     shape = tuple(out.shape)
     if len(shape) > 4:

@@ -1,5 +1,5 @@
 """Spatial rearrangements of NHWC data: bilinear resizing, depth-to-space and
-space-to-depth (pure data movement, any dtype)."""
+space-to-depth, space-to-batch and batch-to-space (pure data movement, any dtype)."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,3 +39,27 @@ def space_to_depth(x: np.ndarray, out: np.ndarray, block: int) -> None:
     n, h, w, c = x.shape
     blocks = x.reshape(n, h // block, block, w // block, block, c)
     out[...] = blocks.transpose(0, 1, 3, 2, 4, 5).reshape(out.shape)
+
+
+def space_to_batch(x: np.ndarray, out: np.ndarray, block: tuple[int, int], pads: tuple[int, int, int, int],
+                   pad_value) -> None:
+    """``x`` padded by ``pads`` (top, bottom, left, right; ``pad_value``), then cut into blocks of
+    ``block`` (height, width) moved to the batch:
+    ``out[(i*bw + j) * N + b, h, w, c] = padded[b, h*bh + i, w*bw + j, c]``."""
+    n, height, width, c = x.shape
+    bh, bw = block
+    top, bottom, left, right = pads
+    padded = np.full((n, height + top + bottom, width + left + right, c), pad_value, x.dtype)
+    padded[:, top:top + height, left:left + width] = x
+    oh, ow = padded.shape[1] // bh, padded.shape[2] // bw
+    blocks = padded.reshape(n, oh, bh, ow, bw, c)
+    out[...] = blocks.transpose(2, 4, 0, 1, 3, 5).reshape(out.shape)
+
+
+def batch_to_space(x: np.ndarray, out: np.ndarray, block: tuple[int, int]) -> None:
+    """The inverse of ``space_to_batch`` without padding:
+    ``out[b, h*bh + i, w*bw + j, c] = x[(i*bw + j) * N + b, h, w, c]``, ``N`` the output's batch."""
+    bh, bw = block
+    n_in, height, width, c = x.shape
+    blocks = x.reshape(bh, bw, n_in // (bh * bw), height, width, c)
+    out[...] = blocks.transpose(2, 3, 0, 4, 1, 5).reshape(out.shape)

@@ -45,6 +45,16 @@ def reduce(x: np.ndarray, out: np.ndarray, axes: Sequence[int], operation: str, 
     out[...] = result.reshape(out.shape, order="F")
 
 
+def mean_of_integers(x: np.ndarray, out: np.ndarray, axes: Sequence[int]) -> None:
+    """out = the mean of integer ``x`` over ``axes`` (kept as length 1 or dropped, as ``reduce``): the exact
+    sum (int64) divided by the count, rounded once, half to even (docs/fixed-point.md), in ``out``'s type."""
+    total = np.sum(np.asarray(x, np.int64), axis=tuple(axes), keepdims=True)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    quotient, remainder = np.divmod(total, count)  # floor division: 0 <= remainder < count
+    up = (2 * remainder > count) | ((2 * remainder == count) & (quotient % 2 == 1))
+    out[...] = (quotient + up).reshape(out.shape).astype(out.dtype)
+
+
 def dot_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, cosine: bool) -> None:
     """Per [C, H, W] block (OpenVX axes 0-2) of a and b: the dot product, or the cosine similarity."""
     va, vb = np.asarray(a, np.float64), np.asarray(b, np.float64)
