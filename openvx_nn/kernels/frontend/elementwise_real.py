@@ -1,7 +1,7 @@
 """Element-wise arithmetic on float32 or asymmetric uint8 tensors with NumPy
 broadcasting (trailing dimensions aligned, a dimension of 1 stretches):
-add, subtract, multiply, divide, and the unary functions (floor, clamps, logistic, tanh,
-dequantize).  uint8 products are exact integers requantized by
+add, multiply, subtract and divide (these two on floats), and the unary
+functions (floor, clamps, logistic, tanh, dequantize).  uint8 products are exact integers requantized by
 ``asymmetric.requantize``; the rest is float64 on exact real values, stored
 once by ``asymmetric.store``."""
 from __future__ import annotations
@@ -26,9 +26,9 @@ def add(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None,
     store(dequantize(a, qa) + dequantize(b, qb), out, qout, activation)
 
 
-def subtract(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int, qa=None, qb=None, qout=None) -> None:
-    """``out = act(a - b)``: real values subtracted in float64, stored once (as ``add``)."""
-    store(dequantize(a, qa) - dequantize(b, qb), out, qout, activation)
+def subtract(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
+    """``out = act(a - b)`` on floats: the float64 difference, stored once."""
+    store(dequantize(a, None) - dequantize(b, None), out, None, activation)
 
 
 def divide(a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:

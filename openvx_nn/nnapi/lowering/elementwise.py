@@ -1,9 +1,9 @@
-"""ADD, MUL, DEQUANTIZE, FLOOR, RELU, RELU1, RELU6, LOGISTIC, TANH.
+"""ADD, SUB, MUL, DIV, DEQUANTIZE, FLOOR, RELU, RELU1, RELU6, LOGISTIC, TANH.
 
-ADD and MUL run on the NNAPI kernels (float32: broadcast, operation and fused
-activation in one pass). float32 RELU, RELU6, LOGISTIC and TANH go to the
-standard activation layer; everything else (uint8, RELU1) to the NNAPI
-kernels."""
+ADD, SUB, MUL and DIV run on the NNAPI kernels (float32: broadcast, operation
+and fused activation in one pass; SUB and DIV are float32 only, as API level 28
+defines them). float32 RELU, RELU6, LOGISTIC and TANH go to the standard
+activation layer; everything else (uint8, RELU1) to the NNAPI kernels."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,11 +24,13 @@ def activation_node(op: OpContext, source, function: tuple, output) -> None:
     op.standard(ACTIVATION_LAYER, [source, op.vx("enum", code), op.vx("f32", a), op.vx("f32", b), output])
 
 
-@lowers(T.ADD, T.MUL)
+BINARY = {T.ADD: "add", T.SUB: "sub", T.MUL: "mul", T.DIV: "div"}
+
+
+@lowers(*BINARY)
 def lower_binary(op: OpContext) -> None:
-    # One own kernel for both types: float32 runs broadcast, operation and fused activation in one pass.
-    op.node("add" if op.type == T.ADD else "mul", {"input1": 0, "input2": 1}, {"output": 0},
-            {"activation": op.scalar(2)})
+    # One own kernel per operation: float32 runs broadcast, operation and fused activation in one pass.
+    op.node(BINARY[op.type], {"input1": 0, "input2": 1}, {"output": 0}, {"activation": op.scalar(2)})
 
 
 UNARY = {T.DEQUANTIZE: "dequantize", T.FLOOR: "floor", T.RELU: "relu", T.RELU1: "relu1", T.RELU6: "relu6",

@@ -1,4 +1,4 @@
-"""NNAPI ADD, MUL (broadcasting), DEQUANTIZE and the element-wise functions
+"""NNAPI ADD, SUB, MUL, DIV (broadcasting), DEQUANTIZE and the element-wise functions
 (FLOOR, RELU, RELU1, RELU6, LOGISTIC, TANH) as OpenVX kernels."""
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-def _infer_binary(args: Args):
-    dtype = dtype_in(args, "input1", (F32, U8))
+def _infer_binary(args: Args, types: tuple = (F32, U8)):
+    dtype = dtype_in(args, "input1", types)
     dtype_in(args, "input2", (dtype,))
     shape = broadcast_shape(args["input1"].shape, args["input2"].shape)
     require(shape is not None, "input2", f"shapes {list(args['input1'].shape)} and {list(args['input2'].shape)} "
@@ -39,6 +39,16 @@ def _run_add(args: Args) -> None:
     """out = act(input1 + input2), broadcasting."""
     ew.add(args["input1"], args["input2"], args["output"], args["activation"], args.quant("input1"),
            args.quant("input2"), args.quant("output"))
+
+
+def _run_sub(args: Args) -> None:
+    """out = act(input1 - input2), broadcasting; float32 only (API level 28)."""
+    ew.subtract(args["input1"], args["input2"], args["output"], args["activation"])
+
+
+def _run_div(args: Args) -> None:
+    """out = act(input1 / input2), broadcasting; float32 only (IEEE: a zero divisor gives inf or NaN)."""
+    ew.divide(args["input1"], args["input2"], args["output"], args["activation"])
 
 
 def _run_mul(args: Args) -> None:
@@ -59,6 +69,10 @@ def _prepare_binary(op: int, run: Callable[[Args], None]) -> Callable[[Args], Ca
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add)))
+nnapi_kernel(NNAPIKernel("sub", 36, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
+                         _run_sub, ints=("activation",), prepare=_prepare_binary(few.SUB, _run_sub)))
+nnapi_kernel(NNAPIKernel("div", 30, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
+                         _run_div, ints=("activation",), prepare=_prepare_binary(few.DIV, _run_div)))
 nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul)))
 
