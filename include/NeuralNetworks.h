@@ -1,13 +1,14 @@
-/* NeuralNetworks.h: the Android Neural Networks API 1.0 (API level 27) on Linux, served by
+/* NeuralNetworks.h: the Android Neural Networks API 1.1 (API levels 27 and 28) on Linux, served by
  * libneuralnetworks.so of openvx-nn:
  *     cc app.c $(python -m openvx_nn.config --cflags --nnapi-libs)
- * Names and values are NNAPI's (the enums carry the HAL 1.0 values).  Every function returns a
+ * Names and values are NNAPI's (the enums carry the HAL 1.0 and 1.1 values).  Every function returns a
  * ResultCode: NULL arguments give ANEURALNETWORKS_UNEXPECTED_NULL, calls out of order
  * ANEURALNETWORKS_BAD_STATE, bad operands or buffers ANEURALNETWORKS_BAD_DATA, a failed execution
  * ANEURALNETWORKS_OP_FAILED; the reason goes to stderr as one line naming the function and object. */
 #ifndef ANDROID_ML_NN_RUNTIME_NEURAL_NETWORKS_H
 #define ANDROID_ML_NN_RUNTIME_NEURAL_NETWORKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +58,17 @@ typedef enum {
     ANEURALNETWORKS_SOFTMAX = 25,
     ANEURALNETWORKS_SPACE_TO_DEPTH = 26,
     ANEURALNETWORKS_SVDF = 27,
-    ANEURALNETWORKS_TANH = 28
+    ANEURALNETWORKS_TANH = 28,
+    /* API level 28 */
+    ANEURALNETWORKS_BATCH_TO_SPACE_ND = 29,
+    ANEURALNETWORKS_DIV = 30,
+    ANEURALNETWORKS_MEAN = 31,
+    ANEURALNETWORKS_PAD = 32,
+    ANEURALNETWORKS_SPACE_TO_BATCH_ND = 33,
+    ANEURALNETWORKS_SQUEEZE = 34,
+    ANEURALNETWORKS_STRIDED_SLICE = 35,
+    ANEURALNETWORKS_SUB = 36,
+    ANEURALNETWORKS_TRANSPOSE = 37
 } OperationCode;
 
 typedef enum {
@@ -129,6 +140,10 @@ ANEURALNETWORKS_API int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNet
                                                                       uint32_t inputCount, const uint32_t *inputs,
                                                                       uint32_t outputCount,
                                                                       const uint32_t *outputs);
+/* API level 28: TENSOR_FLOAT32 may be computed with float16 range and precision (before finish; this
+ * library computes float32 throughout either way). */
+ANEURALNETWORKS_API int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel *model,
+                                                                              bool allow);
 
 ANEURALNETWORKS_API int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model,
                                                           ANeuralNetworksCompilation **compilation);

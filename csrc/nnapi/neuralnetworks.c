@@ -1,4 +1,4 @@
-/* nnapi/neuralnetworks.c: the exported NNAPI 1.0 functions of libneuralnetworks.so.
+/* nnapi/neuralnetworks.c: the exported NNAPI functions (API levels 27 and 28) of libneuralnetworks.so.
  * Each checks its pointer arguments (NULL: ANEURALNETWORKS_UNEXPECTED_NULL, before Python
  * is involved), unpacks ANeuralNetworksOperandType into plain values and calls its
  * Python-bodied bridge function (nnapi/bridge.h); handles are ids, never dereferenced. */
@@ -119,6 +119,13 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *model, u
     NOT_NULL(outputs);
     START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
     return nnapi_model_identify(__func__, H(model), inputCount, inputs, outputCount, outputs);
+}
+
+int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel *model, bool allow)
+{
+    NOT_NULL(model);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_relax(__func__, H(model), allow ? 1 : 0);
 }
 
 int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model, ANeuralNetworksCompilation **compilation)

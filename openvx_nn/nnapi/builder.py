@@ -30,6 +30,7 @@ class Model:
         self._operations: list[hal.Operation] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
+        self._relaxed = False
         self._finished = False
         self._hal: hal.Model | None = None
 
@@ -93,6 +94,18 @@ class Model:
             raise NNAPIError(f"operand {index} ({operand.type.name} {operand.dimensions}) takes {need} bytes, "
                              f"got {len(view)}")
         self._values[index] = bytes(view) if copy else view
+
+    @refusing
+    def relax_computation_float32_to_float16(self, allow: bool) -> None:
+        """Let TENSOR_FLOAT32 be computed with float16 range and precision (NNAPI 1.1); before ``finish``.
+        Recorded in the HAL model; this driver computes float32 throughout either way."""
+        self._check_open()
+        self._relaxed = bool(allow)
+
+    @property
+    def relaxed(self) -> bool:
+        """Whether ``relax_computation_float32_to_float16(True)`` was called last."""
+        return self._relaxed
 
     @property
     def finished(self) -> bool:
@@ -180,7 +193,8 @@ class Model:
             if k in self._values:
                 raise NNAPIError(f"model input {k} also has a constant value")
         operations = [hal.Operation(op.type, list(op.inputs), list(op.outputs)) for op in self._operations]
-        return hal.Model(operands, operations, list(self._inputs), list(self._outputs), bytes(values), pools)
+        return hal.Model(operands, operations, list(self._inputs), list(self._outputs), bytes(values), pools,
+                         self._relaxed)
 
 
 def _check_range(array: np.ndarray, dtype: np.dtype, what: str) -> None:

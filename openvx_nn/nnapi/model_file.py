@@ -42,6 +42,7 @@ def save_model(model: Model, path: str | os.PathLike) -> None:
         "inputIndexes": [int(k) for k in model.inputIndexes],
         "outputIndexes": [int(k) for k in model.outputIndexes],
         "pools": len(model.pools),
+        "relaxComputationFloat32toFloat16": bool(model.relaxComputationFloat32toFloat16),
     }
     members = {"model.json": np.frombuffer(json.dumps(description).encode(), np.uint8),
                "operandValues": _bytes(model.operandValues)}
@@ -134,5 +135,8 @@ def _model(d: dict, members: dict[str, np.ndarray]) -> Model:
         if f"pool{i}" not in members:
             raise NNAPIError(f"pool {i} is missing (model.json counts {count})")
         pools.append(members[f"pool{i}"].tobytes())
+    relaxed = d.get("relaxComputationFloat32toFloat16", False)  # absent from files written before it existed
+    if not isinstance(relaxed, bool):
+        raise NNAPIError(f"relaxComputationFloat32toFloat16 {relaxed!r} is not a boolean")
     return Model(operands, operations, _ints(d["inputIndexes"], "model input"),
-                 _ints(d["outputIndexes"], "model output"), members["operandValues"].tobytes(), pools)
+                 _ints(d["outputIndexes"], "model output"), members["operandValues"].tobytes(), pools, relaxed)

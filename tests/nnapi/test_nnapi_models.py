@@ -208,6 +208,12 @@ def test_every_nnapi_1_0_operation_has_a_lowering():
     assert OP.TANH == 28
 
 
+def test_every_nnapi_1_0_and_1_1_operation_has_a_lowering():
+    codes = set(range(38))  # ADD 0 ... TANH 28 (API level 27), BATCH_TO_SPACE_ND 29 ... TRANSPOSE 37 (API level 28)
+    assert {int(t) for t in OP if t != OP.OEM_OPERATION} == codes
+    assert {int(t) for t in LOWERINGS} == codes
+
+
 def test_nnapi_kernels_are_reachable_by_name_from_the_c_api():
     ctx = vx.vxCreateContext()
     kernel = vx.vxGetKernelByName(ctx, b"org.openvx_nn.nnapi.conv_2d")

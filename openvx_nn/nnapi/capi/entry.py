@@ -114,6 +114,11 @@ def nnapi_model_add_operation(model, code, n_in, ins, n_out, outs):
 
 
 @_entry
+def nnapi_model_relax(model, allow):
+    _with(model, CModel, f"model {model:#x}").relax(bool(allow))
+
+
+@_entry
 def nnapi_model_identify(model, n_in, ins, n_out, outs):
     _with(model, CModel, f"model {model:#x}").identify(_ints(ins, n_in), _ints(outs, n_out))
 

@@ -140,6 +140,10 @@ class CModel:
         except NNAPIError as err:
             raise bad_data(err) from None
 
+    def relax(self, allow: bool) -> None:
+        """``relaxComputationFloat32toFloat16``: before ``finish`` (BAD_STATE after)."""
+        self._open().relax_computation_float32_to_float16(allow)
+
     def identify(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         model = self._open()
         try:

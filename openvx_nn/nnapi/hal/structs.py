@@ -1,4 +1,5 @@
-"""The NNAPI 1.0 HAL shapes: the model and request structs as dataclasses, and reading their bytes."""
+"""The NNAPI HAL shapes (1.0, and the fields 1.1 adds): the model and request structs as dataclasses, and
+reading their bytes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ class Model:
     operandValues: bytes = b""
     pools: list = field(default_factory=list)
     """Memory pools: anything exposing the buffer protocol (bytes, bytearray, NumPy arrays)."""
+    relaxComputationFloat32toFloat16: bool = False
+    """HAL 1.1: TENSOR_FLOAT32 may be computed with float16 range and precision. This driver computes float32
+    throughout either way (which the relaxed rule allows)."""
 
 
 @dataclass
@@ -70,6 +74,8 @@ class PerformanceInfo:
 class Capabilities:
     float32Performance: PerformanceInfo = field(default_factory=PerformanceInfo)
     quantized8Performance: PerformanceInfo = field(default_factory=PerformanceInfo)
+    relaxedFloat32toFloat16Performance: PerformanceInfo = field(default_factory=PerformanceInfo)
+    """HAL 1.1: a relaxed model runs as fast as any float32 one here (it is computed in float32)."""
 
 
 def pool_bytes(pool) -> memoryview:
