@@ -1,4 +1,4 @@
-"""The NNAPI model fuzzer: mutants of seed models covering every NNAPI 1.0 operation, each built (or loaded),
+"""The NNAPI model fuzzer: mutants of seed models covering every NNAPI 1.0 and 1.1 operation, each built (or loaded),
 compiled and executed with random inputs in its own child.
 
 Two modes. ``model``: a seed's recipe (operands, operations, model inputs and outputs) is changed in one to three
@@ -239,6 +239,24 @@ def _seeds() -> list[Recipe]:
     p1 = r.temp(F32T, [1, 2, 2, 3])
     r.op(OP.AVERAGE_POOL_2D, [s, r.i32(2), r.i32(2), r.i32(2), r.i32(2), r.i32(2), r.i32(0)], [p1])
     r.op(OP.LOGISTIC, [p1], [r.output(F32T, [1, 2, 2, 3])])
+    for kind in (F32T, Q8):  # NNAPI 1.1's data movement and MEAN
+        qp = (0.5, 10) if kind == Q8 else (0.0, 0)
+        for op, shape, params, out in (
+                (OP.TRANSPOSE, [2, 3, 4], [[2, 0, 1]], [4, 2, 3]),
+                (OP.PAD, [1, 2, 3], [[[0, 1], [1, 0], [2, 2]]], [2, 3, 7]),
+                (OP.SQUEEZE, [1, 3, 1, 2], [[0]], [3, 1, 2]),
+                (OP.SPACE_TO_BATCH_ND, [1, 4, 4, 2], [[2, 2], [[0, 0], [0, 0]]], [4, 2, 2, 2]),
+                (OP.BATCH_TO_SPACE_ND, [4, 2, 2, 2], [[2, 2]], [1, 4, 4, 2])):
+            r = seed(f"{op.name} {kind.name}")
+            r.op(op, [r.input(kind, shape, *qp)] + [r.const(I32T, p) for p in params], [r.output(kind, out, *qp)])
+        r = seed(f"MEAN {kind.name}")
+        r.op(OP.MEAN, [r.input(kind, [2, 3, 4], *qp), r.const(I32T, [1, -1]), r.i32(0)], [r.output(kind, [2], *qp)])
+        r = seed(f"STRIDED_SLICE {kind.name}")
+        r.op(OP.STRIDED_SLICE, [r.input(kind, [3, 4], *qp), r.const(I32T, [0, -1]), r.const(I32T, [3, 0]),
+                                r.const(I32T, [2, -1]), r.i32(0), r.i32(0), r.i32(0)], [r.output(kind, [2, 3], *qp)])
+    for op in (OP.SUB, OP.DIV):
+        r = seed(op.name)
+        r.op(op, [r.input(F32T, [1, 2, 2, 3]), r.input(F32T, [3]), r.i32(1)], [r.output(F32T, [1, 2, 2, 3])])
     return seeds
 
 
