@@ -4,6 +4,7 @@ the relaxed-computation switch (``relax_computation_float32_to_float16``, C
 settable until ``finish``, computed in float32 either way."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -109,6 +110,19 @@ def test_a_relaxed_model_is_recorded_and_computes_in_float32_like_a_strict_one(t
     assert nnapi.hal.load_model(path).relaxComputationFloat32toFloat16
     strict.save(path)
     assert not nnapi.hal.load_model(path).relaxComputationFloat32toFloat16
+
+
+def test_a_model_file_written_without_the_relaxed_key_reads_as_strict(tmp_path):
+    path = tmp_path / "relaxed.nnapi"
+    build_model(relaxed=True).save(path)
+    with np.load(path) as archive:
+        members = {name: archive[name] for name in archive.files}
+    description = json.loads(members["model.json"].tobytes())
+    del description["relaxComputationFloat32toFloat16"]  # as files written before the key existed
+    members["model.json"] = np.frombuffer(json.dumps(description).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **members)
+    assert nnapi.hal.load_model(path).relaxComputationFloat32toFloat16 is False
 
 
 def test_relaxing_a_finished_model_is_refused_and_a_later_call_undoes_an_earlier_one():
