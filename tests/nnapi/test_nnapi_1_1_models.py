@@ -5,12 +5,10 @@ settable until ``finish``, computed in float32 either way."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import numpy as np
 import pytest
-from conftest import ROOT, compile_c
+from conftest import compile_c, run_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_nnapi_c_api import nnapi_flags
 
@@ -273,10 +271,7 @@ int main(void)
 
 
 def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end_and_relaxes_before_finish_only():
-    # the embedded interpreter imports this checkout's package (not another one a virtual environment may hold)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    run = subprocess.run([str(compile_c(PROGRAM, "nnapi_1_1", nnapi_flags()))], capture_output=True, text=True,
-                         timeout=300, env=env)
+    run = run_c(compile_c(PROGRAM, "nnapi_1_1", nnapi_flags()), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     codes = dict(line.split() for line in lines[:6])
