@@ -14,10 +14,14 @@ Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``co
   ``.mlmodel`` file and loaded with ``openvx_nn.coreml.load``, against the same networks in ORT float;
 - ``vx-small-cnn``: a small Q7.8 CNN through the OpenVX C API (``openvx_nn.vx``: libopenvx.so's entry points
   called C-style), against the same weights in ORT float.
+- ``converted-mobilenet-v2``, ``converted-resnet18``, ``converted-mobilenet-v3-small`` and
+  ``converted-efficientnet-b0``: PyTorch modules written after the published architectures (``torch_models.py``,
+  seeded weights), converted by coremltools (``convert_to="neuralnetwork"``) to ``.mlmodel`` files loaded with
+  ``openvx_nn.coreml.load``, against the same module exported to ONNX in ORT and run by PyTorch (2 threads).
 
 Per row: the steady-state time of one inference (median of every call; ORT with its defaults and 2
 intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the
-NNAPI rows). The sides take turns (``--block``: 5+ calls and 20+ ms back to back a turn), each turn begun
+NNAPI rows; PyTorch with 2 threads in inference mode, on the converted rows). The sides take turns (``--block``: 5+ calls and 20+ ms back to back a turn), each turn begun
 once the process's threads are idle: after a run, ORT's pool threads spin for some 40 ms of CPU by default,
 so with calls alternating one by one (``--block 1``) every call of ours ran beside a spinning ORT thread on
 this 2-core machine, and the model took its one-thread time. ``--gap-ms`` pauses before each call, so both
@@ -116,13 +120,15 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
 
 def print_table(results: list[Result]) -> None:
     print()
-    print("| model | MMAC | ours ms | ORT ms | ORT / ours | LiteRT ms | LiteRT / ours | outputs "
-          "| load in process: ours / ORT / LiteRT | ours: steps (s) | load, new process: cache warm | cache cold |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|")
+    print("| model | MMAC | ours ms | ORT ms | ORT / ours | LiteRT ms | LiteRT / ours | PyTorch ms | PyTorch / ours "
+          "| outputs | load in process: ours / ORT / LiteRT | ours: steps (s) | load, new process: cache warm "
+          "| cache cold |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|")
     for r in results:
         loads = " / ".join(f"{r.loads[side]:.2f}" if side in r.loads else "n/a" for side in ("ours", "ORT", "LiteRT"))
         print(f"| {r.name} | {r.macs / 1e6:.1f} | {r.ms('ours')} | {r.ms('ORT')} | {r.ratio('ORT')} | {r.ms('LiteRT')} "
-              f"| {r.ratio('LiteRT')} | {r.difference} | {loads} s | {r.phases} | {r.fresh} | {r.cold} |", flush=True)
+              f"| {r.ratio('LiteRT')} | {r.ms('PyTorch')} | {r.ratio('PyTorch')} | {r.difference} | {loads} s "
+              f"| {r.phases} | {r.fresh} | {r.cold} |", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -161,13 +167,14 @@ def main(argv: list[str]) -> int:
     for key in keys:
         row = ROWS[key](args.smoke, args.coreml_width)
         if row is None:
-            print(f"{key}: skipped (coremltools is not installed)")
+            print(f"{key}: skipped (coremltools{', torch' if key.startswith('converted') else ''} not installed)")
             continue
         results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width,
                                0.0 if args.smoke else args.gap_ms / 1e3, args.block))
         r = results[-1]
         print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
-              + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}; {r.difference}; load in process "
+              + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}, PyTorch / ours {r.ratio('PyTorch')}"
+              + f"; {r.difference}; load in process "
               + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items()) + f" (ours: {r.phases})"
               + f"; new process {r.fresh}, cold cache {r.cold}", flush=True)
     print_table(results)

@@ -221,6 +221,73 @@ def coreml_row(smoke: bool, resnet: bool, width: float) -> Row | None:
     return CoreMLNetwork(net, 2 if smoke else 4)
 
 
+class ConvertedNetwork(Row):
+    """A ``torch_models`` module as a user brings it: converted by coremltools to a NeuralNetwork ``.mlmodel``
+    (loaded with ``openvx_nn.coreml.load``), exported by ``torch.onnx.export`` for ORT, and run by PyTorch
+    itself (2 threads, inference mode). Inputs [1, 3, size, size] on every side."""
+
+    def __init__(self, key: str, smoke: bool):
+        import torch
+
+        from benchmarks import torch_models as tm
+        self.size = 32 if smoke else 224
+        options = {"classes": 10} | ({"width": 0.25 if key == "mobilenet_v2" else 0.125}
+                                     if smoke and key in ("mobilenet_v2", "resnet18") else {})
+        self.net = tm.build(key, **options)
+        title = tm.NETWORKS[key][0] + (f" {options['width']:g}" if "width" in options else "")
+        self.name = f"converted {title} {self.size}²"
+        self.macs = tm.macs(self.net, self.size)
+        rng = np.random.default_rng(1)
+        self.inputs = [rng.standard_normal((1, 3, self.size, self.size)).astype(np.float32)
+                       for _ in range(2 if smoke else 4)]
+        self.directory = tempfile.TemporaryDirectory(prefix="bench-models-")
+        self.path = Path(self.directory.name) / "model.mlmodel"
+        onnx = Path(self.directory.name) / "model.onnx"
+        tm.coreml_file(self.net, self.size, str(self.path))
+        tm.onnx_file(self.net, self.size, str(onnx))
+        self.onnx = onnx.read_bytes()
+        self.front_end = "openvx_nn.coreml"
+        self.models: list = []
+        self.torch = torch
+
+    def load_ours(self):
+        import openvx_nn.coreml as cm
+        self.phases, start = {}, time.perf_counter()
+        model = cm.load(self.path)
+        self._phase("load", start)
+        self.models.append(model)
+        return lambda x=self.inputs[0]: model.predict({"image": x})["logits"]
+
+    def load_ort(self):
+        session = m.ort_session(self.onnx)
+        return lambda x=self.inputs[0]: session.run(None, {"image": x})[0]
+
+    def load_torch(self):
+        torch = self.torch
+        torch.set_num_threads(2)
+
+        def run(x: np.ndarray = self.inputs[0]) -> np.ndarray:
+            with torch.inference_mode():
+                return self.net(torch.from_numpy(x)).numpy()
+        return run
+
+    def others(self) -> dict[str, Callable[[], Callable]]:
+        return {"ORT": self.load_ort, "PyTorch": self.load_torch}
+
+    def close(self) -> None:
+        for model in self.models:
+            model.close()
+        self.models.clear()
+        self.directory.cleanup()
+
+
+def converted_row(key: str, smoke: bool) -> Row | None:
+    """A converted row; None when torch or coremltools is missing (they make the files)."""
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("coremltools") is None:
+        return None
+    return ConvertedNetwork(key, smoke)
+
+
 class VXSmallCNN(Row):
     """``vx_models.small_cnn`` built with the OpenVX C API in Q7.8, against the same weights in ORT float."""
 
@@ -256,6 +323,10 @@ ROWS: dict[str, Callable[..., Row | None]] = {
     "coreml-mobilenet-v2": lambda smoke, width: coreml_row(smoke, False, width),
     "coreml-resnet18": lambda smoke, width: coreml_row(smoke, True, width),
     "vx-small-cnn": lambda smoke, width: VXSmallCNN(smoke),
+    "converted-mobilenet-v2": lambda smoke, width: converted_row("mobilenet_v2", smoke),
+    "converted-resnet18": lambda smoke, width: converted_row("resnet18", smoke),
+    "converted-mobilenet-v3-small": lambda smoke, width: converted_row("mobilenet_v3_small", smoke),
+    "converted-efficientnet-b0": lambda smoke, width: converted_row("efficientnet_b0", smoke),
 }
 """Row factories: ``(smoke, mobilenet_v2_width)`` -> a row (None: its front end's parser is not installed)."""
 

@@ -31,7 +31,9 @@ def test_model_benchmark_runs_in_smoke_mode_and_prints_the_table():
     pytest.importorskip("onnxruntime", reason="the model benchmark compares against onnxruntime (the bench extra)")
     pytest.importorskip("onnx", reason="the model benchmark builds ONNX models (the bench extra)")
     script = BENCH.parent / "bench_models.py"
-    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    keys = "nnapi-float,nnapi-uint8,coreml-mobilenet-v2,coreml-resnet18,vx-small-cnn"
+    result = subprocess.run([sys.executable, str(script), "--smoke", "--rows", keys], capture_output=True, text=True,
+                            timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "| model | MMAC | ours ms | ORT ms |" in result.stdout
     rows = ["NNAPI MobileNet v1 0.25 32² float32", "NNAPI MobileNet v1 0.25 32² uint8", "OpenVX C API small CNN"]
@@ -39,6 +41,21 @@ def test_model_benchmark_runs_in_smoke_mode_and_prints_the_table():
         rows += ["CoreML MobileNet v2 0.25 32²", "CoreML ResNet-18 0.125 32²"]
     for row in rows:
         assert f"| {row}" in result.stdout, result.stdout
+
+
+def test_converted_model_rows_run_in_smoke_mode_and_match_pytorch():
+    # PyTorch modules converted by coremltools: each row fails beyond its tolerance against ORT and PyTorch.
+    for module in ("onnxruntime", "onnx", "coremltools", "torch"):
+        pytest.importorskip(module, reason="the converted rows convert PyTorch modules and run ORT")
+    script = BENCH.parent / "bench_models.py"
+    keys = "converted-mobilenet-v2,converted-resnet18,converted-mobilenet-v3-small,converted-efficientnet-b0"
+    result = subprocess.run([sys.executable, str(script), "--smoke", "--rows", keys], capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for row in ("MobileNet v2 0.25 32²", "ResNet-18 0.125 32²", "MobileNet v3 small 32²", "EfficientNet-B0 32²"):
+        line = next((x for x in result.stdout.splitlines() if x.startswith(f"| converted {row}")), None)
+        assert line is not None, result.stdout
+        assert "ORT " in line and "PyTorch " in line and "≤ 0.0001" in line, line
 
 
 def test_quant8_layer_profile_runs_in_smoke_mode_and_checks_its_layers():
