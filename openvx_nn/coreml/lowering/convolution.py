@@ -278,11 +278,12 @@ def inner_product(g: GraphBuilder, layer, p) -> str:
     x = g.blob(layer.input[0])
     b = None if bias is None else g.constant(bias)
     lead = x.shape[:-1] if dense else x.shape[:-3]
-    if not dense:  # a convolution whose window is the whole [C, H, W] input: one GEMM on float32
-        out = g.output(layer.output[0], lead + (c_out, 1, 1))
-        g.coreml("convolution", (x.tensor, g.constant(w.reshape((c_out,) + features)), b,
-                                 g.ints([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), None, None, out))
-        return "coreml.convolution(dense, the window of the whole input)"
+    if not dense:  # the NN layer reads [W, H, C, *lead] against weights [W, H, C, O] and writes [O, *lead]
+        vector = g.temp((*lead, c_out)) if lead else g.temp((c_out,))
+        g.node("org.khronos.nn_extension.fully_connected_layer",
+               (x.tensor, g.constant(w.reshape((c_out,) + features)), b, g.enum(SATURATE), g.enum(NEAREST), vector))
+        g.coreml("reshape", (vector, g.output(layer.output[0], lead + (c_out, 1, 1))))
+        return "vxFullyConnectedLayer over [C, H, W], then coreml.reshape"
     out = g.output(layer.output[0], lead + (c_out,))
     g.node("org.khronos.nn_extension.fully_connected_layer",
            (x.tensor, g.constant(w), b, g.enum(SATURATE), g.enum(NEAREST), out))

@@ -10,6 +10,7 @@ from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend import chw_layout
 from ...kernels.frontend import rearrange as k
+from ...kernels.openvx import transpose
 from .common import (
     ENUM,
     F32,
@@ -34,8 +35,20 @@ def _validate_reshape(v: Validation) -> None:
     declared_output(v, 1, math.prod(x.dims))
 
 
+def _native_reshape(p, state):
+    """The reshape as a native entry: the input seen in the output's shape (the same elements in the same linear
+    order) copied by the transpose kernel's copy, so a graph with a flatten before its classifier, or a
+    concatenation's copies into views, still runs from C. None when that view of the input needs a copy (a
+    strided view, e.g. a crop)."""
+    try:
+        x = np.reshape(p[0].array, p[1].array.shape, order="F", copy=False)
+    except ValueError:
+        return None
+    return transpose.native_entry(x, p[1].array, 0, 0)
+
+
 describe(10, "reshape", (tensor("input"), output()), _validate_reshape,
-         lambda p, state: k.reshape_copy(p[0].array, p[1].array))
+         lambda p, state: k.reshape_copy(p[0].array, p[1].array), native=_native_reshape)
 
 
 def _validate_permute(v: Validation) -> None:
