@@ -1,5 +1,5 @@
-"""A batchnorm and a ReLU, ReLU6 (as coremltools writes it) or clip after a convolution fold into
-its one node, with the numbers of the layers run one by one (references from the seed's text);
+"""A batchnorm, scale, bias or linear activation and a ReLU, ReLU6 (as coremltools writes it) or clip after
+a convolution fold into its one node, with the numbers of the layers run one by one (references from the seed's text);
 a layer whose input has another reader or is a model output is not folded."""
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _reference_conv(x, wb, groups):
 
 
 @pytest.mark.parametrize("nhwc", [True, False], ids=["nhwc", "chw"])
-@pytest.mark.parametrize("activation", ["relu6", "relu", "clip", "none"])
+@pytest.mark.parametrize("activation", ["relu6", "relu", "clip", "linear", "sigmoid"])
 @pytest.mark.parametrize("groups", ["dense", "depthwise"])
 def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activation, groups, nhwc):
     c = 4
@@ -57,9 +57,12 @@ def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activ
     elif activation == "clip":
         b.add_clip("y", "bn", "y", min_value=-0.5, max_value=1.5)
         act = lambda v: np.clip(v, -0.5, 1.5)
-    else:
-        b.add_activation("y", "LINEAR", "bn", "y", params=[1.0, 0.0])  # linear is no fused activation
-        act = None
+    elif activation == "linear":  # an affine layer: into the weights and bias
+        b.add_activation("y", "LINEAR", "bn", "y", params=[-0.75, 0.5])
+        act = lambda v: -0.75 * v + 0.5
+    else:  # no convolution computes it: its own layer
+        b.add_activation("y", "SIGMOID", "bn", "y")
+        act = lambda v: 1 / (1 + np.exp(-v))
     model = load(tmp_path, b, nhwc=nhwc)
     try:
         nodes = len(model.graph.nodes)
@@ -68,12 +71,90 @@ def test_batchnorm_and_activation_fold_into_the_convolution(tmp_path, rng, activ
     finally:
         model.close()
     # the NHWC engines fuse ReLU and ReLU6 (not this clip), and add a conversion on each side
-    folds = act is not None and (activation != "clip" or not nhwc)
+    folds = activation != "sigmoid" and (activation != "clip" or not nhwc)
     assert nodes == (1 if folds else 2) + (2 if nhwc else 0)
     assert (lowered[-1].startswith("folded")) == folds
     assert lowered[0].startswith("nnapi." if nhwc else "coreml.convolution")
-    want = norm(_reference_conv(x.astype(np.float64), wb, g))
-    close(out, act(want) if act is not None else want, atol=1e-4)
+    close(out, act(norm(_reference_conv(x.astype(np.float64), wb, g))), atol=1e-4)
+
+
+def _affine_layer(b, rng, kind, name, x, c):
+    """A ``scale``, ``bias``, ``linear`` or batchnorm layer of random values, one or one per channel; its
+    function on [C, H, W] arrays."""
+    if kind == "batchnorm":
+        return _bn(b, rng, name, x, c)
+    shape = [(1,), (c,), (c, 1, 1)][rng.integers(3)]
+    if kind == "linear":
+        alpha, beta = rng.uniform(-2, 2, 2)
+        b.add_activation(name, "LINEAR", x, name, params=[float(alpha), float(beta)])
+        return lambda v: alpha * v + beta
+    shift = rng.standard_normal(shape).astype(np.float32)
+    if kind == "bias":
+        b.add_bias(name, shift, x, name, shape_bias=list(shape))
+        return lambda v: v + shift.reshape(-1, 1, 1)
+    factor = rng.uniform(-2, 2, shape).astype(np.float32)
+    with_bias = bool(rng.integers(2))
+    b.add_scale(name, factor, shift if with_bias else None, with_bias, x, name, shape_scale=list(shape),
+                shape_bias=list(shape) if with_bias else None)
+    return lambda v: factor.reshape(-1, 1, 1) * v + (shift.reshape(-1, 1, 1) if with_bias else 0.0)
+
+
+@pytest.mark.parametrize("nhwc", [True, False], ids=["nhwc", "chw"])
+@pytest.mark.parametrize("seed", range(6))
+def test_chains_of_scale_bias_linear_and_batchnorm_fold_with_the_numbers_of_the_layers(tmp_path, seed, nhwc):
+    # random shapes, groups and chains of one to three affine layers, then ReLU, ReLU6, clip or nothing
+    rng = np.random.default_rng(seed)
+    c, h, w = (int(v) for v in rng.integers(1, 7, 3))
+    g = [1, c][rng.integers(2)]
+    x = (2 * rng.standard_normal((c, h + 2, w + 2))).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    wb = _conv(b, rng, "conv", "x", c, c, g)
+    blob, functions = "conv", []
+    kinds = [["scale", "bias", "linear", "batchnorm"][k] for k in rng.integers(4, size=int(rng.integers(1, 4)))]
+    for i, kind in enumerate(kinds):
+        functions.append(_affine_layer(b, rng, kind, f"affine{i}", blob, c))
+        blob = f"affine{i}"
+    last = ["relu", "relu6", "clip", "none"][seed % 4]
+    if last == "relu":
+        b.add_activation("y", "RELU", blob, "y")
+        act = lambda v: np.maximum(v, 0.0)
+    elif last == "relu6":
+        act = _relu6(b, blob, "y")
+    elif last == "clip":
+        b.add_clip("y", blob, "y", min_value=-0.5, max_value=1.5)
+        act = lambda v: np.clip(v, -0.5, 1.5)
+    else:
+        b.add_activation("y", "LINEAR", blob, "y", params=[1.0, 0.0])
+        act = lambda v: v
+    model = load(tmp_path, b, nhwc=nhwc)
+    try:
+        out = model.predict({"x": x})["y"]
+        lowered = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    for i, kind in enumerate(kinds):
+        assert lowered[f"affine{i}"].startswith("folded"), (kinds, lowered)
+    want = _reference_conv(x.astype(np.float64), wb, g)
+    for function in functions:
+        want = function(want)
+    close(out, act(want), atol=1e-4)
+
+
+def test_a_scale_that_varies_over_the_plane_is_not_folded(tmp_path, rng):
+    c = 3
+    x = rng.standard_normal((c, 6, 6)).astype(np.float32)
+    factor = rng.standard_normal((1, 6, 6)).astype(np.float32)
+    b = builder({"x": x.shape}, ["y"])
+    wb = _conv(b, rng, "conv", "x", c, c, 1)
+    b.add_scale("y", factor, None, False, "conv", "y", shape_scale=[1, 6, 6])
+    model = load(tmp_path, b)
+    try:
+        out = model.predict({"x": x})["y"]
+        lowered = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    assert "folded" not in lowered["y"]
+    close(out, factor * _reference_conv(x.astype(np.float64), wb, 1), atol=1e-4)
 
 
 @pytest.mark.parametrize("blocker", ["second-reader", "model-output"])

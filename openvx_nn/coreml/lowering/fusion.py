@@ -1,6 +1,7 @@
-"""Layers folded into the convolution before them: a batchnorm with stored statistics (into the
-weights and bias), a residual add (added by the kernel's epilogue) and a ReLU, ReLU6 or clip
-(the kernel's output clip), in that order, each optional.
+"""Layers folded into the convolution before them: per-channel affine layers -- a batchnorm with
+stored statistics, a ``scale`` or ``bias`` of one value or one per channel, a ``linear`` activation --
+(into the weights and bias, any number of them), a residual add (added by the kernel's epilogue) and
+a ReLU, ReLU6 or clip (the kernel's output clip), in that order, each optional.
 
 A converted CNN writes each convolution as conv, batchnorm and an activation, and coremltools'
 converter writes ReLU6 as four layers (ReLU, linear(-1), threshold(-6), linear(-1)): folded,
@@ -8,11 +9,11 @@ MobileNet v2 is 54 nodes instead of some 250, each a full pass over memory.
 A layer folds only when it is the sole reader of the blob before it, that blob is no model
 output, and no blob of the chain is written by more than one layer (CoreML allows in-place
 names); an add folds only when its other input is made earlier in the layer order. ``plan``
-proposes the stages; the convolution's lowering takes them in order while they fit (a batchnorm
-of the convolution's channel count, a residual of its output's shape) and records what it
-took in ``GraphBuilder.folded``, so a stage it declines is lowered as its own layer. Folding a
-batchnorm rounds ``w * scale`` once in float32 instead of scaling the sum: the results agree to
-float32 rounding, as CoreML's own fused kernels do.
+proposes the stages; the convolution's lowering takes them in order while they fit (an affine
+stage of one value or the convolution's channel count, a residual of its output's shape) and
+records what it took in ``GraphBuilder.folded``, so a stage it declines is lowered as its own
+layer. Folding an affine stage rounds ``w * scale`` once in float32 instead of scaling the sum:
+the results agree to float32 rounding, as CoreML's own fused kernels do.
 """
 from __future__ import annotations
 
@@ -27,13 +28,14 @@ from ..weights import load_weights
 CLIP_CODES = {(0.0, float("inf")): 1, (-1.0, 1.0): 2, (0.0, 6.0): 3}
 """The clips the NHWC engines fuse, by NNAPI's activation code: RELU, RELU1, RELU6."""
 
-_NEXT = {None: ("batchnorm", "add", "clip"), "batchnorm": ("add", "clip"), "add": ("clip",), "clip": ()}
+_NEXT = {None: ("affine", "add", "clip"), "affine": ("affine", "add", "clip"), "add": ("clip",), "clip": ()}
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One folded step: ``kind`` batchnorm (``value`` = per-channel scale, shift), add (the residual
-    blob's name) or clip (low, high); the layers it stands for and the blob it leaves."""
+    """One folded step: ``kind`` affine (``value`` = scale, shift: float64 arrays of one value or one per
+    channel), add (the residual blob's name) or clip (low, high); the layers it stands for and the blob it
+    leaves."""
 
     kind: str
     value: object
@@ -81,15 +83,10 @@ def _match(next_layer, blob: str, allowed: tuple[str, ...], earlier) -> Stage | 
         return None
     position, first = found
     kind = first.WhichOneof("layer")
-    if kind == "batchnorm" and "batchnorm" in allowed and len(first.input) == 1:
-        p = first.batchnorm
-        if p.computeMeanVar or p.instanceNormalization:
-            return None
-        c = int(p.channels)
-        gamma, beta, mean, var = (load_weights(w, (c,), name).astype(np.float64) for w, name in (
-            (p.gamma, "gamma"), (p.beta, "beta"), (p.mean, "mean"), (p.variance, "variance")))
-        scale = gamma / np.sqrt(var + p.epsilon)
-        return Stage("batchnorm", (scale, beta - mean * scale), (position,), (first.name,), first.output[0])
+    if "affine" in allowed and len(first.input) == 1:
+        value = _affine(first)
+        if value is not None and all(np.isfinite(v).all() for v in value):  # a non-finite factor stays a layer
+            return Stage("affine", value, (position,), (first.name,), first.output[0])
     if kind == "add" and "add" in allowed and len(first.input) == 2:
         other = first.input[1] if first.input[0] == blob else first.input[0]
         return Stage("add", other, (position,), (first.name,), first.output[0]) if earlier(other) else None
@@ -111,6 +108,42 @@ def _match(next_layer, blob: str, allowed: tuple[str, ...], earlier) -> Stage | 
                  chain[-1][1].output[0])
 
 
+def _channels(shape, wp, name: str) -> np.ndarray | None:
+    """The values of a ``scale`` or ``bias`` layer's parameter of ``shape`` as a float64 vector when they are one
+    value or one per channel ([1], [C], [1, 1, 1] or [C, 1, 1]), else None (they vary over the plane)."""
+    shape = tuple(int(d) for d in shape) or (1,)
+    if len(shape) not in (1, 3) or (len(shape) == 3 and shape[1:] != (1, 1)):
+        return None
+    return load_weights(wp, (shape[0],), name).astype(np.float64)
+
+
+def _affine(layer):
+    """(scale, shift) of a per-channel affine layer: a batchnorm with stored statistics, a ``scale`` or ``bias``
+    of one value or one per channel, or a ``linear`` activation; else None."""
+    kind = layer.WhichOneof("layer")
+    if kind == "batchnorm":
+        p = layer.batchnorm
+        if p.computeMeanVar or p.instanceNormalization:
+            return None
+        c = int(p.channels)
+        gamma, beta, mean, var = (load_weights(w, (c,), name).astype(np.float64) for w, name in (
+            (p.gamma, "gamma"), (p.beta, "beta"), (p.mean, "mean"), (p.variance, "variance")))
+        scale = gamma / np.sqrt(var + p.epsilon)
+        return scale, beta - mean * scale
+    if kind == "scale":
+        p = layer.scale
+        scale = _channels(p.shapeScale, p.scale, "scale")
+        shift = _channels(p.shapeBias, p.bias, "bias") if p.hasBias else np.zeros(1)
+        return None if scale is None or shift is None else (scale, shift)
+    if kind == "bias":
+        shift = _channels(layer.bias.shape, layer.bias.bias, "bias")
+        return None if shift is None else (np.ones(1), shift)
+    if kind == "activation" and layer.activation.WhichOneof("NonlinearityType") == "linear":
+        p = layer.activation.linear
+        return np.array([p.alpha], np.float64), np.array([p.beta], np.float64)
+    return None
+
+
 def _negation(layer):
     if layer.WhichOneof("layer") != "activation" or layer.activation.WhichOneof("NonlinearityType") != "linear":
         return None
@@ -130,19 +163,20 @@ def _threshold(layer):
 
 def take_stages(g, w: np.ndarray, bias, name: str, out_shape: tuple[int, ...], clip_codes: bool = False):
     """Fold the stages ``g.epilogue`` proposes into a convolution of weights ``w`` ([O, C, kh, kw]) and ``bias``
-    that writes blob ``name``, in order, while they fit: a batchnorm of O channels (into the weights and bias),
+    that writes blob ``name``, in order, while they fit: an affine stage of 1 or O channels (into the weights and bias),
     a residual made before, of the output's shape, and a clip (``clip_codes``: only one of :data:`CLIP_CODES`,
     the clips the NHWC engines fuse). Records the folded positions in ``g.folded``; returns ``(w, bias, clip,
     residual blob name, output blob name, folded layer names)``, for either route."""
     c_out = w.shape[0]
     clip, residual, folded = None, None, []
     for stage in g.epilogue or ():
-        if stage.kind == "batchnorm":
+        if stage.kind == "affine":
             scale, shift = stage.value
-            if len(scale) != c_out:
+            if len(scale) not in (1, c_out) or len(shift) not in (1, c_out):
                 break
+            scale, shift = np.broadcast_to(scale, (c_out,)), np.broadcast_to(shift, (c_out,))
             w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
-            bias = (0.0 if bias is None else bias) * scale + shift
+            bias = (0.0 if bias is None else np.asarray(bias, np.float64)) * scale + shift
         elif stage.kind == "add":
             if g.shape_of(stage.value) != tuple(out_shape):
                 break
