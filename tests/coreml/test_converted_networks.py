@@ -81,3 +81,59 @@ def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_
     activations = layers.get("clip", []) + layers.get("activation", [])
     assert activations and all(how.startswith("folded") for how in activations), activations
     assert "pointwise" not in kinds and "activation_layer" not in kinds, kinds
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_swish_and_squeeze_excitation_stay_in_nhwc_with_the_numbers_of_numpy(tmp_path, seed):
+    # EfficientNet's block as the converter writes it: conv, x * sigmoid(x), global pool, 1x1 conv, ReLU,
+    # 1x1 conv, sigmoid, x * gate ([C, 1, 1] against [C, H, W]), 1x1 conv
+    rng = np.random.default_rng(seed)
+    c, h, w = (int(v) for v in rng.integers(2, 9, 3))
+    squeezed = int(rng.integers(1, 5))
+    x = rng.standard_normal((1, c, h, w)).astype(np.float32)
+    kernels = [rng.standard_normal(shape).astype(np.float32) for shape in
+               [(3, 3, c, c), (1, 1, c, squeezed), (1, 1, squeezed, c), (1, 1, c, c)]]
+    b = builder({"x": x.shape}, ["y"], exact=True)
+
+    def conv(name, source, k):
+        kh, _, c_in, c_out = k.shape
+        b.add_convolution(name, c_in, c_out, kh, kh, 1, 1, "valid", 1, k, None, False, input_name=source,
+                          output_name=name, padding_top=kh // 2, padding_bottom=kh // 2, padding_left=kh // 2,
+                          padding_right=kh // 2)
+    conv("conv", "x", kernels[0])
+    b.add_activation("sig", "SIGMOID", "conv", "sig")
+    b.add_elementwise("swish", ["conv", "sig"], "swish", mode="MULTIPLY")
+    b.add_pooling("pool", 1, 1, 1, 1, "AVERAGE", "VALID", input_name="swish", output_name="pool", is_global=True)
+    conv("squeeze", "pool", kernels[1])
+    b.add_activation("relu", "RELU", "squeeze", "relu")
+    conv("excite", "relu", kernels[2])
+    b.add_activation("gate", "SIGMOID", "excite", "gate")
+    b.add_elementwise("scaled", ["swish", "gate"], "scaled", mode="MULTIPLY")
+    conv("y", "scaled", kernels[3])
+    fast, plain = load(tmp_path, b), load(tmp_path, b, name="plain", nhwc=False)
+    try:
+        for _ in range(2):
+            out = fast.predict({"x": x})["y"]
+        other = plain.predict({"x": x})["y"]
+        kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
+        lowered = {layer.name: layer.lowering for layer in fast.layers}
+        runs = fast.graph.native_runs
+    finally:
+        fast.close()
+        plain.close()
+
+    def reference_conv(v, k):
+        pad = k.shape[0] // 2
+        return ref.conv2d(v, k.transpose(3, 2, 0, 1).astype(np.float64), None, (1, 1), (1, 1), (pad,) * 4, 1)
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))
+    v = reference_conv(x[0].astype(np.float64), kernels[0])
+    v = v * sigmoid(v)
+    gate = sigmoid(reference_conv(np.maximum(reference_conv(v.mean(axis=(1, 2), keepdims=True), kernels[1]), 0),
+                                  kernels[2]))
+    want = reference_conv(v * gate, kernels[3])
+    close(out[0], want, atol=1e-4)
+    close(out, other, atol=1e-4)
+    assert lowered["swish"] == lowered["scaled"] == "vxTensorMultiply (NHWC)", lowered
+    assert lowered["sig"] == lowered["gate"] == "vxActivationLayer(logistic) (NHWC)", lowered
+    assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
+    assert runs > 0, "the graph did not run from C"

@@ -49,31 +49,35 @@ def vx_activation(g: GraphBuilder, x: Blob, name: str, function: int, a: float =
     return f"vxActivationLayer({A(function).name.replace('VX_NN_ACTIVATION_', '').lower()})"
 
 
+def openvx_function(kind: str, p) -> tuple[int, float, float] | None:
+    """(OpenVX activation, a, b) computing CoreML's activation ``kind`` of parameters ``p`` exactly, or None."""
+    simple = {"ReLU": (A.VX_NN_ACTIVATION_RELU, 0.0, 0.0), "sigmoid": (A.VX_NN_ACTIVATION_LOGISTIC, 0.0, 0.0),
+              "softplus": (A.VX_NN_ACTIVATION_SOFTRELU, 0.0, 0.0),
+              "tanh": (A.VX_NN_ACTIVATION_HYPERBOLIC_TAN, 1.0, 1.0)}
+    if kind in simple:
+        return simple[kind]
+    if kind in ("scaledTanh", "linear") and p.alpha > 0 and p.beta > 0:
+        function = A.VX_NN_ACTIVATION_HYPERBOLIC_TAN if kind == "scaledTanh" else A.VX_NN_ACTIVATION_LINEAR
+        return function, float(p.alpha), float(p.beta)
+    return None
+
+
 @lowers("activation")
 def activation(g: GraphBuilder, layer, params) -> str:
     single(g, layer, held=True)
     kind = params.WhichOneof("NonlinearityType")
     if kind is None:
         raise g.fail("the activation names no function")
-    if kind == "ReLU" and g.nhwc_route:
-        how = nhwc.relu(g, layer)
+    p = getattr(params, kind)
+    exact = openvx_function(kind, p)
+    if exact is not None and g.nhwc_route:
+        how = nhwc.activation(g, layer, *exact)
         if how is not None:
             return how
     x = single(g, layer)
     name = layer.output[0]
-    p = getattr(params, kind)
-    if kind == "ReLU":
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_RELU)
-    if kind == "sigmoid":
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_LOGISTIC)
-    if kind == "softplus":
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_SOFTRELU)
-    if kind == "tanh":
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_HYPERBOLIC_TAN, 1.0, 1.0)
-    if kind == "scaledTanh" and p.alpha > 0 and p.beta > 0:
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_HYPERBOLIC_TAN, p.alpha, p.beta)
-    if kind == "linear" and p.alpha > 0 and p.beta > 0:
-        return vx_activation(g, x, name, A.VX_NN_ACTIVATION_LINEAR, p.alpha, p.beta)
+    if exact is not None:
+        return vx_activation(g, x, name, *exact)
     if kind in ("PReLU", "parametricSoftplus"):
         channels = x.shape[-3] if x.rank >= 3 else 1
         alpha = load_weights(p.alpha, (_count(g, p.alpha, channels),), "alpha")

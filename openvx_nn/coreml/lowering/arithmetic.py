@@ -81,8 +81,8 @@ def add_multiply(g: GraphBuilder, layer, params) -> str:
         x = single(g, layer)
         combine(g, x, None, "add" if operation == "add" else "multiply", layer.output[0], params.alpha)
         return f"coreml.combine({operation} constant)"
-    if operation == "add" and g.nhwc_route:
-        how = nhwc.add(g, layer)
+    if g.nhwc_route:
+        how = nhwc.add(g, layer) if operation == "add" else nhwc.multiply(g, layer)
         if how is not None:
             return how
     return chain(g, layer, operation)

@@ -10,8 +10,8 @@ after a depthwise one, and a ReLU or add of their own, on the OpenVX tensor addi
 A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blob`` / ``blob``: one
 ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
 
-A convolution takes this route whenever it fits; pooling, ReLU, add and inner product only when their input is
-already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
+A convolution takes this route whenever it fits; pooling, the OpenVX activations (ReLU, sigmoid, tanh ...), add,
+multiply and inner product only when an input is already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
 grouped convolutions other than depthwise, dilation, deconvolution, paddings whose output extent NNAPI's
 arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
 layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...core.enums import ConvertPolicy, NNActivation
+from ...core.enums import ConvertPolicy, NNActivation, RoundPolicy
 from ...operations.nnapi.common import NNAPI_KERNELS
 from ..builder import Blob, GraphBuilder, nhwc_dims
 from .fusion import CLIP_CODES, take_stages
@@ -134,13 +134,40 @@ def pooling(g: GraphBuilder, layer, x: Blob, kind: str, global_pool: bool, exclu
     return f"nnapi.{op} (NHWC{', global' if global_pool else ''})"
 
 
-def relu(g: GraphBuilder, layer) -> str | None:
-    """A ReLU of a blob held in NHWC: the OpenVX activation layer on it, or None."""
+def activation(g: GraphBuilder, layer, function: int, a: float, b: float) -> str | None:
+    """An OpenVX activation (element-wise, so layout-blind) of a blob held in NHWC, written in NHWC: a swish's
+    sigmoid or a ReLU keeps the region in NHWC instead of converting before and after it; None when the input
+    is not held in NHWC."""
     name = layer.input[0]
     if name not in g.nhwc:
         return None
     x = g.nhwc[name]
-    return _activation(g, x.tensor, g.nhwc_output(layer.output[0], x.shape), RELU) + " (NHWC)"
+    g.node("org.khronos.nn_extension.activation_layer",
+           (x.tensor, g.enum(function), g.f32(a), g.f32(b), g.nhwc_output(layer.output[0], x.shape, x.tensor.dims)))
+    return f"vxActivationLayer({NNActivation(function).name.replace('VX_NN_ACTIVATION_', '').lower()}) (NHWC)"
+
+
+def multiply(g: GraphBuilder, layer) -> str | None:
+    """A product of two blobs of one rank (3 or more) whose shapes broadcast, one of them held in NHWC:
+    ``vxTensorMultiply`` on their NHWC tensors (a swish's ``x * sigmoid(x)``, squeeze-and-excitation's
+    ``x * gate`` with the gate ``[C, 1, 1]``: OpenVX broadcasts each dim of length 1, and ``[C, W, H, N]`` keeps
+    the channels aligned); None otherwise."""
+    if len(layer.input) != 2 or len(layer.output) != 1 or not any(n in g.nhwc for n in layer.input) or \
+            not all(g.known(n) for n in layer.input):
+        return None
+    shapes = [g.shape_of(n) for n in layer.input]
+    if len(shapes[0]) < 3 or len(shapes[0]) != len(shapes[1]) or \
+            any(x != y and 1 not in (x, y) for x, y in zip(*shapes)):
+        return None
+    a, b = (g.nhwc_blob(n) for n in layer.input)
+    if len(a.tensor.dims) != 4 or len(b.tensor.dims) != 4:  # a fully connected layer's [units, N]
+        return None
+    shape = tuple(max(x, y) for x, y in zip(*shapes))
+    g.node("org.khronos.openvx.tensor_multiply", (a.tensor, b.tensor, g.f32(1.0),
+                                                   g.enum(ConvertPolicy.VX_CONVERT_POLICY_SATURATE),
+                                                   g.enum(RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN),
+                                                   g.nhwc_output(layer.output[0], shape)))
+    return "vxTensorMultiply (NHWC)"
 
 
 def add(g: GraphBuilder, layer) -> str | None:
