@@ -34,6 +34,15 @@ def _relu6(b, x, out):
     return lambda v: np.minimum(np.maximum(v, 0.0), 6.0)
 
 
+def _run(tmp_path, b, x, nhwc: bool = True):
+    """Output ``y`` of the model for input ``x``, and how each layer was lowered."""
+    model = load(tmp_path, b, nhwc=nhwc)
+    try:
+        return model.predict({"x": x})["y"], {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+
+
 def _reference_conv(x, wb, groups):
     w, bias = wb
     return ref.conv2d(x, np.transpose(w, (3, 2, 0, 1)).astype(np.float64), bias, (1, 1), (1, 1), (1, 1, 1, 1), groups)
@@ -126,12 +135,7 @@ def test_chains_of_scale_bias_linear_and_batchnorm_fold_with_the_numbers_of_the_
     else:
         b.add_activation("y", "LINEAR", blob, "y", params=[1.0, 0.0])
         act = lambda v: v
-    model = load(tmp_path, b, nhwc=nhwc)
-    try:
-        out = model.predict({"x": x})["y"]
-        lowered = {layer.name: layer.lowering for layer in model.layers}
-    finally:
-        model.close()
+    out, lowered = _run(tmp_path, b, x, nhwc)
     for i, kind in enumerate(kinds):
         assert lowered[f"affine{i}"].startswith("folded"), (kinds, lowered)
     want = _reference_conv(x.astype(np.float64), wb, g)
@@ -147,12 +151,7 @@ def test_a_scale_that_varies_over_the_plane_is_not_folded(tmp_path, rng):
     b = builder({"x": x.shape}, ["y"])
     wb = _conv(b, rng, "conv", "x", c, c, 1)
     b.add_scale("y", factor, None, False, "conv", "y", shape_scale=[1, 6, 6])
-    model = load(tmp_path, b)
-    try:
-        out = model.predict({"x": x})["y"]
-        lowered = {layer.name: layer.lowering for layer in model.layers}
-    finally:
-        model.close()
+    out, lowered = _run(tmp_path, b, x)
     assert "folded" not in lowered["y"]
     close(out, factor * _reference_conv(x.astype(np.float64), wb, 1), atol=1e-4)
 
@@ -206,12 +205,7 @@ def test_a_residual_add_and_relu_fold_when_the_residual_is_ready_and_the_same_sh
         other, other_value = "short", 0.5 * x.astype(np.float64) + 0.25
     b.add_elementwise("sum", ["bn", other], "sum", mode="ADD")
     b.add_activation("y", "RELU", "sum", "y")
-    model = load(tmp_path, b)
-    try:
-        out = model.predict({"x": x})["y"]
-        lowered = {layer.name: layer.lowering for layer in model.layers}
-    finally:
-        model.close()
+    out, lowered = _run(tmp_path, b, x)
     folds = residual in ("input", "earlier-layer")
     assert ("folded" in lowered["sum"]) == folds and ("folded" in lowered["y"]) == folds
     assert "folded" in lowered["bn"]
