@@ -137,3 +137,37 @@ def test_swish_and_squeeze_excitation_stay_in_nhwc_with_the_numbers_of_numpy(tmp
     assert lowered["sig"] == lowered["gate"] == "vxActivationLayer(logistic) (NHWC)", lowered
     assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
     assert runs > 0, "the graph did not run from C"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hard_swish_as_the_converter_writes_it_stays_in_nhwc_with_the_numbers_of_numpy(tmp_path, seed):
+    # MobileNet v3's hard-swish: t = thresholdedReLU(x, -3), t * sigmoidHard(t; 1/6, 1/2), between convolutions
+    rng = np.random.default_rng(seed)
+    c, h, w = (int(v) for v in rng.integers(2, 9, 3))
+    x = (3 * rng.standard_normal((1, c, h, w))).astype(np.float32)
+    kernels = [rng.standard_normal((1, 1, c, c)).astype(np.float32) for _ in range(2)]
+    b = builder({"x": x.shape}, ["y"], exact=True)
+    b.add_convolution("conv", c, c, 1, 1, 1, 1, "valid", 1, kernels[0], None, False, input_name="x",
+                      output_name="conv")
+    b.add_activation("thr", "THRESHOLDEDRELU", "conv", "thr", params=-3.0)
+    b.add_activation("hs", "SIGMOID_HARD", "thr", "hs", params=[1 / 6, 0.5])
+    b.add_elementwise("swish", ["thr", "hs"], "swish", mode="MULTIPLY")
+    b.add_convolution("y", c, c, 1, 1, 1, 1, "valid", 1, kernels[1], None, False, input_name="swish",
+                      output_name="y")
+    fast, plain = load(tmp_path, b), load(tmp_path, b, name="plain", nhwc=False)
+    try:
+        out, other = fast.predict({"x": x})["y"], plain.predict({"x": x})["y"]
+        kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
+        lowered = {layer.name: layer.lowering for layer in fast.layers}
+    finally:
+        fast.close()
+        plain.close()
+    conv = np.einsum("chw,co->ohw", x[0].astype(np.float64), kernels[0][0, 0].astype(np.float64))
+    t = np.where(conv > -3.0, conv, 0.0)
+    swish = t * np.clip(t / 6 + 0.5, 0.0, 1.0)
+    want = np.einsum("chw,co->ohw", swish, kernels[1][0, 0].astype(np.float64))
+    close(out[0], want, atol=1e-4)
+    close(out, other, atol=1e-4)
+    assert lowered["thr"] == "coreml.pointwise(thresholded_relu) (NHWC)", lowered
+    assert lowered["hs"] == "coreml.pointwise(sigmoid_hard) (NHWC)", lowered
+    assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds

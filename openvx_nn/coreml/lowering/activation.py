@@ -70,8 +70,10 @@ def activation(g: GraphBuilder, layer, params) -> str:
         raise g.fail("the activation names no function")
     p = getattr(params, kind)
     exact = openvx_function(kind, p)
-    if exact is not None and g.nhwc_route:
-        how = nhwc.activation(g, layer, *exact)
+    scalar = scalar_activation(params) if exact is None else None
+    if g.nhwc_route and (exact is not None or scalar is not None):  # element-wise of scalar parameters
+        how = nhwc.activation(g, layer, *exact) if exact is not None else \
+            nhwc.pointwise(g, layer, POINTWISE_FUNCTIONS.index(scalar[0]), scalar[0], scalar[1], scalar[2])
         if how is not None:
             return how
     x = single(g, layer)
@@ -85,7 +87,7 @@ def activation(g: GraphBuilder, layer, params) -> str:
             return pointwise(g, x, name, "leaky_relu", alpha_c=alpha)
         beta = load_weights(p.beta, (_count(g, p.beta, channels),), "beta")
         return pointwise(g, x, name, "parametric_softplus", alpha_c=alpha, beta_c=beta)
-    function, alpha, beta = scalar_activation(params)
+    function, alpha, beta = scalar
     return pointwise(g, x, name, function, alpha=alpha, beta=beta)
 
 

@@ -10,8 +10,8 @@ after a depthwise one, and a ReLU or add of their own, on the OpenVX tensor addi
 A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blob`` / ``blob``: one
 ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
 
-A convolution takes this route whenever it fits; pooling, the OpenVX activations (ReLU, sigmoid, tanh ...), add,
-multiply and inner product only when an input is already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
+A convolution takes this route whenever it fits; pooling, the activations of scalar parameters (ReLU, sigmoid,
+hard sigmoid ...), add, multiply and inner product only when an input is already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
 grouped convolutions other than depthwise, dilation, deconvolution, paddings whose output extent NNAPI's
 arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
 layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
@@ -145,6 +145,18 @@ def activation(g: GraphBuilder, layer, function: int, a: float, b: float) -> str
     g.node("org.khronos.nn_extension.activation_layer",
            (x.tensor, g.enum(function), g.f32(a), g.f32(b), g.nhwc_output(layer.output[0], x.shape, x.tensor.dims)))
     return f"vxActivationLayer({NNActivation(function).name.replace('VX_NN_ACTIVATION_', '').lower()}) (NHWC)"
+
+
+def pointwise(g: GraphBuilder, layer, code: int, function: str, alpha: float, beta: float) -> str | None:
+    """A ``coreml.pointwise`` function of scalar parameters (MobileNet v3's hard-swish as thresholded ReLU and
+    hard sigmoid) on a blob held in NHWC, written in NHWC; None when the input is not held in NHWC."""
+    name = layer.input[0]
+    if name not in g.nhwc:
+        return None
+    x = g.nhwc[name]
+    g.coreml("pointwise", (x.tensor, g.enum(code), g.floats([1.0, 0.0, alpha, beta, 0.0]), None, None,
+                           g.nhwc_output(layer.output[0], x.shape, x.tensor.dims)))
+    return f"coreml.pointwise({function}) (NHWC)"
 
 
 def multiply(g: GraphBuilder, layer) -> str | None:
