@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..support import jit, native
+
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -114,3 +116,75 @@ def pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0,
               alpha_c: np.ndarray | None = None, beta_c: np.ndarray | None = None, channel_axis: int = 2) -> None:
     """out = function(scale * x + shift) with scalar or per-channel alpha/beta."""
     prepare(x, out, function, scale, shift, alpha, beta, epsilon, alpha_c, beta_c, channel_axis)()
+
+
+# -- the piecewise-linear functions as a native entry (a graph of them runs from C) ---------------------------
+PIECEWISE = ("identity", "relu", "leaky_relu", "thresholded_relu", "linear", "sigmoid_hard", "clip", "clamped_relu",
+             "threshold", "abs")
+"""The functions :func:`native_pointwise` computes: comparisons, products and sums in float64, so its results are
+the bits of :func:`prepare`'s (NumPy's maximum and minimum propagate NaN, as the helpers below do)."""
+
+
+@jit.kernel
+def _maximum(p, q):
+    return p if (math.isnan(p) or p >= q) else q  # a NaN ``q`` fails the comparison: returned
+
+
+@jit.kernel
+def _minimum(p, q):
+    return p if (math.isnan(p) or p <= q) else q
+
+
+@jit.kernel
+def _piecewise(x, out, code, scale, shift, a, b):
+    for i in range(x.size):
+        v = np.float64(x[i]) * scale + shift
+        if code == 0:
+            r = v
+        elif code == 1:
+            r = _maximum(v, 0.0)
+        elif code == 2:
+            r = v if v >= 0.0 else a * v
+        elif code == 3:
+            r = v if v >= a else 0.0
+        elif code == 4:
+            r = a * v + b
+        elif code == 5:
+            r = _minimum(_maximum(a * v + b, 0.0), 1.0)
+        elif code == 6:
+            r = _minimum(_maximum(v, a), b)
+        elif code == 7:
+            r = _minimum(b, v) if v >= 0.0 else _minimum(b, a * v)
+        elif code == 8:
+            r = _maximum(v, a)
+        else:
+            r = abs(v)
+        out[i] = np.float32(r)
+
+
+@native.factory
+def _piecewise_entry() -> int:
+    def entry(block):
+        _piecewise(native.c_array(block, 0, np.float32)[0, 0, 0, 0, 0],
+                   native.c_array(block, native.ARRAY_WORDS, np.float32)[0, 0, 0, 0, 0],
+                   block[2 * native.ARRAY_WORDS], native.real(block, 2 * native.ARRAY_WORDS + 1),
+                   native.real(block, 2 * native.ARRAY_WORDS + 2), native.real(block, 2 * native.ARRAY_WORDS + 3),
+                   native.real(block, 2 * native.ARRAY_WORDS + 4))
+        return 0
+    return jit.native(entry)
+
+
+def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
+                     alpha: float = 0.0, beta: float = 0.0) -> native.Entry | None:
+    """:func:`pointwise` of scalar parameters as a native entry for the functions of :data:`PIECEWISE`; None for
+    another function or unless ``x`` and ``out`` are float32 of one shape, both contiguous in one order (C, or
+    Fortran: an OpenVX tensor's array); they may be the same array."""
+    if function not in PIECEWISE or x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:
+        return None
+    order = "C" if x.flags.c_contiguous and out.flags.c_contiguous else \
+        "F" if x.flags.f_contiguous and out.flags.f_contiguous else None
+    if order is None:
+        return None
+    words, keep = native.pack(native.as6(x.reshape(-1, order=order)), native.as6(out.reshape(-1, order=order)),
+                              PIECEWISE.index(function), float(scale), float(shift), float(alpha), float(beta))
+    return native.Entry(_piecewise_entry(), words, keep)

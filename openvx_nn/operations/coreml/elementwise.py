@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend.combine import OPERATIONS, combine
-from ...kernels.frontend.pointwise import FUNCTIONS
+from ...kernels.frontend.pointwise import FUNCTIONS, native_pointwise
 from ...kernels.frontend.pointwise import prepare as prepare_pointwise
 from ...kernels.frontend.reduction import dot_product
 from .common import (
@@ -51,10 +51,18 @@ def _prepare_pointwise(p, state):
                              None if p[3] is None else p[3].array, None if p[4] is None else p[4].array)
 
 
+def _native_pointwise(p, state):
+    """The piecewise-linear functions of scalar parameters as a native entry (``pointwise.PIECEWISE``)."""
+    if p[3] is not None or p[4] is not None or state["params"][4] != 0.0:
+        return None
+    scale, shift, alpha, beta, _ = state["params"]
+    return native_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta)
+
+
 describe(0, "pointwise", (tensor("input"), scalar("function", ENUM), tensor("params", static=True),
                           tensor("alpha", optional=True, static=True), tensor("beta", optional=True, static=True),
                           output()), _validate_pointwise, lambda p, state: _prepare_pointwise(p, state)(),
-         _prepare_pointwise)
+         _prepare_pointwise, _native_pointwise)
 
 
 def _validate_combine(v: Validation) -> None:
