@@ -25,11 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
-from llvmlite.binding import llvm_version_info
 from numba import types
 from numba.extending import intrinsic
 
-from ..support.llvm_loops import broadcast_step, constant, splat, tile_loops
+from ..support.llvm_loops import broadcast_step, constant, masked_lanes, splat, tile_loops, typed_args
 
 LANES = 8
 _F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
@@ -45,33 +44,13 @@ def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int, lanes: in
     return fn, vec, fma
 
 
-def _masked(module: ir.Module, vec: ir.VectorType):
-    """(load, store, mask) for the lanes of a vector up to a count: ``load(b, address, mask)`` (zeros elsewhere),
-    ``store(b, value, address, mask)``, ``mask(b, n)`` (lanes ``< n``, an i64; none for ``n <= 0``), on LLVM's
-    masked intrinsics (AVX-512's mask registers; ``vmaskmov`` on AVX2)."""
-    flags = ir.VectorType(ir.IntType(1), vec.count)
-    vecp = vec.as_pointer()
-    pointer = "p0" if llvm_version_info[0] >= 17 else f"p0v{vec.count}f32"  # opaque pointers from LLVM 17
-    load = module.declare_intrinsic(f"llvm.masked.load.v{vec.count}f32.{pointer}",
-                                    fnty=ir.FunctionType(vec, [vecp, _I32, flags, vec]))
-    store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}f32.{pointer}",
-                                     fnty=ir.FunctionType(ir.VoidType(), [vec, vecp, _I32, flags]))
-    counts = ir.VectorType(_I64, vec.count)
-    lanes = ir.Constant(counts, list(range(vec.count)))
-
-    def mask(b: ir.IRBuilder, n):
-        return b.icmp_signed("<", lanes, splat(b, n, counts))
-    return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), ir.Constant(_I32, 4), m, ir.Constant(vec, None)]),
-            lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), ir.Constant(_I32, 4), m]), mask)
-
-
 def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, direct: bool,
             residual: bool = False, partial: bool = False) -> ir.Function:
     # direct: + out_stride, bias(, residual)(, valid), lo, hi
     fn, vec, fma = _declare(module, name, 7 + (2 + residual + partial if direct else 0), 2 if direct else 0, lanes)
     out = fn.args[0]
     vecp = vec.as_pointer()
-    masked_load, masked_store, lanes_below = _masked(module, vec) if partial else (None, None, None)
+    masked_load, masked_store, lanes_below = masked_lanes(module, vec) if partial else (None, None, None)
 
     def combine(b: ir.IRBuilder, acc, value, weights):
         return b.call(fma, [value, weights, acc])
@@ -124,10 +103,6 @@ def _codegen(define, name: str, n_ints: int):
     return codegen
 
 
-def _typed(ints: tuple, floats: tuple = ()) -> bool:
-    return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
-
-
 def _call(name: str, rows: int, vecs: int, lanes: int, direct: bool, n_ints: int, residual: bool = False,
           partial: bool = False):
     """The code generation of a tile intrinsic."""
@@ -142,7 +117,7 @@ def _tile(rows: int, vecs: int, lanes: int = LANES):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride)``: one tile (module doc) into ``out``
         (``rows * vecs * lanes`` float32); int64 addresses and counts."""
-        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
+        if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
             return None
         return types.void(*(types.int64,) * 7), _call(name, rows, vecs, lanes, False, 7)
     return tile
@@ -155,7 +130,7 @@ def _tile_direct(rows: int, vecs: int, lanes: int = LANES):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``: one tile
         (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
-        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
+        if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
         return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, lanes, True, 9)
     return tile
@@ -169,7 +144,7 @@ def _tile_residual(rows: int, vecs: int, lanes: int = LANES):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, residual, lo, hi)``: the
         direct tile with ``residual`` (the address of the tile's first value in an array laid out as the
         output) added to the sums and bias before the clamp."""
-        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
+        if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 10, types.float32, types.float32),
                 _call(name, rows, vecs, lanes, True, 10, residual=True))
@@ -187,7 +162,7 @@ def _tile_partial(rows: int, vecs: int, lanes: int, residual: bool):
         def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, extra, valid, lo,
                  hi):
             """The residual tile (``tile_residual``) with ``valid`` channels of its block existing."""
-            if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, extra, valid),
+            if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, extra, valid),
                           (lo, hi)):
                 return None
             return signature, codegen
@@ -197,7 +172,7 @@ def _tile_partial(rows: int, vecs: int, lanes: int, residual: bool):
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, valid, lo, hi):
         """The direct tile (``tile_direct``) with only the first ``valid`` channels of its block existing: bias and
         output (and a residual's) read and written through masks, nothing past them touched."""
-        if not _typed((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, valid), (lo, hi)):
+        if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, valid), (lo, hi)):
             return None
         return signature, codegen
     return tile
@@ -320,7 +295,7 @@ def _depthwise_3x3(lanes: int):
         """``depthwise_3x3(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: a vector of
         channels of ``n`` pixels along an output row of a 3x3 depthwise convolution, bias and fused activation
         included. Addresses and byte steps are int64, ``lo`` and ``hi`` floats."""
-        if not _typed((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
+        if not typed_args((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 10, types.float32, types.float32),
                 _codegen(lambda module, fn_name: _define_depthwise(module, fn_name, lanes), name, 10))
@@ -394,7 +369,7 @@ def _depthwise_taps(lanes: int):
         """``depthwise_taps(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: a vector of channels of one
         output pixel of a depthwise window given as its taps inside the image (edges, any window size);
         addresses, counts and byte offsets int64, ``lo`` and ``hi`` floats."""
-        if not _typed((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
+        if not typed_args((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 7, types.float32, types.float32),
                 _codegen(lambda module, fn_name: _define_depthwise_taps(module, fn_name, lanes), name, 7))
@@ -428,7 +403,7 @@ def _max_taps(lanes: int):
         """``max_taps(out, x, n_taps, x_offsets, lo, hi)``: a vector of channels of one max-pooled pixel over the
         window's taps given as byte offsets (an int64 array's address) from ``x``; addresses and counts int64,
         ``lo`` and ``hi`` floats (the fused activation's range)."""
-        if not _typed((out, x, n_taps, x_offsets), (lo, hi)):
+        if not typed_args((out, x, n_taps, x_offsets), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 4, types.float32, types.float32),
                 _codegen(lambda module, fn_name: _define_max_taps(module, fn_name, lanes), name, 4))
@@ -468,7 +443,7 @@ def _mean_taps(squares: bool, lanes: int):
         """``(out, x, n_taps, x_offsets, count, lo, hi)``: a vector of channels of one average (L2) pooled pixel over the
         window's taps given as byte offsets from ``x``, ``count`` of them (a float); addresses and counts
         int64, ``lo`` and ``hi`` floats (the fused activation's range)."""
-        if not _typed((out, x, n_taps, x_offsets), (count, lo, hi)):
+        if not typed_args((out, x, n_taps, x_offsets), (count, lo, hi)):
             return None
         return (types.void(*(types.int64,) * 4, types.float32, types.float32, types.float32),
                 _codegen(lambda module, fn_name: _define_mean_taps(module, fn_name, squares, lanes), name, 4))

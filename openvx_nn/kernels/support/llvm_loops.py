@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
+from numba import types
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -112,3 +114,28 @@ def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: 
             acc_t[r][v].add_incoming(acc_i[r][v], t_next)
             acc_i[r][v].add_incoming(acc_t[r][v], t_body)
             acc_i[r][v].add_incoming(new[r][v], i_body)
+
+
+def masked_lanes(module: ir.Module, vec: ir.VectorType):
+    """(load, store, mask) for the lanes of a vector up to a count: ``load(b, address, mask)`` (zeros elsewhere),
+    ``store(b, value, address, mask)``, ``mask(b, n)`` (lanes ``< n``, an i64; none for ``n <= 0``), on LLVM's
+    masked intrinsics (AVX-512's mask registers; ``vmaskmov`` on AVX2)."""
+    flags = ir.VectorType(ir.IntType(1), vec.count)
+    vecp = vec.as_pointer()
+    pointer = "p0" if llvm_version_info[0] >= 17 else f"p0v{vec.count}f32"  # opaque pointers from LLVM 17
+    load = module.declare_intrinsic(f"llvm.masked.load.v{vec.count}f32.{pointer}",
+                                    fnty=ir.FunctionType(vec, [vecp, I32, flags, vec]))
+    store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}f32.{pointer}",
+                                     fnty=ir.FunctionType(ir.VoidType(), [vec, vecp, I32, flags]))
+    counts = ir.VectorType(I64, vec.count)
+    lanes = ir.Constant(counts, list(range(vec.count)))
+
+    def mask(b: ir.IRBuilder, n):
+        return b.icmp_signed("<", lanes, splat(b, n, counts))
+    return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), ir.Constant(I32, 4), m, ir.Constant(vec, None)]),
+            lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), ir.Constant(I32, 4), m]), mask)
+
+
+def typed_args(ints: tuple, floats: tuple = ()) -> bool:
+    """Whether an intrinsic's numba argument types are integers (``ints``) and floats (``floats``)."""
+    return all(isinstance(a, types.Integer) for a in ints) and all(isinstance(a, types.Float) for a in floats)
