@@ -4,8 +4,9 @@ kernels, always), through the Pythonic API, against plain NumPy float64 referenc
 extension's text; each graph must run in the native plan, and give the same bits on the Python path.
 
 Convolution and fully connected sum in float32, so they are held to ``1e-5`` of the sum of the magnitudes of
-their terms (products and bias) -- the float64 reference's own scale. Pooling keeps the generic kernels'
-arithmetic (max exact, average a float64 sum in window order), so it is held to the reference's bits.
+their terms (products and bias) -- the float64 reference's own scale. Pooling runs on the plane kernel CoreML's
+max pool shares: max exact (the reference's bits), average a float32 sum held to 1e-5 of the mean of its
+terms' magnitudes.
 """
 from __future__ import annotations
 
@@ -312,9 +313,10 @@ def _largest(values):
     return best
 
 
+@pytest.mark.usefixtures("float_sums")
 @pytest.mark.parametrize("kind", ["max", "avg"])
 @pytest.mark.parametrize("seed", range(3))
-def test_float32_pooling_on_planes_gives_the_references_bits_natively(kind, seed):
+def test_float32_pooling_on_planes_matches_the_reference_natively(kind, seed):
     rng = np.random.default_rng([4020, seed, kind == "max"])
     for _ in range(4):
         size = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
@@ -333,8 +335,25 @@ def test_float32_pooling_on_planes_gives_the_references_bits_natively(kind, seed
             python, native = _python_then_native(ctx, g, out)
             expected = _reference_pooling(x.numpy(), out_wh, kind == "max", size, pad, stride)
             assert python.tobytes() == native.tobytes()
-            assert native.view(np.uint32).tolist() == expected.view(np.uint32).tolist(), \
-                (shape, size, pad, stride, out_wh)
+            if kind == "max":
+                assert native.view(np.uint32).tolist() == expected.view(np.uint32).tolist(), \
+                    (shape, size, pad, stride, out_wh)
+            else:
+                magnitude = _reference_pooling(np.abs(x.numpy()), out_wh, False, size, pad, stride)
+                _assert_close(native, expected.astype(np.float64), magnitude.astype(np.float64))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_float32_average_pooling_with_exact_sums_gives_the_references_bits(monkeypatch, seed):
+    monkeypatch.setenv("OPENVX_NN_F32_SUMS", "float64")
+    rng = np.random.default_rng([4021, seed])
+    with Context() as ctx, ctx.graph() as g:
+        x = ctx.tensor(_values(rng, (13, 9, 5, 2)))
+        out = ctx.tensor(shape=(7, 5, 5, 2), dtype=np.float32)
+        g.pooling(x, out, kind="avg", size=(3, 3), padding=(1, 1), ds_rounding="floor")
+        python, native = _python_then_native(ctx, g, out)
+        expected = _reference_pooling(x.numpy(), (7, 5), False, (3, 3), (1, 1), (2, 2))
+        assert python.tobytes() == native.tobytes() == expected.tobytes()
 
 
 @pytest.mark.usefixtures("float_sums")

@@ -177,3 +177,27 @@ def assert_float32_sums(actual: np.ndarray, expected: np.ndarray, magnitude: np.
     assert bad.size == 0, (f"{len(bad)} of {actual.size} elements beyond {FLOAT32_SUMS} of their terms' magnitude; "
                            f"first at {tuple(bad[0])}: got {actual[tuple(bad[0])]!r}, expected "
                            f"{expected[tuple(bad[0])]!r}, magnitude {magnitude[tuple(bad[0])]!r}")
+
+
+SUBNORMAL_STEP = 2.0 ** -149
+"""The smallest float32 step: the float32 means may lose a few where subnormal inputs are scaled."""
+
+
+def assert_float32_means(actual: np.ndarray, expected: np.ndarray, magnitude: np.ndarray, count: int) -> None:
+    """float32 means of float32 sums (the pooling kernel's average): where the exact mean ``expected`` is not
+    finite, the same value (NaN where it is NaN); elsewhere within ``FLOAT32_SUMS`` times ``magnitude`` (the mean
+    of the terms' absolute values) plus ``count`` subnormal steps (``count`` the terms of a window)."""
+    assert actual.dtype == expected.dtype == np.float32, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape == magnitude.shape, (actual.shape, expected.shape, magnitude.shape)
+    finite = np.isfinite(expected)
+    same = np.where(np.isnan(expected), np.isnan(actual), actual == expected)
+    bad_special = np.argwhere(~finite & ~same)
+    assert bad_special.size == 0, (f"first at {tuple(bad_special[0])}: got {actual[tuple(bad_special[0])]!r}, "
+                                   f"expected {expected[tuple(bad_special[0])]!r}")
+    with np.errstate(invalid="ignore"):
+        error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    bound = FLOAT32_SUMS * magnitude.astype(np.float64) + count * SUBNORMAL_STEP
+    bad = np.argwhere(finite & ~(error <= bound))
+    assert bad.size == 0, (f"{len(bad)} of {actual.size} means beyond {FLOAT32_SUMS} of their terms' magnitude; "
+                           f"first at {tuple(bad[0])}: got {actual[tuple(bad[0])]!r}, expected "
+                           f"{expected[tuple(bad[0])]!r}, magnitude {magnitude[tuple(bad[0])]!r}")

@@ -2,6 +2,9 @@
 
 Layout: x [W, H, C, *batch] (3 to 6 dims), out [OW, OH, C, *batch]; the
 window of (ox, oy) starts at (ox * stride_x - pad_x, oy * stride_y - pad_y).
+Integers and maxima are bit-exact; the float32 average is a float32 sum (within
+1e-5 of the window's magnitude of the exact mean), or the exact float64 one
+under ``OPENVX_NN_F32_SUMS=float64``.
 """
 from __future__ import annotations
 
@@ -19,12 +22,14 @@ from kernel_testing import (
     S8,
     U8,
     assert_bits_equal,
+    assert_float32_means,
     blank,
     placed,
     random_values,
 )
 from layer_references import pooling_ref
 
+from openvx_nn.kernels.openvx import float_layers
 from openvx_nn.kernels.openvx.pooling import PARALLEL_WORK, _round_mean, pooling
 
 SEEDS = range(16)
@@ -54,6 +59,17 @@ def window_args(size, pad, stride) -> tuple[int, ...]:
     return size[0], size[1], pad[0], pad[1], stride[0], stride[1]
 
 
+def assert_pooled(out, x, out_shape, fmt, max_pool, *args) -> None:
+    """``out`` is the reference's pooling of ``x``: the same bits, except a float32 average on float32 sums
+    (the default), which must lie within their bound of the exact mean."""
+    expected = pooling_ref(x, out_shape, fmt, max_pool, *args)
+    if fmt.is_float and not max_pool and float_layers.chosen():
+        magnitude = pooling_ref(np.abs(x), out_shape, fmt, False, *args)
+        assert_float32_means(out, expected, magnitude, args[0] * args[1])
+    else:
+        assert_bits_equal(out, expected)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
@@ -64,7 +80,19 @@ def test_pooling_matches_reference(fmt, max_pool, seed):
     out = blank(rng, out_shape, fmt.dtype, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
     args = window_args(size, pad, stride)
     pooling(x, out, max_pool, *args, parallel=bool(rng.integers(2)))
-    assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, *args))
+    assert_pooled(out, x, out_shape, fmt, max_pool, *args)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_float32_average_with_exact_sums_gives_the_references_bits(monkeypatch, seed):
+    monkeypatch.setenv(float_layers.SUMS_ENV, "float64")
+    rng = np.random.default_rng([59, seed])
+    shape, out_shape, size, pad, stride = random_config(rng)
+    x = placed(rng, random_values(rng, F32, shape, extremes=0.4))
+    out = blank(rng, out_shape, np.float32, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
+    args = window_args(size, pad, stride)
+    pooling(x, out, False, *args)
+    assert_bits_equal(out, pooling_ref(x, out_shape, F32, False, *args))
 
 
 @pytest.mark.parametrize("fmt", [U8, S8, Q78], ids=str)
@@ -120,7 +148,7 @@ def test_extreme_inputs_stay_in_range_and_padding_takes_no_part_in_max(fmt):
         for max_pool in KINDS:
             out = blank(rng, out_shape, fmt.dtype, "f")
             pooling(x, out, max_pool, 3, 3, 2, 1, 1, 2)  # windows hang into padding on every side
-            assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, 3, 3, 2, 1, 1, 2))
+            assert_pooled(out, x, out_shape, fmt, max_pool, 3, 3, 2, 1, 1, 2)
             if max_pool:
                 assert (out == np.array(value, fmt.dtype)).all()  # padding is not a zero candidate
             else:
@@ -195,7 +223,8 @@ def test_two_by_two_max_on_f_ordered_tensors_runs_on_planes_with_the_same_bits(f
         assert_bits_equal(out, expected)
 
 
-def test_float_average_sums_in_row_major_order():
+def test_float_average_with_exact_sums_sums_in_row_major_order(monkeypatch):
+    monkeypatch.setenv(float_layers.SUMS_ENV, "float64")
     # Row y = 0 first: 1e16 - 1e16 + 1 + 1 = 2. Column x = 0 first would lose a 1 to 1e16's ulp: 1e16 + 1 - 1e16 + 1.
     x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]
     out = np.zeros((1, 1, 1), np.float32)
@@ -203,6 +232,77 @@ def test_float_average_sums_in_row_major_order():
     assert out[0, 0, 0] == np.float32(0.5)
     column_first = ((float(x[0, 0, 0]) + float(x[0, 1, 0])) + float(x[1, 0, 0])) + float(x[1, 1, 0])
     assert column_first / 4 != 0.5
+
+
+def test_float32_average_sums_each_window_column_first():
+    # float32 sums (the default): each window column top to bottom, then the columns left to right. Column x = 0
+    # is 1e16 + 1 = 1e16 (the 1 is below 1e16's ulp), column x = 1 likewise -1e16: the mean is 0, where row-major
+    # order gives 0.5 -- both within the bound of the sum of magnitudes.
+    x = np.array([[1e16, 1.0], [-1e16, 1.0]], np.float32)[:, :, None]  # x[px, py, c]
+    out = np.ones((1, 1, 1), np.float32)
+    pooling(x, out, False, 2, 2, 0, 0, 1, 1)
+    assert out[0, 0, 0] == 0.0 and pooling_ref(x, (1, 1, 1), F32, False, 2, 2, 0, 0, 1, 1)[0, 0, 0] == 0.5
+    assert_pooled(out, x, (1, 1, 1), F32, False, 2, 2, 0, 0, 1, 1)
+
+
+def _wide_case(rng: np.random.Generator):
+    """A float32 layer on OpenVX's own (F-ordered) tensors: rows up to 140 wide (several vector steps, masked
+    tails), windows 1 to 7 (some the whole plane), strides 1 to 4 (4: split by column phase), padding below the
+    window, the output sizes of both roundings and one more; channels 1, odd or many, sometimes a batch."""
+    size = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+    pad = int(rng.integers(0, size[0])), int(rng.integers(0, size[1]))
+    stride = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    shape = (max(int(rng.integers(1, 141)), size[0] - 2 * pad[0]), max(int(rng.integers(1, 13)), size[1] - 2 * pad[1]),
+             int(rng.choice([1, 3, 5, 17])), *((2,) if rng.integers(3) == 0 else ()))
+    out_shape = (out_size(rng, shape[0], size[0], pad[0], stride[0]),
+                 out_size(rng, shape[1], size[1], pad[1], stride[1]), *shape[2:])
+    return shape, out_shape, window_args(size, pad, stride)
+
+
+def _with_edge_values(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    flat = x.reshape(-1, order="F")
+    for value in (np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0e38, -3.0e38, 1e-45):
+        flat[rng.integers(0, flat.size, max(1, flat.size // 200))] = value
+    return x
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
+def test_float32_planes_match_the_reference_on_wide_rows_and_edge_values(max_pool, seed):
+    # NaN: a max window holding one pools to NaN; an average too (and +inf beside -inf). +0.0 beats -0.0.
+    from openvx_nn.kernels.openvx import pooling as module
+    from openvx_nn.kernels.support import native
+    rng = np.random.default_rng([60, max_pool, seed])
+    shape, out_shape, args = _wide_case(rng)
+    x = np.asfortranarray(random_values(rng, F32, shape, extremes=0.3))
+    if seed % 2:
+        x = _with_edge_values(rng, x)
+    out = np.full(out_shape, 7.0, np.float32, order="F")
+    module.prepare(x, out, max_pool, *args)()
+    assert_pooled(out, x, out_shape, F32, max_pool, *args)
+    python = out.copy(order="F")
+    out[...] = 7.0
+    assert native.run(module.native_entry(x, out, max_pool, *args)) == 0
+    assert out.tobytes(order="F") == python.tobytes(order="F")
+
+
+@pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
+def test_global_pooling_of_a_resnet_head_matches_the_reference(max_pool):
+    rng = np.random.default_rng([61, max_pool])
+    x = np.asfortranarray(random_values(rng, F32, (7, 7, 512, 1)))
+    out = np.zeros((1, 1, 512, 1), np.float32, order="F")
+    pooling(x, out, max_pool, 7, 7, 0, 0, 1, 1)
+    assert_pooled(out, x, (1, 1, 512, 1), F32, max_pool, 7, 7, 0, 0, 1, 1)
+
+
+def test_float32_average_of_huge_values_does_not_overflow():
+    # the mean of finite values is finite: the float32 sums scale their terms by a power of two first
+    x = np.full((3, 3, 2), 3.0e38, np.float32)
+    x[:, :, 1] = -3.0e38
+    out = np.zeros((1, 1, 2), np.float32)
+    pooling(x, out, False, 3, 3, 0, 0, 1, 1)
+    assert np.isfinite(out).all()
+    assert_pooled(out, x, (1, 1, 2), F32, False, 3, 3, 0, 0, 1, 1)
 
 
 @pytest.mark.parametrize("fmt, max_pool", [(U8, True), (Q78, False), (F32, True), (F32, False)],
@@ -214,7 +314,7 @@ def test_large_input_uses_the_thread_pool_and_stays_exact(fmt, max_pool):
     assert np.prod(out_shape) * 8 * 8 >= PARALLEL_WORK  # parallel=None picks the thread pool
     out = blank(rng, out_shape, fmt.dtype, "step")
     pooling(x, out, max_pool, 8, 8, 1, 0, 2, 2)
-    assert_bits_equal(out, pooling_ref(x, out_shape, fmt, max_pool, 8, 8, 1, 0, 2, 2))
+    assert_pooled(out, x, out_shape, fmt, max_pool, 8, 8, 1, 0, 2, 2)
 
 
 def test_output_overlapping_the_input_reads_the_input_first():

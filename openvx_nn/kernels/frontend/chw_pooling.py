@@ -1,17 +1,25 @@
-"""Float32 max pooling of CoreML on channel-major planes, any window, stride and padding.
-
-The OpenVX pooling layer (``kernels/openvx/pooling.py``) walks six-dimensional strided views and cannot take a
-stride the layer's sizes do not imply; CoreML's ``pooling`` (max, not global) runs here instead on the
-C-contiguous NCHW view of its tensors: per output row the window's rows are reduced column by column over
-the contiguous input rows (the pass that vectorizes), then each output takes the maximum of its window's
-columns.
+"""Float32 max and average pooling on channel-major planes, any window, stride and padding: the one pooling
+kernel of CoreML's max pool and of the OpenVX pooling layer on float32 (``openvx/pooling.py``).
 
 Windows. Output ``(oy, ox)`` covers input rows ``oy * sy - top ..`` and columns ``ox * sx - left ..`` (``kh`` x
-``kw``); positions off the input are left out (CoreML pads a max pool with the lowest value, which never wins
-over an input); a window with no input position gives the lowest float32 (what that padding would give).
-Values compare as ``window_max.larger`` defines (NaN wins, +0.0 over -0.0), so the result is the window's
-exact maximum, independent of the order of visits; here written without branches (``_larger``), so the
-row pass vectorizes.
+``kw``); positions off the input are left out; a window with no input position gives ``empty`` (CoreML: the
+lowest float32, what its padding would give; OpenVX: 0.0).
+
+Passes. Per plane, two passes along contiguous memory (``window_runs``): down the window's rows for every input
+column of every output row (one call for the rows whose windows lie inside the plane, one per edge row), then
+across the window's columns for every output whose window lies inside the row (one call for the whole plane;
+stride 2 reads every other value in vector lanes, larger strides read the rows split by column phase). The few
+outputs of windows the row's edges cut are reduced by plain loops, in the same order.
+
+Max. Values compare as ``window_max.larger`` defines (IEEE ``maximum``: NaN wins, +0.0 over -0.0), so the
+result is the window's exact maximum whatever the order of visits.
+
+Average. Divided by the whole window ``kh * kw`` (OpenVX counts the padding as zeros). The sum is float32, of the
+values times ``2**-k``, the smallest power of two with ``2**k >= kh * kw`` (exact for every normal float, and no
+partial sum can overflow: the mean of finite values is finite): each window column's values top to bottom from
++0.0, then those column sums left to right from +0.0, then divided by ``float32(kh * kw * 2**-k)``. Each output
+is within ``(kh + kw) * 2**-24`` of its window's sum of magnitudes over ``kh * kw`` (the layers promise 1e-5 of
+it), plus ``kh * kw * 2**-148`` where subnormal values lose bits in the scaling.
 """
 from __future__ import annotations
 
@@ -21,6 +29,17 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit
+from .window_runs import (
+    LANES,
+    max_runs,
+    max_runs_2,
+    max_runs_short,
+    max_runs_short_2,
+    sum_runs,
+    sum_runs_2,
+    sum_runs_short,
+    sum_runs_short_2,
+)
 
 LOWEST = np.float32(np.finfo(np.float32).min)
 
@@ -28,79 +47,158 @@ LOWEST = np.float32(np.finfo(np.float32).min)
 @jit.kernel
 def _larger(m, v):
     """``window_max.larger(m, v)`` as one select: keep ``m`` when it is larger, NaN, or equal to ``v`` unless
-    ``v`` is the +0.0 beside a -0.0 (bitwise ``|`` and ``&``: no branch to stop the vectorizer)."""
+    ``v`` is the +0.0 beside a -0.0."""
     keep = (m > v) | math.isnan(m) | ((m == v) & (math.copysign(1.0, v) < 0.0))
     return m if keep else v
 
 
 @jit.kernel
-def phases(line, ph, sx):
-    """``ph[s, j] = line[j * sx + s]`` (``ph`` has at least ``min(sx, width)`` rows): a row split by column phase,
-    so that a window column ``kx`` of every output of a row (input column ``ox * sx + kx - left``) is one contiguous
-    run ``ph[s, ox + q:]`` (the pass vectorizes)."""
-    width = line.shape[0]
-    for s in range(min(sx, width)):  # a column inside the row has its phase below the width
-        for j in range((width - s + sx - 1) // sx):
-            ph[s, j] = line[j * sx + s]
+def window_span(start, stride, size, extent, n_out):
+    """``[lo, hi)``: the outputs ``o < n_out`` whose window ``o * stride + start .. + size - 1`` lies wholly inside
+    ``[0, extent)`` (``hi >= lo``). With ``size`` 1 it is where one window column (row) reads inside."""
+    lo = min(n_out, max(0, (stride - 1 - start) // stride))
+    hi = min(n_out, (extent - size - start) // stride + 1) if extent - size - start >= 0 else 0
+    return lo, max(lo, hi)
 
 
 @jit.kernel
-def max_planes(x, out, kh, kw, sy, sx, top, left, empty, p0, p1):
-    """Planes ``[p0, p1)`` of ``out[p]`` = the window maxima of ``x[p]`` (module doc), C-contiguous ``[P, H, W]``
-    float32; a window with no input position gives ``empty``. Planes are independent: threads may share them.
-    Per output row: the window's rows reduced column by column, then, window column by window column, every
-    output of the row at once from the phases of that reduction (``phases``)."""
+def _runs(maximum, stride, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
+    """One ``window_runs`` call: max, or sum of the values times ``scale`` divided by ``divisor``; stride 1 or 2;
+    runs of one vector or less on the one-vector steps."""
+    short = n <= LANES
+    if maximum:
+        if stride == 2:
+            if short:
+                max_runs_short_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+            else:
+                max_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+        elif short:
+            max_runs_short(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+        else:
+            max_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+    elif stride == 2:
+        if short:
+            sum_runs_short_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+        else:
+            sum_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+    elif short:
+        sum_runs_short(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+    else:
+        sum_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+
+
+GROUP_VALUES = 8192
+"""Planes are pooled in groups whose window-row reductions fill about this many float32 (32 KiB: they stay in
+the first-level cache between the two passes); a plane of one output row (a global pool) is one row of a group,
+so 512 planes of ResNet's 7x7 head take two calls, not a thousand."""
+
+
+@jit.kernel
+def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
+    """Planes ``[p0, p1)`` of ``out[p]`` = the window maxima (``average``: means) of ``x[p]`` (module doc),
+    C-contiguous ``[P, H, W]`` float32; a window with no input position gives ``empty``. Planes are independent:
+    threads may share them."""
     height, width = x.shape[1], x.shape[2]
     out_h, out_w = out.shape[1], out.shape[2]
-    column = np.empty(width, np.float32)
-    ph = np.empty((min(sx, width), (width + sx - 1) // sx), np.float32)
-    acc = np.empty(out_w, np.float32)
-    lowest = np.float32(-np.inf)
-    for p in range(p0, p1):
-        plane, dst = x[p], out[p]
-        for oy in range(out_h):
-            row = dst[oy]
-            y0 = oy * sy - top
-            y1 = min(y0 + kh, height)
-            y0 = max(y0, 0)
-            if y0 >= y1:
-                for ox in range(out_w):
-                    row[ox] = empty
-                continue
-            first = plane[y0]
-            for i in range(width):
-                column[i] = first[i]
-            for y in range(y0 + 1, y1):
-                line = plane[y]
-                for i in range(width):
-                    column[i] = _larger(column[i], line[i])
-            phases(column, ph, sx)
-            for ox in range(out_w):
-                acc[ox] = lowest
-            for kx in range(kw):
-                shift = kx - left  # output ox reads column ox * sx + shift: inside for ox in [lo, hi)
-                lo = 0 if shift >= 0 else (sx - 1 - shift) // sx
-                hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
-                if lo >= hi:
+    maximum = not average
+    n_ph = (width + sx - 1) // sx
+    split = sx > 2  # read by column phase: row of phases s * n_ph + j = column j * sx + s
+    line = min(sx, width) * n_ph if split else width
+    group = max(1, min(p1 - p0, GROUP_VALUES // max(1, out_h * line)))
+    # per output row, the window rows' reduction per column (rows of windows wholly off the plane are never
+    # written: the second pass reads them, and their outputs are filled after it)
+    column = np.empty((group * out_h, width), np.float32)
+    phases = np.empty((group * out_h if split else 1, line), np.float32)
+    rows, taps = np.empty(kh, np.int64), np.empty(kw, np.int64)
+    for k in range(kh):
+        rows[k] = 4 * k * width
+    for k in range(kw):
+        shift = k - left
+        taps[k] = 4 * ((shift % sx) * n_ph + shift // sx if split else shift)
+    oa, ob = window_span(-top, sy, kh, height, out_h)  # output rows whose windows lie inside the plane
+    c0 = min(out_w, max(0, (left - kw + sx) // sx))  # outputs whose windows meet the row: [c0, c1)
+    c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
+    a, b = window_span(-left, sx, kw, width, out_w)  # of those, the ones whose windows lie inside it: [a, b)
+    a = min(max(a, c0), c1)
+    b = min(max(b, a), c1)
+    r0 = min(out_h, max(0, (top - kh + sy) // sy))  # output rows whose windows meet the plane: [r0, r1)
+    r1 = max(r0, min(out_h, (height - 1 + top) // sy + 1))
+    edges = a > c0 or b < c1 or c0 > 0 or c1 < out_w or r0 > 0 or r1 < out_h  # outputs the runs do not give
+    fill = np.float32(0.0) if average else empty
+    # average: the values times 2**-k (exact for normal floats) with 2**k >= kh * kw, so no sum overflows, and the
+    # sum divided by kh * kw * 2**-k (in (0.5, 1]) at the end
+    area = kh * kw
+    k = 0
+    while (1 << k) < area:
+        k += 1
+    scale, divisor, one = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k), np.float32(1.0)
+    x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
+    col_at, ph_at = np.int64(column.ctypes.data), np.int64(phases.ctypes.data)
+    rows_at, taps_at = np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
+    src_at, src_stride = (ph_at + 4 * a, 4 * line) if split else (col_at + 4 * a * sx, 4 * width)
+    plane_size = height * width
+    for g0 in range(p0, p1, group):
+        n = min(p1, g0 + group) - g0
+        if out_h == 1 and oa == 0 and ob == 1:  # one output row a plane, inside it: every plane's in one call
+            _runs(maximum, 1, col_at, x_at + 4 * (g0 * plane_size - top * width), rows_at, kh, width, n, 4 * width,
+                  4 * plane_size, scale, one)
+        else:
+            for q in range(n):
+                plane_at, col_q = x_at + 4 * (g0 + q) * plane_size, col_at + 4 * q * out_h * width
+                if ob > oa:
+                    _runs(maximum, 1, col_q + 4 * oa * width, plane_at + 4 * (oa * sy - top) * width, rows_at, kh,
+                          width, ob - oa, 4 * width, 4 * sy * width, scale, one)
+                for oy in range(r0, r1):
+                    if oa <= oy < ob:
+                        continue
+                    y0 = oy * sy - top
+                    ya, yb = max(y0, 0), min(y0 + kh, height)
+                    _runs(maximum, 1, col_q + 4 * oy * width, plane_at + 4 * ya * width, rows_at, yb - ya, width, 1,
+                          0, 0, scale, one)
+        if split:
+            for r in range(n * out_h):
+                for s in range(min(sx, width)):
+                    for j in range((width - s + sx - 1) // sx):
+                        phases[r, s * n_ph + j] = column[r, j * sx + s]
+        if b > a:
+            _runs(maximum, 1 if split else sx, out_at + 4 * (g0 * out_h * out_w + a), src_at, taps_at, kw, b - a,
+                  n * out_h, 4 * out_w, src_stride, one, divisor)
+        if not edges:
+            continue
+        for q in range(n):
+            p = g0 + q
+            for oy in range(out_h):
+                r = q * out_h + oy
+                if not r0 <= oy < r1:
+                    for ox in range(out_w):
+                        out[p, oy, ox] = fill
                     continue
-                run = ph[shift % sx, lo + shift // sx:hi + shift // sx]
-                part = acc[lo:hi]
-                for j in range(hi - lo):
-                    part[j] = _larger(part[j], run[j])
-            for ox in range(out_w):
-                x0 = ox * sx - left
-                if min(x0 + kw, width) <= max(x0, 0):
-                    row[ox] = empty
-                else:
-                    row[ox] = acc[ox]
+                for ox in range(c0):
+                    out[p, oy, ox] = fill
+                for ox in range(c1, out_w):
+                    out[p, oy, ox] = fill
+                for edge in range(2):
+                    for ox in range(c0, a) if edge == 0 else range(b, c1):
+                        xs = ox * sx - left
+                        xa, xb = max(xs, 0), min(xs + kw, width)
+                        if average:
+                            total = np.float32(0.0)
+                            for i in range(xa, xb):
+                                total += column[r, i]
+                            out[p, oy, ox] = total / divisor
+                        else:
+                            m = column[r, xa]
+                            for i in range(xa + 1, xb):
+                                m = _larger(m, column[r, i])
+                            out[p, oy, ox] = m
 
 
 def _max_pool(x, out, kh, kw, sy, sx, top, left):
     """``out[n, c]`` = the window maxima of ``x[n, c]`` (module doc); C-contiguous NCHW float32."""
     lowest = np.float32(-3.4028234663852886e38)
     n_planes = x.shape[0] * x.shape[1]
-    max_planes(x.reshape(n_planes, x.shape[2], x.shape[3]), out.reshape(n_planes, out.shape[2], out.shape[3]),
-               kh, kw, sy, sx, top, left, lowest, 0, n_planes)
+    pool_planes(x.reshape(n_planes, x.shape[2], x.shape[3]), out.reshape(n_planes, out.shape[2], out.shape[3]),
+                False, kh, kw, sy, sx, top, left, lowest, 0, n_planes)
 
 
 _MAX_POOL = jit.kernel(_max_pool)

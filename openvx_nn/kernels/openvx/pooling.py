@@ -22,17 +22,18 @@ saturation is ever needed. Exactness bound: a window holds at most
 output widths and heights of ``2**31`` or more, which keeps window bounds
 inside int64 and the area below ``2**62``, and the sum, at most
 ``W * H * 2**15``, is below ``2**62`` for any input with fewer than ``2**47``
-elements per plane. float32: float64 sum from 0.0 in row-major window order
-(rows ``y`` outer, columns ``x`` inner, padded positions skipped: adding 0.0 to
-a sum that starts at +0.0 changes nothing), divided by
-``float64(size_x * size_y)``, cast to float32 once.
+elements per plane.
+
+float32. Max and average run on the plane kernel of ``frontend.chw_pooling`` (the one CoreML's max pool runs
+on), its planes shared with the engine's helper threads, with a native entry that shares them too; tensors
+whose memory is not OpenVX's own order (C-ordered planes ``[plane, H, W]``) are copied into planes and back. The
+average's sum is float32 in the order ``chw_pooling`` states (each window column top to bottom, then the
+columns left to right, then divided by ``size_x * size_y``): within 1e-5 of the window's sum of magnitudes over
+its area. With ``$OPENVX_NN_F32_SUMS`` set to ``float64`` (``float_layers.chosen``) the average keeps the exact
+route instead: the float64 sum from 0.0 in row-major window order (rows outer, columns inner, padded positions
+skipped), divided by ``float64(size_x * size_y)``, cast to float32 once. Maxima are exact on every route.
 
 Same fixed point position in and out: pooling never rescales.
-
-float32 tensors whose memory is OpenVX's own order (the C-ordered planes ``[plane, H, W]``) run on plane
-kernels shared with the engine's helper threads, with a native entry that shares them too (``_float_planes``):
-max on CoreML's max pool (``chw_pooling.max_planes``, the same comparisons), average in the order above, so
-the results are the same bits as on the generic kernels.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import RANK, detach
+from . import float_layers
 from .matmul import PARALLEL_WORK
 from .window_max import larger
 
@@ -252,10 +254,12 @@ def pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
             stride_x: int, stride_y: int, *, parallel: bool | None = None) -> None:
     """Max (``max_pool``) or average pooling of ``x`` ``[W, H, C, *batch]`` into ``out`` ``[OW, OH, C, *batch]``.
 
-    Windows and arithmetic as in the module doc; in place. ``parallel``: None
-    spreads the planes over the thread pool from ``PARALLEL_WORK`` window
-    elements on (when another thread's parallel kernel holds it, the serial
-    kernel runs); the result is the same either way. Raises ValueError for
+    Windows and arithmetic as in the module doc; in place. ``parallel`` (the
+    integer and exact float64 kernels): None spreads the planes over the thread
+    pool from ``PARALLEL_WORK`` window elements on (when another thread's
+    parallel kernel holds it, the serial kernel runs); the result is the same
+    either way. float32 on the plane kernel shares its planes with the engine's
+    helpers by the layer's size, whatever ``parallel`` says. Raises ValueError for
     ranks outside 3..6, planes that differ between ``x`` and ``out``, mixed
     or unsupported dtypes, sizes or strides below 1, negative padding, and
     sizes, strides, paddings or output widths or heights of ``2**31`` or more.
@@ -283,9 +287,8 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
         return _nothing
-    planes = _float_operands(x, out) if parallel is None else None
-    if planes is not None:
-        return _bind_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
+    if _on_planes(out, max_pool):
+        return _bind_float(x, out, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if parallel is None:
         planes = out.size // (out.shape[0] * out.shape[1])
@@ -312,52 +315,9 @@ def _nothing() -> None:
 
 # -- float32 on planes, shared with the helpers (module doc) ---------------------------------------------
 @kernel
-def _average_planes(x, out, kh, kw, sy, sx, top, left, p0, p1):
-    """Planes ``[p0, p1)`` of the float32 average pool of ``x`` into ``out`` (C-contiguous ``[P, H, W]``): per output
-    the float64 sum from 0.0 over the window's positions inside the input, rows outer, columns inner (the module
-    doc's order), divided by ``float64(kh * kw)``, cast once. A whole output row of sums at a time: per window row
-    and column every output's term at once, read from the row's phases (``chw_pooling.phases``) so the pass runs
-    along contiguous memory."""
-    height, width = x.shape[1], x.shape[2]
-    out_h, out_w = out.shape[1], out.shape[2]
-    area = np.float64(kh * kw)
-    acc = np.empty(out_w, np.float64)
-    wide = np.empty(width, np.float64)
-    ph = np.empty((min(sx, width), (width + sx - 1) // sx), np.float64)
-    for p in range(p0, p1):
-        plane, dst = x[p], out[p]
-        for oy in range(out_h):
-            for ox in range(out_w):
-                acc[ox] = 0.0
-            y0 = oy * sy - top
-            y1 = min(y0 + kh, height)
-            for y in range(max(y0, 0), y1):
-                line = plane[y]
-                for i in range(width):
-                    wide[i] = np.float64(line[i])
-                chw_pooling.phases(wide, ph, sx)
-                for kx in range(kw):
-                    shift = kx - left  # output ox reads column ox * sx + shift: inside for ox in [lo, hi)
-                    lo = 0 if shift >= 0 else (sx - 1 - shift) // sx
-                    hi = min(out_w, (width - 1 - shift) // sx + 1) if width - 1 - shift >= 0 else 0
-                    if lo >= hi:
-                        continue
-                    run = ph[shift % sx, lo + shift // sx:hi + shift // sx]
-                    part = acc[lo:hi]
-                    for j in range(hi - lo):
-                        part[j] += run[j]
-            row = dst[oy]
-            for ox in range(out_w):
-                row[ox] = np.float32(acc[ox] / area)
-
-
-@kernel
 def _float_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
     """Planes ``[p0, p1)`` of the float32 pool (max: empty windows give 0.0, as ``_max_pool``)."""
-    if average:
-        _average_planes(x, out, kh, kw, sy, sx, top, left, p0, p1)
-    else:
-        chw_pooling.max_planes(x, out, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
+    chw_pooling.pool_planes(x, out, average, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
 
 
 _float_shares = chunk_driver(_float_planes)
@@ -371,13 +331,19 @@ def _float_planes_shared(x, out, average, kh, kw, sy, sx, top, left, n_planes, n
 _F3_IN = jit.types.Array(jit.types.float32, 3, "C", readonly=True)
 _F3_OUT = jit.types.Array(jit.types.float32, 3, "C")
 _FLOAT_TYPES = (_F3_IN, _F3_OUT, jit.BOOL, *(jit.INT,) * 6)
-COST_PER_TAP = 1
+COST_PER_TAP = 4
 """A window position's cost in a convolution multiply-add's time (the sharing thresholds weigh work in those)."""
+
+
+def _on_planes(out: np.ndarray, max_pool: bool) -> bool:
+    """Whether a float32 layer runs on the plane kernel: max always, average unless the exact float64 sums are
+    chosen (``$OPENVX_NN_F32_SUMS``)."""
+    return out.dtype == np.float32 and (max_pool or float_layers.chosen())
 
 
 def _float_operands(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(input planes read-only, output planes) of float32 ``x`` and ``out`` when both are OpenVX-ordered and
-    apart, else None (the generic kernels run)."""
+    apart, else None."""
     if out.dtype != np.float32 or x.dtype != np.float32 or x.size == 0 or out.size == 0:
         return None
     src, dst = _planes(x), _planes(out)
@@ -388,14 +354,40 @@ def _float_operands(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndar
     return src, dst
 
 
+def _plane_shape(a: np.ndarray) -> tuple[int, int, int]:
+    return (a.size // (a.shape[0] * a.shape[1]), a.shape[1], a.shape[0])
+
+
 def _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) -> tuple:
     return (not max_pool, int(size_y), int(size_x), int(stride_y), int(stride_x), int(pad_y), int(pad_x))
 
 
-def _bind_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> Callable[[], None]:
-    work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
-    return float_sharing.Rows(_float_planes, _float_planes_shared, (src, dst) + geometry, _FLOAT_TYPES, dst.shape[0],
-                              work)
+def _bind_float(x: np.ndarray, out: np.ndarray, geometry: tuple) -> Callable[[], None]:
+    """The float32 pool of ``x`` into ``out`` on planes, through plane copies of either when its memory is not
+    OpenVX's own order."""
+    src, dst = _planes(x), _planes(out)
+    staged_in = src is None
+    if staged_in:
+        src = np.empty(_plane_shape(x), np.float32)
+    else:
+        src = src.view()
+        src.flags.writeable = False
+    target = dst if dst is not None else np.empty(_plane_shape(out), np.float32)
+    work = target.size * geometry[1] * geometry[2] * COST_PER_TAP
+    rows = float_sharing.Rows(_float_planes, _float_planes_shared, (src, target) + geometry, _FLOAT_TYPES,
+                              target.shape[0], work)
+    if not staged_in and dst is not None:
+        return rows
+
+    def call() -> None:
+        if staged_in:
+            src.flags.writeable = True
+            src[...] = x.T.reshape(src.shape)
+            src.flags.writeable = False
+        rows()
+        if dst is None:
+            out.T[...] = target.reshape(out.T.shape)
+    return call
 
 
 _X, _OUT, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at(2)
@@ -501,8 +493,10 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
     found = _operands(x, out, max_pool, x, (size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     if found is None:
         return None
-    planes = _float_operands(x, out)
-    if planes is not None:
+    if _on_planes(out, max_pool):
+        planes = _float_operands(x, out)
+        if planes is None:  # strided views: the Python path copies them
+            return None
         return _native_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if kind == "max_2x2_planes":
