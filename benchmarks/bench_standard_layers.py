@@ -37,10 +37,14 @@ ROWS = [("conv 3x3 64->64 56x56", "conv", 56, 64, 64, 3, 1, 1),
         ("conv 11x11/4 3->96 227x227", "conv", 227, 3, 96, 11, 4, 0),
         ("FC 1280->1000", "fc", 1, 1280, 1000, 1, 1, 0),
         ("max pool 3x3/2 64ch 112x112", "max", 112, 64, 64, 3, 2, 0),
-        ("avg pool 3x3/2 64ch 112x112", "avg", 112, 64, 64, 3, 2, 0)]
+        ("avg pool 3x3/2 64ch 112x112", "avg", 112, 64, 64, 3, 2, 0),
+        ("max pool 2x2/2 64ch 112x112", "max", 112, 64, 64, 2, 2, 0),
+        ("avg pool 3x3/1 pad 1 256ch 35x35", "avg", 35, 256, 256, 3, 1, 1),
+        ("global avg pool 7x7 512ch", "global", 7, 512, 512, 7, 1, 0)]
 SMOKE = [("smoke conv 3x3 8->16 9x9", "conv", 9, 8, 16, 3, 1, 1), ("smoke FC 64->32", "fc", 1, 64, 32, 1, 1, 0),
          ("smoke max pool 3x3/2 8ch 9x9", "max", 9, 8, 8, 3, 2, 0),
-         ("smoke avg pool 3x3/2 8ch 9x9", "avg", 9, 8, 8, 3, 2, 0)]
+         ("smoke avg pool 3x3/2 8ch 9x9", "avg", 9, 8, 8, 3, 2, 0),
+         ("smoke global avg pool 3x3 8ch", "global", 3, 8, 8, 3, 1, 0)]
 
 
 def _out_side(size: int, k: int, stride: int, pad: int) -> int:
@@ -84,10 +88,15 @@ class Row:
                                            outputs, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
                 self.graph.convolution(self.x, np.asfortranarray(w.T), b, out=self.y, padding=(pad, pad))
             else:
-                op = "MaxPool" if kind == "max" else "AveragePool"
-                extra = {} if kind == "max" else {"count_include_pad": 1}
-                self.session = ort_session([helper.make_node(op, ["x"], ["y"], **attrs, **extra)], inputs, outputs, [])
-                self.graph.pooling(self.x, self.y, kind=kind, size=(k, k), padding=(pad, pad))
+                if kind == "global":  # ORT's own operator for a window of the whole plane
+                    node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
+                else:
+                    op = "MaxPool" if kind == "max" else "AveragePool"
+                    extra = {} if kind == "max" else {"count_include_pad": 1}
+                    node = helper.make_node(op, ["x"], ["y"], **attrs, **extra)
+                self.session = ort_session([node], inputs, outputs, [])
+                self.graph.pooling(self.x, self.y, kind="max" if kind == "max" else "avg", size=(k, k),
+                                   padding=(pad, pad))
         self.graph.verify()
 
     def ours(self) -> None:

@@ -95,4 +95,4 @@ def test_standard_layer_comparison_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| smoke")]
-    assert len(rows) == 4, result.stdout
+    assert len(rows) == 5, result.stdout
