@@ -286,6 +286,22 @@ def test_float32_planes_match_the_reference_on_wide_rows_and_edge_values(max_poo
     assert out.tobytes(order="F") == python.tobytes(order="F")
 
 
+@pytest.mark.parametrize("width, size, pad, stride", [(128, 2, 0, 2), (64, 3, 1, 1), (129, 3, 1, 2), (16, 3, 0, 1),
+                                                      (17, 1, 0, 1), (190, 5, 2, 3)])
+@pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
+def test_rows_of_whole_vector_steps_and_tails_match_the_reference(max_pool, width, size, pad, stride):
+    # the micro-kernels' steps are 64 values (16 at most: one vector): rows of exactly whole steps, one past, one
+    # short, a single vector; strides 1, 2 (even lanes of two loads) and 3 (column phases)
+    rng = np.random.default_rng([62, width, size, max_pool])
+    shape = (width, 7, 3)
+    out_shape = ((width + 2 * pad - size) // stride + 1, (7 + 2 * pad - size) // stride + 1, 3)
+    x = _with_edge_values(rng, np.asfortranarray(random_values(rng, F32, shape)))
+    out = np.zeros(out_shape, np.float32, order="F")
+    args = window_args((size, size), (pad, pad), (stride, stride))
+    pooling(x, out, max_pool, *args)
+    assert_pooled(out, x, out_shape, F32, max_pool, *args)
+
+
 @pytest.mark.parametrize("max_pool", KINDS, ids=["max", "average"])
 def test_global_pooling_of_a_resnet_head_matches_the_reference(max_pool):
     rng = np.random.default_rng([61, max_pool])

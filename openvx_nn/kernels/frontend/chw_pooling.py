@@ -5,11 +5,12 @@ Windows. Output ``(oy, ox)`` covers input rows ``oy * sy - top ..`` and columns 
 ``kw``); positions off the input are left out; a window with no input position gives ``empty`` (CoreML: the
 lowest float32, what its padding would give; OpenVX: 0.0).
 
-Passes. Per plane, two passes along contiguous memory (``window_runs``): down the window's rows for every input
-column of every output row (one call for the rows whose windows lie inside the plane, one per edge row), then
-across the window's columns for every output whose window lies inside the row (one call for the whole plane;
-stride 2 reads every other value in vector lanes, larger strides read the rows split by column phase). The few
-outputs of windows the row's edges cut are reduced by plain loops, in the same order.
+Passes. Per group of planes, two passes along contiguous memory (``window_runs``): down the window's rows for
+every input column of every output row (one call for the rows whose windows lie inside the plane, one per edge
+row), into rows bordered left and right by the reduction's identity (+0.0 for the sum, -inf for the maximum:
+neither changes a result, so a window the padding cuts reads the border as if it were not there), then across
+the window's columns for every output row of the group at once (stride 2 reads every other value in vector
+lanes, larger strides read the rows split by column phase).
 
 Max. Values compare as ``window_max.larger`` defines (IEEE ``maximum``: NaN wins, +0.0 over -0.0), so the
 result is the window's exact maximum whatever the order of visits.
@@ -23,7 +24,6 @@ it), plus ``kh * kw * 2**-148`` where subnormal values lose bits in the scaling.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -42,14 +42,6 @@ from .window_runs import (
 )
 
 LOWEST = np.float32(np.finfo(np.float32).min)
-
-
-@jit.kernel
-def _larger(m, v):
-    """``window_max.larger(m, v)`` as one select: keep ``m`` when it is larger, NaN, or equal to ``v`` unless
-    ``v`` is the +0.0 beside a -0.0."""
-    keep = (m > v) | math.isnan(m) | ((m == v) & (math.copysign(1.0, v) < 0.0))
-    return m if keep else v
 
 
 @jit.kernel
@@ -101,29 +93,33 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     height, width = x.shape[1], x.shape[2]
     out_h, out_w = out.shape[1], out.shape[2]
     maximum = not average
-    n_ph = (width + sx - 1) // sx
-    split = sx > 2  # read by column phase: row of phases s * n_ph + j = column j * sx + s
-    line = min(sx, width) * n_ph if split else width
+    c0 = min(out_w, max(0, (left - kw + sx) // sx))  # outputs whose windows meet the row: [c0, c1)
+    c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
+    r0 = min(out_h, max(0, (top - kh + sy) // sy))  # output rows whose windows meet the plane: [r0, r1)
+    r1 = max(r0, min(out_h, (height - 1 + top) // sy + 1))
+    oa, ob = window_span(-top, sy, kh, height, out_h)  # of those, the ones whose windows lie inside the plane
+    # The first pass writes each output row's reductions at [left, left + width) of a row bordered by what leaves
+    # a reduction as it is (+0.0 for a sum from +0.0, -inf for a maximum): every window meeting the row then lies
+    # inside the bordered row, and the second pass reads it whole.
+    span = max(width + left, (c1 - 1) * sx + kw) if c1 > c0 else width + left
+    split = sx > 2  # read by column phase: phase s * n_ph + j = bordered column j * sx + s
+    n_ph = (span + sx - 1) // sx
+    line = min(sx, span) * n_ph if split else span
     group = max(1, min(p1 - p0, GROUP_VALUES // max(1, out_h * line)))
-    # per output row, the window rows' reduction per column (rows of windows wholly off the plane are never
-    # written: the second pass reads them, and their outputs are filled after it)
-    column = np.empty((group * out_h, width), np.float32)
+    column = np.empty((group * out_h, span), np.float32)
     phases = np.empty((group * out_h if split else 1, line), np.float32)
+    border = np.float32(0.0) if average else np.float32(-np.inf)
+    for r in range(group * out_h):
+        for i in range(left):
+            column[r, i] = border
+        for i in range(left + width, span):
+            column[r, i] = border
     rows, taps = np.empty(kh, np.int64), np.empty(kw, np.int64)
     for k in range(kh):
         rows[k] = 4 * k * width
     for k in range(kw):
-        shift = k - left
-        taps[k] = 4 * ((shift % sx) * n_ph + shift // sx if split else shift)
-    oa, ob = window_span(-top, sy, kh, height, out_h)  # output rows whose windows lie inside the plane
-    c0 = min(out_w, max(0, (left - kw + sx) // sx))  # outputs whose windows meet the row: [c0, c1)
-    c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
-    a, b = window_span(-left, sx, kw, width, out_w)  # of those, the ones whose windows lie inside it: [a, b)
-    a = min(max(a, c0), c1)
-    b = min(max(b, a), c1)
-    r0 = min(out_h, max(0, (top - kh + sy) // sy))  # output rows whose windows meet the plane: [r0, r1)
-    r1 = max(r0, min(out_h, (height - 1 + top) // sy + 1))
-    edges = a > c0 or b < c1 or c0 > 0 or c1 < out_w or r0 > 0 or r1 < out_h  # outputs the runs do not give
+        taps[k] = 4 * ((k % sx) * n_ph + k // sx if split else k)
+    edges = c0 > 0 or c1 < out_w or r0 > 0 or r1 < out_h  # windows wholly off the plane
     fill = np.float32(0.0) if average else empty
     # average: the values times 2**-k (exact for normal floats) with 2**k >= kh * kw, so no sum overflows, and the
     # sum divided by kh * kw * 2**-k (in (0.5, 1]) at the end
@@ -133,64 +129,44 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
         k += 1
     scale, divisor, one = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k), np.float32(1.0)
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
-    col_at, ph_at = np.int64(column.ctypes.data), np.int64(phases.ctypes.data)
+    col_at, ph_at = np.int64(column.ctypes.data) + 4 * left, np.int64(phases.ctypes.data)
     rows_at, taps_at = np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
-    src_at, src_stride = (ph_at + 4 * a, 4 * line) if split else (col_at + 4 * a * sx, 4 * width)
+    src_at, src_stride = (ph_at + 4 * c0, 4 * line) if split else (col_at - 4 * left + 4 * c0 * sx, 4 * span)
     plane_size = height * width
     for g0 in range(p0, p1, group):
         n = min(p1, g0 + group) - g0
         if out_h == 1 and oa == 0 and ob == 1:  # one output row a plane, inside it: every plane's in one call
-            _runs(maximum, 1, col_at, x_at + 4 * (g0 * plane_size - top * width), rows_at, kh, width, n, 4 * width,
-                  4 * plane_size, scale, one)
+            _runs(maximum, 1, col_at, x_at + 4 * g0 * plane_size, rows_at, kh, width, n, 4 * span, 4 * plane_size,
+                  scale, one)
         else:
             for q in range(n):
-                plane_at, col_q = x_at + 4 * (g0 + q) * plane_size, col_at + 4 * q * out_h * width
+                plane_at, col_q = x_at + 4 * (g0 + q) * plane_size, col_at + 4 * q * out_h * span
                 if ob > oa:
-                    _runs(maximum, 1, col_q + 4 * oa * width, plane_at + 4 * (oa * sy - top) * width, rows_at, kh,
-                          width, ob - oa, 4 * width, 4 * sy * width, scale, one)
+                    _runs(maximum, 1, col_q + 4 * oa * span, plane_at + 4 * (oa * sy - top) * width, rows_at, kh,
+                          width, ob - oa, 4 * span, 4 * sy * width, scale, one)
                 for oy in range(r0, r1):
                     if oa <= oy < ob:
                         continue
                     y0 = oy * sy - top
                     ya, yb = max(y0, 0), min(y0 + kh, height)
-                    _runs(maximum, 1, col_q + 4 * oy * width, plane_at + 4 * ya * width, rows_at, yb - ya, width, 1,
+                    _runs(maximum, 1, col_q + 4 * oy * span, plane_at + 4 * ya * width, rows_at, yb - ya, width, 1,
                           0, 0, scale, one)
         if split:
             for r in range(n * out_h):
-                for s in range(min(sx, width)):
-                    for j in range((width - s + sx - 1) // sx):
+                for s in range(min(sx, span)):
+                    for j in range((span - s + sx - 1) // sx):
                         phases[r, s * n_ph + j] = column[r, j * sx + s]
-        if b > a:
-            _runs(maximum, 1 if split else sx, out_at + 4 * (g0 * out_h * out_w + a), src_at, taps_at, kw, b - a,
+        if c1 > c0:
+            _runs(maximum, 1 if split else sx, out_at + 4 * (g0 * out_h * out_w + c0), src_at, taps_at, kw, c1 - c0,
                   n * out_h, 4 * out_w, src_stride, one, divisor)
-        if not edges:
-            continue
-        for q in range(n):
-            p = g0 + q
-            for oy in range(out_h):
-                r = q * out_h + oy
-                if not r0 <= oy < r1:
+        if edges:
+            for q in range(n):
+                p = g0 + q
+                for oy in range(out_h):
+                    whole = not r0 <= oy < r1
                     for ox in range(out_w):
-                        out[p, oy, ox] = fill
-                    continue
-                for ox in range(c0):
-                    out[p, oy, ox] = fill
-                for ox in range(c1, out_w):
-                    out[p, oy, ox] = fill
-                for edge in range(2):
-                    for ox in range(c0, a) if edge == 0 else range(b, c1):
-                        xs = ox * sx - left
-                        xa, xb = max(xs, 0), min(xs + kw, width)
-                        if average:
-                            total = np.float32(0.0)
-                            for i in range(xa, xb):
-                                total += column[r, i]
-                            out[p, oy, ox] = total / divisor
-                        else:
-                            m = column[r, xa]
-                            for i in range(xa + 1, xb):
-                                m = _larger(m, column[r, i])
-                            out[p, oy, ox] = m
+                        if whole or not c0 <= ox < c1:
+                            out[p, oy, ox] = fill
 
 
 def _max_pool(x, out, kh, kw, sy, sx, top, left):

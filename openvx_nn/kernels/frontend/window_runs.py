@@ -40,91 +40,114 @@ def _larger(b: ir.IRBuilder, m, v, ints: ir.VectorType):
 
 
 def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: int) -> ir.Function:
-    """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, divisor])`` (module doc) reading every
-    ``stride``-th value of the runs: steps of ``vectors`` vectors (each its own chain of taps: one chain would
-    wait on each compare and select in turn), each step's masks made once for all the rows; at stride 2 each
-    vector is the even lanes of two loads."""
+    """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, scale, divisor])`` (module doc) reading
+    every ``stride``-th value of the runs, row after row (memory in order), each row in steps of ``vectors``
+    vectors (each its own chain of taps: one chain would wait on each compare and select in turn): whole steps
+    with plain loads, then the rest of the row through masks made once; at stride 2 each vector is the even
+    lanes of two loads."""
     vec = ir.VectorType(_F32, LANES)
     ints = ir.VectorType(_I32, LANES)
+    vecp = vec.as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 8 + ([] if maximum else [_F32, _F32])), name)
     fn.linkage = "internal"
     out, base, offsets, n_taps, n, n_rows, out_stride, base_stride = fn.args[:8]
     load, store, lanes_below = masked_lanes(module, vec)
-    entry, block_head, block_start, row_head, row_start, tap_head, tap_body, row_end, block_end, done = (
-        fn.append_basic_block(s) for s in ("entry", "block_head", "block_start", "row_head", "row_start", "tap_head",
-                                           "tap_body", "row_end", "block_end", "done"))
     i64p = _I64.as_pointer()
+    step = LANES * vectors
+    evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
 
+    entry = fn.append_basic_block("entry")
     b = ir.IRBuilder(entry)
     first_offset = b.load(b.inttoptr(offsets, i64p))
     scale, divisor = (None, None) if maximum else (splat(b, fn.args[8], vec), splat(b, fn.args[9], vec))
-    b.branch(block_head)
+    whole = b.sub(n, b.srem(n, constant(step)))  # outputs [0, whole) in whole steps, [whole, n) in the last
+    left = [b.sub(b.sub(n, whole), constant(LANES * v)) for v in range(vectors)]  # lanes of vector v in the last
+    tail_masks = [lanes_below(b, count) for count in left]
+    tail_halves = [(lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1))),
+                    lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + LANES)))) for count in left]
+    high_whole = lanes_below(b, constant(LANES - 1))  # a whole step's last vector needs 31 of its 32 values
 
-    h = ir.IRBuilder(block_head)  # a step of vectors * LANES outputs from j, while any is left
-    j = h.phi(_I64, "j")
-    h.cbranch(h.icmp_signed("<", j, n), block_start, done)
-    j.add_incoming(constant(0), entry)
-
-    b = ir.IRBuilder(block_start)  # the step's lanes below n, and where each vector's values lie
-    byte = b.mul(j, constant(4))
-    left = [b.sub(n, b.add(j, constant(LANES * v))) for v in range(vectors)]  # outputs left from vector v on
-    masks = [lanes_below(b, count) for count in left]
-    at = [b.add(byte, constant(4 * LANES * v)) for v in range(vectors)]
-    if stride == 1:
-        def read(b, run, v):
-            return load(b, b.add(run, at[v]), masks[v])
-    else:  # the values at 2 * (lane + k) of run + 2 * at: two loads' lanes below 2 * left - 1, and the even ones
-        halves = [(lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1))),
-                   lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + LANES)))) for count in left]
-        evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
-
-        def read(b, run, v):
-            first = b.add(run, b.mul(at[v], constant(2)))
-            low = load(b, first, halves[v][0])
-            high = load(b, b.add(first, constant(4 * LANES)), halves[v][1])
+    def reader(masks, halves):
+        """``read(b, run, byte, v)``: vector ``v`` of the step at output byte ``byte`` of ``run``."""
+        def read(b, run, byte, v):
+            at = b.add(byte, constant(4 * LANES * v))
+            if stride == 1:
+                address = b.add(run, at)
+                return load(b, address, masks[v]) if masks else b.load(b.inttoptr(address, vecp), align=4)
+            first = b.add(run, b.mul(at, constant(2)))  # the values at 2 * (lane + k) of the run
+            second = b.add(first, constant(4 * LANES))
+            if halves:
+                low, high = load(b, first, halves[v][0]), load(b, second, halves[v][1])
+            else:
+                low = b.load(b.inttoptr(first, vecp), align=4)
+                high = load(b, second, high_whole) if v == vectors - 1 else b.load(b.inttoptr(second, vecp), align=4)
             return b.shuffle_vector(low, high, evens)
-    b.branch(row_head)
+        return read
 
-    h = ir.IRBuilder(row_head)  # row r of the step
+    row_head, row_start, done = (fn.append_basic_block(s) for s in ("row_head", "row_start", "done"))
+    b.branch(row_head)
+    h = ir.IRBuilder(row_head)
     r = h.phi(_I64, "r")
-    h.cbranch(h.icmp_signed("<", r, n_rows), row_start, block_end)
-    r.add_incoming(constant(0), block_start)
+    h.cbranch(h.icmp_signed("<", r, n_rows), row_start, done)
+    r.add_incoming(constant(0), entry)
+    b = ir.IRBuilder(row_start)
+    row_base, row_out = b.add(base, b.mul(r, base_stride)), b.add(out, b.mul(r, out_stride))
 
-    b = ir.IRBuilder(row_start)  # each vector's first tap (max) or +0.0 (sum)
-    row_base = b.add(base, b.mul(r, base_stride))
-    if maximum:
-        first = b.add(row_base, first_offset)
-        starts = [read(b, first, v) for v in range(vectors)]
-    else:
-        starts = [ir.Constant(vec, None)] * vectors
-    b.branch(tap_head)
+    def emit_step(j, read, masks, after: ir.Block) -> ir.Block:
+        """Blocks computing the step at output ``j``, ending in a branch to ``after``; returns the first."""
+        start, tap_head, tap_body, end = (fn.append_basic_block(s) for s in ("start", "tap_head", "tap_body", "end"))
+        b = ir.IRBuilder(start)
+        byte = b.mul(j, constant(4))
+        if maximum:
+            first = b.add(row_base, first_offset)
+            starts = [read(b, first, byte, v) for v in range(vectors)]
+        else:
+            starts = [ir.Constant(vec, None)] * vectors
+        b.branch(tap_head)
+        th = ir.IRBuilder(tap_head)
+        t = th.phi(_I64, "t")
+        accs = [th.phi(vec) for _ in range(vectors)]
+        th.cbranch(th.icmp_signed("<", t, n_taps), tap_body, end)
+        t.add_incoming(constant(1 if maximum else 0), start)
+        for acc, value in zip(accs, starts):
+            acc.add_incoming(value, start)
+        b = ir.IRBuilder(tap_body)
+        run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
+        for v, acc in enumerate(accs):
+            value = read(b, run, byte, v)
+            acc.add_incoming(_larger(b, acc, value, ints) if maximum else b.fadd(acc, b.fmul(value, scale)), tap_body)
+        t.add_incoming(b.add(t, constant(1)), tap_body)
+        b.branch(tap_head)
+        b = ir.IRBuilder(end)
+        for v, acc in enumerate(accs):
+            result = acc if maximum else b.fdiv(acc, divisor)
+            address = b.add(row_out, b.add(byte, constant(4 * LANES * v)))
+            if masks:
+                store(b, result, address, masks[v])
+            else:
+                b.store(result, b.inttoptr(address, vecp), align=4)
+        b.branch(after)
+        return start
 
-    t_builder = ir.IRBuilder(tap_head)
-    t = t_builder.phi(_I64, "t")
-    accs = [t_builder.phi(vec) for _ in range(vectors)]
-    t_builder.cbranch(t_builder.icmp_signed("<", t, n_taps), tap_body, row_end)
-    t.add_incoming(constant(1 if maximum else 0), row_start)
-    for acc, start in zip(accs, starts):
-        acc.add_incoming(start, row_start)
+    step_head, tail_check, row_next = (fn.append_basic_block(s) for s in ("step_head", "tail_check", "row_next"))
+    b.branch(step_head)
+    h = ir.IRBuilder(step_head)
+    j = h.phi(_I64, "j")
+    step_next = fn.append_basic_block("step_next")
+    first_whole = emit_step(j, reader(None, None), None, step_next)
+    h.cbranch(h.icmp_signed("<", j, whole), first_whole, tail_check)
+    j.add_incoming(constant(0), row_start)
+    b = ir.IRBuilder(step_next)
+    j.add_incoming(b.add(j, constant(step)), step_next)
+    b.branch(step_head)
 
-    b = ir.IRBuilder(tap_body)
-    run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
-    for v, acc in enumerate(accs):
-        value = read(b, run, v)
-        acc.add_incoming(_larger(b, acc, value, ints) if maximum else b.fadd(acc, b.fmul(value, scale)), tap_body)
-    t.add_incoming(b.add(t, constant(1)), tap_body)
-    b.branch(tap_head)
+    b = ir.IRBuilder(tail_check)
+    first_tail = emit_step(whole, reader(tail_masks, tail_halves), tail_masks, row_next)
+    b.cbranch(b.icmp_signed("<", whole, n), first_tail, row_next)
 
-    b = ir.IRBuilder(row_end)
-    row_out = b.add(out, b.mul(r, out_stride))
-    for v, acc in enumerate(accs):
-        store(b, acc if maximum else b.fdiv(acc, divisor), b.add(row_out, at[v]), masks[v])
-    r.add_incoming(b.add(r, constant(1)), row_end)
+    b = ir.IRBuilder(row_next)
+    r.add_incoming(b.add(r, constant(1)), row_next)
     b.branch(row_head)
-
-    b = ir.IRBuilder(block_end)
-    j.add_incoming(b.add(j, constant(LANES * vectors)), block_end)
-    b.branch(block_head)
 
     ir.IRBuilder(done).ret_void()
     return fn
