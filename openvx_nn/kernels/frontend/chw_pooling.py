@@ -29,17 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit
-from .window_runs import (
-    LANES,
-    max_runs,
-    max_runs_2,
-    max_runs_short,
-    max_runs_short_2,
-    sum_runs,
-    sum_runs_2,
-    sum_runs_short,
-    sum_runs_short_2,
-)
+from .window_runs import max_runs, max_runs_2, sum_runs, sum_runs_2
 
 LOWEST = np.float32(np.finfo(np.float32).min)
 
@@ -55,26 +45,14 @@ def window_span(start, stride, size, extent, n_out):
 
 @jit.kernel
 def _runs(maximum, stride, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
-    """One ``window_runs`` call: max, or sum of the values times ``scale`` divided by ``divisor``; stride 1 or 2;
-    runs of one vector or less on the one-vector steps."""
-    short = n <= LANES
+    """One ``window_runs`` call: max, or sum of the values times ``scale`` divided by ``divisor``; stride 1 or 2."""
     if maximum:
         if stride == 2:
-            if short:
-                max_runs_short_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
-            else:
-                max_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
-        elif short:
-            max_runs_short(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+            max_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
         else:
             max_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
     elif stride == 2:
-        if short:
-            sum_runs_short_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
-        else:
-            sum_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
-    elif short:
-        sum_runs_short(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+        sum_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
     else:
         sum_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
 

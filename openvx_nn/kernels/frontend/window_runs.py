@@ -13,8 +13,9 @@ remainder: on a 55-wide pooled row that is scalar code, four times slower than t
 
 ``max_runs``: IEEE 754-2019 ``maximum`` in tap order (NaN wins over everything, +0.0 over -0.0:
 ``openvx.window_max.larger``'s rules), so the result does not depend on the order. ``sum_runs``: the sum
-from +0.0 in tap order of each value times ``scale`` (a multiply, then an add: no fused multiply-add, so the
-bits do not depend on the CPU), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing).
+from +0.0 in tap order of each value times ``scale``, as one fused multiply-add (``llvm.fma``: the same bits on
+every CPU; a power-of-two scale makes the product exact for normal floats, so it is the sum of the scaled
+values), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing).
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     fn.linkage = "internal"
     out, base, offsets, n_taps, n, n_rows, out_stride, base_stride = fn.args[:8]
     load, store, lanes_below = masked_lanes(module, vec)
+    fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
     i64p = _I64.as_pointer()
     step = LANES * vectors
     evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
@@ -93,8 +95,9 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     b = ir.IRBuilder(row_start)
     row_base, row_out = b.add(base, b.mul(r, base_stride)), b.add(out, b.mul(r, out_stride))
 
-    def emit_step(j, read, masks, after: ir.Block) -> ir.Block:
-        """Blocks computing the step at output ``j``, ending in a branch to ``after``; returns the first."""
+    def emit_step(j, read, masks, after: ir.Block, vectors: int = vectors) -> ir.Block:
+        """Blocks computing ``vectors`` vectors from output ``j``, ending in a branch to ``after``; returns the
+        first."""
         start, tap_head, tap_body, end = (fn.append_basic_block(s) for s in ("start", "tap_head", "tap_body", "end"))
         b = ir.IRBuilder(start)
         byte = b.mul(j, constant(4))
@@ -115,7 +118,7 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
         for v, acc in enumerate(accs):
             value = read(b, run, byte, v)
-            acc.add_incoming(_larger(b, acc, value, ints) if maximum else b.fadd(acc, b.fmul(value, scale)), tap_body)
+            acc.add_incoming(_larger(b, acc, value, ints) if maximum else b.call(fma, [value, scale, acc]), tap_body)
         t.add_incoming(b.add(t, constant(1)), tap_body)
         b.branch(tap_head)
         b = ir.IRBuilder(end)
@@ -141,9 +144,12 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     j.add_incoming(b.add(j, constant(step)), step_next)
     b.branch(step_head)
 
-    b = ir.IRBuilder(tail_check)
-    first_tail = emit_step(whole, reader(tail_masks, tail_halves), tail_masks, row_next)
-    b.cbranch(b.icmp_signed("<", whole, n), first_tail, row_next)
+    b = ir.IRBuilder(tail_check)  # the last step in as many vectors as it has values for (none: nothing)
+    count = b.sdiv(b.add(b.sub(n, whole), constant(LANES - 1)), constant(LANES))
+    choose = b.switch(count, row_next)
+    read_tail = reader(tail_masks, tail_halves)
+    for k in range(1, vectors + 1):
+        choose.add_case(constant(k), emit_step(whole, read_tail, tail_masks, row_next, k))
 
     b = ir.IRBuilder(row_next)
     r.add_incoming(b.add(r, constant(1)), row_next)
@@ -190,6 +196,3 @@ max_runs, sum_runs = _intrinsics(1, VECTORS)
 """Reductions of contiguous runs: ``out[j]`` from ``base[offsets[t] + 4 * j]``, row after row."""
 max_runs_2, sum_runs_2 = _intrinsics(2, VECTORS)
 """The same over every other value of the runs: ``out[j]`` from ``base[offsets[t] + 8 * j]`` (a stride of 2)."""
-max_runs_short, sum_runs_short = _intrinsics(1, 1)
-max_runs_short_2, sum_runs_short_2 = _intrinsics(2, 1)
-"""The four above in steps of one vector: for runs of at most ``LANES`` values (a global pool's 7-wide rows)."""
