@@ -5,14 +5,15 @@ int64 array) into ``n`` values at ``out``::
 
     out[j] = reduce over t < n_taps of  base[offsets[t] + 4 * j]      (j < n)
 
-in whole vectors of ``LANES`` float32 and a masked last vector (nothing past ``n`` is read or written). Pooling
-on channel-major planes is two such calls per output row: down the window's rows (the runs are input rows)
-and across the window's columns (the runs are column phases of the first result), so every pass is along
-contiguous memory. numba's own loops vectorize these too, but unrolled to four vectors of 16 with a scalar
-remainder: on a 55-wide pooled row that is scalar code, four times slower than the masked vectors here.
+in whole vectors of ``LANES`` float32 and a masked last vector (nothing past ``n`` is read or written), for
+``n_rows`` rows at once. Pooling on channel-major planes is two such calls: down the window's rows for every
+output row (the runs are input rows) and across the window's columns (the runs are the first result's rows, or
+their column phases), so every pass is along contiguous memory. numba's own loops vectorize these too, but
+unrolled to four vectors of 16 with a scalar remainder: a 55-wide pooled row ran as scalar code.
 
-``max_runs``: IEEE 754-2019 ``maximum`` in tap order (NaN wins over everything, +0.0 over -0.0:
-``openvx.window_max.larger``'s rules), so the result does not depend on the order. ``sum_runs``: the sum
+``max_runs``: ``llvm.maximum``, IEEE 754-2019 ``maximum`` (NaN wins over everything, +0.0 over -0.0:
+``openvx.window_max.larger``'s rules), so the result does not depend on the order (a window holding NaNs gives
+a NaN; LLVM does not say which payload). ``sum_runs``: the sum
 from +0.0 in tap order of each value times ``scale``, as one fused multiply-add (``llvm.fma``: the same bits on
 every CPU; a power-of-two scale makes the product exact for normal floats, so it is the sum of the scaled
 values), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing).
@@ -31,15 +32,6 @@ VECTORS = 4
 _F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
 
 
-def _larger(b: ir.IRBuilder, m, v, ints: ir.VectorType):
-    """``maximum(m, v)`` lane by lane: keep ``m`` when it is larger, NaN, or equal to ``v`` unless ``v`` is the
-    +0.0 beside a -0.0 (``v``'s sign bit clear)."""
-    keep = b.or_(b.fcmp_ordered(">", m, v), b.fcmp_unordered("uno", m, m))
-    negative_v = b.icmp_signed("<", b.bitcast(v, ints), ir.Constant(ints, None))
-    keep = b.or_(keep, b.and_(b.fcmp_ordered("==", m, v), negative_v))
-    return b.select(keep, m, v)
-
-
 def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: int) -> ir.Function:
     """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, scale, divisor])`` (module doc) reading
     every ``stride``-th value of the runs, row after row (memory in order), each row in steps of ``vectors``
@@ -47,13 +39,14 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     with plain loads, then the rest of the row through masks made once; at stride 2 each vector is the even
     lanes of two loads."""
     vec = ir.VectorType(_F32, LANES)
-    ints = ir.VectorType(_I32, LANES)
     vecp = vec.as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 8 + ([] if maximum else [_F32, _F32])), name)
     fn.linkage = "internal"
     out, base, offsets, n_taps, n, n_rows, out_stride, base_stride = fn.args[:8]
     load, store, lanes_below = masked_lanes(module, vec)
     fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
+    # IEEE 754-2019 maximum: NaN wins, -0.0 below +0.0 (one vrangeps with AVX-512DQ, a short sequence elsewhere)
+    larger = module.declare_intrinsic(f"llvm.maximum.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec]))
     i64p = _I64.as_pointer()
     step = LANES * vectors
     evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
@@ -118,7 +111,7 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
         for v, acc in enumerate(accs):
             value = read(b, run, byte, v)
-            acc.add_incoming(_larger(b, acc, value, ints) if maximum else b.call(fma, [value, scale, acc]), tap_body)
+            acc.add_incoming(b.call(larger, [acc, value]) if maximum else b.call(fma, [value, scale, acc]), tap_body)
         t.add_incoming(b.add(t, constant(1)), tap_body)
         b.branch(tap_head)
         b = ir.IRBuilder(end)
