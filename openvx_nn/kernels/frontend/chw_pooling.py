@@ -37,7 +37,7 @@ LOWEST = np.float32(np.finfo(np.float32).min)
 @jit.kernel
 def window_span(start, stride, size, extent, n_out):
     """``[lo, hi)``: the outputs ``o < n_out`` whose window ``o * stride + start .. + size - 1`` lies wholly inside
-    ``[0, extent)`` (``hi >= lo``). With ``size`` 1 it is where one window column (row) reads inside."""
+    ``[0, extent)`` (``hi >= lo``)."""
     lo = min(n_out, max(0, (stride - 1 - start) // stride))
     hi = min(n_out, (extent - size - start) // stride + 1) if extent - size - start >= 0 else 0
     return lo, max(lo, hi)
