@@ -117,18 +117,18 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
             _runs(maximum, 1, col_at, x_at + 4 * g0 * plane_size, rows_at, kh, width, n, 4 * span, 4 * plane_size,
                   scale, one)
         else:
-            for q in range(n):
-                plane_at, col_q = x_at + 4 * (g0 + q) * plane_size, col_at + 4 * q * out_h * span
-                if ob > oa:
-                    _runs(maximum, 1, col_q + 4 * oa * span, plane_at + 4 * (oa * sy - top) * width, rows_at, kh,
-                          width, ob - oa, 4 * span, 4 * sy * width, scale, one)
-                for oy in range(r0, r1):
-                    if oa <= oy < ob:
-                        continue
-                    y0 = oy * sy - top
-                    ya, yb = max(y0, 0), min(y0 + kh, height)
-                    _runs(maximum, 1, col_q + 4 * oy * span, plane_at + 4 * ya * width, rows_at, yb - ya, width, 1,
-                          0, 0, scale, one)
+            if ob > oa:
+                for q in range(n):
+                    _runs(maximum, 1, col_at + 4 * (q * out_h + oa) * span,
+                          x_at + 4 * ((g0 + q) * plane_size + (oa * sy - top) * width), rows_at, kh, width, ob - oa,
+                          4 * span, 4 * sy * width, scale, one)
+            for oy in range(r0, r1):  # an edge row: the same output row of every plane in the group in one call
+                if oa <= oy < ob:
+                    continue
+                y0 = oy * sy - top
+                ya, yb = max(y0, 0), min(y0 + kh, height)
+                _runs(maximum, 1, col_at + 4 * oy * span, x_at + 4 * (g0 * plane_size + ya * width), rows_at, yb - ya,
+                      width, n, 4 * out_h * span, 4 * plane_size, scale, one)
         if split:
             for r in range(n * out_h):
                 for s in range(min(sx, span)):
