@@ -167,33 +167,6 @@ def _fails_from_the_second_run(block):
     return 0 if block[0] < 2 else -10  # VX_ERROR_INVALID_PARAMETERS
 
 
-def test_an_error_inside_a_native_kernel_is_a_status_and_a_log_line(ctx, log):
-    failing = jit.native(_fails_from_the_second_run)
-    g = vx.vxCreateGraph(ctx)
-    dims = vx.ffi.new("vx_size[]", [2])
-    x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
-    out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
-    node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, out)
-    model = _model(node)
-    block, keep = native.pack(0)
-    model.description = dataclasses.replace(model.description,
-                                            native=lambda p, s: native.Entry(failing, block, keep))
-    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS  # the Python path binds, publishes, runs the plan once
-    assert _model(g).plan.native is not None
-    runs = _runs(g)
-    assert vx.vxProcessGraph(g) == vx.VX_ERROR_INVALID_PARAMETERS  # in C; the failure reported through Python
-    assert _runs(g) == runs and _model(g).plan.native is None  # withdrawn: the next run rebinds
-    assert log.has(vx.VX_ERROR_INVALID_PARAMETERS, "native kernel", hex(model.handle))
-    node_status = vx.ffi.new("vx_status *")
-    assert vx.vxQueryNode(node, vx.VX_NODE_STATUS, node_status, 4) == vx.VX_SUCCESS
-    assert node_status[0] == vx.VX_ERROR_INVALID_PARAMETERS
-    state = vx.ffi.new("vx_enum *")
-    assert vx.vxQueryGraph(g, vx.VX_GRAPH_STATE, state, 4) == vx.VX_SUCCESS
-    assert state[0] == vx.VX_GRAPH_STATE_ABANDONED
-    for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
-        assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
-
-
 def _raises_from_the_second_run(block):
     block[0] += 1
     if block[0] >= 2:
@@ -201,10 +174,13 @@ def _raises_from_the_second_run(block):
     return 0
 
 
-def test_an_exception_inside_a_native_kernel_is_a_failure_not_a_success(ctx, log):
-    # numba's C callbacks cannot raise: unguarded, the MemoryError became "return 0", success with the output
-    # never written
-    raising = jit.native(_raises_from_the_second_run)
+# A kernel's own error status; and an exception, which numba's C callbacks cannot raise: unguarded, the
+# MemoryError became "return 0", success with the output never written.
+@pytest.mark.parametrize("body, status, words", [
+    (_fails_from_the_second_run, vx.VX_ERROR_INVALID_PARAMETERS, ()),
+    (_raises_from_the_second_run, vx.VX_FAILURE, ("raised",))], ids=["status", "exception"])
+def test_a_native_kernel_that_fails_is_a_status_and_a_log_line(ctx, log, body, status, words):
+    entry = jit.native(body)
     g = vx.vxCreateGraph(ctx)
     dims = vx.ffi.new("vx_size[]", [2])
     x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
@@ -213,15 +189,19 @@ def test_an_exception_inside_a_native_kernel_is_a_failure_not_a_success(ctx, log
     model = _model(node)
     block, keep = native.pack(0, 1 << 60)
     model.description = dataclasses.replace(model.description,
-                                            native=lambda p, s: native.Entry(raising, block, keep))
-    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS
+                                            native=lambda p, s: native.Entry(entry, block, keep))
+    assert vx.vxProcessGraph(g) == vx.VX_SUCCESS  # the Python path binds, publishes, runs the plan once
     assert _model(g).plan.native is not None
-    assert vx.vxProcessGraph(g) == vx.VX_FAILURE
-    assert _model(g).plan.native is None
-    assert log.has(vx.VX_FAILURE, "native kernel", "raised", hex(model.handle))
+    runs = _runs(g)
+    assert vx.vxProcessGraph(g) == status  # in C; the failure reported through Python
+    assert _runs(g) == runs and _model(g).plan.native is None  # withdrawn: the next run rebinds
+    assert log.has(status, "native kernel", hex(model.handle), *words)
     node_status = vx.ffi.new("vx_status *")
     assert vx.vxQueryNode(node, vx.VX_NODE_STATUS, node_status, 4) == vx.VX_SUCCESS
-    assert node_status[0] == vx.VX_FAILURE
+    assert node_status[0] == status
+    state = vx.ffi.new("vx_enum *")
+    assert vx.vxQueryGraph(g, vx.VX_GRAPH_STATE, state, 4) == vx.VX_SUCCESS
+    assert state[0] == vx.VX_GRAPH_STATE_ABANDONED
     for handle, kind in ((node, "vx_node *"), (g, "vx_graph *"), (x, "vx_tensor *"), (out, "vx_tensor *")):
         assert vx.vxReleaseReference(vx.ffi.cast("vx_reference *", vx.ffi.new(kind, handle))) == vx.VX_SUCCESS
 

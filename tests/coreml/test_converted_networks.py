@@ -110,17 +110,7 @@ def test_swish_and_squeeze_excitation_stay_in_nhwc_with_the_numbers_of_numpy(tmp
     b.add_activation("gate", "SIGMOID", "excite", "gate")
     b.add_elementwise("scaled", ["swish", "gate"], "scaled", mode="MULTIPLY")
     conv("y", "scaled", kernels[3])
-    fast, plain = load(tmp_path, b), load(tmp_path, b, name="plain", nhwc=False)
-    try:
-        for _ in range(2):
-            out = fast.predict({"x": x})["y"]
-        other = plain.predict({"x": x})["y"]
-        kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
-        lowered = {layer.name: layer.lowering for layer in fast.layers}
-        runs = fast.graph.native_runs
-    finally:
-        fast.close()
-        plain.close()
+    out, other, kinds, lowered, runs = _fast_and_plain(tmp_path, b, x)
 
     def reference_conv(v, k):
         pad = k.shape[0] // 2
@@ -154,17 +144,7 @@ def test_hard_swish_as_the_converter_writes_it_stays_in_nhwc_with_the_numbers_of
     b.add_elementwise("swish", ["thr", "hs"], "swish", mode="MULTIPLY")
     b.add_convolution("y", c, c, 1, 1, 1, 1, "valid", 1, kernels[1], None, False, input_name="swish",
                       output_name="y")
-    fast, plain = load(tmp_path, b), load(tmp_path, b, name="plain", nhwc=False)
-    try:
-        for _ in range(2):  # the second run is native: the pointwise functions have a native entry
-            out = fast.predict({"x": x})["y"]
-        other = plain.predict({"x": x})["y"]
-        kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
-        lowered = {layer.name: layer.lowering for layer in fast.layers}
-        runs = fast.graph.native_runs
-    finally:
-        fast.close()
-        plain.close()
+    out, other, kinds, lowered, runs = _fast_and_plain(tmp_path, b, x)
     conv = np.einsum("chw,co->ohw", x[0].astype(np.float64), kernels[0][0, 0].astype(np.float64))
     t = np.where(conv > -3.0, conv, 0.0)
     swish = t * np.clip(t / 6 + 0.5, 0.0, 1.0)
@@ -175,3 +155,19 @@ def test_hard_swish_as_the_converter_writes_it_stays_in_nhwc_with_the_numbers_of
     assert lowered["hs"] == "coreml.pointwise(sigmoid_hard) (NHWC)", lowered
     assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
     assert runs > 0, "the graph did not run from C"
+
+
+def _fast_and_plain(tmp_path, b, x):
+    """(output of the NHWC route's second run, of the plain route, the fast graph's kernel names, each
+    layer's lowering, the fast graph's native runs): the second run of a graph is native when it can be."""
+    fast, plain = load(tmp_path, b), load(tmp_path, b, name="plain", nhwc=False)
+    try:
+        for _ in range(2):
+            out = fast.predict({"x": x})["y"]
+        other = plain.predict({"x": x})["y"]
+        kinds = [node.description.name.rsplit(".", 1)[-1] for node in fast.graph.nodes]
+        lowered = {layer.name: layer.lowering for layer in fast.layers}
+        return out, other, kinds, lowered, fast.graph.native_runs
+    finally:
+        fast.close()
+        plain.close()
