@@ -1,7 +1,7 @@
-/* NeuralNetworks.h: the Android Neural Networks API 1.1 (API levels 27 and 28) on Linux, served by
+/* NeuralNetworks.h: the Android Neural Networks API 1.2 (API levels 27 to 29) on Linux, served by
  * libneuralnetworks.so of openvx-nn:
  *     cc app.c $(python -m openvx_nn.config --cflags --nnapi-libs)
- * Names and values are NNAPI's (the enums carry the HAL 1.0 and 1.1 values).  Every function returns a
+ * Names and values are NNAPI's (the enums carry the HAL 1.0 to 1.2 values).  Every function returns a
  * ResultCode: NULL arguments give ANEURALNETWORKS_UNEXPECTED_NULL, calls out of order
  * ANEURALNETWORKS_BAD_STATE, bad operands or buffers ANEURALNETWORKS_BAD_DATA, a failed execution
  * ANEURALNETWORKS_OP_FAILED; the reason goes to stderr as one line naming the function and object. */
@@ -26,7 +26,16 @@ typedef enum {
     ANEURALNETWORKS_UINT32 = 2,
     ANEURALNETWORKS_TENSOR_FLOAT32 = 3,
     ANEURALNETWORKS_TENSOR_INT32 = 4,
-    ANEURALNETWORKS_TENSOR_QUANT8_ASYMM = 5
+    ANEURALNETWORKS_TENSOR_QUANT8_ASYMM = 5,
+    /* API level 29 */
+    ANEURALNETWORKS_BOOL = 6,
+    ANEURALNETWORKS_TENSOR_QUANT16_SYMM = 7,
+    ANEURALNETWORKS_TENSOR_FLOAT16 = 8,
+    ANEURALNETWORKS_TENSOR_BOOL8 = 9,
+    ANEURALNETWORKS_FLOAT16 = 10,
+    ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL = 11,
+    ANEURALNETWORKS_TENSOR_QUANT16_ASYMM = 12,
+    ANEURALNETWORKS_TENSOR_QUANT8_SYMM = 13
 } OperandCode;
 
 typedef enum {
@@ -68,7 +77,65 @@ typedef enum {
     ANEURALNETWORKS_SQUEEZE = 34,
     ANEURALNETWORKS_STRIDED_SLICE = 35,
     ANEURALNETWORKS_SUB = 36,
-    ANEURALNETWORKS_TRANSPOSE = 37
+    ANEURALNETWORKS_TRANSPOSE = 37,
+    /* API level 29 */
+    ANEURALNETWORKS_ABS = 38,
+    ANEURALNETWORKS_ARGMAX = 39,
+    ANEURALNETWORKS_ARGMIN = 40,
+    ANEURALNETWORKS_AXIS_ALIGNED_BBOX_TRANSFORM = 41,
+    ANEURALNETWORKS_BIDIRECTIONAL_SEQUENCE_LSTM = 42,
+    ANEURALNETWORKS_BIDIRECTIONAL_SEQUENCE_RNN = 43,
+    ANEURALNETWORKS_BOX_WITH_NMS_LIMIT = 44,
+    ANEURALNETWORKS_CAST = 45,
+    ANEURALNETWORKS_CHANNEL_SHUFFLE = 46,
+    ANEURALNETWORKS_DETECTION_POSTPROCESSING = 47,
+    ANEURALNETWORKS_EQUAL = 48,
+    ANEURALNETWORKS_EXP = 49,
+    ANEURALNETWORKS_EXPAND_DIMS = 50,
+    ANEURALNETWORKS_GATHER = 51,
+    ANEURALNETWORKS_GENERATE_PROPOSALS = 52,
+    ANEURALNETWORKS_GREATER = 53,
+    ANEURALNETWORKS_GREATER_EQUAL = 54,
+    ANEURALNETWORKS_GROUPED_CONV_2D = 55,
+    ANEURALNETWORKS_HEATMAP_MAX_KEYPOINT = 56,
+    ANEURALNETWORKS_INSTANCE_NORMALIZATION = 57,
+    ANEURALNETWORKS_LESS = 58,
+    ANEURALNETWORKS_LESS_EQUAL = 59,
+    ANEURALNETWORKS_LOG = 60,
+    ANEURALNETWORKS_LOGICAL_AND = 61,
+    ANEURALNETWORKS_LOGICAL_NOT = 62,
+    ANEURALNETWORKS_LOGICAL_OR = 63,
+    ANEURALNETWORKS_LOG_SOFTMAX = 64,
+    ANEURALNETWORKS_MAXIMUM = 65,
+    ANEURALNETWORKS_MINIMUM = 66,
+    ANEURALNETWORKS_NEG = 67,
+    ANEURALNETWORKS_NOT_EQUAL = 68,
+    ANEURALNETWORKS_PAD_V2 = 69,
+    ANEURALNETWORKS_POW = 70,
+    ANEURALNETWORKS_PRELU = 71,
+    ANEURALNETWORKS_QUANTIZE = 72,
+    ANEURALNETWORKS_QUANTIZED_16BIT_LSTM = 73,
+    ANEURALNETWORKS_RANDOM_MULTINOMIAL = 74,
+    ANEURALNETWORKS_REDUCE_ALL = 75,
+    ANEURALNETWORKS_REDUCE_ANY = 76,
+    ANEURALNETWORKS_REDUCE_MAX = 77,
+    ANEURALNETWORKS_REDUCE_MIN = 78,
+    ANEURALNETWORKS_REDUCE_PROD = 79,
+    ANEURALNETWORKS_REDUCE_SUM = 80,
+    ANEURALNETWORKS_ROI_ALIGN = 81,
+    ANEURALNETWORKS_ROI_POOLING = 82,
+    ANEURALNETWORKS_RSQRT = 83,
+    ANEURALNETWORKS_SELECT = 84,
+    ANEURALNETWORKS_SIN = 85,
+    ANEURALNETWORKS_SLICE = 86,
+    ANEURALNETWORKS_SPLIT = 87,
+    ANEURALNETWORKS_SQRT = 88,
+    ANEURALNETWORKS_TILE = 89,
+    ANEURALNETWORKS_TOPK_V2 = 90,
+    ANEURALNETWORKS_TRANSPOSE_CONV_2D = 91,
+    ANEURALNETWORKS_UNIDIRECTIONAL_SEQUENCE_LSTM = 92,
+    ANEURALNETWORKS_UNIDIRECTIONAL_SEQUENCE_RNN = 93,
+    ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR = 94
 } OperationCode;
 
 typedef enum {
@@ -97,8 +164,26 @@ typedef enum {
     ANEURALNETWORKS_BAD_DATA = 4,
     ANEURALNETWORKS_OP_FAILED = 5,
     ANEURALNETWORKS_BAD_STATE = 6,
-    ANEURALNETWORKS_UNMAPPABLE = 7
+    ANEURALNETWORKS_UNMAPPABLE = 7,
+    /* API level 29 */
+    ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE = 8,
+    ANEURALNETWORKS_UNAVAILABLE_DEVICE = 9
 } ResultCode;
+
+/* API level 29 */
+typedef enum {
+    ANEURALNETWORKS_DEVICE_UNKNOWN = 0,
+    ANEURALNETWORKS_DEVICE_OTHER = 1,
+    ANEURALNETWORKS_DEVICE_CPU = 2,
+    ANEURALNETWORKS_DEVICE_GPU = 3,
+    ANEURALNETWORKS_DEVICE_ACCELERATOR = 4
+} DeviceTypeCode;
+
+/* API level 29: durations in nanoseconds */
+typedef enum {
+    ANEURALNETWORKS_DURATION_ON_HARDWARE = 0,
+    ANEURALNETWORKS_DURATION_IN_DRIVER = 1
+} DurationCode;
 
 enum { ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128 };
 
@@ -107,6 +192,20 @@ typedef struct ANeuralNetworksModel ANeuralNetworksModel;
 typedef struct ANeuralNetworksCompilation ANeuralNetworksCompilation;
 typedef struct ANeuralNetworksExecution ANeuralNetworksExecution;
 typedef struct ANeuralNetworksEvent ANeuralNetworksEvent;
+/* API level 29 */
+typedef struct ANeuralNetworksBurst ANeuralNetworksBurst;
+typedef struct ANeuralNetworksDevice ANeuralNetworksDevice;
+/* Android's hardware buffers do not exist here: the type is only named, and
+ * ANeuralNetworksMemory_createFromAHardwareBuffer refuses every buffer. */
+typedef struct AHardwareBuffer AHardwareBuffer;
+
+/* API level 29: the scales of an ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL operand, one per index of
+ * dimension channelDim (each greater than zero); the function copies them. */
+typedef struct ANeuralNetworksSymmPerChannelQuantParams {
+    uint32_t channelDim;
+    uint32_t scaleCount;
+    const float *scales;
+} ANeuralNetworksSymmPerChannelQuantParams;
 
 typedef struct ANeuralNetworksOperandType {
     int32_t type;
@@ -144,6 +243,9 @@ ANEURALNETWORKS_API int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNet
  * library computes float32 throughout either way). */
 ANEURALNETWORKS_API int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel *model,
                                                                               bool allow);
+/* API level 29: required for every TENSOR_QUANT8_SYMM_PER_CHANNEL operand before finish. */
+ANEURALNETWORKS_API int ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(
+    ANeuralNetworksModel *model, int32_t index, const ANeuralNetworksSymmPerChannelQuantParams *channelQuant);
 
 ANEURALNETWORKS_API int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model,
                                                           ANeuralNetworksCompilation **compilation);

@@ -10,6 +10,7 @@ int32_t nnapi_model_add_operand(const char *fn, uintptr_t model, int32_t type, u
 int32_t nnapi_model_set_value(const char *fn, uintptr_t model, int32_t index, const void *buffer, size_t length);
 int32_t nnapi_model_set_value_from_memory(const char *fn, uintptr_t model, int32_t index, uintptr_t memory, size_t offset, size_t length);
 int32_t nnapi_model_add_operation(const char *fn, uintptr_t model, int32_t type, uint32_t n_in, const uint32_t *ins, uint32_t n_out, const uint32_t *outs);
+int32_t nnapi_model_set_channel_quant(const char *fn, uintptr_t model, int32_t index, uint32_t channel_dim, uint32_t count, const float *scales);
 int32_t nnapi_model_relax(const char *fn, uintptr_t model, int32_t allow);
 int32_t nnapi_model_identify(const char *fn, uintptr_t model, uint32_t n_in, const uint32_t *ins, uint32_t n_out, const uint32_t *outs);
 int32_t nnapi_compilation_create(const char *fn, uintptr_t model, uintptr_t *out);

@@ -1,4 +1,4 @@
-/* nnapi/neuralnetworks.c: the exported NNAPI functions (API levels 27 and 28) of libneuralnetworks.so.
+/* nnapi/neuralnetworks.c: the exported NNAPI functions (API levels 27 to 29) of libneuralnetworks.so.
  * Each checks its pointer arguments (NULL: ANEURALNETWORKS_UNEXPECTED_NULL, before Python
  * is involved), unpacks ANeuralNetworksOperandType into plain values and calls its
  * Python-bodied bridge function (nnapi/bridge.h); handles are ids, never dereferenced. */
@@ -126,6 +126,18 @@ int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel *
     NOT_NULL(model);
     START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
     return nnapi_model_relax(__func__, H(model), allow ? 1 : 0);
+}
+
+int ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(
+    ANeuralNetworksModel *model, int32_t index, const ANeuralNetworksSymmPerChannelQuantParams *channelQuant)
+{
+    NOT_NULL(model);
+    NOT_NULL(channelQuant);
+    if (channelQuant->scaleCount && !channelQuant->scales)
+        return nnapi_null(__func__, "channelQuant->scales");
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_set_channel_quant(__func__, H(model), index, channelQuant->channelDim,
+                                         channelQuant->scaleCount, channelQuant->scales);
 }
 
 int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model, ANeuralNetworksCompilation **compilation)

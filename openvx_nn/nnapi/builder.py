@@ -7,14 +7,15 @@ executes, so the builder and the HAL share one implementation.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from . import hal
-from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType, as_bool
 from .errors import NNAPIError, refusing
 from .hal.structs import element_count
-from .model_check import check_operand, execution_order
+from .model_check import check_channel_quant, check_operand, execution_order
 from .signature_check import check_signature
 
 IMMEDIATE_LIMIT = 128
@@ -66,9 +67,11 @@ class Model:
         operand = self._operands[index]
         dtype = DTYPES[operand.type]
         array = np.asarray(value)
-        if array.dtype.kind != dtype.kind and not (array.dtype.kind in "iub" and dtype.kind in "iuf"):
+        if array.dtype.kind != dtype.kind and not (array.dtype.kind in "iub" and dtype.kind in "iufb"):
             raise NNAPIError(f"operand {index} is {operand.type.name}; a value of dtype {array.dtype} does not fit")
         _check_range(array, dtype, f"operand {index} ({operand.type.name})")
+        if dtype == np.bool_:
+            array = as_bool(array)  # NNAPI: any non-zero value is true
         want = tuple(operand.dimensions)
         if operand.type in SCALAR_TYPES:
             if array.size != 1:
@@ -94,6 +97,28 @@ class Model:
             raise NNAPIError(f"operand {index} ({operand.type.name} {operand.dimensions}) takes {need} bytes, "
                              f"got {len(view)}")
         self._values[index] = bytes(view) if copy else view
+
+    @refusing
+    def set_operand_symm_per_channel_quant_params(self, index: int, scales: Sequence[float],
+                                                  channel_dim: int) -> None:
+        """The scales of TENSOR_QUANT8_SYMM_PER_CHANNEL operand ``index``: one per index of axis
+        ``channel_dim`` (required for every such operand before ``finish``)."""
+        self._check_open()
+        index = self._check_index(index)
+        operand = self._operands[index]
+        if operand.type != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            raise NNAPIError(f"operand {index} is {operand.type.name}; channel quantization parameters are for "
+                             "TENSOR_QUANT8_SYMM_PER_CHANNEL operands")
+        if not isinstance(channel_dim, (int, np.integer)) or isinstance(channel_dim, bool):
+            raise NNAPIError(f"operand {index}: channel dimension {channel_dim!r} is not an integer")
+        values = np.asarray(scales)
+        if values.ndim != 1 or values.dtype.kind not in "iuf":
+            raise NNAPIError(f"operand {index}: scales must be a list of numbers, got {values.dtype} of shape "
+                             f"{values.shape}")
+        # stored as float32, as the C struct holds them (a scale too small for float32 fails as 0)
+        params = hal.SymmPerChannelQuantParams([float(x) for x in values.astype(np.float32)], int(channel_dim))
+        check_channel_quant(f"operand {index}", replace(operand, extraParams=params))
+        operand.extraParams = params
 
     @refusing
     def relax_computation_float32_to_float16(self, allow: bool) -> None:
@@ -168,7 +193,10 @@ class Model:
         pools: list[bytes] = []
         operands = []
         for k, src in enumerate(self._operands):
-            operand = hal.Operand(src.type, list(src.dimensions), 0, src.scale, src.zeroPoint)
+            operand = hal.Operand(src.type, list(src.dimensions), 0, src.scale, src.zeroPoint,
+                                  extraParams=None if src.extraParams is None else
+                                  hal.SymmPerChannelQuantParams(list(src.extraParams.scales),
+                                                                src.extraParams.channelDim))
             data = self._values.get(k, b"")
             if k in self._values and data is None:
                 operand.lifetime = OperandLifeTime.NO_VALUE
@@ -198,12 +226,19 @@ class Model:
 
 
 def _check_range(array: np.ndarray, dtype: np.dtype, what: str) -> None:
-    """Integer values must fit ``dtype`` (no silent wrap-around)."""
+    """Integer values must fit ``dtype`` (no silent wrap-around); finite values must stay finite in float16."""
     if dtype.kind in "iu" and array.size and array.dtype.kind in "iub":
         info = np.iinfo(dtype)
         low, high = int(array.min()), int(array.max())
         if low < info.min or high > info.max:
             raise NNAPIError(f"{what}: values {low}..{high} do not fit {dtype} ({info.min}..{info.max})")
+    if dtype == np.float16 and array.size and array.dtype != np.float16 and array.dtype.kind in "iuf":
+        wide = array.astype(np.float64)
+        with np.errstate(over="ignore"):
+            overflow = np.isfinite(wide) & ~np.isfinite(wide.astype(np.float16))
+        if overflow.any():
+            raise NNAPIError(f"{what}: value {wide[overflow].flat[0]} is beyond float16's range "
+                             f"(largest finite {float(np.finfo(np.float16).max)})")
 
 
 class Compilation:

@@ -1,4 +1,4 @@
-"""The NNAPI HAL enumerations, with the seed's names and values (1.0, and the operations 1.1 adds)."""
+"""The NNAPI HAL enumerations, with the seed's names and values (1.0, and what 1.1 and 1.2 add)."""
 from __future__ import annotations
 
 import enum
@@ -166,11 +166,35 @@ DTYPES: dict[int, np.dtype] = {
     OperandType.FLOAT32: np.dtype(np.float32), OperandType.TENSOR_FLOAT32: np.dtype(np.float32),
     OperandType.INT32: np.dtype(np.int32), OperandType.TENSOR_INT32: np.dtype(np.int32),
     OperandType.UINT32: np.dtype(np.uint32), OperandType.TENSOR_QUANT8_ASYMM: np.dtype(np.uint8),
+    OperandType.BOOL: np.dtype(np.bool_), OperandType.TENSOR_BOOL8: np.dtype(np.bool_),
+    OperandType.FLOAT16: np.dtype(np.float16), OperandType.TENSOR_FLOAT16: np.dtype(np.float16),
+    OperandType.TENSOR_QUANT16_SYMM: np.dtype(np.int16), OperandType.TENSOR_QUANT16_ASYMM: np.dtype(np.uint16),
+    OperandType.TENSOR_QUANT8_SYMM: np.dtype(np.int8), OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL: np.dtype(np.int8),
 }
-"""The NumPy dtype of each operand type we run (OEM types are refused)."""
+"""The NumPy dtype of each operand type we run (OEM types are refused). A boolean is one byte; NNAPI reads any
+non-zero byte as true, so bytes from C are read through ``as_bool`` before they become ``np.bool_``."""
 
-SCALAR_TYPES = (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32)
-TENSOR_TYPES = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM)
+SCALAR_TYPES = (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32, OperandType.BOOL, OperandType.FLOAT16)
+TENSOR_TYPES = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, OperandType.TENSOR_QUANT8_ASYMM,
+                OperandType.TENSOR_BOOL8, OperandType.TENSOR_FLOAT16, OperandType.TENSOR_QUANT16_SYMM,
+                OperandType.TENSOR_QUANT16_ASYMM, OperandType.TENSOR_QUANT8_SYMM,
+                OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL)
+
+QUANTIZATION: dict[int, tuple[int, int] | None] = {
+    OperandType.TENSOR_QUANT8_ASYMM: (0, 255), OperandType.TENSOR_QUANT16_ASYMM: (0, 65535),
+    OperandType.TENSOR_QUANT8_SYMM: (0, 0), OperandType.TENSOR_QUANT16_SYMM: (0, 0),
+    OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL: None,
+}
+"""Quantized tensor types: the zero points each allows (a scale greater than zero is required); None: the
+scales are per channel (``SymmPerChannelQuantParams``), the operand's own scale and zero point are 0."""
+
+UNQUANTIZED_SINCE_29 = (OperandType.BOOL, OperandType.TENSOR_BOOL8, OperandType.FLOAT16, OperandType.TENSOR_FLOAT16)
+"""API level 29 types whose scale and zero point must be 0 (the header: "only used for quantized tensors")."""
+
+
+def as_bool(array: np.ndarray) -> np.ndarray:
+    """Bytes of a BOOL or TENSOR_BOOL8 value as ``np.bool_`` 0/1: any non-zero byte is true."""
+    return array.view(np.uint8) != 0 if array.dtype == np.bool_ else array != 0
 
 
 class ResultCode(enum.IntEnum):
@@ -184,6 +208,25 @@ class ResultCode(enum.IntEnum):
     OP_FAILED = 5
     BAD_STATE = 6
     UNMAPPABLE = 7
+    OUTPUT_INSUFFICIENT_SIZE = 8  # 8-9: API level 29
+    UNAVAILABLE_DEVICE = 9
+
+
+class DeviceTypeCode(enum.IntEnum):
+    """``ANeuralNetworksDevice_getType``'s values (API level 29)."""
+
+    UNKNOWN = 0
+    OTHER = 1
+    CPU = 2
+    GPU = 3
+    ACCELERATOR = 4
+
+
+class DurationCode(enum.IntEnum):
+    """``ANeuralNetworksExecution_getDuration``'s measurements (API level 29), in nanoseconds."""
+
+    ON_HARDWARE = 0
+    IN_DRIVER = 1
 
 
 class PreferenceCode(enum.IntEnum):

@@ -8,7 +8,17 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from .enums import DTYPES, SCALAR_TYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from .enums import (
+    DTYPES,
+    QUANTIZATION,
+    SCALAR_TYPES,
+    TENSOR_TYPES,
+    UNQUANTIZED_SINCE_29,
+    ErrorStatus,
+    OperandLifeTime,
+    OperandType,
+    OperationType,
+)
 from .errors import NNAPIError
 from .hal.structs import Model, Operand, constant_bytes
 from .model_rules import check_operation
@@ -48,17 +58,55 @@ def check_operand(index: int, operand: Operand) -> None:
     if not isinstance(operand.scale, Real) or not _integer(operand.zeroPoint):
         raise NNAPIError(f"{where}: scale {operand.scale!r} must be a number and zero point "
                          f"{operand.zeroPoint!r} an integer")
-    if kind == OperandType.TENSOR_QUANT8_ASYMM:
-        if not (math.isfinite(operand.scale) and operand.scale > 0):
-            raise NNAPIError(f"{where}: TENSOR_QUANT8_ASYMM needs a finite positive scale, got {operand.scale}")
-        if not 0 <= operand.zeroPoint <= 255:
-            raise NNAPIError(f"{where}: zero point {operand.zeroPoint} is outside 0..255")
+    _check_quantization(where, kind, operand)
     if kind == OperandType.TENSOR_INT32 and not (math.isfinite(operand.scale) and operand.scale >= 0):
         raise NNAPIError(f"{where}: TENSOR_INT32 needs a finite scale of at least 0, got {operand.scale}")
     try:
         OperandLifeTime(operand.lifetime)
     except ValueError:
         raise NNAPIError(f"{where}: lifetime {operand.lifetime} is not an OperandLifeTime") from None
+
+
+def _check_quantization(where: str, kind: OperandType, operand: Operand) -> None:
+    """The header's scale and zero point rules of ``kind``, and the channel parameters only per-channel has."""
+    if kind in QUANTIZATION and QUANTIZATION[kind] is not None:
+        low, high = QUANTIZATION[kind]
+        if not (math.isfinite(operand.scale) and operand.scale > 0):
+            raise NNAPIError(f"{where}: {kind.name} needs a finite positive scale, got {operand.scale}")
+        if not low <= operand.zeroPoint <= high:
+            allowed = "must be 0 (a symmetric type)" if low == high else f"is outside {low}..{high}"
+            raise NNAPIError(f"{where}: {kind.name} zero point {operand.zeroPoint} {allowed}")
+    elif (kind in QUANTIZATION or kind in UNQUANTIZED_SINCE_29) and (operand.scale != 0 or operand.zeroPoint != 0):
+        why = ("its scales are per channel (set_operand_symm_per_channel_quant_params)" if kind in QUANTIZATION
+               else "it is not quantized")
+        raise NNAPIError(f"{where}: {kind.name} takes scale 0 and zero point 0, got {operand.scale} and "
+                         f"{operand.zeroPoint}: {why}")
+    extra = getattr(operand, "extraParams", None)
+    if extra is not None and kind != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        raise NNAPIError(f"{where}: {kind.name} takes no channel quantization parameters (only "
+                         "TENSOR_QUANT8_SYMM_PER_CHANNEL does)")
+
+
+def check_channel_quant(where: str, operand: Operand) -> None:
+    """A TENSOR_QUANT8_SYMM_PER_CHANNEL operand's scales: given, one positive finite scale per index of its
+    channel dimension, which must be known."""
+    extra = operand.extraParams
+    if extra is None:
+        raise NNAPIError(f"{where}: TENSOR_QUANT8_SYMM_PER_CHANNEL needs its channel quantization parameters "
+                         "(set_operand_symm_per_channel_quant_params) before the model is finished")
+    dims = list(operand.dimensions)
+    channel = extra.channelDim
+    if not _integer(channel) or not 0 <= channel < len(dims):
+        raise NNAPIError(f"{where}: channel dimension {channel} is not an axis of dimensions {dims}")
+    if dims[channel] == 0:
+        raise NNAPIError(f"{where}: the channel dimension {channel} of {dims} must be known (not 0)")
+    scales = list(extra.scales)
+    if len(scales) != dims[channel]:
+        raise NNAPIError(f"{where}: {len(scales)} scales for channel dimension {channel} of size {dims[channel]}; "
+                         "one per channel")
+    bad = [(c, x) for c, x in enumerate(scales) if not (isinstance(x, Real) and math.isfinite(x) and x > 0)]
+    if bad:
+        raise NNAPIError(f"{where}: scale {bad[0][1]} of channel {bad[0][0]} must be finite and greater than zero")
 
 
 def check_value(model: Model, index: int, operand: Operand) -> None:
@@ -120,6 +168,8 @@ def execution_order(model: Model) -> list[int]:
             consumers[k] += 1
     for i, operand in enumerate(model.operands):
         check_operand(i, operand)
+        if operand.type == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            check_channel_quant(f"operand {i}", operand)
         if operand.lifetime in CONSTANT:
             check_value(model, i, operand)
         elif (operand.location.poolIndex, operand.location.offset, operand.location.length) != (0, 0, 0):

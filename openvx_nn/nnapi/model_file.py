@@ -2,7 +2,8 @@
 
 NNAPI has no file format (an app builds its model in code); this one lets ``openvx-nn run`` and
 other processes load a model.  Members: ``model.json`` (UTF-8 bytes: format tag, version, operands,
-operations, input and output indexes, pool count; enums by name), ``operandValues`` and ``pool<i>``
+operations, input and output indexes, pool count; enums by name; a per-channel quantized operand's
+``extraParams``), ``operandValues`` and ``pool<i>``
 (uint8 arrays).  Loading checks the structure (``execution_order``) so a bad file fails at once.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from .enums import OperandLifeTime, OperandType, OperationType
 from .errors import NNAPIError, refusing
-from .hal.structs import DataLocation, Model, Operand, Operation, pool_bytes
+from .hal.structs import DataLocation, Model, Operand, Operation, SymmPerChannelQuantParams, pool_bytes
 from .model_check import execution_order
 
 FORMAT = "openvx-nn.nnapi"
@@ -32,11 +33,7 @@ def save_model(model: Model, path: str | os.PathLike) -> None:
     """Write ``model`` (a HAL ``Model``) to ``path`` in the ``.nnapi`` format."""
     description = {
         "format": FORMAT, "version": VERSION,
-        "operands": [{"type": OperandType(o.type).name, "dimensions": [int(d) for d in o.dimensions],
-                      "numberOfConsumers": int(o.numberOfConsumers), "scale": float(o.scale),
-                      "zeroPoint": int(o.zeroPoint), "lifetime": OperandLifeTime(o.lifetime).name,
-                      "location": [int(o.location.poolIndex), int(o.location.offset), int(o.location.length)]}
-                     for o in model.operands],
+        "operands": [_operand(o) for o in model.operands],
         "operations": [{"type": OperationType(op.type).name, "inputs": [int(k) for k in op.inputs],
                         "outputs": [int(k) for k in op.outputs]} for op in model.operations],
         "inputIndexes": [int(k) for k in model.inputIndexes],
@@ -49,6 +46,28 @@ def save_model(model: Model, path: str | os.PathLike) -> None:
     members.update({f"pool{i}": _bytes(pool) for i, pool in enumerate(model.pools)})
     with open(path, "wb") as f:  # a file object: savez would append ".npz" to a name
         np.savez(f, **members)
+
+
+def _operand(o: Operand) -> dict:
+    described = {"type": OperandType(o.type).name, "dimensions": [int(d) for d in o.dimensions],
+                 "numberOfConsumers": int(o.numberOfConsumers), "scale": float(o.scale),
+                 "zeroPoint": int(o.zeroPoint), "lifetime": OperandLifeTime(o.lifetime).name,
+                 "location": [int(o.location.poolIndex), int(o.location.offset), int(o.location.length)]}
+    if o.extraParams is not None:  # a TENSOR_QUANT8_SYMM_PER_CHANNEL operand's channel quantization
+        described["extraParams"] = {"channelDim": int(o.extraParams.channelDim),
+                                    "scales": [float(x) for x in o.extraParams.scales]}
+    return described
+
+
+def _channel_quant(extra: Any, where: str) -> SymmPerChannelQuantParams | None:
+    if extra is None:
+        return None
+    if not isinstance(extra, dict) or not isinstance(extra.get("scales"), list):
+        raise NNAPIError(f"{where} extraParams {extra!r} is not {{\"channelDim\": int, \"scales\": [numbers]}}")
+    scales = extra["scales"]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scales):
+        raise NNAPIError(f"{where} extraParams scales {scales!r} are not all numbers")
+    return SymmPerChannelQuantParams([float(x) for x in scales], _int(extra.get("channelDim"), f"{where} channelDim"))
 
 
 @refusing
@@ -123,7 +142,8 @@ def _model(d: dict, members: dict[str, np.ndarray]) -> Model:
                                 _ints(o["dimensions"], f"{where} dimension"),
                                 _int(o["numberOfConsumers"], f"{where} numberOfConsumers"), float(scale),
                                 _int(o["zeroPoint"], f"{where} zeroPoint"),
-                                _enum(OperandLifeTime, o["lifetime"], f"{where} lifetime"), DataLocation(*location)))
+                                _enum(OperandLifeTime, o["lifetime"], f"{where} lifetime"), DataLocation(*location),
+                                _channel_quant(o.get("extraParams"), where)))
     operations = [Operation(_enum(OperationType, op["type"], f"operation {j}: type"),
                             _ints(op["inputs"], f"operation {j}: input"), _ints(op["outputs"], f"operation {j}: output"))
                   for j, op in enumerate(d["operations"])]

@@ -31,7 +31,7 @@ def type_name(kind: int) -> str:
 
 def _slot_problem(where: str, slot: Slot, operand: Typed, t: OperandType | None, anchor: int) -> str | None:
     want = slot.expected(t)
-    if operand.type != want:
+    if operand.type not in slot.allowed(t):
         if slot.type is not None or t is None:
             text = type_name(want) if want is not None else "a tensor"
         elif slot.by_type:

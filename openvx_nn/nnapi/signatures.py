@@ -30,7 +30,9 @@ class Slot:
     type: OperandType | None = None
     """A fixed type; None: the form's type ``T`` (or the type ``by_type`` pairs with it)."""
     by_type: tuple[tuple[OperandType, OperandType], ...] = ()
-    """(T, this slot's type) pairs, for a type that follows T without being T."""
+    """(T, this slot's type) pairs, for a type that follows T without being T; a T listed in several pairs
+    lets the slot take any of their types (a TENSOR_QUANT8_ASYMM convolution's filter: TENSOR_QUANT8_ASYMM or
+    TENSOR_QUANT8_SYMM_PER_CHANNEL), the first being the one messages name."""
     ranks: tuple[int, ...] = ()
     """The ranks a tensor may have (() with ``min_rank`` 0: any); checked where the rank is known."""
     min_rank: int = 0
@@ -46,6 +48,12 @@ class Slot:
         if self.by_type:
             return dict(self.by_type).get(t)
         return t
+
+    def allowed(self, t: OperandType | None) -> tuple[OperandType | None, ...]:
+        """Every type this slot takes when the form's type is ``t``."""
+        if self.type is None and self.by_type:
+            return tuple(b for a, b in self.by_type if a == t) or (None,)
+        return (self.expected(t),)
 
     def rank_ok(self, rank: int) -> bool:
         return (rank in self.ranks) if self.ranks else rank >= self.min_rank
@@ -258,14 +266,22 @@ SIGNATURES: dict[OperationType, Signature] = {s.operation: s for s in (
 """Every operation NNAPI 1.0 and 1.1 define, by its ``OperationType``."""
 
 
-SHORT = {F32: "F32", I32: "I32", OperandType.UINT32: "U32", TF32: "TF32", TI32: "TI32", Q8: "Q8"}
+SHORT = {F32: "F32", I32: "I32", OperandType.UINT32: "U32", TF32: "TF32", TI32: "TI32", Q8: "Q8",
+         OperandType.BOOL: "BOOL", OperandType.FLOAT16: "F16", OperandType.TENSOR_FLOAT16: "TF16",
+         OperandType.TENSOR_BOOL8: "TB8", OperandType.TENSOR_QUANT16_SYMM: "Q16S",
+         OperandType.TENSOR_QUANT16_ASYMM: "Q16A", OperandType.TENSOR_QUANT8_SYMM: "Q8S",
+         OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL: "Q8PC"}
 
 
 def _slot_text(slot: Slot) -> str:
     if slot.type is not None:
         kind = SHORT[slot.type]
     elif slot.by_type:
-        kind = " ".join(f"{SHORT[b]} if T is {SHORT[a]}," for a, b in slot.by_type if a != b)
+        paired: dict[OperandType, list[str]] = {}
+        for a, b in slot.by_type:
+            if a != b:
+                paired.setdefault(a, []).append(SHORT[b])
+        kind = " ".join(f"{'/'.join(bs)} if T is {SHORT[a]}," for a, bs in paired.items())
         kind += " else T" if any(a == b for a, b in slot.by_type) else ""
     else:
         kind = "T"

@@ -114,6 +114,14 @@ def nnapi_model_add_operation(model, code, n_in, ins, n_out, outs):
 
 
 @_entry
+def nnapi_model_set_channel_quant(model, index, channel_dim, count, scales):
+    if count > MAX_COUNT:
+        raise CAPIError(ResultCode.BAD_DATA, f"a scaleCount of {count} (more than {MAX_COUNT}) is not a channel count")
+    values = list(ffi.unpack(scales, count)) if count else []
+    _with(model, CModel, f"model {model:#x}").set_channel_quant(index, values, channel_dim)
+
+
+@_entry
 def nnapi_model_relax(model, allow):
     _with(model, CModel, f"model {model:#x}").relax(bool(allow))
 

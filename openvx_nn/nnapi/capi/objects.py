@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import hal
 from ..builder import Compilation, Model
-from ..enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandType, PreferenceCode, ResultCode
+from ..enums import DTYPES, QUANTIZATION, SCALAR_TYPES, ErrorStatus, OperandType, PreferenceCode, ResultCode
 from ..errors import NNAPIError
 
 
@@ -137,6 +137,14 @@ class CModel:
         model = self._open()
         try:
             model.add_operation(code, inputs, outputs)
+        except NNAPIError as err:
+            raise bad_data(err) from None
+
+    def set_channel_quant(self, index: int, scales: Sequence[float], channel_dim: int) -> None:
+        """``setOperandSymmPerChannelQuantParams``: the scales of a per-channel operand (copied)."""
+        model = self._open()
+        try:
+            model.set_operand_symm_per_channel_quant_params(index, scales, channel_dim)
         except NNAPIError as err:
             raise bad_data(err) from None
 
@@ -264,7 +272,7 @@ class CExecution:
         if typed is None:
             return declared
         code, dims, scale, zero_point = typed
-        if code != operand.type or (operand.type == OperandType.TENSOR_QUANT8_ASYMM and
+        if code != operand.type or (operand.type in QUANTIZATION and
                                     (scale != operand.scale or zero_point != operand.zeroPoint)):
             raise CAPIError(ResultCode.BAD_DATA, f"{what}: the type given ({code}, scale {scale}, zero point "
                             f"{zero_point}) differs from the model's ({int(operand.type)}, scale {operand.scale}, "

@@ -1,4 +1,4 @@
-"""The NNAPI 1.0 HAL on OpenVX: its structs (``structs``), the driver that prepares and runs a model
+"""The NNAPI HAL (1.0 to 1.2) on OpenVX: its structs (``structs``), the driver that prepares and runs a model
 (``driver``) and the ``.nnapi`` file of a model (``model_file``), under the HAL's names."""
 from ..model_file import load_model, save_model
 from .driver import Device, PreparedModel
@@ -11,11 +11,12 @@ from .structs import (
     PerformanceInfo,
     Request,
     RequestArgument,
+    SymmPerChannelQuantParams,
     constant_bytes,
     element_count,
     pool_bytes,
 )
 
 __all__ = ["Capabilities", "DataLocation", "Device", "Model", "Operand", "Operation", "PerformanceInfo",
-           "PreparedModel", "Request", "RequestArgument", "constant_bytes", "element_count", "load_model",
+           "PreparedModel", "Request", "RequestArgument", "SymmPerChannelQuantParams", "constant_bytes", "element_count", "load_model",
            "pool_bytes", "save_model"]

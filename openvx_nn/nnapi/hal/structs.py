@@ -1,4 +1,4 @@
-"""The NNAPI HAL shapes (1.0, and the fields 1.1 adds): the model and request structs as dataclasses, and
+"""The NNAPI HAL shapes (1.0, and the fields 1.1 and 1.2 add): the model and request structs as dataclasses, and
 reading their bytes."""
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ class DataLocation:
 
 
 @dataclass
+class SymmPerChannelQuantParams:
+    """HAL 1.2: the scales of a TENSOR_QUANT8_SYMM_PER_CHANNEL operand, one per index of ``channelDim``."""
+
+    scales: list[float] = field(default_factory=list)
+    channelDim: int = 0
+
+
+@dataclass
 class Operand:
     type: OperandType
     dimensions: list[int] = field(default_factory=list)
@@ -26,6 +34,8 @@ class Operand:
     zeroPoint: int = 0
     lifetime: OperandLifeTime = OperandLifeTime.TEMPORARY_VARIABLE
     location: DataLocation = field(default_factory=DataLocation)
+    extraParams: SymmPerChannelQuantParams | None = None
+    """HAL 1.2: the channel quantization of a TENSOR_QUANT8_SYMM_PER_CHANNEL operand (None for other types)."""
 
 
 @dataclass

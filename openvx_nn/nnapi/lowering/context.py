@@ -21,13 +21,14 @@ import numpy as np
 
 from ... import operations  # noqa: F401  (the built-in kernels the lowerings name)
 from ...core.context import Context
+from ...core.datatypes import dtype_of
 from ...core.enums import Type
 from ...core.graph import Graph
 from ...core.node import Node
 from ...core.scalar import Scalar
 from ...core.tensor import Tensor
 from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
-from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType
+from ..enums import DTYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType, as_bool
 from ..errors import NNAPIError
 from ..hal.structs import Model, Operand, constant_bytes
 from ..signature_check import check_enum, check_signature
@@ -69,7 +70,7 @@ class GraphBuilder:
     def temporary(self, like: int) -> int:
         """A new operand typed and quantized like operand ``like``, its shape to be inferred."""
         src = self.operands[like]
-        self.operands.append(Operand(src.type, [], 0, src.scale, src.zeroPoint))
+        self.operands.append(Operand(src.type, [], 0, src.scale, src.zeroPoint, extraParams=src.extraParams))
         self.writers.add(len(self.operands) - 1)
         return len(self.operands) - 1
 
@@ -78,8 +79,7 @@ class GraphBuilder:
         operand = self.operands[k]
         if operand.lifetime == OperandLifeTime.NO_VALUE:
             return True
-        if operand.type in (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_INT32, QUANT8) and \
-                operand.lifetime in CONSTANT and 0 in operand.dimensions:
+        if operand.type in TENSOR_TYPES and operand.lifetime in CONSTANT and 0 in operand.dimensions:
             return True
         return (operand.lifetime == OperandLifeTime.TEMPORARY_VARIABLE and k not in self.writers
                 and k not in self.model.inputIndexes)
@@ -103,7 +103,8 @@ class GraphBuilder:
         if len(data) != count * dtype.itemsize:
             raise NNAPIError(f"operand {k}: its value has {len(data)} bytes, its type and dimensions need "
                              f"{count * dtype.itemsize}")
-        return np.frombuffer(data, dtype).reshape(shape)
+        value = np.frombuffer(data, dtype).reshape(shape)
+        return as_bool(value) if dtype == np.bool_ else value  # C's bytes: any non-zero byte is true
 
     def tensor(self, k: int) -> Tensor:
         tensor = self.tensors.get(k)
@@ -113,7 +114,7 @@ class GraphBuilder:
             vx_type = VX_TYPES[DTYPES[OperandType(operand.type)]]
             value = self.value(k) if operand.lifetime in CONSTANT else None
             if value is not None and operand.lifetime == OperandLifeTime.CONSTANT_REFERENCE and \
-                    value.flags.writeable and value.flags.aligned:
+                    value.flags.writeable and value.flags.aligned and value.dtype == dtype_of(vx_type):
                 # A pool the application keeps for the model's lifetime (NNAPI's rule for memory and large
                 # values): the tensor reads it in place.  Read-only pools (Python bytes) are copied, since
                 # kernels compiled for writable arrays would not take them.
@@ -124,7 +125,7 @@ class GraphBuilder:
             else:
                 tensor = Tensor.create(self.context, len(shape), tuple(reversed(shape)), vx_type, 0)
                 if value is not None:
-                    tensor.array.T[...] = value
+                    tensor.array.T[...] = value if value.dtype.itemsize != 2 else value.view(tensor.array.dtype)
             tensor.set_name(f"nnapi operand {k}")
             self.tensors[k] = tensor
             self.refs.append(tensor)

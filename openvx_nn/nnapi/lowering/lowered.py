@@ -17,7 +17,7 @@ from ...core.errors import VXError
 from ...core.in_place import InPlace, process_fed
 from ...core.tensor import Tensor, assign
 from ...operations.nnapi.common import Lending
-from ..enums import DTYPES, ErrorStatus, OperandType
+from ..enums import DTYPES, ErrorStatus, OperandType, as_bool
 from ..errors import NNAPIError
 from ..hal.structs import Request, pool_bytes
 from .context import GraphBuilder
@@ -33,6 +33,21 @@ def _start_library() -> None:
 def _copy_in(tensor: Tensor, array: np.ndarray) -> None:
     assign(tensor.array.T, array)
     tensor.root.writes += 1  # a kernel that packed this input at bind time (a filter) packs it again
+
+
+_RESTORED = (np.dtype(np.bool_), np.dtype(np.uint16))
+"""NNAPI dtypes whose tensors store another dtype (``operations.nnapi.common.VX_TYPES``)."""
+
+
+def _as_stored(tensor: Tensor, array: np.ndarray) -> np.ndarray:
+    """``array`` (an NNAPI dtype) as the dtype its tensor stores (``VX_TYPES``): booleans as bytes 0 and 1
+    (any non-zero byte is true), uint16 bits as int16; other dtypes are the tensor's already."""
+    stored = tensor.array.dtype
+    if array.dtype == stored:
+        return array
+    if array.dtype == np.bool_:
+        array = as_bool(array)
+    return array.view(stored) if array.dtype.itemsize == stored.itemsize else array
 
 
 class Lowered:
@@ -148,6 +163,9 @@ class Lowered:
             self._in_place = InPlace.of(graph, [slot[1] for slot in self._inputs if slot is not None],
                                         [slot[1] for slot in self._outputs])
 
+        if any(array.dtype in _RESTORED for _, array in feeds):
+            feeds = [(tensor, _as_stored(tensor, array)) for tensor, array in feeds]
+
         def run() -> int:
             return process_fed(graph, self._in_place, feeds, _copy_in)
         status = run() if self._lends is None else self._lends.run(run)
@@ -160,6 +178,8 @@ class Lowered:
             raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
                              self.model.operations[j].type)
         for tensor, array in fetches:
+            if array.dtype in _RESTORED:
+                array = array.view(tensor.array.dtype)
             assign(array, tensor.array.T)
 
     def timings(self) -> list[tuple[int, str, float]]:

@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..enums import DTYPES, ErrorStatus, OperandLifeTime, OperandType
+from ..enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, as_bool
 from ..errors import NNAPIError
 from ..hal.structs import Model, Request, pool_bytes
 from . import Deferred, Lowered, check, lower
@@ -30,8 +30,7 @@ def _given_dimensions(model: Model, position: int, dims: list[int]) -> tuple[int
     """Input ``position``'s dimensions: the request's where given, checked against the model's."""
     k = model.inputIndexes[position]
     declared = tuple(int(d) for d in model.operands[k].dimensions)
-    is_scalar = OperandType(model.operands[k].type) in (OperandType.INT32, OperandType.FLOAT32,
-                                                        OperandType.UINT32)
+    is_scalar = OperandType(model.operands[k].type) in SCALAR_TYPES
     if not dims:
         if not is_scalar and (not declared or 0 in declared):
             raise NNAPIError(f"input {position} (operand {k}) has unknown dimensions {list(declared)}; the "
@@ -123,7 +122,8 @@ class Plans:
                 continue
             dtype = DTYPES[OperandType(self.model.operands[k].type)]
             need = math.prod(shape) * dtype.itemsize
-            values[k] = np.frombuffer(_input_bytes(request, position, k, need), dtype).reshape(shape)
+            value = np.frombuffer(_input_bytes(request, position, k, need), dtype).reshape(shape)
+            values[k] = as_bool(value) if dtype == np.bool_ else value
         return values
 
     def _key(self, shapes: list, values: dict[int, np.ndarray]) -> tuple:

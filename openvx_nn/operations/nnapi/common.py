@@ -33,7 +33,12 @@ from ...kernels.engine import gang
 
 VENDOR_USER, LIB_NNAPI = 0xFFE, 1
 VX_TYPES = {np.dtype(np.float32): Type.VX_TYPE_FLOAT32, np.dtype(np.uint8): Type.VX_TYPE_UINT8,
-            np.dtype(np.int32): Type.VX_TYPE_INT32}
+            np.dtype(np.int32): Type.VX_TYPE_INT32, np.dtype(np.float16): Type.VX_TYPE_FLOAT16,
+            np.dtype(np.int16): Type.VX_TYPE_INT16, np.dtype(np.int8): Type.VX_TYPE_INT8,
+            np.dtype(np.bool_): Type.VX_TYPE_UINT8, np.dtype(np.uint16): Type.VX_TYPE_INT16}
+"""The OpenVX tensor type of each NNAPI dtype. OpenVX tensors have no boolean and no uint16 element: a
+TENSOR_BOOL8 lives in a UINT8 tensor (bytes 0 and 1), a TENSOR_QUANT16_ASYMM's bits in an INT16 tensor, so
+their kernels see uint8 and int16 arrays (``.view(np.bool_)``, ``.view(np.uint16)`` read them as NNAPI's)."""
 F32, U8, I32 = np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int32)
 
 
