@@ -358,7 +358,8 @@ def test_each_refusal_is_one_log_line_naming_the_function_and_object(error_run):
 def test_mapped_weights_are_read_in_place_and_inputs_and_outputs_served_from_the_mapping(tmp_path):
     """The objects behind the handles, in this process: weights set from an fd mapping become the graph's
     tensor memory (no copy); the input is read from, and the output written to, the mapped file."""
-    from openvx_nn.nnapi.capi.objects import CCompilation, CExecution, CModel, Memory
+    from openvx_nn.nnapi.capi.execution import CExecution
+    from openvx_nn.nnapi.capi.objects import CCompilation, CModel, Memory
     rng = np.random.default_rng(31)
     w = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal(3).astype(np.float32)
@@ -390,7 +391,8 @@ def test_mapped_weights_are_read_in_place_and_inputs_and_outputs_served_from_the
 
 
 def test_start_compute_returns_before_the_execution_runs_and_wait_waits():
-    from openvx_nn.nnapi.capi.objects import CCompilation, CExecution, CModel
+    from openvx_nn.nnapi.capi.execution import CExecution
+    from openvx_nn.nnapi.capi.objects import CCompilation, CModel
     model = CModel()
     for _ in range(2):
         model.add_operand(T.TENSOR_FLOAT32, [3], 0.0, 0)

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from ..enums import ResultCode
 from .binding import ffi
-from .objects import CAPIError, CCompilation, CExecution, CModel, Event, Handles, Memory
+from .execution import CExecution, Event
+from .objects import CAPIError, CCompilation, CModel, Handles, Memory
 
 HANDLES = Handles()
 KINDS = (Memory, CModel, CCompilation, CExecution, Event)
