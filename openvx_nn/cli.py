@@ -231,7 +231,7 @@ def parser() -> argparse.ArgumentParser:
     coreml.set_defaults(run=cmd_coreml)
 
     run = sub.add_parser("run", help="run a model over a whole .npy dataset (batch axis last), here or on Dask")
-    run.add_argument("--model", required=True, help="'digits' (built in) or a model file (.mlmodel, .nnapi)")
+    run.add_argument("--model", required=True, help="'digits' (built in), a model file (.mlmodel, .nnapi) or an NNEF folder")
     run.add_argument("--input", required=True, type=Path, help=".npy array, OpenVX dim order, batch axis last")
     run.add_argument("--output", required=True, type=Path, help=".npy file for the results (digits: labels)")
     run.add_argument("--batch", type=positive_int, default=256, help="items per graph run (default 256)")

@@ -13,5 +13,6 @@
 #include "array.h"
 #include "object_array.h"
 #include "user_kernel.h"
+#include "import_kernel.h"
 #include "unimplemented.h"
 #endif

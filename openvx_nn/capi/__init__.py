@@ -18,7 +18,8 @@ exported C function's name, with the arguments the C wrapper would pass (handles
 Filled by ``entry.status_entry(exported=...)`` once the library has started (empty before)."""
 
 FAMILIES = ("reference_api", "scalar_api", "lut_api", "tensor_api", "graph_api",
-            "image_api", "array_api", "object_array_api", "user_kernel_api", "unimplemented_api")
+            "image_api", "array_api", "object_array_api", "user_kernel_api", "import_kernel_api",
+            "unimplemented_api")
 
 
 def install() -> None:

@@ -3,9 +3,9 @@
 A model is a picklable recipe (it travels to Dask workers): ``build(ctx, batch)`` makes the network,
 ``prepare`` turns the input file's values into the input tensor's, ``finish`` turns output tensor
 values into what is written.  Front ends that read model files plug in through :func:`register_loader`;
-CoreML (``.mlmodel``) and NNAPI (``.nnapi``) files are dispatched to ``openvx_nn.coreml`` and
-``openvx_nn.nnapi``, which must provide ``build_batched(ctx, path, batch) -> (graph, input, output)``
-and may provide ``run_options(path) -> dict`` of :class:`Model` fields (``item_shape``, ``finish``,
+CoreML (``.mlmodel``) and NNAPI (``.nnapi``) files and NNEF folders are dispatched to ``openvx_nn.coreml``,
+``openvx_nn.nnapi`` and ``openvx_nn.nnef``, which must provide
+``build_batched(ctx, path, batch) -> (graph, input, output)`` and may provide ``run_options(path) -> dict`` of :class:`Model` fields (``item_shape``, ``finish``,
 ``describes``).  A front end's ``ValueError`` (a bad model file) becomes a :class:`ModelError`.
 """
 from __future__ import annotations
@@ -127,6 +127,10 @@ LOADERS: dict[str, Callable[[Path], Model]] = {
 }
 
 
+NNEF_FOLDERS = front_end_loader("openvx_nn.nnef")
+"""The loader of NNEF folders (``graph.nnef`` and its ``.dat`` files)."""
+
+
 def register_loader(suffix: str, loader: Callable[[Path], Model]) -> None:
     """Make ``run --model FILE`` with this suffix use ``loader(path) -> Model``."""
     LOADERS[suffix.lower()] = loader
@@ -137,10 +141,13 @@ def resolve(spec: str, variant: str = "q78") -> Model:
     if spec in BUILT_IN:
         return BUILT_IN[spec](variant)
     path = Path(spec)
+    if path.is_dir() and (path / "graph.nnef").is_file():  # an NNEF model is a folder
+        return NNEF_FOLDERS(path.resolve())
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
         kinds = ", ".join(f"{suffix} files" for suffix in LOADERS)
-        raise ModelError(f"--model {spec!r} is neither a built-in model ({', '.join(BUILT_IN)}) nor one of {kinds}")
+        raise ModelError(f"--model {spec!r} is neither a built-in model ({', '.join(BUILT_IN)}) nor one of {kinds} "
+                         "nor an NNEF folder (holding graph.nnef)")
     if not path.is_file():
         raise ModelError(f"--model {spec!r}: no such file")
     return loader(path.resolve())

@@ -1,0 +1,55 @@
+"""Reductions (``sum_reduce``, ``mean_reduce``, ``min_reduce``, ``max_reduce``, ``argmax_reduce``,
+``argmin_reduce``: NNEF keeps the reduced axes), ``softmax``, ``batch_normalization`` (nodes on its four
+operands, no folding at load), ``local_response_normalization``."""
+from __future__ import annotations
+
+from ...operations.coreml.statistics import REDUCE_OPERATIONS
+from ..builder import NNEFBuilder
+from .common import axis, operand, result, shape_of, vx_axis
+from .elementwise import combine, pointwise
+from .registry import lowers
+
+REDUCTIONS = {"sum_reduce": "sum", "mean_reduce": "mean", "min_reduce": "min", "max_reduce": "max",
+              "argmax_reduce": "argmax", "argmin_reduce": "argmin"}
+
+
+@lowers(*REDUCTIONS)
+def reduce(g: NNEFBuilder, op) -> str:
+    operation = REDUCTIONS[op.name]
+    if op.name == "sum_reduce" and op.attribs.get("normalize"):
+        operation = "mean"
+    x = g.blob(str(op.inputs["input"]))
+    axes = sorted({axis(g, int(a), x.rank) for a in op.attribs["axes"]})
+    name = result(op)
+    if operation in ("argmax", "argmin") and len(axes) != 1:
+        raise g.fail(f"{op.name} over {len(axes)} axes is not supported (one axis)")
+    g.coreml("reduce", (x.tensor, g.ints([vx_axis(a, x.rank) for a in axes]),
+                        g.enum(REDUCE_OPERATIONS.index(operation)), g.f32(0.0), g.output(name, shape_of(g, name))))
+    return f"coreml.reduce({operation})"
+
+
+@lowers("softmax")
+def softmax(g: NNEFBuilder, op) -> str:
+    x = g.blob(str(op.inputs["x"]))
+    axes = sorted({axis(g, int(a), x.rank) for a in op.attribs["axes"]})
+    if len(axes) != 1:
+        raise g.fail(f"softmax over axes {axes} is not supported (one axis)")
+    g.coreml("softmax", (x.tensor, g.i32(vx_axis(axes[0], x.rank)), g.output(result(op), x.shape)))
+    return "coreml.softmax"
+
+
+@lowers("batch_normalization")
+def batch_normalization(g: NNEFBuilder, op) -> str:
+    """``(input - mean) / sqrt(variance + epsilon) * scale + offset``, the spec's definition, node by node."""
+    x = g.blob(str(op.inputs["input"]))
+    shape = x.shape
+    rank = x.rank
+    centred = combine(g, x, operand(g, op.inputs["mean"], rank), "subtract", None, shape)
+    variance = operand(g, op.inputs["variance"], rank)
+    spread = combine(g, variance, None, "add", None, variance.shape, float(op.attribs.get("epsilon", 0.0)))
+    root = f"{result(op)} deviation"
+    pointwise(g, spread, root, "sqrt")
+    normalized = combine(g, centred, g.blob(root), "divide", None, shape)
+    scaled = combine(g, normalized, operand(g, op.inputs["scale"], rank), "multiply", None, shape)
+    combine(g, scaled, operand(g, op.inputs["offset"], rank), "add", result(op), shape)
+    return "coreml.combine(subtract, divide, multiply, add), coreml.pointwise(sqrt)"

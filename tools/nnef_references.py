@@ -1,0 +1,146 @@
+"""Plain NumPy references of NNEF operations, written from the NNEF 1.0 specification's definitions (loops
+over windows and indices, float64), for the sample folders ``make_nnef_samples.py`` writes and the tests."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def auto_padding(extent, kernel, stride, dilation):
+    """NNEF's ``padding = []``: output ``ceil(extent / stride)``, the total padding split smaller half first."""
+    pads = []
+    for n, k, s, d in zip(extent, kernel, stride, dilation):
+        out = -(-n // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - n)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _source_index(i: int, n: int, border: str):
+    """The input index read at position ``i`` of an axis of ``n`` under ``border`` (None: outside, no value)."""
+    if 0 <= i < n:
+        return i
+    if border == "replicate":
+        return min(max(i, 0), n - 1)
+    if border == "reflect":
+        period = 2 * (n - 1) if n > 1 else 1
+        i = abs(i) % period if n > 1 else 0
+        return period - i if i >= n else i
+    return None
+
+
+def windows(x, kernel, stride, dilation, padding, border):
+    """Yield (output index, the window's values) of a 2-D window over x [N, C, H, W] per item and channel;
+    ``constant`` fills outside positions with 0, ``ignore`` leaves them out."""
+    n_, c_, h, w = x.shape
+    (pt, pb), (pl, pr) = padding
+    oh = (h + pt + pb - ((kernel[0] - 1) * dilation[0] + 1)) // stride[0] + 1
+    ow = (w + pl + pr - ((kernel[1] - 1) * dilation[1] + 1)) // stride[1] + 1
+    for oy in range(oh):
+        for ox in range(ow):
+            values = []
+            for ky in range(kernel[0]):
+                for kx in range(kernel[1]):
+                    iy = oy * stride[0] - pt + ky * dilation[0]
+                    ix = ox * stride[1] - pl + kx * dilation[1]
+                    sy, sx = _source_index(iy, h, border), _source_index(ix, w, border)
+                    if sy is None or sx is None:
+                        if border == "constant":
+                            values.append(np.zeros((n_, c_)))
+                        continue
+                    values.append(x[:, :, sy, sx].astype(np.float64))
+            yield (oy, ox), (oh, ow), np.stack(values, axis=-1)
+
+
+def pool(x, kind, size, stride=None, dilation=None, padding=None, border="constant"):
+    """max_pool, avg_pool, rms_pool and box (sum) as the spec defines them."""
+    stride, dilation = stride or [1, 1], dilation or [1, 1]
+    padding = padding or auto_padding(x.shape[2:], size, stride, dilation)
+    out = None
+    for (oy, ox), (oh, ow), v in windows(x, size, stride, dilation, padding, border):
+        if out is None:
+            out = np.zeros(x.shape[:2] + (oh, ow))
+        if kind == "max":
+            out[:, :, oy, ox] = v.max(axis=-1)
+        elif kind == "box":
+            out[:, :, oy, ox] = v.sum(axis=-1)
+        elif kind == "avg":
+            out[:, :, oy, ox] = v.mean(axis=-1) if border == "ignore" else v.sum(axis=-1) / math.prod(size)
+        elif kind == "rms":
+            squares = v * v
+            mean = squares.mean(axis=-1) if border == "ignore" else squares.sum(axis=-1) / math.prod(size)
+            out[:, :, oy, ox] = np.sqrt(mean)
+    return out
+
+
+def conv(x, w, bias, stride=None, dilation=None, padding=None, groups=1, border="constant"):
+    """NNEF ``conv``: filter [O, C / groups, KH, KW], ``groups = 0`` one group per input channel."""
+    groups = groups or x.shape[1]
+    stride, dilation = stride or [1, 1], dilation or [1, 1]
+    padding = padding or auto_padding(x.shape[2:], w.shape[2:], stride, dilation)
+    per_in, per_out = x.shape[1] // groups, w.shape[0] // groups
+    out = None
+    for (oy, ox), (oh, ow), v in windows(x, w.shape[2:], stride, dilation, padding, border):
+        if out is None:
+            out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+        for o in range(w.shape[0]):
+            g = o // per_out
+            patch = v[:, g * per_in:(g + 1) * per_in, :]  # [N, C/groups, KH*KW]
+            out[:, o, oy, ox] = np.einsum("nck,ck->n", patch, w[o].reshape(per_in, -1).astype(np.float64))
+    return out + np.asarray(bias, np.float64).reshape(1, -1, 1, 1)
+
+
+def deconv(x, w, bias, stride=None, padding=None, groups=1, output_shape=None):
+    """NNEF ``deconv`` (the transpose of ``conv``): filter [C, O / groups, KH, KW]; every input scatters its
+    window, then the padding is cropped (``padding = []``: output ``input * stride``)."""
+    groups = groups or x.shape[1]
+    stride = stride or [1, 1]
+    n_, c_, h, w_ = x.shape
+    kh, kw = w.shape[2:]
+    per_in, per_out = c_ // groups, w.shape[1]
+    full = np.zeros((n_, per_out * groups, (h - 1) * stride[0] + kh, (w_ - 1) * stride[1] + kw))
+    for c in range(c_):
+        g = c // per_in
+        for iy in range(h):
+            for ix in range(w_):
+                y0, x0 = iy * stride[0], ix * stride[1]
+                full[:, g * per_out:(g + 1) * per_out, y0:y0 + kh, x0:x0 + kw] += \
+                    x[:, c, iy, ix].reshape(-1, 1, 1, 1) * w[c].astype(np.float64)
+    if padding:
+        (pt, pb), (pl, pr) = padding
+        out = full[:, :, pt:full.shape[2] - pb, pl:full.shape[3] - pr]
+    else:
+        oh, ow = (output_shape[2:] if output_shape else (h * stride[0], w_ * stride[1]))
+        pt, pl = max(0, full.shape[2] - oh) // 2, max(0, full.shape[3] - ow) // 2
+        out = full[:, :, pt:pt + oh, pl:pl + ow]
+    return out + np.asarray(bias, np.float64).reshape(1, -1, 1, 1)
+
+
+def upsample_linear(x, factor, method):
+    """``multilinear_upsample`` with a replicated border: input coordinates of each output per method."""
+    out = np.asarray(x, np.float64)
+    for axis, f in zip((2, 3), factor):
+        n = out.shape[axis]
+        count = n * f
+        i = np.arange(count, dtype=np.float64)
+        if method == "aligned":
+            pos = i * (n - 1) / (count - 1) if count > 1 else np.zeros(1)
+        elif method == "symmetric":
+            pos = (i + 0.5) / f - 0.5
+        else:  # asymmetric
+            pos = i / f
+        pos = np.clip(pos, 0, n - 1)
+        low = np.floor(pos).astype(int)
+        high = np.minimum(low + 1, n - 1)
+        frac = pos - low
+        shape = [1] * out.ndim
+        shape[axis] = count
+        out = np.take(out, low, axis=axis) * (1 - frac.reshape(shape)) + np.take(out, high, axis=axis) * \
+            frac.reshape(shape)
+    return out
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
