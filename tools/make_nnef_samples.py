@@ -164,10 +164,14 @@ def normalization(rng) -> Case:
     x = _f32(rng, 2, c, 3, 4)
     mean, var, offset, scale = _f32(rng, 1, c), _f32(rng, 1, c, low=0.1, high=2), _f32(rng, 1, c), _f32(rng, 1, c)
     variables = {"mean": mean, "variance": var, "offset": offset, "scale": scale}
-    body = _ext("x", x.shape) + "".join(_var(k, v) for k, v in variables.items()) + \
+    body = _ext("x", x.shape) + "".join(_var(k, v) for k, v in variables.items()) + (
         "    normalized = batch_normalization(x, mean, variance, offset, scale, epsilon = 0.001);\n"
+        "    across = local_response_normalization(x, size = [1, 3, 1, 1], alpha = 0.5, beta = 0.75, bias = 2.0);\n"
+        "    square = local_response_normalization(x, size = [1, 1, 3, 3], alpha = 0.25, beta = 0.5);\n")
     r = lambda a: a.astype(np.float64).reshape(1, c, 1, 1)
-    outputs = {"normalized": (x - r(mean)) / np.sqrt(r(var) + 0.001) * r(scale) + r(offset)}
+    outputs = {"normalized": (x - r(mean)) / np.sqrt(r(var) + 0.001) * r(scale) + r(offset),
+               "across": ref.local_response_normalization(x, [1, 3, 1, 1], 0.5, 0.75, 2.0),
+               "square": ref.local_response_normalization(x, [1, 1, 3, 3], 0.25, 0.5, 1.0)}
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs, variables)
 
 

@@ -144,3 +144,14 @@ def upsample_linear(x, factor, method):
 def softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def local_response_normalization(x, size, alpha, beta, bias):
+    """``x / (bias + alpha * box(sqr(x), size, normalize = true)) ^ beta``: the window centred (automatic
+    padding), zeros outside it counted, the sum divided by the whole window's size."""
+    v = np.asarray(x, np.float64)
+    squares = np.pad(v * v, [((k - 1) // 2, k - 1 - (k - 1) // 2) for k in size])
+    sums = np.zeros_like(v)
+    for index in np.ndindex(*v.shape):
+        sums[index] = squares[tuple(slice(i, i + k) for i, k in zip(index, size))].sum()
+    return v / (bias + alpha * sums / math.prod(size)) ** beta

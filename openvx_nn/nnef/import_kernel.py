@@ -66,7 +66,11 @@ def _check(index: int, tensor, info: TensorInfo) -> None:
 def _validator(model: NNEFModel):
     def validate(node, params, metas) -> int:
         for index, info in enumerate(model.inputs):
-            _check(index, params[index], info)
+            try:
+                _check(index, params[index], info)
+            except VXError as err:  # the kernel's validator reports a status: the log line says why
+                node.context.log(node, err.status, f"vxVerifyGraph: {node.describe()}: {err.message}")
+                return err.status
         for offset, info in enumerate(model.outputs):
             meta = metas[len(model.inputs) + offset]
             for attribute, value in _meta(info).items():

@@ -1,6 +1,7 @@
 """``load`` and ``NNEFModel``: an NNEF folder as one verified OpenVX graph, run by ``predict``."""
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,7 +45,13 @@ class OperationInfo:
 def load(path, shapes: dict[str, list[int]] | None = None) -> NNEFModel:
     """Import the NNEF model in folder ``path`` (``graph.nnef`` and its ``.dat`` files); ``shapes``: input shapes
     other than the declared ones, by name (another batch size)."""
-    return NNEFModel(read(path, shapes), str(path))
+    graph = read(path, shapes)
+    try:
+        return NNEFModel(graph, str(path))
+    except NNEFError as err:
+        if err.where is not None:
+            raise
+        raise NNEFError(err.reason, err.operation, os.path.join(os.fspath(path), "graph.nnef")) from None
 
 
 class NNEFModel:

@@ -38,7 +38,7 @@ def read(path, shapes: dict[str, list[int]] | None = None) -> object:
     try:
         graph = nnef.load_graph(str(folder))
     except nnef.Error as err:
-        raise NNEFError(_first_line(err), where=str(_blamed(folder, err))) from None
+        raise NNEFError(_explained(_first_line(err)), where=str(_blamed(folder, err))) from None
     except (OSError, ValueError, EOFError) as err:
         raise NNEFError(f"cannot read a variable: {err}", where=str(folder)) from None
     try:
@@ -51,6 +51,14 @@ def read(path, shapes: dict[str, list[int]] | None = None) -> object:
 def _first_line(err: Exception) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+def _explained(message: str) -> str:
+    """The parser's message, with what a use before definition means: each tensor is defined once, before its
+    uses, so a graph whose operations feed each other in a cycle cannot be written."""
+    if "undeclared identifier" in message:
+        return message + " (a tensor used before it is defined: operations that feed each other in a cycle?)"
+    return message
 
 
 def _blamed(folder: Path, err: Exception) -> Path:
@@ -68,7 +76,7 @@ def _check_variables(nnef, folder: Path, text: Path) -> None:
     try:
         source = nnef.parse_file(str(text))
     except nnef.Error as err:
-        raise NNEFError(_first_line(err), where=str(text)) from None
+        raise NNEFError(_explained(_first_line(err)), where=str(text)) from None
     for op in source.operations:
         if op.name != "variable":
             continue

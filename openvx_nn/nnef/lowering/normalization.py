@@ -3,6 +3,7 @@
 operands, no folding at load), ``local_response_normalization``."""
 from __future__ import annotations
 
+from ...core.enums import NNNorm
 from ...operations.coreml.statistics import REDUCE_OPERATIONS
 from ..builder import NNEFBuilder
 from .common import axis, operand, result, shape_of, vx_axis
@@ -53,3 +54,22 @@ def batch_normalization(g: NNEFBuilder, op) -> str:
     scaled = combine(g, normalized, operand(g, op.inputs["scale"], rank), "multiply", None, shape)
     combine(g, scaled, operand(g, op.inputs["offset"], rank), "add", result(op), shape)
     return "coreml.combine(subtract, divide, multiply, add), coreml.pointwise(sqrt)"
+
+
+@lowers("local_response_normalization")
+def local_response_normalization(g: NNEFBuilder, op) -> str:
+    """``input / (bias + alpha * box(sqr(input), size, normalize = true)) ^ beta``: the NN extension's layer,
+    whose windows are the spec's for odd sizes 3, 5 and 7 over the channels or a square of one map."""
+    x = g.blob(str(op.inputs["input"]))
+    size = [int(s) for s in op.attribs["size"]]
+    alpha, beta, bias = (float(op.attribs.get(k, d)) for k, d in (("alpha", 1.0), ("beta", 0.5), ("bias", 1.0)))
+    across = x.rank == 4 and size[0] == size[2] == size[3] == 1
+    square = x.rank == 4 and size[0] == size[1] == 1 and size[2] == size[3]
+    n = size[1] if across else size[2]
+    if not (across or square) or n not in (3, 5, 7) or min(alpha, beta, bias) <= 0:
+        raise g.fail(f"size {size} with alpha {alpha}, beta {beta}, bias {bias} is not supported (windows of 3, 5 "
+                     "or 7 channels, or of 3 x 3, 5 x 5 or 7 x 7 in one map, on [N, C, H, W]; positive parameters)")
+    kind = NNNorm.VX_NN_NORMALIZATION_ACROSS_MAPS if across else NNNorm.VX_NN_NORMALIZATION_SAME_MAP
+    g.node("org.khronos.nn_extension.local_response_normalization_layer",
+           (x.tensor, g.enum(kind), g.size(n), g.f32(alpha), g.f32(beta), g.f32(bias), g.output(result(op), x.shape)))
+    return f"vxLocalResponseNormalizationLayer({'across maps' if across else 'same map'})"
