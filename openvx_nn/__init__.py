@@ -8,7 +8,7 @@ __version__ = "0.2.0"
 from .errors import Error
 
 _LAZY = {"VXError": ("openvx_nn.api.errors", "VXError"), "NNAPIError": ("openvx_nn.nnapi.errors", "NNAPIError"),
-         "CoreMLError": ("openvx_nn.coreml.errors", "CoreMLError")}
+         "CoreMLError": ("openvx_nn.coreml.errors", "CoreMLError"), "NNEFError": ("openvx_nn.nnef.errors", "NNEFError")}
 
 
 def __getattr__(name: str):
@@ -20,4 +20,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'openvx_nn' has no attribute {name!r}")
 
 
-__all__ = ["CoreMLError", "Error", "NNAPIError", "VXError", "__version__"]
+__all__ = ["CoreMLError", "Error", "NNAPIError", "NNEFError", "VXError", "__version__"]

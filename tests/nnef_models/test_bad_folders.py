@@ -80,8 +80,14 @@ def shapes_that_do_not_agree(tmp: Path):
                              "    b = add(a, c);\n", inputs="a, c"), "graph.nnef", "not broadcast compatible"
 
 
+def quantized_graph(tmp: Path):
+    folder = _graph(tmp / "q", "    a = external(shape = [1, 3]);\n    b = relu(a);\n")
+    (folder / "graph.quant").write_text('"b": linear_quantize(min = -1.0, max = 1.0, bits = 8);\n')
+    return folder, "graph.quant", "quantized graphs are not supported yet (1 quantized tensor(s): 'b')"
+
+
 CASES = [missing_folder, missing_graph, missing_variable, wrong_variable_shape, truncated_variable,
-         unknown_operation, unsupported_operation, cyclic_graph, shapes_that_do_not_agree]
+         unknown_operation, unsupported_operation, cyclic_graph, shapes_that_do_not_agree, quantized_graph]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
