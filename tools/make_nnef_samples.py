@@ -218,11 +218,16 @@ def upsampling(rng) -> Case:
         "    nearest = nearest_upsample(x, factor = [2, 3]);\n"
         "    aligned = multilinear_upsample(x, factor = [2, 2], method = 'aligned');\n"
         "    symmetric = multilinear_upsample(x, factor = [2, 2], method = 'symmetric', border = 'replicate');\n"
-        "    asymmetric = multilinear_upsample(x, factor = [2, 2], method = 'asymmetric', border = 'replicate');\n")
+        "    asymmetric = multilinear_upsample(x, factor = [2, 2], method = 'asymmetric', border = 'replicate');\n"
+        "    symmetric_zeros = multilinear_upsample(x, factor = [2, 3], method = 'symmetric', border = 'constant');\n"
+        "    asymmetric_zeros = multilinear_upsample(x, factor = [3, 2], method = 'asymmetric', "
+        "border = 'constant');\n")
     outputs = {"nearest": np.repeat(np.repeat(x, 2, axis=2), 3, axis=3).astype(np.float64),
                "aligned": ref.upsample_linear(x, [2, 2], "aligned"),
                "symmetric": ref.upsample_linear(x, [2, 2], "symmetric"),
-               "asymmetric": ref.upsample_linear(x, [2, 2], "asymmetric")}
+               "asymmetric": ref.upsample_linear(x, [2, 2], "asymmetric"),
+               "symmetric_zeros": ref.upsample_linear(x, [2, 3], "symmetric", "constant"),
+               "asymmetric_zeros": ref.upsample_linear(x, [3, 2], "asymmetric", "constant")}
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs)
 
 

@@ -117,27 +117,33 @@ def deconv(x, w, bias, stride=None, padding=None, groups=1, output_shape=None):
     return out + np.asarray(bias, np.float64).reshape(1, -1, 1, 1)
 
 
-def upsample_linear(x, factor, method):
-    """``multilinear_upsample`` with a replicated border: input coordinates of each output per method."""
-    out = np.asarray(x, np.float64)
-    for axis, f in zip((2, 3), factor):
-        n = out.shape[axis]
-        count = n * f
-        i = np.arange(count, dtype=np.float64)
+def upsample_linear(x, factor, method, border="replicate"):
+    """``multilinear_upsample`` on [N, C, H, W]: each output reads the input at a position per axis (``aligned``:
+    corners on corners; ``symmetric``: pixel centres; ``asymmetric``: pixel corners) between its two neighbours;
+    a neighbour outside the input is the edge (``replicate``) or 0 (``constant``)."""
+    v = np.asarray(x, np.float64)
+    n_, c_, h, w = v.shape
+
+    def position(i, n, f):
         if method == "aligned":
-            pos = i * (n - 1) / (count - 1) if count > 1 else np.zeros(1)
-        elif method == "symmetric":
-            pos = (i + 0.5) / f - 0.5
-        else:  # asymmetric
-            pos = i / f
-        pos = np.clip(pos, 0, n - 1)
-        low = np.floor(pos).astype(int)
-        high = np.minimum(low + 1, n - 1)
-        frac = pos - low
-        shape = [1] * out.ndim
-        shape[axis] = count
-        out = np.take(out, low, axis=axis) * (1 - frac.reshape(shape)) + np.take(out, high, axis=axis) * \
-            frac.reshape(shape)
+            return i * (n - 1) / (n * f - 1) if n * f > 1 else 0.0
+        return (i + 0.5) / f - 0.5 if method == "symmetric" else i / f
+
+    def value(y, x_):
+        inside = 0 <= y < h and 0 <= x_ < w
+        if border == "constant" and not inside:
+            return np.zeros((n_, c_))
+        return v[:, :, min(max(y, 0), h - 1), min(max(x_, 0), w - 1)]
+
+    out = np.zeros((n_, c_, h * factor[0], w * factor[1]))
+    for oy in range(out.shape[2]):
+        py = position(oy, h, factor[0])
+        y0, fy = math.floor(py), py - math.floor(py)
+        for ox in range(out.shape[3]):
+            px = position(ox, w, factor[1])
+            x0, fx = math.floor(px), px - math.floor(px)
+            out[:, :, oy, ox] = ((1 - fy) * ((1 - fx) * value(y0, x0) + fx * value(y0, x0 + 1))
+                                 + fy * ((1 - fx) * value(y0 + 1, x0) + fx * value(y0 + 1, x0 + 1)))
     return out
 
 

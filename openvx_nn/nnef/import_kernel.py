@@ -35,7 +35,7 @@ def import_kernel(context: Context, url: str) -> Kernel:
         status = Status.VX_ERROR_NOT_SUPPORTED if err.operation is not None else Status.VX_FAILURE
         raise VXError(status, f"cannot import NNEF model {url}: {err}") from None
     params = model.inputs + model.outputs
-    name = f"org.khronos.nnef.{os.path.basename(os.path.normpath(url)) or 'graph'}.{next(_NUMBERS)}"
+    name = f"org.openvx_nn.nnef.{os.path.basename(os.path.normpath(url)) or 'graph'}.{next(_NUMBERS)}"
     user = UserKernel(name, context.kernels.allocate_kernel_id(), len(params),
                       Callbacks(_runner(model), _validator(model)))
     for index, info in enumerate(params):
