@@ -127,7 +127,8 @@ def elementwise(rng) -> Case:
         "    added = add(x, bias);\n    difference = sub(1.5, x);\n    product = mul(x, y);\n"
         "    quotient = div(x, y);\n    power = pow(y, 1.5);\n    smaller = min(x, y);\n    larger = max(x, 0.25);\n"
         "    less = lt(x, y);\n    equal = eq(x, 0.0);\n    either = or(less, equal);\n"
-        "    chosen = select(less, x, y);\n    clamped = clamp(x, -0.5, 0.5);\n    negated = neg(x);\n"
+        "    chosen = select(less, x, y);\n    parametric = prelu(x, bias);\n    clamped = clamp(x, -0.5, 0.5);\n"
+        "    negated = neg(x);\n"
         "    reciprocal = rcp(y);\n    exponential = exp(x);\n    logarithm = log(y);\n    absolute = abs(x);\n"
         "    signs = sign(x);\n    floors = floor(mul(x, 3.0));\n    ceilings = ceil(mul(x, 3.0));\n"
         "    root = sqrt(y);\n    inverse_root = rsqrt(y);\n    square = sqr(x);\n    copied = copy(x);\n")
@@ -137,6 +138,7 @@ def elementwise(rng) -> Case:
         "added": x64 + b64, "difference": 1.5 - x64, "product": x64 * y64, "quotient": x64 / y64,
         "power": y64 ** 1.5, "smaller": np.minimum(x64, y64), "larger": np.maximum(x64, 0.25), "less": less,
         "equal": equal, "either": less | equal, "chosen": np.where(less, x64, y64),
+        "parametric": np.where(x64 < 0, b64 * x64, x64),
         "clamped": np.minimum(np.maximum(x64, -0.5), 0.5), "negated": -x64, "reciprocal": 1 / y64,
         "exponential": np.exp(x64), "logarithm": np.log(y64), "absolute": np.abs(x64), "signs": np.sign(x64),
         "floors": np.floor(x64 * 3.0), "ceilings": np.ceil(x64 * 3.0), "root": np.sqrt(y64),
@@ -204,11 +206,15 @@ def reduction(rng) -> Case:
     body = _ext("x", x.shape) + (
         "    total = sum_reduce(x, axes = [2, 3]);\n    average = mean_reduce(x, axes = [1]);\n"
         "    smallest = min_reduce(x, axes = [3]);\n    largest = max_reduce(x, axes = [1, 2]);\n"
-        "    index = argmax_reduce(x, axes = [1]);\n")
+        "    index = argmax_reduce(x, axes = [1]);\n    lowest = argmin_reduce(x, axes = [3]);\n"
+        "    positive = gt(x, 0.0);\n    some = any_reduce(positive, axes = [2]);\n"
+        "    every = all_reduce(positive, axes = [1, 3]);\n")
     v = x.astype(np.float64)
     outputs = {"total": v.sum(axis=(2, 3), keepdims=True), "average": v.mean(axis=1, keepdims=True),
                "smallest": v.min(axis=3, keepdims=True), "largest": v.max(axis=(1, 2), keepdims=True),
-               "index": np.argmax(v, axis=1)[:, None].astype(np.int32)}
+               "index": np.argmax(v, axis=1)[:, None].astype(np.int32),
+               "lowest": np.argmin(v, axis=3)[..., None].astype(np.int32),
+               "some": (v > 0).any(axis=2, keepdims=True), "every": (v > 0).all(axis=(1, 3), keepdims=True)}
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs)
 
 

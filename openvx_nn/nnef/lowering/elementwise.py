@@ -1,6 +1,6 @@
 """Element-wise operations: NNEF's unary functions and activations on the pointwise kernel, its binary
-arithmetic, comparisons and logic (broadcasting, literal operands) on the combine kernel, ``clamp``, ``select``
-and ``copy``."""
+arithmetic, comparisons and logic (broadcasting, literal operands) on the combine kernel, ``clamp``, ``select``,
+``prelu`` and ``copy``."""
 from __future__ import annotations
 
 from ...operations.coreml.elementwise import COMBINE_OPERATIONS, POINTWISE_FUNCTIONS
@@ -90,3 +90,15 @@ def select(g: NNEFBuilder, op) -> str:
     broadcast(g, [b.shape for b in blobs])
     g.coreml("select", (*(b.tensor for b in blobs), g.output(name, shape)))
     return "coreml.select"
+
+
+@lowers("prelu")
+def prelu(g: NNEFBuilder, op) -> str:
+    """``select(x < 0, alpha * x, x)``, the spec's fragment, ``alpha`` broadcast (a [1, C] tensor or a number)."""
+    name = result(op)
+    shape = shape_of(g, name)
+    x = operand(g, op.inputs["x"])
+    negative = combine(g, x, None, "less", None, shape, 0.0)
+    scaled = combine(g, x, operand(g, op.inputs["alpha"], len(shape)), "multiply", None, shape)
+    g.coreml("select", (negative.tensor, scaled.tensor, x.tensor, g.output(name, shape)))
+    return "coreml.combine(less, multiply), coreml.select"

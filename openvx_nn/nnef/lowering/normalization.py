@@ -1,5 +1,5 @@
 """Reductions (``sum_reduce``, ``mean_reduce``, ``min_reduce``, ``max_reduce``, ``argmax_reduce``,
-``argmin_reduce``: NNEF keeps the reduced axes), ``softmax``, ``batch_normalization`` (nodes on its four
+``argmin_reduce``, ``any_reduce``, ``all_reduce``: NNEF keeps the reduced axes), ``softmax``, ``batch_normalization`` (nodes on its four
 operands, no folding at load), ``local_response_normalization``."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from .elementwise import combine, pointwise
 from .registry import lowers
 
 REDUCTIONS = {"sum_reduce": "sum", "mean_reduce": "mean", "min_reduce": "min", "max_reduce": "max",
-              "argmax_reduce": "argmax", "argmin_reduce": "argmin"}
+              "argmax_reduce": "argmax", "argmin_reduce": "argmin", "any_reduce": "max", "all_reduce": "min"}
+"""NNEF reduction -> the reduce kernel's operation (logicals are 0 and 1 here: any is a max, all a min)."""
 
 
 @lowers(*REDUCTIONS)
