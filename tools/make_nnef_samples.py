@@ -25,6 +25,7 @@ class Case:
     inputs: dict[str, np.ndarray]
     outputs: dict[str, np.ndarray]
     variables: dict[str, np.ndarray] = field(default_factory=dict)
+    quant: str = ""  # graph.quant, when the graph is quantized
 
 
 def _graph(inputs, outputs, body: str) -> str:
@@ -237,8 +238,30 @@ def upsampling(rng) -> Case:
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs)
 
 
+def quantized(rng) -> Case:
+    """A quantized graph: uint8 filter integers (``linear_quantize``, the values per the spec's dequantization),
+    activations rounded to their grids (``linear_quantize``, ``zero_point_linear_quantize``)."""
+    x = _f32(rng, 1, 3, int(rng.integers(5, 8)), int(rng.integers(5, 8)))
+    codes = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)
+    bias = _f32(rng, 1, 4)
+    body = _ext("x", x.shape) + "    filter = variable<scalar>(shape = [4, 3, 3, 3], label = 'filter');\n" + \
+        _var("bias", bias) + ("    c = conv(x, filter, bias);\n    r = relu(c);\n"
+                              "    pooled = avg_pool(r, size = [1, 1, 2, 2], stride = [1, 1, 2, 2]);\n")
+    quant = ('"x": linear_quantize(min = -1.0, max = 1.0, bits = 8);\n'
+             '"filter": linear_quantize(min = -0.5, max = 0.5, bits = 8);\n'
+             '"c": linear_quantize(min = -3.0, max = 3.0, bits = 8);\n'
+             '"pooled": zero_point_linear_quantize(zero_point = 3, scale = 0.0125, bits = 8, signed = false, '
+             'symmetric = false);\n')
+    xq = ref.min_max_quantize(x, -1.0, 1.0, 8)
+    w = codes.astype(np.float64) * (1.0 / 255) - 0.5  # the spec's dequantization of unsigned codes on [-0.5, 0.5]
+    c = ref.min_max_quantize(ref.conv(xq, w, bias), -3.0, 3.0, 8)
+    pooled = ref.zero_point_quantize(ref.pool(np.maximum(c, 0), "avg", [2, 2], [2, 2]), 3, 0.0125, 8)
+    return Case(_graph(["x"], ["pooled"], body), {"x": x}, {"pooled": pooled}, {"filter": codes, "bias": bias},
+                quant)
+
+
 FAMILIES = {f.__name__: f for f in (convolution, deconvolution, pooling, linear, elementwise, activation,
-                                    normalization, shapes, reduction, upsampling)}
+                                    normalization, shapes, reduction, upsampling, quantized)}
 TYPES = {np.dtype(np.bool_): "logical", np.dtype(np.int32): "integer"}
 
 
@@ -252,9 +275,13 @@ def write(folder: Path, case: Case) -> None:
     import nnef
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "graph.nnef").write_text(case.text)
+    if case.quant:
+        (folder / "graph.quant").write_text(case.quant)
     for label, array in case.variables.items():
-        with open(folder / f"{label}.dat", "wb") as f:
-            nnef.write_tensor(f, np.asarray(array, np.float32))
+        array = np.asarray(array)
+        with open(folder / f"{label}.dat", "wb") as f:  # integer variables are a quantized graph's codes
+            nnef.write_tensor(f, array, quantized=True) if array.dtype.kind in "iu" else \
+                nnef.write_tensor(f, array.astype(np.float32))
     for sub, arrays in (("inputs", case.inputs), ("outputs", case.outputs)):
         (folder / sub).mkdir(exist_ok=True)
         for name, array in arrays.items():

@@ -161,3 +161,19 @@ def local_response_normalization(x, size, alpha, beta, bias):
     for index in np.ndindex(*v.shape):
         sums[index] = squares[tuple(slice(i, i + k) for i, k in zip(index, size))].sum()
     return v / (bias + alpha * sums / math.prod(size)) ** beta
+
+
+def min_max_quantize(x, low, high, bits, signed=False, symmetric=False):
+    """The spec's ``min_max_linear_quantize`` (``linear_quantize``: unsigned, not symmetric)."""
+    r = 2 ** bits - 1 - int(signed and symmetric)
+    z = np.clip(np.asarray(x, np.float64), low, high)
+    q = np.round((z - low) / (high - low) * r)
+    return q / r * (high - low) + low
+
+
+def zero_point_quantize(x, zero_point, scale, bits, signed=False, symmetric=False):
+    """The spec's ``zero_point_linear_quantize``."""
+    s = np.round(np.asarray(x, np.float64) / scale) + zero_point
+    r = 2 ** (bits - 1) - 1 if signed else 2 ** bits - 1
+    q = np.clip(s, 0.0 if not signed else -r if symmetric else -r - 1.0, r)
+    return (q - zero_point) * scale

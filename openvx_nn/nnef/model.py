@@ -15,6 +15,7 @@ from ..coreml.blob import to_vx
 from .builder import Blob, NNEFBuilder
 from .errors import NNEFError
 from .lowering import lower
+from .quantization import dequantized, fake_quantize
 from .reader import DTYPES, read
 
 SOURCES = ("external", "variable", "constant")
@@ -90,6 +91,7 @@ class NNEFModel:
                     continue
                 how = lower(g, op)
                 results = tuple(str(v) for vs in op.outputs.values() for v in (vs if isinstance(vs, list) else [vs]))
+                how += "".join(f"; '{r}' {self._quantize(g, r)}" for r in results if self._quantized(r))
                 self.operations.append(OperationInfo(op.name, results, how))
             g.operation = None
             for info in self.outputs:
@@ -99,14 +101,29 @@ class NNEFModel:
             g.verify()
         return g
 
+    def _quantized(self, name: str) -> bool:
+        return bool(self.nnef.tensors[name].quantization)
+
+    def _quantize(self, g: NNEFBuilder, name: str) -> str:
+        g.operation = f"quantization of '{name}'"
+        try:
+            return fake_quantize(g, name, self.nnef.tensors[name].quantization)
+        except NNEFError as err:
+            raise g.fail(err.reason) from None
+
     def _source(self, g: NNEFBuilder, op) -> None:
         name = str(op.outputs["output"])
-        shape = tuple(int(d) for d in self.nnef.tensors[name].shape)
+        tensor = self.nnef.tensors[name]
+        shape = tuple(int(d) for d in tensor.shape)
         if op.name == "external":
-            g.inputs[name] = tensor = g.real(shape or (1,))
-            g.blobs[name] = Blob(tensor, shape or (1,))
+            g.inputs[name] = real = g.real(shape or (1,))
+            g.blobs[name] = Blob(real, shape or (1,))
+            if self._quantized(name):  # predict writes the input tensor; the graph reads its rounded copy
+                self._quantize(g, name)
         elif op.name == "variable":
-            data = self.nnef.tensors[name].data
+            data = np.asarray(tensor.data)
+            if tensor.quantization and data.dtype.kind in "iu":  # a quantized variable's integers
+                data = dequantized(name, data, tensor.quantization)
             g.constant_blob(name, np.asarray(data, np.float32).reshape(shape or (1,)))
         else:
             value = np.asarray(op.attribs["value"], np.float32)

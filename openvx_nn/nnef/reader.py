@@ -41,22 +41,11 @@ def read(path, shapes: dict[str, list[int]] | None = None) -> object:
         raise NNEFError(_explained(_first_line(err)), where=str(_blamed(folder, err))) from None
     except (OSError, ValueError, EOFError) as err:
         raise NNEFError(f"cannot read a variable: {err}", where=str(folder)) from None
-    _refuse_quantization(graph, folder)
     try:
         nnef.infer_shapes(graph, external_shapes=dict(shapes or {}))
     except nnef.Error as err:
         raise NNEFError(f"shapes do not agree: {_first_line(err)}", where=str(text)) from None
     return graph
-
-
-def _refuse_quantization(graph, folder: Path) -> None:
-    """Quantized graphs do not run yet: refused, never run in float32 as if they were not quantized."""
-    quantized = [t.name for t in graph.tensors.values() if t.quantization]
-    if quantized:
-        where = folder / "graph.quant" if (folder / "graph.quant").is_file() else folder
-        shown = ", ".join(f"'{name}'" for name in quantized[:5]) + (" ..." if len(quantized) > 5 else "")
-        raise NNEFError(f"quantized graphs are not supported yet ({len(quantized)} quantized tensor(s): {shown})",
-                        where=str(where))
 
 
 def _first_line(err: Exception) -> str:

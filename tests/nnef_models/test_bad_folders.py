@@ -80,14 +80,15 @@ def shapes_that_do_not_agree(tmp: Path):
                              "    b = add(a, c);\n", inputs="a, c"), "graph.nnef", "not broadcast compatible"
 
 
-def quantized_graph(tmp: Path):
+def unsupported_quantization(tmp: Path):
     folder = _graph(tmp / "q", "    a = external(shape = [1, 3]);\n    b = relu(a);\n")
-    (folder / "graph.quant").write_text('"b": linear_quantize(min = -1.0, max = 1.0, bits = 8);\n')
-    return folder, "graph.quant", "quantized graphs are not supported yet (1 quantized tensor(s): 'b')"
+    (folder / "graph.quant").write_text('"b": logarithmic_quantize(max = 1.0, bits = 8);\n')
+    return folder, "graph.nnef", "quantized by 'logarithmic_quantize', which is not supported"
 
 
 CASES = [missing_folder, missing_graph, missing_variable, wrong_variable_shape, truncated_variable,
-         unknown_operation, unsupported_operation, cyclic_graph, shapes_that_do_not_agree, quantized_graph]
+         unknown_operation, unsupported_operation, cyclic_graph, shapes_that_do_not_agree,
+         unsupported_quantization]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
@@ -103,7 +104,7 @@ def test_the_c_import_answers_an_error_object_and_logs_the_file(case, tmp_path):
     folder, file, problem = case(tmp_path)
     result = run_c(compile_c(C_PROGRAM, "nnef_import", ["-lm"]), "--expect-error", "nnef", str(folder))
     assert result.returncode == 0, result.stdout + result.stderr
-    status = VX_ERROR_NOT_SUPPORTED if case is unsupported_operation else VX_FAILURE
+    status = VX_ERROR_NOT_SUPPORTED if case in (unsupported_operation, unsupported_quantization) else VX_FAILURE
     assert f"status {status}" in result.stdout
     logged = [line for line in result.stdout.splitlines() if line.startswith("log ")]
     assert any("vxImportKernelFromURL" in line and file in line and problem in line for line in logged), logged
