@@ -1,0 +1,119 @@
+"""The kernel ``vxImportKernelFromURL`` returns, used from Python's C-style API: its node's output feeds a
+standard layer through a virtual tensor whose meta-data the import declared, and the imported kernel is
+published in the context like a user kernel."""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+
+import openvx_nn
+from openvx_nn import nnef as nn
+
+
+def _import_kernel():
+    library = ctypes.CDLL(str(Path(openvx_nn.__file__).with_name("libopenvx.so")))
+    function = library.vxImportKernelFromURL
+    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    function.restype = ctypes.c_void_p
+    return function
+
+
+def _folder(tmp: Path) -> Path:
+    folder = tmp / "model.nnef"
+    folder.mkdir()
+    (folder / "graph.nnef").write_text(
+        "version 1.0;\ngraph G( a, b ) -> ( s, d )\n{\n    a = external(shape = [2, 3]);\n"
+        "    b = external(shape = [2, 3]);\n    s = add(a, b);\n    d = sub(a, b);\n}\n")
+    return folder
+
+
+def _tensor(vx, ctx, shape, values=None):
+    dims = vx.ffi.new(f"vx_size[{len(shape)}]", list(shape))
+    t = vx.vxCreateTensor(ctx, len(shape), dims, vx.VX_TYPE_FLOAT32, 0)
+    if values is not None:
+        _copy(vx, t, shape, values, vx.VX_WRITE_ONLY)
+    return t
+
+
+def _copy(vx, t, shape, array, usage):
+    """The tensor's bytes as NNEF lays them out (dims in NNEF order, NNEF's last axis fastest in memory)."""
+    n = len(shape)
+    start = vx.ffi.new(f"vx_size[{n}]", [0] * n)
+    end = vx.ffi.new(f"vx_size[{n}]", list(shape))
+    strides = [4]
+    for d in shape[:-1]:
+        strides.append(strides[-1] * d)
+    stride = vx.ffi.new(f"vx_size[{n}]", strides)
+    buffer = vx.ffi.from_buffer(array)
+    assert vx.vxCopyTensorPatch(t, n, start, end, stride, buffer, usage, vx.VX_MEMORY_TYPE_HOST) == 0
+
+
+def test_an_imported_node_feeds_a_standard_layer_through_a_virtual_tensor(vx, tmp_path):
+    ctx = vx.vxCreateContext()
+    kernel = vx.ffi.cast("vx_kernel", _import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
+                                                        str(_folder(tmp_path)).encode()))
+    assert vx.vxGetStatus(vx.ffi.cast("vx_reference", kernel)) == 0
+    count = vx.ffi.new("vx_uint32 *")
+    vx.vxQueryKernel(kernel, vx.VX_KERNEL_PARAMETERS, count, 4)
+    assert count[0] == 4
+    name = vx.ffi.new("vx_char[256]")
+    vx.vxQueryKernel(kernel, vx.VX_KERNEL_NAME, name, 256)
+    found = vx.vxGetKernelByName(ctx, name)  # published in the context's kernel table
+    assert vx.vxGetStatus(vx.ffi.cast("vx_reference", found)) == 0
+
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(-1, 1, (2, 3)).astype(np.float32), rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    graph = vx.vxCreateGraph(ctx)
+    ta, tb, ts = _tensor(vx, ctx, (2, 3), a), _tensor(vx, ctx, (2, 3), b), _tensor(vx, ctx, (2, 3))
+    dims = vx.ffi.new("vx_size[2]", [2, 3])
+    virtual = vx.vxCreateVirtualTensor(graph, 0, vx.ffi.NULL, 0, 0)  # dims and type from the import's meta format
+    relu = _tensor(vx, ctx, (2, 3))
+    node = vx.vxCreateGenericNode(graph, kernel)
+    for index, t in enumerate((ta, tb, ts, virtual)):
+        assert vx.vxSetParameterByIndex(node, index, vx.ffi.cast("vx_reference", t)) == 0
+    layer = vx.vxActivationLayer(graph, virtual, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, relu)
+    assert vx.vxVerifyGraph(graph) == 0
+    assert vx.vxProcessGraph(graph) == 0
+    got_sum, got_relu = np.empty((2, 3), np.float32), np.empty((2, 3), np.float32)
+    _copy(vx, ts, (2, 3), got_sum, vx.VX_READ_ONLY)
+    _copy(vx, relu, (2, 3), got_relu, vx.VX_READ_ONLY)
+    assert np.array_equal(got_sum, a + b)
+    assert np.array_equal(got_relu, np.maximum(a - b, 0))
+    del dims
+    for handle, release in ((node, vx.vxReleaseNode), (layer, vx.vxReleaseNode), (ta, vx.vxReleaseTensor),
+                            (tb, vx.vxReleaseTensor), (ts, vx.vxReleaseTensor), (virtual, vx.vxReleaseTensor),
+                            (relu, vx.vxReleaseTensor), (graph, vx.vxReleaseGraph), (found, vx.vxReleaseKernel),
+                            (kernel, vx.vxReleaseKernel), (ctx, vx.vxReleaseContext)):
+        assert release(vx.ffi.new(f"{vx.ffi.typeof(handle).cname} *", handle)) == 0
+
+
+def test_predict_and_the_imported_node_agree_on_the_layout(vx, tmp_path):
+    """The node's tensors hold NNEF's bytes with dims in NNEF order: the same numbers predict gives (a transpose
+    and a product, which a wrong layout would change)."""
+    folder = tmp_path / "layout.nnef"
+    folder.mkdir()
+    (folder / "graph.nnef").write_text(
+        "version 1.0;\ngraph G( a, b ) -> ( s, d )\n{\n    a = external(shape = [2, 3]);\n"
+        "    b = external(shape = [3, 2]);\n    s = transpose(a, axes = [1, 0]);\n    d = matmul(b, a);\n}\n")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(6, dtype=np.float32).reshape(3, 2) - 2.5
+    with nn.load(folder) as model:
+        expected = model.predict({"a": a, "b": b})
+    assert np.array_equal(expected["s"], a.T) and np.array_equal(expected["d"], b @ a)
+    ctx = vx.vxCreateContext()
+    kernel = vx.ffi.cast("vx_kernel", _import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"vx_khr_nnef",
+                                                        str(folder).encode()))
+    graph = vx.vxCreateGraph(ctx)
+    tensors = [_tensor(vx, ctx, (2, 3), a), _tensor(vx, ctx, (3, 2), b), _tensor(vx, ctx, (3, 2)),
+               _tensor(vx, ctx, (3, 3))]
+    node = vx.vxCreateGenericNode(graph, kernel)
+    for index, t in enumerate(tensors):
+        vx.vxSetParameterByIndex(node, index, vx.ffi.cast("vx_reference", t))
+    assert vx.vxProcessGraph(graph) == 0
+    for t, name in zip(tensors[2:], ("s", "d")):
+        got = np.empty(expected[name].shape, np.float32)
+        _copy(vx, t, got.shape, got, vx.VX_READ_ONLY)
+        assert np.array_equal(got, expected[name])
+    assert vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx)) == 0
