@@ -19,6 +19,7 @@ class NNEFBuilder(GraphBuilder):
     def __init__(self, outputs=()):
         super().__init__(outputs, nhwc_route=False)
         self.operation: str | None = None  # "name (result)" of the operation being lowered, for errors
+        self.nnef = None  # the parsed nnef.Graph: its tensors' inferred shapes
 
     def fail(self, reason: str) -> NNEFError:
         return NNEFError(reason, self.operation)
@@ -36,6 +37,6 @@ class NNEFBuilder(GraphBuilder):
 
     def verify(self) -> None:
         try:
-            self.graph.verify()
-        except VXError as err:
-            raise NNEFError(f"the graph does not verify: {err.message}") from None
+            super().verify()
+        except CoreMLError as err:
+            raise NNEFError(err.reason) from None

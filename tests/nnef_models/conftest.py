@@ -57,3 +57,16 @@ def read_dat(path: Path):
     import nnef
     with open(path, "rb") as f:
         return nnef.read_tensor(f)
+
+
+def import_kernel():
+    """``vxImportKernelFromURL`` of the loaded library as a ctypes function of (context address, type, url)
+    (``openvx_nn.vx`` declares the core headers only)."""
+    import ctypes
+
+    import openvx_nn
+    library = ctypes.CDLL(str(Path(openvx_nn.__file__).with_name("libopenvx.so")))
+    function = library.vxImportKernelFromURL
+    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    function.restype = ctypes.c_void_p
+    return function

@@ -3,7 +3,6 @@ and from C (``vxImportKernelFromURL`` answers an error object, and the log line 
 ``predict`` and at a node's verification are refused with the shapes involved."""
 from __future__ import annotations
 
-import ctypes
 import shutil
 from pathlib import Path
 
@@ -11,8 +10,9 @@ import numpy as np
 import pytest
 from conftest import LogCapture, compile_c, run_c
 
-import openvx_nn
 from openvx_nn import nnef as nn
+
+from .conftest import import_kernel
 
 C_PROGRAM = Path(__file__).with_name("nnef_import.c")
 VX_FAILURE, VX_ERROR_NOT_SUPPORTED = -1, -3
@@ -137,21 +137,12 @@ def test_predict_refuses_inputs_of_other_shapes_or_names(tmp_path):
             model.predict({"a": np.zeros((1, 3), np.float32), "c": np.zeros(1)})
 
 
-def _import_kernel():
-    """``vxImportKernelFromURL`` of the loaded library (``openvx_nn.vx`` declares the core headers only)."""
-    library = ctypes.CDLL(str(Path(openvx_nn.__file__).with_name("libopenvx.so")))
-    function = library.vxImportKernelFromURL
-    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-    function.restype = ctypes.c_void_p
-    return function
-
-
 def test_a_node_with_tensors_of_other_dims_fails_verification(vx, tmp_path):
     """(A context of its own: the imported graph's objects live in it until it is released.)"""
     ctx = vx.vxCreateContext()
     log = LogCapture(vx, ctx)
     folder = _graph(tmp_path / "ok", "    a = external(shape = [1, 3]);\n    b = relu(a);\n")
-    kernel = vx.ffi.cast("vx_kernel", _import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
+    kernel = vx.ffi.cast("vx_kernel", import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
                                                         str(folder).encode()))
     assert vx.vxGetStatus(vx.ffi.cast("vx_reference", kernel)) == 0
     graph = vx.vxCreateGraph(ctx)

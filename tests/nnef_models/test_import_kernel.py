@@ -3,21 +3,13 @@ standard layer through a virtual tensor whose meta-data the import declared, and
 published in the context like a user kernel."""
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 import numpy as np
 
-import openvx_nn
 from openvx_nn import nnef as nn
 
-
-def _import_kernel():
-    library = ctypes.CDLL(str(Path(openvx_nn.__file__).with_name("libopenvx.so")))
-    function = library.vxImportKernelFromURL
-    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-    function.restype = ctypes.c_void_p
-    return function
+from .conftest import import_kernel
 
 
 def _folder(tmp: Path) -> Path:
@@ -52,7 +44,7 @@ def _copy(vx, t, shape, array, usage):
 
 def test_an_imported_node_feeds_a_standard_layer_through_a_virtual_tensor(vx, tmp_path):
     ctx = vx.vxCreateContext()
-    kernel = vx.ffi.cast("vx_kernel", _import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
+    kernel = vx.ffi.cast("vx_kernel", import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
                                                         str(_folder(tmp_path)).encode()))
     assert vx.vxGetStatus(vx.ffi.cast("vx_reference", kernel)) == 0
     count = vx.ffi.new("vx_uint32 *")
@@ -103,7 +95,7 @@ def test_predict_and_the_imported_node_agree_on_the_layout(vx, tmp_path):
         expected = model.predict({"a": a, "b": b})
     assert np.array_equal(expected["s"], a.T) and np.array_equal(expected["d"], b @ a)
     ctx = vx.vxCreateContext()
-    kernel = vx.ffi.cast("vx_kernel", _import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"vx_khr_nnef",
+    kernel = vx.ffi.cast("vx_kernel", import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"vx_khr_nnef",
                                                         str(folder).encode()))
     graph = vx.vxCreateGraph(ctx)
     tensors = [_tensor(vx, ctx, (2, 3), a), _tensor(vx, ctx, (3, 2), b), _tensor(vx, ctx, (3, 2)),

@@ -91,20 +91,29 @@ def _border(g: NNEFBuilder, op, allowed) -> str:
     return border
 
 
-@lowers("conv")
-def conv(g: NNEFBuilder, op) -> str:
+def _filtered(g: NNEFBuilder, op, fits):
+    """(input, filter, result name, its shape, groups, stride, dilation) of ``conv`` or ``deconv``; ``fits(w,
+    channels, groups)`` says whether the filter's shape fits the input's channels."""
     x = g.blob(str(op.inputs["input"]))
     _spatial(g, x)
     w = _constant(g, op.inputs["filter"], "filter")
     name = result(op)
-    out_shape = shape_of(g, name)
     channels = x.shape[1]
     groups = int(op.attribs.get("groups", 1)) or channels
-    if w.ndim != 4 or channels % groups or w.shape[0] % groups or w.shape[1] * groups != channels:
+    if w.ndim != 4 or channels % groups or not fits(w, channels, groups):
         raise g.fail(f"filter {list(w.shape)} does not fit {channels} input channels in {groups} groups")
-    kernel = list(w.shape[2:])
     stride = _per_axis(g, op.attribs.get("stride"), 2, 1, "stride")
     dilation = _per_axis(g, op.attribs.get("dilation"), 2, 1, "dilation")
+    return x, w, name, shape_of(g, name), groups, stride, dilation
+
+
+@lowers("conv")
+def conv(g: NNEFBuilder, op) -> str:
+    """Filter [O, C / groups, KH, KW]."""
+    x, w, name, out_shape, groups, stride, dilation = _filtered(
+        g, op, lambda w, c, groups: w.shape[0] % groups == 0 and w.shape[1] * groups == c)
+    channels = x.shape[1]
+    kernel = list(w.shape[2:])
     before, after = padding(g, op, x.shape[2:], kernel, stride, dilation)
     border = _border(g, op, ("constant", "ignore") + PADDED_BORDERS)
     if border in PADDED_BORDERS:
@@ -118,19 +127,10 @@ def conv(g: NNEFBuilder, op) -> str:
 
 @lowers("deconv")
 def deconv(g: NNEFBuilder, op) -> str:
-    x = g.blob(str(op.inputs["input"]))
-    _spatial(g, x)
-    w = _constant(g, op.inputs["filter"], "filter")
-    name = result(op)
-    out_shape = shape_of(g, name)
-    channels = x.shape[1]
-    groups = int(op.attribs.get("groups", 1)) or channels
-    if w.ndim != 4 or w.shape[0] != channels or channels % groups:
-        raise g.fail(f"filter {list(w.shape)} does not fit {channels} input channels in {groups} groups")
+    """Filter [C, O / groups, KH, KW]."""
+    x, w, name, out_shape, groups, stride, dilation = _filtered(g, op, lambda w, c, groups: w.shape[0] == c)
     _border(g, op, ("constant", "ignore"))
     kernel = list(w.shape[2:])
-    stride = _per_axis(g, op.attribs.get("stride"), 2, 1, "stride")
-    dilation = _per_axis(g, op.attribs.get("dilation"), 2, 1, "dilation")
     if dilation != [1, 1]:
         raise g.fail(f"deconv with dilation {dilation} is not supported")
     full = [(n - 1) * s + k for n, s, k in zip(x.shape[2:], stride, kernel)]
