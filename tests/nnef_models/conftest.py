@@ -1,5 +1,5 @@
 """Shared set-up of the NNEF tests: Khronos's parser (the ``nnef`` extra) reads and writes the folders; without
-it every test here is skipped with the reason shown. ``families`` writes one folder per operation family with
+it every test module here skips itself (``NEEDS_PARSER``) with the reason shown. ``families`` writes one folder per operation family with
 ``tools/make_nnef_samples.py``."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("nnef", reason="the nnef parser (the 'nnef' extra) is needed to read NNEF folders")
+NEEDS_PARSER = "the nnef parser (the 'nnef' extra) is needed to read NNEF folders"
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 

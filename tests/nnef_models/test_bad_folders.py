@@ -12,7 +12,9 @@ from conftest import LogCapture, compile_c, run_c
 
 from openvx_nn import nnef as nn
 
-from .conftest import import_kernel
+from .conftest import NEEDS_PARSER, import_kernel
+
+pytest.importorskip("nnef", reason=NEEDS_PARSER)
 
 C_PROGRAM = Path(__file__).with_name("nnef_import.c")
 VX_FAILURE, VX_ERROR_NOT_SUPPORTED = -1, -3

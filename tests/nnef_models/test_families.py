@@ -14,7 +14,9 @@ from conftest import compile_c, run_c
 
 from openvx_nn import nnef as nn
 
-from .conftest import _samples_module, read_dat
+from .conftest import NEEDS_PARSER, _samples_module, read_dat
+
+pytest.importorskip("nnef", reason=NEEDS_PARSER)
 
 FAMILIES = list(_samples_module().FAMILIES)
 C_PROGRAM = Path(__file__).with_name("nnef_import.c")

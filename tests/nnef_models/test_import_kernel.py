@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from openvx_nn import nnef as nn
 
-from .conftest import import_kernel
+from .conftest import NEEDS_PARSER, import_kernel
+
+pytest.importorskip("nnef", reason=NEEDS_PARSER)
 
 
 def _folder(tmp: Path) -> Path:

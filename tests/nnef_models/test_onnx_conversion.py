@@ -11,6 +11,7 @@ import pytest
 onnx = pytest.importorskip("onnx", reason="onnx (the 'bench' extra) builds the network")
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime (the 'bench' extra) is the reference")
 pytest.importorskip("nnef_tools", reason="nnef-tools (in the 'test' extra) converts ONNX to NNEF")
+pytest.importorskip("nnef", reason="the nnef parser (the 'nnef' extra) is needed to read NNEF folders")
 
 from onnx import TensorProto, helper, numpy_helper
 
