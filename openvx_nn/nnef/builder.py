@@ -3,6 +3,7 @@ scalars, nodes by kernel name, views), whose blobs are NCHW-like with the last a
 are, with errors that name the NNEF operation being lowered."""
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 
 from ..core.errors import VXError
@@ -16,8 +17,21 @@ __all__ = ["Blob", "NNEFBuilder"]
 class NNEFBuilder(GraphBuilder):
     """One OpenVX graph for one NNEF graph; ``blobs`` are keyed by NNEF tensor name, in NNEF order."""
 
-    def __init__(self, outputs=()):
+    internal = False
+
+    def __init__(self, outputs=(), internal: bool = False):
+        """``internal``: the graph is the body of a kernel in the application's context (an imported kernel):
+        it holds no reference to the context, and its objects are not among the application's references
+        (``VX_CONTEXT_REFERENCES``); they go with the context."""
         super().__init__(outputs, nhwc_route=False)
+        self.internal = internal
+        if internal:
+            for obj in self._objects:  # the graph, made before this knew
+                obj.counted = False
+            self._finalizer.detach()
+            self.context.release()  # the application's own reference keeps the context
+            self._finalizer = weakref.finalize(self, _release_objects, self._objects)
+            self._finalizer.atexit = False
         self.operation: str | None = None  # "name (result)" of the operation being lowered, for errors
         self.nnef = None  # the parsed nnef.Graph: its tensors' inferred shapes
 
@@ -35,8 +49,21 @@ class NNEFBuilder(GraphBuilder):
             self.close()
             raise
 
+    def _keep(self, obj):
+        if self.internal:
+            obj.counted = False
+        return super()._keep(obj)
+
     def verify(self) -> None:
         try:
             super().verify()
         except CoreMLError as err:
             raise NNEFError(err.reason) from None
+
+
+def _release_objects(objects) -> None:
+    """Release an internal builder's objects, newest first (those its context has not taken with it)."""
+    for obj in reversed(objects):
+        if obj.alive and obj.external > 0:
+            obj.release()
+    objects.clear()

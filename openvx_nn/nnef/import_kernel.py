@@ -4,7 +4,8 @@ The kernel's parameters are the graph's inputs, then its outputs, in the order o
 all tensors. A parameter's dims are the NNEF shape in NNEF's order (dims[0] is NNEF's first axis) and its
 bytes NNEF's own layout, the packed payload of a ``.dat`` file with NNEF's last axis moving fastest: how
 OpenVX applications and Khronos's tests pass NNEF data. The body of a node is the imported model's graph,
-run on the node's tensors (a user kernel whose function runs a graph).
+run on the node's tensors (a user kernel whose function runs a graph); that graph's objects are the kernel's,
+not the application's references, and go with the context.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ _NUMBERS = itertools.count(1)
 def import_kernel(context: Context, url: str) -> Kernel:
     """The kernel of the NNEF folder ``url``, published in ``context``'s kernel table."""
     try:
-        model = load(url)
+        model = load(url, internal=True)
     except NNEFError as err:
         status = Status.VX_ERROR_NOT_SUPPORTED if err.operation is not None else Status.VX_FAILURE
         raise VXError(status, f"cannot import NNEF model {url}: {err}") from None

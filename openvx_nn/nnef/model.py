@@ -43,12 +43,13 @@ class OperationInfo:
     lowering: str
 
 
-def load(path, shapes: dict[str, list[int]] | None = None) -> NNEFModel:
+def load(path, shapes: dict[str, list[int]] | None = None, internal: bool = False) -> NNEFModel:
     """Import the NNEF model in folder ``path`` (``graph.nnef`` and its ``.dat`` files); ``shapes``: input shapes
-    other than the declared ones, by name (another batch size)."""
+    other than the declared ones, by name (another batch size); ``internal``: the body of a kernel in the
+    application's context (``NNEFBuilder``)."""
     graph = read(path, shapes)
     try:
-        return NNEFModel(graph, str(path))
+        return NNEFModel(graph, str(path), internal)
     except NNEFError as err:
         if err.where is not None:
             raise
@@ -63,8 +64,9 @@ class NNEFModel:
     each operation was lowered.
     """
 
-    def __init__(self, graph, path: str = ""):
+    def __init__(self, graph, path: str = "", internal: bool = False):
         self.path = path
+        self.internal = internal
         self.nnef = graph
         self.inputs = [self._info(name) for name in graph.inputs]
         self.outputs = [self._info(name) for name in graph.outputs]
@@ -81,7 +83,7 @@ class NNEFModel:
         return TensorInfo(name, tuple(int(d) for d in tensor.shape), tensor.dtype)
 
     def _build(self) -> NNEFBuilder:
-        g = NNEFBuilder([info.name for info in self.outputs])
+        g = NNEFBuilder([info.name for info in self.outputs], self.internal)
         g.nnef = self.nnef
         with g.building():
             g.inputs = {}

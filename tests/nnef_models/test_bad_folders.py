@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import LogCapture, compile_c, run_c
+from conftest import compile_c, run_c
 
 from openvx_nn import nnef as nn
 
@@ -139,10 +139,8 @@ def test_predict_refuses_inputs_of_other_shapes_or_names(tmp_path):
             model.predict({"a": np.zeros((1, 3), np.float32), "c": np.zeros(1)})
 
 
-def test_a_node_with_tensors_of_other_dims_fails_verification(vx, tmp_path):
-    """(A context of its own: the imported graph's objects live in it until it is released.)"""
-    ctx = vx.vxCreateContext()
-    log = LogCapture(vx, ctx)
+def test_a_node_with_tensors_of_other_dims_fails_verification(vx, ctx, log, tmp_path):
+    """(``ctx`` checks the references: the imported graph's objects are the kernel's, not the application's.)"""
     folder = _graph(tmp_path / "ok", "    a = external(shape = [1, 3]);\n    b = relu(a);\n")
     kernel = vx.ffi.cast("vx_kernel", import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef",
                                                         str(folder).encode()))
@@ -157,7 +155,7 @@ def test_a_node_with_tensors_of_other_dims_fails_verification(vx, tmp_path):
     assert vx.vxVerifyGraph(graph) != 0
     assert log.has(vx.VX_ERROR_INVALID_PARAMETERS, "NNEF input 'a'", "[3, 1]", "[1, 3]")
     for handle, release in ((node, vx.vxReleaseNode), (x, vx.vxReleaseTensor), (y, vx.vxReleaseTensor),
-                            (graph, vx.vxReleaseGraph), (kernel, vx.vxReleaseKernel), (ctx, vx.vxReleaseContext)):
+                            (graph, vx.vxReleaseGraph), (kernel, vx.vxReleaseKernel)):
         assert release(vx.ffi.new(f"{vx.ffi.typeof(handle).cname} *", handle)) == 0
 
 
