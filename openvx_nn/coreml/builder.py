@@ -163,6 +163,11 @@ class GraphBuilder:
         description = self.context.kernels.by_name(kernel)
         if description is None:
             raise self.fail(f"kernel {kernel} is not registered")
+        return self.custom_node(description, params)
+
+    def custom_node(self, description, params: Sequence[Reference | None]) -> Node:
+        """A node of ``description`` (a kernel the application provides: ``lowering/custom.py``)."""
+        kernel = description.name
         node = self._keep(Node(self.graph, description))
         try:
             for index, value in enumerate(params):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CoreMLError
-from .model import load
+from .loading import load
 
 BENCH_RUNS = 10
 

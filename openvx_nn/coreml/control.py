@@ -21,6 +21,16 @@ import numpy as np
 from .errors import CoreMLError
 
 CONTROL = frozenset({"branch", "loop", "loopBreak", "loopContinue"})
+KEYED = {"rangeDynamic": (0, 1, 2), "reshapeDynamic": (1,), "sliceDynamic": (1, 2, 3, 4, 5, 6), "fillDynamic": (0,),
+         "broadcastToDynamic": (1,), "randomNormalDynamic": (0,), "randomUniformDynamic": (0,),
+         "randomBernoulliDynamic": (0,), "NonMaximumSuppression": (2, 3, 4), "topK": (1,), "cumSum": (1,),
+         "oneHot": (1,)}
+"""Layers whose output shape is given by the values of some inputs (these positions): each such layer that has one
+of them starts a segment, and that segment's graph is built per signature of those inputs' values as well as of
+its inputs' shapes (the lowering reads the values in ``GraphBuilder.values``)."""
+COUNTED = frozenset({"whereNonZero"})
+"""Layers whose output length is known only once they ran: each ends a segment; its graph writes the output at its
+largest length and the number of rows it filled (``count_blob``), and the host keeps that many rows."""
 TRUE_ABOVE = 1e-6
 """A condition blob is true when its magnitude is above this (coremltools' reading of the branch predicate);
 the seed says only that the input is the predicate."""
@@ -28,6 +38,50 @@ the seed says only that the input is the predicate."""
 
 def has_control_flow(network) -> bool:
     return any(layer.WhichOneof("layer") in CONTROL for layer in network.layers)
+
+
+LOAD_KNOWN = frozenset({"loadConstant", "loadConstantND", "fillStatic", "fillLike", "rangeStatic", "getShape"})
+"""Layers whose output value is known when their graph is built (``GraphBuilder.values``)."""
+
+
+def known_blobs(network) -> frozenset[str]:
+    """Blobs every writer of which (at any nesting depth) is a ``LOAD_KNOWN`` layer: a layer reading one as its
+    shape has the value when its graph is built, and needs no segment of its own."""
+    writers: dict[str, set[str]] = {}
+
+    def walk(layers) -> None:
+        for layer in layers:
+            kind = layer.WhichOneof("layer")
+            for name in layer.output:
+                writers.setdefault(name, set()).add(kind)
+            if kind == "branch":
+                walk(layer.branch.ifBranch.layers)
+                walk(layer.branch.elseBranch.layers)
+            elif kind == "loop":
+                walk(layer.loop.conditionNetwork.layers)
+                walk(layer.loop.bodyNetwork.layers)
+    walk(network.layers)
+    return frozenset(name for name, kinds in writers.items() if kinds <= LOAD_KNOWN)
+
+
+def keyed(layer, known: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The inputs of ``layer`` whose values give its output shape (``KEYED``), in order, without repeats; none when
+    every one is ``known`` when the graph is built."""
+    positions = KEYED.get(layer.WhichOneof("layer"), ())
+    names = tuple(dict.fromkeys(layer.input[i] for i in positions if i < len(layer.input)))
+    return () if all(name in known for name in names) else names
+
+
+def needs_program(network) -> bool:
+    """Whether ``network`` runs as a program of segments: it has control flow, or a layer whose output shape
+    depends on data (``KEYED``, ``COUNTED``; nested ones sit under control flow)."""
+    known = known_blobs(network)
+    return any(layer.WhichOneof("layer") in CONTROL | COUNTED or keyed(layer, known) for layer in network.layers)
+
+
+def count_blob(name: str) -> str:
+    """The blob holding how many rows of ``name`` (a ``COUNTED`` layer's output) the run filled."""
+    return f"{name}#count"
 
 
 class Signal(enum.Enum):
@@ -48,6 +102,10 @@ class Segment:
     produced: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     index: int = 0
+    keyed: tuple[str, ...] = ()
+    """Inputs whose values, not only shapes, select the segment's graph (a ``KEYED`` layer's shape inputs)."""
+    trims: tuple[tuple[str, str], ...] = ()
+    """(blob, its count blob) of a ``COUNTED`` layer ending the segment: the host keeps that many rows."""
 
 
 @dataclass(eq=False)
@@ -70,13 +128,15 @@ class Flow:
     value in every run, so a segment built later may read it there (``segments.py``)."""
     known: dict[str, object] = field(default_factory=dict)
     """Values known at load of ``once`` blobs, found as segments are built."""
+    static: frozenset[str] = frozenset()
+    """Blobs only ``LOAD_KNOWN`` layers write (``known_blobs``)."""
 
 
 def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) -> Flow:
     """Split ``network`` (and its nested networks) into segments and control steps; decide each segment's inputs
     and outputs. A blob read somewhere and written nowhere (nor a model input) is refused here, at load."""
-    flow = Flow([])
-    flow.program = _split(network.layers, flow)
+    flow = Flow([], static=known_blobs(network))
+    flow.program = _split(network.layers, flow, flow.static)
     reads: dict[str, set[int]] = {}  # blob -> the segments reading it from outside (-1: a control layer, the model)
     written: set[str] = set(model_inputs)
     for segment in flow.segments:
@@ -89,6 +149,10 @@ def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) ->
             seen.update(layer.output)
         segment.inputs = tuple(inputs)
         segment.produced = tuple(dict.fromkeys(o for layer in segment.layers for o in layer.output))
+        first, last = segment.layers[0], segment.layers[-1]
+        segment.keyed = keyed(first, flow.static)
+        if last.WhichOneof("layer") in COUNTED:
+            segment.trims = tuple((name, count_blob(name)) for name in last.output[:1])
         written.update(segment.produced)
         for name in inputs:
             reads.setdefault(name, set()).add(segment.index)
@@ -99,6 +163,7 @@ def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) ->
     for segment in flow.segments:
         segment.outputs = tuple(n for n in segment.produced if reads.get(n, set()) - {segment.index}
                                 or n in segment.inputs)  # read elsewhere, or carried to its next run
+        segment.outputs += tuple(count for name, count in segment.trims if name in segment.outputs)
     for segment in flow.segments:
         for layer in segment.layers:
             for name in layer.input:
@@ -111,7 +176,7 @@ def compile_flow(network, model_inputs: Sequence[str], wanted: Sequence[str]) ->
     return flow
 
 
-def _split(layers, flow: Flow) -> list:
+def _split(layers, flow: Flow, known: frozenset[str]) -> list:
     program: list = []
     run: list = []
 
@@ -123,15 +188,20 @@ def _split(layers, flow: Flow) -> list:
             run.clear()
     for layer in layers:
         kind = layer.WhichOneof("layer")
+        if keyed(layer, known):  # its shape inputs come from outside the segment it starts
+            close_run()
         if kind not in CONTROL:
             run.append(layer)
+            if kind in COUNTED:  # nothing after it in its segment may read the output before the host trims it
+                close_run()
             continue
         close_run()
         params = getattr(layer, kind)
         if kind == "branch":
-            programs = (_split(params.ifBranch.layers, flow), _split(params.elseBranch.layers, flow))
+            programs = (_split(params.ifBranch.layers, flow, known), _split(params.elseBranch.layers, flow, known))
         elif kind == "loop":
-            programs = (_split(params.conditionNetwork.layers, flow), _split(params.bodyNetwork.layers, flow))
+            programs = (_split(params.conditionNetwork.layers, flow, known),
+                        _split(params.bodyNetwork.layers, flow, known))
         else:
             programs = ()
         program.append(Control(layer, kind, programs))

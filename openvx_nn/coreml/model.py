@@ -21,13 +21,16 @@ from ..operations.nnapi.common import Lending
 from . import blob as b
 from . import segments
 from .builder import GraphBuilder
-from .control import compile_flow, has_control_flow, layer_kinds
+from .control import compile_flow, layer_kinds, needs_program
 from .errors import CoreMLError
+from .flexible import shape_rule
 from .lowering import lower_all
 from .order import layer_order
 from .validation import validate
 
 KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
+PROGRAM = ("the model has control flow (branch or loop) or layers whose output shape depends on data: it runs as "
+           "several graphs, one per segment between such layers, not as one")
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,6 @@ def feature_shape(feature) -> tuple[int, ...]:
     raise CoreMLError(f"input '{name}' of type {kind} is not supported (multi-arrays and images)")
 
 
-def load(source, nhwc: bool = True) -> CoreMLModel:
-    """Import a ``.mlmodel`` file (path) or an already parsed ``Model_pb2.Model`` (``nhwc``: see ``CoreMLModel``)."""
-    return CoreMLModel(_parse(source), nhwc=nhwc)
-
-
 class _Runs(NamedTuple):
     """What ``CoreMLModel.predict`` needs of a graph's compiled plan, found once per plan, so that a run touches few
     Python objects: the model's data has pushed them out of the caches (MobileNet v2's predict spent 117 us around
@@ -141,7 +139,8 @@ class CoreMLModel:
         self.nhwc_route = nhwc
         kind = spec.WhichOneof("Type")
         if kind not in KINDS:
-            raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)})")
+            raise CoreMLError(f"model type '{kind}' is not a neural network (expected one of {', '.join(KINDS)}, or "
+                              "through load a pipeline of them)")
         validate(spec)
         self.kind = kind
         self.network = getattr(spec, kind)
@@ -150,13 +149,14 @@ class CoreMLModel:
         self.outputs = {f.name: f for f in spec.description.output}
         self.layers: list[LayerInfo] = []
         self.flow = None
-        if has_control_flow(self.network):
+        if needs_program(self.network):
             self._start_flow()
         else:
             self.order = layer_order(self.network.layers, list(self.inputs))
         self._graphs: dict[tuple, GraphBuilder] = {}
         self._lends: dict[int, _Runs] = {}  # id(graph) -> what its runs need, found once per plan
         self._ranks: dict[str, int] = {}  # input name -> the rank its feature declares (read from the spec once)
+        self._flexible = {name: shape_rule(f) for name, f in self.inputs.items()}  # flexible shapes (flexible.py)
         # One predict at a time: a graph's tensors hold one call's inputs and outputs from the copy-in to the
         # copy-out (docs/threads.md: serialized calls served more requests a second than a graph per thread).
         self._lock = threading.RLock()
@@ -180,6 +180,12 @@ class CoreMLModel:
             if name not in inputs:
                 raise CoreMLError(f"input '{name}' is missing (the model takes {sorted(self.inputs)})")
             value = np.asarray(inputs[name], np.float32)
+            rule = self._flexible.get(name)
+            if rule is not None:
+                count, check = rule
+                problem = check(value.shape[-count:]) if value.ndim >= count else f"it has rank {value.ndim}"
+                if problem is not None:
+                    raise CoreMLError(f"input '{name}' of shape {list(value.shape)} is refused: {problem}")
             if not self.exact:
                 rank = self._ranks.get(name)
                 if rank is None:
@@ -203,8 +209,7 @@ class CoreMLModel:
         """A verified graph of the whole model for input ``shapes`` (CoreML order), owned by the caller;
         ``finish`` adds nodes before verification (``build_batched``'s batch-last input and output)."""
         if self.flow is not None:
-            raise CoreMLError("the model has control flow (branch or loop): it runs as several graphs, one per "
-                              "segment between its control-flow layers, not as one")
+            raise CoreMLError(PROGRAM)
         g = GraphBuilder(self._wanted_blobs(), self.nhwc_route)
         with g.building():
             g.inputs = {}
@@ -278,8 +283,7 @@ class CoreMLModel:
     def graph(self):
         """The verified OpenVX graph (``openvx_nn.core.graph.Graph``) for the declared input shapes."""
         if self.flow is not None:
-            raise CoreMLError("the model has control flow (branch or loop): it runs as several graphs, one per "
-                              "segment between its control-flow layers, not as one")
+            raise CoreMLError(PROGRAM)
         with self._lock:
             return self._build(self._declared_shapes()).graph
 

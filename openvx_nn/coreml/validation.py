@@ -23,12 +23,15 @@ MAX_BLOB_BYTES = 2**31
 """The largest blob (float32 tensor) a model may declare or make: 2 GiB. Past it a model is refused rather than
 left to exhaust the machine's memory or spend minutes on one layer."""
 MAX_RANK = 6  # OpenVX tensors (VX_CONTEXT_MAX_TENSOR_DIMS)
+UNTYPED = ("the layer's type is unset or unknown (a field of none of the specification's layer types; a file of a "
+           "later specification?)")
 NO_INPUTS = {"loadConstant", "loadConstantND", "fillStatic", "rangeStatic", "randomNormalStatic",
-             "randomUniformStatic", "randomBernoulliStatic"}
+             "randomUniformStatic", "randomBernoulliStatic", "custom"}
 """Layer types that may take no input (the specification's static sources)."""
 MIN_INPUTS = {"reshapeLike": 2, "broadcastToLike": 2, "cropResize": 2, "dot": 2, "gather": 2, "gatherND": 2,
               "gatherAlongAxis": 2, "scatter": 3, "scatterND": 3, "scatterAlongAxis": 3, "whereBroadcastable": 3,
-              "sliceBySize": 2, "reverseSeq": 2}
+              "sliceBySize": 2, "reverseSeq": 2, "reshapeDynamic": 2, "broadcastToDynamic": 2, "sliceDynamic": 2,
+              "NonMaximumSuppression": 2}
 NETWORKS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
 
 
@@ -46,7 +49,7 @@ def validate_layers(layers, in_body: bool) -> None:
     for layer in layers:
         kind = layer.WhichOneof("layer")
         if kind is None:
-            raise CoreMLError("the layer has no type", layer.name, "none")
+            raise CoreMLError(UNTYPED, layer.name, "none")
         if kind in CONTROL_FLOW:
             _validate_control(layer, kind, in_body)
             continue
@@ -442,6 +445,6 @@ LAYER_RULES: dict[str, Rule] = {
     "slidingWindows": _sliding_windows, "oneHot": _one_hot, "topK": _top_k, "sliceBySize": _positive_size,
     "rangeStatic": _range_static, "pooling3d": _pooling3d, "convolution3d": _convolution3d,
     **{f"random{name}{form}": _distribution(name.lower()) for name in ("Normal", "Uniform", "Bernoulli")
-       for form in ("Static", "Like")},
+       for form in ("Static", "Like", "Dynamic")},
     "categoricalDistribution": _categorical,
 }

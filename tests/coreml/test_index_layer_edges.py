@@ -24,7 +24,7 @@ def _refused(tmp_path, inputs, outputs, add, *words):
 
 
 @pytest.mark.parametrize("case", ["topk-k", "window", "along-shape", "scatter-updates", "range-step", "band-rank",
-                                  "onehot-input", "slice-size", "reverse-axes"])
+                                  "slice-size", "reverse-axes"])
 def test_bad_parameters_are_refused_at_load(tmp_path, case):
     x3 = {"x": (3, 4, 5)}
     cases = {
@@ -37,8 +37,6 @@ def test_bad_parameters_are_refused_at_load(tmp_path, case):
         "range-step": ({"x": (1,)}, ["y"], lambda b: b.add_range_static("r", "y", end=3, start=0, step=0),
                        ("r", "step")),
         "band-rank": ({"x": (4,)}, ["y"], lambda b: b.add_lower_triangular("l", "x", "y"), ("l", "rank 1")),
-        "onehot-input": ({"x": (3,), "n": (1,)}, ["y"], lambda b: b.add_one_hot("o", ["x", "n"], "y"),
-                         ("o", "run-time")),
         "slice-size": ({"x": (3, 4), "b": (1,)}, ["y"], lambda b: b.add_slice_by_size("s", ["x", "b"], "y", 1, 5),
                        ("s", "size 5")),
         "reverse-axes": ({"x": (3, 4), "n": (3,)}, ["y"],

@@ -145,14 +145,26 @@ def test_missing_file_is_a_clear_error(tmp_path):
         cm.load(tmp_path / "absent.mlmodel")
 
 
-def test_unknown_layer_names_layer_and_type(tmp_path):
+def test_unregistered_custom_layer_names_layer_and_class(tmp_path):
     b = _relu_model(tmp_path)
     layer = b.spec.neuralNetwork.layers.add()
     layer.name = "mystery"
     layer.input.append("y")
     layer.output.append("z")
     layer.custom.className = "MyLayer"
-    with pytest.raises(cm.CoreMLError, match=r"layer 'mystery' \(custom\): this layer type is not supported"):
+    with pytest.raises(cm.CoreMLError, match=r"layer 'mystery' \(custom\): custom layer class 'MyLayer' is not "
+                                             "registered"):
+        load(tmp_path, b)
+
+
+def test_unknown_layer_type_names_the_layer(tmp_path):
+    b = _relu_model(tmp_path)
+    layer = b.spec.neuralNetwork.layers.add()
+    layer.name = "future"
+    layer.input.append("y")
+    layer.output.append("z")
+    layer.MergeFromString(bytes([0xF8, 0xF0, 0x04, 0x01]))  # field 9999 (varint 1): no layer type this spec has
+    with pytest.raises(cm.CoreMLError, match=r"layer 'future' \(none\): the layer's type is unset or unknown"):
         load(tmp_path, b)
 
 
@@ -182,7 +194,7 @@ def test_unsupported_parameters_are_refused_with_the_reason(tmp_path, case):
     elif case == "fractional-upsample":
         b.add_upsample("up", 2, 2, "x", "y", "BILINEAR")
         b.spec.neuralNetwork.layers[0].upsample.fractionalScalingFactor.extend([1.5, 1.5])
-        match = "fractional scaling"
+        match = "fractionalScalingFactor needs BILINEAR mode with ALIGN_CORNERS_TRUE or ALIGN_CORNERS_FALSE"
     elif case == "bad-split":
         b.add_split("sp", "x", ["y", "a", "b"])
         match = r"layer 'sp' \(split\): 4 channels do not split into 3"

@@ -4,6 +4,8 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     arithmetic,
     control,
     convolution,
+    custom,
+    dynamic,
     indexing,
     normalization,
     recurrent,

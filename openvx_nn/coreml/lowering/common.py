@@ -1,7 +1,11 @@
-"""Small helpers the lowerings share: one input/output, permutations, copies into views."""
+"""Small helpers the lowerings share: one input/output, permutations, copies into views, values known when the
+graph is built."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from ..blob import dims_of
 from ..builder import Blob, GraphBuilder
@@ -92,3 +96,39 @@ def view(g: GraphBuilder, blob: Blob, begin: Sequence[int], shape: Sequence[int]
     start = list(reversed(list(begin)))
     end = [s + d for s, d in zip(start, dims_of(shape))]
     g.alias(name, g.view(blob.tensor, start, end), shape)
+
+
+def known_value(g: GraphBuilder, name: str) -> np.ndarray:
+    """The values of blob ``name`` when the graph is built (a constant, a shape, or an input the segment's graph is
+    built per value of: ``control.KEYED``), flat, float64."""
+    value = g.values.get(name)
+    if value is None:
+        raise g.fail(f"input '{name}' has no value known when the graph is built (the layer's output shape "
+                     "depends on it)")
+    return np.asarray(value, np.float64).reshape(-1)
+
+
+def integer_values(g: GraphBuilder, name: str, what: str) -> list[int]:
+    """Blob ``name``'s known values, each an integer."""
+    v = known_value(g, name)
+    if not (np.isfinite(v).all() and (np.rint(v) == v).all()):
+        raise g.fail(f"{what} '{name}' holds {v.tolist()}; each value must be an integer")
+    return [int(d) for d in v]
+
+
+def shape_value(g: GraphBuilder, name: str) -> tuple[int, ...]:
+    """A shape given by blob ``name``'s values (rank 1 to 6, each size at least 1)."""
+    shape = integer_values(g, name, "the shape input")
+    if not 1 <= len(shape) <= 6 or min(shape) < 1:
+        raise g.fail(f"the shape input '{name}' holds {shape}; a shape has 1 to 6 sizes, each at least 1")
+    return tuple(shape)
+
+
+def weights_input(g: GraphBuilder, layer, shape) -> object:
+    """The layer's second input as the weights tensor of ``shape`` (CoreML order; reshaped when it holds the same
+    values in another shape)."""
+    w = g.blob(layer.input[1])
+    if math.prod(w.shape) != math.prod(shape):
+        raise g.fail(f"the weights input '{layer.input[1]}' of shape {list(w.shape)} does not hold the "
+                     f"{list(shape)} the layer's parameters give")
+    return w.tensor if tuple(w.shape) == tuple(shape) else reshape(g, w, shape).tensor

@@ -18,7 +18,7 @@ from ...operations.geometry import infer_stride, output_size
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import nhwc
-from .common import need_rank, single
+from .common import need_rank, reshape, single, weights_input
 from .fusion import take_stages
 from .registry import lowers
 
@@ -88,8 +88,8 @@ def _pairs(values, default):
 
 @lowers("convolution")
 def convolution(g: GraphBuilder, layer, p) -> str:
-    if len(layer.input) != 1:
-        raise g.fail("convolution with weights from a second input is not supported")
+    if len(layer.input) == 2 and len(layer.output) == 1:
+        return _weights_from_input(g, layer, p)
     x = single(g, layer, held=True)
     need_rank(g, x, 3)
     groups = int(p.nGroups) or 1
@@ -152,12 +152,42 @@ def windowed(g: GraphBuilder, x: Blob, kernel, stride, before, after, out_hw, ru
     return "padded, stride 1, then coreml.slice"
 
 
+def _as_volume(g: GraphBuilder, x: Blob) -> Blob:
+    """``x`` (``[*lead, C, H, W]``) as the rank-5 ``[lead, C, 1, H, W]`` the 3-D kernels take."""
+    return reshape(g, x, (math.prod(x.shape[:-3]), x.shape[-3], 1) + x.shape[-2:])
+
+
+def _weights_from_input(g: GraphBuilder, layer, p) -> str:
+    """A convolution whose weights ``[outputChannels, kernelChannels, kh, kw]`` are its second input (the seed
+    allows it when not a deconvolution): the 3-D convolution kernel over a depth of 1, which reads its weights
+    at run time."""
+    if p.isDeconvolution:
+        raise g.fail("a deconvolution takes its weights from the layer, not from a second input (the seed allows "
+                     "a weights input only when isDeconvolution is false)")
+    x = g.blob(layer.input[0])
+    need_rank(g, x, 3)
+    groups = int(p.nGroups) or 1
+    kernel, stride, dilation = _pairs(p.kernelSize, 3), _pairs(p.stride, 1), _pairs(p.dilationFactor, 1)
+    c_in, c_out = x.shape[-3], int(p.outputChannels)
+    if c_in % groups or c_out % groups:
+        raise g.fail(f"{c_in} input channels and {c_out} outputs do not divide into {groups} groups")
+    span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
+    before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
+    w = weights_input(g, layer, [c_out, c_in // groups, 1, kernel[0], kernel[1]])
+    bias = g.constant(load_weights(p.bias, (c_out,), "bias")) if p.hasBias else None
+    lead = math.prod(x.shape[:-3])
+    out = g.temp((lead, c_out, 1, out_hw[0], out_hw[1]))
+    geometry = [1, stride[0], stride[1], 1, dilation[0], dilation[1], 0, 0, before[0], after[0], before[1], after[1]]
+    g.coreml("convolution3d", (_as_volume(g, x).tensor, w, bias, g.ints(geometry), g.i32(groups), out))
+    reshape(g, Blob(out, (lead, c_out, 1, out_hw[0], out_hw[1])), x.shape[:-3] + (c_out, out_hw[0], out_hw[1]),
+            layer.output[0])
+    return "coreml.convolution3d over a depth of 1 (weights from the second input)"
+
+
 def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias) -> str:
-    if dilation != [1, 1]:
-        raise g.fail("deconvolution with dilation is not supported")
     og = c_out // groups
     w = load_weights(p.weights, (x.shape[-3], og, kernel[0], kernel[1]), "weights", channel_axis=1)
-    full = [(x.shape[-2 + i] - 1) * stride[i] + kernel[i] for i in range(2)]
+    full = [(x.shape[-2 + i] - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     kind = p.WhichOneof("ConvolutionPaddingType")
     if len(p.outputShape) == 2:
         out_hw = [int(v) for v in p.outputShape]
@@ -180,6 +210,15 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias
         raise g.fail(f"output {out_hw} at offset {before} does not fit the full deconvolution {full}")
     # outputs past the full transposed convolution (a negative crop at the end) hold the bias alone
     after = [full[i] - before[i] - out_hw[i] for i in range(2)]
+    if dilation != [1, 1]:  # the 3-D transposed convolution over a depth of 1 (it dilates its taps)
+        lead = math.prod(x.shape[:-3])
+        out = g.temp((lead, c_out, 1, out_hw[0], out_hw[1]))
+        geometry = [1, stride[0], stride[1], 1, dilation[0], dilation[1], 0, 0, before[0], 0, before[1], 0]
+        g.coreml("deconvolution3d", (_as_volume(g, x).tensor, g.constant(w.reshape(w.shape[:2] + (1,) + w.shape[2:])),
+                                     bias, g.ints(geometry), g.i32(groups), out))
+        reshape(g, Blob(out, (lead, c_out, 1, out_hw[0], out_hw[1])), x.shape[:-3] + (c_out, out_hw[0], out_hw[1]),
+                layer.output[0])
+        return f"coreml.deconvolution3d over a depth of 1 (dilation {dilation})"
     out = g.output(layer.output[0], x.shape[:-3] + (c_out, out_hw[0], out_hw[1]))
     geometry = [groups, stride[0], stride[1], 1, 1, before[0], after[0], before[1], after[1], 1]
     g.coreml("convolution", (x.tensor, g.constant(w), bias, g.ints(geometry), None, None, out))

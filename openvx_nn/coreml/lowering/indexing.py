@@ -259,7 +259,11 @@ def band(g: GraphBuilder, layer, p) -> str:
 def range_static(g: GraphBuilder, layer, p) -> str:
     if len(layer.input) != 0 or len(layer.output) != 1:
         raise g.fail(f"expected no input and 1 output, got {len(layer.input)} and {len(layer.output)}")
-    start, end, step = float(p.startValue), float(p.endValue), float(p.stepSizeValue)
+    return value_range(g, layer, float(p.startValue), float(p.endValue), float(p.stepSizeValue))
+
+
+def value_range(g: GraphBuilder, layer, start: float, end: float, step: float) -> str:
+    """The layer's output is ``numpy.arange(start, end, step)``, a constant tensor."""
     count = _range_count(start, end, step)
     if count is None:
         raise g.fail(f"the range from {start} to {end} by {step} holds no value")

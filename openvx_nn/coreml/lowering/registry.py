@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import CoreMLError
+from ..validation import UNTYPED
 
 LOWERINGS: dict[str, Callable] = {}
 
@@ -22,7 +23,7 @@ def lower(builder, layer) -> str:
     """Lower one layer (``builder.layer`` names it for errors)."""
     kind = layer.WhichOneof("layer")
     if kind is None:
-        raise CoreMLError("the layer has no type", layer.name, "none")
+        raise CoreMLError(UNTYPED, layer.name, "none")
     builder.layer = (layer.name, kind)
     function = LOWERINGS.get(kind)
     if function is None:

@@ -1,6 +1,8 @@
 """Upsample, resize bilinear and crop-resize layers onto the resample kernels."""
 from __future__ import annotations
 
+import math
+
 from ...operations.coreml.resample import BOX_MODES, RESAMPLE_METHODS
 from ..builder import GraphBuilder
 from .common import need_rank, single
@@ -14,15 +16,24 @@ LINEAR_UPSAMPLE = {0: "upsample_default", 1: "align_corners_true", 2: "align_cor
 def upsample(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
     need_rank(g, x, 3)
-    if any(f not in (0.0, 1.0) for f in p.fractionalScalingFactor):
-        raise g.fail("fractional scaling factors are not supported")
-    factors = [int(f) for f in p.scalingFactor] or [1, 1]
-    if len(factors) != 2 or min(factors) < 1:
-        raise g.fail(f"scalingFactor {factors} must be two positive integers")
     method = "nearest" if p.mode == 0 else LINEAR_UPSAMPLE.get(p.linearUpsampleMode)
     if method is None:
         raise g.fail(f"linearUpsampleMode {p.linearUpsampleMode} is not defined")
-    shape = x.shape[:-2] + (x.shape[-2] * factors[0], x.shape[-1] * factors[1])
+    fractions = [float(f) for f in p.fractionalScalingFactor]
+    if fractions:  # the output is floor(in * factor) on the grid of its mode (spacing in / out)
+        if len(fractions) != 2 or not all(math.isfinite(f) and f > 0 for f in fractions):
+            raise g.fail(f"fractionalScalingFactor {fractions} must be two positive numbers")
+        if method not in ("align_corners_true", "align_corners_false"):
+            raise g.fail("fractionalScalingFactor needs BILINEAR mode with ALIGN_CORNERS_TRUE or ALIGN_CORNERS_FALSE")
+        size = [math.floor(x.shape[-2 + i] * fractions[i]) for i in range(2)]
+        if min(size) < 1:
+            raise g.fail(f"fractionalScalingFactor {fractions} leaves no output of {list(x.shape[-2:])}")
+        shape = x.shape[:-2] + tuple(size)
+    else:
+        factors = [int(f) for f in p.scalingFactor] or [1, 1]
+        if len(factors) != 2 or min(factors) < 1:
+            raise g.fail(f"scalingFactor {factors} must be two positive integers")
+        shape = x.shape[:-2] + (x.shape[-2] * factors[0], x.shape[-1] * factors[1])
     g.coreml("resample", (x.tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(layer.output[0], shape)))
     return f"coreml.resample({method})"
 

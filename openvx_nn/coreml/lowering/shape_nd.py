@@ -49,12 +49,17 @@ def broadcast_to(g: GraphBuilder, layer, p) -> str:
         target = g.blob(layer.input[1]).shape
     else:
         target = tuple(int(d) for d in p.targetShape)
+    return broadcast_blob(g, x, target, layer.output[0])
+
+
+def broadcast_blob(g: GraphBuilder, x: Blob, target, name: str) -> str:
+    """Blob ``name`` is ``x`` broadcast to ``target`` (NumPy's rules)."""
     rank = max(len(target), x.rank)
     padded = (1,) * (rank - x.rank) + x.shape
     target = (1,) * (rank - len(target)) + tuple(target)
     if any(d not in (1, t) for d, t in zip(padded, target)):
         raise g.fail(f"{list(x.shape)} does not broadcast to {list(target)}")
-    _tile_to(g, x, target, layer.output[0])
+    _tile_to(g, x, target, name)
     return "coreml.tile"
 
 
@@ -119,25 +124,34 @@ def _strided(g: GraphBuilder, x: Blob, spans, name: str, squeeze=()) -> str:
 @lowers("sliceStatic")
 def slice_static(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
+    return slice_blob(g, x, p.beginIds, p.endIds, p.strides, p.beginMasks, p.endMasks, p.squeezeMasks,
+                      layer.output[0])
+
+
+def slice_blob(g: GraphBuilder, x: Blob, begin, end, strides, begin_masks, end_masks, squeeze_masks,
+               name: str) -> str:
+    """Blob ``name`` is ``x`` sliced as SliceStatic says (masks shorter than the rank are padded with False)."""
     n = x.rank
-    fields = [list(p.beginIds), list(p.endIds), list(p.strides)]
+    fields = [list(begin), list(end), list(strides)]
     if any(len(f) != n for f in fields):
-        raise g.fail(f"beginIds, endIds and strides need {n} values each")
-    masks = [list(m) + [False] * (n - len(m)) for m in (p.beginMasks, p.endMasks, p.squeezeMasks)]
+        raise g.fail(f"beginIds, endIds and strides need {n} values each, got {[len(f) for f in fields]}")
+    masks = [list(m) + [False] * (n - len(m)) for m in (begin_masks, end_masks, squeeze_masks)]
+    if any(len(m) != n for m in masks):
+        raise g.fail(f"the masks need {n} values each, got {[len(m) for m in masks]}")
     spans, squeeze = [], []
     for i in range(n):
-        step = int(p.strides[i]) or 1
+        step = int(strides[i]) or 1
         if masks[2][i]:
-            start = int(p.beginIds[i]) % x.shape[i]
+            start = int(begin[i]) % x.shape[i]
             spans.append((start, 1, 1))
             squeeze.append(i)
             continue
-        sl = slice(None if masks[0][i] else int(p.beginIds[i]), None if masks[1][i] else int(p.endIds[i]), step)
+        sl = slice(None if masks[0][i] else int(begin[i]), None if masks[1][i] else int(end[i]), step)
         indices = range(*sl.indices(x.shape[i]))
         if not indices:
             raise g.fail(f"axis {i} of {x.shape[i]} is sliced empty")
         spans.append((indices.start, len(indices), indices.step))
-    return _strided(g, x, spans, layer.output[0], tuple(squeeze))
+    return _strided(g, x, spans, name, tuple(squeeze))
 
 
 @lowers("reverse")

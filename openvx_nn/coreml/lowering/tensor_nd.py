@@ -50,7 +50,11 @@ def _reshaped(g: GraphBuilder, layer, x: Blob, shape) -> str:
 @lowers("reshapeStatic")
 def reshape_static(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)
-    target = [int(d) for d in p.targetShape]
+    return reshape_to(g, layer, x, [int(d) for d in p.targetShape])
+
+
+def reshape_to(g: GraphBuilder, layer, x: Blob, target) -> str:
+    """The layer's output is ``x`` reshaped to ``target`` (one -1 may stand for the remaining size)."""
     if target.count(-1) > 1:
         raise g.fail(f"targetShape {target} has more than one -1")
     known = math.prod(d for d in target if d != -1)
@@ -102,8 +106,11 @@ def batched_matmul(g: GraphBuilder, layer, p) -> str:
         bias = g.constant(load_weights(p.bias, (n,), "bias")) if p.hasBias else None
     else:
         raise g.fail(f"batched matmul takes 1 or 2 inputs, got {len(layer.input)}")
-    if a.rank < 2 or b.rank < 2:
-        raise g.fail(f"inputs {list(a.shape)} and {list(b.shape)} need rank 2 or more")
+    vector = a.rank == 1 and len(layer.input) == 1  # (X1,) -> (1, X1); the output (X2,) keeps the rank
+    if a.rank == 1:  # the seed: a 1-D first tensor gets a 1 prepended, a 1-D second one a 1 appended (both kept)
+        a = reshape(g, a, (1,) + a.shape)
+    if b.rank == 1:
+        b = reshape(g, b, b.shape + (1,))
     m = a.shape[-1] if p.transposeA else a.shape[-2]
     n = b.shape[-2] if p.transposeB else b.shape[-1]
     batch_a, batch_b = a.shape[:-2], b.shape[:-2]
@@ -112,6 +119,8 @@ def batched_matmul(g: GraphBuilder, layer, p) -> str:
     if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
         raise g.fail(f"batch shapes {list(batch_a)} and {list(batch_b)} do not broadcast")
     shape = tuple(max(x, y) for x, y in zip(pa, pb)) + (m, n)
-    g.coreml("batched_matmul", (a.tensor, b.tensor, g.i32(p.transposeA), g.i32(p.transposeB), bias,
-                                g.output(layer.output[0], shape)))
+    out = g.temp(shape) if vector else g.output(layer.output[0], shape)
+    g.coreml("batched_matmul", (a.tensor, b.tensor, g.i32(p.transposeA), g.i32(p.transposeB), bias, out))
+    if vector:
+        reshape(g, Blob(out, shape), (n,), layer.output[0])
     return "coreml.batched_matmul"

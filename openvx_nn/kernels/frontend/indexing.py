@@ -137,3 +137,12 @@ def reverse_sequences(x: np.ndarray, lengths: np.ndarray, out: np.ndarray, batch
 def select(condition: np.ndarray, x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     """``out`` = ``x`` where ``condition`` is non-zero, else ``y`` (all three broadcast to ``out``)."""
     out[...] = np.where(np.asarray(condition) != 0, x, y)
+
+
+def where_nonzero(x: np.ndarray, out: np.ndarray, count: np.ndarray) -> None:
+    """The multi-indices of ``x``'s non-zero elements in row-major order, one row each, into the first rows of
+    ``out`` (``[x.size, x.ndim]``; the rest zero); ``count[0]`` = how many rows (NaN counts as non-zero)."""
+    found = np.argwhere(x != 0)
+    out[...] = 0
+    out[:len(found)] = found
+    count[0] = len(found)

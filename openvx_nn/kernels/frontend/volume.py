@@ -81,3 +81,34 @@ def convolution3d(x: np.ndarray, weights: np.ndarray, bias: np.ndarray | None, o
     if bias is not None:
         result += np.asarray(bias, np.float64).reshape(1, -1, 1, 1, 1)
     out[...] = result
+
+
+def deconvolution3d(x: np.ndarray, weights: np.ndarray, bias: np.ndarray | None, out: np.ndarray, groups: int,
+                    stride: Sequence[int], dilation: Sequence[int], before: Sequence[int]) -> None:
+    """Transposed 3-D convolution: input position ``p`` and tap ``t`` of channel ``c`` add ``x[b, c, p] *
+    weights[c, o', t]`` to output position ``p * stride + t * dilation - before`` of output channel ``g * O' + o'``
+    (``g`` the group of ``c``, ``weights`` ``[in_channels, out_channels / groups, kd, kh, kw]`` as CoreML stores
+    them); ``out`` keeps the positions from ``before`` on, those past the full result holding the bias alone.
+    Per batch item and group one float64 matrix product gives every tap's contribution ``[o', taps, positions]``,
+    each added into a strided view of the full result (col2im: the taps of ``convolution3d`` written instead of
+    read)."""
+    w = np.asarray(weights, np.float64)
+    o_group, per = w.shape[1], x.shape[1] // groups
+    kernel = w.shape[2:]
+    taps = list(itertools.product(*(range(k) for k in kernel)))
+    count = x.shape[2:]
+    full = [(n - 1) * s + (k - 1) * d + 1 for n, s, k, d in zip(count, stride, kernel, dilation)]
+    reach = [max(f, b + e) for f, b, e in zip(full, before, out.shape[2:])]
+    result = np.zeros(out.shape[:2] + tuple(reach), np.float64)
+    for g in range(groups):
+        matrix = w[g * per:(g + 1) * per].reshape(per, o_group * len(taps)).T
+        for b in range(x.shape[0]):
+            columns = matrix @ np.asarray(x[b, g * per:(g + 1) * per], np.float64).reshape(per, -1)
+            columns = columns.reshape((o_group, len(taps)) + tuple(count))
+            target = result[b, g * o_group:(g + 1) * o_group]
+            for t, tap in enumerate(taps):
+                _tap(target, [a * d for a, d in zip(tap, dilation)], stride, count)[...] += columns[:, t]
+    window = result[(Ellipsis,) + tuple(slice(b, b + e) for b, e in zip(before, out.shape[2:]))]
+    if bias is not None:
+        window = window + np.asarray(bias, np.float64).reshape(1, -1, 1, 1, 1)
+    out[...] = window

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (registering)
     resample,
     sampling,
     statistics,
+    suppression,
     volume,
 )
 

@@ -1,6 +1,7 @@
 """CoreML kernels that move data by index values read at run time: gather and scatter (three addressing forms,
 seven scatter modes), sorting (top-K, argsort), the running sum, a slice whose begin is data, sequence reversal
-by lengths and selection by a condition.
+by lengths, selection by a condition, and the positions of non-zero elements (at most one row per element, and
+their count: the host keeps the rows filled).
 
 Axes in the nodes' parameters are OpenVX axes, as in every other kernel; the index arithmetic is written on
 row-major arrays (``kernels/frontend/indexing.py``), so these runners pass each tensor transposed, which is the
@@ -165,6 +166,17 @@ def _validate_select(v: Validation) -> None:
 
 describe(86, "select", (tensor("condition"), tensor("x"), tensor("y"), output()), _validate_select,
          lambda p, state: indexing.select(p[0].array, p[1].array, p[2].array, p[3].array))
+
+
+def _validate_where_nonzero(v: Validation) -> None:
+    x = float_input(v, 0)
+    rows = _rows(x.dims)
+    same_output(v, 1, (len(rows), int(np.prod(rows))))
+    same_output(v, 2, (1,))
+
+
+describe(91, "where_nonzero", (tensor("input"), output(), output("count")), _validate_where_nonzero,
+         lambda p, state: indexing.where_nonzero(p[0].array.T, p[1].array.T, p[2].array))
 
 
 def static_problem(check: Callable[[], object]) -> str | None:

@@ -1,18 +1,33 @@
-"""CoreML's 3-D pooling and convolution over rank-5 blobs ``[batch, channels, depth, height, width]`` (OpenVX dims
+"""CoreML's 3-D pooling, convolution and transposed convolution over rank-5 blobs ``[batch, channels, depth, height, width]`` (OpenVX dims
 ``[W, H, D, C, B]``); arithmetic in ``kernels/frontend/volume.py``, which takes the blobs in CoreML's order."""
 from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.volume import convolution3d, extent, pool3d
-from .common import ENUM, INT32, describe, enum_value, float_input, output, same_output, scalar, tensor, values
+from ...kernels.frontend.volume import convolution3d, deconvolution3d, extent, pool3d
+from .common import (
+    ENUM,
+    INT32,
+    declared_output,
+    describe,
+    enum_value,
+    float_input,
+    output,
+    same_output,
+    scalar,
+    tensor,
+    values,
+)
 
 POOL_GEOMETRY = ("kernel_depth", "kernel_height", "kernel_width", "stride_depth", "stride_height", "stride_width",
                  "front", "back", "top", "bottom", "left", "right")
 """The pooling's INT32 ``geometry`` tensor, in this order (paddings: zeros before / after each axis)."""
 CONVOLUTION_GEOMETRY = ("stride_depth", "stride_height", "stride_width", "dilation_depth", "dilation_height",
                         "dilation_width", "front", "back", "top", "bottom", "left", "right")
-"""The convolution's INT32 ``geometry`` tensor, in this order; the kernel's extent is the weights'."""
+"""The convolution's INT32 ``geometry`` tensor, in this order; the kernel's extent is the weights' (which may be a
+blob computed in the graph: CoreML lets a convolution take them as its second input). The transposed
+convolution reads the same tensor, its paddings as the amounts cropped from the full result (the ``back``,
+``bottom`` and ``right`` ones are implied by the declared output)."""
 POOL_MODES = ("max", "average")
 
 
@@ -87,6 +102,39 @@ def _run_convolution(p, state) -> None:
                   state["stride"], state["dilation"], state["before"], state["after"])
 
 
-describe(88, "convolution3d", (tensor("input"), tensor("weights", static=True), tensor("bias", optional=True, static=True),
+describe(88, "convolution3d", (tensor("input"), tensor("weights"), tensor("bias", optional=True, static=True),
                                tensor("geometry", static=True), scalar("groups", INT32), output()),
          _validate_convolution, _run_convolution)
+
+
+def _validate_deconvolution(v: Validation) -> None:
+    shape = _volume_input(v)
+    w = float_input(v, 1)
+    weights = tuple(reversed(w.dims))  # [C, O / groups, kd, kh, kw]
+    geo = _geometry(v, 3, CONVOLUTION_GEOMETRY)
+    groups = v.scalar(4)
+    ok = (w.rank == 5 and isinstance(groups, int) and groups >= 1 and shape[1] % groups == 0
+          and weights[0] == shape[1])
+    v.require(ok, 1, Status.VX_ERROR_INVALID_DIMENSION,
+              f"weights {list(weights)} in {groups} group(s) do not fit {shape[1]} input channels "
+              "(expected [in_channels, out_channels / groups, kd, kh, kw], in_channels a multiple of groups)")
+    channels = weights[1] * groups
+    bias = float_input(v, 2)
+    if bias is not None:
+        v.require(bias.dims == (channels,), 2, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"bias must be [{channels}], got {list(bias.dims)}")
+    dims = declared_output(v, 5)
+    v.require(len(dims) == 5 and dims[3:] == (channels, shape[0]), 5, Status.VX_ERROR_INVALID_DIMENSION,
+              f"output {list(dims)} must be [W, H, D, {channels}, {shape[0]}]")
+    v.state.update(stride=geo[:3], dilation=geo[3:6], before=geo[6::2])
+
+
+def _run_deconvolution(p, state) -> None:
+    deconvolution3d(p[0].array.T, p[1].array.T, None if p[2] is None else p[2].array, p[5].array.T, p[4].value,
+                    state["stride"], state["dilation"], state["before"])
+
+
+describe(93, "deconvolution3d", (tensor("input"), tensor("weights", static=True),
+                                 tensor("bias", optional=True, static=True), tensor("geometry", static=True),
+                                 scalar("groups", INT32), output()),
+         _validate_deconvolution, _run_deconvolution)
