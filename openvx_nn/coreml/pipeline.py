@@ -66,6 +66,14 @@ class PipelineModel:
             values.update(model.predict({name: values[name] for name in model.inputs if name in values}, bench))
         return {name: values[name] for name in self.outputs}
 
+    def timings(self) -> list[tuple[str, str, float, float]]:
+        """Every stage's node timings (``CoreMLModel.timings``), in order."""
+        return [row for model in self.models for row in model.timings()]
+
+    def reset_timings(self) -> None:
+        for model in self.models:
+            model.reset_timings()
+
     def close(self) -> None:
         for model in self.models:
             model.close()

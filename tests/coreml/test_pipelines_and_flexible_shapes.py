@@ -71,6 +71,8 @@ def test_a_pipeline_runs_its_networks_in_order(tmp_path, kind):
     model = _save(tmp_path, p.spec)
     assert isinstance(model, cm.PipelineModel) and len(model.models) == 2
     out = model.predict({"x": x})
+    model.predict({"x": x}, bench=True)
+    assert {layer for layer, *_ in model.timings()} >= {"fc", "relu"}  # both stages' nodes, timed
     relu = np.maximum(h, 0)
     np.testing.assert_allclose(out["y"].reshape(-1), relu if kind == "pipeline" else [relu.sum()], rtol=1e-4,
                                atol=1e-6)
