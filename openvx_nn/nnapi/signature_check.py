@@ -61,7 +61,7 @@ def _mismatch(form: Form, ins: Sequence[Typed], outs: Sequence[Typed]) -> tuple[
         if problem:
             return p, problem
     for p, operand in enumerate(outs):
-        problem = _slot_problem(f"output {p}", form.outputs[p], operand, t, form.anchor)
+        problem = _slot_problem(f"output {p}", form.output_slot(p), operand, t, form.anchor)
         if problem:
             return len(ins) + p, problem
     return None
@@ -73,9 +73,10 @@ def counts_text(signature: Signature) -> str:
     for form in signature.forms:
         n = f"at least {len(form.inputs)}" if form.repeated else str(len(form.inputs))
         ins += [n] if n not in ins else []
-        outs += [len(form.outputs)] if len(form.outputs) not in outs else []
-    return (f"{' or '.join(ins)} input{'s' if ins != ['1'] else ''} and {' or '.join(map(str, outs))} "
-            f"output{'s' if outs != [1] else ''}")
+        m = f"at least {len(form.outputs)}" if form.repeated_outputs else str(len(form.outputs))
+        outs += [m] if m not in outs else []
+    return (f"{' or '.join(ins)} input{'s' if ins != ['1'] else ''} and {' or '.join(outs)} "
+            f"output{'s' if outs != ['1'] else ''}")
 
 
 def _count(n: int, what: str) -> str:
@@ -90,7 +91,7 @@ def check_signature(kind: int, ins: Sequence[Typed], outs: Sequence[Typed], inde
     try:
         signature = SIGNATURES[OperationType(kind)]
     except (ValueError, KeyError):
-        raise NNAPIError("is not an operation of NNAPI 1.0 or 1.1", ErrorStatus.INVALID_ARGUMENT, index,
+        raise NNAPIError("is not an operation this driver runs", ErrorStatus.INVALID_ARGUMENT, index,
                          kind) from None
     forms = [f for f in signature.forms if f.accepts_count(len(ins), len(outs))]
     if not forms:

@@ -70,10 +70,12 @@ class Form:
     """The input whose type is ``T``."""
     repeated: bool = False
     """``inputs[0]`` stands for one or more operands (CONCATENATION's tensors)."""
+    repeated_outputs: bool = False
+    """``outputs[0]`` stands for one or more operands (SPLIT's parts)."""
     name: str = ""
 
     def accepts_count(self, n_inputs: int, n_outputs: int) -> bool:
-        if n_outputs != len(self.outputs):
+        if n_outputs != len(self.outputs) and not (self.repeated_outputs and n_outputs >= len(self.outputs)):
             return False
         return n_inputs >= len(self.inputs) if self.repeated else n_inputs == len(self.inputs)
 
@@ -83,6 +85,10 @@ class Form:
             return self.inputs[position]
         extra = n_inputs - len(self.inputs)
         return self.inputs[0] if position <= extra else self.inputs[position - extra]
+
+    def output_slot(self, position: int) -> Slot:
+        """The slot of output ``position``."""
+        return self.outputs[0] if self.repeated_outputs else self.outputs[position]
 
 
 @dataclass(frozen=True)

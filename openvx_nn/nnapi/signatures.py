@@ -34,6 +34,7 @@ from .signature_forms import (
     t,
     unary,
 )
+from .signatures_1_2 import SIGNATURES_1_2
 
 PADS = tuple(i32(n) for n in ("padding left", "padding right", "padding top", "padding bottom"))
 STRIDES = (i32("stride width"), i32("stride height"))
@@ -160,7 +161,8 @@ SIGNATURES: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.SUB, binary((TF32,)), 28),
     Signature(OP.TRANSPOSE, trailing_optional((t("input"), ints("permutation", optional=True)), (t("output"),)), 28),
 )}
-"""Every operation NNAPI 1.0 and 1.1 define, by its ``OperationType``."""
+"""Every operation NNAPI defines that this driver runs, by its ``OperationType``."""
+SIGNATURES.update(SIGNATURES_1_2)
 
 
 SHORT = {F32: "F32", I32: "I32", OperandType.UINT32: "U32", TF32: "TF32", TI32: "TI32", Q8: "Q8",
@@ -185,7 +187,9 @@ def _slot_text(slot: Slot) -> str:
     rank = ""
     if kind.endswith("else T"):
         kind = f"({kind})"
-    if slot.ranks and slot.ranks != UP_TO_4:
+    if slot.ranks and len(slot.ranks) > 4:
+        rank = f"[{slot.ranks[0]}..{slot.ranks[-1]}]"
+    elif slot.ranks and slot.ranks != UP_TO_4:
         rank = f"[{','.join(map(str, slot.ranks))}]"
     elif slot.ranks:
         rank = "[≤4]"
@@ -203,7 +207,7 @@ def markdown_table() -> str:
         for form in signature.forms:
             ins = ", ".join(_slot_text(s) + (" ×n" if form.repeated and k == 0 else "")
                             for k, s in enumerate(form.inputs))
-            outs = ", ".join(_slot_text(s) for s in form.outputs)
+            outs = ", ".join(_slot_text(s) + (" ×n" if form.repeated_outputs else "") for s in form.outputs)
             forms.append((f"*{form.name}*: " if len(signature.forms) > 1 else "") + f"{ins} → {outs}")
         types = dict.fromkeys(SHORT[k] for form in signature.forms for k in form.types)
         anchor = signature.forms[0].anchor

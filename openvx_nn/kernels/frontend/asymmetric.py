@@ -96,3 +96,12 @@ def store(real: np.ndarray, out: np.ndarray, quant: tuple[float, int] | None, ac
     low, high = quantized_range(activation, scale, zero_point)
     raw = np.rint(np.asarray(real, np.float64) / np.float64(scale)) + zero_point
     out[...] = np.clip(np.nan_to_num(raw, nan=zero_point), low, high).astype(out.dtype)
+
+
+def quantize_half_away(real: np.ndarray, out: np.ndarray, quant: tuple[float, int]) -> None:
+    """``out = clamp(round(real / scale) + zero_point, 0, 255)`` with halves rounded away from zero (NNAPI
+    QUANTIZE's ``round``, as C's); NaN gives the zero point."""
+    scale, zero_point = quant
+    v = np.asarray(real, np.float64) / np.float64(scale)
+    rounded = np.where(v < 0, -np.floor(-v + 0.5), np.floor(v + 0.5))
+    out[...] = np.clip(np.nan_to_num(rounded + zero_point, nan=zero_point), 0, 255).astype(out.dtype)

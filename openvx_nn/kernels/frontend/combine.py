@@ -12,6 +12,7 @@ import numpy as np
 OPERATIONS = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
     "max": np.maximum, "min": np.minimum, "pow": np.power,
+    "prelu": lambda a, b: np.where(a >= 0, a, b * a),
     "floor_divide": lambda a, b: np.floor(a / b),
     "mod": lambda a, b: a - np.floor(a / b) * b,
     "equal": lambda a, b: (a == b).astype(np.float64),

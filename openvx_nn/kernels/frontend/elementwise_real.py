@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import combine, pointwise
 from .asymmetric import dequantize, quantized_range, requantize, store
 
 UNARY = {
@@ -51,3 +52,32 @@ def unary(function: str, x: np.ndarray, out: np.ndarray, quant_in=None, quant_ou
     """``out = f(x)`` for ``f`` in UNARY (``identity`` dequantizes or rescales)."""
     with np.errstate(over="ignore"):
         store(UNARY[function](dequantize(x, quant_in)), out, quant_out)
+
+
+def function(name: str, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = f(x)`` for ``f`` in ``pointwise.FUNCTIONS``, in float64 stored once; an int32 negation stays in
+    int32 (two's complement: the negation of -2**31 is itself)."""
+    if name == "negative" and x.dtype == np.int32:
+        out[...] = np.negative(x)
+        return
+    with np.errstate(over="ignore"):  # a float64 result beyond float32's range is stored as an infinity
+        store(pointwise.evaluate(name, dequantize(x, None)), out, None)
+
+
+def binary(rule: str, a: np.ndarray, b: np.ndarray, out: np.ndarray, qa=None, qb=None, qout=None) -> None:
+    """``out = rule(a, b)`` for a rule of ``combine.OPERATIONS`` on real values (uint8 dequantized exactly),
+    broadcasting (trailing dimensions aligned); float64, stored once (uint8: half to even)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        real = combine.OPERATIONS[rule](dequantize(a, qa), dequantize(b, qb))
+    store(real, out, qout)
+
+
+def convert(x: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = the values of ``x`` in ``out``'s type, quantization ignored: a float to an integer type is
+    truncated toward zero and saturated to the type's range (NaN gives 0); integers are saturated."""
+    if out.dtype.kind == "f":
+        out[...] = x
+        return
+    info = np.iinfo(out.dtype)
+    v = np.trunc(np.nan_to_num(np.asarray(x, np.float64), nan=0.0))
+    out[...] = np.clip(v, info.min, info.max).astype(out.dtype)

@@ -1,14 +1,18 @@
-"""Fast float32 ADD, SUB, MUL and DIV with NNAPI's broadcast and the fused activation in one pass.
+"""Fast float32 ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM and PRELU with NNAPI's broadcast and the fused activation
+in one pass.
 
 Both operands are seen as 4-D broadcast views of the output's shape (a stretched dimension has stride
 0), so one loop nest serves every broadcast; the innermost loop runs over the last dimension, which
 LLVM vectorizes (it speculates unit strides). A float32 sum, difference, product or quotient of two float32
 values is correctly rounded, and so is the float64 one rounded to float32 (53 bits are more than twice 24 plus
 2: the double rounding is innocuous), so the results equal the float64 reference's (``elementwise_real``) bit
-for bit. Division follows IEEE (NumPy's error model): a zero divisor gives an infinity or NaN.
+for bit. Division follows IEEE (NumPy's error model): a zero divisor gives an infinity or NaN. MAXIMUM and
+MINIMUM pass a NaN of either operand on (as NumPy's ``maximum``); PRELU is ``x`` where ``x >= 0``, else
+``alpha * x`` (one float32 product: the float64 one rounded, the same bits).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -18,7 +22,19 @@ from ..support import jit, native
 from .asymmetric import real_range
 from .float_sharing import F32, at, compiled, contiguous_f32, finish, output_target
 
-ADD, MUL, SUB, DIV = 0, 1, 2, 3
+ADD, MUL, SUB, DIV, MAX, MIN, PRELU = 0, 1, 2, 3, 4, 5, 6
+
+
+@jit.kernel
+def _apply(op, x, y):
+    # MAXIMUM, MINIMUM and PRELU (ADD, SUB, MUL and DIV keep their own loops)
+    if op == MAX:
+        return x if (x >= y or math.isnan(x)) else y
+    if op == MIN:
+        return x if (x <= y or math.isnan(x)) else y
+    if op == PRELU:
+        return x if x >= 0 else y * x
+    return x
 
 
 @jit.kernel(error_model="numpy")
@@ -36,6 +52,8 @@ def _binary(a, b, out, op, lo, hi):
                         v = x - y
                     elif op == DIV:
                         v = x / y
+                    elif op >= MAX:
+                        v = _apply(op, x, y)
                     else:
                         v = x + y
                     v = max(v, low)
@@ -57,6 +75,9 @@ def _binary_flat(a, b, out, op, lo, hi):
     elif op == DIV:
         for i in range(out.size):
             out[i] = min(max(a[i] / b[i], low), high)
+    elif op != ADD:
+        for i in range(out.size):
+            out[i] = _apply(op, a[i], b[i])
     else:
         for i in range(out.size):
             out[i] = min(max(a[i] + b[i], low), high)
@@ -75,7 +96,8 @@ def _as_4d(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def bind_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> Callable[[], None]:
     """A no-argument call computing ``out = act(a + b)`` (``op`` ADD), ``act(a - b)`` (SUB), ``act(a * b)``
-    (MUL) or ``act(a / b)`` (DIV) from the arrays' current values, broadcasting; float32, rank at most 4."""
+    (MUL), ``act(a / b)`` (DIV), ``max(a, b)`` (MAX), ``min(a, b)`` (MIN) or PRELU of ``a`` by ``b`` from the
+    arrays' current values, broadcasting; float32, rank at most 4."""
     lo, hi = real_range(activation)
     shape = tuple(out.shape)
     if len(shape) > 4:

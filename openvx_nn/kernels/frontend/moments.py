@@ -38,3 +38,11 @@ def softmax(x: np.ndarray, out: np.ndarray, axis: int) -> None:
     v = np.asarray(x, np.float64)
     e = np.exp(v - np.max(v, axis=axis, keepdims=True))
     out[...] = e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> None:
+    """out = beta * x - log(sum(exp(beta * x))) along ``axis`` (the maximum taken out of the sum first)."""
+    v = np.asarray(x, np.float64) * np.float64(beta)
+    top = np.max(v, axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out[...] = v - (top + np.log(np.sum(np.exp(v - top), axis=axis, keepdims=True)))

@@ -26,6 +26,19 @@ def resize_bilinear(x: np.ndarray, out: np.ndarray, quant_in=None, quant_out=Non
     store(top * (1 - fy) + bottom * fy, out, quant_out)
 
 
+def resize_nearest(x: np.ndarray, out: np.ndarray) -> None:
+    """``out[b, y, x, c] = x[b, min(floor(y * in_h / out_h), in_h - 1), min(floor(x * in_w / out_w), in_w - 1),
+    c]`` (no corner alignment, no half-pixel shift; the ratios in float32, as TensorFlow Lite computes them);
+    raw values are copied."""
+    _, height, width, _ = x.shape
+    _, out_h, out_w, _ = out.shape
+    rows = np.minimum(np.floor(np.arange(out_h, dtype=np.float32) * (np.float32(height) / np.float32(out_h))).astype(np.int64),
+                      height - 1)
+    cols = np.minimum(np.floor(np.arange(out_w, dtype=np.float32) * (np.float32(width) / np.float32(out_w))).astype(np.int64),
+                      width - 1)
+    out[...] = x[:, rows][:, :, cols]
+
+
 def depth_to_space(x: np.ndarray, out: np.ndarray, block: int) -> None:
     """``out[b, h*bs + i, w*bs + j, c] = x[b, h, w, (i*bs + j) * C_out + c]``."""
     n, h, w, c = x.shape

@@ -51,6 +51,7 @@ FUNCTIONS = {
     "exp2": lambda v, a, b, e: np.exp2(v),
     "log": lambda v, a, b, e: np.log(v),
     "abs": lambda v, a, b, e: np.abs(v),
+    "negative": lambda v, a, b, e: np.negative(v),
     "threshold": lambda v, a, b, e: np.maximum(v, a),
     "clip": lambda v, a, b, e: np.minimum(np.maximum(v, a), b),
     "erf": lambda v, a, b, e: _ERF(v),

@@ -46,6 +46,13 @@ def tile(x: np.ndarray, out: np.ndarray) -> None:
     out[...] = np.tile(x, tuple(o // i for o, i in zip(out.shape, x.shape)))
 
 
+def channel_shuffle(x: np.ndarray, out: np.ndarray, groups: int, axis: int) -> None:
+    """``out[.., k * groups + g, ..] = x[.., g * size + k, ..]`` along ``axis`` (``size`` = extent / groups)."""
+    lead, n, tail = x.shape[:axis], x.shape[axis], x.shape[axis + 1:]
+    split = x.reshape(lead + (groups, n // groups) + tail)
+    out[...] = np.swapaxes(split, axis, axis + 1).reshape(out.shape)
+
+
 def reorganize(x: np.ndarray, out: np.ndarray, block: int, mode: str) -> None:
     """Space-to-depth, depth-to-space or pixel shuffle on [W, H, C, batch...].
 

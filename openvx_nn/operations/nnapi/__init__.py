@@ -1,5 +1,16 @@
 """Kernel descriptions of the NNAPI front end's operations (``org.openvx_nn.nnapi.*``)."""
 from ...core.kernels import add_publisher, family_publisher
-from . import convolution, elementwise, lookup, movement, normalization, recurrent, reshaping  # noqa: F401  (register)
+from . import (  # noqa: F401  (register)
+    convolution,
+    elementwise,
+    functions,
+    lookup,
+    movement,
+    normalization,
+    recurrent,
+    reshaping,
+    selection,
+    statistics,
+)
 
 add_publisher("org.openvx_nn.nnapi", family_publisher("org.openvx_nn.nnapi."))

@@ -246,8 +246,9 @@ def _native_conv_residual(args: Args):
                                *_pads(args), args["activation"], args["residual"])
 
 
-CONV_RESIDUAL_INDEX = 64
-"""Beyond NNAPI 1.0's operation codes (0-29): the kernel is this library's own, not an NNAPI operation."""
+CONV_RESIDUAL_INDEX = 0x800
+"""Beyond every NNAPI operation code (0-94, and room for later ones): the kernel is this library's own, not an
+NNAPI operation (it had 64, which API level 29 gives LOG_SOFTMAX)."""
 nnapi_kernel(NNAPIKernel("conv_2d_residual", CONV_RESIDUAL_INDEX, ("input", "filter", "bias?", "residual"),
                          ("output",), _infer_conv_residual, _run_conv_residual, ints=WINDOW + ("activation",),
                          prepare=_prepare_conv_residual, native=_native_conv_residual))

@@ -1,0 +1,106 @@
+"""NNAPI 1.2's element-wise operations as OpenVX kernels: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT (one tensor),
+POW, MAXIMUM, MINIMUM, PRELU (two, broadcasting), CAST and QUANTIZE (between types).
+
+float32 MAXIMUM, MINIMUM and PRELU of rank at most 4 are bound once per node to the float engine's broadcast
+loop (``float_elementwise``, as ADD and MUL); everything else is a float64 expression of the exact inputs
+(uint8 dequantized) stored once (``elementwise_real``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...kernels.frontend import asymmetric
+from ...kernels.frontend import elementwise_real as ew
+from ...kernels.frontend import float_elementwise as few
+from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
+from .elementwise import broadcast_shape
+
+MAX_RANK = 6
+
+
+def _one(types: tuple[np.dtype, ...]):
+    def infer(args: Args):
+        return {"output": (tuple(args["input"].shape), dtype_in(args, "input", types))}
+    return infer
+
+
+def _unary(op: str, index: int, function: str, types: tuple[np.dtype, ...]) -> None:
+    def run(args: Args) -> None:
+        ew.function(function, args["input"], args["output"])
+    run.__doc__ = f"out = {function}(input), element-wise (float64, stored once)."
+    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), _one(types), run))
+
+
+for _op, _index, _function in (("abs", 38, "abs"), ("exp", 49, "exp"), ("log", 60, "log"), ("rsqrt", 83, "rsqrt"),
+                               ("sin", 85, "sin"), ("sqrt", 88, "sqrt")):
+    _unary(_op, _index, _function, (F32,))
+_unary("neg", 67, "negative", (F32, I32))
+
+
+def _infer_pair(types: tuple[np.dtype, ...]):
+    def infer(args: Args):
+        dtype = dtype_in(args, "input1", types)
+        dtype_in(args, "input2", (dtype,))
+        shape = broadcast_shape(args["input1"].shape, args["input2"].shape)
+        require(shape is not None, "input2", f"shapes {list(args['input1'].shape)} and "
+                f"{list(args['input2'].shape)} are not compatible (each trailing dimension equal or 1)")
+        require(len(shape) <= MAX_RANK, "input1", f"the result has rank {len(shape)}, at most {MAX_RANK} is allowed")
+        return {"output": (shape, dtype)}
+    return infer
+
+
+def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None) -> None:
+    def run(args: Args) -> None:
+        ew.binary(rule, args["input1"], args["input2"], args["output"], args.quant("input1"),
+                  args.quant("input2"), args.quant("output"))
+    run.__doc__ = f"out = {rule}(input1, input2), broadcasting (float64 on real values, stored once)."
+
+    def prepare(args: Args) -> Callable[[], None]:
+        a, b, out = args["input1"], args["input2"], args["output"]
+        if fast is None or np.dtype(a.dtype) != F32 or out.ndim > 4:
+            return lambda: run(args)
+        return few.bind_binary(fast, a, b, out, 0)
+    nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types), run,
+                             quantized=("input1", "input2", "output"), prepare=prepare))
+
+
+_pair("pow", 70, "pow", (F32,), None)
+_pair("maximum", 65, "max", (F32, I32, U8), few.MAX)
+_pair("minimum", 66, "min", (F32, I32, U8), few.MIN)
+_pair("prelu", 71, "prelu", (F32, U8), few.PRELU)
+
+
+# -- CAST, QUANTIZE ----------------------------------------------------------------------------------------------
+KINDS = {0: F32, 1: I32, 2: U8}
+"""CAST's ``to`` scalar: the output's element type."""
+
+
+def _infer_cast(args: Args):
+    dtype_in(args, "input", (F32, I32, U8))
+    to = int(args["to"])
+    require(to in KINDS, "to", f"to is {to}; expected one of {sorted(KINDS)} (float32, int32, uint8)")
+    return {"output": (tuple(args["input"].shape), KINDS[to])}
+
+
+def _run_cast(args: Args) -> None:
+    """out = input's values in the output's type (quantization ignored; floats truncated, saturated)."""
+    ew.convert(args["input"], args["output"])
+
+
+nnapi_kernel(NNAPIKernel("cast", 45, ("input",), ("output",), _infer_cast, _run_cast, ints=("to",)))
+
+
+def _infer_quantize(args: Args):
+    dtype_in(args, "input", (F32,))
+    return {"output": (tuple(args["input"].shape), U8)}
+
+
+def _run_quantize(args: Args) -> None:
+    """out = clamp(round(input / scale) + zero_point, 0, 255), halves away from zero."""
+    asymmetric.quantize_half_away(args["input"], args["output"], args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("quantize", 72, ("input",), ("output",), _infer_quantize, _run_quantize,
+                         quantized=("output",)))
