@@ -218,7 +218,7 @@ def test_quantize_rounds_halves_away_from_zero_and_clamps():
 
     def one(v):  # "output = max(0, min(255, round(input / scale) + zeroPoint))", round as C's
         r = v / scale
-        return max(0, min(255, int(math.floor(abs(r) + 0.5)) * (1 if r >= 0 else -1) + zero))
+        return max(0, min(255, math.floor(abs(r) + 0.5) * (1 if r >= 0 else -1) + zero))
     np.testing.assert_array_equal(got, [one(float(v)) for v in x])
     assert got[0] == 101 and got[1] == 99  # 0.5 and -0.5 away from zero
 
