@@ -1,0 +1,147 @@
+"""API level 29's operations are checked when they are added, as the 1.0 and 1.1 ones are
+(``test_add_operation_validation``): the operand lists written here from the Android 10 ``NeuralNetworks.h`` are
+accepted, every mutant no valid list matches (each operand's type changed to each other type, one operand more or
+fewer) is refused at the call naming the operation and the position, and through the C API a mutant returns
+BAD_DATA at ``ANeuralNetworksModel_addOperation``."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+from conftest import ROOT, compile_c
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from test_add_operation_validation import DRIVER, TENSOR_LETTERS, TYPES, dims, parse
+from test_nnapi_c_api import nnapi_flags
+
+from openvx_nn import nnapi
+from openvx_nn.nnapi.signatures_1_2 import SIGNATURES_1_2
+
+OP = nnapi.OperationType
+
+
+def _each(*kinds: str):
+    def fill(line: str) -> list[str]:
+        return [line.replace("T", k) for k in kinds]
+    return fill
+
+
+FQ, ANY = _each("f", "q"), _each("f", "n", "q")
+
+VALID: dict[int, list[str]] = {
+    **{op: ["f3 > f3"] for op in (OP.ABS, OP.EXP, OP.LOG, OP.RSQRT, OP.SIN, OP.SQRT)},
+    OP.NEG: ["f3 > f3", "n3 > n3"],
+    OP.POW: ["f3 f3 > f3"],
+    OP.MAXIMUM: ANY("T3 T3 > T3"),
+    OP.MINIMUM: ANY("T3 T3 > T3"),
+    OP.PRELU: FQ("T3 T3 > T3"),
+    OP.ARGMAX: ANY("T3 i > n2"),
+    OP.ARGMIN: ANY("T3 i > n2"),
+    OP.EXPAND_DIMS: ANY("T3 i > T4"),
+    OP.GATHER: ANY("T3 i n1 > T3"),
+    OP.SLICE: ANY("T3 n1 n1 > T3"),
+    OP.SPLIT: ANY("T3 i i > T3") + ANY("T3 i i > T3 T3") + ANY("T3 i i > T3 T3 T3"),
+    OP.TILE: ANY("T3 n1 > T3"),
+    OP.TOPK_V2: ANY("T3 i > T3 n3"),
+    OP.PAD_V2: ["f3 n2 s > f3", "q3 n2 i > q3"],
+    OP.CHANNEL_SHUFFLE: FQ("T3 i i > T3"),
+    OP.LOG_SOFTMAX: ["f3 s i > f3"],
+    OP.CAST: [f"{a}3 > {b}3" for a in "fnq" for b in "fnq"],
+    OP.QUANTIZE: ["f3 > q3"],
+}
+"""Every API level 29 operation that takes no BOOL operand, its valid operand lists from the header."""
+
+
+def valid(op: int, case) -> bool:
+    if op == OP.SPLIT:  # the tensor, axis and count, then one or more parts of the tensor's type
+        ins, outs = case
+        return (len(ins) == 3 and ins[0][0] in TENSOR_LETTERS and ins[1:] == ("i", "i") and len(outs) >= 1
+                and set(outs) == {ins[0]})
+    return case in {parse(line) for line in VALID[op]}
+
+
+def add(op: int, case) -> nnapi.Model:
+    m = nnapi.Model()
+    ks = [m.add_operand(TYPES[tok[0]], dims(tok), 0.5 if tok[0] == "q" else 0.0) for tok in case[0] + case[1]]
+    m.add_operation(op, ks[:len(case[0])], ks[len(case[0]):])
+    return m
+
+
+def mutants(case):
+    """(where, position, mutant): every operand changed to every other type (a tensor keeps its rank, a scalar
+    turned tensor takes rank 3), then one input or output fewer or more."""
+    for side in (0, 1):
+        for p, token in enumerate(case[side]):
+            for letter in TYPES:
+                if letter == token[0]:
+                    continue
+                changed = list(case[side])
+                changed[p] = letter if letter not in TENSOR_LETTERS else letter + (
+                    token[1:] if token[0] in TENSOR_LETTERS else "3")
+                yield ("input", "output")[side], p, ((tuple(changed), case[1]) if side == 0 else
+                                                     (case[0], tuple(changed)))
+    ins, outs = case
+    yield "count", None, (ins[:-1], outs)
+    yield "count", None, (ins + ins[-1:], outs)
+    yield "count", None, (ins, outs[:-1])
+    yield "count", None, (ins, outs + outs[-1:])
+
+
+CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
+
+
+def test_the_cases_cover_every_api_level_29_operation_with_a_signature_and_no_bool_operand():
+    with_bool = {op for op, s in SIGNATURES_1_2.items()
+                 if any(slot.type == nnapi.OperandType.BOOL for form in s.forms for slot in form.inputs)}
+    assert set(VALID) == set(SIGNATURES_1_2) - with_bool
+    assert all(s.api == 29 for s in SIGNATURES_1_2.values())
+
+
+@pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{' '.join(c[0])}>{' '.join(c[1])}" for op, c in CASES])
+def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
+    add(op, case)
+    refused = 0
+    for where, p, mutant in mutants(case):
+        if not mutant[1] or valid(op, mutant):
+            if mutant[1]:
+                add(op, mutant)
+            continue
+        with pytest.raises(nnapi.NNAPIError) as err:
+            add(op, mutant)
+        message = str(err.value)
+        assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
+        assert message.startswith(f"operation 0 ({OP(op).name}): "), message
+        assert "expected" in message, message
+        if p is not None:
+            assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
+        refused += 1
+    assert refused >= len(case[0]) + len(case[1])
+
+
+def test_a_rank_beyond_six_or_a_paddings_tensor_of_the_wrong_rank_is_refused():
+    with pytest.raises(nnapi.NNAPIError, match=r"\(ABS\): input 0 \(input\) has rank 7 .*expected rank 1 to 6"):
+        add(OP.ABS, parse("f7 > f7"))
+    with pytest.raises(nnapi.NNAPIError, match=r"\(PAD_V2\): input 0 \(input\) has rank 5 .*expected rank"):
+        add(OP.PAD_V2, parse("f5 n2 s > f5"))
+    with pytest.raises(nnapi.NNAPIError, match=r"\(PAD_V2\): input 1 \(paddings\) has rank 1"):
+        add(OP.PAD_V2, parse("f3 n1 s > f3"))
+
+
+def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+    lines, expected = [], []
+    for op, case in CASES:
+        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
+            tokens = mutant[0] + mutant[1]
+            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
+            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    spec = tmp_path / "operations.txt"
+    spec.write_text("\n".join(lines) + "\n")
+    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
+    assert got == expected
+    assert expected.count(4) > 500 and expected.count(0) > 40
