@@ -10,7 +10,7 @@ from __future__ import annotations
 from .enums import OperandType, OperationType
 from .signature_forms import F32, FLOAT_OR_QUANT, I32, Q8, TF32, TI32, UP_TO_4, Form, Signature, Slot, fixed, i32, t
 
-BOOL = OperandType.BOOL
+BOOL, TB8 = OperandType.BOOL, OperandType.TENSOR_BOOL8
 OP = OperationType
 FROM_1 = (1, 2, 3, 4, 5, 6)
 ANY_RANK = ()
@@ -54,7 +54,12 @@ def resize_nearest() -> tuple[Form, ...]:
             Form((data, *scales, layout), out, FLOAT_OR_QUANT, name="by scale"))
 
 
+def comparison() -> tuple[Form, ...]:
+    return (Form((t("input0", FROM_1), t("input1", FROM_1)), (fixed("output", TB8, FROM_1),), (TB8, *NUMBERS)),)
+
+
 UNARY_MATH = (OP.ABS, OP.EXP, OP.LOG, OP.RSQRT, OP.SIN, OP.SQRT)
+COMPARISONS = (OP.EQUAL, OP.NOT_EQUAL, OP.GREATER, OP.GREATER_EQUAL, OP.LESS, OP.LESS_EQUAL)
 
 SIGNATURES_1_2: dict[OperationType, Signature] = {s.operation: s for s in (
     *(Signature(kind, same((TF32,)), 29) for kind in UNARY_MATH),
@@ -92,5 +97,13 @@ SIGNATURES_1_2: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.CAST, cast(), 29),
     Signature(OP.QUANTIZE, (Form((t("input", FROM_1),), (fixed("output", Q8, FROM_1),), (TF32,)),), 29),
     Signature(OP.RESIZE_NEAREST_NEIGHBOR, resize_nearest(), 29),
+    *(Signature(kind, comparison(), 29) for kind in COMPARISONS),
+    Signature(OP.LOGICAL_AND, pair((TB8,)), 29),
+    Signature(OP.LOGICAL_OR, pair((TB8,)), 29),
+    Signature(OP.LOGICAL_NOT, same((TB8,)), 29),
+    Signature(OP.SELECT, (Form((fixed("condition", TB8, FROM_1), t("input1", FROM_1), t("input2", FROM_1)),
+                               (t("output", FROM_1),), NUMBERS, anchor=1),), 29),
+    Signature(OP.REDUCE_ALL, reduction((TB8,)), 29),
+    Signature(OP.REDUCE_ANY, reduction((TB8,)), 29),
 )}
-"""The API level 29 operations lowered so far, by their ``OperationType``."""
+"""The API level 29 operations this driver runs, by their ``OperationType``."""

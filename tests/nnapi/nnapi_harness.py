@@ -10,8 +10,8 @@ import pytest
 from openvx_nn import nnapi
 
 T = nnapi.OperandType
-F32T, I32T, Q8 = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM
-KIND = {np.dtype(np.float32): F32T, np.dtype(np.int32): I32T, np.dtype(np.uint8): Q8}
+F32T, I32T, Q8, B8 = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8
+KIND = {np.dtype(np.float32): F32T, np.dtype(np.int32): I32T, np.dtype(np.uint8): Q8, np.dtype(np.bool_): B8}
 
 
 @dataclass
@@ -40,6 +40,10 @@ def f32(v):
     return ("f32", v)
 
 
+def boolean(v):
+    return ("bool", v)
+
+
 NO_VALUE = ("none", None)
 
 
@@ -61,7 +65,7 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
             k = m.add_operand(F32T, dimensions=[0])
             m.set_operand_value(k, None)
         else:
-            k = m.add_operand(T.INT32 if spec[0] == "i32" else T.FLOAT32)
+            k = m.add_operand({"i32": T.INT32, "f32": T.FLOAT32, "bool": T.BOOL}[spec[0]])
             m.set_operand_value(k, spec[1])
         ins.append(k)
     outs = [m.add_operand(o.kind, dimensions=list(o.dims), scale=o.scale, zero_point=o.zero_point) for o in outputs]
@@ -71,7 +75,7 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
     return m, feeds, outputs
 
 
-DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8}
+DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8, B8: np.bool_}
 
 
 def run(op, inputs, outputs) -> list[np.ndarray]:
@@ -89,6 +93,15 @@ def run(op, inputs, outputs) -> list[np.ndarray]:
     e.compute()
     c.release()
     return results
+
+
+def refused(op, inputs, outputs) -> str:
+    """The message of the NNAPIError a one-operation model gets at compilation (it is not supported either)."""
+    m, _, _ = build(op, inputs, outputs)
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [False]
+    with pytest.raises(nnapi.NNAPIError) as info:
+        nnapi.Compilation(m).finish()
+    return str(info.value)
 
 
 def quantize(real, scale, zero_point):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from nnapi_harness import F32T, I32T, Q8, Out, Tensor, build, collect_garbage, f32, i32, run  # noqa: F401 - autouse
+from nnapi_harness import F32T, I32T, Q8, Out, Tensor, collect_garbage, f32, i32, refused, run  # noqa: F401 - autouse
 
 from openvx_nn import nnapi
 
@@ -39,15 +39,6 @@ def out(letter: str, shape) -> Out:
 
 def ints(values) -> Tensor:
     return Tensor(np.asarray(values, np.int32), const=True)
-
-
-def refused(op: int, inputs: list, outputs: list) -> str:
-    """The message of the NNAPIError the one-operation model gets at compilation (and it is not supported)."""
-    m, _, _ = build(op, inputs, outputs)
-    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [False]
-    with pytest.raises(nnapi.NNAPIError) as info:
-        nnapi.Compilation(m).finish()
-    return str(info.value)
 
 
 def lines(x: np.ndarray, axis: int):

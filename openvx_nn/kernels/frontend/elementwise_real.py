@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import combine, pointwise
+from . import combine, indexing, pointwise
 from .asymmetric import dequantize, quantized_range, requantize, store
 
 UNARY = {
@@ -69,6 +69,18 @@ def binary(rule: str, a: np.ndarray, b: np.ndarray, out: np.ndarray, qa=None, qb
     broadcasting (trailing dimensions aligned); float64, stored once (uint8: half to even)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         real = combine.OPERATIONS[rule](dequantize(a, qa), dequantize(b, qb))
+    store(real, out, qout)
+
+
+def select(condition: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray, qa=None, qb=None,
+           qout=None) -> None:
+    """``out = a`` where ``condition`` is non-zero, else ``b``: raw values when the three share a quantization,
+    else the real value stored once (uint8: half to even)."""
+    if qa == qb == qout:
+        indexing.select(condition, a, b, out)
+        return
+    real = np.empty(out.shape, np.float64)
+    indexing.select(condition, dequantize(a, qa), dequantize(b, qb), real)
     store(real, out, qout)
 
 

@@ -1,5 +1,5 @@
 """NNAPI 1.2's statistics: LOG_SOFTMAX, INSTANCE_NORMALIZATION and REDUCE_MAX, REDUCE_MIN, REDUCE_PROD,
-REDUCE_SUM, each one node of its kernel (``operations/nnapi/statistics``); axes are resolved here (negative ones
+REDUCE_SUM, REDUCE_ALL, REDUCE_ANY, each one node of its kernel (``operations/nnapi/statistics``); axes are resolved here (negative ones
 count from the end, one listed twice is reduced once)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .reshaping import same_quantization
 
 T = OperationType
 REDUCE = {T.REDUCE_MAX: "reduce_max", T.REDUCE_MIN: "reduce_min", T.REDUCE_PROD: "reduce_prod",
-          T.REDUCE_SUM: "reduce_sum"}
+          T.REDUCE_SUM: "reduce_sum", T.REDUCE_ALL: "reduce_all", T.REDUCE_ANY: "reduce_any"}
 
 
 @lowers(T.LOG_SOFTMAX)

@@ -1,5 +1,9 @@
-"""NNAPI 1.2's element-wise operations as OpenVX kernels: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT (one tensor),
-POW, MAXIMUM, MINIMUM, PRELU (two, broadcasting), CAST and QUANTIZE (between types).
+"""NNAPI 1.2's element-wise operations as OpenVX kernels: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT (one
+tensor), POW, MAXIMUM, MINIMUM, PRELU, the comparisons and LOGICAL_AND, LOGICAL_OR (two, broadcasting), SELECT,
+CAST and QUANTIZE (between types).
+
+A TENSOR_BOOL8 is a uint8 tensor of bytes 0 and 1 (``common.VX_TYPES``): a comparison stores its 1.0 or 0.0 there,
+and a boolean read as a real value is that 0 or 1.
 
 float32 MAXIMUM, MINIMUM and PRELU of rank at most 4 are bound once per node to the float engine's broadcast
 loop (``float_elementwise``, as ADD and MUL); everything else is a float64 expression of the exact inputs
@@ -18,6 +22,8 @@ from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, req
 from .elementwise import broadcast_shape
 
 MAX_RANK = 6
+BOOL = np.dtype(np.bool_)
+"""A TENSOR_BOOL8 as the lowering sees it (the OpenVX validator sees its uint8 tensor)."""
 
 
 def _one(types: tuple[np.dtype, ...]):
@@ -37,9 +43,10 @@ for _op, _index, _function in (("abs", 38, "abs"), ("exp", 49, "exp"), ("log", 6
                                ("sin", 85, "sin"), ("sqrt", 88, "sqrt")):
     _unary(_op, _index, _function, (F32,))
 _unary("neg", 67, "negative", (F32, I32))
+_unary("logical_not", 62, "logical_not", (BOOL, U8))
 
 
-def _infer_pair(types: tuple[np.dtype, ...]):
+def _infer_pair(types: tuple[np.dtype, ...], result: np.dtype | None = None):
     def infer(args: Args):
         dtype = dtype_in(args, "input1", types)
         dtype_in(args, "input2", (dtype,))
@@ -47,11 +54,12 @@ def _infer_pair(types: tuple[np.dtype, ...]):
         require(shape is not None, "input2", f"shapes {list(args['input1'].shape)} and "
                 f"{list(args['input2'].shape)} are not compatible (each trailing dimension equal or 1)")
         require(len(shape) <= MAX_RANK, "input1", f"the result has rank {len(shape)}, at most {MAX_RANK} is allowed")
-        return {"output": (shape, dtype)}
+        return {"output": (shape, result or dtype)}
     return infer
 
 
-def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None) -> None:
+def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None = None,
+          result: np.dtype | None = None) -> None:
     def run(args: Args) -> None:
         ew.binary(rule, args["input1"], args["input2"], args["output"], args.quant("input1"),
                   args.quant("input2"), args.quant("output"))
@@ -62,7 +70,7 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
         if fast is None or np.dtype(a.dtype) != F32 or out.ndim > 4:
             return lambda: run(args)
         return few.bind_binary(fast, a, b, out, 0)
-    nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types), run,
+    nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types, result), run,
                              quantized=("input1", "input2", "output"), prepare=prepare))
 
 
@@ -70,6 +78,34 @@ _pair("pow", 70, "pow", (F32,), None)
 _pair("maximum", 65, "max", (F32, I32, U8), few.MAX)
 _pair("minimum", 66, "min", (F32, I32, U8), few.MIN)
 _pair("prelu", 71, "prelu", (F32, U8), few.PRELU)
+for _op, _index, _rule in (("equal", 48, "equal"), ("not_equal", 68, "not_equal"), ("greater", 53, "greater"),
+                           ("greater_equal", 54, "greater_equal"), ("less", 58, "less"),
+                           ("less_equal", 59, "less_equal")):
+    _pair(_op, _index, _rule, (F32, I32, U8, BOOL), result=BOOL)
+_pair("logical_and", 61, "logical_and", (BOOL, U8), result=BOOL)
+_pair("logical_or", 63, "logical_or", (BOOL, U8), result=BOOL)
+
+
+# -- SELECT ------------------------------------------------------------------------------------------------------
+def _infer_select(args: Args):
+    dtype_in(args, "condition", (BOOL, U8))
+    dtype = dtype_in(args, "input1", (F32, I32, U8))
+    dtype_in(args, "input2", (dtype,))
+    shape = tuple(args["input1"].shape)
+    for name in ("condition", "input2"):
+        require(tuple(args[name].shape) == shape, name, f"{name} has shape {list(args[name].shape)}, input1 "
+                f"{list(shape)}: they must be the same")
+    return {"output": (shape, dtype)}
+
+
+def _run_select(args: Args) -> None:
+    """out = input1 where condition, else input2 (uint8 of different quantizations: the real value, stored once)."""
+    ew.select(args["condition"], args["input1"], args["input2"], args["output"], args.quant("input1"),
+              args.quant("input2"), args.quant("output"))
+
+
+nnapi_kernel(NNAPIKernel("select", 84, ("condition", "input1", "input2"), ("output",), _infer_select, _run_select,
+                         quantized=("input1", "input2", "output")))
 
 
 # -- CAST, QUANTIZE ----------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """NNAPI 1.2's statistics as OpenVX kernels: LOG_SOFTMAX, INSTANCE_NORMALIZATION and REDUCE_MAX, REDUCE_MIN,
-REDUCE_PROD, REDUCE_SUM.
+REDUCE_PROD, REDUCE_SUM, REDUCE_ALL, REDUCE_ANY.
 
 Whole-array float64 passes (``moments``, ``reduction``), stored once; uint8 REDUCE_MAX and REDUCE_MIN compare
-the raw values (input and output share a quantization: the lowering checks it).
+the raw values (input and output share a quantization: the lowering checks it); REDUCE_ALL and REDUCE_ANY are the
+minimum and the maximum of booleans' bytes 0 and 1.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...kernels.frontend import moments, reduction
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 MAX_RANK = 6
+BOOL = np.dtype(np.bool_)
 
 
 def _infer_log_softmax(args: Args):
@@ -79,3 +81,5 @@ _reduce_kernel("reduce_max", 77, "max", (F32, U8))
 _reduce_kernel("reduce_min", 78, "min", (F32, U8))
 _reduce_kernel("reduce_prod", 79, "prod", (F32,))
 _reduce_kernel("reduce_sum", 80, "sum", (F32,))
+_reduce_kernel("reduce_all", 75, "min", (BOOL, U8))
+_reduce_kernel("reduce_any", 76, "max", (BOOL, U8))
