@@ -245,3 +245,63 @@ def test_every_element_wise_operation_is_supported_in_its_types():
         m.identify_inputs_and_outputs(ins, [out])
         m.finish()
         assert supported(m.to_hal()) == [True], OP(op).name
+
+
+def _conv_prelu(native: bool, x, w, bias, alpha, rule: int) -> tuple[np.ndarray, object]:
+    """A MediaPipe block (CONV_2D 3x3 SAME, then PRELU, MAXIMUM or MINIMUM by a per-channel constant) run twice:
+    (the second run's output, the graph)."""
+    m = nnapi.Model()
+    xi = m.add_operand(F32T, list(x.shape))
+    wk, bk, ak = (m.add_operand(F32T, list(v.shape)) for v in (w, bias, alpha))
+    for k, v in ((wk, w), (bk, bias), (ak, alpha)):
+        m.set_operand_value(k, v)
+    params = [m.add_operand(nnapi.OperandType.INT32) for _ in range(4)]
+    for k, v in zip(params, (1, 1, 1, 0)):  # SAME, stride 1 x 1, no activation
+        m.set_operand_value(k, v)
+    mid = m.add_operand(F32T, [*x.shape[:3], w.shape[0]])
+    out = m.add_operand(F32T, [*x.shape[:3], w.shape[0]])
+    m.add_operation(OP.CONV_2D, [xi, wk, bk, *params], [mid])
+    m.add_operation(rule, [mid, ak], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    c = nnapi.Compilation(m)
+    c.finish()
+    c.prepared.graph.native_allowed = native
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    result = np.zeros((*x.shape[:3], w.shape[0]), np.float32)
+    e.set_output(0, result)
+    e.compute()
+    e.compute()
+    return result, c
+
+
+@pytest.mark.parametrize("op", [OP.PRELU, OP.MAXIMUM, OP.MINIMUM], ids=lambda op: OP(op).name)
+def test_a_convolution_then_a_per_channel_float32_binary_operation_runs_natively_with_the_python_paths_bits(op):
+    rng = np.random.default_rng(int(op) + 9)
+    x = rng.standard_normal((1, 12, 10, 8)).astype(np.float32)
+    w = rng.standard_normal((16, 3, 3, 8)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    alpha = (rng.random((1, 1, 16)) * 0.5).astype(np.float32)
+    native, compilation = _conv_prelu(True, x, w, bias, alpha, op)
+    graph = compilation.prepared.graph
+    assert graph.plan.native is not None, "the graph has no native plan"
+    runs = graph.native_runs
+    e = nnapi.Execution(compilation)
+    e.set_input(0, x)
+    again = np.zeros_like(native)
+    e.set_output(0, again)
+    e.compute()
+    assert graph.native_runs == runs + 1, "Execution.compute did not run the native plan"
+    python, other = _conv_prelu(False, x, w, bias, alpha, op)
+    assert other.prepared.graph.plan.native is None
+    np.testing.assert_array_equal(native, python)
+    np.testing.assert_array_equal(again, python)
+    mid = np.zeros((1, 12, 10, 16))  # the convolution in float64, then the rule on it
+    padded = np.pad(x.astype(np.float64), [(0, 0), (1, 1), (1, 1), (0, 0)])
+    for i in range(12):
+        for j in range(10):
+            mid[0, i, j] = np.tensordot(w.astype(np.float64), padded[0, i:i + 3, j:j + 3], axes=([1, 2, 3], [0, 1, 2]))
+    mid += bias
+    want = reference_binary(RULES[op], mid.astype(np.float32), alpha)
+    np.testing.assert_allclose(python, want, rtol=1e-5, atol=1e-5)

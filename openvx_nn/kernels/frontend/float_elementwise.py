@@ -115,6 +115,36 @@ def bind_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activati
     return finish(lambda: kernel(*args), [], target, out)
 
 
+@native.factory
+def _binary_entry() -> int:
+    first, second, third, base = at(0), at(1), at(2), at(3)
+
+    def entry(block):
+        _binary(native.array(block, first, np.float32)[0, 0], native.array(block, second, np.float32)[0, 0],
+                native.c_array(block, third, np.float32)[0, 0], block[base], native.real(block, base + 1),
+                native.real(block, base + 2))
+        return 0
+    return jit.native(entry)
+
+
+def native_binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> native.Entry | None:
+    """:func:`bind_binary` as a native entry on the broadcast loop (the operands as stride-0 views); None unless
+    all three are float32 of rank at most 4 and ``out`` is C-contiguous."""
+    shape = tuple(out.shape)
+    if len(shape) > 4 or not out.flags.c_contiguous or not a.dtype == b.dtype == out.dtype == np.float32:
+        return None
+    lo, hi = real_range(activation)
+    lead = (1,) * (native.RANK - 4)
+    words, keep = native.pack(_as_4d(a, shape).reshape(lead + _four(shape)),
+                              _as_4d(b, shape).reshape(lead + _four(shape)), out.reshape(lead + _four(shape)),
+                              int(op), float(lo), float(hi))
+    return native.Entry(_binary_entry(), words, keep)
+
+
+def _four(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
 def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
     """``bind_binary(...)()``: one call."""
     bind_binary(op, a, b, out, activation)()

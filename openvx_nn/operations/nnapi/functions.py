@@ -6,7 +6,8 @@ A TENSOR_BOOL8 is a uint8 tensor of bytes 0 and 1 (``common.VX_TYPES``): a compa
 and a boolean read as a real value is that 0 or 1.
 
 float32 MAXIMUM, MINIMUM and PRELU of rank at most 4 are bound once per node to the float engine's broadcast
-loop (``float_elementwise``, as ADD and MUL); everything else is a float64 expression of the exact inputs
+loop (``float_elementwise``, as ADD and MUL), and have its native entry (a graph of them runs from C); everything
+else is a float64 expression of the exact inputs
 (uint8 dequantized) stored once (``elementwise_real``).
 """
 from __future__ import annotations
@@ -70,8 +71,13 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
         if fast is None or np.dtype(a.dtype) != F32 or out.ndim > 4:
             return lambda: run(args)
         return few.bind_binary(fast, a, b, out, 0)
+
+    def native(args: Args):
+        if fast is None:
+            return None
+        return few.native_binary(fast, args["input1"], args["input2"], args["output"], 0)
     nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types, result), run,
-                             quantized=("input1", "input2", "output"), prepare=prepare))
+                             quantized=("input1", "input2", "output"), prepare=prepare, native=native))
 
 
 _pair("pow", 70, "pow", (F32,), None)
