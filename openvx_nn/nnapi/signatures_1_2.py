@@ -8,13 +8,16 @@ so a float16 form is one more pair.
 from __future__ import annotations
 
 from .enums import OperandType, OperationType
-from .signature_forms import F32, FLOAT_OR_QUANT, I32, Q8, TF32, TI32, UP_TO_4, Form, Signature, Slot, fixed, i32, t
+from .signature_forms import F32, I32, Q8, TF32, TI32, UP_TO_4, Form, Signature, Slot, fixed, i32, t
 
 BOOL, TB8 = OperandType.BOOL, OperandType.TENSOR_BOOL8
+F16, TF16 = OperandType.FLOAT16, OperandType.TENSOR_FLOAT16
 OP = OperationType
 FROM_1 = (1, 2, 3, 4, 5, 6)
 ANY_RANK = ()
-NUMBERS = (TF32, TI32, Q8)
+NUMBERS = (TF16, TF32, TI32, Q8)
+FLOATS = (TF16, TF32)
+FLOAT_OR_QUANT_12 = (TF16, TF32, Q8)
 
 
 def same(types: tuple[OperandType, ...], ranks: tuple[int, ...] = FROM_1) -> tuple[Form, ...]:
@@ -29,7 +32,7 @@ def pair(types: tuple[OperandType, ...], first: str = "input0", second: str = "i
 
 def real(name: str) -> Slot:
     """A scalar of the tensors' real type: FLOAT32 beside TENSOR_FLOAT32."""
-    return Slot(name, by_type=((TF32, F32),))
+    return Slot(name, by_type=((TF32, F32), (TF16, F16)))
 
 
 def with_axis(types: tuple[OperandType, ...], out: Slot) -> tuple[Form, ...]:
@@ -49,9 +52,10 @@ def cast() -> tuple[Form, ...]:
 
 def resize_nearest() -> tuple[Form, ...]:
     data, layout, out = t("input", (4,)), fixed("NCHW layout", BOOL), (t("output", (4,)),)
-    scales = (Slot("width scale", by_type=((TF32, F32), (Q8, F32))), Slot("height scale", by_type=((TF32, F32), (Q8, F32))))
-    return (Form((data, i32("output width"), i32("output height"), layout), out, FLOAT_OR_QUANT, name="by shape"),
-            Form((data, *scales, layout), out, FLOAT_OR_QUANT, name="by scale"))
+    by_type = ((TF32, F32), (TF16, F16), (Q8, F32))
+    scales = (Slot("width scale", by_type=by_type), Slot("height scale", by_type=by_type))
+    return (Form((data, i32("output width"), i32("output height"), layout), out, FLOAT_OR_QUANT_12, name="by shape"),
+            Form((data, *scales, layout), out, FLOAT_OR_QUANT_12, name="by scale"))
 
 
 def comparison() -> tuple[Form, ...]:
@@ -62,12 +66,12 @@ UNARY_MATH = (OP.ABS, OP.EXP, OP.LOG, OP.RSQRT, OP.SIN, OP.SQRT)
 COMPARISONS = (OP.EQUAL, OP.NOT_EQUAL, OP.GREATER, OP.GREATER_EQUAL, OP.LESS, OP.LESS_EQUAL)
 
 SIGNATURES_1_2: dict[OperationType, Signature] = {s.operation: s for s in (
-    *(Signature(kind, same((TF32,)), 29) for kind in UNARY_MATH),
-    Signature(OP.NEG, same((TF32, TI32)), 29),
-    Signature(OP.POW, pair((TF32,), "base", "exponent"), 29),
+    *(Signature(kind, same(FLOATS), 29) for kind in UNARY_MATH),
+    Signature(OP.NEG, same((*FLOATS, TI32)), 29),
+    Signature(OP.POW, pair(FLOATS, "base", "exponent"), 29),
     Signature(OP.MAXIMUM, pair(NUMBERS), 29),
     Signature(OP.MINIMUM, pair(NUMBERS), 29),
-    Signature(OP.PRELU, pair(FLOAT_OR_QUANT, "input", "alpha"), 29),
+    Signature(OP.PRELU, pair(FLOAT_OR_QUANT_12, "input", "alpha"), 29),
     Signature(OP.ARGMAX, with_axis(NUMBERS, fixed("output", TI32, ANY_RANK)), 29),
     Signature(OP.ARGMIN, with_axis(NUMBERS, fixed("output", TI32, ANY_RANK)), 29),
     Signature(OP.EXPAND_DIMS, with_axis(NUMBERS, t("output", FROM_1)), 29),
@@ -82,20 +86,20 @@ SIGNATURES_1_2: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.TOPK_V2, (Form((t("input", FROM_1), i32("k")), (t("values", FROM_1), fixed("indices", TI32, FROM_1)),
                                 NUMBERS),), 29),
     Signature(OP.PAD_V2, (Form((t("input", UP_TO_4), fixed("paddings", TI32, (2,)),
-                                Slot("pad value", by_type=((TF32, F32), (Q8, I32)))), (t("output", UP_TO_4),),
-                               FLOAT_OR_QUANT),), 29),
+                                Slot("pad value", by_type=((TF32, F32), (TF16, F16), (Q8, I32)))),
+                               (t("output", UP_TO_4),), FLOAT_OR_QUANT_12),), 29),
     Signature(OP.CHANNEL_SHUFFLE, (Form((t("input", UP_TO_4), i32("number of groups"), i32("axis")),
-                                        (t("output", UP_TO_4),), FLOAT_OR_QUANT),), 29),
+                                        (t("output", UP_TO_4),), FLOAT_OR_QUANT_12),), 29),
     Signature(OP.LOG_SOFTMAX, (Form((t("input", FROM_1), real("beta"), i32("axis")), (t("output", FROM_1),),
-                                    (TF32,)),), 29),
+                                    FLOATS),), 29),
     Signature(OP.INSTANCE_NORMALIZATION, (Form((t("input", (4,)), real("gamma"), real("beta"), real("epsilon"),
-                                                fixed("NCHW layout", BOOL)), (t("output", (4,)),), (TF32,)),), 29),
-    Signature(OP.REDUCE_MAX, reduction(FLOAT_OR_QUANT), 29),
-    Signature(OP.REDUCE_MIN, reduction(FLOAT_OR_QUANT), 29),
-    Signature(OP.REDUCE_PROD, reduction((TF32,)), 29),
-    Signature(OP.REDUCE_SUM, reduction((TF32,)), 29),
+                                                fixed("NCHW layout", BOOL)), (t("output", (4,)),), FLOATS),), 29),
+    Signature(OP.REDUCE_MAX, reduction(FLOAT_OR_QUANT_12), 29),
+    Signature(OP.REDUCE_MIN, reduction(FLOAT_OR_QUANT_12), 29),
+    Signature(OP.REDUCE_PROD, reduction(FLOATS), 29),
+    Signature(OP.REDUCE_SUM, reduction(FLOATS), 29),
     Signature(OP.CAST, cast(), 29),
-    Signature(OP.QUANTIZE, (Form((t("input", FROM_1),), (fixed("output", Q8, FROM_1),), (TF32,)),), 29),
+    Signature(OP.QUANTIZE, (Form((t("input", FROM_1),), (fixed("output", Q8, FROM_1),), FLOATS),), 29),
     Signature(OP.RESIZE_NEAREST_NEIGHBOR, resize_nearest(), 29),
     *(Signature(kind, comparison(), 29) for kind in COMPARISONS),
     Signature(OP.LOGICAL_AND, pair((TB8,)), 29),

@@ -10,8 +10,9 @@ import pytest
 from openvx_nn import nnapi
 
 T = nnapi.OperandType
-F32T, I32T, Q8, B8 = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8
-KIND = {np.dtype(np.float32): F32T, np.dtype(np.int32): I32T, np.dtype(np.uint8): Q8, np.dtype(np.bool_): B8}
+F32T, I32T, Q8, B8, F16T = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8, T.TENSOR_FLOAT16
+KIND = {np.dtype(np.float32): F32T, np.dtype(np.int32): I32T, np.dtype(np.uint8): Q8, np.dtype(np.bool_): B8,
+        np.dtype(np.float16): F16T}
 
 
 @dataclass
@@ -44,6 +45,10 @@ def boolean(v):
     return ("bool", v)
 
 
+def f16(v):
+    return ("f16", v)
+
+
 NO_VALUE = ("none", None)
 
 
@@ -65,7 +70,7 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
             k = m.add_operand(F32T, dimensions=[0])
             m.set_operand_value(k, None)
         else:
-            k = m.add_operand({"i32": T.INT32, "f32": T.FLOAT32, "bool": T.BOOL}[spec[0]])
+            k = m.add_operand({"i32": T.INT32, "f32": T.FLOAT32, "bool": T.BOOL, "f16": T.FLOAT16}[spec[0]])
             m.set_operand_value(k, spec[1])
         ins.append(k)
     outs = [m.add_operand(o.kind, dimensions=list(o.dims), scale=o.scale, zero_point=o.zero_point) for o in outputs]
@@ -75,7 +80,7 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
     return m, feeds, outputs
 
 
-DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8, B8: np.bool_}
+DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8, B8: np.bool_, F16T: np.float16}
 
 
 def run(op, inputs, outputs) -> list[np.ndarray]:

@@ -20,9 +20,9 @@ from openvx_nn.nnapi.signatures_1_2 import SIGNATURES_1_2
 
 OP = nnapi.OperationType
 T = nnapi.OperandType
-TYPES = {**TYPES, "b": T.BOOL, "t": T.TENSOR_BOOL8}
-"""The 1.0 tokens, and ``b`` a BOOL scalar, ``t`` a TENSOR_BOOL8."""
-TENSOR_LETTERS = "fnqt"
+TYPES = {**TYPES, "b": T.BOOL, "t": T.TENSOR_BOOL8, "h": T.TENSOR_FLOAT16, "e": T.FLOAT16}
+"""The 1.0 tokens, and ``b`` a BOOL scalar, ``t`` a TENSOR_BOOL8, ``h`` a TENSOR_FLOAT16, ``e`` a FLOAT16."""
+TENSOR_LETTERS = "fnqth"
 
 
 def dims(token: str) -> list[int]:
@@ -35,12 +35,12 @@ def _each(*kinds: str):
     return fill
 
 
-FQ, ANY = _each("f", "q"), _each("f", "n", "q")
+FLOATS, FQ, ANY = _each("h", "f"), _each("h", "f", "q"), _each("h", "f", "n", "q")
 
 VALID: dict[int, list[str]] = {
-    **{op: ["f3 > f3"] for op in (OP.ABS, OP.EXP, OP.LOG, OP.RSQRT, OP.SIN, OP.SQRT)},
-    OP.NEG: ["f3 > f3", "n3 > n3"],
-    OP.POW: ["f3 f3 > f3"],
+    **{op: FLOATS("T3 > T3") for op in (OP.ABS, OP.EXP, OP.LOG, OP.RSQRT, OP.SIN, OP.SQRT)},
+    OP.NEG: FLOATS("T3 > T3") + ["n3 > n3"],
+    OP.POW: FLOATS("T3 T3 > T3"),
     OP.MAXIMUM: ANY("T3 T3 > T3"),
     OP.MINIMUM: ANY("T3 T3 > T3"),
     OP.PRELU: FQ("T3 T3 > T3"),
@@ -52,12 +52,12 @@ VALID: dict[int, list[str]] = {
     OP.SPLIT: ANY("T3 i i > T3") + ANY("T3 i i > T3 T3") + ANY("T3 i i > T3 T3 T3"),
     OP.TILE: ANY("T3 n1 > T3"),
     OP.TOPK_V2: ANY("T3 i > T3 n3"),
-    OP.PAD_V2: ["f3 n2 s > f3", "q3 n2 i > q3"],
+    OP.PAD_V2: ["h3 n2 e > h3", "f3 n2 s > f3", "q3 n2 i > q3"],
     OP.CHANNEL_SHUFFLE: FQ("T3 i i > T3"),
-    OP.LOG_SOFTMAX: ["f3 s i > f3"],
-    OP.CAST: [f"{a}3 > {b}3" for a in "fnq" for b in "fnq"],
-    OP.QUANTIZE: ["f3 > q3"],
-    **{op: _each("t", "f", "n", "q")("T3 T3 > t3")
+    OP.LOG_SOFTMAX: ["h3 e i > h3", "f3 s i > f3"],
+    OP.CAST: [f"{a}3 > {b}3" for a in "hfnq" for b in "hfnq"],
+    OP.QUANTIZE: FLOATS("T3 > q3"),
+    **{op: _each("t", "h", "f", "n", "q")("T3 T3 > t3")
        for op in (OP.EQUAL, OP.NOT_EQUAL, OP.GREATER, OP.GREATER_EQUAL, OP.LESS, OP.LESS_EQUAL)},
     OP.LOGICAL_AND: ["t3 t3 > t3"],
     OP.LOGICAL_OR: ["t3 t3 > t3"],
@@ -65,12 +65,12 @@ VALID: dict[int, list[str]] = {
     OP.SELECT: ANY("t3 T3 T3 > T3"),
     OP.REDUCE_MAX: FQ("T3 n1 b > T2"),
     OP.REDUCE_MIN: FQ("T3 n1 b > T2"),
-    OP.REDUCE_PROD: ["f3 n1 b > f2"],
-    OP.REDUCE_SUM: ["f3 n1 b > f2"],
+    OP.REDUCE_PROD: FLOATS("T3 n1 b > T2"),
+    OP.REDUCE_SUM: FLOATS("T3 n1 b > T2"),
     OP.REDUCE_ALL: ["t3 n1 b > t2"],
     OP.REDUCE_ANY: ["t3 n1 b > t2"],
-    OP.INSTANCE_NORMALIZATION: ["f4 s s s b > f4"],
-    OP.RESIZE_NEAREST_NEIGHBOR: FQ("T4 i i b > T4") + FQ("T4 s s b > T4"),
+    OP.INSTANCE_NORMALIZATION: ["h4 e e e b > h4", "f4 s s s b > f4"],
+    OP.RESIZE_NEAREST_NEIGHBOR: FQ("T4 i i b > T4") + ["h4 e e b > h4", "f4 s s b > f4", "q4 s s b > q4"],
 }
 """Every API level 29 operation of this batch, its valid operand lists from the header."""
 

@@ -88,7 +88,8 @@ def convert(x: np.ndarray, out: np.ndarray) -> None:
     """``out`` = the values of ``x`` in ``out``'s type, quantization ignored: a float to an integer type is
     truncated toward zero and saturated to the type's range (NaN gives 0); integers are saturated."""
     if out.dtype.kind == "f":
-        out[...] = x
+        with np.errstate(over="ignore"):  # beyond float16's range: an infinity, as IEEE rounds it
+            out[...] = x
         return
     info = np.iinfo(out.dtype)
     v = np.trunc(np.nan_to_num(np.asarray(x, np.float64), nan=0.0))

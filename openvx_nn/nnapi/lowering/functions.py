@@ -13,7 +13,8 @@ ONE = {T.ABS: "abs", T.EXP: "exp", T.LOG: "log", T.NEG: "neg", T.RSQRT: "rsqrt",
 TWO = {T.POW: "pow", T.MAXIMUM: "maximum", T.MINIMUM: "minimum", T.PRELU: "prelu", T.EQUAL: "equal",
        T.NOT_EQUAL: "not_equal", T.GREATER: "greater", T.GREATER_EQUAL: "greater_equal", T.LESS: "less",
        T.LESS_EQUAL: "less_equal", T.LOGICAL_AND: "logical_and", T.LOGICAL_OR: "logical_or"}
-CAST_TO = {OperandType.TENSOR_FLOAT32: 0, OperandType.TENSOR_INT32: 1, OperandType.TENSOR_QUANT8_ASYMM: 2}
+CAST_TO = {OperandType.TENSOR_FLOAT32: 0, OperandType.TENSOR_INT32: 1, OperandType.TENSOR_QUANT8_ASYMM: 2,
+           OperandType.TENSOR_FLOAT16: 3}
 
 
 @lowers(*ONE)

@@ -23,7 +23,7 @@ from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, req
 from .elementwise import broadcast_shape
 
 MAX_RANK = 6
-BOOL = np.dtype(np.bool_)
+BOOL, F16 = np.dtype(np.bool_), np.dtype(np.float16)
 """A TENSOR_BOOL8 as the lowering sees it (the OpenVX validator sees its uint8 tensor)."""
 
 
@@ -42,8 +42,8 @@ def _unary(op: str, index: int, function: str, types: tuple[np.dtype, ...]) -> N
 
 for _op, _index, _function in (("abs", 38, "abs"), ("exp", 49, "exp"), ("log", 60, "log"), ("rsqrt", 83, "rsqrt"),
                                ("sin", 85, "sin"), ("sqrt", 88, "sqrt")):
-    _unary(_op, _index, _function, (F32,))
-_unary("neg", 67, "negative", (F32, I32))
+    _unary(_op, _index, _function, (F16, F32))
+_unary("neg", 67, "negative", (F16, F32, I32))
 _unary("logical_not", 62, "logical_not", (BOOL, U8))
 
 
@@ -80,14 +80,14 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
                              quantized=("input1", "input2", "output"), prepare=prepare, native=native))
 
 
-_pair("pow", 70, "pow", (F32,), None)
-_pair("maximum", 65, "max", (F32, I32, U8), few.MAX)
-_pair("minimum", 66, "min", (F32, I32, U8), few.MIN)
-_pair("prelu", 71, "prelu", (F32, U8), few.PRELU)
+_pair("pow", 70, "pow", (F16, F32), None)
+_pair("maximum", 65, "max", (F16, F32, I32, U8), few.MAX)
+_pair("minimum", 66, "min", (F16, F32, I32, U8), few.MIN)
+_pair("prelu", 71, "prelu", (F16, F32, U8), few.PRELU)
 for _op, _index, _rule in (("equal", 48, "equal"), ("not_equal", 68, "not_equal"), ("greater", 53, "greater"),
                            ("greater_equal", 54, "greater_equal"), ("less", 58, "less"),
                            ("less_equal", 59, "less_equal")):
-    _pair(_op, _index, _rule, (F32, I32, U8, BOOL), result=BOOL)
+    _pair(_op, _index, _rule, (F16, F32, I32, U8, BOOL), result=BOOL)
 _pair("logical_and", 61, "logical_and", (BOOL, U8), result=BOOL)
 _pair("logical_or", 63, "logical_or", (BOOL, U8), result=BOOL)
 
@@ -95,7 +95,7 @@ _pair("logical_or", 63, "logical_or", (BOOL, U8), result=BOOL)
 # -- SELECT ------------------------------------------------------------------------------------------------------
 def _infer_select(args: Args):
     dtype_in(args, "condition", (BOOL, U8))
-    dtype = dtype_in(args, "input1", (F32, I32, U8))
+    dtype = dtype_in(args, "input1", (F16, F32, I32, U8))
     dtype_in(args, "input2", (dtype,))
     shape = tuple(args["input1"].shape)
     for name in ("condition", "input2"):
@@ -115,14 +115,14 @@ nnapi_kernel(NNAPIKernel("select", 84, ("condition", "input1", "input2"), ("outp
 
 
 # -- CAST, QUANTIZE ----------------------------------------------------------------------------------------------
-KINDS = {0: F32, 1: I32, 2: U8}
+KINDS = {0: F32, 1: I32, 2: U8, 3: F16}
 """CAST's ``to`` scalar: the output's element type."""
 
 
 def _infer_cast(args: Args):
-    dtype_in(args, "input", (F32, I32, U8))
+    dtype_in(args, "input", (F16, F32, I32, U8))
     to = int(args["to"])
-    require(to in KINDS, "to", f"to is {to}; expected one of {sorted(KINDS)} (float32, int32, uint8)")
+    require(to in KINDS, "to", f"to is {to}; expected one of {sorted(KINDS)} (float32, int32, uint8, float16)")
     return {"output": (tuple(args["input"].shape), KINDS[to])}
 
 
@@ -135,7 +135,7 @@ nnapi_kernel(NNAPIKernel("cast", 45, ("input",), ("output",), _infer_cast, _run_
 
 
 def _infer_quantize(args: Args):
-    dtype_in(args, "input", (F32,))
+    dtype_in(args, "input", (F16, F32))
     return {"output": (tuple(args["input"].shape), U8)}
 
 

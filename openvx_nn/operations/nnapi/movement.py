@@ -27,7 +27,7 @@ def _values(args: Args, prefix: str, rank: int) -> list[int]:
 
 
 def _input(args: Args, ranks=(1, 2, 3, 4)) -> tuple[tuple[int, ...], np.dtype]:
-    return rank_in(args, "input", ranks), dtype_in(args, "input", (F32, U8))
+    return rank_in(args, "input", ranks), dtype_in(args, "input", (F32, U8, np.dtype(np.float16)))
 
 
 def _pad_value(args: Args):

@@ -2,6 +2,8 @@
 RESIZE_BILINEAR as OpenVX kernels."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.enums import Status
 from ...kernels.frontend import gather, nhwc_resampling
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
@@ -81,7 +83,7 @@ nnapi_kernel(NNAPIKernel("space_to_depth", 26, ("input",), ("output",), _infer_s
 
 def _infer_reshape(args: Args):
     """The output's shape is the one declared for it (the lowering resolves a -1); the sizes must agree."""
-    dtype = dtype_in(args, "input", (F32, U8, I32))
+    dtype = dtype_in(args, "input", (F32, U8, I32, np.dtype(np.float16)))
     out = args.get("output")
     require(out is not None and all(out.shape), "output", "reshape needs an output of known shape")
     size_in = size_out = 1

@@ -7,6 +7,8 @@ quantization (the lowering checks it). GATHER's indices are data: read at run ti
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.enums import Status
 from ...kernels.frontend import indexing, nhwc_resampling, ordering, rearrange, reduction
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
@@ -14,7 +16,8 @@ from .movement import PADS, _infer_pad, _values
 
 MAX_RANK = 6
 RANKS = tuple(range(1, MAX_RANK + 1))
-TYPES = (F32, I32, U8)
+F16 = np.dtype(np.float16)
+TYPES = (F16, F32, I32, U8)
 
 
 def per_axis(prefix: str) -> tuple[str, ...]:
@@ -149,7 +152,7 @@ nnapi_kernel(NNAPIKernel("pad_v2", 69, ("input",), ("output",), _infer_pad, _run
 # -- CHANNEL_SHUFFLE ---------------------------------------------------------------------------------------------
 def _infer_shuffle(args: Args):
     shape = rank_in(args, "input", (1, 2, 3, 4))
-    dtype = dtype_in(args, "input", (F32, U8))
+    dtype = dtype_in(args, "input", (F16, F32, U8))
     axis, groups = _axis(args, len(shape)), int(args["groups"])
     require(groups >= 1 and shape[axis] % groups == 0, "groups", f"{groups} groups do not divide the "
             f"{shape[axis]} channels of axis {axis}", Status.VX_ERROR_INVALID_VALUE)
@@ -168,7 +171,7 @@ nnapi_kernel(NNAPIKernel("channel_shuffle", 46, ("input",), ("output",), _infer_
 # -- RESIZE_NEAREST_NEIGHBOR -------------------------------------------------------------------------------------
 def _infer_nearest(args: Args):
     shape = rank_in(args, "input", (4,))
-    dtype = dtype_in(args, "input", (F32, U8))
+    dtype = dtype_in(args, "input", (F16, F32, U8))
     ow, oh = int(args["width"]), int(args["height"])
     require(ow >= 1 and oh >= 1, "width", f"output size {ow} x {oh} must be positive", Status.VX_ERROR_INVALID_VALUE)
     n, c = (shape[0], shape[1]) if args["nchw"] else (shape[0], shape[3])

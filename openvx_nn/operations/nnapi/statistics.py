@@ -14,7 +14,7 @@ from ...kernels.frontend import moments, reduction
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 MAX_RANK = 6
-BOOL = np.dtype(np.bool_)
+BOOL, F16 = np.dtype(np.bool_), np.dtype(np.float16)
 
 
 def _infer_log_softmax(args: Args):
@@ -23,7 +23,7 @@ def _infer_log_softmax(args: Args):
     require(0 <= axis < len(shape), "axis", f"axis {axis} is outside 0..{len(shape) - 1}",
             Status.VX_ERROR_INVALID_VALUE)
     require(args["beta"] > 0, "beta", f"beta {args['beta']} must be positive", Status.VX_ERROR_INVALID_VALUE)
-    return {"output": (shape, dtype_in(args, "input", (F32,)))}
+    return {"output": (shape, dtype_in(args, "input", (F16, F32)))}
 
 
 def _run_log_softmax(args: Args) -> None:
@@ -38,7 +38,7 @@ nnapi_kernel(NNAPIKernel("log_softmax", 64, ("input",), ("output",), _infer_log_
 def _infer_instance(args: Args):
     shape = rank_in(args, "input", (4,))
     require(args["epsilon"] >= 0, "epsilon", f"epsilon {args['epsilon']} is negative", Status.VX_ERROR_INVALID_VALUE)
-    return {"output": (shape, dtype_in(args, "input", (F32,)))}
+    return {"output": (shape, dtype_in(args, "input", (F16, F32)))}
 
 
 def _run_instance(args: Args) -> None:
@@ -77,9 +77,9 @@ def _reduce_kernel(op: str, index: int, operation: str, types: tuple[np.dtype, .
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, ints=("axes", "keep_dims")))
 
 
-_reduce_kernel("reduce_max", 77, "max", (F32, U8))
-_reduce_kernel("reduce_min", 78, "min", (F32, U8))
-_reduce_kernel("reduce_prod", 79, "prod", (F32,))
-_reduce_kernel("reduce_sum", 80, "sum", (F32,))
+_reduce_kernel("reduce_max", 77, "max", (F16, F32, U8))
+_reduce_kernel("reduce_min", 78, "min", (F16, F32, U8))
+_reduce_kernel("reduce_prod", 79, "prod", (F16, F32))
+_reduce_kernel("reduce_sum", 80, "sum", (F16, F32))
 _reduce_kernel("reduce_all", 75, "min", (BOOL, U8))
 _reduce_kernel("reduce_any", 76, "max", (BOOL, U8))
