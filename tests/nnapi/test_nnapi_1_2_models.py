@@ -245,3 +245,15 @@ def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end():
     check(got, numpy_reference(model_input()))
     for mine, python in zip(got, run_python(spec.python())):
         np.testing.assert_array_equal(mine, python)  # the same graph: the same bits
+
+
+def test_the_model_survives_its_nnapi_file_and_runs_the_same_from_it(tmp_path):
+    m = build().python()
+    m.save(tmp_path / "mediapipe.nnapi")
+    loaded = nnapi.hal.load_model(tmp_path / "mediapipe.nnapi")
+    assert loaded == m.to_hal()
+    prepared = nnapi.hal.Device().prepare_model(loaded)
+    outs = [np.zeros(shape, dtype) for shape, dtype in SHAPES]
+    assert prepared.execute_arrays([model_input()], outs) == nnapi.ErrorStatus.NONE
+    for got, want in zip(outs, run_python(m)):
+        np.testing.assert_array_equal(got, want)
