@@ -7,6 +7,10 @@ is a reshape; SPLIT is one SLICE node per part. Raw values move, so every data o
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ...operations.nnapi.movement import MAX_RANK as PAD_RANK
 from ...operations.nnapi.selection import MAX_RANK
 from ..enums import DTYPES, OperandType, OperationType
@@ -137,6 +141,7 @@ def lower_resize_nearest(op: OpContext) -> None:
     height, width = spatial[1:3] if nchw else spatial[0:2]
     if op.kind(1) == OperandType.INT32:
         out_w, out_h = op.scalar(1), op.scalar(2)
-    else:  # by scale: floor(extent * scale)
-        out_w, out_h = int(width * op.scalar(1) // 1), int(height * op.scalar(2) // 1)
+    else:  # by scale: floor(extent * scale), the product in float32 (as Android's reference computes it)
+        out_w, out_h = (math.floor(np.float32(extent) * np.float32(op.scalar(k)))
+                        for extent, k in ((width, 1), (height, 2)))
     op.node("resize_nearest_neighbor", {"input": 0}, {"output": 0}, {"width": out_w, "height": out_h, "nchw": int(nchw)})
