@@ -7,8 +7,7 @@ and a boolean read as a real value is that 0 or 1.
 
 float32 MAXIMUM, MINIMUM and PRELU of rank at most 4 are bound once per node to the float engine's broadcast
 loop (``float_elementwise``, as ADD and MUL), and have its native entry (a graph of them runs from C); everything
-else is a float64 expression of the exact inputs
-(uint8 dequantized) stored once (``elementwise_real``).
+else is a float64 expression of the exact inputs (uint8 dequantized) stored once (``elementwise_real``).
 """
 from __future__ import annotations
 
