@@ -4,7 +4,8 @@
  * Names and values are NNAPI's (the enums carry the HAL 1.0 to 1.2 values).  Every function returns a
  * ResultCode: NULL arguments give ANEURALNETWORKS_UNEXPECTED_NULL, calls out of order
  * ANEURALNETWORKS_BAD_STATE, bad operands or buffers ANEURALNETWORKS_BAD_DATA, a failed execution
- * ANEURALNETWORKS_OP_FAILED; the reason goes to stderr as one line naming the function and object. */
+ * ANEURALNETWORKS_OP_FAILED (ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE for a too small output buffer); the
+ * reason goes to stderr as one line naming the function and object. */
 #ifndef ANDROID_ML_NN_RUNTIME_NEURAL_NETWORKS_H
 #define ANDROID_ML_NN_RUNTIME_NEURAL_NETWORKS_H
 
@@ -278,6 +279,45 @@ ANEURALNETWORKS_API int ANeuralNetworksExecution_startCompute(ANeuralNetworksExe
 
 ANEURALNETWORKS_API int ANeuralNetworksEvent_wait(ANeuralNetworksEvent *event);
 ANEURALNETWORKS_API void ANeuralNetworksEvent_free(ANeuralNetworksEvent *event);
+
+/* API level 29.  One device: "openvx_nn-cpu", type ANEURALNETWORKS_DEVICE_CPU, feature level 29, version
+ * "openvx-nn <package version>"; its handle and strings live as long as the process. */
+ANEURALNETWORKS_API int ANeuralNetworks_getDeviceCount(uint32_t *numDevices);
+ANEURALNETWORKS_API int ANeuralNetworks_getDevice(uint32_t devIndex, ANeuralNetworksDevice **device);
+ANEURALNETWORKS_API int ANeuralNetworksDevice_getName(const ANeuralNetworksDevice *device, const char **name);
+ANEURALNETWORKS_API int ANeuralNetworksDevice_getType(const ANeuralNetworksDevice *device, int32_t *type);
+ANEURALNETWORKS_API int ANeuralNetworksDevice_getVersion(const ANeuralNetworksDevice *device, const char **version);
+ANEURALNETWORKS_API int ANeuralNetworksDevice_getFeatureLevel(const ANeuralNetworksDevice *device,
+                                                              int64_t *featureLevel);
+/* One bool per operation, in the order added: true where it runs with its operands' types (a finished model). */
+ANEURALNETWORKS_API int ANeuralNetworksModel_getSupportedOperationsForDevices(
+    const ANeuralNetworksModel *model, const ANeuralNetworksDevice *const *devices, uint32_t numDevices,
+    bool *supportedOps);
+ANEURALNETWORKS_API int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
+                                                                    const ANeuralNetworksDevice *const *devices,
+                                                                    uint32_t numDevices,
+                                                                    ANeuralNetworksCompilation **compilation);
+/* A synchronous run; a too small output buffer gives ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE, after which the
+ * output's rank and dimensions can be read to size it. */
+ANEURALNETWORKS_API int ANeuralNetworksExecution_compute(ANeuralNetworksExecution *execution);
+ANEURALNETWORKS_API int ANeuralNetworksExecution_getOutputOperandRank(ANeuralNetworksExecution *execution,
+                                                                      int32_t index, uint32_t *rank);
+ANEURALNETWORKS_API int ANeuralNetworksExecution_getOutputOperandDimensions(ANeuralNetworksExecution *execution,
+                                                                            int32_t index, uint32_t *dimensions);
+/* Timing: only for an execution of a compilation made by createForDevices.  ON_HARDWARE is the graph's run,
+ * IN_DRIVER the whole execution, in nanoseconds at microsecond resolution; UINT64_MAX when not measured. */
+ANEURALNETWORKS_API int ANeuralNetworksExecution_setMeasureTiming(ANeuralNetworksExecution *execution, bool measure);
+ANEURALNETWORKS_API int ANeuralNetworksExecution_getDuration(const ANeuralNetworksExecution *execution,
+                                                             int32_t durationCode, uint64_t *duration);
+/* A burst runs its executions one at a time, each as ANeuralNetworksExecution_compute does. */
+ANEURALNETWORKS_API int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,
+                                                    ANeuralNetworksBurst **burst);
+ANEURALNETWORKS_API void ANeuralNetworksBurst_free(ANeuralNetworksBurst *burst);
+ANEURALNETWORKS_API int ANeuralNetworksExecution_burstCompute(ANeuralNetworksExecution *execution,
+                                                              ANeuralNetworksBurst *burst);
+/* Always ANEURALNETWORKS_UNMAPPABLE (memory set to NULL): there are no hardware buffers here. */
+ANEURALNETWORKS_API int ANeuralNetworksMemory_createFromAHardwareBuffer(const AHardwareBuffer *ahwb,
+                                                                        ANeuralNetworksMemory **memory);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
 #include <NeuralNetworks.h>
 #include "nnapi/bridge.h"
 
-enum { KIND_MEMORY = 0, KIND_MODEL = 1, KIND_COMPILATION = 2, KIND_EXECUTION = 3, KIND_EVENT = 4 };
+enum { KIND_MEMORY = 0, KIND_MODEL = 1, KIND_COMPILATION = 2, KIND_EXECUTION = 3, KIND_EVENT = 4, KIND_BURST = 5 };
 #define H(x) ((uintptr_t)(x))
 
 static int nnapi_null(const char *fn, const char *what)
@@ -49,6 +49,7 @@ void ANeuralNetworksExecution_free(ANeuralNetworksExecution *execution)
     nnapi_release(__func__, H(execution), KIND_EXECUTION);
 }
 void ANeuralNetworksEvent_free(ANeuralNetworksEvent *event) { nnapi_release(__func__, H(event), KIND_EVENT); }
+void ANeuralNetworksBurst_free(ANeuralNetworksBurst *burst) { nnapi_release(__func__, H(burst), KIND_BURST); }
 
 int ANeuralNetworksModel_create(ANeuralNetworksModel **model)
 {
@@ -148,7 +149,145 @@ int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model, ANeuralNetwor
     *compilation = NULL;
     NOT_NULL(model);
     START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
-    status = nnapi_compilation_create(__func__, H(model), &out);
+    status = nnapi_compilation_create(__func__, H(model), 0, &out);
+    *compilation = (ANeuralNetworksCompilation *)out;
+    return status;
+}
+
+/* -- API level 29: the devices (this library is one CPU device), and what runs on them ------------------ */
+struct ANeuralNetworksDevice {
+    const char *name;
+};
+static const ANeuralNetworksDevice cpu_device = {"openvx_nn-cpu"};  /* {VENDOR}-{DEVICE} */
+
+static int nnapi_log(const char *fn, int code, const char *message)
+{
+    fprintf(stderr, "libneuralnetworks: %s: %s\n", fn, message);
+    return code;
+}
+
+/* The device list of getSupportedOperationsForDevices and createForDevices: ours, once. */
+static int nnapi_devices(const char *fn, const ANeuralNetworksDevice *const *devices, uint32_t count)
+{
+    uint32_t i;
+    if (!devices)
+        return nnapi_null(fn, "devices");
+    if (count == 0)
+        return nnapi_log(fn, ANEURALNETWORKS_BAD_DATA, "numDevices is 0; at least one device is needed");
+    for (i = 0; i < count; i++) {
+        if (!devices[i])
+            return nnapi_null(fn, "devices[i]");
+        if (devices[i] != &cpu_device) {
+            fprintf(stderr, "libneuralnetworks: %s: devices[%u] (%p) is not a device of "
+                    "ANeuralNetworks_getDevice\n", fn, i, (const void *)devices[i]);
+            return ANEURALNETWORKS_BAD_DATA;
+        }
+        if (i > 0) {
+            fprintf(stderr, "libneuralnetworks: %s: devices[%u] repeats device %s; the set must not contain "
+                    "duplicates\n", fn, i, devices[i]->name);
+            return ANEURALNETWORKS_BAD_DATA;
+        }
+    }
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworks_getDeviceCount(uint32_t *numDevices)
+{
+    NOT_NULL(numDevices);
+    *numDevices = 1;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworks_getDevice(uint32_t devIndex, ANeuralNetworksDevice **device)
+{
+    NOT_NULL(device);
+    *device = NULL;
+    if (devIndex != 0) {
+        fprintf(stderr, "libneuralnetworks: %s: device index %u does not exist (there is 1 device)\n", __func__,
+                devIndex);
+        return ANEURALNETWORKS_BAD_DATA;
+    }
+    *device = (ANeuralNetworksDevice *)&cpu_device;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+static int nnapi_device(const char *fn, const ANeuralNetworksDevice *device)
+{
+    if (!device)
+        return nnapi_null(fn, "device");
+    if (device != &cpu_device) {
+        fprintf(stderr, "libneuralnetworks: %s: device %p is not a device of ANeuralNetworks_getDevice\n", fn,
+                (const void *)device);
+        return ANEURALNETWORKS_BAD_DATA;
+    }
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+#define DEVICE_OR_RETURN(device) do { int s_ = nnapi_device(__func__, device); if (s_) return s_; } while (0)
+
+int ANeuralNetworksDevice_getName(const ANeuralNetworksDevice *device, const char **name)
+{
+    DEVICE_OR_RETURN(device);
+    NOT_NULL(name);
+    *name = device->name;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getType(const ANeuralNetworksDevice *device, int32_t *type)
+{
+    DEVICE_OR_RETURN(device);
+    NOT_NULL(type);
+    *type = ANEURALNETWORKS_DEVICE_CPU;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getVersion(const ANeuralNetworksDevice *device, const char **version)
+{
+    static char text[64];  /* the package's version, written once; valid for the process's life */
+    int status;
+    DEVICE_OR_RETURN(device);
+    NOT_NULL(version);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    if (!text[0] && (status = nnapi_device_version(__func__, text, sizeof text)) != ANEURALNETWORKS_NO_ERROR)
+        return status;
+    *version = text;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getFeatureLevel(const ANeuralNetworksDevice *device, int64_t *featureLevel)
+{
+    DEVICE_OR_RETURN(device);
+    NOT_NULL(featureLevel);
+    *featureLevel = 29;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksModel_getSupportedOperationsForDevices(const ANeuralNetworksModel *model,
+                                                          const ANeuralNetworksDevice *const *devices,
+                                                          uint32_t numDevices, bool *supportedOps)
+{
+    int status;
+    NOT_NULL(model);
+    NOT_NULL(supportedOps);
+    if ((status = nnapi_devices(__func__, devices, numDevices)) != ANEURALNETWORKS_NO_ERROR)
+        return status;
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_model_supported(__func__, H(model), supportedOps);
+}
+
+int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
+                                                const ANeuralNetworksDevice *const *devices, uint32_t numDevices,
+                                                ANeuralNetworksCompilation **compilation)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(compilation);
+    *compilation = NULL;
+    NOT_NULL(model);
+    if ((status = nnapi_devices(__func__, devices, numDevices)) != ANEURALNETWORKS_NO_ERROR)
+        return status;
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_compilation_create(__func__, H(model), 1, &out);
     *compilation = (ANeuralNetworksCompilation *)out;
     return status;
 }
@@ -246,4 +385,79 @@ int ANeuralNetworksEvent_wait(ANeuralNetworksEvent *event)
     NOT_NULL(event);
     START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
     return nnapi_event_wait(__func__, H(event));
+}
+
+/* -- API level 29: synchronous runs, their output shapes and durations, bursts ------------------------------- */
+int ANeuralNetworksExecution_compute(ANeuralNetworksExecution *execution)
+{
+    NOT_NULL(execution);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_execution_compute(__func__, H(execution));
+}
+
+int ANeuralNetworksExecution_getOutputOperandRank(ANeuralNetworksExecution *execution, int32_t index, uint32_t *rank)
+{
+    NOT_NULL(execution);
+    NOT_NULL(rank);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_execution_output_rank(__func__, H(execution), index, rank);
+}
+
+int ANeuralNetworksExecution_getOutputOperandDimensions(ANeuralNetworksExecution *execution, int32_t index,
+                                                        uint32_t *dimensions)
+{
+    NOT_NULL(execution);
+    NOT_NULL(dimensions);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_execution_output_dimensions(__func__, H(execution), index, dimensions);
+}
+
+int ANeuralNetworksExecution_setMeasureTiming(ANeuralNetworksExecution *execution, bool measure)
+{
+    NOT_NULL(execution);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_execution_measure(__func__, H(execution), measure ? 1 : 0);
+}
+
+int ANeuralNetworksExecution_getDuration(const ANeuralNetworksExecution *execution, int32_t durationCode,
+                                         uint64_t *duration)
+{
+    NOT_NULL(execution);
+    NOT_NULL(duration);
+    *duration = UINT64_MAX;
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_execution_duration(__func__, H(execution), durationCode, duration);
+}
+
+int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation, ANeuralNetworksBurst **burst)
+{
+    uintptr_t out = 0;
+    int status;
+    NOT_NULL(burst);
+    *burst = NULL;
+    NOT_NULL(compilation);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    status = nnapi_burst_create(__func__, H(compilation), &out);
+    *burst = (ANeuralNetworksBurst *)out;
+    return status;
+}
+
+int ANeuralNetworksExecution_burstCompute(ANeuralNetworksExecution *execution, ANeuralNetworksBurst *burst)
+{
+    NOT_NULL(execution);
+    NOT_NULL(burst);
+    START_OR_RETURN(ANEURALNETWORKS_OP_FAILED);
+    return nnapi_burst_compute(__func__, H(execution), H(burst));
+}
+
+/* Android's hardware buffers do not exist on Linux: no buffer can be mapped (the header's code for a buffer the
+ * device does not support). */
+int ANeuralNetworksMemory_createFromAHardwareBuffer(const AHardwareBuffer *ahwb, ANeuralNetworksMemory **memory)
+{
+    NOT_NULL(memory);
+    *memory = NULL;
+    NOT_NULL(ahwb);
+    return nnapi_log(__func__, ANEURALNETWORKS_UNMAPPABLE,
+                     "AHardwareBuffer is not supported (no Android hardware buffers here); map a file "
+                     "descriptor with ANeuralNetworksMemory_createFromFd");
 }

@@ -1,4 +1,4 @@
-"""Android NNAPI 1.0 models on OpenVX graphs: the model builder, the HAL structs and a driver.
+"""Android NNAPI (1.0 to 1.2) models on OpenVX graphs: the model builder, the HAL structs and a driver.
 
 >>> from openvx_nn import nnapi
 >>> m = nnapi.Model()
@@ -12,6 +12,7 @@ from .batched import build_batched, run_options
 from .builder import Compilation, Execution, Model
 from .enums import (
     DeviceStatus,
+    DurationCode,
     ErrorStatus,
     FusedActivationFunc,
     OperandLifeTime,
@@ -21,6 +22,6 @@ from .enums import (
 )
 from .errors import NNAPIError
 
-__all__ = ["Compilation", "DeviceStatus", "ErrorStatus", "Execution", "FusedActivationFunc", "Model", "NNAPIError",
+__all__ = ["Compilation", "DeviceStatus", "DurationCode", "ErrorStatus", "Execution", "FusedActivationFunc", "Model", "NNAPIError",
            "OperandLifeTime", "OperandType", "OperationType", "PaddingScheme", "build_batched", "hal",
            "run_options"]

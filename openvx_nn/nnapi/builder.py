@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import hal
-from .enums import DTYPES, SCALAR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType, as_bool
+from .enums import DTYPES, SCALAR_TYPES, DurationCode, ErrorStatus, OperandLifeTime, OperandType, OperationType, as_bool
 from .errors import NNAPIError, refusing
 from .hal.structs import element_count
 from .model_check import check_channel_quant, check_operand, execution_order
@@ -177,6 +177,14 @@ class Model:
         self._hal = model
         self._finished = True
 
+    @refusing
+    def supported_operations(self, device: hal.Device | None = None) -> list[bool]:
+        """For each operation, in the order added: can ``device`` (this driver by default) run it?  The model
+        must be finished."""
+        if not self._finished:
+            raise NNAPIError("the model is not finished (call finish())")
+        return (device or hal.Device()).get_supported_operations(self._build_hal())
+
     def to_hal(self) -> hal.Model:
         """The HAL struct of the finished model."""
         if self._hal is None:
@@ -278,6 +286,35 @@ class Execution:
         self._model = hal_model
         self._inputs: dict[int, np.ndarray | None] = {}
         self._outputs: dict[int, np.ndarray] = {}
+        self._measure = False
+        self._timing: hal.Timing | None = None
+        self._shapes: list[hal.OutputShape] | None = None
+
+    def set_measure_timing(self, measure: bool) -> None:
+        """Measure the durations of the next ``compute`` (``get_duration``); off by default."""
+        self._measure = bool(measure)
+
+    @refusing
+    def get_duration(self, code: DurationCode) -> int | None:
+        """Nanoseconds the last ``compute`` spent (``DurationCode``: ON_HARDWARE, the graph's run; IN_DRIVER, the
+        whole execution), at the HAL's microsecond resolution; None when it was not measured or failed."""
+        try:
+            code = DurationCode(code)
+        except ValueError:
+            raise NNAPIError(f"duration code {code} is not a DurationCode") from None
+        if self._timing is None:
+            raise NNAPIError("the execution has not computed yet")
+        value = self._timing.timeOnDevice if code == DurationCode.ON_HARDWARE else self._timing.timeInDriver
+        return None if value == hal.NO_TIME else value * 1000
+
+    @refusing
+    def output_shape(self, k: int) -> tuple[int, ...]:
+        """Output ``k``'s dimensions as the last ``compute`` computed them (an output the model left unknown
+        included; known too after a compute refused its buffer as too small)."""
+        k = self._position(k, self._model.outputIndexes, "output")
+        if self._shapes is None:
+            raise NNAPIError("the execution has not computed yet")
+        return tuple(self._shapes[k].dimensions)
 
     def _position(self, k: int, indexes: list[int], what: str) -> int:
         if not isinstance(k, (int, np.integer)) or not 0 <= k < len(indexes):
@@ -327,11 +364,15 @@ class Execution:
         if prepared is None:
             raise NNAPIError("the compilation was released")
         inputs = [self._inputs[k] for k in range(len(self._inputs))]
+        outputs = [self._outputs[k] for k in range(len(self._outputs))]
+        self._timing = self._shapes = None
         if all(a is not None for a in inputs):  # arrays of the operands' shapes need no request of pools (the checked path)
-            status = prepared.execute_arrays(inputs, [self._outputs[k] for k in range(len(self._outputs))])
-            if status is not None:
+            answer = prepared.execute_arrays(inputs, outputs, self._measure)
+            if answer is not None:
+                status, self._timing = answer
                 if status != ErrorStatus.NONE:
                     raise NNAPIError(prepared.last_error, status)
+                self._shapes = [hal.OutputShape(list(a.shape)) for a in outputs]  # run_arrays takes exact shapes
                 return
         pools: list = []
 
@@ -349,6 +390,8 @@ class Execution:
             return list(array.shape) if unknown else []
         request = hal.Request([argument(self._inputs[k], dimensions(k)) for k in range(len(self._inputs))],
                               [argument(self._outputs[k], []) for k in range(len(self._outputs))], pools)
-        status = prepared.execute(request)
+        status, shapes, self._timing = prepared.execute_synchronously(request, self._measure)
+        if shapes:
+            self._shapes = shapes
         if status != ErrorStatus.NONE:
             raise NNAPIError(prepared.last_error, status)

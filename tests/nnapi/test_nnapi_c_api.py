@@ -33,7 +33,12 @@ API_27 = {f"ANeuralNetworks{name}" for name in (
     "Compilation_finish", "Execution_create", "Execution_free", "Execution_setInput", "Execution_setInputFromMemory",
     "Execution_setOutput", "Execution_setOutputFromMemory", "Execution_startCompute", "Event_wait", "Event_free")}
 API_28 = {"ANeuralNetworksModel_relaxComputationFloat32toFloat16"}
-API_29 = {"ANeuralNetworksModel_setOperandSymmPerChannelQuantParams"}
+API_29 = {f"ANeuralNetworks{name}" for name in (
+    "_getDeviceCount", "_getDevice", "Device_getName", "Device_getType", "Device_getVersion",
+    "Device_getFeatureLevel", "Model_getSupportedOperationsForDevices", "Model_setOperandSymmPerChannelQuantParams",
+    "Compilation_createForDevices", "Execution_compute", "Execution_getOutputOperandRank",
+    "Execution_getOutputOperandDimensions", "Execution_setMeasureTiming", "Execution_getDuration", "Burst_create",
+    "Burst_free", "Execution_burstCompute", "Memory_createFromAHardwareBuffer")}
 EXPORTED = API_27 | API_28 | API_29
 """The functions libneuralnetworks.so exports, by the API level that introduced them."""
 

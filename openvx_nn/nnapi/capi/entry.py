@@ -5,17 +5,19 @@ memory (no copy), ``CAPIError`` to its code plus one stderr line naming the func
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable
 
+from ... import __version__
 from ..enums import ResultCode
 from .binding import ffi
-from .execution import CExecution, Event
+from .execution import Burst, CExecution, Event
 from .objects import CAPIError, CCompilation, CModel, Handles, Memory
 
 HANDLES = Handles()
-KINDS = (Memory, CModel, CCompilation, CExecution, Event)
+KINDS = (Memory, CModel, CCompilation, CExecution, Event, Burst)
 """The ``kind`` argument of ``nnapi_free`` (csrc/nnapi/neuralnetworks.c's KIND_* values)."""
 
 
@@ -64,6 +66,19 @@ def _with(handle: int, cls: type, what: str):
         return HANDLES.get(handle, cls)
     except CAPIError as err:
         raise CAPIError(err.code, f"{what}: {err}") from None
+
+
+@contextlib.contextmanager
+def _naming(what: str):
+    """Refusals inside name the object (``execution 0x10030: ...``)."""
+    try:
+        yield
+    except CAPIError as err:
+        raise CAPIError(err.code, f"{what}: {err}") from None
+
+
+def _execution(handle: int) -> CExecution:
+    return _with(handle, CExecution, f"execution {handle:#x}")
 
 
 @_entry
@@ -133,8 +148,22 @@ def nnapi_model_identify(model, n_in, ins, n_out, outs):
 
 
 @_entry
-def nnapi_compilation_create(model, out):
-    _new(out, CCompilation(_with(model, CModel, f"model {model:#x}")))
+def nnapi_compilation_create(model, for_devices, out):
+    _new(out, CCompilation(_with(model, CModel, f"model {model:#x}"), bool(for_devices)))
+
+
+@_entry
+def nnapi_model_supported(model, supported):
+    with _naming(f"model {model:#x}"):
+        answers = _with(model, CModel, "the model").supported_operations()
+    for j, answer in enumerate(answers):
+        supported[j] = answer
+
+
+@_entry
+def nnapi_device_version(buffer, size):
+    text = f"openvx-nn {__version__}".encode()[:size - 1]
+    ffi.memmove(buffer, text + b"\0", len(text) + 1)
 
 
 @_entry
@@ -167,6 +196,54 @@ def nnapi_execution_set(execution, output, index, typed, code, count, dims, scal
         target.set(bool(output), index, kind, data)
     except CAPIError as err:
         raise CAPIError(err.code, f"execution {execution:#x}: {err}") from None
+
+
+@_entry
+def nnapi_execution_compute(execution):
+    with _naming(f"execution {execution:#x}"):
+        _execution(execution).compute()
+
+
+@_entry
+def nnapi_execution_measure(execution, measure):
+    with _naming(f"execution {execution:#x}"):
+        _execution(execution).set_measure_timing(bool(measure))
+
+
+@_entry
+def nnapi_execution_duration(execution, code, out):
+    with _naming(f"execution {execution:#x}"):
+        out[0] = _execution(execution).duration(code)
+
+
+@_entry
+def nnapi_execution_output_rank(execution, index, rank):
+    with _naming(f"execution {execution:#x}"):
+        shape = _execution(execution).output_dimensions(index, True)
+        rank[0] = len(shape.dimensions)
+        CExecution.check_sufficient(index, shape)
+
+
+@_entry
+def nnapi_execution_output_dimensions(execution, index, dimensions):
+    with _naming(f"execution {execution:#x}"):
+        shape = _execution(execution).output_dimensions(index, False)
+        for j, d in enumerate(shape.dimensions):
+            dimensions[j] = d
+        CExecution.check_sufficient(index, shape)
+
+
+@_entry
+def nnapi_burst_create(compilation, out):
+    with _naming(f"compilation {compilation:#x}"):
+        _new(out, Burst(_with(compilation, CCompilation, "the compilation")))
+
+
+@_entry
+def nnapi_burst_compute(execution, burst):
+    target = _execution(execution)
+    with _naming(f"burst {burst:#x}, execution {execution:#x}"):
+        _with(burst, Burst, "the burst").compute(target)
 
 
 @_entry

@@ -157,6 +157,12 @@ class CModel:
         except NNAPIError as err:
             raise bad_data(err) from None
 
+    def supported_operations(self) -> list[bool]:
+        """``getSupportedOperationsForDevices`` (this one device): per operation, in the order added."""
+        if not self.model.finished:
+            raise CAPIError(ResultCode.BAD_STATE, "the model is not finished (ANeuralNetworksModel_finish)")
+        return self.model.supported_operations()
+
     def finish(self) -> None:
         try:
             self._open().finish()
@@ -169,10 +175,11 @@ class CCompilation:
 
     what = "ANeuralNetworksCompilation"
 
-    def __init__(self, model: CModel):
+    def __init__(self, model: CModel, for_devices: bool = False):
         if not model.model.finished:
             raise CAPIError(ResultCode.BAD_STATE, "the model is not finished (ANeuralNetworksModel_finish)")
         self.compilation = Compilation(model.model)
+        self.for_devices = for_devices  # made by createForDevices: its executions may measure their timing
         self.preference = PreferenceCode.PREFER_FAST_SINGLE_ANSWER
 
     @property

@@ -3,20 +3,24 @@
 from ..model_file import load_model, save_model
 from .driver import Device, PreparedModel
 from .structs import (
+    NO_TIME,
     Capabilities,
     DataLocation,
     Model,
     Operand,
     Operation,
+    OutputShape,
     PerformanceInfo,
     Request,
     RequestArgument,
     SymmPerChannelQuantParams,
+    Timing,
     constant_bytes,
     element_count,
     pool_bytes,
 )
 
-__all__ = ["Capabilities", "DataLocation", "Device", "Model", "Operand", "Operation", "PerformanceInfo",
-           "PreparedModel", "Request", "RequestArgument", "SymmPerChannelQuantParams", "constant_bytes", "element_count", "load_model",
+__all__ = ["NO_TIME", "Capabilities", "DataLocation", "Device", "Model", "Operand", "Operation", "OutputShape",
+           "PerformanceInfo", "PreparedModel", "Request", "RequestArgument", "SymmPerChannelQuantParams", "Timing",
+           "constant_bytes", "element_count", "load_model",
            "pool_bytes", "save_model"]

@@ -9,13 +9,14 @@ garbage collected.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 
 from ..enums import DeviceStatus, ErrorStatus
 from ..errors import NNAPIError, refusing
 from ..lowering import supported_operations
 from ..lowering.plans import Plans
-from .structs import Capabilities, Model, Request
+from .structs import Capabilities, Model, OutputShape, Request, Timing
 
 
 class PreparedModel:
@@ -40,12 +41,45 @@ class PreparedModel:
         """Copy the inputs in, run the graph, copy the outputs out; ``last_error`` says why on failure."""
         return self._answer(lambda: self.plans.for_request(request).execute(request))
 
-    def execute_arrays(self, inputs: list, outputs: list) -> ErrorStatus | None:
+    def execute_synchronously(self, request: Request, measure: bool = False
+                              ) -> tuple[ErrorStatus, list[OutputShape], Timing]:
+        """HAL 1.2's synchronous execution: :meth:`execute`, with each output's dimensions (also when a buffer
+        is too small: ``OUTPUT_INSUFFICIENT_SIZE``) and, with ``measure``, how long it took."""
+        shapes: list[OutputShape] = []
+        lowered: list = []
+
+        def run() -> None:
+            graph = self.plans.for_request(request)
+            lowered.append(graph)
+            shapes.extend(graph.output_shapes(request))
+            graph.execute(request)
+        start = time.perf_counter_ns()
+        status = self._answer(run)
+        return status, shapes, self._timing(measure, status, lowered, start)
+
+    def execute_arrays(self, inputs: list, outputs: list, measure: bool = False
+                       ) -> tuple[ErrorStatus, Timing] | None:
         """:meth:`execute` of a request whose inputs and outputs are arrays of their operands' dtypes and shapes
-        (``Plans.run_arrays``); None, nothing done, where it needs a :class:`Request` (checked pools)."""
+        (``Plans.run_arrays``), and its timing (with ``measure``); None, nothing done, where it needs a
+        :class:`Request` (checked pools)."""
         ran: list[bool] = []
-        status = self._answer(lambda: ran.append(self.plans.run_arrays(inputs, outputs)))
-        return status if not ran or ran[0] else None
+        lowered: list = []
+
+        def run() -> None:
+            ran.append(self.plans.run_arrays(inputs, outputs))
+            if ran[0]:
+                lowered.append(self.plans.last)
+        start = time.perf_counter_ns()
+        status = self._answer(run)
+        if ran and not ran[0]:
+            return None
+        return status, self._timing(measure, status, lowered, start)
+
+    @staticmethod
+    def _timing(measure: bool, status: ErrorStatus, lowered: list, start: int) -> Timing:
+        if not measure or status != ErrorStatus.NONE or not lowered:
+            return Timing()
+        return Timing(lowered[-1].run_ns // 1000, (time.perf_counter_ns() - start) // 1000)
 
     def _answer(self, run) -> ErrorStatus:
         """``run()`` under the lock, its failure as a status (``last_error`` says why)."""

@@ -74,6 +74,28 @@ class Request:
     """Writable buffers for outputs (bytearray, NumPy arrays); inputs may be read-only."""
 
 
+NO_TIME = 2**64 - 1
+"""HAL 1.2's ``UINT64_MAX``: a duration not measured."""
+
+
+@dataclass
+class OutputShape:
+    """HAL 1.2: an output's dimensions as the execution computed them, and whether its buffer held them."""
+
+    dimensions: list[int] = field(default_factory=list)
+    isSufficient: bool = True
+
+
+@dataclass
+class Timing:
+    """HAL 1.2: microseconds an execution spent running the graph (``timeOnDevice``: this CPU device's kernels,
+    the inputs copied in) and in the driver in all (plan selection, argument checks, copies); ``NO_TIME``
+    where not measured."""
+
+    timeOnDevice: int = NO_TIME
+    timeInDriver: int = NO_TIME
+
+
 @dataclass
 class PerformanceInfo:
     execTime: float = 1.0

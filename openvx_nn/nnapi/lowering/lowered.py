@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ...core.tensor import Tensor, assign
 from ...operations.nnapi.common import Lending
 from ..enums import DTYPES, ErrorStatus, OperandType, as_bool
 from ..errors import NNAPIError
-from ..hal.structs import Request, pool_bytes
+from ..hal.structs import OutputShape, Request, pool_bytes
 from .context import GraphBuilder
 
 
@@ -70,6 +71,8 @@ class Lowered:
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
         self._plan, self._lends, self._in_place = None, None, None
+        self.run_ns = 0
+        """How long the last run of the graph took (its inputs copied in or read in place), in nanoseconds."""
 
     @property
     def graph(self):
@@ -120,6 +123,16 @@ class Lowered:
                              f"({list(shape)} {dtype})", status)
         return tensor, data[loc.offset:loc.offset + need], dtype, shape
 
+    def output_shapes(self, request: Request) -> list[OutputShape]:
+        """Each output's dimensions in this graph, and whether the request's buffer holds them."""
+        shapes = []
+        for position, k in enumerate(self.model.outputIndexes):
+            dims = list(self.builder.shapes[k])
+            need = math.prod(dims) * DTYPES[OperandType(self.model.operands[k].type)].itemsize
+            given = request.outputs[position].location.length if position < len(request.outputs) else 0
+            shapes.append(OutputShape(dims, given >= need))
+        return shapes
+
     def execute(self, request: Request) -> None:
         with self._lock:  # one request at a time: the graph's tensors are shared
             self._execute(request)
@@ -168,7 +181,9 @@ class Lowered:
 
         def run() -> int:
             return process_fed(graph, self._in_place, feeds, _copy_in)
+        start = time.perf_counter_ns()
         status = run() if self._lends is None else self._lends.run(run)
+        self.run_ns = time.perf_counter_ns() - start
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
             if not failed:
