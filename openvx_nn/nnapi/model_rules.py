@@ -23,7 +23,10 @@ CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 FIXED_OUTPUT = {T.SOFTMAX: (1.0 / 256, 0), T.LOGISTIC: (1.0 / 256, 0)}
 """(scale, zero point) a TENSOR_QUANT8_ASYMM output of these must have."""
 
-WITH_BIAS = (T.CONV_2D, T.DEPTHWISE_CONV_2D, T.FULLY_CONNECTED)
+WITH_BIAS = (T.CONV_2D, T.DEPTHWISE_CONV_2D, T.FULLY_CONNECTED, T.GROUPED_CONV_2D, T.TRANSPOSE_CONV_2D)
+PER_CHANNEL_AXIS = {T.CONV_2D: 0, T.GROUPED_CONV_2D: 0, T.TRANSPOSE_CONV_2D: 0, T.DEPTHWISE_CONV_2D: 3}
+"""The channel dimension the header fixes for a TENSOR_QUANT8_SYMM_PER_CHANNEL filter (input 1) of each."""
+PC = OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
 BIAS_TOLERANCE = 1e-6
 """|bias scale - input scale * filter scale| <= this * the smaller of the two (the Android runtime's check)."""
 
@@ -63,6 +66,16 @@ def check_operation(model: Model, j: int, op: Operation) -> None:
 
 def _check_bias(operands, op: Operation, fail) -> None:
     data, filt, bias = (operands[k] for k in op.inputs[:3])
+    if filt.type == PC:
+        axis = PER_CHANNEL_AXIS.get(OperationType(op.type))
+        if filt.extraParams is not None and axis is not None and filt.extraParams.channelDim != axis:
+            fail(f"input 1 (filter, operand {op.inputs[1]}) is quantized per channel along dimension "
+                 f"{filt.extraParams.channelDim}; NNAPI fixes dimension {axis}")
+        if bias.scale != 0 or bias.zeroPoint != 0:
+            fail(f"input 2 (bias, operand {op.inputs[2]}) has scale {bias.scale}, zero point {bias.zeroPoint}; with a "
+                 "per-channel filter NNAPI fixes scale 0 and zero point 0 (each channel's scale is input scale * "
+                 "filter scale)")
+        return
     if data.type != Q8 or filt.type != Q8:
         return
     want = data.scale * filt.scale

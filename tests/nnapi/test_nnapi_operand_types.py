@@ -309,3 +309,31 @@ def test_execution_inputs_of_the_new_types_take_arrays_of_their_dtypes():
     q16a = lowered.builder.tensors[m.to_hal().inputIndexes[4]]
     assert list(q16a.array.T.view(np.uint16)) == [0, 40000, 65535]  # uint16 bits in an INT16 tensor
     c.release()
+
+
+@pytest.mark.parametrize("kind,axis,bias_scale,words", [
+    (OP.CONV_2D, 0, 0.0, None), (OP.DEPTHWISE_CONV_2D, 3, 0.0, None), (OP.GROUPED_CONV_2D, 0, 0.0, None),
+    (OP.TRANSPOSE_CONV_2D, 0, 0.0, None),
+    (OP.CONV_2D, 3, 0.0, "along dimension 3; NNAPI fixes dimension 0"),
+    (OP.DEPTHWISE_CONV_2D, 0, 0.0, "NNAPI fixes dimension 3"),
+    (OP.CONV_2D, 0, 0.125, "per-channel filter NNAPI fixes scale 0 and zero point 0"),
+])
+def test_the_bias_and_channel_axis_of_a_per_channel_filter_follow_the_header(kind, axis, bias_scale, words):
+    """The rule ``model_rules`` applies to a convolution whose filter is quantized per channel (reached once the
+    operations' signatures take such filters): bias scale and zero point 0, the channel axis the header names."""
+    from openvx_nn.nnapi.model_rules import _check_bias
+    dims = [4, 3, 3, 4]
+    filt = hal.Operand(PC, dims, extraParams=hal.SymmPerChannelQuantParams([0.5] * dims[axis], axis))
+    operands = [hal.Operand(T.TENSOR_QUANT8_ASYMM, [1, 5, 5, 4], scale=0.5, zeroPoint=3), filt,
+                hal.Operand(T.TENSOR_INT32, [4], scale=bias_scale)]
+    messages = []
+
+    def fail(message):
+        messages.append(message)
+        raise NNAPIError(message)
+    if words is None:
+        _check_bias(operands, hal.Operation(kind, [0, 1, 2], [3]), fail)
+        assert not messages
+    else:
+        with pytest.raises(NNAPIError, match=words):
+            _check_bias(operands, hal.Operation(kind, [0, 1, 2], [3]), fail)

@@ -28,7 +28,16 @@ from ...core.node import Node
 from ...core.scalar import Scalar
 from ...core.tensor import Tensor
 from ...operations.nnapi.common import NNAPI_KERNELS, VX_TYPES, Args, ShapeError, TensorSpec
-from ..enums import DTYPES, TENSOR_TYPES, ErrorStatus, OperandLifeTime, OperandType, OperationType, as_bool
+from ..enums import (
+    DTYPES,
+    QUANTIZATION,
+    TENSOR_TYPES,
+    ErrorStatus,
+    OperandLifeTime,
+    OperandType,
+    OperationType,
+    as_bool,
+)
 from ..errors import NNAPIError
 from ..hal.structs import Model, Operand, constant_bytes
 from ..signature_check import check_enum, check_signature
@@ -205,6 +214,14 @@ class OpContext:
                            "the execution", ErrorStatus.INVALID_ARGUMENT, self.index, self.type)
         self.fail(f"input {k} ({what}) must be a constant or a model input")
 
+    def channel_quant(self, k: int) -> tuple[np.ndarray, int]:
+        """Input ``k``'s per-channel scales (float32, one per index of its channel dimension) and that
+        dimension: a TENSOR_QUANT8_SYMM_PER_CHANNEL operand's (checked with the model)."""
+        extra = self.operand(k).extraParams
+        if extra is None:
+            self.fail(f"input {k} (operand {self.inputs[k]}) has no per-channel quantization")
+        return np.asarray(extra.scales, np.float32), int(extra.channelDim)
+
     def shape(self, k: int) -> tuple[int, ...]:
         index = self.inputs[k]
         if index not in self.b.shapes:
@@ -258,7 +275,7 @@ class OpContext:
             operand = b.operands[index]
             if index in b.shapes:
                 specs[name] = TensorSpec(b.shapes[index], DTYPES[OperandType(operand.type)])
-            if name in kernel.quantized and operand.type == QUANT8:
+            if name in kernel.quantized and QUANTIZATION.get(operand.type) is not None:  # one scale, one zero point
                 scalars[f"{name}_scale"] = float(operand.scale)
                 scalars[f"{name}_zero_point"] = int(operand.zeroPoint)
         for name in kernel.quantized:
