@@ -175,8 +175,10 @@ static int nnapi_devices(const char *fn, const ANeuralNetworksDevice *const *dev
     if (count == 0)
         return nnapi_log(fn, ANEURALNETWORKS_BAD_DATA, "numDevices is 0; at least one device is needed");
     for (i = 0; i < count; i++) {
-        if (!devices[i])
-            return nnapi_null(fn, "devices[i]");
+        if (!devices[i]) {
+            fprintf(stderr, "libneuralnetworks: %s: devices[%u] is NULL\n", fn, i);
+            return ANEURALNETWORKS_UNEXPECTED_NULL;
+        }
         if (devices[i] != &cpu_device) {
             fprintf(stderr, "libneuralnetworks: %s: devices[%u] (%p) is not a device of "
                     "ANeuralNetworks_getDevice\n", fn, i, (const void *)devices[i]);

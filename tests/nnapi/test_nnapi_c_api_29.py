@@ -110,6 +110,12 @@ int main(void)
     SHOW("bad_no_devices", ANeuralNetworksModel_getSupportedOperationsForDevices(mixed, twice, 0, supported));
     SHOW("bad_foreign_device", ANeuralNetworksModel_getSupportedOperationsForDevices(mixed, &bogus, 1, supported));
     SHOW("null_devices", ANeuralNetworksModel_getSupportedOperationsForDevices(mixed, NULL, 1, supported));
+    {
+        const ANeuralNetworksDevice *with_null[2] = {NULL, NULL};
+        with_null[0] = device;
+        SHOW("null_device_entry", ANeuralNetworksModel_getSupportedOperationsForDevices(mixed, with_null, 2,
+                                                                                        supported));
+    }
     SHOW("null_supported_out", ANeuralNetworksModel_getSupportedOperationsForDevices(mixed, twice, 1, NULL));
     SHOW("null_supported_model", ANeuralNetworksModel_getSupportedOperationsForDevices(NULL, twice, 1, supported));
     ANeuralNetworksModel_free(mixed);
@@ -237,7 +243,7 @@ EXPECTED = {
     "get_name": 0, "get_type": 0, "get_version": 0, "get_feature_level": 0, "null_device_name": 3,
     "null_name_out": 3, "null_type_out": 3, "null_level_out": 3, "null_version_out": 3, "bad_device_type": 4,
     "unfinished_supported": 6, "supported": 0, "bad_duplicate_devices": 4, "bad_no_devices": 4,
-    "bad_foreign_device": 4, "null_devices": 3, "null_supported_out": 3, "null_supported_model": 3,
+    "bad_foreign_device": 4, "null_devices": 3, "null_device_entry": 3, "null_supported_out": 3, "null_supported_model": 3,
     "create_for_devices": 0, "bad_create_for_devices": 4, "state_create_for_devices": 6,
     "null_create_for_devices_out": 3,
     "state_rank_before_compute": 6, "state_duration_before_compute": 6, "bad_measure_without_devices": 4,
@@ -308,6 +314,7 @@ def test_refusals_log_the_function_and_the_reason(run):
     for words in ("ANeuralNetworks_getDevice: device index 1 does not exist",
                   "ANeuralNetworksModel_getSupportedOperationsForDevices: devices[1] repeats device openvx_nn-cpu",
                   "ANeuralNetworksModel_getSupportedOperationsForDevices: numDevices is 0",
+                  "ANeuralNetworksModel_getSupportedOperationsForDevices: devices[1] is NULL",
                   "ANeuralNetworksModel_getSupportedOperationsForDevices: model 0x10000: the model is not finished",
                   "ANeuralNetworksCompilation_createForDevices: the model is not finished",
                   "ANeuralNetworksExecution_setMeasureTiming: execution 0x",
