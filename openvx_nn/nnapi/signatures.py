@@ -109,6 +109,10 @@ def trailing_optional(inputs: tuple[Slot, ...], outputs: tuple[Slot, ...]) -> tu
             Form(inputs[:-1], outputs, FLOAT_OR_QUANT, name=f"without the optional {inputs[-1].name}"))
 
 
+DEQUANTIZABLE = (Q8, OperandType.TENSOR_QUANT8_SYMM, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL)
+"""DEQUANTIZE's inputs: TENSOR_QUANT8_ASYMM, and API level 29's symmetric types (its output may be float16)."""
+
+
 SIGNATURES: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.ADD, binary(FLOAT_OR_QUANT)),
     Signature(OP.AVERAGE_POOL_2D, pool(FLOAT_OR_QUANT)),
@@ -116,7 +120,8 @@ SIGNATURES: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.CONV_2D, convolution(False)),
     Signature(OP.DEPTHWISE_CONV_2D, convolution(True)),
     Signature(OP.DEPTH_TO_SPACE, block_move()),
-    Signature(OP.DEQUANTIZE, (Form((fixed("input", Q8, UP_TO_4),), (fixed("output", TF32, UP_TO_4),)),)),
+    Signature(OP.DEQUANTIZE, tuple(Form((t("input"),), (fixed("output", out, UP_TO_4),), DEQUANTIZABLE,
+                                        name=f"to {out.name}") for out in (TF32, OperandType.TENSOR_FLOAT16))),
     Signature(OP.EMBEDDING_LOOKUP, (Form((ints("lookups"), t("values", (), min_rank=2)),
                                          (t("output", (), min_rank=2),), ANY_TENSOR, anchor=1),)),
     Signature(OP.FLOOR, unary((TF32,))),

@@ -85,6 +85,14 @@ def dequantize(q: np.ndarray, quant: tuple[float, int] | None) -> np.ndarray:
     return (np.asarray(q, np.float64) - zero_point) * np.float64(scale)
 
 
+def dequantize_per_channel(q: np.ndarray, scales: np.ndarray, axis: int) -> np.ndarray:
+    """Exact real values (float64) of symmetric per-channel data: ``q * scales[c]``, ``c`` the index along
+    ``axis``."""
+    shape = [1] * q.ndim
+    shape[axis] = -1
+    return np.asarray(q, np.float64) * np.asarray(scales, np.float64).reshape(shape)
+
+
 def store(real: np.ndarray, out: np.ndarray, quant: tuple[float, int] | None, activation: int = ACT_NONE) -> None:
     """Write float64 results into ``out`` after the fused activation: float32 by a cast,
     uint8 by ``zero_point + real / scale`` rounded half to even and clamped."""

@@ -65,6 +65,7 @@ class GraphBuilder:
         self.refs: list = []  # every object made here, released in reverse order
         self.node_ops: list[tuple[Node, int]] = []
         self.writers = {k for op in model.operations for k in op.outputs}
+        self.made: dict[int, np.ndarray] = {}  # constants a lowering added (``constant_operand``)
         for k, operand in enumerate(model.operands):
             dims = tuple(int(d) for d in operand.dimensions)
             if dims and all(dims) and not self.absent(k):
@@ -82,6 +83,16 @@ class GraphBuilder:
         self.operands.append(Operand(src.type, [], 0, src.scale, src.zeroPoint, extraParams=src.extraParams))
         self.writers.add(len(self.operands) - 1)
         return len(self.operands) - 1
+
+    def constant_operand(self, value: np.ndarray, kind: OperandType) -> int:
+        """A new constant operand of ``kind`` holding ``value`` (NNAPI-shaped), for a kernel input a lowering
+        makes (a per-channel filter's scales): its tensor is written once, as the model's constants are."""
+        value = np.ascontiguousarray(value, DTYPES[kind])
+        self.operands.append(Operand(kind, list(value.shape), 0, lifetime=OperandLifeTime.CONSTANT_COPY))
+        k = len(self.operands) - 1
+        self.made[k] = value
+        self.shapes[k] = tuple(value.shape)
+        return k
 
     def absent(self, k: int) -> bool:
         """No value: NO_VALUE, a 0 in a tensor's dimensions, or never given a value nor written."""
@@ -104,6 +115,8 @@ class GraphBuilder:
         if k in self.runtime:
             self.parameters.add(k)
             return self.runtime[k]
+        if k in self.made:
+            return self.made[k]
         operand = self.operands[k]
         data = constant_bytes(self.model, operand)
         dtype = DTYPES[OperandType(operand.type)]

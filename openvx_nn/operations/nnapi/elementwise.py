@@ -10,7 +10,10 @@ from ...core.enums import Status
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_elementwise as few
 from ...kernels.frontend import quant8_lookup as lookup
+from ...kernels.frontend.asymmetric import dequantize, dequantize_per_channel, store
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
+
+F16, I8 = np.dtype(np.float16), np.dtype(np.int8)
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -109,7 +112,33 @@ def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=No
                              prepare=prepare, native=native))
 
 
-_unary_kernel("dequantize", 6, "identity", (U8,), F32)
+def _infer_dequantize(args: Args):
+    """uint8 or int8 in; float16 out with ``half``, else float32; per-channel ``scales``: one per index of the
+    ``channel`` axis."""
+    dtype_in(args, "input", (U8, I8))
+    shape = tuple(args["input"].shape)
+    scales = args.get("scales")
+    if scales is not None:
+        axis = int(args["channel"])
+        require(0 <= axis < len(shape), "channel", f"channel axis {axis} is not an axis of {list(shape)}")
+        require(tuple(scales.shape) == (shape[axis],), "scales", f"scales have shape {list(scales.shape)}, "
+                f"expected [{shape[axis]}] (axis {axis} of {list(shape)})")
+    return {"output": (shape, F16 if args["half"] else F32)}
+
+
+def _run_dequantize(args: Args) -> None:
+    """out = scale * (input - zero point), per channel ``scales[c] * input`` (stored once, float16 or float32)."""
+    x, scales = args["input"], args.get("scales")
+    if scales is None:
+        real = dequantize(x, (float(args["input_scale"]), int(args["input_zero_point"])))
+    else:
+        real = dequantize_per_channel(x, scales, int(args["channel"]))
+    with np.errstate(over="ignore"):  # beyond float16's range: an infinity, as IEEE rounding gives
+        store(real, args["output"], None)
+
+
+nnapi_kernel(NNAPIKernel("dequantize", 6, ("input", "scales?"), ("output",), _infer_dequantize, _run_dequantize,
+                         ints=("channel", "half"), quantized=("input",)))
 _unary_kernel("floor", 8, "floor", (F32,))
 _unary_kernel("logistic", 14, "logistic", (F32, U8))
 _unary_kernel("relu", 19, "relu", (F32, U8))
