@@ -215,12 +215,15 @@ def test_the_last_per_channel_params_given_are_kept():
         [float(np.float32(x)) for x in (0.1, 0.2, 0.3)], 1)
 
 
+def _with_per_channel_constant(m: nnapi.Model) -> None:
+    """A per-channel constant beside the host model's RELU: operand 2, scales [1, 2] along axis 0."""
+    k = m.add_operand(PC, [2])
+    m.set_operand_symm_per_channel_quant_params(k, [1.0, 2.0], 0)
+    m.set_operand_value(k, np.array([1, -1], np.int8))
+
+
 def test_hal_models_are_checked_for_channel_params_and_stray_ones():
-    def extra(m):
-        k = m.add_operand(PC, [2])
-        m.set_operand_symm_per_channel_quant_params(k, [1.0, 2.0], 0)
-        m.set_operand_value(k, np.array([1, -1], np.int8))
-    m = _host_model(extra)
+    m = _host_model(_with_per_channel_constant)
     m.finish()
     model = m.to_hal()
     device = hal.Device()
@@ -241,12 +244,7 @@ def test_the_file_refuses_malformed_channel_params(tmp_path):
     import io
     import json
     import zipfile
-
-    def extra(m):
-        k = m.add_operand(PC, [2])
-        m.set_operand_symm_per_channel_quant_params(k, [1.0, 2.0], 0)
-        m.set_operand_value(k, np.array([1, -1], np.int8))
-    m = _host_model(extra)
+    m = _host_model(_with_per_channel_constant)
     m.finish()
     path = tmp_path / "m.nnapi"
     m.save(path)
