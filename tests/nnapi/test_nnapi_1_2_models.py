@@ -254,6 +254,6 @@ def test_the_model_survives_its_nnapi_file_and_runs_the_same_from_it(tmp_path):
     assert loaded == m.to_hal()
     prepared = nnapi.hal.Device().prepare_model(loaded)
     outs = [np.zeros(shape, dtype) for shape, dtype in SHAPES]
-    assert prepared.execute_arrays([model_input()], outs) == nnapi.ErrorStatus.NONE
+    assert prepared.execute_arrays([model_input()], outs)[0] == nnapi.ErrorStatus.NONE
     for got, want in zip(outs, run_python(m)):
         np.testing.assert_array_equal(got, want)
