@@ -1,8 +1,10 @@
 /* plan_helpers.c: helper threads that join the shared layers of native runs, without Python.
  *
  * A layer's native entry shares its chunks through the gang's mailbox (openvx_nn/kernels/engine/gang.py):
- * it posts a task record [helper entry, block] when some helper is counted in, claims chunks behind a
- * counter, then retracts the record and waits until no helper is inside.  Python's gang helpers join only
+ * it posts a task record [helper entry, block, chunk counters] when some helper is counted in, claims chunks
+ * behind a counter, then retracts the record and waits until no helper is inside.  A helper entry that fails
+ * (it raised mid-chunk) adds CHUNK_FAILED to the counters' finished chunks, so the poster stops waiting for the
+ * chunk that never finished and returns the failure.  Python's gang helpers join only
  * after Python lent them a task, which a C caller's vxProcessGraph never does; these threads are the C
  * side's helpers: woken when a run of a plan with shared layers begins, counted into the mailbox while
  * they spin on its generation, running each native task posted there, and back to sleep a short while
@@ -19,6 +21,8 @@
 enum { M_GENERATION, M_COUNTED, M_TASK, M_INSIDE, M_JOINED };
 #define MAX_HELPERS 8
 #define GRACE_CYCLES 400000ull /* spinning after a run ends (about 0.15 ms): the next run finds them awake */
+
+#define CHUNK_FAILED (1LL << 40) /* as atomics.CHUNK_FAILED (openvx_nn/kernels/engine/atomics.py) */
 
 typedef int32_t (*vxnn_entry)(int64_t *block);
 
@@ -49,7 +53,8 @@ static void run_posted(int64_t task)
     __atomic_add_fetch(&mailbox[M_INSIDE], 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&mailbox[M_TASK], __ATOMIC_SEQ_CST) == task) { /* still posted: its poster waits */
         const int64_t *record = (const int64_t *)(uintptr_t)task;
-        ((vxnn_entry)(uintptr_t)record[0])((int64_t *)(uintptr_t)record[1]);
+        if (((vxnn_entry)(uintptr_t)record[0])((int64_t *)(uintptr_t)record[1]) != 0)
+            __atomic_add_fetch((int64_t *)(uintptr_t)record[2] + 1, CHUNK_FAILED, __ATOMIC_SEQ_CST);
         __atomic_add_fetch(&mailbox[M_JOINED], 1, __ATOMIC_SEQ_CST);
     }
     __atomic_sub_fetch(&mailbox[M_INSIDE], 1, __ATOMIC_SEQ_CST);

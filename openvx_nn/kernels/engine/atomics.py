@@ -59,14 +59,31 @@ def compare_swap(typingctx, address, expected, value):
     return types.boolean(address, expected, value), codegen
 
 
+CHUNK_FAILED = 1 << 40
+"""Added to a shared call's count of finished chunks (the int64 at ``claim + 8``) when a thread's chunks raised
+(``gang``: the serve loops, for a helper's; the entry, for the caller's): the count then passes any number of
+chunks, so that every wait on it ends, and the caller reads the failure there after its wait."""
+
+
 def _wait_for_chunks(claim, n_chunks):
-    # The caller of a shared chunk loop returns once every chunk is finished: the int64 at ``claim + 8``
-    # counts finished chunks (the one at ``claim`` hands them out).
+    # The caller of a shared chunk loop returns once every chunk is finished, or some thread's chunk failed
+    # (CHUNK_FAILED): the int64 at ``claim + 8`` counts finished chunks (the one at ``claim`` hands them out).
     while fetch_add(claim + 8, 0) < n_chunks:
         pause()
 
 
 wait_for_chunks = jit.kernel(_wait_for_chunks)
+
+
+def _wait_for_shares(claim, parts, task_claim):
+    # A phase shared before a task's chunks (an input's packing, behind its own counters at ``claim``): every
+    # thread waits until each part is finished, or until the task's chunks at ``task_claim`` failed (a thread
+    # that raised while packing never finishes its part).
+    while fetch_add(claim + 8, 0) < parts and fetch_add(task_claim + 8, 0) < CHUNK_FAILED:
+        pause()
+
+
+wait_for_shares = jit.kernel(_wait_for_shares)
 
 
 def _take_chunk(claim, n_chunks, back):

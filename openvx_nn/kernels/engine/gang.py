@@ -9,8 +9,11 @@ chunk loop behind a shared counter (``atomics.fetch_add``).
 
 Native tasks. A layer run from C (a native entry, ``support/native.py``) holds no GIL and cannot post a
 Python task; it posts a *native* one (:func:`post_native`): the address of a record ``[helper entry, its
-block]`` in the mailbox, and a new generation. A spinning helper runs it where it spins, without the GIL, and
-goes on spinning. The poster retracts the record after its chunk loop (:func:`retract_native`) and waits until
+block, its chunk counters]`` in the mailbox, and a new generation. A spinning helper runs it where it spins,
+without the GIL, and goes on spinning; when the helper entry returns a failure (it raised: ``jit.RAISED``), the
+helper adds ``atomics.CHUNK_FAILED`` to the counters' finished chunks, so that the poster stops waiting for the
+chunk that never finished and returns the failure (``csrc/plan_helpers.c``, the C side's helpers, does the
+same). The poster retracts the record after its chunk loop (:func:`retract_native`) and waits until
 no helper is inside a native task, so a helper never enters a layer whose arrays may be freed. Helpers are in
 the gang only after some Python code lent them a task: :func:`summon` does that before a native run.
 """
@@ -26,7 +29,7 @@ from numba.extending import intrinsic
 
 from ..support import jit, native
 from . import isa, workers
-from .atomics import compare_swap, fetch_add, pause
+from .atomics import CHUNK_FAILED, compare_swap, fetch_add, pause
 
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
@@ -94,8 +97,9 @@ def _park(mailbox, seen, cycles):
             return generation
         fetch_add(at + INSIDE, 1)
         if fetch_add(at + NATIVE_TASK, 0) == task:  # still posted: its poster waits for us before it returns
-            record = native.c_array_at(task, 2)
-            native.call(record[0], record[1])
+            record = native.c_array_at(task, 3)
+            if native.call(record[0], record[1]) != 0:  # raised mid-chunk: that chunk never counts as finished
+                fetch_add(record[2] + 8, CHUNK_FAILED)
             fetch_add(at + JOINED, 1)
         fetch_add(at + INSIDE, -1)
         seen, rounds, deadline = generation, 0, _cycles() + cycles
@@ -226,7 +230,7 @@ def mailbox_address() -> int:
 
 @jit.kernel
 def post_native(mailbox_at, task):
-    """Post the native task record at ``task`` (``[helper entry, block]``) to the helpers spinning in the gang;
+    """Post the native task record at ``task`` (``[helper entry, block, counters]``) to the helpers spinning in the gang;
     False when none is counted in or the gang is :func:`closed` (then nobody may run it: the caller does every
     chunk)."""
     if fetch_add(mailbox_at + COUNTED, 0) <= 0 or fetch_add(mailbox_at + CLOSED, 0) > 0:
@@ -271,19 +275,25 @@ def shared_entry(lines, prepare, words: tuple[int, int, int, int], code: int = 0
     mailbox address, the task record's address, the chunk count (:meth:`NativeTask.words`) and the counters
     (a packed array). The entry posts the task (:func:`begin_native`), runs its share and retracts it
     (:func:`retract_native`), or runs every line itself when no helper is counted in; the helper runs chunks
-    while any is left. Written once: every kernel and number is bound by closure, so each made body caches
+    while any is left. A shared run fails (``jit.RAISED``) when any thread's chunks raised: the caller's own
+    (caught here, the task still retracted) or a helper's (``CHUNK_FAILED`` in the counters, from the serve
+    loop); ``lines`` must wait with ``atomics.wait_for_chunks`` (or ``wait_for_shares``), which ends on it. Written once: every kernel and number is bound by closure, so each made body caches
     on disk (``jit.native``, keyed by what the closure holds)."""
     mailbox, task, chunks, counters = words
 
     def entry(block):
         prepare(block)
         n_chunks = block[chunks]
-        if n_chunks > 0 and begin_native(block[mailbox], block[task],
-                                         native.c_array(block, counters, np.int64)[0, 0, 0, 0, 0]):
-            lines(code, block, n_chunks, True)
-            retract_native(block[mailbox], block[task])
-        else:
-            lines(code, block, 0, False)
+        if n_chunks > 0:
+            shared = native.c_array(block, counters, np.int64)[0, 0, 0, 0, 0]
+            if begin_native(block[mailbox], block[task], shared):
+                try:
+                    lines(code, block, n_chunks, True)
+                except Exception:  # noqa: BLE001 - numba catches only Exception as a whole
+                    fetch_add(shared.ctypes.data + 8, CHUNK_FAILED)  # helpers waiting on this thread stop
+                retract_native(block[mailbox], block[task])  # also after a failure: helpers may be inside
+                return jit.RAISED if fetch_add(shared.ctypes.data + 8, 0) >= CHUNK_FAILED else 0
+        lines(code, block, 0, False)
         return 0
 
     def helper(block):
@@ -294,7 +304,8 @@ def shared_entry(lines, prepare, words: tuple[int, int, int, int], code: int = 0
 
 class NativeTask:
     """What a native entry needs to share its chunks with the gang: the chunk counters and the task record
-    (``[helper entry, block]``, completed by :meth:`finish` once the block exists), and how many chunks."""
+    (``[helper entry, block, counters]``, completed by :meth:`finish` once the block exists), and how many
+    chunks."""
 
     __slots__ = ("chunks", "counters", "record")
 
@@ -302,7 +313,7 @@ class NativeTask:
         threads = isa.threads()
         self.chunks = workers.chunk_count(n_rows, threads) if lend and threads > 1 and n_rows > 1 else 0
         self.counters = np.zeros(2, np.int64)
-        self.record = np.zeros(2, np.int64)
+        self.record = np.zeros(3, np.int64)
 
     def words(self) -> tuple[int, int, int]:
         """(mailbox address, record address, chunks): the block's scalars the entry hands to :func:`begin_native`."""
@@ -311,7 +322,7 @@ class NativeTask:
     def finish(self, helper: int, block: np.ndarray) -> tuple:
         """The record filled with ``helper`` (the chunk loop's entry, no waiting) over ``block``; what the entry
         keeps (this task among it: :func:`lends` finds it)."""
-        self.record[:] = helper, block.ctypes.data
+        self.record[:] = helper, block.ctypes.data, self.counters.ctypes.data
         return self.counters, self.record, self
 
 

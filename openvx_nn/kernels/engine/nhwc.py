@@ -42,7 +42,7 @@ from numba import types
 from ..support import jit, native
 from ..support.jit import kernel
 from . import gang, workers
-from .atomics import fetch_add, take_chunk, wait_for_chunks
+from .atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8, requantize16
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
@@ -434,10 +434,11 @@ _NZERO, _NLEFT, _NTOP, _NUNITS, _NMAILBOX, _NTASK, _NCHUNKS = range(native.ARRAY
 
 
 @kernel
-def pack_parts(x, xp, zero_point, pad_left, pad_top, parts, counters):
+def pack_parts(x, xp, zero_point, pad_left, pad_top, parts, counters, task):
     """:func:`_pack` in ``parts`` shares claimed from ``counters`` (int64 [claimed, finished], zero before the
     layer's task is posted) by the caller and its helpers alike; each returns once every share is packed, so
-    that no unit reads a row before it is written. A helper that comes late finds nothing left to claim."""
+    that no unit reads a row before it is written, or once the ``task``'s chunks failed (a thread raised). A
+    helper that comes late finds nothing left to claim."""
     claim = np.int64(counters.ctypes.data)
     while True:
         i = fetch_add(claim, 1)
@@ -445,7 +446,7 @@ def pack_parts(x, xp, zero_point, pad_left, pad_top, parts, counters):
             break
         _pack(x, xp, zero_point, pad_left, pad_top, i, parts)
         fetch_add(claim + 8, 1)
-    wait_for_chunks(claim, parts)
+    wait_for_shares(claim, parts, np.int64(task.ctypes.data))
 
 
 @jit.kernel
@@ -463,10 +464,10 @@ def _native_units(code, block, chunks, wait):
         _pack(x, xp, block[_NZERO], block[_NLEFT], block[_NTOP], 0, 1)
         _UNITS(code, xp, taps, weights, bias, out, params, 0, block[_NUNITS])
     else:
+        counters = native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0]
         pack_parts(x, xp, block[_NZERO], block[_NLEFT], block[_NTOP], chunks,
-                   native.c_array(block, _NPACKED, np.int64)[0, 0, 0, 0, 0])
-        _CLAIM(code, xp, taps, weights, bias, out, params, block[_NUNITS], chunks,
-               native.c_array(block, _NCOUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+                   native.c_array(block, _NPACKED, np.int64)[0, 0, 0, 0, 0], counters)
+        _CLAIM(code, xp, taps, weights, bias, out, params, block[_NUNITS], chunks, counters, wait)
 
 
 @jit.kernel

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine import gang, isa
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
@@ -404,8 +404,10 @@ def _stage_parts(block, parts):
     if parts == 0:
         stage(x, xp, block[_TOP], block[_LEFT], 0, lines)
     else:
-        _stage_shares((x, xp, block[_TOP], block[_LEFT]), lines, parts,
-                      native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0], True)
+        staging = native.c_array(block, _STAGING, np.int64)[0, 0, 0, 0, 0]
+        _stage_shares((x, xp, block[_TOP], block[_LEFT]), lines, parts, staging, False)
+        task = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]  # its failure ends the wait too
+        wait_for_shares(np.int64(staging.ctypes.data), parts, np.int64(task.ctypes.data))
 
 
 @jit.kernel

@@ -22,7 +22,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import gang, workers
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..support import jit, native
 from ..support.jit import kernel
@@ -324,7 +324,8 @@ def _native_lines(code, block, chunks, wait):
                 break
             _pack_part(block, i, chunks)
             fetch_add(claim + 8, 1)
-        wait_for_chunks(claim, chunks)
+        task = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]
+        wait_for_shares(claim, chunks, np.int64(task.ctypes.data))  # or until some thread failed
     arrays = (native.c_array(block, _XP, np.int16)[0, 0], native.c_array(block, _W, np.int16)[0, 0, 0],
               native.c_array(block, _BIAS, np.int64)[0, 0, 0, 0, 0],
               native.c_array(block, _LINE_BIAS, np.int32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.uint8)[0, 0])
