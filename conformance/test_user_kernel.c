@@ -713,3 +713,107 @@ TEST(user_kernel, user_structs_in_arrays_and_scalars)
     VX_CALL(vxReleaseScalar(&scalar));
     VX_CALL(vxReleaseArray(&array));
 }
+
+TEST(user_kernel, user_struct_lookups_without_a_context_or_a_name)
+{
+    vx_enum type = vxRegisterUserStructWithName(context, sizeof(ct_detection), "ct_detection"), back = 0;
+    vx_char name[32];
+    ASSERT(type >= VX_TYPE_USER_STRUCT_START && type <= VX_TYPE_USER_STRUCT_END);
+    ASSERT_STATUS(VX_ERROR_INVALID_PARAMETERS, vxGetUserStructNameByEnum(NULL, type, name, sizeof name));
+    ASSERT_STATUS(VX_FAILURE, vxGetUserStructEnumByName(context, NULL, &back));
+    VX_CALL(vxGetUserStructNameByEnum(context, type, name, sizeof name)); /* both still work with them */
+    ASSERT(strcmp(name, "ct_detection") == 0);
+    VX_CALL(vxGetUserStructEnumByName(context, name, &back));
+    ASSERT_EQ_INT(type, back);
+}
+
+/* ---- a module that releases its handle before removing the kernel (the Khronos suite's module) ---- */
+TEST(user_kernel, module_unloads_by_the_name_it_was_loaded_with_leaving_no_reference)
+{
+    const char *module = CT_MODULE_DIR "/libct_module_release_first.so";
+    vx_uint32 references = 0, loaded = 0, after = 0;
+    vx_kernel kernel;
+    VX_CALL(vxQueryContext(context, VX_CONTEXT_REFERENCES, &references, sizeof references));
+    VX_CALL(vxLoadKernels(context, module));
+    VX_CALL(vxQueryContext(context, VX_CONTEXT_REFERENCES, &loaded, sizeof loaded));
+    ASSERT_EQ_INT(references + 1, loaded); /* the handle its publish kept */
+    kernel = vxGetKernelByName(context, "org.ct.module.double");
+    ASSERT_VX_OBJECT(kernel);
+    VX_CALL(vxReleaseKernel(&kernel));
+    run_module_kernel(context);
+    VX_CALL(vxUnloadKernels(context, module));
+    VX_CALL(vxQueryContext(context, VX_CONTEXT_REFERENCES, &after, sizeof after));
+    ASSERT_EQ_INT(references, after);
+    ASSERT(vxGetStatus((vx_reference)vxGetKernelByName(context, "org.ct.module.double")) != VX_SUCCESS);
+    VX_CALL(vxLoadKernels(context, module)); /* and loads again */
+    run_module_kernel(context);
+    VX_CALL(vxUnloadKernels(context, module));
+}
+
+/* ---- VX_KERNEL_LOCAL_DATA_SIZE is what the node reports, whatever its initializer left ---------- */
+static vx_size local_seen_in_init, local_seen_in_run;
+static int local_init_clears; /* the initializer sets size 0 and pointer NULL, as the Khronos suite's does */
+
+static vx_status VX_CALLBACK local_init(vx_node node, const vx_reference *parameters, vx_uint32 num)
+{
+    vx_size zero = 0;
+    void *none = NULL;
+    (void)parameters; (void)num;
+    if (vxQueryNode(node, VX_NODE_LOCAL_DATA_SIZE, &local_seen_in_init, sizeof local_seen_in_init) != VX_SUCCESS)
+        return VX_FAILURE;
+    if (local_init_clears &&
+        (vxSetNodeAttribute(node, VX_NODE_LOCAL_DATA_SIZE, &zero, sizeof zero) != VX_SUCCESS ||
+         vxSetNodeAttribute(node, VX_NODE_LOCAL_DATA_PTR, &none, sizeof none) != VX_SUCCESS))
+        return VX_FAILURE;
+    return VX_SUCCESS;
+}
+
+static vx_status VX_CALLBACK local_run(vx_node node, const vx_reference *parameters, vx_uint32 num)
+{
+    void *pointer = NULL;
+    (void)parameters; (void)num;
+    if (vxQueryNode(node, VX_NODE_LOCAL_DATA_SIZE, &local_seen_in_run, sizeof local_seen_in_run) != VX_SUCCESS ||
+        vxQueryNode(node, VX_NODE_LOCAL_DATA_PTR, &pointer, sizeof pointer) != VX_SUCCESS)
+        return VX_FAILURE;
+    if (local_seen_in_run && !pointer)
+        return VX_ERROR_NO_MEMORY;
+    if (local_seen_in_run)
+        memset(pointer, 0x5A, local_seen_in_run); /* all of it is ours */
+    return VX_SUCCESS;
+}
+
+TEST(user_kernel, kernel_local_data_size_is_what_the_node_reports)
+{
+    int clears;
+    for (clears = 0; clears < 2; clears++) {
+        vx_enum id = 0;
+        vx_size size = 40 + 8 * (vx_size)clears, node_size = 0;
+        vx_kernel kernel;
+        vx_graph graph;
+        vx_node node;
+        vx_int32 value = 1;
+        vx_scalar scalar = vxCreateScalar(context, VX_TYPE_INT32, &value);
+        local_init_clears = clears;
+        local_seen_in_init = local_seen_in_run = 12345;
+        VX_CALL(vxAllocateUserKernelId(context, &id));
+        kernel = vxAddUserKernel(context, clears ? "org.ct.local.cleared" : "org.ct.local", id, local_run, 1,
+                                 accept_all, local_init, NULL);
+        ASSERT_VX_OBJECT(kernel);
+        VX_CALL(vxAddParameterToKernel(kernel, 0, VX_INPUT, VX_TYPE_SCALAR, VX_PARAMETER_STATE_REQUIRED));
+        VX_CALL(vxSetKernelAttribute(kernel, VX_KERNEL_LOCAL_DATA_SIZE, &size, sizeof size));
+        VX_CALL(vxFinalizeKernel(kernel));
+        graph = vxCreateGraph(context);
+        node = vxCreateGenericNode(graph, kernel);
+        ASSERT_VX_OBJECT(node);
+        VX_CALL(vxSetParameterByIndex(node, 0, (vx_reference)scalar));
+        VX_CALL(vxProcessGraph(graph));
+        ASSERT_EQ_INT((int)size, (int)local_seen_in_init);
+        ASSERT_EQ_INT((int)size, (int)local_seen_in_run);
+        VX_CALL(vxQueryNode(node, VX_NODE_LOCAL_DATA_SIZE, &node_size, sizeof node_size));
+        ASSERT_EQ_INT((int)size, (int)node_size);
+        VX_CALL(vxReleaseNode(&node));
+        VX_CALL(vxReleaseGraph(&graph));
+        VX_CALL(vxReleaseScalar(&scalar));
+        VX_CALL(vxRemoveKernel(kernel));
+    }
+}

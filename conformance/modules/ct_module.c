@@ -2,7 +2,9 @@
  * vxPublishKernels adds org.ct.module.double (out = saturate(2 * in) on INT16 tensors of any
  * fixed point position); vxUnpublishKernels removes it.  Built with -DCT_PUBLISH_FAILS, its
  * publish fails with VX_ERROR_NO_RESOURCES after adding the kernel (the library takes it back);
- * with -DCT_NO_ENTRY it exports neither function. */
+ * with -DCT_NO_ENTRY it exports neither function.  With -DCT_RELEASE_FIRST it handles its references as
+ * the Khronos conformance tests' module does: publish keeps the handle vxAddUserKernel gave, and unpublish
+ * releases the handle it got by name before it removes the kernel through that same handle. */
 #include <VX/vx.h>
 
 #define CT_MODULE_KERNEL "org.ct.module.double"
@@ -69,7 +71,9 @@ VX_API_ENTRY vx_status VX_API_CALL vxPublishKernels(vx_context context)
         vxRemoveKernel(kernel);
         return status;
     }
+#ifndef CT_RELEASE_FIRST
     vxReleaseKernel(&kernel);
+#endif
 #ifdef CT_PUBLISH_FAILS
     return VX_ERROR_NO_RESOURCES;
 #else
@@ -81,6 +85,11 @@ VX_API_ENTRY vx_status VX_API_CALL vxUnpublishKernels(vx_context context)
 {
     vx_kernel kernel = vxGetKernelByName(context, CT_MODULE_KERNEL);
     vx_status status = vxGetStatus((vx_reference)kernel);
+#ifdef CT_RELEASE_FIRST
+    vx_kernel copy = kernel;
+    if (status == VX_SUCCESS)
+        status = vxReleaseKernel(&copy);
+#endif
     return status == VX_SUCCESS ? vxRemoveKernel(kernel) : status;
 }
 #else

@@ -188,6 +188,7 @@ def vxnn_finalize_kernel(kernel):
             user.description = None
             raise
         k.description = description
+        k.context.kernels.keep(description, k)  # the handle by name and by enum from now on
 
 
 @status_entry
@@ -196,8 +197,9 @@ def vxnn_remove_kernel(kernel):
     with blaming(k):
         user = _user(k, "remove it")
         if user.description is not None:
-            k.context.kernels.remove(user.description)
-        k.release()
+            k.context.kernels.remove(user.description)  # lets go of the kept handle
+        if k.external > 0:  # a kept handle the application released already goes with the table's hold
+            k.release()
 
 
 # -- meta formats ---------------------------------------------------------------------------------
@@ -328,6 +330,8 @@ def vxnn_register_user_struct(context, size, name):
 
 @status_entry
 def vxnn_get_user_struct_name(context, type_enum, out, size):
+    if not context:  # the sample implementation's status for a missing context here
+        raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "vxGetUserStructNameByEnum: context is NULL")
     ctx = reference.lookup(context, Context, "context")
     with blaming(ctx):
         if out == ffi.NULL:
@@ -343,8 +347,10 @@ def vxnn_get_user_struct_name(context, type_enum, out, size):
 def vxnn_get_user_struct_enum(context, name, out):
     ctx = reference.lookup(context, Context, "context")
     with blaming(ctx):
-        if name == ffi.NULL or out == ffi.NULL:
-            raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "type_name or user_struct_type is NULL")
+        if name == ffi.NULL:  # no name: no struct found (the sample implementation's status)
+            raise VXError(Status.VX_FAILURE, "type_name is NULL: no user struct is named so")
+        if out == ffi.NULL:
+            raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, "user_struct_type is NULL")
         text = c_text(name)
         enum = ctx.user_structs.enum_of(text)
         if enum is None:

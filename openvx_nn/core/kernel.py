@@ -17,19 +17,38 @@ class Kernel(Reference):
         self.description = description
         self.name = ""
 
+    @property
+    def counted(self) -> bool:  # type: ignore[override]
+        """A user kernel's handle kept by the context's table (``KernelTable.keep``) counts among the
+        application's references only while the application holds it."""
+        return self.external > 0
+
     @classmethod
     def by_name(cls, context: Context, name: str) -> Kernel:
         description = context.kernels.by_name(name)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel is named '{name}'", context)
-        return cls(context, description)
+        return cls._handle(context, description)
 
     @classmethod
     def by_enum(cls, context: Context, enum: int) -> Kernel:
         description = context.kernels.by_enum(enum)
         if description is None:
             raise VXError(Status.VX_ERROR_INVALID_PARAMETERS, f"no kernel has enum {enum:#x}", context)
-        return cls(context, description)
+        return cls._handle(context, description)
+
+    @classmethod
+    def _handle(cls, context: Context, description: KernelDescription) -> Kernel:
+        """A new handle on a built-in kernel; a user kernel's one kept handle, retained (made when missing)."""
+        if description.user is None:
+            return cls(context, description)
+        kept = context.kernels.kept(description)
+        if kept is not None:
+            kept.retain()
+            return kept
+        kernel = cls(context, description)
+        context.kernels.keep(description, kernel)
+        return kernel
 
     def describe(self) -> str:
         return f"kernel {self.description.name} ({self.handle:#x})"

@@ -93,6 +93,8 @@ class KernelTable:
         """(publish, unpublish) of modules registered with vxRegisterKernelLibrary."""
         self._next_kernel = 0
         self._next_library = FIRST_USER_LIBRARY
+        self._kept: dict[str, object] = {}
+        """The one handle object (a ``vx_kernel``) of each published user kernel, by name (:meth:`keep`)."""
 
     def _sync(self) -> None:
         if len(self._published) != len(_PUBLISHERS):
@@ -112,9 +114,27 @@ class KernelTable:
         self._by_name[description.name] = description
 
     def remove(self, description: KernelDescription) -> None:
+        """Take a kernel out of the table; its kept handle (:meth:`keep`) lives on only while the application
+        holds it."""
         if self._by_name.get(description.name) is description:
             del self._by_name[description.name]
             del self._by_enum[description.enum]
+            kept = self._kept.pop(description.name, None)
+            if kept is not None:
+                kept.unhold()
+
+    def keep(self, description: KernelDescription, handle) -> None:
+        """Hold ``handle`` (a ``vx_kernel`` reference) as the one handle of the published user kernel
+        ``description`` until :meth:`remove`: as in the sample implementation, a user kernel's handle stays
+        valid while the kernel is in the context, even after the application released its last reference to
+        it (a module's vxUnpublishKernels may release the handle it got by name, then remove the kernel)."""
+        handle.hold()
+        self._kept[description.name] = handle
+
+    def kept(self, description: KernelDescription):
+        """The kept handle of the published user kernel ``description``, or None."""
+        handle = self._kept.get(description.name)
+        return handle if handle is not None and handle.alive and handle.description is description else None
 
     def names(self) -> set[str]:
         self._sync()

@@ -191,6 +191,8 @@ class UserKernel:
             data = node.local_data = LocalData(self.local_data_size)
         if self.callbacks.init is not None:
             self._call("initializer", node, lambda: self.callbacks.init(node, list(params)))
+        if not data.size and not data.pointer:  # an initializer that set neither (or none): the kernel's size
+            data.size = self.local_data_size
         data.initialized = True
         data.allocate()
 
