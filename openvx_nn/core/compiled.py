@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from . import map_groups, rewrites
 from .enums import Direction, Type
 from .errors import VXError
 from .memory import EMPTY, MemoryPlan
@@ -90,7 +91,13 @@ def _binding_key(node: Node) -> Binding | None:
     key: list = [id(description), id(state)]
     held: list = [description, state]
     packed = state.get("packed", ()) if isinstance(state, dict) else ()  # bound from these: as [static] ones
-    for i, (spec, p) in enumerate(zip(description.params, node.params)):
+    fused = state.get(rewrites.EPILOGUE) if isinstance(state, dict) else None
+    params = list(zip(description.params, node.params))
+    if fused is not None:  # a convolution binds its fused activation's output and scalars too
+        params += [(s, p) for s, p in zip(fused.description.params, fused.params)]
+    for member in state.get(map_groups.GROUP, ()) if isinstance(state, dict) else ():  # and a group's its members'
+        params += [(s, p) for s, p in zip(member.description.params, member.params)]
+    for i, (spec, p) in enumerate(params):
         if p is None:
             key.append(None)
         elif isinstance(p, Tensor):
@@ -139,20 +146,36 @@ class _Deferred:
         runner()
 
 
+def _native_entry(description, params: list, state: dict):
+    if description.native is None:
+        return None
+    try:
+        return description.native(params, state)
+    except Exception:  # noqa: BLE001 - no native entry for this binding: the graph runs from Python
+        return None
+
+
 def bind(node: Node) -> Call:
     """``node``'s call: its native entry (the kernel description's ``native``, if any) and its Python
-    runner (bound now when there is no native entry, else on its first run)."""
+    runner (bound now when there is no native entry, else on its first run). A node the plan's rewrites
+    fused into another does nothing; one they gave planar stand-ins runs between its conversions
+    (``rewrites``)."""
     description, params, state = node.description, node.params, node.state
-    native = None
-    if description.native is not None:
-        try:
-            native = description.native(params, state)
-        except Exception:  # noqa: BLE001 - no native entry for this binding: the graph runs from Python
-            native = None
-    runner = _python_runner(description, params, state) if native is None else _Deferred(description, params, state)
     writes = tuple(dict.fromkeys(
         p.root for spec, p in zip(description.params, params)
         if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
+    if rewrites.fused(node) or map_groups.merged(node):
+        return Call(node, rewrites.nothing, writes, rewrites.no_entry())
+    if map_groups.leads(node):
+        runner, native = map_groups.bind_group(node, lambda: (_python_runner(description, params, state),
+                                                              _native_entry(description, params, state)))
+        return Call(node, runner, writes, native)
+    if state.get(rewrites.CONVERT):
+        runner, native = rewrites.converted(node, lambda ps: (_python_runner(description, ps, state),
+                                                              _native_entry(description, ps, state)))
+        return Call(node, runner, writes, native)
+    native = _native_entry(description, params, state)
+    runner = _python_runner(description, params, state) if native is None else _Deferred(description, params, state)
     return Call(node, runner, writes, native)
 
 

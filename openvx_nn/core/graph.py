@@ -1,7 +1,7 @@
 """``vx_graph``: nodes, verification state, execution, graph parameters, timing.
 
-A graph verifies once (``plan.Verifier``, then ``memory.plan_graph``: its
-virtual tensors' arena) and then runs its compiled plan (``compiled``: the
+A graph verifies once (``plan.Verifier``, then ``rewrites.run``: fusion and
+the layout of virtual tensors, then ``memory.plan_graph``: its virtual tensors' arena) and then runs its compiled plan (``compiled``: the
 nodes' bound calls in the dependency order found there) as often as asked,
 without re-validating or re-allocating.  Anything that changes its structure sends it back to
 VX_GRAPH_STATE_UNVERIFIED.  Execution holds no model-wide lock, so graphs
@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from . import cells, collector, execution, native_plan
+from . import cells, collector, execution, native_plan, rewrites
 from .compiled import Call, Plan, compile_calls
 from .context import Context
 from .enums import Action, GraphState, Status, Type, status_name
@@ -74,6 +74,7 @@ class Graph(Reference):
         self._executor: int | None = None  # thread running the nodes
         self._run: _Run | None = None  # the scheduled run vxWaitGraph has not collected yet
         self.plan = Plan()  # the compiled plan: bound calls (when its epoch is current) and memory plan
+        self.rewrites = rewrites.Report()  # what the last verify's rewrites did (fusion, layouts)
 
     # -- structure ---------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -148,6 +149,7 @@ class Graph(Reference):
     def on_destroy(self) -> None:
         nodes, self.nodes, self.parameters = list(self.nodes), {}, []
         self._uses, self._positions, self._verified_nodes, self.order = {}, {}, [], []
+        self.rewrites = rewrites.Report()
         self._set_plan(Plan())
         for node in nodes:
             node.detach()
@@ -210,6 +212,7 @@ class Graph(Reference):
         self.order = verifier.run()
         self._verified_nodes = list(self.nodes)
         self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
+        self.rewrites = rewrites.run(self.order, self._verified_nodes, self._uses, self.parameters)
         memory = plan_graph(self.order, self._verified_nodes, self._uses.values(), self.parameters,
                             self.plan.memory, self.memory_plan)
         self._set_plan(Plan(memory=memory))

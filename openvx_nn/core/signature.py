@@ -64,6 +64,22 @@ class KernelDescription:
     # cannot run natively.  Bound beside ``bind`` and under the same rule; whatever the application may
     # change between runs is either read through the block's pointers or guarded (``core/cells.py``).
     native: Callable[[list, dict], object] | None = field(default=None, compare=False)
+    # Optional, for the plan's rewrites at verify (``core/rewrites.py``): (parameter objects, state) ->
+    # {tensor parameter index: ``rewrites.TAKES_CHANNELS_LAST`` or ``rewrites.ANY_SAME``} (a parameter left
+    # out takes OpenVX's planar order only).
+    layouts: Callable[[list, dict], dict[int, str]] | None = field(default=None, compare=False)
+    # Optional: (parameter objects, state) -> the (low, high) clamp this node computes, if it is one (an
+    # activation another node's epilogue can do), else None.
+    epilogue: Callable[[list, dict], tuple[float, float] | None] | None = field(default=None, compare=False)
+    # Optional: (parameter objects, state) -> the index of the output this node can write through a clamp
+    # epilogue (then ``state[rewrites.EPILOGUE]`` names the activation), or None.
+    takes_epilogue: Callable[[list, dict], int | None] | None = field(default=None, compare=False)
+    # Optional (``core/map_groups.py``): (parameter objects, state) -> a hashable key of the geometry when this
+    # node computes one map of a depthwise layer written map by map, else None; and (the members' parameter
+    # lists in map order, the state of the first in execution order, whose call it is) -> (runner, native
+    # entry) computing every map in one call, or None.
+    takes_maps: Callable[[list, dict], object] | None = field(default=None, compare=False)
+    bind_maps: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
     # Optional: called with a node of this kernel when the node is destroyed (a user
     # kernel's deinit and its local data).
     release_node: Callable[[object], None] | None = field(default=None, compare=False)

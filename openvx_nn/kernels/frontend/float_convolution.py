@@ -294,6 +294,12 @@ def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple
     return staged(x, (n, need_h, need_w, c), (slice(None), slice(top, top + h), slice(left, left + w)))
 
 
+def clamp_range(activation: int | tuple[float, float]) -> tuple[float, float]:
+    """The [low, high] of a fused activation: NNAPI's code (``real_range``), or the clamp itself (an OpenVX
+    activation layer the plan fused into the layer: ``relu``, ``brelu`` with its bound)."""
+    return tuple(activation) if isinstance(activation, tuple) else real_range(activation)
+
+
 def bias_or_zeros(bias: np.ndarray | None, units: int) -> np.ndarray:
     """The bias as a contiguous float32 vector (zeros when the layer has none)."""
     if bias is None:
@@ -322,10 +328,11 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
                 residual: np.ndarray | None = None) -> Callable[[], None]:
     """A no-argument call computing ``out = act(bias + conv(x, w) [+ residual])`` from the arrays' current
-    values, with ``wp = pack_conv(w)``; ``pads`` (left, right, top, bottom), ``strides`` (width, height);
+    values, with ``wp = pack_conv(w)``; ``activation`` NNAPI's code or a (low, high) clamp (``clamp_range``);
+    ``pads`` (left, right, top, bottom), ``strides`` (width, height);
     ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract), ``residual`` has it too.
     Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
-    lo, hi = real_range(activation)
+    lo, hi = clamp_range(activation)
     target = output_target(out)
     kh, inner = wp.shape[1:3]
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
@@ -445,7 +452,7 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     res, res_copy = _residual_input(residual, out)
     if res_copy is not None:
         return None
-    lo, hi = real_range(activation)
+    lo, hi = clamp_range(activation)
     kh, inner = wp.shape[1:3]
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     bias = np.ascontiguousarray(bias, np.float32)

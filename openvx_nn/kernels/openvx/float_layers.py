@@ -8,7 +8,10 @@ no arithmetic of their own.
 Layout. An OpenVX tensor ``[W, H, C, *batch]`` (W fastest) holds the bytes of the row-major ``[N, C, H, W]`` array
 (``N`` every batch dim folded). The engine reads and writes ``[N, H, W, C]``: a convolution copies its input into
 that layout (``chw_layout``, one pass) and its result back (one pass) around the engine's call, in scratch
-arrays allocated once at binding. A fully connected layer needs no copy: its ``[#IFM, B]`` input is the engine's
+arrays allocated once at binding -- except on a side whose tensor the graph's plan laid out channels-last
+(``core/rewrites``: virtual tensors between the engine's layers), where the engine reads or writes the tensor's
+own bytes. The plan may also fuse an activation into the layer: its clamp runs in the engine's epilogue, and
+the layer writes the activation's output. A fully connected layer needs no copy: its ``[#IFM, B]`` input is the engine's
 ``[B, #IFM]`` rows, its ``[#OFM, B]`` output the engine's ``[B, #OFM]``.
 
 Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride_x - pad_x + kx`` and rows
@@ -50,6 +53,8 @@ from ..support import native
 
 NO_ACTIVATION = 0
 """The engine's fused activation: none (NNAPI's FUSED_NONE)."""
+NO_CLAMP = (-np.inf, np.inf)
+"""The (low, high) of a layer with no activation fused into it."""
 ONE_MAP_PLANES = True
 """Whether convolutions of one input map with a window of 9 taps or fewer than 3 run on the plane kernel (module
 doc); read when a layer is planned. Off only to check that the route leaves the output's bytes unchanged."""
@@ -93,6 +98,15 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return view
 
 
+def pixels(a: np.ndarray) -> np.ndarray:
+    """The ``[N, H, W, C]`` view of the bytes of an OpenVX-order array ``a`` ``[W, H, C, *batch]`` that the plan
+    laid out channels-last (a whole virtual tensor: contiguous)."""
+    if not a.T.flags.c_contiguous:
+        raise ValueError("a channels-last tensor must be whole and contiguous")
+    n, c, h, w = _items(a.shape)
+    return a.T.reshape(-1).reshape(n, h, w, c)
+
+
 def _nchw(a: np.ndarray) -> np.ndarray | None:
     """The C-contiguous ``[N, C, H, W]`` view of OpenVX-order ``a``, or None when its memory is not so."""
     t = a.T
@@ -117,32 +131,47 @@ class Convolution:
             self.geometry = (w.shape[1], w.shape[0], self.strides[1], self.strides[0], 1, 1, self.pads[2],
                              self.pads[0])  # (kh, kw, sy, sx, dy, dx, top, left)
 
-    def _plane_args(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> tuple | None:
+    def _plane_args(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray, out_last: bool,
+                    clamp: tuple[float, float]) -> tuple | None:
         """``chw_depthwise``'s arguments on the layer's own arrays, or None when this layer is not on the plane
-        route or an array is strided or overlaps the output."""
-        if self.planes is None:
+        route, its output is channels-last, or an array is strided or overlaps the output."""
+        if self.planes is None or out_last:
             return None
         x4, out4 = _nchw(x), _nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out) or (
                 bias is not None and (bias.dtype != np.float32 or not bias.flags.c_contiguous)):
             return None
         b = _readonly(np.zeros(self.maps, np.float32) if bias is None else bias.reshape(self.maps))
-        return _readonly(x4), self.planes, b, out4, None, self.geometry, (-np.inf, np.inf), bias is not None
+        return _readonly(x4), self.planes, b, out4, None, self.geometry, clamp, bias is not None
 
-    def _scratch(self, x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def on_planes(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> bool:
+        """Whether the layer runs on the plane kernel with these arrays, in OpenVX order (module doc)."""
+        return self._plane_args(x, bias, out, False, NO_CLAMP) is not None
+
+    def _sides(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool]):
+        """(input, output) as the engine reads and writes them, ``[N, H, W, C]``: a channels-last tensor's own
+        bytes viewed, else a scratch array (allocated once) that a copy fills or empties around each call."""
         n, c, h, w = _items(x.shape)
         _, k, oh, ow = _items(out.shape)
-        return np.empty((n, h, w, c), np.float32), np.empty((n, oh, ow, k), np.float32)
+        xn = pixels(x) if layouts[0] else np.empty((n, h, w, c), np.float32)
+        yn = pixels(out) if layouts[1] else np.empty((n, oh, ow, k), np.float32)
+        return xn, yn
 
-    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Callable[[], None]:
-        """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call; OpenVX order)."""
-        planes = self._plane_args(x, bias, out)
+    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+             layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None
+             ) -> Callable[[], None]:
+        """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call); ``layouts`` says
+        whether the input and the output hold their bytes channels-last (else OpenVX order), ``clamp`` is the
+        (low, high) of an activation fused into the layer."""
+        clamp = NO_CLAMP if clamp is None else tuple(clamp)
+        planes = self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.bind(*planes)
-        xn, yn = self._scratch(x, out)
+        xn, yn = self._sides(x, out, layouts)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                  self.strides, NO_ACTIVATION)
-        x4, out4 = _nchw(x), _nchw(out)
+                                  self.strides, clamp)
+        x4 = None if layouts[0] else _nchw(x)
+        out4 = None if layouts[1] else _nchw(out)
         into = chw_layout.bind(True, x4, xn) if x4 is not None else None
         back = chw_layout.bind(False, yn, out4) if out4 is not None else None
         n, c, h, w = _items(x.shape)
@@ -150,31 +179,36 @@ class Convolution:
         def call() -> None:
             if into is not None:
                 into()
-            else:
+            elif not layouts[0]:
                 xn[...] = x.T.reshape(n, c, h, w).transpose(0, 2, 3, 1)
             conv()
             if back is not None:
                 back()
-            else:
+            elif not layouts[1]:
                 out.T[...] = yn.transpose(0, 3, 1, 2).reshape(out.T.shape)
         return call
 
-    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> native.Entry | None:
-        """:meth:`bind` as one native entry (copy in, the engine's layer, copy back: each shared with the helpers
-        where large enough); None when ``x`` or ``out`` is a strided view (the Python path copies those)."""
-        planes = self._plane_args(x, bias, out)
+    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+               layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None
+               ) -> native.Entry | None:
+        """:meth:`bind` as one native entry (copy in, the engine's layer, copy back, each where the side is in
+        OpenVX order; each shared with the helpers where large enough); None when ``x`` or ``out`` is a strided
+        view (the Python path copies those)."""
+        clamp = NO_CLAMP if clamp is None else tuple(clamp)
+        planes = self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.native_bind(*planes)
         x4, out4 = _nchw(x), _nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out):
             return None
-        xn, yn = self._scratch(x, out)
-        parts = [chw_layout.native_layout(True, x4, xn),
+        xn, yn = self._sides(x, out, layouts)
+        parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn),
                  engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                      self.strides, NO_ACTIVATION),
-                 chw_layout.native_layout(False, yn, out4)]
-        if any(p is None for p in parts):
+                                      self.strides, clamp),
+                 None if layouts[1] else chw_layout.native_layout(False, yn, out4)]
+        if parts[1] is None or (parts[0] is None) != layouts[0] or (parts[2] is None) != layouts[1]:
             return None
+        parts = [p for p in parts if p is not None]
         whole = native.sequence(parts)
         # the parts' own keep (their gang tasks among it) at the top, where the plan looks for lending layers
         return native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
@@ -188,12 +222,15 @@ class FullyConnected:
         self.maps = w.shape[1]
         self.packed = engine.pack_fc(w.T, rows=batch)
 
-    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Callable[[], None]:
-        """A call computing ``out [#OFM, B]`` from ``x [#IFM, B]`` (read at each call)."""
+    def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray, layouts: tuple[bool, bool] = (False, False),
+             clamp: None = None) -> Callable[[], None]:
+        """A call computing ``out [#OFM, B]`` from ``x [#IFM, B]`` (read at each call; the plan gives a fully
+        connected layer no channels-last tensors and no fused activation)."""
         return engine.bind_fully_connected(x.T, self.packed, engine.bias_or_zeros(bias, self.maps), out.T,
                                            NO_ACTIVATION)
 
-    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> native.Entry | None:
+    def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+               layouts: tuple[bool, bool] = (False, False), clamp: None = None) -> native.Entry | None:
         """:meth:`bind` as a native entry; None unless ``x.T`` and ``out.T`` are C-contiguous and apart."""
         if np.may_share_memory(x, out):
             return None

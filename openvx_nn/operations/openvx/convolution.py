@@ -153,6 +153,54 @@ def _plan_convolution(v: Validation) -> None:
         lambda w: prepare(w, has_bias, x_shape, out_shape, window, arithmetic), v.ref(1))
 
 
+def _layouts(p, state) -> dict[int, str]:
+    """The layouts a float32 layer on the engine takes (``core.rewrites``): its input and output channels-last as
+    well as planar, except the output of a one-map layer on the plane kernel (``float_layers``)."""
+    from ...core.rewrites import TAKES_CHANNELS_LAST
+    if not state.get("float"):
+        return {}
+    planes = getattr(state["planned"].current(p[1]), "planes", None) is not None
+    return {0: TAKES_CHANNELS_LAST} if planes else {0: TAKES_CHANNELS_LAST, 4: TAKES_CHANNELS_LAST}
+
+
+def _takes_epilogue(p, state) -> int | None:
+    """A float32 layer on the engine writes its output through a clamp (an activation fused into it)."""
+    return 4 if state.get("float") else None
+
+
+def _takes_maps(p, state):
+    """The geometry of a float32 layer of one input map and one output map on the plane kernel: one map of a
+    depthwise layer written map by map (``core.map_groups``); None for other layers."""
+    if not state.get("float") or tuple(p[1].dims[2:]) != (1, 1):
+        return None
+    if getattr(state["planned"].current(p[1]), "planes", None) is None:
+        return None
+    return (tuple(state["pad"]), tuple(state["stride"]), tuple(p[1].dims), p[2] is not None, tuple(p[0].dims),
+            tuple(p[4].dims))
+
+
+def _bind_maps(members: list, state: dict):
+    """Every map of a depthwise layer written map by map in one call of the plane kernel: the members' weights
+    ``[kx, ky, 1, 1]`` and biases gathered in map order into one layer of C output maps on the C-map input
+    (the kernel computes output map c from input map c), reading the input's root and writing the output's
+    root whole; None where the plane kernel cannot take these arrays."""
+    from ...core import rewrites
+    from ...core.regions import region
+    from ...kernels.openvx import float_layers
+    first = members[0]
+    fused = rewrites.epilogue(state)  # an activation fused into the layer: its output, through its clamp
+    x = region(first[0])[0].array
+    out, clamp = (region(first[4])[0].array, None) if fused is None else (fused[0].array, fused[1:])
+    w = np.concatenate([np.asarray(p[1].array, np.float32) for p in members], axis=3)
+    bias = None if first[2] is None else np.concatenate([np.asarray(p[2].array, np.float32).reshape(1)
+                                                         for p in members])
+    layer = float_layers.Convolution(w, state["pad"], state["stride"])
+    if not layer.on_planes(x, bias, out):
+        return None
+    entry = layer.native(x, bias, out, (False, False), clamp)
+    return layer.bind(x, bias, out, (False, False), clamp), entry
+
+
 def bound_runner(bound, weights: Tensor, fallback: Callable[[], None]) -> Callable[[], None] | None:
     """The Python path's runner of a layer bound once (``kernels.engine.prepared.Bound``): its native entry,
     called through ctypes, unless the weights were written since (``fallback`` plans again) or the layer is
@@ -198,10 +246,8 @@ def natively(bound_of):
     planned on the float engine (``state["float"]``) gives the engine's entry (``float_layers``)."""
     def hook(p, state):
         if state.get("float"):
-            if _overlaps(p, len(p) - 1):
-                return None
-            arrays = _float_arrays(p, state)
-            return None if arrays is None else state["planned"].current(p[1]).native(*arrays)
+            io = _float_io(p, state)
+            return None if io is None else state["planned"].current(p[1]).native(*io)
         bound = bound_of(p, state)
         return None if bound is None else bound.entry
     return hook
@@ -217,32 +263,42 @@ def binding(bound_of, run):
     return hook
 
 
-def _float_arrays(p, state):
-    """(input, bias, output) as the float engine's adapter takes them: the layer's own arrays (a fully connected
-    layer's flattened to ``[#IFM, B]`` and ``[#OFM, B]``, ``state["flat"]``)."""
-    x, bias, out = p[0].array, None if p[2] is None else p[2].array, p[-1].array
+def _float_io(p, state, copy_inputs: bool = False):
+    """(input, bias, output, layouts, clamp) as the float engine's adapter takes them: the layer's own arrays (a
+    fully connected layer's flattened to ``[#IFM, B]`` and ``[#OFM, B]``, ``state["flat"]``), the output being
+    that of an activation the plan fused into the layer (``core.rewrites``), the layouts the plan chose for the
+    input and output (channels-last or not), and the clamp of the fused activation. None when an input overlaps
+    the output (unless ``copy_inputs``: then they are copied) or a flattened view had to copy."""
+    from ...core import rewrites
+    fused = rewrites.epilogue(state)
+    out, clamp = (p[-1].array, None) if fused is None else (fused[0].array, fused[1:])
+    x, bias = p[0].array, None if p[2] is None else p[2].array
+    if any(a is not None and np.may_share_memory(out, a) for a in (x, bias, p[1].array)):
+        if not copy_inputs:
+            return None
+        x, bias = x.copy(order="K"), None if bias is None else bias.copy()
+    layouts = state.get(rewrites.LAYOUT, {})
+    channels_last = (layouts.get(0) == rewrites.CHANNELS_LAST, layouts.get(len(p) - 1) == rewrites.CHANNELS_LAST)
     flat = state.get("flat")
     if flat is None:
-        return x, bias, out
+        return x, bias, out, channels_last, clamp
     views = flat(x, out)
-    return None if views is None else (views[0], bias, views[1])
+    return None if views is None else (views[0], bias, views[1], channels_last, clamp)
 
 
 def _float_runner(p, state) -> Callable[[], None] | None:
     """The Python path's runner of a layer on the float engine (None when the input overlaps the output: the
     executor copies it per call)."""
-    if _overlaps(p, len(p) - 1):
-        return None
-    arrays = _float_arrays(p, state)
-    if arrays is None:
+    io = _float_io(p, state)
+    if io is None:
         return None
     weights, planned = p[1], state["planned"]
-    bound = {"stamp": weights.root.writes, "call": planned.current(weights).bind(*arrays)}
+    bound = {"stamp": weights.root.writes, "call": planned.current(weights).bind(*io)}
 
     def run() -> None:
         if weights.root.writes != bound["stamp"]:
             bound["stamp"] = weights.root.writes
-            bound["call"] = planned.current(weights).bind(*arrays)
+            bound["call"] = planned.current(weights).bind(*io)
         bound["call"]()
     return run
 
@@ -255,10 +311,10 @@ def _inputs(p):
 
 def _run_convolution(p, state) -> None:
     from ...kernels.engine.correlation import execute
-    x, bias = _inputs(p)
     if state.get("float"):
-        state["planned"].current(p[1]).bind(x, bias, p[4].array)()
+        state["planned"].current(p[1]).bind(*_float_io(p, state, copy_inputs=True))()
         return
+    x, bias = _inputs(p)
     execute(state["planned"].current(p[1]), x, bias, p[4].array)
 
 
@@ -313,7 +369,8 @@ register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKerne
                            LIBRARY, _signature(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS),
                            _validate_convolution, _run_convolution,
                            bind=binding(_bound_convolution, _run_convolution),
-                           native=natively(_bound_convolution)))
+                           native=natively(_bound_convolution), layouts=_layouts,
+                           takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps))
 register(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
                            NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
                            _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),

@@ -354,11 +354,30 @@ def _native_activation(p, state):
     return native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
+def _activation_layouts(p, state) -> dict[int, str]:
+    """Element-wise: any layout, the same for input and output (``core.rewrites``)."""
+    from ...core.rewrites import ANY_SAME
+    return {0: ANY_SAME, 4: ANY_SAME}
+
+
+def _activation_clamp(p, state) -> tuple[float, float] | None:
+    """The clamp a float32 ``relu`` or ``brelu`` is (``min(a, max(0, x))`` with NaN passing, as the float
+    engine's epilogue computes it), for the plan to fuse into the convolution before it; None otherwise."""
+    if p[0].data_type != F32 or p[4].data_type != F32:
+        return None
+    if state["function"] == "relu":
+        return 0.0, math.inf
+    if state["function"] == "brelu":
+        return 0.0, float(p[2].value)
+    return None
+
+
 register(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
-    _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation))
+    _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation,
+    layouts=_activation_layouts, epilogue=_activation_clamp))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------

@@ -92,13 +92,22 @@ def _native_multiply(p, state):
                            p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
 
+def _same_layout(p, state) -> dict[int, str]:
+    """Add and subtract without broadcasting are element-wise: any layout, the same for all three tensors
+    (``core.rewrites``); broadcasting needs OpenVX's order."""
+    from ...core.rewrites import ANY_SAME
+    if not (tuple(p[0].dims) == tuple(p[1].dims) == tuple(p[3].dims)):
+        return {}
+    return {0: ANY_SAME, 1: ANY_SAME, 3: ANY_SAME}
+
+
 _BINARY = (_tensor("input1"), _tensor("input2"))
 register(KernelDescription("org.khronos.openvx.tensor_add", Kernel.VX_KERNEL_TENSOR_ADD, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_add, native=_native_add))
+                           _validate_add, _run_add, native=_native_add, layouts=_same_layout))
 register(KernelDescription("org.khronos.openvx.tensor_subtract", Kernel.VX_KERNEL_TENSOR_SUBTRACT, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_subtract, native=_native_subtract))
+                           _validate_add, _run_subtract, native=_native_subtract, layouts=_same_layout))
 register(KernelDescription("org.khronos.openvx.tensor_multiply", Kernel.VX_KERNEL_TENSOR_MULTIPLY, LIBRARY,
                            _BINARY + (_scalar("scale", F32), _scalar("overflow_policy", ENUM),
                                       _scalar("rounding_policy", ENUM), _tensor("output", OUT)),

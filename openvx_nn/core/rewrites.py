@@ -1,0 +1,336 @@
+"""The plan's rewrites at verify: activations fused into the convolution before them, and the layout of virtual
+tensors. The pass list is :func:`run`; kernels only obey what it wrote into their nodes' state.
+
+Layout. An OpenVX tensor ``[W, H, C, *batch]`` is planar (W fastest: one plane per map). The float engine reads
+and writes channels-last (``[N, H, W, C]``, C fastest), so a layer on planar tensors copies its input in and its
+result back. A virtual tensor no application can read, so its bytes may be in either order: tensors joined by
+element-wise nodes (which compute the same on any order, as long as all their tensors share it) form a class,
+and a class is channels-last when every member is a whole virtual float32 root of at least three dims, with more
+than one map and more than one pixel (else both orders are the same bytes), and when its accesses by nodes that
+take channels-last (the engine's layers) outnumber those by nodes that take planes only (a conversion each).
+A node that takes planes only and meets a channels-last tensor runs on a planar stand-in, with the conversion
+bound beside it (:mod:`compiled`); a tensor an application can see (non-virtual, a graph parameter, a view) is
+never channels-last, so what it reads never changes.
+
+Fusion. An activation the float engine's epilogue computes as a clamp (``relu``, ``brelu``), reading a whole
+virtual float32 tensor that only a convolution writes and nothing else reads, is done by the convolution: it
+writes the activation's output through the clamp, and the activation's call does nothing. The clamp is the
+activation's own (NaN passes, ``-0.0`` cannot occur in the engine's sums from ``+0.0``), so the bytes are those
+of the two nodes run apart. Whether the activation still is such a clamp is asked again at each binding (its
+scalars may be written after verify); when it is not, both nodes run apart on the tensors verify gave them.
+
+``$OPENVX_NN_REWRITES=0`` (read at each verify; :data:`ENABLED` in tests) turns both off.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import map_groups
+from .enums import Direction, Type
+from .regions import Access, region
+
+CHANNELS_LAST = "channels_last"
+"""A tensor's bytes as ``[N, H, W, C]`` (C fastest) instead of OpenVX's planes."""
+TAKES_CHANNELS_LAST = "takes_channels_last"
+"""A parameter role (``KernelDescription.layouts``): the node reads or writes either order, its own is
+channels-last (the float engine's layers)."""
+ANY_SAME = "any_same"
+"""A parameter role: the node computes the same bytes in any order, the same order for all such parameters
+(element-wise nodes without broadcasting)."""
+
+LAYOUT = "layout"
+"""``node.state`` key: {parameter index: CHANNELS_LAST} for the parameters whose tensors are channels-last."""
+CONVERT = "convert"
+"""``node.state`` key: the parameter indices of a planes-only node whose tensors are channels-last."""
+EPILOGUE = "epilogue"
+"""``node.state`` key on a convolution: the activation node fused into it."""
+FUSED = "fused_into"
+"""``node.state`` key on an activation: the node that computes it."""
+
+ENABLED = os.environ.get("OPENVX_NN_REWRITES", "").strip() != "0"
+"""Whether verify rewrites (module doc); off only to compare, e.g. in tests that the bytes are the same."""
+
+_F32, _TENSOR = int(Type.VX_TYPE_FLOAT32), int(Type.VX_TYPE_TENSOR)
+_IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
+
+
+@dataclass
+class Report:
+    """What the rewrites of one verify did: the channels-last tensors, the fused (convolution, activation)
+    pairs, and how many layout conversions the plan does per run (the engine's layers on planar tensors, copying
+    in or out, and the planes-only nodes on channels-last ones)."""
+
+    channels_last: list = field(default_factory=list)
+    fused: list = field(default_factory=list)
+    conversions: int = 0
+    merged: int = 0
+    """Nodes whose map of a depthwise layer another node's call computes (``map_groups``)."""
+
+
+def enabled() -> bool:
+    return ENABLED and os.environ.get("OPENVX_NN_REWRITES", "").strip() != "0"
+
+
+def _is_tensor(p) -> bool:
+    return p is not None and getattr(p, "vx_type", None) == _TENSOR
+
+
+def _accesses(order: list) -> dict[int, list]:
+    """Every tensor parameter of ``order``'s nodes by ``id`` of its root: (node, index, tensor)."""
+    found: dict[int, list] = {}
+    for node in order:
+        for i, p in enumerate(node.params):
+            if _is_tensor(p):
+                found.setdefault(id(p.root), []).append((node, i, p))
+    return found
+
+
+def clamp_of(activation) -> tuple[float, float] | None:
+    """The (low, high) clamp an activation node computes now, or None when it is no clamp."""
+    hook = activation.description.epilogue
+    return None if hook is None else hook(activation.params, activation.state)
+
+
+def epilogue(state: dict) -> tuple[object, float, float] | None:
+    """(output tensor, low, high) of the activation fused into a convolution with ``state``, while it is fused
+    (:func:`clamp_of` is asked again: its scalars may have been written; a depthwise layer written map by map
+    takes it only while its first member's call computes every map), else None."""
+    activation = state.get(EPILOGUE)
+    if activation is None or (map_groups.GROUP in state and not state.get(map_groups.BOUND)):
+        return None
+    clamp = clamp_of(activation)
+    return None if clamp is None else (activation.params[_output_index(activation)], *clamp)
+
+
+def fused(node) -> bool:
+    """Whether ``node``'s work is done by another node's call (:func:`epilogue`)."""
+    producer = node.state.get(FUSED)
+    return producer is not None and epilogue(producer.state) is not None
+
+
+def _output_index(node) -> int:
+    return next(i for i, s in enumerate(node.description.params) if s.direction == _OUT)
+
+
+def _roles(node) -> dict[int, str]:
+    hook = node.description.layouts
+    return {} if hook is None else hook(node.params, node.state)
+
+
+def _producer(root, touching: list, reader) -> tuple | None:
+    """(the node whose call writes all of ``root``, the index it writes it at, ids of the roots it reads) when
+    ``reader`` alone reads ``root``: one node writing it whole, or a depthwise layer written map by map that
+    ``map_groups`` runs as its first member's call; else None."""
+    writers = [(n, i, p) for n, i, p in touching if n.description.params[i].direction == _OUT]
+    readers = [n for n, i, _ in touching if n.description.params[i].direction == _IN]
+    if readers != [reader] or len(writers) + 1 != len(touching) or not writers:
+        return None
+    if len(writers) == 1 and writers[0][2] is root:
+        n, k, _ = writers[0]
+        return n, k, {id(p.root) for p in n.params if _is_tensor(p) and p is not root}
+    first = writers[0][0]
+    leader = first.state.get(map_groups.LEADER, first)
+    members = leader.state.get(map_groups.GROUP)
+    if members is None or sorted(id(n) for n, _, _ in writers) != sorted(id(m) for m in members):
+        return None
+    k = writers[0][1]
+    reads = {id(p.root) for m in members for i, p in enumerate(m.params) if _is_tensor(p) and i != k}
+    return leader, k, reads
+
+
+def _fuse(order: list, accesses: dict[int, list], shown: set[int], positions: dict, uses: dict,
+          report: Report) -> None:
+    """Each clamp activation onto the convolution that alone writes its input (module doc)."""
+    for node in order:
+        if node.description.epilogue is None or clamp_of(node) is None:
+            continue
+        t = node.params[0]
+        root = t.root
+        if t is not root or not root.virtual or id(root) in shown or root.data_type != _F32:
+            continue
+        found = _producer(root, accesses.get(id(root), []), node)
+        if found is None:
+            continue
+        producer, k, inputs = found
+        takes = producer.description.takes_epilogue
+        if takes is None or takes(producer.params, producer.state) != k or producer.state.get(EPILOGUE):
+            continue
+        out = node.params[_output_index(node)]
+        if out.data_type != _F32 or tuple(out.dims) != tuple(root.dims) or id(out.root) in inputs:
+            continue
+        producer.state[EPILOGUE] = node
+        node.state[FUSED] = producer
+        out_root, box = region(out)
+        entry = uses.get(id(out_root))
+        if entry is not None:  # the producer writes the output now: its lifetime in the arena starts there
+            entry.writes.append(Access(positions[producer], k, out, box))
+        report.fused.append((producer, node))
+
+
+def _find(parent: dict[int, int], a: int) -> int:
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
+def _eligible(root, touching: list, shown: set[int]) -> bool:
+    """Whether ``root`` may be channels-last: whole, virtual, no graph parameter, float32, the orders differ,
+    and every node reads or writes it (none both)."""
+    return (root.virtual and root.parent is None and id(root) not in shown and root.data_type == _F32
+            and _differs(root) and all(p is root for _, _, p in touching)
+            and all(n.description.params[i].direction in (_IN, _OUT) for n, i, _ in touching))
+
+
+def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Report) -> None:
+    """Choose each class's layout (module doc) and tell the nodes."""
+    roots = {key: touching[0][2].root for key, touching in accesses.items()}
+    eligible = {key for key, touching in accesses.items() if _eligible(roots[key], touching, shown)}
+    for node in order:  # a fused pair's producer writes the activation's output in its input's layout
+        if node.state.get(FUSED) is not None:
+            pair = {id(node.params[0].root), id(node.params[_output_index(node)].root)}
+            if not pair <= eligible:
+                eligible -= pair
+    roles = {}
+    parent = {key: key for key in eligible}
+    for node in order:
+        found = _roles(node)
+        same = [id(node.params[i].root) for i, role in found.items()
+                if role == ANY_SAME and _is_tensor(node.params[i])]
+        if any(key not in eligible for key in same):  # meets a tensor that keeps OpenVX's order: planes only
+            found = {i: role for i, role in found.items() if role != ANY_SAME}
+            same = []
+        roles[id(node)] = found
+        for other in same[1:]:
+            a, b = _find(parent, same[0]), _find(parent, other)
+            if a != b:
+                parent[b] = a
+    classes: dict[int, list[int]] = {}
+    for key in eligible:
+        classes.setdefault(_find(parent, key), []).append(key)
+    chosen: set[int] = set()
+    for members in classes.values():
+        takes = planes = 0
+        for key in members:
+            for n, i, _ in accesses[key]:
+                role = roles[id(n)].get(i)
+                takes += role == TAKES_CHANNELS_LAST
+                planes += role is None
+        if takes > planes:
+            chosen.update(members)
+    for key, touching in accesses.items():
+        last = key in chosen
+        if last:
+            report.channels_last.append(roots[key])
+        differs = _differs(roots[key])
+        for n, i, _ in touching:
+            role = roles[id(n)].get(i)
+            if last and role is None:
+                n.state.setdefault(CONVERT, []).append(i)
+                report.conversions += 1
+            elif last:
+                n.state.setdefault(LAYOUT, {})[i] = CHANNELS_LAST
+            elif role == TAKES_CHANNELS_LAST and differs:
+                report.conversions += 1
+
+
+def _differs(root) -> bool:
+    """Whether the two orders differ for this tensor: at least three dims, more than one map and pixel."""
+    dims = tuple(root.dims)
+    return len(dims) >= 3 and dims[2] > 1 and dims[0] * dims[1] > 1
+
+
+def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object, int]]) -> Report:
+    """The rewrites of a verified graph, in order: depthwise layers written map by map run as one call
+    (``map_groups``), fusion, then layouts. ``order`` is the execution order of
+    ``nodes``, ``uses`` the verifier's accesses by root (a fused convolution's new write is added there, so the
+    memory plan sees it), ``parameters`` the graph parameters (their tensors stay as the application sees them)."""
+    report = Report()
+    if not enabled():  # nothing rewritten: every engine layer on a tensor whose orders differ copies
+        report.conversions = sum(role == TAKES_CHANNELS_LAST and _differs(node.params[i].root)
+                                 for node in order for i, role in _roles(node).items())
+        return report
+    shown = {id(region(node.params[i])[0]) for node, i in parameters if node.params[i] is not None}
+    accesses = _accesses(order)
+    positions = {node: k for k, node in enumerate(nodes)}
+    map_groups.merge(order, nodes, uses, report)
+    _fuse(order, accesses, shown, positions, uses, report)
+    _layouts(order, accesses, shown, report)
+    return report
+
+
+class PlanarStandIn:
+    """Planar float32 storage standing in for a channels-last tensor in a node that takes planes only: the node
+    binds to it as to a tensor, and the conversion bound beside the node fills it or empties it."""
+
+    vx_type = _TENSOR
+    virtual = False
+    parent = None
+    alive = True
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.dims, self.data_type, self.fpp = tensor.dims, tensor.data_type, tensor.fpp
+        self.array = np.zeros(tuple(tensor.dims), np.float32, order="F")
+
+    @property
+    def root(self):
+        return self
+
+    def describe(self) -> str:
+        return f"planar copy of {self.tensor.describe()}"
+
+
+def converted(node, bind_call):
+    """``node``'s call bound on planar stand-ins for its channels-last tensors (``state[CONVERT]``), with the
+    conversions around it: ``bind_call(params) -> (runner, native entry or None)`` binds the node; returns
+    the same pair for the whole."""
+    from ..kernels.frontend import chw_layout
+    from ..kernels.openvx.float_layers import pixels
+    from ..kernels.support import native
+    params = list(node.params)
+    before, after = [], []  # (to channels-last, planar array, channels-last array)
+    for i in node.state.get(CONVERT, ()):
+        stand_in = PlanarStandIn(params[i])
+        nhwc, planes = pixels(params[i].array), stand_in.array.T  # [N, H, W, C] and [*batch, C, H, W]
+        planes = planes.reshape(nhwc.shape[0], *planes.shape[-3:])
+        (after if node.description.params[i].direction == _OUT else before).append((planes, nhwc))
+        params[i] = stand_in
+    runner, entry = bind_call(params)
+    ins = [chw_layout.bind(False, nhwc, planes) for planes, nhwc in before]
+    outs = [chw_layout.bind(True, planes, nhwc) for planes, nhwc in after]
+
+    def run() -> None:
+        for call in ins:
+            call()
+        runner()
+        for call in outs:
+            call()
+    if entry is None:
+        return run, None
+    parts = ([chw_layout.native_layout(False, nhwc, planes) for planes, nhwc in before] + [entry]
+             + [chw_layout.native_layout(True, planes, nhwc) for planes, nhwc in after])
+    if any(p is None for p in parts):
+        return run, None
+    whole = native.sequence(parts)
+    # the parts' own keep at the top, where the plan looks for layers that lend work to helpers
+    return run, native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
+
+
+def nothing() -> None:
+    """The call of a node whose work another node's call does."""
+
+
+_NO_ENTRY: list = []
+
+
+def no_entry():
+    """A native entry that does nothing (a fused activation's step in a native plan)."""
+    if not _NO_ENTRY:
+        from ..kernels.support import native
+        _NO_ENTRY.append(native.sequence([]))
+    return _NO_ENTRY[0]
