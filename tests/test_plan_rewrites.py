@@ -325,3 +325,28 @@ def test_a_depthwise_layer_written_map_by_map_runs_as_one_call_with_the_same_byt
     assert got.tobytes() == plain.tobytes()
     assert report.merged == c - 1
     assert len(report.fused) == 2  # the relu after the depthwise layer runs in its one call too
+
+
+def test_a_bound_written_after_verify_is_followed_by_the_fused_layer(monkeypatch):
+    """The fused brelu's bound written after verify (its scalar is read at each binding): the convolution's
+    epilogue takes the new bound, the bytes those of the plan without the rewrites."""
+    rng = np.random.default_rng(4053)
+    x, w = _input(rng, (7, 6, 3)), _weights(rng, (3, 3, 3, 5))
+    results = []
+    for enabled in (True, False):
+        monkeypatch.setattr(rewrites, "ENABLED", enabled)
+        with Context() as ctx, ctx.graph() as g:
+            t, a = g.virtual(), g.virtual()
+            out = ctx.tensor(shape=(7, 6, 5), dtype=np.float32)
+            g.convolution(ctx.tensor(x * 4), w, None, out=t, padding=(1, 1))
+            g.activation(t, "brelu", a=1.5, out=a)
+            g.convolution(a, _weights(np.random.default_rng(4054), (1, 1, 5, 5)), None, out=out)
+            first = native_run(g, out).copy()
+            assert len(model(g.handle).rewrites.fused) == (1 if enabled else 0)
+            model(g.handle).order[1].params[2].value = np.float32(0.5)
+            after = native_run(g, out).copy()
+            results.append((first, after))
+    (fused_first, fused_after), (plain_first, plain_after) = results
+    assert fused_first.tobytes() == plain_first.tobytes()
+    assert fused_after.tobytes() == plain_after.tobytes()
+    assert fused_after.tobytes() != fused_first.tobytes()

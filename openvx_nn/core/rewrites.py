@@ -1,5 +1,6 @@
-"""The plan's rewrites at verify: activations fused into the convolution before them, and the layout of virtual
-tensors. The pass list is :func:`run`; kernels only obey what it wrote into their nodes' state.
+"""The plan's rewrites at verify: depthwise layers written map by map run as one call (``map_groups``),
+activations fused into the layer before them, and the layout of virtual tensors. The pass list is :func:`run`;
+kernels only obey what it wrote into their nodes' state.
 
 Layout. An OpenVX tensor ``[W, H, C, *batch]`` is planar (W fastest: one plane per map). The float engine reads
 and writes channels-last (``[N, H, W, C]``, C fastest), so a layer on planar tensors copies its input in and its
@@ -19,7 +20,7 @@ activation's own (NaN passes, ``-0.0`` cannot occur in the engine's sums from ``
 of the two nodes run apart. Whether the activation still is such a clamp is asked again at each binding (its
 scalars may be written after verify); when it is not, both nodes run apart on the tensors verify gave them.
 
-``$OPENVX_NN_REWRITES=0`` (read at each verify; :data:`ENABLED` in tests) turns both off.
+``$OPENVX_NN_REWRITES=0`` (read at each verify; :data:`ENABLED` in tests) turns them all off.
 """
 from __future__ import annotations
 
