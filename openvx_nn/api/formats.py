@@ -9,7 +9,7 @@ DTYPES: dict[np.dtype, int] = {
     np.dtype(np.uint8): vx.VX_TYPE_UINT8, np.dtype(np.int8): vx.VX_TYPE_INT8,
     np.dtype(np.int16): vx.VX_TYPE_INT16, np.dtype(np.uint16): vx.VX_TYPE_UINT16,
     np.dtype(np.int32): vx.VX_TYPE_INT32, np.dtype(np.uint32): vx.VX_TYPE_UINT32,
-    np.dtype(np.float32): vx.VX_TYPE_FLOAT32,
+    np.dtype(np.float16): vx.VX_TYPE_FLOAT16, np.dtype(np.float32): vx.VX_TYPE_FLOAT32,
 }
 NUMPY_OF: dict[int, np.dtype] = {v: k for k, v in DTYPES.items()}
 

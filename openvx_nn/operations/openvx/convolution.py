@@ -20,6 +20,7 @@ from ...core.tensor import Tensor
 from ...core.validation import Validation
 from ..geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size, window_problem
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
+from .float16_edges import accepting_float16
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -365,15 +366,15 @@ def _run_deconvolution(p, state) -> None:
     execute_deconvolution(state["planned"].current(p[1]), x, bias, p[4].array)
 
 
-register(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
+register(accepting_float16(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
                            LIBRARY, _signature(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS),
                            _validate_convolution, _run_convolution,
                            bind=binding(_bound_convolution, _run_convolution),
                            native=natively(_bound_convolution), layouts=_layouts,
-                           takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps))
-register(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
+                           takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps)))
+register(accepting_float16(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
                            NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
                            _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),
                            _validate_deconvolution, _run_deconvolution,
                            bind=binding(_bound_deconvolution, _run_deconvolution),
-                           native=natively(_bound_deconvolution)))
+                           native=natively(_bound_deconvolution))))

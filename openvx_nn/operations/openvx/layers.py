@@ -31,6 +31,7 @@ from ...core.validation import Validation
 from ..geometry import infer_stride, output_size, window_problem
 from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
 from .convolution import binding, natively
+from .float16_edges import accepting_float16
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -164,12 +165,12 @@ def _bound_fully_connected(p, state):
                                 None if p[2] is None else p[2].array, out, arithmetic)
 
 
-register(KernelDescription(
+register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.fully_connected_layer", NNKernel.VX_KERNEL_FULLY_CONNECTED_LAYER, LIBRARY,
     (_in("inputs"), _in("weights", static=True), _in("biases", optional=True, static=True),
      _in("overflow_policy", S, ENUM, static=True), _in("rounding_policy", S, ENUM, static=True), _out()),
     _validate_fully_connected, _run_fully_connected, bind=binding(_bound_fully_connected, _run_fully_connected),
-    native=natively(_bound_fully_connected)))
+    native=natively(_bound_fully_connected))))
 
 
 # -- pooling -------------------------------------------------------------------------
@@ -228,12 +229,12 @@ def _native_pooling(p, state):
     return native_entry(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
-register(KernelDescription(
+register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.pooling_layer", NNKernel.VX_KERNEL_POOLING_LAYER, LIBRARY,
     (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
      _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
      _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
-    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling))
+    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling)))
 
 
 # -- softmax ---------------------------------------------------------------------------
@@ -260,8 +261,9 @@ def _native_softmax(p, state):
     return native_entry(p[0].array, p[1].array, state["axis"], fpp_in=p[0].fpp, fpp_out=p[1].fpp)
 
 
-register(KernelDescription("org.khronos.nn_extension.softmax_layer", NNKernel.VX_KERNEL_SOFTMAX_LAYER, LIBRARY,
-                           (_in("inputs"), _out()), _validate_softmax, _run_softmax, native=_native_softmax))
+register(accepting_float16(KernelDescription(
+    "org.khronos.nn_extension.softmax_layer", NNKernel.VX_KERNEL_SOFTMAX_LAYER, LIBRARY,
+    (_in("inputs"), _out()), _validate_softmax, _run_softmax, native=_native_softmax)))
 
 
 # -- local response normalization -------------------------------------------------------
@@ -301,13 +303,13 @@ def _native_lrn(p, state):
                         fpp_in=p[0].fpp, fpp_out=p[6].fpp)
 
 
-register(KernelDescription(
+register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.local_response_normalization_layer",
     NNKernel.VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER, LIBRARY,
     (_in("inputs"), _in("type", S, ENUM, static=True), _in("normalization_size", S, SIZE, static=True),
      _in("alpha", S, F32, static=True), _in("beta", S, F32, static=True), _in("bias", S, F32, static=True),
      _out()),
-    _validate_lrn, _run_lrn, native=_native_lrn))
+    _validate_lrn, _run_lrn, native=_native_lrn)))
 
 
 # -- activation --------------------------------------------------------------------------
@@ -372,12 +374,12 @@ def _activation_clamp(p, state) -> tuple[float, float] | None:
     return None
 
 
-register(KernelDescription(
+register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
     _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation,
-    layouts=_activation_layouts, epilogue=_activation_clamp))
+    layouts=_activation_layouts, epilogue=_activation_clamp)))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------
@@ -415,10 +417,10 @@ def _native_roi_pooling(p, state):
     return native_entry(p[0].array, p[1].array, p[3].array, sample=state.get("sample", False))
 
 
-register(KernelDescription(
+register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.roi_pooling_layer", NNKernel.VX_KERNEL_ROI_POOLING_LAYER, LIBRARY,
     (_in("input_data"), _in("input_rois"), _in("roi_pool_params", S, NNType.VX_TYPE_NN_ROI_POOL_PARAMS, static=True),
      _out("output_arr")),
-    _validate_roi_pooling, _run_roi_pooling, native=_native_roi_pooling))
+    _validate_roi_pooling, _run_roi_pooling, native=_native_roi_pooling), candidates=(0, 3)))
 
 

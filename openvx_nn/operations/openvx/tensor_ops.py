@@ -20,6 +20,7 @@ from ...core.validation import Validation
 from ...kernels.openvx.elementwise import native_add_sub, native_multiply
 from ..geometry import Conventions
 from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcast_dims, policy, same_format
+from .float16_edges import accepting_float16
 
 T, S, L = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR, Type.VX_TYPE_LUT
 ENUM, SIZE, F32 = Type.VX_TYPE_ENUM, Type.VX_TYPE_SIZE, Type.VX_TYPE_FLOAT32
@@ -102,16 +103,16 @@ def _same_layout(p, state) -> dict[int, str]:
 
 
 _BINARY = (_tensor("input1"), _tensor("input2"))
-register(KernelDescription("org.khronos.openvx.tensor_add", Kernel.VX_KERNEL_TENSOR_ADD, LIBRARY,
+register(accepting_float16(KernelDescription("org.khronos.openvx.tensor_add", Kernel.VX_KERNEL_TENSOR_ADD, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_add, native=_native_add, layouts=_same_layout))
-register(KernelDescription("org.khronos.openvx.tensor_subtract", Kernel.VX_KERNEL_TENSOR_SUBTRACT, LIBRARY,
+                           _validate_add, _run_add, native=_native_add, layouts=_same_layout)))
+register(accepting_float16(KernelDescription("org.khronos.openvx.tensor_subtract", Kernel.VX_KERNEL_TENSOR_SUBTRACT, LIBRARY,
                            _BINARY + (_scalar("policy", ENUM), _tensor("output", OUT)),
-                           _validate_add, _run_subtract, native=_native_subtract, layouts=_same_layout))
-register(KernelDescription("org.khronos.openvx.tensor_multiply", Kernel.VX_KERNEL_TENSOR_MULTIPLY, LIBRARY,
+                           _validate_add, _run_subtract, native=_native_subtract, layouts=_same_layout)))
+register(accepting_float16(KernelDescription("org.khronos.openvx.tensor_multiply", Kernel.VX_KERNEL_TENSOR_MULTIPLY, LIBRARY,
                            _BINARY + (_scalar("scale", F32), _scalar("overflow_policy", ENUM),
                                       _scalar("rounding_policy", ENUM), _tensor("output", OUT)),
-                           _validate_multiply, _run_multiply, native=_native_multiply))
+                           _validate_multiply, _run_multiply, native=_native_multiply)))
 
 
 # -- TableLookup -----------------------------------------------------------------
@@ -161,11 +162,12 @@ def _native_transpose(p, state):
     return native_entry(p[0].array, p[3].array, p[1].value, p[2].value)
 
 
-register(KernelDescription("org.khronos.openvx.tensor_transpose", Kernel.VX_KERNEL_TENSOR_TRANSPOSE, LIBRARY,
-                           (_tensor("input"), _scalar("dimension1", SIZE), _scalar("dimension2", SIZE),
-                            _tensor("output", OUT)),
-                           _validate_transpose, _run_transpose, constructor_order=(0, 3, 1, 2),
-                           native=_native_transpose))
+register(accepting_float16(KernelDescription(
+    "org.khronos.openvx.tensor_transpose", Kernel.VX_KERNEL_TENSOR_TRANSPOSE, LIBRARY,
+    (_tensor("input"), _scalar("dimension1", SIZE), _scalar("dimension2", SIZE),
+     _tensor("output", OUT)),
+    _validate_transpose, _run_transpose, constructor_order=(0, 3, 1, 2),
+    native=_native_transpose)))
 
 
 # -- ConvertDepth ------------------------------------------------------------------
@@ -196,10 +198,11 @@ def _native_convert(p, state):
                         p[1].value == SATURATE, truncate=state["truncate"])
 
 
-register(KernelDescription("org.khronos.openvx.tensor_convert_depth", Kernel.VX_KERNEL_TENSOR_CONVERT_DEPTH,
-                           LIBRARY, (_tensor("input"), _scalar("policy", ENUM), _scalar("norm", F32),
-                                     _scalar("offset", F32), _tensor("output", OUT)),
-                           _validate_convert, _run_convert, native=_native_convert))
+register(accepting_float16(KernelDescription(
+    "org.khronos.openvx.tensor_convert_depth", Kernel.VX_KERNEL_TENSOR_CONVERT_DEPTH,
+    LIBRARY, (_tensor("input"), _scalar("policy", ENUM), _scalar("norm", F32),
+              _scalar("offset", F32), _tensor("output", OUT)),
+    _validate_convert, _run_convert, native=_native_convert), candidates=(0, 4), together=False))
 
 
 # -- MatrixMultiply ----------------------------------------------------------------
@@ -249,9 +252,10 @@ def _native_matmul(p, state):
                         fpp_a=p[0].fpp, fpp_b=p[1].fpp, fpp_c=0 if c is None else c.fpp, fpp_out=p[4].fpp)
 
 
-register(KernelDescription("org.khronos.openvx.tensor_matrix_multiply",
-                           Kernel.VX_KERNEL_TENSOR_MATRIX_MULTIPLY, LIBRARY,
-                           (_tensor("input1"), _tensor("input2"), _tensor("input3", optional=True),
-                            _scalar("matrix_multiply_params", Type.VX_TYPE_TENSOR_MATRIX_MULTIPLY_PARAMS),
-                            _tensor("output", OUT)),
-                           _validate_matmul, _run_matmul, native=_native_matmul))
+register(accepting_float16(KernelDescription(
+    "org.khronos.openvx.tensor_matrix_multiply",
+    Kernel.VX_KERNEL_TENSOR_MATRIX_MULTIPLY, LIBRARY,
+    (_tensor("input1"), _tensor("input2"), _tensor("input3", optional=True),
+     _scalar("matrix_multiply_params", Type.VX_TYPE_TENSOR_MATRIX_MULTIPLY_PARAMS),
+     _tensor("output", OUT)),
+    _validate_matmul, _run_matmul, native=_native_matmul)))
