@@ -11,59 +11,65 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from ..support import jit, native
 from ..support.layout import loop_views
 
 
+@intrinsic
+def _as_float(typingctx, bits):
+    """The float32 whose bits the uint32 ``bits`` hold."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.uint32), codegen
+
+
+@intrinsic
+def _as_bits(typingctx, value):
+    """The uint32 bits of the float32 ``value``."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.uint32(types.float32), codegen
+
+
+_U = np.uint32
+_MAGIC_SMALL = np.float32(2.0 ** -14)  # the smallest normal half: a subnormal's implicit scale
+_MAGIC_ROUND = np.float32(0.5)  # bits (126 << 23): adding it to a value below 2**-14 rounds to a 2**-24 multiple
+
+
 @jit.jitable
 def widen_bits(h):
-    """The float32 bits of the binary16 bits ``h`` (exact)."""
-    sign = np.uint32(h & 0x8000) << np.uint32(16)
-    exponent = (h >> 10) & 0x1F
-    mantissa = np.uint32(h & 0x3FF)
-    if exponent == 0x1F:  # infinity or NaN (payload kept)
-        return sign | np.uint32(0x7F800000) | (mantissa << np.uint32(13))
-    if exponent == 0:
-        if mantissa == 0:
-            return sign
-        shift = 0  # a subnormal: normalize the mantissa to a leading bit 10
-        while (mantissa & 0x400) == 0:
-            mantissa <<= np.uint32(1)
-            shift += 1
-        return sign | (np.uint32(113 - shift) << np.uint32(23)) | ((mantissa & np.uint32(0x3FF)) << np.uint32(13))
-    return sign | (np.uint32(exponent + 112) << np.uint32(23)) | (mantissa << np.uint32(13))
+    """The float32 bits of the binary16 bits ``h`` (exact); selects, not branches, so the loops vectorize."""
+    h32 = _U(h)
+    o = (h32 & _U(0x7FFF)) << _U(13)
+    exponent = o & _U(0x0F800000)
+    o += _U(0x38000000)  # the exponent bias, 127 - 15
+    o = o + _U(0x38000000) if exponent == _U(0x0F800000) else o  # infinity and NaN keep an all-ones exponent
+    # a subnormal or zero: as the normal number 2**-14 * (1 + m/1024), less 2**-14, exactly m * 2**-24
+    small = _as_bits(_as_float(o + _U(0x00800000)) - _MAGIC_SMALL)
+    o = small if exponent == _U(0) else o
+    return o | ((h32 & _U(0x8000)) << _U(16))
 
 
 @jit.jitable
 def narrow_bits(f):
-    """The binary16 bits nearest the float32 bits ``f``, ties to even (overflow gives infinity)."""
-    sign = np.uint16((f >> np.uint32(16)) & np.uint32(0x8000))
-    exponent = f & np.uint32(0x7F800000)
-    if exponent >= np.uint32(0x47800000):  # 65536 or more, infinity, NaN
-        significand = f & np.uint32(0x007FFFFF)
-        if exponent == np.uint32(0x7F800000) and significand != 0:
-            bits = np.uint32(0x7C00) + (significand >> np.uint32(13))
-            if bits == np.uint32(0x7C00):  # a payload only in the low bits must still be a NaN
-                bits += np.uint32(1)
-            return sign | np.uint16(bits)
-        return sign | np.uint16(0x7C00)
-    if exponent <= np.uint32(0x38000000):  # below the smallest normal half: subnormal or zero
-        if exponent < np.uint32(0x33000000):  # under half the smallest subnormal: a signed zero
-            return sign
-        e = exponent >> np.uint32(23)
-        significand = np.uint32(0x00800000) + (f & np.uint32(0x007FFFFF))
-        shifted = significand >> (np.uint32(113) - e)
-        # round half to even: the bits shifted out (both shifts) decide
-        if (shifted & np.uint32(0x3FFF)) != np.uint32(0x1000) or (f & np.uint32(0x7FF)) != 0:
-            shifted += np.uint32(0x1000)
-        return sign | np.uint16(shifted >> np.uint32(13))
-    half_exponent = (exponent - np.uint32(0x38000000)) >> np.uint32(13)
-    significand = f & np.uint32(0x007FFFFF)
-    if (significand & np.uint32(0x3FFF)) != np.uint32(0x1000):
-        significand += np.uint32(0x1000)
-    # a carry out of the significand steps the exponent (up to infinity): the right result
-    return sign | np.uint16((significand >> np.uint32(13)) + half_exponent)
+    """The binary16 bits nearest the float32 bits ``f``, ties to even (from 65520 on: infinity; NaN keeps its
+    payload's high bits, at least one set), as NumPy rounds; selects, not branches, so the loops vectorize."""
+    sign = f & _U(0x80000000)
+    a = f ^ sign
+    significand = a & _U(0x007FFFFF)
+    high = significand >> _U(13)
+    nan = _U(0x7C00) + high + (_U(1) if high == _U(0) else _U(0))
+    huge = nan if a > _U(0x7F800000) else _U(0x7C00)  # 65536 and more (and infinity): infinity
+    # below 2**-14: the float addition rounds to a multiple of 2**-24 (nearest-even), the sum's low bits are it
+    tiny = _as_bits(_as_float(a) + _MAGIC_ROUND) - _U(0x3F000000)
+    # normal: rebias, then round half to even on the 13 dropped bits (a carry steps the exponent, up to infinity)
+    normal = (a + _U(0xC8000FFF) + ((a >> _U(13)) & _U(1))) >> _U(13)
+    o = huge if a >= _U(0x47800000) else (tiny if a < _U(0x38800000) else normal)
+    return np.uint16(o | (sign >> _U(16)))
 
 
 @jit.kernel
@@ -92,6 +98,20 @@ def _narrow(src, dst):
                             dst[a, b, c, d, e, i] = narrow_bits(src[a, b, c, d, e, i])
 
 
+@jit.kernel
+def _widen_flat(src, dst):
+    """:func:`_widen` on contiguous runs (1-D): the loop LLVM vectorizes."""
+    for i in range(dst.size):
+        dst[i] = widen_bits(src[i])
+
+
+@jit.kernel
+def _narrow_flat(src, dst):
+    """:func:`_narrow` on contiguous runs (1-D)."""
+    for i in range(dst.size):
+        dst[i] = narrow_bits(src[i])
+
+
 def _views(src: np.ndarray, dst: np.ndarray, widen: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """The bit views (``src``, ``dst``) as 6-D loop views; None when empty."""
     want = (np.float16, np.float32) if widen else (np.float32, np.float16)
@@ -108,6 +128,15 @@ def _views(src: np.ndarray, dst: np.ndarray, widen: bool) -> tuple[np.ndarray, n
     return None if views is None else (views[1], views[0])
 
 
+def _flat(views: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both 6-D views as 1-D contiguous arrays when they are one run each (packed tensors alike), else None."""
+    for v in views:
+        if any(n != 1 for n in v.shape[:-1]) or v.strides[-1] != v.itemsize:
+            return None
+    return tuple(np.lib.stride_tricks.as_strided(v, (v.shape[-1],), (v.itemsize,), writeable=k == 1)
+                 for k, v in enumerate(views))
+
+
 def _nothing() -> None:
     pass
 
@@ -118,8 +147,13 @@ def bind(src: np.ndarray, dst: np.ndarray, widen: bool) -> Callable[[], None]:
     views = _views(src, dst, widen)
     if views is None:
         return _nothing
-    s, d = views
-    kernel = jit.entry(_widen if widen else _narrow, jit.array_in(s), jit.array_out(d))
+    flat = _flat(views)
+    if flat is not None:
+        s, d = flat
+        kernel = jit.entry(_widen_flat if widen else _narrow_flat, jit.array_in(s, "C"), jit.array_out(d, "C"))
+    else:
+        s, d = views
+        kernel = jit.entry(_widen if widen else _narrow, jit.array_in(s), jit.array_out(d))
     return lambda: kernel(s, d)
 
 
@@ -129,18 +163,32 @@ def convert(src: np.ndarray, dst: np.ndarray, widen: bool) -> None:
 
 
 @native.factory
-def _native_widen() -> int:
-    def entry(block):
-        _widen(native.array(block, 0, np.uint16), native.array(block, 13, np.uint32))
-        return 0
+def _native_widen(flat: bool) -> int:
+    if flat:
+        def entry(block):
+            n = block[6]
+            _widen_flat(native.c_array(block, 0, np.uint16).reshape(n),
+                        native.c_array(block, 13, np.uint32).reshape(n))
+            return 0
+    else:
+        def entry(block):
+            _widen(native.array(block, 0, np.uint16), native.array(block, 13, np.uint32))
+            return 0
     return jit.native(entry)
 
 
 @native.factory
-def _native_narrow() -> int:
-    def entry(block):
-        _narrow(native.array(block, 0, np.uint32), native.array(block, 13, np.uint16))
-        return 0
+def _native_narrow(flat: bool) -> int:
+    if flat:
+        def entry(block):
+            n = block[6]
+            _narrow_flat(native.c_array(block, 0, np.uint32).reshape(n),
+                         native.c_array(block, 13, np.uint16).reshape(n))
+            return 0
+    else:
+        def entry(block):
+            _narrow(native.array(block, 0, np.uint32), native.array(block, 13, np.uint16))
+            return 0
     return jit.native(entry)
 
 
@@ -149,4 +197,5 @@ def native_entry(src: np.ndarray, dst: np.ndarray, widen: bool) -> native.Entry 
     views = _views(src, dst, widen)
     if views is None:
         return None
-    return native.Entry(_native_widen() if widen else _native_narrow(), *native.pack(*views))
+    flat = _flat(views) is not None
+    return native.Entry(_native_widen(flat) if widen else _native_narrow(flat), *native.pack(*views))
