@@ -73,8 +73,9 @@ def narrow_bits(f):
 
 
 @jit.kernel
-def _widen(src, dst):
-    """``dst`` (uint32 bits of float32) from ``src`` (uint16 bits of binary16), 6-D loop views."""
+def _convert(src, dst, widen):
+    """``dst`` from ``src`` on 6-D loop views: uint16 bits of binary16 into uint32 bits of float32 (``widen``) or
+    back."""
     n0, n1, n2, n3, n4, n5 = dst.shape
     for a in range(n0):
         for b in range(n1):
@@ -82,32 +83,20 @@ def _widen(src, dst):
                 for d in range(n3):
                     for e in range(n4):
                         for i in range(n5):
-                            dst[a, b, c, d, e, i] = widen_bits(src[a, b, c, d, e, i])
-
-
-@jit.kernel
-def _narrow(src, dst):
-    """``dst`` (uint16 bits of binary16) from ``src`` (uint32 bits of float32), 6-D loop views."""
-    n0, n1, n2, n3, n4, n5 = dst.shape
-    for a in range(n0):
-        for b in range(n1):
-            for c in range(n2):
-                for d in range(n3):
-                    for e in range(n4):
-                        for i in range(n5):
-                            dst[a, b, c, d, e, i] = narrow_bits(src[a, b, c, d, e, i])
+                            v = src[a, b, c, d, e, i]
+                            dst[a, b, c, d, e, i] = widen_bits(v) if widen else narrow_bits(v)
 
 
 @jit.kernel
 def _widen_flat(src, dst):
-    """:func:`_widen` on contiguous runs (1-D): the loop LLVM vectorizes."""
+    """:func:`_convert`, widening, on contiguous runs (1-D): the loop LLVM vectorizes."""
     for i in range(dst.size):
         dst[i] = widen_bits(src[i])
 
 
 @jit.kernel
 def _narrow_flat(src, dst):
-    """:func:`_narrow` on contiguous runs (1-D)."""
+    """:func:`_convert`, narrowing, on contiguous runs (1-D)."""
     for i in range(dst.size):
         dst[i] = narrow_bits(src[i])
 
@@ -153,7 +142,8 @@ def bind(src: np.ndarray, dst: np.ndarray, widen: bool) -> Callable[[], None]:
         kernel = jit.entry(_widen_flat if widen else _narrow_flat, jit.array_in(s, "C"), jit.array_out(d, "C"))
     else:
         s, d = views
-        kernel = jit.entry(_widen if widen else _narrow, jit.array_in(s), jit.array_out(d))
+        general = jit.entry(_convert, jit.array_in(s), jit.array_out(d), jit.BOOL)
+        return lambda: general(s, d, widen)
     return lambda: kernel(s, d)
 
 
@@ -163,31 +153,17 @@ def convert(src: np.ndarray, dst: np.ndarray, widen: bool) -> None:
 
 
 @native.factory
-def _native_widen(flat: bool) -> int:
+def _native_convert(widen: bool, flat: bool) -> int:
+    source, target = (np.uint16, np.uint32) if widen else (np.uint32, np.uint16)
+    runs = _widen_flat if widen else _narrow_flat
     if flat:
         def entry(block):
             n = block[6]
-            _widen_flat(native.c_array(block, 0, np.uint16).reshape(n),
-                        native.c_array(block, 13, np.uint32).reshape(n))
+            runs(native.c_array(block, 0, source).reshape(n), native.c_array(block, 13, target).reshape(n))
             return 0
     else:
         def entry(block):
-            _widen(native.array(block, 0, np.uint16), native.array(block, 13, np.uint32))
-            return 0
-    return jit.native(entry)
-
-
-@native.factory
-def _native_narrow(flat: bool) -> int:
-    if flat:
-        def entry(block):
-            n = block[6]
-            _narrow_flat(native.c_array(block, 0, np.uint32).reshape(n),
-                         native.c_array(block, 13, np.uint16).reshape(n))
-            return 0
-    else:
-        def entry(block):
-            _narrow(native.array(block, 0, np.uint32), native.array(block, 13, np.uint16))
+            _convert(native.array(block, 0, source), native.array(block, 13, target), widen)
             return 0
     return jit.native(entry)
 
@@ -198,4 +174,4 @@ def native_entry(src: np.ndarray, dst: np.ndarray, widen: bool) -> native.Entry 
     if views is None:
         return None
     flat = _flat(views) is not None
-    return native.Entry(_native_widen(flat) if widen else _native_narrow(flat), *native.pack(*views))
+    return native.Entry(_native_convert(bool(widen), flat), *native.pack(*views))
