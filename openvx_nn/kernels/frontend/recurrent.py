@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import sequence_recurrence
+
 ACTIVATIONS = {
     0: lambda v: v,
     1: lambda v: np.maximum(v, 0.0),
@@ -20,47 +22,51 @@ def _f64(a):
     return None if a is None else np.asarray(a, np.float64)
 
 
-def _sigmoid(v):
-    return 1.0 / (1.0 + np.exp(-v))
+def _stacked(parts: dict, names: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The gates' arrays of ``names`` in that order, float64; zeros for a gate ``parts`` lacks."""
+    return np.stack([np.zeros(shape) if parts.get(g) is None else _f64(parts[g]).reshape(shape) for g in names])
 
 
 def lstm_step(x, w_in, w_rec, w_cell, bias, w_proj, b_proj, h_prev, c_prev, activation: int, cell_clip: float,
               proj_clip: float, scratch, h_out, c_out, output) -> None:
     """``w_in``/``w_rec``/``bias`` map gate name ('i', 'f', 'c', 'o') to arrays (``'i'`` absent with CIFG);
     ``w_cell`` maps 'i', 'f', 'o' to peephole vectors (or is empty).  Gates, in the scratch order
-    input, cell, forget, output (input left out with CIFG), are stored after their activation."""
-    act = ACTIVATIONS[activation]
-    x, h_prev, c_prev = _f64(x), _f64(h_prev), _f64(c_prev)
-
-    def pre(g, cell=None):
-        v = x @ _f64(w_in[g]).T + h_prev @ _f64(w_rec[g]).T + _f64(bias[g])
-        if g in w_cell and cell is not None:
-            v = v + _f64(w_cell[g]) * cell
-        return v
-
-    forget = _sigmoid(pre("f", c_prev))
+    input, cell, forget, output (input left out with CIFG), are stored after their activation.
+    One step of ``sequence_recurrence.lstm_sequence``: the sequence LSTMs' cell."""
+    x = _f64(x)
+    batch, size = x.shape
+    units = _f64(w_in["f"]).shape[0]
+    out_size = units if w_proj is None else _f64(w_proj).shape[0]
     cifg = "i" not in w_in
-    inp = 1.0 - forget if cifg else _sigmoid(pre("i", c_prev))
-    cell_gate = act(pre("c"))
-    c = forget * c_prev + inp * cell_gate
-    if cell_clip > 0:
-        c = np.clip(c, -cell_clip, cell_clip)
-    out_gate = _sigmoid(pre("o", c))
-    h = out_gate * act(c)
-    if w_proj is not None:
-        h = h @ _f64(w_proj).T + (0.0 if b_proj is None else _f64(b_proj))
-        if proj_clip > 0:
-            h = np.clip(h, -proj_clip, proj_clip)
-    gates = ([] if cifg else [inp]) + [cell_gate, forget, out_gate]
-    scratch.reshape(-1)[...] = np.concatenate([g.reshape(-1) for g in gates]).astype(scratch.dtype)
+    h = np.array(_f64(h_prev).reshape(batch, out_size))
+    c = np.array(_f64(c_prev).reshape(batch, units))
+    out = np.zeros((1, batch, out_size))
+    gates = np.zeros((4, batch, units))
+    proj = np.zeros((out_size, units)) if w_proj is None else np.ascontiguousarray(_f64(w_proj))
+    proj_bias = np.zeros(out_size) if b_proj is None else np.ascontiguousarray(_f64(b_proj))
+    sequence_recurrence.lstm_sequence(
+        np.ascontiguousarray(x[None]), np.zeros((1, batch, 0)), _stacked(w_in, "ifco", (units, size)),
+        np.zeros((4, units, 0)), _stacked(w_rec, "ifco", (units, out_size)), _stacked(w_cell, "ifo", (units,)),
+        _stacked(bias, "ifco", (units,)), np.zeros((4, units)), proj, proj_bias, h, c, out, 0, cifg,
+        bool(w_cell), False, w_proj is not None, int(activation), float(cell_clip), float(proj_clip), False, gates)
+    order = ([] if cifg else [0]) + [2, 1, 3]
+    scratch.reshape(-1)[...] = np.concatenate([gates[g].reshape(-1) for g in order]).astype(scratch.dtype)
     c_out[...] = c.astype(c_out.dtype)
     h_out[...] = h.astype(h_out.dtype)
     output[...] = h.astype(output.dtype)
 
 
 def rnn_step(x, w, w_rec, bias, h_prev, activation: int, h_out, output) -> None:
-    """``h = act(x @ w.T + h_prev @ w_rec.T + bias)``."""
-    h = ACTIVATIONS[activation](_f64(x) @ _f64(w).T + _f64(h_prev) @ _f64(w_rec).T + _f64(bias))
+    """``h = act(x @ w.T + h_prev @ w_rec.T + bias)``: one step of ``sequence_recurrence.rnn_sequence``."""
+    x = _f64(x)
+    batch = x.shape[0]
+    w = np.ascontiguousarray(_f64(w))
+    units = w.shape[0]
+    h = np.array(_f64(h_prev).reshape(batch, units))
+    out = np.zeros((1, batch, units))
+    sequence_recurrence.rnn_sequence(np.ascontiguousarray(x[None]), np.zeros((1, batch, 0)), w,
+                                     np.zeros((units, 0)), np.ascontiguousarray(_f64(w_rec)),
+                                     np.ascontiguousarray(_f64(bias)), h, out, 0, int(activation), False)
     if h_out is not None:
         h_out[...] = h.astype(h_out.dtype)
     output[...] = h.astype(output.dtype)
