@@ -66,8 +66,8 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
             else:
                 model_inputs.append(k)
                 feeds.append(value)
-        elif spec[0] == "none":
-            k = m.add_operand(F32T, dimensions=[0])
+        elif spec[0] == "none":  # ("none", kind): an omitted input of that tensor type (default TENSOR_FLOAT32)
+            k = m.add_operand(spec[1] or F32T, dimensions=[0])
             m.set_operand_value(k, None)
         else:
             k = m.add_operand({"i32": T.INT32, "f32": T.FLOAT32, "bool": T.BOOL, "f16": T.FLOAT16}[spec[0]])

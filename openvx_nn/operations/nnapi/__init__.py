@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (register)
     recurrent,
     reshaping,
     selection,
+    sequence_recurrent,
     statistics,
 )
 

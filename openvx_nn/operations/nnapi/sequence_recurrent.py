@@ -1,0 +1,313 @@
+"""NNAPI 1.2's sequence RNNs and LSTMs as OpenVX kernels (float32 and float16).
+
+UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN, UNIDIRECTIONAL_SEQUENCE_LSTM and
+BIDIRECTIONAL_SEQUENCE_LSTM: each direction is one call of ``kernels/frontend/sequence_recurrence``'s compiled
+loop over the whole sequence. Tensors are converted once per run to float64 time-major arrays; the result is
+rounded once to the output's type (float32 or float16).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.enums import Status
+from ...kernels.frontend import sequence_recurrence as seq
+from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+F16 = np.dtype(np.float16)
+FLOATS = (F16, F32)
+LSTM_ACTIVATIONS = (0, 1, 3, 4, 6)
+RNN_ACTIVATIONS = (0, 1, 2, 3)
+GATES = "ifco"
+LSTM_WEIGHTS = (tuple(f"input_to_{g}" for g in GATES) + tuple(f"recurrent_to_{g}" for g in GATES)
+                + tuple(f"cell_to_{g}" for g in "ifo") + tuple(f"bias_{g}" for g in GATES)
+                + ("projection_weights", "projection_bias"))
+"""An LSTM cell's weights in NNAPI's input order (inputs 1 to 17 of the sequence LSTMs)."""
+OPTIONAL = {"input_to_i", "recurrent_to_i", "cell_to_i", "cell_to_f", "cell_to_o", "bias_i", "projection_weights",
+            "projection_bias"}
+
+
+def _opt(name: str, optional: bool) -> str:
+    return name + "?" if optional else name
+
+
+def _shape(args: Args, name: str, want: tuple[int, ...], dtype: np.dtype) -> None:
+    t = args.get(name)
+    if t is None:
+        return
+    require(np.dtype(t.dtype) == dtype, name, f"{name} has element type {np.dtype(t.dtype)}, the input {dtype}",
+            Status.VX_ERROR_INVALID_TYPE)
+    require(tuple(t.shape) == want, name, f"{name} has shape {list(t.shape)}, expected {list(want)}")
+
+
+def _sequence(args: Args, name: str = "input") -> tuple[int, int, int, np.dtype]:
+    """(time, batch, size, dtype) of a 3-D sequence tensor, by the ``time_major`` flag."""
+    a, b, size = rank_in(args, name, (3,))
+    dtype = dtype_in(args, name, FLOATS)
+    return (a, b, size, dtype) if args["time_major"] else (b, a, size, dtype)
+
+
+def _activation(args: Args, allowed: tuple[int, ...]) -> None:
+    act = args["activation"]
+    require(act in allowed, "activation", f"activation {act} is not one of {list(allowed)}",
+            Status.VX_ERROR_INVALID_VALUE)
+
+
+def _out_shape(args: Args, time: int, batch: int, size: int) -> tuple[int, int, int]:
+    return (time, batch, size) if args["time_major"] else (batch, time, size)
+
+
+def _time_major(args: Args, name: str) -> np.ndarray:
+    a = np.asarray(args[name], np.float64)
+    return np.ascontiguousarray(a if args["time_major"] else a.transpose(1, 0, 2))
+
+
+def _f64(args: Args, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    a = args.get(name)
+    return np.zeros(shape) if a is None else np.ascontiguousarray(a, np.float64).reshape(shape)
+
+
+def _store(args: Args, name: str, values: np.ndarray) -> None:
+    out = args[name]
+    out[...] = (values if args["time_major"] else values.transpose(1, 0, 2)).astype(out.dtype)
+
+
+def _bidirectional_outputs(args: Args, time: int, batch: int, fw: int, bw: int, dtype: np.dtype):
+    """The outputs' shapes: one of ``fw + bw`` columns when merged, else one per direction."""
+    if args["merge_outputs"]:
+        return {"fw_output": (_out_shape(args, time, batch, fw + bw), dtype)}
+    return {"fw_output": (_out_shape(args, time, batch, fw), dtype),
+            "bw_output": (_out_shape(args, time, batch, bw), dtype)}
+
+
+def _run_bidirectional(args: Args, fw_size: int, bw_size: int, run_cell) -> None:
+    """``run_cell(args, prefix, x, aux, out, column, reverse)`` forward, then backward from the sequence's end;
+    merged: side by side in the forward output."""
+    x = _time_major(args, "input")
+    aux = _time_major(args, "aux_input") if args.get("aux_input") is not None else np.zeros(x.shape[:2] + (0,))
+    merged = bool(args["merge_outputs"])
+    fw = np.zeros(x.shape[:2] + (fw_size + (bw_size if merged else 0),))
+    bw = fw if merged else np.zeros(x.shape[:2] + (bw_size,))
+    run_cell(args, "fw_", x, aux, fw, 0, False)
+    run_cell(args, "bw_", x, aux, bw, fw_size if merged else 0, True)
+    _store(args, "fw_output", fw)
+    if not merged:
+        _store(args, "bw_output", bw)
+
+
+# ---- the LSTM cell's operands --------------------------------------------------------------------------------
+
+
+def _check_lstm_cell(args: Args, p: str, size: int, batch: int, dtype: np.dtype, aux_size: int) -> tuple[int, int]:
+    """The rules of one direction's weights (prefix ``p``): (units, output size)."""
+    units, size2 = rank_in(args, p + "input_to_f", (2,))
+    require(size2 == size, p + "input_to_f", f"{p}input_to_forget_weights have {size2} columns, the input {size}")
+    proj = args.get(p + "projection_weights")
+    out_size = units if proj is None else next(iter(proj.shape))
+    cifg = args.get(p + "input_to_i") is None
+    for g in GATES:
+        if g == "i" and cifg:
+            require(all(args.get(p + n) is None for n in ("recurrent_to_i", "cell_to_i", "bias_i", "aux_to_i",
+                                                          "norm_i")),
+                    p + "recurrent_to_i", "with CIFG (no input-to-input weights) the other input gate weights, bias "
+                    "and layer normalization weights have no value")
+            continue
+        for n in (f"recurrent_to_{g}", f"bias_{g}"):
+            require(args.get(p + n) is not None, p + n, f"{p}{n} has no value; gate {g} needs it")
+        _shape(args, p + f"input_to_{g}", (units, size), dtype)
+        _shape(args, p + f"recurrent_to_{g}", (units, out_size), dtype)
+        _shape(args, p + f"bias_{g}", (units,), dtype)
+    peep = [args.get(p + f"cell_to_{g}") is not None for g in ("f", "o") + (() if cifg else ("i",))]
+    require(all(peep) or not any(peep), p + "cell_to_f", "the peephole (cell-to-gate) weights are all given or all "
+            "absent (cell-to-input absent with CIFG)")
+    for g in "ifo":
+        _shape(args, p + f"cell_to_{g}", (units,), dtype)
+    if proj is not None:
+        _shape(args, p + "projection_weights", (out_size, units), dtype)
+    else:
+        require(args.get(p + "projection_bias") is None, p + "projection_bias",
+                "a projection bias without projection weights")
+    _shape(args, p + "projection_bias", (out_size,), dtype)
+    norms = [args.get(p + f"norm_{g}") is not None for g in GATES[1 if cifg else 0:]]
+    require(all(norms) or not any(norms), p + "norm_f", "the layer normalization weights are all given or all "
+            "absent (the input gate's absent with CIFG)")
+    for g in GATES:
+        _shape(args, p + f"norm_{g}", (units,), dtype)
+    auxes = [args.get(p + f"aux_to_{g}") is not None for g in GATES[1 if cifg else 0:]]
+    require(all(auxes) == (aux_size > 0) and (aux_size > 0 or not any(auxes)), p + "aux_to_f",
+            "the auxiliary input and its weights (of every gate the cell has) are given together or not at all")
+    for g in GATES:
+        _shape(args, p + f"aux_to_{g}", (units, aux_size), dtype)
+    _shape(args, p + "output_state_in", (batch, out_size), dtype)
+    _shape(args, p + "cell_state_in", (batch, units), dtype)
+    require(args.get(p + "output_state_in") is not None and args.get(p + "cell_state_in") is not None,
+            p + "output_state_in", "the output and cell state inputs are required")
+    return units, out_size
+
+
+def _check_clips(args: Args) -> None:
+    for clip in ("cell_clip", "proj_clip"):
+        require(math.isfinite(args[clip]) and args[clip] >= 0, clip, f"{clip} {args[clip]} must be >= 0",
+                Status.VX_ERROR_INVALID_VALUE)
+
+
+def _aux_size(args: Args, time: int, batch: int, dtype: np.dtype) -> int:
+    if args.get("aux_input") is None:
+        return 0
+    t2, b2, size, d2 = _sequence(args, "aux_input")
+    require((t2, b2, d2) == (time, batch, dtype), "aux_input", "the auxiliary input's time, batch and type must be "
+            "the input's")
+    return size
+
+
+def _run_lstm_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.ndarray, column: int,
+                   reverse: bool) -> None:
+    units, size = tuple(args[p + "input_to_f"].shape)
+    out_size = tuple(args[p + "output_state_in"].shape)[1]
+    cifg = args.get(p + "input_to_i") is None
+    peephole = args.get(p + "cell_to_f") is not None
+    layer_norm = args.get(p + "norm_f") is not None
+    projection = args.get(p + "projection_weights") is not None
+    a = aux.shape[2]
+    w_x = np.stack([_f64(args, p + f"input_to_{g}", (units, size)) for g in GATES])
+    w_aux = np.stack([_f64(args, p + f"aux_to_{g}", (units, a)) for g in GATES])
+    w_h = np.stack([_f64(args, p + f"recurrent_to_{g}", (units, out_size)) for g in GATES])
+    peep = np.stack([_f64(args, p + f"cell_to_{g}", (units,)) for g in "ifo"])
+    bias = np.stack([_f64(args, p + f"bias_{g}", (units,)) for g in GATES])
+    norm = np.stack([_f64(args, p + f"norm_{g}", (units,)) for g in GATES])
+    proj = _f64(args, p + "projection_weights", (out_size, units))
+    proj_bias = _f64(args, p + "projection_bias", (out_size,))
+    h = _f64(args, p + "output_state_in", (x.shape[1], out_size)).copy()
+    c = _f64(args, p + "cell_state_in", (x.shape[1], units)).copy()
+    seq.lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h, c, out, column, cifg,
+                      peephole, layer_norm, projection, int(args["activation"]), float(args["cell_clip"]),
+                      float(args["proj_clip"]), reverse, np.zeros((4,) + c.shape))
+
+
+# ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------------------------------
+
+UNI_LSTM_INPUTS = (("input",) + tuple(_opt(n, n in OPTIONAL) for n in LSTM_WEIGHTS)
+                   + ("output_state_in", "cell_state_in") + tuple(f"norm_{g}?" for g in GATES))
+
+
+def _infer_uni_lstm(args: Args):
+    time, batch, size, dtype = _sequence(args)
+    _, out_size = _check_lstm_cell(args, "", size, batch, dtype, 0)
+    _activation(args, LSTM_ACTIVATIONS)
+    _check_clips(args)
+    return {"output": (_out_shape(args, time, batch, out_size), dtype)}
+
+
+def _run_uni_lstm(args: Args) -> None:
+    """An LSTM cell (CIFG, peepholes, layer normalization, projection, clipping) over the sequence."""
+    x = _time_major(args, "input")
+    out_size = tuple(args["output_state_in"].shape)[1]
+    out = np.zeros(x.shape[:2] + (out_size,))
+    _run_lstm_cell(args, "", x, np.zeros(x.shape[:2] + (0,)), out, 0, False)
+    _store(args, "output", out)
+
+
+nnapi_kernel(NNAPIKernel("unidirectional_sequence_lstm", 92, UNI_LSTM_INPUTS, ("output",), _infer_uni_lstm,
+                         _run_uni_lstm, ints=("activation", "time_major"), floats=("cell_clip", "proj_clip")))
+
+
+# ---- BIDIRECTIONAL_SEQUENCE_LSTM -----------------------------------------------------------------------------
+
+BI_LSTM_INPUTS = (("input",) + tuple(_opt("fw_" + n, n in OPTIONAL) for n in LSTM_WEIGHTS)
+                  + tuple(_opt("bw_" + n, n in OPTIONAL) for n in LSTM_WEIGHTS)
+                  + ("fw_output_state_in", "fw_cell_state_in", "bw_output_state_in", "bw_cell_state_in",
+                     "aux_input?") + tuple(f"{d}_aux_to_{g}?" for d in ("fw", "bw") for g in GATES)
+                  + tuple(f"{d}_norm_{g}?" for d in ("fw", "bw") for g in GATES))
+
+
+def _infer_bi_lstm(args: Args):
+    time, batch, size, dtype = _sequence(args)
+    aux = _aux_size(args, time, batch, dtype)
+    _, fw_out = _check_lstm_cell(args, "fw_", size, batch, dtype, aux)
+    _, bw_out = _check_lstm_cell(args, "bw_", size, batch, dtype, aux)
+    _activation(args, LSTM_ACTIVATIONS)
+    _check_clips(args)
+    return _bidirectional_outputs(args, time, batch, fw_out, bw_out, dtype)
+
+
+def _run_bi_lstm(args: Args) -> None:
+    """A forward LSTM cell over the sequence and a backward one from its end; merged: side by side."""
+    _run_bidirectional(args, tuple(args["fw_output_state_in"].shape)[1], tuple(args["bw_output_state_in"].shape)[1],
+                       _run_lstm_cell)
+
+
+nnapi_kernel(NNAPIKernel("bidirectional_sequence_lstm", 42, BI_LSTM_INPUTS, ("fw_output", "bw_output?"),
+                         _infer_bi_lstm, _run_bi_lstm, ints=("activation", "merge_outputs", "time_major"),
+                         floats=("cell_clip", "proj_clip")))
+
+
+# ---- the sequence RNNs ---------------------------------------------------------------------------------------
+
+
+def _check_rnn_cell(args: Args, p: str, size: int, batch: int, dtype: np.dtype, aux_size: int) -> int:
+    units, size2 = rank_in(args, p + "weights", (2,))
+    require(size2 == size, p + "weights", f"{p}weights have {size2} columns, the input {size}")
+    _shape(args, p + "weights", (units, size), dtype)
+    _shape(args, p + "recurrent_weights", (units, units), dtype)
+    _shape(args, p + "bias", (units,), dtype)
+    _shape(args, p + "hidden_state_in", (batch, units), dtype)
+    require((args.get(p + "aux_weights") is not None) == (aux_size > 0), p + "aux_weights",
+            "the auxiliary input and its weights are given together or not at all")
+    _shape(args, p + "aux_weights", (units, aux_size), dtype)
+    return units
+
+
+def _run_rnn_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.ndarray, column: int,
+                  reverse: bool) -> None:
+    units, size = tuple(args[p + "weights"].shape)
+    h = _f64(args, p + "hidden_state_in", (x.shape[1], units)).copy()
+    seq.rnn_sequence(x, aux, _f64(args, p + "weights", (units, size)),
+                     _f64(args, p + "aux_weights", (units, aux.shape[2])),
+                     _f64(args, p + "recurrent_weights", (units, units)), _f64(args, p + "bias", (units,)), h, out,
+                     column, int(args["activation"]), reverse)
+
+
+def _infer_uni_rnn(args: Args):
+    require(args["time_major"] in (0, 1), "time_major", f"timeMajor {args['time_major']} must be 0 or 1",
+            Status.VX_ERROR_INVALID_VALUE)
+    time, batch, size, dtype = _sequence(args)
+    units = _check_rnn_cell(args, "", size, batch, dtype, 0)
+    _activation(args, RNN_ACTIVATIONS)
+    return {"output": (_out_shape(args, time, batch, units), dtype)}
+
+
+def _run_uni_rnn(args: Args) -> None:
+    """outputs[t] = state = act(x_t weights' + state recurrent_weights' + bias), t = 1 .. max_time."""
+    x = _time_major(args, "input")
+    units = next(iter(args["weights"].shape))
+    out = np.zeros(x.shape[:2] + (units,))
+    _run_rnn_cell(args, "", x, np.zeros(x.shape[:2] + (0,)), out, 0, False)
+    _store(args, "output", out)
+
+
+nnapi_kernel(NNAPIKernel("unidirectional_sequence_rnn", 93,
+                         ("input", "weights", "recurrent_weights", "bias", "hidden_state_in"), ("output",),
+                         _infer_uni_rnn, _run_uni_rnn, ints=("activation", "time_major")))
+
+
+def _infer_bi_rnn(args: Args):
+    time, batch, size, dtype = _sequence(args)
+    aux = _aux_size(args, time, batch, dtype)
+    fw = _check_rnn_cell(args, "fw_", size, batch, dtype, aux)
+    bw = _check_rnn_cell(args, "bw_", size, batch, dtype, aux)
+    _activation(args, RNN_ACTIVATIONS)
+    return _bidirectional_outputs(args, time, batch, fw, bw, dtype)
+
+
+def _run_bi_rnn(args: Args) -> None:
+    """A forward RNN cell over the sequence and a backward one from its end; merged: side by side."""
+    _run_bidirectional(args, next(iter(args["fw_weights"].shape)), next(iter(args["bw_weights"].shape)),
+                       _run_rnn_cell)
+
+
+nnapi_kernel(NNAPIKernel("bidirectional_sequence_rnn", 43,
+                         ("input", "fw_weights", "fw_recurrent_weights", "fw_bias", "fw_hidden_state_in",
+                          "bw_weights", "bw_recurrent_weights", "bw_bias", "bw_hidden_state_in", "aux_input?",
+                          "fw_aux_weights?", "bw_aux_weights?"), ("fw_output", "bw_output?"),
+                         _infer_bi_rnn, _run_bi_rnn, ints=("activation", "time_major", "merge_outputs")))
