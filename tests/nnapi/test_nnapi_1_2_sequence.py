@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
-from nnapi_harness import F16T, F32T, Out, Tensor, boolean, f16, f32, i32, run
+from nnapi_harness import F16T, F32T, Out, Tensor, boolean, build, f16, f32, i32, refused, run
 
 from openvx_nn import nnapi
 
@@ -267,3 +267,44 @@ def test_bidirectional_sequence_rnn_merged_and_separate_with_and_without_auxilia
         else:
             _check(_major(got[0], time_major), want_fw, kind)
             _check(_major(got[1], time_major), want_bw, kind)
+
+
+def _uni_lstm_inputs(rng, act=4, cifg=False, norm=True, drop=None, extra=None):
+    _, ops, norms, _ = lstm_cell(rng, F32T, 3, 4, 4, cifg, True, None, norm)
+    if drop is not None:
+        ops[drop] = ("none", F32T)
+    if extra is not None:
+        ops[extra] = Tensor(rng.uniform(-1, 1, (4, 4) if extra < 8 else (4,)).astype(np.float32), const=True)
+    return ([Tensor(np.zeros((2, 1, 3), np.float32))] + ops + [Tensor(np.zeros((1, 4), np.float32)),
+            Tensor(np.zeros((1, 4), np.float32)), i32(act), f32(0.0), f32(0.0), boolean(True)] + norms)
+
+
+def test_the_rules_of_the_headers_text_refuse_a_model_naming_what_is_wrong():
+    rng = np.random.default_rng(1)
+    out = [Out(F32T, (2, 1, 4))]
+    with pytest.raises(nnapi.NNAPIError, match=r"input 20"):  # relu1 is not among the sequence LSTM's codes
+        build(OP.UNIDIRECTIONAL_SEQUENCE_LSTM, _uni_lstm_inputs(rng, act=2), out)
+    inputs = _uni_lstm_inputs(rng)
+    inputs[-1] = ("none", F32T)  # three of the four layer normalization weights
+    assert "layer normalization weights are all given or all absent" in refused(OP.UNIDIRECTIONAL_SEQUENCE_LSTM,
+                                                                                 inputs, out)
+    assert "input gate weights" in refused(OP.UNIDIRECTIONAL_SEQUENCE_LSTM,  # CIFG with recurrent-to-input
+                                           _uni_lstm_inputs(rng, cifg=True, norm=False, extra=4), out)
+    assert "peephole" in refused(OP.UNIDIRECTIONAL_SEQUENCE_LSTM, _uni_lstm_inputs(rng, norm=False, drop=9), out)
+    with pytest.raises(nnapi.NNAPIError, match=r"input 7 \(recurrent-to-cell weights\)"):  # not optional
+        build(OP.UNIDIRECTIONAL_SEQUENCE_LSTM, _uni_lstm_inputs(rng, norm=False, drop=6), out)
+    x, w = np.zeros((2, 1, 3), np.float32), np.zeros((2, 3), np.float32)
+    r, b, h = np.zeros((2, 2), np.float32), np.zeros(2, np.float32), np.zeros((1, 2), np.float32)
+    cell = [Tensor(w, const=True), Tensor(r, const=True), Tensor(b, const=True), Tensor(h)]
+    absent = [("none", F32T)] * 3
+    tail = [i32(0), boolean(True)]
+    assert "give one output" in refused(OP.BIDIRECTIONAL_SEQUENCE_RNN, [Tensor(x)] + cell + cell + absent + tail
+                                        + [boolean(True)], [Out(F32T, (2, 1, 4)), Out(F32T, (2, 1, 2))])
+    assert "both needed" in refused(OP.BIDIRECTIONAL_SEQUENCE_RNN, [Tensor(x)] + cell + cell + absent + tail
+                                    + [boolean(False)], [Out(F32T, (2, 1, 2))])
+    aux_only = [Tensor(x), ("none", F32T), ("none", F32T)]
+    assert "auxiliary input and its weights" in refused(
+        OP.BIDIRECTIONAL_SEQUENCE_RNN, [Tensor(x)] + cell + cell + aux_only + tail + [boolean(True)],
+        [Out(F32T, (2, 1, 4))])
+    with pytest.raises(nnapi.NNAPIError, match=r"input 6 \(time major\) is 2; NNAPI defines \[0, 1\]"):
+        build(OP.UNIDIRECTIONAL_SEQUENCE_RNN, [Tensor(x)] + cell + [i32(0), i32(2)], [Out(F32T, (2, 1, 2))])

@@ -1,0 +1,90 @@
+"""The sequence RNNs and LSTMs of API level 29 are checked when they are added (as
+``test_add_operation_validation_1_2``'s operations): the operand lists written here from the Android 10
+``NeuralNetworks.h`` are accepted in TENSOR_FLOAT32 and TENSOR_FLOAT16, every mutant no valid list matches (each
+operand's type changed to each other type, one operand more or fewer) is refused naming the operation and the
+position, and the C API returns BAD_DATA for it at ``ANeuralNetworksModel_addOperation``."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+from conftest import ROOT, compile_c
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from test_add_operation_validation import DRIVER, parse
+from test_add_operation_validation_1_2 import TYPES, add, dims, mutants
+from test_nnapi_c_api import nnapi_flags
+
+from openvx_nn import nnapi
+from openvx_nn.nnapi.signatures_1_2_sequence import SIGNATURES_1_2_SEQUENCE
+
+OP = nnapi.OperationType
+CELL = "T2 T2 T2 T2 T2 T2 T2 T2 T1 T1 T1 T1 T1 T1 T1 T2 T1"
+"""An LSTM cell's weights, peepholes, biases and projection (inputs 1 to 17 of UNIDIRECTIONAL_SEQUENCE_LSTM)."""
+NORMS = "T1 T1 T1 T1"
+
+
+def _floats(line: str) -> list[str]:
+    """The line in TENSOR_FLOAT16 (``h``, FLOAT16 scalars ``e``) and TENSOR_FLOAT32 (``f``, FLOAT32 ``s``)."""
+    return [line.replace("T", t).replace("C", c) for t, c in (("h", "e"), ("f", "s"))]
+
+
+BI_LSTM = f"T3 {CELL} {CELL} T2 T2 T2 T2 T3 {' '.join(['T2'] * 8)} i C C b b {NORMS} {NORMS}"
+BI_RNN = "T3 T2 T2 T1 T2 T2 T2 T1 T2 T3 T2 T2 i b b"
+VALID: dict[int, list[str]] = {
+    OP.UNIDIRECTIONAL_SEQUENCE_RNN: _floats("T3 T2 T2 T1 T2 i i > T3"),
+    OP.BIDIRECTIONAL_SEQUENCE_RNN: _floats(f"{BI_RNN} > T3 T3") + _floats(f"{BI_RNN} > T3"),
+    OP.UNIDIRECTIONAL_SEQUENCE_LSTM: _floats(f"T3 {CELL} T2 T2 i C C b {NORMS} > T3"),
+    OP.BIDIRECTIONAL_SEQUENCE_LSTM: _floats(f"{BI_LSTM} > T3 T3") + _floats(f"{BI_LSTM} > T3"),
+}
+CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
+
+
+def valid(op: int, case) -> bool:
+    return case in {parse(line) for line in VALID[op]}
+
+
+def test_the_cases_cover_every_sequence_operation_with_a_signature():
+    assert set(VALID) == set(SIGNATURES_1_2_SEQUENCE)
+    assert all(s.api == 29 for s in SIGNATURES_1_2_SEQUENCE.values())
+
+
+@pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{c[0][0]}>{len(c[1])}" for op, c in CASES])
+def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
+    add(op, case)
+    refused = 0
+    for where, p, mutant in mutants(case):
+        if not mutant[1] or valid(op, mutant):
+            if mutant[1]:
+                add(op, mutant)
+            continue
+        with pytest.raises(nnapi.NNAPIError) as err:
+            add(op, mutant)
+        message = str(err.value)
+        assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
+        assert message.startswith(f"operation 0 ({OP(op).name}): "), message
+        assert "expected" in message, message
+        if p is not None:
+            assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
+        refused += 1
+    assert refused >= len(case[0]) + len(case[1])
+
+
+def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+    lines, expected = [], []
+    for op, case in CASES:
+        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
+            tokens = mutant[0] + mutant[1]
+            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
+            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    spec = tmp_path / "operations.txt"
+    spec.write_text("\n".join(lines) + "\n")
+    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
+    assert got == expected
+    assert expected.count(4) > 1000 and expected.count(0) >= len(CASES)
