@@ -1,0 +1,251 @@
+"""A speech-style model of the sequence operations (BIDIRECTIONAL_SEQUENCE_LSTM with merged outputs, layer
+normalization, projection and a CIFG backward cell; UNIDIRECTIONAL_SEQUENCE_RNN; BIDIRECTIONAL_SEQUENCE_RNN with an
+auxiliary input and separate outputs; UNIDIRECTIONAL_SEQUENCE_LSTM with CIFG and peepholes) in TENSOR_FLOAT32 and
+in TENSOR_FLOAT16, through the Python front end and through the C API, against the NumPy references of
+``test_nnapi_1_2_sequence``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import compile_c, run_c
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from test_nnapi_1_2_models import Spec
+from test_nnapi_1_2_sequence import lstm_reference, rnn_reference
+from test_nnapi_c_api import nnapi_flags
+
+from openvx_nn import nnapi
+
+T = nnapi.OperandType
+OP = nnapi.OperationType
+STEPS, BATCH, SIZE = 5, 2, 3
+ABSENT = b""
+"""An operand value meaning "no value" (``setOperandValue(NULL, 0)``)."""
+
+
+class SequenceSpec(Spec):
+    """``Spec`` with omitted optional operands."""
+
+    def operand(self, kind, dims=(), scale=0.0, zero=0, value=None) -> int:
+        if isinstance(value, bytes) and value == ABSENT:
+            self.operands.append((int(kind), list(dims), scale, zero, ABSENT))
+            return len(self.operands) - 1
+        return super().operand(kind, dims, scale, zero, value)
+
+    def python(self) -> nnapi.Model:
+        m = nnapi.Model()
+        for kind, dims, scale, zero, data in self.operands:
+            k = m.add_operand(kind, dims, scale, zero)
+            if data == ABSENT:
+                m.set_operand_value(k, None)
+            elif data is not None:
+                m.set_operand_value(k, np.frombuffer(data, nnapi.enums.DTYPES[kind]).reshape(dims or ()))
+        for code, ins, outs in self.operations:
+            m.add_operation(code, ins, outs)
+        m.identify_inputs_and_outputs(self.inputs, self.outputs)
+        m.finish()
+        return m
+
+    def c_body(self) -> str:
+        kept = self.operands
+        self.operands = [(*o[:4], None if o[4] == ABSENT else o[4]) for o in kept]
+        try:
+            body = super().c_body()
+        finally:
+            self.operands = kept
+        head, sep, operations = body.partition("    { static const uint32_t i[]")
+        for k, (_, _, _, _, data) in enumerate(kept):
+            if data == ABSENT:
+                head += f"    check(ANeuralNetworksModel_setOperandValue(model, {k}, NULL, 0), \"no value\");\n"
+        return head + sep + operations
+
+
+def build(kind):
+    """The model and its weights (float64, as stored) for the reference."""
+    dtype = np.float16 if kind == T.TENSOR_FLOAT16 else np.float32
+    scalar = T.FLOAT16 if kind == T.TENSOR_FLOAT16 else T.FLOAT32
+    rng = np.random.default_rng(29)
+    s = SequenceSpec()
+    weights = {}
+
+    def tensor(name, *shape, value=True):
+        v = rng.uniform(-0.6, 0.6, shape).astype(dtype) if value else None
+        if v is not None:
+            weights[name] = v.astype(np.float64)
+        return s.operand(kind, shape, value=v)
+
+    def absent():
+        return s.operand(kind, [0], value=ABSENT)
+
+    def lstm_cell(p, size, units, out, cifg, peephole, projection, norm):
+        ops = [absent() if g == "i" and cifg else tensor(f"{p}wx_{g}", units, size) for g in "ifco"]
+        ops += [absent() if g == "i" and cifg else tensor(f"{p}wh_{g}", units, out) for g in "ifco"]
+        ops += [tensor(f"{p}p_{g}", units) if peephole and not (g == "i" and cifg) else absent() for g in "ifo"]
+        ops += [absent() if g == "i" and cifg else tensor(f"{p}b_{g}", units) for g in "ifco"]
+        ops += [tensor(f"{p}proj", out, units), tensor(f"{p}proj_b", out)] if projection else [absent(), absent()]
+        norms = [tensor(f"{p}n_{g}", units) if norm else absent() for g in "ifco"]
+        return ops, norms
+
+    x = s.operand(kind, [STEPS, BATCH, SIZE])
+    zeros = {}
+
+    def state(name, *shape):
+        zeros[name] = np.zeros(shape)
+        return s.operand(kind, shape, value=np.zeros(shape, dtype))
+
+    fw, fw_norms = lstm_cell("fw_", SIZE, 4, 3, False, True, True, True)
+    bw, bw_norms = lstm_cell("bw_", SIZE, 3, 3, True, False, False, False)
+    y1 = s.operand(kind, [STEPS, BATCH, 6])
+    s.op(OP.BIDIRECTIONAL_SEQUENCE_LSTM,
+         [x, *fw, *bw, state("h_fw", BATCH, 3), state("c_fw", BATCH, 4), state("h_bw", BATCH, 3),
+          state("c_bw", BATCH, 3), absent(), *[absent() for _ in range(8)], s.operand(T.INT32, value=4),
+          s.operand(scalar, value=0.8), s.operand(scalar, value=0.6), s.operand(T.BOOL, value=True),
+          s.operand(T.BOOL, value=True), *fw_norms, *bw_norms], [y1])
+    y2 = s.operand(kind, [STEPS, BATCH, 4])
+    s.op(OP.UNIDIRECTIONAL_SEQUENCE_RNN, [y1, tensor("r_w", 4, 6), tensor("r_r", 4, 4), tensor("r_b", 4),
+                                          state("h_r", BATCH, 4), s.operand(T.INT32, value=1),
+                                          s.operand(T.INT32, value=1)], [y2])
+    out_fw, out_bw = s.operand(kind, [STEPS, BATCH, 2]), s.operand(kind, [STEPS, BATCH, 3])
+    s.op(OP.BIDIRECTIONAL_SEQUENCE_RNN,
+         [y2, tensor("bf_w", 2, 4), tensor("bf_r", 2, 2), tensor("bf_b", 2), state("h_bf", BATCH, 2),
+          tensor("bb_w", 3, 4), tensor("bb_r", 3, 3), tensor("bb_b", 3), state("h_bb", BATCH, 3), x,
+          tensor("bf_a", 2, SIZE), tensor("bb_a", 3, SIZE), s.operand(T.INT32, value=3),
+          s.operand(T.BOOL, value=True), s.operand(T.BOOL, value=False)], [out_fw, out_bw])
+    uni, uni_norms = lstm_cell("u_", 4, 3, 3, True, True, False, False)
+    out_lstm = s.operand(kind, [STEPS, BATCH, 3])
+    s.op(OP.UNIDIRECTIONAL_SEQUENCE_LSTM,
+         [y2, *uni, state("h_u", BATCH, 3), state("c_u", BATCH, 3), s.operand(T.INT32, value=6),
+          s.operand(scalar, value=0.0), s.operand(scalar, value=0.0), s.operand(T.BOOL, value=True), *uni_norms],
+         [out_lstm])
+    s.inputs, s.outputs = [x], [out_fw, out_bw, out_lstm]
+    return s, weights, dtype
+
+
+def model_input(dtype):
+    return (np.arange(STEPS * BATCH * SIZE).reshape(STEPS, BATCH, SIZE) % 7 / 3.0 - 1.0).astype(dtype)
+
+
+def numpy_reference(weights, x, dtype):
+    """Each operation's result is stored in ``dtype`` (rounded once) before the next reads it."""
+    def stored(v):
+        return v.astype(dtype).astype(np.float64)
+
+    def cell(p):
+        return {k[len(p):]: v for k, v in weights.items() if k.startswith(p)}
+    z = np.zeros
+    y1 = np.concatenate([lstm_reference(x, cell("fw_"), z((BATCH, 3)), z((BATCH, 4)), 4, 0.8, 0.6),
+                         lstm_reference(x, cell("bw_"), z((BATCH, 3)), z((BATCH, 3)), 4, 0.8, 0.6, reverse=True)],
+                        axis=2)
+    y1 = stored(y1)
+    y2 = rnn_reference(y1, weights["r_w"], weights["r_r"], weights["r_b"], z((BATCH, 4)), 1)
+    y2 = stored(y2)
+    out_fw = rnn_reference(y2, weights["bf_w"], weights["bf_r"], weights["bf_b"], z((BATCH, 2)), 3, aux=x,
+                           wa=weights["bf_a"])
+    out_bw = rnn_reference(y2, weights["bb_w"], weights["bb_r"], weights["bb_b"], z((BATCH, 3)), 3, reverse=True,
+                           aux=x, wa=weights["bb_a"])
+    out_lstm = lstm_reference(y2, cell("u_"), z((BATCH, 3)), z((BATCH, 3)), 6, 0.0, 0.0)
+    return [out_fw, out_bw, out_lstm]
+
+
+SHAPES = [(STEPS, BATCH, 2), (STEPS, BATCH, 3), (STEPS, BATCH, 3)]
+
+
+def run_python(m, dtype):
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    e.set_input(0, model_input(dtype))
+    outs = [np.zeros(shape, dtype) for shape in SHAPES]
+    for k, out in enumerate(outs):
+        e.set_output(k, out)
+    e.compute()
+    c.release()
+    return outs
+
+
+def check(got, want, dtype):
+    for g, w in zip(got, want):
+        if dtype == np.float32:
+            np.testing.assert_allclose(g, w, rtol=0, atol=2e-5)
+        else:  # the reference rounded once to float16 (within a float16 step of 2^-11 relative, or 2^-12 near 0)
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float16), rtol=2e-3, atol=5e-4)
+
+
+KINDS = [T.TENSOR_FLOAT32, T.TENSOR_FLOAT16]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=["float32", "float16"])
+def test_the_model_matches_numpy_through_the_python_front_end(kind):
+    spec, weights, dtype = build(kind)
+    x = model_input(dtype)
+    want = numpy_reference(weights, x.astype(np.float64), dtype)
+    assert all(np.abs(w).max() > 0.05 for w in want)
+    check(run_python(spec.python(), dtype), want, dtype)
+
+
+PROGRAM = r"""
+#include <NeuralNetworks.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void check(int status, const char *what)
+{
+    if (status != ANEURALNETWORKS_NO_ERROR) {
+        printf("%s %d\n", what, status);
+        exit(1);
+    }
+}
+
+int main(void)
+{
+    ANeuralNetworksModel *model = NULL;
+    ANeuralNetworksCompilation *compilation = NULL;
+    ANeuralNetworksExecution *execution = NULL;
+    static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
+    static const unsigned char input[] = {INPUT_BYTES};
+    static unsigned char out0[SIZE0], out1[SIZE1], out2[SIZE2];
+    unsigned i;
+
+    check(ANeuralNetworksModel_create(&model), "create");
+BODY
+    check(ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, inputs, 3, outputs), "identify");
+    check(ANeuralNetworksModel_finish(model), "finish");
+    check(ANeuralNetworksCompilation_create(model, &compilation), "compilation");
+    check(ANeuralNetworksCompilation_finish(compilation), "compile");
+    check(ANeuralNetworksExecution_create(compilation, &execution), "execution");
+    check(ANeuralNetworksExecution_setInput(execution, 0, NULL, input, sizeof input), "setInput");
+    check(ANeuralNetworksExecution_setOutput(execution, 0, NULL, out0, sizeof out0), "setOutput");
+    check(ANeuralNetworksExecution_setOutput(execution, 1, NULL, out1, sizeof out1), "setOutput");
+    check(ANeuralNetworksExecution_setOutput(execution, 2, NULL, out2, sizeof out2), "setOutput");
+    check(ANeuralNetworksExecution_compute(execution), "compute");
+    for (i = 0; i < sizeof out0; i++) printf("%d\n", out0[i]);
+    for (i = 0; i < sizeof out1; i++) printf("%d\n", out1[i]);
+    for (i = 0; i < sizeof out2; i++) printf("%d\n", out2[i]);
+    ANeuralNetworksExecution_free(execution);
+    ANeuralNetworksCompilation_free(compilation);
+    ANeuralNetworksModel_free(model);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=["float32", "float16"])
+def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end(kind):
+    spec, weights, dtype = build(kind)
+    x = model_input(dtype)
+    sizes = [int(np.prod(shape)) * np.dtype(dtype).itemsize for shape in SHAPES]
+    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
+              .replace("OUTPUTS", ", ".join(map(str, spec.outputs)))
+              .replace("INPUT_BYTES", ", ".join(str(b) for b in x.tobytes()))
+              .replace("SIZE0", str(sizes[0])).replace("SIZE1", str(sizes[1])).replace("SIZE2", str(sizes[2]))
+              .replace("BODY", spec.c_body()))
+    run = run_c(compile_c(source, "nnapi_1_2_sequence", nnapi_flags()), timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    raw = bytes(int(v) for v in run.stdout.split())
+    assert len(raw) == sum(sizes)
+    got, start = [], 0
+    for shape, n in zip(SHAPES, sizes):
+        got.append(np.frombuffer(raw[start:start + n], dtype).reshape(shape))
+        start += n
+    check(got, numpy_reference(weights, x.astype(np.float64), dtype), dtype)
+    for mine, python in zip(got, run_python(spec.python(), dtype)):
+        np.testing.assert_array_equal(mine, python)  # the same graph: the same bits
