@@ -1,4 +1,5 @@
-"""The operand signatures of API level 29's sequence RNNs and LSTMs (``signatures`` merges them).
+"""The operand signatures of API level 29's recurrent operations: the sequence RNNs and LSTMs, and
+QUANTIZED_16BIT_LSTM (``signatures`` merges them).
 
 Written from the Android 10 ``NeuralNetworks.h`` "Inputs"/"Outputs" lists: every tensor TENSOR_FLOAT32 or
 TENSOR_FLOAT16 (one type), the clipping thresholds FLOAT32 or FLOAT16 with them. BIDIRECTIONAL_SEQUENCE_RNN's
@@ -9,7 +10,7 @@ lowering checks the count against the flag).
 from __future__ import annotations
 
 from .enums import OperandType, OperationType
-from .signature_forms import F32, FUSE, TF32, Form, Signature, Slot, fixed, i32, t
+from .signature_forms import F32, FUSE, Q8, TF32, TI32, Form, Signature, Slot, fixed, i32, t
 
 BOOL, F16, TF16 = OperandType.BOOL, OperandType.FLOAT16, OperandType.TENSOR_FLOAT16
 OP = OperationType
@@ -70,10 +71,22 @@ def bidirectional_rnn() -> tuple[Form, ...]:
             Form(inputs, (out,), FLOATS, name="merged outputs"))
 
 
+def quantized_lstm() -> tuple[Form, ...]:
+    """Inputs 0 to 14 and the two outputs of QUANTIZED_16BIT_LSTM: uint8 activations, int32 biases, a
+    TENSOR_QUANT16_SYMM cell state."""
+    q16 = OperandType.TENSOR_QUANT16_SYMM
+    weights = tuple(fixed(f"{src}-to-{g} weights", Q8, (2,)) for src in ("input", "recurrent") for g in GATES)
+    biases = tuple(fixed(f"{g} gate bias", TI32, (1,)) for g in GATES)
+    inputs = (fixed("input", Q8, (2,)), *weights, *biases, fixed("previous cell state", q16, (2,)),
+              fixed("previous output", Q8, (2,)))
+    return (Form(inputs, (fixed("cell state", q16, (2,)), fixed("output", Q8, (2,)))),)
+
+
 SIGNATURES_1_2_SEQUENCE: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.UNIDIRECTIONAL_SEQUENCE_RNN, unidirectional_rnn(), 29),
     Signature(OP.BIDIRECTIONAL_SEQUENCE_RNN, bidirectional_rnn(), 29),
     Signature(OP.UNIDIRECTIONAL_SEQUENCE_LSTM, unidirectional_lstm(), 29),
     Signature(OP.BIDIRECTIONAL_SEQUENCE_LSTM, bidirectional_lstm(), 29),
+    Signature(OP.QUANTIZED_16BIT_LSTM, quantized_lstm(), 29),
 )}
-"""The sequence RNNs and LSTMs, by their ``OperationType``."""
+"""The recurrent operations of API level 29, by their ``OperationType``."""

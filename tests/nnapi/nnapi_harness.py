@@ -80,7 +80,8 @@ def build(op, inputs, outputs) -> tuple[nnapi.Model, list[np.ndarray], list[Out]
     return m, feeds, outputs
 
 
-DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8, B8: np.bool_, F16T: np.float16}
+DTYPE = {F32T: np.float32, I32T: np.int32, Q8: np.uint8, B8: np.bool_, F16T: np.float16,
+         T.TENSOR_QUANT16_SYMM: np.int16}
 
 
 def run(op, inputs, outputs) -> list[np.ndarray]:

@@ -39,14 +39,30 @@ VALID: dict[int, list[str]] = {
     OP.BIDIRECTIONAL_SEQUENCE_LSTM: _floats(f"{BI_LSTM} > T3 T3") + _floats(f"{BI_LSTM} > T3"),
 }
 CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
+Q16_TYPES = {**TYPES, "w": nnapi.OperandType.TENSOR_QUANT16_SYMM}
+"""With ``w``, a TENSOR_QUANT16_SYMM (scale 2^-11): QUANTIZED_16BIT_LSTM's cell state."""
+Q16_LSTM = parse("q2 q2 q2 q2 q2 q2 q2 q2 q2 n1 n1 n1 n1 w2 q2 > w2 q2")
+
+
+def q16_dims(token: str) -> list[int]:
+    return [2] * int(token[1:]) if token[0] in "fnqthw" else []
+
+
+def q16_add(case) -> nnapi.Model:
+    m = nnapi.Model()
+    scales = {"q": 1 / 128, "w": 2.0 ** -11}
+    ks = [m.add_operand(Q16_TYPES[tok[0]], q16_dims(tok), scales.get(tok[0], 0.0), 128 if tok[0] == "q" else 0)
+          for tok in case[0] + case[1]]
+    m.add_operation(OP.QUANTIZED_16BIT_LSTM, ks[:len(case[0])], ks[len(case[0]):])
+    return m
 
 
 def valid(op: int, case) -> bool:
     return case in {parse(line) for line in VALID[op]}
 
 
-def test_the_cases_cover_every_sequence_operation_with_a_signature():
-    assert set(VALID) == set(SIGNATURES_1_2_SEQUENCE)
+def test_the_cases_cover_every_recurrent_operation_with_a_signature():
+    assert set(VALID) | {OP.QUANTIZED_16BIT_LSTM} == set(SIGNATURES_1_2_SEQUENCE)
     assert all(s.api == 29 for s in SIGNATURES_1_2_SEQUENCE.values())
 
 
@@ -69,6 +85,26 @@ def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refu
             assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
         refused += 1
     assert refused >= len(case[0]) + len(case[1])
+
+
+def test_quantized_16bit_lstm_takes_its_list_and_refuses_every_type_and_count_mutant_naming_the_position():
+    q16_add(Q16_LSTM)
+    refused = 0
+    for side in (0, 1):
+        for p, token in enumerate(Q16_LSTM[side]):
+            for letter in Q16_TYPES:
+                if letter == token[0]:
+                    continue
+                changed = list(Q16_LSTM[side])
+                changed[p] = letter + (token[1:] if letter in "fnqthw" else "")
+                mutant = (tuple(changed), Q16_LSTM[1]) if side == 0 else (Q16_LSTM[0], tuple(changed))
+                with pytest.raises(nnapi.NNAPIError, match=rf"QUANTIZED_16BIT_LSTM\): {('input', 'output')[side]} {p}\b"):
+                    q16_add(mutant)
+                refused += 1
+    for mutant in ((Q16_LSTM[0][:-1], Q16_LSTM[1]), (Q16_LSTM[0], Q16_LSTM[1][:1])):
+        with pytest.raises(nnapi.NNAPIError, match="QUANTIZED_16BIT_LSTM"):
+            q16_add(mutant)
+    assert refused > 100
 
 
 def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):

@@ -182,49 +182,51 @@ def test_the_model_matches_numpy_through_the_python_front_end(kind):
     check(run_python(spec.python(), dtype), want, dtype)
 
 
-PROGRAM = r"""
-#include <NeuralNetworks.h>
+def c_program(spec, feeds, sizes) -> str:
+    """A C program building ``spec`` through ``ANeuralNetworksModel_*``, running it once on ``feeds`` (bytes) and
+    printing every output byte, one a line."""
+    arrays = "\n".join(f"    static const unsigned char in{k}[] = {{{', '.join(str(b) for b in v.tobytes())}}};"
+                        for k, v in enumerate(feeds))
+    arrays += "\n" + "\n".join(f"    static unsigned char out{k}[{n}];" for k, n in enumerate(sizes))
+    sets = "\n".join(f"    check(ANeuralNetworksExecution_setInput(run, {k}, NULL, in{k}, sizeof in{k}), \"in\");"
+                      for k in range(len(feeds)))
+    sets += "\n" + "\n".join(f"    check(ANeuralNetworksExecution_setOutput(run, {k}, NULL, out{k}, sizeof out{k}), "
+                             "\"out\");" for k in range(len(sizes)))
+    prints = "\n".join(f"    for (i = 0; i < sizeof out{k}; i++) printf(\"%d\\n\", out{k}[i]);"
+                        for k in range(len(sizes)))
+    return f"""#include <NeuralNetworks.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static void check(int status, const char *what)
-{
-    if (status != ANEURALNETWORKS_NO_ERROR) {
-        printf("%s %d\n", what, status);
-        exit(1);
-    }
-}
+{{
+    if (status != ANEURALNETWORKS_NO_ERROR) {{ printf("%s %d\\n", what, status); exit(1); }}
+}}
 
 int main(void)
-{
+{{
     ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksCompilation *compilation = NULL;
-    ANeuralNetworksExecution *execution = NULL;
-    static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
-    static const unsigned char input[] = {INPUT_BYTES};
-    static unsigned char out0[SIZE0], out1[SIZE1], out2[SIZE2];
+    ANeuralNetworksCompilation *compiled = NULL;
+    ANeuralNetworksExecution *run = NULL;
+    static const uint32_t inputs[] = {{{', '.join(map(str, spec.inputs))}}};
+    static const uint32_t outputs[] = {{{', '.join(map(str, spec.outputs))}}};
+{arrays}
     unsigned i;
-
     check(ANeuralNetworksModel_create(&model), "create");
-BODY
-    check(ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, inputs, 3, outputs), "identify");
+{spec.c_body()}
+    check(ANeuralNetworksModel_identifyInputsAndOutputs(model, {len(feeds)}, inputs, {len(sizes)}, outputs), "ids");
     check(ANeuralNetworksModel_finish(model), "finish");
-    check(ANeuralNetworksCompilation_create(model, &compilation), "compilation");
-    check(ANeuralNetworksCompilation_finish(compilation), "compile");
-    check(ANeuralNetworksExecution_create(compilation, &execution), "execution");
-    check(ANeuralNetworksExecution_setInput(execution, 0, NULL, input, sizeof input), "setInput");
-    check(ANeuralNetworksExecution_setOutput(execution, 0, NULL, out0, sizeof out0), "setOutput");
-    check(ANeuralNetworksExecution_setOutput(execution, 1, NULL, out1, sizeof out1), "setOutput");
-    check(ANeuralNetworksExecution_setOutput(execution, 2, NULL, out2, sizeof out2), "setOutput");
-    check(ANeuralNetworksExecution_compute(execution), "compute");
-    for (i = 0; i < sizeof out0; i++) printf("%d\n", out0[i]);
-    for (i = 0; i < sizeof out1; i++) printf("%d\n", out1[i]);
-    for (i = 0; i < sizeof out2; i++) printf("%d\n", out2[i]);
-    ANeuralNetworksExecution_free(execution);
-    ANeuralNetworksCompilation_free(compilation);
+    check(ANeuralNetworksCompilation_create(model, &compiled), "compilation");
+    check(ANeuralNetworksCompilation_finish(compiled), "compile");
+    check(ANeuralNetworksExecution_create(compiled, &run), "execution");
+{sets}
+    check(ANeuralNetworksExecution_compute(run), "compute");
+{prints}
+    ANeuralNetworksExecution_free(run);
+    ANeuralNetworksCompilation_free(compiled);
     ANeuralNetworksModel_free(model);
     return 0;
-}
+}}
 """
 
 
@@ -233,11 +235,7 @@ def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end(kind
     spec, weights, dtype = build(kind)
     x = model_input(dtype)
     sizes = [int(np.prod(shape)) * np.dtype(dtype).itemsize for shape in SHAPES]
-    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
-              .replace("OUTPUTS", ", ".join(map(str, spec.outputs)))
-              .replace("INPUT_BYTES", ", ".join(str(b) for b in x.tobytes()))
-              .replace("SIZE0", str(sizes[0])).replace("SIZE1", str(sizes[1])).replace("SIZE2", str(sizes[2]))
-              .replace("BODY", spec.c_body()))
+    source = c_program(spec, [x], sizes)
     run = run_c(compile_c(source, "nnapi_1_2_sequence", nnapi_flags()), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     raw = bytes(int(v) for v in run.stdout.split())
@@ -249,3 +247,48 @@ def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end(kind
     check(got, numpy_reference(weights, x.astype(np.float64), dtype), dtype)
     for mine, python in zip(got, run_python(spec.python(), dtype)):
         np.testing.assert_array_equal(mine, python)  # the same graph: the same bits
+
+
+def build_quantized():
+    """Two QUANTIZED_16BIT_LSTM steps: the second reads the first's cell state and output."""
+    rng = np.random.default_rng(73)
+    s = SequenceSpec()
+    act, state, w_scale = (1 / 128, 128), (2.0 ** -11, 0), 0.03125
+    x = s.operand(T.TENSOR_QUANT8_ASYMM, [2, 3], *act)
+    h0 = s.operand(T.TENSOR_QUANT8_ASYMM, [2, 4], *act)
+    c0 = s.operand(T.TENSOR_QUANT16_SYMM, [2, 4], *state)
+    weights = [s.operand(T.TENSOR_QUANT8_ASYMM, [4, n], w_scale, 120, rng.integers(0, 256, (4, n)))
+               for n in (3, 3, 3, 3, 4, 4, 4, 4)]
+    biases = [s.operand(T.TENSOR_INT32, [4], w_scale / 128, 0, rng.integers(-2000, 2000, 4)) for _ in range(4)]
+    c1, h1 = s.operand(T.TENSOR_QUANT16_SYMM, [2, 4], *state), s.operand(T.TENSOR_QUANT8_ASYMM, [2, 4], *act)
+    s.op(OP.QUANTIZED_16BIT_LSTM, [x, *weights, *biases, c0, h0], [c1, h1])
+    c2, h2 = s.operand(T.TENSOR_QUANT16_SYMM, [2, 4], *state), s.operand(T.TENSOR_QUANT8_ASYMM, [2, 4], *act)
+    s.op(OP.QUANTIZED_16BIT_LSTM, [x, *weights, *biases, c1, h1], [c2, h2])
+    s.inputs, s.outputs = [x, h0, c0], [c2, h2]
+    feeds = [rng.integers(0, 256, (2, 3)).astype(np.uint8), rng.integers(0, 256, (2, 4)).astype(np.uint8),
+             rng.integers(-9000, 9000, (2, 4)).astype(np.int16)]
+    return s, feeds
+
+
+
+
+def test_two_quantized_16bit_lstm_steps_give_the_same_bits_from_c_and_python():
+    spec, feeds = build_quantized()
+    m = spec.python()
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    for k, v in enumerate(feeds):
+        e.set_input(k, v)
+    want = [np.zeros((2, 4), np.int16), np.zeros((2, 4), np.uint8)]
+    for k, out in enumerate(want):
+        e.set_output(k, out)
+    e.compute()
+    c.release()
+    assert len(np.unique(want[1])) > 2 and np.abs(want[0]).max() > 100  # the cell did work
+    source = c_program(spec, feeds, [16, 8])
+    run = run_c(compile_c(source, "nnapi_quantized_lstm", nnapi_flags()), timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    raw = bytes(int(v) for v in run.stdout.split())
+    np.testing.assert_array_equal(np.frombuffer(raw[:16], np.int16).reshape(2, 4), want[0])
+    np.testing.assert_array_equal(np.frombuffer(raw[16:], np.uint8).reshape(2, 4), want[1])

@@ -65,3 +65,38 @@ def lower_bidirectional_sequence_lstm(op: OpContext) -> None:
     op.node("bidirectional_sequence_lstm", names, _outputs(merged),
             {"activation": op.scalar(48), "merge_outputs": merged, "time_major": int(bool(op.scalar(52)))},
             {"cell_clip": float(op.scalar(49)), "proj_clip": float(op.scalar(50))})
+
+
+ACTIVATION_QUANT = (1.0 / 128, 128)
+STATE_QUANT = (16.0 / 32768, 0)
+
+
+@lowers(T.QUANTIZED_16BIT_LSTM)
+def lower_quantized_16bit_lstm(op: OpContext) -> None:
+    """The header fixes the activations' and the cell state's quantization, and one scale and zero point for
+    the eight weights; the biases' scale is the input's times the weights'."""
+    def quant(k, output=False):
+        o = op.operand(k, output)
+        return float(o.scale), int(o.zeroPoint)
+
+    for k, output, want, what in ((0, False, ACTIVATION_QUANT, "input"), (14, False, ACTIVATION_QUANT,
+                                  "previous output"), (1, True, ACTIVATION_QUANT, "output"),
+                                  (13, False, STATE_QUANT, "previous cell state"), (0, True, STATE_QUANT,
+                                                                                    "cell state")):
+        if quant(k, output) != want:
+            op.fail(f"{'output' if output else 'input'} {k} ({what}) has scale and zero point {quant(k, output)}; "
+                    f"the header fixes {want}")
+    weights = quant(1)
+    for k in range(2, 9):
+        if quant(k) != weights:
+            op.fail(f"input {k} has scale and zero point {quant(k)}, input 1 {weights}: the weights share one")
+    bias_scale = quant(9)[0]
+    for k in range(9, 13):
+        if quant(k) != (bias_scale, 0) or abs(bias_scale - weights[0] / 128) > 1e-6 * bias_scale:
+            op.fail(f"input {k} (bias) has scale and zero point {quant(k)}; expected the input's scale times the "
+                    f"weights' ({weights[0] / 128!r}) and 0")
+    names = {"input": 0, **{f"input_to_{g}": 1 + k for k, g in enumerate(GATES)},
+             **{f"recurrent_to_{g}": 5 + k for k, g in enumerate(GATES)},
+             **{f"bias_{g}": 9 + k for k, g in enumerate(GATES)}, "cell_state_in": 13, "output_state_in": 14}
+    op.node("quantized_16bit_lstm", names, {"cell_state_out": 0, "output": 1},
+            {"weights_zero_point": weights[1]}, {"bias_scale": bias_scale})

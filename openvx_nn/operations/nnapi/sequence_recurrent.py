@@ -1,4 +1,5 @@
-"""NNAPI 1.2's sequence RNNs and LSTMs as OpenVX kernels (float32 and float16).
+"""NNAPI 1.2's recurrent operations as OpenVX kernels: the sequence RNNs and LSTMs (float32 and float16) and
+QUANTIZED_16BIT_LSTM (``kernels/frontend/quant16_lstm``).
 
 UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN, UNIDIRECTIONAL_SEQUENCE_LSTM and
 BIDIRECTIONAL_SEQUENCE_LSTM: each direction is one call of ``kernels/frontend/sequence_recurrence``'s compiled
@@ -12,8 +13,9 @@ import math
 import numpy as np
 
 from ...core.enums import Status
+from ...kernels.frontend import quant16_lstm
 from ...kernels.frontend import sequence_recurrence as seq
-from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 F16 = np.dtype(np.float16)
 FLOATS = (F16, F32)
@@ -311,3 +313,39 @@ nnapi_kernel(NNAPIKernel("bidirectional_sequence_rnn", 43,
                           "bw_weights", "bw_recurrent_weights", "bw_bias", "bw_hidden_state_in", "aux_input?",
                           "fw_aux_weights?", "bw_aux_weights?"), ("fw_output", "bw_output?"),
                          _infer_bi_rnn, _run_bi_rnn, ints=("activation", "time_major", "merge_outputs")))
+
+
+# ---- QUANTIZED_16BIT_LSTM ------------------------------------------------------------------------------------
+
+I16, I32 = np.dtype(np.int16), np.dtype(np.int32)
+Q16_LSTM_INPUTS = (("input",) + tuple(f"input_to_{g}" for g in GATES) + tuple(f"recurrent_to_{g}" for g in GATES)
+                   + tuple(f"bias_{g}" for g in GATES) + ("cell_state_in", "output_state_in"))
+
+
+def _infer_q16_lstm(args: Args):
+    batch, size = rank_in(args, "input", (2,))
+    dtype_in(args, "input", (U8,))
+    units = next(iter(rank_in(args, "input_to_i", (2,))))
+    for g in GATES:
+        _shape(args, f"input_to_{g}", (units, size), U8)
+        _shape(args, f"recurrent_to_{g}", (units, units), U8)
+        _shape(args, f"bias_{g}", (units,), I32)
+    _shape(args, "cell_state_in", (batch, units), I16)
+    _shape(args, "output_state_in", (batch, units), U8)
+    require(args["bias_scale"] > 0, "bias_scale", "the biases' scale must be positive", Status.VX_ERROR_INVALID_VALUE)
+    return {"cell_state_out": ((batch, units), I16), "output": ((batch, units), U8)}
+
+
+def _run_q16_lstm(args: Args) -> None:
+    """One step in 16-bit fixed point (``quant16_lstm.lstm_cell``): Q3.12 gates, Q4.11 cell state."""
+    def ints(names):
+        return np.ascontiguousarray(np.stack([np.asarray(args[n], np.int64) for n in names]))
+    multiplier, shift = quant16_lstm.quantize_multiplier(4096.0 * float(args["bias_scale"]))
+    quant16_lstm.lstm_cell(np.asarray(args["input"], np.int64), np.asarray(args["output_state_in"], np.int64),
+                           ints([f"input_to_{g}" for g in GATES]), ints([f"recurrent_to_{g}" for g in GATES]),
+                           ints([f"bias_{g}" for g in GATES]), int(args["weights_zero_point"]), multiplier, shift,
+                           np.asarray(args["cell_state_in"], np.int64), args["cell_state_out"], args["output"])
+
+
+nnapi_kernel(NNAPIKernel("quantized_16bit_lstm", 73, Q16_LSTM_INPUTS, ("cell_state_out", "output"), _infer_q16_lstm,
+                         _run_q16_lstm, ints=("weights_zero_point",), floats=("bias_scale",)))
