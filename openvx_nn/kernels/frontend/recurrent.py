@@ -23,8 +23,10 @@ def _f64(a):
 
 
 def _stacked(parts: dict, names: str, shape: tuple[int, ...]) -> np.ndarray:
-    """The gates' arrays of ``names`` in that order, float64; zeros for a gate ``parts`` lacks."""
-    return np.stack([np.zeros(shape) if parts.get(g) is None else _f64(parts[g]).reshape(shape) for g in names])
+    """The gates' arrays of ``names`` in that order, float64; zeros for a gate ``parts`` lacks; a matrix
+    ``[U, K]`` transposed to ``[K, U]`` (``sequence_recurrence``'s layout)."""
+    stacked = np.stack([np.zeros(shape) if parts.get(g) is None else _f64(parts[g]).reshape(shape) for g in names])
+    return np.ascontiguousarray(stacked.transpose(0, 2, 1)) if len(shape) == 2 else stacked
 
 
 def lstm_step(x, w_in, w_rec, w_cell, bias, w_proj, b_proj, h_prev, c_prev, activation: int, cell_clip: float,
@@ -42,11 +44,11 @@ def lstm_step(x, w_in, w_rec, w_cell, bias, w_proj, b_proj, h_prev, c_prev, acti
     c = np.array(_f64(c_prev).reshape(batch, units))
     out = np.zeros((1, batch, out_size))
     gates = np.zeros((4, batch, units))
-    proj = np.zeros((out_size, units)) if w_proj is None else np.ascontiguousarray(_f64(w_proj))
+    proj = np.zeros((units, out_size)) if w_proj is None else np.ascontiguousarray(_f64(w_proj).T)
     proj_bias = np.zeros(out_size) if b_proj is None else np.ascontiguousarray(_f64(b_proj))
     sequence_recurrence.lstm_sequence(
         np.ascontiguousarray(x[None]), np.zeros((1, batch, 0)), _stacked(w_in, "ifco", (units, size)),
-        np.zeros((4, units, 0)), _stacked(w_rec, "ifco", (units, out_size)), _stacked(w_cell, "ifo", (units,)),
+        np.zeros((4, 0, units)), _stacked(w_rec, "ifco", (units, out_size)), _stacked(w_cell, "ifo", (units,)),
         _stacked(bias, "ifco", (units,)), np.zeros((4, units)), proj, proj_bias, h, c, out, 0, cifg,
         bool(w_cell), False, w_proj is not None, int(activation), float(cell_clip), float(proj_clip), False, gates)
     order = ([] if cifg else [0]) + [2, 1, 3]
@@ -60,12 +62,12 @@ def rnn_step(x, w, w_rec, bias, h_prev, activation: int, h_out, output) -> None:
     """``h = act(x @ w.T + h_prev @ w_rec.T + bias)``: one step of ``sequence_recurrence.rnn_sequence``."""
     x = _f64(x)
     batch = x.shape[0]
-    w = np.ascontiguousarray(_f64(w))
-    units = w.shape[0]
+    w = np.ascontiguousarray(_f64(w).T)
+    units = w.shape[1]
     h = np.array(_f64(h_prev).reshape(batch, units))
     out = np.zeros((1, batch, units))
     sequence_recurrence.rnn_sequence(np.ascontiguousarray(x[None]), np.zeros((1, batch, 0)), w,
-                                     np.zeros((units, 0)), np.ascontiguousarray(_f64(w_rec)),
+                                     np.zeros((0, units)), np.ascontiguousarray(_f64(w_rec).T),
                                      np.ascontiguousarray(_f64(bias)), h, out, 0, int(activation), False)
     if h_out is not None:
         h_out[...] = h.astype(h_out.dtype)

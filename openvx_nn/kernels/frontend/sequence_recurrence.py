@@ -51,13 +51,14 @@ def _normalize(row, weights):
 @jit.kernel
 def lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h, c, out, column, cifg,
                   peephole, layer_norm, projection, activation, cell_clip, proj_clip, reverse, gates):
-    """``x [T, B, I]``, ``aux [T, B, A]`` (A may be 0), ``w_x [4, U, I]``, ``w_aux [4, U, A]``, ``w_h [4, U, O]``,
-    ``peep [3, U]``, ``bias [4, U]``, ``norm [4, U]``, ``proj [O, U]``, ``proj_bias [O]``; the state ``h [B, O]``,
+    """``x [T, B, I]``, ``aux [T, B, A]`` (A may be 0), ``w_x [4, I, U]``, ``w_aux [4, A, U]``, ``w_h [4, O, U]``,
+    ``peep [3, U]``, ``bias [4, U]``, ``norm [4, U]``, ``proj [U, O]``, ``proj_bias [O]`` (weights transposed from
+    NNAPI's, so that the innermost loops run along contiguous units in the order of each sum); the state ``h [B, O]``,
     ``c [B, U]`` is read and left holding the last step's; step t's output goes to ``out[t, :, column:column+O]``.
     With ``reverse`` the steps run from the last time to the first (a backward cell). ``gates [4, B, U]`` is left
     holding the last step's gate values after their activation (the input gate's is ``1 - forget`` with CIFG)."""
     steps, batch, inputs = x.shape
-    units = w_x.shape[1]
+    units = w_x.shape[2]
     outs = h.shape[1]
     extra = aux.shape[2]
     pre = np.zeros((4, units))
@@ -68,15 +69,23 @@ def lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h,
         t = steps - 1 - s if reverse else s
         for b in range(batch):
             for g in range(first, 4):
-                for u in range(units):
-                    acc = 0.0
-                    for i in range(inputs):
-                        acc += x[t, b, i] * w_x[g, u, i]
-                    for a in range(extra):
-                        acc += aux[t, b, a] * w_aux[g, u, a]
-                    for o in range(outs):
-                        acc += h[b, o] * w_h[g, u, o]
-                    pre[g, u] = acc
+                row = pre[g]
+                row[:] = 0.0
+                for i in range(inputs):
+                    v = x[t, b, i]
+                    w = w_x[g, i]
+                    for u in range(units):
+                        row[u] += v * w[u]
+                for a in range(extra):
+                    v = aux[t, b, a]
+                    w = w_aux[g, a]
+                    for u in range(units):
+                        row[u] += v * w[u]
+                for o in range(outs):
+                    v = h[b, o]
+                    w = w_h[g, o]
+                    for u in range(units):
+                        row[u] += v * w[u]
             if peephole:
                 for u in range(units):
                     if not cifg:
@@ -105,12 +114,15 @@ def lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h,
                 gates[3, b, u] = og
             if projection:
                 for o in range(outs):
-                    acc = proj_bias[o]
-                    for u in range(units):
-                        acc += proj[o, u] * hidden[u]
-                    if proj_clip > 0.0:
-                        acc = min(max(acc, -proj_clip), proj_clip)
-                    h_new[o] = acc
+                    h_new[o] = proj_bias[o]
+                for u in range(units):
+                    v = hidden[u]
+                    w = proj[u]
+                    for o in range(outs):
+                        h_new[o] += v * w[o]
+                if proj_clip > 0.0:
+                    for o in range(outs):
+                        h_new[o] = min(max(h_new[o], -proj_clip), proj_clip)
             else:
                 for o in range(outs):
                     h_new[o] = hidden[o]
@@ -122,23 +134,30 @@ def lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h,
 @jit.kernel
 def rnn_sequence(x, aux, w_x, w_aux, w_h, bias, h, out, column, activation, reverse):
     """``h = act(x_t w_x' + aux_t w_aux' + h w_h' + bias)`` per step; shapes as :func:`lstm_sequence`'s with one
-    gate (``w_x [U, I]``, ``w_aux [U, A]``, ``w_h [U, U]``, ``h [B, U]``)."""
+    gate (``w_x [I, U]``, ``w_aux [A, U]``, ``w_h [U, U]`` transposed, ``h [B, U]``)."""
     steps, batch, inputs = x.shape
-    units = w_x.shape[0]
+    units = w_x.shape[1]
     extra = aux.shape[2]
     h_new = np.zeros(units)
     for s in range(steps):
         t = steps - 1 - s if reverse else s
         for b in range(batch):
             for u in range(units):
-                acc = bias[u]
-                for i in range(inputs):
-                    acc += x[t, b, i] * w_x[u, i]
-                for a in range(extra):
-                    acc += aux[t, b, a] * w_aux[u, a]
-                for o in range(units):
-                    acc += h[b, o] * w_h[u, o]
-                h_new[u] = activate(activation, acc)
+                h_new[u] = 0.0
+            for i in range(inputs):
+                v = x[t, b, i]
+                for u in range(units):
+                    h_new[u] += v * w_x[i, u]
+            for a in range(extra):
+                v = aux[t, b, a]
+                for u in range(units):
+                    h_new[u] += v * w_aux[a, u]
+            for o in range(units):
+                v = h[b, o]
+                for u in range(units):
+                    h_new[u] += v * w_h[o, u]
+            for u in range(units):
+                h_new[u] = activate(activation, h_new[u] + bias[u])
             for u in range(units):
                 h[b, u] = h_new[u]
                 out[t, b, column + u] = h_new[u]

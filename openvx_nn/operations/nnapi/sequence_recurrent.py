@@ -70,6 +70,11 @@ def _f64(args: Args, name: str, shape: tuple[int, ...]) -> np.ndarray:
     return np.zeros(shape) if a is None else np.ascontiguousarray(a, np.float64).reshape(shape)
 
 
+def _gates_t(weights: list[np.ndarray]) -> np.ndarray:
+    """Gates' ``[U, K]`` weights as one contiguous ``[gates, K, U]`` array (the kernels' layout)."""
+    return np.ascontiguousarray(np.stack(weights).transpose(0, 2, 1))
+
+
 def _store(args: Args, name: str, values: np.ndarray) -> None:
     out = args[name]
     out[...] = (values if args["time_major"] else values.transpose(1, 0, 2)).astype(out.dtype)
@@ -172,13 +177,13 @@ def _run_lstm_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.n
     layer_norm = args.get(p + "norm_f") is not None
     projection = args.get(p + "projection_weights") is not None
     a = aux.shape[2]
-    w_x = np.stack([_f64(args, p + f"input_to_{g}", (units, size)) for g in GATES])
-    w_aux = np.stack([_f64(args, p + f"aux_to_{g}", (units, a)) for g in GATES])
-    w_h = np.stack([_f64(args, p + f"recurrent_to_{g}", (units, out_size)) for g in GATES])
+    w_x = _gates_t([_f64(args, p + f"input_to_{g}", (units, size)) for g in GATES])
+    w_aux = _gates_t([_f64(args, p + f"aux_to_{g}", (units, a)) for g in GATES])
+    w_h = _gates_t([_f64(args, p + f"recurrent_to_{g}", (units, out_size)) for g in GATES])
     peep = np.stack([_f64(args, p + f"cell_to_{g}", (units,)) for g in "ifo"])
     bias = np.stack([_f64(args, p + f"bias_{g}", (units,)) for g in GATES])
     norm = np.stack([_f64(args, p + f"norm_{g}", (units,)) for g in GATES])
-    proj = _f64(args, p + "projection_weights", (out_size, units))
+    proj = np.ascontiguousarray(_f64(args, p + "projection_weights", (out_size, units)).T)
     proj_bias = _f64(args, p + "projection_bias", (out_size,))
     h = _f64(args, p + "output_state_in", (x.shape[1], out_size)).copy()
     c = _f64(args, p + "cell_state_in", (x.shape[1], units)).copy()
@@ -264,10 +269,10 @@ def _run_rnn_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.nd
                   reverse: bool) -> None:
     units, size = tuple(args[p + "weights"].shape)
     h = _f64(args, p + "hidden_state_in", (x.shape[1], units)).copy()
-    seq.rnn_sequence(x, aux, _f64(args, p + "weights", (units, size)),
-                     _f64(args, p + "aux_weights", (units, aux.shape[2])),
-                     _f64(args, p + "recurrent_weights", (units, units)), _f64(args, p + "bias", (units,)), h, out,
-                     column, int(args["activation"]), reverse)
+    seq.rnn_sequence(x, aux, _gates_t([_f64(args, p + "weights", (units, size))])[0],
+                     _gates_t([_f64(args, p + "aux_weights", (units, aux.shape[2]))])[0],
+                     _gates_t([_f64(args, p + "recurrent_weights", (units, units))])[0], _f64(args, p + "bias", (units,)),
+                     h, out, column, int(args["activation"]), reverse)
 
 
 def _infer_uni_rnn(args: Args):
