@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, compile_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_add_operation_validation import DRIVER, parse
-from test_add_operation_validation_1_2 import TYPES, add, dims, mutants
+from test_add_operation_validation_1_2 import TYPES, add, mutants
 from test_nnapi_c_api import nnapi_flags
 
 from openvx_nn import nnapi
@@ -87,37 +87,48 @@ def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refu
     assert refused >= len(case[0]) + len(case[1])
 
 
+def q16_mutants(case):
+    """(where, position, mutant) as ``mutants``, over the types with TENSOR_QUANT16_SYMM."""
+    for side in (0, 1):
+        for p, token in enumerate(case[side]):
+            for letter in Q16_TYPES:
+                if letter != token[0]:
+                    changed = list(case[side])
+                    changed[p] = letter + (token[1:] if letter in "fnqthw" else "")
+                    yield ("input", "output")[side], p, ((tuple(changed), case[1]) if side == 0 else
+                                                         (case[0], tuple(changed)))
+    yield "count", None, (case[0][:-1], case[1])
+    yield "count", None, (case[0], case[1][:1])
+
+
 def test_quantized_16bit_lstm_takes_its_list_and_refuses_every_type_and_count_mutant_naming_the_position():
     q16_add(Q16_LSTM)
-    refused = 0
-    for side in (0, 1):
-        for p, token in enumerate(Q16_LSTM[side]):
-            for letter in Q16_TYPES:
-                if letter == token[0]:
-                    continue
-                changed = list(Q16_LSTM[side])
-                changed[p] = letter + (token[1:] if letter in "fnqthw" else "")
-                mutant = (tuple(changed), Q16_LSTM[1]) if side == 0 else (Q16_LSTM[0], tuple(changed))
-                with pytest.raises(nnapi.NNAPIError, match=rf"QUANTIZED_16BIT_LSTM\): {('input', 'output')[side]} {p}\b"):
-                    q16_add(mutant)
-                refused += 1
-    for mutant in ((Q16_LSTM[0][:-1], Q16_LSTM[1]), (Q16_LSTM[0], Q16_LSTM[1][:1])):
-        with pytest.raises(nnapi.NNAPIError, match="QUANTIZED_16BIT_LSTM"):
+    mutated = list(q16_mutants(Q16_LSTM))
+    for where, p, mutant in mutated:
+        place = rf" {where} {p}\b" if p is not None else ""
+        with pytest.raises(nnapi.NNAPIError, match=rf"QUANTIZED_16BIT_LSTM\):{place}"):
             q16_add(mutant)
-    assert refused > 100
+    assert len(mutated) > 100
 
 
 def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
     lines, expected = [], []
-    for op, case in CASES:
-        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
-            tokens = mutant[0] + mutant[1]
-            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
-            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
-            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    q16 = [(OP.QUANTIZED_16BIT_LSTM, m) for m in [Q16_LSTM] + [m for *_, m in q16_mutants(Q16_LSTM)]]
+    for op, mutant in [(op, m) for op, case in CASES for m in [case] + [m for *_, m in mutants(case) if m[1]]] + q16:
+        tokens = mutant[0] + mutant[1]
+        operands = " ".join(f"{int(Q16_TYPES[t[0]])} {len(q16_dims(t))} " + " ".join(map(str, q16_dims(t)))
+                            for t in tokens)
+        lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+        ok = mutant == Q16_LSTM if op == OP.QUANTIZED_16BIT_LSTM else valid(op, mutant)
+        expected.append(0 if ok else 4)  # NO_ERROR, BAD_DATA
     spec = tmp_path / "operations.txt"
     spec.write_text("\n".join(lines) + "\n")
-    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
+    # the driver gives TENSOR_QUANT8_ASYMM operands a scale; TENSOR_QUANT16_SYMM needs one too
+    driver = DRIVER.replace("code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f",
+                            "(code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || code == ANEURALNETWORKS_TENSOR_QUANT16_SYMM)"
+                            " ? 0.5f")
+    assert driver != DRIVER
+    exe = compile_c(driver, "nnapi_add_operation_q16", nnapi_flags())
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
