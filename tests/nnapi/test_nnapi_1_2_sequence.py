@@ -227,7 +227,7 @@ def test_unidirectional_sequence_rnn_with_every_activation_both_majors(kind):
         x = rng.uniform(-1, 1, (steps, batch, size)).astype(dtype)
         dims = (steps, batch, units) if time_major else (batch, steps, units)
         (got,) = run(OP.UNIDIRECTIONAL_SEQUENCE_RNN, [Tensor(_major(x, time_major)), Tensor(w, const=True),
-                                                      Tensor(r, const=True), Tensor(b, const=True), Tensor(h0),
+                                                      Tensor(r, const=bool(time_major)), Tensor(b, const=True), Tensor(h0),
                                                       i32(act), i32(time_major)], [Out(kind, dims)])
         want = rnn_reference(*(a.astype(np.float64) for a in (x, w, r, b, h0)), act)
         _check(_major(got, bool(time_major)), want, kind)
