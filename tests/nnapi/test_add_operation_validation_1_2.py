@@ -120,10 +120,16 @@ def test_the_cases_cover_every_api_level_29_operation_with_a_signature():
 
 @pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{' '.join(c[0])}>{' '.join(c[1])}" for op, c in CASES])
 def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
+    assert_mutants_refused(op, case, valid)
+
+
+def assert_mutants_refused(op: int, case, is_valid) -> None:
+    """``case`` is accepted, and every mutant ``is_valid(op, mutant)`` rejects is refused naming the operation
+    and the operand's position."""
     add(op, case)
     refused = 0
     for where, p, mutant in mutants(case):
-        if not mutant[1] or valid(op, mutant):
+        if not mutant[1] or is_valid(op, mutant):
             if mutant[1]:
                 add(op, mutant)
             continue

@@ -39,7 +39,9 @@ class Spec:
         m = nnapi.Model()
         for kind, dims, scale, zero, data in self.operands:
             k = m.add_operand(kind, dims, scale, zero)
-            if data is not None:
+            if data == b"":  # an omitted optional operand (no value)
+                m.set_operand_value(k, None)
+            elif data is not None:
                 shape = dims if dims else ()
                 m.set_operand_value(k, np.frombuffer(data, nnapi.enums.DTYPES[kind]).reshape(shape))
         for code, ins, outs in self.operations:

@@ -31,20 +31,6 @@ class SequenceSpec(Spec):
             return len(self.operands) - 1
         return super().operand(kind, dims, scale, zero, value)
 
-    def python(self) -> nnapi.Model:
-        m = nnapi.Model()
-        for kind, dims, scale, zero, data in self.operands:
-            k = m.add_operand(kind, dims, scale, zero)
-            if data == ABSENT:
-                m.set_operand_value(k, None)
-            elif data is not None:
-                m.set_operand_value(k, np.frombuffer(data, nnapi.enums.DTYPES[kind]).reshape(dims or ()))
-        for code, ins, outs in self.operations:
-            m.add_operation(code, ins, outs)
-        m.identify_inputs_and_outputs(self.inputs, self.outputs)
-        m.finish()
-        return m
-
     def c_body(self) -> str:
         kept = self.operands
         self.operands = [(*o[:4], None if o[4] == ABSENT else o[4]) for o in kept]

@@ -11,7 +11,18 @@ from ..enums import ErrorStatus
 from ..errors import NNAPIError
 from ..hal.structs import Model
 from ..model_check import execution_order
-from . import conv_pool, elementwise, functions, lookup, movement, recurrent, reshaping, selection, sequence_recurrent, statistics  # noqa: F401  (register LOWERINGS)
+from . import (  # noqa: F401  (register LOWERINGS)
+    conv_pool,
+    elementwise,
+    functions,
+    lookup,
+    movement,
+    recurrent,
+    reshaping,
+    selection,
+    sequence_recurrent,
+    statistics,
+)
 from .context import Deferred, GraphBuilder, OpContext
 from .lowered import Lowered
 from .registry import LOWERINGS
