@@ -68,8 +68,8 @@ def test_a_stamped_elementwise_entry_is_the_packed_one(kind, dtype):
             _check(lambda: elementwise.native_multiply(a, b, scale, o, saturate, nearest))
 
 
-@pytest.mark.parametrize("function", ["relu", "brelu", "logistic", "tanh", "linear"])
-@pytest.mark.parametrize("dtype", [np.int16, np.float32])
+@pytest.mark.parametrize("function, dtype", [(f, np.int16) for f in ("relu", "brelu", "logistic", "tanh", "linear")]
+                         + [(f, np.float32) for f in ("relu", "brelu", "linear")])
 def test_a_stamped_activation_entry_is_the_packed_one(function, dtype):
     rng = np.random.default_rng(7)
     for _ in range(4):
@@ -80,6 +80,16 @@ def test_a_stamped_activation_entry_is_the_packed_one(function, dtype):
             x = out if in_place else np.zeros(shape, dtype)
             fpp = 8 * (dtype == np.int16)
             _check(lambda: activation.native_entry(x, out, function, a, b, fpp_in=fpp, fpp_out=fpp))
+
+
+def test_float32_logistic_and_tanh_entries_are_built_afresh_with_their_own_chunk_counters():
+    # They run on float_activation, whose entries share chunks with the helpers through counters of their own.
+    x = [np.zeros((40, 50), np.float32) for _ in range(4)]
+    entries = [activation.native_entry(x[k], x[k + 1], "logistic") for k in (0, 2)]
+    assert entries[0].address == entries[1].address
+    assert not np.array_equal(entries[0].block, entries[1].block)
+    counters = [next(k for k in e.keep if isinstance(k, np.ndarray) and k.dtype == np.int64) for e in entries]
+    assert counters[0] is not counters[1]
 
 
 def test_an_entry_keeps_its_own_tensors_alive_and_not_the_first_nodes():

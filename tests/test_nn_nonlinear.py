@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from kernel_testing import F32, Q7, Q78, S8, U8, Format, assert_bits_equal, random_shape, random_values
 from nn_forms import FORMS, run_layer
-from nonlinear_reference import reference_activation, reference_lrn, reference_softmax
+from nonlinear_reference import assert_activation, reference_activation, reference_lrn, reference_softmax
 from vxhelp import empty, read, release, tensor
 
 FUNCTIONS = ["logistic", "tanh", "relu", "brelu", "softrelu", "abs", "square", "sqrt", "linear"]
@@ -36,7 +36,8 @@ def test_activation_matches_the_reference(vx, ctx, function, pair, form):
     run_layer(vx, ctx, form, vx.VX_KERNEL_ACTIVATION_LAYER,
               lambda g: vx.vxActivationLayer(g, tx, enum, a, b, out),
               [tx, ("enum", enum), ("float32", a), ("float32", b), out])
-    assert_bits_equal(read(vx, out, shape, fout.dtype), reference_activation(x, function, a, b, fin, fout))
+    assert_activation(read(vx, out, shape, fout.dtype), reference_activation(x, function, a, b, fin, fout), function,
+                      a, b)
     release(vx, tx, out)
 
 

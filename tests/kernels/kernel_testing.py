@@ -201,3 +201,29 @@ def assert_float32_means(actual: np.ndarray, expected: np.ndarray, magnitude: np
     assert bad.size == 0, (f"{len(bad)} of {actual.size} means beyond {FLOAT32_SUMS} of their terms' magnitude; "
                            f"first at {tuple(bad[0])}: got {actual[tuple(bad[0])]!r}, expected "
                            f"{expected[tuple(bad[0])]!r}, magnitude {magnitude[tuple(bad[0])]!r}")
+
+
+def float32_steps(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """How many float32 values lie between ``actual`` and ``expected`` plus one (0: equal, ±0 alike): the
+    distance in units in the last place, counted across exponents and through the subnormals."""
+    def ordered(a: np.ndarray) -> np.ndarray:
+        bits = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+        return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+    return np.abs(ordered(actual) - ordered(expected))
+
+
+def assert_float32_ulps(actual: np.ndarray, expected: np.ndarray, ulps: int, x: np.ndarray | None = None) -> None:
+    """float32 ``actual`` within ``ulps`` float32 steps of ``expected`` (the float64 function rounded to float32);
+    NaN exactly where it is NaN, and the same bits where it is zero or infinite."""
+    assert actual.dtype == expected.dtype == np.float32, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    a, e = actual.reshape(-1), expected.reshape(-1)
+    inputs = None if x is None else np.asarray(x).reshape(-1)
+    nan = np.isnan(e)
+    special = ~nan & ((e == 0) | np.isinf(e))
+    bad = np.flatnonzero((np.isnan(a) != nan) | (special & (a.view(np.uint32) != e.view(np.uint32))))
+    steps = np.where(nan | special, 0, float32_steps(np.where(nan, 0, a), np.where(nan, 0, e)))
+    bad = np.union1d(bad, np.flatnonzero(steps > ulps))
+    at = "" if inputs is None or not bad.size else f" at x={inputs[bad[0]]!r}"
+    assert bad.size == 0, (f"{bad.size} of {a.size} elements beyond {ulps} ulps or special values differ; first"
+                           f"{at}: got {a[bad[0]]!r}, expected {e[bad[0]]!r}, max steps {steps.max()}")

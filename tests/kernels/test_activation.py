@@ -22,7 +22,7 @@ from kernel_testing import (
     random_shape,
     random_values,
 )
-from nonlinear_reference import CANONICAL_NAN, activation_table, reference_activation
+from nonlinear_reference import CANONICAL_NAN, activation_table, assert_activation, reference_activation
 
 from openvx_nn.kernels.openvx.activation import FUNCTIONS, activation
 
@@ -81,7 +81,7 @@ F32_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0,
 
 
 @pytest.mark.parametrize("function, ab", CASES, ids=CASE_IDS)
-def test_float32_inputs_match_the_reference_bit_for_bit(function, ab):
+def test_float32_inputs_match_the_reference_bit_for_bit_or_within_the_stated_ulps(function, ab):
     rng = np.random.default_rng([32, CASES.index((function, ab))])
     gentle = (rng.standard_normal(400) * 4).astype(np.float32)  # where the functions bend
     wide = random_values(rng, F32, (400,))  # magnitudes 1e-6 .. 1e6, zeros of both signs
@@ -89,7 +89,7 @@ def test_float32_inputs_match_the_reference_bit_for_bit(function, ab):
     x = placed(rng, rng.permutation(values).reshape(7, 7, -1))
     out = blank(rng, x.shape, np.float32, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
     activation(x, out, function, *ab)
-    assert_bits_equal(out, reference_activation(x, function, *ab, F32, F32))
+    assert_activation(out, reference_activation(x, function, *ab, F32, F32), function, *ab)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -102,7 +102,7 @@ def test_any_rank_and_layout_matches_the_reference(seed):
         out = blank(rng, x.shape, fmt.dtype, LAYOUTS[int(rng.integers(len(LAYOUTS)))])
         fout = fmt if fmt.is_float else Format("out", fmt.dtype, int(rng.integers(0, 8)))
         activation(x, out, function, a, b, fpp_in=fmt.fpp, fpp_out=fout.fpp)
-        assert_bits_equal(out, reference_activation(x, function, a, b, fmt, fout))
+        assert_activation(out, reference_activation(x, function, a, b, fmt, fout), function, a, b)
 
 
 @pytest.mark.parametrize("fmt", [Q78, F32], ids=str)
@@ -111,7 +111,7 @@ def test_output_may_be_the_input_itself(fmt):
     x = placed(rng, random_values(rng, fmt, (9, 8, 7)))
     expected = reference_activation(x, "tanh", 1.5, 0.5, fmt, fmt)
     activation(x, x, "tanh", 1.5, 0.5, fpp_in=fmt.fpp, fpp_out=fmt.fpp)
-    assert_bits_equal(x, expected)
+    assert_activation(x, expected, "tanh", 1.5, 0.5)
 
 
 @pytest.mark.parametrize("fmt", [S8, Q78, F32], ids=str)
@@ -122,7 +122,7 @@ def test_parallel_and_serial_kernels_agree(fmt):
     activation(x, serial, "softrelu", fpp_in=fmt.fpp, fpp_out=fmt.fpp, parallel=False)
     activation(x, threaded, "softrelu", fpp_in=fmt.fpp, fpp_out=fmt.fpp, parallel=True)
     assert_bits_equal(threaded, serial)
-    assert_bits_equal(serial, reference_activation(x, "softrelu", 0.0, 0.0, fmt, fmt))
+    assert_activation(serial, reference_activation(x, "softrelu", 0.0, 0.0, fmt, fmt), "softrelu", 0.0, 0.0)
 
 
 def test_requantizing_rounds_exact_ties_to_even():
@@ -154,7 +154,8 @@ def test_logistic_and_softrelu_do_not_overflow_at_the_range_ends():
     f = np.array([-1e30, -100.0, 100.0, 1e30], np.float32)
     g = np.zeros_like(f)
     activation(f, g, "softrelu")
-    assert g[0] == 0.0 and g[1] == np.float32(math.exp(-100.0)) and g[2] == 100.0 and g[3] == np.float32(1e30)
+    assert g[0] == 0.0 and g[2] == 100.0 and g[3] == np.float32(1e30)
+    assert abs(g[1] / np.float32(math.exp(-100.0)) - 1) < 4 * 2.0 ** -23  # exp(-100), not 0
 
 
 def test_every_nan_is_stored_as_the_canonical_quiet_nan():

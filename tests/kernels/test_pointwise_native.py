@@ -34,6 +34,6 @@ def test_the_native_entry_gives_the_bits_of_the_numpy_kernel(function):
 
 def test_other_functions_and_strided_arrays_have_no_native_entry():
     x = np.ones((4, 4), np.float32)
-    assert k.native_pointwise(x, np.empty_like(x), "sigmoid") is None
+    assert k.native_pointwise(x, np.empty_like(x), "sin") is None
     assert k.native_pointwise(x[:, ::2], np.empty((4, 2), np.float32), "relu") is None
     assert k.native_pointwise(x, np.empty((4, 4), np.float32, order="F"), "relu") is None

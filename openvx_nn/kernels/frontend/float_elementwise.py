@@ -20,7 +20,7 @@ from numba import types
 
 from ..support import jit, native
 from .asymmetric import real_range
-from .float_sharing import F32, at, compiled, contiguous_f32, finish, output_target
+from .float_sharing import F32, at, compiled, finish, output_target
 
 ADD, MUL, SUB, DIV, MAX, MIN, PRELU = 0, 1, 2, 3, 4, 5, 6
 
@@ -148,45 +148,3 @@ def _four(shape: tuple[int, ...]) -> tuple[int, ...]:
 def binary(op: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, activation: int) -> None:
     """``bind_binary(...)()``: one call."""
     bind_binary(op, a, b, out, activation)()
-
-
-# ---- LOGISTIC (float32): the reference's float64 formula, one pass; bound and native -------------------------
-
-@jit.kernel
-def _logistic(x, out):
-    for i in range(x.size):
-        out[i] = np.float32(1.0 / (1.0 + np.exp(-np.float64(x[i]))))
-
-
-_LOGISTIC_TYPES = (F32[1, False], F32[1, True])
-
-
-def bind_logistic(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
-    """A no-argument call ``out = 1 / (1 + exp(-x))`` in float64 rounded once to float32, as
-    ``elementwise_real.unary`` (``np.exp`` and LLVM's ``exp`` may differ in the last float64 bit: within a
-    float32 rounding of the reference)."""
-    if not (contiguous_f32(x) and contiguous_f32(out)):
-        def run() -> None:
-            out[...] = (1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))).astype(np.float32)
-        return run
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    kernel = compiled(_logistic, _LOGISTIC_TYPES)
-    return lambda: kernel(flat_x, flat_out)
-
-
-@native.factory
-def _logistic_entry() -> int:
-    def entry(block):
-        _logistic(native.c_array(block, at(0), np.float32)[0, 0, 0, 0, 0],
-                  native.c_array(block, at(1), np.float32)[0, 0, 0, 0, 0])
-        return 0
-    return jit.native(entry)
-
-
-def native_logistic(x: np.ndarray, out: np.ndarray) -> native.Entry | None:
-    """:func:`bind_logistic` as a native entry; None unless ``x`` and ``out`` are C-contiguous float32 (they may
-    be the same array: element by element)."""
-    if not (contiguous_f32(x) and contiguous_f32(out)):
-        return None
-    words, keep = native.pack(native.as6(x.reshape(-1)), native.as6(out.reshape(-1)))
-    return native.Entry(_logistic_entry(), words, keep)

@@ -2,7 +2,9 @@
 
 The CoreML front end lowers every activation and unary function the NN
 extension's activation layer does not compute exactly onto this one kernel:
-``y = f(scale * x + shift)`` evaluated in float64 and stored as float32 once.
+``y = f(scale * x + shift)`` evaluated in float64 and stored as float32 once;
+the transcendental activations of float32 tensors (:data:`FAST`) run on
+``float_activation`` instead, the float32 kernel every front end shares.
 ``alpha``/``beta`` are scalars; ``alpha_c``/``beta_c`` (when given) are
 per-channel vectors of length C or 1 along ``channel_axis`` (OpenVX axis 2,
 the C of ``[W, H, C, batch, seq]``) and replace the scalars.
@@ -15,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit, native
+from . import float_activation
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -75,6 +78,8 @@ FUNCTIONS = {
     "acosh": lambda v, a, b, e: np.arccosh(v),
     "atanh": lambda v, a, b, e: np.arctanh(v),
     "logical_not": lambda v, a, b, e: (v == 0.0).astype(np.float64),
+    "swish": lambda v, a, b, e: v * _sigmoid(v),
+    "hard_swish": lambda v, a, b, e: v * np.minimum(np.maximum(a * v + b, 0.0), 1.0),
 }
 """Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon."""
 
@@ -100,6 +105,9 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, s
             channel_axis: int = 2) -> Callable[[], None]:
     """A runner of :func:`pointwise` with the function and the per-channel vectors resolved now
     (``x`` is read at each call; later changes to ``alpha_c``/``beta_c`` are not seen)."""
+    fast = _fast(x, out, function, scale, shift, alpha, beta, alpha_c, beta_c)
+    if fast is not None:
+        return float_activation.bind(x, out, *fast)
     a = _channel(alpha_c, alpha, x.ndim, channel_axis)
     b = _channel(beta_c, beta, x.ndim, channel_axis)
     f = FUNCTIONS[function]
@@ -117,6 +125,22 @@ def pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0,
               alpha_c: np.ndarray | None = None, beta_c: np.ndarray | None = None, channel_axis: int = 2) -> None:
     """out = function(scale * x + shift) with scalar or per-channel alpha/beta."""
     prepare(x, out, function, scale, shift, alpha, beta, epsilon, alpha_c, beta_c, channel_axis)()
+
+
+FAST = {"sigmoid": "logistic", "tanh": "tanh", "scaled_tanh": "tanh", "sigmoid_hard": "hard_sigmoid",
+        "softplus": "softplus", "exp": "exp", "swish": "swish", "hard_swish": "hard_swish"}
+"""The functions float32 tensors compute on ``float_activation`` (its names), when ``scale`` is 1, ``shift`` 0 and
+the parameters scalars: within its stated ulps of the float64 expressions above."""
+_PARAMETERS = ("scaled_tanh", "sigmoid_hard", "hard_swish")
+
+
+def _fast(x: np.ndarray, out: np.ndarray, function: str, scale: float, shift: float, alpha: float, beta: float,
+          alpha_c, beta_c) -> tuple[str, float, float] | None:
+    """``float_activation``'s (function, a, b) for this call, or None when it does not compute it."""
+    if function not in FAST or scale != 1.0 or shift != 0.0 or alpha_c is not None or beta_c is not None or \
+            x.dtype != np.float32 or out.dtype != np.float32:
+        return None
+    return (FAST[function], *((alpha, beta) if function in _PARAMETERS else (1.0, 1.0)))
 
 
 # -- the piecewise-linear functions as a native entry (a graph of them runs from C) ---------------------------
@@ -177,9 +201,12 @@ def _piecewise_entry() -> int:
 
 def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
                      alpha: float = 0.0, beta: float = 0.0) -> native.Entry | None:
-    """:func:`pointwise` of scalar parameters as a native entry for the functions of :data:`PIECEWISE`; None for
-    another function or unless ``x`` and ``out`` are float32 of one shape, both contiguous in one order (C, or
+    """:func:`pointwise` of scalar parameters as a native entry for the functions of :data:`PIECEWISE` and
+    :data:`FAST` (``float_activation``'s entry); None for another function or unless ``x`` and ``out`` are float32 of one shape, both contiguous in one order (C, or
     Fortran: an OpenVX tensor's array); they may be the same array."""
+    fast = _fast(x, out, function, scale, shift, alpha, beta, None, None)
+    if fast is not None and x.shape == out.shape:
+        return float_activation.native_entry(x, out, *fast)
     if function not in PIECEWISE or x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:
         return None
     order = "C" if x.flags.c_contiguous and out.flags.c_contiguous else \

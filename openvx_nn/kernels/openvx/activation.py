@@ -25,7 +25,10 @@ would raise); logistic then gives 0.
 The result is quantized once (``quantize``). Integer tensors (8 and 16 bits)
 go through a table of all 256 or 65536 raw inputs, built with the same
 compiled expression once per (function, a, b, dtype, fpp_in, fpp_out) and
-cached; float32 tensors evaluate the expression per element. Where the whole
+cached; float32 tensors evaluate the expression per element, except logistic,
+tanh and softrelu: those run on ``frontend/float_activation``, the float32 kernel
+every front end shares (vectorized, threaded, within a few float32 units in the
+last place of the expression: its ``ULPS``). Where the whole
 table is a clamp of the raw input (relu, or brelu, between equal formats:
 checked on all of its entries), contiguous tensors take one flat min/max loop
 instead (vectorized, several times faster than the gather): the same bits.
@@ -33,7 +36,8 @@ instead (vectorized, several times faster than the gather): the same bits.
 One compiled expression serves both paths, so the tables are not built by
 Python's ``math`` but by numba's, which calls the same C library functions
 (``exp``, ``tanh``, ``log1p``, ``sqrt``); the tests hold every 8- and 16-bit
-input, and random float32 ones, to a plain ``math`` reference bit for bit.
+input, and random float32 ones of the exact functions, to a plain ``math``
+reference bit for bit.
 A numba set up to vectorise with Intel SVML (``icc_rt`` installed) would
 swap in its own approximations; those tests would then fail.
 """
@@ -47,6 +51,7 @@ from functools import lru_cache
 import numpy as np
 from numba import prange
 
+from ..frontend import float_activation
 from ..support import jit, native, stamps
 from ..support.fixed_point import float32_value
 from ..support.jit import kernel
@@ -60,6 +65,10 @@ _USES_B = {"tanh", "linear"}
 
 # Below this many elements the serial kernel wins over waking the thread pool.
 PARALLEL_WORK = 1 << 18
+FAST_FLOAT32 = {"logistic": "logistic", "tanh": "tanh", "softrelu": "softplus"}
+"""The functions float32 tensors compute on ``frontend/float_activation`` (within its stated tolerance), by its
+names; the others are exact in float32 (relu, brelu, abs, square, sqrt, linear: one or two roundings of
+float64's exact products, as the expression rounds them) and stay on the expression."""
 
 
 @kernel(error_model="numpy")
@@ -225,6 +234,8 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
     arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
     if arguments is None:
         return _nothing
+    if out.dtype == np.float32 and function in FAST_FLOAT32:
+        return float_activation.bind(x, out, FAST_FLOAT32[function], *_parameters(function, a, b))
     clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
     if clamped is not None:
         xf, of, lo, hi = clamped
@@ -303,6 +314,8 @@ def _native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float, b: fl
     arguments = _operands(x, out, function, a, b, fpp_in, fpp_out)
     if arguments is None:
         return None
+    if out.dtype == np.float32 and function in FAST_FLOAT32:  # None for a strided tensor: the Python path runs it
+        return float_activation.native_entry(x, out, FAST_FLOAT32[function], *_parameters(function, a, b))
     clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
     if clamped is not None:
         xf, of, lo, hi = clamped

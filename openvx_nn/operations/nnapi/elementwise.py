@@ -8,6 +8,7 @@ import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import elementwise_real as ew
+from ...kernels.frontend import float_activation as fa
 from ...kernels.frontend import float_elementwise as few
 from ...kernels.frontend import quant8_lookup as lookup
 from ...kernels.frontend.asymmetric import dequantize, dequantize_per_channel, store
@@ -80,13 +81,25 @@ nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_bi
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul)))
 
 
+FLOAT32_ACTIVATIONS = ("logistic", "tanh")
+"""The unary operations whose float32 tensors run on ``frontend/float_activation`` (within its stated ulps of the
+float64 reference; uint8 keeps the reference's exact table)."""
+
+
 def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=None) -> None:
     def infer(args: Args):
         dtype = dtype_in(args, "input", types)
         return {"output": (tuple(args["input"].shape), out_dtype or dtype)}
 
+    def fast(args: Args) -> bool:
+        """Whether the float32 activation kernel computes it (LOGISTIC and TANH of float32 tensors)."""
+        return function in FLOAT32_ACTIVATIONS and np.dtype(args["input"].dtype) == F32
+
     def run(args: Args) -> None:
-        ew.unary(function, args["input"], args["output"], args.quant("input"), args.quant("output"))
+        if fast(args):
+            fa.apply(args["input"], args["output"], function)
+        else:
+            ew.unary(function, args["input"], args["output"], args.quant("input"), args.quant("output"))
     run.__doc__ = f"out = {function}(input), element-wise."
 
     def table(args: Args):
@@ -99,15 +112,15 @@ def _unary_kernel(op: str, index: int, function: str, types: tuple, out_dtype=No
         values = table(args)
         if values is not None:
             return lookup.bind_lookup(values, args["input"], args["output"])
-        if function == "logistic":
-            return few.bind_logistic(args["input"], args["output"])
+        if fast(args):
+            return fa.bind(args["input"], args["output"], function)
         return lambda: run(args)
 
     def native(args: Args):
         values = table(args)
         if values is not None:
             return lookup.native_lookup(values, args["input"], args["output"])
-        return few.native_logistic(args["input"], args["output"]) if function == "logistic" else None
+        return fa.native_entry(args["input"], args["output"], function) if fast(args) else None
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, quantized=("input", "output"),
                              prepare=prepare, native=native))
 

@@ -1,0 +1,324 @@
+"""Fast float32 activations: logistic, tanh, swish, hard sigmoid and hard swish, softplus, exp.
+
+The one float32 kernel of these functions: the OpenVX activation layer's float32 tensors, NNAPI's LOGISTIC and
+TANH and CoreML's activations (and the swish a converter writes as a sigmoid times its input) all run here.
+Every function is evaluated in float32 with selects, never branches, so LLVM vectorizes the loops; a layer's
+elements are shared with the engine's helpers when it is large (``float_sharing``).
+
+``exp`` is Cody-Waite reduced (``x = n ln2 + r``, ``|r| <= ln2 / 2``) with Cephes' degree-6 polynomial for
+``exp(r)``, and ``2**n`` applied as two exact power-of-two factors, so results down into the subnormals are
+rounded once. The logistic of a negative ``x`` is ``exp(x) / (1 + exp(x))`` with the power of two applied last
+(no overflow, no lost subnormal bits); tanh is Cephes' odd polynomial below ``|x| < 0.625`` and
+``1 - 2 / (exp(2|x|) + 1)`` above; softplus is ``max(x, 0) + log1p(exp(-|x|))`` with Cephes' ``log``
+polynomial on an exactly reduced argument. Hard sigmoid and hard swish are rounded once from float64 (their
+``a * x + b`` cancels).
+
+Tolerance (docs/fixed-point.md, held by ``tests/test_float_activation.py`` over dense sweeps of float32 bit
+patterns): against the float64 function rounded to float32, at most :data:`ULPS` units in the last place
+(counted as steps between adjacent float32 values, subnormals included); ±0, ±inf and NaN give the reference's.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from ..engine import gang
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..support import jit, native
+from . import float_sharing
+from .float_sharing import F32, Rows, at, block_of
+
+LOGISTIC, TANH, SWISH, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, EXP = range(7)
+FUNCTIONS = ("logistic", "tanh", "swish", "hard_sigmoid", "hard_swish", "softplus", "exp")
+"""The functions by code: ``tanh`` is ``a * tanh(b * x)``, ``swish`` ``x * logistic(x)``, ``hard_sigmoid``
+``min(max(a * x + b, 0), 1)`` and ``hard_swish`` ``x * hard_sigmoid(x)``; the others read no parameter."""
+ULPS = {"logistic": 3, "tanh": 3, "swish": 4, "hard_sigmoid": 1, "hard_swish": 1, "softplus": 3, "exp": 2}
+"""The largest distance from the float64 reference rounded to float32, in float32 steps (for ``a = b = 1``; a
+scaled tanh adds the roundings of ``b * x`` and ``a * t``: a step more). Hard sigmoid and hard swish take ``a``
+and ``b`` as float32 values, as the other functions' float64 reference does."""
+
+_F = np.float32
+_ONE, _HALF, _ZERO, _TWO = _F(1.0), _F(0.5), _F(0.0), _F(2.0)
+_NAN = _F(np.nan)  # the canonical quiet NaN, which every NaN result is (as the OpenVX expression stores it)
+_LOG2E = _F(1.44269504088896341)
+_LN2_HI, _LN2_LO = _F(0.693359375), _F(-2.12194440e-4)  # ln 2 = HI + LO, HI of 9 bits: n * HI is exact
+_EXP_LO, _EXP_HI = _F(-150.0), _F(89.0)  # exp is 0 below (the swish too) and inf above
+_E0, _E1, _E2, _E3, _E4, _E5 = (_F(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                               4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+_T0, _T1, _T2, _T3, _T4 = (_F(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2,
+                                          1.33314422036e-1, -3.33332819422e-1))
+_TANH_SMALL = _F(0.625)
+_L = tuple(_F(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                           -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_L0, _L1, _L2, _L3, _L4, _L5, _L6, _L7, _L8 = _L
+_SQRT2_M1 = _F(0.41421356237)
+_MAGIC = _F(12582912.0)  # 1.5 * 2**23: adding it rounds a float32 below 2**22 to an integer, to nearest
+
+
+@intrinsic
+def _float_of_bits(typingctx, bits):
+    """The float32 whose bits are the int32 ``bits`` (a bit cast, which LLVM vectorizes)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+@jit.jitable
+def _power_of_two(k):
+    """``2.0 ** k`` for int32 ``k`` in [-126, 127]."""
+    return _float_of_bits(np.int32((k + np.int32(127)) << np.int32(23)))
+
+
+@jit.jitable
+def _scaled(y, n):
+    """``y * 2 ** n`` for ``n`` in [-252, 254], by two exact factors: rounded once, into the subnormals too."""
+    half = n >> np.int32(1)
+    return y * _power_of_two(half) * _power_of_two(n - half)
+
+
+@jit.jitable
+def _exp_parts(x):
+    """(y, n) with ``exp(x) = y * 2 ** n`` for float32 ``x`` in [-150, 89], ``y`` in [0.70, 1.42]."""
+    z = (x * _LOG2E + _MAGIC) - _MAGIC
+    r = x - z * _LN2_HI
+    r = r - z * _LN2_LO
+    p = ((((_E0 * r + _E1) * r + _E2) * r + _E3) * r + _E4) * r + _E5
+    return p * (r * r) + r + _ONE, np.int32(z)
+
+
+@jit.jitable
+def _clamped(x):
+    return min(max(x, _EXP_LO), _EXP_HI)
+
+
+@jit.jitable
+def exp32(x):
+    """``exp(x)`` in float32."""
+    y, n = _exp_parts(_clamped(x))
+    r = _scaled(y, n)
+    return _NAN if math.isnan(r) else r
+
+
+@jit.jitable
+def logistic32(x):
+    """``1 / (1 + exp(-x))`` in float32."""
+    y, n = _exp_parts(_clamped(-abs(x)))
+    den = _ONE + _scaled(y, n)
+    r = _ONE / den if x >= _ZERO else _scaled(y / den, n)
+    return _NAN if math.isnan(r) else r
+
+
+@jit.jitable
+def swish32(x):
+    """``x / (1 + exp(-x))`` in float32; -0 (NaN for -inf) where the product underflows."""
+    y, n = _exp_parts(_clamped(-abs(x)))
+    den = _ONE + _scaled(y, n)
+    r = x / den if x >= _ZERO else _scaled(x * y / den, n)
+    r = r if x >= _EXP_LO else x * _ZERO  # -inf: NaN, as -inf * logistic(-inf) is
+    return _NAN if math.isnan(r) or math.isnan(x) else r
+
+
+@jit.jitable
+def tanh32(v):
+    """``tanh(v)`` in float32."""
+    z = v * v
+    small = ((((_T0 * z + _T1) * z + _T2) * z + _T3) * z + _T4) * z * v + v
+    y, n = _exp_parts(_clamped(_TWO * abs(v)))
+    large = _ONE - _TWO / (_scaled(y, n) + _ONE)
+    r = small if abs(v) < _TANH_SMALL else (large if v >= _ZERO else -large)
+    r = v if v == _ZERO else r  # -0 stays -0
+    return _NAN if math.isnan(r) else r
+
+
+@jit.jitable
+def _log1p_unit(e):
+    """``log(1 + e)`` for float32 ``e`` in [0, 1]: ``1 + e = 2 ** k (1 + f)``, ``f`` in [-0.293, 0.414] exactly
+    (``(e - 1) / 2`` when ``k`` is 1), then Cephes' polynomial of ``log(1 + f)``."""
+    big = e > _SQRT2_M1
+    f = (e - _ONE) * _HALF if big else e
+    k = _ONE if big else _ZERO
+    z = f * f
+    p = (((((((_L0 * f + _L1) * f + _L2) * f + _L3) * f + _L4) * f + _L5) * f + _L6) * f + _L7) * f + _L8
+    y = p * f * z + _LN2_LO * k - _HALF * z
+    return f + y + _LN2_HI * k
+
+
+@jit.jitable
+def softplus32(x):
+    """``log(1 + exp(x))`` in float32."""
+    y, n = _exp_parts(_clamped(-abs(x)))
+    r = max(x, _ZERO) + _log1p_unit(_scaled(y, n))
+    return _NAN if math.isnan(r) else r
+
+
+@jit.jitable
+def hard_sigmoid64(x, a, b):
+    """``min(max(a x + b, 0), 1)`` in float64 (``a``, ``b`` float64; NaN stays NaN)."""
+    v = a * np.float64(x) + b
+    return np.nan if math.isnan(v) else min(max(v, 0.0), 1.0)
+
+
+@jit.jitable
+def hard_swish64(x, a, b):
+    """``x * hard_sigmoid64(x, a, b)`` in float64."""
+    r = np.float64(x) * hard_sigmoid64(x, a, b)
+    return np.nan if math.isnan(r) else r
+
+
+@jit.kernel(error_model="numpy")
+def _rows(x, out, code, a, b, r0, r1):
+    """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code."""
+    # Slices indexed from 0: LLVM then knows no index wraps (a negative one would), and loads whole vectors.
+    xs, ys = x[r0 * BLOCK:min(r1 * BLOCK, x.size)], out[r0 * BLOCK:min(r1 * BLOCK, x.size)]
+    af, bf = _F(a), _F(b)
+    if code == LOGISTIC:
+        for i in range(xs.size):
+            ys[i] = logistic32(xs[i])
+    elif code == TANH:
+        if a == 1.0 and b == 1.0:
+            for i in range(xs.size):
+                ys[i] = tanh32(xs[i])
+        else:
+            for i in range(xs.size):
+                ys[i] = af * tanh32(bf * xs[i])
+    elif code == SWISH:
+        for i in range(xs.size):
+            ys[i] = swish32(xs[i])
+    elif code == HARD_SIGMOID:
+        for i in range(xs.size):
+            ys[i] = _F(hard_sigmoid64(xs[i], a, b))
+    elif code == HARD_SWISH:
+        for i in range(xs.size):
+            ys[i] = _F(hard_swish64(xs[i], a, b))
+    elif code == SOFTPLUS:
+        for i in range(xs.size):
+            ys[i] = softplus32(xs[i])
+    else:
+        for i in range(xs.size):
+            ys[i] = exp32(xs[i])
+
+
+BLOCK = 8192
+"""Elements per row of the shared loop (a chunk is one or more rows)."""
+COST_PER_VALUE = 12
+"""An element's time in a convolution multiply-add's (``Rows`` weighs work in the latter)."""
+
+
+@jit.kernel(error_model="numpy")
+def _rows_shared(x, out, code, a, b, n_rows, n_chunks, counters, wait):
+    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
+            break
+        _rows(x, out, code, a, b, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, n_chunks)
+
+
+_TYPES = (F32[1, False], F32[1, True], jit.INT, jit.FLOAT, jit.FLOAT)
+
+
+def code_of(function: str) -> int:
+    """The code of ``function`` (one of :data:`FUNCTIONS`), or a ValueError naming the known ones."""
+    if function not in FUNCTIONS:
+        raise ValueError(f"float32 activation {function!r} is unknown; expected one of {', '.join(FUNCTIONS)}")
+    return FUNCTIONS.index(function)
+
+
+def _float32s(a: float, b: float) -> tuple[float, float]:
+    return float(np.float32(a)), float(np.float32(b))
+
+
+def _vectors(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """1-D views of float32 ``x`` and ``out`` in one element order (both C- or both Fortran-contiguous, an
+    OpenVX tensor's array), when they are apart or the same memory; else None."""
+    if x.dtype != np.float32 or out.dtype != np.float32 or x.shape != out.shape:
+        return None
+    if np.may_share_memory(x, out) and (x.ctypes.data != out.ctypes.data or x.strides != out.strides):
+        return None
+    for order, flag in (("C", "C_CONTIGUOUS"), ("F", "F_CONTIGUOUS")):
+        if x.flags[flag] and out.flags[flag]:
+            return x.reshape(-1, order=order), out.reshape(-1, order=order)
+    return None
+
+
+def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> Callable[[], None]:
+    """A no-argument call ``out = function(x)`` from ``x``'s current values; float32 arrays of one shape, any
+    layout (contiguous ones are read and written in place, others through a copy per call); ``out`` may be
+    ``x``. Large tensors are shared with the engine's helpers."""
+    code = code_of(function)
+    if x.dtype != np.float32 or out.dtype != np.float32:
+        raise ValueError(f"x and out are {x.dtype} and {out.dtype}, expected float32")
+    if x.shape != out.shape:
+        raise ValueError(f"x has shape {x.shape} and out {out.shape}, expected one shape")
+    vectors = _vectors(x, out)
+    if vectors is None:
+        xs, target = np.empty(x.shape, np.float32), np.empty(out.shape, np.float32)
+        inner = bind(xs, target, function, a, b)
+
+        def copied() -> None:
+            xs[...] = x
+            inner()
+            out[...] = target
+        return copied
+    fx, fo = vectors
+    n_rows = -(-fx.size // BLOCK)
+    return Rows(_rows, _rows_shared, (fx, fo, code, *_float32s(a, b)), _TYPES, n_rows, fx.size * COST_PER_VALUE)
+
+
+def apply(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> None:
+    """``bind(...)()``: one call."""
+    bind(x, out, function, a, b)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _OUT, _COUNTERS = at(0), at(1), at(2)
+_CODE, _A, _B, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 7)
+
+
+@jit.kernel(error_model="numpy")
+def _block_rows(code, block, chunks, wait):
+    """Every element of the call packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks claimed
+    with the helpers (``wait``: until every claimed one is done)."""
+    args = (native.c_array(block, _X, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0, 0, 0],
+            block[_CODE], native.real(block, _A), native.real(block, _B))
+    if chunks == 0:
+        _rows(*args, 0, block[_ROWS])
+    else:
+        _rows_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _entry() -> int:
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _helper() -> int:
+    return jit.native(_BODIES[1])
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
+                 b: float = 1.0) -> native.Entry | None:
+    """:func:`bind` as a native entry (shared with the gang's helpers when large); None unless ``x`` and ``out``
+    are float32 of one shape, contiguous in one order, the same memory or apart, and not empty."""
+    code = code_of(function)
+    vectors = _vectors(x, out)
+    if vectors is None or x.size == 0:
+        return None
+    fx, fo = vectors
+    n_rows = -(-fx.size // BLOCK)
+    task = gang.NativeTask(n_rows, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(fx, fo, task.counters, code, *_float32s(a, b), n_rows, *task.words())
+    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
