@@ -10,7 +10,7 @@ from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import nhwc
 from .common import single
-from .registry import lowers
+from .registry import GATED, lowers
 
 A = NNActivation
 UNARY = {0: "sqrt", 1: "rsqrt", 2: "inverse", 3: "power", 4: "exp", 5: "log", 6: "abs", 7: "threshold"}
@@ -89,6 +89,19 @@ def activation(g: GraphBuilder, layer, params) -> str:
         return pointwise(g, x, name, "parametric_softplus", alpha_c=alpha, beta_c=beta)
     function, alpha, beta = scalar
     return pointwise(g, x, name, function, alpha=alpha, beta=beta)
+
+
+@lowers(GATED)
+def gated(g: GraphBuilder, layer, gate) -> str:
+    """A multiply of ``x`` by its own activation (``fusion.Gate``: a swish, a hard swish) as one pointwise pass;
+    in NHWC when ``x`` is held there."""
+    if g.nhwc_route and gate.x in g.nhwc:
+        x = g.nhwc[gate.x]
+        g.coreml("pointwise", (x.tensor, g.enum(POINTWISE_FUNCTIONS.index(gate.function)),
+                               g.floats([1.0, 0.0, gate.alpha, gate.beta, 0.0]), None, None,
+                               g.nhwc_output(layer.output[0], x.shape, x.tensor.dims)))
+        return f"coreml.pointwise({gate.function}) (NHWC)"
+    return pointwise(g, g.blob(gate.x), layer.output[0], gate.function, alpha=gate.alpha, beta=gate.beta)
 
 
 def _count(g: GraphBuilder, wp, channels: int) -> int:

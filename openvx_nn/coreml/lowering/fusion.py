@@ -189,3 +189,48 @@ def take_stages(g, w: np.ndarray, bias, name: str, out_shape: tuple[int, ...], c
         folded += stage.names
         g.folded.update({position: g.layer[0] for position in stage.positions})
     return w, bias, clip, residual, name, folded
+
+
+GATES = {"sigmoid": "swish", "sigmoidHard": "hard_swish"}
+"""The activations ``f`` whose product with their own input, ``x * f(x)``, runs as one pass (by pointwise name):
+coremltools writes PyTorch's SiLU as a sigmoid and a multiply, its hard swish (after a thresholded ReLU) as a hard
+sigmoid and a multiply."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A multiply of blob ``x`` and ``f(x)`` for an activation ``f`` of :data:`GATES` at ``position`` (folded into
+    the multiply): the pointwise ``function`` of parameters ``alpha``, ``beta``."""
+
+    position: int
+    x: str
+    function: str
+    alpha: float
+    beta: float
+
+
+def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
+    """{position of a multiply in ``order``: its :class:`Gate`} where the activation's output is read by that
+    multiply alone, written once and no model output, and ``x`` is written once (no in-place name moves it
+    between the two layers)."""
+    readers = Counter(name for layer in order for name in layer.input)
+    writers = Counter(name for layer in order for name in layer.output)
+    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    gates = {}
+    for j, layer in enumerate(order):
+        if layer.WhichOneof("layer") != "multiply" or len(layer.input) != 2 or len(layer.output) != 1:
+            continue
+        for gate_blob, x in (tuple(layer.input), tuple(layer.input)[::-1]):
+            i = made_by.get(gate_blob)
+            if i is None or i > j or readers[gate_blob] != 1 or writers[gate_blob] != 1 or gate_blob in keep \
+                    or writers[x] > 1:
+                continue
+            act = order[i]
+            kind = act.activation.WhichOneof("NonlinearityType") if act.WhichOneof("layer") == "activation" else None
+            if kind not in GATES or list(act.input) != [x]:
+                continue
+            p = act.activation.sigmoidHard
+            alpha, beta = (float(p.alpha), float(p.beta)) if kind == "sigmoidHard" else (0.0, 0.0)
+            gates[j] = Gate(i, x, GATES[kind], alpha, beta)
+            break
+    return gates

@@ -9,6 +9,9 @@ from ..errors import CoreMLError
 from ..validation import UNTYPED
 
 LOWERINGS: dict[str, Callable] = {}
+GATED = "gated multiply"
+"""The table's entry (no CoreML layer type) of a multiply by its input's own activation (``fusion.Gate``), which
+the lowering of ``x * f(x)`` as one pass registers; its ``params`` is the gate."""
 
 
 def lowers(*kinds: str):
@@ -39,14 +42,22 @@ def lower(builder, layer) -> str:
 
 
 def lower_all(builder, layers, keep: set[str]) -> list[str]:
-    """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``, ``keep``: blobs read
-    after them); returns how each ran."""
+    """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``) and an activation into
+    the multiply by its own input (``fusion.gated_products``; ``keep``: blobs read after them); returns how each
+    ran."""
     from . import fusion
     stages = fusion.plan(layers, keep)
+    gates = fusion.gated_products(layers, keep)
+    gate_of = {gate.position: layers[j].name for j, gate in gates.items()}
     hows = []
     for i, layer in enumerate(layers):
         if i in builder.folded:
             hows.append(f"folded into convolution '{builder.folded[i]}'")
+        elif i in gate_of:
+            hows.append(f"folded into multiply '{gate_of[i]}'")
+        elif i in gates:
+            builder.layer = (layer.name, "multiply")
+            hows.append(LOWERINGS[GATED](builder, layer, gates[i]))
         else:
             builder.epilogue = stages.get(i)
             hows.append(lower(builder, layer))
