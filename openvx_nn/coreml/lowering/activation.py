@@ -10,7 +10,7 @@ from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
 from . import nhwc
 from .common import single
-from .registry import GATED, lowers
+from .registry import fuses, lowers
 
 A = NNActivation
 UNARY = {0: "sqrt", 1: "rsqrt", 2: "inverse", 3: "power", 4: "exp", 5: "log", 6: "abs", 7: "threshold"}
@@ -91,7 +91,7 @@ def activation(g: GraphBuilder, layer, params) -> str:
     return pointwise(g, x, name, function, alpha=alpha, beta=beta)
 
 
-@lowers(GATED)
+@fuses("gate")
 def gated(g: GraphBuilder, layer, gate) -> str:
     """A multiply of ``x`` by its own activation (``fusion.Gate``: a swish, a hard swish) as one pointwise pass;
     in NHWC when ``x`` is held there."""

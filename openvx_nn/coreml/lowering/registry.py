@@ -9,15 +9,22 @@ from ..errors import CoreMLError
 from ..validation import UNTYPED
 
 LOWERINGS: dict[str, Callable] = {}
-GATED = "gated multiply"
-"""The table's entry (no CoreML layer type) of a multiply by its input's own activation (``fusion.Gate``), which
-the lowering of ``x * f(x)`` as one pass registers; its ``params`` is the gate."""
+FUSED: dict[str, Callable] = {}
+"""Lowerings of layers fused by a plan of ``fusion`` (not CoreML layer types), by the plan's name, filled with
+``@fuses``: ``FUSED["gate"](builder, multiply layer, fusion.Gate) -> str``."""
 
 
 def lowers(*kinds: str):
     def register(function: Callable) -> Callable:
         for kind in kinds:
             LOWERINGS[kind] = function
+        return function
+    return register
+
+
+def fuses(name: str):
+    def register(function: Callable) -> Callable:
+        FUSED[name] = function
         return function
     return register
 
@@ -57,7 +64,7 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
             hows.append(f"folded into multiply '{gate_of[i]}'")
         elif i in gates:
             builder.layer = (layer.name, "multiply")
-            hows.append(LOWERINGS[GATED](builder, layer, gates[i]))
+            hows.append(FUSED["gate"](builder, layer, gates[i]))
         else:
             builder.epilogue = stages.get(i)
             hows.append(lower(builder, layer))
