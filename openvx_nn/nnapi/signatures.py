@@ -35,6 +35,7 @@ from .signature_forms import (
     unary,
 )
 from .signatures_1_2 import SIGNATURES_1_2
+from .signatures_1_2_detection import SIGNATURES_1_2_DETECTION
 from .signatures_1_2_sequence import SIGNATURES_1_2_SEQUENCE
 
 PADS = tuple(i32(n) for n in ("padding left", "padding right", "padding top", "padding bottom"))
@@ -170,6 +171,7 @@ SIGNATURES: dict[OperationType, Signature] = {s.operation: s for s in (
 """Every operation NNAPI defines that this driver runs, by its ``OperationType``."""
 SIGNATURES.update(SIGNATURES_1_2)
 SIGNATURES.update(SIGNATURES_1_2_SEQUENCE)
+SIGNATURES.update(SIGNATURES_1_2_DETECTION)
 
 
 SHORT = {F32: "F32", I32: "I32", OperandType.UINT32: "U32", TF32: "TF32", TI32: "TI32", Q8: "Q8",

@@ -13,6 +13,7 @@ from ..hal.structs import Model
 from ..model_check import execution_order
 from . import (  # noqa: F401  (register LOWERINGS)
     conv_pool,
+    detection,
     elementwise,
     functions,
     lookup,

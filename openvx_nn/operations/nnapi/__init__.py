@@ -2,6 +2,7 @@
 from ...core.kernels import add_publisher, family_publisher
 from . import (  # noqa: F401  (register)
     convolution,
+    detection,
     elementwise,
     functions,
     lookup,

@@ -1,0 +1,56 @@
+"""NNAPI 1.2's region operations: ROI_ALIGN, ROI_POOLING and AXIS_ALIGNED_BBOX_TRANSFORM.
+
+Each is one node of its kernel (``operations/nnapi/detection``); the lowering reads the scalars and checks the
+quantizations the header fixes: TENSOR_QUANT16_ASYMM boxes have scale 0.125 and zero point 0, ROI_POOLING's
+uint8 output is quantized as its input.
+"""
+from __future__ import annotations
+
+from ..enums import OperandType, OperationType
+from .context import OpContext
+from .registry import lowers
+from .reshaping import same_quantization
+
+T = OperationType
+Q16A = OperandType.TENSOR_QUANT16_ASYMM
+
+
+def _boxes_quantization(op: OpContext, k: int, output: bool = False) -> None:
+    operand = op.operand(k, output)
+    if operand.type == Q16A and (operand.scale != 0.125 or operand.zeroPoint != 0):
+        op.fail(f"{'output' if output else 'input'} {k} (boxes) has scale {operand.scale} and zero point "
+                f"{operand.zeroPoint}; TENSOR_QUANT16_ASYMM boxes need scale 0.125 and zero point 0")
+
+
+def _ratios(op: OpContext, k: int) -> dict[str, float]:
+    height, width = float(op.scalar(k)), float(op.scalar(k + 1))
+    if not (height > 0 and width > 0):
+        op.fail(f"inputs {k} and {k + 1} (height and width ratios) are {height} and {width}; they must be positive")
+    return {"height_ratio": height, "width_ratio": width}
+
+
+@lowers(T.ROI_ALIGN)
+def lower_roi_align(op: OpContext) -> None:
+    _boxes_quantization(op, 1)
+    sampling = op.scalar(7), op.scalar(8)
+    if min(sampling) < 0:
+        op.fail(f"inputs 7 and 8 (sampling points) are {list(sampling)}; they must be 0 (adaptive) or more")
+    op.node("roi_align", {"input": 0, "rois": 1, "batches": 2}, {"output": 0},
+            {"out_height": op.scalar(3), "out_width": op.scalar(4), "sampling_h": sampling[0],
+             "sampling_w": sampling[1], "nchw": int(bool(op.scalar(9)))}, _ratios(op, 5))
+
+
+@lowers(T.ROI_POOLING)
+def lower_roi_pooling(op: OpContext) -> None:
+    same_quantization(op)
+    _boxes_quantization(op, 1)
+    op.node("roi_pooling", {"input": 0, "rois": 1, "batches": 2}, {"output": 0},
+            {"out_height": op.scalar(3), "out_width": op.scalar(4), "nchw": int(bool(op.scalar(7)))},
+            _ratios(op, 5))
+
+
+@lowers(T.AXIS_ALIGNED_BBOX_TRANSFORM)
+def lower_bbox_transform(op: OpContext) -> None:
+    _boxes_quantization(op, 0)
+    _boxes_quantization(op, 0, output=True)
+    op.node("axis_aligned_bbox_transform", {"rois": 0, "deltas": 1, "batches": 2, "image_info": 3}, {"output": 0})

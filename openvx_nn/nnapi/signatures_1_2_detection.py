@@ -1,0 +1,39 @@
+"""The operand signatures of API level 29's region operations (ROI_ALIGN, ROI_POOLING,
+AXIS_ALIGNED_BBOX_TRANSFORM), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
+
+A uint8 feature map takes TENSOR_QUANT16_ASYMM boxes, a TENSOR_QUANT16_ASYMM box tensor TENSOR_QUANT8_ASYMM deltas.
+The header calls the ROI operations' ratios FLOAT32 scalars; beside a float16 map FLOAT16 ones are taken too (as
+Android's runtime wants them).
+"""
+from __future__ import annotations
+
+from .enums import OperandType, OperationType
+from .signature_forms import F32, Q8, TF32, TI32, Form, Signature, Slot, fixed, i32, t
+
+BOOL, F16, TF16 = OperandType.BOOL, OperandType.FLOAT16, OperandType.TENSOR_FLOAT16
+Q16A = OperandType.TENSOR_QUANT16_ASYMM
+OP = OperationType
+MAPS = (TF16, TF32, Q8)
+BOXES = Slot("rois", by_type=((TF32, TF32), (TF16, TF16), (Q8, Q16A)), ranks=(2,))
+RATIO = ((TF32, F32), (TF16, F16), (TF16, F32), (Q8, F32))
+
+
+def roi(sampling: bool) -> tuple[Form, ...]:
+    ratios = (Slot("height ratio", by_type=RATIO), Slot("width ratio", by_type=RATIO))
+    points = (i32("sampling points height"), i32("sampling points width")) if sampling else ()
+    return (Form((t("input", (4,)), BOXES, fixed("batch indices", TI32, (1,)), i32("output height"),
+                  i32("output width"), *ratios, *points, fixed("NCHW layout", BOOL)), (t("output", (4,)),), MAPS),)
+
+
+def bbox_transform() -> tuple[Form, ...]:
+    deltas = Slot("deltas", by_type=((TF32, TF32), (TF16, TF16), (Q16A, Q8)), ranks=(2,))
+    return (Form((t("rois", (2,)), deltas, fixed("batch indices", TI32, (1,)), t("image info", (2,))),
+                 (t("output", (2,)),), (TF16, TF32, Q16A)),)
+
+
+SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s in (
+    Signature(OP.ROI_ALIGN, roi(True), 29),
+    Signature(OP.ROI_POOLING, roi(False), 29),
+    Signature(OP.AXIS_ALIGNED_BBOX_TRANSFORM, bbox_transform(), 29),
+)}
+"""API level 29's region operations this driver runs, by their ``OperationType``."""

@@ -1,0 +1,134 @@
+"""NNAPI 1.2's region operations as OpenVX kernels: ROI_ALIGN, ROI_POOLING and AXIS_ALIGNED_BBOX_TRANSFORM.
+
+Boxes are read as real values: float16 and float32 as they are, TENSOR_QUANT16_ASYMM (bits in an INT16 tensor)
+by its scale and zero point. Results are computed in float64 and rounded once to the output type (uint8 and
+uint16: half to even, clamped). ROI max pooling runs the OpenVX ROI pooling kernel (the Fast R-CNN bins) on
+the corners ``detection.pooling_corners`` rounds, image by image.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.enums import Status
+from ...kernels.frontend import asymmetric, detection
+from ...kernels.openvx.roi_pooling import roi_pooling
+from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+F16, I16, U16 = np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16)
+BOX_BITS = (I16, U16)
+"""A TENSOR_QUANT16_ASYMM: uint16 to the lowering, its bits in int16 to the validator and the run."""
+FEATURES = (F16, F32, U8)
+
+
+def real(args: Args, name: str) -> np.ndarray:
+    """Tensor ``name``'s real values in float64 (uint16 bits in an int16 array: by their quantization)."""
+    a = args[name]
+    if a.dtype == I16:
+        return (a.view(np.uint16).astype(np.float64) - args[f"{name}_zero_point"]) * args[f"{name}_scale"]
+    return asymmetric.dequantize(a, args.quant(name))
+
+
+def store(args: Args, name: str, values: np.ndarray) -> None:
+    out = args[name]
+    if out.dtype == I16:
+        detection.store_quant16(values, out, args[f"{name}_scale"], args[f"{name}_zero_point"])
+    else:
+        asymmetric.store(values, out, args.quant(name))
+
+
+def _rois(args: Args, features: tuple[int, ...] | None) -> int:
+    """Checks the ROIs and their batch indices against each other (and the feature map's batch); the count."""
+    rois = rank_in(args, "rois", (2,))
+    dtype_in(args, "rois", (F16, F32, *BOX_BITS))
+    require(rois[1] == 4, "rois", f"rois has shape {list(rois)}, expected [num_rois, 4]")
+    batches = rank_in(args, "batches", (1,))
+    dtype_in(args, "batches", (I32,))
+    require(batches[0] == rois[0], "batches", f"{batches[0]} batch indices for {rois[0]} ROIs")
+    return rois[0]
+
+
+def checked_batches(args: Args, count: int) -> np.ndarray:
+    """The batch indices, each in ``0 .. count - 1`` (else the run fails naming it)."""
+    batches = np.asarray(args["batches"], np.int64)
+    bad = (batches < 0) | (batches >= count)
+    if bad.any():
+        raise IndexError(f"batch index {int(batches[bad][0])} is outside 0..{count - 1}")
+    return batches
+
+
+# -- ROI_ALIGN, ROI_POOLING --------------------------------------------------------------------------------------
+def _infer_roi(args: Args):
+    shape = rank_in(args, "input", (4,))
+    dtype = dtype_in(args, "input", FEATURES)
+    n = _rois(args, shape)
+    oh, ow = int(args["out_height"]), int(args["out_width"])
+    require(oh >= 1 and ow >= 1, "out_height", f"output size {oh} x {ow} must be positive",
+            Status.VX_ERROR_INVALID_VALUE)
+    require(args["height_ratio"] > 0 and args["width_ratio"] > 0, "height_ratio",
+            f"ratios {args['height_ratio']} and {args['width_ratio']} must be positive", Status.VX_ERROR_INVALID_VALUE)
+    c = shape[1] if args["nchw"] else shape[3]
+    return {"output": ((n, c, oh, ow) if args["nchw"] else (n, oh, ow, c), dtype)}
+
+
+def _nhwc(args: Args, name: str) -> np.ndarray:
+    a = args[name]
+    return a.transpose(0, 2, 3, 1) if args["nchw"] else a
+
+
+def _run_roi_align(args: Args) -> None:
+    """out[r] = bins of ROI r, each the mean of bilinearly interpolated sample points (``detection.roi_align``)."""
+    x = asymmetric.dequantize(_nhwc(args, "input"), args.quant("input"))
+    out = _nhwc(args, "output")
+    result = np.empty(out.shape, np.float64)
+    detection.roi_align(x, real(args, "rois"), checked_batches(args, x.shape[0]), args["height_ratio"],
+                        args["width_ratio"], int(args["sampling_h"]), int(args["sampling_w"]), result)
+    asymmetric.store(result, out, args.quant("output"))
+
+
+def _run_roi_pooling(args: Args) -> None:
+    """out[r] = the largest value of each Fast R-CNN bin of ROI r's rounded corners (raw values compared)."""
+    x, out = _nhwc(args, "input"), _nhwc(args, "output")
+    batches = checked_batches(args, x.shape[0])
+    corners = detection.pooling_corners(real(args, "rois"), args["height_ratio"], args["width_ratio"])
+    kind = np.float32 if x.dtype == F16 else x.dtype  # float16 widened exactly, the maxima narrowed exactly
+    for b in np.unique(batches):
+        mine = np.flatnonzero(batches == b)
+        src = np.ascontiguousarray(x[b].transpose(1, 0, 2), kind)  # [W, H, C]
+        pooled = np.empty((out.shape[2], out.shape[1], out.shape[3], len(mine)), kind)
+        roi_pooling(src, np.ascontiguousarray(corners[:, mine]), pooled)
+        out[mine] = pooled.transpose(3, 1, 0, 2)
+
+
+ROI_INTS = ("out_height", "out_width", "nchw")
+nnapi_kernel(NNAPIKernel("roi_align", 81, ("input", "rois", "batches"), ("output",), _infer_roi, _run_roi_align,
+                         ints=ROI_INTS + ("sampling_h", "sampling_w"), floats=("height_ratio", "width_ratio"),
+                         quantized=("input", "rois", "output")))
+nnapi_kernel(NNAPIKernel("roi_pooling", 82, ("input", "rois", "batches"), ("output",), _infer_roi, _run_roi_pooling,
+                         ints=ROI_INTS, floats=("height_ratio", "width_ratio"), quantized=("input", "rois", "output")))
+
+
+# -- AXIS_ALIGNED_BBOX_TRANSFORM ---------------------------------------------------------------------------------
+def _infer_bbox(args: Args):
+    n = _rois(args, None)
+    dtype = np.dtype(args["rois"].dtype)
+    deltas = rank_in(args, "deltas", (2,))
+    dtype_in(args, "deltas", (U8,) if dtype in BOX_BITS else (dtype,))
+    require(deltas[0] == n and deltas[1] % 4 == 0 and deltas[1] > 0, "deltas",
+            f"deltas has shape {list(deltas)}, expected [{n}, num_classes * 4]")
+    info = rank_in(args, "image_info", (2,))
+    dtype_in(args, "image_info", (dtype,))
+    require(info[1] == 2 and info[0] >= 1, "image_info", f"image_info has shape {list(info)}, expected [batches, 2]")
+    return {"output": (deltas, dtype)}
+
+
+def _run_bbox(args: Args) -> None:
+    """out = each box refined by each class's deltas, clipped to its image (``detection.bbox_transform``)."""
+    info = real(args, "image_info")
+    result = np.empty(args["output"].shape, np.float64)
+    detection.bbox_transform(real(args, "rois"), real(args, "deltas"), checked_batches(args, info.shape[0]), info,
+                             result)
+    store(args, "output", result)
+
+
+nnapi_kernel(NNAPIKernel("axis_aligned_bbox_transform", 41, ("rois", "deltas", "batches", "image_info"), ("output",),
+                         _infer_bbox, _run_bbox, quantized=("rois", "deltas", "image_info", "output")))
