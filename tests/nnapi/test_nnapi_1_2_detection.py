@@ -48,7 +48,7 @@ def bilinear(plane, y, x):
     if y < -1 or y > height or x < -1 or x > width:
         return np.zeros(plane.shape[2])
     y, x = max(y, 0.0), max(x, 0.0)
-    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    y0, x0 = math.floor(y), math.floor(x)
     y1, x1 = min(y0 + 1, height - 1), min(x0 + 1, width - 1)
     if y0 >= height - 1:
         y0, y = height - 1, float(height - 1)

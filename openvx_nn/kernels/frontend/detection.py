@@ -52,8 +52,8 @@ def _roi_align(x, rois, batches, height_ratio, width_ratio, sampling_h, sampling
         roi_w = max(rois[r, 2] / width_ratio - w_start, 1.0)
         roi_h = max(rois[r, 3] / height_ratio - h_start, 1.0)
         bin_w, bin_h = roi_w / out_w, roi_h / out_h
-        grid_w = sampling_w if sampling_w > 0 else int(math.ceil(bin_w))
-        grid_h = sampling_h if sampling_h > 0 else int(math.ceil(bin_h))
+        grid_w = sampling_w if sampling_w > 0 else math.ceil(bin_w)
+        grid_h = sampling_h if sampling_h > 0 else math.ceil(bin_h)
         for oy in range(out_h):
             for ox in range(out_w):
                 acc[:] = 0.0

@@ -36,8 +36,8 @@ def store(args: Args, name: str, values: np.ndarray) -> None:
         asymmetric.store(values, out, args.quant(name))
 
 
-def _rois(args: Args, features: tuple[int, ...] | None) -> int:
-    """Checks the ROIs and their batch indices against each other (and the feature map's batch); the count."""
+def _rois(args: Args) -> int:
+    """Checks the ROIs and their batch indices against each other; their count."""
     rois = rank_in(args, "rois", (2,))
     dtype_in(args, "rois", (F16, F32, *BOX_BITS))
     require(rois[1] == 4, "rois", f"rois has shape {list(rois)}, expected [num_rois, 4]")
@@ -60,7 +60,7 @@ def checked_batches(args: Args, count: int) -> np.ndarray:
 def _infer_roi(args: Args):
     shape = rank_in(args, "input", (4,))
     dtype = dtype_in(args, "input", FEATURES)
-    n = _rois(args, shape)
+    n = _rois(args)
     oh, ow = int(args["out_height"]), int(args["out_width"])
     require(oh >= 1 and ow >= 1, "out_height", f"output size {oh} x {ow} must be positive",
             Status.VX_ERROR_INVALID_VALUE)
@@ -109,7 +109,7 @@ nnapi_kernel(NNAPIKernel("roi_pooling", 82, ("input", "rois", "batches"), ("outp
 
 # -- AXIS_ALIGNED_BBOX_TRANSFORM ---------------------------------------------------------------------------------
 def _infer_bbox(args: Args):
-    n = _rois(args, None)
+    n = _rois(args)
     dtype = np.dtype(args["rois"].dtype)
     deltas = rank_in(args, "deltas", (2,))
     dtype_in(args, "deltas", (U8,) if dtype in BOX_BITS else (dtype,))

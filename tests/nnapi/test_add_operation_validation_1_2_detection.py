@@ -1,0 +1,133 @@
+"""API level 29's region operations are checked when they are added, as the others are
+(``test_add_operation_validation_1_2``): the operand lists written here from the Android 10 ``NeuralNetworks.h``
+are accepted, every mutant no valid list matches (each operand's type changed to each other type, TENSOR_QUANT16_ASYMM
+among them, one operand more or fewer) is refused naming the operation and the position, and through the C API a
+mutant returns BAD_DATA at ``ANeuralNetworksModel_addOperation``."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+from conftest import ROOT, compile_c
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from test_add_operation_validation import DRIVER, parse
+from test_add_operation_validation_1_2 import TYPES as TYPES_1_2
+from test_nnapi_c_api import nnapi_flags
+
+from openvx_nn import nnapi
+from openvx_nn.nnapi.signatures_1_2_detection import SIGNATURES_1_2_DETECTION
+
+OP = nnapi.OperationType
+T = nnapi.OperandType
+TYPES = {**TYPES_1_2, "a": T.TENSOR_QUANT16_ASYMM}
+"""The 1.2 tokens, and ``a`` a TENSOR_QUANT16_ASYMM (scale 0.125, zero point 0)."""
+TENSOR_LETTERS = "fnqtha"
+SCALE = {"q": 0.5, "a": 0.125}
+
+
+def dims(token: str) -> list[int]:
+    return [2] * int(token[1:]) if token[0] in TENSOR_LETTERS else []
+
+
+ROI_ALIGN_TAIL = "n1 i i {r} i i b > {t}4"
+ROI_POOLING_TAIL = "n1 i i {r} b > {t}4"
+RATIOS = (("f", "f", ("s s",)), ("h", "h", ("e e", "e s", "s e", "s s")), ("q", "a", ("s s",)))
+VALID: dict[int, list[str]] = {
+    OP.ROI_ALIGN: [f"{t}4 {b}2 " + ROI_ALIGN_TAIL.format(r=r, t=t)
+                   for t, b, rs in RATIOS for r in rs],
+    OP.ROI_POOLING: [f"{t}4 {b}2 " + ROI_POOLING_TAIL.format(r=r, t=t)
+                     for t, b, rs in RATIOS for r in rs],
+    OP.AXIS_ALIGNED_BBOX_TRANSFORM: ["f2 f2 n1 f2 > f2", "h2 h2 n1 h2 > h2", "a2 q2 n1 a2 > a2"],
+}
+"""The valid operand lists: float32, float16 (each ratio FLOAT16 or, as the header writes them, FLOAT32) and uint8
+maps with TENSOR_QUANT16_ASYMM boxes."""
+
+
+def valid(op: int, case) -> bool:
+    return case in {parse(line) for line in VALID[op]}
+
+
+def add(op: int, case) -> nnapi.Model:
+    m = nnapi.Model()
+    ks = [m.add_operand(TYPES[tok[0]], dims(tok), SCALE.get(tok[0], 0.0)) for tok in case[0] + case[1]]
+    m.add_operation(op, ks[:len(case[0])], ks[len(case[0]):])
+    return m
+
+
+def mutants(case):
+    """(where, position, mutant): every operand changed to every other type (a tensor keeps its rank, a scalar
+    turned tensor takes rank 3), then one input or output fewer or more."""
+    for side in (0, 1):
+        for p, token in enumerate(case[side]):
+            for letter in TYPES:
+                if letter == token[0]:
+                    continue
+                changed = list(case[side])
+                changed[p] = letter if letter not in TENSOR_LETTERS else letter + (
+                    token[1:] if token[0] in TENSOR_LETTERS else "3")
+                yield ("input", "output")[side], p, ((tuple(changed), case[1]) if side == 0 else
+                                                     (case[0], tuple(changed)))
+    ins, outs = case
+    yield "count", None, (ins[:-1], outs)
+    yield "count", None, (ins + ins[-1:], outs)
+    yield "count", None, (ins, outs[:-1])
+    yield "count", None, (ins, outs + outs[-1:])
+
+
+CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
+
+
+def test_the_cases_cover_every_region_operation_with_a_signature():
+    assert set(VALID) == set(SIGNATURES_1_2_DETECTION)
+    assert all(s.api == 29 for s in SIGNATURES_1_2_DETECTION.values())
+
+
+@pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{' '.join(c[0])}>{' '.join(c[1])}" for op, c in CASES])
+def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
+    add(op, case)
+    refused = 0
+    for where, p, mutant in mutants(case):
+        if not mutant[1] or valid(op, mutant):
+            if mutant[1]:
+                add(op, mutant)
+            continue
+        with pytest.raises(nnapi.NNAPIError) as err:
+            add(op, mutant)
+        message = str(err.value)
+        assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
+        assert message.startswith(f"operation 0 ({OP(op).name}): "), message
+        assert "expected" in message, message
+        if p is not None:
+            assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
+        refused += 1
+    assert refused >= len(case[0]) + len(case[1])
+
+
+def test_boxes_of_the_wrong_rank_are_refused():
+    with pytest.raises(nnapi.NNAPIError, match=r"\(ROI_ALIGN\): input 1 \(rois\) has rank 3"):
+        add(OP.ROI_ALIGN, parse("f4 f3 " + ROI_ALIGN_TAIL.format(r="s s", t="f")))
+
+
+def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+    lines, expected = [], []
+    for op, case in CASES:
+        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
+            tokens = mutant[0] + mutant[1]
+            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
+            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    spec = tmp_path / "operations.txt"
+    spec.write_text("\n".join(lines) + "\n")
+    quant16 = "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : 0.0f"
+    assert quant16 in DRIVER
+    driver = DRIVER.replace(quant16, "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : "
+                                     "code == ANEURALNETWORKS_TENSOR_QUANT16_ASYMM ? 0.125f : 0.0f")
+    exe = compile_c(driver, "nnapi_add_operation_detection", nnapi_flags())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
+    assert got == expected
+    assert expected.count(4) > 300 and expected.count(0) >= len(CASES)
