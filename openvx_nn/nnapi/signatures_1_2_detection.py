@@ -1,5 +1,5 @@
-"""The operand signatures of API level 29's region operations (ROI_ALIGN, ROI_POOLING,
-AXIS_ALIGNED_BBOX_TRANSFORM), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
+"""The operand signatures of API level 29's region and sampling operations (ROI_ALIGN, ROI_POOLING,
+AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
 
 A uint8 feature map takes TENSOR_QUANT16_ASYMM boxes, a TENSOR_QUANT16_ASYMM box tensor TENSOR_QUANT8_ASYMM deltas.
 The header calls the ROI operations' ratios FLOAT32 scalars; beside a float16 map FLOAT16 ones are taken too (as
@@ -31,9 +31,17 @@ def bbox_transform() -> tuple[Form, ...]:
                  (t("output", (2,)),), (TF16, TF32, Q16A)),)
 
 
+def heatmap_max_keypoint() -> tuple[Form, ...]:
+    return (Form((t("heatmaps", (4,)), BOXES, fixed("NCHW layout", BOOL)),
+                 (t("scores", (2,)), Slot("keypoints", by_type=BOXES.by_type, ranks=(3,))), MAPS),)
+
+
 SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.ROI_ALIGN, roi(True), 29),
     Signature(OP.ROI_POOLING, roi(False), 29),
     Signature(OP.AXIS_ALIGNED_BBOX_TRANSFORM, bbox_transform(), 29),
+    Signature(OP.HEATMAP_MAX_KEYPOINT, heatmap_max_keypoint(), 29),
+    Signature(OP.RANDOM_MULTINOMIAL, (Form((t("input", (2,)), i32("samples"), fixed("seeds", TI32, (1,))),
+                                           (fixed("output", TI32, (2,)),), (TF16, TF32)),), 29),
 )}
-"""API level 29's region operations this driver runs, by their ``OperationType``."""
+"""API level 29's region and sampling operations this driver runs, by their ``OperationType``."""

@@ -1,4 +1,4 @@
-"""API level 29's region operations are checked when they are added, as the others are
+"""API level 29's region and sampling operations are checked when they are added, as the others are
 (``test_add_operation_validation_1_2``): the operand lists written here from the Android 10 ``NeuralNetworks.h``
 are accepted, every mutant no valid list matches (each operand's type changed to each other type, TENSOR_QUANT16_ASYMM
 among them, one operand more or fewer) is refused naming the operation and the position, and through the C API a
@@ -40,6 +40,8 @@ VALID: dict[int, list[str]] = {
     OP.ROI_POOLING: [f"{t}4 {b}2 " + ROI_POOLING_TAIL.format(r=r, t=t)
                      for t, b, rs in RATIOS for r in rs],
     OP.AXIS_ALIGNED_BBOX_TRANSFORM: ["f2 f2 n1 f2 > f2", "h2 h2 n1 h2 > h2", "a2 q2 n1 a2 > a2"],
+    OP.HEATMAP_MAX_KEYPOINT: ["f4 f2 b > f2 f3", "h4 h2 b > h2 h3", "q4 a2 b > q2 a3"],
+    OP.RANDOM_MULTINOMIAL: ["f2 i n1 > n2", "h2 i n1 > n2"],
 }
 """The valid operand lists: float32, float16 (each ratio FLOAT16 or, as the header writes them, FLOAT32) and uint8
 maps with TENSOR_QUANT16_ASYMM boxes."""
@@ -79,7 +81,7 @@ def mutants(case):
 CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
 
 
-def test_the_cases_cover_every_region_operation_with_a_signature():
+def test_the_cases_cover_every_operation_of_the_module_with_a_signature():
     assert set(VALID) == set(SIGNATURES_1_2_DETECTION)
     assert all(s.api == 29 for s in SIGNATURES_1_2_DETECTION.values())
 

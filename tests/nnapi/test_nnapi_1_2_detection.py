@@ -251,3 +251,62 @@ def test_a_ratio_that_is_not_positive_is_refused():
     message = refused(OP.ROI_POOLING, [x, rois, Tensor(np.zeros(1, np.int32)), i32(2), i32(2), f32(0.0), f32(1.0),
                                        boolean(False)], [Out(F32T, (1, 2, 2, 1))])
     assert "must be positive" in message
+
+
+def mirror(i, size):
+    return 1 if i < 0 else size - 2 if i >= size else i
+
+
+def keypoint_reference(heatmaps, boxes):
+    """The first largest value of each heatmap refined by the quadratic through its 3 x 3 neighbourhood."""
+    n, size, _, count = heatmaps.shape
+    scores, points = np.zeros((n, count)), np.zeros((n, count, 2))
+    for r in range(n):
+        for k in range(count):
+            m = heatmaps[r, :, :, k]
+            row, col = divmod(int(np.argmax(m)), size)
+            g = np.array([[m[mirror(row + dy, size), mirror(col + dx, size)] for dx in (-1, 0, 1)]
+                          for dy in (-1, 0, 1)])
+            b = -np.array([(g[1, 2] - g[1, 0]) / 2, (g[2, 1] - g[0, 1]) / 2])
+            cross = (g[2, 2] - g[2, 0] - g[0, 2] + g[0, 0]) / 4
+            a = np.array([[g[1, 0] - 2 * g[1, 1] + g[1, 2], cross], [cross, g[0, 1] - 2 * g[1, 1] + g[2, 1]]])
+            det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+            d = np.zeros(2)
+            if abs(det) >= 1e-5 + 1e-5 * abs(a[0, 0] * a[1, 1]):
+                d = np.array([a[1, 1] * b[0] - a[0, 1] * b[1], a[0, 0] * b[1] - a[1, 0] * b[0]]) / det
+                if np.abs(d).max() > 1.5:
+                    d *= 1.5 / np.abs(d).max()
+            scores[r, k] = g[1, 1] - b @ d + d @ a @ d / 2
+            x1, y1, x2, y2 = boxes[r]
+            points[r, k] = [x1 + (x2 - x1) / size * (col + d[0] + 0.5), y1 + (y2 - y1) / size * (row + d[1] + 0.5)]
+    return scores, points
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=NAMES.get)
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
+def test_heatmap_max_keypoint_refines_each_maximum_by_a_quadratic_fit(kind, nchw):
+    rng = np.random.default_rng(56 + kind + nchw)
+    for _ in range(3):
+        n, size, count = rng.integers(1, 4), rng.integers(2, 7), rng.integers(1, 4)
+        operand, heat = feature_map(rng, kind, (n, size, size, count))
+        if kind != Q8:  # smooth peaks, so the fit has something to refine, and a few edge maxima
+            yy, xx = np.mgrid[0:size, 0:size]
+            for r in range(n):
+                for k in range(count):
+                    cy, cx = rng.uniform(-0.5, size - 0.5, 2)
+                    heat[r, :, :, k] = np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 2) + 0.01 * heat[r, :, :, k]
+            operand.value = heat.astype(operand.value.dtype)
+            heat = operand.value.astype(np.float64)
+        if nchw:
+            operand.value = operand.value.transpose(0, 3, 1, 2).copy()
+        rois = np.abs(random_boxes(rng, n, 20, 20, 1.0))
+        want_scores, want_points = keypoint_reference(heat, rois)
+        scores_out = Out(kind, (n, count), *((0.5, 100) if kind == Q8 else ()))
+        points_out = Out(Q16A, (n, count, 2), 0.125, 0) if kind == Q8 else Out(kind, (n, count, 2))
+        scores, points = run(OP.HEATMAP_MAX_KEYPOINT, [operand, boxes(kind, rois), boolean(nchw)],
+                             [scores_out, points_out])
+        check(scores, want_scores, kind)
+        if kind == Q8:
+            assert np.abs(points.astype(np.int64) - np.clip(np.rint(want_points * 8), 0, 65535)).max() <= 1
+        else:
+            check(points, want_points, kind)

@@ -1,6 +1,7 @@
-"""NNAPI 1.2's region operations: ROI_ALIGN, ROI_POOLING and AXIS_ALIGNED_BBOX_TRANSFORM.
+"""NNAPI 1.2's region and sampling operations: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
+HEATMAP_MAX_KEYPOINT and RANDOM_MULTINOMIAL.
 
-Each is one node of its kernel (``operations/nnapi/detection``); the lowering reads the scalars and checks the
+Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``); the lowering reads the scalars and checks the
 quantizations the header fixes: TENSOR_QUANT16_ASYMM boxes have scale 0.125 and zero point 0, ROI_POOLING's
 uint8 output is quantized as its input.
 """
@@ -54,3 +55,16 @@ def lower_bbox_transform(op: OpContext) -> None:
     _boxes_quantization(op, 0)
     _boxes_quantization(op, 0, output=True)
     op.node("axis_aligned_bbox_transform", {"rois": 0, "deltas": 1, "batches": 2, "image_info": 3}, {"output": 0})
+
+
+@lowers(T.HEATMAP_MAX_KEYPOINT)
+def lower_heatmap_max_keypoint(op: OpContext) -> None:
+    _boxes_quantization(op, 1)
+    _boxes_quantization(op, 1, output=True)
+    op.node("heatmap_max_keypoint", {"heatmaps": 0, "boxes": 1}, {"scores": 0, "keypoints": 1},
+            {"nchw": int(bool(op.scalar(2)))})
+
+
+@lowers(T.RANDOM_MULTINOMIAL)
+def lower_random_multinomial(op: OpContext) -> None:
+    op.node("random_multinomial", {"input": 0, "seeds": 2}, {"output": 0}, {"samples": op.scalar(1)})

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (register)
     functions,
     lookup,
     movement,
+    multinomial,
     normalization,
     recurrent,
     reshaping,

@@ -1,4 +1,5 @@
-"""NNAPI 1.2's region operations as OpenVX kernels: ROI_ALIGN, ROI_POOLING and AXIS_ALIGNED_BBOX_TRANSFORM.
+"""NNAPI 1.2's region operations as OpenVX kernels: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM and
+HEATMAP_MAX_KEYPOINT.
 
 Boxes are read as real values: float16 and float32 as they are, TENSOR_QUANT16_ASYMM (bits in an INT16 tensor)
 by its scale and zero point. Results are computed in float64 and rounded once to the output type (uint8 and
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import Status
-from ...kernels.frontend import asymmetric, detection
+from ...kernels.frontend import asymmetric, detection, keypoints
 from ...kernels.openvx.roi_pooling import roi_pooling
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
@@ -132,3 +133,34 @@ def _run_bbox(args: Args) -> None:
 
 nnapi_kernel(NNAPIKernel("axis_aligned_bbox_transform", 41, ("rois", "deltas", "batches", "image_info"), ("output",),
                          _infer_bbox, _run_bbox, quantized=("rois", "deltas", "image_info", "output")))
+
+
+# -- HEATMAP_MAX_KEYPOINT ----------------------------------------------------------------------------------------
+def _infer_keypoints(args: Args):
+    shape = rank_in(args, "heatmaps", (4,))
+    dtype = dtype_in(args, "heatmaps", FEATURES)
+    n, height, width, keypoints = (shape[0], shape[2], shape[3], shape[1]) if args["nchw"] else shape
+    require(height == width and height >= 2, "heatmaps", f"heatmaps of {height} x {width}; they must be square "
+            "and at least 2 x 2")
+    boxes = rank_in(args, "boxes", (2,))
+    box_type = dtype_in(args, "boxes", (U16, I16) if dtype == U8 else (dtype,))
+    require(boxes == (n, 4), "boxes", f"boxes has shape {list(boxes)}, expected [{n}, 4]")
+    return {"scores": ((n, keypoints), dtype), "keypoints": ((n, keypoints, 2), box_type)}
+
+
+def _run_keypoints(args: Args) -> None:
+    """scores, keypoints = each heatmap's refined maximum and where it lies in its box (``keypoints``)."""
+    heatmaps = args["heatmaps"]
+    if args["nchw"]:
+        heatmaps = heatmaps.transpose(0, 2, 3, 1)
+    scores = np.empty(args["scores"].shape)
+    points = np.empty(args["keypoints"].shape)
+    keypoints.max_keypoints(asymmetric.dequantize(heatmaps, args.quant("heatmaps")), real(args, "boxes"), scores,
+                            points)
+    asymmetric.store(scores, args["scores"], args.quant("scores"))
+    store(args, "keypoints", points)
+
+
+nnapi_kernel(NNAPIKernel("heatmap_max_keypoint", 56, ("heatmaps", "boxes"), ("scores", "keypoints"),
+                         _infer_keypoints, _run_keypoints, ints=("nchw",),
+                         quantized=("heatmaps", "boxes", "scores", "keypoints")))
