@@ -1,5 +1,5 @@
 """The operand signatures of API level 29's region and sampling operations (ROI_ALIGN, ROI_POOLING,
-AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
+AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
 
 A uint8 feature map takes TENSOR_QUANT16_ASYMM boxes, a TENSOR_QUANT16_ASYMM box tensor TENSOR_QUANT8_ASYMM deltas.
 The header calls the ROI operations' ratios FLOAT32 scalars; beside a float16 map FLOAT16 ones are taken too (as
@@ -36,11 +36,23 @@ def heatmap_max_keypoint() -> tuple[Form, ...]:
                  (t("scores", (2,)), Slot("keypoints", by_type=BOXES.by_type, ranks=(3,))), MAPS),)
 
 
+def box_with_nms_limit() -> tuple[Form, ...]:
+    """The header calls its thresholds and sigma FLOAT32; beside float16 scores FLOAT16 ones are taken too."""
+    real = tuple(Slot(name, by_type=RATIO) for name in ("score threshold", "IoU threshold", "sigma",
+                                                         "NMS score threshold"))
+    return (Form((t("scores", (2,)), Slot("boxes", by_type=BOXES.by_type, ranks=(2,)),
+                  fixed("batch indices", TI32, (1,)), real[0], i32("max detections"), i32("NMS kernel", (0, 1, 2)),
+                  *real[1:]),
+                 (t("output scores", (1,)), Slot("output boxes", by_type=BOXES.by_type, ranks=(2,)),
+                  fixed("output classes", TI32, (1,)), fixed("output batch indices", TI32, (1,))), MAPS),)
+
+
 SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.ROI_ALIGN, roi(True), 29),
     Signature(OP.ROI_POOLING, roi(False), 29),
     Signature(OP.AXIS_ALIGNED_BBOX_TRANSFORM, bbox_transform(), 29),
     Signature(OP.HEATMAP_MAX_KEYPOINT, heatmap_max_keypoint(), 29),
+    Signature(OP.BOX_WITH_NMS_LIMIT, box_with_nms_limit(), 29),
     Signature(OP.RANDOM_MULTINOMIAL, (Form((t("input", (2,)), i32("samples"), fixed("seeds", TI32, (1,))),
                                            (fixed("output", TI32, (2,)),), (TF16, TF32)),), 29),
 )}

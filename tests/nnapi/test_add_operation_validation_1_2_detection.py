@@ -42,6 +42,8 @@ VALID: dict[int, list[str]] = {
     OP.AXIS_ALIGNED_BBOX_TRANSFORM: ["f2 f2 n1 f2 > f2", "h2 h2 n1 h2 > h2", "a2 q2 n1 a2 > a2"],
     OP.HEATMAP_MAX_KEYPOINT: ["f4 f2 b > f2 f3", "h4 h2 b > h2 h3", "q4 a2 b > q2 a3"],
     OP.RANDOM_MULTINOMIAL: ["f2 i n1 > n2", "h2 i n1 > n2"],
+    OP.BOX_WITH_NMS_LIMIT: ["f2 f2 n1 s i i s s s > f1 f2 n1 n1", "q2 a2 n1 s i i s s s > q1 a2 n1 n1"]
+    + [f"h2 h2 n1 {a} i i {b} {c} {d} > h1 h2 n1 n1" for a in "es" for b in "es" for c in "es" for d in "es"],
 }
 """The valid operand lists: float32, float16 (each ratio FLOAT16 or, as the header writes them, FLOAT32) and uint8
 maps with TENSOR_QUANT16_ASYMM boxes."""

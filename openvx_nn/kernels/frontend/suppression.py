@@ -1,4 +1,5 @@
-"""Non-maximum suppression over batches of boxes (CoreML's NonMaximumSuppression layer).
+"""Non-maximum suppression over batches of boxes (CoreML's NonMaximumSuppression layer), and the soft
+suppression of one class NNAPI's BOX_WITH_NMS_LIMIT runs (``soft_select``, on the same intersection over union).
 
 Boxes are ``(x, y, width, height)`` with ``(x, y)`` the centre. In each batch item a box's score is the largest
 of its class scores; boxes scoring below the score threshold are dropped; the rest are taken greedily from the
@@ -61,3 +62,38 @@ def suppress(boxes: np.ndarray, scores: np.ndarray, out_boxes: np.ndarray, out_s
         out_scores[b, :n] = s64[b, kept]
         out_indices[b, :n] = kept
         out_count[b] = n
+
+
+SOFT_KERNELS = ("hard", "linear", "gaussian")
+
+
+def soft_select(corners: np.ndarray, scores: np.ndarray, method: str, iou_threshold: float, sigma: float,
+                score_threshold: float) -> tuple[list[int], list[float]]:
+    """Soft non-maximum suppression of one class (NNAPI's BOX_WITH_NMS_LIMIT): the indices taken, in order, and
+    their scores when taken. ``corners`` ``[N, 4]`` are ``[x1, y1, x2, y2]``. The pending box of the highest
+    score (ties: the lower index) is taken; every other pending box's score is multiplied by the method's factor
+    of its IoU with it (hard: 0 from ``iou_threshold`` on, linear: ``1 - IoU`` from ``iou_threshold`` on,
+    gaussian: ``exp(-IoU**2 / sigma)``) and a box whose score falls below ``score_threshold``, or to 0 by the
+    hard factor, leaves the pending set."""
+    if method not in SOFT_KERNELS:
+        raise ValueError(f"unknown NMS kernel {method!r} (expected one of {', '.join(SOFT_KERNELS)})")
+    c = np.asarray(corners, np.float64)
+    centred = np.concatenate([(c[:, :2] + c[:, 2:]) / 2, c[:, 2:] - c[:, :2]], axis=1)
+    current = np.array(scores, np.float64)
+    pending = np.ones(len(c), bool)
+    taken, taken_scores = [], []
+    while pending.any():
+        best = int(np.flatnonzero(pending)[np.argmax(current[pending])])  # argmax: the first of equal scores
+        taken.append(best)
+        taken_scores.append(float(current[best]))
+        pending[best] = False
+        iou = _iou(centred[best], centred)
+        if method == "hard":
+            factor = np.where(iou < iou_threshold, 1.0, 0.0)
+        elif method == "linear":
+            factor = np.where(iou < iou_threshold, 1.0, 1.0 - iou)
+        else:
+            factor = np.exp(-iou * iou / sigma)
+        current = current * factor
+        pending &= (current >= score_threshold) & ~((method == "hard") & (factor == 0.0))
+    return taken, taken_scores

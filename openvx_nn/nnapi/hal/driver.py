@@ -51,8 +51,10 @@ class PreparedModel:
         def run() -> None:
             graph = self.plans.for_request(request)
             lowered.append(graph)
-            shapes.extend(graph.output_shapes(request))
-            graph.execute(request)
+            try:
+                graph.execute(request)
+            finally:  # after the run: an output whose rows the data decides has them now
+                shapes.extend(graph.output_shapes(request))
         start = time.perf_counter_ns()
         status = self._answer(run)
         return status, shapes, self._timing(measure, status, lowered, start)

@@ -66,6 +66,9 @@ class GraphBuilder:
         self.node_ops: list[tuple[Node, int]] = []
         self.writers = {k for op in model.operations for k in op.outputs}
         self.made: dict[int, np.ndarray] = {}  # constants a lowering added (``constant_operand``)
+        # model outputs whose first dimension the data decides: operand -> the INT32 [1] operand its kernel
+        # writes that count into (``OpContext.rows_counted``); their tensors hold as many rows as could come
+        self.counted: dict[int, int] = {}
         for k, operand in enumerate(model.operands):
             dims = tuple(int(d) for d in operand.dimensions)
             if dims and all(dims) and not self.absent(k):
@@ -93,6 +96,11 @@ class GraphBuilder:
         self.made[k] = value
         self.shapes[k] = tuple(value.shape)
         return k
+
+    def count_operand(self) -> int:
+        """A new INT32 [1] operand a kernel writes a count into, read after each run: a tensor of its own (never
+        placed in the graph's arena), zero until written."""
+        return self.constant_operand(np.zeros(1, np.int32), OperandType.TENSOR_INT32)
 
     def absent(self, k: int) -> bool:
         """No value: NO_VALUE, a 0 in a tensor's dimensions, or never given a value nor written."""
@@ -249,6 +257,20 @@ class OpContext:
         raise Deferred(f"input {name} (operand {index}) has unknown dimensions", ErrorStatus.INVALID_ARGUMENT,
                        self.index, self.type)
 
+    def rows_counted(self, outputs: list[int]) -> int:
+        """Outputs ``outputs`` (positions) have as many rows as the data decides: each must be a model output no
+        operation reads; their tensors hold the most rows that can come, and the kernel writes the count into the
+        operand returned (an execution reports and copies that many rows)."""
+        readers = {k for operation in self.b.model.operations for k in operation.inputs}
+        count = self.b.count_operand()
+        for j in outputs:
+            k = self.outputs[j]
+            if k not in self.b.model.outputIndexes or k in readers:
+                self.fail(f"output {j} (operand {k}) has as many rows as the data decides: it must be a model "
+                          "output that no operation reads")
+            self.b.counted[k] = count
+        return count
+
     # -- making the node ----------------------------------------------------------
     def node(self, op: str, tensors: dict[str, int | None], outputs: dict[str, int | None],
              ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,
@@ -310,6 +332,8 @@ class OpContext:
         if have != np.dtype(dtype):
             self.fail(f"output operand {index} is {OperandType(operand.type).name}, the result is {np.dtype(dtype)}")
         declared = tuple(int(d) for d in operand.dimensions)
+        if index in self.b.counted:  # the first dimension comes with the data
+            declared = declared[:1] and (0,) + declared[1:]
         if declared and (len(declared) != len(shape) or any(d and d != s for d, s in zip(declared, shape))):
             self.fail(f"output operand {index} is declared {list(declared)}, the result has shape {list(shape)}")
         self.b.shapes[index] = tuple(shape)

@@ -1,7 +1,8 @@
 """NNAPI 1.2's region and sampling operations: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
-HEATMAP_MAX_KEYPOINT and RANDOM_MULTINOMIAL.
+HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL and BOX_WITH_NMS_LIMIT (its outputs as many rows as the data decides:
+``OpContext.rows_counted``).
 
-Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``); the lowering reads the scalars and checks the
+Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``, ``suppression``); the lowering reads the scalars and checks the
 quantizations the header fixes: TENSOR_QUANT16_ASYMM boxes have scale 0.125 and zero point 0, ROI_POOLING's
 uint8 output is quantized as its input.
 """
@@ -68,3 +69,21 @@ def lower_heatmap_max_keypoint(op: OpContext) -> None:
 @lowers(T.RANDOM_MULTINOMIAL)
 def lower_random_multinomial(op: OpContext) -> None:
     op.node("random_multinomial", {"input": 0, "seeds": 2}, {"output": 0}, {"samples": op.scalar(1)})
+
+
+@lowers(T.BOX_WITH_NMS_LIMIT)
+def lower_box_with_nms_limit(op: OpContext) -> None:
+    same_quantization(op)
+    _boxes_quantization(op, 1)
+    _boxes_quantization(op, 1, output=True)
+    sigma = float(op.scalar(7))
+    if op.scalar(5) == 2 and not sigma > 0:
+        op.fail(f"input 7 (sigma) is {sigma}; the gaussian kernel needs it positive")
+    inputs = {name: op.inputs[k] for k, name in enumerate(("scores", "boxes", "batches")) if op.shape(k)}
+    count = op.rows_counted([0, 1, 2, 3])
+    op.node_on("box_with_nms_limit", inputs,
+               {**{name: op.outputs[j] for j, name in enumerate(("out_scores", "out_boxes", "out_classes",
+                                                                 "out_batches"))}, "count": count},
+               {"max_detections": op.scalar(4), "method": op.scalar(5)},
+               {"score_threshold": float(op.scalar(3)), "iou_threshold": float(op.scalar(6)), "sigma": sigma,
+                "nms_score_threshold": float(op.scalar(8))})

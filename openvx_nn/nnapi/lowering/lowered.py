@@ -70,6 +70,9 @@ class Lowered:
             raise NNAPIError(f"the OpenVX graph does not verify: {err.message}",
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
+        # outputs whose rows the data decides: their tensor -> the tensor of the count, and the counts of the last run
+        self._counted = {id(builder.tensors[k]): builder.tensor(c) for k, c in builder.counted.items()}
+        self._rows: dict[int, int] = {}
         self._plan, self._lends, self._in_place = None, None, None
         self.run_ns = 0
         """How long the last run of the graph took (its inputs copied in or read in place), in nanoseconds."""
@@ -117,6 +120,8 @@ class Lowered:
         if loc.offset < 0 or loc.offset + loc.length > len(data):
             raise NNAPIError(f"{what} {position}: bytes {loc.offset}..{loc.offset + loc.length} lie outside "
                              f"pool {loc.poolIndex} of {len(data)} bytes")
+        if output and id(tensor) in self._counted:  # its size is known after the run (``_run`` checks it)
+            return tensor, data[loc.offset:loc.offset + loc.length], dtype, None
         if loc.length < need or (not output and loc.length != need):
             status = ErrorStatus.OUTPUT_INSUFFICIENT_SIZE if output else ErrorStatus.INVALID_ARGUMENT
             raise NNAPIError(f"{what} {position} (operand {k}) has {loc.length} bytes, it needs {need} "
@@ -128,6 +133,8 @@ class Lowered:
         shapes = []
         for position, k in enumerate(self.model.outputIndexes):
             dims = list(self.builder.shapes[k])
+            if k in self.builder.counted:  # the last run's rows (before any run: the most that can come)
+                dims[0] = self._rows.get(k, dims[0])
             need = math.prod(dims) * DTYPES[OperandType(self.model.operands[k].type)].itemsize
             given = request.outputs[position].location.length if position < len(request.outputs) else 0
             shapes.append(OutputShape(dims, given >= need))
@@ -144,12 +151,15 @@ class Lowered:
             if data.readonly:
                 raise NNAPIError("an output pool is read-only")
         self._run([(a[0], np.frombuffer(a[1], a[2]).reshape(a[3])) for a in inputs if a is not None],
-                  [(tensor, np.frombuffer(data, dtype).reshape(shape)) for tensor, data, dtype, shape in outputs])
+                  [(tensor, np.frombuffer(data, dtype, len(data) // dtype.itemsize) if shape is None else
+                    np.frombuffer(data, dtype).reshape(shape)) for tensor, data, dtype, shape in outputs])
 
     def run_arrays(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
         """A request of arrays (``nnapi.Execution``'s fast path: no pools to read and check): run it when every
         input and output is an array of its operand's dtype and shape, C-ordered (outputs writable) and every
         input is one this graph reads; else False, nothing done (the request then takes the checked path)."""
+        if self._counted:  # an output's size comes with the data: the checked path reports it
+            return False
         feeds, fetches = [], []
         for slots, arrays, into in ((self._inputs, inputs, feeds), (self._outputs, outputs, fetches)):
             if len(arrays) != len(slots):
@@ -192,10 +202,18 @@ class Lowered:
             cause = node.state.get("error", "the context log has the cause")
             raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
                              self.model.operations[j].type)
+        self._rows = {k: int(self.builder.tensors[c].array.reshape(-1)[0]) for k, c in self.builder.counted.items()}
         for tensor, array in fetches:
+            source = tensor.array.T
+            if id(tensor) in self._counted:  # the rows the run made, into the start of the caller's buffer
+                source = source[:int(self._counted[id(tensor)].array.reshape(-1)[0])]
+                if array.size < source.size:
+                    raise NNAPIError(f"an output has {array.nbytes} bytes, its {list(source.shape)} result needs "
+                                     f"{source.size * array.itemsize}", ErrorStatus.OUTPUT_INSUFFICIENT_SIZE)
+                array = array[:source.size].reshape(source.shape)
             if array.dtype in _RESTORED:
                 array = array.view(tensor.array.dtype)
-            assign(array, tensor.array.T)
+            assign(array, source)
 
     def timings(self) -> list[tuple[int, str, float]]:
         return [(j, node.description.name, node.perf.tmp / 1e6) for node, j in self.builder.node_ops]

@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (register)
     selection,
     sequence_recurrent,
     statistics,
+    suppression,
 )
 
 add_publisher("org.openvx_nn.nnapi", family_publisher("org.openvx_nn.nnapi."))
