@@ -131,7 +131,7 @@ def test_equal_scores_take_the_lower_index_first_and_the_limit_keeps_the_best_of
 def test_no_box_over_the_score_threshold_gives_zero_rows():
     scores = np.array([[0.1], [0.2]], np.float32)
     boxes = np.array([[0, 0, 1, 1], [2, 2, 3, 3]], np.float32)
-    e, arrays = execute(F32T, scores, boxes, np.zeros(2, np.int32), (0.5, -1, 0, 0.5, 1.0, 0.0), 2)
+    e, _ = execute(F32T, scores, boxes, np.zeros(2, np.int32), (0.5, -1, 0, 0.5, 1.0, 0.0), 2)
     e.compute()
     assert e.output_shape(0) == (0,) and e.output_shape(1) == (0, 4)
 
