@@ -1,5 +1,5 @@
 """The operand signatures of API level 29's region and sampling operations (ROI_ALIGN, ROI_POOLING,
-AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
+AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
 
 A uint8 feature map takes TENSOR_QUANT16_ASYMM boxes, a TENSOR_QUANT16_ASYMM box tensor TENSOR_QUANT8_ASYMM deltas.
 The header calls the ROI operations' ratios FLOAT32 scalars; beside a float16 map FLOAT16 ones are taken too (as
@@ -11,7 +11,7 @@ from .enums import OperandType, OperationType
 from .signature_forms import F32, Q8, TF32, TI32, Form, Signature, Slot, fixed, i32, t
 
 BOOL, F16, TF16 = OperandType.BOOL, OperandType.FLOAT16, OperandType.TENSOR_FLOAT16
-Q16A = OperandType.TENSOR_QUANT16_ASYMM
+Q16A, Q16S = OperandType.TENSOR_QUANT16_ASYMM, OperandType.TENSOR_QUANT16_SYMM
 OP = OperationType
 MAPS = (TF16, TF32, Q8)
 BOXES = Slot("rois", by_type=((TF32, TF32), (TF16, TF16), (Q8, Q16A)), ranks=(2,))
@@ -47,12 +47,25 @@ def box_with_nms_limit() -> tuple[Form, ...]:
                   fixed("output classes", TI32, (1,)), fixed("output batch indices", TI32, (1,))), MAPS),)
 
 
+def generate_proposals() -> tuple[Form, ...]:
+    """uint8 scores take TENSOR_QUANT16_SYMM anchors, image sizes of TENSOR_QUANT16_SYMM (as the header writes
+    them) or TENSOR_QUANT16_ASYMM (as its output boxes are), TENSOR_QUANT16_ASYMM output boxes."""
+    real = tuple(Slot(name, by_type=RATIO) for name in ("height ratio", "width ratio", "IoU threshold", "min size"))
+    return (Form((t("scores", (4,)), t("deltas", (4,)), Slot("anchors", by_type=((TF32, TF32), (TF16, TF16), (Q8, Q16S)),
+                                                             ranks=(2,)),
+                  Slot("image info", by_type=((TF32, TF32), (TF16, TF16), (Q8, Q16S), (Q8, Q16A)), ranks=(2,)),
+                  *real[:2], i32("pre-NMS limit"), i32("post-NMS limit"), *real[2:], fixed("NCHW layout", BOOL)),
+                 (t("output scores", (1,)), Slot("output boxes", by_type=BOXES.by_type, ranks=(2,)),
+                  fixed("output batch indices", TI32, (1,))), MAPS),)
+
+
 SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.ROI_ALIGN, roi(True), 29),
     Signature(OP.ROI_POOLING, roi(False), 29),
     Signature(OP.AXIS_ALIGNED_BBOX_TRANSFORM, bbox_transform(), 29),
     Signature(OP.HEATMAP_MAX_KEYPOINT, heatmap_max_keypoint(), 29),
     Signature(OP.BOX_WITH_NMS_LIMIT, box_with_nms_limit(), 29),
+    Signature(OP.GENERATE_PROPOSALS, generate_proposals(), 29),
     Signature(OP.RANDOM_MULTINOMIAL, (Form((t("input", (2,)), i32("samples"), fixed("seeds", TI32, (1,))),
                                            (fixed("output", TI32, (2,)),), (TF16, TF32)),), 29),
 )}

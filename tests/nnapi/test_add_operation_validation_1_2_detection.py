@@ -21,10 +21,10 @@ from openvx_nn.nnapi.signatures_1_2_detection import SIGNATURES_1_2_DETECTION
 
 OP = nnapi.OperationType
 T = nnapi.OperandType
-TYPES = {**TYPES_1_2, "a": T.TENSOR_QUANT16_ASYMM}
-"""The 1.2 tokens, and ``a`` a TENSOR_QUANT16_ASYMM (scale 0.125, zero point 0)."""
-TENSOR_LETTERS = "fnqtha"
-SCALE = {"q": 0.5, "a": 0.125}
+TYPES = {**TYPES_1_2, "a": T.TENSOR_QUANT16_ASYMM, "y": T.TENSOR_QUANT16_SYMM}
+"""The 1.2 tokens, and ``a`` a TENSOR_QUANT16_ASYMM, ``y`` a TENSOR_QUANT16_SYMM (scale 0.125, zero point 0)."""
+TENSOR_LETTERS = "fnqthay"
+SCALE = {"q": 0.5, "a": 0.125, "y": 0.125}
 
 
 def dims(token: str) -> list[int]:
@@ -44,6 +44,9 @@ VALID: dict[int, list[str]] = {
     OP.RANDOM_MULTINOMIAL: ["f2 i n1 > n2", "h2 i n1 > n2"],
     OP.BOX_WITH_NMS_LIMIT: ["f2 f2 n1 s i i s s s > f1 f2 n1 n1", "q2 a2 n1 s i i s s s > q1 a2 n1 n1"]
     + [f"h2 h2 n1 {a} i i {b} {c} {d} > h1 h2 n1 n1" for a in "es" for b in "es" for c in "es" for d in "es"],
+    OP.GENERATE_PROPOSALS: ["f4 f4 f2 f2 s s i i s s b > f1 f2 n1", "q4 q4 y2 y2 s s i i s s b > q1 a2 n1",
+                            "q4 q4 y2 a2 s s i i s s b > q1 a2 n1"]
+    + [f"h4 h4 h2 h2 {a} {b} i i {c} {d} b > h1 h2 n1" for a in "es" for b in "es" for c in "es" for d in "es"],
 }
 """The valid operand lists: float32, float16 (each ratio FLOAT16 or, as the header writes them, FLOAT32) and uint8
 maps with TENSOR_QUANT16_ASYMM boxes."""
@@ -127,7 +130,8 @@ def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_l
     quant16 = "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : 0.0f"
     assert quant16 in DRIVER
     driver = DRIVER.replace(quant16, "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : "
-                                     "code == ANEURALNETWORKS_TENSOR_QUANT16_ASYMM ? 0.125f : 0.0f")
+                                     "code == ANEURALNETWORKS_TENSOR_QUANT16_ASYMM || "
+                                     "code == ANEURALNETWORKS_TENSOR_QUANT16_SYMM ? 0.125f : 0.0f")
     exe = compile_c(driver, "nnapi_add_operation_detection", nnapi_flags())
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)

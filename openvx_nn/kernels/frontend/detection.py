@@ -107,3 +107,13 @@ def store_quant16(real: np.ndarray, out: np.ndarray, scale: float, zero_point: i
     clamped to 0..65535."""
     raw = np.clip(np.rint(np.asarray(real, np.float64) / np.float64(scale)) + zero_point, 0, 65535)
     out.view(np.uint16)[...] = raw.astype(np.uint16)
+
+
+def shifted_anchors(anchors: np.ndarray, height: int, width: int, height_ratio: float,
+                    width_ratio: float) -> np.ndarray:
+    """``[height, width, anchors, 4]``: each anchor ``[x1, y1, x2, y2]`` moved to feature-map position (y, x), by
+    ``x * width_ratio`` and ``y * height_ratio`` in the image."""
+    ys = np.arange(height, dtype=np.float64)[:, None, None] * height_ratio
+    xs = np.arange(width, dtype=np.float64)[None, :, None] * width_ratio
+    shift = np.stack(np.broadcast_arrays(xs, ys, xs, ys), axis=-1)
+    return shift + np.asarray(anchors, np.float64)[None, None]

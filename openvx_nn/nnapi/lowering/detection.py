@@ -1,5 +1,5 @@
 """NNAPI 1.2's region and sampling operations: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
-HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL and BOX_WITH_NMS_LIMIT (its outputs as many rows as the data decides:
+HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS (their outputs as many rows as the data decides:
 ``OpContext.rows_counted``).
 
 Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``, ``suppression``); the lowering reads the scalars and checks the
@@ -14,7 +14,7 @@ from .registry import lowers
 from .reshaping import same_quantization
 
 T = OperationType
-Q16A = OperandType.TENSOR_QUANT16_ASYMM
+Q16A, Q16S = OperandType.TENSOR_QUANT16_ASYMM, OperandType.TENSOR_QUANT16_SYMM
 
 
 def _boxes_quantization(op: OpContext, k: int, output: bool = False) -> None:
@@ -87,3 +87,21 @@ def lower_box_with_nms_limit(op: OpContext) -> None:
                {"max_detections": op.scalar(4), "method": op.scalar(5)},
                {"score_threshold": float(op.scalar(3)), "iou_threshold": float(op.scalar(6)), "sigma": sigma,
                 "nms_score_threshold": float(op.scalar(8))})
+
+
+@lowers(T.GENERATE_PROPOSALS)
+def lower_generate_proposals(op: OpContext) -> None:
+    same_quantization(op)
+    for k in (2, 3):
+        operand = op.operand(k)
+        if operand.type in (Q16A, Q16S) and (operand.scale != 0.125 or operand.zeroPoint != 0):
+            op.fail(f"input {k} has scale {operand.scale} and zero point {operand.zeroPoint}; with uint8 scores "
+                    "it needs scale 0.125 and zero point 0")
+    _boxes_quantization(op, 1, output=True)
+    inputs = {name: op.inputs[k] for k, name in enumerate(("scores", "deltas", "anchors", "image_info"))
+              if op.shape(k)}
+    count = op.rows_counted([0, 1, 2])
+    op.node_on("generate_proposals", inputs,
+               {"out_scores": op.outputs[0], "out_boxes": op.outputs[1], "out_batches": op.outputs[2], "count": count},
+               {"pre_nms": op.scalar(6), "post_nms": op.scalar(7), "nchw": int(bool(op.scalar(10)))},
+               {**_ratios(op, 4), "iou_threshold": float(op.scalar(8)), "min_size": float(op.scalar(9))})

@@ -21,11 +21,13 @@ BOX_BITS = (I16, U16)
 FEATURES = (F16, F32, U8)
 
 
-def real(args: Args, name: str) -> np.ndarray:
-    """Tensor ``name``'s real values in float64 (uint16 bits in an int16 array: by their quantization)."""
+def real(args: Args, name: str, signed: bool = False) -> np.ndarray:
+    """Tensor ``name``'s real values in float64 (16-bit quantized values in an int16 array, by their quantization:
+    TENSOR_QUANT16_ASYMM's uint16 bits, or with ``signed`` TENSOR_QUANT16_SYMM's int16)."""
     a = args[name]
-    if a.dtype == I16:
-        return (a.view(np.uint16).astype(np.float64) - args[f"{name}_zero_point"]) * args[f"{name}_scale"]
+    if a.dtype in BOX_BITS:
+        bits = a if signed else a.view(np.uint16)
+        return (bits.astype(np.float64) - args[f"{name}_zero_point"]) * args[f"{name}_scale"]
     return asymmetric.dequantize(a, args.quant(name))
 
 

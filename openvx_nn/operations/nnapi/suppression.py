@@ -1,5 +1,6 @@
-"""NNAPI 1.2's BOX_WITH_NMS_LIMIT as an OpenVX kernel: soft non-maximum suppression per image and class
-(``kernels/frontend/suppression.soft_select``), then the image's best ``max_detections``.
+"""NNAPI 1.2's BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS as OpenVX kernels: soft non-maximum suppression per
+image and class (``kernels/frontend/suppression.soft_select``), then the image's best ``max_detections``; anchors
+moved by their deltas (``detection.bbox_transform``), then hard suppression.
 
 How many boxes come out depends on the data: the outputs' tensors hold the most that can (one per ROI and
 class), and the kernel writes how many it filled into its ``count`` tensor (the lowering makes the model's
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.frontend import asymmetric, suppression
+from ...kernels.frontend import asymmetric, detection, suppression
 from .common import I32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
-from .detection import BOX_BITS, F16, F32, U8, real, store
+from .detection import BOX_BITS, F16, F32, I16, U8, U16, real, store
 
 METHODS = suppression.SOFT_KERNELS
 
@@ -67,3 +68,73 @@ nnapi_kernel(NNAPIKernel("box_with_nms_limit", 44, ("scores", "boxes", "batches"
                          ints=("max_detections", "method"),
                          floats=("score_threshold", "iou_threshold", "sigma", "nms_score_threshold"),
                          quantized=("scores", "boxes", "out_scores", "out_boxes")))
+
+
+# -- GENERATE_PROPOSALS ------------------------------------------------------------------------------------------
+def _layout(args: Args, name: str) -> np.ndarray:
+    a = args[name]
+    return a.transpose(0, 2, 3, 1) if args["nchw"] else a
+
+
+def _infer_proposals(args: Args):
+    shape = rank_in(args, "scores", (4,))
+    dtype = dtype_in(args, "scores", (F16, F32, U8))
+    batches, height, width, anchors = (shape[0], shape[2], shape[3], shape[1]) if args["nchw"] else shape
+    deltas = rank_in(args, "deltas", (4,))
+    dtype_in(args, "deltas", (dtype,))
+    want = (batches, anchors * 4, height, width) if args["nchw"] else (batches, height, width, anchors * 4)
+    require(deltas == want, "deltas", f"deltas has shape {list(deltas)}, expected {list(want)}")
+    boxes = (I16,) if dtype == U8 else (dtype,)
+    require(rank_in(args, "anchors", (2,)) == (anchors, 4), "anchors", f"anchors has shape "
+            f"{list(args['anchors'].shape)}, expected [{anchors}, 4]")
+    dtype_in(args, "anchors", boxes)
+    require(rank_in(args, "image_info", (2,)) == (batches, 2), "image_info", f"image_info has shape "
+            f"{list(args['image_info'].shape)}, expected [{batches}, 2]")
+    dtype_in(args, "image_info", BOX_BITS if dtype == U8 else (dtype,))
+    pre = int(args["pre_nms"])
+    most = batches * (min(pre, height * width * anchors) if pre > 0 else height * width * anchors)
+    return {"out_scores": ((most,), dtype), "out_boxes": ((most, 4), U16 if dtype == U8 else dtype),
+            "out_batches": ((most,), I32), "count": ((1,), I32)}
+
+
+def _run_proposals(args: Args) -> None:
+    """Per image: the anchors at every position moved by their deltas and clipped to the image, the best
+    ``pre_nms`` by score, those at least ``min_size`` wide and high, hard NMS, the best ``post_nms``."""
+    scores = asymmetric.dequantize(_layout(args, "scores"), args.quant("scores"))
+    deltas = asymmetric.dequantize(_layout(args, "deltas"), args.quant("deltas"))
+    batches, height, width, _ = scores.shape
+    anchors = detection.shifted_anchors(real(args, "anchors", signed=True), height, width, args["height_ratio"],
+                                        args["width_ratio"]).reshape(-1, 4)
+    info = real(args, "image_info")
+    pre, post = int(args["pre_nms"]), int(args["post_nms"])
+    rows: list[tuple[float, np.ndarray, int]] = []
+    for b in range(batches):
+        s = scores[b].reshape(-1)
+        order = np.argsort(-s, kind="stable")  # equal scores: the earlier position and anchor first
+        if pre > 0:
+            order = order[:pre]
+        boxes = np.empty((len(order), 4))
+        detection.bbox_transform(anchors[order], deltas[b].reshape(-1, 4)[order], np.zeros(len(order), np.int64),
+                                 info[b:b + 1], boxes)
+        big = ((boxes[:, 2] - boxes[:, 0]) >= args["min_size"]) & ((boxes[:, 3] - boxes[:, 1]) >= args["min_size"])
+        order, boxes = order[big], boxes[big]
+        taken, kept = suppression.soft_select(boxes, s[order], "hard", args["iou_threshold"], 1.0, -np.inf)
+        if post > 0:
+            taken, kept = taken[:post], kept[:post]
+        rows += [(score, boxes[t], b) for t, score in zip(taken, kept)]
+    n = len(rows)
+    out_scores, out_boxes = np.zeros(args["out_scores"].shape), np.zeros(args["out_boxes"].shape)
+    for i, (score, box, _) in enumerate(rows):
+        out_scores[i], out_boxes[i] = score, box
+    asymmetric.store(out_scores, args["out_scores"], args.quant("out_scores"))
+    store(args, "out_boxes", out_boxes)
+    args["out_batches"][...] = 0
+    args["out_batches"][:n] = [row[2] for row in rows]
+    args["count"][0] = n
+
+
+nnapi_kernel(NNAPIKernel("generate_proposals", 52, ("scores", "deltas", "anchors", "image_info"),
+                         ("out_scores", "out_boxes", "out_batches", "count"), _infer_proposals, _run_proposals,
+                         ints=("pre_nms", "post_nms", "nchw"),
+                         floats=("height_ratio", "width_ratio", "iou_threshold", "min_size"),
+                         quantized=("scores", "deltas", "anchors", "image_info", "out_scores", "out_boxes")))
