@@ -1,5 +1,6 @@
 """The operand signatures of API level 29's region and sampling operations (ROI_ALIGN, ROI_POOLING,
-AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
+AXIS_ALIGNED_BBOX_TRANSFORM, HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS,
+DETECTION_POSTPROCESSING), written from the Android 10 ``NeuralNetworks.h`` (``signatures`` merges them).
 
 A uint8 feature map takes TENSOR_QUANT16_ASYMM boxes, a TENSOR_QUANT16_ASYMM box tensor TENSOR_QUANT8_ASYMM deltas.
 The header calls the ROI operations' ratios FLOAT32 scalars; beside a float16 map FLOAT16 ones are taken too (as
@@ -59,6 +60,17 @@ def generate_proposals() -> tuple[Form, ...]:
                   fixed("output batch indices", TI32, (1,))), MAPS),)
 
 
+def detection_postprocessing() -> tuple[Form, ...]:
+    """The four scales are FLOAT32 in the header (FLOAT16 taken too beside float16); the thresholds follow T."""
+    scales = tuple(Slot(f"{name} scale", by_type=RATIO) for name in ("y", "x", "h", "w"))
+    exact = tuple(Slot(name, by_type=((TF32, F32), (TF16, F16))) for name in ("score threshold", "IoU threshold"))
+    return (Form((t("scores", (3,)), t("deltas", (3,)), t("anchors", (2,)), *scales, fixed("regular NMS", BOOL),
+                  i32("max detections"), i32("max classes per detection"), i32("max detections per class"), *exact,
+                  fixed("include background", BOOL)),
+                 (t("output scores", (2,)), t("output boxes", (3,)), fixed("output classes", TI32, (2,)),
+                  fixed("detections", TI32, (1,))), (TF16, TF32)),)
+
+
 SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s in (
     Signature(OP.ROI_ALIGN, roi(True), 29),
     Signature(OP.ROI_POOLING, roi(False), 29),
@@ -66,6 +78,7 @@ SIGNATURES_1_2_DETECTION: dict[OperationType, Signature] = {s.operation: s for s
     Signature(OP.HEATMAP_MAX_KEYPOINT, heatmap_max_keypoint(), 29),
     Signature(OP.BOX_WITH_NMS_LIMIT, box_with_nms_limit(), 29),
     Signature(OP.GENERATE_PROPOSALS, generate_proposals(), 29),
+    Signature(OP.DETECTION_POSTPROCESSING, detection_postprocessing(), 29),
     Signature(OP.RANDOM_MULTINOMIAL, (Form((t("input", (2,)), i32("samples"), fixed("seeds", TI32, (1,))),
                                            (fixed("output", TI32, (2,)),), (TF16, TF32)),), 29),
 )}

@@ -47,6 +47,8 @@ VALID: dict[int, list[str]] = {
     OP.GENERATE_PROPOSALS: ["f4 f4 f2 f2 s s i i s s b > f1 f2 n1", "q4 q4 y2 y2 s s i i s s b > q1 a2 n1",
                             "q4 q4 y2 a2 s s i i s s b > q1 a2 n1"]
     + [f"h4 h4 h2 h2 {a} {b} i i {c} {d} b > h1 h2 n1" for a in "es" for b in "es" for c in "es" for d in "es"],
+    OP.DETECTION_POSTPROCESSING: ["f3 f3 f2 s s s s b i i i s s b > f2 f3 n2 n1"]
+    + [f"h3 h3 h2 {a} {b} {c} {d} b i i i e e b > h2 h3 n2 n1" for a in "es" for b in "es" for c in "es" for d in "es"],
 }
 """The valid operand lists: float32, float16 (each ratio FLOAT16 or, as the header writes them, FLOAT32) and uint8
 maps with TENSOR_QUANT16_ASYMM boxes."""

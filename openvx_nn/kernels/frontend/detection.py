@@ -117,3 +117,15 @@ def shifted_anchors(anchors: np.ndarray, height: int, width: int, height_ratio: 
     xs = np.arange(width, dtype=np.float64)[None, :, None] * width_ratio
     shift = np.stack(np.broadcast_arrays(xs, ys, xs, ys), axis=-1)
     return shift + np.asarray(anchors, np.float64)[None, None]
+
+
+def decode_centre_boxes(deltas: np.ndarray, anchors: np.ndarray, scales: tuple[float, float, float, float]
+                        ) -> np.ndarray:
+    """``[..., 4]`` boxes ``[y1, x1, y2, x2]`` of deltas ``[dy, dx, dh, dw]`` (``[..., >= 4]``, the rest ignored) on
+    anchors ``[ctr_y, ctr_x, h, w]``: centre ``anchor centre + d / scale * anchor size``, size
+    ``anchor size * exp(d / scale)``; float64, not clipped."""
+    d = np.asarray(deltas, np.float64)[..., :4] / np.asarray(scales, np.float64)
+    a = np.asarray(anchors, np.float64)
+    centre = a[..., :2] + d[..., :2] * a[..., 2:]
+    half = a[..., 2:] * np.exp(d[..., 2:]) / 2
+    return np.concatenate([centre - half, centre + half], axis=-1)

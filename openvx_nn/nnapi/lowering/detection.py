@@ -1,6 +1,6 @@
 """NNAPI 1.2's region and sampling operations: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
-HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS (their outputs as many rows as the data decides:
-``OpContext.rows_counted``).
+HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS (their outputs as many rows as the data decides:
+``OpContext.rows_counted``) and DETECTION_POSTPROCESSING.
 
 Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``, ``suppression``); the lowering reads the scalars and checks the
 quantizations the header fixes: TENSOR_QUANT16_ASYMM boxes have scale 0.125 and zero point 0, ROI_POOLING's
@@ -105,3 +105,21 @@ def lower_generate_proposals(op: OpContext) -> None:
                {"out_scores": op.outputs[0], "out_boxes": op.outputs[1], "out_batches": op.outputs[2], "count": count},
                {"pre_nms": op.scalar(6), "post_nms": op.scalar(7), "nchw": int(bool(op.scalar(10)))},
                {**_ratios(op, 4), "iou_threshold": float(op.scalar(8)), "min_size": float(op.scalar(9))})
+
+
+@lowers(T.DETECTION_POSTPROCESSING)
+def lower_detection_postprocessing(op: OpContext) -> None:
+    scales = [float(op.scalar(k)) for k in range(3, 7)]
+    if not min(scales) > 0:
+        op.fail(f"inputs 3 to 6 (scales of the deltas) are {scales}; they must be positive")
+    regular, per_class = bool(op.scalar(7)), op.scalar(10)
+    if regular and per_class < 1:
+        op.fail(f"input 10 (maximum detections per class) is {per_class}; at least 1 is needed")
+    if not regular and op.scalar(9) != 1:
+        op.fail(f"input 9 (maximum classes per detection) is {op.scalar(9)}; the fast algorithm runs with 1 only")
+    op.node("detection_postprocessing", {"scores": 0, "deltas": 1, "anchors": 2},
+            {"out_scores": 0, "out_boxes": 1, "out_classes": 2, "out_count": 3},
+            {"regular": int(regular), "max_detections": op.scalar(8), "max_per_class": per_class,
+             "include_background": int(bool(op.scalar(13)))},
+            {**dict(zip(("scale_y", "scale_x", "scale_h", "scale_w"), scales)),
+             "score_threshold": float(op.scalar(11)), "iou_threshold": float(op.scalar(12))})

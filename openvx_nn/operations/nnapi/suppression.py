@@ -1,6 +1,7 @@
-"""NNAPI 1.2's BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS as OpenVX kernels: soft non-maximum suppression per
+"""NNAPI 1.2's BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS and DETECTION_POSTPROCESSING as OpenVX kernels: soft non-maximum suppression per
 image and class (``kernels/frontend/suppression.soft_select``), then the image's best ``max_detections``; anchors
-moved by their deltas (``detection.bbox_transform``), then hard suppression.
+moved by their deltas (``detection.bbox_transform``), then hard suppression; centre-encoded anchors decoded
+(``detection.decode_centre_boxes``), then hard suppression per class or once.
 
 How many boxes come out depends on the data: the outputs' tensors hold the most that can (one per ROI and
 class), and the kernel writes how many it filled into its ``count`` tensor (the lowering makes the model's
@@ -138,3 +139,62 @@ nnapi_kernel(NNAPIKernel("generate_proposals", 52, ("scores", "deltas", "anchors
                          ints=("pre_nms", "post_nms", "nchw"),
                          floats=("height_ratio", "width_ratio", "iou_threshold", "min_size"),
                          quantized=("scores", "deltas", "anchors", "image_info", "out_scores", "out_boxes")))
+
+
+# -- DETECTION_POSTPROCESSING ------------------------------------------------------------------------------------
+def _infer_postprocessing(args: Args):
+    batches, anchors, classes = rank_in(args, "scores", (3,))
+    dtype = dtype_in(args, "scores", (F16, F32))
+    deltas = rank_in(args, "deltas", (3,))
+    dtype_in(args, "deltas", (dtype,))
+    require(deltas[:2] == (batches, anchors) and deltas[2] >= 4, "deltas", f"deltas has shape {list(deltas)}, "
+            f"expected [{batches}, {anchors}, at least 4]")
+    require(rank_in(args, "anchors", (2,)) == (anchors, 4), "anchors", f"anchors has shape "
+            f"{list(args['anchors'].shape)}, expected [{anchors}, 4]")
+    dtype_in(args, "anchors", (dtype,))
+    most = int(args["max_detections"])
+    require(most >= 1, "max_detections", f"max_num_detections is {most}; at least 1 is needed")
+    require(classes >= 2, "scores", "the scores need a class beside the background class 0")
+    return {"out_scores": ((batches, most), dtype), "out_boxes": ((batches, most, 4), dtype),
+            "out_classes": ((batches, most), I32), "out_count": ((batches,), I32)}
+
+
+def _run_postprocessing(args: Args) -> None:
+    """Per image: anchors decoded by their deltas, hard NMS per class (regular) or once over each anchor's best
+    class (fast), the best ``max_detections`` in score order; rows past the count are 0."""
+    scores = np.asarray(args["scores"], np.float64)[..., 1:]  # class 0, the background, takes no part
+    boxes = detection.decode_centre_boxes(args["deltas"], args["anchors"][None],
+                                          (args["scale_y"], args["scale_x"], args["scale_h"], args["scale_w"]))
+    most, threshold, iou = int(args["max_detections"]), args["score_threshold"], args["iou_threshold"]
+    per_class = int(args["max_per_class"])
+    shift = 1 if args["include_background"] else 0
+    out_scores, out_boxes = np.zeros(args["out_scores"].shape), np.zeros(args["out_boxes"].shape)
+    out_classes = np.zeros(args["out_classes"].shape, np.int32)
+    for b in range(scores.shape[0]):
+        found = []  # score, class, anchor
+        if args["regular"]:
+            for c in range(scores.shape[2]):
+                candidates = np.flatnonzero(scores[b, :, c] >= threshold)
+                taken, kept = suppression.soft_select(boxes[b, candidates], scores[b, candidates, c], "hard", iou, 1.0,
+                                                      -np.inf)
+                found += [(s, c, int(candidates[t])) for t, s in list(zip(taken, kept))[:max(per_class, 0)]]
+        else:
+            best = scores[b].argmax(axis=1)
+            top = scores[b, np.arange(scores.shape[1]), best]
+            candidates = np.flatnonzero(top >= threshold)
+            taken, kept = suppression.soft_select(boxes[b, candidates], top[candidates], "hard", iou, 1.0, -np.inf)
+            found = [(s, int(best[candidates[t]]), int(candidates[t])) for t, s in zip(taken, kept)]
+        found.sort(key=lambda row: -row[0])  # stable: equal scores keep class and taking order
+        found = found[:most]
+        for i, (s, c, a) in enumerate(found):
+            out_scores[b, i], out_boxes[b, i], out_classes[b, i] = s, boxes[b, a], c + shift
+        args["out_count"][b] = len(found)
+    args["out_scores"][...] = out_scores
+    args["out_boxes"][...] = out_boxes
+    args["out_classes"][...] = out_classes
+
+
+nnapi_kernel(NNAPIKernel("detection_postprocessing", 47, ("scores", "deltas", "anchors"),
+                         ("out_scores", "out_boxes", "out_classes", "out_count"), _infer_postprocessing,
+                         _run_postprocessing, ints=("regular", "max_detections", "max_per_class", "include_background"),
+                         floats=("scale_y", "scale_x", "scale_h", "scale_w", "score_threshold", "iou_threshold")))
