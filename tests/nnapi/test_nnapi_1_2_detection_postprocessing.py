@@ -1,7 +1,8 @@
 """DETECTION_POSTPROCESSING in float32 and float16, regular (per class) and fast (each anchor's best class) NMS,
 against a loop written from the header's text: deltas [dy, dx, dh, dw] over their scales on anchors
 [ctr_y, ctr_x, h, w], class 0 ignored, scores under the threshold filtered, hard NMS (IoU from the threshold on
-suppresses, as BOX_WITH_NMS_LIMIT's hard kernel), the best max_num_detections; labels from 0 or, with the
+suppresses, as BOX_WITH_NMS_LIMIT's hard kernel; fast: once on each anchor's best class, each kept anchor
+giving its best max-classes-per-detection classes), the best max_num_detections; labels from 0 or, with the
 background included, from 1; rows past the count 0."""
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def nms(candidates, threshold):
     return taken
 
 
-def reference(scores, deltas, anchors, scales, regular, most, per_class, score_thr, iou_thr, background):
+def reference(scores, deltas, anchors, scales, regular, most, per_class, per_detection, score_thr, iou_thr,
+              background):
     batches, count, classes = scores.shape
     out = []
     for b in range(batches):
@@ -50,7 +52,9 @@ def reference(scores, deltas, anchors, scales, regular, most, per_class, score_t
             best = [1 + int(np.argmax(scores[b, a, 1:])) for a in range(count)]
             kept = nms([(scores[b, a, best[a]], a, boxes[a]) for a in range(count)
                         if scores[b, a, best[a]] >= score_thr], iou_thr)
-            found = [(s, best[a], box) for s, a, box in kept]
+            for _, a, box in kept:  # the anchor's best classes, equal scores the lower class first
+                ranked = sorted(range(1, classes), key=lambda c: (-scores[b, a, c], c))[:per_detection]
+                found += [(scores[b, a, c], c, box) for c in ranked]
         found.sort(key=lambda row: -row[0])
         out.append([(s, c - (0 if background else 1), box) for s, c, box in found[:most]])
     return out
@@ -68,14 +72,14 @@ def test_decoded_anchors_after_hard_nms_keep_the_best_detections(kind, regular):
         deltas = rng.uniform(-1, 1, (batches, count, rng.integers(4, 7))).astype(dtype)
         anchors = np.concatenate([rng.uniform(0, 1, (count, 2)), rng.uniform(0.1, 0.5, (count, 2))], 1).astype(dtype)
         scales = (10.0, 10.0, 5.0, 5.0)
-        most, per_class = int(rng.integers(1, 8)), int(rng.integers(1, 4))
+        most, per_class, per_detection = int(rng.integers(1, 8)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
         score_thr, iou_thr, background = float(rng.choice([0.0, 0.4])), float(rng.choice([0.3, 0.6])), trial % 2 == 1
         want = reference(scores.astype(np.float64), deltas.astype(np.float64), anchors.astype(np.float64), scales,
-                         regular, most, per_class, np.float64(dtype(score_thr)), np.float64(dtype(iou_thr)), background)
+                         regular, most, per_class, per_detection, np.float64(dtype(score_thr)), np.float64(dtype(iou_thr)), background)
         got_scores, got_boxes, got_classes, got_count = run(
             OP.DETECTION_POSTPROCESSING,
             [Tensor(scores), Tensor(deltas), Tensor(anchors), f32(scales[0]), f32(scales[1]), f32(scales[2]),
-             f32(scales[3]), boolean(regular), i32(most), i32(1), i32(per_class), real(score_thr), real(iou_thr),
+             f32(scales[3]), boolean(regular), i32(most), i32(per_detection), i32(per_class), real(score_thr), real(iou_thr),
              boolean(background)],
             [Out(kind, (batches, most)), Out(kind, (batches, most, 4)), Out(I32T, (batches, most)), Out(I32T, (batches,))])
         tolerance = 2e-3 if kind == F16T else 1e-5
@@ -89,10 +93,10 @@ def test_decoded_anchors_after_hard_nms_keep_the_best_detections(kind, regular):
             assert (got_scores[b, n:] == 0).all() and (got_classes[b, n:] == 0).all()
 
 
-def test_the_fast_algorithm_with_several_classes_per_detection_is_refused():
+def test_the_fast_algorithm_with_no_class_per_detection_is_refused():
     args = [Tensor(np.zeros((1, 2, 3), np.float32)), Tensor(np.zeros((1, 2, 4), np.float32)),
-            Tensor(np.ones((2, 4), np.float32)), f32(1.0), f32(1.0), f32(1.0), f32(1.0), boolean(False), i32(2), i32(2),
+            Tensor(np.ones((2, 4), np.float32)), f32(1.0), f32(1.0), f32(1.0), f32(1.0), boolean(False), i32(2), i32(0),
             i32(1), f32(0.0), f32(0.5), boolean(False)]
     message = refused(OP.DETECTION_POSTPROCESSING, args, [Out(F32T, (1, 2)), Out(F32T, (1, 2, 4)), Out(I32T, (1, 2)),
                                                           Out(I32T, (1,))])
-    assert "runs with 1 only" in message
+    assert "input 9 (maximum classes per detection) is 0" in message

@@ -115,11 +115,12 @@ def lower_detection_postprocessing(op: OpContext) -> None:
     regular, per_class = bool(op.scalar(7)), op.scalar(10)
     if regular and per_class < 1:
         op.fail(f"input 10 (maximum detections per class) is {per_class}; at least 1 is needed")
-    if not regular and op.scalar(9) != 1:
-        op.fail(f"input 9 (maximum classes per detection) is {op.scalar(9)}; the fast algorithm runs with 1 only")
+    if not regular and op.scalar(9) < 1:
+        op.fail(f"input 9 (maximum classes per detection) is {op.scalar(9)}; at least 1 is needed")
     op.node("detection_postprocessing", {"scores": 0, "deltas": 1, "anchors": 2},
             {"out_scores": 0, "out_boxes": 1, "out_classes": 2, "out_count": 3},
             {"regular": int(regular), "max_detections": op.scalar(8), "max_per_class": per_class,
+             "max_per_detection": op.scalar(9),
              "include_background": int(bool(op.scalar(13)))},
             {**dict(zip(("scale_y", "scale_x", "scale_h", "scale_w"), scales)),
              "score_threshold": float(op.scalar(11)), "iou_threshold": float(op.scalar(12))})

@@ -161,7 +161,8 @@ def _infer_postprocessing(args: Args):
 
 def _run_postprocessing(args: Args) -> None:
     """Per image: anchors decoded by their deltas, hard NMS per class (regular) or once over each anchor's best
-    class (fast), the best ``max_detections`` in score order; rows past the count are 0."""
+    class, each kept anchor then giving its best ``max_per_detection`` classes (fast); the best ``max_detections``
+    in score order; rows past the count are 0."""
     scores = np.asarray(args["scores"], np.float64)[..., 1:]  # class 0, the background, takes no part
     boxes = detection.decode_centre_boxes(args["deltas"], args["anchors"][None],
                                           (args["scale_y"], args["scale_x"], args["scale_h"], args["scale_w"]))
@@ -179,11 +180,12 @@ def _run_postprocessing(args: Args) -> None:
                                                       -np.inf)
                 found += [(s, c, int(candidates[t])) for t, s in list(zip(taken, kept))[:max(per_class, 0)]]
         else:
-            best = scores[b].argmax(axis=1)
-            top = scores[b, np.arange(scores.shape[1]), best]
+            # each anchor's classes by score (equal: the lower class first); NMS once, on the best
+            ranked = np.argsort(-scores[b], axis=1, kind="stable")[:, :int(args["max_per_detection"])]
+            top = scores[b, np.arange(scores.shape[1]), ranked[:, 0]]
             candidates = np.flatnonzero(top >= threshold)
-            taken, kept = suppression.soft_select(boxes[b, candidates], top[candidates], "hard", iou, 1.0, -np.inf)
-            found = [(s, int(best[candidates[t]]), int(candidates[t])) for t, s in zip(taken, kept)]
+            taken, _ = suppression.soft_select(boxes[b, candidates], top[candidates], "hard", iou, 1.0, -np.inf)
+            found = [(scores[b, a, c], int(c), a) for a in (int(candidates[t]) for t in taken) for c in ranked[a]]
         found.sort(key=lambda row: -row[0])  # stable: equal scores keep class and taking order
         found = found[:most]
         for i, (s, c, a) in enumerate(found):
@@ -196,5 +198,6 @@ def _run_postprocessing(args: Args) -> None:
 
 nnapi_kernel(NNAPIKernel("detection_postprocessing", 47, ("scores", "deltas", "anchors"),
                          ("out_scores", "out_boxes", "out_classes", "out_count"), _infer_postprocessing,
-                         _run_postprocessing, ints=("regular", "max_detections", "max_per_class", "include_background"),
+                         _run_postprocessing, ints=("regular", "max_detections", "max_per_class", "max_per_detection",
+                               "include_background"),
                          floats=("scale_y", "scale_x", "scale_h", "scale_w", "score_threshold", "iou_threshold")))
