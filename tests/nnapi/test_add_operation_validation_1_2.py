@@ -123,18 +123,19 @@ def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refu
     assert_mutants_refused(op, case, valid)
 
 
-def assert_mutants_refused(op: int, case, is_valid) -> None:
+def assert_mutants_refused(op: int, case, is_valid, build=add, variants=mutants) -> None:
     """``case`` is accepted, and every mutant ``is_valid(op, mutant)`` rejects is refused naming the operation
-    and the operand's position."""
-    add(op, case)
+    and the operand's position (``build`` and ``variants``: a file's own ``add`` and ``mutants``, for more
+    operand types)."""
+    build(op, case)
     refused = 0
-    for where, p, mutant in mutants(case):
+    for where, p, mutant in variants(case):
         if not mutant[1] or is_valid(op, mutant):
             if mutant[1]:
-                add(op, mutant)
+                build(op, mutant)
             continue
         with pytest.raises(nnapi.NNAPIError) as err:
-            add(op, mutant)
+            build(op, mutant)
         message = str(err.value)
         assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
         assert message.startswith(f"operation 0 ({OP(op).name}): "), message
