@@ -93,7 +93,8 @@ TEST(tensor, create_errors)
     ASSERT_STATUS(VX_ERROR_INVALID_DIMENSION, vxGetStatus((vx_reference)vxCreateTensor(context, 7, dims, VX_TYPE_UINT8, 0)));
     ASSERT_STATUS(VX_ERROR_INVALID_DIMENSION, vxGetStatus((vx_reference)vxCreateTensor(context, 0, dims, VX_TYPE_UINT8, 0)));
     ASSERT_STATUS(VX_ERROR_INVALID_DIMENSION, vxGetStatus((vx_reference)vxCreateTensor(context, 2, zero, VX_TYPE_UINT8, 0)));
-    ASSERT_STATUS(VX_ERROR_INVALID_TYPE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_BOOL, 0)));
+    ASSERT_STATUS(VX_ERROR_INVALID_TYPE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_FLOAT64, 0)));
+    ASSERT_STATUS(VX_ERROR_INVALID_VALUE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_BOOL, 1)));
     ASSERT_STATUS(VX_ERROR_INVALID_VALUE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_INT8, 8)));
     ASSERT_STATUS(VX_ERROR_INVALID_VALUE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_UINT8, 9)));
     ASSERT_STATUS(VX_ERROR_INVALID_VALUE, vxGetStatus((vx_reference)vxCreateTensor(context, 2, dims, VX_TYPE_FLOAT32, 1)));

@@ -238,6 +238,21 @@ def upsampling(rng) -> Case:
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs)
 
 
+def logical(rng) -> Case:
+    """``logical`` inputs and outputs (``vx_bool`` tensors through the C import): a mask chooses, combines and
+    counts; sizes not a multiple of eight, so the last byte of each ``.dat`` file is partly padding."""
+    shape = (1, 2, int(rng.integers(2, 5)), int(rng.integers(3, 6)) | 1)
+    mask, x = rng.random(shape) < 0.5, _f32(rng, *shape)
+    mask.flat[0], mask.flat[-1] = True, False
+    body = _ext("mask", shape, "logical") + _ext("x", shape) + (
+        "    chosen = select(mask, x, 0.0);\n    both = and(mask, gt(x, 0.0));\n    inverted = not(mask);\n"
+        "    some = any_reduce(mask, axes = [3]);\n")
+    x64 = x.astype(np.float64)
+    outputs = {"chosen": np.where(mask, x64, 0.0), "both": mask & (x64 > 0.0), "inverted": ~mask,
+               "some": mask.any(axis=3, keepdims=True)}
+    return Case(_graph(["mask", "x"], outputs, body), {"mask": mask, "x": x}, outputs)
+
+
 def quantized(rng) -> Case:
     """A quantized graph: uint8 filter integers (``linear_quantize``, the values per the spec's dequantization),
     activations rounded to their grids (``linear_quantize``, ``zero_point_linear_quantize``)."""
@@ -261,7 +276,7 @@ def quantized(rng) -> Case:
 
 
 FAMILIES = {f.__name__: f for f in (convolution, deconvolution, pooling, linear, elementwise, activation,
-                                    normalization, shapes, reduction, upsampling, quantized)}
+                                    normalization, shapes, reduction, upsampling, quantized, logical)}
 TYPES = {np.dtype(np.bool_): "logical", np.dtype(np.int32): "integer"}
 
 

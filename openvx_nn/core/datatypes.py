@@ -22,8 +22,10 @@ NUMPY: dict[int, np.dtype] = {
 """Every plain (non-struct) scalar type and its storage dtype (little-endian host)."""
 
 TENSOR_TYPES = (T.VX_TYPE_UINT8, T.VX_TYPE_INT8, T.VX_TYPE_INT16, T.VX_TYPE_INT32,
-                T.VX_TYPE_FLOAT16, T.VX_TYPE_FLOAT32)
-"""Tensor element types: the NN extension's U8/S8/Q7.8 plus INT32 and floats."""
+                T.VX_TYPE_FLOAT16, T.VX_TYPE_FLOAT32, T.VX_TYPE_BOOL)
+"""Tensor element types: the NN extension's U8/S8/Q7.8 plus INT32, floats and ``vx_bool`` (a ``vx_enum``,
+four bytes holding ``vx_false_e`` or ``vx_true_e``: what an imported NNEF ``logical`` is). Built-in kernels
+refuse BOOL tensors at verify (``plan.Verifier``); user kernels decide for themselves."""
 
 FLOAT_TYPES = (T.VX_TYPE_FLOAT16, T.VX_TYPE_FLOAT32, T.VX_TYPE_FLOAT64)
 
@@ -41,8 +43,8 @@ def item_size(vx_type: int) -> int:
 
 def fixed_point_range(vx_type: int) -> range:
     """Valid fixed point positions: 0 for floats, 0..bits-1 for signed and
-    0..bits for unsigned integers (Q0.8 in a uint8 is a fraction in [0, 1))."""
-    if vx_type in FLOAT_TYPES:
+    0..bits for unsigned integers (Q0.8 in a uint8 is a fraction in [0, 1)); 0 for booleans."""
+    if vx_type in FLOAT_TYPES or vx_type == T.VX_TYPE_BOOL:
         return range(1)
     dtype = dtype_of(vx_type)
     bits = dtype.itemsize * 8

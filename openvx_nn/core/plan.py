@@ -93,6 +93,21 @@ def index_uses(nodes: list[Node], check: Callable[[Node, int, object, object], N
     return uses
 
 
+_BOOL = int(Type.VX_TYPE_BOOL)
+
+
+def _refuse_booleans(node: Node) -> None:
+    """A built-in kernel computes on numbers: a ``VX_TYPE_BOOL`` tensor (an imported NNEF ``logical``) reaches
+    only user kernels, which check their own types."""
+    if node.description.user is not None:
+        return
+    for index, value in enumerate(node.params):
+        if value is not None and value.vx_type == _TENSOR and value.data_type == _BOOL:
+            raise VXError(Status.VX_ERROR_INVALID_TYPE,
+                          f"{node.describe()} parameter {index} ({node.description.params[index].name}): "
+                          f"kernel {node.description.name} does not take VX_TYPE_BOOL tensors", node)
+
+
 class Verifier:
     """Runs every check, logging each error; ``run`` raises the first."""
 
@@ -117,6 +132,7 @@ class Verifier:
         if not self.errors:
             for node in order:
                 try:
+                    _refuse_booleans(node)
                     node.description.validate(Validation(node))
                 except VXError as err:
                     self.error(err.status, err.message, node)

@@ -22,8 +22,9 @@ from ..core.user_kernel import Callbacks, UserKernel
 from .errors import NNEFError
 from .model import NNEFModel, TensorInfo, load
 
-VX_TYPES = {"scalar": Type.VX_TYPE_FLOAT32, "integer": Type.VX_TYPE_INT32, "logical": Type.VX_TYPE_UINT8}
-"""The tensor type of each NNEF type (``logical`` as bytes 0 and 1: OpenVX tensors have no boolean type)."""
+VX_TYPES = {"scalar": Type.VX_TYPE_FLOAT32, "integer": Type.VX_TYPE_INT32, "logical": Type.VX_TYPE_BOOL}
+"""The tensor type of each NNEF type (``logical``: ``vx_bool`` elements, four bytes each, ``vx_false_e`` or
+``vx_true_e``; a ``.dat`` file's packed bits are unpacked by whoever copies them in)."""
 
 _NUMBERS = itertools.count(1)
 
@@ -82,8 +83,7 @@ def _validator(model: NNEFModel):
 
 def _runner(model: NNEFModel):
     def run(node, params) -> int:
-        inputs = {info.name: params[i].array.ravel(order="F").reshape(info.shape)
-                  for i, info in enumerate(model.inputs)}
+        inputs = {info.name: _nnef_values(params[i].array, info) for i, info in enumerate(model.inputs)}
         results = model.predict(inputs)
         for offset, info in enumerate(model.outputs):
             tensor = params[len(model.inputs) + offset]
@@ -91,3 +91,9 @@ def _runner(model: NNEFModel):
             tensor.array[...] = flat.reshape(tensor.array.shape, order="F")
         return Status.VX_SUCCESS
     return run
+
+
+def _nnef_values(array: np.ndarray, info: TensorInfo) -> np.ndarray:
+    """A parameter's elements in NNEF's shape; a ``vx_bool`` other than ``vx_false_e`` counts as true."""
+    values = array.ravel(order="F").reshape(info.shape)
+    return values != 0 if info.dtype == "logical" else values

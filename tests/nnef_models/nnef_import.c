@@ -5,8 +5,10 @@
  *
  * Parameters are taken as the kernel describes them right after the import (VX_PARAMETER_DIRECTION and the
  * meta format's dims and type): tensors whose dims are the NNEF shape in NNEF order and whose bytes are the
- * packed payload of a .dat file. Floats must match within 1e-4 relative (near zero, relative to a
- * hundredth of the output's largest value), integers and logicals exactly. */
+ * packed payload of a .dat file. NNEF logicals are VX_TYPE_BOOL tensors of vx_bool elements: the eight-to-a-byte
+ * bits of a .dat file (first element in the high bit) are unpacked into them and compared with them here.
+ * Floats must match within 1e-4 relative (near zero, relative to a hundredth of the output's largest value),
+ * integers and logicals exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +53,38 @@ static unsigned char *read_dat(const char *path, size_t *length, unsigned *bits)
 
 static size_t element_size(vx_enum type)
 {
-    return type == VX_TYPE_UINT8 || type == VX_TYPE_INT8 ? 1 : type == VX_TYPE_INT16 ? 2 : 4;
+    return type == VX_TYPE_BOOL ? sizeof(vx_bool) : type == VX_TYPE_UINT8 || type == VX_TYPE_INT8 ? 1
+         : type == VX_TYPE_INT16 ? 2 : 4;
+}
+
+static unsigned bit_of(const unsigned char *bits, size_t e)
+{
+    return (bits[e / 8] >> (7 - e % 8)) & 1;
+}
+
+/* A .dat payload as the tensor's elements: logicals' bits unpacked into vx_bool, other types as they are. */
+static unsigned char *as_elements(unsigned char *data, size_t length, unsigned bits, vx_enum type, size_t elements)
+{
+    if (type != VX_TYPE_BOOL)
+        return data;
+    if (bits != 1 || length * 8 < elements) {
+        printf("a logical .dat payload of %zu bytes at %u bits for %zu elements\n", length, bits, elements);
+        free(data);
+        return NULL;
+    }
+    vx_bool *values = malloc(elements * sizeof(vx_bool) + 1);
+    for (size_t e = 0; e < elements; e++)
+        values[e] = bit_of(data, e) ? vx_true_e : vx_false_e;
+    free(data);
+    return (unsigned char *)values;
+}
+
+static size_t count_of(vx_size rank, const vx_size *dims)
+{
+    size_t elements = 1;
+    for (vx_size d = 0; d < rank; d++)
+        elements *= dims[d];
+    return elements;
 }
 
 static vx_status copy(vx_tensor t, vx_size n, const vx_size *dims, vx_enum type, void *data, vx_enum usage)
@@ -134,6 +167,8 @@ int main(int argc, char **argv)
         unsigned bits;
         snprintf(path, sizeof(path), "%s/inputs/%s.dat", folder, argv[2 + i]);
         unsigned char *data = read_dat(path, &length, &bits);
+        if (data)
+            data = as_elements(data, length, bits, types[i], count_of(ranks[i], dims[i]));
         if (!data || copy(tensors[i], ranks[i], dims[i], types[i], data, VX_WRITE_ONLY) != VX_SUCCESS) {
             printf("cannot set input %s\n", argv[2 + i]);
             return 1;
@@ -156,8 +191,7 @@ int main(int argc, char **argv)
         unsigned bits;
         snprintf(path, sizeof(path), "%s/outputs/%s.dat", folder, name);
         unsigned char *expected = read_dat(path, &length, &bits);
-        for (vx_size d = 0; d < ranks[i]; d++)
-            elements *= dims[i][d];
+        elements = count_of(ranks[i], dims[i]);
         unsigned char *got = malloc(elements * element_size(types[i]) + 1);
         if (!expected || copy(tensors[i], ranks[i], dims[i], types[i], got, VX_READ_ONLY) != VX_SUCCESS) {
             printf("cannot read output %s\n", name);
@@ -176,9 +210,12 @@ int main(int argc, char **argv)
                 if (error > worst) worst = error;
             } else if (types[i] == VX_TYPE_INT32) {
                 wrong += ((int *)got)[e] != ((int *)expected)[e];
-            } else {  /* logical: bytes 0 / 1 here, bits (first element in the high bit) in the file */
-                unsigned bit = (expected[e / 8] >> (7 - e % 8)) & 1;
-                wrong += got[e] != bit;
+            } else if (types[i] == VX_TYPE_BOOL) {  /* bits in the file, vx_bool in the tensor */
+                vx_bool value = ((vx_bool *)got)[e];
+                wrong += value != (bit_of(expected, e) ? vx_true_e : vx_false_e);
+            } else {
+                printf("%s: unexpected type %d\n", name, types[i]);
+                return 1;
             }
         }
         printf("%s: %zu elements, %zu wrong, worst relative error %.3g\n", name, elements, wrong, worst);

@@ -112,3 +112,82 @@ def test_predict_and_the_imported_node_agree_on_the_layout(vx, tmp_path):
         _copy(vx, t, got.shape, got, vx.VX_READ_ONLY)
         assert np.array_equal(got, expected[name])
     assert vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx)) == 0
+
+
+def _bool_tensor(vx, ctx, shape):
+    dims = vx.ffi.new(f"vx_size[{len(shape)}]", list(shape))
+    return vx.vxCreateTensor(ctx, len(shape), dims, vx.VX_TYPE_BOOL, 0)
+
+
+def _copy_bools(vx, t, array, usage, item=4):
+    """``array`` (int32, NNEF order) in or out of a VX_TYPE_BOOL tensor, ``item`` bytes per element."""
+    n = array.ndim
+    start, end = vx.ffi.new(f"vx_size[{n}]", [0] * n), vx.ffi.new(f"vx_size[{n}]", list(array.shape))
+    strides = [item]
+    for d in array.shape[:-1]:
+        strides.append(strides[-1] * d)
+    stride = vx.ffi.new(f"vx_size[{n}]", strides)
+    return vx.vxCopyTensorPatch(t, n, start, end, stride, vx.ffi.from_buffer(array), usage, vx.VX_MEMORY_TYPE_HOST)
+
+
+def test_logical_parameters_are_vx_bool_tensors_of_four_byte_elements(vx, tmp_path):
+    """NNEF ``logical`` is VX_TYPE_BOOL: the meta format says so, the node takes vx_bool tensors (sizeof(vx_bool),
+    a vx_enum, per element; any value other than vx_false_e counts as true) and writes vx_true_e / vx_false_e;
+    a tensor of the old stand-in type (UINT8) fails verification naming both types."""
+    folder = tmp_path / "logical.nnef"
+    folder.mkdir()
+    (folder / "graph.nnef").write_text(
+        "version 1.0;\ngraph G( m, x ) -> ( y, k )\n{\n    m = external<logical>(shape = [2, 5]);\n"
+        "    x = external(shape = [2, 5]);\n    y = select(m, x, 0.0);\n    k = and(not(m), gt(x, 0.0));\n}\n")
+    rng = np.random.default_rng(11)
+    mask = rng.integers(0, 2, (2, 5)).astype(np.int32) * rng.choice([1, 7, -1], (2, 5)).astype(np.int32)
+    x = rng.uniform(-1, 1, (2, 5)).astype(np.float32)
+    truth = mask != 0  # a plain reading of select, and, not and gt
+    want_y, want_k = np.where(truth, x, 0.0).astype(np.float32), (~truth & (x > 0)).astype(np.int32)
+
+    ctx = vx.vxCreateContext()
+    kernel = vx.ffi.cast("vx_kernel", import_kernel()(int(vx.ffi.cast("uintptr_t", ctx)), b"nnef", str(folder).encode()))
+    types = []
+    for index in range(4):
+        p = vx.vxGetKernelParameterByIndex(kernel, index)
+        meta = vx.ffi.new("vx_meta_format *")
+        assert vx.vxQueryParameter(p, vx.VX_PARAMETER_META_FORMAT, meta, vx.ffi.sizeof(meta[0])) == 0
+        kind = vx.ffi.new("vx_enum *")
+        assert vx.vxQueryMetaFormatAttribute(meta[0], vx.VX_TENSOR_DATA_TYPE, kind, 4) == 0
+        types.append(kind[0])
+        vx.vxReleaseParameter(vx.ffi.new("vx_parameter *", p))
+    assert types == [vx.VX_TYPE_BOOL, vx.VX_TYPE_FLOAT32, vx.VX_TYPE_FLOAT32, vx.VX_TYPE_BOOL]
+
+    tm, tk = _bool_tensor(vx, ctx, (2, 5)), _bool_tensor(vx, ctx, (2, 5))
+    assert vx.vxGetStatus(vx.ffi.cast("vx_reference", tm)) == 0
+    assert _copy_bools(vx, tm, mask, vx.VX_WRITE_ONLY, item=1) != 0  # a vx_bool is four bytes, not one
+    assert _copy_bools(vx, tm, mask, vx.VX_WRITE_ONLY) == 0
+    tx, ty = _tensor(vx, ctx, (2, 5), x), _tensor(vx, ctx, (2, 5))
+    graph = vx.vxCreateGraph(ctx)
+    node = vx.vxCreateGenericNode(graph, kernel)
+    for index, t in enumerate((tm, tx, ty, tk)):
+        assert vx.vxSetParameterByIndex(node, index, vx.ffi.cast("vx_reference", t)) == 0
+    assert vx.vxProcessGraph(graph) == 0
+    got_y, got_k = np.empty((2, 5), np.float32), np.full((2, 5), 9, np.int32)
+    _copy(vx, ty, (2, 5), got_y, vx.VX_READ_ONLY)
+    assert _copy_bools(vx, tk, got_k, vx.VX_READ_ONLY) == 0
+    assert np.array_equal(got_y, want_y) and np.array_equal(got_k, want_k)
+
+    dims = vx.ffi.new("vx_size[2]", [2, 5])
+    bytes_mask = vx.vxCreateTensor(ctx, 2, dims, vx.VX_TYPE_UINT8, 0)
+    assert vx.vxSetParameterByIndex(node, 0, vx.ffi.cast("vx_reference", bytes_mask)) == 0
+    assert vx.vxVerifyGraph(graph) == vx.VX_ERROR_INVALID_PARAMETERS
+    assert vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx)) == 0
+
+
+def test_built_in_kernels_refuse_bool_tensors_at_verify_and_bools_take_no_fixed_point(vx):
+    ctx = vx.vxCreateContext()
+    dims = vx.ffi.new("vx_size[3]", [4, 4, 2])
+    assert vx.vxGetStatus(vx.ffi.cast("vx_reference", vx.vxCreateTensor(ctx, 3, dims, vx.VX_TYPE_BOOL, 1))) == \
+        vx.VX_ERROR_INVALID_VALUE
+    flags = vx.vxCreateTensor(ctx, 3, dims, vx.VX_TYPE_BOOL, 0)
+    out = vx.vxCreateTensor(ctx, 3, dims, vx.VX_TYPE_FLOAT32, 0)
+    graph = vx.vxCreateGraph(ctx)
+    vx.vxActivationLayer(graph, flags, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, out)
+    assert vx.vxVerifyGraph(graph) == vx.VX_ERROR_INVALID_TYPE
+    assert vx.vxReleaseContext(vx.ffi.new("vx_context *", ctx)) == 0
