@@ -275,8 +275,52 @@ def quantized(rng) -> Case:
                 quant)
 
 
+def quantized_uint8(rng) -> Case:
+    """A graph as converters write TensorFlow Lite models: uint8 activations and filters with a scale and zero
+    point each, int32 biases at the input scale times the filter scale. Expected convolution codes from integer
+    sums and NNAPI's requantization (the maximum of codes after them), written as the values they stand for;
+    the average is the spec's, rounded to its grid."""
+    h, w = int(rng.integers(6, 10)), int(rng.integers(6, 10))
+    # sums of 27 products of ~70 x ~70 codes, then of 9 of ~45 x ~70: result scales that spread them over ~40 codes
+    sx, sw, sc, sv, sd = (float(np.float32(s)) for s in (0.02, 0.01, 0.125, 0.25, 8.0))
+    zx, zw, zc, zd, zv = (int(z) for z in rng.integers(60, 200, 5))
+    xq = rng.integers(0, 256, (1, 3, h, w))
+    xq.flat[:4] = [0, 255, zx, zx + 1]
+    wq, dq = rng.integers(0, 256, (4, 3, 3, 3)), rng.integers(0, 256, (4, 1, 3, 3))
+    bq = rng.integers(-2000, 2000, (1, 4))
+    x = ((xq - zx) * sx).astype(np.float32)
+    acc = ref.conv((xq - zx).astype(np.float64), (wq - zw).astype(np.float64), bq.astype(np.float64),
+                   padding=[(1, 1), (1, 1)])
+    cq = ref.nnapi_requantize(np.rint(acc).astype(np.int64), sx * sw / sc, zc)
+    acc = ref.conv((cq - zc).astype(np.float64), (dq - zv).astype(np.float64), 0.0, stride=[2, 2],
+                   padding=[(1, 1), (1, 1)], groups=0)
+    depthwise_q = ref.nnapi_requantize(np.rint(acc).astype(np.int64), sc * sv / sd, zd)
+    pooled_q = np.asarray(ref.pool(depthwise_q.astype(np.float64), "max", [2, 2], [2, 2], padding=None,
+                                   border="ignore")).astype(np.int64)
+    mean_q = ref.grid_average(cq, zc, [3, 3], [1, 1], [(1, 1), (1, 1)])  # the spec's average on the grid
+    body = _ext("x", x.shape) + (
+        "    filter = variable<scalar>(shape = [4, 3, 3, 3], label = 'filter');\n"
+        "    bias = variable<scalar>(shape = [1, 4], label = 'bias');\n"
+        "    dw = variable<scalar>(shape = [4, 1, 3, 3], label = 'dw');\n"
+        "    c = conv(x, filter, bias, padding = [(1, 1), (1, 1)]);\n"
+        "    d = conv(c, dw, 0.0, padding = [(1, 1), (1, 1)], stride = [2, 2], groups = 0);\n"
+        "    pooled = max_pool(d, size = [1, 1, 2, 2], stride = [1, 1, 2, 2], border = 'ignore');\n"
+        "    mean = avg_pool(c, size = [1, 1, 3, 3], padding = [(0, 0), (0, 0), (1, 1), (1, 1)], "
+        "border = 'ignore');\n")
+
+    def grid(name, zero, scale, bits=8, signed="false"):
+        return (f'"{name}": zero_point_linear_quantize(zero_point = {zero}, scale = {scale!r}, bits = {bits}, '
+                f'signed = {signed}, symmetric = false);\n')
+    quant = (grid("x", zx, sx) + grid("filter", zw, sw) + grid("bias", 0, sx * sw, 32, "true") + grid("c", zc, sc)
+             + grid("dw", zv, sv) + grid("d", zd, sd) + grid("pooled", zd, sd) + grid("mean", zc, sc))
+    outputs = {"pooled": (pooled_q - zd) * sd, "mean": (mean_q - zc) * sc, "c": (cq - zc) * sc}
+    variables = {"filter": wq.astype(np.uint8), "bias": bq.astype(np.int32), "dw": dq.astype(np.uint8)}
+    return Case(_graph(["x"], outputs, body), {"x": x}, outputs, variables, quant)
+
+
 FAMILIES = {f.__name__: f for f in (convolution, deconvolution, pooling, linear, elementwise, activation,
-                                    normalization, shapes, reduction, upsampling, quantized, logical)}
+                                    normalization, shapes, reduction, upsampling, quantized, logical,
+                                    quantized_uint8)}
 TYPES = {np.dtype(np.bool_): "logical", np.dtype(np.int32): "integer"}
 
 

@@ -3,6 +3,7 @@ over windows and indices, float64), for the sample folders ``make_nnef_samples.p
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -177,3 +178,38 @@ def zero_point_quantize(x, zero_point, scale, bits, signed=False, symmetric=Fals
     r = 2 ** (bits - 1) - 1 if signed else 2 ** bits - 1
     q = np.clip(s, 0.0 if not signed else -r if symmetric else -r - 1.0, r)
     return (q - zero_point) * scale
+
+
+# -- the asymmetric uint8 arithmetic of the NNAPI quant8 kernels ------------------------------------------------
+def nnapi_requantize(acc, real_multiplier: float, zero_point: int):
+    """int32 sums to uint8 codes by the multiplier-and-shift rule: the real multiplier written as a 31-bit
+    mantissa ``m`` (``2**30 <= m < 2**31``, frexp's fraction times ``2**31`` rounded to nearest) and a right
+    shift, the product ``acc * m`` rounded once to the nearest integer after the shift (ties away from zero),
+    plus the zero point, clamped to [0, 255]. (Android's reference rounds twice, after a doubling high product
+    and again after the shift; the two differ by one code on about one sum in a thousand.)"""
+    fraction, exponent = math.frexp(real_multiplier)
+    m = math.floor(fraction * 2 ** 31 + 0.5)
+    if m == 2 ** 31:
+        m, exponent = m // 2, exponent + 1
+    shift = 31 - exponent
+    out = np.empty(np.shape(acc), np.int64)
+    for i, a in np.ndenumerate(np.asarray(acc, np.int64)):
+        product = Fraction(int(a) * m, 2 ** shift)
+        magnitude = math.floor(abs(product) + Fraction(1, 2))
+        out[i] = magnitude if product >= 0 else -magnitude
+    return np.clip(out + zero_point, 0, 255)
+
+def grid_average(codes, zero_point: int, size, stride, padding):
+    """``avg_pool`` with the ``ignore`` border of a tensor on a grid, rounded back to the same grid as the spec's
+    ``zero_point_linear_quantize`` does (ties to even), computed exactly: the codes' offsets from the zero point
+    summed over each window's part inside the input, divided as a fraction."""
+    codes = np.asarray(codes, np.int64)
+    n_, c_, h, w = codes.shape
+    oh = (h + padding[0][0] + padding[0][1] - size[0]) // stride[0] + 1
+    ow = (w + padding[1][0] + padding[1][1] - size[1]) // stride[1] + 1
+    out = np.zeros((n_, c_, oh, ow), np.int64)
+    for b, c, i, j in np.ndindex(out.shape):
+        top, left = i * stride[0] - padding[0][0], j * stride[1] - padding[1][0]
+        window = codes[b, c, max(top, 0):max(top + size[0], 0), max(left, 0):max(left + size[1], 0)]
+        out[b, c, i, j] = round(Fraction(int((window - zero_point).sum()), window.size)) + zero_point
+    return np.clip(out, 0, 255)

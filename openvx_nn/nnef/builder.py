@@ -6,7 +6,10 @@ from __future__ import annotations
 import weakref
 from contextlib import contextmanager
 
+import numpy as np
+
 from ..core.errors import VXError
+from ..core.tensor import Tensor
 from ..coreml.builder import Blob, GraphBuilder
 from ..coreml.errors import CoreMLError
 from .errors import NNEFError
@@ -53,6 +56,17 @@ class NNEFBuilder(GraphBuilder):
         if self.internal:
             obj.counted = False
         return super()._keep(obj)
+
+    def typed(self, dims, data_type: int, values=None) -> Tensor:
+        """A virtual tensor of OpenVX ``dims`` and ``data_type`` (``values`` None), or a constant holding
+        ``values`` (an array in the reversed order of ``dims``, as NNAPI's shapes are): the uint8 and int32
+        tensors of the quantized kernels."""
+        dims = tuple(int(d) for d in dims)
+        if values is None:
+            return self._keep(Tensor.create_virtual(self.graph, len(dims), dims, data_type, 0))
+        tensor = self._keep(Tensor.create(self.context, len(dims), dims, data_type, 0))
+        tensor.array[...] = np.asarray(values).T
+        return tensor
 
     def verify(self) -> None:
         try:

@@ -12,6 +12,7 @@ import numpy as np
 from ...operations.coreml.elementwise import COMBINE_OPERATIONS, POINTWISE_FUNCTIONS
 from ...operations.coreml.layout import PAD_MODES
 from ..builder import Blob, NNEFBuilder
+from . import quant8
 from .common import literal, result, shape_of
 from .registry import lowers
 
@@ -116,6 +117,9 @@ def conv(g: NNEFBuilder, op) -> str:
     kernel = list(w.shape[2:])
     before, after = padding(g, op, x.shape[2:], kernel, stride, dilation)
     border = _border(g, op, ("constant", "ignore") + PADDED_BORDERS)
+    on_uint8 = quant8.conv(g, op, x, groups, stride, dilation, before, after, border, out_shape, name)
+    if on_uint8 is not None:
+        return on_uint8
     if border in PADDED_BORDERS:
         x = _pad_node(g, x, [0, 0] + before, [0, 0] + after, border)
         before, after = [0, 0], [0, 0]
@@ -209,7 +213,10 @@ def _average(g: NNEFBuilder, op, x: Blob, name: str, out_shape) -> str:
 def avg_pool(g: NNEFBuilder, op) -> str:
     x = g.blob(str(op.inputs["input"]))
     name = result(op)
-    return _average(g, op, x, name, shape_of(g, name))
+    kernel, stride, dilation, before, after = _window(g, op, x)
+    on_uint8 = quant8.pool(g, op, x, "avg", kernel, stride, dilation, before, after,
+                           op.attribs.get("border", "constant"), shape_of(g, name), name)
+    return on_uint8 or _average(g, op, x, name, shape_of(g, name))
 
 
 @lowers("rms_pool")
@@ -236,6 +243,9 @@ def max_pool(g: NNEFBuilder, op) -> str:
     if dilation != [1, 1]:
         raise g.fail(f"max_pool with dilation {dilation} is not supported")
     border = _border(g, op, ("ignore", "constant") + PADDED_BORDERS)
+    on_uint8 = quant8.pool(g, op, x, "max", kernel, stride, dilation, before, after, border, out_shape, name)
+    if on_uint8 is not None:
+        return on_uint8
     how = "coreml.max_pool"
     if border != "ignore":
         x = _pad_node(g, x, [0, 0] + before, [0, 0] + after, border)
