@@ -253,6 +253,21 @@ def logical(rng) -> Case:
     return Case(_graph(["mask", "x"], outputs, body), {"mask": mask, "x": x}, outputs)
 
 
+def statistics(rng) -> Case:
+    """``moments``, ``tile`` and ``softmax`` over adjacent axes."""
+    shape = (2, 3, int(rng.integers(2, 5)), int(rng.integers(2, 6)))
+    x = _f32(rng, *shape, low=-2.0, high=2.0)
+    body = _ext("x", shape) + ("    mean, variance = moments(x, axes = [2, 3]);\n"
+                               "    tiled = tile(x, repeats = [1, 2, 1, 3]);\n"
+                               "    spread = softmax(x, axes = [1, 2, 3]);\n    planes = softmax(x, axes = [2, 3]);\n")
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=(2, 3), keepdims=True)
+    outputs = {"mean": mean, "variance": ((x64 - mean) ** 2).mean(axis=(2, 3), keepdims=True),
+               "tiled": np.tile(x64, (1, 2, 1, 3)), "spread": ref.softmax(x64, (1, 2, 3)),
+               "planes": ref.softmax(x64, (2, 3))}
+    return Case(_graph(["x"], outputs, body), {"x": x}, outputs)
+
+
 def quantized(rng) -> Case:
     """A quantized graph: uint8 filter integers (``linear_quantize``, the values per the spec's dequantization),
     activations rounded to their grids (``linear_quantize``, ``zero_point_linear_quantize``)."""
@@ -320,7 +335,7 @@ def quantized_uint8(rng) -> Case:
 
 FAMILIES = {f.__name__: f for f in (convolution, deconvolution, pooling, linear, elementwise, activation,
                                     normalization, shapes, reduction, upsampling, quantized, logical,
-                                    quantized_uint8)}
+                                    quantized_uint8, statistics)}
 TYPES = {np.dtype(np.bool_): "logical", np.dtype(np.int32): "integer"}
 
 

@@ -68,8 +68,8 @@ def unknown_operation(tmp: Path):
 
 
 def unsupported_operation(tmp: Path):
-    return _graph(tmp / "n", "    a = external(shape = [1, 3]);\n    b = tile(a, repeats = [1, 2]);\n"), \
-        "graph.nnef", "'tile' is not supported"
+    return _graph(tmp / "n", "    a = external(shape = [1, 3]);\n    b = add_n([a, a]);\n"), \
+        "graph.nnef", "'add_n' is not supported"
 
 
 def cyclic_graph(tmp: Path):

@@ -1,11 +1,15 @@
 """Reductions (``sum_reduce``, ``mean_reduce``, ``min_reduce``, ``max_reduce``, ``argmax_reduce``,
-``argmin_reduce``, ``any_reduce``, ``all_reduce``: NNEF keeps the reduced axes), ``softmax``, ``batch_normalization`` (nodes on its four
+``argmin_reduce``, ``any_reduce``, ``all_reduce``: NNEF keeps the reduced axes), ``moments``, ``softmax`` (one axis or
+adjacent ones), ``batch_normalization`` (nodes on its four
 operands, no folding at load), ``local_response_normalization``."""
 from __future__ import annotations
 
+import math
+
 from ...core.enums import NNNorm
+from ...coreml.lowering.common import reshape
 from ...operations.coreml.statistics import REDUCE_OPERATIONS
-from ..builder import NNEFBuilder
+from ..builder import Blob, NNEFBuilder
 from .common import axis, operand, result, shape_of, vx_axis
 from .elementwise import combine, pointwise
 from .registry import lowers
@@ -32,12 +36,35 @@ def reduce(g: NNEFBuilder, op) -> str:
 
 @lowers("softmax")
 def softmax(g: NNEFBuilder, op) -> str:
+    """One axis on the softmax kernel; adjacent axes as one axis of a reshaped copy (the same sums)."""
     x = g.blob(str(op.inputs["x"]))
     axes = sorted({axis(g, int(a), x.rank) for a in op.attribs["axes"]})
-    if len(axes) != 1:
-        raise g.fail(f"softmax over axes {axes} is not supported (one axis)")
-    g.coreml("softmax", (x.tensor, g.i32(vx_axis(axes[0], x.rank)), g.output(result(op), x.shape)))
-    return "coreml.softmax"
+    if axes != list(range(axes[0], axes[-1] + 1)):
+        raise g.fail(f"softmax over axes {axes} is not supported (one axis, or adjacent axes)")
+    if len(axes) == 1:
+        g.coreml("softmax", (x.tensor, g.i32(vx_axis(axes[0], x.rank)), g.output(result(op), x.shape)))
+        return "coreml.softmax"
+    merged = x.shape[:axes[0]] + (math.prod(x.shape[a] for a in axes),) + x.shape[axes[-1] + 1:]
+    flat, out = reshape(g, x, merged), g.temp(merged)
+    g.coreml("softmax", (flat.tensor, g.i32(vx_axis(axes[0], len(merged))), out))
+    reshape(g, Blob(out, merged), x.shape, result(op))
+    return "coreml.reshape, coreml.softmax (the axes as one), coreml.reshape"
+
+
+@lowers("moments")
+def moments(g: NNEFBuilder, op) -> str:
+    """The spec's ``mean = mean_reduce(input)``, ``variance = mean_reduce(sqr(input - mean))``, node by node."""
+    x = g.blob(str(op.inputs["input"]))
+    axes = sorted({axis(g, int(a), x.rank) for a in op.attribs["axes"]})
+    mean, variance = result(op, "mean"), result(op, "variance")
+    vx_axes = g.ints([vx_axis(a, x.rank) for a in axes])
+    g.coreml("reduce", (x.tensor, vx_axes, g.enum(REDUCE_OPERATIONS.index("mean")), g.f32(0.0),
+                        g.output(mean, shape_of(g, mean))))
+    centred = combine(g, x, g.blob(mean), "subtract", None, x.shape)
+    squares = combine(g, centred, centred, "multiply", None, x.shape)
+    g.coreml("reduce", (squares.tensor, vx_axes, g.enum(REDUCE_OPERATIONS.index("mean")), g.f32(0.0),
+                        g.output(variance, shape_of(g, variance))))
+    return "coreml.reduce(mean), coreml.combine(subtract, multiply), coreml.reduce(mean)"
 
 
 @lowers("batch_normalization")

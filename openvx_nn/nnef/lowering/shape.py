@@ -1,5 +1,5 @@
-"""Operations that move elements: ``reshape``, ``squeeze``, ``unsqueeze``, ``transpose``, ``concat``, ``split``,
-``pad``, ``slice`` (reshapes, permutations, views and copies onto the layout kernels)."""
+"""Operations that move elements: ``reshape``, ``squeeze``, ``unsqueeze``, ``tile``, ``transpose``, ``concat``,
+``split``, ``pad``, ``slice`` (reshapes, permutations, views and copies onto the layout kernels)."""
 from __future__ import annotations
 
 from ...coreml.lowering.common import concat as concat_views
@@ -15,6 +15,14 @@ def reshaped(g: NNEFBuilder, op) -> str:
     name = result(op)
     reshape(g, g.blob(str(op.inputs["input"])), shape_of(g, name), name)
     return "coreml.reshape"
+
+
+@lowers("tile")
+def tile(g: NNEFBuilder, op) -> str:
+    """Each axis repeated ``repeats`` times: the tile kernel (an output of whole multiples of the input per axis)."""
+    name = result(op)
+    g.coreml("tile", (g.blob(str(op.inputs["input"])).tensor, g.output(name, shape_of(g, name))))
+    return "coreml.tile"
 
 
 @lowers("transpose")
