@@ -76,11 +76,15 @@ def deconvolution(rng) -> Case:
     body = _ext("x", x.shape) + "".join(_var(k, v) for k, v in variables.items()) + (
         "    up = deconv(x, f1, b1, stride = [2, 2]);\n"
         "    cropped = deconv(x, f1, 0.0, padding = [(1, 0), (0, 1)], stride = [1, 2]);\n"
-        "    grouped = deconv(x, f2, 0.25, groups = 0, stride = [2, 1]);\n")
+        "    grouped = deconv(x, f2, 0.25, groups = 0, stride = [2, 1]);\n"
+        "    dilated = deconv(x, f1, b1, padding = [(2, 1), (0, 1)], stride = [2, 1], dilation = [2, 3]);\n"
+        "    dilated_grouped = deconv(x, f2, 0.0, groups = 0, dilation = [3, 2]);\n")
     outputs = {
         "up": ref.deconv(x, f1, b1, stride=[2, 2]),
         "cropped": ref.deconv(x, f1, 0.0, padding=[(1, 0), (0, 1)], stride=[1, 2]),
         "grouped": ref.deconv(x, f2, 0.25, groups=0, stride=[2, 1]),
+        "dilated": ref.deconv(x, f1, b1, padding=[(2, 1), (0, 1)], stride=[2, 1], dilation=[2, 3]),
+        "dilated_grouped": ref.deconv(x, f2, 0.0, groups=0, dilation=[3, 2]),
     }
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs, variables)
 

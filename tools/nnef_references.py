@@ -92,22 +92,21 @@ def conv(x, w, bias, stride=None, dilation=None, padding=None, groups=1, border=
     return out + np.asarray(bias, np.float64).reshape(1, -1, 1, 1)
 
 
-def deconv(x, w, bias, stride=None, padding=None, groups=1, output_shape=None):
+def deconv(x, w, bias, stride=None, padding=None, groups=1, output_shape=None, dilation=None):
     """NNEF ``deconv`` (the transpose of ``conv``): filter [C, O / groups, KH, KW]; every input scatters its
-    window, then the padding is cropped (``padding = []``: output ``input * stride``)."""
+    window (taps ``dilation`` apart), then the padding is cropped (``padding = []``: output ``input * stride``)."""
     groups = groups or x.shape[1]
-    stride = stride or [1, 1]
+    stride, dilation = stride or [1, 1], dilation or [1, 1]
     n_, c_, h, w_ = x.shape
     kh, kw = w.shape[2:]
     per_in, per_out = c_ // groups, w.shape[1]
-    full = np.zeros((n_, per_out * groups, (h - 1) * stride[0] + kh, (w_ - 1) * stride[1] + kw))
+    full = np.zeros((n_, per_out * groups, (h - 1) * stride[0] + (kh - 1) * dilation[0] + 1,
+                     (w_ - 1) * stride[1] + (kw - 1) * dilation[1] + 1))
     for c in range(c_):
         g = c // per_in
-        for iy in range(h):
-            for ix in range(w_):
-                y0, x0 = iy * stride[0], ix * stride[1]
-                full[:, g * per_out:(g + 1) * per_out, y0:y0 + kh, x0:x0 + kw] += \
-                    x[:, c, iy, ix].reshape(-1, 1, 1, 1) * w[c].astype(np.float64)
+        for iy, ix, ky, kx in np.ndindex(h, w_, kh, kw):
+            y, x_ = iy * stride[0] + ky * dilation[0], ix * stride[1] + kx * dilation[1]
+            full[:, g * per_out:(g + 1) * per_out, y, x_] += x[:, c, iy, ix].reshape(-1, 1) * w[c, :, ky, kx]
     if padding:
         (pt, pb), (pl, pr) = padding
         out = full[:, :, pt:full.shape[2] - pb, pl:full.shape[3] - pr]

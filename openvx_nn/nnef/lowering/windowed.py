@@ -135,18 +135,21 @@ def deconv(g: NNEFBuilder, op) -> str:
     x, w, name, out_shape, groups, stride, dilation = _filtered(g, op, lambda w, c, groups: w.shape[0] == c)
     _border(g, op, ("constant", "ignore"))
     kernel = list(w.shape[2:])
-    if dilation != [1, 1]:
-        raise g.fail(f"deconv with dilation {dilation} is not supported")
-    full = [(n - 1) * s + k for n, s, k in zip(x.shape[2:], stride, kernel)]
+    full = [(n - 1) * s + (k - 1) * d + 1 for n, s, k, d in zip(x.shape[2:], stride, kernel, dilation)]
     given = op.attribs.get("padding") or []
     if given:
         before = [int(p[0]) for p in given]
     else:
         before = [max(0, f - o) // 2 for f, o in zip(full, out_shape[2:])]
     after = [f - b - o for f, b, o in zip(full, before, out_shape[2:])]
+    how = "coreml.convolution(transposed)"
+    if dilation != [1, 1]:  # the kernel's transposed route has no dilation: the same taps with zeros between
+        spread = np.zeros(w.shape[:2] + tuple((k - 1) * d + 1 for k, d in zip(kernel, dilation)), np.float32)
+        spread[:, :, ::dilation[0], ::dilation[1]] = w
+        w, how = spread, f"{how}, the filter spread by the dilation {dilation}"
     _convolve(g, x, w, _bias(g, op.inputs["bias"], out_shape[1]), groups, stride, [1, 1], before, after,
               out_shape, name, transposed=True)
-    return "coreml.convolution(transposed)"
+    return how
 
 
 def _window(g: NNEFBuilder, op, x: Blob):
