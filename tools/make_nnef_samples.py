@@ -300,9 +300,10 @@ def quantized_uint8(rng) -> Case:
     sums and NNAPI's requantization (the maximum of codes after them), written as the values they stand for;
     the average is the spec's, rounded to its grid."""
     h, w = int(rng.integers(6, 10)), int(rng.integers(6, 10))
-    # sums of 27 products of ~70 x ~70 codes, then of 9 of ~45 x ~70: result scales that spread them over ~40 codes
-    sx, sw, sc, sv, sd = (float(np.float32(s)) for s in (0.02, 0.01, 0.125, 0.25, 8.0))
-    zx, zw, zc, zd, zv = (int(z) for z in rng.integers(60, 200, 5))
+    # sums of 27 products of ~70 x ~70 codes, then of 9 and of ~16 of ~45 x ~70: result scales that spread them
+    # over ~40 codes
+    sx, sw, sc, sv, sd, sf, se = (float(np.float32(s)) for s in (0.02, 0.01, 0.125, 0.25, 8.0, 0.01, 64.0))
+    zx, zw, zc, zd, zv, zf, ze = (int(z) for z in rng.integers(60, 200, 7))
     xq = rng.integers(0, 256, (1, 3, h, w))
     xq.flat[:4] = [0, 255, zx, zx + 1]
     wq, dq = rng.integers(0, 256, (4, 3, 3, 3)), rng.integers(0, 256, (4, 1, 3, 3))
@@ -317,6 +318,9 @@ def quantized_uint8(rng) -> Case:
     pooled_q = np.asarray(ref.pool(depthwise_q.astype(np.float64), "max", [2, 2], [2, 2], padding=None,
                                    border="ignore")).astype(np.int64)
     mean_q = ref.grid_average(cq, zc, [3, 3], [1, 1], [(1, 1), (1, 1)])  # the spec's average on the grid
+    flat_q = pooled_q.reshape(1, -1)
+    fq, fbq = rng.integers(0, 256, (8, flat_q.shape[1])), rng.integers(-3000, 3000, (1, 8))
+    dense_q = ref.nnapi_requantize((flat_q - zd) @ (fq - zf).T + fbq, sd * sf / se, ze)
     body = _ext("x", x.shape) + (
         "    filter = variable<scalar>(shape = [4, 3, 3, 3], label = 'filter');\n"
         "    bias = variable<scalar>(shape = [1, 4], label = 'bias');\n"
@@ -325,15 +329,22 @@ def quantized_uint8(rng) -> Case:
         "    d = conv(c, dw, 0.0, padding = [(1, 1), (1, 1)], stride = [2, 2], groups = 0);\n"
         "    pooled = max_pool(d, size = [1, 1, 2, 2], stride = [1, 1, 2, 2], border = 'ignore');\n"
         "    mean = avg_pool(c, size = [1, 1, 3, 3], padding = [(0, 0), (0, 0), (1, 1), (1, 1)], "
-        "border = 'ignore');\n")
+        "border = 'ignore');\n"
+        f"    fc = variable<scalar>(shape = [8, {flat_q.shape[1]}], label = 'fc');\n"
+        "    fc_bias = variable<scalar>(shape = [1, 8], label = 'fc_bias');\n"
+        "    flat = reshape(pooled, shape = [1, -1]);\n    dense = linear(flat, fc, fc_bias);\n")
 
     def grid(name, zero, scale, bits=8, signed="false"):
         return (f'"{name}": zero_point_linear_quantize(zero_point = {zero}, scale = {scale!r}, bits = {bits}, '
                 f'signed = {signed}, symmetric = false);\n')
     quant = (grid("x", zx, sx) + grid("filter", zw, sw) + grid("bias", 0, sx * sw, 32, "true") + grid("c", zc, sc)
-             + grid("dw", zv, sv) + grid("d", zd, sd) + grid("pooled", zd, sd) + grid("mean", zc, sc))
-    outputs = {"pooled": (pooled_q - zd) * sd, "mean": (mean_q - zc) * sc, "c": (cq - zc) * sc}
-    variables = {"filter": wq.astype(np.uint8), "bias": bq.astype(np.int32), "dw": dq.astype(np.uint8)}
+             + grid("dw", zv, sv) + grid("d", zd, sd) + grid("pooled", zd, sd) + grid("mean", zc, sc)
+             + grid("flat", zd, sd) + grid("fc", zf, sf) + grid("fc_bias", 0, sd * sf, 32, "true")
+             + grid("dense", ze, se))
+    outputs = {"pooled": (pooled_q - zd) * sd, "mean": (mean_q - zc) * sc, "c": (cq - zc) * sc,
+               "dense": (dense_q - ze) * se}
+    variables = {"filter": wq.astype(np.uint8), "bias": bq.astype(np.int32), "dw": dq.astype(np.uint8),
+                 "fc": fq.astype(np.uint8), "fc_bias": fbq.astype(np.int32)}
     return Case(_graph(["x"], outputs, body), {"x": x}, outputs, variables, quant)
 
 

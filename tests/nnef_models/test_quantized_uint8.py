@@ -32,6 +32,7 @@ def test_uint8_convolutions_and_pools_give_the_integer_references_codes(written,
     assert lowered["d"].startswith("nnapi.depthwise_conv_2d (uint8")
     assert lowered["pooled"].startswith("nnapi.max_pool_2d (uint8")
     assert lowered["mean"].startswith("nnapi.average_pool_2d (uint8")
+    assert lowered["dense"].startswith("nnapi.fully_connected (uint8")
     for name in case.outputs:
         scale, zero = grids[name]
         expected = read_dat(folder / "outputs" / f"{name}.dat").astype(np.float64) / scale + zero

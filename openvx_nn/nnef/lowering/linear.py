@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..builder import NNEFBuilder
+from . import quant8
 from .common import literal, result, shape_of
 from .registry import lowers
 
@@ -24,6 +25,9 @@ def linear(g: NNEFBuilder, op) -> str:
     x, w = g.blob(str(op.inputs["input"])), g.blob(str(op.inputs["filter"]))
     if x.rank != 2 or w.rank != 2 or x.shape[1] != w.shape[1]:
         raise g.fail(f"input {list(x.shape)} and filter {list(w.shape)} must be [N, C] and [M, C]")
+    on_uint8 = quant8.linear(g, op, x, result(op), shape_of(g, result(op)))
+    if on_uint8 is not None:
+        return on_uint8
     bias_value = op.inputs["bias"]
     bias = None
     number = literal(bias_value)

@@ -1,6 +1,6 @@
 """Quantized windows on the asymmetric uint8 engine.
 
-A ``conv`` (dense or depthwise), ``max_pool`` or ``avg_pool`` whose input, filter and result are 8-bit unsigned
+A ``conv`` (dense or depthwise), ``linear``, ``max_pool`` or ``avg_pool`` whose input, filter and result are 8-bit unsigned
 with one scale and zero point each (what converters write for TensorFlow Lite models) runs on NNAPI's quant8
 kernels (``org.openvx_nn.nnapi.*`` on ``engine/nhwc`` and ``quant8_pooling``: exact integer sums, one
 requantization by NNAPI's multiplier and shift) rather than in float32 on the quantization grid. The graph's
@@ -89,13 +89,9 @@ def conv(g: NNEFBuilder, op, x: Blob, groups: int, stride, dilation, before, aft
          out_shape, name: str) -> str | None:
     """A dense or depthwise ``conv`` of uint8 input, filter and result on ``nnapi.conv_2d`` /
     ``depthwise_conv_2d``; None when it is not one (then it runs on the float grid)."""
-    filter_name, channels = str(op.inputs["filter"]), x.shape[1]
-    grids = _grid_of(g, op.inputs["input"]), _grid_of(g, filter_name), _grid_of(g, name)
-    codes = g.nnef.tensors[filter_name].data if filter_name in g.nnef.tensors else None
-    if None in grids or codes is None or border != "constant" or list(dilation) != [1, 1]:
-        return None
-    w = np.asarray(codes)
-    if w.dtype.kind not in "iu" or w.ndim != 4 or w.min(initial=0) < 0 or w.max(initial=0) > 255:
+    channels = x.shape[1]
+    grids, w = _operands(g, op, name)
+    if grids is None or w.ndim != 4 or border != "constant" or list(dilation) != [1, 1]:
         return None
     depthwise = groups == channels and w.shape[1] == 1 and groups > 1
     if groups != 1 and not depthwise:
@@ -121,6 +117,41 @@ def conv(g: NNEFBuilder, op, x: Blob, groups: int, stride, dilation, before, aft
          {"input_scale": xs, "filter_scale": ws, "output_scale": os_})
     _values_out(g, out, grids[2], name, out_shape)
     return f"nnapi.{kernel} (uint8: integer sums, NNAPI's requantization)"
+
+
+def _operands(g: NNEFBuilder, op, name: str):
+    """(the input's, filter's and result's grids, the filter's uint8 codes), or (None, None) when any is not."""
+    filter_name = str(op.inputs["filter"])
+    grids = _grid_of(g, op.inputs["input"]), _grid_of(g, filter_name), _grid_of(g, name)
+    tensor = g.nnef.tensors.get(filter_name)
+    if None in grids or tensor is None or tensor.data is None:
+        return None, None
+    w = np.asarray(tensor.data)
+    if w.dtype.kind not in "iu" or w.min(initial=0) < 0 or w.max(initial=0) > 255:
+        return None, None
+    return grids, w
+
+
+def linear(g: NNEFBuilder, op, x: Blob, name: str, out_shape) -> str | None:
+    """``linear`` of uint8 input, filter and result on ``nnapi.fully_connected`` (NNEF's [N, C] is NNAPI's
+    layout: no copies, only the quantize and dequantize nodes)."""
+    grids, w = _operands(g, op, name)
+    if grids is None or x.rank != 2 or w.ndim != 2:
+        return None
+    bias = _bias(g, op.inputs["bias"], w.shape[0], grids[0][0] * grids[1][0])
+    if bias is None:
+        return None
+    (xs, xz), (ws, wz), (os_, oz) = grids
+    codes = g.typed(x.tensor.dims, U8)
+    node(g, "quantize", {"input": x.tensor, "output": codes}, {"output_zero_point": xz}, {"output_scale": xs})
+    out = g.typed(tuple(reversed(out_shape)), U8)
+    node(g, "fully_connected", {"input": codes, "filter": g.typed(w.shape[::-1], U8, w.astype(np.uint8)),
+                                "bias": g.typed((w.shape[0],), I32, bias), "output": out},
+         {"activation": 0, "input_zero_point": xz, "filter_zero_point": wz, "output_zero_point": oz},
+         {"input_scale": xs, "filter_scale": ws, "output_scale": os_})
+    node(g, "dequantize", {"input": out, "output": g.output(name, out_shape)}, {"input_zero_point": oz},
+         {"input_scale": os_})
+    return "nnapi.fully_connected (uint8: integer sums, NNAPI's requantization)"
 
 
 def _bias(g: NNEFBuilder, value, channels: int, scale: float) -> np.ndarray | None:
