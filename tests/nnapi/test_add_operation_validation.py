@@ -189,9 +189,10 @@ def test_one_operand_more_or_fewer_is_refused_unless_another_valid_list_has_that
 
 
 def test_a_count_mutant_names_the_counts_the_operation_takes():
-    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(CONV_2D\): has 8 inputs and 1 output; expected "
-                                               r"10 or 7 inputs and 1 output"):
-        add(OP.CONV_2D, parse("f4 f4 f1 i i i i i > f4"))
+    # API level 29 adds CONV_2D's layout flag (11 or 8 inputs) and dilation (13 or 10) to NNAPI 1.0's 10 or 7
+    with pytest.raises(nnapi.NNAPIError, match=r"operation 0 \(CONV_2D\): has 9 inputs and 1 output; expected "
+                                               r"10 or 11 or 13 or 7 or 8 inputs and 1 output"):
+        add(OP.CONV_2D, parse("f4 f4 f1 i i i i i i > f4"))
     with pytest.raises(nnapi.NNAPIError, match=r"\(LSTM\): has 22 inputs and 4 outputs; expected 23 or 21 inputs"):
         add(OP.LSTM, parse(LSTM_HEAD + "f2 i s s > f2 f2 f2 f2"))
 

@@ -14,6 +14,7 @@ from ..model_check import execution_order
 from . import (  # noqa: F401  (register LOWERINGS)
     conv_pool,
     detection,
+    convolution_1_2,
     elementwise,
     functions,
     lookup,

@@ -57,15 +57,16 @@ def check_bias(op: OpContext, k: int = 2) -> None:
                 f"{want} with zero point 0")
 
 
-@lowers(T.CONV_2D, T.DEPTHWISE_CONV_2D)
 def lower_convolution(op: OpContext) -> None:
+    """CONV_2D or DEPTHWISE_CONV_2D in NNAPI 1.0's form onto the NHWC kernels (``convolution_1_2`` sends its
+    API level 29 forms here when they have nothing 1.0 lacks)."""
     depthwise = op.type == T.DEPTHWISE_CONV_2D
     check_bias(op)
     _nhwc(op)
     filt = op.shape(1)
     if len(filt) != 4:
         op.fail(f"filter has shape {list(filt)}, expected 4 dimensions")
-    explicit = len(op.inputs) == (11 if depthwise else 10)
+    explicit = op.form.name.startswith("explicit")
     ints, nxt = window(op, 3, explicit, (filt[1], filt[2]))
     if depthwise:
         ints["depth_multiplier"] = op.scalar(nxt)

@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (register)
     sequence_recurrent,
     statistics,
     suppression,
+    windowed_float,
 )
 
 add_publisher("org.openvx_nn.nnapi", family_publisher("org.openvx_nn.nnapi."))

@@ -1,0 +1,60 @@
+"""The convolutions' signatures as API level 29 writes them (``signatures`` merges them): GROUPED_CONV_2D and
+TRANSPOSE_CONV_2D, and CONV_2D's and DEPTHWISE_CONV_2D's forms with float16, a per-channel quantized filter, the
+trailing NCHW-layout flag and, after it, the dilation factors.
+
+Written from the "Inputs" lists and "Supported tensor types" of the Android 10 ``NeuralNetworks.h``. A filter of a
+TENSOR_QUANT8_ASYMM convolution is TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_SYMM_PER_CHANNEL (its channel axis and its
+bias's scale are ``model_rules``'); a float16 convolution's bias is float16.
+"""
+from __future__ import annotations
+
+from .enums import OperandType, OperationType
+from .signature_forms import ACTIVATION, Q8, TF32, TI32, Form, Signature, Slot, fixed, i32, t
+
+BOOL, TF16, PC = OperandType.BOOL, OperandType.TENSOR_FLOAT16, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
+OP = OperationType
+TYPES = (TF16, TF32, Q8)
+FILTER = Slot("filter", by_type=((TF16, TF16), (TF32, TF32), (Q8, Q8), (Q8, PC)), ranks=(4,))
+BIAS = Slot("bias", by_type=((TF16, TF16), (TF32, TF32), (Q8, TI32)), ranks=(1,))
+PADS = tuple(i32(n) for n in ("padding left", "padding right", "padding top", "padding bottom"))
+STRIDES = (i32("stride width"), i32("stride height"))
+SCHEME = i32("padding scheme", (1, 2))
+LAYOUT = fixed("NCHW layout", BOOL)
+DILATIONS = (i32("dilation width"), i32("dilation height"))
+HEAD = (t("input", (4,)), FILTER, BIAS)
+OUT = (t("output", (4,)),)
+
+
+def _forms(window: tuple[Slot, ...], tail: tuple[Slot, ...], name: str, dilated: bool) -> tuple[Form, ...]:
+    """The header's list of one padding form: without the layout flag, with it, and (``dilated``) with the
+    dilation factors after it."""
+    lists = [((*HEAD, *window, *tail), ""), ((*HEAD, *window, *tail, LAYOUT), ", layout")]
+    if dilated:
+        lists.append(((*HEAD, *window, *tail, LAYOUT, *DILATIONS), ", layout, dilation"))
+    return tuple(Form(inputs, OUT, TYPES, name=name + suffix) for inputs, suffix in lists)
+
+
+def convolution(tail: tuple[Slot, ...], dilated: bool) -> tuple[Form, ...]:
+    return (_forms((*PADS, *STRIDES), tail, "explicit padding", dilated)
+            + _forms((SCHEME, *STRIDES), tail, "implicit padding", dilated))
+
+
+def grouped() -> tuple[Form, ...]:
+    tail = (i32("number of groups"), ACTIVATION, LAYOUT)
+    return (Form((*HEAD, *PADS, *STRIDES, *tail), OUT, TYPES, name="explicit padding"),
+            Form((*HEAD, SCHEME, *STRIDES, *tail), OUT, TYPES, name="implicit padding"))
+
+
+def transposed() -> tuple[Form, ...]:
+    shape = fixed("output shape", TI32, (1,))
+    return (Form((*HEAD, *PADS, *STRIDES, ACTIVATION, LAYOUT), OUT, TYPES, name="explicit padding"),
+            Form((*HEAD, shape, SCHEME, *STRIDES, ACTIVATION, LAYOUT), OUT, TYPES, name="implicit padding"))
+
+
+CONVOLUTIONS_1_2: dict[OperationType, Signature] = {
+    OP.CONV_2D: Signature(OP.CONV_2D, convolution((ACTIVATION,), True)),
+    OP.DEPTHWISE_CONV_2D: Signature(OP.DEPTHWISE_CONV_2D, convolution((i32("depth multiplier"), ACTIVATION), True)),
+    OP.GROUPED_CONV_2D: Signature(OP.GROUPED_CONV_2D, grouped(), 29),
+    OP.TRANSPOSE_CONV_2D: Signature(OP.TRANSPOSE_CONV_2D, transposed(), 29),
+}
+"""The convolutions' signatures with API level 29's forms (CONV_2D and DEPTHWISE_CONV_2D keep API level 27)."""

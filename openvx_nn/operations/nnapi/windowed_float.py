@@ -1,0 +1,180 @@
+"""NNAPI's float convolutions that the NHWC float engine does not take, on ``kernels/frontend/grouped_convolution``
+(the float32 grouped and transposed convolution CoreML's layers run on): GROUPED_CONV_2D, TRANSPOSE_CONV_2D, and
+CONV_2D and DEPTHWISE_CONV_2D when API level 29 gives them dilation, the NCHW layout or float16.
+
+The kernel works on channel-major planes: an NCHW tensor is its input as it is; an NHWC one is read through a
+transposed view (the kernel copies a strided input per call, and writes a strided output through a scratch).
+Filters are rearranged once at bind: ``[O, kh, kw, C/groups]`` (CONV_2D, GROUPED_CONV_2D), ``[1, kh, kw, O]``
+(DEPTHWISE_CONV_2D: one group per input channel) or, transposed, ``[O, kh, kw, C]``.
+
+float16: inputs, filter and bias widened to float32 (exactly), computed in float32 as the float32 path is, each
+output rounded once to float16.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...core.enums import Status
+from ...kernels.frontend import grouped_convolution as grouped
+from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+
+F16 = np.dtype(np.float16)
+FLOATS = (F32, F16)
+Runner = Callable[[], None]
+
+CONV, DEPTHWISE = 0, 1
+"""``filter_kind``: ``[O, kh, kw, C/groups]`` or ``[1, kh, kw, O]``."""
+CLIPS = {0: None, 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+"""Fused activation -> the (low, high) the result is clipped to."""
+GROUPED_INTS = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h", "dilation_w",
+                "dilation_h", "groups", "filter_kind", "activation", "nchw")
+TRANSPOSED_INTS = ("pad_left", "pad_top", "stride_w", "stride_h", "out_w", "out_h", "activation", "nchw")
+
+
+def _planes(shape: tuple[int, ...], nchw: int) -> tuple[int, int, int, int]:
+    """(batches, channels, height, width) of an NNAPI shape in its layout."""
+    n, a, b, c = shape
+    return (n, a, b, c) if nchw else (n, c, a, b)
+
+
+def _shaped(n: int, c: int, h: int, w: int, nchw: int) -> tuple[int, int, int, int]:
+    return (n, c, h, w) if nchw else (n, h, w, c)
+
+
+def _openvx_order(a: np.ndarray, nchw: int) -> np.ndarray:
+    """``a`` (NNAPI-shaped) as the kernel's ``[W, H, C, N]`` view."""
+    return a.T if nchw else a.transpose(0, 3, 1, 2).T
+
+
+def _check_common(args: Args, units: int) -> np.dtype:
+    dtype = dtype_in(args, "input", FLOATS)
+    dtype_in(args, "filter", (dtype,))
+    bias = args.get("bias")
+    if bias is not None:
+        dtype_in(args, "bias", (dtype,))
+        require(tuple(bias.shape) == (units,), "bias", f"bias has shape {list(bias.shape)}, expected [{units}]")
+    require(args["activation"] in CLIPS, "activation", f"fused activation {args['activation']} is not NONE, RELU, "
+            "RELU1 or RELU6", Status.VX_ERROR_INVALID_VALUE)
+    return dtype
+
+
+def _at_least(args: Args, names: tuple[str, ...], low: int) -> None:
+    for name in names:
+        require(args[name] >= low, name, f"{name} is {args[name]}, expected at least {low}", Status.VX_ERROR_INVALID_VALUE)
+
+
+def _infer_grouped(args: Args):
+    n, c, h, w = _planes(rank_in(args, "input", (4,)), args["nchw"])
+    filt = rank_in(args, "filter", (4,))
+    _at_least(args, ("stride_w", "stride_h", "dilation_w", "dilation_h", "groups"), 1)
+    _at_least(args, ("pad_left", "pad_right", "pad_top", "pad_bottom"), 0)
+    groups = args["groups"]
+    if args["filter_kind"] == DEPTHWISE:
+        one, kh, kw, o = filt
+        require(one == 1 and o % c == 0 and groups == c, "filter",
+                f"filter shape {list(filt)} does not fit a depthwise convolution of {c} channels")
+    else:
+        o, kh, kw, cg = filt
+        require(c % groups == 0 and o % groups == 0 and cg * groups == c, "filter",
+                f"filter shape {list(filt)} does not fit {c} input channels in {groups} groups")
+    dtype = _check_common(args, o)
+    out = []
+    for size, k, axis in ((h, kh, "h"), (w, kw, "w")):
+        before, after = (args["pad_top"], args["pad_bottom"]) if axis == "h" else (args["pad_left"], args["pad_right"])
+        extent = size + before + after - ((k - 1) * args[f"dilation_{axis}"] + 1)
+        require(extent >= 0 and k >= 1, "input", f"a dilated window of {k} does not fit an extent of {size} "
+                f"padded by {before} + {after}")
+        out.append(extent // args[f"stride_{axis}"] + 1)
+    return {"output": (_shaped(n, o, out[0], out[1], args["nchw"]), dtype)}
+
+
+def _infer_transposed(args: Args):
+    n, c, _, _ = _planes(rank_in(args, "input", (4,)), args["nchw"])
+    o, _, _, ci = rank_in(args, "filter", (4,))
+    require(ci == c, "filter", f"filter depth {ci} differs from the input depth {c}")
+    _at_least(args, ("stride_w", "stride_h", "out_w", "out_h"), 1)
+    _at_least(args, ("pad_left", "pad_top"), 0)
+    dtype = _check_common(args, o)
+    return {"output": (_shaped(n, o, args["out_h"], args["out_w"], args["nchw"]), dtype)}
+
+
+def _grouped_weights(args: Args, filt: np.ndarray) -> np.ndarray:
+    """The kernel's ``[kw, kh, C/groups, O]`` from NNAPI's filter, float32."""
+    arranged = filt.transpose(3, 0, 1, 2) if args["filter_kind"] == DEPTHWISE else filt.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(arranged, np.float32).T  # [O, C/groups, kh, kw] reversed
+
+
+def _transposed_weights(args: Args, filt: np.ndarray) -> np.ndarray:
+    """The kernel's ``[kw, kh, O, C]`` (one group) from NNAPI's ``[O, kh, kw, C]``, float32."""
+    return np.ascontiguousarray(filt.transpose(3, 0, 1, 2), np.float32).T
+
+
+def _bind(args: Args, plan: Callable[[np.ndarray, np.ndarray, np.ndarray | None], Runner]) -> Runner:
+    """A runner of ``plan(x, out, bias)`` on the node's arrays (float16: float32 copies in, rounded out), planned
+    again when the filter or the bias has been written since."""
+    x, out, nchw = args["input"], args["output"], args["nchw"]
+    half = np.dtype(x.dtype) == F16
+    x32 = np.empty(x.shape, np.float32) if half else x
+    out32 = np.empty(out.shape, np.float32) if half else out
+    roots = [r for r in (args.root("filter"), args.root("bias")) if r is not None]
+
+    def make() -> Runner:
+        bias = args.get("bias")
+        bias = None if bias is None else np.asarray(bias, np.float32)
+        return plan(_openvx_order(x32, nchw), _openvx_order(out32, nchw), bias)
+
+    state = [tuple(r.writes for r in roots), make()]
+
+    def run() -> None:
+        stamp = tuple(r.writes for r in roots)
+        if stamp != state[0]:
+            state[:] = [stamp, make()]
+        if half:
+            x32[...] = x
+        state[1]()
+        if half:
+            out[...] = out32  # each float32 result rounded once, to nearest even
+    return run
+
+
+def _prepare_grouped(args: Args) -> Runner:
+    geo = grouped.Geometry(args["groups"], (args["stride_h"], args["stride_w"]),
+                           (args["dilation_h"], args["dilation_w"]), (args["pad_top"], args["pad_left"]))
+    clip = CLIPS[args["activation"]]
+    return _bind(args, lambda x, out, bias: grouped.prepare(x, _grouped_weights(args, args["filter"]), bias, out,
+                                                            geo, clip))
+
+
+def _prepare_transposed(args: Args) -> Runner:
+    geo = grouped.Geometry(1, (args["stride_h"], args["stride_w"]), (1, 1), (args["pad_top"], args["pad_left"]),
+                           transposed=True)
+    clip = CLIPS[args["activation"]]
+
+    def plan(x: np.ndarray, out: np.ndarray, bias: np.ndarray | None) -> Runner:
+        run = grouped.prepare(x, _transposed_weights(args, args["filter"]), bias, out, geo)
+        if clip is None:
+            return run
+
+        def clipped() -> None:  # the kernel's transposed route has no fused clip: the activation after it
+            run()
+            np.clip(out, clip[0], clip[1], out=out)
+        return clipped
+    return _bind(args, plan)
+
+
+def _unprepared(prepare: Callable[[Args], Runner]) -> Callable[[Args], None]:
+    def run(args: Args) -> None:
+        prepare(args)()
+    run.__doc__ = prepare.__doc__
+    return run
+
+
+GROUPED_INDEX = 55
+TRANSPOSED_INDEX = 91
+nnapi_kernel(NNAPIKernel("grouped_conv_2d", GROUPED_INDEX, ("input", "filter", "bias?"), ("output",),
+                         _infer_grouped, _unprepared(_prepare_grouped), ints=GROUPED_INTS, prepare=_prepare_grouped))
+nnapi_kernel(NNAPIKernel("transpose_conv_2d", TRANSPOSED_INDEX, ("input", "filter", "bias?"), ("output",),
+                         _infer_transposed, _unprepared(_prepare_transposed), ints=TRANSPOSED_INTS,
+                         prepare=_prepare_transposed))

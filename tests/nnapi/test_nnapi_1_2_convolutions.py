@@ -1,0 +1,290 @@
+"""API level 29's convolutions against plain loops written from the Android 10 ``NeuralNetworks.h``: GROUPED_CONV_2D,
+TRANSPOSE_CONV_2D, and CONV_2D and DEPTHWISE_CONV_2D with the NCHW-layout flag and dilation, in float32 and float16
+(computed in float32, each output rounded once to float16), over randomized shapes, both padding forms, both
+layouts and every fused activation. uint8 forms this driver lacks (NCHW, dilation, groups, transposed, per-channel
+filters) are refused at compilation naming what is missing."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nnapi_harness import F16T, F32T, I32T, Q8, Out, Tensor, boolean, collect_garbage, i32, refused, run  # noqa: F401
+
+from openvx_nn import nnapi
+
+OP = nnapi.OperationType
+T = nnapi.OperandType
+ACT = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+SAME, VALID = 1, 2
+
+
+# -- references: the header's sums, in float64, on NHWC arrays ------------------------------------------------------
+
+def conv_reference(x, filt, bias, pads, strides, dilations, groups, activation, depthwise=False):
+    """out[b, i, j, o] = bias[o] + sum over (ky, kx, c of o's group) of
+    x[b, i*sh - top + ky*dh, j*sw - left + kx*dw, c] * filter[o, ky, kx, c], zeros outside the input; depthwise:
+    output channel c*m + k sums input channel c with filter[0, ky, kx, c*m + k]."""
+    left, right, top, bottom = pads
+    sw, sh = strides
+    dw, dh = dilations
+    x = np.asarray(x, np.float64)
+    filt = np.asarray(filt, np.float64)
+    n, h, w, c = x.shape
+    if depthwise:
+        _, kh, kw, o = filt.shape
+    else:
+        o, kh, kw, cg = filt.shape
+    out_h = (h + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
+    out_w = (w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    out = np.zeros((n, out_h, out_w, o))
+    for b in range(n):
+        for i in range(out_h):
+            for j in range(out_w):
+                for oc in range(o):
+                    total = bias[oc]
+                    for ky in range(kh):
+                        y = i * sh - top + ky * dh
+                        for kx in range(kw):
+                            xx = j * sw - left + kx * dw
+                            if not (0 <= y < h and 0 <= xx < w):
+                                continue
+                            if depthwise:
+                                total += x[b, y, xx, oc // (o // c)] * filt[0, ky, kx, oc]
+                            else:
+                                g = oc // (o // groups)
+                                total += np.dot(x[b, y, xx, g * cg:(g + 1) * cg], filt[oc, ky, kx])
+                    out[b, i, j, oc] = total
+    low, high = ACT[activation]
+    return np.clip(out, low, high)
+
+
+def transposed_reference(x, filt, bias, top, left, strides, out_hw, activation):
+    """Every input pixel (iy, ix) of channel c adds x * filter[o, ky, kx, c] to output (iy*sh - top + ky,
+    ix*sw - left + kx) of every channel o; positions outside the output are dropped; then the bias."""
+    sw, sh = strides
+    x = np.asarray(x, np.float64)
+    filt = np.asarray(filt, np.float64)
+    n, h, w, _ = x.shape
+    o, kh, kw, _ = filt.shape
+    out = np.zeros((n, *out_hw, o)) + np.asarray(bias, np.float64)
+    for b in range(n):
+        for iy in range(h):
+            for ix in range(w):
+                for ky in range(kh):
+                    for kx in range(kw):
+                        y, xx = iy * sh - top + ky, ix * sw - left + kx
+                        if 0 <= y < out_hw[0] and 0 <= xx < out_hw[1]:
+                            out[b, y, xx] += filt[:, ky, kx] @ x[b, iy, ix]
+    low, high = ACT[activation]
+    return np.clip(out, low, high)
+
+
+def same_padding(size, kernel, stride):
+    total = max((-(-size // stride) - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+# -- running ----------------------------------------------------------------------------------------------------------
+
+def to_layout(a, nchw):
+    return np.ascontiguousarray(a.transpose(0, 3, 1, 2)) if nchw else a
+
+
+def check(got, want, dtype, nchw):
+    want = to_layout(want, nchw)
+    if dtype == np.float16:
+        assert got.dtype == np.float16
+        rounded = want.astype(np.float16).astype(np.float64)
+        step = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+        # float32 sums rounded once to float16: the float64 result's rounding, or (on a near-tie) the next step
+        assert (np.abs(got.astype(np.float64) - rounded) <= step).all()
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def data(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+KINDS = {np.float32: F32T, np.float16: F16T}
+DTYPES = [np.float32, np.float16]
+CASES = [(seed, dtype, nchw) for seed in range(4) for dtype in DTYPES for nchw in (False, True)]
+IDS = [f"seed{s}-{np.dtype(d).name}-{'nchw' if n else 'nhwc'}" for s, d, n in CASES]
+
+
+@pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
+def test_grouped_conv_2d_explicit_and_implicit(seed, dtype, nchw):
+    rng = np.random.default_rng(seed)
+    groups = int(rng.integers(1, 4))
+    cg, og = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    n, h, w = int(rng.integers(1, 3)), int(rng.integers(3, 9)), int(rng.integers(3, 9))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    act = int(rng.integers(0, 4))
+    x = data(rng, (n, h, w, groups * cg), dtype)
+    filt = data(rng, (groups * og, kh, kw, cg), dtype)
+    bias = data(rng, (groups * og,), dtype)
+    pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+    want = conv_reference(x, filt, bias, pads, (sw, sh), (1, 1), groups, act)
+    head = [Tensor(to_layout(x, nchw)), Tensor(filt, const=True), Tensor(bias, const=True)]
+    tail = [i32(sw), i32(sh), i32(groups), i32(act), boolean(nchw)]
+    got, = run(OP.GROUPED_CONV_2D, head + [i32(p) for p in pads] + tail,
+               [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+    check(got, want, dtype, nchw)
+    for scheme in (SAME, VALID):
+        if scheme == SAME:
+            top, bottom = same_padding(h, kh, sh)
+            left, right = same_padding(w, kw, sw)
+        else:
+            top = bottom = left = right = 0
+        want = conv_reference(x, filt, bias, (left, right, top, bottom), (sw, sh), (1, 1), groups, act)
+        got, = run(OP.GROUPED_CONV_2D, head + [i32(scheme)] + tail, [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+        check(got, want, dtype, nchw)
+
+
+@pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
+def test_conv_2d_with_layout_and_dilation(seed, dtype, nchw):
+    rng = np.random.default_rng(10 + seed)
+    n, h, w, c, o = 1, int(rng.integers(4, 10)), int(rng.integers(4, 10)), int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    dw, dh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    act = int(rng.integers(0, 4))
+    x, filt, bias = data(rng, (n, h, w, c), dtype), data(rng, (o, kh, kw, c), dtype), data(rng, (o,), dtype)
+    pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+    head = [Tensor(to_layout(x, nchw)), Tensor(filt, const=True), Tensor(bias, const=True)]
+    want = conv_reference(x, filt, bias, pads, (sw, sh), (dw, dh), 1, act)
+    out = [Out(KINDS[dtype], to_layout(want, nchw).shape)]
+    got, = run(OP.CONV_2D, head + [i32(p) for p in pads] + [i32(sw), i32(sh), i32(act), boolean(nchw), i32(dw),
+                                                             i32(dh)], out)
+    check(got, want, dtype, nchw)
+    top, bottom = same_padding(h, (kh - 1) * dh + 1, sh)
+    left, right = same_padding(w, (kw - 1) * dw + 1, sw)
+    want = conv_reference(x, filt, bias, (left, right, top, bottom), (sw, sh), (dw, dh), 1, act)
+    got, = run(OP.CONV_2D, head + [i32(SAME), i32(sw), i32(sh), i32(act), boolean(nchw), i32(dw), i32(dh)],
+               [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+    check(got, want, dtype, nchw)
+    if dw == dh == 1:  # the layout flag alone
+        got, = run(OP.CONV_2D, head + [i32(SAME), i32(sw), i32(sh), i32(act), boolean(nchw)],
+                   [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+        check(got, want, dtype, nchw)
+
+
+@pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
+def test_depthwise_conv_2d_with_layout_and_dilation(seed, dtype, nchw):
+    rng = np.random.default_rng(20 + seed)
+    n, h, w, c, m = int(rng.integers(1, 3)), int(rng.integers(4, 9)), int(rng.integers(4, 9)), \
+        int(rng.integers(1, 5)), int(rng.integers(1, 3))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    dw, dh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    act = int(rng.integers(0, 4))
+    x, filt, bias = data(rng, (n, h, w, c), dtype), data(rng, (1, kh, kw, c * m), dtype), data(rng, (c * m,), dtype)
+    pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+    head = [Tensor(to_layout(x, nchw)), Tensor(filt, const=True), Tensor(bias, const=True)]
+    want = conv_reference(x, filt, bias, pads, (sw, sh), (dw, dh), c, act, depthwise=True)
+    got, = run(OP.DEPTHWISE_CONV_2D, head + [i32(p) for p in pads] + [i32(sw), i32(sh), i32(m), i32(act),
+                                                                       boolean(nchw), i32(dw), i32(dh)],
+               [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+    check(got, want, dtype, nchw)
+    want = conv_reference(x, filt, bias, (0, 0, 0, 0), (sw, sh), (1, 1), c, act, depthwise=True)
+    got, = run(OP.DEPTHWISE_CONV_2D, head + [i32(VALID), i32(sw), i32(sh), i32(m), i32(act), boolean(nchw)],
+               [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+    check(got, want, dtype, nchw)
+
+
+@pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
+def test_transpose_conv_2d_explicit_and_with_output_shape(seed, dtype, nchw):
+    rng = np.random.default_rng(30 + seed)
+    n, h, w, c, o = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 6)), \
+        int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    sw, sh = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    act = int(rng.integers(0, 4))
+    x, filt, bias = data(rng, (n, h, w, c), dtype), data(rng, (o, kh, kw, c), dtype), data(rng, (o,), dtype)
+    head = [Tensor(to_layout(x, nchw)), Tensor(filt, const=True), Tensor(bias, const=True)]
+    full_h, full_w = (h - 1) * sh + kh, (w - 1) * sw + kw
+    left, right = int(rng.integers(0, min(2, full_w - 1) + 1)), 0
+    top, bottom = 0, int(rng.integers(0, min(2, full_h - 1) + 1))
+    out_hw = (full_h - top - bottom, full_w - left - right)
+    want = transposed_reference(x, filt, bias, top, left, (sw, sh), out_hw, act)
+    got, = run(OP.TRANSPOSE_CONV_2D, head + [i32(v) for v in (left, right, top, bottom, sw, sh, act)] + [boolean(nchw)],
+               [Out(KINDS[dtype], to_layout(want, nchw).shape)])
+    check(got, want, dtype, nchw)
+    for scheme in (SAME, VALID):
+        out_hw = (h * sh, w * sw) if scheme == SAME else (full_h, full_w)
+        shape = to_layout(np.zeros((n, *out_hw, o)), nchw).shape
+        pad_top = max(full_h - out_hw[0], 0) // 2 if scheme == SAME else 0
+        pad_left = max(full_w - out_hw[1], 0) // 2 if scheme == SAME else 0
+        want = transposed_reference(x, filt, bias, pad_top, pad_left, (sw, sh), out_hw, act)
+        got, = run(OP.TRANSPOSE_CONV_2D, head + [Tensor(np.asarray(shape, np.int32), const=True), i32(scheme),
+                                                 i32(sw), i32(sh), i32(act), boolean(nchw)],
+                   [Out(KINDS[dtype], shape)])
+        check(got, want, dtype, nchw)
+
+
+def test_a_written_filter_is_seen_by_the_next_execution():
+    """The filter is rearranged at bind: a model input filter changes between executions."""
+    rng = np.random.default_rng(5)
+    x, bias = data(rng, (1, 4, 4, 4), np.float32), np.zeros(4, np.float32)
+    for _ in range(2):
+        filt = data(rng, (4, 3, 3, 2), np.float32)
+        got, = run(OP.GROUPED_CONV_2D, [Tensor(x), Tensor(filt), Tensor(bias, const=True), i32(SAME), i32(1), i32(1),
+                                        i32(2), i32(0), boolean(False)], [Out(F32T, (1, 4, 4, 4))])
+        check(got, conv_reference(x, filt, bias, (1, 1, 1, 1), (1, 1), (1, 1), 2, 0), np.float32, False)
+
+
+# -- what this driver refuses ------------------------------------------------------------------------------------------
+
+def _q8(shape, scale=0.5, zero_point=3):
+    return Tensor(np.full(shape, 7, np.uint8), scale=scale, zero_point=zero_point)
+
+
+def _bias_q(n, scale=0.25):
+    return Tensor(np.zeros(n, np.int32), scale=scale, const=True)
+
+
+@pytest.mark.parametrize("op, inputs, what", [
+    (OP.GROUPED_CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 1, 1, 1)), _bias_q(2), i32(VALID), i32(1), i32(1),
+                                  i32(2), i32(0), boolean(False)], "GROUPED_CONV_2D"),
+    (OP.TRANSPOSE_CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 1, 1, 2)), _bias_q(2), i32(0), i32(0), i32(0),
+                                    i32(0), i32(1), i32(1), i32(0), boolean(False)], "TRANSPOSE_CONV_2D"),
+    (OP.CONV_2D, lambda: [_q8((1, 2, 4, 4)), _q8((2, 1, 1, 2)), _bias_q(2), i32(VALID), i32(1), i32(1), i32(0),
+                          boolean(True)], "CONV_2D in NCHW"),
+    (OP.CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 2, 2, 2)), _bias_q(2), i32(VALID), i32(1), i32(1), i32(0),
+                          boolean(False), i32(2), i32(1)], "CONV_2D with dilation"),
+], ids=["grouped", "transposed", "conv-nchw", "conv-dilated"])
+def test_a_uint8_form_the_engine_lacks_is_refused_naming_it(op, inputs, what):
+    message = refused(op, inputs(), [Out(Q8, (), scale=1.0)])
+    assert f"a TENSOR_QUANT8_ASYMM {what}" in message and "not supported" in message, message
+
+
+def test_a_per_channel_filter_is_refused_naming_it():
+    m = nnapi.Model()
+    x = m.add_operand(Q8, [1, 4, 4, 2], scale=0.5, zero_point=3)
+    f = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, [2, 1, 1, 2])
+    m.set_operand_symm_per_channel_quant_params(f, [0.5, 0.25], 0)
+    m.set_operand_value(f, np.ones((2, 1, 1, 2), np.int8))
+    b = m.add_operand(I32T, [2])
+    m.set_operand_value(b, np.zeros(2, np.int32))
+    ks = []
+    for v in (VALID, 1, 1, 0):
+        ks.append(m.add_operand(T.INT32))
+        m.set_operand_value(ks[-1], v)
+    out = m.add_operand(Q8, [1, 4, 4, 2], scale=1.0)
+    m.add_operation(OP.CONV_2D, [x, f, b, *ks], [out])
+    m.identify_inputs_and_outputs([x], [out])
+    m.finish()
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [False]
+    with pytest.raises(nnapi.NNAPIError, match="CONV_2D with a per-channel quantized filter is not supported"):
+        nnapi.Compilation(m).finish()
+
+
+def test_the_uint8_conv_2d_in_api_level_29s_form_with_nhwc_runs_on_the_nhwc_engine():
+    """The layout flag false and no dilation: the 1.0 path, exact as before (a 1x1 filter of 1s, scale 1)."""
+    x = np.arange(32, dtype=np.uint8).reshape(1, 4, 4, 2)
+    inputs = [Tensor(x, scale=0.5, zero_point=0), Tensor(np.ones((1, 1, 1, 2), np.uint8), scale=1.0, const=True),
+              Tensor(np.zeros(1, np.int32), scale=0.5, const=True), i32(VALID), i32(1), i32(1), i32(0),
+              boolean(False), i32(1), i32(1)]
+    got, = run(OP.CONV_2D, inputs, [Out(Q8, (1, 4, 4, 1), scale=1.0)])
+    want = np.floor(x.astype(np.float64).sum(axis=3, keepdims=True) * 0.5 + 0.5)  # halves up, as NNAPI's rounding
+    np.testing.assert_array_equal(got, np.minimum(want, 255))
