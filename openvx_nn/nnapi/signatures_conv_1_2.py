@@ -58,3 +58,14 @@ CONVOLUTIONS_1_2: dict[OperationType, Signature] = {
     OP.TRANSPOSE_CONV_2D: Signature(OP.TRANSPOSE_CONV_2D, transposed(), 29),
 }
 """The convolutions' signatures with API level 29's forms (CONV_2D and DEPTHWISE_CONV_2D keep API level 27)."""
+
+LAYOUT_OPERATIONS = (OP.AVERAGE_POOL_2D, OP.L2_POOL_2D, OP.MAX_POOL_2D, OP.RESIZE_BILINEAR, OP.DEPTH_TO_SPACE,
+                     OP.SPACE_TO_DEPTH, OP.BATCH_TO_SPACE_ND, OP.SPACE_TO_BATCH_ND)
+"""The operations API level 29 gives a trailing NCHW-layout flag (besides the convolutions)."""
+
+
+def with_layout(signature: Signature) -> Signature:
+    """``signature`` with each of its forms also taking the trailing layout flag."""
+    extra = tuple(Form((*f.inputs, LAYOUT), f.outputs, f.types, f.anchor, name=f"{f.name}, layout".lstrip(", "))
+                  for f in signature.forms)
+    return Signature(signature.operation, signature.forms + extra, signature.api)

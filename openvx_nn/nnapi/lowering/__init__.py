@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (register LOWERINGS)
     convolution_1_2,
     elementwise,
     functions,
+    layout_1_2,
     lookup,
     movement,
     recurrent,

@@ -46,6 +46,14 @@ QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
+NHWC_FROM_NCHW, NCHW_FROM_NHWC = (0, 2, 3, 1), (0, 3, 1, 2)
+
+
+def _perm(axes: tuple[int, ...]) -> dict[str, int]:
+    """The ``transpose`` kernel's scalars for a permutation of four axes."""
+    return {f"perm{i}": a for i, a in enumerate(axes)}
+
+
 class Deferred(NNAPIError):
     """The operation needs what only an execution gives: dimensions or the value of a model input."""
 
@@ -193,6 +201,9 @@ class OpContext:
         # the model's check has passed it: this names the form (which inputs are optional, which are enums)
         self.form = check_signature(self.type, [builder.operands[k] for k in self.inputs],
                                     [builder.operands[k] for k in self.outputs], index)
+        self.nchw = False
+        """Input 0 and output 0 are NCHW (API level 29's layout flag): ``shape(0)`` reads input 0 as NHWC and
+        ``node`` puts transposes at the node's edges, so the lowering and its NHWC kernel stay as they are."""
 
     def fail(self, message: str, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT) -> None:
         raise NNAPIError(message, status, self.index, self.type)
@@ -247,7 +258,10 @@ class OpContext:
         index = self.inputs[k]
         if index not in self.b.shapes:
             self._unknown(k, str(k))
-        return self.b.shapes[index]
+        shape = self.b.shapes[index]
+        if self.nchw and k == 0 and len(shape) == 4:
+            return tuple(shape[a] for a in NHWC_FROM_NCHW)
+        return shape
 
     def _unknown(self, k: int, name: str) -> None:
         """Input ``k`` has no shape yet: omitted (an error), or known only at execution (``Deferred``)."""
@@ -290,8 +304,22 @@ class OpContext:
                 self.fail(f"input {k} ({name}, operand {self.inputs[k]}) has no value; it is not optional")
             else:
                 operands[name] = None
-        self.node_on(op, operands, {n: (None if k is None else self.outputs[k]) for n, k in outputs.items()},
-                     ints, floats, create)
+        outs = {n: (None if k is None else self.outputs[k]) for n, k in outputs.items()}
+        if self.nchw:
+            operands["input"], outs["output"] = self._nchw_edges(operands["input"], outs["output"])
+        self.node_on(op, operands, outs, ints, floats, create)
+        if self.nchw:
+            self.node_on("transpose", {"input": outs["output"]}, {"output": self.outputs[0]}, _perm(NCHW_FROM_NHWC),
+                         create=create)
+
+    def _nchw_edges(self, data: int, out: int) -> tuple[int, int]:
+        """An NHWC temporary holding input ``data`` (NCHW) transposed, and one for the kernel's output (transposed
+        back into ``out`` by ``node``), typed and quantized like them."""
+        if len(self.b.shapes[data]) != 4:
+            self.fail(f"input 0 has shape {list(self.b.shapes[data])}; an NCHW layout needs 4 dimensions")
+        nhwc_in, nhwc_out = self.b.temporary(data), self.b.temporary(out)
+        self.node_on("transpose", {"input": data}, {"output": nhwc_in}, _perm(NHWC_FROM_NCHW))
+        return nhwc_in, nhwc_out
 
     def node_on(self, op: str, inputs: dict[str, int | None], outputs: dict[str, int | None],
                 ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,

@@ -90,7 +90,7 @@ POOLS = {T.AVERAGE_POOL_2D: "average_pool_2d", T.MAX_POOL_2D: "max_pool_2d", T.L
 @lowers(*POOLS)
 def lower_pool(op: OpContext) -> None:
     _nhwc(op)
-    explicit = len(op.inputs) == 10
+    explicit = op.form.name.startswith("explicit")
     at = 7 if explicit else 4
     filter_w, filter_h = op.scalar(at), op.scalar(at + 1)
     if filter_w * filter_h > MAX_WINDOW:

@@ -3,9 +3,10 @@ or float16, GROUPED_CONV_2D and TRANSPOSE_CONV_2D.
 
 What NNAPI 1.0 could already say (NHWC, no dilation, float32 or uint8) still lowers onto the NHWC kernels
 (``conv_pool``); the float forms with anything more lower onto ``grouped_conv_2d`` and ``transpose_conv_2d``
-(``operations/nnapi/windowed_float``). A uint8 convolution in NCHW, dilated, grouped, transposed or with a
-per-channel filter is refused at the operation, naming what this driver lacks (the NHWC engine's epilogue takes
-one requantization multiplier per layer).
+(``operations/nnapi/windowed_float``). A uint8 CONV_2D or DEPTHWISE_CONV_2D in NCHW runs on the NHWC engine
+with transposes at its edges; a uint8 convolution dilated, grouped, transposed or with a per-channel filter is
+refused at the operation, naming what this driver lacks (the NHWC engine's epilogue takes one requantization
+multiplier per layer).
 """
 from __future__ import annotations
 
@@ -82,9 +83,12 @@ def lower_convolution_1_2(op: OpContext) -> None:
     if op.kind(0) != OperandType.TENSOR_FLOAT16 and not nchw and dilation == (1, 1) and not per_channel:
         lower_convolution(op)
         return
-    if nchw or dilation != (1, 1) or per_channel:
-        _refuse_quant8(op, "in NCHW" if nchw else "with dilation" if dilation != (1, 1) else
-                       "with a per-channel quantized filter")
+    if op.kind(0) == Q8 and dilation == (1, 1) and not per_channel:  # NCHW: transposes at the NHWC node's edges
+        op.nchw = True
+        lower_convolution(op)
+        return
+    if dilation != (1, 1) or per_channel:
+        _refuse_quant8(op, "with dilation" if dilation != (1, 1) else "with a per-channel quantized filter")
     filt = op.shape(1)
     if len(filt) != 4:
         op.fail(f"filter has shape {list(filt)}, expected 4 dimensions")
