@@ -1,0 +1,132 @@
+"""The convolutions' and the layout-flag operations' API level 29 signatures are checked when they are added
+(``test_add_operation_validation_1_2``'s pattern): every list written here from the Android 10
+``NeuralNetworks.h`` is accepted (NNAPI 1.0's lists too), every mutant no valid list matches (each operand's type
+changed to each other type, one operand more or fewer) is refused naming the operation and a position, and through
+the C API a mutant returns BAD_DATA at ``ANeuralNetworksModel_addOperation``."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import ROOT, compile_c
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from test_add_operation_validation import DRIVER, parse
+from test_add_operation_validation_1_2 import TYPES, add, dims, mutants
+from test_nnapi_c_api import nnapi_flags
+
+from openvx_nn import nnapi
+
+OP = nnapi.OperationType
+T = nnapi.OperandType
+
+
+def _bias(t: str) -> str:
+    return "n1" if t == "q" else f"{t}1"
+
+
+def _lists(head: str, bodies: list[str], types: str = "hfq", tails: tuple[str, ...] = ("", " b")) -> list[str]:
+    """``head`` (T4 T4 B) then each body and tail, for each type T."""
+    return [f"{head.replace('T', t).replace('B', _bias(t))} {body}{tail} > {t}4"
+            for t in types for body in bodies for tail in tails]
+
+
+CONV_TAILS = ("", " b", " b i i")
+EXPLICIT, IMPLICIT = "i i i i i i", "i i i"
+VALID: dict[int, list[str]] = {
+    OP.CONV_2D: _lists("T4 T4 B", [f"{EXPLICIT} i", f"{IMPLICIT} i"], tails=CONV_TAILS),
+    OP.DEPTHWISE_CONV_2D: _lists("T4 T4 B", [f"{EXPLICIT} i i", f"{IMPLICIT} i i"], tails=CONV_TAILS),
+    OP.GROUPED_CONV_2D: _lists("T4 T4 B", [f"{EXPLICIT} i i b", f"{IMPLICIT} i i b"], tails=("",)),
+    OP.TRANSPOSE_CONV_2D: _lists("T4 T4 B", [f"{EXPLICIT} i b", f"n1 {IMPLICIT} i b"], tails=("",)),
+    **{op: [f"{t}4 {body}{tail} > {t}4" for t in types for body in (f"{EXPLICIT} i i i", f"{IMPLICIT} i i i")
+            for tail in ("", " b")]
+       for op, types in ((OP.AVERAGE_POOL_2D, "fq"), (OP.MAX_POOL_2D, "fq"), (OP.L2_POOL_2D, "f"))},
+    OP.RESIZE_BILINEAR: ["f4 i i > f4", "f4 i i b > f4"],
+    **{op: [f"{t}4 i{tail} > {t}4" for t in "fq" for tail in ("", " b")]
+       for op in (OP.DEPTH_TO_SPACE, OP.SPACE_TO_DEPTH)},
+    OP.BATCH_TO_SPACE_ND: [f"{t}4 n1{tail} > {t}4" for t in "fq" for tail in ("", " b")],
+    OP.SPACE_TO_BATCH_ND: [f"{t}4 n1 n2{tail} > {t}4" for t in "fq" for tail in ("", " b")],
+}
+"""Every valid list of these operations (API levels 27 to 29)."""
+
+
+def valid(op: int, case) -> bool:
+    return case in {parse(line) for line in VALID[op]}
+
+
+CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
+
+
+@pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{' '.join(c[0])}>{' '.join(c[1])}" for op, c in CASES])
+def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
+    add(op, case)
+    refused = 0
+    for where, p, mutant in mutants(case):
+        if not mutant[1] or valid(op, mutant):
+            if mutant[1]:
+                add(op, mutant)
+            continue
+        with pytest.raises(nnapi.NNAPIError) as err:
+            add(op, mutant)
+        message = str(err.value)
+        assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
+        assert message.startswith(f"operation 0 ({OP(op).name}): "), message
+        assert "expected" in message, message
+        if p is not None:
+            assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
+        refused += 1
+    assert refused >= len(case[0]) + len(case[1])
+
+
+def _per_channel_model(op: int, channel_dim: int, filter_shape: list[int], tail: list[tuple[int, object]]):
+    m = nnapi.Model()
+    x = m.add_operand(T.TENSOR_QUANT8_ASYMM, [1, 4, 4, 2], scale=0.5, zero_point=3)
+    f = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, filter_shape)
+    m.set_operand_symm_per_channel_quant_params(f, [0.5] * filter_shape[channel_dim], channel_dim)
+    b = m.add_operand(T.TENSOR_INT32, [filter_shape[channel_dim]])
+    ks = []
+    for kind, value in tail:
+        ks.append(m.add_operand(kind))
+        m.set_operand_value(ks[-1], value)
+    out = m.add_operand(T.TENSOR_QUANT8_ASYMM, [1, 4, 4, 2], scale=1.0)
+    m.add_operation(op, [x, f, b, *ks], [out])
+    return m
+
+
+@pytest.mark.parametrize("op, dim, shape, tail", [
+    (OP.CONV_2D, 0, [2, 1, 1, 2], [(T.INT32, 1)] * 4),
+    (OP.DEPTHWISE_CONV_2D, 3, [1, 1, 1, 2], [(T.INT32, 1)] * 5 + [(T.BOOL, False)]),
+    (OP.GROUPED_CONV_2D, 0, [2, 1, 1, 1], [(T.INT32, 1)] * 5 + [(T.BOOL, False)]),
+    (OP.TRANSPOSE_CONV_2D, 0, [2, 1, 1, 2], [(T.INT32, 0)] * 4 + [(T.INT32, 1)] * 3 + [(T.BOOL, True)]),
+], ids=["conv", "depthwise", "grouped", "transposed"])
+def test_a_per_channel_filter_is_a_uint8_convolutions_filter(op, dim, shape, tail):
+    _per_channel_model(op, dim, shape, tail)  # accepted at addOperation
+    with pytest.raises(nnapi.NNAPIError, match=r"input 1 \(filter\) is TENSOR_QUANT8_SYMM_PER_CHANNEL; expected"):
+        m = nnapi.Model()
+        ks = [m.add_operand(T.TENSOR_FLOAT32, [2, 2, 2, 2])]
+        f = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, [2, 2, 2, 2])
+        m.set_operand_symm_per_channel_quant_params(f, [0.5, 0.5], 0)
+        ks += [f, m.add_operand(T.TENSOR_FLOAT32, [2])]
+        ks += [m.add_operand(T.INT32) for _ in tail]
+        m.add_operation(op, ks, [m.add_operand(T.TENSOR_FLOAT32, [2, 2, 2, 2])])
+
+
+def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+    lines, expected = [], []
+    for op, case in CASES:
+        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
+            tokens = mutant[0] + mutant[1]
+            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
+            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    spec = tmp_path / "operations.txt"
+    spec.write_text("\n".join(lines) + "\n")
+    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
+    assert got == expected
+    assert expected.count(4) > 500 and np.count_nonzero(np.asarray(expected) == 0) > 40
