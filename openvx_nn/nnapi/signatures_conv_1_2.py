@@ -1,6 +1,8 @@
 """The convolutions' signatures as API level 29 writes them (``signatures`` merges them): GROUPED_CONV_2D and
 TRANSPOSE_CONV_2D, and CONV_2D's and DEPTHWISE_CONV_2D's forms with float16, a per-channel quantized filter, the
-trailing NCHW-layout flag and, after it, the dilation factors.
+trailing NCHW-layout flag and, after it, the dilation factors; the layout flag of the pools, resizing and the
+depth/space and batch/space moves; SOFTMAX's, L2_NORMALIZATION's and LOCAL_RESPONSE_NORMALIZATION's ranks 1 to 4,
+float16 and trailing axis.
 
 Written from the "Inputs" lists and "Supported tensor types" of the Android 10 ``NeuralNetworks.h``. A filter of a
 TENSOR_QUANT8_ASYMM convolution is TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_SYMM_PER_CHANNEL (its channel axis and its
@@ -9,9 +11,10 @@ bias's scale are ``model_rules``'); a float16 convolution's bias is float16.
 from __future__ import annotations
 
 from .enums import OperandType, OperationType
-from .signature_forms import ACTIVATION, Q8, TF32, TI32, Form, Signature, Slot, fixed, i32, t
+from .signature_forms import ACTIVATION, F32, Q8, TF32, TI32, UP_TO_4, Form, Signature, Slot, fixed, i32, t
 
 BOOL, TF16, PC = OperandType.BOOL, OperandType.TENSOR_FLOAT16, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
+F16 = OperandType.FLOAT16
 OP = OperationType
 TYPES = (TF16, TF32, Q8)
 FILTER = Slot("filter", by_type=((TF16, TF16), (TF32, TF32), (Q8, Q8), (Q8, PC)), ranks=(4,))
@@ -69,3 +72,24 @@ def with_layout(signature: Signature) -> Signature:
     extra = tuple(Form((*f.inputs, LAYOUT), f.outputs, f.types, f.anchor, name=f"{f.name}, layout".lstrip(", "))
                   for f in signature.forms)
     return Signature(signature.operation, signature.forms + extra, signature.api)
+
+
+def _real(name: str) -> Slot:
+    """A scalar of the tensors' real type: FLOAT16 beside TENSOR_FLOAT16, else FLOAT32."""
+    return Slot(name, by_type=((TF16, F16), (TF32, F32), (Q8, F32)))
+
+
+def _with_axis(inputs: tuple[Slot, ...], types: tuple[OperandType, ...]) -> tuple[Form, ...]:
+    out = (t("output", UP_TO_4),)
+    return (Form(inputs, out, types, name="along the last axis"),
+            Form((*inputs, i32("axis")), out, types, name="with an axis"))
+
+
+DATA = t("input", UP_TO_4)
+NORMALIZATIONS_1_2: dict[OperationType, Signature] = {
+    OP.SOFTMAX: Signature(OP.SOFTMAX, _with_axis((DATA, _real("beta")), TYPES)),
+    OP.L2_NORMALIZATION: Signature(OP.L2_NORMALIZATION, _with_axis((DATA,), TYPES)),
+    OP.LOCAL_RESPONSE_NORMALIZATION: Signature(OP.LOCAL_RESPONSE_NORMALIZATION, _with_axis(
+        (DATA, i32("radius"), _real("bias"), _real("alpha"), _real("beta")), (TF16, TF32))),
+}
+"""The normalizations with API level 29's forms (their API level stays 27)."""

@@ -213,8 +213,8 @@ def test_the_message_names_the_expected_type():
 RANKS = [  # (operation, valid list, input position, a rank the header refuses there)
     (OP.CONV_2D, CONV_F[1], 0, 3), (OP.CONV_2D, CONV_F[1], 1, 2), (OP.CONV_2D, CONV_F[1], 2, 2),
     (OP.DEPTHWISE_CONV_2D, VALID[OP.DEPTHWISE_CONV_2D][1], 1, 3), (OP.MAX_POOL_2D, VALID[OP.MAX_POOL_2D][1], 0, 2),
-    (OP.L2_NORMALIZATION, "f4 > f4", 0, 2), (OP.LOCAL_RESPONSE_NORMALIZATION, "f4 i s s s > f4", 0, 3),
-    (OP.SOFTMAX, "f2 s > f2", 0, 3), (OP.RESIZE_BILINEAR, "f4 i i > f4", 0, 3), (OP.ADD, "f4 f4 i > f4", 0, 5),
+    (OP.L2_NORMALIZATION, "f4 > f4", 0, 5), (OP.LOCAL_RESPONSE_NORMALIZATION, "f4 i s s s > f4", 0, 5),
+    (OP.SOFTMAX, "f2 s > f2", 0, 5),  # API level 29 takes ranks 1 to 4 for these three (OP.RESIZE_BILINEAR, "f4 i i > f4", 0, 3), (OP.ADD, "f4 f4 i > f4", 0, 5),
     (OP.FULLY_CONNECTED, "f2 f2 f1 i > f2", 1, 3), (OP.EMBEDDING_LOOKUP, "n1 f2 > f2", 0, 2),
     (OP.EMBEDDING_LOOKUP, "n1 f2 > f2", 1, 1), (OP.HASHTABLE_LOOKUP, "n1 n1 f2 > f2 q1", 1, 2),
     (OP.LSH_PROJECTION, "f2 f2 f1 i > n1", 0, 3), (OP.RESHAPE, "f3 n1 > f2", 1, 2),

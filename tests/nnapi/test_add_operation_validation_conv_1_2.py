@@ -1,4 +1,4 @@
-"""The convolutions' and the layout-flag operations' API level 29 signatures are checked when they are added
+"""The convolutions', the layout-flag operations' and the normalizations' API level 29 signatures are checked when they are added
 (``test_add_operation_validation_1_2``'s pattern): every list written here from the Android 10
 ``NeuralNetworks.h`` is accepted (NNAPI 1.0's lists too), every mutant no valid list matches (each operand's type
 changed to each other type, one operand more or fewer) is refused naming the operation and a position, and through
@@ -48,6 +48,10 @@ VALID: dict[int, list[str]] = {
        for op in (OP.DEPTH_TO_SPACE, OP.SPACE_TO_DEPTH)},
     OP.BATCH_TO_SPACE_ND: [f"{t}4 n1{tail} > {t}4" for t in "fq" for tail in ("", " b")],
     OP.SPACE_TO_BATCH_ND: [f"{t}4 n1 n2{tail} > {t}4" for t in "fq" for tail in ("", " b")],
+    OP.SOFTMAX: [f"{t}2 {b}{tail} > {t}2" for t, b in (("h", "e"), ("f", "s"), ("q", "s")) for tail in ("", " i")],
+    OP.L2_NORMALIZATION: [f"{t}2{tail} > {t}2" for t in "hfq" for tail in ("", " i")],
+    OP.LOCAL_RESPONSE_NORMALIZATION: [f"{t}4 i {b} {b} {b}{tail} > {t}4" for t, b in (("h", "e"), ("f", "s"))
+                                      for tail in ("", " i")],
 }
 """Every valid list of these operations (API levels 27 to 29)."""
 

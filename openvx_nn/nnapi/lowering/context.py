@@ -46,12 +46,13 @@ QUANT8 = OperandType.TENSOR_QUANT8_ASYMM
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
-NHWC_FROM_NCHW, NCHW_FROM_NHWC = (0, 2, 3, 1), (0, 3, 1, 2)
+NHWC_FROM_NCHW = (0, 2, 3, 1)
+"""``OpContext.perm`` of an NCHW operation onto an NHWC kernel."""
 
 
 def _perm(axes: tuple[int, ...]) -> dict[str, int]:
-    """The ``transpose`` kernel's scalars for a permutation of four axes."""
-    return {f"perm{i}": a for i, a in enumerate(axes)}
+    """The ``transpose`` kernel's scalars for a permutation of up to four axes (the rest in place)."""
+    return {f"perm{i}": a for i, a in enumerate((*axes, *range(len(axes), 4)))}
 
 
 class Deferred(NNAPIError):
@@ -201,9 +202,10 @@ class OpContext:
         # the model's check has passed it: this names the form (which inputs are optional, which are enums)
         self.form = check_signature(self.type, [builder.operands[k] for k in self.inputs],
                                     [builder.operands[k] for k in self.outputs], index)
-        self.nchw = False
-        """Input 0 and output 0 are NCHW (API level 29's layout flag): ``shape(0)`` reads input 0 as NHWC and
-        ``node`` puts transposes at the node's edges, so the lowering and its NHWC kernel stay as they are."""
+        self.perm: tuple[int, ...] | None = None
+        """Input 0 and output 0 seen through a permutation of their axes (NHWC from API level 29's NCHW layout, a
+        normalization's axis moved last): ``shape(0)`` reads input 0 permuted and ``node`` puts transposes at the
+        node's edges, so the lowering and its kernel stay as they are."""
 
     def fail(self, message: str, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT) -> None:
         raise NNAPIError(message, status, self.index, self.type)
@@ -259,8 +261,8 @@ class OpContext:
         if index not in self.b.shapes:
             self._unknown(k, str(k))
         shape = self.b.shapes[index]
-        if self.nchw and k == 0 and len(shape) == 4:
-            return tuple(shape[a] for a in NHWC_FROM_NCHW)
+        if self.perm is not None and k == 0 and len(shape) == len(self.perm):
+            return tuple(shape[a] for a in self.perm)
         return shape
 
     def _unknown(self, k: int, name: str) -> None:
@@ -305,21 +307,22 @@ class OpContext:
             else:
                 operands[name] = None
         outs = {n: (None if k is None else self.outputs[k]) for n, k in outputs.items()}
-        if self.nchw:
-            operands["input"], outs["output"] = self._nchw_edges(operands["input"], outs["output"])
+        if self.perm is not None:
+            operands["input"], outs["output"] = self._permuted_edges(operands["input"], outs["output"])
         self.node_on(op, operands, outs, ints, floats, create)
-        if self.nchw:
-            self.node_on("transpose", {"input": outs["output"]}, {"output": self.outputs[0]}, _perm(NCHW_FROM_NHWC),
+        if self.perm is not None:
+            back = tuple(int(a) for a in np.argsort(self.perm))
+            self.node_on("transpose", {"input": outs["output"]}, {"output": self.outputs[0]}, _perm(back),
                          create=create)
 
-    def _nchw_edges(self, data: int, out: int) -> tuple[int, int]:
-        """An NHWC temporary holding input ``data`` (NCHW) transposed, and one for the kernel's output (transposed
+    def _permuted_edges(self, data: int, out: int) -> tuple[int, int]:
+        """A temporary holding input ``data`` transposed by ``perm``, and one for the kernel's output (transposed
         back into ``out`` by ``node``), typed and quantized like them."""
-        if len(self.b.shapes[data]) != 4:
-            self.fail(f"input 0 has shape {list(self.b.shapes[data])}; an NCHW layout needs 4 dimensions")
-        nhwc_in, nhwc_out = self.b.temporary(data), self.b.temporary(out)
-        self.node_on("transpose", {"input": data}, {"output": nhwc_in}, _perm(NHWC_FROM_NCHW))
-        return nhwc_in, nhwc_out
+        if len(self.b.shapes[data]) != len(self.perm):
+            self.fail(f"input 0 has shape {list(self.b.shapes[data])}; its layout needs {len(self.perm)} dimensions")
+        moved_in, moved_out = self.b.temporary(data), self.b.temporary(out)
+        self.node_on("transpose", {"input": data}, {"output": moved_in}, _perm(self.perm))
+        return moved_in, moved_out
 
     def node_on(self, op: str, inputs: dict[str, int | None], outputs: dict[str, int | None],
                 ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...operations.nnapi.windowed_float import CONV, DEPTHWISE
 from ..enums import OperandType, OperationType, PaddingScheme
-from .context import OpContext
+from .context import NHWC_FROM_NCHW, OpContext
 from .conv_pool import check_bias, lower_convolution
 from .registry import lowers
 
@@ -84,7 +84,7 @@ def lower_convolution_1_2(op: OpContext) -> None:
         lower_convolution(op)
         return
     if op.kind(0) == Q8 and dilation == (1, 1) and not per_channel:  # NCHW: transposes at the NHWC node's edges
-        op.nchw = True
+        op.perm = NHWC_FROM_NCHW
         lower_convolution(op)
         return
     if dilation != (1, 1) or per_channel:

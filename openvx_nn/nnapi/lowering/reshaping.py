@@ -85,7 +85,7 @@ def lower_resize(op: OpContext) -> None:
 def lower_softmax(op: OpContext) -> None:
     beta = op.scalar(1)
     shape = op.shape(0)
-    if op.kind(0) == F32T and beta == 1.0 and len(shape) == 2:
+    if op.kind(0) == F32T and beta == 1.0 and len(shape) == 2 and op.perm is None:
         op.settle(0, shape, np.dtype(np.float32))
         if not op.b.dry:
             op.standard("org.khronos.nn_extension.softmax_layer", [op.vx("in", 0), op.vx("out", 0)])
