@@ -1,8 +1,8 @@
 """API level 29's convolutions against plain loops written from the Android 10 ``NeuralNetworks.h``: GROUPED_CONV_2D,
 TRANSPOSE_CONV_2D, and CONV_2D and DEPTHWISE_CONV_2D with the NCHW-layout flag and dilation, in float32 and float16
 (computed in float32, each output rounded once to float16), over randomized shapes, both padding forms, both
-layouts and every fused activation. uint8 forms this driver lacks (NCHW, dilation, groups, transposed, per-channel
-filters) are refused at compilation naming what is missing; uint8 CONV_2D and DEPTHWISE_CONV_2D in NCHW run."""
+layouts and every fused activation; uint8 CONV_2D and DEPTHWISE_CONV_2D in NCHW and with per-channel filters. The
+uint8 forms this driver lacks (dilation, groups, transposed) are refused at compilation naming what is missing."""
 from __future__ import annotations
 
 import numpy as np
@@ -256,25 +256,62 @@ def test_a_uint8_form_the_engine_lacks_is_refused_naming_it(op, inputs, what):
     assert f"a TENSOR_QUANT8_ASYMM {what}" in message and "not supported" in message, message
 
 
-def test_a_per_channel_filter_is_refused_naming_it():
+def _per_channel_run(op, x, filt, scales, bias, tail, out_shape, out_quant, nchw):
     m = nnapi.Model()
-    x = m.add_operand(Q8, [1, 4, 4, 2], scale=0.5, zero_point=3)
-    f = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, [2, 1, 1, 2])
-    m.set_operand_symm_per_channel_quant_params(f, [0.5, 0.25], 0)
-    m.set_operand_value(f, np.ones((2, 1, 1, 2), np.int8))
-    b = m.add_operand(I32T, [2])
-    m.set_operand_value(b, np.zeros(2, np.int32))
+    xk = m.add_operand(Q8, list(x.shape), scale=0.5, zero_point=100)
+    fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.shape))
+    m.set_operand_symm_per_channel_quant_params(fk, scales, 3 if op == OP.DEPTHWISE_CONV_2D else 0)
+    m.set_operand_value(fk, filt)
+    bk = m.add_operand(I32T, [len(bias)])
+    m.set_operand_value(bk, bias)
     ks = []
-    for v in (VALID, 1, 1, 0):
-        ks.append(m.add_operand(T.INT32))
+    for kind, v in tail + [(T.BOOL, nchw)]:
+        ks.append(m.add_operand(kind))
         m.set_operand_value(ks[-1], v)
-    out = m.add_operand(Q8, [1, 4, 4, 2], scale=1.0)
-    m.add_operation(OP.CONV_2D, [x, f, b, *ks], [out])
-    m.identify_inputs_and_outputs([x], [out])
+    out = m.add_operand(Q8, list(out_shape), scale=out_quant[0], zero_point=out_quant[1])
+    m.add_operation(op, [xk, fk, bk, *ks], [out])
+    m.identify_inputs_and_outputs([xk], [out])
     m.finish()
-    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [False]
-    with pytest.raises(nnapi.NNAPIError, match="CONV_2D with a per-channel quantized filter is not supported"):
-        nnapi.Compilation(m).finish()
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    got = np.zeros(out_shape, np.uint8)
+    e.set_output(0, got)
+    e.compute()
+    c.release()
+    return got
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
+@pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
+def test_a_per_channel_filter_requantizes_each_channel_by_its_scale(depthwise, nchw, seed):
+    """acc[o] = bias[o] + sum (x - 100) * q_filter (exact integers); out = round(acc * 0.5 * scale[o] / s_out) + zo,
+    clamped, within 1 of the real-valued rounding (NNAPI's multiplier is a 31-bit approximation)."""
+    rng = np.random.default_rng(seed)
+    n, h, w, c = int(rng.integers(1, 3)), int(rng.integers(3, 7)), int(rng.integers(3, 7)), int(rng.integers(1, 4))
+    kh, kw, act = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(0, 4))
+    x = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)
+    if depthwise:
+        mult = int(rng.integers(1, 3))
+        filt = rng.integers(-127, 128, (1, kh, kw, c * mult), dtype=np.int8)
+        o = c * mult
+    else:
+        o = int(rng.integers(1, 5))
+        filt = rng.integers(-127, 128, (o, kh, kw, c), dtype=np.int8)
+    scales = [float(v) for v in rng.uniform(0.001, 0.02, o).astype(np.float32)]
+    bias = rng.integers(-2000, 2000, o).astype(np.int32)
+    acc = conv_reference(x.astype(np.float64) - 100, filt, bias, (0, 1, 1, 0), (1, 1), (1, 1), 1, 0,
+                         depthwise=depthwise)
+    out_scale, out_zero = 0.05, 120
+    real = acc * 0.5 * np.asarray(scales, np.float64) / out_scale
+    low, high = {0: (0, 255), 1: (120, 255), 2: (100, 140), 3: (120, 240)}[act]
+    want = np.clip(np.sign(real) * np.floor(np.abs(real) + 0.5) + out_zero, low, high)
+    tail = [(T.INT32, v) for v in (0, 1, 1, 0, 1, 1)] + ([(T.INT32, mult)] if depthwise else []) + [(T.INT32, act)]
+    got = _per_channel_run(OP.DEPTHWISE_CONV_2D if depthwise else OP.CONV_2D, to_layout(x, nchw), filt, scales, bias,
+                           tail, to_layout(want, nchw).shape, (out_scale, out_zero), nchw)
+    assert np.abs(got.astype(np.int64) - to_layout(want, nchw)).max() <= 1
 
 
 def test_the_uint8_conv_2d_in_api_level_29s_form_with_nhwc_runs_on_the_nhwc_engine():

@@ -101,3 +101,18 @@ def fully_connected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: 
     if bias is not None:
         acc = acc + bias.astype(acc.dtype)
     output_stage(acc.reshape(out.shape), out, activation, quant_in, quant_w, quant_out)
+
+
+def conv2d_per_channel(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+                       pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int, activation: int,
+                       quant_in: tuple[float, int], scales: np.ndarray, quant_out: tuple[float, int]) -> None:
+    """A uint8 convolution (``multiplier`` 0) or depthwise convolution whose int8 filter has a scale per output
+    channel (symmetric: zero point 0): the exact sums of ``conv2d``, each channel requantized by its own
+    ``s_in * scales[o] / s_out``."""
+    acc = _accumulator(bias, out.shape, True)
+    _window_sum(_offsets(x, quant_in), np.ascontiguousarray(w, np.int64), acc, pads[2], pads[0], strides[1],
+                strides[0], multiplier)
+    low, high = quantized_range(activation, *quant_out)
+    for o in range(out.shape[-1]):
+        scale = float(quant_in[0]) * float(scales[o]) / float(quant_out[0])
+        out[..., o] = requantize(acc[..., o], scale, quant_out[1], low, high).astype(np.uint8)

@@ -290,10 +290,11 @@ class OpContext:
     # -- making the node ----------------------------------------------------------
     def node(self, op: str, tensors: dict[str, int | None], outputs: dict[str, int | None],
              ints: dict[str, int] | None = None, floats: dict[str, float] | None = None,
-             create: bool = True) -> None:
+             create: bool = True, made: dict[str, int] | None = None) -> None:
         """Add kernel ``org.openvx_nn.nnapi.<op>`` with NNAPI input positions ``tensors`` (None: absent)
         and output positions ``outputs``; check and record the outputs' shapes.  With ``create`` False
-        only the checks run (the caller lowers the operation onto standard kernels instead)."""
+        only the checks run (the caller lowers the operation onto standard kernels instead); ``made``: inputs
+        the lowering made, by operand index (``GraphBuilder.constant_operand``)."""
         kernel = NNAPI_KERNELS[op]
         optional = {n.rstrip("?") for n in kernel.inputs if n.endswith("?")}
         operands: dict[str, int | None] = {}
@@ -306,6 +307,7 @@ class OpContext:
                 self.fail(f"input {k} ({name}, operand {self.inputs[k]}) has no value; it is not optional")
             else:
                 operands[name] = None
+        operands.update(made or {})
         outs = {n: (None if k is None else self.outputs[k]) for n, k in outputs.items()}
         if self.perm is not None:
             operands["input"], outs["output"] = self._permuted_edges(operands["input"], outs["output"])

@@ -4,9 +4,9 @@ or float16, GROUPED_CONV_2D and TRANSPOSE_CONV_2D.
 What NNAPI 1.0 could already say (NHWC, no dilation, float32 or uint8) still lowers onto the NHWC kernels
 (``conv_pool``); the float forms with anything more lower onto ``grouped_conv_2d`` and ``transpose_conv_2d``
 (``operations/nnapi/windowed_float``). A uint8 CONV_2D or DEPTHWISE_CONV_2D in NCHW runs on the NHWC engine
-with transposes at its edges; a uint8 convolution dilated, grouped, transposed or with a per-channel filter is
-refused at the operation, naming what this driver lacks (the NHWC engine's epilogue takes one requantization
-multiplier per layer).
+with transposes at its edges; with a per-channel filter on ``conv_2d_per_channel`` (``operations/nnapi/
+per_channel``: exact sums, a multiplier per channel); a uint8 convolution dilated, grouped or transposed is
+refused at the operation, naming what this driver lacks.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 from ...operations.nnapi.windowed_float import CONV, DEPTHWISE
 from ..enums import OperandType, OperationType, PaddingScheme
 from .context import NHWC_FROM_NCHW, OpContext
-from .conv_pool import check_bias, lower_convolution
+from .conv_pool import check_bias, lower_convolution, window
 from .registry import lowers
 
 T = OperationType
@@ -83,12 +83,13 @@ def lower_convolution_1_2(op: OpContext) -> None:
     if op.kind(0) != OperandType.TENSOR_FLOAT16 and not nchw and dilation == (1, 1) and not per_channel:
         lower_convolution(op)
         return
-    if op.kind(0) == Q8 and dilation == (1, 1) and not per_channel:  # NCHW: transposes at the NHWC node's edges
-        op.perm = NHWC_FROM_NCHW
-        lower_convolution(op)
+    if op.kind(0) == Q8 and dilation == (1, 1):  # NCHW: transposes at the NHWC node's edges
+        if nchw:
+            op.perm = NHWC_FROM_NCHW
+        (_per_channel if per_channel else lower_convolution)(op)
         return
-    if dilation != (1, 1) or per_channel:
-        _refuse_quant8(op, "with dilation" if dilation != (1, 1) else "with a per-channel quantized filter")
+    if dilation != (1, 1):
+        _refuse_quant8(op, "with dilation")
     filt = op.shape(1)
     if len(filt) != 4:
         op.fail(f"filter has shape {list(filt)}, expected 4 dimensions")
@@ -102,6 +103,23 @@ def lower_convolution_1_2(op: OpContext) -> None:
     ints.update(dilation_h=dilation[0], dilation_w=dilation[1], groups=channels if depthwise else 1,
                 filter_kind=DEPTHWISE if depthwise else CONV, activation=op.scalar(nxt), nchw=nchw)
     op.node("grouped_conv_2d", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints)
+
+
+def _per_channel(op: OpContext) -> None:
+    """A uint8 CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter: its scales become a constant input of
+    ``conv_2d_per_channel``."""
+    depthwise = op.type == T.DEPTHWISE_CONV_2D
+    filt = op.shape(1)
+    if len(filt) != 4:
+        op.fail(f"filter has shape {list(filt)}, expected 4 dimensions")
+    ints, nxt = window(op, 3, op.form.name.startswith("explicit"), (filt[1], filt[2]))
+    ints["depth_multiplier"] = op.scalar(nxt) if depthwise else 0
+    if depthwise and ints["depth_multiplier"] < 1:
+        op.fail(f"depth multiplier {ints['depth_multiplier']} must be at least 1")
+    ints["activation"] = op.scalar(nxt + depthwise)
+    scales, _ = op.channel_quant(1)
+    made = {"scales": op.b.constant_operand(scales, OperandType.TENSOR_FLOAT32)}
+    op.node("conv_2d_per_channel", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints, made=made)
 
 
 @lowers(T.GROUPED_CONV_2D)

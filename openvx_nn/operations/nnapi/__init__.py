@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (register)
     movement,
     multinomial,
     normalization,
+    per_channel,
     recurrent,
     reshaping,
     selection,
