@@ -155,14 +155,16 @@ def test_a_rank_beyond_six_or_a_paddings_tensor_of_the_wrong_rank_is_refused():
         add(OP.PAD_V2, parse("f3 n1 s > f3"))
 
 
-def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+def c_api_codes(tmp_path, cases, is_valid) -> list[int]:
+    """Each case and its mutants added through ``ANeuralNetworksModel_addOperation``: the C API's codes checked
+    against NO_ERROR for the lists ``is_valid`` takes and BAD_DATA for the others; returns the codes."""
     lines, expected = [], []
-    for op, case in CASES:
+    for op, case in cases:
         for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
             tokens = mutant[0] + mutant[1]
             operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
             lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
-            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+            expected.append(0 if is_valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
     spec = tmp_path / "operations.txt"
     spec.write_text("\n".join(lines) + "\n")
     exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
@@ -171,4 +173,9 @@ def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_l
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
     assert got == expected
+    return expected
+
+
+def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
+    expected = c_api_codes(tmp_path, CASES, valid)
     assert expected.count(4) > 500 and expected.count(0) > 40

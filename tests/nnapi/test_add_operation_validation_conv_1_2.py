@@ -5,17 +5,10 @@ changed to each other type, one operand more or fewer) is refused naming the ope
 the C API a mutant returns BAD_DATA at ``ANeuralNetworksModel_addOperation``."""
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-
-import numpy as np
 import pytest
-from conftest import ROOT, compile_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
-from test_add_operation_validation import DRIVER, parse
-from test_add_operation_validation_1_2 import TYPES, add, dims, mutants
-from test_nnapi_c_api import nnapi_flags
+from test_add_operation_validation import parse
+from test_add_operation_validation_1_2 import assert_mutants_refused, c_api_codes
 
 from openvx_nn import nnapi
 
@@ -65,23 +58,7 @@ CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
 
 @pytest.mark.parametrize("op, case", CASES, ids=[f"{OP(op).name}:{' '.join(c[0])}>{' '.join(c[1])}" for op, c in CASES])
 def test_a_valid_list_is_accepted_and_every_mutant_no_valid_list_matches_is_refused_naming_the_position(op, case):
-    add(op, case)
-    refused = 0
-    for where, p, mutant in mutants(case):
-        if not mutant[1] or valid(op, mutant):
-            if mutant[1]:
-                add(op, mutant)
-            continue
-        with pytest.raises(nnapi.NNAPIError) as err:
-            add(op, mutant)
-        message = str(err.value)
-        assert err.value.status == nnapi.ErrorStatus.INVALID_ARGUMENT
-        assert message.startswith(f"operation 0 ({OP(op).name}): "), message
-        assert "expected" in message, message
-        if p is not None:
-            assert re.search(rf"\b{where} {p}\b", message), (mutant, message)
-        refused += 1
-    assert refused >= len(case[0]) + len(case[1])
+    assert_mutants_refused(op, case, valid)
 
 
 def _per_channel_model(op: int, channel_dim: int, filter_shape: list[int], tail: list[tuple[int, object]]):
@@ -118,19 +95,5 @@ def test_a_per_channel_filter_is_a_uint8_convolutions_filter(op, dim, shape, tai
 
 
 def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
-    lines, expected = [], []
-    for op, case in CASES:
-        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
-            tokens = mutant[0] + mutant[1]
-            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
-            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
-            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
-    spec = tmp_path / "operations.txt"
-    spec.write_text("\n".join(lines) + "\n")
-    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
-    assert got == expected
-    assert expected.count(4) > 500 and np.count_nonzero(np.asarray(expected) == 0) > 40
+    expected = c_api_codes(tmp_path, CASES, valid)
+    assert expected.count(4) > 500 and expected.count(0) > 40
