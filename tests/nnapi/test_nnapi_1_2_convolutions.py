@@ -1,8 +1,9 @@
 """API level 29's convolutions against plain loops written from the Android 10 ``NeuralNetworks.h``: GROUPED_CONV_2D,
 TRANSPOSE_CONV_2D, and CONV_2D and DEPTHWISE_CONV_2D with the NCHW-layout flag and dilation, in float32 and float16
 (computed in float32, each output rounded once to float16), over randomized shapes, both padding forms, both
-layouts and every fused activation; uint8 CONV_2D and DEPTHWISE_CONV_2D in NCHW and with per-channel filters. The
-uint8 forms this driver lacks (dilation, groups, transposed) are refused at compilation naming what is missing."""
+layouts and every fused activation; uint8 CONV_2D and DEPTHWISE_CONV_2D in NCHW and with per-channel filters, uint8
+GROUPED_CONV_2D in NHWC. The uint8 forms this driver lacks (dilation, transposed, grouped in NCHW) are refused at
+compilation naming what is missing."""
 from __future__ import annotations
 
 import numpy as np
@@ -244,13 +245,13 @@ def _bias_q(n, scale=0.25):
 
 
 @pytest.mark.parametrize("op, inputs, what", [
-    (OP.GROUPED_CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 1, 1, 1)), _bias_q(2), i32(VALID), i32(1), i32(1),
-                                  i32(2), i32(0), boolean(False)], "GROUPED_CONV_2D"),
+    (OP.GROUPED_CONV_2D, lambda: [_q8((1, 2, 4, 4)), _q8((2, 1, 1, 1)), _bias_q(2), i32(VALID), i32(1), i32(1),
+                                  i32(2), i32(0), boolean(True)], "GROUPED_CONV_2D in NCHW"),
     (OP.TRANSPOSE_CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 1, 1, 2)), _bias_q(2), i32(0), i32(0), i32(0),
                                     i32(0), i32(1), i32(1), i32(0), boolean(False)], "TRANSPOSE_CONV_2D"),
     (OP.CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 2, 2, 2)), _bias_q(2), i32(VALID), i32(1), i32(1), i32(0),
                           boolean(False), i32(2), i32(1)], "CONV_2D with dilation"),
-], ids=["grouped", "transposed", "conv-dilated"])
+], ids=["grouped-nchw", "transposed", "conv-dilated"])
 def test_a_uint8_form_the_engine_lacks_is_refused_naming_it(op, inputs, what):
     message = refused(op, inputs(), [Out(Q8, (), scale=1.0)])
     assert f"a TENSOR_QUANT8_ASYMM {what}" in message and "not supported" in message, message
@@ -312,6 +313,61 @@ def test_a_per_channel_filter_requantizes_each_channel_by_its_scale(depthwise, n
     got = _per_channel_run(OP.DEPTHWISE_CONV_2D if depthwise else OP.CONV_2D, to_layout(x, nchw), filt, scales, bias,
                            tail, to_layout(want, nchw).shape, (out_scale, out_zero), nchw)
     assert np.abs(got.astype(np.int64) - to_layout(want, nchw)).max() <= 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("per_channel", [False, True], ids=["one-scale", "per-channel"])
+def test_a_uint8_grouped_conv_2d_sums_each_group_and_requantizes(per_channel, seed):
+    """acc = bias + sum over the group's channels of (x - 100) * (filter - filter zero point); out =
+    round(acc * 0.5 * filter scale / s_out) + zo, clamped, within 1 of the real-valued rounding."""
+    rng = np.random.default_rng(40 + seed)
+    groups, cg, og = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    n, h, w = int(rng.integers(1, 3)), int(rng.integers(3, 7)), int(rng.integers(3, 7))
+    kh, kw, act = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(0, 4))
+    x = rng.integers(0, 256, (n, h, w, groups * cg), dtype=np.uint8)
+    units = groups * og
+    bias = rng.integers(-2000, 2000, units).astype(np.int32)
+    if per_channel:
+        filt = rng.integers(-127, 128, (units, kh, kw, cg), dtype=np.int8)
+        scales, zero = rng.uniform(0.001, 0.02, units).astype(np.float32), 0
+    else:
+        filt = rng.integers(0, 256, (units, kh, kw, cg), dtype=np.uint8)
+        scales, zero = np.full(units, 0.0078125, np.float32), 128
+    acc = conv_reference(x.astype(np.float64) - 100, filt.astype(np.float64) - zero, bias, (1, 0, 0, 1), (1, 2),
+                         (1, 1), groups, 0)
+    out_scale, out_zero = 0.05, 120
+    real = acc * 0.5 * scales.astype(np.float64) / out_scale
+    low, high = {0: (0, 255), 1: (120, 255), 2: (100, 140), 3: (120, 240)}[act]
+    want = np.clip(np.sign(real) * np.floor(np.abs(real) + 0.5) + out_zero, low, high)
+    m = nnapi.Model()
+    xk = m.add_operand(Q8, list(x.shape), scale=0.5, zero_point=100)
+    if per_channel:
+        fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.shape))
+        m.set_operand_symm_per_channel_quant_params(fk, [float(v) for v in scales], 0)
+        bk = m.add_operand(I32T, [units])
+    else:
+        fk = m.add_operand(Q8, list(filt.shape), scale=0.0078125, zero_point=128)
+        bk = m.add_operand(I32T, [units], scale=0.5 * 0.0078125)
+    m.set_operand_value(fk, filt)
+    m.set_operand_value(bk, bias)
+    ks = []
+    for kind, v in [(T.INT32, p) for p in (1, 0, 0, 1, 1, 2, groups, act)] + [(T.BOOL, False)]:
+        ks.append(m.add_operand(kind))
+        m.set_operand_value(ks[-1], v)
+    out = m.add_operand(Q8, list(want.shape), scale=out_scale, zero_point=out_zero)
+    m.add_operation(OP.GROUPED_CONV_2D, [xk, fk, bk, *ks], [out])
+    m.identify_inputs_and_outputs([xk], [out])
+    m.finish()
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    got = np.zeros(want.shape, np.uint8)
+    e.set_output(0, got)
+    e.compute()
+    c.release()
+    assert np.abs(got.astype(np.int64) - want).max() <= 1
 
 
 def test_the_uint8_conv_2d_in_api_level_29s_form_with_nhwc_runs_on_the_nhwc_engine():

@@ -5,13 +5,15 @@ What NNAPI 1.0 could already say (NHWC, no dilation, float32 or uint8) still low
 (``conv_pool``); the float forms with anything more lower onto ``grouped_conv_2d`` and ``transpose_conv_2d``
 (``operations/nnapi/windowed_float``). A uint8 CONV_2D or DEPTHWISE_CONV_2D in NCHW runs on the NHWC engine
 with transposes at its edges; with a per-channel filter on ``conv_2d_per_channel`` (``operations/nnapi/
-per_channel``: exact sums, a multiplier per channel); a uint8 convolution dilated, grouped or transposed is
-refused at the operation, naming what this driver lacks.
+per_channel``: exact sums, a multiplier per channel); a uint8 GROUPED_CONV_2D in NHWC as one of those per group; a
+uint8 convolution dilated or transposed, or grouped in NCHW, is refused at the operation, naming what this driver
+lacks.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ...operations.nnapi.reshaping import MAX_CONCAT
 from ...operations.nnapi.windowed_float import CONV, DEPTHWISE
 from ..enums import OperandType, OperationType, PaddingScheme
 from .context import NHWC_FROM_NCHW, OpContext
@@ -122,16 +124,61 @@ def _per_channel(op: OpContext) -> None:
     op.node("conv_2d_per_channel", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints, made=made)
 
 
+MAX_GROUPS = MAX_CONCAT
+"""uint8 groups at most: one concatenation joins the groups' outputs."""
+
+
+def _grouped_quant8(op: OpContext, ints: dict, groups: int) -> None:
+    """A uint8 GROUPED_CONV_2D (NHWC) as one uint8 convolution per group on the NHWC engine (a per-channel filter:
+    ``conv_2d_per_channel``): the group's input channels sliced, its filters and bias made constants, the outputs
+    concatenated along depth. The filter and bias are read as parameters (constants or the request's values)."""
+    if groups > MAX_GROUPS:
+        op.fail(f"a TENSOR_QUANT8_ASYMM GROUPED_CONV_2D of {groups} groups is not supported by this driver (at most "
+                f"{MAX_GROUPS})")
+    n, h, w, c = op.shape(0)
+    filt, bias = np.asarray(op.constant(1)), np.asarray(op.constant(2))
+    units = filt.shape[0]
+    if c % groups or units % groups or filt.shape[3] * groups != c or bias.shape != (units,):
+        op.fail(f"filter {list(filt.shape)} and bias {list(bias.shape)} do not fit {c} input channels in {groups} "
+                "groups")
+    cg, og = c // groups, units // groups
+    per_channel = op.kind(1) == PC
+    scales = op.channel_quant(1)[0] if per_channel else None
+    b = op.b
+    parts = []
+    for g in range(groups):
+        part_in, part_out = b.temporary(op.inputs[0]), b.temporary(op.outputs[0])
+        op.node_on("slice", {"input": op.inputs[0]}, {"output": part_in},
+                   {**{f"begin{i}": v for i, v in enumerate((0, 0, 0, g * cg, 0, 0))},
+                    **{f"size{i}": v for i, v in enumerate((n, h, w, cg, 1, 1))}})
+        rows = slice(g * og, (g + 1) * og)
+        k_filter = b.constant_operand(filt[rows], op.kind(1))
+        b.operands[k_filter].scale, b.operands[k_filter].zeroPoint = op.operand(1).scale, op.operand(1).zeroPoint
+        inputs = {"input": part_in, "filter": k_filter, "bias": b.constant_operand(bias[rows], op.kind(2))}
+        if per_channel:
+            inputs["scales"] = b.constant_operand(scales[rows], OperandType.TENSOR_FLOAT32)
+            op.node_on("conv_2d_per_channel", inputs, {"output": part_out}, {**ints, "depth_multiplier": 0})
+        else:
+            op.node_on("conv_2d", inputs, {"output": part_out}, ints)
+        parts.append(part_out)
+    op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(parts)}, {"output": op.outputs[0]},
+               {"axis": 3})
+
+
 @lowers(T.GROUPED_CONV_2D)
 def lower_grouped(op: OpContext) -> None:
-    _refuse_quant8(op, "")
     nchw = _layout(op)
+    if nchw:
+        _refuse_quant8(op, "in NCHW")
     filt = op.shape(1)
     explicit = op.form.name.startswith("explicit")
     ints, nxt = _window(op, explicit, 3, (filt[1], filt[2]), (1, 1), nchw)
     groups = op.scalar(nxt)
     if groups < 1:
         op.fail(f"number of groups {groups} must be at least 1")
+    if op.kind(0) == Q8:
+        _grouped_quant8(op, {**ints, "activation": op.scalar(nxt + 1)}, groups)
+        return
     ints.update(dilation_h=1, dilation_w=1, groups=groups, filter_kind=CONV, activation=op.scalar(nxt + 1),
                 nchw=nchw)
     op.node("grouped_conv_2d", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints)
