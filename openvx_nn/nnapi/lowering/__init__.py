@@ -13,8 +13,8 @@ from ..hal.structs import Model
 from ..model_check import execution_order
 from . import (  # noqa: F401  (register LOWERINGS)
     conv_pool,
-    detection,
     convolution_1_2,
+    detection,
     elementwise,
     functions,
     layout_1_2,
