@@ -131,5 +131,5 @@ def compile_c(source: str | Path, name: str | None = None, extra: list[str] | No
     return exe
 
 
-def run_c(exe: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_c(exe: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
