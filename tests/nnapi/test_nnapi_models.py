@@ -219,6 +219,13 @@ def test_the_operation_codes_are_those_of_api_level_29():
     assert OP.RESIZE_NEAREST_NEIGHBOR == 94 and OP.ABS == 38
 
 
+def test_every_operation_code_0_to_94_has_a_lowering_and_a_signature():
+    from openvx_nn.nnapi.signatures import SIGNATURES
+    codes = set(range(95))  # API levels 27, 28 and 29 (NNAPI 1.0, 1.1 and 1.2)
+    assert codes - {int(t) for t in LOWERINGS} == set()
+    assert codes - {int(t) for t in SIGNATURES} == set()
+
+
 def test_nnapi_kernels_are_reachable_by_name_from_the_c_api():
     ctx = vx.vxCreateContext()
     kernel = vx.vxGetKernelByName(ctx, b"org.openvx_nn.nnapi.conv_2d")
