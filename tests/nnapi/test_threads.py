@@ -68,3 +68,36 @@ def test_threads_sharing_a_compilation_get_their_own_results(kind, count):
         assert wrong == [], f"{len(wrong)} of {CALLS} calls returned another call's result"
     finally:
         compilation.release()
+
+
+def test_a_failure_message_belongs_to_the_thread_whose_request_failed():
+    """A thread reads ``last_error`` after its request; another thread's request in between (a success, or a
+    failure of its own) must not change what it reads."""
+    import threading
+
+    compilation = nnapi.Compilation(_float_model(np.random.default_rng(0)))
+    compilation.finish()
+    prepared = compilation.prepared
+    failed, other_done = threading.Event(), threading.Event()
+    seen: dict[str, str] = {}
+
+    def fail():
+        raise nnapi.NNAPIError("operation 3 (GATHER): index 9 is outside 0 .. 4")
+
+    def first():
+        assert prepared._answer(fail) != nnapi.ErrorStatus.NONE
+        failed.set()
+        other_done.wait(10)
+        seen["first"] = prepared.last_error
+
+    def second():
+        failed.wait(10)
+        assert prepared._answer(lambda: None) == nnapi.ErrorStatus.NONE
+        seen["second"] = prepared.last_error
+        other_done.set()
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen == {"first": "operation 3 (GATHER): index 9 is outside 0 .. 4", "second": ""}

@@ -25,10 +25,20 @@ class PreparedModel:
     def __init__(self, model: Model):
         self.model = model
         self.plans = Plans(model)
-        self.last_error = ""
+        self._errors = threading.local()  # each thread reads the failure of its own last request
         self._lock = threading.Lock()  # the plan cache changes under one request at a time
         self._finalizer = weakref.finalize(self, self.plans.release)
         self._finalizer.atexit = False  # at exit the context goes with the process
+
+    @property
+    def last_error(self) -> str:
+        """Why this thread's last request failed ("" after a success): per thread, so that two threads sharing
+        the prepared model never read each other's message."""
+        return getattr(self._errors, "message", "")
+
+    @last_error.setter
+    def last_error(self, message: str) -> None:
+        self._errors.message = message
 
     @property
     def lowered(self):
