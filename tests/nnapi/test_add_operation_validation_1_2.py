@@ -90,17 +90,17 @@ def add(op: int, case) -> nnapi.Model:
     return m
 
 
-def mutants(case):
-    """(where, position, mutant): every operand changed to every other type (a tensor keeps its rank, a scalar
-    turned tensor takes rank 3), then one input or output fewer or more."""
+def mutants(case, types=TYPES, tensor_letters=TENSOR_LETTERS):
+    """(where, position, mutant): every operand changed to every other type of ``types`` (a tensor keeps its
+    rank, a scalar turned tensor takes rank 3), then one input or output fewer or more."""
     for side in (0, 1):
         for p, token in enumerate(case[side]):
-            for letter in TYPES:
+            for letter in types:
                 if letter == token[0]:
                     continue
                 changed = list(case[side])
-                changed[p] = letter if letter not in TENSOR_LETTERS else letter + (
-                    token[1:] if token[0] in TENSOR_LETTERS else "3")
+                changed[p] = letter if letter not in tensor_letters else letter + (
+                    token[1:] if token[0] in tensor_letters else "3")
                 yield ("input", "output")[side], p, ((tuple(changed), case[1]) if side == 0 else
                                                      (case[0], tuple(changed)))
     ins, outs = case
@@ -155,24 +155,37 @@ def test_a_rank_beyond_six_or_a_paddings_tensor_of_the_wrong_rank_is_refused():
         add(OP.PAD_V2, parse("f3 n1 s > f3"))
 
 
-def c_api_codes(tmp_path, cases, is_valid) -> list[int]:
-    """Each case and its mutants added through ``ANeuralNetworksModel_addOperation``: the C API's codes checked
-    against NO_ERROR for the lists ``is_valid`` takes and BAD_DATA for the others; returns the codes."""
-    lines, expected = [], []
-    for op, case in cases:
-        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
-            tokens = mutant[0] + mutant[1]
-            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
-            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
-            expected.append(0 if is_valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+def operation_line(op: int, case, types=TYPES, dims_of=dims) -> str:
+    """One line of the C driver's input: the operation, its counts, then each operand's type, rank and dims."""
+    tokens = case[0] + case[1]
+    operands = " ".join(f"{int(types[t[0]])} {len(dims_of(t))} " + " ".join(map(str, dims_of(t))) for t in tokens)
+    return f"{int(op)} {len(case[0])} {len(case[1])} {operands}"
+
+
+def assert_c_api_codes(tmp_path, lines: list[str], expected: list[int], driver: str = DRIVER,
+                       name: str = "nnapi_add_operation") -> None:
+    """The C driver adds each line's operation through ``ANeuralNetworksModel_addOperation``; its codes are
+    ``expected``."""
     spec = tmp_path / "operations.txt"
     spec.write_text("\n".join(lines) + "\n")
-    exe = compile_c(DRIVER, "nnapi_add_operation", nnapi_flags())
+    exe = compile_c(driver, name, nnapi_flags())
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
     assert got == expected
+
+
+def c_api_codes(tmp_path, cases, is_valid, types=TYPES, dims_of=dims, variants=mutants, driver: str = DRIVER,
+                name: str = "nnapi_add_operation") -> list[int]:
+    """Each case and its mutants added through ``ANeuralNetworksModel_addOperation``: the C API's codes checked
+    against NO_ERROR for the lists ``is_valid`` takes and BAD_DATA for the others; returns the codes."""
+    lines, expected = [], []
+    for op, case in cases:
+        for mutant in [case] + [m for *_, m in variants(case) if m[1]]:
+            lines.append(operation_line(op, mutant, types, dims_of))
+            expected.append(0 if is_valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
+    assert_c_api_codes(tmp_path, lines, expected, driver, name)
     return expected
 
 

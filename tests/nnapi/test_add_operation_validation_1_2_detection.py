@@ -5,16 +5,12 @@ among them, one operand more or fewer) is refused naming the operation and the p
 mutant returns BAD_DATA at ``ANeuralNetworksModel_addOperation``."""
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
-from conftest import ROOT, compile_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_add_operation_validation import DRIVER, parse
 from test_add_operation_validation_1_2 import TYPES as TYPES_1_2
-from test_add_operation_validation_1_2 import assert_mutants_refused
-from test_nnapi_c_api import nnapi_flags
+from test_add_operation_validation_1_2 import assert_mutants_refused, c_api_codes
+from test_add_operation_validation_1_2 import mutants as mutants_1_2
 
 from openvx_nn import nnapi
 from openvx_nn.nnapi.signatures_1_2_detection import SIGNATURES_1_2_DETECTION
@@ -66,23 +62,8 @@ def add(op: int, case) -> nnapi.Model:
 
 
 def mutants(case):
-    """(where, position, mutant): every operand changed to every other type (a tensor keeps its rank, a scalar
-    turned tensor takes rank 3), then one input or output fewer or more."""
-    for side in (0, 1):
-        for p, token in enumerate(case[side]):
-            for letter in TYPES:
-                if letter == token[0]:
-                    continue
-                changed = list(case[side])
-                changed[p] = letter if letter not in TENSOR_LETTERS else letter + (
-                    token[1:] if token[0] in TENSOR_LETTERS else "3")
-                yield ("input", "output")[side], p, ((tuple(changed), case[1]) if side == 0 else
-                                                     (case[0], tuple(changed)))
-    ins, outs = case
-    yield "count", None, (ins[:-1], outs)
-    yield "count", None, (ins + ins[-1:], outs)
-    yield "count", None, (ins, outs[:-1])
-    yield "count", None, (ins, outs + outs[-1:])
+    """The API level 29 mutants over this file's types (the 16-bit quantized ones too)."""
+    return mutants_1_2(case, TYPES, TENSOR_LETTERS)
 
 
 CASES = [(op, parse(line)) for op, lines in VALID.items() for line in lines]
@@ -104,24 +85,10 @@ def test_boxes_of_the_wrong_rank_are_refused():
 
 
 def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_lists(tmp_path):
-    lines, expected = [], []
-    for op, case in CASES:
-        for mutant in [case] + [m for *_, m in mutants(case) if m[1]]:
-            tokens = mutant[0] + mutant[1]
-            operands = " ".join(f"{int(TYPES[t[0]])} {len(dims(t))} " + " ".join(map(str, dims(t))) for t in tokens)
-            lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
-            expected.append(0 if valid(op, mutant) else 4)  # NO_ERROR, BAD_DATA
-    spec = tmp_path / "operations.txt"
-    spec.write_text("\n".join(lines) + "\n")
     quant16 = "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : 0.0f"
     assert quant16 in DRIVER
     driver = DRIVER.replace(quant16, "code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f : "
                                      "code == ANEURALNETWORKS_TENSOR_QUANT16_ASYMM || "
                                      "code == ANEURALNETWORKS_TENSOR_QUANT16_SYMM ? 0.125f : 0.0f")
-    exe = compile_c(driver, "nnapi_add_operation_detection", nnapi_flags())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
-    assert got == expected
+    expected = c_api_codes(tmp_path, CASES, valid, TYPES, dims, mutants, driver, "nnapi_add_operation_detection")
     assert expected.count(4) > 300 and expected.count(0) >= len(CASES)

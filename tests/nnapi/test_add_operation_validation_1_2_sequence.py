@@ -5,15 +5,10 @@ operand's type changed to each other type, one operand more or fewer) is refused
 position, and the C API returns BAD_DATA for it at ``ANeuralNetworksModel_addOperation``."""
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
-from conftest import ROOT, compile_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_add_operation_validation import DRIVER, parse
-from test_add_operation_validation_1_2 import TYPES, assert_mutants_refused, mutants
-from test_nnapi_c_api import nnapi_flags
+from test_add_operation_validation_1_2 import TYPES, assert_c_api_codes, assert_mutants_refused, mutants, operation_line
 
 from openvx_nn import nnapi
 from openvx_nn.nnapi.signatures_1_2_sequence import SIGNATURES_1_2_SEQUENCE
@@ -98,23 +93,13 @@ def test_the_c_api_returns_bad_data_for_the_mutants_and_no_error_for_the_valid_l
     lines, expected = [], []
     q16 = [(OP.QUANTIZED_16BIT_LSTM, m) for m in [Q16_LSTM] + [m for *_, m in q16_mutants(Q16_LSTM)]]
     for op, mutant in [(op, m) for op, case in CASES for m in [case] + [m for *_, m in mutants(case) if m[1]]] + q16:
-        tokens = mutant[0] + mutant[1]
-        operands = " ".join(f"{int(Q16_TYPES[t[0]])} {len(q16_dims(t))} " + " ".join(map(str, q16_dims(t)))
-                            for t in tokens)
-        lines.append(f"{int(op)} {len(mutant[0])} {len(mutant[1])} {operands}")
+        lines.append(operation_line(op, mutant, Q16_TYPES, q16_dims))
         ok = mutant == Q16_LSTM if op == OP.QUANTIZED_16BIT_LSTM else valid(op, mutant)
         expected.append(0 if ok else 4)  # NO_ERROR, BAD_DATA
-    spec = tmp_path / "operations.txt"
-    spec.write_text("\n".join(lines) + "\n")
     # the driver gives TENSOR_QUANT8_ASYMM operands a scale; TENSOR_QUANT16_SYMM needs one too
     driver = DRIVER.replace("code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0.5f",
                             "(code == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || code == ANEURALNETWORKS_TENSOR_QUANT16_SYMM)"
                             " ? 0.5f")
     assert driver != DRIVER
-    exe = compile_c(driver, "nnapi_add_operation_q16", nnapi_flags())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([str(exe), str(spec)], capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    got = [int(v) for v in result.stdout.split("\n")[:len(expected)]]
-    assert got == expected
+    assert_c_api_codes(tmp_path, lines, expected, driver, "nnapi_add_operation_q16")
     assert expected.count(4) > 1000 and expected.count(0) >= len(CASES)
