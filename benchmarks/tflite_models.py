@@ -23,15 +23,19 @@ SAME, VALID = 0, 1
 NONE, RELU6 = 0, 3
 
 
-class _Writer:
-    """Tensors, buffers and operators of one subgraph, in the schema's object API."""
+class Writer:
+    """Tensors, buffers and operators of one subgraph, in the schema's object API (also the tests' writer of
+    small ``.tflite`` files)."""
 
     def __init__(self):
         from ai_edge_litert import schema_py_generated as s
         self.s = s
         self.tensors, self.buffers, self.operators, self.codes = [], [s.BufferT()], [], []
 
-    def tensor(self, shape, kind: int, data: np.ndarray | None = None, q: Quantized | None = None) -> int:
+    def tensor(self, shape, kind: int, data: np.ndarray | None = None, q: Quantized | None = None,
+               scales=None, zero_points=None, axis: int = 0) -> int:
+        """A tensor (a constant with ``data``), quantized per tensor by ``q`` or per channel of ``axis`` by
+        ``scales`` and ``zero_points``; returns its index."""
         t = self.s.TensorT()
         t.shape, t.type, t.name = list(shape), kind, f"t{len(self.tensors)}"
         t.buffer = 0
@@ -43,14 +47,22 @@ class _Writer:
         if q is not None:
             t.quantization = self.s.QuantizationParametersT()
             t.quantization.scale, t.quantization.zeroPoint = [float(q.scale)], [int(q.zero_point)]
+        if scales is not None:
+            t.quantization = self.s.QuantizationParametersT()
+            t.quantization.scale = [float(v) for v in scales]
+            t.quantization.zeroPoint = [int(v) for v in (zero_points if zero_points is not None else [0] * len(scales))]
+            t.quantization.quantizedDimension = axis
         self.tensors.append(t)
         return len(self.tensors) - 1
 
-    def operator(self, code: int, inputs: list[int], output: int, options_type: int = 0, options=None) -> None:
+    def operator(self, code: int | str, inputs: list[int], output: int | list[int], options_type: int = 0,
+                 options=None) -> None:
+        """An operator: a builtin code, or a custom operator's name."""
         if code not in self.codes:
             self.codes.append(code)
         op = self.s.OperatorT()
-        op.opcodeIndex, op.inputs, op.outputs = self.codes.index(code), inputs, [output]
+        outputs = output if isinstance(output, list) else [output]
+        op.opcodeIndex, op.inputs, op.outputs = self.codes.index(code), inputs, outputs
         op.builtinOptionsType, op.builtinOptions = options_type, options
         self.operators.append(op)
 
@@ -70,7 +82,11 @@ class _Writer:
         codes = []
         for code in self.codes:
             c = s.OperatorCodeT()
-            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, code, 1
+            if isinstance(code, str):
+                c.builtinCode, c.deprecatedBuiltinCode, c.customCode = s.BuiltinOperator.CUSTOM, 32, code
+            else:  # codes past 127 sit in the wide field only
+                c.builtinCode, c.deprecatedBuiltinCode = code, min(code, s.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
+            c.version = 1
             codes.append(c)
         graph = s.SubGraphT()
         graph.tensors, graph.operators, graph.inputs, graph.outputs = self.tensors, self.operators, inputs, outputs
@@ -85,7 +101,7 @@ class _Writer:
 def tflite_mobilenet(net: MobileNetV1, qnet: QuantMobileNetV1 | None = None) -> bytes:
     """``net`` in float32, or ``qnet`` (its quantized form) in uint8, as a ``.tflite`` model: input and output
     NHWC like the NNAPI model's."""
-    w = _Writer()
+    w = Writer()
     kind = FLOAT32 if qnet is None else UINT8
     layers = net.features + [net.head]
     quant = [None] * len(layers) if qnet is None else qnet.features + [qnet.head]
