@@ -271,3 +271,69 @@ def test_a_long_chain_of_layers_compiles_in_linear_time_and_runs():
     assert time.monotonic() - start < 120, "compiling 2,000 layers took minutes"
     execution.compute()
     assert np.array_equal(out, x + 0.5 * n)
+
+
+def _broadcast_shapes(rng):
+    """Two shapes NNAPI broadcasts (trailing dimensions equal or 1, ranks 1 to 4) and their result."""
+    rank = int(rng.integers(1, 5))
+    out = tuple(int(d) for d in rng.integers(1, 6, rank))
+    a = tuple(d if rng.random() < 0.7 else 1 for d in out)
+    b = tuple(d if rng.random() < 0.7 else 1 for d in out)[int(rng.integers(0, rank)):] or (1,)
+    return a, b, tuple(max(x, y) for x, y in zip(a, (1,) * (len(a) - len(b)) + b))
+
+
+ARITHMETIC = {OP.ADD: np.add, OP.SUB: np.subtract, OP.MUL: np.multiply, OP.DIV: np.divide}
+
+
+@pytest.mark.parametrize("op", list(ARITHMETIC), ids=lambda o: nnapi.OperationType(o).name)
+def test_float32_arithmetic_runs_natively_with_broadcast_and_fused_activations(op):
+    for seed in range(8):
+        rng = np.random.default_rng(1000 * int(op) + seed)
+        a_shape, b_shape, shape = _broadcast_shapes(rng)
+        a = rng.standard_normal(a_shape).astype(np.float32)
+        b = rng.uniform(0.5, 2, b_shape).astype(np.float32) * rng.choice([-1, 1], b_shape).astype(np.float32)
+        act = int(rng.integers(0, 4))
+        inputs, out = [Tensor(a), Tensor(b, const=bool(seed % 2)), i32(act)], Out(F32T, shape)
+        native = _native_result(*_compiled(op, inputs, out, True))
+        compilation, execution, python = _compiled(op, inputs, out, False)
+        execution.compute()
+        assert np.array_equal(native, python), f"seed {seed}: native and Python paths differ"
+        lo, hi = {0: (-np.inf, np.inf), 1: (0, np.inf), 2: (-1, 1), 3: (0, 6)}[act]
+        want = np.clip(ARITHMETIC[op](a, b), lo, hi).astype(np.float32)
+        np.testing.assert_allclose(native, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", [F32T, Q8], ids=["float32", "uint8"])
+def test_pad_runs_natively_writing_zero_or_the_zero_point(kind):
+    for seed in range(6):
+        rng = np.random.default_rng(2000 + seed)
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+        paddings = rng.integers(0, 3, (rank, 2)).astype(np.int32)
+        q = (0.1, int(rng.integers(1, 255))) if kind == Q8 else (0.0, 0)
+        x = rng.integers(0, 256, shape).astype(np.uint8) if kind == Q8 else rng.standard_normal(shape).astype(
+            np.float32)
+        out = Out(kind, tuple(int(d) for d in np.add(shape, paddings.sum(1))), *q)
+        got = _native_result(*_compiled(OP.PAD, [Tensor(x, *q), Tensor(paddings, const=True)], out, True))
+        want = np.full(out.dims, q[1], x.dtype)
+        want[tuple(slice(p, p + n) for p, n in zip(paddings[:, 0], shape))] = x
+        assert np.array_equal(got, want), f"seed {seed}"
+
+
+def test_reshape_concatenation_and_strided_slice_run_natively_as_copies():
+    rng = np.random.default_rng(3000)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    got = _native_result(*_compiled(OP.RESHAPE, [Tensor(x), Tensor(np.array([6, 20], np.int32), const=True)],
+                                    Out(F32T, (6, 20)), True))
+    assert np.array_equal(got, x.reshape(6, 20))
+    for axis in range(4):
+        y = rng.standard_normal(tuple(3 if k == axis else d for k, d in enumerate(x.shape))).astype(np.float32)
+        shape = np.concatenate([x, y], axis).shape
+        got = _native_result(*_compiled(OP.CONCATENATION, [Tensor(x), Tensor(y), i32(axis)], Out(F32T, shape), True))
+        assert np.array_equal(got, np.concatenate([x, y], axis)), f"axis {axis}"
+    begin, end, strides = [1, 2, 0, 1], [2, 0, 4, 5], [1, -1, 2, 2]  # a negative stride, a shrunk axis
+    want = x[1:2, 2:0:-1, 0:4:2, 1:5:2][0]
+    got = _native_result(*_compiled(OP.STRIDED_SLICE, [Tensor(x)] + [Tensor(np.array(v, np.int32), const=True)
+                                                                      for v in (begin, end, strides)]
+                                    + [i32(0), i32(0), i32(1)], Out(F32T, want.shape), True))
+    assert np.array_equal(got, want)

@@ -21,13 +21,19 @@ def permute(x: np.ndarray, out: np.ndarray, axes: Sequence[int]) -> None:
     out[...] = np.transpose(x, tuple(axes))
 
 
-def strided_slice(x: np.ndarray, out: np.ndarray, begin: Sequence[int], step: Sequence[int]) -> None:
-    """out[i] = x[begin + i * step] on every axis (steps may be negative)."""
+def strided_view(x: np.ndarray, begin: Sequence[int], step: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """The view of ``x`` whose element i is x[begin + i * step] on every axis, ``sizes`` long (steps may be
+    negative)."""
     index = []
-    for b, s, n in zip(begin, step, out.shape):
+    for b, s, n in zip(begin, step, sizes):
         stop = b + (n - 1) * s
         index.append(slice(b, (stop + 1) if s > 0 else (None if stop == 0 else stop - 1), s))
-    out[...] = x[tuple(index)]
+    return x[tuple(index)]
+
+
+def strided_slice(x: np.ndarray, out: np.ndarray, begin: Sequence[int], step: Sequence[int]) -> None:
+    """out[i] = x[begin + i * step] on every axis (steps may be negative)."""
+    out[...] = strided_view(x, begin, step, out.shape)
 
 
 PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}

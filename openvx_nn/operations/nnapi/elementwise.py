@@ -70,15 +70,28 @@ def _prepare_binary(op: int, run: Callable[[Args], None]) -> Callable[[Args], Ca
     return prepare
 
 
+def _native_binary(op: int) -> Callable[[Args], object]:
+    """float32: the broadcast loop's native entry (a graph of them runs from C, no Python between nodes)."""
+    def native(args: Args):
+        if np.dtype(args["input1"].dtype) != F32:
+            return None
+        return few.native_binary(op, args["input1"], args["input2"], args["output"], args["activation"])
+    return native
+
+
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
-                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add)))
+                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add),
+                         native=_native_binary(few.ADD)))
 nnapi_kernel(NNAPIKernel("sub", 36, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
-                         _run_sub, ints=("activation",), prepare=_prepare_binary(few.SUB, _run_sub)))
+                         _run_sub, ints=("activation",), prepare=_prepare_binary(few.SUB, _run_sub),
+                         native=_native_binary(few.SUB)))
 nnapi_kernel(NNAPIKernel("div", 30, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
-                         _run_div, ints=("activation",), prepare=_prepare_binary(few.DIV, _run_div)))
+                         _run_div, ints=("activation",), prepare=_prepare_binary(few.DIV, _run_div),
+                         native=_native_binary(few.DIV)))
 nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
-                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul)))
+                         ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul),
+                         native=_native_binary(few.MUL)))
 
 
 FLOAT32_ACTIVATIONS = ("logistic", "tanh")

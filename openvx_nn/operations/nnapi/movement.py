@@ -12,6 +12,8 @@ import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import nhwc_resampling, rearrange, reduction
+from ...kernels.openvx import transpose
+from ...kernels.support import native
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 MAX_RANK = 4
@@ -74,8 +76,18 @@ def _run_pad(args: Args) -> None:
     rearrange.pad(x, args["output"], _values(args, "before", x.ndim), "constant", _pad_value(args))
 
 
+def _native_pad(args: Args):
+    """The pad as two native copies: the value over the whole output, then the input into its place."""
+    x, out = args["input"], args["output"]
+    before = _values(args, "before", x.ndim)
+    inside = out[tuple(slice(b, b + n) for b, n in zip(before, x.shape))]
+    fill = transpose.native_entry(np.full((1,) * out.ndim, _pad_value(args), out.dtype), out, 0, 0)
+    copy = transpose.native_entry(x, inside, 0, 0)
+    return None if fill is None or copy is None else native.sequence([fill, copy])
+
+
 nnapi_kernel(NNAPIKernel("pad", 32, ("input",), ("output",), _infer_pad, _run_pad, ints=PADS,
-                         quantized=("input",)))
+                         quantized=("input",), native=_native_pad))
 
 
 # -- STRIDED_SLICE ---------------------------------------------------------------------------------------------
@@ -117,8 +129,19 @@ def _run_strided_slice(args: Args) -> None:
     out[...] = full.reshape(out.shape)
 
 
+def _native_strided_slice(args: Args):
+    """The copy from the input's strided view as a native entry."""
+    x, out = args["input"], args["output"]
+    rank = x.ndim
+    begin, stride, size = (_values(args, p, rank) for p in ("begin", "stride", "size"))
+    view = rearrange.strided_view(x, begin, stride, size).reshape(out.shape)
+    if not np.may_share_memory(view, x):  # the reshape copied: the entry would read a stale copy
+        return None
+    return transpose.native_entry(view, out, 0, 0)
+
+
 nnapi_kernel(NNAPIKernel("strided_slice", 35, ("input",), ("output",), _infer_strided_slice, _run_strided_slice,
-                         ints=SLICE))
+                         ints=SLICE, native=_native_strided_slice))
 
 
 # -- SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND ----------------------------------------------------------------------

@@ -6,6 +6,8 @@ import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import gather, nhwc_resampling
+from ...kernels.openvx import transpose
+from ...kernels.support import native
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 MAX_CONCAT = 16
@@ -43,8 +45,25 @@ def _run_concat(args: Args) -> None:
                        [args.quant(n) for n in names], args.quant("output"))
 
 
+def _native_concat(args: Args):
+    """One native copy per input into its slice of the output, where no input needs rescaling."""
+    names = _concat_inputs(args)
+    out, axis = args["output"], args["axis"]
+    if any(args.quant(n) != args.quant("output") for n in names):
+        return None
+    copies, start = [], 0
+    for name in names:
+        x = args[name]
+        place = [slice(None)] * out.ndim
+        place[axis] = slice(start, start + x.shape[axis])
+        copies.append(transpose.native_entry(x, out[tuple(place)], 0, 0))
+        start += x.shape[axis]
+    return None if any(c is None for c in copies) else native.sequence(copies)
+
+
 nnapi_kernel(NNAPIKernel("concatenation", 2, CONCAT_INPUTS, ("output",), _infer_concat, _run_concat,
-                         ints=("axis",), quantized=tuple(n.rstrip("?") for n in CONCAT_INPUTS) + ("output",)))
+                         ints=("axis",), quantized=tuple(n.rstrip("?") for n in CONCAT_INPUTS) + ("output",),
+                         native=_native_concat))
 
 
 def _infer_depth_to_space(args: Args):
@@ -101,7 +120,16 @@ def _run_reshape(args: Args) -> None:
     gather.flat_copy(args["input"], args["output"])
 
 
-nnapi_kernel(NNAPIKernel("reshape", 22, ("input",), ("output",), _infer_reshape, _run_reshape))
+def _native_reshape(args: Args):
+    """The copy as a native entry (a contiguous input read under the output's shape)."""
+    x, out = args["input"], args["output"]
+    if not x.flags.c_contiguous:
+        return None
+    return transpose.native_entry(x.reshape(out.shape), out, 0, 0)
+
+
+nnapi_kernel(NNAPIKernel("reshape", 22, ("input",), ("output",), _infer_reshape, _run_reshape,
+                         native=_native_reshape))
 
 
 def _infer_resize(args: Args):
