@@ -254,6 +254,9 @@ def test_resizes_reductions_and_strided_slice_match_litert():
             out = (1, 1, 1, 3) if keep else (1, 3)
             assert_matches_litert(*one_operator(code(name), [Var((1, 4, 5, 3), 0.5, 1.5), axes], out,
                                                 options(w, "ReducerOptions", keepDims=keep)))
+    # a MEAN over height and width maps to a whole-map AVERAGE_POOL_2D (above); over other axes to MEAN
+    assert_matches_litert(*one_operator(code("MEAN"), [Var((2, 4, 5, 3)), np.array([-1, 0], np.int32)], (4, 5),
+                                        options(w, "ReducerOptions", keepDims=False)))
     bounds = [np.array(v, np.int32) for v in ([0, 1, 0], [1, 4, 6], [1, 2, 2])]
     assert_matches_litert(*one_operator(code("STRIDED_SLICE"), [Var((1, 5, 6))] + bounds, (2, 3),
                                         options(w, "StridedSliceOptions", beginMask=4, endMask=0,
@@ -326,3 +329,26 @@ def test_operators_nnapi_1_2_cannot_express_are_refused_by_name_and_index():
         tflite.load(model)
     with pytest.raises(NNAPIError, match="TFL3"):
         tflite.load(b"not a flatbuffer at all")
+
+
+@pytest.mark.parametrize("activation", ["RELU", "RELU6", "RELU_N1_TO_1"])
+def test_an_activation_after_an_add_becomes_its_fused_activation_unless_the_sum_is_read_elsewhere(activation):
+    from openvx_nn.nnapi import OperationType
+    rng = np.random.default_rng(11)
+    for shared in (False, True):
+        w = Writer()
+        t = w.s.TensorType
+        a, b = w.tensor((1, 4, 5, 3), t.FLOAT32), w.tensor((1, 4, 5, 3), t.FLOAT32)
+        total, out = w.tensor((1, 4, 5, 3), t.FLOAT32), w.tensor((1, 4, 5, 3), t.FLOAT32)
+        w.operator(code("ADD"), [a, b], total, *options(w, "AddOptions"))
+        w.operator(code(activation), [total], out)
+        outputs = [out]
+        if shared:  # the sum is read by a second operator: the activation stays an operation
+            doubled = w.tensor((1, 4, 5, 3), t.FLOAT32)
+            w.operator(code("MUL"), [total, total], doubled, *options(w, "MulOptions"))
+            outputs.append(doubled)
+        model = w.serialize([a, b], outputs, "fold")
+        kinds = [op.type for op in tflite.load(model).model.to_hal().operations]
+        assert (OperationType.ADD in kinds) and (len(kinds) == (3 if shared else 1)), kinds
+        feeds = [rng.uniform(-3, 3, (1, 4, 5, 3)).astype(np.float32) for _ in range(2)]
+        assert_matches_litert(model, feeds)

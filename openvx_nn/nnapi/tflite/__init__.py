@@ -20,6 +20,7 @@ import numpy as np
 
 from ..builder import Compilation, Execution, Model
 from .flatbuffer import DTYPES, Subgraph, Tensor, read
+from .fusion import fold_activations
 from .mapper import INT8_SHIFT, Mapper, Unsupported
 from .operations import MAPPINGS
 
@@ -73,9 +74,10 @@ def _nnapi_dtype(t: Tensor) -> np.dtype:
 
 
 def map_subgraph(graph: Subgraph) -> TFLiteModel:
-    """``graph``'s operators as NNAPI operations, in order; the Model finished."""
+    """``graph``'s operators as NNAPI operations, in order (an activation after ADD, SUB, MUL or DIV fused
+    into it); the Model finished."""
     m = Mapper(graph)
-    for op in graph.operators:
+    for op in fold_activations(graph):
         mapping = MAPPINGS.get(op.name)
         if mapping is None:
             raise Unsupported(f"operator {op.index} ({op.name}) has no NNAPI 1.2 mapping")

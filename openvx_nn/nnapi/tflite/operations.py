@@ -247,14 +247,33 @@ def resize(m: Mapper, op: Operator) -> None:
 
 @maps("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD")
 def reduce(m: Mapper, op: Operator) -> None:
-    reduced = m.ints(axes(m, op, constant(m, op, 1, "axes")))
+    over = sorted(set(axes(m, op, constant(m, op, 1, "axes"))))
     keep = bool(getattr(op.options, "keepDims", False))
+    x = m.tensor(op.inputs[0])
+    if op.name == "MEAN" and over == [1, 2] and len(x.shape) == 4 and x.type == "FLOAT32":
+        global_average(m, op, keep)
+        return
+    reduced = m.ints(over)
     if op.name == "MEAN":
         single(m, op, OP.MEAN, [reduced, m.int32(int(keep))])
         return
     kind = {"SUM": OP.REDUCE_SUM, "REDUCE_MAX": OP.REDUCE_MAX, "REDUCE_MIN": OP.REDUCE_MIN,
             "REDUCE_PROD": OP.REDUCE_PROD}[op.name]
     single(m, op, kind, [reduced, m.boolean(keep)])
+
+
+def global_average(m: Mapper, op: Operator, keep: bool) -> None:
+    """A float32 MEAN over height and width as AVERAGE_POOL_2D over the whole map (the pooling engine's
+    channels-last loop), then RESHAPE where the dimensions are not kept; the same sum divided by the same
+    count."""
+    _, height, width, _ = m.tensor(op.inputs[0]).shape
+    out = m.operand(op.outputs[0])
+    pooled = out if keep else m.new(OperandType.TENSOR_FLOAT32, (m.tensor(op.inputs[0]).shape[0], 1, 1,
+                                                                 m.tensor(op.inputs[0]).shape[3]))
+    window = [m.int32(PaddingScheme.VALID), m.int32(1), m.int32(1), m.int32(width), m.int32(height), m.int32(0)]
+    m.model.add_operation(OP.AVERAGE_POOL_2D, [m.operand(op.inputs[0])] + window, [pooled])
+    if not keep:
+        m.model.add_operation(OP.RESHAPE, [pooled, m.ints(m.tensor(op.outputs[0]).shape)], [out])
 
 
 @maps("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")
