@@ -55,6 +55,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an un
 
 from benchmarks.bench_ort import medians
 from benchmarks.model_rows import ROWS, Row, timed_load
+from benchmarks.tflite_rows import Refused
 
 
 @dataclass
@@ -163,14 +164,20 @@ def main(argv: list[str]) -> int:
           + (f"; turns of {args.block}+ calls and 20+ ms, each begun with the process idle" if args.block > 1 else
              "; calls alternating one by one"))
     repeat = 3 if args.smoke else args.repeat
-    results = []
+    results, refused = [], []
     for key in keys:
         row = ROWS[key](args.smoke, args.coreml_width)
-        if row is None:
-            print(f"{key}: skipped (coremltools{', torch' if key.startswith('converted') else ''} not installed)")
+        if row is None or isinstance(row, str):
+            missing = "coremltools" + (", torch" if key.startswith("converted") else "") + " not installed"
+            print(f"{key}: skipped ({row or missing})")
             continue
-        results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke, args.coreml_width,
-                               0.0 if args.smoke else args.gap_ms / 1e3, args.block))
+        try:
+            results.append(measure(key, row, repeat, not (args.smoke or args.no_processes), args.smoke,
+                                   args.coreml_width, 0.0 if args.smoke else args.gap_ms / 1e3, args.block))
+        except Refused as err:  # reported, never dropped silently
+            print(f"{key}: not run: our front end refuses the model: {err}", flush=True)
+            refused.append((row.name, str(err)))
+            continue
         r = results[-1]
         print(f"{r.name}: " + ", ".join(f"{side} {r.ms(side)} ms" for side in r.times)
               + f"; ORT / ours {r.ratio('ORT')}, LiteRT / ours {r.ratio('LiteRT')}, PyTorch / ours {r.ratio('PyTorch')}"
@@ -178,6 +185,8 @@ def main(argv: list[str]) -> int:
               + ", ".join(f"{side} {s:.2f} s" for side, s in r.loads.items()) + f" (ours: {r.phases})"
               + f"; new process {r.fresh}, cold cache {r.cold}", flush=True)
     print_table(results)
+    for name, reason in refused:
+        print(f"| {name} | not run: {reason} |")
     return 0
 
 

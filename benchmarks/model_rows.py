@@ -328,7 +328,9 @@ ROWS: dict[str, Callable[..., Row | None]] = {
     "converted-mobilenet-v3-small": lambda smoke, width: converted_row("mobilenet_v3_small", smoke),
     "converted-efficientnet-b0": lambda smoke, width: converted_row("efficientnet_b0", smoke),
 }
-"""Row factories: ``(smoke, mobilenet_v2_width)`` -> a row (None: its front end's parser is not installed)."""
+"""Row factories: ``(smoke, mobilenet_v2_width)`` -> a row (None: its front end's parser is not installed; a
+string: why the row is skipped)."""
+ROWS.update(importlib.import_module("benchmarks.tflite_rows").rows(Row))  # MediaPipe's .tflite models
 
 
 def timed_load(load: Callable[[], Callable]) -> tuple[float, Callable]:
@@ -346,8 +348,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--coreml-width", type=float, default=1.0, help="the CoreML MobileNet v2's width")
     args = parser.parse_args(argv)
     row = ROWS[args.row](args.smoke, args.coreml_width)
-    if row is None:
-        parser.error(f"{args.row}: its front end's parser is not installed")
+    if row is None or isinstance(row, str):
+        parser.error(f"{args.row}: {row or 'its front end parser is not installed'}")
     start = time.perf_counter()
     importlib.import_module(row.front_end)
     imported = time.perf_counter() - start
