@@ -352,3 +352,22 @@ def test_an_activation_after_an_add_becomes_its_fused_activation_unless_the_sum_
         assert (OperationType.ADD in kinds) and (len(kinds) == (3 if shared else 1)), kinds
         feeds = [rng.uniform(-3, 3, (1, 4, 5, 3)).astype(np.float32) for _ in range(2)]
         assert_matches_litert(model, feeds)
+
+
+def test_a_one_by_one_depthwise_convolution_runs_as_a_per_channel_scale_and_shift():
+    from openvx_nn.nnapi import OperationType
+    rng = np.random.default_rng(12)
+    w = Writer()
+    for padding, act in ((1, 0), (0, 3)):
+        dw = options(w, "DepthwiseConv2DOptions", padding=padding, strideW=1, strideH=1, depthMultiplier=1,
+                     fusedActivationFunction=act)
+        inputs = [Var((1, 9, 7, 8)), weights(rng, (1, 1, 1, 8)), weights(rng, (8,))]
+        model, feeds = one_operator(code("DEPTHWISE_CONV_2D"), inputs, (1, 9, 7, 8), dw)
+        kinds = [op.type for op in tflite.load(model).model.to_hal().operations]
+        assert kinds == [OperationType.MUL, OperationType.ADD]
+        assert_matches_litert(model, feeds)
+        zero_bias, _ = one_operator(code("DEPTHWISE_CONV_2D"), inputs[:2] + [np.zeros(8, np.float32)], (1, 9, 7, 8),
+                                    dw)
+        omitted = _omit_bias(zero_bias)
+        assert [op.type for op in tflite.load(omitted).model.to_hal().operations] == [OperationType.MUL]
+        assert_matches_litert(zero_bias, feeds, omitted)

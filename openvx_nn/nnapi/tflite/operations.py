@@ -100,8 +100,32 @@ def conv_2d(m: Mapper, op: Operator) -> None:
 def depthwise_conv_2d(m: Mapper, op: Operator) -> None:
     channels = m.tensor(op.inputs[1]).shape[3]
     multiplier = channels // m.tensor(op.inputs[0]).shape[3]  # the delegate's rule: the option may read 0
+    if pointwise_scale(m, op, multiplier):
+        return
     single(m, op, OP.DEPTHWISE_CONV_2D, [m.operand(op.inputs[1]), bias(m, op, channels)] + window(m, op)
            + [m.int32(multiplier), activation(m, op)] + dilation(m, op))
+
+
+def pointwise_scale(m: Mapper, op: Operator, multiplier: int) -> bool:
+    """A float32 1x1 depthwise convolution of stride 1 (a scale and a shift per channel) as MUL by the filter's
+    row then ADD of the bias with the fused activation: the broadcast loop's two passes instead of a window
+    loop over one pixel (the same products and sums).  False where it does not apply."""
+    x, w = m.tensor(op.inputs[0]), m.tensor(op.inputs[1])
+    weights = m.constant_value(op.inputs[1])
+    o = op.options
+    if (x.type != "FLOAT32" or weights is None or w.shape[1:3] != (1, 1) or multiplier != 1
+            or (o.strideW, o.strideH) != (1, 1)):
+        return False
+    scale = m.new(OperandType.TENSOR_FLOAT32, (w.shape[3],), weights.reshape(-1).astype(np.float32))
+    bias_k = op.inputs[2] if len(op.inputs) > 2 else -1
+    out = m.operand(op.outputs[0])
+    if bias_k < 0:
+        m.model.add_operation(OP.MUL, [m.operand(op.inputs[0]), scale, activation(m, op)], [out])
+        return True
+    scaled = m.like(op.outputs[0])
+    m.model.add_operation(OP.MUL, [m.operand(op.inputs[0]), scale, m.int32(0)], [scaled])
+    m.model.add_operation(OP.ADD, [scaled, m.operand(bias_k), activation(m, op)], [out])
+    return True
 
 
 @maps("TRANSPOSE_CONV")
