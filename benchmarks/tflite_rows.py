@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -229,17 +228,13 @@ def memory_table(keys: list[str]) -> None:
 def profile(key: str, repeat: int = 200) -> None:
     """Each compiled node of the row's graph run alone (its native entry, helpers summoned first), medians;
     then the sums by kind."""
+    from benchmarks.profile_nnapi import _median_us
     from openvx_nn.kernels.support import native
     from openvx_nn.nnapi import tflite
     from openvx_nn.operations.nnapi.common import summon_helpers
 
     def median_us(call) -> float:
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        return statistics.median(times) * 1e6
+        return _median_us(call, repeat)
 
     path = model_path(key)
     run = tflite.load(path).compile()
