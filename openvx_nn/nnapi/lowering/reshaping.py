@@ -36,9 +36,13 @@ def lower_concatenation(op: OpContext) -> None:
         return
     for k in range(n):
         op.shape(k)
-    # The kernel joins MAX_CONCAT tensors at most: join groups into temporaries quantized like the
-    # output (each input is rescaled once, there), then join the temporaries, which copies raw values.
-    parts = [op.inputs[k] for k in range(n)]
+    join(op, [op.inputs[k] for k in range(n)], op.outputs[0], axis)
+
+
+def join(op: OpContext, parts: list[int], out: int, axis: int) -> None:
+    """Operands ``parts`` concatenated along ``axis`` into ``out``: the kernel joins MAX_CONCAT tensors at most, so
+    groups are joined into temporaries quantized like ``out`` (each input is rescaled once, there), then the
+    temporaries, which copies raw values."""
     while len(parts) > MAX_CONCAT:
         groups = [parts[i:i + MAX_CONCAT] for i in range(0, len(parts), MAX_CONCAT)]
         parts = []
@@ -46,12 +50,11 @@ def lower_concatenation(op: OpContext) -> None:
             if len(group) == 1:
                 parts.append(group[0])
                 continue
-            joined = op.b.temporary(op.outputs[0])
+            joined = op.b.temporary(out)
             op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(group)}, {"output": joined},
                        {"axis": axis})
             parts.append(joined)
-    op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(parts)}, {"output": op.outputs[0]},
-               {"axis": axis})
+    op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(parts)}, {"output": out}, {"axis": axis})
 
 
 @lowers(T.DEPTH_TO_SPACE, T.SPACE_TO_DEPTH)
