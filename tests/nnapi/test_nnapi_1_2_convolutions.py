@@ -2,13 +2,12 @@
 TRANSPOSE_CONV_2D, and CONV_2D and DEPTHWISE_CONV_2D with the NCHW-layout flag and dilation, in float32 and float16
 (computed in float32, each output rounded once to float16), over randomized shapes, both padding forms, both
 layouts and every fused activation; uint8 CONV_2D and DEPTHWISE_CONV_2D in NCHW and with per-channel filters, uint8
-GROUPED_CONV_2D in NHWC. The uint8 forms this driver lacks (dilation, transposed, grouped in NCHW) are refused at
-compilation naming what is missing."""
+GROUPED_CONV_2D in NHWC (the other uint8 forms: ``test_nnapi_1_2_quant8_convolutions``)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from nnapi_harness import F16T, F32T, I32T, Q8, Out, Tensor, boolean, collect_garbage, i32, refused, run  # noqa: F401
+from nnapi_harness import F16T, F32T, I32T, Q8, Out, Tensor, boolean, collect_garbage, i32, run  # noqa: F401
 
 from openvx_nn import nnapi
 
@@ -234,28 +233,7 @@ def test_a_written_filter_is_seen_by_the_next_execution():
         check(got, conv_reference(x, filt, bias, (1, 1, 1, 1), (1, 1), (1, 1), 2, 0), np.float32, False)
 
 
-# -- what this driver refuses ------------------------------------------------------------------------------------------
-
-def _q8(shape, scale=0.5, zero_point=3):
-    return Tensor(np.full(shape, 7, np.uint8), scale=scale, zero_point=zero_point)
-
-
-def _bias_q(n, scale=0.25):
-    return Tensor(np.zeros(n, np.int32), scale=scale, const=True)
-
-
-@pytest.mark.parametrize("op, inputs, what", [
-    (OP.GROUPED_CONV_2D, lambda: [_q8((1, 2, 4, 4)), _q8((2, 1, 1, 1)), _bias_q(2), i32(VALID), i32(1), i32(1),
-                                  i32(2), i32(0), boolean(True)], "GROUPED_CONV_2D in NCHW"),
-    (OP.TRANSPOSE_CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 1, 1, 2)), _bias_q(2), i32(0), i32(0), i32(0),
-                                    i32(0), i32(1), i32(1), i32(0), boolean(False)], "TRANSPOSE_CONV_2D"),
-    (OP.CONV_2D, lambda: [_q8((1, 4, 4, 2)), _q8((2, 2, 2, 2)), _bias_q(2), i32(VALID), i32(1), i32(1), i32(0),
-                          boolean(False), i32(2), i32(1)], "CONV_2D with dilation"),
-], ids=["grouped-nchw", "transposed", "conv-dilated"])
-def test_a_uint8_form_the_engine_lacks_is_refused_naming_it(op, inputs, what):
-    message = refused(op, inputs(), [Out(Q8, (), scale=1.0)])
-    assert f"a TENSOR_QUANT8_ASYMM {what}" in message and "not supported" in message, message
-
+# -- uint8 -------------------------------------------------------------------------------------------------------------
 
 def _per_channel_run(op, x, filt, scales, bias, tail, out_shape, out_quant, nchw):
     m = nnapi.Model()

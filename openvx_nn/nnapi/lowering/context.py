@@ -317,6 +317,16 @@ class OpContext:
             self.node_on("transpose", {"input": outs["output"]}, {"output": self.outputs[0]}, _perm(back),
                          create=create)
 
+    def permuted_edges(self) -> tuple[int, int]:
+        """Input 0 transposed by ``perm``, and a temporary for output 0 in the kernels' order: for a lowering that
+        writes several nodes between them (:meth:`restore_layout` then writes the temporary into output 0)."""
+        return self._permuted_edges(self.inputs[0], self.outputs[0])
+
+    def restore_layout(self, out: int) -> None:
+        """Output 0 from ``out``, the temporary :meth:`permuted_edges` gave, transposed back from ``perm``."""
+        back = tuple(int(a) for a in np.argsort(self.perm))
+        self.node_on("transpose", {"input": out}, {"output": self.outputs[0]}, _perm(back))
+
     def _permuted_edges(self, data: int, out: int) -> tuple[int, int]:
         """A temporary holding input ``data`` transposed by ``perm``, and one for the kernel's output (transposed
         back into ``out`` by ``node``), typed and quantized like them."""

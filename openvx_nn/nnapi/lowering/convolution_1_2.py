@@ -5,20 +5,20 @@ What NNAPI 1.0 could already say (NHWC, no dilation, float32 or uint8) still low
 (``conv_pool``); the float forms with anything more lower onto ``grouped_conv_2d`` and ``transpose_conv_2d``
 (``operations/nnapi/windowed_float``). A uint8 CONV_2D or DEPTHWISE_CONV_2D in NCHW runs on the NHWC engine
 with transposes at its edges; with a per-channel filter on ``conv_2d_per_channel`` (``operations/nnapi/
-per_channel``: exact sums, a multiplier per channel); a uint8 GROUPED_CONV_2D in NHWC as one of those per group; a
-uint8 convolution dilated or transposed, or grouped in NCHW, is refused at the operation, naming what this driver
-lacks.
+per_channel``: exact sums, a multiplier per channel); a uint8 GROUPED_CONV_2D as one of those per group; a uint8
+convolution dilated or transposed as an undilated one (``quant8_convolution_1_2``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...operations.nnapi.reshaping import MAX_CONCAT
 from ...operations.nnapi.windowed_float import CONV, DEPTHWISE
 from ..enums import OperandType, OperationType, PaddingScheme
 from .context import NHWC_FROM_NCHW, OpContext
 from .conv_pool import check_bias, lower_convolution, window
+from .quant8_convolution_1_2 import dilated, finish_layout, nhwc_edges, transposed
 from .registry import lowers
+from .reshaping import join
 
 T = OperationType
 Q8, PC = OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
@@ -50,12 +50,6 @@ def _hw(op: OpContext, nchw: int) -> tuple[int, int]:
     if len(shape) != 4:
         op.fail(f"input 0 has shape {list(shape)}, expected 4 dimensions")
     return (shape[2], shape[3]) if nchw else (shape[1], shape[2])
-
-
-def _refuse_quant8(op: OpContext, what: str) -> None:
-    if op.kind(0) == Q8:
-        op.fail(f"a TENSOR_QUANT8_ASYMM {op.type.name} {what} is not supported by this driver (its uint8 "
-                "convolutions are NHWC, undilated, ungrouped, with one filter scale)")
 
 
 def _window(op: OpContext, explicit: bool, first: int, kernel_hw: tuple[int, int], dilation: tuple[int, int],
@@ -90,8 +84,6 @@ def lower_convolution_1_2(op: OpContext) -> None:
             op.perm = NHWC_FROM_NCHW
         (_per_channel if per_channel else lower_convolution)(op)
         return
-    if dilation != (1, 1):
-        _refuse_quant8(op, "with dilation")
     filt = op.shape(1)
     if len(filt) != 4:
         op.fail(f"filter has shape {list(filt)}, expected 4 dimensions")
@@ -102,6 +94,13 @@ def lower_convolution_1_2(op: OpContext) -> None:
         nxt += 1
         if multiplier < 1 or filt[3] != channels * multiplier:
             op.fail(f"filter depth {filt[3]} is not input depth {channels} times depth multiplier {multiplier}")
+        if op.kind(0) == Q8:
+            ints["depth_multiplier"] = multiplier
+    if op.kind(0) == Q8:
+        if not per_channel:
+            check_bias(op)
+        dilated(op, {**ints, "activation": op.scalar(nxt)}, dilation, nchw)
+        return
     ints.update(dilation_h=dilation[0], dilation_w=dilation[1], groups=channels if depthwise else 1,
                 filter_kind=DEPTHWISE if depthwise else CONV, activation=op.scalar(nxt), nchw=nchw)
     op.node("grouped_conv_2d", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints)
@@ -124,17 +123,12 @@ def _per_channel(op: OpContext) -> None:
     op.node("conv_2d_per_channel", {"input": 0, "filter": 1, "bias": 2}, {"output": 0}, ints, made=made)
 
 
-MAX_GROUPS = MAX_CONCAT
-"""uint8 groups at most: one concatenation joins the groups' outputs."""
-
-
-def _grouped_quant8(op: OpContext, ints: dict, groups: int) -> None:
-    """A uint8 GROUPED_CONV_2D (NHWC) as one uint8 convolution per group on the NHWC engine (a per-channel filter:
-    ``conv_2d_per_channel``): the group's input channels sliced, its filters and bias made constants, the outputs
-    concatenated along depth. The filter and bias are read as parameters (constants or the request's values)."""
-    if groups > MAX_GROUPS:
-        op.fail(f"a TENSOR_QUANT8_ASYMM GROUPED_CONV_2D of {groups} groups is not supported by this driver (at most "
-                f"{MAX_GROUPS})")
+def _grouped_quant8(op: OpContext, ints: dict, groups: int, nchw: int) -> None:
+    """A uint8 GROUPED_CONV_2D as one uint8 convolution per group on the NHWC engine (a per-channel filter:
+    ``conv_2d_per_channel``; NCHW: transposes at the edges): the group's input channels sliced, its filters and
+    bias made constants, the outputs concatenated along depth. The filter and bias are read as parameters
+    (constants or the request's values)."""
+    data, result = nhwc_edges(op, nchw)
     n, h, w, c = op.shape(0)
     filt, bias = np.asarray(op.constant(1)), np.asarray(op.constant(2))
     units = filt.shape[0]
@@ -148,7 +142,7 @@ def _grouped_quant8(op: OpContext, ints: dict, groups: int) -> None:
     parts = []
     for g in range(groups):
         part_in, part_out = b.temporary(op.inputs[0]), b.temporary(op.outputs[0])
-        op.node_on("slice", {"input": op.inputs[0]}, {"output": part_in},
+        op.node_on("slice", {"input": data}, {"output": part_in},
                    {**{f"begin{i}": v for i, v in enumerate((0, 0, 0, g * cg, 0, 0))},
                     **{f"size{i}": v for i, v in enumerate((n, h, w, cg, 1, 1))}})
         rows = slice(g * og, (g + 1) * og)
@@ -161,15 +155,13 @@ def _grouped_quant8(op: OpContext, ints: dict, groups: int) -> None:
         else:
             op.node_on("conv_2d", inputs, {"output": part_out}, ints)
         parts.append(part_out)
-    op.node_on("concatenation", {f"input{i}": k for i, k in enumerate(parts)}, {"output": op.outputs[0]},
-               {"axis": 3})
+    join(op, parts, result, 3)
+    finish_layout(op, result, nchw)
 
 
 @lowers(T.GROUPED_CONV_2D)
 def lower_grouped(op: OpContext) -> None:
     nchw = _layout(op)
-    if nchw:
-        _refuse_quant8(op, "in NCHW")
     filt = op.shape(1)
     explicit = op.form.name.startswith("explicit")
     ints, nxt = _window(op, explicit, 3, (filt[1], filt[2]), (1, 1), nchw)
@@ -177,7 +169,7 @@ def lower_grouped(op: OpContext) -> None:
     if groups < 1:
         op.fail(f"number of groups {groups} must be at least 1")
     if op.kind(0) == Q8:
-        _grouped_quant8(op, {**ints, "activation": op.scalar(nxt + 1)}, groups)
+        _grouped_quant8(op, {**ints, "activation": op.scalar(nxt + 1)}, groups, nchw)
         return
     ints.update(dilation_h=1, dilation_w=1, groups=groups, filter_kind=CONV, activation=op.scalar(nxt + 1),
                 nchw=nchw)
@@ -186,7 +178,6 @@ def lower_grouped(op: OpContext) -> None:
 
 @lowers(T.TRANSPOSE_CONV_2D)
 def lower_transposed(op: OpContext) -> None:
-    _refuse_quant8(op, "")
     check_bias(op)
     nchw = _layout(op)
     h, w = _hw(op, nchw)
@@ -218,6 +209,9 @@ def lower_transposed(op: OpContext) -> None:
         at = 7
     if out_h < 1 or out_w < 1:
         op.fail(f"the output would be {out_h} x {out_w} (height x width): the paddings leave nothing")
+    if op.kind(0) == Q8:
+        transposed(op, nchw, top, left, (stride_w, stride_h), (out_h, out_w), op.scalar(at))
+        return
     op.node("transpose_conv_2d", {"input": 0, "filter": 1, "bias": 2}, {"output": 0},
             {"pad_left": left, "pad_top": top, "stride_w": stride_w, "stride_h": stride_h, "out_w": out_w,
              "out_h": out_h, "activation": op.scalar(at), "nchw": nchw})

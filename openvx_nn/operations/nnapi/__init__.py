@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (register)
     reshaping,
     selection,
     sequence_recurrent,
+    spread,
     statistics,
     suppression,
     windowed_float,
