@@ -1,7 +1,7 @@
 """The convolutions' signatures as API level 29 writes them (``signatures`` merges them): GROUPED_CONV_2D and
 TRANSPOSE_CONV_2D, and CONV_2D's and DEPTHWISE_CONV_2D's forms with float16, a per-channel quantized filter, the
 trailing NCHW-layout flag and, after it, the dilation factors; the layout flag of the pools, resizing and the
-depth/space and batch/space moves; SOFTMAX's, L2_NORMALIZATION's and LOCAL_RESPONSE_NORMALIZATION's ranks 1 to 4,
+depth/space and batch/space moves, and their float16 forms; SOFTMAX's, L2_NORMALIZATION's and LOCAL_RESPONSE_NORMALIZATION's ranks 1 to 4,
 float16 and trailing axis.
 
 Written from the "Inputs" lists and "Supported tensor types" of the Android 10 ``NeuralNetworks.h``. A filter of a
@@ -9,6 +9,8 @@ TENSOR_QUANT8_ASYMM convolution is TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_SYMM_PER
 bias's scale are ``model_rules``'); a float16 convolution's bias is float16.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .enums import OperandType, OperationType
 from .signature_forms import ACTIVATION, F32, Q8, TF32, TI32, UP_TO_4, Form, Signature, Slot, fixed, i32, t
@@ -65,6 +67,13 @@ CONVOLUTIONS_1_2: dict[OperationType, Signature] = {
 LAYOUT_OPERATIONS = (OP.AVERAGE_POOL_2D, OP.L2_POOL_2D, OP.MAX_POOL_2D, OP.RESIZE_BILINEAR, OP.DEPTH_TO_SPACE,
                      OP.SPACE_TO_DEPTH, OP.BATCH_TO_SPACE_ND, OP.SPACE_TO_BATCH_ND)
 """The operations API level 29 gives a trailing NCHW-layout flag (besides the convolutions)."""
+
+
+def with_float16(signature: Signature) -> Signature:
+    """``signature`` with TENSOR_FLOAT16 among the types of each of its forms (API level 29 lists it for the
+    operations of :data:`LAYOUT_OPERATIONS`, whose scalars are INT32 and BOOL whatever the tensors' type)."""
+    forms = tuple(replace(f, types=(TF16, *f.types)) for f in signature.forms)
+    return Signature(signature.operation, forms, signature.api)
 
 
 def with_layout(signature: Signature) -> Signature:

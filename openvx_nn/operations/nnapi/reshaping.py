@@ -10,6 +10,7 @@ from ...kernels.openvx import transpose
 from ...kernels.support import native
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
+F16 = np.dtype(np.float16)
 MAX_CONCAT = 16
 CONCAT_INPUTS = tuple(f"input{i}" + ("?" if i else "") for i in range(MAX_CONCAT))
 
@@ -68,7 +69,7 @@ nnapi_kernel(NNAPIKernel("concatenation", 2, CONCAT_INPUTS, ("output",), _infer_
 
 def _infer_depth_to_space(args: Args):
     n, h, w, c = rank_in(args, "input", (4,))
-    dtype = dtype_in(args, "input", (F32, U8))
+    dtype = dtype_in(args, "input", (F32, U8, F16))
     bs = args["block_size"]
     require(bs >= 1 and c % (bs * bs) == 0, "block_size",
             f"block_size {bs}: its square must divide the depth {c}", Status.VX_ERROR_INVALID_VALUE)
@@ -77,7 +78,7 @@ def _infer_depth_to_space(args: Args):
 
 def _infer_space_to_depth(args: Args):
     n, h, w, c = rank_in(args, "input", (4,))
-    dtype = dtype_in(args, "input", (F32, U8))
+    dtype = dtype_in(args, "input", (F32, U8, F16))
     bs = args["block_size"]
     require(bs >= 1 and h % bs == 0 and w % bs == 0, "block_size",
             f"block_size {bs} must divide the height {h} and width {w}", Status.VX_ERROR_INVALID_VALUE)
@@ -102,7 +103,7 @@ nnapi_kernel(NNAPIKernel("space_to_depth", 26, ("input",), ("output",), _infer_s
 
 def _infer_reshape(args: Args):
     """The output's shape is the one declared for it (the lowering resolves a -1); the sizes must agree."""
-    dtype = dtype_in(args, "input", (F32, U8, I32, np.dtype(np.float16)))
+    dtype = dtype_in(args, "input", (F32, U8, I32, F16))
     out = args.get("output")
     require(out is not None and all(out.shape), "output", "reshape needs an output of known shape")
     size_in = size_out = 1
@@ -134,14 +135,15 @@ nnapi_kernel(NNAPIKernel("reshape", 22, ("input",), ("output",), _infer_reshape,
 
 def _infer_resize(args: Args):
     n, _h, _w, c = rank_in(args, "input", (4,))
-    dtype = dtype_in(args, "input", (F32, U8))
+    dtype = dtype_in(args, "input", (F32, U8, F16))
     ow, oh = args["width"], args["height"]
     require(ow >= 1 and oh >= 1, "width", f"output size {ow} x {oh} must be positive", Status.VX_ERROR_INVALID_VALUE)
     return {"output": ((n, oh, ow, c), dtype)}
 
 
 def _run_resize(args: Args) -> None:
-    """Bilinear resize to width x height (source = destination * in / out)."""
+    """Bilinear resize to width x height (source = destination * in / out), interpolated in float64 and stored
+    once (float16: each output rounded once)."""
     nhwc_resampling.resize_bilinear(args["input"], args["output"], args.quant("input"), args.quant("output"))
 
 
