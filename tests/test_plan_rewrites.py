@@ -350,3 +350,26 @@ def test_a_bound_written_after_verify_is_followed_by_the_fused_layer(monkeypatch
     assert fused_first.tobytes() == plain_first.tobytes()
     assert fused_after.tobytes() == plain_after.tobytes()
     assert fused_after.tobytes() != fused_first.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_one_map_layer_on_the_plane_kernel_with_a_fused_relu_before_channels_last_layers(monkeypatch, seed):
+    """A grayscale input's first convolution (one input map, 3x3: the plane kernel, which writes OpenVX order
+    only) with its relu fused, then layers that take channels-last: the relu's output stays in OpenVX order."""
+    rng = np.random.default_rng([4055, seed])
+    width, height, maps = int(rng.integers(3, 12)), int(rng.integers(3, 12)), int(rng.integers(2, 20))
+    x = _input(rng, (width, height, 1))
+    w1, w2, w3 = _weights(rng, (3, 3, 1, maps)), _weights(rng, (3, 3, maps, maps)), _weights(rng, (1, 1, maps, 3))
+
+    def build(ctx, g):
+        out = ctx.tensor(shape=(width, height, 3), dtype=np.float32)
+        a = g.relu(g.convolution(ctx.tensor(x), w1, None, out=g.virtual(), padding=(1, 1)), out=g.virtual())
+        t = g.convolution(a, w2, None, out=g.virtual(), padding=(1, 1))
+        g.convolution(g.add(t, a, out=g.virtual()), w3, None, out=out)
+        return [out]
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    x64 = (x.astype(np.float64), np.abs(x.astype(np.float64)))
+    ra = ref_relu(ref_conv(x64, w1, None, (1, 1)))
+    assert_within(got, ref_conv(ref_add(ref_conv(ra, w2, None, (1, 1)), ra), w3, None, (0, 0)), 3)
+    assert got.tobytes() == plain.tobytes()
+    assert len(report.fused) == 1

@@ -192,9 +192,11 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
     roots = {key: touching[0][2].root for key, touching in accesses.items()}
     eligible = {key for key, touching in accesses.items() if _eligible(roots[key], touching, shown)}
     for node in order:  # a fused pair's producer writes the activation's output in its input's layout
-        if node.state.get(FUSED) is not None:
+        producer = node.state.get(FUSED)
+        if producer is not None:
             pair = {id(node.params[0].root), id(node.params[_output_index(node)].root)}
-            if not pair <= eligible:
+            k = producer.description.takes_epilogue(producer.params, producer.state)
+            if not pair <= eligible or _roles(producer).get(k) != TAKES_CHANNELS_LAST:  # or in planes only
                 eligible -= pair
     roles = {}
     parent = {key: key for key in eligible}
