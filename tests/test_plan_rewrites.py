@@ -373,3 +373,22 @@ def test_a_one_map_layer_on_the_plane_kernel_with_a_fused_relu_before_channels_l
     assert_within(got, ref_conv(ref_add(ref_conv(ra, w2, None, (1, 1)), ra), w3, None, (0, 0)), 3)
     assert got.tobytes() == plain.tobytes()
     assert len(report.fused) == 1
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_nan_of_either_sign_leaves_a_fused_clamp_as_the_activation_layer_stores_it(monkeypatch):
+    """inf - inf in a convolution's sum is a negative NaN on x86; the activation layer stores every NaN as
+    0x7FC00000, and so does the fused clamp (the bytes of the two nodes run apart)."""
+    rng = np.random.default_rng(4056)
+    x = _input(rng, (7, 6, 3))
+    x[2, 2, 0], x[2, 3, 1], x[4, 1, 2] = np.inf, -np.inf, np.nan
+    w = np.abs(_weights(rng, (3, 3, 3, 5)))
+
+    def build(ctx, g):
+        out = ctx.tensor(shape=(7, 6, 5), dtype=np.float32)
+        g.activation(g.convolution(ctx.tensor(x), w, None, out=g.virtual(), padding=(1, 1)), "brelu", a=2.0, out=out)
+        return [out]
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert len(report.fused) == 1
+    assert np.isnan(got).any() and set(got.view(np.uint32)[np.isnan(got)].tolist()) == {0x7FC00000}
+    assert got.tobytes() == plain.tobytes()

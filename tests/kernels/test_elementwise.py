@@ -253,3 +253,18 @@ def test_every_layout_pair_gives_the_same_sum():
         out = blank(rng, shape, np.int16, out_layout)
         add(placed(rng, x, in_layout), placed(rng, y, in_layout), out, True)
         assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("minus", [False, True])
+def test_a_nan_first_input_is_the_float32_result_whatever_the_second(minus):
+    """Which of two NaN operands a vector add keeps is the compiler's choice; the kernel fixes it: input1's."""
+    bits = np.array([0xFFC00000, 0x7FC00000, 0xFFC12345, 0x7FA00001], np.uint32)  # the last one signaling
+    first = np.tile(bits, 5).view(np.float32)
+    second = np.tile(bits[::-1], 5).view(np.float32)
+    for in1, in2 in ((first, second), (first, np.ones_like(first)), (np.ones_like(first), second)):
+        out = np.empty_like(in1)
+        (subtract if minus else add)(in1, in2, out, False)
+        if np.isnan(in1).all():
+            assert out.view(np.uint32).tolist() == in1.view(np.uint32).tolist()
+        else:  # a number and a NaN: the NaN, quieted
+            assert out.view(np.uint32).tolist() == (in2.view(np.uint32) | 0x00400000).tolist()

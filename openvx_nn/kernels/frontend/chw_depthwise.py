@@ -41,6 +41,7 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, bias_last, 
     sx, dy, dx, top, left); ``bias_last``: the sums start from +0.0 and the bias is added to each (module doc)."""
     kh, kw, sy, sx, dy, dx, top, left = geometry
     low, high = np.float32(low64), np.float32(high64)
+    clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
     _, channels, height, width = x.shape
     n_out, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
     multiplier = n_out // channels
@@ -132,6 +133,8 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, bias_last, 
                     v = low
                 if v > high:  # noqa: PLR1730
                     v = high
+                if clamped and np.isnan(v):
+                    v = np.float32(np.nan)
                 line[i] = v
 
 

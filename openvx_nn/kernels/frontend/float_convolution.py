@@ -62,6 +62,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         of = out.reshape(pixels, units)
         rf = res.reshape(-1, units)
         low, high = np.float32(lo), np.float32(hi)
+        clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
         addresses = np.empty(rows, np.int64)
         taps = np.empty(kh, np.int64)
         for ky in range(kh):
@@ -121,11 +122,11 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                     for r in range(min(rows, pixels - p0)):
                         for j in range(cols):  # the epilogue: bias, residual, fused activation (NaN stays NaN)
                             v = tile[r * block + j] + bias[j0 + j]
-                            if with_res:
+                            if with_res and not np.isnan(v):  # a NaN stays itself (``float_microkernel``)
                                 v += rf[p0 + r, j0 + j]
                             v = max(v, low)
                             v = min(v, high)
-                            of[p0 + r, j0 + j] = v
+                            of[p0 + r, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
     return tiles
 
 

@@ -61,9 +61,10 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
                 for v in range(vecs):
                     b.store(sums[r][v], b.inttoptr(b.add(out, constant(4 * lanes * (r * vecs + v))), vecp), align=4)
             return
-        # The epilogue: bias, the residual (read at the output's offsets in its own array), the fused
-        # activation (NaN fails both tests and stays), store to the rows. ``partial``: only the block's first
-        # ``valid`` channels exist (a last block of a layer whose channels it does not fill): the bias and
+        # The epilogue: bias, the residual (read at the output's offsets in its own array; added unless the value
+        # is NaN, which stays), the fused activation (NaN fails both tests and stays; where the clamp has a finite
+        # bound, an activation's, a NaN is stored as the canonical 0x7FC00000, as the activation layers store it),
+        # store to the rows. ``partial``: only the block's first ``valid`` channels exist (a last block of a layer whose channels it does not fill): the bias and
         # residual are read and the rows written through masks, so nothing past them is touched.
         out_stride, bias = fn.args[7:9]
         extra, lo, hi = fn.args[9] if residual else None, fn.args[-2], fn.args[-1]
@@ -73,15 +74,20 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
         def load(at, v):
             return masked_load(b, at, masks[v]) if partial else b.load(b.inttoptr(at, vecp), align=4)
         low, high = splat(b, lo, vec), splat(b, hi, vec)
+        clamped = b.or_(b.fcmp_ordered(">", lo, ir.Constant(_F32, float("-inf"))),
+                        b.fcmp_ordered("<", hi, ir.Constant(_F32, float("inf"))))
+        canonical = splat(b, ir.Constant(_F32, float("nan")), vec)
         biases = [load(b.add(bias, constant(4 * lanes * v)), v) for v in range(vecs)]
         for r in range(rows):
             for v in range(vecs):
                 offset = b.add(b.mul(out_stride, constant(r)), constant(4 * lanes * v))
                 value = b.fadd(sums[r][v], biases[v])
-                if residual:
-                    value = b.fadd(value, load(b.add(extra, offset), v))
+                if residual:  # a NaN value stays itself (the add's first operand: ``elementwise.add``'s rule)
+                    value = b.select(b.fcmp_unordered("uno", value, value), value,
+                                     b.fadd(value, load(b.add(extra, offset), v)))
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
+                value = b.select(clamped, b.select(b.fcmp_unordered("uno", value, value), canonical, value), value)
                 if partial:
                     masked_store(b, value, b.add(out, offset), masks[v])
                 else:

@@ -51,7 +51,10 @@ def _add_sub_float(a, b, out, subtract):
                         for i5 in range(n5):
                             x = a[i0, i1, i2, i3, i4, i5]
                             y = b[i0, i1, i2, i3, i4, i5]
-                            out[i0, i1, i2, i3, i4, i5] = x - y if subtract else x + y
+                            if np.isnan(x):  # a NaN input1 is the result, whatever input2 is (``add``)
+                                out[i0, i1, i2, i3, i4, i5] = x
+                            else:
+                                out[i0, i1, i2, i3, i4, i5] = x - y if subtract else x + y
 
 
 @kernel
@@ -132,8 +135,10 @@ def add(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool) -> No
     Integers: the raw values (all three tensors share one fixed point
     position, so it plays no part) are added exactly, then saturated to
     ``out``'s range (``saturate``) or wrapped two's-complement. float32: plain
-    float32 addition; ``saturate`` is ignored. ``in1`` and ``in2`` broadcast
-    against ``out.shape``.
+    float32 addition; ``saturate`` is ignored; a NaN ``in1`` is the result as it
+    is (which of two NaN operands a vector add keeps is the compiler's choice:
+    this rule fixes it, and the float engine's residual epilogue follows it).
+    ``in1`` and ``in2`` broadcast against ``out.shape``.
     """
     _add_sub(in1, in2, out, saturate, subtract=False)
 
