@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import map_groups, rewrites
+from . import epilogue_fusion, map_groups, rewrites
 from .enums import Direction, Type
 from .errors import VXError
 from .memory import EMPTY, MemoryPlan
@@ -95,6 +95,8 @@ def _binding_key(node: Node) -> Binding | None:
     params = list(zip(description.params, node.params))
     if fused is not None:  # a convolution binds its fused activation's output and scalars too
         params += [(s, p) for s, p in zip(fused.description.params, fused.params)]
+    for member in epilogue_fusion.bound_with(state) if isinstance(state, dict) else ():  # and a residual chain's
+        params += [(s, p) for s, p in zip(member.description.params, member.params)]
     for member in state.get(map_groups.GROUP, ()) if isinstance(state, dict) else ():  # and a group's its members'
         params += [(s, p) for s, p in zip(member.description.params, member.params)]
     for i, (spec, p) in enumerate(params):

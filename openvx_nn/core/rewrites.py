@@ -1,5 +1,6 @@
 """The plan's rewrites at verify: depthwise layers written map by map run as one call (``map_groups``),
-activations fused into the layer before them, and the layout of virtual tensors. The pass list is :func:`run`;
+activations fused into the layer before them, the layout of virtual tensors, and residual sums fused into the
+convolution before them (``epilogue_fusion``). The pass list is :func:`run`;
 kernels only obey what it wrote into their nodes' state.
 
 Layout. An OpenVX tensor ``[W, H, C, *batch]`` is planar (W fastest: one plane per map). The float engine reads
@@ -16,9 +17,13 @@ never channels-last, so what it reads never changes.
 Fusion. An activation the float engine's epilogue computes as a clamp (``relu``, ``brelu``), reading a whole
 virtual float32 tensor that only a convolution writes and nothing else reads, is done by the convolution: it
 writes the activation's output through the clamp, and the activation's call does nothing. The clamp is the
-activation's own (NaN passes, ``-0.0`` cannot occur in the engine's sums from ``+0.0``), so the bytes are those
-of the two nodes run apart. Whether the activation still is such a clamp is asked again at each binding (its
+activation's own (a NaN stored as ``0x7FC00000``, as the activation layer stores it; ``-0.0`` cannot occur in the
+engine's sums from ``+0.0``), so the bytes are those of the two nodes run apart. Whether the activation still is such a clamp is asked again at each binding (its
 scalars may be written after verify); when it is not, both nodes run apart on the tensors verify gave them.
+
+Residual sums. A convolution whose output only a tensor add reads (ResNet's ``conv -> add(skip) -> relu``) may
+compute the add, and the clamp activation after it, in its epilogue (:mod:`epilogue_fusion`, after the layouts:
+every tensor of the chain channels-last).
 
 ``$OPENVX_NN_REWRITES=0`` (read at each verify; :data:`ENABLED` in tests) turns them all off.
 """
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import map_groups
+from . import epilogue_fusion, map_groups
 from .enums import Direction, Type
 from .regions import Access, region
 
@@ -70,6 +75,8 @@ class Report:
     conversions: int = 0
     merged: int = 0
     """Nodes whose map of a depthwise layer another node's call computes (``map_groups``)."""
+    residual: list = field(default_factory=list)
+    """(convolution, add, activation or None) chains a convolution's epilogue computes (``epilogue_fusion``)."""
 
 
 def enabled() -> bool:
@@ -90,16 +97,15 @@ def _accesses(order: list) -> dict[int, list]:
     return found
 
 
-def clamp_of(activation) -> tuple[float, float] | None:
-    """The (low, high) clamp an activation node computes now, or None when it is no clamp."""
-    hook = activation.description.epilogue
-    return None if hook is None else hook(activation.params, activation.state)
+clamp_of = epilogue_fusion.clamp_of
 
 
 def epilogue(state: dict) -> tuple[object, float, float] | None:
     """(output tensor, low, high) of the activation fused into a convolution with ``state``, while it is fused
     (:func:`clamp_of` is asked again: its scalars may have been written; a depthwise layer written map by map
     takes it only while its first member's call computes every map), else None."""
+    if epilogue_fusion.CHAIN in state:  # a residual sum fused too
+        return epilogue_fusion.epilogue(state)
     activation = state.get(EPILOGUE)
     if activation is None or (map_groups.GROUP in state and not state.get(map_groups.BOUND)):
         return None
@@ -109,6 +115,8 @@ def epilogue(state: dict) -> tuple[object, float, float] | None:
 
 def fused(node) -> bool:
     """Whether ``node``'s work is done by another node's call (:func:`epilogue`)."""
+    if epilogue_fusion.MEMBER in node.state:
+        return epilogue_fusion.fused(node)
     producer = node.state.get(FUSED)
     return producer is not None and epilogue(producer.state) is not None
 
@@ -249,7 +257,7 @@ def _differs(root) -> bool:
 
 def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object, int]]) -> Report:
     """The rewrites of a verified graph, in order: depthwise layers written map by map run as one call
-    (``map_groups``), fusion, then layouts. ``order`` is the execution order of
+    (``map_groups``), fusion, layouts, then residual sums in the convolution's epilogue (``epilogue_fusion``). ``order`` is the execution order of
     ``nodes``, ``uses`` the verifier's accesses by root (a fused convolution's new write is added there, so the
     memory plan sees it), ``parameters`` the graph parameters (their tensors stay as the application sees them)."""
     report = Report()
@@ -263,7 +271,14 @@ def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object,
     map_groups.merge(order, nodes, uses, report)
     _fuse(order, accesses, shown, positions, uses, report)
     _layouts(order, accesses, shown, report)
+    epilogue_fusion.run(order, nodes, uses, shown, accesses, _laid_out_last, report)
     return report
+
+
+def _laid_out_last(node, indices) -> bool:
+    """Whether the layouts gave these parameters of ``node`` channels-last (on the node's own call)."""
+    layout = node.state.get(LAYOUT, {})
+    return not node.state.get(CONVERT) and all(layout.get(i) == CHANNELS_LAST for i in indices)
 
 
 class PlanarStandIn:

@@ -11,7 +11,9 @@ that layout (``chw_layout``, one pass) and its result back (one pass) around the
 arrays allocated once at binding -- except on a side whose tensor the graph's plan laid out channels-last
 (``core/rewrites``: virtual tensors between the engine's layers), where the engine reads or writes the tensor's
 own bytes. The plan may also fuse an activation into the layer: its clamp runs in the engine's epilogue, and
-the layer writes the activation's output. A fully connected layer needs no copy: its ``[#IFM, B]`` input is the engine's
+the layer writes the activation's output; or a residual add (and the activation after it): the epilogue adds the
+skip tensor's channels-last bytes after the bias, before the clamp (``core/epilogue_fusion``). A fully connected
+layer needs no copy: its ``[#IFM, B]`` input is the engine's
 ``[B, #IFM]`` rows, its ``[#OFM, B]`` output the engine's ``[B, #OFM]``.
 
 Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride_x - pad_x + kx`` and rows
@@ -158,18 +160,21 @@ class Convolution:
         return xn, yn
 
     def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
-             layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None
-             ) -> Callable[[], None]:
+             layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None,
+             residual: np.ndarray | None = None) -> Callable[[], None]:
         """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call); ``layouts`` says
         whether the input and the output hold their bytes channels-last (else OpenVX order), ``clamp`` is the
-        (low, high) of an activation fused into the layer."""
+        (low, high) of an activation fused into the layer, ``residual`` a tensor of the output's shape holding
+        its bytes channels-last, added after the bias and before the clamp (a residual add fused into the layer;
+        the output channels-last too)."""
         clamp = NO_CLAMP if clamp is None else tuple(clamp)
-        planes = self._plane_args(x, bias, out, layouts[1], clamp)
+        skip = _residual(residual, layouts)
+        planes = None if skip is not None else self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.bind(*planes)
         xn, yn = self._sides(x, out, layouts)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                  self.strides, clamp)
+                                  self.strides, clamp, skip)
         x4 = None if layouts[0] else _nchw(x)
         out4 = None if layouts[1] else _nchw(out)
         into = chw_layout.bind(True, x4, xn) if x4 is not None else None
@@ -189,13 +194,14 @@ class Convolution:
         return call
 
     def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
-               layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None
-               ) -> native.Entry | None:
+               layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None,
+               residual: np.ndarray | None = None) -> native.Entry | None:
         """:meth:`bind` as one native entry (copy in, the engine's layer, copy back, each where the side is in
         OpenVX order; each shared with the helpers where large enough); None when ``x`` or ``out`` is a strided
         view (the Python path copies those)."""
         clamp = NO_CLAMP if clamp is None else tuple(clamp)
-        planes = self._plane_args(x, bias, out, layouts[1], clamp)
+        skip = _residual(residual, layouts)
+        planes = None if skip is not None else self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.native_bind(*planes)
         x4, out4 = _nchw(x), _nchw(out)
@@ -204,7 +210,7 @@ class Convolution:
         xn, yn = self._sides(x, out, layouts)
         parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn),
                  engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                      self.strides, clamp),
+                                      self.strides, clamp, skip),
                  None if layouts[1] else chw_layout.native_layout(False, yn, out4)]
         if parts[1] is None or (parts[0] is None) != layouts[0] or (parts[2] is None) != layouts[1]:
             return None
@@ -212,6 +218,15 @@ class Convolution:
         whole = native.sequence(parts)
         # the parts' own keep (their gang tasks among it) at the top, where the plan looks for lending layers
         return native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
+
+
+def _residual(residual: np.ndarray | None, layouts: tuple[bool, bool]) -> np.ndarray | None:
+    """The ``[N, H, W, C]`` view of a residual fused into a layer whose output is channels-last, or None."""
+    if residual is None:
+        return None
+    if not layouts[1]:
+        raise ValueError("a residual is added only to a channels-last output")
+    return pixels(residual)
 
 
 class FullyConnected:

@@ -265,24 +265,28 @@ def binding(bound_of, run):
 
 
 def _float_io(p, state, copy_inputs: bool = False):
-    """(input, bias, output, layouts, clamp) as the float engine's adapter takes them: the layer's own arrays (a
-    fully connected layer's flattened to ``[#IFM, B]`` and ``[#OFM, B]``, ``state["flat"]``), the output being
-    that of an activation the plan fused into the layer (``core.rewrites``), the layouts the plan chose for the
-    input and output (channels-last or not), and the clamp of the fused activation. None when an input overlaps
-    the output (unless ``copy_inputs``: then they are copied) or a flattened view had to copy."""
-    from ...core import rewrites
+    """(input, bias, output, layouts, clamp[, residual]) as the float engine's adapter takes them: the layer's own
+    arrays (a fully connected layer's flattened to ``[#IFM, B]`` and ``[#OFM, B]``, ``state["flat"]``), the
+    output being that of an activation (or a residual add) the plan fused into the layer (``core.rewrites``), the
+    layouts the plan chose for the input and output (channels-last or not), the clamp of the fused activation,
+    and the skip tensor a convolution's epilogue adds (``core.epilogue_fusion``). None when an input
+    overlaps the output (unless ``copy_inputs``: then they are copied) or a flattened view had to copy."""
+    from ...core import epilogue_fusion, rewrites
     fused = rewrites.epilogue(state)
     out, clamp = (p[-1].array, None) if fused is None else (fused[0].array, fused[1:])
     x, bias = p[0].array, None if p[2] is None else p[2].array
-    if any(a is not None and np.may_share_memory(out, a) for a in (x, bias, p[1].array)):
+    skip = epilogue_fusion.residual(state)
+    skip = None if skip is None else skip.array
+    if any(a is not None and np.may_share_memory(out, a) for a in (x, bias, p[1].array, skip)):
         if not copy_inputs:
             return None
         x, bias = x.copy(order="K"), None if bias is None else bias.copy()
+        skip = None if skip is None else skip.copy(order="K")
     layouts = state.get(rewrites.LAYOUT, {})
     channels_last = (layouts.get(0) == rewrites.CHANNELS_LAST, layouts.get(len(p) - 1) == rewrites.CHANNELS_LAST)
     flat = state.get("flat")
     if flat is None:
-        return x, bias, out, channels_last, clamp
+        return x, bias, out, channels_last, clamp, skip
     views = flat(x, out)
     return None if views is None else (views[0], bias, views[1], channels_last, clamp)
 

@@ -1,0 +1,176 @@
+"""Residual sums fused into the convolution's epilogue (``core/epilogue_fusion.py``): ResNet's
+``conv -> add(skip) -> relu`` on virtual float32 tensors computed by the convolution's call.
+
+Each graph is checked against the plain float64 reference of ``test_plan_rewrites`` (written from the NN
+extension's text) within the float engine's bound, and for the same bytes with the rewrites off (every node run
+apart), on the native plan and on the Python path, with NaN of both signs and infinities among the values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from native_testing import model, native_run
+from test_plan_rewrites import _input, _run_both_ways, _weights, assert_within, ref_add, ref_conv, ref_relu
+
+from openvx_nn.api import Context
+from openvx_nn.core import rewrites
+
+
+@pytest.fixture(autouse=True)
+def float_sums(monkeypatch):
+    monkeypatch.delenv("OPENVX_NN_F32_SUMS", raising=False)
+    monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
+
+
+def _names(report):
+    return [tuple(None if n is None else n.description.name.rsplit(".", 1)[-1] for n in chain)
+            for chain in report.residual]
+
+
+def _block(ctx, g, rng, x, maps, ending, bias=True, skip_first=False):
+    """x -> conv 3x3 + relu (the skip ``a``, virtual) -> conv 3x3 (``t``) -> add(t, a) -> ``ending`` (relu, brelu
+    or None) -> conv 1x1 -> out (the application's); (out, reference of out, depth). ``skip_first``: the add
+    takes ``a`` as its first input."""
+    c = x.shape[2]
+    w1, w2, w3 = _weights(rng, (3, 3, c, maps)), _weights(rng, (3, 3, maps, maps)), _weights(rng, (1, 1, maps, 4))
+    b1, b2, b3 = (_weights(rng, (maps,)), _weights(rng, (maps,)), _weights(rng, (4,))) if bias else (None,) * 3
+    t0, a, t, u = g.virtual(), g.virtual(), g.virtual(), g.virtual()
+    out = ctx.tensor(shape=x.shape[:2] + (4,), dtype=np.float32)
+    g.convolution(ctx.tensor(x), w1, b1, out=t0, padding=(1, 1))
+    g.relu(t0, out=a)
+    g.convolution(a, w2, b2, out=t, padding=(1, 1))
+    g.add(*((a, t) if skip_first else (t, a)), out=u)
+    r = u if ending is None else g.activation(u, ending, a=1.25, out=g.virtual())
+    g.convolution(r, w3, b3, out=out)
+    x64 = (x.astype(np.float64), np.abs(x.astype(np.float64)))
+    ra = ref_relu(ref_conv(x64, w1, b1, (1, 1)))
+    ru = ref_add(ref_conv(ra, w2, b2, (1, 1)), ra)
+    rr = ru if ending is None else ref_relu(ru, 1.25 if ending == "brelu" else None)
+    return out, ref_conv(rr, w3, b3, (0, 0)), 4
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_residual_block_matches_the_float64_reference_and_the_bytes_of_the_nodes_run_apart(monkeypatch, seed):
+    rng = np.random.default_rng([4060, seed])
+    shape = (int(rng.integers(2, 14)), int(rng.integers(2, 14)), int(rng.integers(1, 7)))
+    maps, ending, bias = int(rng.integers(2, 40)), [None, "relu", "brelu"][seed % 3], bool(seed % 2)
+    x = _input(rng, shape)
+    found = {}
+
+    def build(ctx, g):
+        out, found["ref"], found["depth"] = _block(ctx, g, np.random.default_rng([4061, seed]), x, maps, ending, bias)
+        return [out]
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert_within(got, found["ref"], found["depth"])
+    assert got.tobytes() == plain.tobytes()
+    chain = [("convolution_layer", "tensor_add", None if ending is None else "activation_layer")]
+    # one input map: the first layer is on the plane kernel, which writes OpenVX order: the skip keeps it
+    assert _names(report) == (chain if shape[2] > 1 else [])
+
+
+def test_the_python_path_gives_the_bytes_of_the_native_plan(monkeypatch):
+    rng = np.random.default_rng(4062)
+    x = _input(rng, (9, 7, 3))
+
+    def build(ctx, g):
+        return [_block(ctx, g, np.random.default_rng(4063), x, 19, "relu")[0]]
+    (python,), report, (plain,) = _run_both_ways(monkeypatch, build, python_path=True)
+    (native,), _, _ = _run_both_ways(monkeypatch, build)
+    assert report.residual
+    assert python.tobytes() == native.tobytes() == plain.tobytes()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("ending", [None, "relu", "brelu"])
+def test_nan_of_both_signs_and_infinities_give_the_bytes_of_the_nodes_run_apart(monkeypatch, ending):
+    """NaN from the input (positive) and from inf - inf or 0 * inf in the sums (negative on x86) meet in the
+    add, infinities pass the clamp; the fused epilogue keeps the add's operand order."""
+    rng = np.random.default_rng(4064)
+    x = _input(rng, (8, 7, 3))
+    x[1, 2, 0], x[3, 3, 1], x[5, 1, 2], x[6, 4, 0], x[2, 5, 1] = np.nan, np.inf, -np.inf, 3e38, -np.inf
+
+    def build(ctx, g):
+        return [_block(ctx, g, np.random.default_rng(4065), x, 9, ending)[0]]
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert report.residual
+    signs = set((got.view(np.uint32)[np.isnan(got)] >> 31).tolist())
+    assert signs == ({0, 1} if ending is None else {0})  # an activation stores NaN as 0x7FC00000
+    assert got.tobytes() == plain.tobytes()
+
+
+def _fusion_refused(monkeypatch, build):
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert got.tobytes() == plain.tobytes()
+    return report
+
+
+def test_no_fusion_when_the_skip_is_the_adds_first_input(monkeypatch):
+    """add(skip, conv): the sum's operand order would change (which of two NaN is kept)."""
+    rng = np.random.default_rng(4066)
+    x = _input(rng, (6, 6, 2))
+    report = _fusion_refused(monkeypatch, lambda ctx, g: [_block(ctx, g, np.random.default_rng(4067), x, 5, "relu",
+                                                                 skip_first=True)[0]])
+    assert report.residual == [] and report.channels_last
+
+
+def test_no_fusion_when_the_skip_is_written_after_the_convolution(monkeypatch):
+    """A projection shortcut created after the block's second convolution runs after it: the convolution
+    cannot read its output yet."""
+    rng = np.random.default_rng(4068)
+    x = _input(rng, (7, 5, 3))
+    w1, w2, ws = _weights(rng, (3, 3, 3, 6)), _weights(rng, (3, 3, 6, 6)), _weights(rng, (1, 1, 3, 6))
+
+    def build(ctx, g):
+        xt, a, t, s, u = ctx.tensor(x), g.virtual(), g.virtual(), g.virtual(), g.virtual()
+        out = ctx.tensor(shape=(7, 5, 2), dtype=np.float32)
+        g.convolution(xt, w1, None, out=a, padding=(1, 1))
+        g.convolution(a, w2, None, out=t, padding=(1, 1))
+        g.convolution(xt, ws, None, out=s)
+        g.add(t, s, out=u)
+        g.convolution(g.relu(u, out=g.virtual()), _weights(np.random.default_rng(4069), (1, 1, 6, 2)), None, out=out)
+        return [out]
+    assert _fusion_refused(monkeypatch, build).residual == []
+
+
+def test_no_fusion_when_another_node_reads_the_sum_or_the_application_sees_it(monkeypatch):
+    rng = np.random.default_rng(4070)
+    x = _input(rng, (6, 5, 3))
+    w1, w2, w3 = _weights(rng, (3, 3, 3, 6)), _weights(rng, (3, 3, 6, 6)), _weights(rng, (1, 1, 6, 6))
+
+    def build(ctx, g):
+        xt, a, t, u = ctx.tensor(x), g.virtual(), g.virtual(), g.virtual()
+        t2, u2 = g.virtual(), ctx.tensor(shape=(6, 5, 6), dtype=np.float32)
+        out = ctx.tensor(shape=(6, 5, 6), dtype=np.float32)
+        g.relu(g.convolution(xt, w1, None, out=g.virtual(), padding=(1, 1)), out=a)
+        g.convolution(a, w2, None, out=t, padding=(1, 1))
+        g.add(t, a, out=u)
+        r = g.relu(u, out=g.virtual())  # the relu and the last add read the sum: the add fused, not the relu
+        g.convolution(r, w3, None, out=t2)
+        g.add(t2, u, out=u2)  # the application reads this sum: not fused
+        g.add(u2, r, out=out)
+        return [out, u2]
+    (got, seen), report, (plain, plain_seen) = _run_both_ways(monkeypatch, build)
+    assert got.tobytes() == plain.tobytes() and seen.tobytes() == plain_seen.tobytes()
+    assert _names(report) == [("convolution_layer", "tensor_add", None)]
+
+
+def test_a_bound_written_after_verify_is_followed_by_the_fused_chain(monkeypatch):
+    """The brelu after a fused sum: its bound written after verify is read at the next binding."""
+    rng = np.random.default_rng(4071)
+    x = _input(rng, (7, 6, 3)) * 4
+    results = []
+    for enabled in (True, False):
+        monkeypatch.setattr(rewrites, "ENABLED", enabled)
+        with Context() as ctx, ctx.graph() as g:
+            out, _, _ = _block(ctx, g, np.random.default_rng(4072), x, 5, "brelu")
+            first = native_run(g, out).copy()
+            assert len(model(g.handle).rewrites.residual) == (1 if enabled else 0)
+            brelu = next(n for n in model(g.handle).order if n.description.name.endswith("activation_layer")
+                         and n.state.get("function") == "brelu")
+            brelu.params[2].value = np.float32(0.25)
+            after = native_run(g, out).copy()
+            results.append((first, after))
+    (fused_first, fused_after), (plain_first, plain_after) = results
+    assert fused_first.tobytes() == plain_first.tobytes()
+    assert fused_after.tobytes() == plain_after.tobytes()
+    assert fused_after.tobytes() != fused_first.tobytes()
