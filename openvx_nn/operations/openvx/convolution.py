@@ -170,14 +170,37 @@ def _takes_epilogue(p, state) -> int | None:
 
 
 def _takes_maps(p, state):
-    """The geometry of a float32 layer of one input map and one output map on the plane kernel: one map of a
-    depthwise layer written map by map (``core.map_groups``); None for other layers."""
-    if not state.get("float") or tuple(p[1].dims[2:]) != (1, 1):
+    """The geometry of a layer of one input map and one output map that can run with the other maps of a
+    depthwise layer written map by map (``core.map_groups``): float32 on the plane kernel, or U8 on the uint8
+    depthwise kernel (``integer_depthwise``); None for other layers."""
+    if tuple(p[1].dims[2:]) != (1, 1):
         return None
+    if not state.get("float"):
+        return _integer_maps(p, state)
     if getattr(state["planned"].current(p[1]), "planes", None) is None:
         return None
     return (tuple(state["pad"]), tuple(state["stride"]), tuple(p[1].dims), p[2] is not None, tuple(p[0].dims),
             tuple(p[4].dims))
+
+
+def _integer_maps(p, state):
+    """The geometry and arithmetic of a one-map integer layer the uint8 depthwise kernel computes bit for bit
+    (``integer_depthwise.exact_shift``), or None."""
+    from ...kernels.openvx import integer_depthwise
+    u8 = Type.VX_TYPE_UINT8
+    if any(t is not None and t.data_type != u8 for t in (p[0], p[1], p[2], p[4])):
+        return None
+    if tuple(state["dilation"]) != (0, 0) or any(state["origin"].values()):
+        return None
+    if p[2] is not None and tuple(p[2].dims) != (1,):
+        return None
+    fpps = (p[0].fpp, p[1].fpp, 0 if p[2] is None else p[2].fpp, p[4].fpp)
+    k = integer_depthwise.exact_shift(np.uint8, state["saturate"], p[1].dims[0] * p[1].dims[1], p[2] is not None,
+                                      *fpps)
+    if k is None:
+        return None
+    return ("u8", tuple(state["pad"]), tuple(state["stride"]), tuple(p[1].dims), p[2] is not None, tuple(p[0].dims),
+            tuple(p[4].dims), fpps)
 
 
 def _bind_maps(members: list, state: dict):
@@ -188,6 +211,8 @@ def _bind_maps(members: list, state: dict):
     from ...core import rewrites
     from ...core.regions import region
     from ...kernels.openvx import float_layers
+    if not state.get("float"):
+        return _bind_integer_maps(members, state)
     first = members[0]
     fused = rewrites.epilogue(state)  # an activation fused into the layer: its output, through its clamp
     x = region(first[0])[0].array
@@ -200,6 +225,24 @@ def _bind_maps(members: list, state: dict):
         return None
     entry = layer.native(x, bias, out, (False, False), clamp)
     return layer.bind(x, bias, out, (False, False), clamp), entry
+
+
+def _bind_integer_maps(members: list, state: dict):
+    """Every map of a U8 depthwise layer written map by map in one call of the uint8 depthwise kernel
+    (``integer_depthwise``): the members' windows and biases gathered in map order, the bias aligned to the
+    products' fixed point position; None where the kernel cannot take these arrays."""
+    from ...core.regions import region
+    from ...kernels.openvx import integer_depthwise
+    first = members[0]
+    fpp_x, fpp_w, fpp_b, fpp_out = _integer_maps(first, state)[-1]
+    x, out = region(first[0])[0].array, region(first[4])[0].array
+    w = np.stack([np.asarray(p[1].array)[:, :, 0, 0] for p in members], axis=2)
+    bias = None if first[2] is None else np.array(
+        [int(np.asarray(p[2].array).reshape(-1)[0]) << (fpp_x + fpp_w - fpp_b) for p in members], np.int64)
+    layer = integer_depthwise.Depthwise(w, bias, fpp_out - fpp_x - fpp_w, state["pad"], state["stride"], x.shape,
+                                        out.shape)
+    runner = layer.bind(x, out)
+    return None if runner is None else (runner, layer.native(x, out))
 
 
 def bound_runner(bound, weights: Tensor, fallback: Callable[[], None]) -> Callable[[], None] | None:
