@@ -1,5 +1,5 @@
 """Integer depthwise layers written map by map (one single-map ``vxConvolutionLayer`` per map, on views): the plan
-runs the U8 ones the uint8 depthwise kernel computes exactly as one call (``core/map_groups.py``,
+runs the U8 and S8 ones the uint8 depthwise kernel computes exactly as one call (``core/map_groups.py``,
 ``kernels/openvx/integer_depthwise.py``), and every one, merged or not, gives the bytes of the graph without the
 rewrites and of a plain reference written from ``docs/fixed-point.md``: exact sums of exact products, the bias and
 the sum aligned by exact left shifts, one shift to the output position rounded by the node's policy, then
@@ -69,7 +69,7 @@ def ref_depthwise(x, w, b, pad, stride, out_wh, fpp, saturate, nearest_even):
 
 
 def draw(rng, fmt, shifted_left=False):
-    """One layer's random parameters (``shifted_left``: U8 positions whose result is the sum shifted left, which
+    """One layer's random parameters (``shifted_left``: positions whose result is the sum shifted left, which
     the uint8 kernel takes: the bias at most as fine as the products, the output at least as fine)."""
     dtype = FORMATS[fmt]
     c = int(rng.integers(2 if shifted_left else 1, 13))
@@ -129,7 +129,7 @@ def build_and_run(layer, order, after_relu: bool):
 def served(layer) -> bool:
     """Whether the plan should merge the layer (``integer_depthwise.exact_shift``'s conditions)."""
     fx, fw, fb, fo = layer["fpp"]
-    return (layer["x"].dtype == np.uint8 and layer["overflow"] == "saturate"
+    return (layer["x"].dtype in (np.uint8, np.int8) and layer["overflow"] == "saturate"
             and (layer["b"] is None or fb <= fx + fw) and 0 <= fo - fx - fw <= 30)
 
 
@@ -140,7 +140,7 @@ def test_a_depthwise_layer_map_by_map_gives_the_bytes_of_the_reference_merged_or
     layer = draw(rng, fmt)
     c = layer["x"].shape[2]
     order = rng.permutation(c)
-    after_relu = bool(rng.random() < 0.5) and fmt != "q78" or layer["fpp"][3] == 0 and fmt == "u8"
+    after_relu = bool(rng.random() < 0.5)
     results = {}
     for enabled in (True, False):
         monkeypatch.setattr(rewrites, "ENABLED", enabled)
@@ -148,19 +148,21 @@ def test_a_depthwise_layer_map_by_map_gives_the_bytes_of_the_reference_merged_or
     (merged, report), (plain, _) = results[True], results[False]
     expected = ref_depthwise(layer["x"], layer["w"], layer["b"], layer["pad"], layer["stride"], layer["out_wh"],
                              layer["fpp"], layer["overflow"] == "saturate", layer["rounding"] == "nearest_even")
-    if after_relu and np.issubdtype(expected.dtype, np.signedinteger):
+    if after_relu:
         expected = np.maximum(expected, 0)
     assert plain.tobytes() == expected.tobytes()
     assert merged.tobytes() == plain.tobytes()
     assert report.merged == ((c - 1) if served(layer) and c > 1 else 0)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_u8_layers_whose_result_is_the_sum_shifted_left_merge_with_the_bytes_of_the_reference(monkeypatch, seed):
-    """U8 fixed point positions the kernel takes (a bias per map or none, either rounding policy: no rounding
-    happens), so the plan merges them."""
-    rng = np.random.default_rng([4062, seed])
-    layer = draw(rng, "u8", shifted_left=True)
+@pytest.mark.parametrize("fmt", ["s8", "u8"])
+@pytest.mark.parametrize("seed", range(5))
+def test_8_bit_layers_whose_result_is_the_sum_shifted_left_merge_with_the_bytes_of_the_reference(monkeypatch, fmt,
+                                                                                                   seed):
+    """U8 and S8 fixed point positions the kernel takes (a bias per map or none, either rounding policy: no
+    rounding happens), so the plan merges them; S8 sums, biases and results of either sign."""
+    rng = np.random.default_rng([4062, seed, fmt == "s8"])
+    layer = draw(rng, fmt, shifted_left=True)
     c = layer["x"].shape[2]
     results = {}
     for enabled in (True, False):
@@ -169,6 +171,8 @@ def test_u8_layers_whose_result_is_the_sum_shifted_left_merge_with_the_bytes_of_
     (merged, report), (plain, _) = results[True], results[False]
     expected = ref_depthwise(layer["x"], layer["w"], layer["b"], layer["pad"], layer["stride"], layer["out_wh"],
                              layer["fpp"], True, layer["rounding"] == "nearest_even")
+    if seed % 2:
+        expected = np.maximum(expected, 0)
     assert plain.tobytes() == expected.tobytes()
     assert merged.tobytes() == plain.tobytes()
     assert served(layer) and report.merged == c - 1

@@ -171,8 +171,8 @@ def _takes_epilogue(p, state) -> int | None:
 
 def _takes_maps(p, state):
     """The geometry of a layer of one input map and one output map that can run with the other maps of a
-    depthwise layer written map by map (``core.map_groups``): float32 on the plane kernel, or U8 on the uint8
-    depthwise kernel (``integer_depthwise``); None for other layers."""
+    depthwise layer written map by map (``core.map_groups``): float32 on the plane kernel, or U8 or S8 on the
+    uint8 depthwise kernel (``integer_depthwise``); None for other layers."""
     if tuple(p[1].dims[2:]) != (1, 1):
         return None
     if not state.get("float"):
@@ -187,19 +187,19 @@ def _integer_maps(p, state):
     """The geometry and arithmetic of a one-map integer layer the uint8 depthwise kernel computes bit for bit
     (``integer_depthwise.exact_shift``), or None."""
     from ...kernels.openvx import integer_depthwise
-    u8 = Type.VX_TYPE_UINT8
-    if any(t is not None and t.data_type != u8 for t in (p[0], p[1], p[2], p[4])):
+    dtype = {Type.VX_TYPE_UINT8: np.uint8, Type.VX_TYPE_INT8: np.int8}.get(p[0].data_type)
+    if dtype is None or any(t is not None and t.data_type != p[0].data_type for t in (p[1], p[2], p[4])):
         return None
     if tuple(state["dilation"]) != (0, 0) or any(state["origin"].values()):
         return None
     if p[2] is not None and tuple(p[2].dims) != (1,):
         return None
     fpps = (p[0].fpp, p[1].fpp, 0 if p[2] is None else p[2].fpp, p[4].fpp)
-    k = integer_depthwise.exact_shift(np.uint8, state["saturate"], p[1].dims[0] * p[1].dims[1], p[2] is not None,
+    k = integer_depthwise.exact_shift(dtype, state["saturate"], p[1].dims[0] * p[1].dims[1], p[2] is not None,
                                       *fpps)
     if k is None:
         return None
-    return ("u8", tuple(state["pad"]), tuple(state["stride"]), tuple(p[1].dims), p[2] is not None, tuple(p[0].dims),
+    return ("integer", int(p[0].data_type), tuple(state["pad"]), tuple(state["stride"]), tuple(p[1].dims), p[2] is not None, tuple(p[0].dims),
             tuple(p[4].dims), fpps)
 
 
@@ -228,7 +228,7 @@ def _bind_maps(members: list, state: dict):
 
 
 def _bind_integer_maps(members: list, state: dict):
-    """Every map of a U8 depthwise layer written map by map in one call of the uint8 depthwise kernel
+    """Every map of a U8 or S8 depthwise layer written map by map in one call of the uint8 depthwise kernel
     (``integer_depthwise``): the members' windows and biases gathered in map order, the bias aligned to the
     products' fixed point position; None where the kernel cannot take these arrays."""
     from ...core.regions import region
