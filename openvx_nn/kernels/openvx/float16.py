@@ -5,9 +5,15 @@ float32), the float32 kernel runs, and each output is narrowed once to binary16,
 even (NumPy's ``astype(np.float16)``): values past the largest half (65504) round to infinity, tiny ones to
 subnormals or a signed zero, NaN stays NaN with its payload's high bits. numba has no float16 type, so both
 directions work on the bit patterns (``uint16`` and ``uint32`` views of the arrays).
+
+Packed tensors convert in units of ``UNIT`` values that the engine's helpers share (``float_sharing``, and the
+gang for native entries) from ``SHARED_VALUES`` values on: a conversion reads and writes memory at the rate one
+core gives, a pooling or an activation layer a fraction of it. Kernels that read or write binary16 themselves
+call :func:`widen` and :func:`narrow` per value.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -15,6 +21,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..engine import gang
+from ..frontend import float_sharing
+from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.layout import loop_views
 
@@ -35,41 +44,59 @@ def _as_bits(typingctx, value):
     return types.uint32(types.float32), codegen
 
 
+@intrinsic
+def _half_to_float(typingctx, bits):
+    """LLVM's ``fpext`` of the binary16 whose bits the uint16 ``bits`` hold: one ``vcvtph2ps`` lane on a CPU
+    with F16C (a library call elsewhere); exact, but a signaling NaN comes back quiet."""
+    def codegen(context, builder, signature, args):
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _float_to_half(typingctx, value):
+    """LLVM's ``fptrunc`` of the float32 ``value`` to binary16 bits (uint16): one ``vcvtps2ph`` lane with F16C,
+    rounded to nearest, ties to even; a NaN comes back quiet."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
 _U = np.uint32
-_MAGIC_SMALL = np.float32(2.0 ** -14)  # the smallest normal half: a subnormal's implicit scale
-_MAGIC_ROUND = np.float32(0.5)  # bits (126 << 23): adding it to a value below 2**-14 rounds to a 2**-24 multiple
 
 
 @jit.jitable
 def widen_bits(h):
-    """The float32 bits of the binary16 bits ``h`` (exact); selects, not branches, so the loops vectorize."""
+    """The float32 bits of the binary16 bits ``h`` (exact, a NaN's payload kept as it is, quiet or signaling): the
+    CPU's conversion with a signaling NaN's quiet bit cleared again; selects, not branches, so loops vectorize."""
     h32 = _U(h)
-    o = (h32 & _U(0x7FFF)) << _U(13)
-    exponent = o & _U(0x0F800000)
-    o += _U(0x38000000)  # the exponent bias, 127 - 15
-    o = o + _U(0x38000000) if exponent == _U(0x0F800000) else o  # infinity and NaN keep an all-ones exponent
-    # a subnormal or zero: as the normal number 2**-14 * (1 + m/1024), less 2**-14, exactly m * 2**-24
-    small = _as_bits(_as_float(o + _U(0x00800000)) - _MAGIC_SMALL)
-    o = small if exponent == _U(0) else o
-    return o | ((h32 & _U(0x8000)) << _U(16))
+    o = _as_bits(_half_to_float(np.uint16(h)))
+    signaling = ((h32 & _U(0x7E00)) == _U(0x7C00)) & ((h32 & _U(0x03FF)) != _U(0))
+    return o & _U(0xFFBFFFFF) if signaling else o
 
 
 @jit.jitable
 def narrow_bits(f):
     """The binary16 bits nearest the float32 bits ``f``, ties to even (from 65520 on: infinity; NaN keeps its
-    payload's high bits, at least one set), as NumPy rounds; selects, not branches, so the loops vectorize."""
+    payload's high bits, at least one set, its quiet bit as it was), as NumPy rounds: the CPU's conversion, NaN
+    aside; selects, not branches, so loops vectorize."""
     sign = f & _U(0x80000000)
     a = f ^ sign
-    significand = a & _U(0x007FFFFF)
-    high = significand >> _U(13)
-    nan = _U(0x7C00) + high + (_U(1) if high == _U(0) else _U(0))
-    huge = nan if a > _U(0x7F800000) else _U(0x7C00)  # 65536 and more (and infinity): infinity
-    # below 2**-14: the float addition rounds to a multiple of 2**-24 (nearest-even), the sum's low bits are it
-    tiny = _as_bits(_as_float(a) + _MAGIC_ROUND) - _U(0x3F000000)
-    # normal: rebias, then round half to even on the 13 dropped bits (a carry steps the exponent, up to infinity)
-    normal = (a + _U(0xC8000FFF) + ((a >> _U(13)) & _U(1))) >> _U(13)
-    o = huge if a >= _U(0x47800000) else (tiny if a < _U(0x38800000) else normal)
-    return np.uint16(o | (sign >> _U(16)))
+    high = (a & _U(0x007FFFFF)) >> _U(13)
+    nan = (_U(0x7C00) + high + (_U(1) if high == _U(0) else _U(0))) | (sign >> _U(16))
+    return np.uint16(nan) if a > _U(0x7F800000) else _float_to_half(_as_float(f))
+
+
+@jit.jitable
+def widen(h):
+    """The float32 value of the binary16 bits ``h`` (uint16), exactly."""
+    return _as_float(widen_bits(h))
+
+
+@jit.jitable
+def narrow(value):
+    """The binary16 bits (uint16) nearest the float32 ``value``, ties to even (:func:`narrow_bits`)."""
+    return narrow_bits(_as_bits(value))
 
 
 @jit.kernel
@@ -99,6 +126,54 @@ def _narrow_flat(src, dst):
     """:func:`_convert`, narrowing, on contiguous runs (1-D)."""
     for i in range(dst.size):
         dst[i] = narrow_bits(src[i])
+
+
+UNIT = 16384
+"""Values a unit of a shared flat conversion (64 KiB of float32)."""
+SHARED_VALUES = 1 << 17
+"""Values from which a bound conversion shares its units with the helpers (about 40 us on one core); a native
+entry shares from ``float_sharing.NATIVE_PARALLEL_WORK`` values on, its helpers already spinning."""
+
+
+@jit.kernel
+def _widen_units(src, dst, u0, u1):
+    """Units ``[u0, u1)`` of :func:`_widen_flat` (on slices: a loop indexed from a variable start would not
+    vectorize, numba cannot tell its index is never negative)."""
+    lo, hi = u0 * UNIT, min(u1 * UNIT, dst.size)
+    s, d = src[lo:hi], dst[lo:hi]
+    for i in range(d.size):
+        d[i] = widen_bits(s[i])
+
+
+@jit.kernel
+def _narrow_units(src, dst, u0, u1):
+    """Units ``[u0, u1)`` of :func:`_narrow_flat`."""
+    lo, hi = u0 * UNIT, min(u1 * UNIT, dst.size)
+    s, d = src[lo:hi], dst[lo:hi]
+    for i in range(d.size):
+        d[i] = narrow_bits(s[i])
+
+
+_widen_shares, _narrow_shares = chunk_driver(_widen_units), chunk_driver(_narrow_units)
+
+
+@jit.kernel
+def _widen_shared(src, dst, n_units, n_chunks, counters, wait):
+    _widen_shares((src, dst), n_units, n_chunks, counters, wait)
+
+
+@jit.kernel
+def _narrow_shared(src, dst, n_units, n_chunks, counters, wait):
+    _narrow_shares((src, dst), n_units, n_chunks, counters, wait)
+
+
+_U16, _U32 = (types.Array(t, 1, "C", readonly=r) for t, r in ((types.uint16, True), (types.uint32, False)))
+_TYPES = {True: (_U16, _U32), False: (types.Array(types.uint32, 1, "C", readonly=True),
+                                      types.Array(types.uint16, 1, "C"))}
+
+
+def _units(n: int) -> int:
+    return (n + UNIT - 1) // UNIT
 
 
 def _views(src: np.ndarray, dst: np.ndarray, widen: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -139,6 +214,12 @@ def bind(src: np.ndarray, dst: np.ndarray, widen: bool) -> Callable[[], None]:
     flat = _flat(views)
     if flat is not None:
         s, d = flat
+        if d.size >= SHARED_VALUES:
+            s = s.view()
+            s.flags.writeable = False
+            shared = (_widen_shared, _narrow_shared)[not widen]
+            return float_sharing.Rows((_widen_units, _narrow_units)[not widen], shared, (s, d), _TYPES[widen],
+                                      _units(d.size), float_sharing.PARALLEL_WORK)
         kernel = jit.entry(_widen_flat if widen else _narrow_flat, jit.array_in(s, "C"), jit.array_out(d, "C"))
     else:
         s, d = views
@@ -168,10 +249,42 @@ def _native_convert(widen: bool, flat: bool) -> int:
     return jit.native(entry)
 
 
+_SRC, _DST, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at(2)
+_MAILBOX, _TASK, _CHUNKS = range(float_sharing.at(3), float_sharing.at(3) + 3)
+
+
+@functools.cache
+def _shared_bodies(widen: bool):
+    """``gang.shared_entry``'s bodies of a flat conversion whose units the helpers may share."""
+    source, target = (np.uint16, np.uint32) if widen else (np.uint32, np.uint16)
+    units, shares = (_widen_units, _widen_shares) if widen else (_narrow_units, _narrow_shares)
+
+    def lines(code, block, chunks, wait):
+        src = native.c_array(block, _SRC, source)[0, 0, 0, 0, 0]
+        dst = native.c_array(block, _DST, target)[0, 0, 0, 0, 0]
+        n_units = (dst.size + UNIT - 1) // UNIT
+        if chunks == 0:
+            units(src, dst, 0, n_units)
+        else:
+            shares((src, dst), n_units, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+    return gang.shared_entry(jit.jitable(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _native_shared(widen: bool, helper: bool) -> int:
+    return jit.native(_shared_bodies(widen)[int(helper)])
+
+
 def native_entry(src: np.ndarray, dst: np.ndarray, widen: bool) -> native.Entry | None:
     """:func:`bind` as a native entry; None when empty (nothing to run)."""
     views = _views(src, dst, widen)
     if views is None:
         return None
-    flat = _flat(views) is not None
-    return native.Entry(_native_convert(bool(widen), flat), *native.pack(*views))
+    flat = _flat(views)
+    if flat is not None and flat[1].size >= float_sharing.NATIVE_PARALLEL_WORK:
+        s, d = flat
+        task = gang.NativeTask(_units(d.size), True)
+        words, keep = float_sharing.block_of(s, d, task.counters, *task.words())
+        return native.Entry(_native_shared(bool(widen), False), words,
+                            keep + task.finish(_native_shared(bool(widen), True), words))
+    return native.Entry(_native_convert(bool(widen), flat is not None), *native.pack(*views))

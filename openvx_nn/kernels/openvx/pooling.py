@@ -166,7 +166,7 @@ def _max_pool_2x2_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_
                                             larger(x[plane, b, xi], x[plane, b, xi + 1]))
 
 
-def _planes(a: np.ndarray) -> np.ndarray | None:
+def planes(a: np.ndarray) -> np.ndarray | None:
     """An F-ordered ``a`` [W, H, *rest] as C-ordered planes [prod(rest), H, W] (a view); None if not F-ordered."""
     if not a.flags.f_contiguous:
         return None
@@ -291,8 +291,8 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
         return _bind_float(x, out, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if parallel is None:
-        planes = out.size // (out.shape[0] * out.shape[1])
-        parallel = planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
+        n_planes = out.size // (out.shape[0] * out.shape[1])
+        parallel = n_planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
     layout = "C" if kind == "max_2x2_planes" else "A"
     types = (jit.array_in(src, layout), jit.array_out(dst, layout), *(jit.INT,) * 6)
     serial = functools.partial(jit.entry(_KERNELS[kind, False], *types), src, dst, size_x, size_y, pad_x, pad_y,
@@ -346,7 +346,7 @@ def _float_operands(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndar
     apart, else None."""
     if out.dtype != np.float32 or x.dtype != np.float32 or x.size == 0 or out.size == 0:
         return None
-    src, dst = _planes(x), _planes(out)
+    src, dst = planes(x), planes(out)
     if src is None or dst is None or np.may_share_memory(src, dst):
         return None
     src = src.view()
@@ -365,7 +365,7 @@ def _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) 
 def _bind_float(x: np.ndarray, out: np.ndarray, geometry: tuple) -> Callable[[], None]:
     """The float32 pool of ``x`` into ``out`` on planes, through plane copies of either when its memory is not
     OpenVX's own order."""
-    src, dst = _planes(x), _planes(out)
+    src, dst = planes(x), planes(out)
     staged_in = src is None
     if staged_in:
         src = np.empty(_plane_shape(x), np.float32)
@@ -394,18 +394,23 @@ _X, _OUT, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at
 _AVERAGE, _KH, _KW, _SY, _SX, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(float_sharing.at(3), float_sharing.at(3) + 10)
 
 
-@kernel
-def _float_lines(code, block, chunks, wait):
-    # ``gang.shared_entry``'s lines: every plane serially, or in ``chunks`` chunks claimed with the helpers
-    x, out = native.c_array(block, _X, np.float32)[0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0]
-    args = (x, out, block[_AVERAGE] != 0, block[_KH], block[_KW], block[_SY], block[_SX], block[_TOP], block[_LEFT])
-    if chunks == 0:
-        _float_planes(*args, 0, out.shape[0])
-    else:
-        _float_shares(args, out.shape[0], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+def plane_bodies(planes, shares, dtype) -> tuple:
+    """``gang.shared_entry``'s bodies (entry, helper) of a pool on planes of ``dtype``: every plane serially, or
+    in chunks claimed with the helpers; ``planes`` is the plane kernel, ``shares`` its ``chunk_driver``; the block
+    is :func:`native_planes`'."""
+
+    def lines(code, block, chunks, wait):
+        x, out = native.c_array(block, _X, dtype)[0, 0, 0], native.c_array(block, _OUT, dtype)[0, 0, 0]
+        args = (x, out, block[_AVERAGE] != 0, block[_KH], block[_KW], block[_SY], block[_SX], block[_TOP],
+                block[_LEFT])
+        if chunks == 0:
+            planes(*args, 0, out.shape[0])
+        else:
+            shares(args, out.shape[0], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+    return gang.shared_entry(kernel(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
-_FLOAT_BODIES = gang.shared_entry(_float_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_FLOAT_BODIES = plane_bodies(_float_planes, _float_shares, np.float32)
 
 
 @native.factory
@@ -419,11 +424,17 @@ def _float_helper() -> int:
     return jit.native(_FLOAT_BODIES[1])
 
 
-def _native_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> native.Entry:
+def native_planes(src: np.ndarray, dst: np.ndarray, geometry: tuple, entry: int, helper: int) -> native.Entry:
+    """The native entry of a pool on planes ``src`` into ``dst`` (C-ordered ``[P, H, W]``) whose bodies are
+    ``entry`` and ``helper`` (:func:`plane_bodies`); its planes are shared when the layer is large enough."""
     work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
     task = gang.NativeTask(dst.shape[0], work >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = float_sharing.block_of(src, dst, task.counters, int(geometry[0]), *geometry[1:], *task.words())
-    return native.Entry(_float_entry(), words, keep + task.finish(_float_helper(), words))
+    return native.Entry(entry, words, keep + task.finish(helper, words))
+
+
+def _native_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> native.Entry:
+    return native_planes(src, dst, geometry, _float_entry(), _float_helper())
 
 
 def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, window: tuple) -> tuple | None:
@@ -436,9 +447,9 @@ def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, w
         dst[...] = 0
         return None
     if max_pool and _inside_2x2(x.shape, out.shape, *window):
-        planes = (_planes(src), _planes(out))
-        if planes[0] is not None and planes[1] is not None:
-            return ("max_2x2_planes", *planes)
+        pair = (planes(src), planes(out))
+        if pair[0] is not None and pair[1] is not None:
+            return ("max_2x2_planes", *pair)
         kind = "max_2x2"
     elif max_pool:
         kind = "max"

@@ -8,6 +8,11 @@ application writes it (its write counter, as ``PlannedWeights`` does for float32
 float16 inputs (exact), runs the float32 kernel, and narrows each output once to binary16, rounded to nearest
 with ties to even (``kernels/openvx/float16``). The native entry is that sequence of native calls.
 
+A layer that moves little arithmetic per value (pooling, the activations) may name a *direct* route: its float32
+kernel run on the float16 tensors themselves, widening and narrowing in its own pass
+(``kernels/openvx/float16_layers``: the same bits as the edges). A run takes it wherever it applies (it answers
+None elsewhere: strided tensors, overlapping ones) and the edges otherwise.
+
 Formats. The standard gives every tensor of a layer (weights, biases, output) the inputs' data type, and the
 element-wise operations share one type too: a node with a float16 tensor takes float16 throughout (ROI pooling's
 integer ROIs aside); a float16 beside another type is refused at verify with ``VX_ERROR_INVALID_TYPE``.
@@ -72,6 +77,7 @@ class Edges:
     inputs: tuple[int, ...]           # float16 inputs widened on every run
     statics: dict[int, int]           # [static] float16 inputs: index -> the write count they were widened at
     outputs: tuple[int, ...]          # float16 outputs, narrowed after every run
+    direct: Direct | None = None      # the layer's own float16 route, if it has one
 
     def refresh(self, p) -> None:
         """Widen again the [static] inputs the application wrote since (their shadows count a write)."""
@@ -84,6 +90,15 @@ class Edges:
                 self.params[i].writes += 1
 
 
+@dataclasses.dataclass(frozen=True)
+class Direct:
+    """A layer's float16 route: ``bind(p, state)`` a runner and ``native(p, state)`` a native entry on the node's
+    own (float16) parameters and the float32 validator's state, each None where the route does not apply."""
+
+    bind: Callable
+    native: Callable
+
+
 def _data_type(v: Validation, index: int) -> int:
     """An input's data type (a virtual one's as its writer inferred it); an output's as declared (0: unknown)."""
     ref = v.ref(index)
@@ -93,9 +108,10 @@ def _data_type(v: Validation, index: int) -> int:
 
 
 def accepting_float16(description: KernelDescription, candidates: tuple[int, ...] | None = None,
-                      together: bool = True) -> KernelDescription:
+                      together: bool = True, direct: Direct | None = None) -> KernelDescription:
     """``description`` taking float16 tensors at ``candidates`` (default: every tensor parameter) through float32
-    shadows. ``together``: a float16 among them makes them all float16 (else each may be float16 alone)."""
+    shadows. ``together``: a float16 among them makes them all float16 (else each may be float16 alone).
+    ``direct``: the layer's own float16 route, taken where it applies (module doc)."""
     specs = description.params
     if candidates is None:
         candidates = tuple(i for i, s in enumerate(specs) if s.vx_type == TENSOR)
@@ -138,7 +154,7 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
             shadow.array = _storage(shadow.dims)
         if "packed" in inner.state:
             v.state["packed"] = inner.state["packed"]
-        v.state["half"] = Edges(shadows, inner.state, tuple(inputs), statics, tuple(outputs))
+        v.state["half"] = Edges(shadows, inner.state, tuple(inputs), statics, tuple(outputs), direct)
 
     def execute(p, state) -> None:
         edges = state.get("half")
@@ -147,6 +163,10 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
             return
         from ...kernels.openvx import float16
         edges.refresh(p)
+        run = edges.direct.bind(p, edges.state) if edges.direct is not None else None
+        if run is not None:
+            run()
+            return
         for i in edges.inputs:
             float16.convert(p[i].array, edges.params[i].array, widen=True)
         original.execute(edges.params, edges.state)
@@ -159,6 +179,9 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
             return original.bind(p, state) if original.bind is not None else None
         from ...kernels.openvx import float16
         edges.refresh(p)
+        own = edges.direct.bind(p, edges.state) if edges.direct is not None else None
+        if own is not None:
+            return own
         runner = original.bind(edges.params, edges.state) if original.bind is not None else None
         if runner is None:
             def runner() -> None:
@@ -181,6 +204,9 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
         from ...kernels.openvx import float16
         from ...kernels.support import native
         edges.refresh(p)
+        own = edges.direct.native(p, edges.state) if edges.direct is not None else None
+        if own is not None:
+            return own
         middle = original.native(edges.params, edges.state)
         if middle is None:
             return None

@@ -31,7 +31,7 @@ from ...core.validation import Validation
 from ..geometry import infer_stride, output_size, window_problem
 from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
 from .convolution import binding, natively
-from .float16_edges import accepting_float16
+from .float16_edges import Direct, accepting_float16
 
 LIBRARY = 1  # VX_LIBRARY_KHR_NN_EXTENSION
 T, S = Type.VX_TYPE_TENSOR, Type.VX_TYPE_SCALAR
@@ -229,12 +229,27 @@ def _native_pooling(p, state):
     return native_entry(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
+def _pooling_geometry(state) -> tuple:
+    return (state["max_pool"], *state["size"], *state["pad"], *state["stride"])
+
+
+HALF_POOLING = Direct(
+    bind=lambda p, state: _float16_layers().bind_pooling(p[0].array, p[7].array, *_pooling_geometry(state)),
+    native=lambda p, state: _float16_layers().native_pooling(p[0].array, p[7].array, *_pooling_geometry(state)))
+"""Float16 pooling reading and writing binary16 in the plane kernel's own pass."""
+
+
+def _float16_layers():
+    from ...kernels.openvx import float16_layers
+    return float16_layers
+
+
 register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.pooling_layer", NNKernel.VX_KERNEL_POOLING_LAYER, LIBRARY,
     (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
      _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
      _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
-    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling)))
+    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling), direct=HALF_POOLING))
 
 
 # -- softmax ---------------------------------------------------------------------------
@@ -374,12 +389,20 @@ def _activation_clamp(p, state) -> tuple[float, float] | None:
     return None
 
 
+HALF_ACTIVATION = Direct(
+    bind=lambda p, state: _float16_layers().bind_activation(p[0].array, p[4].array, state["function"], p[2].value,
+                                                            p[3].value),
+    native=lambda p, state: _float16_layers().native_activation(p[0].array, p[4].array, state["function"],
+                                                                p[2].value, p[3].value))
+"""Float16 activations (those the float32 layer evaluates exactly) converting in the kernel's own pass."""
+
+
 register(accepting_float16(KernelDescription(
     "org.khronos.nn_extension.activation_layer", NNKernel.VX_KERNEL_ACTIVATION_LAYER, LIBRARY,
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
     _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation,
-    layouts=_activation_layouts, epilogue=_activation_clamp)))
+    layouts=_activation_layouts, epilogue=_activation_clamp), direct=HALF_ACTIVATION))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------
