@@ -61,8 +61,9 @@ def compare_swap(typingctx, address, expected, value):
 
 CHUNK_FAILED = 1 << 40
 """Added to a shared call's count of finished chunks (the int64 at ``claim + 8``) when a thread's chunks raised
-(``gang``: the serve loops, for a helper's; the entry, for the caller's): the count then passes any number of
-chunks, so that every wait on it ends, and the caller reads the failure there after its wait."""
+(native entries: ``gang``'s serve loops for a helper's, the entry for the caller's; Python calls:
+``workers.Share``): the count then passes any number of chunks, so that every wait on it ends, and the caller
+reads the failure there after its wait."""
 
 
 def _wait_for_chunks(claim, n_chunks):
@@ -73,6 +74,13 @@ def _wait_for_chunks(claim, n_chunks):
 
 
 wait_for_chunks = jit.kernel(_wait_for_chunks)
+
+
+@jit.kernel
+def fail_chunks(counters):
+    """Add :data:`CHUNK_FAILED` to the finished chunks of a shared call's ``counters`` (int64 [claimed, finished,
+    ...]) from Python, atomically: the other threads count their chunks there meanwhile."""
+    fetch_add(counters.ctypes.data + 8, CHUNK_FAILED)
 
 
 def _wait_for_shares(claim, parts, task_claim):

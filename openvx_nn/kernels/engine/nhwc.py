@@ -409,8 +409,9 @@ class NhwcCall:
                 return
             n_chunks = workers.chunk_count(n_units, helpers + 1)
             counters = np.zeros(2, np.int64)
-            workers.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
-            claim(code, *arrays, n_units, n_chunks, counters, True)
+            share = workers.Share(counters)
+            share.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
+            share.run(claim, code, *arrays, n_units, n_chunks, counters, True)
         return run
 
     def native_entry(self, x: np.ndarray, out: np.ndarray) -> native.Entry | None:

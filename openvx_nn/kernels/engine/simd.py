@@ -535,10 +535,10 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
             counters[3] = 2  # nothing to do
             raise
         counters[3] = 1  # go (x86 keeps the packed input's stores before this one)
-        units(*lent(True))
+        lent()
         return _finish_output(unit_args, out6)
     if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
-        measured = pack(*_lend(pack, (packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)(True))
+        measured = _lend(pack, (packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)()
     elif helpers:
         measured = pack(*packing, 1, np.zeros(3, np.int64), True)
     else:
@@ -550,7 +550,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     head, sizes, tail = unit_args
     tail = tail[:8] + (min(steps_per_block, 1 << 40),) + tail[9:]
     if helpers:
-        units(*_lend(units, (head, sizes, tail), np.zeros(4, np.int64), helpers, ready=1)(True))
+        _lend(units, (head, sizes, tail), np.zeros(4, np.int64), helpers, ready=1)()
     else:
         units(*head, 0, sizes[0], *tail)
     return _finish_output(unit_args, out6)
@@ -603,7 +603,8 @@ def _bias_views(bias: np.ndarray | None, dtype: np.dtype) -> tuple[np.ndarray, n
 
 
 def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int = 0):
-    """Lend ``function`` to helpers; returns ``call(wait)``: the arguments for this thread's own call.
+    """Lend ``function`` to helpers; returns this thread's own call (its result; it raises when a helper's
+    chunk raised: ``workers.Share``).
 
     ``args`` is (head, sizes, tail); the call is ``function(*head, *sizes, n_chunks, counters, wait, *tail)``
     with ``n_chunks`` from the first size (the units) or the helpers (packing). ``ready`` 0: helpers wait
@@ -617,5 +618,6 @@ def _lend(function, args: tuple, counters: np.ndarray, helpers: int, ready: int 
     def call(wait: bool) -> tuple:
         return (*head, *sizes, n_chunks, counters, wait, *tail)
 
-    workers.lend(lambda: function(*call(False)), helpers)
-    return call
+    share = workers.Share(counters)
+    share.lend(lambda: function(*call(False)), helpers)
+    return lambda: share.run(function, *call(True))

@@ -11,6 +11,10 @@ Helpers are plain daemon threads blocking on a queue; a task is one ``nogil`` nu
 the GIL is held only while a helper starts it. A helper runs a task on a thread of the budget
 (``support/thread_budget.py``: ``OPENVX_NN_THREADS`` shared by the graphs executing at once), taken
 before and given back after; while none is spare it waits, and the caller does the chunks.
+
+A chunk that raises is never counted as finished, so a caller waiting for it would wait forever: every task lent
+goes through a :class:`Share`, which marks the call failed in its counters (``atomics.CHUNK_FAILED``: every wait
+ends) and raises the helper's exception on the calling thread once its own share has returned.
 """
 from __future__ import annotations
 
@@ -20,8 +24,11 @@ import threading
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from ..support import thread_budget
 from . import isa
+from .atomics import CHUNK_FAILED, fail_chunks
 
 CHUNKS_PER_THREAD = 4
 """Chunks a shared call splits its work into, per thread taking part: a helper that starts late or is preempted
@@ -52,8 +59,8 @@ def _serve() -> None:
             taken = thread_budget.take(1, wait=True)
             try:
                 task()
-            except BaseException:  # noqa: BLE001, S110 - only before a chunk is claimed (unboxing the arguments):
-                pass  # the caller then computes every chunk itself
+            except BaseException:  # noqa: BLE001, S110 - a Share's task hands its failure to its caller; what else
+                pass  # raises here (the gang's own bookkeeping) must not end the helper
             finally:
                 thread_budget.give(taken)
         finally:
@@ -97,3 +104,53 @@ def stop(timeout: float) -> bool:
     while _busy and time.monotonic() < deadline:
         time.sleep(0.0005)
     return not _busy
+
+
+class ChunkFailed(RuntimeError):
+    """A helper thread's share of a call raised (its exception is the cause): raised on the calling thread."""
+
+
+class Share:
+    """One call's chunk loop shared between the calling thread and helpers, with its chunk ``counters`` (int64
+    [claimed, finished, ...]: the caller waits until ``finished`` reaches the chunk count).
+
+    A chunk that raises never counts as finished. So :meth:`task` wraps what the helpers run: an exception is
+    kept and the counters are marked failed (``CHUNK_FAILED``), which ends every wait on them; and :meth:`run`
+    runs the caller's own share and then raises :class:`ChunkFailed` from the helper's exception. The caller's
+    own exception marks the counters too (a helper may wait on the caller's share: a packing's ``ready``)."""
+
+    __slots__ = ("counters", "error")
+
+    def __init__(self, counters: np.ndarray):
+        self.counters = counters
+        self.error: BaseException | None = None
+
+    def task(self, task: Callable[[], object]) -> Callable[[], None]:
+        """``task`` for the helpers, failing the call instead of raising."""
+        def guarded() -> None:
+            try:
+                task()
+            except BaseException as error:  # noqa: BLE001 - handed to the calling thread by run
+                if self.error is None:
+                    self.error = error  # before the mark: the caller reads it once its wait has ended
+                fail_chunks(self.counters)
+        return guarded
+
+    def lend(self, task: Callable[[], object], count: int, post: Callable | None = None) -> None:
+        """``post(task, count)`` (the gang's ``post``; by default :func:`lend`) with ``task`` guarded by
+        :meth:`task`."""
+        (lend if post is None else post)(self.task(task), count)
+
+    def run(self, function: Callable, *args):
+        """``function(*args)``: the calling thread's share, which waits for the helpers' chunks; raises
+        :class:`ChunkFailed` when a helper's chunk raised meanwhile."""
+        try:
+            result = function(*args)
+        except BaseException:
+            fail_chunks(self.counters)  # a helper waiting on this thread's share stops
+            raise
+        if self.counters[1] >= CHUNK_FAILED:
+            error = self.error
+            what = "an exception" if error is None else f"{type(error).__name__}: {error}"
+            raise ChunkFailed(f"a helper thread's chunk of a shared kernel call raised {what}") from error
+        return result

@@ -67,8 +67,9 @@ class Rows:
         args, n_rows = self.args, self.n_rows
         n_chunks = workers.chunk_count(n_rows, helpers + 1)
         counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
-        gang.post(lambda: run(*args, n_rows, n_chunks, counters, False), helpers)
-        run(*args, n_rows, n_chunks, counters, True)
+        share = workers.Share(counters)
+        share.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers, gang.post)
+        share.run(run, *args, n_rows, n_chunks, counters, True)
 
 
 def staged(array: np.ndarray, shape: tuple[int, ...] | None = None,

@@ -273,9 +273,10 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
                 return
             n_chunks = workers.chunk_count(n_lines, helpers + 1)
             counters = np.zeros(2, np.int64)
-            workers.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
-                                       False), helpers)
-            claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
+            share = workers.Share(counters)
+            share.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
+                                     False), helpers)
+            share.run(claim, xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters, True)
         return run
 
     def fill(x: np.ndarray, out: np.ndarray) -> None:
