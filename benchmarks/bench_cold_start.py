@@ -15,7 +15,7 @@ and times its first ``vxProcessGraph`` (verification included):
   namespaces, ``unshare -rm``).
 
 Medians of ``--runs`` processes per case (the no-cache case: ``--cold-runs`` processes, each with its own
-empty cache).
+empty cache; 0 skips it, whose every process compiles for minutes).
 
     python benchmarks/bench_cold_start.py [--runs 5] [--cold-runs 1]
 """
@@ -71,19 +71,33 @@ def _case(label: str, prefix: list[str], env: dict, runs: int, cwd: str, prime: 
     print(f"{label:20s} start (import + vxCreateContext) {start:6.3f} s   first conv3 vxProcessGraph {first:6.3f} s")
 
 
+def _at_least(low: int):
+    """An argparse type: an int not below ``low``."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+    return parse
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--cold-runs", type=int, default=1, help="processes of the no-cache case (each compiles)")
+    parser.add_argument("--runs", type=_at_least(1), default=5)
+    parser.add_argument("--cold-runs", type=_at_least(0), default=1,
+                        help="processes of the no-cache case (each compiles); 0 skips the case")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items()
             if k not in ("NUMBA_CACHE_DIR", "OPENVX_NN_CACHE_DIR", "OPENVX_NN_RECORD_SIGNATURES")}
     with tempfile.TemporaryDirectory() as tmp:
-        empties = iter(range(10**6))
-        no_cache = [_run([], {**base, "OPENVX_NN_CACHE_DIR": str(Path(tmp, f"empty{next(empties)}"))}, tmp)
-                    for _ in range(args.cold_runs)]
-        print(f"{'no cache':20s} start (import + vxCreateContext) {statistics.median(r[0] for r in no_cache):6.3f} s"
-              f"   first conv3 vxProcessGraph {statistics.median(r[1] for r in no_cache):6.3f} s")
+        no_cache = [_run([], {**base, "OPENVX_NN_CACHE_DIR": str(Path(tmp, f"empty{k}"))}, tmp)
+                    for k in range(args.cold_runs)]
+        if no_cache:
+            print(f"{'no cache':20s} start (import + vxCreateContext) "
+                  f"{statistics.median(r[0] for r in no_cache):6.3f} s"
+                  f"   first conv3 vxProcessGraph {statistics.median(r[1] for r in no_cache):6.3f} s")
+        else:
+            print("no cache: skipped (--cold-runs 0)")
         _case("warm cache", [], base, args.runs, tmp)
         site = Path(tmp, "site")
         shutil.copytree(PACKAGE, site / "openvx_nn", ignore=shutil.ignore_patterns("__pycache__", "_build"))

@@ -100,3 +100,25 @@ def test_standard_layer_comparison_runs_in_smoke_mode():
     assert len(tables) == 2, result.stdout
     rows = [line for line in lines[tables[1]:] if line.startswith("| smoke")]
     assert len(rows) == 6 and sum(line.startswith("| smoke") for line in lines) == 12, result.stdout
+
+
+def test_cold_start_benchmark_skips_the_no_cache_case_at_zero_cold_runs(monkeypatch, capsys):
+    # --cold-runs 0 took the median of no runs (StatisticsError); now it skips the case that compiles for minutes.
+    from benchmarks import bench_cold_start
+    runs = []
+
+    def run(prefix, env, cwd):
+        runs.append(env)
+        return 1.0, 0.5
+    monkeypatch.setattr(bench_cold_start, "_run", run)
+    monkeypatch.setattr(sys, "argv", ["bench_cold_start.py", "--cold-runs", "0", "--runs", "1"])
+    bench_cold_start.main()
+    out = capsys.readouterr().out
+    assert "no cache: skipped" in out
+    assert "warm cache" in out and "new install" in out
+    assert runs and not any("OPENVX_NN_CACHE_DIR" in env for env in runs)  # no process ran with an empty cache
+    for bad in (["--cold-runs", "-1"], ["--runs", "0"]):
+        monkeypatch.setattr(sys, "argv", ["bench_cold_start.py", *bad])
+        with pytest.raises(SystemExit) as refused:
+            bench_cold_start.main()
+        assert refused.value.code == 2  # argparse's refusal, before any process runs
