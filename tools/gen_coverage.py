@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS = ROOT / "tests" / "abi" / "functions.tsv"
 HEADERS = ROOT / "include" / "VX"
 OUT = ROOT / "docs" / "coverage.md"
+if str(ROOT) not in sys.path:  # run as a script, sys.path starts at tools/: import this checkout's package, not
+    sys.path.insert(0, str(ROOT))  # an installed one (whose kernels and exports may differ)
 
 
 def all_functions() -> list[tuple[str, str, str]]:
