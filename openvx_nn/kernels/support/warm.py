@@ -5,7 +5,9 @@ ahead of time is a list of (kernel, argument types).  The list is recorded,
 not written by hand: with ``OPENVX_NN_RECORD_SIGNATURES=<file>`` every new
 specialisation a process meets is appended to that file, one per line.  The
 package ships such a file (``signatures.txt``, recorded from the demo, the
-benchmarks' smoke runs and the conv3 cold-start case); ``openvx-nn warm``
+benchmarks' smoke runs, the conv3 cold-start case and the tests of the native
+entries, float16 layers and float activations; ``tests/test_warm.py`` fails
+when a native entry's maker has no line); ``openvx-nn warm``
 compiles every line of it (and of any file given) into the on-disk cache, so
 kernels added later are covered as soon as a recording run uses them.
 
