@@ -106,23 +106,16 @@ def test_the_c_example_builds_with_the_config_flags_and_matches_the_python_front
     np.testing.assert_array_equal(np.array(printed), _example_in_python(2))
 
 
-ERRORS = r"""
-#define _POSIX_C_SOURCE 200809L
+PROLOGUE = r"""
 #include <NeuralNetworks.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define SHOW(label, call) printf("%s %d\n", label, (int)(call))
-#define FIRST(a, b) ((a) ? (a) : (b)) /* the first failing call's code */
 
-static const uint32_t two[] = {2}, unknown[] = {0};
-
-/* out = RELU(in), both of unknown size: an execution gives it through setInput's type. */
+/* out = RELU(in), both of unknown size (an execution gives it through setInput's type); finished if finish. */
 static ANeuralNetworksModel *relu_model(int finish)
 {
+    static const uint32_t unknown[] = {0};
     ANeuralNetworksModel *model = NULL;
     ANeuralNetworksOperandType f = {ANEURALNETWORKS_TENSOR_FLOAT32, 1, unknown, 0.0f, 0};
     uint32_t in = 0, out = 1;
@@ -135,6 +128,21 @@ static ANeuralNetworksModel *relu_model(int finish)
         ANeuralNetworksModel_finish(model);
     return model;
 }
+"""
+"""What the C programs of the NNAPI tests share: the headers, ``SHOW`` (a call's label and code, one line) and
+``relu_model``."""
+
+ERRORS = r"""
+#define _POSIX_C_SOURCE 200809L
+""" + PROLOGUE + r"""
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FIRST(a, b) ((a) ? (a) : (b)) /* the first failing call's code */
+
+static const uint32_t two[] = {2};
 
 /* EMBEDDING_LOOKUP of a 2x2 table: an index out of range fails the execution (OP_FAILED at wait). */
 static int failing_lookup(void)

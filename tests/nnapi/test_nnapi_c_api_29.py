@@ -6,33 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import compile_c, run_c
-from test_nnapi_c_api import nnapi_flags
+from test_nnapi_c_api import PROLOGUE, nnapi_flags
 
 import openvx_nn
 
-PROGRAM = r"""
-#include <NeuralNetworks.h>
-#include <stdio.h>
-
-#define SHOW(label, call) printf("%s %d\n", label, (int)(call))
-
-static const uint32_t unknown[] = {0}, two[] = {2}, three[] = {3}, five[] = {5};
-
-/* out = RELU(in) of unknown length, finished */
-static ANeuralNetworksModel *relu_model(int finish)
-{
-    ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksOperandType f = {ANEURALNETWORKS_TENSOR_FLOAT32, 1, unknown, 0.0f, 0};
-    uint32_t in = 0, out = 1;
-    ANeuralNetworksModel_create(&model);
-    ANeuralNetworksModel_addOperand(model, &f);
-    ANeuralNetworksModel_addOperand(model, &f);
-    ANeuralNetworksModel_addOperation(model, ANEURALNETWORKS_RELU, 1, &in, 1, &out);
-    ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, &in, 1, &out);
-    if (finish)
-        ANeuralNetworksModel_finish(model);
-    return model;
-}
+PROGRAM = PROLOGUE + r"""
+static const uint32_t two[] = {2}, three[] = {3}, five[] = {5};
 
 static void values(const char *label, const float *v, int n)
 {
