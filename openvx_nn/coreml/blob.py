@@ -14,12 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..api.graph_builder import dims_of, to_vx  # noqa: F401 - the front end takes them here
 from .errors import CoreMLError
-
-
-def dims_of(shape: Sequence[int]) -> tuple[int, ...]:
-    """OpenVX dims of a blob of CoreML ``shape``."""
-    return tuple(int(d) for d in reversed(tuple(shape)))
 
 
 def axis(cm_axis: int, rank: int) -> int:
@@ -27,11 +23,6 @@ def axis(cm_axis: int, rank: int) -> int:
     if not -rank <= cm_axis < rank:
         raise CoreMLError(f"axis {cm_axis} is outside a rank-{rank} blob")
     return rank - 1 - (cm_axis % rank)
-
-
-def to_vx(array: np.ndarray) -> np.ndarray:
-    """A CoreML-order array as the OpenVX-order array of its tensor."""
-    return np.asarray(array, np.float32).T
 
 
 def rank5_shape(shape: Sequence[int], feature_rank: int) -> tuple[int, ...]:

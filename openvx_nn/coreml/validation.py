@@ -16,13 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from ..api.graph_builder import INT32_MAX, MAX_RANK, shape_problem
 from .errors import CoreMLError
 
-INT32_MAX = 2**31 - 1
-MAX_BLOB_BYTES = 2**31
-"""The largest blob (float32 tensor) a model may declare or make: 2 GiB. Past it a model is refused rather than
-left to exhaust the machine's memory or spend minutes on one layer."""
-MAX_RANK = 6  # OpenVX tensors (VX_CONTEXT_MAX_TENSOR_DIMS)
 UNTYPED = ("the layer's type is unset or unknown (a field of none of the specification's layer types; a file of a "
            "later specification?)")
 NO_INPUTS = {"loadConstant", "loadConstantND", "fillStatic", "rangeStatic", "randomNormalStatic",
@@ -179,19 +175,6 @@ def validate_features(spec) -> None:
             problem = shape_problem(shape)
             if problem is not None:
                 raise CoreMLError(f"{role} '{feature.name}' has shape {shape}: {problem}")
-
-
-def shape_problem(shape: Sequence[int], what: str = "a dimension") -> str | None:
-    """Why a blob of ``shape`` cannot be made, or None."""
-    if len(shape) > MAX_RANK:
-        return f"rank {len(shape)} is more than {MAX_RANK}"
-    for d in shape:
-        if not 1 <= d <= INT32_MAX:
-            return f"{what} of {d} is outside 1..{INT32_MAX}"
-    nbytes = math.prod(shape) * 4
-    if nbytes > MAX_BLOB_BYTES:
-        return f"{nbytes} bytes of float32 are more than the {MAX_BLOB_BYTES} a blob may hold"
-    return None
 
 
 # -- layer parameters -------------------------------------------------------------------------------

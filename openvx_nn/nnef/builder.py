@@ -1,6 +1,6 @@
-"""The graph builder of the NNEF front end: the CoreML front end's builder (tensors, constants, parameter
-scalars, nodes by kernel name, views), whose blobs are NCHW-like with the last axis fastest as NNEF's tensors
-are, with errors that name the NNEF operation being lowered."""
+"""The graph builder of the NNEF front end: the model front ends' shared builder (``api.graph_builder``: tensors,
+constants, parameter scalars, nodes by kernel name, views), whose blobs are NCHW-like with the last axis fastest
+as NNEF's tensors are, with errors that name the NNEF operation being lowered."""
 from __future__ import annotations
 
 import weakref
@@ -8,10 +8,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..api.graph_builder import Blob, BuildError, GraphBuilder
 from ..core.errors import VXError
 from ..core.tensor import Tensor
-from ..coreml.builder import Blob, GraphBuilder
-from ..coreml.errors import CoreMLError
 from .errors import NNEFError
 
 __all__ = ["Blob", "NNEFBuilder"]
@@ -45,7 +44,7 @@ class NNEFBuilder(GraphBuilder):
     def building(self):
         try:
             yield self
-        except (VXError, CoreMLError) as err:
+        except (VXError, BuildError) as err:
             self.close()
             raise NNEFError(f"the graph cannot be built: {err}", self.operation) from err
         except BaseException:
@@ -71,7 +70,7 @@ class NNEFBuilder(GraphBuilder):
     def verify(self) -> None:
         try:
             super().verify()
-        except CoreMLError as err:
+        except BuildError as err:
             raise NNEFError(err.reason) from None
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import vx
+from ..api.graph_builder import to_vx
 from ..core import native_plan
 from ..core.tensor import assign
-from ..coreml.blob import to_vx
 from .builder import Blob, NNEFBuilder
 from .errors import NNEFError
 from .lowering import lower

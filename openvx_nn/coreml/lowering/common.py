@@ -3,11 +3,10 @@ graph is built."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
-from ..blob import dims_of
+from ...api.builder_nodes import concat, permute, reshape, view, vx_axes  # noqa: F401 - the lowerings take them here
 from ..builder import Blob, GraphBuilder
 
 
@@ -49,53 +48,6 @@ def single(g: GraphBuilder, layer, count: int = 1, held: bool = False) -> Blob:
 def need_rank(g: GraphBuilder, blob: Blob, low: int, high: int = 6) -> None:
     if not low <= blob.rank <= high:
         raise g.fail(f"input of shape {list(blob.shape)} has rank {blob.rank}; this layer needs {low} to {high}")
-
-
-def vx_axes(perm: Sequence[int]) -> list[int]:
-    """OpenVX permute axes of a CoreML permutation (out axis i = in axis perm[i])."""
-    r = len(perm)
-    return [r - 1 - perm[r - 1 - j] for j in range(r)]
-
-
-def permute(g: GraphBuilder, blob: Blob, perm: Sequence[int], name: str | None = None) -> Blob:
-    shape = tuple(blob.shape[p] for p in perm)
-    out = g.output(name, shape) if name else g.temp(shape)
-    g.coreml("permute", (blob.tensor, g.ints(vx_axes(perm)), out))
-    return Blob(out, shape)
-
-
-def reshape(g: GraphBuilder, blob: Blob, shape: Sequence[int], name: str | None = None) -> Blob:
-    shape = tuple(int(d) for d in shape)
-    out = g.output(name, shape) if name else g.temp(shape)
-    g.coreml("reshape", (blob.tensor, out))
-    return Blob(out, shape)
-
-
-def concat(g: GraphBuilder, blobs: Sequence[Blob], cm_axis: int, name: str) -> None:
-    """Copy each input into its slice of one output along CoreML axis ``cm_axis``."""
-    first = blobs[0]
-    for b in blobs[1:]:
-        if b.rank != first.rank or any(x != y for i, (x, y) in enumerate(zip(b.shape, first.shape)) if i != cm_axis):
-            raise g.fail(f"inputs {list(first.shape)} and {list(b.shape)} differ off the concatenation axis")
-    shape = list(first.shape)
-    shape[cm_axis] = sum(b.shape[cm_axis] for b in blobs)
-    out = g.output(name, shape)
-    axis = first.rank - 1 - cm_axis
-    offset = 0
-    for b in blobs:
-        start = [0] * first.rank
-        start[axis] = offset
-        end = list(dims_of(b.shape))
-        end[axis] += offset
-        g.coreml("reshape", (b.tensor, g.view(out, start, end)))
-        offset += b.shape[cm_axis]
-
-
-def view(g: GraphBuilder, blob: Blob, begin: Sequence[int], shape: Sequence[int], name: str) -> None:
-    """Blob ``name`` is the box of ``blob`` at CoreML ``begin`` with CoreML ``shape``."""
-    start = list(reversed(list(begin)))
-    end = [s + d for s, d in zip(start, dims_of(shape))]
-    g.alias(name, g.view(blob.tensor, start, end), shape)
 
 
 def known_value(g: GraphBuilder, name: str) -> np.ndarray:

@@ -18,30 +18,16 @@ layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own laye
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from ...api.builder_nodes import nnapi_node as node
 from ...core.enums import ConvertPolicy, NNActivation, RoundPolicy
-from ...operations.nnapi.common import NNAPI_KERNELS
 from ..builder import Blob, GraphBuilder, nhwc_dims
 from .fusion import CLIP_CODES, take_stages
 
 NONE, RELU, RELU1, RELU6 = 0, 1, 2, 3  # NNAPI's fused activation codes
-
-
-def node(g: GraphBuilder, op: str, tensors: Mapping[str, object], ints: Mapping[str, int] = (),
-         floats: Mapping[str, float] = ()) -> None:
-    """A node of ``org.openvx_nn.nnapi.<op>`` on float32 tensors (quantization scalars at their neutral values)."""
-    kernel = NNAPI_KERNELS[op]
-    ints, floats = dict(ints), dict(floats)
-    params: list = [tensors.get(name) for name in kernel.tensor_names]
-    for name, _ in kernel.scalar_names:
-        if name in floats or name.endswith("_scale"):
-            params.append(g.f32(floats.get(name, 1.0)))
-        else:
-            params.append(g.i32(ints.get(name, 0)))
-    g.node(kernel.name, params)
 
 
 def _sum(g: GraphBuilder, a, b, out, act: int) -> str:

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...coreml.lowering.common import reshape
+from ...api.builder_nodes import reshape
 from ..builder import Blob, NNEFBuilder
 
 

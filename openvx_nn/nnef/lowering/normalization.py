@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
+from ...api.builder_nodes import reshape
 from ...core.enums import NNNorm
-from ...coreml.lowering.common import reshape
 from ...operations.coreml.statistics import REDUCE_OPERATIONS
 from ..builder import Blob, NNEFBuilder
 from .common import axis, operand, result, shape_of, vx_axis

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...api.builder_nodes import nnapi_node as node
+from ...api.graph_builder import nhwc_dims
 from ...core.enums import Type
 from ...core.tensor import Tensor
-from ...coreml.builder import nhwc_dims
-from ...coreml.lowering.nhwc import node
 from ..builder import Blob, NNEFBuilder
 from ..quantization import MIN_MAX, ZERO_POINT
 

@@ -2,8 +2,8 @@
 ``split``, ``pad``, ``slice`` (reshapes, permutations, views and copies onto the layout kernels)."""
 from __future__ import annotations
 
-from ...coreml.lowering.common import concat as concat_views
-from ...coreml.lowering.common import permute, reshape, view
+from ...api.builder_nodes import concat as concat_views
+from ...api.builder_nodes import permute, reshape, view
 from ...operations.coreml.layout import PAD_MODES
 from ..builder import NNEFBuilder
 from .common import axis, result, shape_of
