@@ -75,7 +75,7 @@ print("joined", gang.native_joins() > joins)
 print("counted", int(entry.keep[-3][1]) >= (1 << 40))
 """
 
-GRAPH_PROGRAM = PRELUDE + r"""
+ONE_NODE_GRAPH = r"""
 import dataclasses
 from openvx_nn import vx
 from openvx_nn.core import reference
@@ -95,6 +95,11 @@ dims = vx.ffi.new("vx_size[]", [2])
 x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
 out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
 node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, out)
+"""
+"""A graph of one node whose kernel description a program replaces (``model(node)``), its log lines in
+``entries``: the graph programs here and in ``test_lent_chunk_failures``."""
+
+GRAPH_PROGRAM = PRELUDE + ONE_NODE_GRAPH + r"""
 made = []
 def bind(params, scalars):
     made.append(shared_entry(0))

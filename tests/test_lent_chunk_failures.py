@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from test_gang_failures import ONE_NODE_GRAPH
 
 from openvx_nn.kernels.engine import isa
 
@@ -105,26 +106,7 @@ call()
 print("again", "ok")
 """
 
-GRAPH_PROGRAM = PRELUDE + r"""
-import dataclasses
-from openvx_nn import vx
-from openvx_nn.core import reference
-
-def model(handle):
-    return reference.lookup(int(vx.ffi.cast("uintptr_t", handle)), reference.Reference)
-
-entries = []
-@vx.ffi.callback("vx_log_callback_f")
-def on_log(context, ref, status, text):
-    entries.append((status, vx.ffi.string(text).decode()))
-
-ctx = vx.vxCreateContext()
-vx.vxRegisterLogCallback(ctx, on_log, vx.vx_false_e)
-g = vx.vxCreateGraph(ctx)
-dims = vx.ffi.new("vx_size[]", [2])
-x = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
-out = vx.vxCreateTensor(ctx, 1, dims, vx.VX_TYPE_FLOAT32, 0)
-node = vx.vxActivationLayer(g, x, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, out)
+GRAPH_PROGRAM = PRELUDE + ONE_NODE_GRAPH + r"""
 flags = np.zeros(2, np.int64)
 rows = float_sharing.Rows(serial, shared, (flags,), (ARMED,), N_ROWS, 1 << 40)
 model(node).description = dataclasses.replace(model(node).description, native=None,
