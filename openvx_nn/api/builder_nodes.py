@@ -15,6 +15,25 @@ def vx_axes(perm: Sequence[int]) -> list[int]:
     return [r - 1 - perm[r - 1 - j] for j in range(r)]
 
 
+def broadcast_shape(g: GraphBuilder, shapes: Sequence[Sequence[int]], align: str = "right") -> tuple[int, ...]:
+    """The broadcast of several model-order shapes, the shorter ones padded with unit axes at the front
+    (``align="right"``: CoreML's and NumPy's) or at the end (``"left"``: NNEF's, whose shapes extend with
+    singletons at the end, so a ``[1, C]`` bias meets ``[N, C, H, W]`` on C); ``g.fail`` when they do not
+    broadcast."""
+    if align not in ("right", "left"):
+        raise ValueError(f"align is {align!r}; expected 'right' or 'left'")
+    rank = max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + tuple(s) if align == "right" else tuple(s) + (1,) * (rank - len(s))
+              for s in shapes]
+    out = []
+    for sizes in zip(*padded):
+        big = max(sizes)
+        if any(d not in (1, big) for d in sizes):
+            raise g.fail(f"shapes {[list(s) for s in shapes]} do not broadcast")
+        out.append(big)
+    return tuple(out)
+
+
 def permute(g: GraphBuilder, blob: Blob, perm: Sequence[int], name: str | None = None) -> Blob:
     shape = tuple(blob.shape[p] for p in perm)
     out = g.output(name, shape) if name else g.temp(shape)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...api.builder_nodes import broadcast_shape
 from ...core.enums import ConvertPolicy, RoundPolicy
 from ...operations.coreml.elementwise import COMBINE_OPERATIONS
 from ..builder import Blob, GraphBuilder
@@ -16,19 +17,6 @@ from .registry import lowers
 
 SATURATE = ConvertPolicy.VX_CONVERT_POLICY_SATURATE
 NEAREST = RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN
-
-
-def broadcast_shape(g: GraphBuilder, shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
-    """CoreML (right-aligned) broadcast of several shapes."""
-    rank = max(len(s) for s in shapes)
-    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
-    out = []
-    for sizes in zip(*padded):
-        big = max(sizes)
-        if any(d not in (1, big) for d in sizes):
-            raise g.fail(f"shapes {[list(s) for s in shapes]} do not broadcast")
-        out.append(big)
-    return tuple(out)
 
 
 def _ranked(g: GraphBuilder, blob: Blob, rank: int) -> Blob:

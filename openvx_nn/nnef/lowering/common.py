@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...api.builder_nodes import reshape
+from ...api.builder_nodes import broadcast_shape, reshape
 from ..builder import Blob, NNEFBuilder
 
 
@@ -46,15 +46,8 @@ def ranked(g: NNEFBuilder, blob: Blob, rank: int) -> Blob:
 
 
 def broadcast(g: NNEFBuilder, shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
-    rank = max(len(s) for s in shapes)
-    padded = [tuple(s) + (1,) * (rank - len(s)) for s in shapes]
-    out = []
-    for sizes in zip(*padded):
-        big = max(sizes)
-        if any(d not in (1, big) for d in sizes):
-            raise g.fail(f"shapes {[list(s) for s in shapes]} do not broadcast")
-        out.append(big)
-    return tuple(out)
+    """NNEF's broadcast of several shapes: left-aligned (``ranked``)."""
+    return broadcast_shape(g, shapes, align="left")
 
 
 def axis(g: NNEFBuilder, a: int, rank: int) -> int:
