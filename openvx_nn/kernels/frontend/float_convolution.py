@@ -190,6 +190,14 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g
         _NARROW_1(*args)
 
 
+@jit.jitable
+def fc_rows(x, wp, bias, out, none, panel, n_units):
+    """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
+    ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
+    that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
+    _conv_tiles(x, wp, bias, none, out, 1, 1, -np.inf, np.inf, panel, 0, n_units)
+
+
 @jit.kernel
 def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, n_units, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
