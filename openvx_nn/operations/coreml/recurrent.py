@@ -1,5 +1,11 @@
 """CoreML recurrent kernels: simple recurrent, GRU and LSTM (one direction each; a
-bidirectional LSTM is two LSTM nodes writing the two halves of one output).
+bidirectional LSTM is two LSTM nodes writing the two halves of one output), on the
+recurrent engine (``kernels/frontend/recurrence``): a node binds one entry, which a
+native plan calls as it is.
+
+Tensors are read through their reversed views: the input is CoreML [Seq, Batch, I, 1, 1],
+weights [gates, H, I] and [gates, H, H], biases [gates, H], peepholes [3, H], states
+[1, Batch, H, 1, 1]. Every gate's pre-activation is clipped to [-50, 50] (``CLIP``).
 
 ``activations`` is a static FLOAT32 tensor of (function, alpha, beta) triples, the
 function as its position in ``POINTWISE_FUNCTIONS``; ``flags`` a static INT32
@@ -7,9 +13,11 @@ tensor [sequence_output, reverse, coupled_input_forget].
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend import clipped_recurrence as k
+from ...kernels.frontend import recurrence, recurrent_layer
 from .common import F32, describe, float_input, output, same_output, scalar, tensor, values
 from .elementwise import POINTWISE_FUNCTIONS
 
@@ -21,7 +29,11 @@ def _activations(v: Validation, index: int, count: int) -> list[tuple[str, float
     raw = values(v, index, F32)
     v.require(len(raw) == 3 * count and all(0 <= int(c) < len(POINTWISE_FUNCTIONS) for c in raw[::3]), index,
               Status.VX_ERROR_INVALID_VALUE, f"expected {count} (function, alpha, beta) triples, got {raw}")
-    return [(POINTWISE_FUNCTIONS[int(raw[i])], raw[i + 1], raw[i + 2]) for i in range(0, len(raw), 3)]
+    chosen = [(POINTWISE_FUNCTIONS[int(raw[i])], raw[i + 1], raw[i + 2]) for i in range(0, len(raw), 3)]
+    unknown = [name for name, _, _ in chosen if name not in recurrence.ACTIVATIONS]
+    v.require(not unknown, index, Status.VX_ERROR_INVALID_VALUE,
+              f"{unknown} are not recurrent gate activations (those are {list(recurrence.ACTIVATIONS)})")
+    return chosen
 
 
 def _validator(layer: str, layout: dict[str, int]):
@@ -64,43 +76,94 @@ def _validator(layer: str, layout: dict[str, int]):
     return validate
 
 
+CLIP = 50.0
+
+
 def _a(p, i):
     return None if p[i] is None else p[i].array
+
+
+def _rows(a):
+    """A CoreML [Seq or 1, Batch, C, 1, 1] tensor (OpenVX order reversed) as its [Seq, Batch, C] view."""
+    return a.T[:, :, :, 0, 0]
+
+
+def _state(p, i):
+    return None if p[i] is None else _rows(p[i].array)[0]
+
+
+def _cell(p, state, kind: str) -> recurrent_layer.Cell:
+    w, r = p[1].array.T, p[2].array.T
+    gates, hidden = w.shape[0], w.shape[1]
+    bias = None if p[3] is None else p[3].array.T.reshape(gates * hidden)
+    acts = state["activations"]
+    if kind != "lstm":
+        return recurrent_layer.Cell(kind, w.reshape(gates * hidden, -1), r.reshape(gates * hidden, hidden), bias,
+                                    acts, pre_clip=CLIP)
+    coupled = state["flags"][2]
+    skip = hidden if coupled else 0  # coupled input and forget gates: the input gate's weights are not read
+    return recurrent_layer.Cell(
+        kind, w.reshape(gates * hidden, -1)[skip:], r.reshape(gates * hidden, hidden)[skip:],
+        None if bias is None else bias[skip:], acts, cifg=coupled,
+        peephole=None if p[4] is None else p[4].array.T.reshape(3, hidden), cell_clip=float(p[9].value),
+        pre_clip=CLIP)
+
+
+def _bind(kind: str, y: int, states: tuple[int, ...], p, state) -> tuple:
+    """(the node's entry, the per-run copy of an input that is not contiguous, or None)."""
+    x = _rows(p[0].array)
+    staged = None
+    if not (x.flags.c_contiguous and x.dtype.name == "float32"):
+        staged = np.empty(x.shape, np.float32)
+    h0, c0, h_out, c_out = (_state(p, i) if i is not None else None for i in states)
+    entry = recurrent_layer.bind(_cell(p, state, kind), x if staged is None else staged, _rows(p[y].array), h0, c0,
+                                 h_out, c_out, reverse=state["flags"][1])
+    return entry, (None if staged is None else (x, staged))
+
+
+def _prepare(kind: str, y: int, states: tuple[int, ...]):
+    def prepare(p, state):
+        entry, copy = _bind(kind, y, states, p, state)
+        run = recurrent_layer.runner(entry)
+        if copy is None:
+            return run
+
+        def staged_run() -> None:
+            copy[1][...] = copy[0]
+            run()
+        return staged_run
+    return prepare
+
+
+def _native(kind: str, y: int, states: tuple[int, ...]):
+    def native(p, state):
+        entry, copy = _bind(kind, y, states, p, state)
+        return entry if copy is None else None
+    return native
+
+
+def _execute(prepare):
+    return lambda p, state: prepare(p, state)()
 
 
 _RNN = {"bias": 3, "h0": 4, "activations": 5, "flags": 6, "y": 7, "h_out": 8}
 _RNN_PARAMS = (tensor("input"), tensor("weights", static=True), tensor("recursion", static=True),
                tensor("bias", optional=True, static=True), tensor("h0", optional=True),
                tensor("activations", static=True), tensor("flags", static=True), output(), output("h_out", True))
+_RNN_STATES = (4, None, 8, None)
 
-
-def _run_simple(p, state) -> None:
-    seq, rev, _ = state["flags"]
-    k.simple_recurrent(p[0].array, p[1].array, p[2].array, _a(p, 3), _a(p, 4), p[7].array, _a(p, 8),
-                       state["activations"][0], seq, rev)
-
-
-def _run_gru(p, state) -> None:
-    seq, rev, _ = state["flags"]
-    k.gru(p[0].array, p[1].array, p[2].array, _a(p, 3), _a(p, 4), p[7].array, _a(p, 8), state["activations"], seq, rev)
-
-
-describe(50, "simple_recurrent", _RNN_PARAMS, _validator("simple_recurrent", _RNN), _run_simple)
-describe(51, "gru", _RNN_PARAMS, _validator("gru", _RNN), _run_gru)
+for _index, _kind, _name in ((50, "rnn", "simple_recurrent"), (51, "gru", "gru")):
+    _prep = _prepare(_kind, 7, _RNN_STATES)
+    describe(_index, _name, _RNN_PARAMS, _validator(_name, _RNN), _execute(_prep), _prep,
+             _native(_kind, 7, _RNN_STATES))
 
 _LSTM = {"bias": 3, "peephole": 4, "h0": 5, "c0": 6, "activations": 7, "flags": 8, "y": 10, "h_out": 11, "c_out": 12}
-
-
-def _run_lstm(p, state) -> None:
-    seq, rev, coupled = state["flags"]
-    k.lstm(p[0].array, p[1].array, p[2].array, _a(p, 3), _a(p, 4), _a(p, 5), _a(p, 6), p[10].array, _a(p, 11),
-           _a(p, 12), state["activations"], seq, rev, coupled, p[9].value)
-
+_LSTM_STATES = (5, 6, 11, 12)
+_prep_lstm = _prepare("lstm", 10, _LSTM_STATES)
 
 describe(52, "lstm", (tensor("input"), tensor("weights", static=True), tensor("recursion", static=True),
                       tensor("bias", optional=True, static=True), tensor("peephole", optional=True, static=True),
                       tensor("h0", optional=True), tensor("c0", optional=True), tensor("activations", static=True),
                       tensor("flags", static=True), scalar("cell_clip", F32), output(), output("h_out", True),
-                      output("c_out", True)), _validator("lstm", _LSTM), _run_lstm)
-
-
+                      output("c_out", True)), _validator("lstm", _LSTM), _execute(_prep_lstm), _prep_lstm,
+         _native("lstm", 10, _LSTM_STATES))
