@@ -8,9 +8,13 @@ the next."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import recurrent
+from . import recurrent_cells as cells
 from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 ACTIVATIONS = tuple(recurrent.ACTIVATIONS)
@@ -35,6 +39,7 @@ LSTM_INPUTS = (("input",) + tuple(f"input_to_{g}" + ("?" if g == "i" else "") fo
                + tuple(f"recurrent_to_{g}" + ("?" if g == "i" else "") for g in GATES)
                + tuple(f"cell_to_{g}?" for g in "ifo") + tuple(f"bias_{g}" + ("?" if g == "i" else "") for g in GATES)
                + ("projection_weights?", "projection_bias?", "output_state_in?", "cell_state_in?"))
+STATES = ("output_state_in", "cell_state_in")
 
 
 def _infer_lstm(args: Args):
@@ -76,25 +81,38 @@ def _infer_lstm(args: Args):
             "cell_state_out": ((batch, units), F32), "output": ((batch, out_size), F32)}
 
 
-def _run_lstm(args: Args) -> None:
+_SCRATCH_ORDER = (0, 2, 1, 3)
+"""The scratch buffer's gates (input, cell, forget, output; no input gate with CIFG) in the engine's order."""
+
+
+def _prepare_lstm(args: Args) -> Callable[[], None]:
     """One LSTM step (optional CIFG, peepholes, projection, clipping); gates go to the scratch buffer."""
-    pick = {g: args.get(f"input_to_{g}") for g in GATES}
-    w_in = {g: w for g, w in pick.items() if w is not None}
-    w_rec = {g: args.get(f"recurrent_to_{g}") for g in w_in}
-    bias = {g: args.get(f"bias_{g}") for g in w_in}
-    w_cell = {g: args.get(f"cell_to_{g}") for g in "ifo" if args.get(f"cell_to_{g}") is not None}
-    h_prev = args.get("output_state_in")
-    c_prev = args.get("cell_state_in")
-    h_prev = args["output_state_out"].copy() if h_prev is None else h_prev
-    c_prev = args["cell_state_out"].copy() if c_prev is None else c_prev
-    recurrent.lstm_step(args["input"], w_in, w_rec, w_cell, bias, args.get("projection_weights"),
-                        args.get("projection_bias"), h_prev, c_prev, args["activation"], args["cell_clip"],
-                        args["proj_clip"], args["scratch"], args["output_state_out"], args["cell_state_out"],
-                        args["output"])
+    x, out = args["input"], args["output"]
+    h_out, c_out = args["output_state_out"], args["cell_state_out"]
+    h0 = args.get("output_state_in")
+    c0 = args.get("cell_state_in")
+    cifg = args.get("input_to_i") is None
+    gates = np.zeros((4,) + c_out.shape, np.float32)
+    order = _SCRATCH_ORDER[1:] if cifg else _SCRATCH_ORDER
+    scratch = args["scratch"].reshape((len(order),) + c_out.shape)  # gate by gate, each [batch, units]
+
+    def make() -> cells.Plan:
+        plan = cells.Plan()
+        cells.direction(plan, cells.lstm_cell(args, "", False), plan.read(x[None], contiguous=True), True,
+                        plan.write(out[None]), h_out if h0 is None else h0, c_out if c0 is None else c0,
+                        h_out=h_out, c_out=c_out, gates=gates)
+        plan.after += [(gates[g], scratch[k]) for k, g in enumerate(order)]
+        return plan
+    return cells.guarded(args, [n for n in LSTM_INPUTS if n.rstrip("?") not in STATES], make)
+
+
+def _run_lstm(args: Args) -> None:
+    _prepare_lstm(args)()
 
 
 nnapi_kernel(NNAPIKernel("lstm", 16, LSTM_INPUTS, ("scratch", "output_state_out", "cell_state_out", "output"),
-                         _infer_lstm, _run_lstm, ints=("activation",), floats=("cell_clip", "proj_clip")))
+                         _infer_lstm, _run_lstm, ints=("activation",), floats=("cell_clip", "proj_clip"),
+                         prepare=_prepare_lstm))
 
 
 def _infer_rnn(args: Args):
@@ -110,17 +128,27 @@ def _infer_rnn(args: Args):
     return {"hidden_state_out": ((batch, units), F32), "output": ((batch, units), F32)}
 
 
-def _run_rnn(args: Args) -> None:
+def _prepare_rnn(args: Args) -> Callable[[], None]:
     """h = act(input * weights' + h_prev * recurrent_weights' + bias)."""
-    h_prev = args.get("hidden_state_in")
-    h_prev = (args["hidden_state_out"] if args.get("hidden_state_out") is not None else args["output"]).copy() \
-        if h_prev is None else h_prev
-    recurrent.rnn_step(args["input"], args["weights"], args["recurrent_weights"], args["bias"], h_prev,
-                       args["activation"], args.get("hidden_state_out"), args["output"])
+    h_out, out = args.get("hidden_state_out"), args["output"]
+    h0 = args.get("hidden_state_in")
+
+    def make() -> cells.Plan:
+        plan = cells.Plan()
+        cells.direction(plan, cells.rnn_cell(args, "", False), plan.read(args["input"][None], contiguous=True),
+                        True, plan.write(out[None]), (out if h_out is None else h_out) if h0 is None else h0,
+                        h_out=h_out)
+        return plan
+    return cells.guarded(args, ["weights", "recurrent_weights", "bias"], make)
+
+
+def _run_rnn(args: Args) -> None:
+    _prepare_rnn(args)()
 
 
 nnapi_kernel(NNAPIKernel("rnn", 24, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in?"),
-                         ("hidden_state_out?", "output"), _infer_rnn, _run_rnn, ints=("activation",)))
+                         ("hidden_state_out?", "output"), _infer_rnn, _run_rnn, ints=("activation",),
+                         prepare=_prepare_rnn))
 
 
 def _infer_svdf(args: Args):

@@ -2,19 +2,20 @@
 QUANTIZED_16BIT_LSTM (``kernels/frontend/quant16_lstm``).
 
 UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN, UNIDIRECTIONAL_SEQUENCE_LSTM and
-BIDIRECTIONAL_SEQUENCE_LSTM: each direction is one call of ``kernels/frontend/sequence_recurrence``'s compiled
-loop over the whole sequence. Tensors are converted once per run to float64 time-major arrays; the result is
-rounded once to the output's type (float32 or float16).
+BIDIRECTIONAL_SEQUENCE_LSTM: each direction is one entry of the recurrent engine (``kernels/frontend/recurrence``,
+bound by ``recurrent_cells``): the input products of the whole sequence in one product, a step's recurrent
+products in one, in float32; float16 tensors are widened to float32 and the outputs rounded once to float16.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import quant16_lstm
-from ...kernels.frontend import sequence_recurrence as seq
+from . import recurrent_cells as cells
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 F16 = np.dtype(np.float16)
@@ -60,47 +61,12 @@ def _out_shape(args: Args, time: int, batch: int, size: int) -> tuple[int, int, 
     return (time, batch, size) if args["time_major"] else (batch, time, size)
 
 
-def _time_major(args: Args, name: str) -> np.ndarray:
-    a = np.asarray(args[name], np.float64)
-    return np.ascontiguousarray(a if args["time_major"] else a.transpose(1, 0, 2))
-
-
-def _f64(args: Args, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    a = args.get(name)
-    return np.zeros(shape) if a is None else np.ascontiguousarray(a, np.float64).reshape(shape)
-
-
-def _gates_t(weights: list[np.ndarray]) -> np.ndarray:
-    """Gates' ``[U, K]`` weights as one contiguous ``[gates, K, U]`` array (the kernels' layout)."""
-    return np.ascontiguousarray(np.stack(weights).transpose(0, 2, 1))
-
-
-def _store(args: Args, name: str, values: np.ndarray) -> None:
-    out = args[name]
-    out[...] = (values if args["time_major"] else values.transpose(1, 0, 2)).astype(out.dtype)
-
-
 def _bidirectional_outputs(args: Args, time: int, batch: int, fw: int, bw: int, dtype: np.dtype):
     """The outputs' shapes: one of ``fw + bw`` columns when merged, else one per direction."""
     if args["merge_outputs"]:
         return {"fw_output": (_out_shape(args, time, batch, fw + bw), dtype)}
     return {"fw_output": (_out_shape(args, time, batch, fw), dtype),
             "bw_output": (_out_shape(args, time, batch, bw), dtype)}
-
-
-def _run_bidirectional(args: Args, fw_size: int, bw_size: int, run_cell) -> None:
-    """``run_cell(args, prefix, x, aux, out, column, reverse)`` forward, then backward from the sequence's end;
-    merged: side by side in the forward output."""
-    x = _time_major(args, "input")
-    aux = _time_major(args, "aux_input") if args.get("aux_input") is not None else np.zeros(x.shape[:2] + (0,))
-    merged = bool(args["merge_outputs"])
-    fw = np.zeros(x.shape[:2] + (fw_size + (bw_size if merged else 0),))
-    bw = fw if merged else np.zeros(x.shape[:2] + (bw_size,))
-    run_cell(args, "fw_", x, aux, fw, 0, False)
-    run_cell(args, "bw_", x, aux, bw, fw_size if merged else 0, True)
-    _store(args, "fw_output", fw)
-    if not merged:
-        _store(args, "bw_output", bw)
 
 
 # ---- the LSTM cell's operands --------------------------------------------------------------------------------
@@ -168,30 +134,8 @@ def _aux_size(args: Args, time: int, batch: int, dtype: np.dtype) -> int:
     return size
 
 
-def _run_lstm_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.ndarray, column: int,
-                   reverse: bool) -> None:
-    units, size = tuple(args[p + "input_to_f"].shape)
-    out_size = tuple(args[p + "output_state_in"].shape)[1]
-    cifg = args.get(p + "input_to_i") is None
-    peephole = args.get(p + "cell_to_f") is not None
-    layer_norm = args.get(p + "norm_f") is not None
-    projection = args.get(p + "projection_weights") is not None
-    a = aux.shape[2]
-    w_x = _gates_t([_f64(args, p + f"input_to_{g}", (units, size)) for g in GATES])
-    w_aux = _gates_t([_f64(args, p + f"aux_to_{g}", (units, a)) for g in GATES])
-    w_h = _gates_t([_f64(args, p + f"recurrent_to_{g}", (units, out_size)) for g in GATES])
-    peep = np.stack([_f64(args, p + f"cell_to_{g}", (units,)) for g in "ifo"])
-    bias = np.stack([_f64(args, p + f"bias_{g}", (units,)) for g in GATES])
-    norm = np.stack([_f64(args, p + f"norm_{g}", (units,)) for g in GATES])
-    proj = np.ascontiguousarray(_f64(args, p + "projection_weights", (out_size, units)).T)
-    proj_bias = _f64(args, p + "projection_bias", (out_size,))
-    h = _f64(args, p + "output_state_in", (x.shape[1], out_size)).copy()
-    c = _f64(args, p + "cell_state_in", (x.shape[1], units)).copy()
-    seq.lstm_sequence(x, aux, w_x, w_aux, w_h, peep, bias, norm, proj, proj_bias, h, c, out, column, cifg,
-                      peephole, layer_norm, projection, int(args["activation"]), float(args["cell_clip"]),
-                      float(args["proj_clip"]), reverse, np.zeros((4,) + c.shape))
-
-
+def _lstm_weights(p: str) -> list[str]:
+    return [p + n for n in LSTM_WEIGHTS] + [f"{p}{w}_{g}" for w in ("aux_to", "norm") for g in GATES]
 # ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------------------------------
 
 UNI_LSTM_INPUTS = (("input",) + tuple(_opt(n, n in OPTIONAL) for n in LSTM_WEIGHTS)
@@ -206,17 +150,23 @@ def _infer_uni_lstm(args: Args):
     return {"output": (_out_shape(args, time, batch, out_size), dtype)}
 
 
-def _run_uni_lstm(args: Args) -> None:
+def _prepare_uni_lstm(args: Args) -> Callable[[], None]:
     """An LSTM cell (CIFG, peepholes, layer normalization, projection, clipping) over the sequence."""
-    x = _time_major(args, "input")
-    out_size = tuple(args["output_state_in"].shape)[1]
-    out = np.zeros(x.shape[:2] + (out_size,))
-    _run_lstm_cell(args, "", x, np.zeros(x.shape[:2] + (0,)), out, 0, False)
-    _store(args, "output", out)
+    def make() -> cells.Plan:
+        plan = cells.Plan()
+        cells.direction(plan, cells.lstm_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
+                        plan.write(args["output"]), args["output_state_in"], args["cell_state_in"])
+        return plan
+    return cells.guarded(args, _lstm_weights(""), make)
+
+
+def _run_uni_lstm(args: Args) -> None:
+    _prepare_uni_lstm(args)()
 
 
 nnapi_kernel(NNAPIKernel("unidirectional_sequence_lstm", 92, UNI_LSTM_INPUTS, ("output",), _infer_uni_lstm,
-                         _run_uni_lstm, ints=("activation", "time_major"), floats=("cell_clip", "proj_clip")))
+                         _run_uni_lstm, ints=("activation", "time_major"), floats=("cell_clip", "proj_clip"),
+                         prepare=_prepare_uni_lstm))
 
 
 # ---- BIDIRECTIONAL_SEQUENCE_LSTM -----------------------------------------------------------------------------
@@ -238,15 +188,34 @@ def _infer_bi_lstm(args: Args):
     return _bidirectional_outputs(args, time, batch, fw_out, bw_out, dtype)
 
 
+def _bidirectional(args: Args, fw_size: int, make_cell, state_names: tuple[str, ...]) -> cells.Plan:
+    """A forward cell over the sequence and a backward one from its end; merged: side by side in the forward
+    output (its columns past ``fw_size``)."""
+    plan = cells.Plan()
+    x = cells.sequence(plan, args)
+    aux = args.get("aux_input") is not None
+    time_major = bool(args["time_major"])
+    fw = plan.write(args["fw_output"])
+    bw = fw[..., fw_size:] if args["merge_outputs"] else plan.write(args["bw_output"])
+    for p, out in (("fw_", fw[..., :fw_size] if args["merge_outputs"] else fw), ("bw_", bw)):
+        cells.direction(plan, make_cell(args, p, aux), x, time_major, out,
+                        *(args[p + name] for name in state_names), reverse=p == "bw_")
+    return plan
+
+
+def _prepare_bi_lstm(args: Args) -> Callable[[], None]:
+    fw_size = tuple(args["fw_output_state_in"].shape)[1]
+    return cells.guarded(args, _lstm_weights("fw_") + _lstm_weights("bw_"),
+                         lambda: _bidirectional(args, fw_size, cells.lstm_cell, ("output_state_in", "cell_state_in")))
+
+
 def _run_bi_lstm(args: Args) -> None:
-    """A forward LSTM cell over the sequence and a backward one from its end; merged: side by side."""
-    _run_bidirectional(args, tuple(args["fw_output_state_in"].shape)[1], tuple(args["bw_output_state_in"].shape)[1],
-                       _run_lstm_cell)
+    _prepare_bi_lstm(args)()
 
 
 nnapi_kernel(NNAPIKernel("bidirectional_sequence_lstm", 42, BI_LSTM_INPUTS, ("fw_output", "bw_output?"),
                          _infer_bi_lstm, _run_bi_lstm, ints=("activation", "merge_outputs", "time_major"),
-                         floats=("cell_clip", "proj_clip")))
+                         floats=("cell_clip", "proj_clip"), prepare=_prepare_bi_lstm))
 
 
 # ---- the sequence RNNs ---------------------------------------------------------------------------------------
@@ -265,16 +234,6 @@ def _check_rnn_cell(args: Args, p: str, size: int, batch: int, dtype: np.dtype, 
     return units
 
 
-def _run_rnn_cell(args: Args, p: str, x: np.ndarray, aux: np.ndarray, out: np.ndarray, column: int,
-                  reverse: bool) -> None:
-    units, size = tuple(args[p + "weights"].shape)
-    h = _f64(args, p + "hidden_state_in", (x.shape[1], units)).copy()
-    seq.rnn_sequence(x, aux, _gates_t([_f64(args, p + "weights", (units, size))])[0],
-                     _gates_t([_f64(args, p + "aux_weights", (units, aux.shape[2]))])[0],
-                     _gates_t([_f64(args, p + "recurrent_weights", (units, units))])[0], _f64(args, p + "bias", (units,)),
-                     h, out, column, int(args["activation"]), reverse)
-
-
 def _infer_uni_rnn(args: Args):
     require(args["time_major"] in (0, 1), "time_major", f"timeMajor {args['time_major']} must be 0 or 1",
             Status.VX_ERROR_INVALID_VALUE)
@@ -284,18 +243,26 @@ def _infer_uni_rnn(args: Args):
     return {"output": (_out_shape(args, time, batch, units), dtype)}
 
 
-def _run_uni_rnn(args: Args) -> None:
+_RNN_WEIGHTS = ("weights", "recurrent_weights", "bias", "aux_weights")
+
+
+def _prepare_uni_rnn(args: Args) -> Callable[[], None]:
     """outputs[t] = state = act(x_t weights' + state recurrent_weights' + bias), t = 1 .. max_time."""
-    x = _time_major(args, "input")
-    units = next(iter(args["weights"].shape))
-    out = np.zeros(x.shape[:2] + (units,))
-    _run_rnn_cell(args, "", x, np.zeros(x.shape[:2] + (0,)), out, 0, False)
-    _store(args, "output", out)
+    def make() -> cells.Plan:
+        plan = cells.Plan()
+        cells.direction(plan, cells.rnn_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
+                        plan.write(args["output"]), args["hidden_state_in"])
+        return plan
+    return cells.guarded(args, list(_RNN_WEIGHTS), make)
+
+
+def _run_uni_rnn(args: Args) -> None:
+    _prepare_uni_rnn(args)()
 
 
 nnapi_kernel(NNAPIKernel("unidirectional_sequence_rnn", 93,
                          ("input", "weights", "recurrent_weights", "bias", "hidden_state_in"), ("output",),
-                         _infer_uni_rnn, _run_uni_rnn, ints=("activation", "time_major")))
+                         _infer_uni_rnn, _run_uni_rnn, ints=("activation", "time_major"), prepare=_prepare_uni_rnn))
 
 
 def _infer_bi_rnn(args: Args):
@@ -307,17 +274,23 @@ def _infer_bi_rnn(args: Args):
     return _bidirectional_outputs(args, time, batch, fw, bw, dtype)
 
 
-def _run_bi_rnn(args: Args) -> None:
+def _prepare_bi_rnn(args: Args) -> Callable[[], None]:
     """A forward RNN cell over the sequence and a backward one from its end; merged: side by side."""
-    _run_bidirectional(args, next(iter(args["fw_weights"].shape)), next(iter(args["bw_weights"].shape)),
-                       _run_rnn_cell)
+    fw_size = next(iter(args["fw_weights"].shape))
+    return cells.guarded(args, [d + n for d in ("fw_", "bw_") for n in _RNN_WEIGHTS],
+                         lambda: _bidirectional(args, fw_size, cells.rnn_cell, ("hidden_state_in",)))
+
+
+def _run_bi_rnn(args: Args) -> None:
+    _prepare_bi_rnn(args)()
 
 
 nnapi_kernel(NNAPIKernel("bidirectional_sequence_rnn", 43,
                          ("input", "fw_weights", "fw_recurrent_weights", "fw_bias", "fw_hidden_state_in",
                           "bw_weights", "bw_recurrent_weights", "bw_bias", "bw_hidden_state_in", "aux_input?",
                           "fw_aux_weights?", "bw_aux_weights?"), ("fw_output", "bw_output?"),
-                         _infer_bi_rnn, _run_bi_rnn, ints=("activation", "time_major", "merge_outputs")))
+                         _infer_bi_rnn, _run_bi_rnn, ints=("activation", "time_major", "merge_outputs"),
+                         prepare=_prepare_bi_rnn))
 
 
 # ---- QUANTIZED_16BIT_LSTM ------------------------------------------------------------------------------------
