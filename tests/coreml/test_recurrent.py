@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from . import references as ref
-from .harness import close, run, weights
+from .harness import builder, close, load, run, weights
 
 I, H, SEQ = 3, 4, 5
 ACT = {"SIGMOID": ref.sigmoid, "TANH": np.tanh, "SIGMOID_HARD": lambda v: np.minimum(np.maximum(0.2 * v + 0.5, 0), 1),
@@ -140,3 +140,59 @@ def test_lstm_sequence_model(tmp_path, rng):
     s1, _, _ = ref.lstm(x.astype(np.float64), *_lstm_weights(layers[0].uniDirectionalLSTM.weightParams, H, I), acts)
     _, h, _ = ref.lstm(s1, *_lstm_weights(layers[1].uniDirectionalLSTM.weightParams, H, H), acts)
     close(out["y"], ref.softmax(weights(layers[2].innerProduct.weights, (2, H)) @ h, 0))
+
+
+@pytest.mark.parametrize("layer", ["bidirectional", "gru", "simple"])
+def test_recurrent_layers_run_from_c(tmp_path, rng, layer):
+    """A graph of recurrent layers runs its native plan (every node has a native entry: the engine's) and gives
+    the seed's numbers, run after run."""
+    x = rng.standard_normal((SEQ, I)).astype(np.float32)
+    b = builder({"x": (I,)}, ["y"], output_shapes={"y": (2 * H if layer == "bidirectional" else H,)})
+    if layer == "bidirectional":
+        sets = [(_mats(rng, 4, H, H), _mats(rng, 4, H, I), [rng.standard_normal(H).astype(np.float32)
+                                                            for _ in range(4)]) for _ in range(2)]
+        b.add_bidirlstm("bi", *sets[0], *sets[1], H, I, ["x"], ["y"], output_all=True)
+    elif layer == "gru":
+        b.add_gru("gru", _mats(rng, 3, H, H), _mats(rng, 3, H, I), [rng.standard_normal(H).astype(np.float32)
+                                                                     for _ in range(3)], H, I, ["x"], ["y"],
+                  output_all=True)
+    else:
+        b.add_simple_rnn("rnn", _mats(rng, 1, H, H)[0], _mats(rng, 1, H, I)[0], rng.standard_normal(H)
+                         .astype(np.float32), H, I, "TANH", ["x"], ["y"], True, False)
+    model = load(tmp_path, b)
+    try:
+        outs = [model.predict({"x": x})["y"].copy() for _ in range(3)]
+        runs = sum(g.graph.native_runs for g in model._graphs.values())  # the graph of this sequence length
+    finally:
+        model.close()
+    spec = b.spec.neuralNetwork.layers[0]
+    xs = x.astype(np.float64)
+    if layer == "bidirectional":
+        p = spec.biDirectionalLSTM
+        acts = (ref.sigmoid, np.tanh, np.tanh)
+        want = np.concatenate([ref.lstm(xs, *_lstm_weights(p.weightParams[0], H, I), acts)[0],
+                               ref.lstm(xs, *_lstm_weights(p.weightParams[1], H, I), acts, reverse=True)[0]], axis=1)
+    elif layer == "gru":
+        p = spec.gru
+        w = [weights(getattr(p, f"{g}GateWeightMatrix"), (H, I)) for g in ("update", "reset", "output")]
+        r = [weights(getattr(p, f"{g}GateRecursionMatrix"), (H, H)) for g in ("update", "reset", "output")]
+        bias = [weights(getattr(p, f"{g}GateBiasVector"), (H,)) for g in ("update", "reset", "output")]
+        f, y, rows = ACT["SIGMOID_HARD"], np.zeros(H), []
+        for t in range(SEQ):
+            z = f(ref.clip50(w[0] @ xs[t] + r[0] @ y + bias[0]))
+            rr = f(ref.clip50(w[1] @ xs[t] + r[1] @ y + bias[1]))
+            o = np.tanh(ref.clip50(w[2] @ xs[t] + r[2] @ (y * rr) + bias[2]))
+            y = (1 - z) * o + z * y
+            rows.append(y)
+        want = np.stack(rows)
+    else:
+        p = spec.simpleRecurrent
+        w, r, bias = weights(p.weightMatrix, (H, I)), weights(p.recursionMatrix, (H, H)), weights(p.biasVector, (H,))
+        y, rows = np.zeros(H), []
+        for t in range(SEQ):
+            y = np.tanh(ref.clip50(w @ xs[t] + r @ y + bias))
+            rows.append(y)
+        want = np.stack(rows)
+    for out in outs:
+        close(out, want)
+    assert runs > 0, "the graph did not run from C"
