@@ -278,3 +278,74 @@ def test_two_quantized_16bit_lstm_steps_give_the_same_bits_from_c_and_python():
     raw = bytes(int(v) for v in run.stdout.split())
     np.testing.assert_array_equal(np.frombuffer(raw[:16], np.int16).reshape(2, 4), want[0])
     np.testing.assert_array_equal(np.frombuffer(raw[16:], np.uint8).reshape(2, 4), want[1])
+
+
+def test_float32_sequence_layers_run_the_native_plan():
+    """A batch-major UNIDIRECTIONAL_SEQUENCE_LSTM (peepholes, projection), a merged BIDIRECTIONAL_SEQUENCE_LSTM
+    and a UNIDIRECTIONAL_SEQUENCE_RNN in float32: every node is an entry of the recurrent engine, so the graph runs
+    its native plan, and gives the references' numbers run after run."""
+    rng = np.random.default_rng(43)
+    s = SequenceSpec()
+    weights = {}
+    f32 = T.TENSOR_FLOAT32
+
+    def tensor(name, *shape):
+        weights[name] = rng.uniform(-0.6, 0.6, shape).astype(np.float32)
+        return s.operand(f32, shape, value=weights[name])
+
+    def absent():
+        return s.operand(f32, [0], value=ABSENT)
+
+    def zeros(*shape):
+        return s.operand(f32, shape, value=np.zeros(shape, np.float32))
+
+    def cell(p, size, units, out, peephole, projection):
+        ops = [tensor(f"{p}wx_{g}", units, size) for g in "ifco"] + [tensor(f"{p}wh_{g}", units, out) for g in "ifco"]
+        ops += [tensor(f"{p}p_{g}", units) if peephole else absent() for g in "ifo"]
+        ops += [tensor(f"{p}b_{g}", units) for g in "ifco"]
+        return ops + ([tensor(f"{p}proj", out, units), tensor(f"{p}proj_b", out)] if projection else [absent(), absent()])
+
+    x = s.operand(f32, [BATCH, STEPS, SIZE])  # batch-major
+    y1 = s.operand(f32, [BATCH, STEPS, 3])
+    s.op(OP.UNIDIRECTIONAL_SEQUENCE_LSTM,
+         [x, *cell("u_", SIZE, 4, 3, True, True), zeros(BATCH, 3), zeros(BATCH, 4), s.operand(T.INT32, value=4),
+          s.operand(T.FLOAT32, value=0.0), s.operand(T.FLOAT32, value=0.0), s.operand(T.BOOL, value=False),
+          *[absent() for _ in range(4)]], [y1])
+    y2 = s.operand(f32, [BATCH, STEPS, 5])
+    s.op(OP.BIDIRECTIONAL_SEQUENCE_LSTM,
+         [y1, *cell("fw_", 3, 2, 2, False, False), *cell("bw_", 3, 3, 3, False, False), zeros(BATCH, 2),
+          zeros(BATCH, 2), zeros(BATCH, 3), zeros(BATCH, 3), absent(), *[absent() for _ in range(8)],
+          s.operand(T.INT32, value=4), s.operand(T.FLOAT32, value=0.0), s.operand(T.FLOAT32, value=0.0),
+          s.operand(T.BOOL, value=True), s.operand(T.BOOL, value=False), *[absent() for _ in range(8)]], [y2])
+    y3 = s.operand(f32, [BATCH, STEPS, 4])
+    s.op(OP.UNIDIRECTIONAL_SEQUENCE_RNN, [y2, tensor("r_w", 4, 5), tensor("r_r", 4, 4), tensor("r_b", 4),
+                                          zeros(BATCH, 4), s.operand(T.INT32, value=1), s.operand(T.INT32, value=0)],
+         [y3])
+    s.inputs, s.outputs = [x], [y3]
+    compilation = nnapi.Compilation(s.python())
+    compilation.finish()
+    execution = nnapi.Execution(compilation)
+    feed = rng.standard_normal((BATCH, STEPS, SIZE)).astype(np.float32)
+    out = np.zeros((BATCH, STEPS, 4), np.float32)
+    execution.set_input(0, feed)
+    execution.set_output(0, out)
+    execution.compute()  # binds and publishes the plan
+    graph = compilation.prepared.graph
+    assert graph.plan.native is not None, "the graph has no native plan"
+    runs = graph.native_runs
+    out[...] = 0
+    execution.compute()
+    assert graph.native_runs == runs + 1, "Execution.compute did not run the native plan"
+
+    def of(p):
+        return {k[len(p):]: v.astype(np.float64) for k, v in weights.items() if k.startswith(p)}
+    z = np.zeros
+    tm = feed.transpose(1, 0, 2).astype(np.float64)
+    y1 = lstm_reference(tm, of("u_"), z((BATCH, 3)), z((BATCH, 4)), 4, 0.0, 0.0)
+    y2 = np.concatenate([lstm_reference(y1, of("fw_"), z((BATCH, 2)), z((BATCH, 2)), 4, 0.0, 0.0),
+                         lstm_reference(y1, of("bw_"), z((BATCH, 3)), z((BATCH, 3)), 4, 0.0, 0.0, reverse=True)],
+                        axis=2)
+    y3 = rnn_reference(y2, weights["r_w"].astype(np.float64), weights["r_r"].astype(np.float64),
+                       weights["r_b"].astype(np.float64), z((BATCH, 4)), 1)
+    np.testing.assert_allclose(out, y3.transpose(1, 0, 2), rtol=0, atol=2e-5)
+    compilation.release()

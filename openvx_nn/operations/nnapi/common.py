@@ -147,6 +147,8 @@ class NNAPIKernel:
     # (``kernels.support.native.Entry``: run from C without the GIL), or None when this binding has none. What
     # it packs from the ``PACKED`` inputs (weights) is guarded: a write to one rebinds the node.
     native: Callable[[Args], object] | None = None
+    # Inputs beyond ``PACKED`` that ``native`` packs at bind (a recurrent cell's weights): guarded the same way.
+    packed: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -230,7 +232,8 @@ def _plan_native(k: NNAPIKernel, v: Validation) -> None:
     run (``state["steady"]``): not a virtual tensor, not one another node of the graph writes. Guards are read
     before a run, and a virtual tensor's writes are not counted: a node whose weights move during runs has no
     native entry, and its runner is the executor (which reads them per call)."""
-    packed = tuple(i for i, name in enumerate(k.inputs) if name.rstrip("?") in PACKED and v.present(i))
+    packed = tuple(i for i, name in enumerate(k.inputs)
+                   if (name.rstrip("?") in PACKED or name.rstrip("?") in k.packed) and v.present(i))
     node = id(v.node)
     writers = _writers(v.node.graph) if packed else {}
     written = any(w != node for i in packed for w in writers.get(id(v.ref(i).root), ()))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...kernels.frontend import recurrent_layer
 from ...kernels.frontend.recurrent_layer import Cell
+from ...kernels.support import native
 from .common import Args
 
 ACTIVATION_NAMES = {0: "identity", 1: "relu", 2: "relu1", 3: "relu6", 4: "tanh", 6: "sigmoid"}
@@ -74,7 +75,12 @@ class Plan:
 
     before: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     after: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    entries: list[native.Entry] = field(default_factory=list)
     runs: list[Callable[[], None]] = field(default_factory=list)
+
+    def entry(self) -> native.Entry | None:
+        """The plan as one native entry, where it has no copies around its entries."""
+        return None if self.before or self.after else native.sequence(self.entries)
 
     def read(self, a: np.ndarray | None, contiguous: bool = False) -> np.ndarray | None:
         """``a`` as the engine reads it: itself when float32 (and C-contiguous if asked), else a buffer."""
@@ -117,8 +123,10 @@ def direction(plan: Plan, cell: Cell, x: np.ndarray, time_major: bool, out: np.n
               reverse: bool = False, h_out=None, c_out=None, gates=None) -> None:
     """One bound direction: ``out`` (already the engine's float32 array) in NNAPI's order, seen time-major."""
     view = out if time_major else out.transpose(1, 0, 2)
-    plan.runs.append(recurrent_layer.runner(recurrent_layer.bind(
-        cell, x, view, plan.read(h0), plan.read(c0), h_out, c_out, reverse, not time_major, gates)))
+    entry = recurrent_layer.bind(cell, x, view, plan.read(h0), plan.read(c0), h_out, c_out, reverse, not time_major,
+                                 gates)
+    plan.entries.append(entry)
+    plan.runs.append(recurrent_layer.runner(entry))
 
 
 def guarded(args: Args, weights: list[str], make: Callable[[], Plan]) -> Callable[[], None]:
@@ -132,3 +140,18 @@ def guarded(args: Args, weights: list[str], make: Callable[[], Plan]) -> Callabl
             state["stamp"], state["plan"] = stamp, make()
         state["plan"]()
     return run
+
+
+def kernel_calls(make: Callable[[Args], Plan], weights: tuple[str, ...]):
+    """(run, prepare, native) of an operation whose call is the plan ``make(args)``: ``prepare`` binds it once
+    (again after a write to one of the ``weights``), ``native`` gives it as one entry where it has no copies
+    (float16, an auxiliary input, a scratch output need Python around the entries)."""
+    def prepare(args: Args) -> Callable[[], None]:
+        return guarded(args, list(weights), lambda: make(args))
+
+    def run(args: Args) -> None:
+        prepare(args)()
+
+    def entry(args: Args) -> native.Entry | None:
+        return make(args).entry()
+    return run, prepare, entry

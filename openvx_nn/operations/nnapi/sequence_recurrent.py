@@ -9,7 +9,6 @@ products in one, in float32; float16 tensors are widened to float32 and the outp
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -134,8 +133,8 @@ def _aux_size(args: Args, time: int, batch: int, dtype: np.dtype) -> int:
     return size
 
 
-def _lstm_weights(p: str) -> list[str]:
-    return [p + n for n in LSTM_WEIGHTS] + [f"{p}{w}_{g}" for w in ("aux_to", "norm") for g in GATES]
+def _lstm_weights(p: str) -> tuple[str, ...]:
+    return tuple(p + n for n in LSTM_WEIGHTS) + tuple(f"{p}{w}_{g}" for w in ("aux_to", "norm") for g in GATES)
 # ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------------------------------
 
 UNI_LSTM_INPUTS = (("input",) + tuple(_opt(n, n in OPTIONAL) for n in LSTM_WEIGHTS)
@@ -150,23 +149,18 @@ def _infer_uni_lstm(args: Args):
     return {"output": (_out_shape(args, time, batch, out_size), dtype)}
 
 
-def _prepare_uni_lstm(args: Args) -> Callable[[], None]:
+def _uni_lstm(args: Args) -> cells.Plan:
     """An LSTM cell (CIFG, peepholes, layer normalization, projection, clipping) over the sequence."""
-    def make() -> cells.Plan:
-        plan = cells.Plan()
-        cells.direction(plan, cells.lstm_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
-                        plan.write(args["output"]), args["output_state_in"], args["cell_state_in"])
-        return plan
-    return cells.guarded(args, _lstm_weights(""), make)
+    plan = cells.Plan()
+    cells.direction(plan, cells.lstm_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
+                    plan.write(args["output"]), args["output_state_in"], args["cell_state_in"])
+    return plan
 
 
-def _run_uni_lstm(args: Args) -> None:
-    _prepare_uni_lstm(args)()
-
-
+_run, _prepare, _native = cells.kernel_calls(_uni_lstm, _lstm_weights(""))
 nnapi_kernel(NNAPIKernel("unidirectional_sequence_lstm", 92, UNI_LSTM_INPUTS, ("output",), _infer_uni_lstm,
-                         _run_uni_lstm, ints=("activation", "time_major"), floats=("cell_clip", "proj_clip"),
-                         prepare=_prepare_uni_lstm))
+                         _run, ints=("activation", "time_major"), floats=("cell_clip", "proj_clip"),
+                         prepare=_prepare, native=_native, packed=_lstm_weights("")))
 
 
 # ---- BIDIRECTIONAL_SEQUENCE_LSTM -----------------------------------------------------------------------------
@@ -203,19 +197,18 @@ def _bidirectional(args: Args, fw_size: int, make_cell, state_names: tuple[str, 
     return plan
 
 
-def _prepare_bi_lstm(args: Args) -> Callable[[], None]:
-    fw_size = tuple(args["fw_output_state_in"].shape)[1]
-    return cells.guarded(args, _lstm_weights("fw_") + _lstm_weights("bw_"),
-                         lambda: _bidirectional(args, fw_size, cells.lstm_cell, ("output_state_in", "cell_state_in")))
+def _bi_lstm(args: Args) -> cells.Plan:
+    return _bidirectional(args, tuple(args["fw_output_state_in"].shape)[1], cells.lstm_cell,
+                          ("output_state_in", "cell_state_in"))
 
 
-def _run_bi_lstm(args: Args) -> None:
-    _prepare_bi_lstm(args)()
+_BI_LSTM_WEIGHTS = _lstm_weights("fw_") + _lstm_weights("bw_")
+_run, _prepare, _native = cells.kernel_calls(_bi_lstm, _BI_LSTM_WEIGHTS)
 
 
 nnapi_kernel(NNAPIKernel("bidirectional_sequence_lstm", 42, BI_LSTM_INPUTS, ("fw_output", "bw_output?"),
-                         _infer_bi_lstm, _run_bi_lstm, ints=("activation", "merge_outputs", "time_major"),
-                         floats=("cell_clip", "proj_clip"), prepare=_prepare_bi_lstm))
+                         _infer_bi_lstm, _run, ints=("activation", "merge_outputs", "time_major"),
+                         floats=("cell_clip", "proj_clip"), prepare=_prepare, native=_native, packed=_BI_LSTM_WEIGHTS))
 
 
 # ---- the sequence RNNs ---------------------------------------------------------------------------------------
@@ -246,23 +239,19 @@ def _infer_uni_rnn(args: Args):
 _RNN_WEIGHTS = ("weights", "recurrent_weights", "bias", "aux_weights")
 
 
-def _prepare_uni_rnn(args: Args) -> Callable[[], None]:
+def _uni_rnn(args: Args) -> cells.Plan:
     """outputs[t] = state = act(x_t weights' + state recurrent_weights' + bias), t = 1 .. max_time."""
-    def make() -> cells.Plan:
-        plan = cells.Plan()
-        cells.direction(plan, cells.rnn_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
-                        plan.write(args["output"]), args["hidden_state_in"])
-        return plan
-    return cells.guarded(args, list(_RNN_WEIGHTS), make)
+    plan = cells.Plan()
+    cells.direction(plan, cells.rnn_cell(args, "", False), cells.sequence(plan, args), bool(args["time_major"]),
+                    plan.write(args["output"]), args["hidden_state_in"])
+    return plan
 
 
-def _run_uni_rnn(args: Args) -> None:
-    _prepare_uni_rnn(args)()
-
-
+_run, _prepare, _native = cells.kernel_calls(_uni_rnn, _RNN_WEIGHTS)
 nnapi_kernel(NNAPIKernel("unidirectional_sequence_rnn", 93,
                          ("input", "weights", "recurrent_weights", "bias", "hidden_state_in"), ("output",),
-                         _infer_uni_rnn, _run_uni_rnn, ints=("activation", "time_major"), prepare=_prepare_uni_rnn))
+                         _infer_uni_rnn, _run, ints=("activation", "time_major"), prepare=_prepare, native=_native,
+                         packed=_RNN_WEIGHTS))
 
 
 def _infer_bi_rnn(args: Args):
@@ -274,23 +263,21 @@ def _infer_bi_rnn(args: Args):
     return _bidirectional_outputs(args, time, batch, fw, bw, dtype)
 
 
-def _prepare_bi_rnn(args: Args) -> Callable[[], None]:
+def _bi_rnn(args: Args) -> cells.Plan:
     """A forward RNN cell over the sequence and a backward one from its end; merged: side by side."""
-    fw_size = next(iter(args["fw_weights"].shape))
-    return cells.guarded(args, [d + n for d in ("fw_", "bw_") for n in _RNN_WEIGHTS],
-                         lambda: _bidirectional(args, fw_size, cells.rnn_cell, ("hidden_state_in",)))
+    return _bidirectional(args, next(iter(args["fw_weights"].shape)), cells.rnn_cell, ("hidden_state_in",))
 
 
-def _run_bi_rnn(args: Args) -> None:
-    _prepare_bi_rnn(args)()
+_BI_RNN_WEIGHTS = tuple(d + n for d in ("fw_", "bw_") for n in _RNN_WEIGHTS)
+_run, _prepare, _native = cells.kernel_calls(_bi_rnn, _BI_RNN_WEIGHTS)
 
 
 nnapi_kernel(NNAPIKernel("bidirectional_sequence_rnn", 43,
                          ("input", "fw_weights", "fw_recurrent_weights", "fw_bias", "fw_hidden_state_in",
                           "bw_weights", "bw_recurrent_weights", "bw_bias", "bw_hidden_state_in", "aux_input?",
                           "fw_aux_weights?", "bw_aux_weights?"), ("fw_output", "bw_output?"),
-                         _infer_bi_rnn, _run_bi_rnn, ints=("activation", "time_major", "merge_outputs"),
-                         prepare=_prepare_bi_rnn))
+                         _infer_bi_rnn, _run, ints=("activation", "time_major", "merge_outputs"),
+                         prepare=_prepare, native=_native, packed=_BI_RNN_WEIGHTS))
 
 
 # ---- QUANTIZED_16BIT_LSTM ------------------------------------------------------------------------------------
