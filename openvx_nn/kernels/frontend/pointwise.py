@@ -160,31 +160,45 @@ def _minimum(p, q):
     return p if (math.isnan(p) or p <= q) else q
 
 
-@jit.kernel
+@jit.kernel(error_model="numpy")
 def _piecewise(x, out, code, scale, shift, a, b):
-    for i in range(x.size):
-        v = np.float64(x[i]) * scale + shift
-        if code == 0:
-            r = v
-        elif code == 1:
-            r = _maximum(v, 0.0)
-        elif code == 2:
-            r = v if v >= 0.0 else a * v
-        elif code == 3:
-            r = v if v >= a else 0.0
-        elif code == 4:
-            r = a * v + b
-        elif code == 5:
-            r = _minimum(_maximum(a * v + b, 0.0), 1.0)
-        elif code == 6:
-            r = _minimum(_maximum(v, a), b)
-        elif code == 7:
-            r = _minimum(b, v) if v >= 0.0 else _minimum(b, a * v)
-        elif code == 8:
-            r = _maximum(v, a)
-        else:
-            r = abs(v)
-        out[i] = np.float32(r)
+    # One loop per function, each without a branch on ``code`` inside it, so LLVM vectorizes it (a loop that
+    # chose the function per element ran element by element: 1 ns each, a pass MobileNet v3 makes 19 times).
+    # Slices indexed from 0: LLVM then knows no index wraps.
+    xs, ys = x[:x.size], out[:x.size]
+    if code == 0:
+        for i in range(xs.size):
+            ys[i] = np.float32(np.float64(xs[i]) * scale + shift)
+    elif code == 1:
+        for i in range(xs.size):
+            ys[i] = np.float32(_maximum(np.float64(xs[i]) * scale + shift, 0.0))
+    elif code == 2:
+        for i in range(xs.size):
+            v = np.float64(xs[i]) * scale + shift
+            ys[i] = np.float32(v if v >= 0.0 else a * v)
+    elif code == 3:
+        for i in range(xs.size):
+            v = np.float64(xs[i]) * scale + shift
+            ys[i] = np.float32(v if v >= a else 0.0)
+    elif code == 4:
+        for i in range(xs.size):
+            ys[i] = np.float32(a * (np.float64(xs[i]) * scale + shift) + b)
+    elif code == 5:
+        for i in range(xs.size):
+            ys[i] = np.float32(_minimum(_maximum(a * (np.float64(xs[i]) * scale + shift) + b, 0.0), 1.0))
+    elif code == 6:
+        for i in range(xs.size):
+            ys[i] = np.float32(_minimum(_maximum(np.float64(xs[i]) * scale + shift, a), b))
+    elif code == 7:
+        for i in range(xs.size):
+            v = np.float64(xs[i]) * scale + shift
+            ys[i] = np.float32(_minimum(b, v) if v >= 0.0 else _minimum(b, a * v))
+    elif code == 8:
+        for i in range(xs.size):
+            ys[i] = np.float32(_maximum(np.float64(xs[i]) * scale + shift, a))
+    else:
+        for i in range(xs.size):
+            ys[i] = np.float32(abs(np.float64(xs[i]) * scale + shift))
 
 
 @native.factory
