@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import epilogue_fusion, map_groups
+from . import epilogue_fusion, gated_products, map_groups
 from .enums import Direction, Type
 from .regions import Access, region
 
@@ -272,6 +272,7 @@ def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object,
     _fuse(order, accesses, shown, positions, uses, report)
     _layouts(order, accesses, shown, report)
     epilogue_fusion.run(order, nodes, uses, shown, accesses, _laid_out_last, report)
+    gated_products.fuse(order, accesses, shown, positions, uses, report)
     return report
 
 

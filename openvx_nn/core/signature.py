@@ -74,6 +74,13 @@ class KernelDescription:
     # Optional: (parameter objects, state) -> the index of the output this node can write through a clamp
     # epilogue (then ``state[rewrites.EPILOGUE]`` names the activation), or None.
     takes_epilogue: Callable[[list, dict], int | None] | None = field(default=None, compare=False)
+    # Optional (``core/gated_products.py``): (parameter objects, state) -> the float32 function this node computes
+    # now from its input 0 into its one output, as ``kernels/frontend/float_activation``'s (name, a, b), so that
+    # the node reading that output may compute it in its own pass; else None.
+    gate_function: Callable[[list, dict], tuple[str, float, float] | None] | None = field(default=None, compare=False)
+    # Optional: (parameter objects, state) -> the input indices at which this node can take a gate computed in its
+    # own pass (then ``state[gated_products.GATE]`` names the activation and the index), or ().
+    takes_gate: Callable[[list, dict], tuple[int, ...]] | None = field(default=None, compare=False)
     # Optional (``core/map_groups.py``): (parameter objects, state) -> a hashable key of the geometry when this
     # node computes one map of a depthwise layer written map by map, else None; and (the members' parameter
     # lists in map order, the state of the first in execution order, whose call it is) -> (runner, native

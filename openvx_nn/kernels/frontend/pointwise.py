@@ -137,8 +137,16 @@ _PARAMETERS = ("scaled_tanh", "sigmoid_hard", "hard_swish")
 def _fast(x: np.ndarray, out: np.ndarray, function: str, scale: float, shift: float, alpha: float, beta: float,
           alpha_c, beta_c) -> tuple[str, float, float] | None:
     """``float_activation``'s (function, a, b) for this call, or None when it does not compute it."""
-    if function not in FAST or scale != 1.0 or shift != 0.0 or alpha_c is not None or beta_c is not None or \
-            x.dtype != np.float32 or out.dtype != np.float32:
+    if alpha_c is not None or beta_c is not None or x.dtype != np.float32 or out.dtype != np.float32:
+        return None
+    return fast_function(function, scale, shift, alpha, beta)
+
+
+def fast_function(function: str, scale: float, shift: float, alpha: float,
+                  beta: float) -> tuple[str, float, float] | None:
+    """``float_activation``'s (function, a, b) that float32 tensors compute ``function`` of scalar parameters with,
+    or None (the plan fuses the former into a product that reads it)."""
+    if function not in FAST or scale != 1.0 or shift != 0.0:
         return None
     return (FAST[function], *((alpha, beta) if function in _PARAMETERS else (1.0, 1.0)))
 

@@ -206,6 +206,12 @@ def _parameters(function: str, a: float, b: float) -> tuple[float, float]:
     return (float32_value(a) if function in _USES_A else 0.0, float32_value(b) if function in _USES_B else 0.0)
 
 
+def float32_function(function: str, a: float, b: float) -> tuple[str, float, float] | None:
+    """``float_activation``'s (function, a, b) that float32 tensors compute ``function`` with, or None when they
+    compute it on the expression (the plan fuses the former into a product that reads it)."""
+    return (FAST_FLOAT32[function], *_parameters(function, a, b)) if function in FAST_FLOAT32 else None
+
+
 def _operands(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float, fpp_in: int,
               fpp_out: int) -> tuple | None:
     """The kernel's arguments (``_evaluate``'s for float32, ``_gather``'s for integers); None when empty."""

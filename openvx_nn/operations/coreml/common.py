@@ -72,12 +72,14 @@ Prepare = Callable[[list, dict], Callable[[], None]]
 
 def describe(index: int, layer: str, params: Sequence[ParamSpec], validate: Callable[[Validation], None],
              execute: Callable[[list, dict], None], prepare: Prepare | None = None,
-             native: Callable[[list, dict], object] | None = None) -> None:
+             native: Callable[[list, dict], object] | None = None,
+             gate_function: Callable[[list, dict], object] | None = None) -> None:
     """Register ``org.openvx_nn.coreml.<layer>``. ``execute(p, state)`` runs one call; ``prepare(p, state)``
     (optional) returns a runner with the work that depends only on shapes, weights and static parameters
     done once. Both receive ``bound`` parameters when the graph binds the node, the live objects otherwise.
     ``native(p, state)`` (optional): the call as a native entry (``kernels.support.native.Entry``, or None),
-    so that a graph whose every node has one runs from C (``core/native_plan.py``)."""
+    so that a graph whose every node has one runs from C (``core/native_plan.py``). ``gate_function``: the
+    description's hook of that name (``core/gated_products.py``)."""
     params = tuple(params)
 
     def bind(p: list, state: dict) -> Callable[[], None]:
@@ -86,7 +88,8 @@ def describe(index: int, layer: str, params: Sequence[ParamSpec], validate: Call
 
     register(KernelDescription(f"org.openvx_nn.coreml.{layer}", kernel_enum(index), LIB, params,
                                validate, execute, bind=bind,
-                               native=None if native is None else lambda p, state: native(bound(p, params), state)))
+                               native=None if native is None else lambda p, state: native(bound(p, params), state),
+                               gate_function=gate_function))
 
 
 def float_input(v: Validation, index: int) -> Meta | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend.combine import OPERATIONS, combine
-from ...kernels.frontend.pointwise import FUNCTIONS, native_pointwise
+from ...kernels.frontend.pointwise import FUNCTIONS, fast_function, native_pointwise
 from ...kernels.frontend.pointwise import prepare as prepare_pointwise
 from ...kernels.frontend.reduction import dot_product
 from .common import (
@@ -59,10 +59,19 @@ def _native_pointwise(p, state):
     return native_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta)
 
 
+def _pointwise_gate(p, state):
+    """The float32 function a sigmoid, hard sigmoid, tanh ... of scalar parameters computes (``float_activation``'s),
+    for the plan to fuse into the product that reads it (``core.gated_products``); None otherwise."""
+    if p[3] is not None or p[4] is not None:
+        return None
+    scale, shift, alpha, beta, _ = state["params"]
+    return fast_function(state["function"], scale, shift, alpha, beta)
+
+
 describe(0, "pointwise", (tensor("input"), scalar("function", ENUM), tensor("params", static=True),
                           tensor("alpha", optional=True, static=True), tensor("beta", optional=True, static=True),
                           output()), _validate_pointwise, lambda p, state: _prepare_pointwise(p, state)(),
-         _prepare_pointwise, _native_pointwise)
+         _prepare_pointwise, _native_pointwise, gate_function=_pointwise_gate)
 
 
 def _validate_combine(v: Validation) -> None:

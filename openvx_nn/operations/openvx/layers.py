@@ -389,6 +389,15 @@ def _activation_clamp(p, state) -> tuple[float, float] | None:
     return None
 
 
+def _activation_gate(p, state) -> tuple[str, float, float] | None:
+    """The float32 function a float32 logistic, tanh or softrelu computes (``float_activation``'s), for the plan
+    to fuse into the product that reads it (``core.gated_products``); None otherwise."""
+    if p[0].data_type != F32 or p[4].data_type != F32:
+        return None
+    from ...kernels.openvx.activation import float32_function
+    return float32_function(state["function"], p[2].value, p[3].value)
+
+
 HALF_ACTIVATION = Direct(
     bind=lambda p, state: _float16_layers().bind_activation(p[0].array, p[4].array, state["function"], p[2].value,
                                                             p[3].value),
@@ -402,7 +411,8 @@ register(accepting_float16(KernelDescription(
     (_in("inputs"), _in("function", S, ENUM, static=True), _in("a", S, F32, static=True),
      _in("b", S, F32, static=True), _out()),
     _validate_activation, _run_activation, bind=_bind_activation, native=_native_activation,
-    layouts=_activation_layouts, epilogue=_activation_clamp), direct=HALF_ACTIVATION))
+    layouts=_activation_layouts, epilogue=_activation_clamp, gate_function=_activation_gate),
+    direct=HALF_ACTIVATION))
 
 
 # -- ROI pooling ---------------------------------------------------------------------------

@@ -17,7 +17,10 @@ from ...core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
+from ...kernels.frontend import channel_gate
+from ...kernels.frontend.channel_gate import split
 from ...kernels.openvx.elementwise import native_add_sub, native_multiply
+from ...kernels.support.fixed_point import float32_value
 from ..geometry import Conventions
 from .common import ARITHMETIC_TYPES, ROUND_POLICIES, arithmetic_input, broadcast_dims, policy, same_format
 from .float16_edges import accepting_float16
@@ -74,7 +77,38 @@ def _run_subtract(p, state) -> None:
     k.subtract(*_operands(p, state), p[3].array, p[2].value == SATURATE)
 
 
+def _takes_gate(p, state) -> tuple[int, ...]:
+    """The inputs a float32 multiply by 1 can read as a gate computed in its own pass (``core.gated_products``):
+    one broadcast over the other as ``channel_gate.split`` takes it, the other of the output's dims."""
+    if not p[0].data_type == p[1].data_type == p[5].data_type == F32 or float32_value(p[2].value) != 1.0 or \
+            any(t.parent is not None for t in (p[0], p[1], p[5])):  # views: not contiguous
+        return ()
+    rank, out = state["rank"], tuple(p[5].dims)
+    dims = [tuple(t.dims) + (1,) * (rank - len(t.dims)) for t in (p[0], p[1])]
+    return tuple(g for g in (1, 0) if dims[1 - g] == out and split(out, dims[g]) is not None)
+
+
+def _gated(p, state, make):
+    """``make(x, g, out, function, a, b)`` for the product whose gate the plan fused into it, else None."""
+    from ...core import gated_products
+    found = gated_products.gate(state)
+    if found is None:
+        return None
+    index, source, function, a, b = found
+    x = _operands(p, state)[1 - index]
+    g = source.array.reshape(source.array.shape + (1,) * (state["rank"] - source.array.ndim))
+    return make(x, g, p[5].array, function, a, b)
+
+
+def _bind_multiply(p, state):
+    return _gated(p, state, channel_gate.bind)
+
+
 def _run_multiply(p, state) -> None:
+    runner = _bind_multiply(p, state)
+    if runner is not None:
+        runner()
+        return
     k.multiply(*_operands(p, state), p[2].value, p[5].array, p[3].value == SATURATE,
                p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
@@ -89,6 +123,9 @@ def _native_subtract(p, state):
 
 
 def _native_multiply(p, state):
+    from ...core import gated_products
+    if gated_products.gate(state) is not None:  # its entry, or None: the Python path runs the fused call
+        return _gated(p, state, channel_gate.native_entry)
     return native_multiply(*_operands(p, state), p[2].value, p[5].array, p[3].value == SATURATE,
                            p[4].value == NEAREST, fpp1=p[0].fpp, fpp2=p[1].fpp, fpp_out=p[5].fpp)
 
@@ -112,7 +149,8 @@ register(accepting_float16(KernelDescription("org.khronos.openvx.tensor_subtract
 register(accepting_float16(KernelDescription("org.khronos.openvx.tensor_multiply", Kernel.VX_KERNEL_TENSOR_MULTIPLY, LIBRARY,
                            _BINARY + (_scalar("scale", F32), _scalar("overflow_policy", ENUM),
                                       _scalar("rounding_policy", ENUM), _tensor("output", OUT)),
-                           _validate_multiply, _run_multiply, native=_native_multiply)))
+                           _validate_multiply, _run_multiply, bind=_bind_multiply, native=_native_multiply,
+                           takes_gate=_takes_gate)))
 
 
 # -- TableLookup -----------------------------------------------------------------
