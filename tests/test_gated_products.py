@@ -53,9 +53,12 @@ def _run(monkeypatch, build, enabled: bool, python_path: bool = False):
     monkeypatch.setattr(rewrites, "ENABLED", enabled)
     with Context() as ctx, ctx.graph() as g:
         out = build(ctx, g)
-        if python_path:
+        if python_path:  # the context may be shared with other tests (OpenVX's is one per process): reset after
             model(ctx.handle).performance_enabled = True
-            g.process()
+            try:
+                g.process()
+            finally:
+                model(ctx.handle).performance_enabled = False
             got = out.numpy().copy()
         else:
             got = native_run(g, out).copy()
