@@ -5,7 +5,9 @@ so that the tests compare ``openvx_nn.coreml`` with PyTorch without PyTorch inst
 The architectures keep their published structure (stages, blocks, repeats, skip connections, attention) at
 reduced widths and input sizes, so each file stays small: ShuffleNet v2 (Ma et al. 2018), a Transformer encoder
 (Vaswani et al. 2017), a ViT-style patch model (Dosovitskiy et al. 2021), a GRU and a bidirectional LSTM tagger,
-a U-Net (Ronneberger et al. 2015), EfficientNet-B0 (Tan and Le 2019) and DenseNet-121 (Huang et al. 2017).
+a U-Net (Ronneberger et al. 2015), EfficientNet-B0 (Tan and Le 2019), DenseNet-121 (Huang et al. 2017), ResNet-50
+(He et al. 2016) and a DeepLab v3 head (Chen et al. 2017). ``benchmarks/torch_models.py`` builds the same modules
+at their published sizes for the model benchmark.
 
     python tools/make_converted_networks.py [NAME ...]     (needs torch and coremltools)
 """
@@ -252,6 +254,74 @@ class DenseNet121(nn.Module):
         return self.classifier(self.features(x).mean((2, 3)))
 
 
+# -- ResNet-50 ------------------------------------------------------------------------------------------------------
+def _conv_bn(c_in: int, c_out: int, k: int, stride: int = 1, dilation: int = 1, relu: bool = True) -> nn.Sequential:
+    layers = [nn.Conv2d(c_in, c_out, k, stride, dilation * (k // 2), dilation, bias=False), nn.BatchNorm2d(c_out)]
+    return nn.Sequential(*layers, *([nn.ReLU()] if relu else []))
+
+
+class Bottleneck(nn.Module):
+    """1x1 down, 3x3 (the stride, as torchvision's v1.5; or a dilation), 1x1 up by 4, projected shortcut."""
+
+    def __init__(self, c_in: int, inner: int, stride: int = 1, dilation: int = 1):
+        super().__init__()
+        c_out = 4 * inner
+        self.body = nn.Sequential(_conv_bn(c_in, inner, 1), _conv_bn(inner, inner, 3, stride, dilation),
+                                  _conv_bn(inner, c_out, 1, relu=False))
+        self.shortcut = (_conv_bn(c_in, c_out, 1, stride, relu=False) if stride != 1 or c_in != c_out
+                         else nn.Identity())
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + self.shortcut(x))
+
+
+class ResNet50(nn.Module):
+    def __init__(self, width: float = 0.0625, classes: int = 10, blocks=(3, 4, 6, 3)):
+        super().__init__()
+        c = max(4, int(64 * width))
+        layers = [_conv_bn(3, c, 7, 2), nn.MaxPool2d(3, 2, 1)]
+        for stage, n in enumerate(blocks):
+            inner = max(4, int(64 * width * 2 ** stage))
+            for i in range(n):
+                layers.append(Bottleneck(c, inner, 2 if i == 0 and stage > 0 else 1))
+                c = 4 * inner
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+
+# -- DeepLab v3 -----------------------------------------------------------------------------------------------------
+class DeepLabHead(nn.Module):
+    """DeepLab v3 at output stride 8 on a small residual backbone: the last two stages dilated (2, 4) instead of
+    strided, atrous spatial pyramid pooling (a 1x1 branch, three 3x3 at ``rates``, and image pooling: adaptive
+    average pool to 1x1, 1x1 conv, bilinear upsampling back), a 1x1 projection of their concatenation, a 3x3 conv,
+    the classifier, and bilinear upsampling by 8 to the input's size. ``size``: the input's side (the pooling
+    branch's upsampling is to a fixed size, so the trace records no operations on shapes)."""
+
+    def __init__(self, size: int = 64, width: float = 0.0625, classes: int = 3, rates=(6, 12, 18)):
+        super().__init__()
+        c0, a = max(4, int(64 * width)), max(4, int(256 * width))
+        inner = [max(1, int(v * width)) for v in (64, 128, 256)]
+        self.backbone = nn.Sequential(_conv_bn(3, c0, 3, 2), _conv_bn(c0, c0, 3), nn.MaxPool2d(3, 2, 1),
+                                      Bottleneck(c0, inner[0], 2), Bottleneck(4 * inner[0], inner[1], 1, 2),
+                                      Bottleneck(4 * inner[1], inner[2], 1, 4))
+        c3 = 4 * inner[2]
+        self.branches = nn.ModuleList([_conv_bn(c3, a, 1)] + [_conv_bn(c3, a, 3, 1, r) for r in rates])
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c3, a, 1, bias=False), nn.BatchNorm2d(a),
+                                  nn.ReLU())
+        self.plane = (size // 8, size // 8)
+        self.project = _conv_bn((len(rates) + 2) * a, a, 1)
+        self.head = nn.Sequential(_conv_bn(a, a, 3), nn.Conv2d(a, classes, 1))
+
+    def forward(self, x):
+        f = self.backbone(x)
+        pooled = nn.functional.interpolate(self.pool(f), size=self.plane, mode="bilinear", align_corners=False)
+        y = self.head(self.project(torch.cat([b(f) for b in self.branches] + [pooled], 1)))
+        return nn.functional.interpolate(y, scale_factor=8, mode="bilinear", align_corners=False)
+
+
 NETWORKS = {  # name: (module, input shape)
     "shufflenet_v2": (ShuffleNetV2, (1, 3, 64, 64)),
     "transformer_encoder": (TransformerEncoder, (1, 16, 32)),
@@ -261,6 +331,8 @@ NETWORKS = {  # name: (module, input shape)
     "unet": (UNet, (1, 3, 32, 32)),
     "efficientnet_b0": (EfficientNetB0, (1, 3, 64, 64)),
     "densenet121": (DenseNet121, (1, 3, 64, 64)),
+    "resnet50": (ResNet50, (1, 3, 64, 64)),
+    "deeplab_head": (DeepLabHead, (1, 3, 64, 64)),
 }
 
 

@@ -1,5 +1,5 @@
 """PyTorch modules after published architectures (ShuffleNet v2, a Transformer encoder, a ViT-style patch model, a
-GRU and a bidirectional LSTM tagger, a U-Net, EfficientNet-B0, DenseNet-121), converted by coremltools to
+GRU and a bidirectional LSTM tagger, a U-Net, EfficientNet-B0, DenseNet-121, ResNet-50, a DeepLab v3 head), converted by coremltools to
 NeuralNetwork files by ``tools/make_converted_networks.py`` and committed in ``networks/`` with PyTorch's outputs:
 each runs here and matches PyTorch within 1e-4 relative (no PyTorch needed)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import openvx_nn.coreml as cm
 
 NETWORKS = Path(__file__).resolve().parent / "networks"
 NAMES = ["shufflenet_v2", "transformer_encoder", "vit", "gru_tagger", "lstm_tagger", "unet", "efficientnet_b0",
-         "densenet121"]
+         "densenet121", "resnet50", "deeplab_head"]
 
 
 def test_every_network_is_committed():
