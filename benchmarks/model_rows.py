@@ -224,27 +224,27 @@ def coreml_row(smoke: bool, resnet: bool, width: float) -> Row | None:
 class ConvertedNetwork(Row):
     """A ``torch_models`` module as a user brings it: converted by coremltools to a NeuralNetwork ``.mlmodel``
     (loaded with ``openvx_nn.coreml.load``), exported by ``torch.onnx.export`` for ORT, and run by PyTorch
-    itself (2 threads, inference mode). Inputs [1, 3, size, size] on every side."""
+    itself (2 threads, inference mode), at the sizes of ``torch_models.SIZES``."""
 
     def __init__(self, key: str, smoke: bool):
         import torch
 
         from benchmarks import torch_models as tm
-        self.size = 32 if smoke else 224
-        options = {"classes": 10} | ({"width": 0.25 if key == "mobilenet_v2" else 0.125}
-                                     if smoke and key in ("mobilenet_v2", "resnet18") else {})
+        size = tm.SIZES[key]
+        options, shape = (size.smoke_options, size.smoke_shape) if smoke else (size.options, size.shape)
         self.net = tm.build(key, **options)
-        title = tm.NETWORKS[key][0] + (f" {options['width']:g}" if "width" in options else "")
-        self.name = f"converted {title} {self.size}²"
-        self.macs = tm.macs(self.net, self.size)
+        example = tm.example_shape(shape)
+        self.first, self.last = tm.names(shape)
+        title = tm.NETWORKS[key][0] + (f" {options['width']:g}" if smoke and "width" in options else "")
+        self.name = f"converted {title} " + (f"{shape}²" if isinstance(shape, int) else "×".join(map(str, example[1:])))
+        self.macs = tm.macs(self.net, shape)
         rng = np.random.default_rng(1)
-        self.inputs = [rng.standard_normal((1, 3, self.size, self.size)).astype(np.float32)
-                       for _ in range(2 if smoke else 4)]
+        self.inputs = [rng.standard_normal(example).astype(np.float32) for _ in range(2 if smoke else 4)]
         self.directory = tempfile.TemporaryDirectory(prefix="bench-models-")
         self.path = Path(self.directory.name) / "model.mlmodel"
         onnx = Path(self.directory.name) / "model.onnx"
-        tm.coreml_file(self.net, self.size, str(self.path))
-        tm.onnx_file(self.net, self.size, str(onnx))
+        tm.coreml_file(self.net, shape, str(self.path))
+        tm.onnx_file(self.net, shape, str(onnx))
         self.onnx = onnx.read_bytes()
         self.front_end = "openvx_nn.coreml"
         self.models: list = []
@@ -256,11 +256,11 @@ class ConvertedNetwork(Row):
         model = cm.load(self.path)
         self._phase("load", start)
         self.models.append(model)
-        return lambda x=self.inputs[0]: model.predict({"image": x})["logits"]
+        return lambda x=self.inputs[0]: model.predict({self.first: x})[self.last]
 
     def load_ort(self):
         session = m.ort_session(self.onnx)
-        return lambda x=self.inputs[0]: session.run(None, {"image": x})[0]
+        return lambda x=self.inputs[0]: session.run(None, {self.first: x})[0]
 
     def load_torch(self):
         torch = self.torch
@@ -327,6 +327,13 @@ ROWS: dict[str, Callable[..., Row | None]] = {
     "converted-resnet18": lambda smoke, width: converted_row("resnet18", smoke),
     "converted-mobilenet-v3-small": lambda smoke, width: converted_row("mobilenet_v3_small", smoke),
     "converted-efficientnet-b0": lambda smoke, width: converted_row("efficientnet_b0", smoke),
+    "converted-resnet50": lambda smoke, width: converted_row("resnet50", smoke),
+    "converted-densenet121": lambda smoke, width: converted_row("densenet121", smoke),
+    "converted-unet": lambda smoke, width: converted_row("unet", smoke),
+    "converted-deeplab-head": lambda smoke, width: converted_row("deeplab_head", smoke),
+    "converted-transformer-encoder": lambda smoke, width: converted_row("transformer_encoder", smoke),
+    "converted-lstm-tagger": lambda smoke, width: converted_row("lstm_tagger", smoke),
+    "converted-gru-tagger": lambda smoke, width: converted_row("gru_tagger", smoke),
 }
 """Row factories: ``(smoke, mobilenet_v2_width)`` -> a row (None: its front end's parser is not installed; a
 string: why the row is skipped)."""

@@ -6,14 +6,23 @@ ReLU6 as ``clip``, batch norm folded or left as ``batchnorm``, ``flatten`` + ``i
 hard-swish and swish as the layers it chooses); ``onnx_file`` what ``torch.onnx.export`` makes of it. Nothing
 here is written by hand as a graph::
 
-    net = build("mobilenet_v2", size=224)      # a torch.nn.Module in eval mode
-    coreml_file(net, size, "m.mlmodel")        # input "image" [1, 3, size, size], output "logits"
-    onnx_file(net, size, "m.onnx")
+    net = build("mobilenet_v2", width=1.0)     # a torch.nn.Module in eval mode
+    coreml_file(net, 224, "m.mlmodel")         # input "image" [1, 3, 224, 224], output "logits"
+    onnx_file(net, 224, "m.onnx")
+
+DenseNet-121, the U-Net, the DeepLab v3 head, ResNet-50, the Transformer encoder and the recurrent taggers are
+the modules of ``tools/make_converted_networks.py`` (whose small forms are the committed test networks), built
+here at the sizes of ``SIZES``. A shape given as an int is an image's side ([1, 3, side, side]); a sequence
+network takes [1, length, features] as ``x`` and gives ``y``.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import nn
+
+from tools import make_converted_networks as small
 
 # MobileNet v2's inverted-residual stages: (expansion, output channels, blocks, first stride)
 V2_STAGES = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
@@ -170,7 +179,49 @@ class EfficientNetB0(nn.Module):
 
 NETWORKS = {"mobilenet_v2": ("MobileNet v2", MobileNetV2), "resnet18": ("ResNet-18", ResNet18),
             "mobilenet_v3_small": ("MobileNet v3 small", MobileNetV3Small),
-            "efficientnet_b0": ("EfficientNet-B0", EfficientNetB0)}
+            "efficientnet_b0": ("EfficientNet-B0", EfficientNetB0), "resnet50": ("ResNet-50", small.ResNet50),
+            "densenet121": ("DenseNet-121", small.DenseNet121), "unet": ("U-Net", small.UNet),
+            "deeplab_head": ("DeepLab v3 head", small.DeepLabHead),
+            "transformer_encoder": ("Transformer encoder", small.TransformerEncoder),
+            "lstm_tagger": ("LSTM tagger", small.LSTMTagger), "gru_tagger": ("GRU tagger", small.GRUTagger)}
+
+
+class Size(NamedTuple):
+    """A network's build options and input shape (an int: an image's side) in the benchmark and in its smoke
+    form (CI: seconds a row)."""
+
+    options: dict
+    shape: int | tuple[int, ...]
+    smoke_options: dict
+    smoke_shape: int | tuple[int, ...]
+
+
+SIZES = {
+    "mobilenet_v2": Size({"classes": 10}, 224, {"width": 0.25, "classes": 10}, 32),
+    "resnet18": Size({"classes": 10}, 224, {"width": 0.125, "classes": 10}, 32),
+    "mobilenet_v3_small": Size({"classes": 10}, 224, {"classes": 10}, 32),
+    "efficientnet_b0": Size({"classes": 10}, 224, {"classes": 10}, 32),
+    "resnet50": Size({"width": 1.0, "classes": 10}, 224, {"width": 0.0625, "classes": 10}, 32),
+    "densenet121": Size({"growth": 32, "stem": 64, "bottleneck": 4, "classes": 10}, 224, {}, 32),
+    "unet": Size({"widths": (16, 32, 64, 128, 256), "classes": 3}, 224, {}, 32),
+    "deeplab_head": Size({"size": 224, "width": 0.25, "classes": 21}, 224, {"size": 32}, 32),
+    "transformer_encoder": Size({"d": 256, "heads": 4, "hidden": 1024, "layers": 4, "length": 128}, (1, 128, 256),
+                                {}, (1, 16, 32)),
+    "lstm_tagger": Size({"features": 64, "hidden": 128, "tags": 10}, (1, 100, 64), {}, (1, 10, 12)),
+    "gru_tagger": Size({"features": 64, "hidden": 128, "tags": 10}, (1, 100, 64), {}, (1, 10, 12)),
+}
+"""The benchmark's sizes: the published networks at 224² with 10 classes (the U-Net at a quarter of its widths with five levels,
+the DeepLab head at a quarter of ResNet-50's widths), a four-layer encoder of width 256 over 128 tokens, and
+taggers of 128 hidden units over 100 steps of 64 features."""
+
+
+def example_shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
+    return (1, 3, shape, shape) if isinstance(shape, int) else tuple(shape)
+
+
+def names(shape: int | tuple[int, ...]) -> tuple[str, str]:
+    """(input, output) feature names: an image's ``image`` and ``logits``, a sequence's ``x`` and ``y``."""
+    return ("image", "logits") if len(example_shape(shape)) == 4 else ("x", "y")
 
 
 def build(key: str, seed: int = 0, **kwargs) -> nn.Module:
@@ -191,38 +242,49 @@ def build(key: str, seed: int = 0, **kwargs) -> nn.Module:
     return net.eval()
 
 
-def macs(net: nn.Module, size: int) -> int:
-    """Multiply-accumulates of the convolutions and linear layers for one [1, 3, size, size] image."""
+def macs(net: nn.Module, shape: int | tuple[int, ...]) -> int:
+    """Multiply-accumulates of the convolutions, linear and recurrent layers for one input (not the attention's
+    products of activations)."""
     total = 0
 
     def count(module, inputs, output):
         nonlocal total
         if isinstance(module, nn.Conv2d):
             total += output.numel() * module.in_channels // module.groups * module.kernel_size[0] * module.kernel_size[1]
+        elif isinstance(module, nn.ConvTranspose2d):
+            total += inputs[0].numel() * module.out_channels * module.kernel_size[0] * module.kernel_size[1]
         elif isinstance(module, nn.Linear):
-            total += module.in_features * module.out_features
-    hooks = [m.register_forward_hook(count) for m in net.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+            total += inputs[0].numel() // module.in_features * module.in_features * module.out_features
+        elif isinstance(module, (nn.LSTM, nn.GRU)):
+            gates = 4 if isinstance(module, nn.LSTM) else 3
+            steps = inputs[0].shape[1] if module.batch_first else inputs[0].shape[0]
+            h = module.hidden_size
+            total += steps * gates * h * (module.input_size + h) * (2 if module.bidirectional else 1)
+    kinds = (nn.Conv2d, nn.ConvTranspose2d, nn.Linear, nn.LSTM, nn.GRU)
+    hooks = [m.register_forward_hook(count) for m in net.modules() if isinstance(m, kinds)]
     with torch.no_grad():
-        net(torch.zeros(1, 3, size, size))
+        net(torch.zeros(example_shape(shape)))
     for hook in hooks:
         hook.remove()
     return total
 
 
-def coreml_file(net: nn.Module, size: int, path: str) -> None:
+def coreml_file(net: nn.Module, shape: int | tuple[int, ...], path: str) -> None:
     """``net`` converted by coremltools from its TorchScript trace to a NeuralNetwork ``.mlmodel`` at ``path``
-    (input ``image`` [1, 3, size, size], output ``logits``)."""
+    (feature names: ``names(shape)``)."""
     import coremltools as ct
-    example = torch.zeros(1, 3, size, size)
+    example = torch.zeros(example_shape(shape))
+    first, last = names(shape)
     with torch.no_grad():
         traced = torch.jit.trace(net, example)
-    model = ct.convert(traced, inputs=[ct.TensorType(name="image", shape=example.shape)],
-                       outputs=[ct.TensorType(name="logits")], convert_to="neuralnetwork")
+    model = ct.convert(traced, inputs=[ct.TensorType(name=first, shape=example.shape)],
+                       outputs=[ct.TensorType(name=last)], convert_to="neuralnetwork")
     model.save(path)
 
 
-def onnx_file(net: nn.Module, size: int, path: str) -> None:
-    """``net`` exported by ``torch.onnx.export`` (input ``image`` [1, 3, size, size], output ``logits``)."""
+def onnx_file(net: nn.Module, shape: int | tuple[int, ...], path: str) -> None:
+    """``net`` exported by ``torch.onnx.export`` (feature names: ``names(shape)``)."""
+    first, last = names(shape)
     with torch.no_grad():
-        torch.onnx.export(net, (torch.zeros(1, 3, size, size),), path, input_names=["image"],
-                          output_names=["logits"], opset_version=17, dynamo=False)
+        torch.onnx.export(net, (torch.zeros(example_shape(shape)),), path, input_names=[first],
+                          output_names=[last], opset_version=17, dynamo=False)

@@ -58,6 +58,24 @@ def test_converted_model_rows_run_in_smoke_mode_and_match_pytorch():
         assert "ORT " in line and "PyTorch " in line and "≤ 0.0001" in line, line
 
 
+def test_converted_architecture_rows_run_in_smoke_mode_and_match_pytorch():
+    # ResNet-50, DenseNet-121, a U-Net, a DeepLab v3 head, a Transformer encoder and the recurrent taggers as the
+    # converter writes them, each row failing beyond its tolerance against ORT and PyTorch.
+    for module in ("onnxruntime", "onnx", "coremltools", "torch"):
+        pytest.importorskip(module, reason="the converted rows convert PyTorch modules and run ORT")
+    script = BENCH.parent / "bench_models.py"
+    keys = ("converted-resnet50,converted-densenet121,converted-unet,converted-deeplab-head,"
+            "converted-transformer-encoder,converted-lstm-tagger,converted-gru-tagger")
+    result = subprocess.run([sys.executable, str(script), "--smoke", "--rows", keys], capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for row in ("ResNet-50 0.0625 32²", "DenseNet-121 32²", "U-Net 32²", "DeepLab v3 head 32²",
+                "Transformer encoder 16×32", "LSTM tagger 10×12", "GRU tagger 10×12"):
+        line = next((x for x in result.stdout.splitlines() if x.startswith(f"| converted {row} |")), None)
+        assert line is not None, result.stdout
+        assert "ORT " in line and "PyTorch " in line and "≤ 0.0001" in line, line
+
+
 def test_quant8_layer_profile_runs_in_smoke_mode_and_checks_its_layers():
     # Each uint8 layer is checked against the NumPy route and the Q7.8 kernel chain against the OpenVX graph.
     pytest.importorskip("onnxruntime", reason="the layer profile reads onnxruntime's per-node profile (the bench extra)")
