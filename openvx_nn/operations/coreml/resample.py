@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.resample import bilinear, crop_resize, nearest_upsample
+from ...kernels.frontend import resample
+from ...kernels.frontend.resample import crop_resize
 from .common import ENUM, F32, INT32, declared_output, describe, enum_value, float_input, output, scalar, tensor
 
 RESAMPLE_METHODS = ("nearest", "strict_align_endpoints", "align_endpoints", "upsample", "roi_align",
@@ -22,14 +23,13 @@ def _validate_resample(v: Validation) -> None:
                   f"nearest upsampling needs whole factors: {list(x.dims[:2])} -> {list(dims[:2])}")
 
 
-def _run_resample(p, state) -> None:
-    if state["method"] == "nearest":
-        nearest_upsample(p[0].array, p[2].array)
-    else:
-        bilinear(p[0].array, p[2].array, state["method"])
+def _prepare_resample(p, state):
+    return resample.prepare(p[0].array, p[2].array, state["method"]).run
 
 
-describe(20, "resample", (tensor("input"), scalar("method", ENUM), output()), _validate_resample, _run_resample)
+describe(20, "resample", (tensor("input"), scalar("method", ENUM), output()), _validate_resample,
+         lambda p, state: _prepare_resample(p, state)(), _prepare_resample,
+         lambda p, state: resample.prepare(p[0].array, p[2].array, state["method"]).entry())
 
 
 def _validate_crop_resize(v: Validation) -> None:
