@@ -54,6 +54,36 @@ def test_a_reshaped_classifier_runs_from_c_with_the_numbers_of_numpy(tmp_path, s
         assert runs > 0, "the graph did not run from C"
 
 
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_mean_over_the_plane_is_global_average_pooling_and_runs_from_c(tmp_path, keep):
+    # x.mean((2, 3)) as the converter writes it (reduceMean over the last two axes) before a classifier
+    rng = np.random.default_rng(11 + keep)
+    for _ in range(3):
+        lead = tuple(int(v) for v in rng.integers(1, 3, int(rng.integers(0, 2))))
+        c, h, w = (int(v) for v in rng.integers(1, 9, 3))
+        x = (3 * rng.standard_normal(lead + (c, h, w))).astype(np.float32)
+        x.reshape(-1)[rng.integers(0, x.size)] = 1e30  # a large value beside small ones
+        b = builder({"x": x.shape}, ["y"], exact=True)
+        b.add_reduce_mean("mean", "x", "mean", axes=[-2, -1], keepdims=keep)
+        b.add_activation("y", "LINEAR", "mean", "y", params=[2.0, 0.5])  # a consumer, as the classifier is
+        model = load(tmp_path, b)
+        try:
+            for _ in range(2):
+                out = model.predict({"x": x})["y"]
+            lowered = {layer.name: layer.lowering for layer in model.layers}
+            runs = model.graph.native_runs
+        finally:
+            model.close()
+        want = np.empty(lead + (c,))
+        for index in np.ndindex(*lead, c):
+            plane = x[index].astype(np.float64)
+            want[index] = sum(float(v) for v in plane.ravel()) / plane.size
+        want = 2.0 * want + 0.5
+        close(out, want.reshape(lead + ((c, 1, 1) if keep else (c,))), rtol=1e-5, atol=1e-5)
+        assert lowered["mean"].startswith("vxPoolingLayer(avg) over the whole plane"), lowered
+        assert runs > 0, "the graph did not run from C"
+
+
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the networks are PyTorch modules")
 @pytest.mark.parametrize("key", ["mobilenet_v2", "resnet18"])
 def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_pytorch(tmp_path, key):

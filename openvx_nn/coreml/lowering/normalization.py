@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.enums import NNNorm, NNType
+from ...core.enums import NNNorm, NNPooling, NNRounding, NNType
 from ...operations.coreml.elementwise import POINTWISE_FUNCTIONS
 from ...operations.coreml.statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
 from ..blob import axis as vx_axis
@@ -133,9 +133,23 @@ def reduce(g: GraphBuilder, x, name: str, cm_axes, operation: str, epsilon: floa
         shape = tuple(1 if i in cm else d for i, d in enumerate(x.shape))
     else:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in cm) or (1,)
+    if operation == "mean" and axes == [0, 1] and x.rank >= 3:
+        return _global_average(g, x, name, shape)
     g.coreml("reduce", (x.tensor, g.ints(axes), g.enum(REDUCE_OPERATIONS.index(operation)), g.f32(epsilon),
                         g.output(name, shape)))
     return f"coreml.reduce({operation})"
+
+
+def _global_average(g: GraphBuilder, x, name: str, shape) -> str:
+    """The mean over H and W (a converted ``x.mean((2, 3))``) is global average pooling: the NN extension's
+    pooling layer over the whole plane (its float32 sum, and its native entry), then the kept or dropped axes
+    as a reshape (the same elements in the same order)."""
+    pooled = g.temp(x.shape[:-2] + (1, 1))
+    g.node("org.khronos.nn_extension.pooling_layer",
+           (x.tensor, g.enum(NNPooling.VX_NN_POOLING_AVG), g.size(x.shape[-1]), g.size(x.shape[-2]), g.size(0),
+            g.size(0), g.enum(NNRounding.VX_NN_DS_SIZE_ROUNDING_FLOOR), pooled))
+    g.coreml("reshape", (pooled, g.output(name, shape)))
+    return "vxPoolingLayer(avg) over the whole plane, then coreml.reshape"
 
 
 REDUCE_MODES = {0: "sum", 1: "mean", 2: "prod", 3: "logsum", 4: "sumsquare", 5: "l1", 6: "l2", 7: "max", 8: "min",
