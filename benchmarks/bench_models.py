@@ -15,9 +15,13 @@ Rows (key: network; the builders are in ``models.py``, ``quant_models.py``, ``co
 - ``vx-small-cnn``: a small Q7.8 CNN through the OpenVX C API (``openvx_nn.vx``: libopenvx.so's entry points
   called C-style), against the same weights in ORT float.
 - ``converted-mobilenet-v2``, ``converted-resnet18``, ``converted-mobilenet-v3-small`` and
-  ``converted-efficientnet-b0``: PyTorch modules written after the published architectures (``torch_models.py``,
-  seeded weights), converted by coremltools (``convert_to="neuralnetwork"``) to ``.mlmodel`` files loaded with
-  ``openvx_nn.coreml.load``, against the same module exported to ONNX in ORT and run by PyTorch (2 threads).
+  ``converted-efficientnet-b0``, ``converted-resnet50``, ``converted-densenet121``, ``converted-unet``,
+  ``converted-deeplab-head``, ``converted-transformer-encoder``, ``converted-lstm-tagger`` and
+  ``converted-gru-tagger``: PyTorch modules written after the published architectures (``torch_models.py`` and
+  the modules of ``tools/make_converted_networks.py``, seeded weights, at the sizes of ``torch_models.SIZES``),
+  converted by coremltools (``convert_to="neuralnetwork"``) to ``.mlmodel`` files loaded with
+  ``openvx_nn.coreml.load``, against the same module exported to ONNX in ORT and run by PyTorch (2 threads);
+  ``profile_converted.py`` shows where one's time goes.
 
 Per row: the steady-state time of one inference (median of every call; ORT with its defaults and 2
 intra-op threads; LiteRT, where ``ai-edge-litert`` is installed, with its defaults and 2 threads, on the

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import torch_models as tm
 
 
-def ours(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str, float]]:
-    """(layer type, kernel, minimum ms) of every node."""
+def ours(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str, float, str]]:
+    """(layer type, kernel, minimum ms, layer name) of every node."""
     import openvx_nn.coreml as cm
     with cm.load(path) as model:
         types = {layer.name: layer.type for layer in model.layers}
@@ -37,11 +37,12 @@ def ours(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, st
         model.reset_timings()
         for _ in range(runs):
             model.predict({first: x}, bench=True)
-        return [(types.get(layer, layer), kernel.rsplit(".", 1)[-1], low) for layer, kernel, _, low in model.timings()]
+        return [(types.get(layer, layer), kernel.rsplit(".", 1)[-1], low, layer)
+                for layer, kernel, _, low in model.timings()]
 
 
-def ort(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str, float]]:
-    """(operator, node name, minimum ms) of every node."""
+def ort(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str, float, str]]:
+    """(operator, node name, minimum ms, node name) of every node."""
     import onnxruntime as rt
     options = rt.SessionOptions()
     options.intra_op_num_threads = 2
@@ -54,18 +55,19 @@ def ort(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str
     for event in json.loads(Path(session.end_profiling()).read_text()):
         if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
             times[(event["args"].get("op_name", "?"), event["name"][: -len("_kernel_time")])].append(event["dur"] / 1e3)
-    return [(op, name, min(durations[-runs:])) for (op, name), durations in times.items()]
+    return [(op, name, min(durations[-runs:]), name) for (op, name), durations in times.items()]
 
 
-def report(title: str, nodes: list[tuple[str, str, float]], top: int, by_second: bool) -> None:
-    total = sum(ms for *_, ms in nodes)
+def report(title: str, nodes: list[tuple[str, str, float, str]], top: int, by_second: bool) -> None:
+    total = sum(node[2] for node in nodes)
     kinds: dict[str, list[float]] = defaultdict(list)
-    for kind, kernel, ms in nodes:
+    for kind, kernel, ms, _ in nodes:
         kinds[f"{kind} / {kernel}" if by_second else kind].append(ms)
     print(f"{title}: {len(nodes)} nodes, {total:.2f} ms summed")
     for kind, values in sorted(kinds.items(), key=lambda item: -sum(item[1]))[:top]:
         print(f"  {kind:58s} {len(values):4d} nodes {sum(values):8.2f} ms {100 * sum(values) / total:5.1f} %")
-    print("  costliest nodes: " + ", ".join(f"{a} / {b} {ms:.2f}" for a, b, ms in sorted(nodes, key=lambda n: -n[2])[:5]))
+    print("  costliest nodes: " + ", ".join(f"{name} ({kind}) {ms:.2f}"
+                                           for kind, _, ms, name in sorted(nodes, key=lambda n: -n[2])[:5]))
 
 
 def main(argv: list[str]) -> int:
