@@ -29,6 +29,12 @@ pixel (``microkernel.tile_kernel_requantized``: no int32 tile in memory), where 
 layer than the next route); else over the whole int32 tile (:func:`scale_run`), straight into ``out``
 when a tile's rows are whole output pixels (``K`` equal to the tile's lanes), or into a staging tile whose
 rows are then copied to their pixels.
+
+Per-channel layers (a filter with a scale per output channel: NNAPI's TENSOR_QUANT8_SYMM_PER_CHANNEL) keep
+each channel's ``m`` and ``shift`` beside its bias in the plan's bias array (``[bias | m | shift]``, each
+the padded channel count long) and set the ``PER_CHANNEL`` parameter: their rows go through the general
+epilogue (:func:`_store_rows_per_channel`, the same rule with a multiplier and shift per lane), never the
+32-bit routes, whose multiplier is one per layer.
 """
 from __future__ import annotations
 
@@ -118,13 +124,15 @@ class NhwcPlan:
     pads: tuple[int, int]  # (left, top)
     strides: tuple[int, int]  # (x, y)
     bound: int  # the largest |sum + bias| the operands allow
+    per_channel: bool = False  # ``bias`` holds [bias | m | shift] (see the module's docstring)
 
 
 def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: tuple[int, int],
-            pads: tuple[int, int], strides: tuple[int, int], images: int, isa: str) -> NhwcPlan:
+            pads: tuple[int, int], strides: tuple[int, int], images: int, isa: str,
+            per_channel: tuple[np.ndarray, np.ndarray] | None = None) -> NhwcPlan:
     """Pack ``w_offsets`` (int16 ``w - zw``, NNAPI's [K, KY, KX, C]) for a correlation into ``images``
     outputs of ``out_hw`` pixels; ``x_max`` bounds ``|x - zx|``; ``pads`` (left, top), ``strides`` (x, y);
-    ``isa`` one with an s16 micro-kernel."""
+    ``isa`` one with an s16 micro-kernel; ``per_channel`` the channels' own (m, shift), K of each."""
     k_out, ky, kx, channels = w_offsets.shape
     lanes = LANES[isa]
     groups = -(-channels // ELEMENTS)
@@ -144,9 +152,13 @@ def prepare(w_offsets: np.ndarray, bias: np.ndarray | None, x_max: int, out_hw: 
     w_max = int(np.abs(w_offsets.astype(np.int64)).max(initial=0))
     worst = ELEMENTS * max(x_max, 1) * max(w_max, 1)
     bound = kx * ky * channels * x_max * w_max + int(np.abs(padded_bias).max(initial=0))
+    if per_channel is not None:  # padded lanes: m 0, shift 0 (never stored)
+        rule = np.zeros((2, n_blocks * block), np.int64)
+        rule[:, :k_out] = per_channel
+        padded_bias = np.concatenate([padded_bias, rule.ravel()])
     return NhwcPlan(variant(isa, "s16", rows, vecs), rows, vecs, lanes, np.ascontiguousarray(packed).ravel(),
                     padded_bias, taps, groups * kx, INT32_MAX // worst, channels, k_out, width, height, pads,
-                    strides, bound)
+                    strides, bound, per_channel is not None)
 
 
 # ---- the numba side ---------------------------------------------------------------------------------
@@ -209,6 +221,22 @@ def _store_rows(out, sums, bias, n_rows, p0, k0, valid, block, k_out, m, shift, 
 
 
 @kernel
+def _store_rows_per_channel(out, sums, bias, n_rows, p0, k0, valid, block, k_out, zero_point, lo, hi):
+    # _store_rows with lane ``lane``'s own multiplier and shift: ``bias`` is the plan's [bias | m | shift] array
+    # and the tile's lanes are channels k0 ..
+    padded = bias.shape[0] // 3
+    lane_bias, lane_m, lane_shift = (bias[k0: k0 + valid], bias[padded + k0: padded + k0 + valid],
+                                     bias[2 * padded + k0: 2 * padded + k0 + valid])
+    for r in range(n_rows):
+        at = (p0 + r) * k_out + k0
+        target = out[at: at + valid]
+        source = sums[r * block: r * block + valid]
+        for lane in range(valid):
+            target[lane] = scale_lane(np.int64(source[lane]) + lane_bias[lane], lane_m[lane], lane_shift[lane],
+                                      zero_point, lo, hi)
+
+
+@kernel
 def _copy_rows(out, staged, n_rows, p0, k0, valid, block, k_out):
     # out[(p0 + r) * k_out + k0 + lane] = staged[r * block + lane]: a staged tile's rows to their pixels.
     for r in range(n_rows):
@@ -220,7 +248,7 @@ def _copy_rows(out, staged, n_rows, p0, k0, valid, block, k_out):
 
 # params: the units' scalars, in this order (one int64 array keeps the signatures short).
 OW, OH, K_OUT, PIXELS, ROWS, BLOCK, N_STRIPS, STRIP_TILES, STRIDE_X, STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, \
-    MULT, SHIFT, ZERO, LO, HI, NARROW, FUSED = range(20)
+    MULT, SHIFT, ZERO, LO, HI, NARROW, FUSED, PER_CHANNEL = range(21)
 
 
 def _units(code, xp, taps, weights, bias, out, params, u0, u1):
@@ -245,7 +273,9 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
     taps_per_block = max(1, steps // inner)
     inner_per_block = min(inner, steps)
     single = taps_per_block >= n_taps and inner_per_block >= inner
-    narrow = single and params[NARROW] != 0  # the epilogue in 32-bit lanes, one run per tile (scale_run)
+    per_channel = params[PER_CHANNEL] != 0  # bias is [bias | m | shift]: the general epilogue, lane by lane
+    # the epilogue in 32-bit lanes, one run per tile (scale_run)
+    narrow = single and params[NARROW] != 0 and not per_channel
     whole = narrow and block == k_out  # ... written straight into ``out``: the tile's rows are whole pixels
     fused = narrow and params[FUSED] != 0  # ... in the micro-kernel's registers (tile_kernel_requantized)
     half = np.int64(1) << max(shift - 1, 0)
@@ -292,7 +322,10 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
                 continue
             if single:
                 tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                if whole:  # the tile's rows are whole pixels, one after the other in ``out``
+                if per_channel:
+                    _store_rows_per_channel(out, tile, bias, n_rows, s0 + t, k0, valid, block, k_out, zero_point, lo,
+                                            hi)
+                elif whole:  # the tile's rows are whole pixels, one after the other in ``out``
                     scale_run(out[(s0 + t) * k_out: (s0 + t + n_rows) * k_out], tile, row_bias, n_rows * block, m,
                               half, shift - 32, zero_point, lo, hi)
                 elif narrow:
@@ -304,7 +337,11 @@ def _units(code, xp, taps, weights, bias, out, params, u0, u1):
                 continue
             accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
                               inner_per_block)
-            _store_rows(out, acc, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point, lo, hi)
+            if per_channel:
+                _store_rows_per_channel(out, acc, bias, n_rows, s0 + t, k0, valid, block, k_out, zero_point, lo, hi)
+            else:
+                _store_rows(out, acc, lane_bias, n_rows, s0 + t, k0, valid, block, k_out, m, shift, zero_point, lo,
+                            hi)
 
 
 _UNITS = kernel(_units)
@@ -376,11 +413,11 @@ class NhwcCall:
         block = plan.vecs * plan.lanes
         # scale_run where the plan allows it: one run per tile (measured faster than scale_lane's loop; a run
         # per row was slower)
-        narrow = plan.bound <= ACC_LIMIT and 32 <= shift <= 62
+        narrow = plan.bound <= ACC_LIMIT and 32 <= shift <= 62 and not plan.per_channel
         self.params = np.array([ow, oh, k_out, pixels, plan.rows, block, n_strips, strip, plan.strides[0],
                                 plan.strides[1], plan.inner, plan.inner * 4 * block, min(plan.block_steps, 1 << 40),
-                                multiplier, shift, zero_point, lo, hi, int(narrow), int(k_out % block == 0)],
-                               np.int64)
+                                multiplier, shift, zero_point, lo, hi, int(narrow), int(k_out % block == 0),
+                                int(plan.per_channel)], np.int64)
         self.plan, self.x_zero, self.empty = plan, x_zero, pixels * k_out == 0
         self.n_units = n_strips * (-(-k_out // block))
         work = pixels * k_out * plan.taps.size * plan.inner * ELEMENTS
@@ -499,5 +536,6 @@ def _native_helper(code: int) -> int:
 def bind(plan: NhwcPlan, out_shape: tuple[int, ...], x_zero: int, multiplier: int, shift: int, zero_point: int,
          lo: int, hi: int) -> NhwcCall:
     """``call(x, out)``: fill ``out`` (uint8 ``out_shape`` = [N, OH, OW, K], C-ordered) from ``x`` (uint8
-    [N, H, W, C], any strides), requantized by (``multiplier``, ``shift``, ``zero_point``) into [lo, hi]."""
+    [N, H, W, C], any strides), requantized by (``multiplier``, ``shift``, ``zero_point``) into [lo, hi]
+    (a per-channel plan's own multipliers and shifts instead: then ``multiplier`` and ``shift`` are unused)."""
     return NhwcCall(plan, out_shape, x_zero, multiplier, shift, zero_point, lo, hi)

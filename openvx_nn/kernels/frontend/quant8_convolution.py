@@ -6,7 +6,9 @@ packed, the requantization multiplier split into NNAPI's 31-bit ``m`` and ``shif
 (``asymmetric.quantized_range``). The returned ``run(x, out)`` then packs the input and runs the
 micro-kernels, writing NHWC directly. The results are bit for bit those of ``nhwc_convolution``'s
 NumPy loops (exact int64 sums, then ``asymmetric.requantize``), which stay as the reference and as
-the route where the CPU has no SIMD engine (``isa`` ``generic``).
+the route where the CPU has no SIMD engine (``isa`` ``generic``). A filter with a scale per output
+channel (:func:`prepare_conv_per_channel`) runs on the same engine with a multiplier and shift per
+channel, bit for bit ``nhwc_convolution.conv2d_per_channel``.
 """
 from __future__ import annotations
 
@@ -30,15 +32,28 @@ def _epilogue(quant_in: Quant, quant_w: Quant, quant_out: Quant, activation: int
     return m, shift, int(quant_out[1]), lo, hi
 
 
+def channel_multipliers(quant_in: Quant, scales: np.ndarray, quant_out: Quant) -> tuple[np.ndarray, np.ndarray]:
+    """Each output channel's (m, shift) of ``s_in * scales[o] / s_out``, computed as ``conv2d_per_channel`` does."""
+    pairs = [quantized_multiplier(float(quant_in[0]) * float(s) / float(quant_out[0])) for s in np.asarray(scales)]
+    rule = np.array(pairs, np.int64).reshape(-1, 2)
+    return rule[:, 0].copy(), rule[:, 1].copy()
+
+
 def _engine(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
             pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int, quant_in: Quant,
-            quant_w: Quant, quant_out: Quant, isa: str) -> Prepared:
-    """The engine's runner into NHWC ``out_shape`` with filter ``w`` [K, KY, KX, C]."""
-    w_offsets = w.astype(np.int16) - np.int16(quant_w[1])
+            quant_w: Quant, quant_out: Quant, isa: str, scales: np.ndarray | None = None) -> Prepared:
+    """The engine's runner into NHWC ``out_shape`` with filter ``w`` [K, KY, KX, C]; ``scales``: the filter's
+    per-channel scales (its zero point then 0, ``quant_w`` unused)."""
+    w_offsets = w.astype(np.int16) - np.int16(0 if scales is not None else quant_w[1])
     zx = int(quant_in[1])
+    per_channel = None if scales is None else channel_multipliers(quant_in, scales, quant_out)
     plan = nhwc.prepare(w_offsets, None if bias is None else np.asarray(bias, np.int64), max(zx, 255 - zx),
-                        tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa)
-    call = nhwc.bind(plan, tuple(out_shape), zx, *_epilogue(quant_in, quant_w, quant_out, activation))
+                        tuple(out_shape[1:3]), (pads[0], pads[2]), strides, out_shape[0], isa, per_channel)
+    if per_channel is None:
+        epilogue = _epilogue(quant_in, quant_w, quant_out, activation)
+    else:
+        epilogue = (0, 0, int(quant_out[1]), *quantized_range(activation, *quant_out))
+    call = nhwc.bind(plan, tuple(out_shape), zx, *epilogue)
     return Prepared(call, call.attach, call.native_entry)
 
 
@@ -107,6 +122,25 @@ def prepare_conv(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...
         raise ValueError(f"input shape {list(x_shape)} does not fit the filter {list(w.shape)} and the output "
                          f"{list(out_shape)}")
     return _engine(w, bias, out_shape, pads, strides, activation, quant_in, quant_w, quant_out, chosen)
+
+
+def prepare_conv_per_channel(w: np.ndarray, bias: np.ndarray | None, x_shape: tuple[int, ...],
+                             out_shape: tuple[int, ...], pads: tuple[int, int, int, int], strides: tuple[int, int],
+                             activation: int, quant_in: Quant, scales: np.ndarray, quant_out: Quant,
+                             isa: str | None = None) -> Prepared:
+    """:func:`prepare_conv` with an int8 filter ``w`` of zero point 0 and a scale per output channel
+    (``scales``, K of them): NNAPI's TENSOR_QUANT8_SYMM_PER_CHANNEL filter."""
+    chosen = _engine_isa(isa, w.shape[0])
+    if chosen is None or 0 in out_shape:
+        w, bias, scales = np.array(w), None if bias is None else np.array(bias), np.array(scales)
+
+        def numpy_route(x: np.ndarray, out: np.ndarray) -> None:
+            reference.conv2d_per_channel(x, w, bias, out, pads, strides, 0, activation, quant_in, scales, quant_out)
+        return Prepared(numpy_route)
+    if tuple(x_shape[:1]) + tuple(x_shape[3:]) != (out_shape[0], w.shape[3]):
+        raise ValueError(f"input shape {list(x_shape)} does not fit the filter {list(w.shape)} and the output "
+                         f"{list(out_shape)}")
+    return _engine(w, bias, out_shape, pads, strides, activation, quant_in, None, quant_out, chosen, scales)
 
 
 def prepare_fully_connected(w: np.ndarray, bias: np.ndarray | None, batch: int, activation: int, quant_in: Quant,

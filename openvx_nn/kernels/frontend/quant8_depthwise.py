@@ -9,7 +9,9 @@ added in int64, and ``engine.nhwc.scale_lane`` requantizes (``engine.nhwc.scale_
 32-bit lanes, where the layer's bounds allow it): bit for bit ``nhwc_convolution``'s NumPy route
 (``asymmetric.requantize``), which stays as the reference. With a depth multiplier of 1 every tap adds
 one run per output line, strided layers included: their input is packed with each row's columns
-grouped by phase (``_pack_phases``).
+grouped by phase (``_pack_phases``). A filter with a scale per output channel (NNAPI's
+TENSOR_QUANT8_SYMM_PER_CHANNEL) passes each channel's multiplier and shift beside its bias (``bias`` then
+``[bias | m | shift]``, three times the channel count long) and always takes ``scale_lane``.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ..support import jit, native
 from ..support.jit import kernel
 from ..support.llvm_loops import splat
 from .asymmetric import quantized_multiplier, quantized_range
-from .quant8_convolution import Prepared
+from .quant8_convolution import Prepared, channel_multipliers
 
 PARALLEL_WORK = 1 << 18  # multiply-adds from which the rows are shared between threads
 NATIVE_PARALLEL_WORK = 1 << 15  # the same for a native entry's layer: its helpers spin in a held gang, see nhwc.py
@@ -64,6 +66,7 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     n = out_w * depth_out
     # a 3x3 window of whole-line runs: the nine taps in one pass over the line (no sum stored between taps)
     nine = whole_line and kh == 3 and kw == 3
+    per_channel = depth_out > 0 and bias.shape[0] == 3 * depth_out
     cols = [(phase * (kx % stride_w) + kx // stride_w) * depth_in for kx in range(3)]
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
@@ -99,6 +102,14 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
                         for c in range(depth_out):
                             sums[c] += np.int32(pixel[c // multiplier]) * taps[c]
         at = line * out_w * depth_out
+        if per_channel:  # each channel's own multiplier and shift, beside its bias
+            for ox in range(out_w):
+                values = target[at + ox * depth_out: at + (ox + 1) * depth_out]
+                sums = acc[ox * depth_out: (ox + 1) * depth_out]
+                for c in range(depth_out):
+                    values[c] = scale_lane(np.int64(sums[c]) + bias[c], bias[depth_out + c],
+                                           bias[2 * depth_out + c], zero_point, lo, hi)
+            continue
         if narrow:
             scale_run(target[at: at + out_w * depth_out], acc, line_bias, out_w * depth_out, m, half, shift - 32,
                       zero_point, lo, hi)
@@ -223,24 +234,31 @@ def _entries():
 
 def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[int, ...],
                       pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int, activation: int,
-                      quant_in: tuple[float, int], quant_w: tuple[float, int],
-                      quant_out: tuple[float, int]) -> Prepared:
+                      quant_in: tuple[float, int], quant_w: tuple[float, int] | None,
+                      quant_out: tuple[float, int], scales: np.ndarray | None = None) -> Prepared:
     """``run(x, out)`` for a uint8 DEPTHWISE_CONV_2D: ``x`` [N, H, W, C], ``w`` [1, KY, KX, C * multiplier],
-    ``out`` [N, OH, OW, C * multiplier]; ``pads`` (left, right, top, bottom), ``strides`` (width, height)."""
+    ``out`` [N, OH, OW, C * multiplier]; ``pads`` (left, right, top, bottom), ``strides`` (width, height).
+    ``scales``: an int8 filter's scale per output channel (its zero point 0; ``quant_w`` unused)."""
     _, kh, kw, depth_out = w.shape
     if kh * kw > MAX_TAPS:
         raise ValueError(f"a depthwise window of {kh}x{kw} taps can exceed the exact int32 accumulator "
                          f"(at most {MAX_TAPS} taps)")
-    w_offsets = (np.asarray(w[0], np.int32) - np.int32(quant_w[1])).astype(np.int16)  # within +-255
+    w_zero = 0 if scales is not None else quant_w[1]
+    w_offsets = (np.asarray(w[0], np.int32) - np.int32(w_zero)).astype(np.int16)  # within +-255
     if multiplier == 1:  # the kernel's runs: each tap's weights per pixel, for as many pixels as a segment holds
         w_offsets = np.ascontiguousarray(np.tile(w_offsets, (1, 1, max(1, min(out_shape[2], SEGMENT // depth_out)))))
     lane_bias = np.zeros(depth_out, np.int64) if bias is None else np.asarray(bias, np.int64).copy()
-    m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
+    if scales is None:
+        m, shift = quantized_multiplier(float(quant_in[0]) * float(quant_w[0]) / float(quant_out[0]))
+    else:  # each channel's own, beside its bias (below)
+        m, shift = 0, 0
     lo, hi = quantized_range(activation, *quant_out)
     n_batch, out_h, out_w, _ = out_shape
     x_max = max(int(quant_in[1]), 255 - int(quant_in[1]))
     bound = kh * kw * x_max * int(np.abs(w_offsets).max(initial=0)) + int(np.abs(lane_bias).max(initial=0))
     narrow = bound <= ACC_LIMIT and 32 <= shift <= 62
+    if scales is not None:
+        lane_bias = np.concatenate([lane_bias, *channel_multipliers(quant_in, scales, quant_out)])
     line_bias = np.tile(lane_bias, out_w).astype(np.int32) if narrow else np.zeros(0, np.int32)
     scalars = tuple(int(v) for v in (multiplier, strides[1], strides[0], m, shift, quant_out[1], lo, hi, narrow))
     window = ((out_h - 1) * strides[1] + kh, (out_w - 1) * strides[0] + kw)
