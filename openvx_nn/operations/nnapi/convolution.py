@@ -128,11 +128,12 @@ def _prepare_fc_float(args: Args) -> Runner:
 
 # ---- uint8 (TENSOR_QUANT8_ASYMM): planned once at bind on the integer engine ----------------------------
 
-def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared]) -> Callable[[], None]:
+def _replanned(args: Args, make: Callable[[], quant8_convolution.Prepared],
+               packed: tuple[str, ...] = ("filter", "bias")) -> Callable[[], None]:
     """A runner of ``make()``'s layer attached to the node's input and output (``Prepared.attach``), made again
-    when the filter or the bias (packed into it) has been written since."""
+    when one of the ``packed`` tensors (the filter and the bias) has been written since."""
     x, out = args["input"], args["output"]
-    roots = [root for root in (args.root("filter"), args.root("bias")) if root is not None]
+    roots = [root for root in (args.root(name) for name in packed) if root is not None]
 
     def stamp() -> tuple[int, ...]:
         return tuple(root.writes for root in roots)

@@ -1,17 +1,19 @@
 """NNAPI's uint8 CONV_2D and DEPTHWISE_CONV_2D with a TENSOR_QUANT8_SYMM_PER_CHANNEL filter (API level 29): int8
 weights with one scale per output channel, handed to the kernel as a float32 tensor the lowering makes.
 
-The sums are ``kernels/frontend/nhwc_convolution``'s exact int64 ones and each channel is requantized by NNAPI's
-multiplier and shift of ``s_in * s_filter[o] / s_out``. This is the numba loop the uint8 layers' unplanned runs
-use, not the NHWC engine's SIMD route: the engine's epilogue takes one multiplier per layer.
+Each channel is requantized by NNAPI's multiplier and shift of ``s_in * s_filter[o] / s_out``. Planned at bind
+on the uint8 layers' engines (a convolution on ``engine/nhwc``, a depthwise one on ``quant8_depthwise``, each
+with a multiplier and shift per channel); the unplanned run is ``kernels/frontend/nhwc_convolution``'s exact
+loop, which those engines match bit for bit.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...kernels.frontend import nhwc_convolution as conv
+from ...kernels.frontend import quant8_convolution, quant8_depthwise
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
-from .convolution import WINDOW, _activation, _pads, window_extent
+from .convolution import WINDOW, _activation, _native_quant8, _pads, _replanned, window_extent
 
 I8 = np.dtype(np.int8)
 PER_CHANNEL_INDEX = 0x801
@@ -51,6 +53,21 @@ def _run(args: Args) -> None:
                             args.quant("output"))
 
 
+def _plan(args: Args):
+    """The layer's planner: the integer engine (convolution) or the depthwise kernel, per-channel."""
+    (pads, strides), m, act = _pads(args), args["depth_multiplier"], args["activation"]
+    x, out, q_in, q_out = args["input"], args["output"], args.quant("input"), args.quant("output")
+    if m:
+        return lambda: quant8_depthwise.prepare_depthwise(args["filter"], args.get("bias"), out.shape, pads, strides,
+                                                          m, act, q_in, None, q_out, scales=args["scales"])
+    return lambda: quant8_convolution.prepare_conv_per_channel(args["filter"], args.get("bias"), x.shape, out.shape,
+                                                               pads, strides, act, q_in, args["scales"], q_out)
+
+
+def _prepare(args: Args):
+    return _replanned(args, _plan(args), ("filter", "bias", "scales"))
+
+
 nnapi_kernel(NNAPIKernel("conv_2d_per_channel", PER_CHANNEL_INDEX, ("input", "filter", "bias?", "scales"),
                          ("output",), _infer, _run, ints=WINDOW + ("depth_multiplier", "activation"),
-                         quantized=("input", "output")))
+                         quantized=("input", "output"), prepare=_prepare, native=_native_quant8(_plan)))
