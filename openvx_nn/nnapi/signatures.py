@@ -37,7 +37,14 @@ from .signature_forms import (
 from .signatures_1_2 import SIGNATURES_1_2
 from .signatures_1_2_detection import SIGNATURES_1_2_DETECTION
 from .signatures_1_2_sequence import SIGNATURES_1_2_SEQUENCE
-from .signatures_conv_1_2 import CONVOLUTIONS_1_2, LAYOUT_OPERATIONS, NORMALIZATIONS_1_2, with_float16, with_layout
+from .signatures_conv_1_2 import (
+    CONVOLUTIONS_1_2,
+    LAYOUT_OPERATIONS,
+    NORMALIZATIONS_1_2,
+    resize_bilinear,
+    with_float16,
+    with_layout,
+)
 
 PADS = tuple(i32(n) for n in ("padding left", "padding right", "padding top", "padding bottom"))
 STRIDES = (i32("stride width"), i32("stride height"))
@@ -176,6 +183,7 @@ SIGNATURES.update(SIGNATURES_1_2_DETECTION)
 SIGNATURES.update(CONVOLUTIONS_1_2)
 SIGNATURES.update(NORMALIZATIONS_1_2)
 SIGNATURES.update({kind: with_layout(with_float16(SIGNATURES[kind])) for kind in LAYOUT_OPERATIONS})
+SIGNATURES[OP.RESIZE_BILINEAR] = resize_bilinear()
 
 
 SHORT = {F32: "F32", I32: "I32", OperandType.UINT32: "U32", TF32: "TF32", TI32: "TI32", Q8: "Q8",

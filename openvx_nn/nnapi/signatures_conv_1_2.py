@@ -94,6 +94,15 @@ def _with_axis(inputs: tuple[Slot, ...], types: tuple[OperandType, ...]) -> tupl
             Form((*inputs, i32("axis")), out, types, name="with an axis"))
 
 
+def resize_bilinear() -> Signature:
+    """RESIZE_BILINEAR as API level 29 writes it: by shape (INT32 width and height) or by scale (a real scalar per
+    axis, ``floor(extent * scale)``), float16, float32 or uint8, each with and without the layout flag."""
+    data, out = t("input", (4,)), (t("output", (4,)),)
+    shape = Form((data, i32("output width"), i32("output height")), out, TYPES, name="by shape")
+    scale = Form((data, _real("width scale"), _real("height scale")), out, TYPES, name="by scale")
+    return with_layout(Signature(OP.RESIZE_BILINEAR, (shape, scale)))
+
+
 DATA = t("input", UP_TO_4)
 NORMALIZATIONS_1_2: dict[OperationType, Signature] = {
     OP.SOFTMAX: Signature(OP.SOFTMAX, _with_axis((DATA, _real("beta")), TYPES)),

@@ -36,7 +36,8 @@ VALID: dict[int, list[str]] = {
     **{op: [f"{t}4 {body}{tail} > {t}4" for t in types for body in (f"{EXPLICIT} i i i", f"{IMPLICIT} i i i")
             for tail in ("", " b")]
        for op, types in ((OP.AVERAGE_POOL_2D, "fq"), (OP.MAX_POOL_2D, "fq"), (OP.L2_POOL_2D, "f"))},
-    OP.RESIZE_BILINEAR: ["f4 i i > f4", "f4 i i b > f4"],
+    OP.RESIZE_BILINEAR: [f"{t}4 {body}{tail} > {t}4" for t, s in (("h", "e"), ("f", "s"), ("q", "s"))
+                         for body in ("i i", f"{s} {s}") for tail in ("", " b")],
     **{op: [f"{t}4 i{tail} > {t}4" for t in "fq" for tail in ("", " b")]
        for op in (OP.DEPTH_TO_SPACE, OP.SPACE_TO_DEPTH)},
     OP.BATCH_TO_SPACE_ND: [f"{t}4 n1{tail} > {t}4" for t in "fq" for tail in ("", " b")],

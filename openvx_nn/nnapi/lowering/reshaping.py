@@ -4,6 +4,8 @@ LOCAL_RESPONSE_NORMALIZATION (float32 2-D SOFTMAX with beta 1 runs on the
 standard softmax layer, whose 2-D axis is NNAPI's)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...operations.nnapi.reshaping import MAX_CONCAT
@@ -81,7 +83,15 @@ def lower_reshape(op: OpContext) -> None:
 
 @lowers(T.RESIZE_BILINEAR)
 def lower_resize(op: OpContext) -> None:
-    op.node("resize_bilinear", {"input": 0}, {"output": 0}, {"width": op.scalar(1), "height": op.scalar(2)})
+    """By shape, or by scale: ``floor(extent * scale)``, the product in float32 (as RESIZE_NEAREST_NEIGHBOR's);
+    uint8 keeps the input's quantization, as the header requires."""
+    same_quantization(op)
+    if op.kind(1) == OperandType.INT32:
+        width, height = op.scalar(1), op.scalar(2)
+    else:
+        _, in_h, in_w, _ = op.shape(0)  # NHWC (``perm`` applied by the layout wrapper)
+        width, height = (math.floor(np.float32(extent) * np.float32(op.scalar(k))) for extent, k in ((in_w, 1), (in_h, 2)))
+    op.node("resize_bilinear", {"input": 0}, {"output": 0}, {"width": width, "height": height})
 
 
 @lowers(T.SOFTMAX)

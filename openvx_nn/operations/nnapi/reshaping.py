@@ -143,8 +143,12 @@ def _infer_resize(args: Args):
 
 def _run_resize(args: Args) -> None:
     """Bilinear resize to width x height (source = destination * in / out), interpolated in float64 and stored
-    once (float16: each output rounded once)."""
-    nhwc_resampling.resize_bilinear(args["input"], args["output"], args.quant("input"), args.quant("output"))
+    once (float16: each output rounded once). uint8 quantized alike in and out is interpolated on the raw values
+    and rounded to nearest, halves to even (no scale/unscale round trip to blur a tie)."""
+    quant_in, quant_out = args.quant("input"), args.quant("output")
+    if quant_in is not None and quant_in == quant_out:
+        quant_in = quant_out = (1.0, 0)
+    nhwc_resampling.resize_bilinear(args["input"], args["output"], quant_in, quant_out)
 
 
 nnapi_kernel(NNAPIKernel("resize_bilinear", 23, ("input",), ("output",), _infer_resize, _run_resize,
