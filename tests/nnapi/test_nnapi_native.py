@@ -2,11 +2,12 @@
 runners and the NumPy references, over random shapes, paddings, strides, multipliers, zero points and fused
 activations; a filter written after binding (a model input, or through the OpenVX API) is packed again; a
 filter some node computes keeps the graph on the Python path."""
+import math
 import time
 
 import numpy as np
 import pytest
-from nnapi_harness import F32T, Q8, Out, Tensor, build, collect_garbage, i32  # noqa: F401 - an autouse fixture
+from nnapi_harness import B8, F32T, Q8, Out, Tensor, boolean, build, collect_garbage, i32  # noqa: F401 - an autouse fixture
 from nnapi_reference import activation, conv2d, depthwise
 
 from openvx_nn import nnapi
@@ -15,7 +16,7 @@ from openvx_nn.kernels.frontend import nhwc_convolution as reference
 from openvx_nn.kernels.frontend import nhwc_pooling
 
 OP = nnapi.OperationType
-DTYPES = {F32T: np.float32, Q8: np.uint8}
+DTYPES = {F32T: np.float32, Q8: np.uint8, B8: np.bool_}
 
 
 def _quant(rng):
@@ -337,3 +338,74 @@ def test_reshape_concatenation_and_strided_slice_run_natively_as_copies():
                                                                       for v in (begin, end, strides)]
                                     + [i32(0), i32(0), i32(1)], Out(F32T, want.shape), True))
     assert np.array_equal(got, want)
+
+
+def _fold_reference(x: np.ndarray, axes: set[int], keep: bool, name: str) -> np.ndarray:
+    """The header's reduction, element by element: each output element folds the input elements whose indices
+    agree with it on the axes not reduced (sum, product, maximum, minimum, mean; ANY and ALL as max and min of
+    booleans); every axis reduced without keep-dims gives shape [1]."""
+    groups: dict[tuple, list] = {}
+    for index in np.ndindex(*x.shape):
+        key = tuple(0 if i in axes else k for i, k in enumerate(index))
+        groups.setdefault(key, []).append(float(x[index]))
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    out = np.empty(out_shape, np.float64)
+    for key, values in groups.items():
+        total = math.fsum(values) if all(map(math.isfinite, values)) else sum(values)  # fsum refuses inf - inf
+        if name == "sum":
+            out[key] = total
+        elif name == "mean":
+            out[key] = total / len(values)
+        elif name == "prod":
+            out[key] = math.prod(values)
+        elif any(math.isnan(v) for v in values):  # "max"/"min" of a slice holding NaN: NaN
+            out[key] = math.nan
+        else:
+            out[key] = (max if name == "max" else min)(values)
+    if not keep:
+        out = out.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes) or (1,))
+    return out
+
+
+REDUCTIONS = {OP.REDUCE_SUM: ("sum", F32T), OP.REDUCE_PROD: ("prod", F32T), OP.REDUCE_MAX: ("max", F32T),
+              OP.REDUCE_MIN: ("min", F32T), OP.REDUCE_ANY: ("max", B8), OP.REDUCE_ALL: ("min", B8),
+              OP.MEAN: ("mean", F32T)}
+
+
+@pytest.mark.parametrize("op", list(REDUCTIONS) + ["uint8 max", "uint8 min"],
+                         ids=lambda o: o if isinstance(o, str) else nnapi.OperationType(o).name)
+def test_reductions_run_natively_with_the_python_paths_bits_and_the_headers_values(op):
+    name, kind = REDUCTIONS[op] if not isinstance(op, str) else (op.split()[1], Q8)
+    if isinstance(op, str):
+        op = OP.REDUCE_MAX if name == "max" else OP.REDUCE_MIN
+    for seed in range(6):
+        rng = np.random.default_rng(4000 + 100 * int(op) + seed + (50 if kind == Q8 else 0))
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+        if kind == B8:
+            x = rng.random(shape) < (0.9 if name == "min" else 0.1)
+        elif kind == Q8:
+            x = rng.integers(0, 256, shape).astype(np.uint8)
+        else:
+            x = rng.uniform(0.5, 1.5, shape).astype(np.float32) * rng.choice([-1, 1], shape).astype(np.float32)
+            if seed == 5:  # edge values: a NaN and infinities
+                x.flat[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+        count = int(rng.integers(1, rank + 1))
+        axes = [int(a) for a in rng.choice(rank, count, replace=False)]
+        listed = [a - rank if rng.random() < 0.5 else a for a in axes]  # negative axes count from the end
+        keep = bool(rng.integers(0, 2))
+        want = _fold_reference(x, set(axes), keep, name)
+        q = (0.5, 3) if kind == Q8 else (0.0, 0)
+        tail = [i32(int(keep))] if op == OP.MEAN else [boolean(keep)]
+        inputs = [Tensor(x, *q), Tensor(np.array(listed, np.int32), const=True), *tail]
+        out = Out(kind, want.shape, *q)
+        native = _native_result(*_compiled(op, inputs, out, True))
+        compilation, execution, python = _compiled(op, inputs, out, False)
+        execution.compute()
+        assert compilation.prepared.graph.plan.native is None
+        assert np.array_equal(native, python, equal_nan=True), f"seed {seed}: native and Python paths differ"
+        if kind == F32T:
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_allclose(native, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+        else:
+            assert np.array_equal(native, want.astype(DTYPES[kind])), f"seed {seed}"

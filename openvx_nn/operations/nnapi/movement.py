@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import Status
-from ...kernels.frontend import nhwc_resampling, rearrange, reduction
+from ...kernels.frontend import axis_reduction, nhwc_resampling, rearrange, reduction
 from ...kernels.openvx import transpose
 from ...kernels.support import native
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
@@ -221,8 +221,18 @@ def _run_mean(args: Args) -> None:
     axes = _reduced(args)
     if x.dtype == U8:
         reduction.mean_of_integers(x, out, axes)
+    elif x.dtype == F32:
+        axis_reduction.reduce(x, out, axes, "mean")
     else:
         reduction.reduce(x, out, axes, "mean")
 
 
-nnapi_kernel(NNAPIKernel("mean", 31, ("input",), ("output",), _infer_mean, _run_mean, ints=("axes", "keep_dims")))
+def _native_mean(args: Args):
+    """float32: the compiled reduction's native entry (uint8's exact integer mean stays on the Python path)."""
+    if args["input"].dtype != F32:
+        return None
+    return axis_reduction.native_entry(args["input"], args["output"], _reduced(args), "mean")
+
+
+nnapi_kernel(NNAPIKernel("mean", 31, ("input",), ("output",), _infer_mean, _run_mean, ints=("axes", "keep_dims"),
+                         native=_native_mean))

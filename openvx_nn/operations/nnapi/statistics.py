@@ -1,7 +1,9 @@
 """NNAPI 1.2's statistics as OpenVX kernels: LOG_SOFTMAX, INSTANCE_NORMALIZATION and REDUCE_MAX, REDUCE_MIN,
 REDUCE_PROD, REDUCE_SUM, REDUCE_ALL, REDUCE_ANY.
 
-Whole-array float64 passes (``moments``, ``reduction``), stored once; uint8 REDUCE_MAX and REDUCE_MIN compare
+Whole-array float64 passes (``moments``), stored once; the reductions fold each output's elements in float64
+in one compiled loop (``axis_reduction``; a native entry, so graphs holding them run from C), float16 in NumPy
+(``reduction``: numba compiles no float16); uint8 REDUCE_MAX and REDUCE_MIN compare
 the raw values (input and output share a quantization: the lowering checks it); REDUCE_ALL and REDUCE_ANY are the
 minimum and the maximum of booleans' bytes 0 and 1.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import Status
-from ...kernels.frontend import moments, reduction
+from ...kernels.frontend import axis_reduction, moments, reduction
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 
 MAX_RANK = 6
@@ -72,9 +74,18 @@ def _reduce_kernel(op: str, index: int, operation: str, types: tuple[np.dtype, .
         return {"output": (out, dtype)}
 
     def run(args: Args) -> None:
-        reduction.reduce(args["input"], args["output"], _reduced(args), operation)
+        x = args["input"]
+        (reduction if x.dtype == F16 else axis_reduction).reduce(x, args["output"], _reduced(args), operation)
     run.__doc__ = f"out = the {operation} over the axes of ``axes`` (a bit mask), float64, stored once."
-    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, ints=("axes", "keep_dims")))
+    nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run, ints=("axes", "keep_dims"),
+                             native=lambda args: native_reduction(args, _reduced(args), operation)))
+
+
+def native_reduction(args: Args, axes: list[int], operation: str):
+    """The compiled loop's native entry (float16, which numba does not compile, stays on the Python path)."""
+    if args["input"].dtype == F16:
+        return None
+    return axis_reduction.native_entry(args["input"], args["output"], axes, operation)
 
 
 _reduce_kernel("reduce_max", 77, "max", (F16, F32, U8))
