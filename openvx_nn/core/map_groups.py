@@ -10,6 +10,10 @@ same order), so the bytes are those of the nodes run apart.
 
 Kept apart where that could differ: some other node writes X after the first member or writes Y at all, or
 reads Y before the last member runs.
+
+A float32 group counts in the plan's layouts (``rewrites``) as one access of X and one of Y by its first member, a
+node that takes channels-last (the members' views are part of it), when the NHWC depthwise kernel can take its
+maps; then X and Y may be laid out channels-last like the tensors between the engine's other layers.
 """
 from __future__ import annotations
 
@@ -21,6 +25,10 @@ LEADER = "map_leader"
 """``node.state`` key on the other members: the first member, whose call computes their maps."""
 BOUND = "map_group_bound"
 """``node.state`` key on the first member: whether its last binding computes every map (else each runs alone)."""
+ROUTE = "map_group_route"
+"""``node.state`` key on the first member of a float32 group: the kernel its last binding took (:data:`PLANES` or
+:data:`CHANNELS_LAST`)."""
+PLANES, CHANNELS_LAST = "planes", "channels_last"
 
 
 def _map_of(box, root) -> int | None:

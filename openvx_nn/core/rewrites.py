@@ -12,7 +12,8 @@ than one map and more than one pixel (else both orders are the same bytes), and 
 take channels-last (the engine's layers) outnumber those by nodes that take planes only (a conversion each).
 A node that takes planes only and meets a channels-last tensor runs on a planar stand-in, with the conversion
 bound beside it (:mod:`compiled`); a tensor an application can see (non-virtual, a graph parameter, a view) is
-never channels-last, so what it reads never changes.
+never channels-last, so what it reads never changes. The maps of a virtual root read or written through views
+by a depthwise layer written map by map (``map_groups``) are one access of the whole root by the group's call.
 
 Fusion. An activation the float engine's epilogue computes as a clamp (``relu``, ``brelu``), reading a whole
 virtual float32 tensor that only a convolution writes and nothing else reads, is done by the convolution: it
@@ -44,6 +45,9 @@ CHANNELS_LAST = "channels_last"
 TAKES_CHANNELS_LAST = "takes_channels_last"
 """A parameter role (``KernelDescription.layouts``): the node reads or writes either order, its own is
 channels-last (the float engine's layers)."""
+GROUP_VIEW = "group_view"
+"""A parameter role: a view that is part of the access of its depthwise group's first member (``map_groups``),
+which takes channels-last; counted once, by that member."""
 ANY_SAME = "any_same"
 """A parameter role: the node computes the same bytes in any order, the same order for all such parameters
 (element-wise nodes without broadcasting)."""
@@ -187,18 +191,30 @@ def _find(parent: dict[int, int], a: int) -> int:
     return a
 
 
-def _eligible(root, touching: list, shown: set[int]) -> bool:
+def _whole(node, i: int, p, root, roles: dict) -> bool:
+    """Whether ``node`` accesses ``root`` whole at parameter ``i``: as itself, or through the view of a depthwise
+    group that takes channels-last (the group's call accesses the whole root)."""
+    if p is root:
+        return True
+    role = roles[id(node)].get(i)
+    if role == GROUP_VIEW or role != TAKES_CHANNELS_LAST or not map_groups.leads(node):
+        return role == GROUP_VIEW
+    return all(roles[id(m)].get(i) == GROUP_VIEW for m in node.state[map_groups.GROUP] if m is not node)
+
+
+def _eligible(root, touching: list, shown: set[int], roles: dict) -> bool:
     """Whether ``root`` may be channels-last: whole, virtual, no graph parameter, float32, the orders differ,
-    and every node reads or writes it (none both)."""
+    and every node reads or writes it (none both) whole (:func:`_whole`)."""
     return (root.virtual and root.parent is None and id(root) not in shown and root.data_type == _F32
-            and _differs(root) and all(p is root for _, _, p in touching)
+            and _differs(root) and all(_whole(n, i, p, root, roles) for n, i, p in touching)
             and all(n.description.params[i].direction in (_IN, _OUT) for n, i, _ in touching))
 
 
 def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Report) -> None:
     """Choose each class's layout (module doc) and tell the nodes."""
     roots = {key: touching[0][2].root for key, touching in accesses.items()}
-    eligible = {key for key, touching in accesses.items() if _eligible(roots[key], touching, shown)}
+    declared = {id(node): _roles(node) for node in order}
+    eligible = {key for key, touching in accesses.items() if _eligible(roots[key], touching, shown, declared)}
     for node in order:  # a fused pair's producer writes the activation's output in its input's layout
         producer = node.state.get(FUSED)
         if producer is not None:
@@ -209,7 +225,7 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
     roles = {}
     parent = {key: key for key in eligible}
     for node in order:
-        found = _roles(node)
+        found = declared[id(node)]
         same = [id(node.params[i].root) for i, role in found.items()
                 if role == ANY_SAME and _is_tensor(node.params[i])]
         if any(key not in eligible for key in same):  # meets a tensor that keeps OpenVX's order: planes only
@@ -233,20 +249,26 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
                 planes += role is None
         if takes > planes:
             chosen.update(members)
+    sides: dict[int, list[bool]] = {}  # a group's first member: which of its sides are channels-last
     for key, touching in accesses.items():
         last = key in chosen
         if last:
             report.channels_last.append(roots[key])
         differs = _differs(roots[key])
-        for n, i, _ in touching:
+        for n, i, p in touching:
             role = roles[id(n)].get(i)
+            if p is not roots[key] and role == TAKES_CHANNELS_LAST and map_groups.leads(n):
+                sides.setdefault(id(n), []).append(last)
             if last and role is None:
                 n.state.setdefault(CONVERT, []).append(i)
                 report.conversions += 1
             elif last:
                 n.state.setdefault(LAYOUT, {})[i] = CHANNELS_LAST
-            elif role == TAKES_CHANNELS_LAST and differs:
+            elif role == TAKES_CHANNELS_LAST and differs and not map_groups.leads(n):
                 report.conversions += 1
+    # a group reads and writes planes on the plane kernel, channels-last on the NHWC one; one side of each
+    # converts (float_layers.Convolution.bind_maps)
+    report.conversions += sum(any(found) and not all(found) for found in sides.values())
 
 
 def _differs(root) -> bool:

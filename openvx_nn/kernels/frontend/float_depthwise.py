@@ -10,7 +10,11 @@ other sizes) on ``depthwise_taps`` (its taps inside the image, a vector of chann
 of 16 channels where the CPU has AVX-512 (``isa.float_lanes``; a whole cache line of a pixel's channels at a
 time), the rest of 8. Other depth multipliers and channel counts add tap by tap into the output.
 
-float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference.
+float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference. ``bias_last``
+(multiplier 1, whole vectors of channels only): each output sums its taps inside the image from +0.0 in row
+order, then adds the bias once, and a NaN under a finite clamp is stored canonical -- the order of the plane
+kernel's ``bias_last`` (``chw_depthwise``), so a depthwise layer the OpenVX plan lays out channels-last gives
+the bytes it gives on planes (taps outside the image, zeros, change no sum of finite weights).
 """
 from __future__ import annotations
 
@@ -23,7 +27,18 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .float_microkernel import LANES, WIDE_LANES, depthwise_3x3, depthwise_3x3_wide, depthwise_taps, depthwise_taps_wide
+from .float_microkernel import (
+    LANES,
+    WIDE_LANES,
+    depthwise_3x3,
+    depthwise_3x3_last,
+    depthwise_3x3_wide,
+    depthwise_3x3_wide_last,
+    depthwise_taps,
+    depthwise_taps_last,
+    depthwise_taps_wide,
+    depthwise_taps_wide_last,
+)
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
@@ -47,7 +62,7 @@ def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
 
 
 @jit.kernel
-def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets, w_offsets):
+def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets, w_offsets, bias_last):
     # Multiplier 1, whole vectors of 8 channels, any window: the taps inside the image, a vector at a time (of
     # ``lanes`` channels while as many are left, else 8).
     _, height, width, depth = x.shape
@@ -61,7 +76,15 @@ def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets,
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data + 4 * pixel * units
     c = 0
     while c < units:
-        if lanes == WIDE_LANES and c + WIDE_LANES <= units:
+        if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
+            depthwise_taps_wide_last(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
+                                     w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+            c += WIDE_LANES
+        elif bias_last:
+            depthwise_taps_last(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
+                                w_offsets.ctypes.data, bias_at + 4 * c, low, high)
+            c += LANES
+        elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
             depthwise_taps_wide(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
                                 w_offsets.ctypes.data, bias_at + 4 * c, low, high)
             c += WIDE_LANES
@@ -72,8 +95,10 @@ def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets,
 
 
 @jit.kernel(contract=True)
-def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi, r0, r1):
-    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h); ``lanes``: the widest vectors to use."""
+def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
+                    r0, r1):
+    """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h); ``lanes``: the widest vectors to use;
+    ``bias_last``: the order of the sums (module doc; the caller checks the layer is on the micro-kernels)."""
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
@@ -96,7 +121,16 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
             while c < units:
                 o_at = out_at + 4 * ((r * out_w + first) * units + c)
                 i_at = x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c)
-                if lanes == WIDE_LANES and c + WIDE_LANES <= units:
+                if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
+                    depthwise_3x3_wide_last(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth,
+                                            4 * width * depth, 4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c,
+                                            low, high)
+                    c += WIDE_LANES
+                elif bias_last:
+                    depthwise_3x3_last(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
+                                       4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
+                    c += LANES
+                elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
                     depthwise_3x3_wide(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
                                        4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
                     c += WIDE_LANES
@@ -109,7 +143,8 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
                 continue
             x0 = ox * stride_w - pad_left
             if in_vectors:
-                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, lanes, low, high, x_offsets, w_offsets)
+                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, lanes, low, high, x_offsets, w_offsets,
+                             bias_last)
                 continue
             _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier)
             for c in range(units):
@@ -120,16 +155,16 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
 
 
 @jit.kernel
-def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi, n_rows,
-                      n_chunks, counters, wait):
+def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
+                      n_rows, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, lo, hi,
-                        n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo,
+                        hi, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -139,7 +174,7 @@ COST_PER_MAC = 4
 """A depthwise multiply-add's time in a convolution's (``Rows`` weighs work in the latter): measured 0.10-0.18 ns
 against 0.03-0.04 ns for 1x1 layers of the same size, one thread; so MobileNet v1 0.25's 112x112, 56x56 and
 28x28 depthwise layers (0.9 million multiply-adds, 50-110 us) are shared with the helpers."""
-_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 6, jit.FLOAT, jit.FLOAT)
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
 
 
 def _lanes(lanes: int | None) -> int:
@@ -156,18 +191,34 @@ def pack_depthwise(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w[0], np.float32)
 
 
+def _range(activation: int, clamp: tuple[float, float] | None, bias_last: bool, units: int,
+           multiplier: int) -> tuple[float, float]:
+    """(low, high) of the fused activation, or ``clamp`` when given; checks that ``bias_last`` is on the
+    micro-kernels (module doc)."""
+    if bias_last and (multiplier != 1 or units % LANES):
+        raise ValueError(f"bias_last takes a multiplier of 1 and whole vectors of {LANES} channels")
+    return real_range(activation) if clamp is None else (float(clamp[0]), float(clamp[1]))
+
+
+def bias_last_fits(units: int, multiplier: int) -> bool:
+    """Whether a layer of ``units`` output channels can sum in the ``bias_last`` order (module doc)."""
+    return multiplier == 1 and units % LANES == 0 and units > 0
+
+
 def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                           pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
-                          activation: int, lanes: int | None = None) -> Callable[[], None]:
+                          activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
+                          bias_last: bool = False) -> Callable[[], None]:
     """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
     from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
     ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``; ``lanes``: the widest vectors (default
-    ``isa.float_lanes()``)."""
-    lo, hi = real_range(activation)
+    ``isa.float_lanes()``); ``clamp``: (low, high) instead of ``activation``'s; ``bias_last``: the order of the
+    sums (module doc)."""
+    lo, hi = _range(activation, clamp, bias_last, wp.shape[2], multiplier)
     target = output_target(out)
     xs, copy = staged(x)
     args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
-            int(strides[0]), int(multiplier), _lanes(lanes), float(lo), float(hi))
+            int(strides[0]), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi))
     rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
                 out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC)
     return finish(rows, [copy], target, out)
@@ -182,7 +233,7 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _W, _BIAS, _OUT, _COUNTERS = (at(k) for k in range(5))
-_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 12)
+_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LAST, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 13)
 
 
 @jit.kernel
@@ -192,7 +243,7 @@ def _depthwise_block(code, block, chunks, wait):
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
             block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], block[_LANES],
-            native.real(block, _LO), native.real(block, _HI))
+            block[_LAST], native.real(block, _LO), native.real(block, _HI))
     if chunks == 0:
         _depthwise_rows(*args, 0, block[_ROWS])
     else:
@@ -216,15 +267,16 @@ def _depthwise_helper() -> int:
 
 def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                             pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
-                            activation: int, lanes: int | None = None) -> native.Entry | None:
+                            activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
+                            bias_last: bool = False) -> native.Entry | None:
     """:func:`bind_depthwise_conv2d` as a native entry (the same rows; shared with helper threads as the bound
     call shares them); None when ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
         return None
-    lo, hi = real_range(activation)
+    lo, hi = _range(activation, clamp, bias_last, wp.shape[2], multiplier)
     n_rows = out.shape[0] * out.shape[1]
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
-                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes), float(lo),
-                           float(hi), n_rows, *task.words())
+                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes),
+                           int(bool(bias_last)), float(lo), float(hi), n_rows, *task.words())
     return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))

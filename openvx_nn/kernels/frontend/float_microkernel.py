@@ -243,12 +243,12 @@ def _opaque(b: ir.IRBuilder, value):
     return b.asm(ir.FunctionType(_I64, [_I64]), "", "=r,0", [value], False)
 
 
-def _define_depthwise(module: ir.Module, name: str, lanes: int) -> ir.Function:
+def _define_depthwise(module: ir.Module, name: str, lanes: int, bias_last: bool = False) -> ir.Function:
     """``f(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``: ``lanes`` channels of ``n`` output
     pixels of a 3x3 depthwise window (addresses and byte steps; ``lo``/``hi`` the activation's range). The nine
     weight vectors and the bias stay in registers; the pixels are taken ``DEPTHWISE_PIXELS[lanes]`` at a time,
     then one at a time. Every pixel sums its bias then its taps in row order, as ``depthwise_taps``: the same
-    bits."""
+    bits; ``bias_last``: its taps from +0.0, then the bias (:class:`_BiasLastEnd`)."""
     fn, vec, fma = _declare(module, name, 10, 2, lanes)
     out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi = fn.args
     vecp = vec.as_pointer()
@@ -256,6 +256,9 @@ def _define_depthwise(module: ir.Module, name: str, lanes: int) -> ir.Function:
     b = ir.IRBuilder(entry)
     weights = [b.load(b.inttoptr(b.add(w, b.mul(w_tap, constant(k))), vecp), align=4) for k in range(9)]
     start = b.load(b.inttoptr(bias, vecp), align=4)
+    end = _BiasLastEnd(b, vec, start, lo, hi) if bias_last else None
+    if bias_last:
+        start = splat(b, ir.Constant(_F32, 0.0), vec)
     low, high = splat(b, lo, vec), splat(b, hi, vec)
     taps = [b.add(b.mul(x_row, constant(ky)), b.mul(x_col, constant(kx))) for ky in range(3) for kx in range(3)]
 
@@ -269,9 +272,13 @@ def _define_depthwise(module: ir.Module, name: str, lanes: int) -> ir.Function:
                    for o, a in zip(origins, acc)]
         at = _opaque(b, b.add(out, b.mul(p, out_step)))
         for a in acc:
+            if end is not None:
+                a = end(b, a)
             # The fused activation; a NaN fails both comparisons and stays NaN, as in the reference.
             a = b.select(b.fcmp_ordered("<", a, low), low, a)
             a = b.select(b.fcmp_ordered(">", a, high), high, a)
+            if end is not None:
+                a = end.canonical(b, a)
             b.store(a, b.inttoptr(at, vecp), align=4)
             at = b.add(at, out_step)
 
@@ -293,8 +300,26 @@ def _define_depthwise(module: ir.Module, name: str, lanes: int) -> ir.Function:
     return fn
 
 
-def _depthwise_3x3(lanes: int):
-    name = f"openvx_nn_float_depthwise_3x3x{lanes}"
+class _BiasLastEnd:
+    """The end of a ``bias_last`` depthwise sum, as the plane kernel's (``chw_depthwise``) and the engine's
+    epilogue: the bias added once after the taps; after the clamp, a NaN stored as the canonical 0x7FC00000 where
+    the clamp has a finite bound (an activation's)."""
+
+    def __init__(self, b: ir.IRBuilder, vec, bias, lo, hi):
+        self.bias = bias
+        self.clamped = b.or_(b.fcmp_ordered(">", lo, ir.Constant(_F32, float("-inf"))),
+                             b.fcmp_ordered("<", hi, ir.Constant(_F32, float("inf"))))
+        self.nan = splat(b, ir.Constant(_F32, float("nan")), vec)
+
+    def __call__(self, b: ir.IRBuilder, acc):
+        return b.fadd(acc, self.bias)
+
+    def canonical(self, b: ir.IRBuilder, value):
+        return b.select(self.clamped, b.select(b.fcmp_unordered("uno", value, value), self.nan, value), value)
+
+
+def _depthwise_3x3(lanes: int, bias_last: bool = False):
+    name = f"openvx_nn_float_depthwise_3x3x{lanes}{'_bias_last' if bias_last else ''}"
 
     @intrinsic
     def depthwise(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi):
@@ -304,16 +329,18 @@ def _depthwise_3x3(lanes: int):
         if not typed_args((out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 10, types.float32, types.float32),
-                _codegen(lambda module, fn_name: _define_depthwise(module, fn_name, lanes), name, 10))
+                _codegen(lambda module, fn_name: _define_depthwise(module, fn_name, lanes, bias_last), name, 10))
     return depthwise
 
 
 depthwise_3x3, depthwise_3x3_wide = _depthwise_3x3(LANES), _depthwise_3x3(WIDE_LANES)
 """8 and 16 channels of a run of pixels (``(out, x, n, out_step, x_step, x_row, x_col, w, w_tap, bias, lo, hi)``)."""
+depthwise_3x3_last, depthwise_3x3_wide_last = _depthwise_3x3(LANES, True), _depthwise_3x3(WIDE_LANES, True)
+"""The same in the ``bias_last`` order (taps from +0.0, then the bias; canonical NaN under a finite clamp)."""
 
 
 def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, step: Callable,
-                   end: Callable | None = None) -> None:
+                   end: Callable | None = None, bias_last=None) -> None:
     """Fill ``fn`` with a loop over ``n_taps`` taps of a vector accumulator, from ``start(builder)``, each tap
     ``step(builder, t, acc) -> acc``; the result (``end(builder, acc)`` when given) clamped to [lo, hi] (a NaN
     fails both tests and stays) and stored at ``out``."""
@@ -339,6 +366,8 @@ def _tap_reduction(fn: ir.Function, vec, out, n_taps, lo, hi, start: Callable, s
     result = acc if end is None else end(b, acc)
     value = b.select(b.fcmp_ordered("<", result, low), low, result)
     value = b.select(b.fcmp_ordered(">", value, high), high, value)
+    if bias_last is not None:
+        value = bias_last(b).canonical(b, value)
     b.store(value, b.inttoptr(out, vecp), align=4)
     b.ret_void()
     t.add_incoming(constant(0), entry)
@@ -352,7 +381,7 @@ def _at_offset(b: ir.IRBuilder, base, offsets, t):
     return b.add(base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), _I64.as_pointer())))
 
 
-def _define_depthwise_taps(module: ir.Module, name: str, lanes: int) -> ir.Function:
+def _define_depthwise_taps(module: ir.Module, name: str, lanes: int, bias_last: bool = False) -> ir.Function:
     """``f(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``: ``lanes`` channels of one output pixel of any
     depthwise window: ``bias + sum over t of x[x_offsets[t]] * w[w_offsets[t]]`` (byte offsets in int64
     arrays, the window's taps inside the image), clamped to [lo, hi] and stored at ``out``."""
@@ -363,12 +392,19 @@ def _define_depthwise_taps(module: ir.Module, name: str, lanes: int) -> ir.Funct
     def step(b, t, acc):
         x_at, w_at = _at_offset(b, x, x_offsets, t), _at_offset(b, w, w_offsets, t)
         return b.call(fma, [b.load(b.inttoptr(x_at, vecp), align=4), b.load(b.inttoptr(w_at, vecp), align=4), acc])
-    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: b.load(b.inttoptr(bias, vecp), align=4), step)
+    if not bias_last:
+        _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: b.load(b.inttoptr(bias, vecp), align=4), step)
+        return fn
+
+    def end(b, acc):  # ``bias_last``: the taps from +0.0, then the bias
+        return b.fadd(acc, b.load(b.inttoptr(bias, vecp), align=4))
+    _tap_reduction(fn, vec, out, n_taps, lo, hi, lambda b: splat(b, ir.Constant(_F32, 0.0), vec), step, end,
+                   lambda b: _BiasLastEnd(b, vec, None, lo, hi))
     return fn
 
 
-def _depthwise_taps(lanes: int):
-    name = f"openvx_nn_float_depthwise_taps_x{lanes}"
+def _depthwise_taps(lanes: int, bias_last: bool = False):
+    name = f"openvx_nn_float_depthwise_taps_x{lanes}{'_bias_last' if bias_last else ''}"
 
     @intrinsic
     def depthwise(typingctx, out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi):
@@ -378,11 +414,12 @@ def _depthwise_taps(lanes: int):
         if not typed_args((out, x, w, n_taps, x_offsets, w_offsets, bias), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 7, types.float32, types.float32),
-                _codegen(lambda module, fn_name: _define_depthwise_taps(module, fn_name, lanes), name, 7))
+                _codegen(lambda module, fn_name: _define_depthwise_taps(module, fn_name, lanes, bias_last), name, 7))
     return depthwise
 
 
 depthwise_taps, depthwise_taps_wide = _depthwise_taps(LANES), _depthwise_taps(WIDE_LANES)
+depthwise_taps_last, depthwise_taps_wide_last = _depthwise_taps(LANES, True), _depthwise_taps(WIDE_LANES, True)
 """8 and 16 channels of one pixel's window taps (``(out, x, w, n_taps, x_offsets, w_offsets, bias, lo, hi)``)."""
 
 

@@ -29,7 +29,12 @@ of 9 taps (3x3) or fewer than 3 it runs on the plane kernel ``frontend.chw_depth
 planar layout, no copies, vectorized along the rows instead of over output maps (the engine's lanes would hold
 one map). That kernel, in its ``bias_last`` order, sums exactly as the engine does here (taps from +0.0 in the
 order ``ky``, ``kx``, then the bias once), so the route changes no bit of the output (:data:`ONE_MAP_PLANES`
-turns it off, for the tests that check so); other windows stay on the engine.
+turns it off, for the tests that check so); other windows stay on the engine. A depthwise layer written map by
+map (``core/map_groups``) whose input and output the plan laid out channels-last runs as one layer on the NHWC
+depthwise kernel ``frontend.float_depthwise`` in its ``bias_last`` order (the same sums: taps inside the image from
++0.0 in the order ``ky``, ``kx``, then the bias; the padding's zero taps change nothing while the weights are
+finite), or, where that kernel cannot take it (channels not whole vectors, a weight infinite or NaN, one side
+planar), on the plane kernel between conversions (:meth:`Convolution.bind_maps`).
 
 Route. Chosen once per layer when its graph is verified (``operations/openvx``): the float32 layers that fit come
 here unless ``$OPENVX_NN_F32_SUMS`` is ``float64`` (:func:`chosen`), which keeps every float32 layer on
@@ -49,7 +54,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..frontend import chw_depthwise, chw_layout
+from ..frontend import chw_depthwise, chw_layout, float_depthwise
 from ..frontend import float_convolution as engine
 from ..support import native
 
@@ -218,6 +223,53 @@ class Convolution:
         whole = native.sequence(parts)
         # the parts' own keep (their gang tasks among it) at the top, where the plan looks for lending layers
         return native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
+
+
+    def channels_last_maps(self) -> bool:
+        """Whether this layer of one input map per output map (a depthwise layer) runs on the NHWC depthwise
+        kernel when both its sides are channels-last (module doc)."""
+        return (self.planes is not None and float_depthwise.bias_last_fits(self.maps, 1)
+                and bool(np.isfinite(self.planes).all()))
+
+    def bind_maps(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray, layouts: tuple[bool, bool],
+                  clamp: tuple[float, float] | None = None) -> tuple[Callable[[], None], native.Entry | None, bool]:
+        """(call, native entry, whether on the NHWC kernel) of a layer of one input map per output map (output
+        map c from input map c: a depthwise layer written map by map) with a side channels-last (module doc);
+        the bias is added even when None (as +0.0, the plane kernel's ``bias_last``)."""
+        clamp = NO_CLAMP if clamp is None else tuple(clamp)
+        b = np.zeros(self.maps, np.float32) if bias is None else np.ascontiguousarray(bias, np.float32).reshape(-1)
+        if all(layouts) and self.channels_last_maps():
+            wp = np.ascontiguousarray(self.planes.T.reshape(*self.kernel, self.maps))
+            args = (pixels(x), wp, b, pixels(out), self.pads, self.strides, 1, NO_ACTIVATION)
+            return (float_depthwise.bind_depthwise_conv2d(*args, clamp=clamp, bias_last=True),
+                    float_depthwise.native_depthwise_conv2d(*args, clamp=clamp, bias_last=True), True)
+        before, after = [], []  # (channels-last, planes) of the converted sides
+        sides = []
+        for last, a, into in ((layouts[0], x, before), (layouts[1], out, after)):
+            if not last:
+                sides.append(a)
+                continue
+            stand_in = np.zeros(a.shape, np.float32, order="F")
+            into.append((pixels(a), _nchw(stand_in)))
+            sides.append(stand_in)
+        plane_args = self._plane_args(sides[0], bias, sides[1], False, clamp)
+        call, entry = chw_depthwise.bind(*plane_args), chw_depthwise.native_bind(*plane_args)
+        ins = [chw_layout.bind(False, nhwc, planes) for nhwc, planes in before]
+        outs = [chw_layout.bind(True, planes, nhwc) for nhwc, planes in after]
+
+        def run() -> None:
+            for part in ins:
+                part()
+            call()
+            for part in outs:
+                part()
+        parts = ([chw_layout.native_layout(False, nhwc, planes) for nhwc, planes in before] + [entry]
+                 + [chw_layout.native_layout(True, planes, nhwc) for nhwc, planes in after])
+        if any(part is None for part in parts):
+            return run, None, False
+        whole = native.sequence(parts)
+        keep = whole.keep + tuple(k for p in parts for k in p.keep)
+        return run, native.Entry(whole.address, whole.block, keep), False
 
 
 def _residual(residual: np.ndarray | None, layouts: tuple[bool, bool]) -> np.ndarray | None:

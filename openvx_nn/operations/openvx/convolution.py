@@ -156,12 +156,27 @@ def _plan_convolution(v: Validation) -> None:
 
 def _layouts(p, state) -> dict[int, str]:
     """The layouts a float32 layer on the engine takes (``core.rewrites``): its input and output channels-last as
-    well as planar, except the output of a one-map layer on the plane kernel (``float_layers``)."""
-    from ...core.rewrites import TAKES_CHANNELS_LAST
+    well as planar, except the output of a one-map layer on the plane kernel (``float_layers``); a depthwise layer
+    written map by map whose group the NHWC depthwise kernel can take (``float_layers``): its first member takes
+    both sides channels-last (one access of each root), the others' views are part of that access."""
+    from ...core import map_groups
+    from ...core.rewrites import GROUP_VIEW, TAKES_CHANNELS_LAST
     if not state.get("float"):
         return {}
+    leader = state.get(map_groups.LEADER)
+    if _group_takes_channels_last(state if leader is None else leader.state):
+        return {0: GROUP_VIEW, 4: GROUP_VIEW} if leader is not None else {0: TAKES_CHANNELS_LAST,
+                                                                            4: TAKES_CHANNELS_LAST}
     planes = getattr(state["planned"].current(p[1]), "planes", None) is not None
     return {0: TAKES_CHANNELS_LAST} if planes else {0: TAKES_CHANNELS_LAST, 4: TAKES_CHANNELS_LAST}
+
+
+def _group_takes_channels_last(state) -> bool:
+    """Whether a group's first member (``state``) has maps in whole vectors of the NHWC depthwise kernel."""
+    from ...core import map_groups
+    from ...kernels.frontend import float_depthwise
+    members = state.get(map_groups.GROUP)
+    return members is not None and bool(state.get("float")) and float_depthwise.bias_last_fits(len(members), 1)
 
 
 def _takes_epilogue(p, state) -> int | None:
@@ -207,8 +222,10 @@ def _bind_maps(members: list, state: dict):
     """Every map of a depthwise layer written map by map in one call of the plane kernel: the members' weights
     ``[kx, ky, 1, 1]`` and biases gathered in map order into one layer of C output maps on the C-map input
     (the kernel computes output map c from input map c), reading the input's root and writing the output's
-    root whole; None where the plane kernel cannot take these arrays."""
-    from ...core import rewrites
+    root whole; None where the plane kernel cannot take these arrays. Where the plan laid a side out
+    channels-last, the layer runs on the NHWC depthwise kernel (or the planes between conversions:
+    ``float_layers.Convolution.bind_maps``; ``state[map_groups.ROUTE]`` says which)."""
+    from ...core import map_groups, rewrites
     from ...core.regions import region
     from ...kernels.openvx import float_layers
     if not state.get("float"):
@@ -221,6 +238,13 @@ def _bind_maps(members: list, state: dict):
     bias = None if first[2] is None else np.concatenate([np.asarray(p[2].array, np.float32).reshape(1)
                                                          for p in members])
     layer = float_layers.Convolution(w, state["pad"], state["stride"])
+    layout = state.get(rewrites.LAYOUT, {})
+    sides = (layout.get(0) == rewrites.CHANNELS_LAST, layout.get(4) == rewrites.CHANNELS_LAST)
+    if any(sides):
+        runner, entry, nhwc = layer.bind_maps(x, bias, out, sides, clamp)
+        state[map_groups.ROUTE] = map_groups.CHANNELS_LAST if nhwc else map_groups.PLANES
+        return runner, entry
+    state[map_groups.ROUTE] = map_groups.PLANES
     if not layer.on_planes(x, bias, out):
         return None
     entry = layer.native(x, bias, out, (False, False), clamp)
