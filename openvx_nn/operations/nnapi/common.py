@@ -149,6 +149,11 @@ class NNAPIKernel:
     native: Callable[[Args], object] | None = None
     # Inputs beyond ``PACKED`` that ``native`` packs at bind (a recurrent cell's weights): guarded the same way.
     packed: tuple[str, ...] = ()
+    # Optional, for a product (``core/gated_products.py``): the description's ``takes_gate`` hook, and (parameter
+    # objects, state, native) -> the node's runner (``native``: its entry) computing the gate the plan fused into
+    # it, or None while none is fused (then the node runs as its other hooks say).
+    takes_gate: Callable[[list, dict], tuple[int, ...]] | None = None
+    gated: Callable[[list, dict, bool], object] | None = None
 
     @property
     def name(self) -> str:
@@ -288,6 +293,10 @@ def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[
 
 def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
     def execute(p: list, state: dict) -> None:
+        runner = None if k.gated is None else k.gated(p, state, False)
+        if runner is not None:
+            runner()
+            return
         args = _args(k, p)
         _guarded(k, lambda: k.run(args), state)()
     return execute
@@ -298,6 +307,9 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
         return None
 
     def bind(p: list, state: dict) -> Callable[[], None] | None:
+        runner = None if k.gated is None else k.gated(p, state, False)
+        if runner is not None:
+            return runner
         if state.get("steady") is False:
             return None  # weights computed during the run: read per call (the executor)
         return _guarded(k, k.prepare(_args(k, p, state)), state)
@@ -309,6 +321,10 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
         return None
 
     def native(p: list, state: dict) -> object:
+        if k.gated is not None:
+            from ...core import gated_products
+            if gated_products.gate(state) is not None:  # its entry, or None: the runner computes the gate
+                return k.gated(p, state, True)
         return k.native(_args(k, p, state)) if state.get("steady") else None
     return native
 
@@ -465,6 +481,7 @@ NNAPI_KERNELS: dict[str, NNAPIKernel] = {}
 def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
-                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k)))
+                               doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k),
+                               takes_gate=k.takes_gate))
     NNAPI_KERNELS[k.op] = k
     return k

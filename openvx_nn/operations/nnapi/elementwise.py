@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...core.enums import Status
+from ...core.enums import Status, Type
+from ...kernels.frontend import channel_gate
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_activation as fa
 from ...kernels.frontend import float_elementwise as few
@@ -15,6 +16,7 @@ from ...kernels.frontend.asymmetric import dequantize, dequantize_per_channel, s
 from .common import F32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
 
 F16, I8 = np.dtype(np.float16), np.dtype(np.int8)
+VX_F32 = int(Type.VX_TYPE_FLOAT32)
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -79,6 +81,30 @@ def _native_binary(op: int) -> Callable[[Args], object]:
     return native
 
 
+def _mul_takes_gate(p, state) -> tuple[int, ...]:
+    """The inputs a float32 MUL without fused activation can read as a gate computed in its own pass
+    (``core.gated_products``): one that broadcasts over the other as ``channel_gate.split`` takes it (NNAPI aligns
+    trailing dimensions: OpenVX's first), the other of the output's dims."""
+    tensors = (p[0], p[1], p[2])
+    if any(t.data_type != VX_F32 or t.parent is not None for t in tensors) or p[3].value != 0:
+        return ()
+    out = tuple(p[2].dims)
+    dims = [tuple(t.dims) + (1,) * (len(out) - len(t.dims)) for t in (p[0], p[1])]
+    return tuple(g for g in (1, 0) if dims[1 - g] == out and channel_gate.split(out, dims[g]) is not None)
+
+
+def _mul_gated(p, state, native: bool):
+    """The MUL's call (``native``: its entry) computing the gate fused into it, or None while none is."""
+    from ...core import gated_products
+    found = gated_products.gate(state)
+    if found is None:
+        return None
+    index, source, function, a, b = found
+    x, out = p[1 - index].array, p[2].array
+    g = source.array.reshape(source.array.shape + (1,) * (out.ndim - source.array.ndim))
+    return (channel_gate.native_entry if native else channel_gate.bind)(x, g, out, function, a, b)
+
+
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add),
@@ -91,7 +117,7 @@ nnapi_kernel(NNAPIKernel("div", 30, ("input1", "input2"), ("output",), lambda ar
                          native=_native_binary(few.DIV)))
 nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul),
-                         native=_native_binary(few.MUL)))
+                         native=_native_binary(few.MUL), takes_gate=_mul_takes_gate, gated=_mul_gated))
 
 
 FLOAT32_ACTIVATIONS = ("logistic", "tanh")
