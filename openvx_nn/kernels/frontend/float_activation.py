@@ -1,4 +1,5 @@
-"""Fast float32 activations: logistic, tanh, swish, hard sigmoid and hard swish, softplus, exp.
+"""Fast float32 activations: logistic, tanh, swish, hard sigmoid and hard swish, softplus, exp; and the OpenVX
+activation layer's exact ones (relu, brelu, abs, square, sqrt, linear: the bits of its float64 expressions).
 
 The one float32 kernel of these functions: the OpenVX activation layer's float32 tensors, NNAPI's LOGISTIC and
 TANH and CoreML's activations (and the swish a converter writes as a sigmoid times its input) all run here.
@@ -33,11 +34,17 @@ from ..support import jit, native
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
 
-LOGISTIC, TANH, SWISH, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, EXP = range(7)
-FUNCTIONS = ("logistic", "tanh", "swish", "hard_sigmoid", "hard_swish", "softplus", "exp")
+LOGISTIC, TANH, SWISH, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, EXP, RELU, BRELU, ABS, SQUARE, SQRT, LINEAR = range(13)
+FUNCTIONS = ("logistic", "tanh", "swish", "hard_sigmoid", "hard_swish", "softplus", "exp",
+             "relu", "brelu", "abs", "square", "sqrt", "linear")
 """The functions by code: ``tanh`` is ``a * tanh(b * x)``, ``swish`` ``x * logistic(x)``, ``hard_sigmoid``
-``min(max(a * x + b, 0), 1)`` and ``hard_swish`` ``x * hard_sigmoid(x)``; the others read no parameter."""
-ULPS = {"logistic": 3, "tanh": 3, "swish": 4, "hard_sigmoid": 1, "hard_swish": 1, "softplus": 3, "exp": 2}
+``min(max(a * x + b, 0), 1)`` and ``hard_swish`` ``x * hard_sigmoid(x)``. The OpenVX activation layer's exact
+functions follow its expressions: ``relu`` is ``0 if x <= 0 else x`` (-0 gives +0), ``brelu`` ``min(relu(x), a)``
+as ``a if relu(x) > a else relu(x)``, ``abs``; ``square`` ``x * x``, ``sqrt`` and ``linear`` ``a * x + b`` are
+evaluated in float64 and rounded once, as the layer's expression is (the same bits). The others read no
+parameter."""
+ULPS = {"logistic": 3, "tanh": 3, "swish": 4, "hard_sigmoid": 1, "hard_swish": 1, "softplus": 3, "exp": 2,
+        "relu": 0, "brelu": 0, "abs": 0, "square": 0, "sqrt": 0, "linear": 0}
 """The largest distance from the float64 reference rounded to float32, in float32 steps (for ``a = b = 1``; a
 scaled tanh adds the roundings of ``b * x`` and ``a * t``: a step more). Hard sigmoid and hard swish take ``a``
 and ``b`` as float32 values, as the other functions' float64 reference does."""
@@ -66,6 +73,22 @@ def _float_of_bits(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
     return types.float32(types.int32), codegen
+
+
+@intrinsic
+def _bits_of_float(typingctx, value):
+    """The int32 bits of the float32 ``value`` (a bit cast)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@jit.jitable
+def canonical(y):
+    """Float32 ``y``, a NaN as the canonical quiet NaN: selected on the bits, since LLVM may fold a float select
+    of a NaN test into ``y`` itself (NaN payloads are not values to it) and keep a NaN's sign and payload."""
+    bits = _bits_of_float(y)
+    return _float_of_bits(np.int32(0x7FC00000) if (bits & np.int32(0x7FFFFFFF)) > np.int32(0x7F800000) else bits)
 
 
 @jit.jitable
@@ -170,6 +193,18 @@ def hard_swish64(x, a, b):
     return np.nan if math.isnan(r) else r
 
 
+@jit.jitable
+def relu32(x):
+    """``0 if x <= 0 else x`` in float32 (-0 gives +0, NaN the canonical NaN)."""
+    return canonical(_ZERO if x <= _ZERO else x)  # noqa: FURB136 - max() would pin another NaN and -0 rule
+
+
+@jit.jitable
+def rounded64(r):
+    """The float64 ``r`` rounded once to float32, NaN as the canonical NaN."""
+    return canonical(_F(r))
+
+
 @jit.kernel(error_model="numpy")
 def _rows(x, out, code, a, b, r0, r1):
     """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code."""
@@ -198,9 +233,28 @@ def _rows(x, out, code, a, b, r0, r1):
     elif code == SOFTPLUS:
         for i in range(xs.size):
             ys[i] = softplus32(xs[i])
-    else:
+    elif code == EXP:
         for i in range(xs.size):
             ys[i] = exp32(xs[i])
+    elif code == RELU:
+        for i in range(xs.size):
+            ys[i] = relu32(xs[i])
+    elif code == BRELU:
+        for i in range(xs.size):
+            r = relu32(xs[i])
+            ys[i] = af if r > af else r  # noqa: FURB136 - min() would pin another NaN rule
+    elif code == ABS:
+        for i in range(xs.size):
+            ys[i] = canonical(abs(xs[i]))
+    elif code == SQUARE:
+        for i in range(xs.size):
+            ys[i] = rounded64(np.float64(xs[i]) * np.float64(xs[i]))
+    elif code == SQRT:
+        for i in range(xs.size):
+            ys[i] = rounded64(math.sqrt(np.float64(xs[i])))
+    else:
+        for i in range(xs.size):
+            ys[i] = rounded64(a * np.float64(xs[i]) + b)
 
 
 BLOCK = 8192
@@ -237,7 +291,7 @@ def _float32s(a: float, b: float) -> tuple[float, float]:
     return float(np.float32(a)), float(np.float32(b))
 
 
-def _vectors(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def flat_views(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """1-D views of float32 ``x`` and ``out`` in one element order (both C- or both Fortran-contiguous, an
     OpenVX tensor's array), when they are apart or the same memory; else None."""
     if x.dtype != np.float32 or out.dtype != np.float32 or x.shape != out.shape:
@@ -259,7 +313,7 @@ def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float
         raise ValueError(f"x and out are {x.dtype} and {out.dtype}, expected float32")
     if x.shape != out.shape:
         raise ValueError(f"x has shape {x.shape} and out {out.shape}, expected one shape")
-    vectors = _vectors(x, out)
+    vectors = flat_views(x, out)
     if vectors is None:
         xs, target = np.empty(x.shape, np.float32), np.empty(out.shape, np.float32)
         inner = bind(xs, target, function, a, b)
@@ -314,7 +368,7 @@ def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
     """:func:`bind` as a native entry (shared with the gang's helpers when large); None unless ``x`` and ``out``
     are float32 of one shape, contiguous in one order, the same memory or apart, and not empty."""
     code = code_of(function)
-    vectors = _vectors(x, out)
+    vectors = flat_views(x, out)
     if vectors is None or x.size == 0:
         return None
     fx, fo = vectors

@@ -25,10 +25,13 @@ would raise); logistic then gives 0.
 The result is quantized once (``quantize``). Integer tensors (8 and 16 bits)
 go through a table of all 256 or 65536 raw inputs, built with the same
 compiled expression once per (function, a, b, dtype, fpp_in, fpp_out) and
-cached; float32 tensors evaluate the expression per element, except logistic,
-tanh and softrelu: those run on ``frontend/float_activation``, the float32 kernel
-every front end shares (vectorized, threaded, within a few float32 units in the
-last place of the expression: its ``ULPS``). Where the whole
+cached. Float32 tensors run on ``frontend/float_activation``, the float32 kernel
+every front end shares (one vectorized loop per function, shared with the
+engine's helpers when large): logistic, tanh and softrelu within a few float32
+units in the last place of the expression (its ``ULPS``); relu, brelu, abs,
+square, sqrt and linear with the expression's bits (:data:`EXACT_FLOAT32`).
+Strided float32 tensors those loops cannot take evaluate the expression per
+element. Where the whole
 table is a clamp of the raw input (relu, or brelu, between equal formats:
 checked on all of its entries), contiguous tensors take one flat min/max loop
 instead (vectorized, several times faster than the gather): the same bits.
@@ -67,8 +70,11 @@ _USES_B = {"tanh", "linear"}
 PARALLEL_WORK = 1 << 18
 FAST_FLOAT32 = {"logistic": "logistic", "tanh": "tanh", "softrelu": "softplus"}
 """The functions float32 tensors compute on ``frontend/float_activation`` (within its stated tolerance), by its
-names; the others are exact in float32 (relu, brelu, abs, square, sqrt, linear: one or two roundings of
-float64's exact products, as the expression rounds them) and stay on the expression."""
+names."""
+EXACT_FLOAT32 = ("relu", "brelu", "abs", "square", "sqrt", "linear")
+"""The functions contiguous float32 tensors compute on ``frontend/float_activation`` under the same names, with
+the bits of :func:`formula` rounded once (relu, brelu and abs are exact in float32; square, sqrt and linear are
+evaluated there in float64 as here)."""
 
 
 @kernel(error_model="numpy")
@@ -242,6 +248,8 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0, b: fl
         return _nothing
     if out.dtype == np.float32 and function in FAST_FLOAT32:
         return float_activation.bind(x, out, FAST_FLOAT32[function], *_parameters(function, a, b))
+    if out.dtype == np.float32 and function in EXACT_FLOAT32 and float_activation.flat_views(x, out) is not None:
+        return float_activation.bind(x, out, function, *_parameters(function, a, b))
     clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
     if clamped is not None:
         xf, of, lo, hi = clamped
@@ -322,6 +330,10 @@ def _native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float, b: fl
         return None
     if out.dtype == np.float32 and function in FAST_FLOAT32:  # None for a strided tensor: the Python path runs it
         return float_activation.native_entry(x, out, FAST_FLOAT32[function], *_parameters(function, a, b))
+    if out.dtype == np.float32 and function in EXACT_FLOAT32:  # None for a strided tensor: the expression runs it
+        entry = float_activation.native_entry(x, out, function, *_parameters(function, a, b))
+        if entry is not None:
+            return entry
     clamped = _clamped(x, out, function, a, b, fpp_in, fpp_out)
     if clamped is not None:
         xf, of, lo, hi = clamped
