@@ -133,3 +133,23 @@ def compile_c(source: str | Path, name: str | None = None, extra: list[str] | No
 
 def run_c(exe: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def asked(monkeypatch):
+    """The (entry, function) pairs graphs and layers asked the float32 activation kernel for: its bound call
+    (``bind``) and its native entry (``native``)."""
+    from openvx_nn.kernels.frontend import float_activation as fa
+    calls: list[tuple[str, str]] = []
+    bind, native_entry = fa.bind, fa.native_entry
+
+    def recording_bind(x, out, function, *args):
+        calls.append(("bind", function))
+        return bind(x, out, function, *args)
+
+    def recording_native(x, out, function, *args):
+        calls.append(("native", function))
+        return native_entry(x, out, function, *args)
+    monkeypatch.setattr(fa, "bind", recording_bind)
+    monkeypatch.setattr(fa, "native_entry", recording_native)
+    return calls

@@ -11,24 +11,6 @@ from kernel_testing import assert_float32_ulps
 from openvx_nn.kernels.frontend import float_activation as fa
 
 
-@pytest.fixture
-def asked(monkeypatch):
-    """The functions (and which entry: bound or native) graphs asked ``float_activation`` for."""
-    calls: list[tuple[str, str]] = []
-    bind, native_entry = fa.bind, fa.native_entry
-
-    def recording_bind(x, out, function, *args):
-        calls.append(("bind", function))
-        return bind(x, out, function, *args)
-
-    def recording_native(x, out, function, *args):
-        calls.append(("native", function))
-        return native_entry(x, out, function, *args)
-    monkeypatch.setattr(fa, "bind", recording_bind)
-    monkeypatch.setattr(fa, "native_entry", recording_native)
-    return calls
-
-
 def _sigmoid(v):
     return np.where(v >= 0, 1 / (1 + np.exp(-np.abs(v))), np.exp(-np.abs(v)) / (1 + np.exp(-np.abs(v))))
 

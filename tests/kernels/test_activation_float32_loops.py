@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openvx_nn.kernels.frontend import float_activation as fa
 from openvx_nn.kernels.frontend.float_sharing import Rows
 from openvx_nn.kernels.openvx import activation as act
 from openvx_nn.kernels.openvx.quantize import plan
@@ -68,24 +67,6 @@ def expression_route(function: str, x: np.ndarray, a: float, b: float) -> np.nda
     x6, out6 = x.reshape((1,) * (6 - x.ndim) + x.shape), out.reshape((1,) * (6 - x.ndim) + x.shape)
     act._run_evaluate(x6, out6, act._CODES[function], a, b, plan(np.dtype(np.float32), 0, 0), False)
     return out.view(np.uint32)
-
-
-@pytest.fixture
-def asked(monkeypatch):
-    """The (entry, function) pairs the activation layer asked ``float_activation`` for."""
-    calls: list[tuple[str, str]] = []
-    bind, native_entry = fa.bind, fa.native_entry
-
-    def recording_bind(x, out, function, *args):
-        calls.append(("bind", function))
-        return bind(x, out, function, *args)
-
-    def recording_native(x, out, function, *args):
-        calls.append(("native", function))
-        return native_entry(x, out, function, *args)
-    monkeypatch.setattr(fa, "bind", recording_bind)
-    monkeypatch.setattr(fa, "native_entry", recording_native)
-    return calls
 
 
 @pytest.mark.parametrize("function", EXACT)
