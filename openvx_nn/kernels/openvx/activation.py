@@ -213,8 +213,9 @@ def _parameters(function: str, a: float, b: float) -> tuple[float, float]:
 
 
 def float32_function(function: str, a: float, b: float) -> tuple[str, float, float] | None:
-    """``float_activation``'s (function, a, b) that float32 tensors compute ``function`` with, or None when they
-    compute it on the expression (the plan fuses the former into a product that reads it)."""
+    """``float_activation``'s (function, a, b) for the transcendental functions (logistic, tanh, softrelu), which
+    the plan may fuse as a gate into a product that reads them; None for the others (relu and the exactly
+    computed ones run on their own loops and are not fused as gates)."""
     return (FAST_FLOAT32[function], *_parameters(function, a, b)) if function in FAST_FLOAT32 else None
 
 
