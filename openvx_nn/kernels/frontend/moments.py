@@ -1,5 +1,5 @@
 """Normalisations of float tensors by statistics over chosen axes: mean-variance
-normalisation (MVN, instance norm, layer norm), L2 normalisation and softmax.
+normalisation (MVN, instance norm, layer norm), L2 normalisation and log-softmax.
 
 Axes are OpenVX axes; statistics are float64 means over exactly those axes,
 the variance is the mean squared deviation (biased), the result is stored as
@@ -31,13 +31,6 @@ def normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, ep
     if beta is not None:
         y = y + widen(beta, y.ndim)
     out[...] = y
-
-
-def softmax(x: np.ndarray, out: np.ndarray, axis: int) -> None:
-    """out = exp(x - max) / sum(exp(x - max)) along ``axis``."""
-    v = np.asarray(x, np.float64)
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
-    out[...] = e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> None:

@@ -60,8 +60,14 @@ def _validate_permute(v: Validation) -> None:
     same_output(v, 2, [x.dims[a] for a in axes])
 
 
+def _native_permute(p, state):
+    """The permute as a native entry: the copy of the input's transposed view (the reshape's copy), so that
+    attention heads and channel shuffles do not keep a graph from C."""
+    return transpose.native_entry(np.transpose(p[0].array, tuple(state["axes"])), p[2].array, 0, 0)
+
+
 describe(11, "permute", (tensor("input"), tensor("axes", static=True), output()), _validate_permute,
-         lambda p, state: k.permute(p[0].array, p[2].array, state["axes"]))
+         lambda p, state: k.permute(p[0].array, p[2].array, state["axes"]), native=_native_permute)
 
 
 def _validate_slice(v: Validation) -> None:
@@ -75,8 +81,15 @@ def _validate_slice(v: Validation) -> None:
     v.state.update(begin=begin, step=step)
 
 
+def _native_slice(p, state):
+    """The slice as a native entry: the copy of the input's strided view (steps may be negative)."""
+    x, out = p[0].array, p[3].array
+    return transpose.native_entry(k.strided_view(x, state["begin"], state["step"], out.shape), out, 0, 0)
+
+
 describe(12, "slice", (tensor("input"), tensor("begin", static=True), tensor("step", static=True), output()),
-         _validate_slice, lambda p, state: k.strided_slice(p[0].array, p[3].array, state["begin"], state["step"]))
+         _validate_slice, lambda p, state: k.strided_slice(p[0].array, p[3].array, state["begin"], state["step"]),
+         native=_native_slice)
 
 
 def _validate_pad(v: Validation) -> None:

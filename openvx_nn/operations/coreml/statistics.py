@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.moments import normalize, softmax
+from ...kernels.frontend.moments import normalize
 from ...kernels.frontend.reduction import REDUCTIONS, reduce
+from ...kernels.openvx import softmax as softmax_layer
 from .common import (
     ENUM,
     F32,
@@ -59,7 +60,8 @@ def _validate_softmax(v: Validation) -> None:
 
 
 describe(31, "softmax", (tensor("input"), scalar("axis", INT32), output()), _validate_softmax,
-         lambda p, state: softmax(p[0].array, p[2].array, p[1].value))
+         lambda p, state: softmax_layer.softmax(p[0].array, p[2].array, p[1].value),
+         native=lambda p, state: softmax_layer.native_entry(p[0].array, p[2].array, p[1].value))
 
 
 def _validate_reduce(v: Validation) -> None:
