@@ -31,9 +31,6 @@ V3_SMALL = [(3, 16, 16, True, "RE", 2), (3, 72, 24, False, "RE", 2), (3, 88, 24,
             (5, 96, 40, True, "HS", 2), (5, 240, 40, True, "HS", 1), (5, 240, 40, True, "HS", 1),
             (5, 120, 48, True, "HS", 1), (5, 144, 48, True, "HS", 1), (5, 288, 96, True, "HS", 2),
             (5, 576, 96, True, "HS", 1), (5, 576, 96, True, "HS", 1)]
-# EfficientNet-B0: (expansion, kernel, stride, output channels, blocks)
-B0_STAGES = [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
-             (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]
 
 
 def _divisible(c: float, divisor: int = 8) -> int:
@@ -147,39 +144,9 @@ class MobileNetV3Small(nn.Module):
         return self.classifier(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
 
 
-class MBConv(nn.Module):
-    def __init__(self, c_in: int, c_out: int, k: int, stride: int, expansion: int):
-        super().__init__()
-        hidden = c_in * expansion
-        layers = [conv_bn(c_in, hidden, 1, act=nn.SiLU)] if expansion != 1 else []
-        layers += [conv_bn(hidden, hidden, k, stride, hidden, act=nn.SiLU),
-                   SqueezeExcitation(hidden, max(1, c_in // 4), nn.SiLU, nn.Sigmoid),
-                   conv_bn(hidden, c_out, 1, act=None)]
-        self.body = nn.Sequential(*layers)
-        self.residual = stride == 1 and c_in == c_out
-
-    def forward(self, x):
-        return x + self.body(x) if self.residual else self.body(x)
-
-
-class EfficientNetB0(nn.Module):
-    def __init__(self, classes: int = 1000):
-        super().__init__()
-        layers, c = [conv_bn(3, 32, 3, 2, act=nn.SiLU)], 32
-        for expansion, k, stride, c_out, blocks in B0_STAGES:
-            for i in range(blocks):
-                layers.append(MBConv(c, c_out, k, stride if i == 0 else 1, expansion))
-                c = c_out
-        self.features = nn.Sequential(*layers, conv_bn(c, 1280, 1, act=nn.SiLU))
-        self.classifier = nn.Linear(1280, classes)
-
-    def forward(self, x):
-        return self.classifier(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
-
-
 NETWORKS = {"mobilenet_v2": ("MobileNet v2", MobileNetV2), "resnet18": ("ResNet-18", ResNet18),
             "mobilenet_v3_small": ("MobileNet v3 small", MobileNetV3Small),
-            "efficientnet_b0": ("EfficientNet-B0", EfficientNetB0), "resnet50": ("ResNet-50", small.ResNet50),
+            "efficientnet_b0": ("EfficientNet-B0", small.EfficientNetB0), "resnet50": ("ResNet-50", small.ResNet50),
             "densenet121": ("DenseNet-121", small.DenseNet121), "unet": ("U-Net", small.UNet),
             "deeplab_head": ("DeepLab v3 head", small.DeepLabHead),
             "transformer_encoder": ("Transformer encoder", small.TransformerEncoder),
@@ -200,7 +167,7 @@ SIZES = {
     "mobilenet_v2": Size({"classes": 10}, 224, {"width": 0.25, "classes": 10}, 32),
     "resnet18": Size({"classes": 10}, 224, {"width": 0.125, "classes": 10}, 32),
     "mobilenet_v3_small": Size({"classes": 10}, 224, {"classes": 10}, 32),
-    "efficientnet_b0": Size({"classes": 10}, 224, {"classes": 10}, 32),
+    "efficientnet_b0": Size({"width": 1.0, "classes": 10}, 224, {"width": 1.0, "classes": 10}, 32),
     "resnet50": Size({"width": 1.0, "classes": 10}, 224, {"width": 0.0625, "classes": 10}, 32),
     "densenet121": Size({"growth": 32, "stem": 64, "bottleneck": 4, "classes": 10}, 224, {}, 32),
     "unet": Size({"widths": (16, 32, 64, 128, 256), "classes": 3}, 224, {}, 32),
