@@ -138,3 +138,39 @@ def collect_garbage():
     (the tests here that count collect first)."""
     yield
     gc.collect()
+
+
+def run_filter_op(op, x, in_quant, filt, scales, filt_zero, channel_dim, bias, bias_scale, scalars, out_shape,
+                  out_quant):
+    """One uint8 ``op`` (a convolution) on the model input ``x`` with a constant filter and bias: ``channel_dim``
+    None for a TENSOR_QUANT8_ASYMM filter of scale ``scales[0]``, else a TENSOR_QUANT8_SYMM_PER_CHANNEL one with
+    a scale per index of that axis. ``scalars``: (kind, value) operands after the bias, a TENSOR_INT32 given as
+    an array. Runs through Model/Compilation/Execution; returns the uint8 output."""
+    m = nnapi.Model()
+    xk = m.add_operand(Q8, list(x.shape), scale=in_quant[0], zero_point=in_quant[1])
+    if channel_dim is None:
+        fk = m.add_operand(Q8, list(filt.shape), scale=float(scales[0]), zero_point=filt_zero)
+    else:
+        fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.shape))
+        m.set_operand_symm_per_channel_quant_params(fk, [float(v) for v in scales], channel_dim)
+    m.set_operand_value(fk, filt)
+    bk = m.add_operand(I32T, [len(bias)], scale=bias_scale)
+    m.set_operand_value(bk, bias)
+    ks = []
+    for kind, v in scalars:
+        ks.append(m.add_operand(I32T, [len(v)]) if kind == I32T else m.add_operand(kind))
+        m.set_operand_value(ks[-1], v)
+    out = m.add_operand(Q8, list(out_shape), scale=out_quant[0], zero_point=out_quant[1])
+    m.add_operation(op, [xk, fk, bk, *ks], [out])
+    m.identify_inputs_and_outputs([xk], [out])
+    m.finish()
+    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
+    c = nnapi.Compilation(m)
+    c.finish()
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    got = np.zeros(out_shape, np.uint8)
+    e.set_output(0, got)
+    e.compute()
+    c.release()
+    return got

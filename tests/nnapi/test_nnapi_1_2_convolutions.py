@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nnapi_harness import F16T, F32T, I32T, Q8, Out, Tensor, boolean, collect_garbage, i32, run  # noqa: F401
+from nnapi_harness import F16T, F32T, I32T, Q8, Out, Tensor, boolean, collect_garbage, i32, run, run_filter_op  # noqa: F401
 
 from openvx_nn import nnapi
 
@@ -236,30 +236,8 @@ def test_a_written_filter_is_seen_by_the_next_execution():
 # -- uint8 -------------------------------------------------------------------------------------------------------------
 
 def _per_channel_run(op, x, filt, scales, bias, tail, out_shape, out_quant, nchw):
-    m = nnapi.Model()
-    xk = m.add_operand(Q8, list(x.shape), scale=0.5, zero_point=100)
-    fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.shape))
-    m.set_operand_symm_per_channel_quant_params(fk, scales, 3 if op == OP.DEPTHWISE_CONV_2D else 0)
-    m.set_operand_value(fk, filt)
-    bk = m.add_operand(I32T, [len(bias)])
-    m.set_operand_value(bk, bias)
-    ks = []
-    for kind, v in tail + [(T.BOOL, nchw)]:
-        ks.append(m.add_operand(kind))
-        m.set_operand_value(ks[-1], v)
-    out = m.add_operand(Q8, list(out_shape), scale=out_quant[0], zero_point=out_quant[1])
-    m.add_operation(op, [xk, fk, bk, *ks], [out])
-    m.identify_inputs_and_outputs([xk], [out])
-    m.finish()
-    c = nnapi.Compilation(m)
-    c.finish()
-    e = nnapi.Execution(c)
-    e.set_input(0, x)
-    got = np.zeros(out_shape, np.uint8)
-    e.set_output(0, got)
-    e.compute()
-    c.release()
-    return got
+    return run_filter_op(op, x, (0.5, 100), filt, scales, 0, 3 if op == OP.DEPTHWISE_CONV_2D else 0, bias, 0.0,
+                         tail + [(T.BOOL, nchw)], out_shape, out_quant)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nnapi_harness import I32T, Q8, collect_garbage  # noqa: F401
+from nnapi_harness import I32T, Q8, collect_garbage, run_filter_op  # noqa: F401
 from test_nnapi_1_2_convolutions import conv_reference, same_padding, to_layout, transposed_reference
 
 from openvx_nn import nnapi
@@ -68,39 +68,9 @@ class Filter:
 
 
 def run_q8(op, x, filt: Filter, bias, scalars, out_shape):
-    """One ``op`` on uint8 ``x`` (a model input) with a constant filter and bias; ``scalars``: (kind, value), a
-    TENSOR_INT32 value given as an array."""
-    m = nnapi.Model()
-    xk = m.add_operand(Q8, list(x.shape), scale=IN_QUANT[0], zero_point=IN_QUANT[1])
-    if filt.per_channel:
-        fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.values.shape))
-        m.set_operand_symm_per_channel_quant_params(fk, [float(v) for v in filt.scales], filt.dim)
-    else:
-        fk = m.add_operand(Q8, list(filt.values.shape), scale=float(filt.scales[0]), zero_point=filt.zero)
-    m.set_operand_value(fk, filt.values)
-    bk = m.add_operand(I32T, [len(bias)], scale=filt.bias_scale())
-    m.set_operand_value(bk, bias)
-    ks = []
-    for kind, v in scalars:
-        if kind == I32T:
-            ks.append(m.add_operand(I32T, [len(v)]))
-        else:
-            ks.append(m.add_operand(kind))
-        m.set_operand_value(ks[-1], v)
-    out = m.add_operand(Q8, list(out_shape), scale=OUT_QUANT[0], zero_point=OUT_QUANT[1])
-    m.add_operation(op, [xk, fk, bk, *ks], [out])
-    m.identify_inputs_and_outputs([xk], [out])
-    m.finish()
-    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
-    c = nnapi.Compilation(m)
-    c.finish()
-    e = nnapi.Execution(c)
-    e.set_input(0, x)
-    got = np.zeros(out_shape, np.uint8)
-    e.set_output(0, got)
-    e.compute()
-    c.release()
-    return got
+    """One ``op`` on uint8 ``x`` (a model input) with ``filt`` and ``bias`` as constants, the scales above."""
+    return run_filter_op(op, x, IN_QUANT, filt.values, filt.scales, filt.zero, filt.dim if filt.per_channel else None,
+                         bias, filt.bias_scale(), scalars, out_shape, OUT_QUANT)
 
 
 def check(got, want, nchw, exact):
