@@ -7,7 +7,7 @@ import numpy as np
 from conftest import compile_c, run_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_nnapi_1_2_convolutions import conv_reference, same_padding, transposed_reference
-from test_nnapi_1_2_models import Spec
+from test_nnapi_1_2_models import C_MAIN, Spec
 from test_nnapi_1_2_normalizations import softmax_reference
 from test_nnapi_c_api import nnapi_flags
 
@@ -85,24 +85,7 @@ def test_the_model_matches_numpy_through_the_python_front_end():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-PROGRAM = r"""
-#include <NeuralNetworks.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static void check(int status, const char *what)
-{
-    if (status != ANEURALNETWORKS_NO_ERROR) {
-        printf("%s %d\n", what, status);
-        exit(1);
-    }
-}
-
-int main(void)
-{
-    ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksCompilation *compilation = NULL;
-    ANeuralNetworksExecution *execution = NULL;
+PROGRAM = C_MAIN + r"""
     static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
     float input[144], out[27];
     int i;
@@ -130,8 +113,7 @@ BODY
 
 def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end():
     spec = build()
-    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
-              .replace("OUTPUTS", ", ".join(map(str, spec.outputs))).replace("BODY", spec.c_body()))
+    source = spec.c_source(PROGRAM)
     run = run_c(compile_c(source, "nnapi_1_2_conv", nnapi_flags()), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     got = np.array([float(v) for v in run.stdout.split()], np.float32).reshape(1, 3, 3, 3)

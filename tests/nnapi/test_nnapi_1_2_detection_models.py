@@ -12,7 +12,7 @@ from conftest import ROOT, compile_c
 from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_nnapi_1_2_box_with_nms_limit import reference as nms_reference
 from test_nnapi_1_2_detection import bbox_reference, roi_align_reference, roi_pooling_reference
-from test_nnapi_1_2_models import Spec
+from test_nnapi_1_2_models import C_MAIN, Spec
 from test_nnapi_c_api import nnapi_flags
 
 from openvx_nn import nnapi
@@ -96,24 +96,7 @@ def test_the_detection_head_matches_the_references_through_the_python_front_end(
     check(*run_python())
 
 
-PROGRAM = r"""
-#include <NeuralNetworks.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static void check(int status, const char *what)
-{
-    if (status != ANEURALNETWORKS_NO_ERROR) {
-        printf("%s %d\n", what, status);
-        exit(1);
-    }
-}
-
-int main(void)
-{
-    ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksCompilation *compilation = NULL;
-    ANeuralNetworksExecution *execution = NULL;
+PROGRAM = C_MAIN + r"""
     static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
     static float x[XSIZE], rois[ROIS * 4], deltas[ROIS * 4], scores[ROIS];
     static float aligned[ROIS * 8], pooled[ROIS * 8], kept_scores[ROIS], kept_boxes[ROIS * 4];
@@ -159,8 +142,7 @@ BODY
 
 def test_the_detection_head_through_the_c_api_matches_the_references_and_python():
     spec = build()
-    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
-              .replace("OUTPUTS", ", ".join(map(str, spec.outputs))).replace("BODY", spec.c_body())
+    source = (spec.c_source(PROGRAM)
               .replace("XSIZE", str(SIDE * SIDE * 2)).replace("ROIS", str(ROIS)))
     feed = b"".join(a.tobytes() for a in inputs())
     exe = compile_c(source, "nnapi_1_2_detection", nnapi_flags())

@@ -19,6 +19,30 @@ GAMMA, BETA, EPSILON = 1.5, 0.1, 1e-3
 Q_SCALE, Q_ZERO = 0.05, 10
 
 
+C_MAIN = r"""
+#include <NeuralNetworks.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void check(int status, const char *what)
+{
+    if (status != ANEURALNETWORKS_NO_ERROR) {
+        printf("%s %d\n", what, status);
+        exit(1);
+    }
+}
+
+int main(void)
+{
+    ANeuralNetworksModel *model = NULL;
+    ANeuralNetworksCompilation *compilation = NULL;
+    ANeuralNetworksExecution *execution = NULL;
+"""
+"""The head of a test's C program: the header, ``check`` (print the label and code of a failed call, exit 1) and
+``main``'s model, compilation and execution; the program goes on with its own declarations, ``BODY`` (where
+:meth:`Spec.c_source` writes the model's calls) and its run."""
+
+
 class Spec:
     """A model as data (operands with their values, operations), built by the Python API or written out as a C
     program of ``ANeuralNetworksModel_*`` calls."""
@@ -49,6 +73,12 @@ class Spec:
         m.identify_inputs_and_outputs(self.inputs, self.outputs)
         m.finish()
         return m
+
+    def c_source(self, program: str) -> str:
+        """``program`` with the model's input and output indexes for ``INPUTS``/``OUTPUTS`` and its calls for
+        ``BODY``."""
+        return (program.replace("INPUTS", ", ".join(map(str, self.inputs)))
+                .replace("OUTPUTS", ", ".join(map(str, self.outputs))).replace("BODY", self.c_body()))
 
     def c_body(self) -> str:
         lines = []
@@ -175,24 +205,7 @@ def test_the_model_matches_numpy_through_the_python_front_end():
     check(run_python(build().python()), want)
 
 
-PROGRAM = r"""
-#include <NeuralNetworks.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static void check(int status, const char *what)
-{
-    if (status != ANEURALNETWORKS_NO_ERROR) {
-        printf("%s %d\n", what, status);
-        exit(1);
-    }
-}
-
-int main(void)
-{
-    ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksCompilation *compilation = NULL;
-    ANeuralNetworksExecution *execution = NULL;
+PROGRAM = C_MAIN + r"""
     ANeuralNetworksEvent *event = NULL;
     static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
     float input[256], out1[2], gathered[4];
@@ -233,8 +246,7 @@ BODY
 
 def test_the_model_through_the_c_api_matches_numpy_and_the_python_front_end():
     spec = build()
-    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
-              .replace("OUTPUTS", ", ".join(map(str, spec.outputs))).replace("BODY", spec.c_body()))
+    source = spec.c_source(PROGRAM)
     run = run_c(compile_c(source, "nnapi_1_2", nnapi_flags()), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     values = run.stdout.split()
