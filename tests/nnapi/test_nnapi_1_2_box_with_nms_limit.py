@@ -146,7 +146,7 @@ def test_a_buffer_too_small_for_the_rows_gets_output_insufficient_size_and_the_s
     assert e.output_shape(0) == (3,)
 
 
-def test_an_output_the_model_reads_further_is_refused():
+def test_an_operation_mixing_the_rows_the_data_decides_is_refused():
     m = nnapi.Model()
     T = nnapi.OperandType
     ks = [m.add_operand(T.TENSOR_FLOAT32, [2, 1]), m.add_operand(T.TENSOR_FLOAT32, [2, 4]),
@@ -158,9 +158,12 @@ def test_an_output_the_model_reads_further_is_refused():
     outs = [m.add_operand(T.TENSOR_FLOAT32, [0]), m.add_operand(T.TENSOR_FLOAT32, [0, 4]),
             m.add_operand(T.TENSOR_INT32, [0]), m.add_operand(T.TENSOR_INT32, [0])]
     m.add_operation(OP.BOX_WITH_NMS_LIMIT, ks, outs)
-    negated = m.add_operand(T.TENSOR_FLOAT32, [0])
-    m.add_operation(OP.NEG, [outs[0]], [negated])
-    m.identify_inputs_and_outputs(ks[:3], [negated, *outs[1:]])
+    axes, keep = m.add_operand(T.TENSOR_INT32, [1]), m.add_operand(T.BOOL)
+    m.set_operand_value(axes, np.int32([0]))
+    m.set_operand_value(keep, False)
+    summed = m.add_operand(T.TENSOR_FLOAT32, [4])
+    m.add_operation(OP.REDUCE_SUM, [outs[1], axes, keep], [summed])
+    m.identify_inputs_and_outputs(ks[:3], [summed, *outs])
     m.finish()
-    with pytest.raises(nnapi.NNAPIError, match="must be a model output that no operation reads"):
+    with pytest.raises(nnapi.NNAPIError, match="as many rows as the data decides; REDUCE_SUM mixes rows"):
         nnapi.Compilation(m).finish()

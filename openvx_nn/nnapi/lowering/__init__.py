@@ -14,6 +14,7 @@ from ..model_check import execution_order
 from . import (  # noqa: F401  (register LOWERINGS)
     conv_pool,
     convolution_1_2,
+    counted_rows,
     detection,
     elementwise,
     functions,
@@ -37,6 +38,7 @@ def _lower_all(builder: GraphBuilder, order: list[int]) -> None:
     for j in order:
         op = OpContext(builder, j)
         try:
+            counted_rows.settle(op)
             LOWERINGS[op.type](op)
         except NNAPIError:
             raise
@@ -82,7 +84,9 @@ def supported_operations(model: Model) -> list[bool]:
     builder = GraphBuilder(model, dry=True)
     for j in order:
         try:
-            LOWERINGS[OpContext(builder, j).type](OpContext(builder, j))
+            op = OpContext(builder, j)
+            counted_rows.settle(op)
+            LOWERINGS[op.type](op)
             answers[j] = True
         except Deferred:
             answers[j] = True

@@ -75,8 +75,9 @@ class GraphBuilder:
         self.node_ops: list[tuple[Node, int]] = []
         self.writers = {k for op in model.operations for k in op.outputs}
         self.made: dict[int, np.ndarray] = {}  # constants a lowering added (``constant_operand``)
-        # model outputs whose first dimension the data decides: operand -> the INT32 [1] operand its kernel
-        # writes that count into (``OpContext.rows_counted``); their tensors hold as many rows as could come
+        # operands whose first dimension the data decides: operand -> the INT32 [1] operand a kernel writes that
+        # count into (``OpContext.rows_counted``, carried on by ``counted_rows``); their tensors hold as many rows
+        # as could come
         self.counted: dict[int, int] = {}
         for k, operand in enumerate(model.operands):
             dims = tuple(int(d) for d in operand.dimensions)
@@ -202,6 +203,9 @@ class OpContext:
         # the model's check has passed it: this names the form (which inputs are optional, which are enums)
         self.form = check_signature(self.type, [builder.operands[k] for k in self.inputs],
                                     [builder.operands[k] for k in self.outputs], index)
+        self.rows_count: int | None = None
+        """The count operand of the inputs whose rows the data decides, for an operation whose kernel takes it
+        (``counted_rows.settle``); None when its inputs have fixed rows."""
         self.perm: tuple[int, ...] | None = None
         """Input 0 and output 0 seen through a permutation of their axes (NHWC from API level 29's NCHW layout, a
         normalization's axis moved last): ``shape(0)`` reads input 0 permuted and ``node`` puts transposes at the
@@ -274,17 +278,12 @@ class OpContext:
                        self.index, self.type)
 
     def rows_counted(self, outputs: list[int]) -> int:
-        """Outputs ``outputs`` (positions) have as many rows as the data decides: each must be a model output no
-        operation reads; their tensors hold the most rows that can come, and the kernel writes the count into the
-        operand returned (an execution reports and copies that many rows)."""
-        readers = {k for operation in self.b.model.operations for k in operation.inputs}
+        """Outputs ``outputs`` (positions) have as many rows as the data decides: their tensors hold the most rows
+        that can come, and the kernel writes the count into the operand returned (an execution reports and copies
+        that many rows of a model output; an operation reading them takes the count along: ``counted_rows``)."""
         count = self.b.count_operand()
         for j in outputs:
-            k = self.outputs[j]
-            if k not in self.b.model.outputIndexes or k in readers:
-                self.fail(f"output {j} (operand {k}) has as many rows as the data decides: it must be a model "
-                          "output that no operation reads")
-            self.b.counted[k] = count
+            self.b.counted[self.outputs[j]] = count
         return count
 
     # -- making the node ----------------------------------------------------------

@@ -1,6 +1,7 @@
 """NNAPI 1.2's region and sampling operations: ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
 HEATMAP_MAX_KEYPOINT, RANDOM_MULTINOMIAL, BOX_WITH_NMS_LIMIT, GENERATE_PROPOSALS (their outputs as many rows as the data decides:
-``OpContext.rows_counted``) and DETECTION_POSTPROCESSING.
+``OpContext.rows_counted``) and DETECTION_POSTPROCESSING. ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM,
+HEATMAP_MAX_KEYPOINT and BOX_WITH_NMS_LIMIT read such rows with their count (``op.rows_count``, given by ``counted_rows``).
 
 Each is one node of its kernel (``operations/nnapi/detection``, ``multinomial``, ``suppression``); the lowering reads the scalars and checks the
 quantizations the header fixes: TENSOR_QUANT16_ASYMM boxes have scale 0.125 and zero point 0, ROI_POOLING's
@@ -39,7 +40,7 @@ def lower_roi_align(op: OpContext) -> None:
         op.fail(f"inputs 7 and 8 (sampling points) are {list(sampling)}; they must be 0 (adaptive) or more")
     op.node("roi_align", {"input": 0, "rois": 1, "batches": 2}, {"output": 0},
             {"out_height": op.scalar(3), "out_width": op.scalar(4), "sampling_h": sampling[0],
-             "sampling_w": sampling[1], "nchw": int(bool(op.scalar(9)))}, _ratios(op, 5))
+             "sampling_w": sampling[1], "nchw": int(bool(op.scalar(9)))}, _ratios(op, 5), made={"rows": op.rows_count})
 
 
 @lowers(T.ROI_POOLING)
@@ -48,14 +49,15 @@ def lower_roi_pooling(op: OpContext) -> None:
     _boxes_quantization(op, 1)
     op.node("roi_pooling", {"input": 0, "rois": 1, "batches": 2}, {"output": 0},
             {"out_height": op.scalar(3), "out_width": op.scalar(4), "nchw": int(bool(op.scalar(7)))},
-            _ratios(op, 5))
+            _ratios(op, 5), made={"rows": op.rows_count})
 
 
 @lowers(T.AXIS_ALIGNED_BBOX_TRANSFORM)
 def lower_bbox_transform(op: OpContext) -> None:
     _boxes_quantization(op, 0)
     _boxes_quantization(op, 0, output=True)
-    op.node("axis_aligned_bbox_transform", {"rois": 0, "deltas": 1, "batches": 2, "image_info": 3}, {"output": 0})
+    op.node("axis_aligned_bbox_transform", {"rois": 0, "deltas": 1, "batches": 2, "image_info": 3}, {"output": 0},
+            made={"rows": op.rows_count})
 
 
 @lowers(T.HEATMAP_MAX_KEYPOINT)
@@ -63,7 +65,7 @@ def lower_heatmap_max_keypoint(op: OpContext) -> None:
     _boxes_quantization(op, 1)
     _boxes_quantization(op, 1, output=True)
     op.node("heatmap_max_keypoint", {"heatmaps": 0, "boxes": 1}, {"scores": 0, "keypoints": 1},
-            {"nchw": int(bool(op.scalar(2)))})
+            {"nchw": int(bool(op.scalar(2)))}, made={"rows": op.rows_count})
 
 
 @lowers(T.RANDOM_MULTINOMIAL)
@@ -81,7 +83,7 @@ def lower_box_with_nms_limit(op: OpContext) -> None:
         op.fail(f"input 7 (sigma) is {sigma}; the gaussian kernel needs it positive")
     inputs = {name: op.inputs[k] for k, name in enumerate(("scores", "boxes", "batches")) if op.shape(k)}
     count = op.rows_counted([0, 1, 2, 3])
-    op.node_on("box_with_nms_limit", inputs,
+    op.node_on("box_with_nms_limit", {**inputs, "rows": op.rows_count},
                {**{name: op.outputs[j] for j, name in enumerate(("out_scores", "out_boxes", "out_classes",
                                                                  "out_batches"))}, "count": count},
                {"max_detections": op.scalar(4), "method": op.scalar(5)},

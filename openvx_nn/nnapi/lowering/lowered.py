@@ -71,7 +71,8 @@ class Lowered:
                              ErrorStatus.GENERAL_FAILURE) from None
         self._inputs, self._outputs = self._slots(False), self._slots(True)
         # outputs whose rows the data decides: their tensor -> the tensor of the count, and the counts of the last run
-        self._counted = {id(builder.tensors[k]): builder.tensor(c) for k, c in builder.counted.items()}
+        self._counted = {id(builder.tensors[k]): builder.tensor(c) for k, c in builder.counted.items()
+                         if k in model.outputIndexes}
         self._rows: dict[int, int] = {}
         self._plan, self._lends, self._in_place = None, None, None
         self.run_ns = 0
@@ -202,7 +203,8 @@ class Lowered:
             cause = node.state.get("error", "the context log has the cause")
             raise NNAPIError(f"{node.description.name} failed: {cause}", ErrorStatus.GENERAL_FAILURE, j,
                              self.model.operations[j].type)
-        self._rows = {k: int(self.builder.tensors[c].array.reshape(-1)[0]) for k, c in self.builder.counted.items()}
+        self._rows = {k: int(self.builder.tensors[c].array.reshape(-1)[0]) for k, c in self.builder.counted.items()
+                      if k in self.model.outputIndexes}
         for tensor, array in fetches:
             source = tensor.array.T
             if id(tensor) in self._counted:  # the rows the run made, into the start of the caller's buffer

@@ -5,6 +5,10 @@ Boxes are read as real values: float16 and float32 as they are, TENSOR_QUANT16_A
 by its scale and zero point. Results are computed in float64 and rounded once to the output type (uint8 and
 uint16: half to even, clamped). ROI max pooling runs the OpenVX ROI pooling kernel (the Fast R-CNN bins) on
 the corners ``detection.pooling_corners`` rounds, image by image.
+
+ROIs (and HEATMAP_MAX_KEYPOINT's boxes) an operation before chose by their data (BOX_WITH_NMS_LIMIT's, GENERATE_PROPOSALS') come in tensors holding
+the most rows that can come; the optional ``rows`` input (INT32 [1], the count that operation wrote) says how
+many lead: only those are read, and the output's rows past them are zeros. A count of 0 is the header's empty ROIs.
 """
 from __future__ import annotations
 
@@ -50,9 +54,29 @@ def _rois(args: Args) -> int:
     return rois[0]
 
 
-def checked_batches(args: Args, count: int) -> np.ndarray:
-    """The batch indices, each in ``0 .. count - 1`` (else the run fails naming it)."""
-    batches = np.asarray(args["batches"], np.int64)
+def rows_in(args: Args) -> None:
+    """Checks the optional ``rows`` input: an INT32 [1] tensor."""
+    if args.get("rows") is not None:
+        dtype_in(args, "rows", (I32,))
+        require(tuple(args["rows"].shape) == (1,), "rows", f"rows has shape {list(args['rows'].shape)}, "
+                "expected [1]")
+
+
+def used_rows(args: Args, rows: int) -> int:
+    """How many of the ``rows`` leading rows hold ROIs: all of them, or the ``rows`` input's value (else the run
+    fails naming it)."""
+    count = args.get("rows")
+    if count is None:
+        return rows
+    n = int(count.reshape(-1)[0])
+    if not 0 <= n <= rows:
+        raise IndexError(f"the count of ROIs is {n}; the tensors hold 0..{rows}")
+    return n
+
+
+def checked_batches(args: Args, count: int, rows: int | None = None) -> np.ndarray:
+    """The first ``rows`` (None: all) batch indices, each in ``0 .. count - 1`` (else the run fails naming it)."""
+    batches = np.asarray(args["batches"][:rows], np.int64)
     bad = (batches < 0) | (batches >= count)
     if bad.any():
         raise IndexError(f"batch index {int(batches[bad][0])} is outside 0..{count - 1}")
@@ -64,6 +88,7 @@ def _infer_roi(args: Args):
     shape = rank_in(args, "input", (4,))
     dtype = dtype_in(args, "input", FEATURES)
     n = _rois(args)
+    rows_in(args)
     oh, ow = int(args["out_height"]), int(args["out_width"])
     require(oh >= 1 and ow >= 1, "out_height", f"output size {oh} x {ow} must be positive",
             Status.VX_ERROR_INVALID_VALUE)
@@ -82,17 +107,20 @@ def _run_roi_align(args: Args) -> None:
     """out[r] = bins of ROI r, each the mean of bilinearly interpolated sample points (``detection.roi_align``)."""
     x = asymmetric.dequantize(_nhwc(args, "input"), args.quant("input"))
     out = _nhwc(args, "output")
-    result = np.empty(out.shape, np.float64)
-    detection.roi_align(x, real(args, "rois"), checked_batches(args, x.shape[0]), args["height_ratio"],
-                        args["width_ratio"], int(args["sampling_h"]), int(args["sampling_w"]), result)
+    n = used_rows(args, out.shape[0])
+    result = np.zeros(out.shape, np.float64)
+    detection.roi_align(x, real(args, "rois")[:n], checked_batches(args, x.shape[0], n), args["height_ratio"],
+                        args["width_ratio"], int(args["sampling_h"]), int(args["sampling_w"]), result[:n])
     asymmetric.store(result, out, args.quant("output"))
 
 
 def _run_roi_pooling(args: Args) -> None:
     """out[r] = the largest value of each Fast R-CNN bin of ROI r's rounded corners (raw values compared)."""
     x, out = _nhwc(args, "input"), _nhwc(args, "output")
-    batches = checked_batches(args, x.shape[0])
-    corners = detection.pooling_corners(real(args, "rois"), args["height_ratio"], args["width_ratio"])
+    n = used_rows(args, out.shape[0])
+    out[n:] = 0
+    batches = checked_batches(args, x.shape[0], n)
+    corners = detection.pooling_corners(real(args, "rois")[:n], args["height_ratio"], args["width_ratio"])
     kind = np.float32 if x.dtype == F16 else x.dtype  # float16 widened exactly, the maxima narrowed exactly
     for b in np.unique(batches):
         mine = np.flatnonzero(batches == b)
@@ -103,16 +131,17 @@ def _run_roi_pooling(args: Args) -> None:
 
 
 ROI_INTS = ("out_height", "out_width", "nchw")
-nnapi_kernel(NNAPIKernel("roi_align", 81, ("input", "rois", "batches"), ("output",), _infer_roi, _run_roi_align,
+nnapi_kernel(NNAPIKernel("roi_align", 81, ("input", "rois", "batches", "rows?"), ("output",), _infer_roi, _run_roi_align,
                          ints=ROI_INTS + ("sampling_h", "sampling_w"), floats=("height_ratio", "width_ratio"),
                          quantized=("input", "rois", "output")))
-nnapi_kernel(NNAPIKernel("roi_pooling", 82, ("input", "rois", "batches"), ("output",), _infer_roi, _run_roi_pooling,
+nnapi_kernel(NNAPIKernel("roi_pooling", 82, ("input", "rois", "batches", "rows?"), ("output",), _infer_roi, _run_roi_pooling,
                          ints=ROI_INTS, floats=("height_ratio", "width_ratio"), quantized=("input", "rois", "output")))
 
 
 # -- AXIS_ALIGNED_BBOX_TRANSFORM ---------------------------------------------------------------------------------
 def _infer_bbox(args: Args):
     n = _rois(args)
+    rows_in(args)
     dtype = np.dtype(args["rois"].dtype)
     deltas = rank_in(args, "deltas", (2,))
     dtype_in(args, "deltas", (U8,) if dtype in BOX_BITS else (dtype,))
@@ -127,13 +156,15 @@ def _infer_bbox(args: Args):
 def _run_bbox(args: Args) -> None:
     """out = each box refined by each class's deltas, clipped to its image (``detection.bbox_transform``)."""
     info = real(args, "image_info")
-    result = np.empty(args["output"].shape, np.float64)
-    detection.bbox_transform(real(args, "rois"), real(args, "deltas"), checked_batches(args, info.shape[0]), info,
-                             result)
+    result = np.zeros(args["output"].shape, np.float64)
+    n = used_rows(args, result.shape[0])
+    if n:  # none: the header's empty ROIs
+        detection.bbox_transform(real(args, "rois")[:n], real(args, "deltas")[:n],
+                                 checked_batches(args, info.shape[0], n), info, result[:n])
     store(args, "output", result)
 
 
-nnapi_kernel(NNAPIKernel("axis_aligned_bbox_transform", 41, ("rois", "deltas", "batches", "image_info"), ("output",),
+nnapi_kernel(NNAPIKernel("axis_aligned_bbox_transform", 41, ("rois", "deltas", "batches", "image_info", "rows?"), ("output",),
                          _infer_bbox, _run_bbox, quantized=("rois", "deltas", "image_info", "output")))
 
 
@@ -147,6 +178,7 @@ def _infer_keypoints(args: Args):
     boxes = rank_in(args, "boxes", (2,))
     box_type = dtype_in(args, "boxes", (U16, I16) if dtype == U8 else (dtype,))
     require(boxes == (n, 4), "boxes", f"boxes has shape {list(boxes)}, expected [{n}, 4]")
+    rows_in(args)
     return {"scores": ((n, keypoints), dtype), "keypoints": ((n, keypoints, 2), box_type)}
 
 
@@ -155,14 +187,16 @@ def _run_keypoints(args: Args) -> None:
     heatmaps = args["heatmaps"]
     if args["nchw"]:
         heatmaps = heatmaps.transpose(0, 2, 3, 1)
-    scores = np.empty(args["scores"].shape)
-    points = np.empty(args["keypoints"].shape)
-    keypoints.max_keypoints(asymmetric.dequantize(heatmaps, args.quant("heatmaps")), real(args, "boxes"), scores,
-                            points)
+    scores = np.zeros(args["scores"].shape)
+    points = np.zeros(args["keypoints"].shape)
+    n = used_rows(args, scores.shape[0])
+    if n:  # none: the header's empty ROIs
+        keypoints.max_keypoints(asymmetric.dequantize(heatmaps[:n], args.quant("heatmaps")), real(args, "boxes")[:n],
+                                scores[:n], points[:n])
     asymmetric.store(scores, args["scores"], args.quant("scores"))
     store(args, "keypoints", points)
 
 
-nnapi_kernel(NNAPIKernel("heatmap_max_keypoint", 56, ("heatmaps", "boxes"), ("scores", "keypoints"),
+nnapi_kernel(NNAPIKernel("heatmap_max_keypoint", 56, ("heatmaps", "boxes", "rows?"), ("scores", "keypoints"),
                          _infer_keypoints, _run_keypoints, ints=("nchw",),
                          quantized=("heatmaps", "boxes", "scores", "keypoints")))

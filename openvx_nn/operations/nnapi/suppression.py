@@ -5,7 +5,8 @@ moved by their deltas (``detection.bbox_transform``), then hard suppression; cen
 
 How many boxes come out depends on the data: the outputs' tensors hold the most that can (one per ROI and
 class), and the kernel writes how many it filled into its ``count`` tensor (the lowering makes the model's
-outputs report that many rows). Rows are grouped by image in ascending batch index; within an image, by score
+outputs report that many rows). BOX_WITH_NMS_LIMIT reads boxes so chosen too: its optional ``rows`` input says how
+many of its input rows lead (``detection.used_rows``). Rows are grouped by image in ascending batch index; within an image, by score
 descending (equal scores: the lower class, then the earlier taken).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from ...kernels.frontend import asymmetric, detection, suppression
 from .common import I32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
-from .detection import BOX_BITS, F16, F32, I16, U8, U16, real, store
+from .detection import BOX_BITS, F16, F32, I16, U8, U16, real, rows_in, store, used_rows
 
 METHODS = suppression.SOFT_KERNELS
 
@@ -28,6 +29,7 @@ def _infer(args: Args):
     require(tuple(args["batches"].shape) == (rois,), "batches", f"{list(args['batches'].shape)} batch indices for "
             f"{rois} ROIs")
     dtype_in(args, "batches", (I32,))
+    rows_in(args)
     most = rois * classes
     return {"out_scores": ((most,), dtype), "out_boxes": ((most, 4), box_type), "out_classes": ((most,), I32),
             "out_batches": ((most,), I32), "count": ((1,), I32)}
@@ -35,8 +37,9 @@ def _infer(args: Args):
 
 def _run(args: Args) -> None:
     """The boxes kept of each image and class, the image's best ``max_detections``, into the outputs' first rows."""
-    scores, boxes = real(args, "scores"), real(args, "boxes")
-    batches = np.asarray(args["batches"], np.int64)
+    n = used_rows(args, args["scores"].shape[0])
+    scores, boxes = real(args, "scores")[:n], real(args, "boxes")[:n]
+    batches = np.asarray(args["batches"][:n], np.int64)
     if (batches < 0).any():
         raise IndexError(f"batch index {int(batches[batches < 0][0])} is negative")
     limit, method = int(args["max_detections"]), METHODS[int(args["method"])]
@@ -64,7 +67,7 @@ def _run(args: Args) -> None:
     args["count"][0] = n
 
 
-nnapi_kernel(NNAPIKernel("box_with_nms_limit", 44, ("scores", "boxes", "batches"),
+nnapi_kernel(NNAPIKernel("box_with_nms_limit", 44, ("scores", "boxes", "batches", "rows?"),
                          ("out_scores", "out_boxes", "out_classes", "out_batches", "count"), _infer, _run,
                          ints=("max_detections", "method"),
                          floats=("score_threshold", "iou_threshold", "sigma", "nms_score_threshold"),
