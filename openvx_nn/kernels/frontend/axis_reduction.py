@@ -1,11 +1,13 @@
 """Reductions over chosen axes as one compiled loop (NNAPI's REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
-REDUCE_ALL, REDUCE_ANY and float MEAN), for the Python path and a native entry alike, so a graph holding them
-runs from C with the Python path's bits.
+REDUCE_ALL, REDUCE_ANY, float MEAN, and ARGMAX and ARGMIN over one axis), for the Python path and a native entry
+alike, so a graph holding them runs from C with the Python path's bits.
 
 The input is seen as a 6-D view and the output as the same 6-D view with each reduced axis of extent 1 (its
 keep-dims shape: dropping the reduced axes keeps the elements' order). Each output element folds its input
 elements in row-major order in a float64 accumulator, stored once in the output's type (booleans as
-``!= 0``). MAX and MIN return NaN when any element is NaN (as NumPy's), else the extreme.
+``!= 0``). MAX and MIN return NaN when any element is NaN (as NumPy's), else the extreme; ARGMAX and ARGMIN
+the position (in that order: along the one reduced axis) of the element MAX and MIN settle on, the first of equal
+extremes, the first NaN when there is one (as NumPy's ``argmax`` and ``argmin``).
 """
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from numba import types
 from ..support import jit, native
 from ..support.layout import RANK
 
-SUM, PROD, MAX, MIN, MEAN = 0, 1, 2, 3, 4
-OPERATIONS = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN, "mean": MEAN}
+SUM, PROD, MAX, MIN, MEAN, ARGMAX, ARGMIN = 0, 1, 2, 3, 4, 5, 6
+OPERATIONS = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN, "mean": MEAN, "argmax": ARGMAX, "argmin": ARGMIN}
 
 
 @jit.kernel
@@ -27,15 +29,18 @@ def _reduce(x, out, operation):
     r0, r1, r2, r3, r4, r5 = (x.shape[0] // o0, x.shape[1] // o1, x.shape[2] // o2, x.shape[3] // o3,
                               x.shape[4] // o4, x.shape[5] // o5)
     count = r0 * r1 * r2 * r3 * r4 * r5
+    extreme = operation == MAX or operation == MIN or operation == ARGMAX or operation == ARGMIN
+    larger = operation == MAX or operation == ARGMAX
     for i0 in range(o0):
         for i1 in range(o1):
             for i2 in range(o2):
                 for i3 in range(o3):
                     for i4 in range(o4):
                         for i5 in range(o5):
+                            at = 0
                             if operation == PROD:
                                 acc = 1.0
-                            elif operation == MAX or operation == MIN:
+                            elif extreme:
                                 acc = np.float64(x[i0, i1, i2, i3, i4, i5])
                             else:
                                 acc = 0.0
@@ -49,13 +54,16 @@ def _reduce(x, out, operation):
                                 v = np.float64(x[i0 + k0, i1 + k1, i2 + k2, i3 + k3, i4 + k4, i5 + k5])
                                 if operation == PROD:
                                     acc *= v
-                                elif operation == MAX or operation == MIN:  # a NaN, once met, stays
-                                    if not np.isnan(acc) and (np.isnan(v) or (v > acc if operation == MAX else v < acc)):
+                                elif extreme:  # a NaN, once met, stays
+                                    if not np.isnan(acc) and (np.isnan(v) or (v > acc if larger else v < acc)):
                                         acc = v
+                                        at = j
                                 else:
                                     acc += v
                             if operation == MEAN:
                                 acc /= count
+                            elif operation == ARGMAX or operation == ARGMIN:
+                                acc = np.float64(at)
                             out[i0, i1, i2, i3, i4, i5] = acc
 
 
@@ -81,7 +89,8 @@ def views(x: np.ndarray, out: np.ndarray, axes: Sequence[int]) -> tuple[np.ndarr
 
 
 def reduce(x: np.ndarray, out: np.ndarray, axes: Sequence[int], operation: str) -> None:
-    """``out`` = ``operation`` (sum, prod, max, min, mean) of ``x`` over ``axes``, kept as length 1 or dropped."""
+    """``out`` = ``operation`` (sum, prod, max, min, mean; argmax, argmin over one axis) of ``x`` over ``axes``, kept
+    as length 1 or dropped."""
     found = views(x, out, axes)
     if found is None:
         if out.size and x.size:  # strided operands: through contiguous copies

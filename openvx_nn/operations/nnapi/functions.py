@@ -6,8 +6,10 @@ A TENSOR_BOOL8 is a uint8 tensor of bytes 0 and 1 (``common.VX_TYPES``): a compa
 and a boolean read as a real value is that 0 or 1.
 
 float32 MAXIMUM, MINIMUM and PRELU of rank at most 4 are bound once per node to the float engine's broadcast
-loop (``float_elementwise``, as ADD and MUL), and have its native entry (a graph of them runs from C); everything
-else is a float64 expression of the exact inputs (uint8 dequantized) stored once (``elementwise_real``).
+loop (``float_elementwise``, as ADD and MUL), and have its native entry (a graph of them runs from C); the
+comparisons and SELECT (of operands of one quantization) of float32, int32, uint8 and boolean tensors run on
+``comparison``'s compiled loops, with their native entries; everything else (float16 among it) is a float64
+expression of the exact inputs (uint8 dequantized) stored once (``elementwise_real``).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...kernels.frontend import asymmetric
+from ...kernels.frontend import asymmetric, comparison
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_elementwise as few
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
@@ -60,7 +62,13 @@ def _infer_pair(types: tuple[np.dtype, ...], result: np.dtype | None = None):
 
 def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None = None,
           result: np.dtype | None = None) -> None:
+    compares = rule in comparison.RULES
+
     def run(args: Args) -> None:
+        if compares and comparison.takes(args["input1"], args["input2"]):
+            comparison.compare(rule, args["input1"], args["input2"], args["output"], args.quant("input1"),
+                               args.quant("input2"))
+            return
         ew.binary(rule, args["input1"], args["input2"], args["output"], args.quant("input1"),
                   args.quant("input2"), args.quant("output"))
     run.__doc__ = f"out = {rule}(input1, input2), broadcasting (float64 on real values, stored once)."
@@ -72,6 +80,9 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
         return few.bind_binary(fast, a, b, out, 0)
 
     def native(args: Args):
+        if compares:
+            return comparison.native_compare(rule, args["input1"], args["input2"], args["output"],
+                                             args.quant("input1"), args.quant("input2"))
         if fast is None:
             return None
         return few.native_binary(fast, args["input1"], args["input2"], args["output"], 0)
@@ -103,14 +114,29 @@ def _infer_select(args: Args):
     return {"output": (shape, dtype)}
 
 
+def _raw_select(args: Args) -> bool:
+    """Whether SELECT moves raw values on the compiled loop: one quantization, element types it takes."""
+    return args.quant("input1") == args.quant("input2") == args.quant("output") and \
+        comparison.takes(args["condition"], args["input1"], args["input2"])
+
+
 def _run_select(args: Args) -> None:
     """out = input1 where condition, else input2 (uint8 of different quantizations: the real value, stored once)."""
+    if _raw_select(args):
+        comparison.select(args["condition"], args["input1"], args["input2"], args["output"])
+        return
     ew.select(args["condition"], args["input1"], args["input2"], args["output"], args.quant("input1"),
               args.quant("input2"), args.quant("output"))
 
 
+def _native_select(args: Args):
+    if not _raw_select(args):
+        return None
+    return comparison.native_select(args["condition"], args["input1"], args["input2"], args["output"])
+
+
 nnapi_kernel(NNAPIKernel("select", 84, ("condition", "input1", "input2"), ("output",), _infer_select, _run_select,
-                         quantized=("input1", "input2", "output")))
+                         quantized=("input1", "input2", "output"), native=_native_select))
 
 
 # -- CAST, QUANTIZE ----------------------------------------------------------------------------------------------

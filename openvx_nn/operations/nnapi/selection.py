@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import Status
-from ...kernels.frontend import indexing, nhwc_resampling, ordering, rearrange, reduction
+from ...kernels.frontend import axis_reduction, indexing, nhwc_resampling, ordering, rearrange, reduction
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 from .movement import PADS, _infer_pad, _values
 
@@ -41,13 +41,25 @@ def _infer_arg(args: Args):
 
 def _arg(operation: str):
     def run(args: Args) -> None:
-        reduction.reduce(args["input"], args["output"], [int(args["axis"])], operation)
+        # the compiled reduction loop (float16, which numba does not compile, in NumPy: the same positions)
+        kernel = reduction if args["input"].dtype == F16 else axis_reduction
+        kernel.reduce(args["input"], args["output"], [int(args["axis"])], operation)
     run.__doc__ = f"out = the index of the first {operation[3:]}imum along ``axis`` (raw values compared)."
     return run
 
 
-nnapi_kernel(NNAPIKernel("argmax", 39, ("input",), ("output",), _infer_arg, _arg("argmax"), ints=("axis",)))
-nnapi_kernel(NNAPIKernel("argmin", 40, ("input",), ("output",), _infer_arg, _arg("argmin"), ints=("axis",)))
+def _native_arg(operation: str):
+    def native(args: Args):
+        if args["input"].dtype == F16:
+            return None
+        return axis_reduction.native_entry(args["input"], args["output"], [int(args["axis"])], operation)
+    return native
+
+
+nnapi_kernel(NNAPIKernel("argmax", 39, ("input",), ("output",), _infer_arg, _arg("argmax"), ints=("axis",),
+                         native=_native_arg("argmax")))
+nnapi_kernel(NNAPIKernel("argmin", 40, ("input",), ("output",), _infer_arg, _arg("argmin"), ints=("axis",),
+                         native=_native_arg("argmin")))
 
 
 # -- GATHER ------------------------------------------------------------------------------------------------------
