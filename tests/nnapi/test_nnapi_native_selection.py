@@ -1,7 +1,8 @@
-"""ARGMAX, ARGMIN, the comparisons and SELECT run from C (native entries: ``axis_reduction``'s loop for the two
-arg operations, ``comparison``'s loops for the rest): the same bits as the Python path's runners, and the values
-of loops written from the header's text, over random shapes, axes (negative ones too), broadcasts, element types
-and quantizations, with ties, NaN and infinities among the float values."""
+"""ARGMAX, ARGMIN, the comparisons, SELECT and GATHER run from C (native entries: ``axis_reduction``'s loop for the
+two arg operations, ``comparison``'s loops, ``gather.gather_axis``): the same bits as the Python path's runners, and
+the values of loops written from the header's text, over random shapes, axes (negative ones too), broadcasts,
+element types and quantizations, with ties, NaN and infinities among the float values; a GATHER index out of
+range fails the native run with an error naming it."""
 from __future__ import annotations
 
 import math
@@ -133,3 +134,55 @@ def test_select_of_operands_quantized_differently_keeps_the_python_path():
     execution.compute()
     assert compilation.prepared.graph.plan.native is None  # its real values are requantized in NumPy
     assert result.tolist() == [10, 25, 30]
+
+
+# -- GATHER --------------------------------------------------------------------------------------------------------------
+def gather_reference(x, indices, axis):
+    """``out[i..., j..., k...] = x[i..., indices[j...], k...]``: the indices' dimensions replace the axis's."""
+    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
+    out = np.empty(shape, x.dtype)
+    for index in np.ndindex(*shape):
+        before, picked, after = index[:axis], index[axis:axis + indices.ndim], index[axis + indices.ndim:]
+        out[index] = x[before + (int(indices[picked]),) + after]
+    return out
+
+
+@pytest.mark.parametrize("kind", [F32T, I32T, Q8], ids=["float32", "int32", "uint8"])
+def test_gather_runs_natively_along_every_axis_by_indices_of_any_rank(kind):
+    for seed in range(6):
+        rng = np.random.default_rng(8000 + seed + 100 * int(kind))
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+        x = _values(rng, kind, shape, seed == 5)
+        axis = int(rng.integers(0, rank))
+        index_shape = tuple(int(d) for d in rng.integers(1, 4, int(rng.integers(1, 3))))
+        indices = rng.integers(0, shape[axis], index_shape).astype(np.int32)
+        want = gather_reference(x, indices, axis)
+        q = (0.5, 3) if kind == Q8 else (0.0, 0)
+        listed = axis - rank if seed % 2 else axis
+        native, python = _both(OP.GATHER, [Tensor(x, *q), i32(listed), Tensor(indices)], Out(kind, want.shape, *q))
+        assert np.array_equal(native, python, equal_nan=kind == F32T), f"seed {seed}: native and Python paths differ"
+        assert np.array_equal(native, want, equal_nan=kind == F32T), f"seed {seed}"
+
+
+def test_a_gather_index_out_of_range_fails_the_native_run_naming_it():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    good, bad = np.array([2, 0], np.int32), np.array([1, 3], np.int32)
+    compilation, execution, result = _compiled(OP.GATHER, [Tensor(x), i32(0), Tensor(good)], Out(F32T, (2, 4)), True)
+    _native_result(compilation, execution, result)  # the native plan is published and runs
+    messages = []
+    for _ in range(2):  # the native run fails, and the execution runs once more on the Python path to name it
+        execution = nnapi.Execution(compilation)
+        execution.set_input(0, x)
+        execution.set_input(1, bad)
+        execution.set_output(0, result)
+        with pytest.raises(nnapi.NNAPIError) as error:
+            execution.compute()
+        messages.append(str(error.value))
+    assert all("GATHER" in m and "index 3 is outside 0..2 (axis 0 of the input)" in m for m in messages), messages
+    execution = nnapi.Execution(compilation)  # good indices run again
+    execution.set_input(0, x)
+    execution.set_input(1, good)
+    execution.set_output(0, result)
+    execution.compute()
+    assert np.array_equal(result, x[[2, 0]])

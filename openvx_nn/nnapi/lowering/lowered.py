@@ -195,6 +195,15 @@ class Lowered:
         start = time.perf_counter_ns()
         status = run() if self._lends is None else self._lends.run(run)
         self.run_ns = time.perf_counter_ns() - start
+        if status != Status.VX_SUCCESS and graph.native_allowed and not any(
+                "error" in n.state for n, _ in self.builder.node_ops if n.status != Status.VX_SUCCESS):
+            # a native entry failed, which returns a status only (a GATHER index out of range): once more on the
+            # Python path, whose runner names the cause
+            graph.native_allowed = False
+            try:
+                status = run()
+            finally:
+                graph.native_allowed = True
         if status != Status.VX_SUCCESS:
             failed = [(n, j) for n, j in self.builder.node_ops if n.status != Status.VX_SUCCESS]
             if not failed:

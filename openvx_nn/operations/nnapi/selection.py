@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import Status
-from ...kernels.frontend import axis_reduction, indexing, nhwc_resampling, ordering, rearrange, reduction
+from ...kernels.frontend import axis_reduction, gather, nhwc_resampling, ordering, rearrange, reduction
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 from .movement import PADS, _infer_pad, _values
 
@@ -75,16 +75,18 @@ def _infer_gather(args: Args):
 
 def _run_gather(args: Args) -> None:
     """out = input indexed along ``axis`` by every index; an index outside 0..n-1 fails the run."""
-    x, indices, axis = args["input"], args["indices"], int(args["axis"])
-    bad = (indices < 0) | (indices >= x.shape[axis])
-    if bad.any():
-        raise IndexError(f"index {int(indices[bad].reshape(-1)[0])} is outside 0..{x.shape[axis] - 1} "
-                         f"(axis {axis} of the input)")
-    indexing.gather(x, indices, args["output"], "axis", axis)
+    gather.gather_axis(args["input"], args["indices"], args["output"], int(args["axis"]))
+
+
+def _native_gather(args: Args):
+    """The gather loop's entry: an index out of range fails the native run (VX_ERROR_INVALID_VALUE), and the
+    graph's next run takes the Python path, which names the index."""
+    return gather.native_gather_axis(args["input"], args["indices"], args["output"], int(args["axis"]),
+                                     Status.VX_ERROR_INVALID_VALUE)
 
 
 nnapi_kernel(NNAPIKernel("gather", 51, ("input", "indices"), ("output",), _infer_gather, _run_gather,
-                         ints=("axis",)))
+                         ints=("axis",), native=_native_gather))
 
 
 # -- SLICE -------------------------------------------------------------------------------------------------------
