@@ -18,7 +18,7 @@ from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
 from test_nnapi_1_2_box_with_nms_limit import reference as nms_reference
 from test_nnapi_1_2_detection import bbox_reference, keypoint_reference, roi_align_reference, roi_pooling_reference
 from test_nnapi_1_2_generate_proposals import reference as proposals_reference
-from test_nnapi_1_2_models import Spec
+from test_nnapi_1_2_models import C_MAIN, Spec
 from test_nnapi_c_api import nnapi_flags
 
 from openvx_nn import nnapi
@@ -287,23 +287,7 @@ def test_an_add_broadcast_over_the_rows_keeps_them():
 
 
 # -- the C API ---------------------------------------------------------------------------------------------------------
-PROGRAM = r"""
-#include <NeuralNetworks.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static void check(int status, const char *what)
-{
-    if (status != ANEURALNETWORKS_NO_ERROR) {
-        printf("%s %d\n", what, status);
-        exit(1);
-    }
-}
-
-int main(void)
-{
-    ANeuralNetworksModel *model = NULL;
-    ANeuralNetworksCompilation *compilation = NULL;
+PROGRAM = C_MAIN + r"""
     static const uint32_t inputs[] = {INPUTS}, outputs[] = {OUTPUTS};
     static const int widths[] = {WIDTHS};
     static float x[SIDE * SIDE * CHANNELS], scores[ROIS], boxes[ROIS * 4];
@@ -317,7 +301,6 @@ BODY
     check(ANeuralNetworksCompilation_create(model, &compilation), "compilation");
     check(ANeuralNetworksCompilation_finish(compilation), "compile");
     for (run = 0; run < RUNS; run++) {
-        ANeuralNetworksExecution *execution = NULL;
         if (fread(x, sizeof x, 1, stdin) != 1 || fread(scores, sizeof scores, 1, stdin) != 1 ||
             fread(boxes, sizeof boxes, 1, stdin) != 1)
             return 2;
@@ -353,9 +336,7 @@ def test_the_second_stage_through_the_c_api_reports_its_rows_zero_included():
     spec = build()
     runs = [case(11, "some"), case(12, "none"), case(13, "ties")]
     widths = [math.prod(shape) for shape in SHAPES]
-    source = (PROGRAM.replace("INPUTS", ", ".join(map(str, spec.inputs)))
-              .replace("OUTPUTS", ", ".join(map(str, spec.outputs))).replace("BODY", spec.c_body())
-              .replace("WIDTHS", ", ".join(map(str, widths))).replace("RUNS", str(len(runs)))
+    source = (spec.c_source(PROGRAM).replace("WIDTHS", ", ".join(map(str, widths))).replace("RUNS", str(len(runs)))
               .replace("SIDE", str(SIDE)).replace("CHANNELS", str(CHANNELS)).replace("ROIS", str(ROIS))
               .replace("CLASSES", str(CLASSES)))
     feed = b"".join(a.tobytes() for feeds in runs for a in feeds)
