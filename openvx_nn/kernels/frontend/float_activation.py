@@ -24,13 +24,11 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from ..support.bit_casts import bits_of_float, float_of_bits
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
 
@@ -67,34 +65,18 @@ _SQRT2_M1 = _F(0.41421356237)
 _MAGIC = _F(12582912.0)  # 1.5 * 2**23: adding it rounds a float32 below 2**22 to an integer, to nearest
 
 
-@intrinsic
-def _float_of_bits(typingctx, bits):
-    """The float32 whose bits are the int32 ``bits`` (a bit cast, which LLVM vectorizes)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _bits_of_float(typingctx, value):
-    """The int32 bits of the float32 ``value`` (a bit cast)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.int32(types.float32), codegen
-
-
 @jit.jitable
 def canonical(y):
     """Float32 ``y``, a NaN as the canonical quiet NaN: selected on the bits, since LLVM may fold a float select
     of a NaN test into ``y`` itself (NaN payloads are not values to it) and keep a NaN's sign and payload."""
-    bits = _bits_of_float(y)
-    return _float_of_bits(np.int32(0x7FC00000) if (bits & np.int32(0x7FFFFFFF)) > np.int32(0x7F800000) else bits)
+    bits = bits_of_float(y)
+    return float_of_bits(np.uint32(0x7FC00000) if (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else bits)
 
 
 @jit.jitable
 def _power_of_two(k):
     """``2.0 ** k`` for int32 ``k`` in [-126, 127]."""
-    return _float_of_bits(np.int32((k + np.int32(127)) << np.int32(23)))
+    return float_of_bits(np.int32((k + np.int32(127)) << np.int32(23)))
 
 
 @jit.jitable

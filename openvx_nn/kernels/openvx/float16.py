@@ -25,23 +25,8 @@ from ..engine import gang
 from ..frontend import float_sharing
 from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
+from ..support.bit_casts import bits_of_float, float_of_bits
 from ..support.layout import loop_views
-
-
-@intrinsic
-def _as_float(typingctx, bits):
-    """The float32 whose bits the uint32 ``bits`` hold."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.uint32), codegen
-
-
-@intrinsic
-def _as_bits(typingctx, value):
-    """The uint32 bits of the float32 ``value``."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.uint32(types.float32), codegen
 
 
 @intrinsic
@@ -70,7 +55,7 @@ def widen_bits(h):
     """The float32 bits of the binary16 bits ``h`` (exact, a NaN's payload kept as it is, quiet or signaling): the
     CPU's conversion with a signaling NaN's quiet bit cleared again; selects, not branches, so loops vectorize."""
     h32 = _U(h)
-    o = _as_bits(_half_to_float(np.uint16(h)))
+    o = bits_of_float(_half_to_float(np.uint16(h)))
     signaling = ((h32 & _U(0x7E00)) == _U(0x7C00)) & ((h32 & _U(0x03FF)) != _U(0))
     return o & _U(0xFFBFFFFF) if signaling else o
 
@@ -84,19 +69,19 @@ def narrow_bits(f):
     a = f ^ sign
     high = (a & _U(0x007FFFFF)) >> _U(13)
     nan = (_U(0x7C00) + high + (_U(1) if high == _U(0) else _U(0))) | (sign >> _U(16))
-    return np.uint16(nan) if a > _U(0x7F800000) else _float_to_half(_as_float(f))
+    return np.uint16(nan) if a > _U(0x7F800000) else _float_to_half(float_of_bits(f))
 
 
 @jit.jitable
 def widen(h):
     """The float32 value of the binary16 bits ``h`` (uint16), exactly."""
-    return _as_float(widen_bits(h))
+    return float_of_bits(widen_bits(h))
 
 
 @jit.jitable
 def narrow(value):
     """The binary16 bits (uint16) nearest the float32 ``value``, ties to even (:func:`narrow_bits`)."""
-    return narrow_bits(_as_bits(value))
+    return narrow_bits(bits_of_float(value))
 
 
 @jit.kernel
