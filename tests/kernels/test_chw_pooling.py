@@ -120,3 +120,68 @@ def test_strided_tensors_with_batch_dims_are_read_and_written_through_copies():
     x4 = np.ascontiguousarray(x.T).reshape(6, 2, 9, 11)
     expected = reference(x4, (3, 3), (2, 2), (0, 0), (4, 5)).reshape(2, 3, 2, 4, 5)
     assert _same_bits(np.ascontiguousarray(out.T), expected) and not out_big[:, :, 0].any()
+
+
+def _half_reference(x16, average, kernel, stride, offset, out_hw):
+    """x16 [P, H, W] float16: per output the maximum (NaN if any is NaN, +0.0 over -0.0) or the float64 sum
+    divided by the whole window's area, over the window's positions inside the input; 0.0 for a window with
+    none; rounded once to float16."""
+    (kh, kw), (sy, sx), (top, left) = kernel, stride, offset
+    x = x16.astype(np.float64)
+    out = np.zeros((x.shape[0],) + tuple(out_hw))
+    for oy in range(out_hw[0]):
+        for ox in range(out_hw[1]):
+            y0, x0 = oy * sy - top, ox * sx - left
+            window = x[:, max(y0, 0):max(y0 + kh, 0), max(x0, 0):max(x0 + kw, 0)].reshape(x.shape[0], -1)
+            if window.shape[-1] == 0:
+                continue
+            with np.errstate(invalid="ignore"):
+                if average:
+                    out[:, oy, ox] = window.sum(-1) / (kh * kw)
+                else:
+                    top_value = np.where(np.isnan(window).any(-1), np.nan, window.max(-1))
+                    positive_zero = (top_value == 0) & np.any((window == 0) & ~np.signbit(window), axis=-1)
+                    out[:, oy, ox] = np.where(positive_zero, 0.0, top_value)
+    with np.errstate(over="ignore"):
+        return out.astype(np.float16)
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_binary16_planes_pool_as_the_float32_kernel_rounded_once(trial):
+    """The plane kernel on binary16 bits (read and written by the window passes) gives the float32 kernel's results
+    on the widened values rounded once by NumPy, bit for bit (NaN payloads included), over random bit patterns and
+    geometries (strides 1 to 4: the plain, the every-other-lane and the split-by-phase second pass; rows past a
+    whole vector step and short tails), and the plain reference's values (max: exact; average: within a unit)."""
+    from openvx_nn.kernels.frontend.chw_pooling import pool_planes
+
+    rng = np.random.default_rng(3100 + trial)
+    average = bool(trial % 2)
+    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
+    stride = tuple(int(v) for v in rng.integers(1, 5, 2))
+    offset = tuple(int(rng.integers(0, k)) for k in kernel)
+    hw = (int(rng.integers(kernel[0], 24)), int(rng.integers(kernel[1], 150)))
+    out_hw = tuple((n + 2 * o - k) // s + 1 for n, k, s, o in zip(hw, kernel, stride, offset))
+    planes = int(rng.integers(1, 7))
+    bits = rng.integers(0, 1 << 16, (planes,) + hw).astype(np.uint16)
+    if trial >= 6:  # mostly ordinary values: averages of finite windows
+        ordinary = (rng.standard_normal((planes,) + hw) * 100).astype(np.float16).view(np.uint16)
+        bits = np.where(rng.random(bits.shape) < 0.98, ordinary, bits)
+    single = bits.view(np.float16).astype(np.float32)
+    out16 = np.full((planes,) + out_hw, 0x7777, np.uint16)
+    out32 = np.full((planes,) + out_hw, 7.0, np.float32)
+    geometry = (average, *kernel, *stride, *offset, np.float32(0.0), 0, planes)
+    pool_planes(bits, out16, *geometry)
+    pool_planes(single, out32, *geometry)
+    with np.errstate(over="ignore"):
+        rounded = out32.astype(np.float16).view(np.uint16)
+    assert np.array_equal(out16, rounded), "not the float32 kernel's results rounded once"
+    got = out16.view(np.float16)
+    want = _half_reference(bits.view(np.float16), average, kernel, stride, offset, out_hw)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    if not average:
+        assert np.array_equal(got[finite].view(np.uint16), want[finite].view(np.uint16))
+    else:
+        ordered = [np.where(v.view(np.int16) < 0, -(v.view(np.uint16) & 0x7FFF).astype(np.int64),
+                            v.view(np.uint16).astype(np.int64)) for v in (got[finite], want[finite])]
+        assert np.abs(ordered[0] - ordered[1]).max(initial=0) <= 1

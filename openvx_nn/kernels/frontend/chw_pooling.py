@@ -12,6 +12,10 @@ neither changes a result, so a window the padding cuts reads the border as if it
 the window's columns for every output row of the group at once (stride 2 reads every other value in vector
 lanes, larger strides read the rows split by column phase).
 
+Float16. Either side may be binary16 bits (uint16 planes): the first pass widens the input as it loads it,
+the second narrows each output once as it stores it (``window_runs``' binary16 forms), so a binary16 pool is the
+float32 pool of the widened values rounded once, bit for bit, without a float32 copy of either tensor.
+
 Max. Values compare as ``window_max.larger`` defines (IEEE ``maximum``: NaN wins, +0.0 over -0.0), so the
 result is the window's exact maximum whatever the order of visits.
 
@@ -29,7 +33,20 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit
-from .window_runs import max_runs, max_runs_2, sum_runs, sum_runs_2
+from ..support.binary16 import narrow_bits
+from ..support.bit_casts import bits_of_float
+from .window_runs import (
+    max_runs,
+    max_runs_2,
+    max_runs_2fh,
+    max_runs_fh,
+    max_runs_hf,
+    sum_runs,
+    sum_runs_2,
+    sum_runs_2fh,
+    sum_runs_fh,
+    sum_runs_hf,
+)
 
 LOWEST = np.float32(np.finfo(np.float32).min)
 
@@ -44,17 +61,47 @@ def window_span(start, stride, size, extent, n_out):
 
 
 @jit.kernel
-def _runs(maximum, stride, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
-    """One ``window_runs`` call: max, or sum of the values times ``scale`` divided by ``divisor``; stride 1 or 2."""
-    if maximum:
-        if stride == 2:
-            max_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+def _down(maximum, half_in, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale):
+    """The first pass's ``window_runs`` call (stride 1, float32 out): max, or sum of the values times ``scale``;
+    binary16 runs (``half_in``) or float32."""
+    args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+    one = np.float32(1.0)
+    if half_in:
+        if maximum:
+            max_runs_hf(*args)
         else:
-            max_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
-    elif stride == 2:
-        sum_runs_2(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+            sum_runs_hf(*args, scale, one)
+    elif maximum:
+        max_runs(*args)
     else:
-        sum_runs(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor)
+        sum_runs(*args, scale, one)
+
+
+@jit.kernel
+def _across(maximum, stride, half_out, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, divisor):
+    """The second pass's ``window_runs`` call (float32 runs, stride 1 or 2): max, or sum divided by ``divisor``;
+    binary16 outputs (``half_out``) or float32."""
+    args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
+    one = np.float32(1.0)
+    if half_out:
+        if maximum:
+            if stride == 2:
+                max_runs_2fh(*args)
+            else:
+                max_runs_fh(*args)
+        elif stride == 2:
+            sum_runs_2fh(*args, one, divisor)
+        else:
+            sum_runs_fh(*args, one, divisor)
+    elif maximum:
+        if stride == 2:
+            max_runs_2(*args)
+        else:
+            max_runs(*args)
+    elif stride == 2:
+        sum_runs_2(*args, one, divisor)
+    else:
+        sum_runs(*args, one, divisor)
 
 
 GROUP_VALUES = 8192
@@ -66,8 +113,11 @@ so 512 planes of ResNet's 7x7 head take two calls, not a thousand."""
 @jit.kernel
 def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     """Planes ``[p0, p1)`` of ``out[p]`` = the window maxima (``average``: means) of ``x[p]`` (module doc),
-    C-contiguous ``[P, H, W]`` float32; a window with no input position gives ``empty``. Planes are independent:
-    threads may share them."""
+    C-contiguous ``[P, H, W]`` float32, or binary16 bits (uint16) on either side: widened as read, each output
+    narrowed once as written; a window with no input position gives ``empty``. Planes are independent: threads
+    may share them."""
+    half_in, half_out = x.itemsize == 2, out.itemsize == 2  # constants of each compiled form
+    ex, eo = x.itemsize, out.itemsize
     height, width = x.shape[1], x.shape[2]
     out_h, out_w = out.shape[1], out.shape[2]
     maximum = not average
@@ -94,18 +144,19 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
             column[r, i] = border
     rows, taps = np.empty(kh, np.int64), np.empty(kw, np.int64)
     for k in range(kh):
-        rows[k] = 4 * k * width
+        rows[k] = ex * k * width
     for k in range(kw):
         taps[k] = 4 * ((k % sx) * n_ph + k // sx if split else k)
     edges = c0 > 0 or c1 < out_w or r0 > 0 or r1 < out_h  # windows wholly off the plane
     fill = np.float32(0.0) if average else empty
+    fill_bits = narrow_bits(bits_of_float(fill))
     # average: the values times 2**-k (exact for normal floats) with 2**k >= kh * kw, so no sum overflows, and the
     # sum divided by kh * kw * 2**-k (in (0.5, 1]) at the end
     area = kh * kw
     k = 0
     while (1 << k) < area:
         k += 1
-    scale, divisor, one = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k), np.float32(1.0)
+    scale, divisor = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k)
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
     col_at, ph_at = np.int64(column.ctypes.data) + 4 * left, np.int64(phases.ctypes.data)
     rows_at, taps_at = np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
@@ -114,29 +165,29 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     for g0 in range(p0, p1, group):
         n = min(p1, g0 + group) - g0
         if out_h == 1 and oa == 0 and ob == 1:  # one output row a plane, inside it: every plane's in one call
-            _runs(maximum, 1, col_at, x_at + 4 * g0 * plane_size, rows_at, kh, width, n, 4 * span, 4 * plane_size,
-                  scale, one)
+            _down(maximum, half_in, col_at, x_at + ex * g0 * plane_size, rows_at, kh, width, n, 4 * span,
+                  ex * plane_size, scale)
         else:
             if ob > oa:
                 for q in range(n):
-                    _runs(maximum, 1, col_at + 4 * (q * out_h + oa) * span,
-                          x_at + 4 * ((g0 + q) * plane_size + (oa * sy - top) * width), rows_at, kh, width, ob - oa,
-                          4 * span, 4 * sy * width, scale, one)
+                    _down(maximum, half_in, col_at + 4 * (q * out_h + oa) * span,
+                          x_at + ex * ((g0 + q) * plane_size + (oa * sy - top) * width), rows_at, kh, width, ob - oa,
+                          4 * span, ex * sy * width, scale)
             for oy in range(r0, r1):  # an edge row: the same output row of every plane in the group in one call
                 if oa <= oy < ob:
                     continue
                 y0 = oy * sy - top
                 ya, yb = max(y0, 0), min(y0 + kh, height)
-                _runs(maximum, 1, col_at + 4 * oy * span, x_at + 4 * (g0 * plane_size + ya * width), rows_at, yb - ya,
-                      width, n, 4 * out_h * span, 4 * plane_size, scale, one)
+                _down(maximum, half_in, col_at + 4 * oy * span, x_at + ex * (g0 * plane_size + ya * width), rows_at,
+                      yb - ya, width, n, 4 * out_h * span, ex * plane_size, scale)
         if split:
             for r in range(n * out_h):
                 for s in range(min(sx, span)):
                     for j in range((span - s + sx - 1) // sx):
                         phases[r, s * n_ph + j] = column[r, j * sx + s]
         if c1 > c0:
-            _runs(maximum, 1 if split else sx, out_at + 4 * (g0 * out_h * out_w + c0), src_at, taps_at, kw, c1 - c0,
-                  n * out_h, 4 * out_w, src_stride, one, divisor)
+            _across(maximum, 1 if split else sx, half_out, out_at + eo * (g0 * out_h * out_w + c0), src_at, taps_at,
+                    kw, c1 - c0, n * out_h, eo * out_w, src_stride, divisor)
         if edges:
             for q in range(n):
                 p = g0 + q
@@ -144,7 +195,10 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
                     whole = not r0 <= oy < r1
                     for ox in range(out_w):
                         if whole or not c0 <= ox < c1:
-                            out[p, oy, ox] = fill
+                            if half_out:
+                                out[p, oy, ox] = fill_bits
+                            else:
+                                out[p, oy, ox] = fill
 
 
 def _max_pool(x, out, kh, kw, sy, sx, top, left):

@@ -17,6 +17,12 @@ a NaN; LLVM does not say which payload). ``sum_runs``: the sum
 from +0.0 in tap order of each value times ``scale``, as one fused multiply-add (``llvm.fma``: the same bits on
 every CPU; a power-of-two scale makes the product exact for normal floats, so it is the sum of the scaled
 values), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing).
+
+Element types. Each pass reads float32 or binary16 runs and writes float32 or binary16 outputs (``half_in``,
+``half_out``; the ``_hf`` and ``_fh`` forms): binary16 lanes are widened exactly as they are loaded and each
+result is narrowed once as it is stored (``support/binary16``), the reduction itself is float32 either way, so a
+binary16 pool gives the float32 pool's results on the widened values, rounded once. Offsets and strides are in
+bytes whatever the element (a binary16 run's value ``j`` is at ``2 * j``).
 """
 from __future__ import annotations
 
@@ -24,26 +30,32 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support.binary16 import narrow_lanes, widen_lanes
 from ..support.llvm_loops import constant, masked_lanes, splat, typed_args
 
 LANES = 16
 VECTORS = 4
 """Vectors of ``LANES`` a step (a 112-wide row in two steps, a 55-wide pooled row in one)."""
-_F32, _I32, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
+_F32, _I16, _I32, _I64 = ir.FloatType(), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
 
-def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: int) -> ir.Function:
+def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: int, half_in: bool,
+            half_out: bool) -> ir.Function:
     """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, scale, divisor])`` (module doc) reading
     every ``stride``-th value of the runs, row after row (memory in order), each row in steps of ``vectors``
     vectors (each its own chain of taps: one chain would wait on each compare and select in turn): whole steps
     with plain loads, then the rest of the row through masks made once; at stride 2 each vector is the even
-    lanes of two loads."""
+    lanes of two loads; binary16 lanes (``half_in``, ``half_out``) are widened as loaded, narrowed as stored."""
     vec = ir.VectorType(_F32, LANES)
-    vecp = vec.as_pointer()
+    halves = ir.VectorType(_I16, LANES)
+    in_vec, in_size = (halves, 2) if half_in else (vec, 4)
+    out_vec, out_size = (halves, 2) if half_out else (vec, 4)
+    in_p, out_p = in_vec.as_pointer(), out_vec.as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 8 + ([] if maximum else [_F32, _F32])), name)
     fn.linkage = "internal"
     out, base, offsets, n_taps, n, n_rows, out_stride, base_stride = fn.args[:8]
-    load, store, lanes_below = masked_lanes(module, vec)
+    load, _, lanes_below = masked_lanes(module, in_vec)
+    _, store, _ = masked_lanes(module, out_vec)
     fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
     # IEEE 754-2019 maximum: NaN wins, -0.0 below +0.0 (one vrangeps with AVX-512DQ, a short sequence elsewhere)
     larger = module.declare_intrinsic(f"llvm.maximum.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec]))
@@ -62,21 +74,26 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
                     lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + LANES)))) for count in left]
     high_whole = lanes_below(b, constant(LANES - 1))  # a whole step's last vector needs 31 of its 32 values
 
+    def widened(b, lanes):
+        return b.bitcast(widen_lanes(b, lanes), vec) if half_in else lanes
+
     def reader(masks, halves):
-        """``read(b, run, byte, v)``: vector ``v`` of the step at output byte ``byte`` of ``run``."""
-        def read(b, run, byte, v):
-            at = b.add(byte, constant(4 * LANES * v))
+        """``read(b, run, j, v)``: vector ``v`` of the step at output ``j`` of ``run``, as float32."""
+        def read(b, run, j, v):
+            at = b.mul(b.add(j, constant(LANES * v)), constant(in_size))
             if stride == 1:
                 address = b.add(run, at)
-                return load(b, address, masks[v]) if masks else b.load(b.inttoptr(address, vecp), align=4)
+                lanes = load(b, address, masks[v]) if masks else b.load(b.inttoptr(address, in_p), align=in_size)
+                return widened(b, lanes)
             first = b.add(run, b.mul(at, constant(2)))  # the values at 2 * (lane + k) of the run
-            second = b.add(first, constant(4 * LANES))
+            second = b.add(first, constant(in_size * LANES))
             if halves:
                 low, high = load(b, first, halves[v][0]), load(b, second, halves[v][1])
             else:
-                low = b.load(b.inttoptr(first, vecp), align=4)
-                high = load(b, second, high_whole) if v == vectors - 1 else b.load(b.inttoptr(second, vecp), align=4)
-            return b.shuffle_vector(low, high, evens)
+                low = b.load(b.inttoptr(first, in_p), align=in_size)
+                high = (load(b, second, high_whole) if v == vectors - 1 else
+                        b.load(b.inttoptr(second, in_p), align=in_size))
+            return widened(b, b.shuffle_vector(low, high, evens))
         return read
 
     row_head, row_start, done = (fn.append_basic_block(s) for s in ("row_head", "row_start", "done"))
@@ -93,10 +110,9 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         first."""
         start, tap_head, tap_body, end = (fn.append_basic_block(s) for s in ("start", "tap_head", "tap_body", "end"))
         b = ir.IRBuilder(start)
-        byte = b.mul(j, constant(4))
         if maximum:
             first = b.add(row_base, first_offset)
-            starts = [read(b, first, byte, v) for v in range(vectors)]
+            starts = [read(b, first, j, v) for v in range(vectors)]
         else:
             starts = [ir.Constant(vec, None)] * vectors
         b.branch(tap_head)
@@ -110,18 +126,20 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         b = ir.IRBuilder(tap_body)
         run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
         for v, acc in enumerate(accs):
-            value = read(b, run, byte, v)
+            value = read(b, run, j, v)
             acc.add_incoming(b.call(larger, [acc, value]) if maximum else b.call(fma, [value, scale, acc]), tap_body)
         t.add_incoming(b.add(t, constant(1)), tap_body)
         b.branch(tap_head)
         b = ir.IRBuilder(end)
         for v, acc in enumerate(accs):
             result = acc if maximum else b.fdiv(acc, divisor)
-            address = b.add(row_out, b.add(byte, constant(4 * LANES * v)))
+            if half_out:  # rounded once, here
+                result = narrow_lanes(b, b.bitcast(result, ir.VectorType(_I32, LANES)))
+            address = b.add(row_out, b.mul(b.add(j, constant(LANES * v)), constant(out_size)))
             if masks:
                 store(b, result, address, masks[v])
             else:
-                b.store(result, b.inttoptr(address, vecp), align=4)
+                b.store(result, b.inttoptr(address, out_p), align=out_size)
         b.branch(after)
         return start
 
@@ -152,16 +170,19 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     return fn
 
 
-def _codegen(name: str, maximum: bool, stride: int, vectors: int):
+def _codegen(name: str, maximum: bool, stride: int, vectors: int, half_in: bool, half_out: bool):
     def codegen(context, builder, signature, values):
-        fn = builder.module.globals.get(name) or _define(builder.module, name, maximum, stride, vectors)
+        fn = builder.module.globals.get(name) or _define(builder.module, name, maximum, stride, vectors, half_in,
+                                                         half_out)
         kinds = (types.int64,) * 8 + (() if maximum else (types.float32, types.float32))
         builder.call(fn, [context.cast(builder, a, t, k) for a, t, k in zip(values, signature.args, kinds)])
         return context.get_dummy_value()
     return codegen
 
 
-def _intrinsics(stride: int, vectors: int):
+def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool = False):
+    kinds = f"{'h' if half_in else 'f'}{'h' if half_out else 'f'}"
+
     @intrinsic
     def max_runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride):
         """``(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)``: for each row ``r < n_rows``,
@@ -170,8 +191,8 @@ def _intrinsics(stride: int, vectors: int):
         args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
         if not typed_args(args):
             return None
-        return types.void(*(types.int64,) * 8), _codegen(f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}", True,
-                                                      stride, vectors)
+        return types.void(*(types.int64,) * 8), _codegen(
+            f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}{kinds}", True, stride, vectors, half_in, half_out)
 
     @intrinsic
     def sum_runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
@@ -181,7 +202,8 @@ def _intrinsics(stride: int, vectors: int):
         if not typed_args((out, base, offsets, n_taps, n, n_rows, out_stride, base_stride), (scale, divisor)):
             return None
         return (types.void(*(types.int64,) * 8, types.float32, types.float32),
-                _codegen(f"openvx_nn_sum_runs_s{stride}v{vectors}x{LANES}", False, stride, vectors))
+                _codegen(f"openvx_nn_sum_runs_s{stride}v{vectors}x{LANES}{kinds}", False, stride, vectors, half_in,
+                         half_out))
     return max_runs, sum_runs
 
 
@@ -189,3 +211,10 @@ max_runs, sum_runs = _intrinsics(1, VECTORS)
 """Reductions of contiguous runs: ``out[j]`` from ``base[offsets[t] + 4 * j]``, row after row."""
 max_runs_2, sum_runs_2 = _intrinsics(2, VECTORS)
 """The same over every other value of the runs: ``out[j]`` from ``base[offsets[t] + 8 * j]`` (a stride of 2)."""
+max_runs_hf, sum_runs_hf = _intrinsics(1, VECTORS, half_in=True)
+"""``max_runs`` and ``sum_runs`` reading binary16 runs (``out[j]`` from ``base[offsets[t] + 2 * j]``), writing
+float32."""
+max_runs_fh, sum_runs_fh = _intrinsics(1, VECTORS, half_out=True)
+"""``max_runs`` and ``sum_runs`` writing binary16 outputs (``out + 2 * j``), each rounded once."""
+max_runs_2fh, sum_runs_2fh = _intrinsics(2, VECTORS, half_out=True)
+"""``max_runs_2`` and ``sum_runs_2`` writing binary16 outputs."""

@@ -4,7 +4,8 @@ A float16 layer computes nothing of its own: its inputs are widened to float32 (
 float32), the float32 kernel runs, and each output is narrowed once to binary16, rounded to nearest with ties to
 even (NumPy's ``astype(np.float16)``): values past the largest half (65504) round to infinity, tiny ones to
 subnormals or a signed zero, NaN stays NaN with its payload's high bits. numba has no float16 type, so both
-directions work on the bit patterns (``uint16`` and ``uint32`` views of the arrays).
+directions work on the bit patterns (``uint16`` and ``uint32`` views of the arrays), with ``support/binary16``'s
+conversions (the one definition, which the pooling window passes also run on vectors).
 
 Packed tensors convert in units of ``UNIT`` values that the engine's helpers share (``float_sharing``, and the
 gang for native entries) from ``SHARED_VALUES`` values on: a conversion reads and writes memory at the rate one
@@ -17,59 +18,15 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
 
 from ..engine import gang
 from ..frontend import float_sharing
 from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
+from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits
 from ..support.layout import loop_views
-
-
-@intrinsic
-def _half_to_float(typingctx, bits):
-    """LLVM's ``fpext`` of the binary16 whose bits the uint16 ``bits`` hold: one ``vcvtph2ps`` lane on a CPU
-    with F16C (a library call elsewhere); exact, but a signaling NaN comes back quiet."""
-    def codegen(context, builder, signature, args):
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-    return types.float32(types.uint16), codegen
-
-
-@intrinsic
-def _float_to_half(typingctx, value):
-    """LLVM's ``fptrunc`` of the float32 ``value`` to binary16 bits (uint16): one ``vcvtps2ph`` lane with F16C,
-    rounded to nearest, ties to even; a NaN comes back quiet."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-    return types.uint16(types.float32), codegen
-
-
-_U = np.uint32
-
-
-@jit.jitable
-def widen_bits(h):
-    """The float32 bits of the binary16 bits ``h`` (exact, a NaN's payload kept as it is, quiet or signaling): the
-    CPU's conversion with a signaling NaN's quiet bit cleared again; selects, not branches, so loops vectorize."""
-    h32 = _U(h)
-    o = bits_of_float(_half_to_float(np.uint16(h)))
-    signaling = ((h32 & _U(0x7E00)) == _U(0x7C00)) & ((h32 & _U(0x03FF)) != _U(0))
-    return o & _U(0xFFBFFFFF) if signaling else o
-
-
-@jit.jitable
-def narrow_bits(f):
-    """The binary16 bits nearest the float32 bits ``f``, ties to even (from 65520 on: infinity; NaN keeps its
-    payload's high bits, at least one set, its quiet bit as it was), as NumPy rounds: the CPU's conversion, NaN
-    aside; selects, not branches, so loops vectorize."""
-    sign = f & _U(0x80000000)
-    a = f ^ sign
-    high = (a & _U(0x007FFFFF)) >> _U(13)
-    nan = (_U(0x7C00) + high + (_U(1) if high == _U(0) else _U(0))) | (sign >> _U(16))
-    return np.uint16(nan) if a > _U(0x7F800000) else _float_to_half(float_of_bits(f))
 
 
 @jit.jitable

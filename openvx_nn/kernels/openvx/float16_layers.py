@@ -1,9 +1,9 @@
 """Pooling and activation layers on binary16 (``VX_TYPE_FLOAT16``) tensors read and written in the kernel's own pass.
 
 Both layers move little arithmetic per value, so widening a whole float16 input to float32 first and narrowing a
-whole output after (``float16_edges``) costs more than the layer. Here the float32 kernel itself runs, unchanged,
-on small pieces: pooling widens a group of input planes into a scratch array that stays in cache, pools it with
-``chw_pooling.pool_planes`` (the float32 layer's plane kernel) and narrows the group's outputs; an activation
+whole output after (``float16_edges``) costs more than the layer. Here the float32 kernel itself runs on the
+binary16 tensors: pooling is ``chw_pooling.pool_planes`` (the float32 layer's plane kernel) on binary16 planes,
+its window passes widening the input as they load it and narrowing each output as they store it; an activation
 widens each value, evaluates ``activation.formula`` and its float32 cast (``quantize``) as the float32 layer does,
 and narrows the result. The results are those of the float32 layer on the widened inputs, rounded once per output
 to binary16 (``float16.narrow``, nearest-even), bit for bit. Planes and units are shared with the engine's helpers
@@ -26,8 +26,6 @@ from .activation import _CODES, FAST_FLOAT32, _flat_pair, _parameters, formula
 from .float16 import narrow, widen
 from .quantize import quantize
 
-GROUP_VALUES = 16384
-"""Input values a pooling group widens at a time (64 KiB of float32 with its outputs: second-level cache)."""
 UNIT = 8192
 """Values an activation unit converts and evaluates (the units the helpers share)."""
 ACTIVATION_COST = 2
@@ -37,24 +35,9 @@ ACTIVATION_COST = 2
 # -- pooling -------------------------------------------------------------------------------------------------------
 @kernel
 def _pool_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
-    """Planes ``[p0, p1)`` of the pool of ``x`` into ``out``: binary16 bits (uint16), C-ordered ``[P, H, W]``."""
-    height, width = x.shape[1], x.shape[2]
-    out_h, out_w = out.shape[1], out.shape[2]
-    plane, out_plane = height * width, out_h * out_w
-    group = max(1, min(p1 - p0, GROUP_VALUES // max(1, plane)))
-    wide = np.empty((group, height, width), np.float32)
-    result = np.empty((group, out_h, out_w), np.float32)
-    xs, outs = x.reshape(x.size), out.reshape(out.size)
-    ws, rs = wide.reshape(wide.size), result.reshape(result.size)
-    for g0 in range(p0, p1, group):
-        n = min(p1, g0 + group) - g0
-        source = xs[g0 * plane:(g0 + n) * plane]  # slices: loops from index 0 vectorize
-        for i in range(source.size):
-            ws[i] = widen(source[i])
-        chw_pooling.pool_planes(wide, result, average, kh, kw, sy, sx, top, left, np.float32(0.0), 0, n)
-        target = outs[g0 * out_plane:(g0 + n) * out_plane]
-        for i in range(target.size):
-            target[i] = narrow(rs[i])
+    """Planes ``[p0, p1)`` of the pool of ``x`` into ``out``: binary16 bits (uint16), C-ordered ``[P, H, W]``,
+    read and written by the plane kernel's own passes (empty windows give 0.0, as the float32 layer's)."""
+    chw_pooling.pool_planes(x, out, average, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
 
 
 _pool_shares = chunk_driver(_pool_planes)

@@ -119,21 +119,28 @@ def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: 
 def masked_lanes(module: ir.Module, vec: ir.VectorType):
     """(load, store, mask) for the lanes of a vector up to a count: ``load(b, address, mask)`` (zeros elsewhere),
     ``store(b, value, address, mask)``, ``mask(b, n)`` (lanes ``< n``, an i64; none for ``n <= 0``), on LLVM's
-    masked intrinsics (AVX-512's mask registers; ``vmaskmov`` on AVX2)."""
+    masked intrinsics (AVX-512's mask registers; ``vmaskmov`` on AVX2); lanes of float32 or of an integer type
+    (binary16 bits are i16 lanes)."""
     flags = ir.VectorType(ir.IntType(1), vec.count)
     vecp = vec.as_pointer()
-    pointer = "p0" if llvm_version_info[0] >= 17 else f"p0v{vec.count}f32"  # opaque pointers from LLVM 17
-    load = module.declare_intrinsic(f"llvm.masked.load.v{vec.count}f32.{pointer}",
+    element = vec.element
+    if isinstance(element, ir.FloatType):
+        kind, size = "f32", 4
+    else:
+        kind, size = f"i{element.width}", element.width // 8
+    pointer = "p0" if llvm_version_info[0] >= 17 else f"p0v{vec.count}{kind}"  # opaque pointers from LLVM 17
+    load = module.declare_intrinsic(f"llvm.masked.load.v{vec.count}{kind}.{pointer}",
                                     fnty=ir.FunctionType(vec, [vecp, I32, flags, vec]))
-    store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}f32.{pointer}",
+    store = module.declare_intrinsic(f"llvm.masked.store.v{vec.count}{kind}.{pointer}",
                                      fnty=ir.FunctionType(ir.VoidType(), [vec, vecp, I32, flags]))
     counts = ir.VectorType(I64, vec.count)
     lanes = ir.Constant(counts, list(range(vec.count)))
+    align = ir.Constant(I32, size)
 
     def mask(b: ir.IRBuilder, n):
         return b.icmp_signed("<", lanes, splat(b, n, counts))
-    return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), ir.Constant(I32, 4), m, ir.Constant(vec, None)]),
-            lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), ir.Constant(I32, 4), m]), mask)
+    return (lambda b, at, m: b.call(load, [b.inttoptr(at, vecp), align, m, ir.Constant(vec, None)]),
+            lambda b, value, at, m: b.call(store, [value, b.inttoptr(at, vecp), align, m]), mask)
 
 
 def typed_args(ints: tuple, floats: tuple = ()) -> bool:
