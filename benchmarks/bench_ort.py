@@ -10,12 +10,15 @@ batch 1 and 32. Contenders per row:
 - ours U8 execute: that Python route (``correlation.execute``: per-call preparation, helpers woken from a
   queue), which a graph takes only for a node without a native entry;
 - ours Q7.8 (int16): the graph with inputs over the whole int16 range and weights within +-1.0;
+- ours S8: the same graph on ``VX_TYPE_INT8`` tensors (the engine's other 8-bit encoding: the input is
+  offset by 128 instead of the weights, ``simd.py``), checked the same way;
 - ORT int8: ``QLinearConv`` (u8 activations, s8 weights, u8 output) or ``MatMulInteger`` (u8 x s8
   to int32), and ``Conv`` in float32, with 2 intra-op threads and spinning off
-  (``session.intra_op.allow_spinning = 0``);
+  (``session.intra_op.allow_spinning = 0``); for the S8 rows its all-int8 forms (``QLinearConv`` of s8
+  activations, weights and output; ``MatMulInteger`` s8 x s8);
 - ours F32 (the exact fixed-order float route) with ``--f32``: slow, correct, not the point here.
 
-GMAC/s per contender and the ratio ours U8 / ORT int8 (above 1: ours faster). Other processes on
+GMAC/s per contender and the ratios ours U8 / ORT u8 and ours S8 / ORT s8 (above 1: ours faster). Other processes on
 the machine slow every contender alike because the calls alternate; still, rerun when it is quiet.
 
 Usage: python benchmarks/bench_ort.py [--repeat N] [--smoke] [--f32]
@@ -97,7 +100,9 @@ def ort_session(graph_nodes, inputs, outputs, initializers):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool):
+def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool, signed: bool = False):
+    """A one-node session: ``Conv`` in float32, or ``QLinearConv`` of u8 (``signed``: s8) activations and
+    output with s8 weights."""
     from onnx import TensorProto, helper, numpy_helper
     out = (size + 2 * pad - k) // stride + 1
     attrs = {"kernel_shape": [k, k], "pads": [pad] * 4, "strides": [stride, stride]}
@@ -106,22 +111,26 @@ def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool):
         inits = [numpy_helper.from_array((w_s8.astype(np.float32) / 64), "w")]
         kind = TensorProto.FLOAT
     else:
-        scalars = {"xs": np.float32(0.02), "xz": np.uint8(128), "ws": np.float32(0.01), "wz": np.int8(0),
-                   "ys": np.float32(0.5), "yz": np.uint8(128)}
+        zero = np.int8(0) if signed else np.uint8(128)
+        scalars = {"xs": np.float32(0.02), "xz": zero, "ws": np.float32(0.01), "wz": np.int8(0),
+                   "ys": np.float32(0.5), "yz": zero}
         inits = [numpy_helper.from_array(w_s8, "w")] + [numpy_helper.from_array(np.array(v), n)
                                                         for n, v in scalars.items()]
         nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], **attrs)]
-        kind = TensorProto.UINT8
+        kind = TensorProto.INT8 if signed else TensorProto.UINT8
     return ort_session(nodes, [helper.make_tensor_value_info("x", kind, [1, c_in, size, size])],
                        [helper.make_tensor_value_info("y", kind, [1, c_out, out, out])], inits)
 
 
-def ort_matmul(n_in, n_out, batch, w_s8):
+def ort_matmul(n_in, n_out, batch, w_s8, signed: bool = False):
+    """``MatMulInteger`` of u8 (``signed``: s8) rows by s8 weights, to int32."""
     from onnx import TensorProto, helper, numpy_helper
-    inits = [numpy_helper.from_array(w_s8, "b"), numpy_helper.from_array(np.array(np.uint8(128)), "az"),
+    zero = np.int8(0) if signed else np.uint8(128)
+    inits = [numpy_helper.from_array(w_s8, "b"), numpy_helper.from_array(np.array(zero), "az"),
              numpy_helper.from_array(np.array(np.int8(0)), "bz")]
+    kind = TensorProto.INT8 if signed else TensorProto.UINT8
     return ort_session([helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
-                       [helper.make_tensor_value_info("a", TensorProto.UINT8, [batch, n_in])],
+                       [helper.make_tensor_value_info("a", kind, [batch, n_in])],
                        [helper.make_tensor_value_info("y", TensorProto.INT32, [batch, n_out])], inits)
 
 
@@ -133,7 +142,7 @@ def our_conv(x, w, bias, out, pad, stride, fpp: int):
 
 class LayerGraph:
     """One layer as a verified one-node OpenVX graph, through the C entry points (``openvx_nn.vx``). Arrays are
-    in OpenVX's dims order (dim 0 fastest: Fortran-ordered NumPy), U8 or Q7.8 (int16, fixed point 8)."""
+    in OpenVX's dims order (dim 0 fastest: Fortran-ordered NumPy), U8, S8 or Q7.8 (int16, fixed point 8)."""
 
     def __init__(self, make_node, x: np.ndarray, params: list, out: np.ndarray, fpp: int):
         from openvx_nn import vx
@@ -151,7 +160,8 @@ class LayerGraph:
 
     def _tensor(self, values: np.ndarray):
         vx, ffi = self.vx, self.ffi
-        data_type = vx.VX_TYPE_UINT8 if values.dtype == np.uint8 else vx.VX_TYPE_INT16
+        data_type = {np.dtype(np.uint8): vx.VX_TYPE_UINT8, np.dtype(np.int8): vx.VX_TYPE_INT8}.get(
+            values.dtype, vx.VX_TYPE_INT16)
         dims = ffi.new("vx_size[]", list(values.shape))
         tensor = vx.vxCreateTensor(self.context, values.ndim, dims, data_type, self.fpp)
         self._copy(tensor, values, vx.VX_WRITE_ONLY)
@@ -210,22 +220,32 @@ def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
     shape_out = (out_size, out_size, c_out)
     x8 = np.asfortranarray(rng.integers(0, 256, (size, size, c_in)).astype(np.uint8))
     w8 = np.asfortranarray(rng.integers(0, 256, (k, k, c_in, c_out)).astype(np.uint8))
+    xs8 = np.asfortranarray(rng.integers(-128, 128, (size, size, c_in)).astype(np.int8))
+    ws8 = np.asfortranarray(rng.integers(-128, 128, (k, k, c_in, c_out)).astype(np.int8))
     x16 = np.asfortranarray(rng.integers(-32768, 32768, (size, size, c_in)).astype(np.int16))
     w16 = np.asfortranarray(rng.integers(-256, 257, (k, k, c_in, c_out)).astype(np.int16))
     w_s8 = rng.integers(-128, 128, (c_out, c_in, k, k)).astype(np.int8)
     b8, b16 = rng.integers(0, 256, c_out).astype(np.uint8), rng.integers(-256, 256, c_out).astype(np.int16)
+    bs8 = rng.integers(-128, 128, c_out).astype(np.int8)
     out8, out16 = np.zeros(shape_out, np.uint8, order="F"), np.zeros(shape_out, np.int16, order="F")
+    outs8 = np.zeros(shape_out, np.int8, order="F")
     route8, route16 = our_conv(x8, w8, b8, out8, pad, stride, 0), our_conv(x16, w16, b16, out16, pad, stride, 8)
+    routes8 = our_conv(xs8, ws8, bs8, outs8, pad, stride, 0)
     contenders = {
         "ours U8": graph_conv(x8, w8, b8, out8, pad, stride, 0).checked_against(route8, out8),
         "ours U8 execute": route8,
+        "ours S8": graph_conv(xs8, ws8, bs8, outs8, pad, stride, 0).checked_against(routes8, outs8),
         "ours Q7.8": graph_conv(x16, w16, b16, out16, pad, stride, 8).checked_against(route16, out16)}
+    slow = {}  # ORT's all-int8 QLinearConv: a reference loop on x86, some 100 times slower
     try:
         q = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, True)
+        qs = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, True, signed=True)
         f = ort_conv(c_in, c_out, k, pad, stride, size, w_s8, False)
         xq = rng.integers(0, 256, (1, c_in, size, size)).astype(np.uint8)
+        xqs = rng.integers(-128, 128, (1, c_in, size, size)).astype(np.int8)
         xf = rng.standard_normal((1, c_in, size, size)).astype(np.float32)
         contenders["ORT QLinearConv"] = lambda: q.run(None, {"x": xq})
+        slow["ORT QLinearConv s8"] = lambda: qs.run(None, {"x": xqs})
         contenders["ORT Conv f32"] = lambda: f.run(None, {"x": xf})
     except ImportError:
         pass
@@ -234,7 +254,7 @@ def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
         wf32 = np.asfortranarray(rng.standard_normal((k, k, c_in, c_out)).astype(np.float32))
         contenders["ours F32"] = our_conv(xf32, wf32, np.zeros(c_out, np.float32),
                                           np.zeros(shape_out, np.float32, order="F"), pad, stride, 0)
-    return report(name, macs, contenders, repeat, "ORT QLinearConv")
+    return report(name, macs, contenders, slow, repeat, [("ours U8", "ORT QLinearConv"), ("ours S8", "ORT QLinearConv s8"), ("ours S8", "ORT QLinearConv")])
 
 
 def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
@@ -242,6 +262,10 @@ def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
     w = np.asfortranarray(rng.integers(0, 256, (n_in, n_out)).astype(np.uint8))
     out = np.zeros((n_out, batch), np.uint8, order="F")
     route = prepare_fully_connected(w, False, batch, Arithmetic(True, True))
+    xs = np.asfortranarray(rng.integers(-128, 128, (n_in, batch)).astype(np.int8))
+    ws = np.asfortranarray(rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))
+    outs = np.zeros((n_out, batch), np.int8, order="F")
+    routes = prepare_fully_connected(ws, False, batch, Arithmetic(True, True))
     x16 = np.asfortranarray(rng.integers(-32768, 32768, (n_in, batch)).astype(np.int16))
     w16 = np.asfortranarray(rng.integers(-256, 257, (n_in, n_out)).astype(np.int16))
     out16 = np.zeros((n_out, batch), np.int16, order="F")
@@ -249,23 +273,36 @@ def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
     route8 = lambda: execute_fully_connected(route, x, None, out)
     contenders = {"ours U8": graph_fc(x, w, out, 0).checked_against(route8, out),
                   "ours U8 execute": route8,
+                  "ours S8": graph_fc(xs, ws, outs, 0).checked_against(
+                      lambda: execute_fully_connected(routes, xs, None, outs), outs),
                   "ours Q7.8": graph_fc(x16, w16, out16, 8).checked_against(
                       lambda: execute_fully_connected(route16, x16, None, out16), out16)}
+    slow = {}  # ORT's s8 x s8 MatMulInteger: a reference loop on x86, some 300 times slower
     try:
         session = ort_matmul(n_in, n_out, batch, rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))
-        a = np.ascontiguousarray(x.T)
+        signed = ort_matmul(n_in, n_out, batch, rng.integers(-128, 128, (n_in, n_out)).astype(np.int8), True)
+        a, a_s = np.ascontiguousarray(x.T), np.ascontiguousarray(xs.T)
         contenders["ORT MatMulInteger"] = lambda: session.run(None, {"a": a})
+        slow["ORT MatMulInteger s8"] = lambda: signed.run(None, {"a": a_s})
     except ImportError:
         pass
-    return report(name, n_in * n_out * batch, contenders, repeat, "ORT MatMulInteger")
+    return report(name, n_in * n_out * batch, contenders, slow, repeat,
+                  [("ours U8", "ORT MatMulInteger"), ("ours S8", "ORT MatMulInteger s8"),
+                   ("ours S8", "ORT MatMulInteger")])
 
 
-def report(name: str, macs: int, contenders: dict, repeat: int, baseline: str) -> list:
+def report(name: str, macs: int, contenders: dict, slow: dict, repeat: int, pairs: list[tuple[str, str]]) -> list:
+    """Times every contender in turns (``slow`` ones apart: a median of a few single calls); prints a row with the
+    ratio (peer's time / ours) of each (ours, peer) pair: S8 against ORT's all-int8 operator and against its
+    u8-activation one, ORT's fast int8 path on x86."""
     times = dict(zip(contenders, medians(list(contenders.values()), repeat)))
+    if slow:
+        times.update(zip(slow, medians(list(slow.values()), min(repeat, 3), block=1)))
     cells = [f"{n} {t * 1e3:.3f} ms {macs / t / 1e9:.0f} GMAC/s" for n, t in times.items()]
-    ratio = times[baseline] / times["ours U8"] if baseline in times else float("nan")
-    print(f"{name}: " + "; ".join(cells) + f"; ours U8 / {baseline}: {ratio:.2f}", flush=True)
-    return [name, times, ratio]
+    ratios = {(ours, peer): times[peer] / times[ours] if peer in times else float("nan") for ours, peer in pairs}
+    print(f"{name}: " + "; ".join(cells) + "".join(f"; {ours} / {peer}: {ratio:.2f}"
+                                                   for (ours, peer), ratio in ratios.items()), flush=True)
+    return [name, times, ratios]
 
 
 def main(argv: list[str]) -> int:
