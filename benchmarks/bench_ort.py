@@ -21,12 +21,16 @@ batch 1 and 32. Contenders per row:
 GMAC/s per contender and the ratios ours U8 / ORT u8 and ours S8 / ORT s8 (above 1: ours faster). Other processes on
 the machine slow every contender alike because the calls alternate; still, rerun when it is quiet.
 
-Usage: python benchmarks/bench_ort.py [--repeat N] [--smoke] [--f32]
+``--cpu`` runs one thread a side and times each call by the calling thread's CPU time: what one core does
+with each kernel, which a machine busy with other work disturbs least.
+
+Usage: python benchmarks/bench_ort.py [--repeat N] [--smoke] [--f32] [--cpu]
 Needs ``pip install -e ".[bench]"`` (onnxruntime, onnx); without them it says so and exits 0.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -51,7 +55,8 @@ SMOKE_CONVS = [("smoke conv 9²×8→16 k3 p1", 9, 8, 16, 3, 1, 1)]
 SMOKE_FCS = [("smoke FC 64→32 batch 2", 64, 32, 2)]
 
 
-def medians(functions, repeat: int, gap: float = 0.0, block: int = 5, turn: float = 0.02) -> list[float]:
+def medians(functions, repeat: int, gap: float = 0.0, block: int = 5, turn: float = 0.02,
+            clock=time.perf_counter) -> list[float]:
     """Median wall time of each function, turns alternating so load on the machine slows all alike.
 
     ``gap`` seconds of sleep before each timed call let the previous contender's spinning threads
@@ -59,7 +64,8 @@ def medians(functions, repeat: int, gap: float = 0.0, block: int = 5, turn: floa
     ``block`` > 1: each turn is at least that many calls back to back and at least ``turn`` seconds of them,
     begun once the process is idle again (``settle``), so each side runs with its own threads warm and nobody
     else's still spinning -- as for a user of that library alone (a turn of a few calls of a 0.1 ms model would
-    time a core just woken from idle); every call of every turn counts."""
+    time a core just woken from idle); every call of every turn counts. ``clock``: what a call's time is
+    (``time.thread_time``: the calling thread's CPU time, for contenders that run on it alone)."""
     for function in functions:
         function()
     times: list[list[float]] = [[] for _ in functions]
@@ -71,9 +77,9 @@ def medians(functions, repeat: int, gap: float = 0.0, block: int = 5, turn: floa
             while calls < block or (block > 1 and time.perf_counter() - begun < turn):
                 if gap:
                     time.sleep(gap)
-                start = time.perf_counter()
+                start = clock()
                 functions[k]()
-                times[k].append(time.perf_counter() - start)
+                times[k].append(clock() - start)
                 calls += 1
     return [statistics.median(t) for t in times]
 
@@ -89,15 +95,53 @@ def settle(window: float = 0.005, limit: float = 1.0) -> None:
             return
 
 
+ORT_THREADS = 2
+"""ONNX Runtime's intra-op threads (``--cpu``: 1, and the run is on the calling thread)."""
+CLOCK = time.perf_counter
+"""What a call's time is (``--cpu``: ``time.thread_time``)."""
+
+
 def ort_session(graph_nodes, inputs, outputs, initializers):
     import onnxruntime as ort
     from onnx import helper
     model = helper.make_model(helper.make_graph(graph_nodes, "bench", inputs, outputs, initializers),
                               opset_imports=[helper.make_opsetid("", 13)])
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
+    options.intra_op_num_threads = ORT_THREADS
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def peak(calls: int = 20_000) -> float | None:
+    """GMAC/s of one thread running the engine's 8-bit micro-kernel on cache-resident data (the tile the planner
+    picks for a large layer, 9 taps of 16 steps), by its CPU time: the bound a layer's sums reach on one core."""
+    import numba
+
+    from openvx_nn.kernels.engine import microkernel, tiles
+    name = isa.selected()
+    if name == "generic" or "u8s8" not in microkernel.KINDS[name]:
+        return None
+    lanes = microkernel.LANES[name]
+    rows, vecs = tiles.choose_tile(lanes, 1 << 16, 4 * lanes)
+    code, n_taps, inner = microkernel.variant(name, "u8s8", rows, vecs), 9, 16
+    stride = inner * 4 * lanes * vecs
+
+    @numba.njit(nogil=True, cache=False)
+    def loop(n, tile, addr, taps, w):
+        for _ in range(n):
+            microkernel.tile_kernel(code, tile.ctypes.data, addr.ctypes.data, taps.ctypes.data, n_taps, inner,
+                                    w.ctypes.data, stride)
+    a = np.zeros(rows * 64 + 16 * n_taps + 4 * inner, np.uint8)
+    addr = np.array([a.ctypes.data + 64 * r for r in range(rows)], np.int64)
+    taps, w = np.arange(n_taps, dtype=np.int64) * 16, np.ones(n_taps * stride, np.int8)
+    tile = np.zeros(rows * lanes * vecs, np.int32)
+    loop(10, tile, addr, taps, w)
+    times = []
+    for _ in range(5):
+        start = time.thread_time()
+        loop(calls, tile, addr, taps, w)
+        times.append(time.thread_time() - start)
+    return calls * n_taps * inner * rows * vecs * lanes * 4 / statistics.median(times) / 1e9
 
 
 def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool, signed: bool = False):
@@ -295,9 +339,9 @@ def report(name: str, macs: int, contenders: dict, slow: dict, repeat: int, pair
     """Times every contender in turns (``slow`` ones apart: a median of a few single calls); prints a row with the
     ratio (peer's time / ours) of each (ours, peer) pair: S8 against ORT's all-int8 operator and against its
     u8-activation one, ORT's fast int8 path on x86."""
-    times = dict(zip(contenders, medians(list(contenders.values()), repeat)))
+    times = dict(zip(contenders, medians(list(contenders.values()), repeat, clock=CLOCK)))
     if slow:
-        times.update(zip(slow, medians(list(slow.values()), min(repeat, 3), block=1)))
+        times.update(zip(slow, medians(list(slow.values()), min(repeat, 3), block=1, clock=CLOCK)))
     cells = [f"{n} {t * 1e3:.3f} ms {macs / t / 1e9:.0f} GMAC/s" for n, t in times.items()]
     ratios = {(ours, peer): times[peer] / times[ours] if peer in times else float("nan") for ours, peer in pairs}
     print(f"{name}: " + "; ".join(cells) + "".join(f"; {ours} / {peer}: {ratio:.2f}"
@@ -310,15 +354,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, a few calls (CI)")
     parser.add_argument("--f32", action="store_true", help="also time our exact float32 route (slow)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="one thread a side (OPENVX_NN_THREADS=1, one ORT intra-op thread), each call timed by "
+                             "the calling thread's CPU time: what one core does, whatever else the machine runs")
     args = parser.parse_args(argv)
+    global ORT_THREADS, CLOCK
+    if args.cpu:
+        if os.environ.get("OPENVX_NN_THREADS") != "1":  # read at import: run again with it set
+            os.execve(sys.executable, [sys.executable, __file__, *argv], {**os.environ, "OPENVX_NN_THREADS": "1"})
+        ORT_THREADS, CLOCK = 1, time.thread_time
     try:
         import onnx  # noqa: F401
         import onnxruntime
     except ImportError:
         print("onnxruntime and onnx are not installed (pip install -e '.[bench]'): ours only")
     else:
-        print(f"onnxruntime {onnxruntime.__version__}, 2 intra-op threads, spinning off")
-    print(f"integer engine: {isa.selected()}, {isa.threads()} threads")
+        print(f"onnxruntime {onnxruntime.__version__}, {ORT_THREADS} intra-op threads, spinning off")
+    print(f"integer engine: {isa.selected()}, {isa.threads()} threads; "
+          f"{'CPU time of the calling thread' if args.cpu else 'wall time'}")
+    rate = peak(500 if args.smoke else 20_000)
+    if rate is not None:
+        print(f"the 8-bit micro-kernel on cache-resident data, one thread: {rate:.0f} GMAC/s (a layer's bound on one "
+              f"core; {isa.threads()} threads: {rate * isa.threads():.0f})")
     rng = np.random.default_rng(2024)
     repeat = 3 if args.smoke else args.repeat
     for row in SMOKE_CONVS if args.smoke else CONVS:
