@@ -4,8 +4,10 @@ A direction of a layer is one call. The input products of the whole sequence are
 connected tiles (``float_convolution.fc_rows``: ``[T * B, K] x [K, gates * U]``, the biases added there);
 each step's recurrent products of every gate are one more (``[B, O] x [O, gates * U]``); the gates' element-wise
 math is then one pass of loops along the units, which LLVM vectorizes (the activations are
-``float_activation``'s float32 functions). CoreML's GRU multiplies the reset gate into the state *before* the
-output gate's recurrent product, so its step takes two products (update and reset together, then output).
+``float_activation``'s float32 functions). A GRU applies its reset gate in one of two places: CoreML's multiplies
+it into the state *before* the output gate's recurrent product, so its step takes two products (update and reset
+together, then output); PyTorch's (ONNX's ``linear_before_reset``) multiplies it into the recurrent product
+with its bias, so all three gates' products are one (``I_RESET_AFTER``).
 
 Cells (``CELL`` codes), gate order along the products' columns:
 
@@ -13,7 +15,9 @@ Cells (``CELL`` codes), gate order along the products' columns:
   input and forget gates: ``i = 1 - f``). Peepholes (input, forget on the old cell state; output on the new),
   layer normalization (NNAPI: a gate's sum of products, peephole included, normalized over the units of its
   batch row, times the gate's weights, then its bias), cell clipping, a projection with its bias and clipping.
-- GRU (CoreML): update z, reset r, output o: ``o = g(Wo x + Ro (r * h) + bo)``, ``h = (1 - z) o + z h``.
+- GRU: update z, reset r, output o: ``h = (1 - z) o + z h`` with ``o = g(Wo x + Ro (r * h) + bo)`` (CoreML), or
+  with the reset applied after the recurrent product, ``o = g(Wo x + bo + r * (Ro h + bRo))`` (PyTorch: the
+  recurrent biases of z and r are plain sums; that of o, ``bRo``, is the recurrent product's bias).
 - RNN: ``h = f(W x + R h + b)``.
 
 Each gate's pre-activation is clipped to ``[-pre_clip, pre_clip]`` when ``pre_clip`` > 0 (CoreML clips at 50).
@@ -42,8 +46,8 @@ NORM_EPSILON = 1e-8
 
 # ints: the layer's integer settings (``Layer.ints``)
 (I_CELL, I_STEPS, I_BATCH, I_REVERSE, I_CIFG, I_PEEPHOLE, I_NORM, I_PROJECTION, I_BATCH_MAJOR, I_PANEL_X, I_UNITS_X,
- I_PANEL_H, I_UNITS_H, I_PANEL_H2, I_UNITS_H2, I_PANEL_P, I_UNITS_P, I_ACT_F, I_ACT_G, I_ACT_H) = range(20)
-N_INTS = 20
+ I_PANEL_H, I_UNITS_H, I_PANEL_H2, I_UNITS_H2, I_PANEL_P, I_UNITS_P, I_ACT_F, I_ACT_G, I_ACT_H, I_RESET_AFTER) = range(21)
+N_INTS = 21
 # reals: its float settings
 R_CELL_CLIP, R_PROJ_CLIP, R_PRE_CLIP, R_A_F, R_B_F, R_A_G, R_B_G, R_A_H, R_B_H = range(9)
 N_REALS = 9
@@ -175,6 +179,17 @@ def _lstm_row(ints, reals, pre_row, rec_row, g, cell, peep, norm, bias, hidden, 
 
 
 @jit.jitable
+def _gru_state(ints, reals, g, h, gates, b):
+    """The GRU's output gate from its sum ``g[2]`` and the new state ``h = (1 - z) o + z h`` (``z``: ``g[0]``)."""
+    units = h.shape[0]
+    _clip(g[2], reals[R_PRE_CLIP])
+    activate(ints[I_ACT_G], reals[R_A_G], reals[R_B_G], g[2])
+    for u in range(units):
+        h[u] = (_ONE - g[0, u]) * g[2, u] + g[0, u] * h[u]
+        gates[2, b, u] = g[2, u]
+
+
+@jit.jitable
 def _row(ints, t, b):
     """The input-product row of time ``t``, batch row ``b`` (the input in time- or batch-major order)."""
     if ints[I_BATCH_MAJOR] != 0:
@@ -187,7 +202,8 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
         h0, c0, out, h_out, c_out, gates, none):
     """One direction of a layer over its sequence (module doc). ``x [1, 1, T*B, K]`` (rows in ``_row``'s order),
     ``wx``/``wh``/``wh2``/``proj``: ``pack_fc`` weights, ``bx`` the biases added to the input products (zeros with
-    layer normalization, which adds ``bias [4, U]`` after it), ``pre``, ``rec``, ``rec2``, ``hid`` scratch,
+    layer normalization, which adds ``bias [4, U]`` after it), ``zeros`` those added to the recurrent products
+    (zeros but for a GRU's output gate with ``I_RESET_AFTER``), ``pre``, ``rec``, ``rec2``, ``hid`` scratch,
     ``hs [1, 1, B, O]`` and ``cell [B, U]`` the carried state, from ``h0``/``c0`` (size 0: zeros); ``out [T', B, O]``
     (time-major: T' = T, the state after each step at its time; T' = 1: the last state), ``h_out``/``c_out`` (size
     0: none) the final state; ``gates [4, B, U]`` the last step's gates after activation; ``none`` an empty
@@ -223,6 +239,7 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
             else:
                 state[:, :] = hidden
         elif cell_kind == GRU:
+            after = ints[I_RESET_AFTER] != 0
             for b in range(batch):
                 p, r = pre_rows[_row(ints, t, b)], rec_rows[b]
                 for k in range(2):
@@ -231,19 +248,22 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
                     _clip(g[k], reals[R_PRE_CLIP])
                     activate(ints[I_ACT_F], reals[R_A_F], reals[R_B_F], g[k])
                 for u in range(units):
-                    hidden[b, u] = g[1, u] * state[b, u]
                     gates[0, b, u], gates[1, b, u] = g[0, u], g[1, u]
-            fc_rows(hid, wh2, zeros, rec2, none, ints[I_PANEL_H2], ints[I_UNITS_H2])
-            for b in range(batch):
-                p, r2 = pre_rows[_row(ints, t, b)], rec2[0, 0, b]
-                for u in range(units):
-                    g[2, u] = p[2 * units + u] + r2[u]
-                _clip(g[2], reals[R_PRE_CLIP])
-                activate(ints[I_ACT_G], reals[R_A_G], reals[R_B_G], g[2])
-                z, h = gates[0, b], state[b]
-                for u in range(units):
-                    h[u] = (_ONE - z[u]) * g[2, u] + z[u] * h[u]
-                    gates[2, b, u] = g[2, u]
+                if after:  # the reset gate scales the output gate's recurrent product (its bias included)
+                    for u in range(units):
+                        g[2, u] = p[2 * units + u] + g[1, u] * r[2 * units + u]
+                    _gru_state(ints, reals, g, state[b], gates, b)
+                else:
+                    for u in range(units):
+                        hidden[b, u] = g[1, u] * state[b, u]
+            if not after:
+                fc_rows(hid, wh2, zeros, rec2, none, ints[I_PANEL_H2], ints[I_UNITS_H2])
+                for b in range(batch):
+                    p, r2 = pre_rows[_row(ints, t, b)], rec2[0, 0, b]
+                    g[0, :] = gates[0, b]
+                    for u in range(units):
+                        g[2, u] = p[2 * units + u] + r2[u]
+                    _gru_state(ints, reals, g, state[b], gates, b)
         else:
             for b in range(batch):
                 p, r, h = pre_rows[_row(ints, t, b)], rec_rows[b], state[b]

@@ -4,7 +4,9 @@ the same entry (``native.run``), so a front end's bound call and a graph's nativ
 
 Weights arrive as the front ends hold them, stacked per gate in the engine's order (``recurrence``'s module
 doc): ``w_x [gates * U, K]``, ``w_h [gates * U, O]``, ``bias [gates * U]`` (the gates the cell has: the input
-gate's rows left out with CIFG).
+gate's rows left out with CIFG), and ``recurrent_bias [gates * U]`` when the cell has biases on its recurrent
+products too (PyTorch's and ONNX's): added to the input products' bias, except a GRU's output gate's with
+``reset_after``, which the recurrent product adds before the reset gate scales it.
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ class Cell:
     """One direction's weights and settings. ``activations``: (name, a, b) triples of ``recurrence.ACTIVATIONS``
     names: the gates' (LSTM: input, forget, output; GRU: update, reset; RNN: the state's), then the block input's
     (LSTM) or output gate's (GRU), then the cell output's (LSTM). ``norm [4, U]``: NNAPI's layer normalization
-    weights (the input gate's row unused with CIFG)."""
+    weights (the input gate's row unused with CIFG). ``reset_after`` (GRU): the reset gate scales the output gate's
+    recurrent product, ``o = g(Wo x + bo + r * (Ro h + recurrent_bias_o))`` (PyTorch's GRU, ONNX's
+    ``linear_before_reset``), not the state before it (CoreML's)."""
 
     kind: str
     w_x: np.ndarray
@@ -40,6 +44,8 @@ class Cell:
     cell_clip: float = 0.0
     projection_clip: float = 0.0
     pre_clip: float = 0.0
+    recurrent_bias: np.ndarray | None = None
+    reset_after: bool = False
 
     @property
     def units(self) -> int:
@@ -90,6 +96,18 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
     if out.shape[1:] != (batch, outs) or out.shape[0] not in (steps, 1):
         raise ValueError(f"output {list(out.shape)} does not fit [{steps}, {batch}, {outs}]")
     bias = np.zeros(n_gates * units, np.float32) if cell.bias is None else _f32(cell.bias, (n_gates * units,))
+    after = kind == r.GRU and cell.reset_after
+    if cell.reset_after and kind != r.GRU:
+        raise ValueError("only a GRU applies its reset gate after the recurrent product")
+    rec_bias = np.zeros(max(n_gates * units, outs), np.float32)
+    if cell.recurrent_bias is not None:
+        if cell.norm is not None:
+            raise ValueError("a recurrent bias and layer normalization do not go together")
+        extra = _f32(cell.recurrent_bias, (n_gates * units,))
+        if after:  # the output gate's goes into its recurrent product, which the reset gate scales
+            rec_bias[2 * units:3 * units] = extra[2 * units:]
+            extra = np.concatenate([extra[:2 * units], np.zeros(units, np.float32)])
+        bias = bias + extra
     norm = np.zeros((4, units), np.float32) if cell.norm is None else _f32(cell.norm, (4, units))
     full_bias = np.zeros((4, units), np.float32)
     if kind == r.LSTM:
@@ -97,7 +115,7 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
     bx = np.zeros_like(bias) if cell.norm is not None else bias
     wx, panel_x, units_x = _packed(cell.w_x, steps * batch)
     w_h = np.asarray(cell.w_h, np.float32)
-    recurrent = w_h[:2 * units] if kind == r.GRU else w_h
+    recurrent = w_h[:2 * units] if kind == r.GRU and not after else w_h
     wh, panel_h, units_h = _packed(recurrent, batch)
     wh2, panel_h2, units_h2 = _packed(w_h[2 * units:] if kind == r.GRU else np.zeros((1, 1), np.float32), batch)
     has_proj = cell.projection is not None
@@ -108,22 +126,21 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
     codes = [r.ACTIVATIONS.index(name) for name, _, _ in acts]
     ints = np.array([kind, steps, batch, int(reverse), int(cell.cifg), int(cell.peephole is not None),
                      int(cell.norm is not None), int(has_proj), int(batch_major), panel_x, units_x, panel_h, units_h,
-                     panel_h2, units_h2, panel_p, units_p, *codes], np.int64)
+                     panel_h2, units_h2, panel_p, units_p, *codes, int(after)], np.int64)
     reals = np.array([cell.cell_clip, cell.projection_clip, cell.pre_clip] + [v for _, a, b in acts for v in (a, b)],
                      np.float64)
     rows = x.reshape(1, 1, steps * batch, size)
     pre = np.empty((1, 1, steps * batch, n_gates * units), np.float32)
-    rec = np.empty((1, 1, batch, (2 if kind == r.GRU else n_gates) * units), np.float32)
+    rec = np.empty((1, 1, batch, (2 if kind == r.GRU and not after else n_gates) * units), np.float32)
     rec2 = np.empty((1, 1, batch, units), np.float32)
     hs = np.zeros((1, 1, batch, outs), np.float32)
     cell_state = np.zeros((batch, units), np.float32)
     hid = np.zeros((1, 1, batch, units), np.float32)
-    zeros = np.zeros(max(n_gates * units, outs), np.float32)
     gates = np.zeros((4, batch, units), np.float32) if gates is None else gates
     for name, a, want in (("h0", h0, outs), ("h_out", h_out, outs), ("c0", c0, units), ("c_out", c_out, units)):
         if a is not None and (a.shape != (batch, want) or a.dtype != np.float32):
             raise ValueError(f"{name} must be float32 [{batch}, {want}], got {a.dtype} {list(a.shape)}")
-    arrays = (rows, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell_state, hid, proj, proj_bias, peep, norm,
+    arrays = (rows, wx, bx, pre, wh, rec_bias, rec, wh2, rec2, hs, cell_state, hid, proj, proj_bias, peep, norm,
               full_bias, _empty() if h0 is None else h0, _empty() if c0 is None else c0, out,
               _empty() if h_out is None else h_out, _empty() if c_out is None else c_out, gates, NO_RESIDUAL)
     words, keep = native.pack(_six(ints), _six(reals), *(_six(a) for a in arrays))
