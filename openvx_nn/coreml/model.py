@@ -19,7 +19,7 @@ from ..core.in_place import InPlace, process_fed
 from ..core.tensor import assign
 from ..operations.nnapi.common import Lending
 from . import blob as b
-from . import segments
+from . import recurrent_loops, segments
 from .builder import GraphBuilder
 from .control import compile_flow, layer_kinds, needs_program
 from .errors import CoreMLError
@@ -149,10 +149,12 @@ class CoreMLModel:
         self.outputs = {f.name: f for f in spec.description.output}
         self.layers: list[LayerInfo] = []
         self.flow = None
-        if needs_program(self.network):
+        fused = recurrent_loops.fuse(self.network.layers)  # PyTorch's GRU loops as one node each
+        self._layers = _Layers(self.network.layers if fused is None else fused)
+        if needs_program(self._layers):
             self._start_flow()
         else:
-            self.order = layer_order(self.network.layers, list(self.inputs))
+            self.order = layer_order(self._layers.layers, list(self.inputs))
         self._graphs: dict[tuple, GraphBuilder] = {}
         self._lends: dict[int, _Runs] = {}  # id(graph) -> what its runs need, found once per plan
         self._ranks: dict[str, int] = {}  # input name -> the rank its feature declares (read from the spec once)
@@ -348,7 +350,7 @@ class CoreMLModel:
     def _start_flow(self) -> None:
         if len(getattr(self.network, "preprocessing", [])):
             raise CoreMLError("image preprocessing in a model with control flow is not supported")
-        self.flow = compile_flow(self.network, list(self.inputs), self._wanted_blobs())
+        self.flow = compile_flow(self._layers, list(self.inputs), self._wanted_blobs())
         self._how = {id(layer): how for layer, how in layer_kinds(self.flow.program)}
         self._layer_list = [layer for layer, _ in layer_kinds(self.flow.program)]
         self._list_layers()
@@ -419,6 +421,14 @@ def _start_library() -> None:
     runs a graph whose every node has a native entry (``core/native_plan.py``) without Python between nodes."""
     if native_plan.hooks is None:
         vx.vxGetStatus(vx.ffi.NULL)
+
+
+@dataclass
+class _Layers:
+    """The network's layers as the model runs them (recognized loops replaced), where ``control`` reads a
+    network's."""
+
+    layers: list
 
 
 def _blob(tensor, shape):

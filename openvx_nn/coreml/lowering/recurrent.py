@@ -1,7 +1,8 @@
 """Simple recurrent, GRU, uni- and bidirectional LSTM layers onto the recurrent kernels.
 Weights are stacked per gate at import ([gates, H, I] in CoreML order); a
 bidirectional LSTM is a forward and a reverse LSTM node writing the two halves
-of the output's channels."""
+of the output's channels. PyTorch's GRU loop (``coreml.recurrent_loops``) is one
+GRU node in its reset-after form."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from ..blob import dims_of
 from ..builder import GraphBuilder
 from ..weights import load_weights
 from .activation import scalar_activation
-from .registry import lowers
+from .registry import fuses, lowers
 
 UNSET = {"sigmoid_hard": (0.2, 0.5), "linear": (1.0, 0.0)}
 """Gate activations written without parameters (coremltools' builder writes empty
@@ -152,3 +153,27 @@ def bi_lstm(g: GraphBuilder, layer, p) -> str:
     return "2 x coreml.lstm (forward, reverse) into channel views"
 
 
+@fuses("gru_loop")
+def gru_loop(g: GraphBuilder, layer, p) -> str:
+    """The loop's history ``H [T + 1, B, U]``: row 0 the initial state, rows 1..T the states the GRU node writes
+    (PyTorch's gate order (r, z, n) stacked in the engine's (z, r, n))."""
+    units, size = p.w_hh.shape[1], p.w_ih.shape[1]
+    x = g.blob(p.sequence)
+    batch = p.h0.shape[0]
+    if x.rank != 3 or x.shape[0] < p.steps or x.shape[1:] != (batch, size):
+        raise g.fail(f"the loop's sequence must be [{p.steps} or more, {batch}, {size}], got {list(x.shape)}")
+    order = [1, 0, 2]
+    stack = lambda a, shape: g.constant(np.ascontiguousarray(a.reshape(3, *shape)[order]))
+    steps = p.steps
+    rows = g.view(x.tensor, [0, 0, 0], [size, batch, steps]) if x.shape[0] > steps else x.tensor
+    seq = g.temp((steps, batch, size, 1, 1))
+    g.coreml("reshape", (rows, seq))
+    y = g.temp((steps, batch, units, 1, 1))
+    h0 = g.constant(p.h0.reshape(1, batch, units, 1, 1))
+    acts = [POINTWISE_FUNCTIONS.index("sigmoid"), 0.0, 0.0, POINTWISE_FUNCTIONS.index("tanh"), 0.0, 0.0]
+    g.coreml("gru", (seq, stack(p.w_ih, (units, size)), stack(p.w_hh, (units, units)), stack(p.b_ih, (units,)), h0,
+                     g.floats(acts), g.ints([1, 0, 0, 1]), y, None, stack(p.b_hh, (units,))))
+    history = g.output(layer.output[0], (steps + 1, batch, units))
+    g.coreml("reshape", (g.constant(p.h0.reshape(1, batch, units)), g.view(history, [0, 0, 0], [units, batch, 1])))
+    g.coreml("reshape", (y, g.view(history, [0, 0, 1], [units, batch, steps + 1])))
+    return "coreml.gru (PyTorch's GRU loop, reset gate after the recurrent product)"

@@ -11,7 +11,8 @@ from ..validation import UNTYPED
 LOWERINGS: dict[str, Callable] = {}
 FUSED: dict[str, Callable] = {}
 """Lowerings of layers fused by a plan of ``fusion`` (not CoreML layer types), by the plan's name, filled with
-``@fuses``: ``FUSED["gate"](builder, multiply layer, fusion.Gate) -> str``."""
+``@fuses``: ``FUSED["gate"](builder, multiply layer, fusion.Gate) -> str``; a stand-in layer naming one in its ``fused``
+attribute (``coreml.recurrent_loops.GRULoop``) is lowered by it too."""
 
 
 def lowers(*kinds: str):
@@ -35,11 +36,12 @@ def lower(builder, layer) -> str:
     if kind is None:
         raise CoreMLError(UNTYPED, layer.name, "none")
     builder.layer = (layer.name, kind)
-    function = LOWERINGS.get(kind)
+    fused = getattr(layer, "fused", None)  # a pattern of layers recognized at load (``recurrent_loops``)
+    function = FUSED.get(fused) if fused else LOWERINGS.get(kind)
     if function is None:
         raise builder.fail("this layer type is not supported by openvx_nn.coreml")
     try:
-        return function(builder, layer, getattr(layer, kind))
+        return function(builder, layer, getattr(layer, fused or kind))
     except CoreMLError as err:
         if err.layer is not None:
             raise

@@ -9,7 +9,9 @@ weights [gates, H, I] and [gates, H, H], biases [gates, H], peepholes [3, H], st
 
 ``activations`` is a static FLOAT32 tensor of (function, alpha, beta) triples, the
 function as its position in ``POINTWISE_FUNCTIONS``; ``flags`` a static INT32
-tensor [sequence_output, reverse, coupled_input_forget].
+tensor [sequence_output, reverse, coupled_input_forget], and for a GRU a fourth, reset_after: the reset gate
+scales the output gate's recurrent product plus its bias (``recursion_bias``, [gates, H], PyTorch's GRU, which
+clips nothing) instead of the state before it (CoreML's layer).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def _validator(layer: str, layout: dict[str, int]):
         hidden = w.dims[1]
         v.require(r.dims == (hidden, hidden, gates), 2, Status.VX_ERROR_INVALID_DIMENSION,
                   f"recursion must be [{hidden}, {hidden}, {gates}], got {list(r.dims)}")
-        for name, want in (("bias", (hidden, gates)), ("peephole", (hidden, 3))):
+        for name, want in (("bias", (hidden, gates)), ("recursion_bias", (hidden, gates)), ("peephole", (hidden, 3))):
             meta = float_input(v, layout[name]) if name in layout else None
             if meta is not None:
                 v.require(meta.dims == want, layout[name], Status.VX_ERROR_INVALID_DIMENSION,
@@ -64,8 +66,9 @@ def _validator(layer: str, layout: dict[str, int]):
                           f"{name} must be {list(state_dims)}, got {list(meta.dims)}")
         v.state["activations"] = _activations(v, layout["activations"], ACTIVATION_COUNT[layer])
         flags = values(v, layout["flags"])
-        v.require(len(flags) == 3, layout["flags"], Status.VX_ERROR_INVALID_VALUE,
-                  f"flags must be [sequence_output, reverse, coupled], got {flags}")
+        v.require(len(flags) == 3 or (layer == "gru" and len(flags) == 4), layout["flags"],
+                  Status.VX_ERROR_INVALID_VALUE, f"flags must be [sequence_output, reverse, coupled]"
+                  f"{', reset_after' if layer == 'gru' else ''}, got {flags}")
         v.state["flags"] = [bool(f) for f in flags]
         steps = x.dims[4] if flags[0] else 1
         same_output(v, layout["y"], (1, 1, hidden, x.dims[3], steps))
@@ -98,8 +101,11 @@ def _cell(p, state, kind: str) -> recurrent_layer.Cell:
     bias = None if p[3] is None else p[3].array.T.reshape(gates * hidden)
     acts = state["activations"]
     if kind != "lstm":
+        after = kind == "gru" and len(state["flags"]) > 3 and state["flags"][3]
+        rec_bias = None if len(p) <= 9 or p[9] is None else p[9].array.T.reshape(gates * hidden)
         return recurrent_layer.Cell(kind, w.reshape(gates * hidden, -1), r.reshape(gates * hidden, hidden), bias,
-                                    acts, pre_clip=CLIP)
+                                    acts, pre_clip=0.0 if after else CLIP, recurrent_bias=rec_bias,
+                                    reset_after=after)
     coupled = state["flags"][2]
     skip = hidden if coupled else 0  # coupled input and forget gates: the input gate's weights are not read
     return recurrent_layer.Cell(
@@ -152,10 +158,13 @@ _RNN_PARAMS = (tensor("input"), tensor("weights", static=True), tensor("recursio
                tensor("activations", static=True), tensor("flags", static=True), output(), output("h_out", True))
 _RNN_STATES = (4, None, 8, None)
 
-for _index, _kind, _name in ((50, "rnn", "simple_recurrent"), (51, "gru", "gru")):
-    _prep = _prepare(_kind, 7, _RNN_STATES)
-    describe(_index, _name, _RNN_PARAMS, _validator(_name, _RNN), _execute(_prep), _prep,
-             _native(_kind, 7, _RNN_STATES))
+_prep = _prepare("rnn", 7, _RNN_STATES)
+describe(50, "simple_recurrent", _RNN_PARAMS, _validator("simple_recurrent", _RNN), _execute(_prep), _prep,
+         _native("rnn", 7, _RNN_STATES))
+_prep_gru = _prepare("gru", 7, _RNN_STATES)
+describe(51, "gru", (*_RNN_PARAMS, tensor("recursion_bias", optional=True, static=True)),
+         _validator("gru", {**_RNN, "recursion_bias": 9}), _execute(_prep_gru), _prep_gru,
+         _native("gru", 7, _RNN_STATES))
 
 _LSTM = {"bias": 3, "peephole": 4, "h0": 5, "c0": 6, "activations": 7, "flags": 8, "y": 10, "h_out": 11, "c_out": 12}
 _LSTM_STATES = (5, 6, 11, 12)
