@@ -70,7 +70,7 @@ def fuse(layers) -> list | None:
         if layer.WhichOneof("layer") == "loop":
             try:
                 found = _match(layers, index)
-            except (CoreMLError, ValueError, IndexError, KeyError):
+            except (CoreMLError, ValueError, IndexError, KeyError, StopIteration):
                 found = None
             if found is not None:
                 layers[index] = GRULoop(layer.name, (found.sequence, found.history), (found.history,), found)

@@ -75,11 +75,12 @@ def reference(x, w_ih, w_hh, b_ih, b_hh, history=None, one=1.0, out_act=math.tan
     return hist[1:]
 
 
-@pytest.mark.parametrize("steps,features,hidden", [(1, 1, 1), (1, 5, 3), (2, 3, 8), (7, 12, 16), (13, 4, 33)])
-def test_pytorch_gru_runs_as_one_node_from_c_and_matches_pytorch(steps, features, hidden):
+@pytest.mark.parametrize("batch,steps,features,hidden", [(1, 1, 1, 1), (1, 1, 5, 3), (1, 2, 3, 8), (1, 7, 12, 16),
+                                                         (1, 13, 4, 33), (3, 5, 6, 7)])
+def test_pytorch_gru_runs_as_one_node_from_c_and_matches_pytorch(batch, steps, features, hidden):
     torch.manual_seed(steps * 100 + hidden)
     module = Tagger(features, hidden).eval()
-    x = torch.randn(1, steps, features)
+    x = torch.randn(batch, steps, features)
     spec = _spec(module, {"x": x})
     got, kinds, runs = _run(spec, {"x": x.numpy()})
     assert kinds.get("gruLoop", "").startswith("coreml.gru"), kinds
@@ -87,7 +88,8 @@ def test_pytorch_gru_runs_as_one_node_from_c_and_matches_pytorch(steps, features
     with torch.no_grad():
         want = module(x).numpy().astype(np.float64)
     close(got.reshape(want.shape), want)
-    close(got.reshape(want.shape), reference(x.numpy()[0].astype(np.float64), *_weights(module))[None])
+    for b in range(batch):
+        close(got.reshape(want.shape)[b], reference(x.numpy()[b].astype(np.float64), *_weights(module)))
 
 
 def test_a_given_initial_state_keeps_the_loop_and_matches_pytorch():
