@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit, native
-from . import float_activation
+from . import channel_affine, float_activation
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -80,6 +80,7 @@ FUNCTIONS = {
     "logical_not": lambda v, a, b, e: (v == 0.0).astype(np.float64),
     "swish": lambda v, a, b, e: v * _sigmoid(v),
     "hard_swish": lambda v, a, b, e: v * np.minimum(np.maximum(a * v + b, 0.0), 1.0),
+    "affine_relu": lambda v, a, b, e: np.maximum(a * v + b, 0.0),
 }
 """Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon."""
 
@@ -108,6 +109,12 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, s
     fast = _fast(x, out, function, scale, shift, alpha, beta, alpha_c, beta_c)
     if fast is not None:
         return float_activation.bind(x, out, *fast)
+    if _per_channel_affine(x, out, function, scale, shift, alpha_c, beta_c):
+        try:
+            return channel_affine.bind(x, out, *_affine_vectors(alpha, beta, alpha_c, beta_c),
+                                       function == "affine_relu", channel_axis)
+        except ValueError:
+            pass  # not contiguous in one order: the NumPy expression below
     a = _channel(alpha_c, alpha, x.ndim, channel_axis)
     b = _channel(beta_c, beta, x.ndim, channel_axis)
     f = FUNCTIONS[function]
@@ -149,6 +156,19 @@ def fast_function(function: str, scale: float, shift: float, alpha: float,
     if function not in FAST or scale != 1.0 or shift != 0.0:
         return None
     return (FAST[function], *((alpha, beta) if function in _PARAMETERS else (1.0, 1.0)))
+
+
+def _per_channel_affine(x: np.ndarray, out: np.ndarray, function: str, scale: float, shift: float,
+                        alpha_c, beta_c) -> bool:
+    """Whether this call is ``channel_affine``'s: a float32 affine map (clamped or not) of per-channel parameters."""
+    return function in ("affine", "affine_relu") and (alpha_c is not None or beta_c is not None) and \
+        scale == 1.0 and shift == 0.0 and x.dtype == np.float32 and out.dtype == np.float32
+
+
+def _affine_vectors(alpha: float, beta: float, alpha_c, beta_c) -> tuple[np.ndarray, np.ndarray]:
+    """The per-channel (or single) scale and shift, as float32 values (the parameters' tensors are float32)."""
+    return (np.asarray([alpha] if alpha_c is None else alpha_c, np.float32),
+            np.asarray([beta] if beta_c is None else beta_c, np.float32))
 
 
 # -- the piecewise-linear functions as a native entry (a graph of them runs from C) ---------------------------
@@ -222,10 +242,17 @@ def _piecewise_entry() -> int:
 
 
 def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
-                     alpha: float = 0.0, beta: float = 0.0) -> native.Entry | None:
-    """:func:`pointwise` of scalar parameters as a native entry for the functions of :data:`PIECEWISE` and
-    :data:`FAST` (``float_activation``'s entry); None for another function or unless ``x`` and ``out`` are float32 of one shape, both contiguous in one order (C, or
-    Fortran: an OpenVX tensor's array); they may be the same array."""
+                     alpha: float = 0.0, beta: float = 0.0, alpha_c: np.ndarray | None = None,
+                     beta_c: np.ndarray | None = None, channel_axis: int = 2) -> native.Entry | None:
+    """:func:`pointwise` as a native entry: of scalar parameters for the functions of :data:`PIECEWISE` and
+    :data:`FAST` (``float_activation``'s entry), of per-channel ones for ``affine`` and ``affine_relu``
+    (``channel_affine``'s); None for another function or unless ``x`` and ``out`` are float32 of one shape, both
+    contiguous in one order (C, or Fortran: an OpenVX tensor's array); they may be the same array."""
+    if alpha_c is not None or beta_c is not None:
+        if not _per_channel_affine(x, out, function, scale, shift, alpha_c, beta_c):
+            return None
+        return channel_affine.native_entry(x, out, *_affine_vectors(alpha, beta, alpha_c, beta_c),
+                                           function == "affine_relu", channel_axis)
     fast = _fast(x, out, function, scale, shift, alpha, beta, None, None)
     if fast is not None and x.shape == out.shape:
         return float_activation.native_entry(x, out, *fast)

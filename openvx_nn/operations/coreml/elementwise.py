@@ -3,6 +3,8 @@ unary function the NN extension does not compute exactly), one two-input combine
 kernel (add, multiply, max, min and the broadcastable arithmetic), the dot product."""
 from __future__ import annotations
 
+import math
+
 from ...core.enums import Status
 from ...core.validation import Validation
 from ...kernels.frontend.combine import OPERATIONS, combine
@@ -33,13 +35,18 @@ def _validate_pointwise(v: Validation) -> None:
     x = float_input(v, 0)
     v.state["function"] = enum_value(v, 1, POINTWISE_FUNCTIONS, "function")
     params = values(v, 2, F32)
-    v.require(len(params) == 5, 2, Status.VX_ERROR_INVALID_DIMENSION,
-              f"params must hold [scale, shift, alpha, beta, epsilon], got {len(params)} values")
-    v.state["params"] = params
+    v.require(len(params) in (5, 6), 2, Status.VX_ERROR_INVALID_DIMENSION,
+              f"params must hold [scale, shift, alpha, beta, epsilon] and maybe the channel axis, got {len(params)} "
+              "values")
+    extra = params[5:]
+    axis = 2 if not extra else int(extra[0]) if math.isfinite(extra[0]) and extra[0] == int(extra[0]) else -1
+    v.require(0 <= axis < max(x.rank, 3), 2, Status.VX_ERROR_INVALID_VALUE,
+              f"the channel axis {extra[0] if extra else axis} is no axis of {list(x.dims)}")
+    v.state["params"], v.state["axis"] = params[:5], axis
     for index in (3, 4):
         c = float_input(v, index)
         if c is not None:
-            channels = x.dims[2] if x.rank > 2 else 1
+            channels = x.dims[axis] if x.rank > axis else 1
             v.require(c.rank == 1 and c.dims[0] in (1, channels), index, Status.VX_ERROR_INVALID_DIMENSION,
                       f"per-channel parameters must have 1 or {channels} values, got {list(c.dims)}")
     same_output(v, 5, x.dims)
@@ -48,15 +55,19 @@ def _validate_pointwise(v: Validation) -> None:
 def _prepare_pointwise(p, state):
     scale, shift, alpha, beta, epsilon = state["params"]
     return prepare_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta, epsilon,
-                             None if p[3] is None else p[3].array, None if p[4] is None else p[4].array)
+                             None if p[3] is None else p[3].array, None if p[4] is None else p[4].array,
+                             state["axis"])
 
 
 def _native_pointwise(p, state):
-    """The piecewise-linear functions of scalar parameters as a native entry (``pointwise.PIECEWISE``)."""
-    if p[3] is not None or p[4] is not None or state["params"][4] != 0.0:
+    """The piecewise-linear functions of scalar parameters (``pointwise.PIECEWISE``) and the per-channel affine
+    map, clamped or not (``channel_affine``), as a native entry."""
+    if state["params"][4] != 0.0:
         return None
     scale, shift, alpha, beta, _ = state["params"]
-    return native_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta)
+    return native_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta,
+                            None if p[3] is None else p[3].array, None if p[4] is None else p[4].array,
+                            state["axis"])
 
 
 def _pointwise_gate(p, state):
