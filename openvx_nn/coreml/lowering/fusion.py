@@ -234,3 +234,37 @@ def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
             gates[j] = Gate(i, x, GATES[kind], alpha, beta)
             break
     return gates
+
+
+@dataclass(frozen=True)
+class ActivatedAffine:
+    """A batchnorm of stored statistics at ``position`` read by a ReLU alone (folded into the ReLU's lowering): one
+    per-channel ``affine_relu`` pass. ``layer`` is the batchnorm."""
+
+    position: int
+    layer: object
+
+
+def activated_affines(order: Sequence, keep: set[str]) -> dict[int, ActivatedAffine]:
+    """{position of a ReLU in ``order``: the batchnorm before it} where the batchnorm keeps stored statistics, its
+    output is read by the ReLU alone, written once and no model output (a pre-activation ``BN -> ReLU`` after a
+    concatenation, DenseNet's; one after a convolution is the convolution's to fold first: ``lower_all`` lowers the
+    pair only when the convolution did not take the batchnorm)."""
+    readers = Counter(name for layer in order for name in layer.input)
+    writers = Counter(name for layer in order for name in layer.output)
+    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    pairs = {}
+    for j, layer in enumerate(order):
+        if layer.WhichOneof("layer") != "activation" or layer.activation.WhichOneof("NonlinearityType") != "ReLU" \
+                or len(layer.input) != 1 or len(layer.output) != 1:
+            continue
+        blob = layer.input[0]
+        i = made_by.get(blob)
+        if i is None or i > j or readers[blob] != 1 or writers[blob] != 1 or blob in keep:
+            continue
+        bn = order[i]
+        if bn.WhichOneof("layer") != "batchnorm" or len(bn.input) != 1 or bn.batchnorm.computeMeanVar \
+                or bn.batchnorm.instanceNormalization:
+            continue
+        pairs[j] = ActivatedAffine(i, bn)
+    return pairs

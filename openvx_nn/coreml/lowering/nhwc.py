@@ -199,3 +199,21 @@ def inner_product(g: GraphBuilder, layer, w: np.ndarray, bias, features: tuple[i
                                 "output": g.nhwc_output(layer.output[0], out_shape, (units, n))},
          {"activation": NONE})
     return "nnapi.fully_connected (NHWC)"
+
+
+def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
+    """A concatenation along C of blobs all held in NHWC, written in NHWC: each copied into its slice of the
+    output's first dim (each pixel's channels side by side), so a DenseNet block's ``concat -> batchnorm -> ReLU ->
+    convolution`` stays in NHWC instead of converting every layer's input back."""
+    first = blobs[0].shape
+    for b in blobs[1:]:
+        if len(b.shape) != len(first) or b.shape[:-3] != first[:-3] or b.shape[-2:] != first[-2:]:
+            raise g.fail(f"inputs {list(first)} and {list(b.shape)} differ off the concatenation axis")
+    shape = first[:-3] + (sum(b.shape[-3] for b in blobs),) + first[-2:]
+    out = g.nhwc_output(layer.output[0], shape)
+    offset = 0
+    for b in blobs:
+        dims = b.tensor.dims
+        g.coreml("reshape", (b.tensor, g.view(out, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])))
+        offset += dims[0]
+    return f"{len(blobs)} x coreml.reshape into views along C (NHWC)"

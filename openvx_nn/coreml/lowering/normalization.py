@@ -12,10 +12,10 @@ from ...operations.coreml.statistics import NORMALIZE_MODES, REDUCE_OPERATIONS
 from ..blob import axis as vx_axis
 from ..builder import Blob, GraphBuilder
 from ..weights import load_weights
-from .activation import affine
+from .activation import pointwise
 from .common import need_rank, single
 from .convolution import CONV_PARAMS, FLOOR, NEAREST, SATURATE
-from .registry import lowers
+from .registry import fuses, lowers
 
 
 def normalize(g: GraphBuilder, x, name: str, cm_axes, mode: str, epsilon: float, gamma=None, beta=None) -> str:
@@ -27,23 +27,62 @@ def normalize(g: GraphBuilder, x, name: str, cm_axes, mode: str, epsilon: float,
     return f"coreml.normalize({mode})"
 
 
-@lowers("batchnorm")
-def batchnorm(g: GraphBuilder, layer, p) -> str:
-    x = single(g, layer)
+def _checked(g: GraphBuilder, layer, p, x: Blob) -> tuple[np.ndarray, np.ndarray]:
+    """(gamma, beta) of a batchnorm of input ``x``, its rank and channel count checked."""
     need_rank(g, x, 3)
     c = int(p.channels)
     if c != x.shape[-3]:
         raise g.fail(f"channels is {c}, the input {list(x.shape)} has {x.shape[-3]}")
-    gamma = load_weights(p.gamma, (c,), "gamma").astype(np.float64)
-    beta = load_weights(p.beta, (c,), "beta").astype(np.float64)
-    if p.computeMeanVar:
-        axes = (-1, -2) if p.instanceNormalization else tuple(a for a in range(-x.rank, 0) if a != -3)
-        return normalize(g, x, layer.output[0], axes, "standardize", p.epsilon,
-                         gamma.reshape(c, 1, 1), beta.reshape(c, 1, 1))
+    return load_weights(p.gamma, (c,), "gamma").astype(np.float64), load_weights(p.beta, (c,), "beta").astype(np.float64)
+
+
+def _stored(p, gamma: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, shift) of a batchnorm of stored statistics."""
+    c = gamma.size
     mean = load_weights(p.mean, (c,), "mean").astype(np.float64)
     var = load_weights(p.variance, (c,), "variance").astype(np.float64)
     scale = gamma / np.sqrt(var + p.epsilon)
-    return affine(g, x, layer.output[0], scale, beta - mean * scale) + " (folded batchnorm)"
+    return scale, beta - mean * scale
+
+
+def _stored_affine(g: GraphBuilder, bn, name: str, function: str) -> str:
+    """The per-channel ``function`` (``affine`` or ``affine_relu``) of batchnorm ``bn``'s stored statistics into
+    blob ``name``: on the NHWC tensor when the input is held there (channel axis 0: each pixel's channels side by
+    side), else on CoreML's layout."""
+    source = bn.input[0]
+    x = g.held(source)
+    gamma, beta = _checked(g, bn, bn.batchnorm, x)
+    scale, shift = _stored(bn.batchnorm, gamma, beta)
+    held = g.nhwc.get(source)
+    if held is not None and len(held.tensor.dims) == 4:
+        g.coreml("pointwise", (held.tensor, g.enum(POINTWISE_FUNCTIONS.index(function)),
+                               g.floats([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]), g.constant(scale), g.constant(shift),
+                               g.nhwc_output(name, held.shape)))
+        return f"coreml.pointwise({function}) (NHWC)"
+    return pointwise(g, g.blob(source), name, function, alpha_c=scale, beta_c=shift)
+
+
+@lowers("batchnorm")
+def batchnorm(g: GraphBuilder, layer, p) -> str:
+    single(g, layer, held=True)
+    if not p.computeMeanVar:
+        return _stored_affine(g, layer, layer.output[0], "affine") + " (folded batchnorm)"
+    x = single(g, layer)
+    gamma, beta = _checked(g, layer, p, x)
+    c = gamma.size
+    axes = (-1, -2) if p.instanceNormalization else tuple(a for a in range(-x.rank, 0) if a != -3)
+    return normalize(g, x, layer.output[0], axes, "standardize", p.epsilon,
+                     gamma.reshape(c, 1, 1), beta.reshape(c, 1, 1))
+
+
+@fuses("affine_relu")
+def batchnorm_relu(g: GraphBuilder, layer, pair) -> str:
+    """A batchnorm of stored statistics and the ReLU that alone reads it (``fusion.ActivatedAffine``) as one
+    per-channel pass: ``max(scale[c] * x + shift[c], 0)`` (the plan checked both layers' input and output counts)."""
+    g.layer = (pair.layer.name, "batchnorm")  # the checks name the batchnorm
+    how = _stored_affine(g, pair.layer, layer.output[0], "affine_relu")
+    g.layer = (layer.name, "activation")
+    return how + f" with batchnorm '{pair.layer.name}' folded in"
 
 
 @lowers("mvn")

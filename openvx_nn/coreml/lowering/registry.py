@@ -51,13 +51,16 @@ def lower(builder, layer) -> str:
 
 
 def lower_all(builder, layers, keep: set[str]) -> list[str]:
-    """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``) and an activation into
-    the multiply by its own input (``fusion.gated_products``; ``keep``: blobs read after them); returns how each
-    ran."""
+    """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``), an activation into
+    the multiply by its own input (``fusion.gated_products``) and a batchnorm no convolution took into the ReLU
+    after it (``fusion.activated_affines``; ``keep``: blobs read after them); returns how each ran."""
     from . import fusion
     stages = fusion.plan(layers, keep)
     gates = fusion.gated_products(layers, keep)
     gate_of = {gate.position: layers[j].name for j, gate in gates.items()}
+    activated = fusion.activated_affines(layers, keep)
+    relu_of = {pair.position: j for j, pair in activated.items()}
+    skipped: set[int] = set()  # batchnorms left to the ReLU after them
     hows = []
     for i, layer in enumerate(layers):
         if i in builder.folded:
@@ -67,6 +70,12 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
         elif i in gates:
             builder.layer = (layer.name, "multiply")
             hows.append(FUSED["gate"](builder, layer, gates[i]))
+        elif i in relu_of:
+            skipped.add(i)
+            hows.append(f"folded into activation '{layers[relu_of[i]].name}'")
+        elif i in activated and activated[i].position in skipped:
+            builder.layer = (layer.name, "activation")
+            hows.append(FUSED["affine_relu"](builder, layer, activated[i]))
         else:
             builder.epilogue = stages.get(i)
             hows.append(lower(builder, layer))

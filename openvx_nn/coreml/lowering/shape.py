@@ -8,18 +8,24 @@ import math
 from ...operations.coreml.layout import PAD_MODES, REORGANIZE_MODES
 from ..builder import GraphBuilder
 from ..weights import load_weights
+from . import nhwc
 from .common import concat, need_rank, only_input, permute, reshape, single, split_views, view
 from .registry import lowers
 
 
 @lowers("concat")
 def concat_layer(g: GraphBuilder, layer, p) -> str:
-    blobs = [g.blob(n) for n in layer.input]
+    blobs = [g.held(n) for n in layer.input]
     if len(layer.output) != 1 or not blobs:
         raise g.fail("expected inputs and exactly 1 output")
     axis = -5 if p.sequenceConcat else -3
     for b in blobs:
         need_rank(g, b, -axis)
+    if axis == -3 and all(n in g.nhwc and len(g.nhwc[n].tensor.dims) == 4 for n in layer.input):
+        how = nhwc.concat(g, layer, [g.nhwc[n] for n in layer.input])
+        if how is not None:
+            return how
+    blobs = [g.blob(n) for n in layer.input]
     concat(g, blobs, blobs[0].rank + axis, layer.output[0])
     return f"{len(blobs)} x coreml.reshape into views along {'Seq' if p.sequenceConcat else 'C'}"
 
