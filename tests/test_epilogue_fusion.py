@@ -113,23 +113,82 @@ def test_no_fusion_when_the_skip_is_the_adds_first_input(monkeypatch):
     assert report.residual == [] and report.channels_last
 
 
-def test_no_fusion_when_the_skip_is_written_after_the_convolution(monkeypatch):
-    """A projection shortcut created after the block's second convolution runs after it: the convolution
-    cannot read its output yet."""
-    rng = np.random.default_rng(4068)
-    x = _input(rng, (7, 5, 3))
-    w1, w2, ws = _weights(rng, (3, 3, 3, 6)), _weights(rng, (3, 3, 6, 6)), _weights(rng, (1, 1, 3, 6))
+def _projection_block(ctx, g, rng, x, maps, stride, late_input=False):
+    """ResNet's projection block as a model compiler writes it: x -> conv 3x3/stride + relu -> conv 3x3 (``t``),
+    then the shortcut conv 1x1/stride of x (``s``, created after ``t``'s convolution), add(t, s) -> relu -> conv
+    1x1 -> out. ``late_input``: the shortcut reads relu(conv 1x1 of x) made after ``t``'s convolution too, so it
+    cannot run before it. (out, reference of out, depth)."""
+    c = x.shape[2]
+    w1, w2 = _weights(rng, (3, 3, c, maps)), _weights(rng, (3, 3, maps, maps))
+    ws, wl, w3 = _weights(rng, (1, 1, c, maps)), _weights(rng, (1, 1, c, c)), _weights(rng, (1, 1, maps, 3))
+    b1, b2, bs, b3 = (_weights(rng, (n,)) for n in (maps, maps, maps, 3))
+    size = ((x.shape[0] - 1) // stride + 1, (x.shape[1] - 1) // stride + 1)
+    xt, t, s, u = ctx.tensor(x), g.virtual(), g.virtual(size + (maps,), np.float32), g.virtual()
+    out = ctx.tensor(shape=size + (3,), dtype=np.float32)
+    a = g.relu(g.convolution(xt, w1, b1, out=g.virtual(size + (maps,), np.float32), padding=(1, 1)),
+               out=g.virtual())
+    g.convolution(a, w2, b2, out=t, padding=(1, 1))
+    source = g.relu(g.convolution(xt, wl, None, out=g.virtual()), out=g.virtual()) if late_input else xt
+    g.convolution(source, ws, bs, out=s)
+    g.add(t, s, out=u)
+    g.convolution(g.relu(u, out=g.virtual()), w3, b3, out=out)
+    x64 = (x.astype(np.float64), np.abs(x.astype(np.float64)))
+    src = ref_relu(ref_conv(x64, wl, None, (0, 0))) if late_input else x64
+    sub = tuple(v[::stride, ::stride] for v in ref_conv(x64, w1, b1, (1, 1)))
+    ra = ref_relu(sub)
+    rs = tuple(v[::stride, ::stride] for v in ref_conv(src, ws, bs, (0, 0)))
+    ru = ref_relu(ref_add(ref_conv(ra, w2, b2, (1, 1)), rs))
+    return out, ref_conv(ru, w3, b3, (0, 0)), 5
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("seed", range(4))
+def test_a_projection_shortcut_made_after_the_convolution_runs_before_it_and_fuses(monkeypatch, seed):
+    """The shortcut convolution is independent of the block's second one: the plan runs it first, and the add
+    fuses into the second convolution's epilogue with its operands in their roles (the same bytes, NaN too)."""
+    rng = np.random.default_rng([4068, seed])
+    shape = (int(rng.integers(3, 12)), int(rng.integers(3, 12)), int(rng.integers(2, 6)))
+    maps, stride = int(rng.integers(2, 20)), 1 + seed % 2
+    x = _input(rng, shape)
+    if seed >= 2:
+        x[0, 0, 0], x[1, 1, 1], x[2, 0, 0] = np.nan, np.inf, -np.inf
+    found = {}
 
     def build(ctx, g):
-        xt, a, t, s, u = ctx.tensor(x), g.virtual(), g.virtual(), g.virtual(), g.virtual()
-        out = ctx.tensor(shape=(7, 5, 2), dtype=np.float32)
-        g.convolution(xt, w1, None, out=a, padding=(1, 1))
-        g.convolution(a, w2, None, out=t, padding=(1, 1))
-        g.convolution(xt, ws, None, out=s)
-        g.add(t, s, out=u)
-        g.convolution(g.relu(u, out=g.virtual()), _weights(np.random.default_rng(4069), (1, 1, 6, 2)), None, out=out)
+        out, found["ref"], found["depth"] = _projection_block(ctx, g, np.random.default_rng([4069, seed]), x, maps,
+                                                              stride)
         return [out]
-    assert _fusion_refused(monkeypatch, build).residual == []
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert got.tobytes() == plain.tobytes()
+    if seed < 2:
+        assert_within(got, found["ref"], found["depth"])
+    assert _names(report) == [("convolution_layer", "tensor_add", "activation_layer")]
+    (python,), _, _ = _run_both_ways(monkeypatch, build, python_path=True)
+    assert python.tobytes() == plain.tobytes()
+
+
+def test_the_shortcut_moves_before_the_convolution_in_the_execution_order(monkeypatch):
+    rng = np.random.default_rng(4070)
+    x = _input(rng, (6, 5, 3))
+    with Context() as ctx, ctx.graph() as g:
+        out, _, _ = _projection_block(ctx, g, np.random.default_rng(4071), x, 4, 2)
+        native_run(g, out)
+        graph = model(g.handle)
+        convs = [n for n in graph.order if n.description.name.endswith("convolution_layer")]
+        added = [n for n in graph.nodes if n.description.name.endswith("convolution_layer")]
+        assert [added.index(n) for n in convs] == [0, 2, 1, 3]
+
+
+def test_no_fusion_when_the_shortcut_reads_what_is_written_after_the_convolution(monkeypatch):
+    """The shortcut's input comes from a node after the block's second convolution: it cannot move before it."""
+    rng = np.random.default_rng(4072)
+    x = _input(rng, (7, 5, 3))
+
+    def build(ctx, g):
+        return [_projection_block(ctx, g, np.random.default_rng(4073), x, 6, 1, late_input=True)[0]]
+    (got,), report, (plain,) = _run_both_ways(monkeypatch, build)
+    assert got.tobytes() == plain.tobytes()
+    assert report.residual == []
 
 
 def test_no_fusion_when_another_node_reads_the_sum_or_the_application_sees_it(monkeypatch):

@@ -11,6 +11,9 @@ fused when
   epilogue a NaN value of the convolution: with ``T`` second, two NaN would give the other);
 - the add's other input ``S`` is another root of ``T``'s dims (no broadcasting), fully written before the
   convolution runs (every write of it earlier in the execution order) and never written by the convolution;
+  when one node writes ``S`` after the convolution and nothing between them depends on it (a projection
+  shortcut a model compiler creates after the block's second convolution), that node is moved to run just
+  before the convolution (:func:`_hoist`), so the add keeps ``T`` first and the NaN it keeps stays the same;
 - ``T``, ``S`` and the add's output ``U`` are channels-last (``rewrites``' layouts, chosen before this pass):
   the engine reads ``S``'s bytes as they are and writes ``U`` in its own order.
 
@@ -132,9 +135,10 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
     tensor parameters of ``order``'s nodes by root (``rewrites``), ``channels_last(node, indices)`` whether the
     layouts gave those parameters of ``node`` channels-last (no planar stand-ins), ``shown`` the ids of the roots
     of graph parameters; ``report.residual`` gets the (convolution, add, activation or None) triples."""
-    steps = {id(n): s for s, n in enumerate(order)}
+    steps: dict[int, float] = {id(n): s for s, n in enumerate(order)}
     positions = {id(n): k for k, n in enumerate(nodes)}
-    for conv in order:
+    moved: set[int] = set()
+    for conv in list(order):
         takes = conv.description.takes_epilogue
         k = None if takes is None else takes(conv.params, conv.state)
         if k is None or conv.state.get(CHAIN) or not channels_last(conv, (k,)):
@@ -152,7 +156,8 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
         reads = {id(p.root) for i, p in enumerate(conv.params) if getattr(p, "vx_type", None) == _TENSOR and i != k}
         if skip.root is t or id(out.root) in reads | {id(skip.root)} or out.root is not out:
             continue
-        if not _written_before(skip.root, steps[id(conv)], uses, nodes, steps):
+        if not _written_before(skip.root, steps[id(conv)], uses, nodes, steps) and not _hoist(
+                skip.root, conv, uses, nodes, steps, moved):
             continue
         activation = _activation(out, accesses, shown, reads | {id(skip.root)}, channels_last)
         chain = Chain(add, activation)
@@ -165,6 +170,35 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
             if entry is not None:
                 entry.writes.append(Access(positions[id(conv)], k, tensor, box))
         report.residual.append((conv, add, activation))
+    if moved:  # the hoisted writers now run just before their convolutions (stable: the others keep their order)
+        order.sort(key=lambda n: steps[id(n)])
+
+
+def _hoist(root, conv, uses: dict, nodes: list, steps: dict, moved: set[int]) -> bool:
+    """Move the one node writing ``root`` (after ``conv`` in the order) to just before ``conv``, when nothing in
+    between depends on it: every root it reads is fully written before ``conv``, and no other node touches a
+    root it writes from ``conv`` on until its own step. Linear in the accesses of the roots it touches; a node
+    moved once stays, and nothing is moved before a moved node (its step is no longer whole)."""
+    entry = uses.get(id(root))
+    if entry is None or entry.others or len(entry.writes) != 1 or id(conv) in moved:
+        return False
+    writer = nodes[entry.writes[0].position]
+    start, end = steps[id(conv)], steps[id(writer)]
+    if end <= start or id(writer) in moved:
+        return False
+    for i, p in enumerate(writer.params):
+        if p is None or id(region(p)[0]) not in uses:
+            continue  # a static scalar or an application's data nobody writes
+        other = uses[id(region(p)[0])]
+        if writer.description.params[i].direction == _IN:
+            if other.others or any(steps[id(nodes[a.position])] >= start for a in other.writes):
+                return False
+        elif any(nodes[a.position] is not writer and start <= steps[id(nodes[a.position])] < end
+                 for a in (*other.reads, *other.writes, *other.others)):
+            return False
+    steps[id(writer)] = start - 0.5
+    moved.add(id(writer))
+    return True
 
 
 def _activation(u, accesses: dict, shown: set[int], reads: set[int], channels_last: Callable):
