@@ -11,7 +11,9 @@ and a class is channels-last when every member is a whole virtual float32 root o
 than one map and more than one pixel (else both orders are the same bytes), and when its accesses by nodes that
 take channels-last (the engine's layers) outnumber those by nodes that take planes only (a conversion each).
 A node that takes planes only and meets a channels-last tensor runs on a planar stand-in, with the conversion
-bound beside it (:mod:`compiled`); a tensor an application can see (non-virtual, a graph parameter, a view) is
+bound beside it (:mod:`compiled`); a node that takes either order with the same bytes (``EITHER_ORDER``: the
+float32 pooling layer) casts no vote and follows the layout its tensors get, converting itself only where its two
+sides differ; a tensor an application can see (non-virtual, a graph parameter, a view) is
 never channels-last, so what it reads never changes. The maps of a virtual root read or written through views
 by a depthwise layer written map by map (``map_groups``) are one access of the whole root by the group's call.
 
@@ -48,6 +50,9 @@ channels-last (the float engine's layers)."""
 GROUP_VIEW = "group_view"
 """A parameter role: a view that is part of the access of its depthwise group's first member (``map_groups``),
 which takes channels-last; counted once, by that member."""
+EITHER_ORDER = "either_order"
+"""A parameter role: the node reads or writes either order natively with the same bytes (the float32 pooling
+layer): it follows its neighbours (no vote), and converts itself only where its two sides differ."""
 ANY_SAME = "any_same"
 """A parameter role: the node computes the same bytes in any order, the same order for all such parameters
 (element-wise nodes without broadcasting)."""
@@ -250,6 +255,7 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
         if takes > planes:
             chosen.update(members)
     sides: dict[int, list[bool]] = {}  # a group's first member: which of its sides are channels-last
+    either: dict[int, list[bool]] = {}  # a node taking either order: which of its differing sides are
     for key, touching in accesses.items():
         last = key in chosen
         if last:
@@ -259,6 +265,8 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
             role = roles[id(n)].get(i)
             if p is not roots[key] and role == TAKES_CHANNELS_LAST and map_groups.leads(n):
                 sides.setdefault(id(n), []).append(last)
+            if role == EITHER_ORDER and differs:
+                either.setdefault(id(n), []).append(last)
             if last and role is None:
                 n.state.setdefault(CONVERT, []).append(i)
                 report.conversions += 1
@@ -269,6 +277,7 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
     # a group reads and writes planes on the plane kernel, channels-last on the NHWC one; one side of each
     # converts (float_layers.Convolution.bind_maps)
     report.conversions += sum(any(found) and not all(found) for found in sides.values())
+    report.conversions += sum(any(found) and not all(found) for found in either.values())
 
 
 def _differs(root) -> bool:

@@ -1,5 +1,7 @@
 """Float32 max and average pooling on channel-major planes, any window, stride and padding: the one pooling
-kernel of CoreML's max pool and of the OpenVX pooling layer on float32 (``openvx/pooling.py``).
+kernel of CoreML's max pool and of the OpenVX pooling layer on float32 (``openvx/pooling.py``), on planes
+(:func:`pool_planes`) or on the channels-last tensors the plan lays out (:func:`pool_pixels`: the same runs,
+the same bytes).
 
 Windows. Output ``(oy, ox)`` covers input rows ``oy * sy - top ..`` and columns ``ox * sx - left ..`` (``kh`` x
 ``kw``); positions off the input are left out; a window with no input position gives ``empty`` (CoreML: the
@@ -199,6 +201,63 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
                                 out[p, oy, ox] = fill_bits
                             else:
                                 out[p, oy, ox] = fill
+
+
+@jit.kernel
+def pool_pixels(x, out, average, kh, kw, sy, sx, top, left, empty, r0, r1):
+    """Output rows ``[r0, r1)`` (row ``n * OH + oy``) of ``out[n, oy, ox, c]`` = the window maxima (``average``:
+    means) of ``x[n, :, :, c]``, C-contiguous channels-last ``[N, H, W, C]`` float32: :func:`pool_planes`'
+    arithmetic on pixels. An image row is one run of ``W * C`` values, so the first pass is the same call down the
+    window's rows; the second reduces the same bordered row's window columns, ``C`` values a window, the taps in
+    the same order: every output is computed by the same operations on the same values as on planes, so the
+    bytes are the same (NaN payloads included). A row at a time: its bordered row stays in the first-level
+    cache. Rows are independent: threads may share them."""
+    height, width, depth = x.shape[1], x.shape[2], x.shape[3]
+    out_h, out_w = out.shape[1], out.shape[2]
+    maximum = not average
+    c0 = min(out_w, max(0, (left - kw + sx) // sx))  # as pool_planes: outputs whose windows meet the image
+    c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
+    y_lo = min(out_h, max(0, (top - kh + sy) // sy))
+    y_hi = max(y_lo, min(out_h, (height - 1 + top) // sy + 1))
+    span = max(width + left, (c1 - 1) * sx + kw) if c1 > c0 else width + left
+    column = np.empty(span * depth, np.float32)
+    border = np.float32(0.0) if average else np.float32(-np.inf)
+    for i in range(left * depth):
+        column[i] = border
+    for i in range((left + width) * depth, span * depth):
+        column[i] = border
+    rows, taps = np.empty(kh, np.int64), np.empty(kw, np.int64)
+    for k in range(kh):
+        rows[k] = 4 * k * width * depth
+    for k in range(kw):
+        taps[k] = 4 * k * depth
+    fill = np.float32(0.0) if average else empty
+    area = kh * kw
+    k = 0
+    while (1 << k) < area:
+        k += 1
+    scale, divisor, one = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k), np.float32(1.0)
+    x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
+    col_at, rows_at, taps_at = np.int64(column.ctypes.data), np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
+    of = out.reshape(-1)
+    line = out_w * depth
+    for r in range(r0, r1):
+        n, oy = r // out_h, r % out_h
+        if y_lo <= oy < y_hi:
+            y0 = oy * sy - top
+            ya, yb = max(y0, 0), min(y0 + kh, height)
+            _runs(maximum, 1, col_at + 4 * left * depth, x_at + 4 * (n * height + ya) * width * depth, rows_at,
+                  yb - ya, width * depth, 1, 0, 0, scale, one)
+            if c1 > c0:
+                _runs(maximum, 1, out_at + 4 * (r * line + c0 * depth), col_at + 4 * c0 * sx * depth, taps_at, kw,
+                      depth, c1 - c0, 4 * depth, 4 * sx * depth, one, divisor)
+            for ox in range(out_w):
+                if not c0 <= ox < c1:
+                    for c in range(depth):
+                        of[r * line + ox * depth + c] = fill
+        else:
+            for i in range(line):
+                of[r * line + i] = fill
 
 
 def _max_pool(x, out, kh, kw, sy, sx, top, left):

@@ -26,7 +26,10 @@ elements per plane.
 
 float32. Max and average run on the plane kernel of ``frontend.chw_pooling`` (the one CoreML's max pool runs
 on), its planes shared with the engine's helper threads, with a native entry that shares them too; tensors
-whose memory is not OpenVX's own order (C-ordered planes ``[plane, H, W]``) are copied into planes and back. The
+whose memory is not OpenVX's own order (C-ordered planes ``[plane, H, W]``) are copied into planes and back.
+A tensor the plan laid out channels-last (``core.rewrites``) is pooled as it is, on ``chw_pooling.pool_pixels``
+(the same runs: the same bytes as on planes, its output rows shared with the helpers); a planar side of such a
+layer converts once (:func:`bind_channels_last`). The
 average's sum is float32 in the order ``chw_pooling`` states (each window column top to bottom, then the
 columns left to right, then divided by ``size_x * size_y``): within 1e-5 of the window's sum of magnitudes over
 its area. With ``$OPENVX_NN_F32_SUMS`` set to ``float64`` (``float_layers.chosen``) the average keeps the exact
@@ -394,19 +397,25 @@ _X, _OUT, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at
 _AVERAGE, _KH, _KW, _SY, _SX, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(float_sharing.at(3), float_sharing.at(3) + 10)
 
 
-def plane_bodies(planes, shares, dtype) -> tuple:
+def plane_bodies(planes, shares, dtype, pixels: bool = False) -> tuple:
     """``gang.shared_entry``'s bodies (entry, helper) of a pool on planes of ``dtype``: every plane serially, or
     in chunks claimed with the helpers; ``planes`` is the plane kernel, ``shares`` its ``chunk_driver``; the block
-    is :func:`native_planes`'."""
+    is :func:`native_planes`'. ``pixels``: the arrays are channels-last ``[N, H, W, C]`` and the units are output
+    rows (:func:`chw_pooling.pool_pixels`)."""
 
     def lines(code, block, chunks, wait):
-        x, out = native.c_array(block, _X, dtype)[0, 0, 0], native.c_array(block, _OUT, dtype)[0, 0, 0]
+        if pixels:
+            x, out = native.c_array(block, _X, dtype)[0, 0], native.c_array(block, _OUT, dtype)[0, 0]
+            units = out.shape[0] * out.shape[1]
+        else:
+            x, out = native.c_array(block, _X, dtype)[0, 0, 0], native.c_array(block, _OUT, dtype)[0, 0, 0]
+            units = out.shape[0]
         args = (x, out, block[_AVERAGE] != 0, block[_KH], block[_KW], block[_SY], block[_SX], block[_TOP],
                 block[_LEFT])
         if chunks == 0:
-            planes(*args, 0, out.shape[0])
+            planes(*args, 0, units)
         else:
-            shares(args, out.shape[0], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+            shares(args, units, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
     return gang.shared_entry(kernel(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
@@ -425,16 +434,147 @@ def _float_helper() -> int:
 
 
 def native_planes(src: np.ndarray, dst: np.ndarray, geometry: tuple, entry: int, helper: int) -> native.Entry:
-    """The native entry of a pool on planes ``src`` into ``dst`` (C-ordered ``[P, H, W]``) whose bodies are
-    ``entry`` and ``helper`` (:func:`plane_bodies`); its planes are shared when the layer is large enough."""
+    """The native entry of a pool on planes ``src`` into ``dst`` (C-ordered ``[P, H, W]``, or channels-last
+    ``[N, H, W, C]`` for pixel bodies) whose bodies are ``entry`` and ``helper`` (:func:`plane_bodies`); its
+    planes (rows) are shared when the layer is large enough."""
     work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
-    task = gang.NativeTask(dst.shape[0], work >= float_sharing.NATIVE_PARALLEL_WORK)
+    units = dst.shape[0] * (dst.shape[1] if dst.ndim == 4 else 1)
+    task = gang.NativeTask(units, work >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = float_sharing.block_of(src, dst, task.counters, int(geometry[0]), *geometry[1:], *task.words())
     return native.Entry(entry, words, keep + task.finish(helper, words))
 
 
 def _native_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> native.Entry:
     return native_planes(src, dst, geometry, _float_entry(), _float_helper())
+
+
+# -- float32 on channels-last tensors the plan laid out (the plane kernel's arithmetic on pixels) ----------------
+@kernel
+def _float_pixels(x, out, average, kh, kw, sy, sx, top, left, r0, r1):
+    """Output rows ``[r0, r1)`` of the float32 pool on ``[N, H, W, C]`` (empty windows give 0.0, as on planes)."""
+    chw_pooling.pool_pixels(x, out, average, kh, kw, sy, sx, top, left, np.float32(0.0), r0, r1)
+
+
+_pixel_shares = chunk_driver(_float_pixels)
+
+
+@kernel
+def _float_pixels_shared(x, out, average, kh, kw, sy, sx, top, left, n_rows, n_chunks, counters, wait):
+    _pixel_shares((x, out, average, kh, kw, sy, sx, top, left), n_rows, n_chunks, counters, wait)
+
+
+_F4_IN = jit.types.Array(jit.types.float32, 4, "C", readonly=True)
+_F4_OUT = jit.types.Array(jit.types.float32, 4, "C")
+_PIXEL_TYPES = (_F4_IN, _F4_OUT, jit.BOOL, *(jit.INT,) * 6)
+_PIXEL_BODIES = plane_bodies(_float_pixels, _pixel_shares, np.float32, pixels=True)
+
+
+@native.factory
+def _pixel_entry() -> int:
+    """The float32 pool on channels-last tensors, its rows shared with the gang's helpers when large enough."""
+    return jit.native(_PIXEL_BODIES[0])
+
+
+@native.factory
+def _pixel_helper() -> int:
+    return jit.native(_PIXEL_BODIES[1])
+
+
+def _pixel_sides(x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool]):
+    """(input pixels read-only, output pixels, the output's planes or None): the ``[N, H, W, C]`` views of the
+    channels-last sides; a planar input is pooled on planes instead (``None`` pixels: the caller pools planes and
+    converts the result), a planar output gets a scratch of pixels converted into its planes after each run."""
+    from .float_layers import pixels
+    src = pixels(x) if layouts[0] else None
+    if src is not None:
+        src = src.view()
+        src.flags.writeable = False
+    if layouts[1]:
+        return src, pixels(out), None
+    n, c = int(np.prod(out.shape[3:], dtype=np.int64)), out.shape[2]
+    return src, np.empty((n, out.shape[1], out.shape[0], c), np.float32), _planes4(out)
+
+
+def _planes4(a: np.ndarray) -> np.ndarray | None:
+    """The C-contiguous ``[N, C, H, W]`` view of OpenVX-order ``a``, or None when its memory is not so."""
+    t = a.T
+    return t.reshape((-1,) + t.shape[-3:]) if t.flags.c_contiguous else None
+
+
+def bind_channels_last(x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], max_pool: bool, size_x: int,
+                       size_y: int, pad_x: int, pad_y: int, stride_x: int, stride_y: int) -> Callable[[], None]:
+    """The float32 pool of ``x`` into ``out`` when the plan laid out either channels-last (``layouts``: input,
+    output), with the bytes of the planes: the input's side on pixels, or a planar input pooled on planes into a
+    scratch of planes that is then converted; a planar output written from pixels through one conversion."""
+    from ..frontend import chw_layout
+    geometry = _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    if not layouts[0]:  # planes in, pixels out: pool on planes, then convert the (smaller) result
+        from .float_layers import pixels
+        n, c = int(np.prod(out.shape[3:], dtype=np.int64)), out.shape[2]
+        scratch = np.empty((n, c, out.shape[1], out.shape[0]), np.float32)
+        pool = _bind_float(x, _openvx_view(scratch, out.shape), geometry)
+        convert = chw_layout.bind(True, scratch, pixels(out))
+
+        def planes_then_pixels() -> None:
+            pool()
+            convert()
+        return planes_then_pixels
+    src, dst, planes_out = _pixel_sides(x, out, layouts)
+    work = dst.size * geometry[1] * geometry[2] * COST_PER_TAP
+    rows = float_sharing.Rows(_float_pixels, _float_pixels_shared, (src, dst) + geometry, _PIXEL_TYPES,
+                              dst.shape[0] * dst.shape[1], work)
+    if layouts[1]:
+        return rows
+    if planes_out is None:
+        def into_strided() -> None:
+            rows()
+            out.T[...] = dst.transpose(0, 3, 1, 2).reshape(out.T.shape)
+        return into_strided
+    convert = chw_layout.bind(False, dst, planes_out)
+
+    def pixels_then_planes() -> None:
+        rows()
+        convert()
+    return pixels_then_planes
+
+
+def _openvx_view(planes4: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """OpenVX-order ``[W, H, C, *batch]`` view of C-contiguous ``[N, C, H, W]`` planes."""
+    return planes4.reshape(tuple(reversed(shape))).T
+
+
+def native_channels_last(x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], max_pool: bool,
+                         size_x: int, size_y: int, pad_x: int, pad_y: int, stride_x: int,
+                         stride_y: int) -> native.Entry | None:
+    """:func:`bind_channels_last` as a native entry; None when a planar side is not packed in OpenVX order."""
+    from ..frontend import chw_layout
+    geometry = _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    if not layouts[0]:
+        from .float_layers import pixels
+        src = planes(x)
+        if src is None:
+            return None
+        src = src.view()
+        src.flags.writeable = False
+        n, c = int(np.prod(out.shape[3:], dtype=np.int64)), out.shape[2]
+        scratch = np.empty((n, c, out.shape[1], out.shape[0]), np.float32)
+        pool = _native_float(src, scratch.reshape(n * c, out.shape[1], out.shape[0]), geometry)
+        convert = chw_layout.native_layout(True, scratch, pixels(out))
+        if convert is None:
+            return None
+        whole = native.sequence([pool, convert])
+        return native.Entry(whole.address, whole.block, whole.keep + pool.keep + convert.keep + (scratch,))
+    src, dst, planes_out = _pixel_sides(x, out, layouts)
+    entry = native_planes(src, dst, geometry, _pixel_entry(), _pixel_helper())
+    if layouts[1]:
+        return entry
+    if planes_out is None:
+        return None
+    convert = chw_layout.native_layout(False, dst, planes_out)
+    if convert is None:
+        return None
+    whole = native.sequence([entry, convert])
+    return native.Entry(whole.address, whole.block, whole.keep + entry.keep + convert.keep + (dst,))
 
 
 def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, window: tuple) -> tuple | None:

@@ -210,22 +210,56 @@ def _validate_pooling(v: Validation) -> None:
     v.state.update(max_pool=kind == NNPooling.VX_NN_POOLING_MAX, size=size, pad=pad, stride=tuple(strides))
 
 
+def _pooling_layouts(p, state) -> dict[int, str]:
+    """A float32 pool on the plane kernel's arithmetic reads and writes either order with the same bytes
+    (``chw_pooling.pool_pixels``): it follows the layout its neighbours give its tensors (``core.rewrites``)."""
+    from ...core.rewrites import EITHER_ORDER
+    from ...kernels.openvx.float_layers import chosen
+    if p[0].data_type != F32 or p[7].data_type != F32 or not (state["max_pool"] or chosen()):
+        return {}
+    return {0: EITHER_ORDER, 7: EITHER_ORDER}
+
+
+def _pooling_sides(p, state) -> tuple[bool, bool] | None:
+    """(input, output) channels-last when the plan laid out either so (a side whose two orders are the same
+    bytes, packed, counts as either), else None: the plane route."""
+    from ...core import rewrites
+    layout = state.get(rewrites.LAYOUT, {})
+    sides = [layout.get(i) == rewrites.CHANNELS_LAST for i in (0, 7)]
+    if not any(sides):
+        return None
+    for k, i in enumerate((0, 7)):
+        dims, array = tuple(p[i].dims), p[i].array
+        sides[k] = sides[k] or ((dims[0] * dims[1] == 1 or dims[2] == 1) and array.T.flags.c_contiguous)
+    return sides[0], sides[1]
+
+
 def _run_pooling(p, state) -> None:
-    from ...kernels.openvx.pooling import pooling
+    from ...kernels.openvx.pooling import bind_channels_last, pooling
+    sides = _pooling_sides(p, state)
+    if sides is not None:
+        bind_channels_last(p[0].array, p[7].array, sides, *_pooling_geometry(state))()
+        return
     pooling(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
 def _bind_pooling(p, state):
     """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
-    from ...kernels.openvx.pooling import prepare
+    from ...kernels.openvx.pooling import bind_channels_last, prepare
     x, out = p[0].array, p[7].array
+    sides = _pooling_sides(p, state)
+    if sides is not None:
+        return bind_channels_last(x, out, sides, *_pooling_geometry(state))
     if np.may_share_memory(out, x):
         return None
     return prepare(x, out, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
 def _native_pooling(p, state):
-    from ...kernels.openvx.pooling import native_entry
+    from ...kernels.openvx.pooling import native_channels_last, native_entry
+    sides = _pooling_sides(p, state)
+    if sides is not None:
+        return native_channels_last(p[0].array, p[7].array, sides, *_pooling_geometry(state))
     return native_entry(p[0].array, p[7].array, state["max_pool"], *state["size"], *state["pad"], *state["stride"])
 
 
@@ -249,7 +283,8 @@ register(accepting_float16(KernelDescription(
     (_in("inputs"), _in("pooling_type", S, ENUM, static=True), _in("pooling_size_x", S, SIZE, static=True),
      _in("pooling_size_y", S, SIZE, static=True), _in("pooling_padding_x", S, SIZE, static=True),
      _in("pooling_padding_y", S, SIZE, static=True), _in("rounding", S, ENUM, static=True), _out()),
-    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling), direct=HALF_POOLING))
+    _validate_pooling, _run_pooling, bind=_bind_pooling, native=_native_pooling, layouts=_pooling_layouts),
+    direct=HALF_POOLING))
 
 
 # -- softmax ---------------------------------------------------------------------------
