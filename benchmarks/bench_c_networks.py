@@ -199,11 +199,12 @@ def compile_program(directory: Path, library: bool = False) -> Path:
 def native_profile(library: Path, args: list[str], calls: int = 20) -> list[tuple[str, float]]:
     """(node, median ms) of every node of the network the C code builds in this process (``args`` its command
     line, RUNS -1), each node's native entry called alone ``calls`` times: where a ``vxProcessGraph`` of the
-    native plan spends its time (a node reads what the previous run left; the caches are warm)."""
+    native plan spends its time (a node reads what the previous run left; the caches are warm). Nodes whose work
+    another node's call does (fused, merged) are left out."""
     from cffi import FFI
 
     from openvx_nn import vx
-    from openvx_nn.core import reference
+    from openvx_nn.core import reference, rewrites
     from openvx_nn.kernels.support import native
     ffi = FFI()
     ffi.cdef("int bench_main(int argc, char **argv); void *bench_graph(void);")
@@ -216,6 +217,8 @@ def native_profile(library: Path, args: list[str], calls: int = 20) -> list[tupl
         raise RuntimeError("the network has no native plan: some node runs from Python")
     found = []
     for call in graph.plan.calls:
+        if call.native is rewrites.no_entry():  # fused or merged into another node's call: nothing to time
+            continue
         times = []
         for _ in range(calls):
             start = time.perf_counter()

@@ -424,7 +424,7 @@ class Graph(Reference):
         if native is not None and not timing and calls is self.plan.calls:
             status, failed = native_plan.hooks.execute(native.address)  # the kernels without the GIL
             if status != native_plan.NOT_NATIVE:
-                return self._ran_natively(calls, status, failed)
+                return self._ran_natively(calls, status, native.call_at(failed))
         if timing:
             self.perf.start()
         status = success = Status.VX_SUCCESS

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..kernels.engine import gang, workers
 from ..kernels.openvx.activation import HOLD_GIL_BELOW
-from . import cells
+from . import cells, rewrites
 from .enums import GraphState, Type
 from .signature import ParamSpec
 from .tensor import Tensor
@@ -73,14 +73,21 @@ def graph_cells() -> np.ndarray:
 class NativePlan:
     """One published array, what it points into, and the counter values it was built against."""
 
-    __slots__ = ("address", "guards", "keep", "small", "words")
+    __slots__ = ("address", "guards", "keep", "n_calls", "small", "steps", "words")
 
     def __init__(self, words: np.ndarray, keep: tuple, guards: list,
-                 small: bool = False):
+                 small: bool = False, steps: tuple[int, ...] = (), n_calls: int = 0):
         self.words, self.keep, self.guards = words, keep, guards
         self.address = cells.address(words)
         self.small = small
         """Whether Python runs it holding the GIL (:data:`SMALL_WORK`)."""
+        self.steps, self.n_calls = steps, n_calls
+        """The index among the plan's ``n_calls`` calls of each step C runs (calls that do nothing are left
+        out)."""
+
+    def call_at(self, step: int) -> int:
+        """The index of the call C's ``step`` runs (the number of calls when ``step`` is past the last)."""
+        return self.steps[step] if step < len(self.steps) else self.n_calls
 
     def current(self) -> bool:
         """The check C makes before a run: every guarded counter still has its value."""
@@ -145,6 +152,9 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
     values), or None when a call needs Python."""
     if not _possible(calls) or _settings_forbid(calls, graph):
         return None
+    steps, n_calls = tuple(k for k, call in enumerate(calls) if not _idle(call)), len(calls)
+    small = _tensor_elements(calls) < SMALL_WORK
+    calls = tuple(calls[k] for k in steps)
     first = HEADER + 2 * len(guards)
     writes_at = first + STEP_WORDS * len(calls)
     words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count
@@ -164,7 +174,14 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
             keep.append(tensor.write_counter)
         writes_at += len(call.writes)
         keep.append(entry)
-    return NativePlan(words, tuple(keep), guards, small=_tensor_elements(calls) < SMALL_WORK)
+    return NativePlan(words, tuple(keep), guards, small=small, steps=steps,
+                      n_calls=n_calls)
+
+
+def _idle(call) -> bool:
+    """Whether a call does nothing a native run must see: its work is another call's (fused, merged into a
+    group) and it writes no tensor an application can see (whose write counter C would count)."""
+    return call.native is rewrites.no_entry() and not call.writes
 
 
 _retired: list[NativePlan] = []
