@@ -236,7 +236,7 @@ def pool_pixels(x, out, average, kh, kw, sy, sx, top, left, empty, r0, r1):
     k = 0
     while (1 << k) < area:
         k += 1
-    scale, divisor, one = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k), np.float32(1.0)
+    scale, divisor = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k)
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
     col_at, rows_at, taps_at = np.int64(column.ctypes.data), np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
     of = out.reshape(-1)
@@ -246,11 +246,11 @@ def pool_pixels(x, out, average, kh, kw, sy, sx, top, left, empty, r0, r1):
         if y_lo <= oy < y_hi:
             y0 = oy * sy - top
             ya, yb = max(y0, 0), min(y0 + kh, height)
-            _runs(maximum, 1, col_at + 4 * left * depth, x_at + 4 * (n * height + ya) * width * depth, rows_at,
-                  yb - ya, width * depth, 1, 0, 0, scale, one)
+            _down(maximum, False, col_at + 4 * left * depth, x_at + 4 * (n * height + ya) * width * depth, rows_at,
+                  yb - ya, width * depth, 1, 0, 0, scale)
             if c1 > c0:
-                _runs(maximum, 1, out_at + 4 * (r * line + c0 * depth), col_at + 4 * c0 * sx * depth, taps_at, kw,
-                      depth, c1 - c0, 4 * depth, 4 * sx * depth, one, divisor)
+                _across(maximum, 1, False, out_at + 4 * (r * line + c0 * depth), col_at + 4 * c0 * sx * depth, taps_at,
+                        kw, depth, c1 - c0, 4 * depth, 4 * sx * depth, divisor)
             for ox in range(out_w):
                 if not c0 <= ox < c1:
                     for c in range(depth):
