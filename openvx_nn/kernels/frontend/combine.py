@@ -7,7 +7,12 @@ computed in float64 and stored as float32 once.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from ..support import native
+from . import float_elementwise as fe
 
 OPERATIONS = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
@@ -39,3 +44,42 @@ def combine(a: np.ndarray, b: np.ndarray | None, out: np.ndarray, operation: str
     right = widen(b, out.ndim) if b is not None else np.float64(constant)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out[...] = OPERATIONS[operation](widen(a, out.ndim), right)
+
+
+ENGINE_OPERATIONS = {"add": fe.ADD, "subtract": fe.SUB, "multiply": fe.MUL, "divide": fe.DIV, "max": fe.MAX,
+                     "min": fe.MIN, "prelu": fe.PRELU}
+"""The operations ``float_elementwise`` computes with these bits (a float32 sum, difference, product or quotient
+is the float64 one rounded once; maximum, minimum and PRELU pick an operand): they run there."""
+
+
+def _engine_operands(a: np.ndarray, b: np.ndarray | None, out: np.ndarray, constant: float):
+    """(a, b, out) as ``float_elementwise`` takes them: CoreML order (the transposes), right-aligned broadcast, the
+    axes where the output has length 1 dropped; None when the operation or a rank above 4 keeps them off it."""
+    if a.dtype != np.float32 or out.dtype != np.float32 or (b is not None and b.dtype != np.float32):
+        return None
+    right = np.full((1,) * out.ndim, constant, np.float32) if b is None else b
+    kept = [i for i, n in enumerate(out.shape) if n != 1]
+    if len(kept) > 4:
+        return None
+
+    def squeezed(x: np.ndarray) -> np.ndarray:
+        return x.reshape(x.shape + (1,) * (out.ndim - x.ndim))[tuple(slice(None) if i in kept else 0
+                                                                     for i in range(out.ndim))].T
+    return squeezed(a), squeezed(right), squeezed(out)
+
+
+def bind_combine(a: np.ndarray, b: np.ndarray | None, out: np.ndarray, operation: str,
+                 constant: float = 0.0) -> Callable[[], None]:
+    """A no-argument :func:`combine` of the arrays' current values: on ``float_elementwise``'s loop where it
+    computes the operation (``ENGINE_OPERATIONS``, float32, at most 4 axes of length above 1), else NumPy's."""
+    found = _engine_operands(a, b, out, constant) if operation in ENGINE_OPERATIONS else None
+    if found is None:
+        return lambda: combine(a, b, out, operation, constant)
+    return fe.bind_binary(ENGINE_OPERATIONS[operation], *found, 0)
+
+
+def native_combine(a: np.ndarray, b: np.ndarray | None, out: np.ndarray, operation: str,
+                   constant: float = 0.0) -> native.Entry | None:
+    """:func:`bind_combine` as a native entry (``float_elementwise.native_binary``); None off that loop."""
+    found = _engine_operands(a, b, out, constant) if operation in ENGINE_OPERATIONS else None
+    return None if found is None else fe.native_binary(ENGINE_OPERATIONS[operation], *found, 0)

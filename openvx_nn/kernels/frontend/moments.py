@@ -7,30 +7,201 @@ float32 once. ``gamma``/``beta`` (optional) broadcast OpenVX-order against the i
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import numba
 import numpy as np
 
-from .combine import widen
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..support import jit, native
+from .float_sharing import Rows
+
+_MODES = {"center": 0, "standardize": 1, "l2": 2}
+
+
+@jit.kernel(error_model="numpy")
+def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1):
+    """Rows ``[r0, r1)`` of ``[rows, n]`` views: float64 mean (and mean squared deviation, or sum of squares) over
+    each row, in order; then the row normalized, scaled, shifted and stored as float32 once."""
+    n = x.shape[1]
+    for r in range(r0, r1):
+        row = x[r]
+        if mode == 2:
+            s = 0.0
+            for i in range(n):
+                v = np.float64(row[i])
+                s += v * v
+            mean, inv = 0.0, 1.0 / np.sqrt(s + epsilon)
+        else:
+            s = 0.0
+            for i in range(n):
+                s += np.float64(row[i])
+            mean = s / n
+            inv = 1.0
+            if mode == 1:
+                q = 0.0
+                for i in range(n):
+                    d = np.float64(row[i]) - mean
+                    q += d * d
+                inv = 1.0 / np.sqrt(q / n + epsilon)
+        for i in range(n):
+            y = np.float64(row[i]) - mean if mode != 2 else np.float64(row[i])
+            if mode != 0:
+                y = y * inv
+            if scaled:
+                y = y * np.float64(gamma[r, i])
+            if shifted:
+                y = y + np.float64(beta[r, i])
+            out[r, i] = y
+
+
+@jit.kernel(error_model="numpy")
+def _normalize_shared(x, out, gamma, beta, mode, epsilon, scaled, shifted, n_rows, n_chunks, counters, wait):
+    # rows in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
+            break
+        _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, n_rows * i // n_chunks,
+                        n_rows * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, n_chunks)
+
+
+def _as_rows(a: np.ndarray, order: list[int], rows: int, n: int) -> np.ndarray | None:
+    """``a`` with axes in ``order`` as a ``[rows, n]`` view, or None when that needs a copy."""
+    view = a.transpose(order).view()
+    try:
+        view.shape = (rows, n)
+    except AttributeError:
+        return None
+    return view
+
+
+_KERNEL_TYPES = (np.float32, np.float64)
+"""What the kernel reads and writes; other operands (float16) go through float64 buffers (exact widening, and
+one rounding from float64 for an output)."""
+
+
+def _rows_of(a: np.ndarray, order: list[int], rows: int, n: int) -> tuple[np.ndarray, Callable | None]:
+    """(a ``[rows, n]`` array holding ``a``'s values, the copy that refreshes it per call or None)."""
+    view = _as_rows(a, order, rows, n) if a.dtype in _KERNEL_TYPES else None
+    if view is not None:
+        return view, None
+    buffer = np.empty(a.transpose(order).shape, a.dtype if a.dtype in _KERNEL_TYPES else np.float64)
+
+    def copy() -> None:
+        buffer[...] = a.transpose(order)
+    return buffer.reshape(rows, n), copy
+
+
+_UNSCALED = np.ones((1, 1), np.float32)
+_TYPES: dict[tuple, tuple] = {}
+
+
+def _types_of(args: tuple) -> tuple:
+    """The numba types of ``args``, one tuple object per distinct signature (``float_sharing.compiled`` finds
+    compiled functions by the tuple's identity)."""
+    found = tuple(numba.typeof(a) for a in args)
+    return _TYPES.setdefault(found, found)
+
+
+class _Bound:
+    """A normalization's operands as ``[rows, n]`` arrays, the copies some of them need, and the row sharing."""
+
+    def __init__(self, x, out, axes, mode, epsilon, gamma, beta):
+        axes = sorted({int(a) % x.ndim for a in axes})
+        # the other axes by decreasing stride (rows in memory order), the normalized ones in order: for a tensor
+        # normalized over its fastest axes, both merge into one axis each without a copy
+        others = sorted((i for i in range(x.ndim) if i not in axes), key=lambda i: -abs(x.strides[i]))
+        order = others + sorted(axes, key=lambda i: -abs(x.strides[i]))
+        n = int(np.prod([x.shape[a] for a in axes]))
+        rows = x.size // n if n else 0
+        xr, x_copy = _rows_of(x, order, rows, n)
+        outr = _as_rows(out, order, rows, n) if out.dtype in _KERNEL_TYPES else None
+        self.out_copy = None
+        if outr is None:
+            buffer = np.empty(out.transpose(order).shape, out.dtype if out.dtype in _KERNEL_TYPES else np.float64)
+            outr = buffer.reshape(rows, n)
+            self.out_copy = lambda: out.transpose(order).__setitem__(Ellipsis, buffer)
+        if x_copy is None and np.may_share_memory(xr, outr) and xr.__array_interface__ != outr.__array_interface__:
+            apart = np.empty(xr.shape, xr.dtype)  # an output overlapping the input otherwise than in place
+            x_copy, source = (lambda: apart.__setitem__(Ellipsis, source)), xr
+            xr = apart
+        extras, self.copies = [], [x_copy]
+        for meta in (gamma, beta):
+            if meta is None:
+                extras.append(np.broadcast_to(_UNSCALED, (rows, n)))
+                continue
+            full = np.broadcast_to(widen_view(meta, x.ndim), x.shape)
+            found, copy = _rows_of(full, order, rows, n)
+            extras.append(found)
+            self.copies.append(copy)
+        self.copies = [c for c in self.copies if c is not None]
+        self.args = (xr, outr, extras[0], extras[1], _MODES[mode], float(epsilon), gamma is not None,
+                     beta is not None)
+        self.rows = Rows(_normalize_rows, _normalize_shared, self.args, _types_of(self.args), rows,
+                         x.size * 8) if rows else None
+
+    def __call__(self) -> None:
+        for copy in self.copies:
+            copy()
+        if self.rows is not None:
+            self.rows()
+        if self.out_copy is not None:
+            self.out_copy()
+
+
+def widen_view(a, ndim: int) -> np.ndarray:
+    """``a`` (array or scalar) with trailing length-1 axes up to ``ndim``, its dtype kept (a view)."""
+    a = np.asarray(a)
+    return a.reshape(a.shape + (1,) * (ndim - a.ndim))
+
+
+def bind_normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, epsilon: float,
+                   gamma: np.ndarray | None = None, beta: np.ndarray | None = None) -> Callable[[], None]:
+    """A no-argument :func:`normalize` of the arrays' current values, rows shared with the engine's helpers."""
+    if mode not in _MODES:
+        raise ValueError(f"mode {mode!r} is not one of {list(_MODES)}")
+    return _Bound(x, out, axes, mode, epsilon, gamma, beta)
 
 
 def normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, epsilon: float,
               gamma: np.ndarray | None = None, beta: np.ndarray | None = None) -> None:
     """mode 'center': x - mean; 'standardize': (x - mean) / sqrt(var + eps);
     'l2': x / sqrt(sum(x^2) + eps); then y = gamma * y + beta when given."""
-    v = np.asarray(x, np.float64)
-    axes = tuple(axes)
-    if mode == "l2":
-        y = v / np.sqrt(np.sum(v * v, axis=axes, keepdims=True) + epsilon)
-    else:
-        y = v - np.mean(v, axis=axes, keepdims=True)
-        if mode == "standardize":
-            y = y / np.sqrt(np.mean(y * y, axis=axes, keepdims=True) + epsilon)
-    if gamma is not None:
-        y = y * widen(gamma, y.ndim)
-    if beta is not None:
-        y = y + widen(beta, y.ndim)
-    out[...] = y
+    bind_normalize(x, out, axes, mode, epsilon, gamma, beta)()
+
+
+@native.factory
+def _normalize_entry(x_type: type, gamma_type: type, beta_type: type) -> int:
+    words = native.ARRAY_WORDS
+
+    def entry(block):
+        x = native.array(block, 0, x_type)[0, 0, 0, 0]
+        _normalize_rows(x, native.array(block, words, np.float32)[0, 0, 0, 0],
+                        native.array(block, 2 * words, gamma_type)[0, 0, 0, 0],
+                        native.array(block, 3 * words, beta_type)[0, 0, 0, 0], block[4 * words],
+                        native.real(block, 4 * words + 1), block[4 * words + 2] != 0, block[4 * words + 3] != 0, 0,
+                        x.shape[0])
+        return 0
+    return jit.native(entry)
+
+
+def native_normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, epsilon: float,
+                     gamma: np.ndarray | None = None, beta: np.ndarray | None = None) -> native.Entry | None:
+    """:func:`bind_normalize` as a native entry (rows on the calling thread); None where an operand needs a copy
+    per call (its normalized axes not one run of constant stride after the others) or the output overlaps
+    the input other than in place."""
+    bound = bind_normalize(x, out, axes, mode, epsilon, gamma, beta)
+    if bound.copies or bound.out_copy is not None or bound.rows is None or out.dtype != np.float32:
+        return None
+    xr, outr, g, b = bound.args[:4]
+    lead = (1,) * (native.RANK - 2)
+    words, keep = native.pack(*(a.reshape(lead + a.shape) for a in (xr, outr, g, b)), *bound.args[4:])
+    return native.Entry(_normalize_entry(xr.dtype.type, g.dtype.type, b.dtype.type), words, keep + (bound,))
 
 
 def log_softmax(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> None:

@@ -7,7 +7,7 @@ import math
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.combine import OPERATIONS, combine
+from ...kernels.frontend.combine import OPERATIONS, bind_combine, native_combine
 from ...kernels.frontend.pointwise import FUNCTIONS, fast_function, native_pointwise
 from ...kernels.frontend.pointwise import prepare as prepare_pointwise
 from ...kernels.frontend.reduction import dot_product
@@ -92,12 +92,15 @@ def _validate_combine(v: Validation) -> None:
     same_output(v, 4, a.dims if b is None else broadcast_dims(v, 1, a.dims, b.dims))
 
 
-def _run_combine(p, state) -> None:
-    combine(p[0].array, None if p[1] is None else p[1].array, p[4].array, state["operation"], p[3].value)
+def _combine_operands(p, state) -> tuple:
+    return p[0].array, None if p[1] is None else p[1].array, p[4].array, state["operation"], p[3].value
 
 
 describe(1, "combine", (tensor("input1"), tensor("input2", optional=True), scalar("operation", ENUM),
-                        scalar("constant", F32), output()), _validate_combine, _run_combine)
+                        scalar("constant", F32), output()), _validate_combine,
+         lambda p, state: bind_combine(*_combine_operands(p, state))(),
+         lambda p, state: bind_combine(*_combine_operands(p, state)),
+         lambda p, state: native_combine(*_combine_operands(p, state)))
 
 
 def _validate_dot(v: Validation) -> None:

@@ -5,7 +5,8 @@ import math
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.linear_algebra import batched_matmul, gather_rows
+from ...kernels.frontend import batched_product
+from ...kernels.frontend.linear_algebra import gather_rows
 from .common import INT32, broadcast_dims, declared_output, describe, float_input, output, same_output, scalar, tensor
 
 
@@ -25,14 +26,16 @@ def _validate_matmul(v: Validation) -> None:
     same_output(v, 5, (n, m) + batch)
 
 
-def _run_matmul(p, state) -> None:
-    batched_matmul(p[0].array, p[1].array, p[5].array, bool(p[2].value), bool(p[3].value),
-                   None if p[4] is None else p[4].array)
+def _matmul_operands(p) -> tuple:
+    return (p[0].array, p[1].array, p[5].array, bool(p[2].value), bool(p[3].value),
+            None if p[4] is None else p[4].array)
 
 
 describe(40, "batched_matmul", (tensor("input1"), tensor("input2"), scalar("transpose_a", INT32),
                                 scalar("transpose_b", INT32), tensor("bias", optional=True, static=True), output()),
-         _validate_matmul, _run_matmul)
+         _validate_matmul, lambda p, state: batched_product.batched_matmul(*_matmul_operands(p)),
+         lambda p, state: batched_product.bind(*_matmul_operands(p)),
+         lambda p, state: batched_product.native_entry(*_matmul_operands(p)))
 
 
 def _validate_embedding(v: Validation) -> None:

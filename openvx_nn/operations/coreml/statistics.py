@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.moments import normalize
+from ...kernels.frontend.moments import bind_normalize, native_normalize, normalize
 from ...kernels.frontend.reduction import REDUCTIONS, reduce
 from ...kernels.openvx import softmax as softmax_layer
 from .common import (
@@ -42,14 +42,17 @@ def _validate_normalize(v: Validation) -> None:
     same_output(v, 6, x.dims)
 
 
-def _run_normalize(p, state) -> None:
-    normalize(p[0].array, p[6].array, state["axes"], state["mode"], p[3].value,
-              None if p[4] is None else p[4].array, None if p[5] is None else p[5].array)
+def _normalize_operands(p, state) -> tuple:
+    return (p[0].array, p[6].array, state["axes"], state["mode"], p[3].value, None if p[4] is None else p[4].array,
+            None if p[5] is None else p[5].array)
 
 
 describe(30, "normalize", (tensor("input"), tensor("axes", static=True), scalar("mode", ENUM),
                            scalar("epsilon", F32), tensor("gamma", optional=True, static=True),
-                           tensor("beta", optional=True, static=True), output()), _validate_normalize, _run_normalize)
+                           tensor("beta", optional=True, static=True), output()), _validate_normalize,
+         lambda p, state: normalize(*_normalize_operands(p, state)),
+         lambda p, state: bind_normalize(*_normalize_operands(p, state)),
+         lambda p, state: native_normalize(*_normalize_operands(p, state)))
 
 
 def _validate_softmax(v: Validation) -> None:

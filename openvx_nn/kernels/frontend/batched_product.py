@@ -1,0 +1,201 @@
+"""Float32 batched matrix products ``C = A @ B (+ bias)`` on the float engine's GEMM (``float_convolution``).
+
+Each product of the batch is a fully connected layer of ``M`` rows: its ``A`` copied into a contiguous
+``[M, K]`` scratch, its ``B`` packed into the engine's blocks of output columns (``pack_conv``'s layout:
+``[blocks, 1, K, vectors, lanes]``, the last block padded with zeros), then the engine's tiles
+(``float_convolution._conv_tiles``) compute the rows with the bias in their epilogue. No BLAS runs, so no
+BLAS thread pool competes with the engine's helpers; the products of a batch are shared with the helpers
+(``float_sharing.Rows``) on the Python path and run on the calling thread from a native entry.
+
+Operands are 5-D views ``[B1, B2, B3, rows, columns]`` of any strides (stride 0 where a batch axis broadcasts,
+the two last axes swapped where the layer transposes), so one loop serves every broadcast and transposition.
+Sums are the engine's: float32 with fused multiply-adds in a fixed order (the fully connected layer's bound).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import types
+
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..support import jit, native
+from .float_convolution import NO_RESIDUAL, _conv_tiles, bias_or_zeros, block_shape, work_units
+from .float_sharing import F32, Rows
+
+BATCH_AXES = 3
+"""Batch axes one call takes; more are looped over in Python (no native entry)."""
+
+_IN5 = types.Array(types.float32, 5, "A", readonly=True)
+_PACKED = types.Array(types.float32, 6, "C")
+
+
+@jit.kernel
+def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
+    """Products ``[i0, i1)`` of the batch (item ``t`` at batch index ``(t // (n2 n3), t // n3 % n2, t % n3)``),
+    each in its own scratch (``rows[t]``, ``packed[t]``), so threads can share the items."""
+    _, n2, n3, m, n = out.shape
+    k = a.shape[4]
+    n_blocks, vecs, lanes = packed.shape[1], packed.shape[4], packed.shape[5]
+    size = vecs * lanes
+    for t in range(i0, i1):
+        p, q, r = t // (n2 * n3), (t // n3) % n2, t % n3
+        x = rows[t]
+        source = a[p, q, r]
+        for i in range(m):
+            for j in range(k):
+                x[i, j] = source[i, j]
+        w = packed[t]
+        right = b[p, q, r]
+        for blk in range(n_blocks):
+            for kk in range(k):
+                for v in range(vecs):
+                    for lane in range(lanes):
+                        c = blk * size + v * lanes + lane
+                        w[blk, 0, kk, v, lane] = right[kk, c] if c < n else np.float32(0.0)
+        _conv_tiles(x.reshape(1, 1, m, k), w, bias, none, out[p, q, r].reshape(1, 1, m, n), 1, 1, -np.inf, np.inf,
+                    panel, 0, n_units)
+
+
+@jit.kernel
+def _products_shared(a, b, bias, out, rows, packed, none, panel, n_units, n_items, n_chunks, counters, wait):
+    # the items in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
+    claim = np.int64(counters.ctypes.data)
+    while True:
+        i = take_chunk(claim, n_chunks, not wait)
+        if i < 0:
+            break
+        _products(a, b, bias, out, rows, packed, none, panel, n_units, n_items * i // n_chunks,
+                  n_items * (i + 1) // n_chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, n_chunks)
+
+
+_TYPES = (_IN5, _IN5, F32[1, False], F32[5, True], F32[3, True], _PACKED, F32[4, False], jit.INT, jit.INT)
+
+
+class Operands:
+    """The views and scratch of one call: built once (at bind), read by the bound call and the native entry."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None, out: np.ndarray):
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        shape = (1,) * (BATCH_AXES - (out.ndim - 2)) + out.shape[:-2]
+        self.a = _readonly(spread(a, out.shape[:-2]).reshape(shape + (m, k)))
+        self.b = _readonly(spread(b, out.shape[:-2]).reshape(shape + (k, n)))
+        self.out = out.reshape(shape + (m, n))
+        items = int(np.prod(shape))
+        vecs, lanes = block_shape(n)
+        blocks = -(-n // (vecs * lanes))
+        self.rows = np.zeros((items, m, k), np.float32)
+        self.packed = np.zeros((items, blocks, 1, k, vecs, lanes), np.float32)
+        self.bias = bias_or_zeros(None if bias is None else np.asarray(bias).reshape(-1), n)
+        self.panel, self.units = work_units(self.packed[0], m)
+        self.items, self.work = items, items * m * n * k
+
+    def args(self) -> tuple:
+        return (self.a, self.b, self.bias, self.out, self.rows, self.packed, NO_RESIDUAL, self.panel, self.units)
+
+
+def spread(matrices: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """``matrices`` ``[..., r, c]`` broadcast to ``batch + (r, c)`` (a view: stride 0 on broadcast axes)."""
+    padded = matrices.reshape((1,) * (len(batch) + 2 - matrices.ndim) + matrices.shape)
+    return np.broadcast_to(padded, tuple(batch) + matrices.shape[-2:])
+
+
+def _readonly(view: np.ndarray) -> np.ndarray:
+    view = view.view()
+    view.flags.writeable = False
+    return view
+
+
+def _matrices(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool):
+    """CoreML-order views of OpenVX-order tensors: ``[..., M, K]``, ``[..., K, N]``, ``[..., M, N]``."""
+    ma, mb = a.T, b.T
+    if transpose_a:
+        ma = np.swapaxes(ma, -1, -2)
+    if transpose_b:
+        mb = np.swapaxes(mb, -1, -2)
+    return ma, mb, out.T
+
+
+def _check(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    if not a.dtype == b.dtype == out.dtype == np.float32:
+        raise ValueError(f"operands are {a.dtype}, {b.dtype} and {out.dtype}; expected float32")
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"cannot multiply [{list(a.shape)}] by [{list(b.shape)}]")
+    if out.shape[-2:] != (a.shape[-2], b.shape[-1]):
+        raise ValueError(f"output {list(out.shape)} does not hold the product of {list(a.shape)} and {list(b.shape)}")
+
+
+def bind(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool,
+         bias: np.ndarray | None = None) -> Callable[[], None]:
+    """A no-argument call computing, in CoreML order (``[..., M, K]`` held in OpenVX order as ``[K, M, ...]``),
+    ``out = a @ b (+ bias along the last axis)`` from the arrays' current values, batch axes broadcasting."""
+    ma, mb, mo = _matrices(a, b, out, transpose_a, transpose_b)
+    _check(ma, mb, mo)
+    target = mo if mo.flags.c_contiguous else np.empty(mo.shape, np.float32)
+    batch = mo.shape[:-2]
+    if len(batch) > BATCH_AXES:  # the leading axes in Python, each index's products in one call
+        outer = batch[:len(batch) - BATCH_AXES]
+        sa, sb = spread(ma, batch), spread(mb, batch)
+        calls = [_bound(Operands(sa[i], sb[i], bias, target[i])) for i in np.ndindex(*outer)]
+
+        def run() -> None:
+            for one in calls:
+                one()
+    else:
+        run = _bound(Operands(ma, mb, bias, target))
+    if target is mo:
+        return run
+
+    def call() -> None:
+        run()
+        mo[...] = target
+    return call
+
+
+def _bound(operands: Operands) -> Callable[[], None]:
+    return Rows(_products, _products_shared, operands.args(), _TYPES, operands.items, operands.work)
+
+
+def batched_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool,
+                   bias: np.ndarray | None = None) -> None:
+    """``bind(...)()``: one call."""
+    bind(a, b, out, transpose_a, transpose_b, bias)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_A, _B, _BIAS, _OUT, _ROWS, _PACK = (k * native.ARRAY_WORDS for k in range(6))
+_PANEL, _UNITS = 6 * native.ARRAY_WORDS, 6 * native.ARRAY_WORDS + 1
+
+
+@native.factory
+def _entry() -> int:
+    def entry(block):
+        out = native.c_array(block, _OUT, np.float32)[0]
+        _products(native.array(block, _A, np.float32)[0], native.array(block, _B, np.float32)[0],
+                  native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], out,
+                  native.c_array(block, _ROWS, np.float32)[0, 0, 0], native.c_array(block, _PACK, np.float32),
+                  NO_RESIDUAL, block[_PANEL], block[_UNITS], 0, out.shape[0] * out.shape[1] * out.shape[2])
+        return 0
+    return jit.native(entry)
+
+
+def native_entry(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool,
+                 bias: np.ndarray | None = None) -> native.Entry | None:
+    """:func:`bind` as a native entry (every product on the calling thread); None where the output is not
+    contiguous in CoreML order or the batch has more than ``BATCH_AXES`` axes."""
+    ma, mb, mo = _matrices(a, b, out, transpose_a, transpose_b)
+    _check(ma, mb, mo)
+    if not mo.flags.c_contiguous or mo.ndim - 2 > BATCH_AXES or mo.size == 0:
+        return None
+    o = Operands(ma, mb, bias, mo)
+    words, keep = native.pack(o.a[None], o.b[None], _six(o.bias), o.out[None], _six(o.rows), o.packed, o.panel,
+                              o.units)
+    return native.Entry(_entry(), words, keep + (o,))
+
+
+def _six(a: np.ndarray) -> np.ndarray:
+    return a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
