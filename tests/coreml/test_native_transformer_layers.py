@@ -88,8 +88,8 @@ def test_a_batched_product_by_weights_with_a_bias_runs_from_c(tmp_path, seed):
 
 
 OPERATIONS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y, "multiply": lambda x, y: x * y,
-              "divide": lambda x, y: x / y, "max": lambda x, y: x if (x >= y or x != x) else y,
-              "min": lambda x, y: x if (x <= y or x != x) else y}
+              "divide": lambda x, y: x / y, "max": lambda x, y: x if (x >= y or np.isnan(x)) else y,
+              "min": lambda x, y: x if (x <= y or np.isnan(x)) else y}
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -113,6 +113,29 @@ def test_broadcast_arithmetic_runs_from_c_with_the_bits_of_float64_rounded_once(
             other = tuple(i if d > 1 else 0 for i, d in zip(index, wide.shape))
             want[index] = np.float32(OPERATIONS[operation](np.float64(wide[other]), np.float64(b[index])))
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_arithmetic_with_a_constant_runs_from_c_and_reads_each_run_s_input(tmp_path, seed):
+    """One input and ``alpha`` (a loop counter's ``+ 1``): the constant broadcast over every shape, all-ones
+    shapes included, and a second run with new values computes from them (the entry keeps views, not copies)."""
+    rng = np.random.default_rng(250 + seed)
+    shape = tuple(int(v) for v in rng.integers(1, 4 if seed % 2 else 2, int(rng.integers(1, 4))))
+    mode, alpha = ("ADD", 1.5) if seed % 3 else ("MULTIPLY", -0.75)
+    nb = builder({"x": shape}, ["y"], exact=True)
+    nb.add_elementwise("op", ["x"], "y", mode, alpha=alpha)
+    with load(tmp_path, nb, "constant", nhwc=False) as model:
+        for run in range(3):
+            x = rng.standard_normal(shape).astype(np.float32)
+            got = np.array(model.predict({"x": x})["y"]).reshape(shape)
+            want = np.empty(shape, np.float32)
+            for index in np.ndindex(*shape):
+                v = np.float64(x[index])
+                want[index] = np.float32(v + alpha if mode == "ADD" else v * alpha)
+            assert got.tobytes() == want.tobytes(), run
+        kinds = {node.description.name.rsplit(".", 1)[-1] for node in model.graph.nodes}
+        assert "combine" in kinds, kinds
+        assert model.graph.native_runs > 0, "the graph did not run from C"
 
 
 def _normalized(x, axes, variance, eps, gamma=None, beta=None):

@@ -55,10 +55,10 @@ is the float64 one rounded once; maximum, minimum and PRELU pick an operand): th
 def _engine_operands(a: np.ndarray, b: np.ndarray | None, out: np.ndarray, constant: float):
     """(a, b, out) as ``float_elementwise`` takes them: CoreML order (the transposes), right-aligned broadcast, the
     axes where the output has length 1 dropped; None when the operation or a rank above 4 keeps them off it."""
-    if a.dtype != np.float32 or out.dtype != np.float32 or (b is not None and b.dtype != np.float32):
+    if out.ndim == 0 or a.dtype != np.float32 or out.dtype != np.float32 or (b is not None and b.dtype != np.float32):
         return None
     right = np.full((1,) * out.ndim, constant, np.float32) if b is None else b
-    kept = [i for i, n in enumerate(out.shape) if n != 1]
+    kept = [i for i, n in enumerate(out.shape) if n != 1] or [0]  # one axis at least: views, never scalars
     if len(kept) > 4:
         return None
 
