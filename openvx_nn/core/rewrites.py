@@ -28,6 +28,10 @@ Residual sums. A convolution whose output only a tensor add reads (ResNet's ``co
 compute the add, and the clamp activation after it, in its epilogue (:mod:`epilogue_fusion`, after the layouts:
 every tensor of the chain channels-last).
 
+Activations after a convolution. A convolution with no fused activation may compute the PRELU, swish, hard swish
+or other ``float_activation`` function that alone reads its output, and an add of a skip before it, in its
+epilogue (:mod:`activation_epilogue`, last).
+
 ``$OPENVX_NN_REWRITES=0`` (read at each verify; :data:`ENABLED` in tests) turns them all off.
 """
 from __future__ import annotations
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import epilogue_fusion, gated_products, map_groups
+from . import activation_epilogue, epilogue_fusion, gated_products, map_groups
 from .enums import Direction, Type
 from .regions import Access, region
 
@@ -86,6 +90,9 @@ class Report:
     """Nodes whose map of a depthwise layer another node's call computes (``map_groups``)."""
     residual: list = field(default_factory=list)
     """(convolution, add, activation or None) chains a convolution's epilogue computes (``epilogue_fusion``)."""
+    activations: list = field(default_factory=list)
+    """(convolution, add or None, activation) chains whose activation a convolution's epilogue computes after the
+    clamp (``activation_epilogue``)."""
 
 
 def enabled() -> bool:
@@ -304,6 +311,7 @@ def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object,
     _layouts(order, accesses, shown, report)
     epilogue_fusion.run(order, nodes, uses, shown, accesses, _laid_out_last, report)
     gated_products.fuse(order, accesses, shown, positions, uses, report)
+    activation_epilogue.fuse(order, nodes, uses, shown, accesses, report)
     return report
 
 

@@ -26,6 +26,7 @@ from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .chw_chunks import chunk_driver
+from .epilogue_activation import NONE, PRELU, activate_span, epilogue_of, scratch_for
 from .float_microkernel import (
     LANES,
     ODD_TILE,
@@ -52,7 +53,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
     full_partial = shape.residual_partial if with_res else shape.direct_partial
 
     @jit.jitable
-    def tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1):
+    def tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
         n_batch, height, width, depth = xp.shape
         n_blocks, kh, inner, vecs, lanes = wp.shape
         block = vecs * lanes
@@ -68,6 +69,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         for ky in range(kh):
             taps[ky] = ky * width * depth * 4
         tile = np.empty(rows * block, np.float32)
+        scratch = scratch_for(code, alpha, rows, units)
         x_at, w_at, tile_at = xp.ctypes.data, wp.ctypes.data, tile.ctypes.data
         rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
         out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
@@ -127,6 +129,9 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                             v = max(v, low)
                             v = min(v, high)
                             of[p0 + r, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
+                # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still)
+                activate_span(of, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code, alpha,
+                              scratch, ea, eb)
     return tiles
 
 
@@ -152,12 +157,13 @@ def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
 
 
 @jit.kernel
-def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1):
+def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
     """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
     pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
-    ``out``, added before the activation (empty: none)."""
-    args = (xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, g0, g1)
+    ``out``, added before the activation (empty: none); ``(code, alpha, ea, eb)`` the activation after the clamp
+    (``epilogue_activation``)."""
+    args = (xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc; never with a residual: bind_conv2d checks)
         if wide:
@@ -195,19 +201,20 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _conv_tiles(x, wp, bias, none, out, 1, 1, -np.inf, np.inf, panel, 0, n_units)
+    _conv_tiles(x, wp, bias, none, out, 1, 1, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, n_units)
 
 
 @jit.kernel
-def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, n_units, n_chunks, counters, wait):
+def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, n_units, n_chunks,
+                 counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, n_units * i // n_chunks,
-                    n_units * (i + 1) // n_chunks)
+        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb,
+                    n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -247,7 +254,7 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
 
 
 _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT,
-               jit.FLOAT, jit.INT)
+               jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
 
 
 def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
@@ -321,6 +328,18 @@ def _no_row_residual(wp: np.ndarray, residual: np.ndarray | None) -> None:
         raise ValueError("weights packed for one-row tiles (pack_fc) take no residual")
 
 
+def _epilogue(epilogue: tuple | None, wp: np.ndarray, out: np.ndarray) -> tuple[int, np.ndarray, float, float]:
+    """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer: an alpha per channel."""
+    if epilogue is None:
+        return epilogue_of(None, out.shape[-1])
+    if epilogue[0] != NONE and wp.shape[3] == ROW_VECTORS:
+        raise ValueError("weights packed for one-row tiles (pack_fc) take no activation epilogue")
+    code, alpha, ea, eb = epilogue
+    if code == PRELU and (alpha.dtype != np.float32 or not alpha.flags.c_contiguous or alpha.shape != out.shape[-1:]):
+        raise ValueError(f"a PRELU epilogue's alpha is float32, contiguous, one per channel ({out.shape[-1]})")
+    return int(code), alpha, float(ea), float(eb)
+
+
 def _residual_input(residual: np.ndarray | None, out: np.ndarray):
     """(what the tiles read as the residual, its per-call copy or None): :data:`NO_RESIDUAL` when there is none,
     else ``residual`` itself when C-contiguous float32 and apart from ``out``, else a buffer it is copied into."""
@@ -335,9 +354,10 @@ def _residual_input(residual: np.ndarray | None, out: np.ndarray):
 
 def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
-                residual: np.ndarray | None = None) -> Callable[[], None]:
-    """A no-argument call computing ``out = act(bias + conv(x, w) [+ residual])`` from the arrays' current
+                residual: np.ndarray | None = None, epilogue: tuple | None = None) -> Callable[[], None]:
+    """A no-argument call computing ``out = f(act(bias + conv(x, w) [+ residual]))`` from the arrays' current
     values, with ``wp = pack_conv(w)``; ``activation`` NNAPI's code or a (low, high) clamp (``clamp_range``);
+    ``epilogue`` the activation ``f`` as ``epilogue_activation.epilogue_of`` gives it (None: none);
     ``pads`` (left, right, top, bottom), ``strides`` (width, height);
     ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract), ``residual`` has it too.
     Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
@@ -349,16 +369,18 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     res, res_copy = _residual_input(residual, target)
     pixels = out.shape[0] * out.shape[1] * out.shape[2]
     panel, n_units = work_units(wp, pixels)
+    code, alpha, ea, eb = _epilogue(epilogue, wp, out)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]),
-            float(lo), float(hi), panel)
+            float(lo), float(hi), panel, code, alpha, ea, eb)
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, out.size * kh * inner)
     return finish(rows, [copy, res_copy], target, out)
 
 
 def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
-           strides: tuple[int, int], activation: int, residual: np.ndarray | None = None) -> None:
+           strides: tuple[int, int], activation: int, residual: np.ndarray | None = None,
+           epilogue: tuple | None = None) -> None:
     """``bind_conv2d(...)()``: one call."""
-    bind_conv2d(x, wp, bias, out, pads, strides, activation, residual)()
+    bind_conv2d(x, wp, bias, out, pads, strides, activation, residual, epilogue)()
 
 
 def bind_fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
@@ -379,8 +401,9 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
-_X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING = (at(k) for k in range(8))
-_SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _MAILBOX, _TASK, _CHUNKS = range(at(8), at(8) + 12)
+_X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING, _ALPHA = (at(k) for k in range(9))
+_SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _MAILBOX, _TASK, _CHUNKS = \
+    range(at(9), at(9) + 15)
 
 
 @jit.kernel
@@ -390,7 +413,8 @@ def _conv_block(block, r0, r1, chunks, wait):
     args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
             native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], native.real(block, _LO),
-            native.real(block, _HI), block[_PANEL])
+            native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
+            native.real(block, _EA), native.real(block, _EB))
     if chunks == 0:
         _conv_tiles(*args, r0, r1)
     else:
@@ -451,7 +475,7 @@ def _conv_helper() -> int:
 
 def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
                   strides: tuple[int, int], activation: int,
-                  residual: np.ndarray | None = None) -> native.Entry | None:
+                  residual: np.ndarray | None = None, epilogue: tuple | None = None) -> native.Entry | None:
     """:func:`bind_conv2d` as a native entry (the same tiles; shared with helper threads as the bound call
     shares them); None when ``x``, ``out`` or ``residual`` is not C-contiguous float32 (the bound call copies
     those per run) or ``out`` overlaps another."""
@@ -466,10 +490,11 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
+    code, alpha, ea, eb = _epilogue(epilogue, wp, out)
     task = gang.NativeTask(n_units, out.size * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), int(strides[1]),
+    words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), alpha, int(strides[1]),
                            int(strides[0]), float(lo), float(hi), panel, n_units, int(copy is not None), int(pads[2]),
-                           int(pads[0]), *task.words())
+                           int(pads[0]), code, float(ea), float(eb), *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 

@@ -25,6 +25,12 @@ from .float_sharing import F32, at, compiled, finish, output_target
 ADD, MUL, SUB, DIV, MAX, MIN, PRELU = 0, 1, 2, 3, 4, 5, 6
 
 
+@jit.jitable
+def prelu32(x, alpha):
+    """NNAPI's PRELU of one value: ``x`` where ``x >= 0``, else ``alpha * x`` (a NaN ``x`` gives ``alpha * x``)."""
+    return x if x >= 0 else alpha * x
+
+
 @jit.kernel
 def _apply(op, x, y):
     # MAXIMUM, MINIMUM and PRELU (ADD, SUB, MUL and DIV keep their own loops)
@@ -33,7 +39,7 @@ def _apply(op, x, y):
     if op == MIN:
         return x if (x <= y or math.isnan(x)) else y
     if op == PRELU:
-        return x if x >= 0 else y * x
+        return prelu32(x, y)
     return x
 
 

@@ -154,6 +154,13 @@ class NNAPIKernel:
     # it, or None while none is fused (then the node runs as its other hooks say).
     takes_gate: Callable[[list, dict], tuple[int, ...]] | None = None
     gated: Callable[[list, dict, bool], object] | None = None
+    # Optional (``core/activation_epilogue.py``): the description's hooks of those names, and, for a convolution,
+    # (parameter objects, state, native) -> its runner (``native``: its entry) computing the chain fused into it,
+    # or None while none is (then the node runs as its other hooks say).
+    takes_activation: Callable[[list, dict], int | None] | None = None
+    activation_epilogue: Callable[[list, dict], tuple | None] | None = None
+    residual_sum: Callable[[list, dict], bool] | None = None
+    chained: Callable[[list, dict, bool], object] | None = None
 
     @property
     def name(self) -> str:
@@ -291,9 +298,18 @@ def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[
     return run
 
 
+def _fused_call(k: NNAPIKernel, p: list, state: dict, native: bool):
+    """The node's call (``native``: entry) computing what the plan fused into it, or None."""
+    if k.chained is not None:
+        from ...core import activation_epilogue
+        if activation_epilogue.epilogue(state) is not None:
+            return k.chained(p, state, native) if state.get("steady", True) or not native else None
+    return None if k.gated is None else k.gated(p, state, native)
+
+
 def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
     def execute(p: list, state: dict) -> None:
-        runner = None if k.gated is None else k.gated(p, state, False)
+        runner = _fused_call(k, p, state, False)
         if runner is not None:
             runner()
             return
@@ -307,7 +323,7 @@ def _binder(k: NNAPIKernel) -> Callable[[list, dict], Callable[[], None]] | None
         return None
 
     def bind(p: list, state: dict) -> Callable[[], None] | None:
-        runner = None if k.gated is None else k.gated(p, state, False)
+        runner = _fused_call(k, p, state, False)
         if runner is not None:
             return runner
         if state.get("steady") is False:
@@ -321,6 +337,10 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
         return None
 
     def native(p: list, state: dict) -> object:
+        if k.chained is not None:
+            from ...core import activation_epilogue
+            if activation_epilogue.epilogue(state) is not None:  # its entry, or None: the runner computes the chain
+                return _fused_call(k, p, state, True)
         if k.gated is not None:
             from ...core import gated_products
             if gated_products.gate(state) is not None:  # its entry, or None: the runner computes the gate
@@ -482,6 +502,7 @@ def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     """Register ``k`` as an OpenVX kernel (``org.openvx_nn.nnapi.<op>``) and remember it for the lowering."""
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
                                doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k),
-                               takes_gate=k.takes_gate))
+                               takes_gate=k.takes_gate, takes_activation=k.takes_activation,
+                               activation_epilogue=k.activation_epilogue, residual_sum=k.residual_sum))
     NNAPI_KERNELS[k.op] = k
     return k

@@ -7,16 +7,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...core.enums import Status
+from ...core.enums import Status, Type
 from ...kernels.frontend import float_convolution as fconv
 from ...kernels.frontend import float_depthwise as fdepthwise
 from ...kernels.frontend import float_pooling as fpooling
 from ...kernels.frontend import nhwc_convolution as conv
 from ...kernels.frontend import nhwc_pooling as pooling
 from ...kernels.frontend import quant8_convolution, quant8_depthwise, quant8_pooling
-from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+from .common import F32, I32, NNAPI_KERNELS, U8, Args, NNAPIKernel, _args, dtype_in, nnapi_kernel, rank_in, require
 
 Runner = Callable[[], None]
+VX_F32 = int(Type.VX_TYPE_FLOAT32)
 
 WINDOW = ("pad_left", "pad_right", "pad_top", "pad_bottom", "stride_w", "stride_h")
 
@@ -210,11 +211,43 @@ def _fc_plan(args: Args) -> Callable[[], quant8_convolution.Prepared]:
         args.quant("filter"), args.quant("output"))
 
 
+def _conv_takes_activation(p, state) -> int | None:
+    """The output (index 3) when a float32 CONV_2D has no fused activation: an epilogue may compute the one after
+    it (``core/activation_epilogue``)."""
+    x, out, activation = p[0], p[3], p[4 + len(WINDOW)]
+    if x.data_type != VX_F32 or out.data_type != VX_F32 or activation.value != 0 or len(out.dims) != 4:
+        return None
+    return 3
+
+
+def _conv_chained(p, state, native: bool):
+    """CONV_2D's call (``native``: its entry) computing the residual sum and the activation the plan fused into it
+    (``core/activation_epilogue``): the chain's output, the skip added after the bias, the activation applied."""
+    from ...core import activation_epilogue
+    from ...kernels.frontend import epilogue_activation
+    found = activation_epilogue.epilogue(state)
+    if found is None:
+        return None
+    out_t, skip_t, function, alpha_t, a, b = found
+    args = _args(NNAPI_KERNELS["conv_2d"], p, state)
+    out = out_t.array.T
+    alpha = None if alpha_t is None else alpha_t.array.T
+    epilogue = epilogue_activation.epilogue_of(function, out.shape[-1], alpha, a, b)
+    residual = None if skip_t is None else skip_t.array.T
+    bias, (pads, strides), x = _float_bias(args), _pads(args), args["input"]
+    if native:
+        return fconv.native_conv2d(x, packed_filter(args, fconv.pack_conv), bias, out, pads, strides, 0, residual,
+                                   epilogue)
+    return _Bound(args, fconv.pack_conv,
+                  lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, 0, residual, epilogue))
+
+
 Q3 = ("input", "filter", "output")
 nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",), _infer_conv, _run_conv,
                          ints=WINDOW + ("activation",), quantized=Q3,
                          prepare=_by_dtype(_prepare_conv_float, _quant8_conv),
-                         native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan))))
+                         native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan)),
+                         takes_activation=_conv_takes_activation, chained=_conv_chained))
 
 
 # ---- CONV_2D with a residual: what a CoreML conv -> add (-> clip) folds into (float32 only) -------------------

@@ -105,10 +105,18 @@ def _mul_gated(p, state, native: bool):
     return (channel_gate.native_entry if native else channel_gate.bind)(x, g, out, function, a, b)
 
 
+def _add_residual_sum(p, state) -> bool:
+    """Whether an ADD is a residual sum a convolution's epilogue can compute (``core/activation_epilogue``):
+    float32, no fused activation, no broadcast."""
+    tensors = (p[0], p[1], p[2])
+    return (all(t.data_type == VX_F32 for t in tensors) and p[3].value == 0
+            and tuple(p[0].dims) == tuple(p[1].dims) == tuple(p[2].dims))
+
+
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add),
-                         native=_native_binary(few.ADD)))
+                         native=_native_binary(few.ADD), residual_sum=_add_residual_sum))
 nnapi_kernel(NNAPIKernel("sub", 36, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
                          _run_sub, ints=("activation",), prepare=_prepare_binary(few.SUB, _run_sub),
                          native=_native_binary(few.SUB)))

@@ -21,7 +21,7 @@ from ...kernels.frontend import asymmetric, comparison
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_elementwise as few
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
-from .elementwise import broadcast_shape
+from .elementwise import VX_F32, broadcast_shape
 
 MAX_RANK = 6
 BOOL, F16 = np.dtype(np.bool_), np.dtype(np.float16)
@@ -60,8 +60,20 @@ def _infer_pair(types: tuple[np.dtype, ...], result: np.dtype | None = None):
     return infer
 
 
+def _prelu_epilogue(p, state):
+    """("prelu", alpha, 1, 1) when a float32 PRELU's alpha is one value or one per channel of the input (NNAPI's
+    last axis, OpenVX's first), so that the convolution before it may compute it (``core/activation_epilogue``)."""
+    x, alpha, out = p[0], p[1], p[2]
+    if any(t.data_type != VX_F32 for t in (x, alpha, out)) or tuple(x.dims) != tuple(out.dims) or not x.dims:
+        return None
+    dims = tuple(alpha.dims)
+    if dims[0] not in (1, x.dims[0]) or any(d != 1 for d in dims[1:]) or len(dims) > len(x.dims):
+        return None
+    return "prelu", alpha, 1.0, 1.0
+
+
 def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None = None,
-          result: np.dtype | None = None) -> None:
+          result: np.dtype | None = None, epilogue: Callable | None = None) -> None:
     compares = rule in comparison.RULES
 
     def run(args: Args) -> None:
@@ -87,13 +99,14 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
             return None
         return few.native_binary(fast, args["input1"], args["input2"], args["output"], 0)
     nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types, result), run,
-                             quantized=("input1", "input2", "output"), prepare=prepare, native=native))
+                             quantized=("input1", "input2", "output"), prepare=prepare, native=native,
+                             activation_epilogue=epilogue))
 
 
 _pair("pow", 70, "pow", (F16, F32), None)
 _pair("maximum", 65, "max", (F16, F32, I32, U8), few.MAX)
 _pair("minimum", 66, "min", (F16, F32, I32, U8), few.MIN)
-_pair("prelu", 71, "prelu", (F16, F32, U8), few.PRELU)
+_pair("prelu", 71, "prelu", (F16, F32, U8), few.PRELU, epilogue=_prelu_epilogue)
 for _op, _index, _rule in (("equal", 48, "equal"), ("not_equal", 68, "not_equal"), ("greater", 53, "greater"),
                            ("greater_equal", 54, "greater_equal"), ("less", 58, "less"),
                            ("less_equal", 59, "less_equal")):

@@ -1,0 +1,176 @@
+"""A rewrite at verify: the activation after a convolution -- PRELU, swish, hard swish, logistic, hard sigmoid --
+and the residual sum before it, done in the convolution's epilogue.
+
+MediaPipe's networks end each block in ``convolution -> add(skip) -> PRELU``, MobileNet v3 and EfficientNet theirs
+in ``convolution -> hard swish`` or ``swish``: each node a pass over the whole tensor. The float engine's epilogue
+computes the bias, adds a residual (``float_microkernel``) and then applies such an activation to each value
+while it is in cache (``kernels/frontend/epilogue_activation``), with the activation node's own scalar function,
+so the bytes are those of the nodes run apart. The chain is fused when
+
+- a node whose description has ``takes_activation`` (a float32 convolution with no fused activation) alone writes
+  a whole virtual float32 tensor ``T`` that one node alone reads;
+- optionally that node is a residual sum (``residual_sum``: an add with no activation, of ``T`` and a skip ``S`` of
+  ``T``'s dims written wholly before the convolution runs, never by it), whose output ``U`` again is a whole
+  virtual float32 tensor one node alone reads;
+- the node reading ``T`` (or ``U``) at its input 0 is an activation the epilogue computes (``activation_epilogue``:
+  a function and its parameters, an alpha tensor for PRELU; or ``gate_function``: a function of
+  ``float_activation`` from input 0 into the one output), writing a float32 tensor ``R`` of the same dims that
+  the convolution does not read.
+
+Then the convolution writes ``R`` (adding ``S``), and the add's and the activation's calls do nothing. NaN: a NaN
+value of the convolution stays itself through the sum (``float_microkernel``), so where both the value and the
+skip are NaN the result is a NaN that may carry the other's payload. Whether the activation still computes such a
+function is asked at each binding; when it does not, every node runs apart.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .enums import Direction, Type
+from .regions import Access, region
+
+CHAIN = "activation_chain"
+"""``node.state`` key on a convolution: the :class:`Chain` its epilogue computes."""
+MEMBER = "activation_member"
+"""``node.state`` key on a fused add or activation: the convolution whose call does its work."""
+
+_F32 = int(Type.VX_TYPE_FLOAT32)
+_IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
+
+
+@dataclass
+class Chain:
+    """The activation a convolution's epilogue computes, and the residual sum before it (``add``, its skip input
+    at ``skip_index``), if any."""
+
+    activation: object
+    add: object | None = None
+    skip_index: int = 0
+
+    def nodes(self) -> list:
+        return ([] if self.add is None else [self.add]) + [self.activation]
+
+
+FUNCTIONS = ("logistic", "swish", "hard_sigmoid", "hard_swish", "tanh", "softplus")
+"""The functions of ``float_activation`` an epilogue computes (``kernels/frontend/epilogue_activation.CODES``)."""
+
+
+def function_of(node):
+    """(function, alpha tensor or None, a, b) of an activation node as an epilogue computes it now, or None: its
+    ``activation_epilogue`` hook's answer, else a :data:`FUNCTIONS` function its ``gate_function`` names."""
+    hook = node.description.activation_epilogue
+    if hook is not None:
+        return hook(node.params, node.state)
+    gate = node.description.gate_function
+    found = None if gate is None else gate(node.params, node.state)
+    if found is None or found[0] not in FUNCTIONS:
+        return None
+    return found[0], None, found[1], found[2]
+
+
+def epilogue(state: dict):
+    """(output tensor, skip tensor or None, function, alpha tensor or None, a, b) of the chain fused into a
+    convolution with ``state``, while the activation still is one an epilogue computes; else None."""
+    chain = state.get(CHAIN)
+    if chain is None:
+        return None
+    function = function_of(chain.activation)
+    if function is None:
+        return None
+    skip = None if chain.add is None else chain.add.params[chain.skip_index]
+    return (_output(chain.activation), skip, *function)
+
+
+def absorbed(node) -> bool:
+    """Whether ``node``'s work is done by the convolution it feeds (:func:`epilogue`)."""
+    producer = node.state.get(MEMBER)
+    return producer is not None and epilogue(producer.state) is not None
+
+
+def bound_with(state: dict) -> list:
+    """The nodes whose parameters a convolution with ``state`` binds besides its own."""
+    chain = state.get(CHAIN)
+    return [] if chain is None else chain.nodes()
+
+
+def _output_index(node) -> int:
+    return next(i for i, s in enumerate(node.description.params) if s.direction == _OUT)
+
+
+def _output(node):
+    return node.params[_output_index(node)]
+
+
+def _sole_reader(root, accesses: dict, shown: set[int], last: set[int]):
+    """(the node reading ``root``, the index) when ``root`` is whole, virtual, float32, not a graph parameter nor
+    laid out channels-last, written by one node and read once by another; else None."""
+    if (not root.virtual or root.parent is not None or id(root) in shown or id(root) in last
+            or root.data_type != _F32):
+        return None
+    touching = accesses.get(id(root), [])
+    readers = [(n, i, p) for n, i, p in touching if n.description.params[i].direction == _IN]
+    if len(touching) != 2 or len(readers) != 1 or readers[0][2] is not root:
+        return None
+    return readers[0][0], readers[0][1]
+
+
+def _written_before(root, step: int, uses: dict, nodes: list, steps: dict) -> bool:
+    entry = uses.get(id(root))
+    if entry is None or entry.others:
+        return False
+    return all(steps[id(nodes[a.position])] < step for a in entry.writes)
+
+
+def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, report) -> None:
+    """Each chain the module doc allows, after the other rewrites (``accesses`` by root as ``rewrites`` gathers
+    them, ``shown`` the roots an application can see, ``uses`` the verifier's accesses: the convolution's write of
+    ``R`` and read of ``S`` are added, so the arena keeps them alive from there); ``report.activations`` gets the
+    (convolution, add or None, activation) triples."""
+    steps = {id(n): s for s, n in enumerate(order)}
+    positions = {id(n): k for k, n in enumerate(nodes)}
+    last = {id(t) for t in report.channels_last}
+    for conv in order:
+        takes = conv.description.takes_activation
+        k = None if takes is None else takes(conv.params, conv.state)
+        if k is None or conv.state.get(CHAIN) is not None or conv.state.get(MEMBER) is not None:
+            continue
+        t = conv.params[k]
+        found = _sole_reader(t, accesses, shown, last)
+        if found is None:
+            continue
+        reads = {id(p.root) for i, p in enumerate(conv.params)
+                 if i != k and p is not None and getattr(p, "root", None) is not None}
+        add, skip_index, source = None, 0, t
+        sums = found[0].description.residual_sum
+        if sums is not None and sums(found[0].params, found[0].state):
+            add, skip_index = found[0], 1 - found[1]
+            skip, source = add.params[skip_index], _output(add)
+            if (skip.data_type != _F32 or tuple(skip.dims) != tuple(t.dims) or tuple(source.dims) != tuple(t.dims)
+                    or skip.root is t or id(skip.root) in last or id(source.root) in reads | {id(skip.root)}
+                    or not _written_before(skip.root, steps[id(conv)], uses, nodes, steps)):
+                continue
+            reads.add(id(skip.root))
+            found = _sole_reader(source, accesses, shown, last)
+            if found is None:
+                continue
+        activation, index = found
+        if index != 0 or function_of(activation) is None or activation.state.get(MEMBER) is not None:
+            continue
+        r = _output(activation)
+        if (r.data_type != _F32 or tuple(r.dims) != tuple(t.dims) or id(r.root) in reads | last or r.root is t
+                or r.root is source.root):
+            continue
+        chain = Chain(activation, add, skip_index)
+        conv.state[CHAIN] = chain
+        for member in chain.nodes():
+            member.state[MEMBER] = conv
+        root, box = region(r)  # the convolution writes it now: its lifetime in the arena starts there
+        entry = uses.get(id(root))
+        if entry is not None:
+            entry.writes.append(Access(positions[id(conv)], k, r, box))
+        if add is not None:
+            skip_root, skip_box = region(add.params[skip_index])
+            entry = uses.get(id(skip_root))
+            if entry is not None:
+                entry.reads.append(Access(positions[id(conv)], k, add.params[skip_index], skip_box))
+        report.activations.append((conv, add, activation))

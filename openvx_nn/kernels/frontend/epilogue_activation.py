@@ -1,0 +1,90 @@
+"""The activation a float32 convolution's epilogue applies to the values it has just stored (still in L1).
+
+The float engine's tiles add the bias (and a residual) and clamp in registers; an activation that is no clamp --
+a PRELU with an alpha per output channel, or one of ``float_activation``'s functions (swish, hard swish, logistic,
+hard sigmoid...) -- is applied here, once per output value, right after the tile's pixels are stored for the channels of its panel. Each value goes
+through the very scalar function the activation's own node runs (``float_activation``'s, and PRELU's expression
+of ``float_elementwise``), in the same float32 steps, so the bytes are those of the nodes run apart.
+
+An epilogue is (code, alpha, a, b): ``code`` :data:`NONE`, :data:`PRELU` (``x if x >= 0 else alpha[c] * x``) or a
+``float_activation`` code with its parameters ``a``, ``b``; ``alpha`` holds one float32 per output channel (a
+scalar alpha repeated; unused but for PRELU).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..support import jit
+from . import float_activation as fa
+from .float_elementwise import prelu32
+
+NONE, PRELU = -1, -2
+"""Codes besides ``float_activation``'s: no activation, PRELU by a per-channel alpha."""
+NO_ALPHA = np.zeros(1, np.float32)
+CODES = (fa.LOGISTIC, fa.SWISH, fa.HARD_SIGMOID, fa.HARD_SWISH, fa.TANH, fa.SOFTPLUS)
+"""The ``float_activation`` functions an epilogue computes."""
+
+
+@jit.jitable
+def scratch_for(code, alpha, rows, units):
+    """What :func:`activate_span` works in, for tiles of ``rows`` pixels of ``units`` channels: PRELU's alphas
+    repeated for every pixel of a tile (one flat loop over a tile of whole rows then vectorizes: a row of 16 or 32
+    channels is too short a loop), or a buffer a function writes into (written in place, the loop would not
+    vectorize: its input and output overlap)."""
+    if code == NONE:
+        return np.empty(0, np.float32)
+    buffer = np.empty(rows * units, np.float32)
+    if code == PRELU:
+        for r in range(rows):
+            buffer[r * units:(r + 1) * units] = alpha[:units]
+    return buffer
+
+
+@jit.kernel(error_model="numpy")
+def activate_span(of, p0, n_rows, c0, c1, code, alpha, scratch, a, b):
+    """``of[p0:p0 + n_rows, c0:c1]`` (a [pixels, channels] view) through the epilogue, in place; ``scratch`` from
+    :func:`scratch_for`. A function of ``float_activation`` runs on its own loop (``_rows``: the activation node's
+    very code), over one contiguous run when the span is whole rows."""
+    if code == NONE or n_rows <= 0:
+        return
+    units = of.shape[1]
+    whole = c0 == 0 and c1 == units
+    if code == PRELU:  # a compare, a multiply and a select per lane
+        if whole:
+            flat = of[p0:p0 + n_rows].reshape(-1)
+            for i in range(flat.size):
+                flat[i] = prelu32(flat[i], scratch[i])
+            return
+        for r in range(p0, p0 + n_rows):
+            row = of[r]
+            for j in range(c0, c1):
+                row[j] = prelu32(row[j], alpha[j])
+        return
+    if whole:
+        flat = of[p0:p0 + n_rows].reshape(-1)
+        out = scratch[:flat.size]
+        fa._rows(flat, out, code, a, b, 0, (flat.size + fa.BLOCK - 1) // fa.BLOCK)
+        flat[:] = out
+        return
+    for r in range(p0, p0 + n_rows):
+        span = of[r, c0:c1]
+        out = scratch[:span.size]
+        fa._rows(span, out, code, a, b, 0, (span.size + fa.BLOCK - 1) // fa.BLOCK)
+        span[:] = out
+
+
+def epilogue_of(function: str | None, units: int, alpha: np.ndarray | None = None, a: float = 1.0,
+                b: float = 1.0) -> tuple[int, np.ndarray, float, float]:
+    """(code, alpha per channel, a, b) of an epilogue: ``function`` None (no activation), ``"prelu"`` with
+    ``alpha`` (one value, or one per channel of the ``units``), or a :data:`CODES` function of ``float_activation``."""
+    if function is None:
+        return NONE, NO_ALPHA, 1.0, 1.0
+    if function == "prelu":
+        values = np.ascontiguousarray(np.asarray(alpha, np.float32).reshape(-1))
+        if values.size not in (1, units):
+            raise ValueError(f"a PRELU epilogue takes one alpha or one per channel ({units}), not {values.size}")
+        return PRELU, np.ascontiguousarray(np.broadcast_to(values, (units,))), 1.0, 1.0
+    code = fa.code_of(function)
+    if code not in CODES:
+        raise ValueError(f"float32 activation {function!r} is not one an epilogue computes")
+    return code, NO_ALPHA, float(np.float32(a)), float(np.float32(b))

@@ -1,0 +1,174 @@
+"""NNAPI blocks reach the plan's activation epilogue (``core/activation_epilogue.py``): a float32 CONV_2D with no
+fused activation computes the ADD of a skip (either operand order) and the PRELU after it, or the PRELU alone.
+
+Models built with the Python builder (MediaPipe's block: ``s = CONV_2D(x)``, ``t = CONV_2D(s)``, ``u = ADD(s, t)``,
+``y = PRELU(u, alpha)``) over randomized shapes, windows, alphas (per channel or one value) and NaN/infinities:
+the fused graph's bytes equal those of the same model compiled with the rewrites off (NaN where it is NaN), on the
+native plan and on the Python path, and agree with a float64 NumPy reference written from NNAPI's definitions.
+No fusion where the intermediate is a model output or has a second reader, the CONV_2D fuses a RELU, or the alpha
+does not broadcast per channel.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+
+from openvx_nn import nnapi
+from openvx_nn.core import rewrites
+
+T, OP = nnapi.OperandType, nnapi.OperationType
+F32T, I32T = T.TENSOR_FLOAT32, T.TENSOR_INT32
+
+
+@pytest.fixture(autouse=True)
+def rewrites_on(monkeypatch):
+    monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
+
+
+def _i32(m, v):
+    k = m.add_operand(T.INT32)
+    m.set_operand_value(k, v)
+    return k
+
+
+def _const(m, value):
+    value = np.ascontiguousarray(value)
+    k = m.add_operand(I32T if value.dtype == np.int32 else F32T, list(value.shape))
+    m.set_operand_value(k, value)
+    return k
+
+
+def _conv(m, x, w, b, pads, strides, out, activation=0):
+    m.add_operation(OP.CONV_2D, [x, _const(m, w), _const(m, b)] + [_i32(m, p) for p in pads]
+                    + [_i32(m, strides[0]), _i32(m, strides[1]), _i32(m, activation)], [out])
+
+
+def _ref_conv(x, w, b, pads, strides):
+    """NNAPI CONV_2D in float64: out[n, y, x, o] = b[o] + sum over the window of input * filter (explicit pads
+    left, right, top, bottom; strides width, height)."""
+    left, right, top, bottom = pads
+    n, h, wd, c = x.shape
+    o, kh, kw, _ = w.shape
+    p = np.zeros((n, h + top + bottom, wd + left + right, c))
+    p[:, top:top + h, left:left + wd] = x
+    oh, ow = (p.shape[1] - kh) // strides[1] + 1, (p.shape[2] - kw) // strides[0] + 1
+    out = np.empty((n, oh, ow, o))
+    for y in range(oh):
+        for xx in range(ow):
+            win = p[:, y * strides[1]:y * strides[1] + kh, xx * strides[0]:xx * strides[0] + kw, :]
+            out[:, y, xx, :] = np.tensordot(win, w.astype(np.float64), axes=([1, 2, 3], [1, 2, 3])) + b
+    return out
+
+
+def _block(rng, case: str = "plain", add: bool = True):
+    """(model, reference output or None, input, output shapes): MediaPipe's block (module doc); ``case`` plain,
+    swap (ADD(t, s)), scalar (one alpha), output (t is a model output too), reader (t also feeds a MUL, an
+    output), relu (the second CONV_2D fuses RELU), full_alpha (an alpha per element: no per-channel broadcast)."""
+    n, h, w, c = 1 + int(rng.integers(0, 2)), int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9))
+    k = int(rng.integers(1, 40))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    pads = ((kw - 1) // 2, kw // 2, (kh - 1) // 2, kh // 2)  # SAME, stride 1: s and t of one shape
+    w1 = rng.standard_normal((k, 1, 1, c)).astype(np.float32)
+    b1 = rng.standard_normal(k).astype(np.float32)
+    w2 = (rng.standard_normal((k, kh, kw, k)) * 0.4).astype(np.float32)
+    b2 = rng.standard_normal(k).astype(np.float32)
+    alpha = (rng.uniform(-0.5, 0.5, 1) if case == "scalar" else
+             rng.uniform(-0.5, 0.5, (h, w, k)) if case == "full_alpha" else
+             rng.uniform(-0.5, 0.5, (1, 1, k))).astype(np.float32)
+    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+    m = nnapi.Model()
+    xi = m.add_operand(F32T, [n, h, w, c])
+    s, t = m.add_operand(F32T, [n, h, w, k]), m.add_operand(F32T, [n, h, w, k])
+    _conv(m, xi, w1, b1, (0, 0, 0, 0), (1, 1), s)
+    _conv(m, s, w2, b2, pads, (1, 1), t, 1 if case == "relu" else 0)
+    u = t
+    if add:
+        u = m.add_operand(F32T, [n, h, w, k])
+        m.add_operation(OP.ADD, ([t, s] if case == "swap" else [s, t]) + [_i32(m, 0)], [u])
+    y = m.add_operand(F32T, [n, h, w, k])
+    m.add_operation(OP.PRELU, [u, _const(m, alpha)], [y])
+    outputs = [y]
+    if case == "output":
+        outputs.append(t)
+    elif case == "reader":
+        z = m.add_operand(F32T, [n, h, w, k])
+        m.add_operation(OP.MUL, [t, t, _i32(m, 0)], [z])
+        outputs.append(z)
+    m.identify_inputs_and_outputs([xi], outputs)
+    m.finish()
+    sv = _ref_conv(x, w1, b1, (0, 0, 0, 0), (1, 1))
+    tv = _ref_conv(sv, w2, b2, pads, (1, 1))
+    if case == "relu":
+        tv = np.maximum(tv, 0)
+    uv = tv + sv if add else tv
+    ref = np.where(uv >= 0, uv, alpha.astype(np.float64) * uv)
+    scale = np.abs(_ref_conv(np.abs(_ref_conv(np.abs(x), np.abs(w1), np.abs(b1), (0, 0, 0, 0), (1, 1))), np.abs(w2),
+                             np.abs(b2), pads, (1, 1))) + (np.abs(sv) if add else 0)
+    return m, (ref, scale), x, [(n, h, w, k)] * len(outputs)
+
+
+def _run(monkeypatch, m, x, out_shapes, enabled: bool, python_path: bool = False):
+    """The model's outputs after three executions (the last on the bound plan: native, or each node's Python
+    runner) and the fused (convolution, add or None, activation) chains of its graph."""
+    monkeypatch.setattr(rewrites, "ENABLED", enabled)
+    c = nnapi.Compilation(m)
+    c.finish()
+    graph = c.prepared.lowered.graph
+    outs = []
+    for _ in range(3):
+        e = nnapi.Execution(c)
+        e.set_input(0, x)
+        outs = [np.full(s, 7.0, np.float32) for s in out_shapes]
+        for i, o in enumerate(outs):
+            e.set_output(i, o)
+        runs = graph.native_runs
+        if not python_path:
+            e.compute()
+        else:
+            graph.context.performance_enabled = True
+            try:
+                e.compute()
+            finally:
+                graph.context.performance_enabled = False
+        native = graph.native_runs > runs
+        assert not (python_path and native)
+    chains = [tuple(None if n is None else n.description.name.split(".")[-1] for n in chain)
+              for chain in graph.rewrites.activations]
+    c.release()
+    return outs, chains, native
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> None:
+    nan = np.isnan(a)
+    assert np.array_equal(nan, np.isnan(b))
+    assert np.array_equal(a[~nan].view(np.int32), b[~nan].view(np.int32))
+
+
+@pytest.mark.parametrize("case", ["plain", "swap", "scalar", "no_add"])
+@pytest.mark.parametrize("python_path", [False, True])
+def test_block_fused_gives_the_unfused_bytes(monkeypatch, case, python_path):
+    rng = np.random.default_rng(abs(hash((case, python_path))) % 2**32)
+    for trial in range(4):
+        m, (ref, scale), x, shapes = _block(rng, case, add=case != "no_add")
+        if trial == 3:  # edge values: NaN, infinities, -0 and large magnitudes through the whole block
+            flat = x.reshape(-1)
+            flat[rng.integers(0, flat.size, 4)] = np.resize(np.array([np.nan, np.inf, -np.inf, -0.0, 1e30],
+                                                                     np.float32), 4)
+        fused, chains, native = _run(monkeypatch, m, x, shapes, True, python_path)
+        plain, none, _ = _run(monkeypatch, m, x, shapes, False, python_path)
+        assert chains == [("conv_2d", None if case == "no_add" else "add", "prelu")]
+        assert none == []
+        assert native == (not python_path)
+        _same(plain[0], fused[0])
+        if trial < 3:
+            assert np.all(np.abs(fused[0] - ref) <= 1e-5 * scale + 1e-5)
+
+
+@pytest.mark.parametrize("case", ["output", "reader", "relu", "full_alpha"])
+def test_no_fusion_where_the_chain_is_not_private(monkeypatch, case):
+    rng = np.random.default_rng(7)
+    m, (ref, scale), x, shapes = _block(rng, case)
+    outs, chains, _ = _run(monkeypatch, m, x, shapes, True)
+    assert chains == []
+    assert np.all(np.abs(outs[0] - ref) <= 1e-5 * scale + 1e-5)
