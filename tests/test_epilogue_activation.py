@@ -153,3 +153,41 @@ def test_bad_epilogues_are_refused():
     with pytest.raises(ValueError, match="per channel"):
         fconv.conv2d(x, fconv.pack_conv(np.ones((8, 1, 1, 3), np.float32)), np.zeros(8, np.float32), out,
                      (0, 0, 0, 0), (1, 1), 0, None, (ea.PRELU, np.ones(4, np.float32), 1.0, 1.0))
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+@pytest.mark.parametrize("native_entry", [False, True])
+def test_depthwise_epilogue_is_the_activation_run_apart(function, native_entry):
+    """The depthwise kernel applies the same epilogue to each output row once written: 3x3 windows inside the
+    image (the register kernel), edges and other windows (tap by tap), multipliers (the plain loop)."""
+    from openvx_nn.kernels.frontend import float_depthwise as fdw
+    rng = np.random.default_rng(abs(hash((function, native_entry, "dw"))) % 2**32)
+    for trial in range(6):
+        n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 12)), int(rng.integers(1, 12))
+        c, m = 8 * int(rng.integers(1, 5)), 1 if trial % 3 else int(rng.integers(1, 3))
+        c = c if m == 1 else int(rng.integers(1, 12))
+        kh, kw = (3, 3) if trial % 2 == 0 else (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+        pads = (kw // 2, (kw - 1) // 2, kh // 2, (kh - 1) // 2)
+        strides = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        units = c * m
+        x = (rng.standard_normal((n, h, w, c)) * 3).astype(np.float32)
+        if trial == 5:
+            flat = x.reshape(-1)
+            flat[rng.integers(0, flat.size, EDGES.size)] = EDGES
+        wt = rng.standard_normal((1, kh, kw, units)).astype(np.float32)
+        bias = (rng.standard_normal(units) * 3).astype(np.float32)
+        oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1
+        epilogue, alpha, a, b = _setup(rng, function, units)
+        wp = fdw.pack_depthwise(wt)
+        plain = np.empty((n, oh, ow, units), np.float32)
+        fdw.depthwise_conv2d(x, wp, bias, plain, pads, strides, m, 0)
+        fused = np.full_like(plain, 7.0)
+        if native_entry:
+            entry = fdw.native_depthwise_conv2d(x, wp, bias, fused, pads, strides, m, 0, epilogue=epilogue)
+            native.run(entry)
+        else:
+            fdw.bind_depthwise_conv2d(x, wp, bias, fused, pads, strides, m, 0, epilogue=epilogue)()
+        apart = _apart(plain, function, alpha, a, b)
+        nan = np.isnan(apart)
+        assert np.array_equal(nan, np.isnan(fused))
+        assert np.array_equal(apart[~nan].view(np.int32), fused[~nan].view(np.int32)), (function, trial)

@@ -7,9 +7,10 @@ computes the bias, adds a residual (``float_microkernel``) and then applies such
 while it is in cache (``kernels/frontend/epilogue_activation``), with the activation node's own scalar function,
 so the bytes are those of the nodes run apart. The chain is fused when
 
-- a node whose description has ``takes_activation`` (a float32 convolution with no fused activation) alone writes
-  a whole virtual float32 tensor ``T`` that one node alone reads;
-- optionally that node is a residual sum (``residual_sum``: an add with no activation, of ``T`` and a skip ``S`` of
+- a node whose description has ``takes_activation`` (a float32 convolution with no fused activation: it names the
+  output and whether it adds a residual too) alone writes a whole virtual float32 tensor ``T`` that one node alone
+  reads;
+- optionally, where the convolution adds residuals, that node is a residual sum (``residual_sum``: an add with no activation, of ``T`` and a skip ``S`` of
   ``T``'s dims written wholly before the convolution runs, never by it), whose output ``U`` again is a whole
   virtual float32 tensor one node alone reads;
 - the node reading ``T`` (or ``U``) at its input 0 is an activation the epilogue computes (``activation_epilogue``:
@@ -131,9 +132,10 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
     last = {id(t) for t in report.channels_last}
     for conv in order:
         takes = conv.description.takes_activation
-        k = None if takes is None else takes(conv.params, conv.state)
-        if k is None or conv.state.get(CHAIN) is not None or conv.state.get(MEMBER) is not None:
+        found = None if takes is None else takes(conv.params, conv.state)
+        if found is None or conv.state.get(CHAIN) is not None or conv.state.get(MEMBER) is not None:
             continue
+        k, adds = found
         t = conv.params[k]
         found = _sole_reader(t, accesses, shown, last)
         if found is None:
@@ -142,7 +144,7 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
                  if i != k and p is not None and getattr(p, "root", None) is not None}
         add, skip_index, source = None, 0, t
         sums = found[0].description.residual_sum
-        if sums is not None and sums(found[0].params, found[0].state):
+        if adds and sums is not None and sums(found[0].params, found[0].state):
             add, skip_index = found[0], 1 - found[1]
             skip, source = add.params[skip_index], _output(add)
             if (skip.data_type != _F32 or tuple(skip.dims) != tuple(t.dims) or tuple(source.dims) != tuple(t.dims)

@@ -81,11 +81,11 @@ class KernelDescription:
     # Optional: (parameter objects, state) -> the input indices at which this node can take a gate computed in its
     # own pass (then ``state[gated_products.GATE]`` names the activation and the index), or ().
     takes_gate: Callable[[list, dict], tuple[int, ...]] | None = field(default=None, compare=False)
-    # Optional (``core/activation_epilogue.py``): (parameter objects, state) -> the index of the float32 output a
-    # convolution can write through an activation epilogue (then ``state[activation_epilogue.CHAIN]`` names the
-    # chain), or None; an activation's (function, alpha tensor or None, a, b) an epilogue computes, or None; and
+    # Optional (``core/activation_epilogue.py``): (parameter objects, state) -> (the index of the float32 output a
+    # convolution can write through an activation epilogue, whether it can add a residual before it) (then
+    # ``state[activation_epilogue.CHAIN]`` names the chain), or None; an activation's (function, alpha tensor or None, a, b) an epilogue computes, or None; and
     # whether an add is a residual sum such an epilogue can compute (float32, no activation, no broadcast).
-    takes_activation: Callable[[list, dict], int | None] | None = field(default=None, compare=False)
+    takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = field(default=None, compare=False)
     activation_epilogue: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
     residual_sum: Callable[[list, dict], bool] | None = field(default=None, compare=False)
     # Optional (``core/map_groups.py``): (parameter objects, state) -> a hashable key of the geometry when this

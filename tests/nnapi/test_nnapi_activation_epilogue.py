@@ -165,6 +165,57 @@ def test_block_fused_gives_the_unfused_bytes(monkeypatch, case, python_path):
             assert np.all(np.abs(fused[0] - ref) <= 1e-5 * scale + 1e-5)
 
 
+def _single(rng, layer: str, activation: str):
+    """(model, input, output shape, float64 reference): ``layer`` (CONV_2D or DEPTHWISE_CONV_2D, random window,
+    strides and pads) followed by ``activation`` (PRELU with an alpha per channel, or LOGISTIC)."""
+    n, h, w, c = 1 + int(rng.integers(0, 2)), int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 5))
+    c = 8 * c if layer == "depthwise" and rng.integers(2) else c
+    k = c if layer == "depthwise" else int(rng.integers(1, 40))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    pads = tuple(int(v) for v in rng.integers(0, 2, 4))
+    strides = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    kh, kw = min(kh, h + pads[2] + pads[3]), min(kw, w + pads[0] + pads[1])
+    oh, ow = (h + pads[2] + pads[3] - kh) // strides[1] + 1, (w + pads[0] + pads[1] - kw) // strides[0] + 1
+    x = (rng.standard_normal((n, h, w, c)) * 2).astype(np.float32)
+    wt = rng.standard_normal((1, kh, kw, k) if layer == "depthwise" else (k, kh, kw, c)).astype(np.float32)
+    b = rng.standard_normal(k).astype(np.float32)
+    alpha = rng.uniform(-0.5, 0.5, (1, 1, k)).astype(np.float32)
+    m = nnapi.Model()
+    xi, t, y = m.add_operand(F32T, [n, h, w, c]), m.add_operand(F32T, [n, oh, ow, k]), m.add_operand(F32T, [n, oh, ow, k])
+    window = [_i32(m, p) for p in pads] + [_i32(m, strides[0]), _i32(m, strides[1])]
+    if layer == "depthwise":
+        m.add_operation(OP.DEPTHWISE_CONV_2D, [xi, _const(m, wt), _const(m, b)] + window + [_i32(m, 1), _i32(m, 0)], [t])
+        ref = np.stack([_ref_conv(x[..., i:i + 1], wt[..., i].reshape(1, kh, kw, 1), b[i:i + 1], pads, strides)[..., 0]
+                        for i in range(k)], -1)
+    else:
+        m.add_operation(OP.CONV_2D, [xi, _const(m, wt), _const(m, b)] + window + [_i32(m, 0)], [t])
+        ref = _ref_conv(x, wt, b, pads, strides)
+    if activation == "prelu":
+        m.add_operation(OP.PRELU, [t, _const(m, alpha)], [y])
+        ref = np.where(ref >= 0, ref, alpha.astype(np.float64) * ref)
+    else:
+        m.add_operation(OP.LOGISTIC, [t], [y])
+        ref = 1.0 / (1.0 + np.exp(-ref))
+    m.identify_inputs_and_outputs([xi], [y])
+    m.finish()
+    return m, x, (n, oh, ow, k), ref
+
+
+@pytest.mark.parametrize("layer", ["conv", "depthwise"])
+@pytest.mark.parametrize("activation", ["prelu", "logistic"])
+def test_layer_and_activation_fused(monkeypatch, layer, activation):
+    """A convolution or depthwise convolution and the PRELU or LOGISTIC (the standard activation layer's
+    ``gate_function``) after it: the unfused bytes, and the float64 reference."""
+    rng = np.random.default_rng(abs(hash((layer, activation))) % 2**32)
+    for _ in range(4):
+        m, x, shape, ref = _single(rng, layer, activation)
+        fused, chains, _ = _run(monkeypatch, m, x, [shape], True)
+        plain, _, _ = _run(monkeypatch, m, x, [shape], False)
+        assert len(chains) == 1 and chains[0][:2] == ("depthwise_conv_2d" if layer == "depthwise" else "conv_2d", None)
+        _same(plain[0], fused[0])
+        assert np.allclose(fused[0], ref, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("case", ["output", "reader", "relu", "full_alpha"])
 def test_no_fusion_where_the_chain_is_not_private(monkeypatch, case):
     rng = np.random.default_rng(7)

@@ -88,3 +88,15 @@ def epilogue_of(function: str | None, units: int, alpha: np.ndarray | None = Non
     if code not in CODES:
         raise ValueError(f"float32 activation {function!r} is not one an epilogue computes")
     return code, NO_ALPHA, float(np.float32(a)), float(np.float32(b))
+
+
+def checked_epilogue(epilogue: tuple | None, units: int) -> tuple[int, np.ndarray, float, float]:
+    """``epilogue`` (:func:`epilogue_of`'s, None: none) checked for a layer of ``units`` output channels."""
+    if epilogue is None:
+        return epilogue_of(None, units)
+    code, alpha, a, b = epilogue
+    if code == PRELU and (alpha.dtype != np.float32 or not alpha.flags.c_contiguous or alpha.shape != (units,)):
+        raise ValueError(f"a PRELU epilogue's alpha is float32, contiguous, one per channel ({units})")
+    if code != NONE and code != PRELU and code not in CODES:
+        raise ValueError(f"activation code {code} is not one an epilogue computes")
+    return int(code), alpha, float(a), float(b)

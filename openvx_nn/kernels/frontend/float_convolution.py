@@ -26,7 +26,7 @@ from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .chw_chunks import chunk_driver
-from .epilogue_activation import NONE, PRELU, activate_span, epilogue_of, scratch_for
+from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
 from .float_microkernel import (
     LANES,
     ODD_TILE,
@@ -329,15 +329,10 @@ def _no_row_residual(wp: np.ndarray, residual: np.ndarray | None) -> None:
 
 
 def _epilogue(epilogue: tuple | None, wp: np.ndarray, out: np.ndarray) -> tuple[int, np.ndarray, float, float]:
-    """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer: an alpha per channel."""
-    if epilogue is None:
-        return epilogue_of(None, out.shape[-1])
-    if epilogue[0] != NONE and wp.shape[3] == ROW_VECTORS:
+    """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer."""
+    if epilogue is not None and epilogue[0] != NONE and wp.shape[3] == ROW_VECTORS:
         raise ValueError("weights packed for one-row tiles (pack_fc) take no activation epilogue")
-    code, alpha, ea, eb = epilogue
-    if code == PRELU and (alpha.dtype != np.float32 or not alpha.flags.c_contiguous or alpha.shape != out.shape[-1:]):
-        raise ValueError(f"a PRELU epilogue's alpha is float32, contiguous, one per channel ({out.shape[-1]})")
-    return int(code), alpha, float(ea), float(eb)
+    return checked_epilogue(epilogue, out.shape[-1])
 
 
 def _residual_input(residual: np.ndarray | None, out: np.ndarray):

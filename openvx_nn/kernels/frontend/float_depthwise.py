@@ -27,6 +27,7 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
+from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
 from .float_microkernel import (
     LANES,
     WIDE_LANES,
@@ -94,11 +95,27 @@ def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets,
             c += LANES
 
 
-@jit.kernel(contract=True)
+@jit.kernel
 def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
-                    r0, r1):
+                    code, alpha, ea, eb, r0, r1):
     """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h); ``lanes``: the widest vectors to use;
-    ``bias_last``: the order of the sums (module doc; the caller checks the layer is on the micro-kernels)."""
+    ``bias_last``: the order of the sums (module doc; the caller checks the layer is on the micro-kernels);
+    ``(code, alpha, ea, eb)``: the activation after the clamp, on each row once written (``epilogue_activation``;
+    outside :func:`_sums`, whose multiply-adds may contract: the activation's may not)."""
+    if code == NONE:
+        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r0, r1)
+        return
+    units, out_w = out.shape[3], out.shape[2]
+    of = out.reshape(-1, units)
+    scratch = scratch_for(code, alpha, out_w, units)
+    for r in range(r0, r1):
+        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
+        activate_span(of, r * out_w, out_w, 0, units, code, alpha, scratch, ea, eb)
+
+
+@jit.kernel(contract=True)
+def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r0, r1):
+    """Output rows ``[r0, r1)`` of the layer with its clamp (:func:`_depthwise_rows`)."""
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
@@ -156,7 +173,7 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
 
 @jit.kernel
 def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
-                      n_rows, n_chunks, counters, wait):
+                      code, alpha, ea, eb, n_rows, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
@@ -164,7 +181,7 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mu
         if i < 0:
             break
         _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo,
-                        hi, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+                        hi, code, alpha, ea, eb, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -174,7 +191,8 @@ COST_PER_MAC = 4
 """A depthwise multiply-add's time in a convolution's (``Rows`` weighs work in the latter): measured 0.10-0.18 ns
 against 0.03-0.04 ns for 1x1 layers of the same size, one thread; so MobileNet v1 0.25's 112x112, 56x56 and
 28x28 depthwise layers (0.9 million multiply-adds, 50-110 us) are shared with the helpers."""
-_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT,
+                    jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
 
 
 def _lanes(lanes: int | None) -> int:
@@ -208,17 +226,19 @@ def bias_last_fits(units: int, multiplier: int) -> bool:
 def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                           pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
                           activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
-                          bias_last: bool = False) -> Callable[[], None]:
+                          bias_last: bool = False, epilogue: tuple | None = None) -> Callable[[], None]:
     """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
     from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
     ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``; ``lanes``: the widest vectors (default
     ``isa.float_lanes()``); ``clamp``: (low, high) instead of ``activation``'s; ``bias_last``: the order of the
-    sums (module doc)."""
+    sums (module doc); ``epilogue``: the activation after the clamp (``epilogue_activation.epilogue_of``'s)."""
     lo, hi = _range(activation, clamp, bias_last, wp.shape[2], multiplier)
     target = output_target(out)
     xs, copy = staged(x)
+    code, alpha, ea, eb = checked_epilogue(epilogue, out.shape[-1])
     args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
-            int(strides[0]), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi))
+            int(strides[0]), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi), code, alpha,
+            ea, eb)
     rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
                 out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC)
     return finish(rows, [copy], target, out)
@@ -232,8 +252,9 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
-_X, _W, _BIAS, _OUT, _COUNTERS = (at(k) for k in range(5))
-_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LAST, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 13)
+_X, _W, _BIAS, _OUT, _COUNTERS, _ALPHA = (at(k) for k in range(6))
+_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LAST, _LO, _HI, _CODE, _EA, _EB, _ROWS, _MAILBOX, _TASK, _CHUNKS = \
+    range(at(6), at(6) + 16)
 
 
 @jit.kernel
@@ -243,7 +264,8 @@ def _depthwise_block(code, block, chunks, wait):
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
             block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], block[_LANES],
-            block[_LAST], native.real(block, _LO), native.real(block, _HI))
+            block[_LAST], native.real(block, _LO), native.real(block, _HI), block[_CODE],
+            native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0], native.real(block, _EA), native.real(block, _EB))
     if chunks == 0:
         _depthwise_rows(*args, 0, block[_ROWS])
     else:
@@ -268,15 +290,17 @@ def _depthwise_helper() -> int:
 def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                             pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
                             activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
-                            bias_last: bool = False) -> native.Entry | None:
+                            bias_last: bool = False, epilogue: tuple | None = None) -> native.Entry | None:
     """:func:`bind_depthwise_conv2d` as a native entry (the same rows; shared with helper threads as the bound
     call shares them); None when ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
         return None
     lo, hi = _range(activation, clamp, bias_last, wp.shape[2], multiplier)
+    code, alpha, ea, eb = checked_epilogue(epilogue, out.shape[-1])
     n_rows = out.shape[0] * out.shape[1]
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, int(pads[2]),
+    words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, alpha, int(pads[2]),
                            int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes),
-                           int(bool(bias_last)), float(lo), float(hi), n_rows, *task.words())
+                           int(bool(bias_last)), float(lo), float(hi), code, float(ea), float(eb), n_rows,
+                           *task.words())
     return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))

@@ -157,7 +157,7 @@ class NNAPIKernel:
     # Optional (``core/activation_epilogue.py``): the description's hooks of those names, and, for a convolution,
     # (parameter objects, state, native) -> its runner (``native``: its entry) computing the chain fused into it,
     # or None while none is (then the node runs as its other hooks say).
-    takes_activation: Callable[[list, dict], int | None] | None = None
+    takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = None
     activation_epilogue: Callable[[list, dict], tuple | None] | None = None
     residual_sum: Callable[[list, dict], bool] | None = None
     chained: Callable[[list, dict, bool], object] | None = None

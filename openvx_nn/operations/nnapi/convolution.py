@@ -211,30 +211,40 @@ def _fc_plan(args: Args) -> Callable[[], quant8_convolution.Prepared]:
         args.quant("filter"), args.quant("output"))
 
 
-def _conv_takes_activation(p, state) -> int | None:
-    """The output (index 3) when a float32 CONV_2D has no fused activation: an epilogue may compute the one after
-    it (``core/activation_epilogue``)."""
-    x, out, activation = p[0], p[3], p[4 + len(WINDOW)]
-    if x.data_type != VX_F32 or out.data_type != VX_F32 or activation.value != 0 or len(out.dims) != 4:
-        return None
-    return 3
+def _takes_activation(activation_index: int, residual: bool):
+    """The hook: (the output, 3, and whether a residual sum may be fused too) when a float32 layer has no fused
+    activation, so that an epilogue may compute the one after it (``core/activation_epilogue``); else None."""
+    def takes(p, state) -> tuple[int, bool] | None:
+        x, out, activation = p[0], p[3], p[activation_index]
+        if x.data_type != VX_F32 or out.data_type != VX_F32 or activation.value != 0 or len(out.dims) != 4:
+            return None
+        return 3, residual
+    return takes
 
 
-def _conv_chained(p, state, native: bool):
-    """CONV_2D's call (``native``: its entry) computing the residual sum and the activation the plan fused into it
-    (``core/activation_epilogue``): the chain's output, the skip added after the bias, the activation applied."""
+def _chained(p, state, native: bool, kernel):
+    """CONV_2D's or DEPTHWISE_CONV_2D's call (``native``: its entry) computing the residual sum (CONV_2D) and the
+    activation the plan fused into it (``core/activation_epilogue``): the chain's output, the skip added after the
+    bias, the activation applied."""
     from ...core import activation_epilogue
     from ...kernels.frontend import epilogue_activation
     found = activation_epilogue.epilogue(state)
     if found is None:
         return None
     out_t, skip_t, function, alpha_t, a, b = found
-    args = _args(NNAPI_KERNELS["conv_2d"], p, state)
+    args = _args(kernel, p, state)
     out = out_t.array.T
     alpha = None if alpha_t is None else alpha_t.array.T
     epilogue = epilogue_activation.epilogue_of(function, out.shape[-1], alpha, a, b)
     residual = None if skip_t is None else skip_t.array.T
     bias, (pads, strides), x = _float_bias(args), _pads(args), args["input"]
+    if skip_t is None and "depth_multiplier" in args.scalars:
+        m = args["depth_multiplier"]
+        if native:
+            return fdepthwise.native_depthwise_conv2d(x, packed_filter(args, fdepthwise.pack_depthwise), bias, out,
+                                                      pads, strides, m, 0, epilogue=epilogue)
+        return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
+            x, packed, bias, out, pads, strides, m, 0, epilogue=epilogue))
     if native:
         return fconv.native_conv2d(x, packed_filter(args, fconv.pack_conv), bias, out, pads, strides, 0, residual,
                                    epilogue)
@@ -247,7 +257,8 @@ nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",)
                          ints=WINDOW + ("activation",), quantized=Q3,
                          prepare=_by_dtype(_prepare_conv_float, _quant8_conv),
                          native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan)),
-                         takes_activation=_conv_takes_activation, chained=_conv_chained))
+                         takes_activation=_takes_activation(4 + len(WINDOW), True),
+                         chained=lambda p, state, native: _chained(p, state, native, NNAPI_KERNELS["conv_2d"])))
 
 
 # ---- CONV_2D with a residual: what a CoreML conv -> add (-> clip) folds into (float32 only) -------------------
@@ -313,7 +324,10 @@ def _run_depthwise(args: Args) -> None:
 nnapi_kernel(NNAPIKernel("depthwise_conv_2d", 4, ("input", "filter", "bias?"), ("output",), _infer_depthwise,
                          _run_depthwise, ints=WINDOW + ("depth_multiplier", "activation"), quantized=Q3,
                          prepare=_by_dtype(_prepare_depthwise_float, _quant8_depthwise),
-                         native=_by_dtype(_native_depthwise_float, _native_quant8(_depthwise_plan))))
+                         native=_by_dtype(_native_depthwise_float, _native_quant8(_depthwise_plan)),
+                         takes_activation=_takes_activation(4 + len(WINDOW) + 1, False),
+                         chained=lambda p, state, native: _chained(p, state, native,
+                                                                   NNAPI_KERNELS["depthwise_conv_2d"])))
 
 
 def _infer_fc(args: Args):
