@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import epilogue_fusion, gated_products
 from .enums import Direction, Type
 from .regions import Access, region
 
@@ -102,6 +103,17 @@ def _output(node):
     return node.params[_output_index(node)]
 
 
+_CLAIMS = (CHAIN, MEMBER, gated_products.GATE, gated_products.GATED, epilogue_fusion.CHAIN, epilogue_fusion.MEMBER,
+           "epilogue", "fused_into")
+"""``node.state`` keys of the plan's other fusions (``rewrites``' own too): a node one of them holds stays apart."""
+
+
+def _claimed(node) -> bool:
+    """Whether another fusion of the plan already holds ``node`` (a gate activation a product computes from its
+    input, which must then still be written)."""
+    return any(key in node.state for key in _CLAIMS)
+
+
 def _sole_reader(root, accesses: dict, shown: set[int], last: set[int]):
     """(the node reading ``root``, the index) when ``root`` is whole, virtual, float32, not a graph parameter nor
     laid out channels-last, written by one node and read once by another; else None."""
@@ -133,7 +145,7 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
     for conv in order:
         takes = conv.description.takes_activation
         found = None if takes is None else takes(conv.params, conv.state)
-        if found is None or conv.state.get(CHAIN) is not None or conv.state.get(MEMBER) is not None:
+        if found is None or _claimed(conv):
             continue
         k, adds = found
         t = conv.params[k]
@@ -144,7 +156,7 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
                  if i != k and p is not None and getattr(p, "root", None) is not None}
         add, skip_index, source = None, 0, t
         sums = found[0].description.residual_sum
-        if adds and sums is not None and sums(found[0].params, found[0].state):
+        if adds and sums is not None and sums(found[0].params, found[0].state) and not _claimed(found[0]):
             add, skip_index = found[0], 1 - found[1]
             skip, source = add.params[skip_index], _output(add)
             if (skip.data_type != _F32 or tuple(skip.dims) != tuple(t.dims) or tuple(source.dims) != tuple(t.dims)
@@ -156,7 +168,7 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
             if found is None:
                 continue
         activation, index = found
-        if index != 0 or function_of(activation) is None or activation.state.get(MEMBER) is not None:
+        if index != 0 or function_of(activation) is None or _claimed(activation):
             continue
         r = _output(activation)
         if (r.data_type != _F32 or tuple(r.dims) != tuple(t.dims) or id(r.root) in reads | last or r.root is t

@@ -223,3 +223,31 @@ def test_no_fusion_where_the_chain_is_not_private(monkeypatch, case):
     outs, chains, _ = _run(monkeypatch, m, x, shapes, True)
     assert chains == []
     assert np.all(np.abs(outs[0] - ref) <= 1e-5 * scale + 1e-5)
+
+
+def test_a_gate_the_product_computes_stays_with_the_product(monkeypatch):
+    """Squeeze-and-excitation with its excitation as a 1x1 CONV_2D: ``x * logistic(conv(pool(x)))``. The product
+    computes the gate from the convolution's output (``core/gated_products.py``), so the convolution must still
+    write it: no epilogue takes the LOGISTIC, and the bytes are the unfused graph's."""
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        n, h, w, c = 1, int(rng.integers(2, 8)), int(rng.integers(2, 8)), int(rng.integers(1, 24))
+        wt = rng.standard_normal((c, 1, 1, c)).astype(np.float32)
+        b = rng.standard_normal(c).astype(np.float32)
+        x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+        m = nnapi.Model()
+        xi = m.add_operand(F32T, [n, h, w, c])
+        pooled, g, gate, y = (m.add_operand(F32T, s) for s in ([n, 1, 1, c], [n, 1, 1, c], [n, 1, 1, c], [n, h, w, c]))
+        m.add_operation(OP.AVERAGE_POOL_2D, [xi] + [_i32(m, 0) for _ in range(4)]
+                        + [_i32(m, 1), _i32(m, 1), _i32(m, w), _i32(m, h), _i32(m, 0)], [pooled])
+        _conv(m, pooled, wt, b, (0, 0, 0, 0), (1, 1), g)
+        m.add_operation(OP.LOGISTIC, [g], [gate])
+        m.add_operation(OP.MUL, [xi, gate, _i32(m, 0)], [y])
+        m.identify_inputs_and_outputs([xi], [y])
+        m.finish()
+        fused, chains, _ = _run(monkeypatch, m, x, [(n, h, w, c)], True)
+        plain, _, _ = _run(monkeypatch, m, x, [(n, h, w, c)], False)
+        assert chains == []
+        _same(plain[0], fused[0])
+        ref = x * (1.0 / (1.0 + np.exp(-(np.tensordot(x.mean((1, 2)), wt[:, 0, 0, :], ([1], [1])) + b))))[:, None, None]
+        assert np.allclose(fused[0], ref, rtol=1e-4, atol=1e-5)
