@@ -3,6 +3,8 @@ swish, hard swish, logistic or hard sigmoid after its bias (and residual) gives 
 the activation's own kernel run apart, and agrees with a plain NumPy reference written from the definitions."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -102,7 +104,7 @@ def _case(rng, function, residual: bool, native_entry: bool, edges: bool):
 @pytest.mark.parametrize("residual", [False, True])
 @pytest.mark.parametrize("native_entry", [False, True])
 def test_epilogue_is_the_activation_run_apart(function, residual, native_entry):
-    rng = np.random.default_rng(abs(hash((function, residual, native_entry))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((function, residual, native_entry)).encode()))
     for trial in range(6):
         plain, fused, (x, wt, bias, pads, strides, res, alpha, a, b) = _case(rng, function, residual, native_entry,
                                                                             edges=trial % 2 == 1)
@@ -161,7 +163,7 @@ def test_depthwise_epilogue_is_the_activation_run_apart(function, native_entry):
     """The depthwise kernel applies the same epilogue to each output row once written: 3x3 windows inside the
     image (the register kernel), edges and other windows (tap by tap), multipliers (the plain loop)."""
     from openvx_nn.kernels.frontend import float_depthwise as fdw
-    rng = np.random.default_rng(abs(hash((function, native_entry, "dw"))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((function, native_entry, "dw")).encode()))
     for trial in range(6):
         n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 12)), int(rng.integers(1, 12))
         c, m = 8 * int(rng.integers(1, 5)), 1 if trial % 3 else int(rng.integers(1, 3))
