@@ -3,7 +3,7 @@
 Each product of the batch is a fully connected layer of ``M`` rows: its ``A`` copied into a contiguous
 ``[M, K]`` scratch, its ``B`` packed into the engine's blocks of output columns (``pack_conv``'s layout:
 ``[blocks, 1, K, vectors, lanes]``, the last block padded with zeros), then the engine's tiles
-(``float_convolution._conv_tiles``) compute the rows with the bias in their epilogue. No BLAS runs, so no
+(``float_convolution.fc_rows``) compute the rows with the bias in their epilogue. No BLAS runs, so no
 BLAS thread pool competes with the engine's helpers; the products of a batch are shared with the helpers
 (``float_sharing.Rows``) on the Python path and run on the calling thread from a native entry.
 
@@ -20,7 +20,7 @@ from numba import types
 
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
-from .float_convolution import NO_RESIDUAL, _conv_tiles, bias_or_zeros, block_shape, work_units
+from .float_convolution import NO_RESIDUAL, bias_or_zeros, block_shape, fc_rows, work_units
 from .float_sharing import F32, Rows
 
 BATCH_AXES = 3
@@ -53,8 +53,7 @@ def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
                     for lane in range(lanes):
                         c = blk * size + v * lanes + lane
                         w[blk, 0, kk, v, lane] = right[kk, c] if c < n else np.float32(0.0)
-        _conv_tiles(x.reshape(1, 1, m, k), w, bias, none, out[p, q, r].reshape(1, 1, m, n), 1, 1, -np.inf, np.inf,
-                    panel, 0, n_units)
+        fc_rows(x.reshape(1, 1, m, k), w, bias, out[p, q, r].reshape(1, 1, m, n), none, panel, n_units)
 
 
 @jit.kernel
