@@ -14,6 +14,12 @@ rounded once. The logistic of a negative ``x`` is ``exp(x) / (1 + exp(x))`` with
 polynomial on an exactly reduced argument. Hard sigmoid and hard swish are rounded once from float64 (their
 ``a * x + b`` cancels).
 
+Binary16 (``VX_TYPE_FLOAT16``) tensors run on the same loops in a load/store mode: the arrays hold binary16 bits
+(``uint16``), each value is widened exactly as it is loaded (:func:`loaded`), the function is the float32 one,
+and each result is rounded once to binary16 as it is stored (:func:`stored`, nearest-even, a NaN keeping its
+payload's high bits: ``support/binary16``). A binary16 result is thus the float32 result on the widened input
+rounded once, bit for bit (NumPy's ``astype(np.float16)`` of it), the float16 layers' documented semantics.
+
 Tolerance (docs/fixed-point.md, held by ``tests/test_float_activation.py`` over dense sweeps of float32 bit
 patterns): against the float64 function rounded to float32, at most :data:`ULPS` units in the last place
 (counted as steps between adjacent float32 values, subnormals included); ±0, ±inf and NaN give the reference's.
@@ -24,10 +30,13 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
@@ -71,6 +80,37 @@ def canonical(y):
     of a NaN test into ``y`` itself (NaN payloads are not values to it) and keep a NaN's sign and payload."""
     bits = bits_of_float(y)
     return float_of_bits(np.uint32(0x7FC00000) if (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else bits)
+
+
+def loaded(v):
+    """The float32 value of an element ``v``: a float32 as it is, binary16 bits (``uint16``) widened exactly."""
+    raise NotImplementedError("loaded() is called from kernels only")
+
+
+@overload(loaded)
+def _loaded(v):
+    if v == types.uint16:
+        return lambda v: float_of_bits(widen_bits(v))
+    if v == types.float32:
+        return lambda v: v
+    return None
+
+
+def stored(value, target):
+    """The float32 ``value`` as an element of the array ``target``: itself for float32, binary16 bits
+    (``uint16``) rounded once to nearest even for binary16."""
+    raise NotImplementedError("stored() is called from kernels only")
+
+
+@overload(stored)
+def _stored(value, target):
+    if not isinstance(target, types.Array):
+        return None
+    if target.dtype == types.uint16:
+        return lambda value, target: narrow_bits(bits_of_float(value))
+    if target.dtype == types.float32:
+        return lambda value, target: value
+    return None
 
 
 @jit.jitable
@@ -189,54 +229,69 @@ def rounded64(r):
 
 @jit.kernel(error_model="numpy")
 def _rows(x, out, code, a, b, r0, r1):
-    """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code."""
+    """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code.
+    Both float32, or both binary16 bits (``uint16``: widened on load, rounded once on store)."""
     # Slices indexed from 0: LLVM then knows no index wraps (a negative one would), and loads whole vectors.
     xs, ys = x[r0 * BLOCK:min(r1 * BLOCK, x.size)], out[r0 * BLOCK:min(r1 * BLOCK, x.size)]
     af, bf = _F(a), _F(b)
     if code == LOGISTIC:
         for i in range(xs.size):
-            ys[i] = logistic32(xs[i])
+            v = loaded(xs[i])
+            ys[i] = stored(logistic32(v), ys)
     elif code == TANH:
         if a == 1.0 and b == 1.0:
             for i in range(xs.size):
-                ys[i] = tanh32(xs[i])
+                v = loaded(xs[i])
+                ys[i] = stored(tanh32(v), ys)
         else:
             for i in range(xs.size):
-                ys[i] = af * tanh32(bf * xs[i])
+                v = loaded(xs[i])
+                ys[i] = stored(af * tanh32(bf * v), ys)
     elif code == SWISH:
         for i in range(xs.size):
-            ys[i] = swish32(xs[i])
+            v = loaded(xs[i])
+            ys[i] = stored(swish32(v), ys)
     elif code == HARD_SIGMOID:
         for i in range(xs.size):
-            ys[i] = _F(hard_sigmoid64(xs[i], a, b))
+            v = loaded(xs[i])
+            ys[i] = stored(_F(hard_sigmoid64(v, a, b)), ys)
     elif code == HARD_SWISH:
         for i in range(xs.size):
-            ys[i] = _F(hard_swish64(xs[i], a, b))
+            v = loaded(xs[i])
+            ys[i] = stored(_F(hard_swish64(v, a, b)), ys)
     elif code == SOFTPLUS:
         for i in range(xs.size):
-            ys[i] = softplus32(xs[i])
+            v = loaded(xs[i])
+            ys[i] = stored(softplus32(v), ys)
     elif code == EXP:
         for i in range(xs.size):
-            ys[i] = exp32(xs[i])
+            v = loaded(xs[i])
+            ys[i] = stored(exp32(v), ys)
     elif code == RELU:
         for i in range(xs.size):
-            ys[i] = relu32(xs[i])
+            v = loaded(xs[i])
+            ys[i] = stored(relu32(v), ys)
     elif code == BRELU:
         for i in range(xs.size):
-            r = relu32(xs[i])
-            ys[i] = af if r > af else r  # noqa: FURB136 - min() would pin another NaN rule
+            v = loaded(xs[i])
+            r = relu32(v)
+            ys[i] = stored(af if r > af else r, ys)  # noqa: FURB136 - min() would pin another NaN rule
     elif code == ABS:
         for i in range(xs.size):
-            ys[i] = canonical(abs(xs[i]))
+            v = loaded(xs[i])
+            ys[i] = stored(canonical(abs(v)), ys)
     elif code == SQUARE:
         for i in range(xs.size):
-            ys[i] = rounded64(np.float64(xs[i]) * np.float64(xs[i]))
+            v = loaded(xs[i])
+            ys[i] = stored(rounded64(np.float64(v) * np.float64(v)), ys)
     elif code == SQRT:
         for i in range(xs.size):
-            ys[i] = rounded64(math.sqrt(np.float64(xs[i])))
+            v = loaded(xs[i])
+            ys[i] = stored(rounded64(math.sqrt(np.float64(v))), ys)
     else:
         for i in range(xs.size):
-            ys[i] = rounded64(a * np.float64(xs[i]) + b)
+            v = loaded(xs[i])
+            ys[i] = stored(rounded64(a * np.float64(v) + b), ys)
 
 
 BLOCK = 8192
@@ -259,7 +314,11 @@ def _rows_shared(x, out, code, a, b, n_rows, n_chunks, counters, wait):
         wait_for_chunks(claim, n_chunks)
 
 
-_TYPES = (F32[1, False], F32[1, True], jit.INT, jit.FLOAT, jit.FLOAT)
+_HALF_IN, _HALF_OUT = (types.Array(types.uint16, 1, "C", readonly=r) for r in (True, False))
+_TYPES = {False: (F32[1, False], F32[1, True], jit.INT, jit.FLOAT, jit.FLOAT),
+          True: (_HALF_IN, _HALF_OUT, jit.INT, jit.FLOAT, jit.FLOAT)}
+"""The loops' argument types by element: float32 (False) or binary16 bits (True)."""
+_ELEMENTS = (np.dtype(np.float32), np.dtype(np.float16))
 
 
 def code_of(function: str) -> int:
@@ -274,30 +333,32 @@ def _float32s(a: float, b: float) -> tuple[float, float]:
 
 
 def flat_views(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """1-D views of float32 ``x`` and ``out`` in one element order (both C- or both Fortran-contiguous, an
-    OpenVX tensor's array), when they are apart or the same memory; else None."""
-    if x.dtype != np.float32 or out.dtype != np.float32 or x.shape != out.shape:
+    """1-D views of ``x`` and ``out``, both float32 or both float16, in one element order (both C- or both
+    Fortran-contiguous, an OpenVX tensor's array), when they are apart or the same memory; else None. Float16
+    arrays give their bits (``uint16`` views), as the loops take them."""
+    if x.dtype != out.dtype or x.dtype not in _ELEMENTS or x.shape != out.shape:
         return None
     if np.may_share_memory(x, out) and (x.ctypes.data != out.ctypes.data or x.strides != out.strides):
         return None
     for order, flag in (("C", "C_CONTIGUOUS"), ("F", "F_CONTIGUOUS")):
         if x.flags[flag] and out.flags[flag]:
-            return x.reshape(-1, order=order), out.reshape(-1, order=order)
+            fx, fo = x.reshape(-1, order=order), out.reshape(-1, order=order)
+            return (fx.view(np.uint16), fo.view(np.uint16)) if x.dtype == np.float16 else (fx, fo)
     return None
 
 
 def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> Callable[[], None]:
-    """A no-argument call ``out = function(x)`` from ``x``'s current values; float32 arrays of one shape, any
-    layout (contiguous ones are read and written in place, others through a copy per call); ``out`` may be
-    ``x``. Large tensors are shared with the engine's helpers."""
+    """A no-argument call ``out = function(x)`` from ``x``'s current values; arrays of one shape, both float32
+    or both float16 (binary16: module doc), any layout (contiguous ones are read and written in place, others
+    through a copy per call); ``out`` may be ``x``. Large tensors are shared with the engine's helpers."""
     code = code_of(function)
-    if x.dtype != np.float32 or out.dtype != np.float32:
-        raise ValueError(f"x and out are {x.dtype} and {out.dtype}, expected float32")
+    if x.dtype != out.dtype or x.dtype not in _ELEMENTS:
+        raise ValueError(f"x and out are {x.dtype} and {out.dtype}, expected both float32 or both float16")
     if x.shape != out.shape:
         raise ValueError(f"x has shape {x.shape} and out {out.shape}, expected one shape")
     vectors = flat_views(x, out)
     if vectors is None:
-        xs, target = np.empty(x.shape, np.float32), np.empty(out.shape, np.float32)
+        xs, target = np.empty(x.shape, x.dtype), np.empty(out.shape, out.dtype)
         inner = bind(xs, target, function, a, b)
 
         def copied() -> None:
@@ -307,7 +368,8 @@ def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float
         return copied
     fx, fo = vectors
     n_rows = -(-fx.size // BLOCK)
-    return Rows(_rows, _rows_shared, (fx, fo, code, *_float32s(a, b)), _TYPES, n_rows, fx.size * COST_PER_VALUE)
+    return Rows(_rows, _rows_shared, (fx, fo, code, *_float32s(a, b)), _TYPES[fx.dtype == np.uint16], n_rows,
+                fx.size * COST_PER_VALUE)
 
 
 def apply(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> None:
@@ -320,35 +382,40 @@ _X, _OUT, _COUNTERS = at(0), at(1), at(2)
 _CODE, _A, _B, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 7)
 
 
-@jit.kernel(error_model="numpy")
-def _block_rows(code, block, chunks, wait):
-    """Every element of the call packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks claimed
-    with the helpers (``wait``: until every claimed one is done)."""
-    args = (native.c_array(block, _X, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0, 0, 0],
-            block[_CODE], native.real(block, _A), native.real(block, _B))
-    if chunks == 0:
-        _rows(*args, 0, block[_ROWS])
-    else:
-        _rows_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+def _block_rows(element: type):
+    """The entry body of elements ``element`` (``np.float32``, or ``np.uint16`` for binary16 bits): every element
+    of the call packed in ``block``, serially (``chunks`` 0) or in ``chunks`` chunks claimed with the helpers
+    (``wait``: until every claimed one is done)."""
+    def block_rows(code, block, chunks, wait):
+        args = (native.c_array(block, _X, element)[0, 0, 0, 0, 0], native.c_array(block, _OUT, element)[0, 0, 0, 0, 0],
+                block[_CODE], native.real(block, _A), native.real(block, _B))
+        if chunks == 0:
+            _rows(*args, 0, block[_ROWS])
+        else:
+            _rows_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+                         wait)
+    return jit.kernel(block_rows, error_model="numpy")
 
 
-_BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_BODIES = {half: gang.shared_entry(_block_rows(np.uint16 if half else np.float32), gang.nothing_first,
+                                   (_MAILBOX, _TASK, _CHUNKS, _COUNTERS)) for half in (False, True)}
 
 
 @native.factory
-def _entry() -> int:
-    return jit.native(_BODIES[0])
+def _entry(half: bool) -> int:
+    return jit.native(_BODIES[half][0])
 
 
 @native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+def _helper(half: bool) -> int:
+    return jit.native(_BODIES[half][1])
 
 
 def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
                  b: float = 1.0) -> native.Entry | None:
     """:func:`bind` as a native entry (shared with the gang's helpers when large); None unless ``x`` and ``out``
-    are float32 of one shape, contiguous in one order, the same memory or apart, and not empty."""
+    are both float32 or both float16 of one shape, contiguous in one order, the same memory or apart, and not
+    empty."""
     code = code_of(function)
     vectors = flat_views(x, out)
     if vectors is None or x.size == 0:
@@ -357,4 +424,5 @@ def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
     n_rows = -(-fx.size // BLOCK)
     task = gang.NativeTask(n_rows, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(fx, fo, task.counters, code, *_float32s(a, b), n_rows, *task.words())
-    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
+    half = bool(fx.dtype == np.uint16)
+    return native.Entry(_entry(half), words, keep + task.finish(_helper(half), words))

@@ -4,32 +4,24 @@ Both layers move little arithmetic per value, so widening a whole float16 input 
 whole output after (``float16_edges``) costs more than the layer. Here the float32 kernel itself runs on the
 binary16 tensors: pooling is ``chw_pooling.pool_planes`` (the float32 layer's plane kernel) on binary16 planes,
 its window passes widening the input as they load it and narrowing each output as they store it; an activation
-widens each value, evaluates ``activation.formula`` and its float32 cast (``quantize``) as the float32 layer does,
-and narrows the result. The results are those of the float32 layer on the widened inputs, rounded once per output
+the float32 layer computes exactly (relu, brelu, abs, square, sqrt, linear) is ``float_activation``'s loop of the
+function in its binary16 mode, widening each value as it loads it and narrowing each result as it stores it. The
+results are those of the float32 layer on the widened inputs, rounded once per output
 to binary16 (``float16.narrow``, nearest-even), bit for bit. Planes and units are shared with the engine's helpers
 as the float32 layers share theirs (``float_sharing``; the gang for native entries).
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
 
-from ..engine import gang
-from ..frontend import chw_pooling, float_sharing
+from ..frontend import chw_pooling, float_activation, float_sharing
 from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.jit import kernel
 from . import float_layers, pooling
-from .activation import _CODES, FAST_FLOAT32, _flat_pair, _parameters, formula
-from .float16 import narrow, widen
-from .quantize import quantize
-
-UNIT = 8192
-"""Values an activation unit converts and evaluates (the units the helpers share)."""
-ACTIVATION_COST = 2
-"""A value's cost in a convolution multiply-add's time (the sharing thresholds weigh work in those)."""
+from .activation import EXACT_FLOAT32, _parameters
 
 
 # -- pooling -------------------------------------------------------------------------------------------------------
@@ -106,92 +98,26 @@ def native_pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, 
 
 
 # -- activation ----------------------------------------------------------------------------------------------------
-_X, _OUT, _COUNTERS = float_sharing.at(0), float_sharing.at(1), float_sharing.at(2)
-_A, _B, _MAILBOX, _TASK, _CHUNKS = range(float_sharing.at(3), float_sharing.at(3) + 5)
-
-
-@functools.cache
-def _activation_kernels(code: int) -> tuple:
-    """(units, shared, native bodies) of function number ``code``: a constant of each compiled body, so the
-    expression folds to the function's own and the loop vectorizes where the function allows."""
-
-    def units(x, out, a, b, u0, u1):
-        lo, hi = u0 * UNIT, min(u1 * UNIT, out.size)
-        source, target = x[lo:hi], out[lo:hi]  # slices: loops from index 0 vectorize
-        for i in range(target.size):
-            value = quantize(formula(code, np.float64(widen(source[i])), a, b), 1.0, 0, 0, False)
-            target[i] = narrow(np.float32(value))
-
-    unit_kernel = kernel(units, error_model="numpy")
-    shares = chunk_driver(unit_kernel)
-
-    def shared(x, out, a, b, n_units, n_chunks, counters, wait):
-        shares((x, out, a, b), n_units, n_chunks, counters, wait)
-
-    def lines(code_, block, chunks, wait):
-        x = native.c_array(block, _X, np.uint16)[0, 0, 0, 0, 0]
-        out = native.c_array(block, _OUT, np.uint16)[0, 0, 0, 0, 0]
-        a, b = native.real(block, _A), native.real(block, _B)
-        n_units = (out.size + UNIT - 1) // UNIT
-        if chunks == 0:
-            unit_kernel(x, out, a, b, 0, n_units)
-        else:
-            shares((x, out, a, b), n_units, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
-
-    bodies = gang.shared_entry(kernel(lines, error_model="numpy"), gang.nothing_first,
-                               (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
-    return unit_kernel, kernel(shared, error_model="numpy"), bodies
-
-
-_H1_IN = jit.types.Array(jit.types.uint16, 1, "C", readonly=True)
-_H1_OUT = jit.types.Array(jit.types.uint16, 1, "C")
-_ACTIVATION_TYPES = (_H1_IN, _H1_OUT, jit.FLOAT, jit.FLOAT)
-
-
-def _activation_operands(x: np.ndarray, out: np.ndarray, function: str, a: float, b: float) -> tuple | None:
-    """(code, flat input bits read-only, flat output bits, a, b), or None where this route does not apply: the
-    functions the float32 layer computes on ``float_activation`` (those keep the widening edges), tensors not
-    packed alike, and an input overlapping the output other than as the same memory."""
-    if function in FAST_FLOAT32 or function not in _CODES:
-        return None
-    flat = _flat_pair(x, out)
-    if flat is None:
-        return None
-    src, dst = (_bits(f) for f in flat)
-    if np.may_share_memory(src, dst) and not (src.ctypes.data == dst.ctypes.data and src.strides == dst.strides):
-        return None
-    src = src.view()
-    src.flags.writeable = False
-    return (_CODES[function], src, dst, *_parameters(function, a, b))
+def _activation_operands(x: np.ndarray, out: np.ndarray, function: str) -> bool:
+    """Whether this route applies: the functions the float32 layer computes exactly on ``float_activation``
+    (the others keep the widening edges) on tensors that kernel reads and writes in place (packed alike, apart
+    or the same memory)."""
+    return function in EXACT_FLOAT32 and x.size > 0 and float_activation.flat_views(x, out) is not None
 
 
 def bind_activation(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0,
                     b: float = 0.0) -> Callable[[], None] | None:
-    """A runner of the float16 activation of ``x`` into ``out`` (same shape, checked by the layer's validator);
-    None where :func:`_activation_operands` gives None."""
-    found = _activation_operands(x, out, function, a, b)
-    if found is None:
+    """A runner of the float16 activation of ``x`` into ``out`` (same shape, checked by the layer's validator):
+    ``float_activation``'s loop of the function in its binary16 mode; None where :func:`_activation_operands`
+    says no."""
+    if not _activation_operands(x, out, function):
         return None
-    code, src, dst, a, b = found
-    units, shared, _ = _activation_kernels(code)
-    n_units = (dst.size + UNIT - 1) // UNIT
-    return float_sharing.Rows(units, shared, (src, dst, a, b), _ACTIVATION_TYPES, n_units,
-                              dst.size * ACTIVATION_COST)
-
-
-@native.factory
-def _activation_entry(code: int, helper: bool) -> int:
-    return jit.native(_activation_kernels(code)[2][int(helper)])
+    return float_activation.bind(x, out, function, *_parameters(function, a, b))
 
 
 def native_activation(x: np.ndarray, out: np.ndarray, function: str, a: float = 0.0,
                       b: float = 0.0) -> native.Entry | None:
     """:func:`bind_activation` as a native entry (None where it gives None)."""
-    found = _activation_operands(x, out, function, a, b)
-    if found is None:
+    if not _activation_operands(x, out, function):
         return None
-    code, src, dst, a, b = found
-    n_units = (dst.size + UNIT - 1) // UNIT
-    task = gang.NativeTask(n_units, dst.size * ACTIVATION_COST >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = float_sharing.block_of(src, dst, task.counters, float(a), float(b), *task.words())
-    return native.Entry(_activation_entry(code, False), words, keep + task.finish(_activation_entry(code, True), words))
+    return float_activation.native_entry(x, out, function, *_parameters(function, a, b))
