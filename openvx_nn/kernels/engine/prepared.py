@@ -27,6 +27,7 @@ from ..support import jit, native
 from ..support.fixed_point import int_range
 from ..support.jit import is_crowded
 from . import correlation, gang, isa, simd
+from .block_bounds import run_steps
 from .microkernel import ELEMENTS
 
 NATIVE_SHARE_WORK = 1 << 18
@@ -38,15 +39,16 @@ _ARRAYS = ("x", "xp", "taps", "weights", "corr", "bias1", "bias4", "flat", "out"
 _SCALARS = ("lo_x", "lo_y", "flip", "mask", "measure", "bias_kind", "ow", "oh", "k_out", "images", "n_units", "rows",
             "block", "n_strips", "strip", "stride_x", "stride_y", "inner", "tap_stride", "block_steps", "w_max",
             "elements", "sum_shift", "bias_shift", "shift", "nearest", "saturate", "lo", "hi", "copy_back", "kx", "ky",
-            "step_x", "step_y", "offset_x", "offset_y", "mailbox", "task", "chunks", "run_steps")
+            "step_x", "step_y", "offset_x", "offset_y", "mailbox", "task", "chunks", "run_steps", "w_total", "w_split",
+            "all_steps")
 (X, XP, TAPS, WEIGHTS, CORR, BIAS1, BIAS4, FLAT, OUT, TARGET, WT, BIAS3, COUNTERS) = (
     native.ARRAY_WORDS * i for i in range(len(_ARRAYS)))
 _FIRST = native.ARRAY_WORDS * len(_ARRAYS)
 (LO_X, LO_Y, FLIP, MASK, MEASURE, BIAS_KIND, OW, OH, K_OUT, IMAGES, N_UNITS, ROWS, BLOCK, N_STRIPS, STRIP, STRIDE_X,
  STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, W_MAX, ELEMS, SUM_SHIFT, BIAS_SHIFT, SHIFT, NEAREST, SATURATE, LO, HI,
- COPY_BACK, KX, KY, STEP_X, STEP_Y, OFFSET_X, OFFSET_Y, MAILBOX, TASK, CHUNKS, RUN_STEPS) = (
+ COPY_BACK, KX, KY, STEP_X, STEP_Y, OFFSET_X, OFFSET_Y, MAILBOX, TASK, CHUNKS, RUN_STEPS, W_TOTAL, W_SPLIT,
+ ALL_STEPS) = (
     _FIRST + i for i in range(len(_SCALARS)))
-INT32_MAX = simd.INT32_MAX
 
 
 class Bound(NamedTuple):
@@ -135,6 +137,7 @@ def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
         measure=int(plan.kind != "u8s8"), bias_kind=bias_kind, ow=out6.shape[0], oh=out6.shape[1],
         k_out=out6.shape[2], images=images, n_units=n_units, rows=rows, block=block, n_strips=n_strips, strip=strip,
         inner=inner, tap_stride=tap_stride, block_steps=steps, w_max=plan.w_max, elements=ELEMENTS[plan.kind],
+        w_total=plan.w_total, w_split=plan.w_split, all_steps=plan.taps.size * plan.inner,
         copy_back=int(copy_back), **_direct_scalars(route, out6.dtype))
     weights = plan.weights.reshape((-1,) + plan.weights.shape[2:])  # 7-D C as 6-D C: only its address is read
     blocks = _pack(scalars, x=x6, xp=_six(xp, leading=True), taps=_six(plan.taps, leading=True), weights=weights,
@@ -187,9 +190,9 @@ def _simd_bodies(code: int, x_dtype, store_dtype, weights_dtype, bias_dtype, out
         xp = native.c_array(block, XP, store_dtype)[0, 0]
         measured = pack(x6, xp, block[LO_X], block[LO_Y], block[FLIP], block[MASK], block[MEASURE] != 0, 0, 1)
         steps = block[BLOCK_STEPS]
-        if block[MEASURE] != 0:
-            worst = measured * block[W_MAX] * block[ELEMS]
-            steps = min(INT32_MAX // worst if worst else 1 << 40, 1 << 40)
+        if block[MEASURE] != 0:  # s16: as simd.block_steps
+            steps = run_steps(measured, block[W_MAX], block[ELEMS], block[W_TOTAL], block[W_SPLIT],
+                              block[ALL_STEPS])
         block[RUN_STEPS] = steps  # read by every thread's units; 0: done here
         if steps == 0:  # no int32 block is safe for these values: the int64 loops (correlation._direct)
             direct(x6, native.c_array(block, WT, np.int64)[0, 0, 0, 0],

@@ -31,7 +31,9 @@ int32. With ``m`` the largest operand product (from the packed weights' measured
 input's worst case, or for int16 inputs the maximum measured on the packed input of this call)
 and ``E`` products per step, a block of ``(2**31 - 1) // (m * E)`` steps cannot overflow: the K
 loop runs in such blocks and their int32 results are added in int64 (exact below ``2**62``, the
-bound ``correlation.plan`` enforces). When even one step could overflow (int16 operands both
+bound ``correlation.plan`` enforces). For ``s16`` the blocks are as long as the weights' measured
+per-channel sums of |w| allow (``block_bounds``): usually one block, summed and requantized in
+registers, where the uniform bound would cut the K loop in many. When even one step could overflow (int16 operands both
 reaching -32768) the call reports it and the caller uses the generic int64 route.
 """
 from __future__ import annotations
@@ -48,13 +50,13 @@ from ..support import jit
 from ..support.fixed_point import int_range, requantize_lane, requantize_run
 from . import workers
 from .atomics import compare_swap, fetch_add, pause, take_chunk, wait_for_chunks
+from .block_bounds import INT32_MAX, run_steps, weight_sums
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
 from .settle_lanes import WIDTH as SETTLE_WIDTH
 from .settle_lanes import rounding, settle8
 from .tiles import accumulate_blocks, choose_tile
 
-INT32_MAX = (1 << 31) - 1
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
 STRIP = 96  # pixels requantized and stored together
@@ -85,6 +87,8 @@ class SimdPlan:
     pixels_y: int
     origin: tuple[int, int]  # input coordinates of the packed window's first sample
     strides: tuple[int, int]
+    w_total: int = 0  # s16: the largest per-channel sum of |packed weight| (block_bounds.weight_sums)
+    w_split: int = 0  # s16: a multi-block length safe for any int16 input (0: only the uniform one)
 
 
 def _kind(isa: str, dtype: np.dtype) -> str:
@@ -140,9 +144,11 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
     corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
     inner = ky * weights.shape[2] * weights.shape[3] // taps.size  # groups a tap's run steps through
-    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner,
-                    max(-int(w.min(initial=0)), int(w.max(initial=0))), x_max, store, flip, channels, depth, k_out,
-                    width, height, (offset_x, offset_y), (stride_x, stride_y))
+    w_max = max(-int(w.min(initial=0)), int(w.max(initial=0)))
+    w_total, w_split = weight_sums(weights, taps.size, inner, w_max) if kind == "s16" else (0, 0)
+    return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner, w_max, x_max, store, flip,
+                    channels, depth, k_out, width, height, (offset_x, offset_y), (stride_x, stride_y), w_total,
+                    w_split)
 
 
 def packed_input(plan: SimdPlan, images: int) -> np.ndarray:
@@ -154,7 +160,11 @@ def packed_input(plan: SimdPlan, images: int) -> np.ndarray:
 
 
 def block_steps(plan: SimdPlan, x_max: int) -> int:
-    """Steps per K-block whose int32 partial sums cannot overflow (0: not even one step)."""
+    """Steps per K-block whose int32 partial sums cannot overflow (0: not even one step): for s16, from the
+    weights' measured sums (``block_bounds``); for u8s8, from the largest weight."""
+    if plan.kind == "s16":
+        return run_steps(x_max, plan.w_max, ELEMENTS[plan.kind], plan.w_total, plan.w_split,
+                         plan.taps.size * plan.inner)
     worst = x_max * plan.w_max * ELEMENTS[plan.kind]
     return INT32_MAX // worst if worst else 1 << 40
 
