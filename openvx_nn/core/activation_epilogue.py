@@ -133,13 +133,6 @@ def _sole_reader(root, accesses: dict, shown: set[int], last: set[int]):
     return readers[0][0], readers[0][1]
 
 
-def _written_before(root, step: int, uses: dict, nodes: list, steps: dict) -> bool:
-    entry = uses.get(id(root))
-    if entry is None or entry.others:
-        return False
-    return all(steps[id(nodes[a.position])] < step for a in entry.writes)
-
-
 def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, report) -> None:
     """Each chain the module doc allows, after the other rewrites (``accesses`` by root as ``rewrites`` gathers
     them, ``shown`` the roots an application can see, ``uses`` the verifier's accesses: the convolution's write of
@@ -167,7 +160,7 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
             skip, source = add.params[skip_index], _output(add)
             if (skip.data_type != _F32 or tuple(skip.dims) != tuple(t.dims) or tuple(source.dims) != tuple(t.dims)
                     or skip.root is t or id(skip.root) in last or id(source.root) in reads | {id(skip.root)}
-                    or not _written_before(skip.root, steps[id(conv)], uses, nodes, steps)):
+                    or not epilogue_fusion.written_before(skip.root, steps[id(conv)], uses, nodes, steps)):
                 continue
             reads.add(id(skip.root))
             found = _sole_reader(source, accesses, shown, last)

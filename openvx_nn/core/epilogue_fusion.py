@@ -121,7 +121,7 @@ def _sole_reader(root, accesses: dict, shown: set[int]) -> tuple | None:
     return readers[0][0], readers[0][1]
 
 
-def _written_before(root, step: int, uses: dict, nodes: list, steps: dict) -> bool:
+def written_before(root, step: int, uses: dict, nodes: list, steps: dict) -> bool:
     """Whether every write of ``root`` comes before execution step ``step``."""
     entry = uses.get(id(root))
     if entry is None or entry.others:
@@ -156,7 +156,7 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
         reads = {id(p.root) for i, p in enumerate(conv.params) if getattr(p, "vx_type", None) == _TENSOR and i != k}
         if skip.root is t or id(out.root) in reads | {id(skip.root)} or out.root is not out:
             continue
-        if not _written_before(skip.root, steps[id(conv)], uses, nodes, steps) and not _hoist(
+        if not written_before(skip.root, steps[id(conv)], uses, nodes, steps) and not _hoist(
                 skip.root, conv, uses, nodes, steps, moved):
             continue
         activation = _activation(out, accesses, shown, reads | {id(skip.root)}, channels_last)
