@@ -174,3 +174,18 @@ def run_filter_op(op, x, in_quant, filt, scales, filt_zero, channel_dim, bias, b
     e.compute()
     c.release()
     return got
+
+
+def add_i32(m, v) -> int:
+    """An INT32 scalar operand of value ``v`` in model ``m``."""
+    k = m.add_operand(T.INT32)
+    m.set_operand_value(k, v)
+    return k
+
+
+def add_constant(m, value) -> int:
+    """A constant TENSOR_INT32 (an int32 array) or TENSOR_FLOAT32 operand holding ``value`` in model ``m``."""
+    value = np.ascontiguousarray(value)
+    k = m.add_operand(I32T if value.dtype == np.int32 else F32T, list(value.shape))
+    m.set_operand_value(k, value)
+    return k

@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 import pytest
-from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from nnapi_harness import add_constant, add_i32, collect_garbage  # noqa: F401 - an autouse fixture
 
 from openvx_nn import nnapi
 from openvx_nn.core import activation_epilogue, rewrites
@@ -28,22 +28,9 @@ def rewrites_on(monkeypatch):
     monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
 
 
-def _i32(m, v):
-    k = m.add_operand(T.INT32)
-    m.set_operand_value(k, v)
-    return k
-
-
-def _const(m, value):
-    value = np.ascontiguousarray(value)
-    k = m.add_operand(I32T if value.dtype == np.int32 else F32T, list(value.shape))
-    m.set_operand_value(k, value)
-    return k
-
-
 def _conv(m, x, w, b, pads, strides, out, activation=0):
-    m.add_operation(OP.CONV_2D, [x, _const(m, w), _const(m, b)] + [_i32(m, p) for p in pads]
-                    + [_i32(m, strides[0]), _i32(m, strides[1]), _i32(m, activation)], [out])
+    m.add_operation(OP.CONV_2D, [x, add_constant(m, w), add_constant(m, b)] + [add_i32(m, p) for p in pads]
+                    + [add_i32(m, strides[0]), add_i32(m, strides[1]), add_i32(m, activation)], [out])
 
 
 def _ref_conv(x, w, b, pads, strides):
@@ -87,15 +74,15 @@ def _block(rng, case: str = "plain", add: bool = True):
     u = t
     if add:
         u = m.add_operand(F32T, [n, h, w, k])
-        m.add_operation(OP.ADD, ([t, s] if case == "swap" else [s, t]) + [_i32(m, 0)], [u])
+        m.add_operation(OP.ADD, ([t, s] if case == "swap" else [s, t]) + [add_i32(m, 0)], [u])
     y = m.add_operand(F32T, [n, h, w, k])
-    m.add_operation(OP.PRELU, [u, _const(m, alpha)], [y])
+    m.add_operation(OP.PRELU, [u, add_constant(m, alpha)], [y])
     outputs = [y]
     if case == "output":
         outputs.append(t)
     elif case == "reader":
         z = m.add_operand(F32T, [n, h, w, k])
-        m.add_operation(OP.MUL, [t, t, _i32(m, 0)], [z])
+        m.add_operation(OP.MUL, [t, t, add_i32(m, 0)], [z])
         outputs.append(z)
     m.identify_inputs_and_outputs([xi], outputs)
     m.finish()
@@ -184,16 +171,16 @@ def _single(rng, layer: str, activation: str):
     alpha = rng.uniform(-0.5, 0.5, (1, 1, k)).astype(np.float32)
     m = nnapi.Model()
     xi, t, y = m.add_operand(F32T, [n, h, w, c]), m.add_operand(F32T, [n, oh, ow, k]), m.add_operand(F32T, [n, oh, ow, k])
-    window = [_i32(m, p) for p in pads] + [_i32(m, strides[0]), _i32(m, strides[1])]
+    window = [add_i32(m, p) for p in pads] + [add_i32(m, strides[0]), add_i32(m, strides[1])]
     if layer == "depthwise":
-        m.add_operation(OP.DEPTHWISE_CONV_2D, [xi, _const(m, wt), _const(m, b)] + window + [_i32(m, 1), _i32(m, 0)], [t])
+        m.add_operation(OP.DEPTHWISE_CONV_2D, [xi, add_constant(m, wt), add_constant(m, b)] + window + [add_i32(m, 1), add_i32(m, 0)], [t])
         ref = np.stack([_ref_conv(x[..., i:i + 1], wt[..., i].reshape(1, kh, kw, 1), b[i:i + 1], pads, strides)[..., 0]
                         for i in range(k)], -1)
     else:
-        m.add_operation(OP.CONV_2D, [xi, _const(m, wt), _const(m, b)] + window + [_i32(m, 0)], [t])
+        m.add_operation(OP.CONV_2D, [xi, add_constant(m, wt), add_constant(m, b)] + window + [add_i32(m, 0)], [t])
         ref = _ref_conv(x, wt, b, pads, strides)
     if activation == "prelu":
-        m.add_operation(OP.PRELU, [t, _const(m, alpha)], [y])
+        m.add_operation(OP.PRELU, [t, add_constant(m, alpha)], [y])
         ref = np.where(ref >= 0, ref, alpha.astype(np.float64) * ref)
     else:
         m.add_operation(OP.LOGISTIC, [t], [y])
@@ -244,11 +231,11 @@ def test_a_gate_the_product_computes_stays_with_the_product(monkeypatch):
         m = nnapi.Model()
         xi = m.add_operand(F32T, [n, h, w, c])
         pooled, g, gate, y = (m.add_operand(F32T, s) for s in ([n, 1, 1, c], [n, 1, 1, c], [n, 1, 1, c], [n, h, w, c]))
-        m.add_operation(OP.AVERAGE_POOL_2D, [xi] + [_i32(m, 0) for _ in range(4)]
-                        + [_i32(m, 1), _i32(m, 1), _i32(m, w), _i32(m, h), _i32(m, 0)], [pooled])
+        m.add_operation(OP.AVERAGE_POOL_2D, [xi] + [add_i32(m, 0) for _ in range(4)]
+                        + [add_i32(m, 1), add_i32(m, 1), add_i32(m, w), add_i32(m, h), add_i32(m, 0)], [pooled])
         _conv(m, pooled, wt, b, (0, 0, 0, 0), (1, 1), g)
         m.add_operation(OP.LOGISTIC, [g], [gate])
-        m.add_operation(OP.MUL, [xi, gate, _i32(m, 0)], [y])
+        m.add_operation(OP.MUL, [xi, gate, add_i32(m, 0)], [y])
         m.identify_inputs_and_outputs([xi], [y])
         m.finish()
         fused, chains, _ = _run(monkeypatch, m, x, [(n, h, w, c)], True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nnapi_harness import collect_garbage  # noqa: F401 - an autouse fixture
+from nnapi_harness import add_constant, add_i32, collect_garbage  # noqa: F401 - an autouse fixture
 
 from openvx_nn import nnapi
 from openvx_nn.core import rewrites
@@ -25,19 +25,6 @@ GATES = {OP.LOGISTIC: lambda v: 1.0 / (1.0 + np.exp(-v)), OP.TANH: np.tanh}
 @pytest.fixture(autouse=True)
 def rewrites_on(monkeypatch):
     monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
-
-
-def _i32(m, v):
-    k = m.add_operand(T.INT32)
-    m.set_operand_value(k, v)
-    return k
-
-
-def _const(m, value):
-    value = np.ascontiguousarray(value)
-    k = m.add_operand(I32T if value.dtype == np.int32 else F32T, list(value.shape))
-    m.set_operand_value(k, value)
-    return k
 
 
 def _se_model(rng, function, case: str = "plain", mean: bool | None = None):
@@ -56,30 +43,30 @@ def _se_model(rng, function, case: str = "plain", mean: bool | None = None):
     m = nnapi.Model()
     x = m.add_operand(F32T, [n, h, w, c])
     t = m.add_operand(F32T, [n, h, w, k])
-    m.add_operation(OP.CONV_2D, [x, _const(m, weights["conv_w"]), _const(m, weights["conv_b"])]
-                    + [_i32(m, 0) for _ in range(4)] + [_i32(m, 1), _i32(m, 1), _i32(m, 0)], [t])
+    m.add_operation(OP.CONV_2D, [x, add_constant(m, weights["conv_w"]), add_constant(m, weights["conv_b"])]
+                    + [add_i32(m, 0) for _ in range(4)] + [add_i32(m, 1), add_i32(m, 1), add_i32(m, 0)], [t])
     pooled = m.add_operand(F32T, [n, 1, 1, k])
     if mean:
-        m.add_operation(OP.MEAN, [t, _const(m, np.array([1, 2], np.int32)), _i32(m, 1)], [pooled])
+        m.add_operation(OP.MEAN, [t, add_constant(m, np.array([1, 2], np.int32)), add_i32(m, 1)], [pooled])
     else:
-        m.add_operation(OP.AVERAGE_POOL_2D, [t] + [_i32(m, 0) for _ in range(4)]
-                        + [_i32(m, 1), _i32(m, 1), _i32(m, w), _i32(m, h), _i32(m, 0)], [pooled])
+        m.add_operation(OP.AVERAGE_POOL_2D, [t] + [add_i32(m, 0) for _ in range(4)]
+                        + [add_i32(m, 1), add_i32(m, 1), add_i32(m, w), add_i32(m, h), add_i32(m, 0)], [pooled])
     fc = m.add_operand(F32T, [n, k])
-    m.add_operation(OP.FULLY_CONNECTED, [pooled, _const(m, weights["fc_w"]), _const(m, weights["fc_b"]),
-                                         _i32(m, 0)], [fc])
+    m.add_operation(OP.FULLY_CONNECTED, [pooled, add_constant(m, weights["fc_w"]), add_constant(m, weights["fc_b"]),
+                                         add_i32(m, 0)], [fc])
     source = fc
     if reshape:
         source = m.add_operand(F32T, [n, 1, 1, k])
-        m.add_operation(OP.RESHAPE, [fc, _const(m, np.array([n, 1, 1, k], np.int32))], [source])
+        m.add_operation(OP.RESHAPE, [fc, add_constant(m, np.array([n, 1, 1, k], np.int32))], [source])
     gate_shape = (n, 1, 1, k) if reshape else (n, k)
     gate = m.add_operand(F32T, list(gate_shape))
     m.add_operation(function, [source], [gate])
     y = m.add_operand(F32T, [n, h, w, k])
-    m.add_operation(OP.MUL, ([gate, t] if swap else [t, gate]) + [_i32(m, 1 if case == "relu" else 0)], [y])
+    m.add_operation(OP.MUL, ([gate, t] if swap else [t, gate]) + [add_i32(m, 1 if case == "relu" else 0)], [y])
     outputs = [y]
     if case == "second_reader":
         z = m.add_operand(F32T, list(gate_shape))
-        m.add_operation(OP.ADD, [gate, gate, _i32(m, 0)], [z])
+        m.add_operation(OP.ADD, [gate, gate, add_i32(m, 0)], [z])
         outputs.append(z)
     elif case == "gate_output":
         outputs.append(gate)
