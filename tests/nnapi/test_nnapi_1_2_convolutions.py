@@ -295,34 +295,9 @@ def test_a_uint8_grouped_conv_2d_sums_each_group_and_requantizes(per_channel, se
     real = acc * 0.5 * scales.astype(np.float64) / out_scale
     low, high = {0: (0, 255), 1: (120, 255), 2: (100, 140), 3: (120, 240)}[act]
     want = np.clip(np.sign(real) * np.floor(np.abs(real) + 0.5) + out_zero, low, high)
-    m = nnapi.Model()
-    xk = m.add_operand(Q8, list(x.shape), scale=0.5, zero_point=100)
-    if per_channel:
-        fk = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(filt.shape))
-        m.set_operand_symm_per_channel_quant_params(fk, [float(v) for v in scales], 0)
-        bk = m.add_operand(I32T, [units])
-    else:
-        fk = m.add_operand(Q8, list(filt.shape), scale=0.0078125, zero_point=128)
-        bk = m.add_operand(I32T, [units], scale=0.5 * 0.0078125)
-    m.set_operand_value(fk, filt)
-    m.set_operand_value(bk, bias)
-    ks = []
-    for kind, v in [(T.INT32, p) for p in (1, 0, 0, 1, 1, 2, groups, act)] + [(T.BOOL, False)]:
-        ks.append(m.add_operand(kind))
-        m.set_operand_value(ks[-1], v)
-    out = m.add_operand(Q8, list(want.shape), scale=out_scale, zero_point=out_zero)
-    m.add_operation(OP.GROUPED_CONV_2D, [xk, fk, bk, *ks], [out])
-    m.identify_inputs_and_outputs([xk], [out])
-    m.finish()
-    assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True]
-    c = nnapi.Compilation(m)
-    c.finish()
-    e = nnapi.Execution(c)
-    e.set_input(0, x)
-    got = np.zeros(want.shape, np.uint8)
-    e.set_output(0, got)
-    e.compute()
-    c.release()
+    scalars = [(T.INT32, p) for p in (1, 0, 0, 1, 1, 2, groups, act)] + [(T.BOOL, False)]
+    got = run_filter_op(OP.GROUPED_CONV_2D, x, (0.5, 100), filt, scales, zero, 0 if per_channel else None, bias,
+                        0.0 if per_channel else 0.5 * 0.0078125, scalars, want.shape, (out_scale, out_zero))
     assert np.abs(got.astype(np.int64) - want).max() <= 1
 
 
