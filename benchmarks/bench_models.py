@@ -57,6 +57,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``benchmarks`` (and an uninstalled checkout) importable
     sys.path.insert(0, str(ROOT))
 
+if __name__ == "__main__":  # ``--threads`` must reach OPENVX_NN_THREADS before the imports below load the kernels
+    _early = argparse.ArgumentParser(add_help=False)
+    _early.add_argument("--threads", type=int, default=2)
+    os.environ["OPENVX_NN_THREADS"] = str(max(1, _early.parse_known_args()[0].threads))
+
 from benchmarks.bench_ort import medians
 from benchmarks.model_rows import ROWS, Row, timed_load
 from benchmarks.tflite_rows import Refused
@@ -149,9 +154,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny models, a few calls, no new processes (CI)")
     parser.add_argument("--no-processes", action="store_true", help="skip the loads in new processes")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads a side: ORT's intra-op, LiteRT's, PyTorch's and ours (OPENVX_NN_THREADS); 1 "
+                             "compares the kernels alone, which a loaded machine disturbs least")
     parser.add_argument("--coreml-width", type=float, default=1.0,
                         help="channel width of the CoreML MobileNet v2 (1.0: the standard model)")
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    if os.environ.get("OPENVX_NN_THREADS") != str(args.threads):
+        parser.error("--threads takes effect only when this file runs as a script")
+    from benchmarks import models
+    models.THREADS = args.threads
     try:
         import onnx  # noqa: F401
         import onnxruntime
@@ -162,7 +176,7 @@ def main(argv: list[str]) -> int:
     unknown = [k for k in keys if k not in ROWS]
     if unknown:
         parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")
-    print(f"onnxruntime {onnxruntime.__version__}, defaults, 2 intra-op threads; {os.cpu_count()} CPUs; "
+    print(f"onnxruntime {onnxruntime.__version__}, defaults, {args.threads} intra-op threads; {os.cpu_count()} CPUs; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}" + ("; smoke sizes" if args.smoke else "")
           + (f"; {args.gap_ms:g} ms pause before each timed call" if args.gap_ms and not args.smoke else "")
           + (f"; turns of {args.block}+ calls and 20+ ms, each begun with the process idle" if args.block > 1 else

@@ -235,7 +235,7 @@ class ConvertedNetwork(Row):
         self.net = tm.build(key, **options)
         example = tm.example_shape(shape)
         self.first, self.last = tm.names(shape)
-        title = tm.NETWORKS[key][0] + (f" {options['width']:g}" if smoke and "width" in options else "")
+        title = tm.NETWORKS[key][0] + (f" {options['width']:g}" if smoke and options.get('width', 1.0) != 1.0 else "")
         self.name = f"converted {title} " + (f"{shape}²" if isinstance(shape, int) else "×".join(map(str, example[1:])))
         self.macs = tm.macs(self.net, shape)
         rng = np.random.default_rng(1)
@@ -264,7 +264,7 @@ class ConvertedNetwork(Row):
 
     def load_torch(self):
         torch = self.torch
-        torch.set_num_threads(2)
+        torch.set_num_threads(m.THREADS)
 
         def run(x: np.ndarray = self.inputs[0]) -> np.ndarray:
             with torch.inference_mode():

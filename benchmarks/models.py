@@ -253,9 +253,15 @@ def onnx_mobilenet_float(net: MobileNetV1) -> bytes:
                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, classes, 1, 1])], inits, net.name)
 
 
-def ort_session(model: bytes, threads: int = 2):
-    """An ONNX Runtime CPU session with defaults but ``threads`` intra-op threads."""
+THREADS = 2
+"""Threads a side in the model benchmark (``bench_models.py --threads``): ORT's intra-op threads, LiteRT's and
+PyTorch's threads, and ``OPENVX_NN_THREADS`` for ours."""
+
+
+def ort_session(model: bytes, threads: int | None = None):
+    """An ONNX Runtime CPU session with defaults but ``threads`` intra-op threads (:data:`THREADS` if None)."""
     import onnxruntime as ort
+    threads = THREADS if threads is None else threads
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])

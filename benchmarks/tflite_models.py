@@ -136,10 +136,12 @@ def tflite_mobilenet(net: MobileNetV1, qnet: QuantMobileNetV1 | None = None) -> 
     return w.serialize([first], [probs], net.name)
 
 
-def litert_interpreter(model: bytes, threads: int = 2):
+def litert_interpreter(model: bytes, threads: int | None = None):
     """A LiteRT interpreter of ``model`` with its defaults (XNNPACK where it applies) and ``threads`` threads,
     tensors allocated."""
     from ai_edge_litert.interpreter import Interpreter
-    interpreter = Interpreter(model_content=model, num_threads=threads)
+
+    from benchmarks import models
+    interpreter = Interpreter(model_content=model, num_threads=models.THREADS if threads is None else threads)
     interpreter.allocate_tensors()
     return interpreter

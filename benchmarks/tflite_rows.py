@@ -97,10 +97,12 @@ def flat(outputs) -> np.ndarray:
     return np.concatenate([np.asarray(o, np.float64).ravel() for o in outputs])
 
 
-def litert_runner(path: Path, threads: int = 2) -> Callable:
+def litert_runner(path: Path, threads: int | None = None) -> Callable:
     """LiteRT with its defaults (XNNPACK) on ``path``: a callable of the inputs returning the flat outputs."""
     from ai_edge_litert.interpreter import Interpreter
-    interpreter = Interpreter(model_path=str(path), num_threads=threads)
+
+    from benchmarks import models
+    interpreter = Interpreter(model_path=str(path), num_threads=models.THREADS if threads is None else threads)
     interpreter.allocate_tensors()
     ins = [d["index"] for d in interpreter.get_input_details()]
     outs = [d["index"] for d in interpreter.get_output_details()]
