@@ -168,8 +168,8 @@ def _mixed_model(rng, c):
     b.add_activation("relu2", "RELU", "sum2", "relu2")
     b.add_pooling("pooled", 3, 3, 2, 2, "MAX", "VALID", "relu2", "pooled", padding_top=1, padding_bottom=1,
                   padding_left=1, padding_right=0)
-    wt = rng.standard_normal((2, 2, c, c)).astype(np.float32)
-    b.add_convolution("up", c, c, 2, 2, 2, 2, "valid", 1, wt, None, False, is_deconv=True, input_name="pooled",
+    wt = rng.standard_normal((3, 3, c, c)).astype(np.float32)  # a kernel past its stride: not the NHWC route's
+    b.add_convolution("up", c, c, 3, 3, 2, 2, "valid", 1, wt, None, False, is_deconv=True, input_name="pooled",
                       output_name="up")
     b.add_pooling("gap", 1, 1, 1, 1, "AVERAGE", "VALID", "up", "gap", is_global=True)
     b.add_inner_product("fc", rng.standard_normal((6, c)).astype(np.float32), rng.standard_normal(6), c, 6, True,

@@ -103,8 +103,7 @@ def convolution(g: GraphBuilder, layer, p) -> str:
                      "do not divide evenly")
     bias = load_weights(p.bias, (c_out,), "bias") if p.hasBias else None
     if p.isDeconvolution:
-        return _deconvolution(g, layer, p, g.blob(layer.input[0]), groups, kernel, stride, dilation, c_out,
-                              None if bias is None else g.constant(bias))
+        return _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias)
     w = load_weights(p.weights, (c_out, k_chan, kernel[0], kernel[1]), "weights")
     span = [(kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
     before, after, out_hw = padding(g, p, span, stride, x.shape[-2:], span)
@@ -184,7 +183,9 @@ def _weights_from_input(g: GraphBuilder, layer, p) -> str:
     return "coreml.convolution3d over a depth of 1 (weights from the second input)"
 
 
-def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias) -> str:
+def _deconvolution(g, layer, p, held: Blob, groups, kernel, stride, dilation, c_out, bias) -> str:
+    """``held``: the input in whichever layout it is held (its shape; converted only where CoreML's layout runs)."""
+    x = held
     og = c_out // groups
     w = load_weights(p.weights, (x.shape[-3], og, kernel[0], kernel[1]), "weights", channel_axis=1)
     full = [(x.shape[-2 + i] - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 for i in range(2)]
@@ -210,6 +211,12 @@ def _deconvolution(g, layer, p, x, groups, kernel, stride, dilation, c_out, bias
         raise g.fail(f"output {out_hw} at offset {before} does not fit the full deconvolution {full}")
     # outputs past the full transposed convolution (a negative crop at the end) hold the bias alone
     after = [full[i] - before[i] - out_hw[i] for i in range(2)]
+    if g.nhwc_route and dilation == [1, 1]:
+        how = nhwc.deconvolution(g, layer, x, w, bias, groups, kernel, stride, before, after)
+        if how is not None:
+            return how
+    x = g.blob(layer.input[0])
+    bias = None if bias is None else g.constant(bias)
     if dilation != [1, 1]:  # the 3-D transposed convolution over a depth of 1 (it dilates its taps)
         lead = math.prod(x.shape[:-3])
         out = g.temp((lead, c_out, 1, out_hw[0], out_hw[1]))

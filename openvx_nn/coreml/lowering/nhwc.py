@@ -1,6 +1,7 @@
 """The NHWC route: CoreML layers on the NHWC float engines NNAPI's float operations use.
 
 Convolution (dense or depthwise; a folded batchnorm and a ReLU / ReLU1 / ReLU6 clip in the kernel's epilogue),
+a transposed convolution whose square kernel is its stride (a 1 x 1 convolution and depth-to-space),
 pooling and inner product run as nodes of the ``org.openvx_nn.nnapi.*`` kernels (``float_convolution``,
 ``float_depthwise``, ``float_pooling``: FMA register tiles, weights packed once, shared with the engine's
 helpers, native entries) on blobs held in NHWC. A residual add folded into a dense convolution (and the clip
@@ -12,7 +13,7 @@ A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blo
 
 A convolution takes this route whenever it fits; pooling, the activations of scalar parameters (ReLU, sigmoid,
 hard sigmoid ...), add, multiply and inner product only when an input is already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
-grouped convolutions other than depthwise, dilation, deconvolution, paddings whose output extent NNAPI's
+grouped convolutions other than depthwise, dilation, other deconvolutions, paddings whose output extent NNAPI's
 arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
 layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
 """
@@ -100,6 +101,28 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
     if shortcut is not None:
         how += " then " + _sum(g, result, shortcut.tensor, g.nhwc_output(name, out_shape), act)
     return how + (f" with {', '.join(folded)} folded in" if folded else "")
+
+
+def deconvolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: int, kernel, stride, before,
+                  after) -> str | None:
+    """A transposed convolution whose square kernel is its stride (U-Net's up-sampling), no groups and no
+    cropping: each input pixel alone makes its ``k x k`` block of outputs, so it is a 1 x 1 ``nnapi.conv_2d`` to
+    ``k * k * C_out`` channels ordered as ``nnapi.depth_to_space`` reads them, then that rearrangement (no sums
+    of its own). ``w``: CoreML's ``[C_in, C_out, kh, kw]``. None when it does not fit."""
+    c_in, c_out, kh, kw = w.shape
+    if x.rank < 3 or groups != 1 or kh != kw or list(stride) != [kh, kw] or any(before) or any(after):
+        return None
+    # filter [(i * k + j) * C_out + o, 1, 1, C_in] = w[C_in, o, i, j]: depth_to_space's channel order
+    filter_ = np.ascontiguousarray(w.transpose(2, 3, 1, 0)).reshape(kh * kw * c_out, 1, 1, c_in)
+    b = None if bias is None else g.constant(np.tile(np.asarray(bias, np.float32), kh * kw))
+    out_shape = x.shape[:-3] + (c_out, x.shape[-2] * kh, x.shape[-1] * kw)
+    source = g.nhwc_blob(layer.input[0])
+    blocks = g.temp_dims((kh * kw * c_out,) + tuple(source.tensor.dims[1:]))
+    node(g, "conv_2d", {"input": source.tensor, "filter": g.constant(filter_), "bias": b, "output": blocks},
+         {**_window([0, 0], [0, 0], [1, 1]), "activation": NONE})
+    node(g, "depth_to_space", {"input": blocks, "output": g.nhwc_output(layer.output[0], out_shape)},
+         {"block_size": kh})
+    return f"nnapi.conv_2d 1 x 1 to {kh * kw} x {c_out} channels, nnapi.depth_to_space {kh} (NHWC)"
 
 
 def pooling(g: GraphBuilder, layer, x: Blob, kind: str, global_pool: bool, exclude_padding: bool, kernel, stride,

@@ -95,8 +95,24 @@ def _run_space_to_depth(args: Args) -> None:
     nhwc_resampling.space_to_depth(args["input"], args["output"], args["block_size"])
 
 
+def _native_depth_to_space(args: Args):
+    """The rearrangement as one native copy (the transpose kernel's) of the input seen as
+    ``[n, h, w, bs, bs, c]``, its two block axes moved beside the rows and columns they index, so a graph with a
+    transposed convolution written as a 1 x 1 convolution and this node still runs from C; None where either side
+    cannot be seen in those six axes without a copy."""
+    x, out, bs = args["input"], args["output"], args["block_size"]
+    n, h, w, c = x.shape
+    depth = c // (bs * bs)
+    try:
+        source = np.reshape(x, (n, h, w, bs, bs, depth), copy=False).transpose(0, 1, 3, 2, 4, 5)
+        target = np.reshape(out, (n, h, bs, w, bs, depth), copy=False)
+    except ValueError:
+        return None
+    return transpose.native_entry(source, target, 0, 0)
+
+
 nnapi_kernel(NNAPIKernel("depth_to_space", 5, ("input",), ("output",), _infer_depth_to_space, _run_depth_to_space,
-                         ints=("block_size",)))
+                         ints=("block_size",), native=_native_depth_to_space))
 nnapi_kernel(NNAPIKernel("space_to_depth", 26, ("input",), ("output",), _infer_space_to_depth, _run_space_to_depth,
                          ints=("block_size",)))
 
