@@ -104,6 +104,10 @@ class GraphBuilder:
         self.nodes: dict[str, list[Node]] = {}
         self.epilogue = None  # the stages the convolution being lowered may fold (``lowering.fusion.plan``)
         self.folded: dict[int, str] = {}  # layer positions folded so far -> the convolution that took them
+        # A blob -> the concatenation that alone reads it, into whose slice its producer may write (the front end's
+        # plan); the concatenations' outputs made early for that -> the inputs already written into their slices.
+        self.slots: dict[str, object] = {}
+        self.written: dict[str, set[str]] = {}
         # Blobs held in NHWC (dims [C, W, H, N]) for the NHWC float engines, by name, with their model-order shape; a
         # blob may be in either layout or both (each converted once, when a layer first needs it there).
         self.nhwc: dict[str, Blob] = {}

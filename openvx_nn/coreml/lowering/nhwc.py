@@ -120,9 +120,37 @@ def deconvolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: 
     blocks = g.temp_dims((kh * kw * c_out,) + tuple(source.tensor.dims[1:]))
     node(g, "conv_2d", {"input": source.tensor, "filter": g.constant(filter_), "bias": b, "output": blocks},
          {**_window([0, 0], [0, 0], [1, 1]), "activation": NONE})
-    node(g, "depth_to_space", {"input": blocks, "output": g.nhwc_output(layer.output[0], out_shape)},
-         {"block_size": kh})
-    return f"nnapi.conv_2d 1 x 1 to {kh * kw} x {c_out} channels, nnapi.depth_to_space {kh} (NHWC)"
+    slot = _slot(g, layer.output[0], out_shape)
+    node(g, "depth_to_space", {"input": blocks, "output": slot if slot is not None else
+                               g.nhwc_output(layer.output[0], out_shape)}, {"block_size": kh})
+    return f"nnapi.conv_2d 1 x 1 to {kh * kw} x {c_out} channels, nnapi.depth_to_space {kh} (NHWC" + \
+        (", into the concatenation's slice)" if slot is not None else ")")
+
+
+def _slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
+    """The view of the NHWC concatenation that alone reads blob ``name`` (``GraphBuilder.slots``) where ``name``
+    goes, the concatenation's output made now; None unless every other input is made, held in NHWC and of its
+    extent, so that the concatenation will run in NHWC (``concat``)."""
+    layer = g.slots.get(name)
+    if layer is None:
+        return None
+    shapes = [shape if n == name else g.shape_of(n) for n in layer.input]
+    if any(s is None or len(s) != len(shape) or s[:-3] != shape[:-3] or s[-2:] != shape[-2:] for s in shapes) or \
+            any(n != name and (n not in g.nhwc or len(g.nhwc[n].tensor.dims) != 4) for n in layer.input):
+        return None
+    target = layer.output[0]
+    if target not in g.written:
+        if g.known(target):
+            return None
+        g.nhwc_output(target, shape[:-3] + (sum(s[-3] for s in shapes),) + shape[-2:])
+        g.written[target] = set()
+    out = g.nhwc[target].tensor
+    offset = sum(s[-3] for s in shapes[:list(layer.input).index(name)])
+    view = g.view(out, [offset, 0, 0, 0], [offset + shape[-3], *out.dims[1:]])
+    g.nhwc[name] = Blob(view, shape)
+    g.blobs.pop(name, None)
+    g.written[target].add(name)
+    return view
 
 
 def pooling(g: GraphBuilder, layer, x: Blob, kind: str, global_pool: bool, exclude_padding: bool, kernel, stride,
@@ -227,16 +255,21 @@ def inner_product(g: GraphBuilder, layer, w: np.ndarray, bias, features: tuple[i
 def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
     """A concatenation along C of blobs all held in NHWC, written in NHWC: each copied into its slice of the
     output's first dim (each pixel's channels side by side), so a DenseNet block's ``concat -> batchnorm -> ReLU ->
-    convolution`` stays in NHWC instead of converting every layer's input back."""
+    convolution`` stays in NHWC instead of converting every layer's input back; an input its producer already
+    wrote into its slice (a transposed convolution: ``_slot``) is not copied."""
     first = blobs[0].shape
     for b in blobs[1:]:
         if len(b.shape) != len(first) or b.shape[:-3] != first[:-3] or b.shape[-2:] != first[-2:]:
             raise g.fail(f"inputs {list(first)} and {list(b.shape)} differ off the concatenation axis")
     shape = first[:-3] + (sum(b.shape[-3] for b in blobs),) + first[-2:]
-    out = g.nhwc_output(layer.output[0], shape)
+    written = g.written.pop(layer.output[0], set())  # inputs their producers wrote into their slices (``_slot``)
+    out = g.nhwc[layer.output[0]].tensor if written else g.nhwc_output(layer.output[0], shape)
     offset = 0
-    for b in blobs:
+    for name, b in zip(layer.input, blobs):
         dims = b.tensor.dims
-        g.coreml("reshape", (b.tensor, g.view(out, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])))
+        if name not in written:
+            g.coreml("reshape", (b.tensor, g.view(out, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])))
         offset += dims[0]
-    return f"{len(blobs)} x coreml.reshape into views along C (NHWC)"
+    copies = len(blobs) - len(written)
+    return f"{copies} x coreml.reshape into views along C" + (f", {len(written)} written there" if written else "") \
+        + " (NHWC)"

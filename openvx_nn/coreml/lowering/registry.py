@@ -53,9 +53,12 @@ def lower(builder, layer) -> str:
 def lower_all(builder, layers, keep: set[str]) -> list[str]:
     """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``), an activation into
     the multiply by its own input (``fusion.gated_products``) and a batchnorm no convolution took into the ReLU
-    after it (``fusion.activated_affines``; ``keep``: blobs read after them); returns how each ran."""
+    after it (``fusion.activated_affines``), and lets a transposed convolution write into the slice of the
+    concatenation that alone reads it (``fusion.concat_slots``; ``keep``: blobs read after them); returns how each
+    ran."""
     from . import fusion
     stages = fusion.plan(layers, keep)
+    builder.slots = fusion.concat_slots(layers, keep)
     gates = fusion.gated_products(layers, keep)
     gate_of = {gate.position: layers[j].name for j, gate in gates.items()}
     activated = fusion.activated_affines(layers, keep)
