@@ -101,3 +101,31 @@ def test_a_grouped_deconvolution_keeps_coremls_layout(tmp_path, rng):
     close(runs[0]["up"], up, atol=1e-4)
     close(runs[0]["y"], y, atol=1e-4)
     assert lowered["up"].startswith("coreml.convolution(transposed, 2 groups)"), lowered["up"]
+
+
+def test_an_input_written_again_after_the_deconvolution_keeps_the_concatenations_copies(tmp_path, rng):
+    """CoreML allows in-place names: a ReLU writing "s" again between the deconvolution and the concatenation
+    could change what the concatenation reads after its slice was made, so nothing is written into it early."""
+    c, o, k, h, w, c_skip = 3, 5, 2, 4, 3, 2
+    x = rng.standard_normal((c, h, w)).astype(np.float32)
+    skip = rng.standard_normal((c_skip, h * k, w * k)).astype(np.float32)
+    b = _model(rng, c, h, w, o, k, 1, True, c_skip, expose=False)
+    layers = b.spec.neuralNetwork.layers
+    concat = layers[-1]
+    relu = layers.add()
+    relu.name = "relu_s"
+    relu.activation.ReLU.SetInParent()
+    relu.input.append("s")
+    relu.output.append("s")
+    moved = [type(layer)() for layer in layers]
+    for copy, layer in zip(moved, layers):
+        copy.CopyFrom(layer)
+    del layers[:]
+    layers.extend(moved[:-2] + [moved[-1], moved[-2]])  # ..., up, relu_s (in place), concat
+    assert [layer.name for layer in layers][-2:] == ["relu_s", concat.name]
+    runs, plain, lowered, _ = _run(tmp_path, b, {"x": x, "skip": skip})
+    up, y = _reference(b.spec, x, skip, c, o, k, 1, True)
+    want = np.concatenate([np.maximum(y[:c_skip], 0.0), up])
+    close(runs[0]["y"], want, atol=1e-4)
+    close(plain["y"], want, atol=1e-4)
+    assert lowered["up"].endswith("(NHWC)") and lowered["y"] == "2 x coreml.reshape into views along C (NHWC)"

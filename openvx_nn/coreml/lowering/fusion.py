@@ -272,7 +272,7 @@ def activated_affines(order: Sequence, keep: set[str]) -> dict[int, ActivatedAff
 
 def concat_slots(order: Sequence, keep: set[str]) -> dict[str, object]:
     """{output blob of a transposed convolution: the concatenation along C that alone reads it} where the blob is
-    written once, read once and no model output, and the concatenation's output is written once: the convolution
+    read once and no model output, and every blob the concatenation reads or writes is written once: the convolution
     may then write its result straight into its slice of the concatenation (U-Net's up-sampling beside the skip)
     instead of a tensor of its own copied there."""
     readers = Counter(name for layer in order for name in layer.input)
@@ -282,8 +282,8 @@ def concat_slots(order: Sequence, keep: set[str]) -> dict[str, object]:
     slots = {}
     for layer in order:
         if layer.WhichOneof("layer") != "concat" or layer.concat.sequenceConcat or len(layer.output) != 1 \
-                or writers[layer.output[0]] != 1:
-            continue
+                or any(writers[name] != 1 for name in [*layer.input, *layer.output]):
+            continue  # an input written again (an in-place name) could change its extent after the slice is made
         for name in layer.input:
             if name in transposed and readers[name] == 1 and writers[name] == 1 and name not in keep:
                 slots[name] = layer
