@@ -11,14 +11,21 @@ so the bytes are those of the nodes run apart. The chain is fused when
   output and whether it adds a residual too) alone writes a whole virtual float32 tensor ``T`` that one node alone
   reads;
 - optionally, where the convolution adds residuals, that node is a residual sum (``residual_sum``: an add with no activation, of ``T`` and a skip ``S`` of
-  ``T``'s dims written wholly before the convolution runs, never by it), whose output ``U`` again is a whole
+  ``T``'s dims written wholly before the convolution runs (its one writer moved
+  before the convolution where it runs after it and nothing between depends on it: ``epilogue_fusion.hoist``), never
+  by it), whose output ``U`` again is a whole
   virtual float32 tensor one node alone reads;
 - the node reading ``T`` (or ``U``) at its input 0 is an activation the epilogue computes (``activation_epilogue``:
   a function and its parameters, an alpha tensor for PRELU; or ``gate_function``: a function of
   ``float_activation`` from input 0 into the one output), writing a float32 tensor ``R`` of the same dims that
   the convolution does not read.
 
-Then the convolution writes ``R`` (adding ``S``), and the add's and the activation's calls do nothing. NaN: a NaN
+Then the convolution writes ``R`` (adding ``S``), and the add's and the activation's calls do nothing. Where the
+add is there but no such activation follows it -- ``U`` has several readers (MediaPipe's blocks feed the sum to
+the next block's PRELU and to its skip branch, a MAX_POOL_2D or PAD), or the add clamps the sum itself (its fused
+RELU, RELU1 or RELU6: BlazeFace's ``convolution -> add(skip) + RELU``) -- the convolution writes ``U``: the sum,
+clamped as the add clamps it (the engine's tiles clamp after the residual, as the add does after its sum), and the
+add's call does nothing. NaN: a NaN
 value of the convolution stays itself through the sum (``float_microkernel``), so where both the value and the
 skip are NaN the result is a NaN that may carry the other's payload. Whether the activation still computes such a
 function is asked at each binding; when it does not, every node runs apart.
@@ -45,12 +52,15 @@ class Chain:
     """The activation a convolution's epilogue computes, and the residual sum before it (``add``, its skip input
     at ``skip_index``), if any."""
 
-    activation: object
+    activation: object | None
     add: object | None = None
     skip_index: int = 0
+    clamp: int = 0
+    """The add's own fused activation (NNAPI's code: 0 none, 1 RELU, 2 RELU1, 3 RELU6), when no activation node
+    follows it."""
 
     def nodes(self) -> list:
-        return ([] if self.add is None else [self.add]) + [self.activation]
+        return [n for n in (self.add, self.activation) if n is not None]
 
 
 COMPUTABLE = ("logistic", "swish", "hard_sigmoid", "hard_swish", "tanh", "softplus")
@@ -77,16 +87,23 @@ def function_of(node):
 
 
 def epilogue(state: dict):
-    """(output tensor, skip tensor or None, function, alpha tensor or None, a, b) of the chain fused into a
-    convolution with ``state``, while the activation still is one an epilogue computes; else None."""
+    """(output tensor, skip tensor or None, function, alpha tensor or None, a, b, clamp) of the chain fused into a
+    convolution with ``state`` (function None: the add's sum alone, clamped by ``clamp``), while the activation
+    still is one an epilogue computes and the add still the same residual sum; else None."""
     chain = state.get(CHAIN)
     if chain is None:
         return None
+    if chain.add is not None:
+        sums = chain.add.description.residual_sum
+        if sums is None or sums(chain.add.params, chain.add.state) != chain.clamp:
+            return None
+    skip = None if chain.add is None else chain.add.params[chain.skip_index]
+    if chain.activation is None:
+        return (_output(chain.add), skip, None, None, 1.0, 1.0, chain.clamp)
     function = function_of(chain.activation)
     if function is None:
         return None
-    skip = None if chain.add is None else chain.add.params[chain.skip_index]
-    return (_output(chain.activation), skip, *function)
+    return (_output(chain.activation), skip, *function, 0)
 
 
 def absorbed(node) -> bool:
@@ -120,6 +137,14 @@ def _claimed(node) -> bool:
     return any(key in node.state for key in _CLAIMS)
 
 
+def _whole(root, accesses: dict, shown: set[int], last: set[int]) -> bool:
+    """Whether ``root`` is a whole virtual float32 tensor that one node writes, not a graph parameter nor laid out
+    channels-last."""
+    writers = [n for n, i, _ in accesses.get(id(root), []) if n.description.params[i].direction == _OUT]
+    return (root.virtual and root.parent is None and id(root) not in shown and id(root) not in last
+            and root.data_type == _F32 and len(writers) == 1)
+
+
 def _sole_reader(root, accesses: dict, shown: set[int], last: set[int]):
     """(the node reading ``root``, the index) when ``root`` is whole, virtual, float32, not a graph parameter nor
     laid out channels-last, written by one node and read once by another; else None."""
@@ -138,8 +163,9 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
     them, ``shown`` the roots an application can see, ``uses`` the verifier's accesses: the convolution's write of
     ``R`` and read of ``S`` are added, so the arena keeps them alive from there); ``report.activations`` gets the
     (convolution, add or None, activation) triples."""
-    steps = {id(n): s for s, n in enumerate(order)}
+    steps: dict[int, float] = {id(n): s for s, n in enumerate(order)}
     positions = {id(n): k for k, n in enumerate(nodes)}
+    moved: set[int] = set()
     last = {id(t) for t in report.channels_last}
     for conv in order:
         takes = conv.description.takes_activation
@@ -153,27 +179,30 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
             continue
         reads = {id(p.root) for i, p in enumerate(conv.params)
                  if i != k and p is not None and getattr(p, "root", None) is not None}
-        add, skip_index, source = None, 0, t
+        add, skip_index, source, clamp = None, 0, t, None
         sums = found[0].description.residual_sum
-        if adds and sums is not None and sums(found[0].params, found[0].state) and not _claimed(found[0]):
+        if adds and sums is not None and not _claimed(found[0]):
+            clamp = sums(found[0].params, found[0].state)
+        if clamp is not None:
             add, skip_index = found[0], 1 - found[1]
             skip, source = add.params[skip_index], _output(add)
             if (skip.data_type != _F32 or tuple(skip.dims) != tuple(t.dims) or tuple(source.dims) != tuple(t.dims)
                     or skip.root is t or id(skip.root) in last or id(source.root) in reads | {id(skip.root)}
-                    or not epilogue_fusion.written_before(skip.root, steps[id(conv)], uses, nodes, steps)):
+                    or not (epilogue_fusion.written_before(skip.root, steps[id(conv)], uses, nodes, steps)
+                            or epilogue_fusion.hoist(skip.root, conv, uses, nodes, steps, moved))):
                 continue
             reads.add(id(skip.root))
-            found = _sole_reader(source, accesses, shown, last)
-            if found is None:
+            found = None if clamp else _sole_reader(source, accesses, shown, last)
+        activation, index = (None, 0) if found is None else found
+        if activation is None or index != 0 or function_of(activation) is None or _claimed(activation):
+            if add is None or not _whole(source.root, accesses, shown, last):
                 continue
-        activation, index = found
-        if index != 0 or function_of(activation) is None or _claimed(activation):
-            continue
-        r = _output(activation)
+            activation = None  # the sum alone, clamped as the add clamps it
+        r = source if activation is None else _output(activation)
         if (r.data_type != _F32 or tuple(r.dims) != tuple(t.dims) or id(r.root) in reads | last or r.root is t
-                or r.root is source.root):
+                or (activation is not None and r.root is source.root)):
             continue
-        chain = Chain(activation, add, skip_index)
+        chain = Chain(activation, add, skip_index, clamp or 0)
         conv.state[CHAIN] = chain
         for member in chain.nodes():
             member.state[MEMBER] = conv
@@ -187,3 +216,5 @@ def fuse(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict, 
             if entry is not None:
                 entry.reads.append(Access(positions[id(conv)], k, add.params[skip_index], skip_box))
         report.activations.append((conv, add, activation))
+    if moved:  # the skips' writers hoisted before their convolutions (``epilogue_fusion.hoist``) now run there
+        order.sort(key=lambda n: steps[id(n)])

@@ -156,7 +156,7 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
         reads = {id(p.root) for i, p in enumerate(conv.params) if getattr(p, "vx_type", None) == _TENSOR and i != k}
         if skip.root is t or id(out.root) in reads | {id(skip.root)} or out.root is not out:
             continue
-        if not written_before(skip.root, steps[id(conv)], uses, nodes, steps) and not _hoist(
+        if not written_before(skip.root, steps[id(conv)], uses, nodes, steps) and not hoist(
                 skip.root, conv, uses, nodes, steps, moved):
             continue
         activation = _activation(out, accesses, shown, reads | {id(skip.root)}, channels_last)
@@ -174,7 +174,7 @@ def run(order: list, nodes: list, uses: dict, shown: set[int], accesses: dict,
         order.sort(key=lambda n: steps[id(n)])
 
 
-def _hoist(root, conv, uses: dict, nodes: list, steps: dict, moved: set[int]) -> bool:
+def hoist(root, conv, uses: dict, nodes: list, steps: dict, moved: set[int]) -> bool:
     """Move the one node writing ``root`` (after ``conv`` in the order) to just before ``conv``, when nothing in
     between depends on it: every root it reads is fully written before ``conv``, and no other node touches a
     root it writes from ``conv`` on until its own step. Linear in the accesses of the roots it touches; a node

@@ -84,10 +84,11 @@ class KernelDescription:
     # Optional (``core/activation_epilogue.py``): (parameter objects, state) -> (the index of the float32 output a
     # convolution can write through an activation epilogue, whether it can add a residual before it) (then
     # ``state[activation_epilogue.CHAIN]`` names the chain), or None; an activation's (function, alpha tensor or None, a, b) an epilogue computes, or None; and
-    # whether an add is a residual sum such an epilogue can compute (float32, no activation, no broadcast).
+    # whether an add is a residual sum such an epilogue can compute (float32, no broadcast): the clamp it applies
+    # after the sum (NNAPI's code, 0 none), or None.
     takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = field(default=None, compare=False)
     activation_epilogue: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
-    residual_sum: Callable[[list, dict], bool] | None = field(default=None, compare=False)
+    residual_sum: Callable[[list, dict], int | None] | None = field(default=None, compare=False)
     # Optional (``core/map_groups.py``): (parameter objects, state) -> a hashable key of the geometry when this
     # node computes one map of a depthwise layer written map by map, else None; and (the members' parameter
     # lists in map order, the state of the first in execution order, whose call it is) -> (runner, native

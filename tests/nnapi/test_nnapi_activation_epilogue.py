@@ -5,8 +5,8 @@ Models built with the Python builder (MediaPipe's block: ``s = CONV_2D(x)``, ``t
 ``y = PRELU(u, alpha)``) over randomized shapes, windows, alphas (per channel or one value) and NaN/infinities:
 the fused graph's bytes equal those of the same model compiled with the rewrites off (NaN where it is NaN), on the
 native plan and on the Python path, and agree with a float64 NumPy reference written from NNAPI's definitions.
-No fusion where the intermediate is a model output or has a second reader, the CONV_2D fuses a RELU, or the alpha
-does not broadcast per channel.
+No fusion where the intermediate is a model output or has a second reader, or the CONV_2D fuses a RELU; the sum
+alone where the alpha does not broadcast per channel, the sum has a second reader or the ADD clamps it itself.
 """
 from __future__ import annotations
 
@@ -209,10 +209,14 @@ def test_layer_and_activation_fused(monkeypatch, layer, activation):
 
 @pytest.mark.parametrize("case", ["output", "reader", "relu", "full_alpha"])
 def test_no_fusion_where_the_chain_is_not_private(monkeypatch, case):
+    """Nothing fused where the convolution's output is seen or read twice, or the convolution clamps; an alpha
+    that does not broadcast per channel leaves the PRELU apart, the sum alone fused."""
     rng = np.random.default_rng(7)
     m, (ref, scale), x, shapes = _block(rng, case)
     outs, chains, _ = _run(monkeypatch, m, x, shapes, True)
-    assert chains == []
+    plain, _, _ = _run(monkeypatch, m, x, shapes, False)
+    assert chains == ([("conv_2d", "add", None)] if case == "full_alpha" else [])
+    _same(plain[0], outs[0])
     assert np.all(np.abs(outs[0] - ref) <= 1e-5 * scale + 1e-5)
 
 
@@ -244,3 +248,77 @@ def test_a_gate_the_product_computes_stays_with_the_product(monkeypatch):
         _same(plain[0], fused[0])
         ref = x * (1.0 / (1.0 + np.exp(-(np.tensordot(x.mean((1, 2)), wt[:, 0, 0, :], ([1], [1])) + b))))[:, None, None]
         assert np.allclose(fused[0], ref, rtol=1e-4, atol=1e-5)
+
+
+def _sum_block(rng, act: int, second_reader: bool, padded_skip: bool):
+    """(model, (reference, scale), input, output shapes): ``s = CONV_2D(x)`` (1x1), ``t = CONV_2D(s)``, then
+    ``u = ADD(skip, t)`` with fused activation ``act`` (0 NONE, 1 RELU, 2 RELU1, 3 RELU6) and ``y = PRELU(u)``
+    after it (an epilogue computes one activation: after a clamping ADD the PRELU stays its own node). ``second_reader``: ``u`` also feeds ``z = MUL(u, u)``, a second output (MediaPipe
+    feeds the sum to the next block and to its skip branch). ``padded_skip``: the skip is ``PAD(s)`` over the
+    channels (BlazeFace's channel-growing skip), added to the model after the second CONV_2D, so it runs after the
+    convolution unless the plan moves it."""
+    n, h, w = 1 + int(rng.integers(0, 2)), int(rng.integers(1, 10)), int(rng.integers(1, 10))
+    c, k0 = int(rng.integers(1, 9)), int(rng.integers(1, 24))
+    k = k0 + (int(rng.integers(1, 9)) if padded_skip else 0)
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    pads = ((kw - 1) // 2, kw // 2, (kh - 1) // 2, kh // 2)
+    w1, b1 = rng.standard_normal((k0, 1, 1, c)).astype(np.float32), rng.standard_normal(k0).astype(np.float32)
+    w2 = (rng.standard_normal((k, kh, kw, k0)) * 0.4).astype(np.float32)
+    b2 = rng.standard_normal(k).astype(np.float32)
+    alpha = rng.uniform(-0.5, 0.5, (1, 1, k)).astype(np.float32)
+    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+    m = nnapi.Model()
+    xi = m.add_operand(F32T, [n, h, w, c])
+    s, t, u = (m.add_operand(F32T, [n, h, w, kk]) for kk in (k0, k, k))
+    _conv(m, xi, w1, b1, (0, 0, 0, 0), (1, 1), s)
+    _conv(m, s, w2, b2, pads, (1, 1), t)
+    skip = s
+    if padded_skip:
+        skip = m.add_operand(F32T, [n, h, w, k])
+        m.add_operation(OP.PAD, [s, add_constant(m, np.array([[0, 0], [0, 0], [0, 0], [0, k - k0]], np.int32))],
+                        [skip])
+    m.add_operation(OP.ADD, [skip, t, add_i32(m, act)], [u])
+    y = m.add_operand(F32T, [n, h, w, k])
+    m.add_operation(OP.PRELU, [u, add_constant(m, alpha)], [y])
+    outputs = [y]
+    if second_reader:
+        z = m.add_operand(F32T, [n, h, w, k])
+        m.add_operation(OP.MUL, [u, u, add_i32(m, 0)], [z])
+        outputs.append(z)
+    m.identify_inputs_and_outputs([xi], outputs)
+    m.finish()
+    sv = _ref_conv(x, w1, b1, (0, 0, 0, 0), (1, 1))
+    tv = _ref_conv(sv, w2, b2, pads, (1, 1))
+    skv = np.concatenate([sv, np.zeros(sv.shape[:3] + (k - k0,))], -1)  # PAD: zeros after the channels
+    uv = tv + skv
+    low, high = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[act]  # NNAPI's FuseCode
+    uv = np.minimum(np.maximum(uv, low), high)
+    ref = np.where(uv >= 0, uv, alpha.astype(np.float64) * uv)
+    scale = np.abs(_ref_conv(np.abs(_ref_conv(np.abs(x), np.abs(w1), np.abs(b1), (0, 0, 0, 0), (1, 1))), np.abs(w2),
+                             np.abs(b2), pads, (1, 1))) + np.abs(skv)
+    return m, (ref, scale), x, [(n, h, w, k)] * len(outputs)
+
+
+@pytest.mark.parametrize("act, second_reader, padded_skip", [(0, True, False), (0, True, True), (1, False, False),
+                                                             (1, True, True), (2, False, True), (3, False, False)])
+@pytest.mark.parametrize("python_path", [False, True])
+def test_residual_sum_alone_fused(monkeypatch, act, second_reader, padded_skip, python_path):
+    """The sum with no activation after it: its output read twice (the PRELU stays its own node), or the ADD
+    clamping it (RELU, RELU1, RELU6 fused): the convolution writes the ADD's output, clamped as the ADD clamps it;
+    a skip written after the convolution (a PAD added later) is moved before it. The unfused bytes, the float64
+    reference."""
+    rng = np.random.default_rng(zlib.crc32(repr((act, second_reader, padded_skip, python_path)).encode()))
+    for trial in range(4):
+        m, (ref, scale), x, shapes = _sum_block(rng, act, second_reader, padded_skip)
+        if trial == 3:
+            flat = x.reshape(-1)
+            flat[rng.integers(0, flat.size, 4)] = np.array([np.nan, np.inf, -np.inf, -0.0], np.float32)
+        fused, chains, native = _run(monkeypatch, m, x, shapes, True, python_path)
+        plain, none, _ = _run(monkeypatch, m, x, shapes, False, python_path)
+        assert chains == [("conv_2d", "add", None)]
+        assert none == []
+        assert native == (not python_path)
+        for a, b in zip(plain, fused):
+            _same(a, b)
+        if trial < 3:
+            assert np.all(np.abs(fused[0] - ref) <= 1e-5 * scale + 1e-5)

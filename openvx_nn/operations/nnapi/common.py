@@ -159,7 +159,7 @@ class NNAPIKernel:
     # or None while none is (then the node runs as its other hooks say).
     takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = None
     activation_epilogue: Callable[[list, dict], tuple | None] | None = None
-    residual_sum: Callable[[list, dict], bool] | None = None
+    residual_sum: Callable[[list, dict], int | None] | None = None
     chained: Callable[[list, dict, bool], object] | None = None
 
     @property

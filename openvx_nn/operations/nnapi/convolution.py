@@ -225,13 +225,13 @@ def _takes_activation(activation_index: int, residual: bool):
 def _chained(p, state, native: bool, kernel):
     """CONV_2D's or DEPTHWISE_CONV_2D's call (``native``: its entry) computing the residual sum (CONV_2D) and the
     activation the plan fused into it (``core/activation_epilogue``): the chain's output, the skip added after the
-    bias, the activation applied."""
+    bias, then the add's own clamp (a sum with no activation after it) or the activation applied."""
     from ...core import activation_epilogue
     from ...kernels.frontend import epilogue_activation
     found = activation_epilogue.epilogue(state)
     if found is None:
         return None
-    out_t, skip_t, function, alpha_t, a, b = found
+    out_t, skip_t, function, alpha_t, a, b, clamp = found
     args = _args(kernel, p, state)
     out = out_t.array.T
     alpha = None if alpha_t is None else alpha_t.array.T
@@ -246,10 +246,10 @@ def _chained(p, state, native: bool, kernel):
         return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
             x, packed, bias, out, pads, strides, m, 0, epilogue=epilogue))
     if native:
-        return fconv.native_conv2d(x, packed_filter(args, fconv.pack_conv), bias, out, pads, strides, 0, residual,
-                                   epilogue)
+        return fconv.native_conv2d(x, packed_filter(args, fconv.pack_conv), bias, out, pads, strides, clamp,
+                                   residual, epilogue)
     return _Bound(args, fconv.pack_conv,
-                  lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, 0, residual, epilogue))
+                  lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, clamp, residual, epilogue))
 
 
 Q3 = ("input", "filter", "output")

@@ -105,12 +105,15 @@ def _mul_gated(p, state, native: bool):
     return (channel_gate.native_entry if native else channel_gate.bind)(x, g, out, function, a, b)
 
 
-def _add_residual_sum(p, state) -> bool:
-    """Whether an ADD is a residual sum a convolution's epilogue can compute (``core/activation_epilogue``):
-    float32, no fused activation, no broadcast."""
+def _add_residual_sum(p, state) -> int | None:
+    """The fused activation (0 none, 1 RELU, 2 RELU1, 3 RELU6) of an ADD that is a residual sum a convolution's
+    epilogue can compute (``core/activation_epilogue``: float32, no broadcast, the clamp after the sum as the
+    engine's tiles clamp after a residual); None when it is not one."""
     tensors = (p[0], p[1], p[2])
-    return (all(t.data_type == VX_F32 for t in tensors) and p[3].value == 0
-            and tuple(p[0].dims) == tuple(p[1].dims) == tuple(p[2].dims))
+    if (all(t.data_type == VX_F32 for t in tensors) and p[3].value in (0, 1, 2, 3)
+            and tuple(p[0].dims) == tuple(p[1].dims) == tuple(p[2].dims)):
+        return int(p[3].value)
+    return None
 
 
 QB = ("input1", "input2", "output")
