@@ -126,7 +126,7 @@ def _output(node):
     return node.params[_output_index(node)]
 
 
-_CLAIMS = (CHAIN, MEMBER, gated_products.GATE, gated_products.GATED, epilogue_fusion.CHAIN, epilogue_fusion.MEMBER,
+CLAIMS = (CHAIN, MEMBER, gated_products.GATE, gated_products.GATED, epilogue_fusion.CHAIN, epilogue_fusion.MEMBER,
            "epilogue", "fused_into")
 """``node.state`` keys of the plan's other fusions (``rewrites``' own too): a node one of them holds stays apart."""
 
@@ -134,7 +134,7 @@ _CLAIMS = (CHAIN, MEMBER, gated_products.GATE, gated_products.GATED, epilogue_fu
 def _claimed(node) -> bool:
     """Whether another fusion of the plan already holds ``node`` (a gate activation a product computes from its
     input, which must then still be written)."""
-    return any(key in node.state for key in _CLAIMS)
+    return any(key in node.state for key in CLAIMS)
 
 
 def _whole(root, accesses: dict, shown: set[int], last: set[int]) -> bool:

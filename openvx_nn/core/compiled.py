@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import activation_epilogue, epilogue_fusion, gated_products, map_groups, rewrites
+from . import activation_epilogue, channel_chains, epilogue_fusion, gated_products, map_groups, rewrites
 from .enums import Direction, Type
 from .errors import VXError
 from .memory import EMPTY, MemoryPlan
@@ -98,6 +98,8 @@ def _binding_key(node: Node) -> Binding | None:
     for member in epilogue_fusion.bound_with(state) if isinstance(state, dict) else ():  # and a residual chain's
         params += [(s, p) for s, p in zip(member.description.params, member.params)]
     for member in activation_epilogue.bound_with(state) if isinstance(state, dict) else ():  # an activation chain's
+        params += [(s, p) for s, p in zip(member.description.params, member.params)]
+    for member in channel_chains.bound_with(state) if isinstance(state, dict) else ():  # a channel chain's steps
         params += [(s, p) for s, p in zip(member.description.params, member.params)]
     gated = state.get(gated_products.GATE) if isinstance(state, dict) else None
     if gated is not None:  # a product binds its gate activation's input and scalars too
@@ -172,7 +174,7 @@ def bind(node: Node) -> Call:
         p.root for spec, p in zip(description.params, params)
         if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
     if (rewrites.fused(node) or map_groups.merged(node) or gated_products.absorbed(node)
-            or activation_epilogue.absorbed(node)):
+            or activation_epilogue.absorbed(node) or channel_chains.absorbed(node)):
         return Call(node, rewrites.nothing, writes, rewrites.no_entry())
     if map_groups.leads(node):
         runner, native = map_groups.bind_group(node, lambda: (_python_runner(description, params, state),

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import activation_epilogue, epilogue_fusion, gated_products, map_groups
+from . import activation_epilogue, channel_chains, epilogue_fusion, gated_products, map_groups
 from .enums import Direction, Type
 from .regions import Access, region
 
@@ -93,6 +93,8 @@ class Report:
     activations: list = field(default_factory=list)
     """(convolution, add or None, activation) chains whose activation a convolution's epilogue computes after the
     clamp (``activation_epilogue``)."""
+    channel_chains: list = field(default_factory=list)
+    """Lists of element-wise nodes by one value per channel, run as one pass by the first (``channel_chains``)."""
 
 
 def enabled() -> bool:
@@ -312,6 +314,7 @@ def run(order: list, nodes: list, uses: dict, parameters: Iterable[tuple[object,
     epilogue_fusion.run(order, nodes, uses, shown, accesses, _laid_out_last, report)
     gated_products.fuse(order, accesses, shown, positions, uses, report)
     activation_epilogue.fuse(order, nodes, uses, shown, accesses, report)
+    channel_chains.fuse(order, nodes, uses, shown, accesses, activation_epilogue.CLAIMS, report)
     return report
 
 

@@ -89,6 +89,10 @@ class KernelDescription:
     takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = field(default=None, compare=False)
     activation_epilogue: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
     residual_sum: Callable[[list, dict], int | None] | None = field(default=None, compare=False)
+    # Optional (``core/channel_chains.py``): (parameter objects, state) -> (step name: "mul", "add" or "prelu", the
+    # data input's index, the index of the input holding one float32 value per channel, the output's index) when
+    # this node is such an element-wise step now, else None.
+    channel_step: Callable[[list, dict], tuple[str, int, int, int] | None] | None = field(default=None, compare=False)
     # Optional (``core/map_groups.py``): (parameter objects, state) -> a hashable key of the geometry when this
     # node computes one map of a depthwise layer written map by map, else None; and (the members' parameter
     # lists in map order, the state of the first in execution order, whose call it is) -> (runner, native

@@ -160,6 +160,8 @@ class NNAPIKernel:
     takes_activation: Callable[[list, dict], tuple[int, bool] | None] | None = None
     activation_epilogue: Callable[[list, dict], tuple | None] | None = None
     residual_sum: Callable[[list, dict], int | None] | None = None
+    # Optional (``core/channel_chains.py``): the description's hook of that name.
+    channel_step: Callable[[list, dict], tuple[str, int, int, int] | None] | None = None
     chained: Callable[[list, dict, bool], object] | None = None
 
     @property
@@ -300,11 +302,31 @@ def _guarded(k: NNAPIKernel, call: Callable[[], None], state: dict) -> Callable[
 
 def _fused_call(k: NNAPIKernel, p: list, state: dict, native: bool):
     """The node's call (``native``: entry) computing what the plan fused into it, or None."""
+    if k.channel_step is not None:
+        from ...core import channel_chains
+        members = channel_chains.chain(state)
+        if members is not None:
+            return _chain_call(members, native)
     if k.chained is not None:
         from ...core import activation_epilogue
         if activation_epilogue.epilogue(state) is not None:
             return k.chained(p, state, native) if state.get("steady", True) or not native else None
     return None if k.gated is None else k.gated(p, state, native)
+
+
+def _chain_call(members: list, native: bool):
+    """The first step's call (``native``: its entry) computing every step of its chain (``core/channel_chains``)
+    in one pass: ``kernels/frontend/channel_chain``."""
+    from ...core import channel_chains
+    from ...kernels.frontend import channel_chain
+    codes = {"mul": channel_chain.MUL, "add": channel_chain.ADD, "prelu": channel_chain.PRELU}
+    steps = []
+    for node in members:
+        name, _, vector, _ = channel_chains.step_of(node)
+        steps.append((codes[name], node.params[vector].array.T))
+    first, last = channel_chains.step_of(members[0]), channel_chains.step_of(members[-1])
+    x, out = members[0].params[first[1]].array.T, members[-1].params[last[3]].array.T
+    return (channel_chain.native_entry if native else channel_chain.bind)(x, out, steps)
 
 
 def _executor(k: NNAPIKernel) -> Callable[[list, dict], None]:
@@ -337,6 +359,10 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
         return None
 
     def native(p: list, state: dict) -> object:
+        if k.channel_step is not None:
+            from ...core import channel_chains
+            if channel_chains.chain(state) is not None:  # its entry (None: the runner computes the chain)
+                return _fused_call(k, p, state, True)
         if k.chained is not None:
             from ...core import activation_epilogue
             if activation_epilogue.epilogue(state) is not None:  # its entry, or None: the runner computes the chain
@@ -503,6 +529,7 @@ def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
     register(KernelDescription(k.name, k.enum, LIB_NNAPI, k.params(), _validator(k), _executor(k),
                                doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k),
                                takes_gate=k.takes_gate, takes_activation=k.takes_activation,
-                               activation_epilogue=k.activation_epilogue, residual_sum=k.residual_sum))
+                               activation_epilogue=k.activation_epilogue, residual_sum=k.residual_sum,
+                               channel_step=k.channel_step))
     NNAPI_KERNELS[k.op] = k
     return k

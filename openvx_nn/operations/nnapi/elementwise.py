@@ -116,10 +116,33 @@ def _add_residual_sum(p, state) -> int | None:
     return None
 
 
+def _channel_step(name: str):
+    """The hook (``core/channel_chains``): a float32 MUL or ADD with no fused activation, one input of the output's
+    dims and the other one value per channel (NNAPI's last axis, OpenVX's first): (name, data, vector, 2)."""
+    def step(p, state) -> tuple[str, int, int, int] | None:
+        if any(t.data_type != VX_F32 or t.parent is not None for t in (p[0], p[1], p[2])) or p[3].value != 0:
+            return None
+        out = tuple(p[2].dims)
+        for data in (0, 1):
+            if tuple(p[data].dims) == out and per_channel(p[1 - data].dims, out):
+                return name, data, 1 - data, 2
+        return None
+    return step
+
+
+def per_channel(dims: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Whether a tensor of OpenVX ``dims`` holds one value per channel of ``out`` (NNAPI's ``[C]``,
+    ``[1, 1, C]``...: the first dim the channels', the others 1, no more dims than ``out``)."""
+    dims = tuple(dims)
+    return (0 < len(dims) <= len(out) and len(out) > 0 and dims[0] == out[0]
+            and all(d == 1 for d in dims[1:]))
+
+
 QB = ("input1", "input2", "output")
 nnapi_kernel(NNAPIKernel("add", 0, ("input1", "input2"), ("output",), _infer_binary, _run_add,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.ADD, _run_add),
-                         native=_native_binary(few.ADD), residual_sum=_add_residual_sum))
+                         native=_native_binary(few.ADD), residual_sum=_add_residual_sum,
+                         channel_step=_channel_step("add")))
 nnapi_kernel(NNAPIKernel("sub", 36, ("input1", "input2"), ("output",), lambda args: _infer_binary(args, (F32,)),
                          _run_sub, ints=("activation",), prepare=_prepare_binary(few.SUB, _run_sub),
                          native=_native_binary(few.SUB)))
@@ -128,7 +151,8 @@ nnapi_kernel(NNAPIKernel("div", 30, ("input1", "input2"), ("output",), lambda ar
                          native=_native_binary(few.DIV)))
 nnapi_kernel(NNAPIKernel("mul", 18, ("input1", "input2"), ("output",), _infer_binary, _run_mul,
                          ints=("activation",), quantized=QB, prepare=_prepare_binary(few.MUL, _run_mul),
-                         native=_native_binary(few.MUL), takes_gate=_mul_takes_gate, gated=_mul_gated))
+                         native=_native_binary(few.MUL), takes_gate=_mul_takes_gate, gated=_mul_gated,
+                         channel_step=_channel_step("mul")))
 
 
 FLOAT32_ACTIVATIONS = ("logistic", "tanh")

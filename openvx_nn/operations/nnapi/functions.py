@@ -21,7 +21,7 @@ from ...kernels.frontend import asymmetric, comparison
 from ...kernels.frontend import elementwise_real as ew
 from ...kernels.frontend import float_elementwise as few
 from .common import F32, I32, U8, Args, NNAPIKernel, dtype_in, nnapi_kernel, require
-from .elementwise import VX_F32, broadcast_shape
+from .elementwise import VX_F32, broadcast_shape, per_channel
 
 MAX_RANK = 6
 BOOL, F16 = np.dtype(np.bool_), np.dtype(np.float16)
@@ -72,8 +72,17 @@ def _prelu_epilogue(p, state):
     return "prelu", alpha, 1.0, 1.0
 
 
+def _prelu_step(p, state):
+    """("prelu", 0, 1, 2) when a float32 PRELU's alpha holds one value per channel of its input (the hook of
+    ``core/channel_chains``)."""
+    x, alpha, out = p[0], p[1], p[2]
+    if any(t.data_type != VX_F32 or t.parent is not None for t in (x, alpha, out)) or tuple(x.dims) != tuple(out.dims):
+        return None
+    return ("prelu", 0, 1, 2) if per_channel(alpha.dims, tuple(out.dims)) else None
+
+
 def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int | None = None,
-          result: np.dtype | None = None, epilogue: Callable | None = None) -> None:
+          result: np.dtype | None = None, epilogue: Callable | None = None, step: Callable | None = None) -> None:
     compares = rule in comparison.RULES
 
     def run(args: Args) -> None:
@@ -100,13 +109,13 @@ def _pair(op: str, index: int, rule: str, types: tuple[np.dtype, ...], fast: int
         return few.native_binary(fast, args["input1"], args["input2"], args["output"], 0)
     nnapi_kernel(NNAPIKernel(op, index, ("input1", "input2"), ("output",), _infer_pair(types, result), run,
                              quantized=("input1", "input2", "output"), prepare=prepare, native=native,
-                             activation_epilogue=epilogue))
+                             activation_epilogue=epilogue, channel_step=step))
 
 
 _pair("pow", 70, "pow", (F16, F32), None)
 _pair("maximum", 65, "max", (F16, F32, I32, U8), few.MAX)
 _pair("minimum", 66, "min", (F16, F32, I32, U8), few.MIN)
-_pair("prelu", 71, "prelu", (F16, F32, U8), few.PRELU, epilogue=_prelu_epilogue)
+_pair("prelu", 71, "prelu", (F16, F32, U8), few.PRELU, epilogue=_prelu_epilogue, step=_prelu_step)
 for _op, _index, _rule in (("equal", 48, "equal"), ("not_equal", 68, "not_equal"), ("greater", 53, "greater"),
                            ("greater_equal", 54, "greater_equal"), ("less", 58, "less"),
                            ("less_equal", 59, "less_equal")):
