@@ -106,7 +106,6 @@ def _profile_tflite(path: Path, repeat: int, threads: int | None) -> None:
 
 def main() -> None:
     from openvx_nn import nnapi
-    from openvx_nn.kernels.support import native
     from openvx_nn.operations.nnapi.common import summon_helpers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -143,22 +142,7 @@ def main() -> None:
         graph.process()
     print(f"ours: Execution.compute {_median_us(compute, args.repeat):.0f} us, graph.process "
           f"{_median_us(process, args.repeat):.0f} us (native plan: {graph.plan.native is not None})")
-    total = 0.0
-    for call in graph.plan.calls:
-        name = call.node.description.name.rsplit(".", 1)[-1]
-        dims = [tuple(reversed(p.dims)) for p in call.node.params if hasattr(p, "dims")]
-        if call.native is None:
-            print(f"  {name:24s} (no native entry)")
-            continue
-        entry = call.native
-
-        def layer(entry=entry) -> None:
-            summon_helpers()
-            native.run(entry)
-        took = _median_us(layer, args.repeat)
-        total += took
-        print(f"  {name:24s} {took:8.1f} us  {dims[0]} -> {dims[-1]}")
-    print(f"  sum of layers {total:.0f} us")
+    _profile_calls(graph, args.repeat)
     rows = _ort_profile(onnx, m.nchw(x), args.repeat)
     print(f"ORT (profiled): sum of nodes {sum(t for _, t in rows):.0f} us")
     for name, took in rows:
