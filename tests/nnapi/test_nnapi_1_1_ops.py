@@ -53,19 +53,25 @@ def build_many(x: np.ndarray, quant: tuple[float, int], ops: list[tuple[int, lis
     return m
 
 
-def run_many(x: np.ndarray, quant: tuple[float, int], ops: list[tuple[int, list, tuple]]) -> list[np.ndarray]:
-    """The outputs of ``build_many``'s model run on ``x``."""
+def run_many(x: np.ndarray, quant: tuple[float, int], ops: list[tuple[int, list, tuple]],
+             natively: bool = False) -> list[np.ndarray]:
+    """The outputs of ``build_many``'s model run on ``x`` (``natively``: the last of three runs, which must run
+    on the graph's native plan)."""
     m = build_many(x, quant, ops)
     kind = Q8 if x.dtype == np.uint8 else F32T
     assert nnapi.hal.Device().get_supported_operations(m.to_hal()) == [True] * len(ops)
     c = nnapi.Compilation(m)
     c.finish()
-    e = nnapi.Execution(c)
-    e.set_input(0, x)
-    results = [np.full(shape, 7, DTYPE[kind]) for _, _, shape in ops]
-    for k, r in enumerate(results):
-        e.set_output(k, r)
-    e.compute()
+    graph = c.prepared.lowered.graph
+    for _ in range(3 if natively else 1):
+        e = nnapi.Execution(c)
+        e.set_input(0, x)
+        results = [np.full(shape, 7, DTYPE[kind]) for _, _, shape in ops]
+        for k, r in enumerate(results):
+            e.set_output(k, r)
+        before = graph.native_runs
+        e.compute()
+    assert not natively or graph.native_runs > before
     c.release()
     return results
 
@@ -133,9 +139,10 @@ def pad_reference(x, paddings, pad_value):
     return out
 
 
+@pytest.mark.parametrize("natively", [False, True])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("rank", [1, 2, 3, 4])
-def test_pad_with_every_padding_of_0_to_2_on_each_side(rank, kind):
+def test_pad_with_every_padding_of_0_to_2_on_each_side(rank, kind, natively):
     rng = np.random.default_rng(rank * 11 + kind)
     x = random_input(rng, random_shape(rng, rank, high=3), kind)
     zero = 37
@@ -145,7 +152,7 @@ def test_pad_with_every_padding_of_0_to_2_on_each_side(rank, kind):
         all_pads = [rng.integers(0, 3, (rank, 2)) for _ in range(24)]
         all_pads += [np.zeros((rank, 2), int), np.full((rank, 2), 2)]
     ops = [(OP.PAD, [("ints", p)], tuple(int(a + d + b) for (a, b), d in zip(p, x.shape))) for p in all_pads]
-    got = run_many(x, (0.5, zero), ops)
+    got = run_many(x, (0.5, zero), ops, natively)
     for pads, result in zip(all_pads, got):
         np.testing.assert_array_equal(result, pad_reference(x, pads.tolist(), zero if kind == Q8 else 0.0))
 

@@ -77,13 +77,21 @@ def _run_pad(args: Args) -> None:
 
 
 def _native_pad(args: Args):
-    """The pad as two native copies: the value over the whole output, then the input into its place."""
+    """The pad as native copies: the value into each slab of the output around the input's place (each padded
+    value written once: BlazeFace's channel pads write a few channels per pixel, not the whole output twice), then
+    the input into its place."""
     x, out = args["input"], args["output"]
     before = _values(args, "before", x.ndim)
-    inside = out[tuple(slice(b, b + n) for b, n in zip(before, x.shape))]
-    fill = transpose.native_entry(np.full((1,) * out.ndim, _pad_value(args), out.dtype), out, 0, 0)
-    copy = transpose.native_entry(x, inside, 0, 0)
-    return None if fill is None or copy is None else native.sequence([fill, copy])
+    inside = tuple(slice(b, b + n) for b, n in zip(before, x.shape))
+    value = np.full((1,) * out.ndim, _pad_value(args), out.dtype)
+    entries = []
+    for axis in range(out.ndim):  # slabs: the input's place on the axes before, a pad on this one, all after
+        for pad in (slice(0, before[axis]), slice(before[axis] + x.shape[axis], out.shape[axis])):
+            slab = out[inside[:axis] + (pad,)]
+            if slab.size:
+                entries.append(transpose.native_entry(value, slab, 0, 0))
+    entries.append(transpose.native_entry(x, out[inside], 0, 0))
+    return None if any(e is None for e in entries) else native.sequence(entries)
 
 
 nnapi_kernel(NNAPIKernel("pad", 32, ("input",), ("output",), _infer_pad, _run_pad, ints=PADS,
