@@ -78,6 +78,34 @@ def test_binary16_mode_is_the_float32_kernel_rounded_once_and_the_float64_refere
         assert not (np.isnan(bound) & (bound.view(np.uint16) != 0x7E00)).any()  # NaN: the canonical quiet NaN
 
 
+BOUNDS = [6.0, 0.1, 1.0, 2.0 ** -24, 1.5 * 2.0 ** -24, 2.0 ** -25, 1e-30, 2.0 ** -14 * 1.0001, 65504.0, 65519.0,
+          65520.0, 1e6, np.inf, 0.0, -0.0, -1e-30, -2.5, -65504.0, -1e6, -np.inf, np.nan, 6.0009765625, 6.001]
+"""brelu bounds: binary16 values and values between two (normal, subnormal, below the smallest), at and past the
+largest finite binary16, infinities, signed zeros, negatives (every non-negative input exceeds them) and NaN."""
+
+
+@pytest.mark.parametrize("size", [1 << 16, 300_001])
+def test_binary16_selects_give_the_float32_bits_for_every_bound_and_pattern(size):
+    """relu, brelu and abs select on binary16 bits in integer lanes; each stored bit pattern is the float32
+    kernel's result rounded once, for every input pattern and every kind of bound, bound and native (serial, and
+    shared with the helpers at the larger size)."""
+    rng = np.random.default_rng([1655, size])
+    cases = [("relu", 0.0), ("abs", 0.0)] + [("brelu", a) for a in BOUNDS]
+    for function, a in cases:
+        x16 = _patterns(rng, size)
+        want = _float32_rounded(x16, function, a, 0.0)
+        with np.errstate(invalid="ignore"):
+            plain = _rounded(reference(function, x16.astype(np.float32), a, 0.0).view(np.float32))
+        assert np.array_equal(want, plain), (function, a)  # the two references agree
+        bound = np.full_like(x16, 7.0)
+        fa.bind(x16, bound, function, a)()
+        assert np.array_equal(bound.view(np.uint16), want), (function, a)
+        entered = np.full_like(x16, 7.0)
+        entry = fa.native_entry(x16, entered, function, a)
+        assert entry is not None and native.run(entry) == 0
+        assert np.array_equal(entered.view(np.uint16), want), (function, a)
+
+
 def test_every_function_of_the_kernel_has_the_mode():
     """The mode is the load and the store, not a function: the approximated functions too give the float32
     kernel's results rounded once."""

@@ -19,6 +19,9 @@ Binary16 (``VX_TYPE_FLOAT16``) tensors run on the same loops in a load/store mod
 and each result is rounded once to binary16 as it is stored (:func:`stored`, nearest-even, a NaN keeping its
 payload's high bits: ``support/binary16``). A binary16 result is thus the float32 result on the widened input
 rounded once, bit for bit (NumPy's ``astype(np.float16)`` of it), the float16 layers' documented semantics.
+The functions whose float32 result is the input itself, a constant or a NaN (relu, brelu, abs) skip both
+conversions there: they select on the binary16 bits in integer lanes (:func:`relu_element` and its neighbours),
+which gives those same bits (a NaN is the canonical quiet NaN ``0x7E00``, what the float32 one rounds to).
 
 Tolerance (docs/fixed-point.md, held by ``tests/test_float_activation.py`` over dense sweeps of float32 bit
 patterns): against the float64 function rounded to float32, at most :data:`ULPS` units in the last place
@@ -221,6 +224,88 @@ def relu32(x):
     return canonical(_ZERO if x <= _ZERO else x)  # noqa: FURB136 - max() would pin another NaN and -0 rule
 
 
+_H_MAGNITUDE, _H_INF, _H_NAN, _H_SIGN = (np.uint16(v) for v in (0x7FFF, 0x7C00, 0x7E00, 0x8000))
+_H_ZERO = np.uint16(0)
+
+
+@jit.jitable
+def _relu_bits(h):
+    """relu32 on binary16 bits, rounded once: +0 for a negative sign (-0 and -inf too), the canonical quiet NaN
+    for a NaN, else ``h`` itself (a positive binary16 value is its own float32 result rounded)."""
+    r = _H_ZERO if h >= _H_SIGN else h
+    return _H_NAN if (h & _H_MAGNITUDE) > _H_INF else r
+
+
+@jit.jitable
+def half_cap(a):
+    """``(start, capped)`` of the float32 bound ``a`` of brelu on binary16 bits: a relu result ``r`` (a bit
+    pattern of +0 to +inf, ordered as its value) exceeds ``a`` exactly when ``r >= start``, and then the float32
+    route stores ``a``, whose rounding is ``capped``."""
+    capped = narrow_bits(bits_of_float(a))
+    if math.isnan(a):
+        return np.uint16(0x7C01), capped  # nothing exceeds a NaN
+    if a <= _ZERO:
+        return np.uint16(0 if a < _ZERO else 1), capped  # below zero every r exceeds it; at ±0 every r > 0
+    # past the largest binary16 value at most a: a rounded to nearest, one step further unless that rounded up
+    up = float_of_bits(widen_bits(capped)) <= a
+    return np.uint16(capped + np.uint16(1) if up else capped), capped
+
+
+def relu_element(v):
+    """relu of one element, as the element is stored: ``relu32`` for float32, its bits rounded once for
+    binary16 bits (selected in integer lanes, no conversion)."""
+    raise NotImplementedError("relu_element() is called from kernels only")
+
+
+@overload(relu_element)
+def _relu_element(v):
+    if v == types.uint16:
+        return lambda v: _relu_bits(v)
+    if v == types.float32:
+        return lambda v: relu32(v)
+    return None
+
+
+def brelu_element(v, a, start, capped):
+    """brelu of one element with the float32 bound ``a``: ``a if relu(v) > a else relu(v)``; binary16 bits select
+    with :func:`half_cap`'s ``start`` and ``capped`` of ``a`` (float32 ignores them)."""
+    raise NotImplementedError("brelu_element() is called from kernels only")
+
+
+@overload(brelu_element)
+def _brelu_element(v, a, start, capped):
+    if v == types.uint16:
+        def bits(v, a, start, capped):
+            r = _H_ZERO if v >= _H_SIGN else v
+            r = capped if r >= start else r
+            return _H_NAN if (v & _H_MAGNITUDE) > _H_INF else r
+        return bits
+    if v == types.float32:
+        def single(v, a, start, capped):
+            r = relu32(v)
+            return a if r > a else r  # noqa: FURB136 - min() would pin another NaN rule
+        return single
+    return None
+
+
+def abs_element(v):
+    """abs of one element, as stored: the float32 one with a NaN canonical, or binary16 bits with the sign
+    cleared (a NaN: ``0x7E00``)."""
+    raise NotImplementedError("abs_element() is called from kernels only")
+
+
+@overload(abs_element)
+def _abs_element(v):
+    if v == types.uint16:
+        def bits(v):
+            m = v & _H_MAGNITUDE
+            return _H_NAN if m > _H_INF else m
+        return bits
+    if v == types.float32:
+        return lambda v: canonical(abs(v))
+    return None
+
+
 @jit.jitable
 def rounded64(r):
     """The float64 ``r`` rounded once to float32, NaN as the canonical NaN."""
@@ -267,19 +352,16 @@ def _rows(x, out, code, a, b, r0, r1):
         for i in range(xs.size):
             v = loaded(xs[i])
             ys[i] = stored(exp32(v), ys)
-    elif code == RELU:
+    elif code == RELU:  # relu, brelu, abs: binary16 bits select in integer lanes (module doc)
         for i in range(xs.size):
-            v = loaded(xs[i])
-            ys[i] = stored(relu32(v), ys)
+            ys[i] = relu_element(xs[i])
     elif code == BRELU:
+        start, capped = half_cap(af)
         for i in range(xs.size):
-            v = loaded(xs[i])
-            r = relu32(v)
-            ys[i] = stored(af if r > af else r, ys)  # noqa: FURB136 - min() would pin another NaN rule
+            ys[i] = brelu_element(xs[i], af, start, capped)
     elif code == ABS:
         for i in range(xs.size):
-            v = loaded(xs[i])
-            ys[i] = stored(canonical(abs(v)), ys)
+            ys[i] = abs_element(xs[i])
     elif code == SQUARE:
         for i in range(xs.size):
             v = loaded(xs[i])
