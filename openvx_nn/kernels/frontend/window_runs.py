@@ -21,8 +21,11 @@ values), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing)
 Element types. Each pass reads float32 or binary16 runs and writes float32 or binary16 outputs (``half_in``,
 ``half_out``; the ``_hf`` and ``_fh`` forms): binary16 lanes are widened exactly as they are loaded and each
 result is narrowed once as it is stored (``support/binary16``), the reduction itself is float32 either way, so a
-binary16 pool gives the float32 pool's results on the widened values, rounded once. Offsets and strides are in
-bytes whatever the element (a binary16 run's value ``j`` is at ``2 * j``).
+binary16 pool gives the float32 pool's results on the widened values, rounded once. The maximum keeps a signaling
+NaN's bits through both conversions (it passes NaNs on unchanged); the sum takes the CPU's conversions alone
+(``widen_arithmetic``, ``narrow_arithmetic``: its additions quiet every NaN anyway, so the bits are the same at a
+fraction of the instructions). Offsets and strides are in bytes whatever the element (a binary16 run's value ``j``
+is at ``2 * j``).
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..support.binary16 import narrow_lanes, widen_lanes
+from ..support.binary16 import narrow_arithmetic, narrow_lanes, widen_arithmetic, widen_lanes
 from ..support.llvm_loops import constant, masked_lanes, splat, typed_args
 
 LANES = 16
@@ -74,8 +77,11 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
                     lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + LANES)))) for count in left]
     high_whole = lanes_below(b, constant(LANES - 1))  # a whole step's last vector needs 31 of its 32 values
 
+    # a maximum passes a NaN on as it is: its conversions keep a signaling NaN's bits; a sum quiets every NaN
+    widen, narrow = (widen_lanes, narrow_lanes) if maximum else (widen_arithmetic, narrow_arithmetic)
+
     def widened(b, lanes):
-        return b.bitcast(widen_lanes(b, lanes), vec) if half_in else lanes
+        return b.bitcast(widen(b, lanes), vec) if half_in else lanes
 
     def reader(masks, halves):
         """``read(b, run, j, v)``: vector ``v`` of the step at output ``j`` of ``run``, as float32."""
@@ -134,7 +140,7 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         for v, acc in enumerate(accs):
             result = acc if maximum else b.fdiv(acc, divisor)
             if half_out:  # rounded once, here
-                result = narrow_lanes(b, b.bitcast(result, ir.VectorType(_I32, LANES)))
+                result = narrow(b, b.bitcast(result, ir.VectorType(_I32, LANES)))
             address = b.add(row_out, b.mul(b.add(j, constant(LANES * v)), constant(out_size)))
             if masks:
                 store(b, result, address, masks[v])

@@ -10,7 +10,10 @@ vector micro-kernels that read and write binary16 themselves (``frontend/window_
   tiny values to subnormals or a signed zero; LLVM's ``fptrunc`` (``vcvtps2ph``), but a NaN keeps its payload's
   high bits (at least one set) and its quiet bit as it was, where the CPU would quiet it.
 
-Both are selects on the bits, never branches, so loops over them vectorize.
+Both are selects on the bits, never branches, so loops over them vectorize. Where arithmetic follows the widening
+(a sum) every NaN it gives is quiet whatever the input's quiet bit was, and a quiet NaN narrows to the same bits
+either way, so such kernels take the CPU's conversions alone (:func:`widen_arithmetic`,
+:func:`narrow_arithmetic`: one instruction a vector).
 """
 from __future__ import annotations
 
@@ -52,6 +55,18 @@ def narrow_lanes(b: ir.IRBuilder, f: ir.Value) -> ir.Value:
     nan = b.or_(b.add(b.add(high, _const(i32, 0x7C00)), no_high), b.lshr(sign, _const(i32, 16)))
     ordinary = b.bitcast(b.fptrunc(b.bitcast(f, _like(f, _F32)), _like(f, _HALF)), _like(f, _I16))
     return b.select(b.icmp_unsigned(">", a, _const(i32, 0x7F800000)), b.trunc(nan, _like(f, _I16)), ordinary)
+
+
+def widen_arithmetic(b: ir.IRBuilder, h: ir.Value) -> ir.Value:
+    """The float32 bits (i32 lanes) of the binary16 bits ``h`` (i16 lanes) for arithmetic: exact, but a signaling
+    NaN comes out quiet (``vcvtph2ps``), as the arithmetic after it would make it (module doc)."""
+    return b.bitcast(b.fpext(b.bitcast(h, _like(h, _HALF)), _like(h, _F32)), _like(h, _I32))
+
+
+def narrow_arithmetic(b: ir.IRBuilder, f: ir.Value) -> ir.Value:
+    """The binary16 bits (i16 lanes) nearest the float32 bits ``f`` (i32 lanes), ties to even, for a result of
+    arithmetic: a quiet NaN gives :func:`narrow_lanes`' bits; a signaling one would come out quiet."""
+    return b.bitcast(b.fptrunc(b.bitcast(f, _like(f, _F32)), _like(f, _HALF)), _like(f, _I16))
 
 
 @intrinsic
