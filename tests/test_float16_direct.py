@@ -59,6 +59,27 @@ def test_shared_conversions_equal_numpy_on_every_bit_pattern(n):
         assert _bits(narrow) == _bits(narrowed)
 
 
+def test_conversions_keep_nan_payloads_and_signs_as_numpy():
+    """Every float32 NaN class narrows as NumPy's ``astype`` (sign, the payload's high ten bits with the quiet bit
+    as it was, at least one of them set), with infinities, the binary16 range's ends and random patterns beside;
+    every binary16 pattern widens as NumPy's, signaling NaNs staying signaling."""
+    rng = np.random.default_rng(1625)
+    nans = np.concatenate([np.arange(0x7F800001, 0x80000000, 97, dtype=np.int64),
+                           np.arange(0xFF800001, 0x100000000, 89, dtype=np.int64)]).astype(np.uint32)
+    edges = np.array([0x7F800001, 0xFF800001, 0x7F801FFF, 0x7F802000, 0xFF802000, 0x7FC00000, 0xFFFFFFFF,
+                      0x7F800000, 0xFF800000, 0x477FE000, 0x477FF000, 0x33000000, 0x33000001, 0x80000001], np.uint32)
+    singles = np.concatenate([nans, edges, rng.integers(0, 1 << 32, 200_000, dtype=np.int64).astype(np.uint32)])
+    singles = singles.view(np.float32)
+    narrow = np.zeros(singles.size, F16)
+    float16.bind(singles, narrow, False)()
+    with np.errstate(all="ignore"):
+        assert _bits(narrow) == _bits(singles.astype(F16))
+    halves = np.arange(1 << 16, dtype=np.uint16).view(F16)
+    wide = np.zeros(halves.size, np.float32)
+    float16.bind(halves, wide, True)()
+    assert wide.view(np.uint32).tobytes() == halves.astype(np.float32).view(np.uint32).tobytes()
+
+
 # -- pooling --------------------------------------------------------------------------------------------------------
 def _pool_reference(x64, out_wh, kind, size, pad, stride):
     """The NN extension's pooling, per window: max over the positions inside the input (NaN if any is NaN;

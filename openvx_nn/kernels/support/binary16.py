@@ -46,15 +46,19 @@ def widen_lanes(b: ir.IRBuilder, h: ir.Value) -> ir.Value:
 
 
 def narrow_lanes(b: ir.IRBuilder, f: ir.Value) -> ir.Value:
-    """The binary16 bits (i16 lanes) nearest the float32 bits ``f`` (i32 lanes), ties to even (module doc)."""
-    i32 = f.type
-    sign = b.and_(f, _const(i32, 0x80000000))
-    a = b.xor(f, sign)
-    high = b.lshr(b.and_(a, _const(i32, 0x007FFFFF)), _const(i32, 13))
-    no_high = b.zext(b.icmp_unsigned("==", high, _const(i32, 0)), i32)
-    nan = b.or_(b.add(b.add(high, _const(i32, 0x7C00)), no_high), b.lshr(sign, _const(i32, 16)))
-    ordinary = b.bitcast(b.fptrunc(b.bitcast(f, _like(f, _F32)), _like(f, _HALF)), _like(f, _I16))
-    return b.select(b.icmp_unsigned(">", a, _const(i32, 0x7F800000)), b.trunc(nan, _like(f, _I16)), ordinary)
+    """The binary16 bits (i16 lanes) nearest the float32 bits ``f`` (i32 lanes), ties to even (module doc): the
+    CPU's narrowing, and for a NaN the sign, 0x7C00 and the payload's high ten bits (the quiet bit as it was),
+    at least ``1`` of them."""
+    i16 = _like(f, _I16)
+    single = b.bitcast(f, _like(f, _F32))
+    ordinary = b.bitcast(b.fptrunc(single, _like(f, _HALF)), i16)
+    high = b.trunc(b.lshr(f, _const(f.type, 13)), i16)  # a NaN's: 0xFC00 | the payload's high ten bits
+    sign = b.trunc(b.lshr(f, _const(f.type, 16)), i16)
+    nan = b.or_(b.and_(sign, _const(i16, 0x8000)), b.and_(high, _const(i16, 0x7FFF)))
+    least = b.or_(b.and_(nan, _const(i16, 0xFC00)), _const(i16, 1))  # the sign, 0x7C00 and a payload of 1
+    nan = b.select(b.icmp_unsigned(">", nan, least), nan, least)
+    magnitude = b.and_(f, _const(f.type, 0x7FFFFFFF))
+    return b.select(b.icmp_unsigned(">", magnitude, _const(f.type, 0x7F800000)), nan, ordinary)
 
 
 def widen_arithmetic(b: ir.IRBuilder, h: ir.Value) -> ir.Value:
