@@ -5,8 +5,8 @@ whole output after (``float16_edges``) costs more than the layer. Here the float
 binary16 tensors: pooling is ``chw_pooling.pool_planes`` (the float32 layer's plane kernel) on binary16 planes,
 its window passes widening the input as they load it and narrowing each output as they store it; an activation
 the float32 layer computes exactly (relu, brelu, abs, square, sqrt, linear) is ``float_activation``'s loop of the
-function in its binary16 mode, widening each value as it loads it and narrowing each result as it stores it. The
-results are those of the float32 layer on the widened inputs, rounded once per output
+function in its binary16 mode, widening each value as it loads it and narrowing each result as it stores it (relu,
+brelu and abs select on the binary16 bits instead, in integer lanes: no conversion at all). The results are those of the float32 layer on the widened inputs, rounded once per output
 to binary16 (``float16.narrow``, nearest-even), bit for bit. Planes and units are shared with the engine's helpers
 as the float32 layers share theirs (``float_sharing``; the gang for native entries).
 """
