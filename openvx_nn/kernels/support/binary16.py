@@ -38,11 +38,11 @@ def _const(kind: ir.Type, number: int) -> ir.Constant:
 def widen_lanes(b: ir.IRBuilder, h: ir.Value) -> ir.Value:
     """The float32 bits (i32 lanes) of the binary16 bits ``h`` (i16 lanes), exactly (module doc)."""
     i32 = _like(h, _I32)
+    i16 = h.type
     o = b.bitcast(b.fpext(b.bitcast(h, _like(h, _HALF)), _like(h, _F32)), i32)
-    h32 = b.zext(h, i32)
-    nan = b.icmp_unsigned("==", b.and_(h32, _const(i32, 0x7E00)), _const(i32, 0x7C00))
-    payload = b.icmp_unsigned("!=", b.and_(h32, _const(i32, 0x03FF)), _const(i32, 0))
-    return b.select(b.and_(nan, payload), b.and_(o, _const(i32, 0xFFBFFFFF)), o)
+    # a signaling NaN: a magnitude in 0x7C01..0x7DFF, one unsigned comparison in the 16-bit lanes
+    signaling = b.icmp_unsigned("<", b.sub(b.and_(h, _const(i16, 0x7FFF)), _const(i16, 0x7C01)), _const(i16, 0x1FF))
+    return b.select(signaling, b.and_(o, _const(i32, 0xFFBFFFFF)), o)
 
 
 def narrow_lanes(b: ir.IRBuilder, f: ir.Value) -> ir.Value:
