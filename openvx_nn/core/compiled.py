@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import activation_epilogue, channel_chains, epilogue_fusion, gated_products, map_groups, rewrites
+from . import activation_epilogue, channel_chains, epilogue_fusion, gated_products, map_groups, rewrites, side_by_side
 from .enums import Direction, Type
 from .errors import VXError
 from .memory import EMPTY, MemoryPlan
@@ -201,6 +201,7 @@ def compile_calls(order: list[Node], previous: tuple[Call, ...] = ()) -> Calls:
         calls.append(call)
         if binding is not None:
             bindings[id(node)] = (call, binding)
-    found = Calls(calls)
+    found = Calls(side_by_side.pair_calls(calls, rewrites.nothing, rewrites.no_entry()) if rewrites.enabled()
+                  else calls)  # the bindings keep the calls unpaired: a rebind pairs what it keeps afresh
     found.bindings = bindings
     return found

@@ -196,3 +196,44 @@ def test_recurrent_layers_run_from_c(tmp_path, rng, layer):
     for out in outs:
         close(out, want)
     assert runs > 0, "the graph did not run from C"
+
+
+@pytest.mark.parametrize("seq,hidden,inputs", [(1, 3, 2), (7, 5, 4), (30, 16, 9)])
+def test_bidirectional_lstm_directions_run_as_one_call(tmp_path, rng, monkeypatch, seq, hidden, inputs):
+    """The plan runs the two directions as one call (``core/side_by_side``: at once where a helper is in the gang),
+    with the seed's numbers and the bytes of the directions run one after the other (the plan's rewrites off)."""
+    from openvx_nn.core import rewrites
+    from openvx_nn.kernels.engine import side_by_side
+    from openvx_nn.kernels.support import native
+
+    x = rng.standard_normal((seq, inputs)).astype(np.float32)
+    sets = [(_mats(rng, 4, hidden, hidden), _mats(rng, 4, hidden, inputs),
+             [rng.standard_normal(hidden).astype(np.float32) for _ in range(4)]) for _ in range(2)]
+
+    def predict(name):
+        b = builder({"x": (inputs,)}, ["y"], output_shapes={"y": (2 * hidden,)})
+        b.add_bidirlstm("bi", *sets[0], *sets[1], hidden, inputs, ["x"], ["y"], output_all=True)
+        model = load(tmp_path, b, name)
+        try:
+            outs = [model.predict({"x": x})["y"].copy() for _ in range(3)]
+            calls = [c for g in model._graphs.values() for c in g.graph.plan.calls]
+        finally:
+            model.close()
+        return outs, calls, b.spec.neuralNetwork.layers[0].biDirectionalLSTM
+
+    outs, calls, p = predict("paired")
+    lstm = [c for c in calls if c.node.description.name.endswith(".lstm")]
+    assert len(lstm) == 2 and sum(isinstance(k, native.Entry) and side_by_side.beside(k)
+                                   for k in lstm[0].native.keep) == 2
+    assert lstm[1].native is rewrites.no_entry()
+    acts = (ref.sigmoid, np.tanh, np.tanh)
+    xs = x.astype(np.float64)
+    want = np.concatenate([ref.lstm(xs, *_lstm_weights(p.weightParams[0], hidden, inputs), acts)[0],
+                           ref.lstm(xs, *_lstm_weights(p.weightParams[1], hidden, inputs), acts, reverse=True)[0]],
+                          axis=1)
+    monkeypatch.setattr(rewrites, "ENABLED", False)
+    apart, calls, _ = predict("apart")
+    assert not any(c.native is rewrites.no_entry() for c in calls)
+    for out in outs:
+        close(out.reshape(want.shape), want)
+        np.testing.assert_array_equal(out.view(np.uint32), apart[0].view(np.uint32))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine import side_by_side
 from ..support import native
 from . import recurrence as r
 from .float_convolution import NO_RESIDUAL, pack_fc, work_units
@@ -144,7 +145,8 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
               full_bias, _empty() if h0 is None else h0, _empty() if c0 is None else c0, out,
               _empty() if h_out is None else h_out, _empty() if c_out is None else c_out, gates, NO_RESIDUAL)
     words, keep = native.pack(_six(ints), _six(reals), *(_six(a) for a in arrays))
-    return native.Entry(r.entry(), words, keep)
+    # a chain of small dependent steps that lends no work: another layer's entry may run it on a helper at once
+    return native.Entry(r.entry(), words, keep + (side_by_side.BESIDE,))
 
 
 def runner(entry: native.Entry):
