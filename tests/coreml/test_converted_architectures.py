@@ -44,3 +44,23 @@ def test_the_unet_stays_on_the_nhwc_engines_from_input_to_output():
     assert concats and all(how == "1 x coreml.reshape into views along C, 1 written there (NHWC)"
                            for how in concats), concats
     assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
+
+
+@pytest.mark.parametrize("name", ["gru_tagger", "lstm_tagger"])
+def test_recurrent_taggers_run_their_native_plan(name):
+    """The taggers' graphs (a recurrent layer, a dense read-out, softmax and log) run from C, run after run, with
+    PyTorch's numbers; the LSTM's two directions as one call (``core/side_by_side``)."""
+    from openvx_nn.core import rewrites
+
+    data = np.load(NETWORKS / f"{name}.npz")
+    want = data["y"].astype(np.float64)
+    with cm.load(NETWORKS / f"{name}.mlmodel") as model:
+        outs = [model.predict({"x": data["x"]})["y"].copy() for _ in range(3)]
+        graphs = [g.graph for g in model._graphs.values()]
+        runs = sum(g.native_runs for g in graphs)
+        idle = sum(c.native is rewrites.no_entry() and c.node.description.name.endswith(".lstm")
+                   for g in graphs for c in g.plan.calls)
+    assert runs > 0, "the graph did not run from C"
+    assert idle == (1 if name == "lstm_tagger" else 0)
+    for got in outs:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
