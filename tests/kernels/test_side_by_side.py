@@ -69,10 +69,12 @@ def test_a_helper_runs_one_direction(rng):
     cells, x, out, entries = _directions(rng, 300, 1, 32, 64)
     both = side_by_side.pair(*entries)
     joins = gang.native_joins()
-    for _ in range(20):
+    for _ in range(200):  # a loaded machine may run the woken helper late: until it joins once
         gang.summon_spare()
         with gang.held():
             assert native.run(both) == 0
+        if gang.native_joins() > joins:
+            break
     assert gang.native_joins() > joins
     _close(out, _want(cells, x, 64))
 
