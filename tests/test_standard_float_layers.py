@@ -208,16 +208,31 @@ def test_a_depthwise_layer_written_map_by_map_on_views_runs_on_planes_with_the_s
 
 
 @pytest.mark.usefixtures("float_sums")
-def test_a_dilated_float32_convolution_stays_on_the_correlation_engine_and_matches_the_reference():
-    rng = np.random.default_rng(4001)
+@pytest.mark.parametrize("seed", range(3))
+def test_a_dilated_float32_convolution_takes_the_float_engine_and_matches_the_reference_natively(seed):
+    rng = np.random.default_rng([4001, seed])
     for index in range(4):
         case = _conv_case(rng, dilated=True)
         with Context() as ctx, ctx.graph() as g:
             x, w, b, out = _convolution_graph(ctx, g, rng, case, with_bias=index % 2 == 1)
-            got = _native_run(g, out)
-            assert _model(g.handle).order[0].state["float"] == (case[3] == (0, 0))
+            python, native = _python_then_native(ctx, g, out)
+            assert _model(g.handle).order[0].state["float"], "the dilated layer did not take the float engine"
+            assert python.tobytes() == native.tobytes(), case
             value, size = _reference_convolution(x.numpy(), w, b, case[6], case[2], case[7], case[3])
-            _assert_close(got, value, size)
+            _assert_close(native, value, size)
+
+
+@pytest.mark.usefixtures("float_sums")
+def test_a_dilated_float32_convolution_called_directly_matches_the_reference():
+    # kernels.openvx.convolution.convolution (no graph) takes the same engine with the dilation
+    from openvx_nn.kernels.openvx.convolution import convolution
+    rng = np.random.default_rng(4004)
+    for _ in range(4):
+        shape, w_shape, pad, dilation, batch, ceiling, out_wh, stride = _conv_case(rng, dilated=True)
+        x, w, b = _values(rng, shape), _values(rng, w_shape), _values(rng, (w_shape[3],))
+        out = np.zeros(out_wh + (w_shape[3],) + batch, np.float32)
+        convolution(x, w, b, out, *pad, *stride, *dilation, True, True)
+        _assert_close(out, *_reference_convolution(x, w, b, out_wh, pad, stride, dilation))
 
 
 def test_asked_for_float64_sums_a_float32_convolution_keeps_them(monkeypatch):

@@ -169,6 +169,35 @@ def test_conv_2d_with_layout_and_dilation(seed, dtype, nchw):
         check(got, want, dtype, nchw)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dilated_float32_conv_2d_in_nhwc_runs_on_the_float_engine_with_its_dilation(seed, monkeypatch):
+    # the one float32 convolution engine (float_convolution) takes the dilation: its calls are recorded
+    from openvx_nn.kernels.frontend import float_convolution as fconv
+    seen = []
+    for name in ("bind_conv2d", "native_conv2d"):
+        def spy(*args, _real=getattr(fconv, name), **kwargs):
+            seen.append(tuple(kwargs.get("dilations", (1, 1))))
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(fconv, name, spy)
+    rng = np.random.default_rng(40 + seed)
+    h, w, c, o = int(rng.integers(6, 20)), int(rng.integers(6, 20)), int(rng.integers(1, 40)), int(rng.integers(1, 70))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    dw, dh = int(rng.integers(1, 5)), int(rng.integers(2, 5))
+    sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    act = seed % 4
+    x, filt, bias = data(rng, (2, h, w, c), np.float32), data(rng, (o, kh, kw, c), np.float32), \
+        data(rng, (o,), np.float32)
+    top, bottom = same_padding(h, (kh - 1) * dh + 1, sh)
+    left, right = same_padding(w, (kw - 1) * dw + 1, sw)
+    want = conv_reference(x, filt, bias, (left, right, top, bottom), (sw, sh), (dw, dh), 1, act)
+    head = [Tensor(x), Tensor(filt, const=True), Tensor(bias, const=True)]
+    got, = run(OP.CONV_2D, head + [i32(SAME), i32(sw), i32(sh), i32(act), boolean(False), i32(dw), i32(dh)],
+               [Out(F32T, want.shape)])
+    assert seen and set(seen) == {(dw, dh)}, seen
+    scale = conv_reference(np.abs(x), np.abs(filt), np.abs(bias), (left, right, top, bottom), (sw, sh), (dw, dh), 1, 0)
+    assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-30)
+
+
 @pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
 def test_depthwise_conv_2d_with_layout_and_dilation(seed, dtype, nchw):
     rng = np.random.default_rng(20 + seed)

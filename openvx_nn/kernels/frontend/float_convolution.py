@@ -10,6 +10,11 @@ by four vectors for a fully connected layer of one row: ``tile_rows``), and the 
 fused activation and stores (through masks for a last block of fewer channels). An input with padding is copied
 once per call into a zero-bordered buffer, so edge pixels take the same path.
 
+Dilation (DeepLab's atrous convolutions, OpenVX's and NNAPI's dilated layers) changes only the taps' offsets: rows
+dilated alone keep a filter row's ``kw * I`` inputs as one run (its taps ``dil_h`` input rows apart); dilated
+columns make each of the ``kh * kw`` filter taps a run of ``I`` inputs, ``dil_w`` pixels apart. The packed weights
+are the same bytes either way (``[kh, kw * I]`` is ``[kh * kw, I]``), and so is the order of the sums.
+
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
 the bound the tests check).
@@ -40,6 +45,30 @@ from .float_microkernel import (
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
 
 
+@jit.jitable
+def _tap_offsets(kh, inner, width, depth, dil_h, dil_w):
+    """(taps, inputs per tap) of a window of ``kh`` filter rows of ``inner = kw * depth`` weights: a filter row's
+    ``kw * depth`` inputs are one contiguous run unless the columns are dilated, when each of the ``kh * kw`` taps
+    is a run of ``depth`` (the packed weights ``[kh, kw * depth]`` are those taps in the same order)."""
+    if dil_w == 1:
+        return kh, inner
+    return kh * (inner // depth), depth
+
+
+@jit.jitable
+def _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w):
+    """The byte offsets of the taps (``_tap_offsets``) from an output pixel's window origin in the padded input:
+    filter row ``ky`` starts ``ky * dil_h`` input rows down; with dilated columns, tap ``(ky, kx)`` also
+    ``kx * dil_w`` pixels right."""
+    kw = inner // depth
+    for ky in range(kh):
+        if dil_w == 1:
+            taps[ky] = ky * dil_h * width * depth * 4
+        else:
+            for kx in range(kw):
+                taps[ky * kw + kx] = (ky * dil_h * width + kx * dil_w) * depth * 4
+
+
 def _tiles(shape: Tile, with_res: bool) -> Callable:
     """The tile loop of one tile shape (``shape.rows`` pixels by a block of channels), with or without a
     residual, as a function of its own: one loop serving every shape and both epilogues kept the addresses of all
@@ -53,7 +82,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
     full_partial = shape.residual_partial if with_res else shape.direct_partial
 
     @jit.jitable
-    def tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
+    def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
         n_batch, height, width, depth = xp.shape
         n_blocks, kh, inner, vecs, lanes = wp.shape
         block = vecs * lanes
@@ -65,15 +94,15 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         low, high = np.float32(lo), np.float32(hi)
         clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
         addresses = np.empty(rows, np.int64)
-        taps = np.empty(kh, np.int64)
-        for ky in range(kh):
-            taps[ky] = ky * width * depth * 4
+        n_taps, n_inner = _tap_offsets(kh, inner, width, depth, dil_h, dil_w)
+        taps = np.empty(n_taps, np.int64)
+        _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
         tile = np.empty(rows * block, np.float32)
         scratch = scratch_for(code, alpha, rows, units)
         x_at, w_at, tile_at = xp.ctypes.data, wp.ctypes.data, tile.ctypes.data
         rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
         out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
-        w_tap_stride, w_block = inner * block * 4, kh * inner * block * 4
+        w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
             first = u // n_tiles
@@ -107,19 +136,19 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                         w_jb = w_at + jb * w_block
                         if j0 + block <= units:
                             if with_res:
-                                full(out_at + at, rows_at, taps_at, kh, inner, w_jb, w_tap_stride, 4 * units,
+                                full(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
                                      bias_at + 4 * j0, res_at + at, low, high)
                             else:
-                                full(out_at + at, rows_at, taps_at, kh, inner, w_jb, w_tap_stride, 4 * units,
+                                full(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
                                      bias_at + 4 * j0, low, high)
                         elif with_res:  # a last block of fewer channels: written through masks
-                            full_partial(out_at + at, rows_at, taps_at, kh, inner, w_jb, w_tap_stride, 4 * units,
+                            full_partial(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
                                          bias_at + 4 * j0, res_at + at, units - j0, low, high)
                         else:
-                            full_partial(out_at + at, rows_at, taps_at, kh, inner, w_jb, w_tap_stride, 4 * units,
+                            full_partial(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
                                          bias_at + 4 * j0, units - j0, low, high)
                         continue
-                    partial(tile_at, rows_at, taps_at, kh, inner, w_at + jb * w_block, w_tap_stride)
+                    partial(tile_at, rows_at, taps_at, n_taps, n_inner, w_at + jb * w_block, w_tap_stride)
                     cols = min(block, units - j0)
                     for r in range(min(rows, pixels - p0)):
                         for j in range(cols):  # the epilogue: bias, residual, fused activation (NaN stays NaN)
@@ -157,13 +186,13 @@ def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
 
 
 @jit.kernel
-def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
+def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
     """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
     pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none); ``(code, alpha, ea, eb)`` the activation after the clamp
-    (``epilogue_activation``)."""
-    args = (xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, g0, g1)
+    (``epilogue_activation``); ``(dil_h, dil_w)`` the dilation (1: adjacent taps)."""
+    args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc; never with a residual: bind_conv2d checks)
         if wide:
@@ -201,19 +230,19 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _conv_tiles(x, wp, bias, none, out, 1, 1, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, n_units)
+    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, n_units)
 
 
 @jit.kernel
-def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb, n_units, n_chunks,
-                 counters, wait):
+def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, n_units,
+                 n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, lo, hi, panel, code, alpha, ea, eb,
+        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb,
                     n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
@@ -253,8 +282,8 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
     return panel, -(-n_blocks // panel) * tiles
 
 
-_CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.FLOAT,
-               jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
+_CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.INT,
+               jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
 
 
 def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
@@ -297,14 +326,17 @@ def pack_fc(w: np.ndarray, lanes: int | None = None, rows: int = 0) -> np.ndarra
 
 
 def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple[int, int],
-                  out_hw: tuple[int, int], kernel_hw: tuple[int, int]):
+                  out_hw: tuple[int, int], kernel_hw: tuple[int, int], dilations: tuple[int, int] = (1, 1)):
     """(what the tiles read, its per-call copy or None): ``x`` itself when every window lies inside it, else a
     zero-bordered buffer (allocated once) that ``x`` is copied into before each call; the micro-kernel then
-    reads whole filter rows for every pixel, edges included."""
+    reads whole filter rows for every pixel, edges included. ``dilations`` (width, height): a window spans
+    ``(k - 1) * d + 1`` inputs."""
     n, h, w, c = x.shape
     left, _, top, _ = pads
-    need_h = max(top + h, (out_hw[0] - 1) * strides[1] + kernel_hw[0])
-    need_w = max(left + w, (out_hw[1] - 1) * strides[0] + kernel_hw[1])
+    span_h = (kernel_hw[0] - 1) * dilations[1] + 1
+    span_w = (kernel_hw[1] - 1) * dilations[0] + 1
+    need_h = max(top + h, (out_hw[0] - 1) * strides[1] + span_h)
+    need_w = max(left + w, (out_hw[1] - 1) * strides[0] + span_w)
     if top == left == 0 and need_h == h and need_w == w:
         return staged(x)
     return staged(x, (n, need_h, need_w, c), (slice(None), slice(top, top + h), slice(left, left + w)))
@@ -347,25 +379,35 @@ def _residual_input(residual: np.ndarray | None, out: np.ndarray):
     return staged(residual, residual.shape)
 
 
+def _dilations(dilations: tuple[int, int]) -> tuple[int, int]:
+    """(width, height) dilations checked: whole numbers, at least 1."""
+    dw, dh = (int(d) for d in dilations)
+    if min(dw, dh) < 1:
+        raise ValueError(f"dilations {list(dilations)} must be at least 1")
+    return dw, dh
+
+
 def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
-                residual: np.ndarray | None = None, epilogue: tuple | None = None) -> Callable[[], None]:
+                residual: np.ndarray | None = None, epilogue: tuple | None = None,
+                dilations: tuple[int, int] = (1, 1)) -> Callable[[], None]:
     """A no-argument call computing ``out = f(act(bias + conv(x, w) [+ residual]))`` from the arrays' current
     values, with ``wp = pack_conv(w)``; ``activation`` NNAPI's code or a (low, high) clamp (``clamp_range``);
     ``epilogue`` the activation ``f`` as ``epilogue_activation.epilogue_of`` gives it (None: none);
-    ``pads`` (left, right, top, bottom), ``strides`` (width, height);
-    ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract), ``residual`` has it too.
-    Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
+    ``pads`` (left, right, top, bottom), ``strides`` and ``dilations`` (width, height; a dilation ``d`` puts
+    ``d - 1`` inputs between taps); ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract),
+    ``residual`` has it too. Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
     lo, hi = clamp_range(activation)
+    dw, dh = _dilations(dilations)
     target = output_target(out)
     kh, inner = wp.shape[1:3]
-    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
+    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]), (dw, dh))
     _no_row_residual(wp, residual)
     res, res_copy = _residual_input(residual, target)
     pixels = out.shape[0] * out.shape[1] * out.shape[2]
     panel, n_units = work_units(wp, pixels)
     code, alpha, ea, eb = _epilogue(epilogue, wp, out)
-    args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]),
+    args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
             float(lo), float(hi), panel, code, alpha, ea, eb)
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, out.size * kh * inner)
     return finish(rows, [copy, res_copy], target, out)
@@ -373,9 +415,9 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
 
 def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
            strides: tuple[int, int], activation: int, residual: np.ndarray | None = None,
-           epilogue: tuple | None = None) -> None:
+           epilogue: tuple | None = None, dilations: tuple[int, int] = (1, 1)) -> None:
     """``bind_conv2d(...)()``: one call."""
-    bind_conv2d(x, wp, bias, out, pads, strides, activation, residual, epilogue)()
+    bind_conv2d(x, wp, bias, out, pads, strides, activation, residual, epilogue, dilations)()
 
 
 def bind_fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
@@ -397,8 +439,8 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING, _ALPHA = (at(k) for k in range(9))
-_SH, _SW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _MAILBOX, _TASK, _CHUNKS = \
-    range(at(9), at(9) + 15)
+_SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _MAILBOX, _TASK, _CHUNKS = \
+    range(at(9), at(9) + 17)
 
 
 @jit.kernel
@@ -407,7 +449,8 @@ def _conv_block(block, r0, r1, chunks, wait):
     claimed with the helpers; ``wait``: until every claimed one is done)."""
     args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
-            native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], native.real(block, _LO),
+            native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], block[_DH], block[_DW],
+            native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
             native.real(block, _EA), native.real(block, _EB))
     if chunks == 0:
@@ -469,8 +512,8 @@ def _conv_helper() -> int:
 
 
 def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
-                  strides: tuple[int, int], activation: int,
-                  residual: np.ndarray | None = None, epilogue: tuple | None = None) -> native.Entry | None:
+                  strides: tuple[int, int], activation: int, residual: np.ndarray | None = None,
+                  epilogue: tuple | None = None, dilations: tuple[int, int] = (1, 1)) -> native.Entry | None:
     """:func:`bind_conv2d` as a native entry (the same tiles; shared with helper threads as the bound call
     shares them); None when ``x``, ``out`` or ``residual`` is not C-contiguous float32 (the bound call copies
     those per run) or ``out`` overlaps another."""
@@ -481,15 +524,16 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     if res_copy is not None:
         return None
     lo, hi = clamp_range(activation)
+    dw, dh = _dilations(dilations)
     kh, inner = wp.shape[1:3]
-    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]))
+    xp, copy = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]), (dw, dh))
     bias = np.ascontiguousarray(bias, np.float32)
     panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
     code, alpha, ea, eb = _epilogue(epilogue, wp, out)
     task = gang.NativeTask(n_units, out.size * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), alpha, int(strides[1]),
-                           int(strides[0]), float(lo), float(hi), panel, n_units, int(copy is not None), int(pads[2]),
-                           int(pads[0]), code, float(ea), float(eb), *task.words())
+                           int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, int(copy is not None),
+                           int(pads[2]), int(pads[0]), code, float(ea), float(eb), *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 

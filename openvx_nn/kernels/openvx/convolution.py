@@ -7,8 +7,8 @@ correlation). ``origin_x``/``origin_y`` (default 0) move every tap that many
 inputs further: the Khronos sample implementation's dilated taps sit at
 ``mx*(dilation_x + 1) + dilation_x`` (its compatibility mode passes
 ``origin = dilation``). The arithmetic, exactness bounds and float32 summation order
-are ``correlation.py``'s; the fast integer route is ``im2col.py``'s. A float32 layer without
-dilation and with a bias per map or none runs instead on the float engine the NNAPI and CoreML
+are ``correlation.py``'s; the fast integer route is ``im2col.py``'s. A float32 layer with its taps
+at origin 0 (any dilation) and a bias per map or none runs instead on the float engine the NNAPI and CoreML
 layers share (``float_layers``: float32 sums in the order stated there) when ``method`` is not given,
 unless ``$OPENVX_NN_F32_SUMS`` is ``float64``.
 """
@@ -65,7 +65,8 @@ def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.n
     if method is None and isa is None and float_layers.convolution_fits(
             x, w, None if bias is None else bias.shape, out.shape, (dilation_x, dilation_y), (origin_x, origin_y),
             out.dtype):
-        float_layers.Convolution(w, (pad_x, pad_y), (stride_x, stride_y)).bind(x, bias, out)()
+        float_layers.Convolution(w, (pad_x, pad_y), (stride_x, stride_y), (dilation_x, dilation_y)).bind(x, bias,
+                                                                                                      out)()
         return
     window = convolution_window(pad_x, pad_y, stride_x, stride_y, dilation_x, dilation_y, origin_x, origin_y)
     arithmetic = Arithmetic(bool(saturate), bool(nearest_even), int(fpp_x), int(fpp_w), int(fpp_b), int(fpp_out))

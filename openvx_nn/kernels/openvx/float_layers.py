@@ -20,8 +20,10 @@ Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride
 ``oy * stride_y - pad_y + ky``, zeros outside the input; the output extent is the one the graph verified (both
 down-scale roundings: windows past the padded input read zeros too). Padding zeros take part in the sums, as in
 the front ends' layers and other frameworks: an infinite weight on padding makes the output NaN (0 * inf; the
-exact float64 route skips such taps). Dilated kernels and biases per output
-location are not the engine's (they stay on ``engine.correlation``'s route: :func:`convolution_fits`).
+exact float64 route skips such taps). A dilation ``d`` (the standard's count of zeros between taps) puts tap
+``kx`` at column ``ox * stride_x - pad_x + kx * (d + 1)``: the engine's dilation ``d + 1``. Taps shifted by an
+origin (the sample implementation's convention) and biases per output location are not the engine's (they stay
+on ``engine.correlation``'s route: :func:`convolution_fits`).
 
 One input map. A convolution of one input map (a grayscale input's first layer, or the single-map convolutions
 that express a depthwise layer in the standard, which has no groups) is a depthwise convolution: with a window
@@ -85,10 +87,10 @@ def _all_float32(*arrays) -> bool:
 
 def convolution_fits(x: np.ndarray | tuple, w: np.ndarray, bias_shape: tuple | None, out_shape: tuple,
                      dilation: tuple[int, int], origin: tuple[int, int], dtype: np.dtype) -> bool:
-    """Whether a convolution layer takes the float engine: float32, chosen (:func:`chosen`), no dilation (the
-    engine's filter rows are contiguous runs), a bias per output map or none, and something to compute."""
+    """Whether a convolution layer takes the float engine: float32, chosen (:func:`chosen`), taps not shifted
+    by an origin (any dilation), a bias per output map or none, and something to compute."""
     x_shape = tuple(x if isinstance(x, tuple) else x.shape)
-    return (np.dtype(dtype) == np.float32 and chosen() and tuple(dilation) == (0, 0) and tuple(origin) == (0, 0)
+    return (np.dtype(dtype) == np.float32 and chosen() and min(dilation) >= 0 and tuple(origin) == (0, 0)
             and (bias_shape is None or tuple(bias_shape) == (w.shape[3],)) and 3 <= len(x_shape) <= 6
             and int(np.prod(x_shape)) > 0 and int(np.prod(out_shape)) > 0)
 
@@ -122,17 +124,20 @@ def _nchw(a: np.ndarray) -> np.ndarray | None:
 
 class Convolution:
     """A float32 convolution layer planned on the engine: the weights ``[kx, ky, C, K]`` packed once
-    (``float_convolution.pack_conv``), the padding and stride fixed; :meth:`bind` and :meth:`native` tie it to
-    the layer's arrays."""
+    (``float_convolution.pack_conv``), the padding, stride and dilation (the standard's: zeros between taps)
+    fixed; :meth:`bind` and :meth:`native` tie it to the layer's arrays."""
 
-    def __init__(self, w: np.ndarray, pad: tuple[int, int], stride: tuple[int, int]):
+    def __init__(self, w: np.ndarray, pad: tuple[int, int], stride: tuple[int, int],
+                 dilation: tuple[int, int] = (0, 0)):
         self.maps = w.shape[3]
         self.kernel = (w.shape[1], w.shape[0])  # (kh, kw)
         self.packed = engine.pack_conv(np.transpose(w, (3, 1, 0, 2)))  # [K, ky, kx, C]
         self.pads = (int(pad[0]), int(pad[0]), int(pad[1]), int(pad[1]))  # (left, right, top, bottom)
         self.strides = (int(stride[0]), int(stride[1]))  # (width, height)
+        self.dilations = (int(dilation[0]) + 1, int(dilation[1]) + 1)  # (width, height), the engine's: 1 adjacent
         self.planes = None  # one input map: [K, ky * kx] weights for chw_depthwise (module doc)
-        if ONE_MAP_PLANES and w.shape[2] == 1 and w.shape[0] * w.shape[1] in PLANE_TAPS:
+        if ONE_MAP_PLANES and w.shape[2] == 1 and w.shape[0] * w.shape[1] in PLANE_TAPS and \
+                self.dilations == (1, 1):
             self.planes = _readonly(np.ascontiguousarray(w.T.reshape(self.maps, w.shape[1] * w.shape[0]),
                                                          np.float32))
             self.geometry = (w.shape[1], w.shape[0], self.strides[1], self.strides[0], 1, 1, self.pads[2],
@@ -179,7 +184,7 @@ class Convolution:
             return chw_depthwise.bind(*planes)
         xn, yn = self._sides(x, out, layouts)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                  self.strides, clamp, skip)
+                                  self.strides, clamp, skip, dilations=self.dilations)
         x4 = None if layouts[0] else _nchw(x)
         out4 = None if layouts[1] else _nchw(out)
         into = chw_layout.bind(True, x4, xn) if x4 is not None else None
@@ -215,7 +220,7 @@ class Convolution:
         xn, yn = self._sides(x, out, layouts)
         parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn),
                  engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                      self.strides, clamp, skip),
+                                      self.strides, clamp, skip, dilations=self.dilations),
                  None if layouts[1] else chw_layout.native_layout(False, yn, out4)]
         if parts[1] is None or (parts[0] is None) != layouts[0] or (parts[2] is None) != layouts[1]:
             return None

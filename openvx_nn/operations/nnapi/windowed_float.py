@@ -2,6 +2,10 @@
 (the float32 grouped and transposed convolution CoreML's layers run on): GROUPED_CONV_2D, TRANSPOSE_CONV_2D, and
 CONV_2D and DEPTHWISE_CONV_2D when API level 29 gives them dilation, the NCHW layout or float16.
 
+A float32 NHWC ``grouped_conv_2d`` of one group with a dense filter -- a dilated CONV_2D, and the dilated
+convolutions CoreML's NHWC route lowers here (DeepLab's atrous layers) -- runs instead on the NHWC float engine
+(``float_convolution``, which takes dilation), filter packed once, with its native entry.
+
 The kernel works on channel-major planes: an NCHW tensor is its input as it is; an NHWC one is read through a
 transposed view (the kernel copies a strided input per call, and writes a strided output through a scratch).
 Filters are rearranged once at bind: ``[O, kh, kw, C/groups]`` (CONV_2D, GROUPED_CONV_2D), ``[1, kh, kw, O]``
@@ -17,8 +21,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ...core.enums import Status
+from ...kernels.frontend import float_convolution as fconv
 from ...kernels.frontend import grouped_convolution as grouped
 from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
+from .convolution import _Bound, _float_bias, packed_filter
 
 F16 = np.dtype(np.float16)
 FLOATS = (F32, F16)
@@ -139,7 +145,38 @@ def _bind(args: Args, plan: Callable[[np.ndarray, np.ndarray, np.ndarray | None]
     return run
 
 
+def on_engine(args: Args) -> bool:
+    """Whether a ``grouped_conv_2d`` node runs on the NHWC float engine (module doc): float32, NHWC, one group,
+    a dense filter."""
+    return (np.dtype(args["input"].dtype) == F32 and not args["nchw"] and args["groups"] == 1
+            and args["filter_kind"] == CONV)
+
+
+def _engine_window(args: Args) -> tuple:
+    """(pads (left, right, top, bottom), strides (width, height), dilations (width, height)) for the engine."""
+    return ((args["pad_left"], args["pad_right"], args["pad_top"], args["pad_bottom"]),
+            (args["stride_w"], args["stride_h"]), (args["dilation_w"], args["dilation_h"]))
+
+
+def _prepare_engine(args: Args) -> Runner:
+    bias, (pads, strides, dilations) = _float_bias(args), _engine_window(args)
+    x, out, act = args["input"], args["output"], args["activation"]
+    return _Bound(args, fconv.pack_conv, lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act,
+                                                                          dilations=dilations))
+
+
+def _native_grouped(args: Args):
+    """The engine's native entry of a node :func:`on_engine` takes; None for the others (they run from Python)."""
+    if not on_engine(args):
+        return None
+    pads, strides, dilations = _engine_window(args)
+    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args),
+                               args["output"], pads, strides, args["activation"], dilations=dilations)
+
+
 def _prepare_grouped(args: Args) -> Runner:
+    if on_engine(args):
+        return _prepare_engine(args)
     geo = grouped.Geometry(args["groups"], (args["stride_h"], args["stride_w"]),
                            (args["dilation_h"], args["dilation_w"]), (args["pad_top"], args["pad_left"]))
     clip = CLIPS[args["activation"]]
@@ -174,7 +211,8 @@ def _unprepared(prepare: Callable[[Args], Runner]) -> Callable[[Args], None]:
 GROUPED_INDEX = 55
 TRANSPOSED_INDEX = 91
 nnapi_kernel(NNAPIKernel("grouped_conv_2d", GROUPED_INDEX, ("input", "filter", "bias?"), ("output",),
-                         _infer_grouped, _unprepared(_prepare_grouped), ints=GROUPED_INTS, prepare=_prepare_grouped))
+                         _infer_grouped, _unprepared(_prepare_grouped), ints=GROUPED_INTS, prepare=_prepare_grouped,
+                         native=_native_grouped))
 nnapi_kernel(NNAPIKernel("transpose_conv_2d", TRANSPOSED_INDEX, ("input", "filter", "bias?"), ("output",),
                          _infer_transposed, _unprepared(_prepare_transposed), ints=TRANSPOSED_INTS,
                          prepare=_prepare_transposed))

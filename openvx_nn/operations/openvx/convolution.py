@@ -144,8 +144,8 @@ def _plan_convolution(v: Validation) -> None:
         tuple(x_shape), v.ref(1).array, bias_shape, tuple(out_shape), v.state["dilation"],
         (origin["origin_x"], origin["origin_y"]), v.ref(1).array.dtype) and v.tensor(0).data_type == Type.VX_TYPE_FLOAT32
     if v.state["float"]:
-        pad, stride = v.state["pad"], v.state["stride"]
-        v.state["planned"] = PlannedWeights(lambda w: float_layers.Convolution(w, pad, stride), v.ref(1))
+        pad, stride, dilation = v.state["pad"], v.state["stride"], v.state["dilation"]
+        v.state["planned"] = PlannedWeights(lambda w: float_layers.Convolution(w, pad, stride, dilation), v.ref(1))
         return
     window = convolution_window(*v.state["pad"], *v.state["stride"], *v.state["dilation"], origin["origin_x"],
                                 origin["origin_y"])

@@ -1,0 +1,147 @@
+"""Dilated (atrous) convolutions on the float32 engine (``float_convolution``) against a plain float64 reference.
+
+The reference is written from the definition, not from any kernel of the package: output ``(b, oy, ox, o)`` is
+``bias[o] + sum over ky, kx, c of x[b, oy*sh - top + ky*dh, ox*sw - left + kx*dw, c] * w[o, ky, kx, c]``, zeros
+outside the input, summed in float64. The engine sums in float32 with fused multiply-adds; the tolerance is
+docs/nnapi.md's: ``(n + 3) * 2**-24`` times the same sum over absolute values, ``n`` the products per output.
+"""
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.frontend import float_convolution as fconv
+from openvx_nn.kernels.frontend import float_sharing
+from openvx_nn.kernels.support import native
+
+U = 2.0 ** -24
+BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16))
+"""Packings: the CPU's choice, then every tile shape (vectors, lanes)."""
+CLAMPS = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+"""NNAPI's fused activation codes as the (low, high) they clamp to."""
+
+
+def dilated_reference(x, w, bias, pads, strides, dilations, out_hw):
+    """float64 ``[N, OH, OW, O]`` of NHWC ``x`` and ``w`` ``[O, kh, kw, C]``; ``pads`` (left, right, top,
+    bottom), ``strides`` and ``dilations`` (width, height)."""
+    n, h, wd, c = x.shape
+    o, kh, kw, _ = w.shape
+    left, _, top, _ = pads
+    (sw, sh), (dw, dh), (oh, ow) = strides, dilations, out_hw
+    big_h = top + max(h, (oh - 1) * sh + (kh - 1) * dh + 1)
+    big_w = left + max(wd, (ow - 1) * sw + (kw - 1) * dw + 1)
+    padded = np.zeros((n, big_h, big_w, c))
+    padded[:, top:top + h, left:left + wd] = x
+    out = np.zeros((n, oh, ow, o)) + (0.0 if bias is None else np.asarray(bias, np.float64))
+    for ky in range(kh):
+        for kx in range(kw):
+            rows = padded[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh, kx * dw: kx * dw + (ow - 1) * sw + 1: sw]
+            out += rows @ np.asarray(w[:, ky, kx, :], np.float64).T
+    return out
+
+
+def _geometry(rng):
+    """A random dilated window that yields at least one output: input extent, kernel, strides, dilations (width,
+    height), pads (left, right, top, bottom), output extent."""
+    while True:
+        h, w = int(rng.integers(1, 16)), int(rng.integers(1, 16))
+        kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        dw, dh = int(rng.choice([1, 2, 3, 5])), int(rng.choice([1, 2, 3, 6]))
+        pads = tuple(int(p) for p in rng.integers(0, 7, 4))
+        span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+        oh, ow = (h + pads[2] + pads[3] - span_h) // sh + 1, (w + pads[0] + pads[1] - span_w) // sw + 1
+        if oh >= 1 and ow >= 1 and h + pads[2] + pads[3] >= span_h and w + pads[0] + pads[1] >= span_w:
+            return (h, w), (kh, kw), (sw, sh), (dw, dh), pads, (oh, ow)
+
+
+def _values(rng, shape, edge=False):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if edge:  # zeros, tiny and large magnitudes in one tensor
+        x.flat[rng.integers(0, x.size, max(1, x.size // 5))] = 0.0
+        x *= np.float32(2.0) ** rng.integers(-20, 20, shape).astype(np.float32)
+    return x
+
+
+def _case(seed):
+    rng = np.random.default_rng(seed)
+    (h, w), (kh, kw), strides, dilations, pads, (oh, ow) = _geometry(rng)
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 20))
+    o = int(rng.choice([1, 5, 8, 16, 17, 33, int(rng.integers(1, 70))]))
+    act = seed % 4
+    x, wt = _values(rng, (n, h, w, c), edge=seed % 3 == 0), _values(rng, (o, kh, kw, c))
+    bias = _values(rng, (o,)) if seed % 5 else None
+    low, high = CLAMPS[act]
+    want = np.clip(dilated_reference(x, wt, bias, pads, strides, dilations, (oh, ow)), low, high)
+    span = dilated_reference(np.abs(x), np.abs(wt), None if bias is None else np.abs(bias), pads, strides, dilations,
+                             (oh, ow))
+    return x, wt, bias, pads, strides, dilations, act, want, (kh * kw * c + 3) * U * span
+
+
+def _assert_within(got, want, bound):
+    err = np.abs(got.astype(np.float64) - want)
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    assert np.all(err <= bound), f"error {err[worst]} above the bound {bound[worst]} at {worst}"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_dilated_conv2d_matches_the_float64_definition_on_every_tile_shape(seed):
+    x, wt, bias, pads, strides, dilations, act, want, bound = _case(1000 + seed)
+    first = None
+    for block in BLOCKS:
+        got = np.full(want.shape, np.nan, np.float32)
+        fconv.conv2d(x, fconv.pack_conv(wt, block), fconv.bias_or_zeros(bias, wt.shape[0]), got, pads, strides, act,
+                     dilations=dilations)
+        _assert_within(got, want, bound)
+        if first is None:
+            first = got
+        np.testing.assert_array_equal(got, first)  # each lane sums in one order whatever the tile
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_native_entry_of_a_dilated_layer_gives_the_bound_calls_bits(seed, monkeypatch):
+    # serially and shared with a helper thread (every layer large enough to share)
+    x, wt, bias, pads, strides, dilations, act, want, bound = _case(2000 + seed)
+    packed, b = fconv.pack_conv(wt), fconv.bias_or_zeros(bias, wt.shape[0])
+    bound_out = np.full(want.shape, np.nan, np.float32)
+    fconv.conv2d(x, packed, b, bound_out, pads, strides, act, dilations=dilations)
+    for helpers, work in ((0, float_sharing.NATIVE_PARALLEL_WORK), (1, 0)):
+        monkeypatch.setattr(float_sharing.workers, "helpers", lambda n=helpers: n)
+        monkeypatch.setattr(float_sharing, "NATIVE_PARALLEL_WORK", work)
+        got = np.full(want.shape, np.nan, np.float32)
+        entry = fconv.native_conv2d(x, packed, b, got, pads, strides, act, dilations=dilations)
+        assert native.run(entry) == 0
+        _assert_within(got, want, bound)
+        np.testing.assert_array_equal(got, bound_out)
+
+
+def test_atrous_pyramid_rates_on_a_feature_map_smaller_than_the_padding():
+    # DeepLab's rates 6, 12, 18 on a 9x9 map with "same" padding: most taps of the outer rates read padding
+    rng = np.random.default_rng(7)
+    x, wt, bias = _values(rng, (1, 9, 9, 24)), _values(rng, (40, 3, 3, 24)), _values(rng, (40,))
+    for rate in (6, 12, 18):
+        pads, dilations = (rate,) * 4, (rate, rate)
+        want = dilated_reference(x, wt, bias, pads, (1, 1), dilations, (9, 9))
+        span = dilated_reference(np.abs(x), np.abs(wt), np.abs(bias), pads, (1, 1), dilations, (9, 9))
+        got = np.full((1, 9, 9, 40), np.nan, np.float32)
+        fconv.conv2d(x, fconv.pack_conv(wt), bias, got, pads, (1, 1), 0, dilations=dilations)
+        _assert_within(got, want, (9 * 24 + 3) * U * span)
+
+
+def test_a_dilation_of_one_is_the_undilated_layer_bit_for_bit():
+    rng = np.random.default_rng(8)
+    x, wt, bias = _values(rng, (1, 11, 13, 7)), _values(rng, (19, 3, 2, 7)), _values(rng, (19,))
+    plain, dilated = np.empty((1, 11, 13, 19), np.float32), np.empty((1, 11, 13, 19), np.float32)
+    fconv.conv2d(x, fconv.pack_conv(wt), bias, plain, (1, 0, 1, 1), (1, 1), 0)
+    fconv.conv2d(x, fconv.pack_conv(wt), bias, dilated, (1, 0, 1, 1), (1, 1), 0, dilations=(1, 1))
+    np.testing.assert_array_equal(dilated, plain)
+    rows_only = np.empty((1, 9, 13, 19), np.float32)  # rows dilated alone keep each filter row's one run
+    fconv.conv2d(x, fconv.pack_conv(wt), bias, rows_only, (1, 0, 1, 1), (1, 1), 0, dilations=(1, 2))
+    want = dilated_reference(x, wt, bias, (1, 0, 1, 1), (1, 1), (1, 2), (9, 13))
+    np.testing.assert_allclose(rows_only, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dilations", [(0, 1), (1, 0), (-2, 3)])
+def test_a_dilation_below_one_is_refused(dilations):
+    x, wt = np.zeros((1, 5, 5, 2), np.float32), np.zeros((3, 3, 3, 2), np.float32)
+    with pytest.raises(ValueError, match="dilations"):
+        fconv.bind_conv2d(x, fconv.pack_conv(wt), np.zeros(3, np.float32), np.zeros((1, 3, 3, 3), np.float32),
+                          (0, 0, 0, 0), (1, 1), 0, dilations=dilations)
