@@ -228,7 +228,7 @@ def test_a_dilated_float32_convolution_called_directly_matches_the_reference():
     from openvx_nn.kernels.openvx.convolution import convolution
     rng = np.random.default_rng(4004)
     for _ in range(4):
-        shape, w_shape, pad, dilation, batch, ceiling, out_wh, stride = _conv_case(rng, dilated=True)
+        shape, w_shape, pad, dilation, batch, _, out_wh, stride = _conv_case(rng, dilated=True)
         x, w, b = _values(rng, shape), _values(rng, w_shape), _values(rng, (w_shape[3],))
         out = np.zeros(out_wh + (w_shape[3],) + batch, np.float32)
         convolution(x, w, b, out, *pad, *stride, *dilation, True, True)

@@ -188,7 +188,7 @@ def test_a_model_mixing_nhwc_and_chw_layers_converts_at_the_edges_and_matches_th
     lowered = {layer.name: layer.lowering for layer in layers}
     assert lowered["c1"].startswith("nnapi.conv_2d")
     assert lowered["dw"].startswith("nnapi.depthwise_conv_2d") and "r6" in lowered["dw"]
-    assert lowered["dil"] == "nnapi.grouped_conv_2d, dilation [2, 2] (NHWC) then vxTensorAdd", lowered["dil"]
+    assert lowered["dil"] == "nnapi.grouped_conv_2d, dilation [2, 2] (NHWC) then vxTensorAdd with sum1 folded in"
     assert lowered["c2"] == "nnapi.conv_2d_residual (NHWC, the add in the epilogue) with sum2, relu2 folded in"
     assert lowered["pooled"].startswith("nnapi.max_pool_2d")
     assert lowered["up"].startswith("coreml.convolution(transposed")

@@ -145,3 +145,26 @@ def test_a_dilation_below_one_is_refused(dilations):
     with pytest.raises(ValueError, match="dilations"):
         fconv.bind_conv2d(x, fconv.pack_conv(wt), np.zeros(3, np.float32), np.zeros((1, 3, 3, 3), np.float32),
                           (0, 0, 0, 0), (1, 1), 0, dilations=dilations)
+
+
+def test_the_taps_a_tile_keeps_are_every_tap_that_reads_inside_the_input():
+    # a dilated layer's tile skips the taps that read only padding for all its outputs: the range it keeps (a
+    # register_jitable helper, plain Python here) holds every tap that reads inside for some output, and is the
+    # exact range in the common case of outputs one stride apart and windows of stride 1
+    rng = np.random.default_rng(9)
+    for _ in range(3000):
+        first = int(rng.integers(0, 30))
+        final = first + int(rng.integers(0, 8))
+        stride, step, taps = int(rng.integers(1, 4)), int(rng.integers(1, 20)), int(rng.integers(1, 6))
+        low, extent = int(rng.integers(0, 40)), int(rng.integers(1, 30))
+        inside = [k for k in range(taps) if any(low <= o * stride + k * step < low + extent
+                                                for o in range(first, final + 1))]
+        k_lo, k_hi = fconv._inside(first, final, stride, step, taps, low, extent)
+        case = (first, final, stride, step, taps, low, extent)
+        assert 0 <= k_lo <= k_hi < taps, case
+        if inside:
+            assert k_lo <= min(inside) and max(inside) <= k_hi, case
+            if stride == 1:
+                assert (k_lo, k_hi) == (min(inside), max(inside)), case
+        else:
+            assert k_lo == k_hi, case

@@ -174,11 +174,14 @@ def test_a_dilated_float32_conv_2d_in_nhwc_runs_on_the_float_engine_with_its_dil
     # the one float32 convolution engine (float_convolution) takes the dilation: its calls are recorded
     from openvx_nn.kernels.frontend import float_convolution as fconv
     seen = []
-    for name in ("bind_conv2d", "native_conv2d"):
-        def spy(*args, _real=getattr(fconv, name), **kwargs):
+
+    def spying(real):
+        def spy(*args, **kwargs):
             seen.append(tuple(kwargs.get("dilations", (1, 1))))
-            return _real(*args, **kwargs)
-        monkeypatch.setattr(fconv, name, spy)
+            return real(*args, **kwargs)
+        return spy
+    for name in ("bind_conv2d", "native_conv2d"):
+        monkeypatch.setattr(fconv, name, spying(getattr(fconv, name)))
     rng = np.random.default_rng(40 + seed)
     h, w, c, o = int(rng.integers(6, 20)), int(rng.integers(6, 20)), int(rng.integers(1, 40)), int(rng.integers(1, 70))
     kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))

@@ -13,7 +13,9 @@ once per call into a zero-bordered buffer, so edge pixels take the same path.
 Dilation (DeepLab's atrous convolutions, OpenVX's and NNAPI's dilated layers) changes only the taps' offsets: rows
 dilated alone keep a filter row's ``kw * I`` inputs as one run (its taps ``dil_h`` input rows apart); dilated
 columns make each of the ``kh * kw`` filter taps a run of ``I`` inputs, ``dil_w`` pixels apart. The packed weights
-are the same bytes either way (``[kh, kw * I]`` is ``[kh * kw, I]``), and so is the order of the sums.
+are the same bytes either way (``[kh, kw * I]`` is ``[kh * kw, I]``), and so is the order of the sums. A dilated
+layer's tile skips the taps (or, columns undilated, the ends of each filter row's run) that read only the padding
+for every pixel of the tile (``skipped_padding``): at DeepLab's rates most taps of a small map do.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
@@ -69,6 +71,27 @@ def _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w):
                 taps[ky * kw + kx] = (ky * dil_h * width + kx * dil_w) * depth * 4
 
 
+@jit.jitable
+def _first_tap(start, low, step):
+    """The first tap ``k >= 0`` of a window starting at ``start`` with taps ``step`` apart that reaches ``low``."""
+    return 0 if start >= low else (low - start + step - 1) // step
+
+
+@jit.jitable
+def _last_tap(start, high, step, last):
+    """The last tap ``k <= last`` of such a window that stays at or below ``high`` (-1: none)."""
+    return -1 if start > high else min(last, (high - start) // step)
+
+
+@jit.jitable
+def _inside(first, final, stride, step, taps, low, extent):
+    """(first, last) tap of a window of ``taps`` taps ``step`` apart that reads inside ``[low, low + extent)`` for
+    some output in ``[first, final]`` (windows at ``output * stride``); a window wholly outside keeps one tap."""
+    k_lo = min(_first_tap(final * stride, low, step), taps - 1)
+    k_hi = _last_tap(first * stride, low + extent - 1, step, taps - 1)
+    return k_lo, max(k_lo, k_hi)
+
+
 def _tiles(shape: Tile, with_res: bool) -> Callable:
     """The tile loop of one tile shape (``shape.rows`` pixels by a block of channels), with or without a
     residual, as a function of its own: one loop serving every shape and both epilogues kept the addresses of all
@@ -82,7 +105,8 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
     full_partial = shape.residual_partial if with_res else shape.direct_partial
 
     @jit.jitable
-    def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
+    def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
+              alpha, ea, eb, g0, g1):
         n_batch, height, width, depth = xp.shape
         n_blocks, kh, inner, vecs, lanes = wp.shape
         block = vecs * lanes
@@ -103,6 +127,8 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
         out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
         w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
+        kw = inner // depth
+        tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
             first = u // n_tiles
@@ -117,11 +143,14 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
             for t in range(g, g_end):
                 p0 = t * rows
                 at = x_at + ((b * height + oy * stride_h) * width + ox * stride_w) * depth * 4
+                b_a, oy_a, ox_a = b, oy, ox
+                b_z, oy_z, ox_z = b, oy, ox
                 for r in range(rows):
                     if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
                         addresses[r] = addresses[r - 1]
                         continue
                     addresses[r] = at
+                    b_z, oy_z, ox_z = b, oy, ox
                     ox += 1
                     at += stride_w * depth * 4
                     if ox == out_w:
@@ -129,26 +158,44 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                         if oy == out_h:
                             oy, b = 0, b + 1
                         at = x_at + ((b * height + oy * stride_h) * width) * depth * 4
+                if in_h > 0:  # a dilated layer: taps that read only padding for every pixel of the tile are skipped
+                    one_image = b_z == b_a
+                    ky_lo, ky_hi = _inside(oy_a if one_image else 0, oy_z if one_image else out_h - 1, stride_h,
+                                           dil_h, kh, top, in_h)
+                    one_row = one_image and oy_z == oy_a
+                    kx_lo, kx_hi = _inside(ox_a if one_row else 0, ox_z if one_row else out_w - 1, stride_w, dil_w,
+                                           kw, left, in_w)
+                    if dil_w == 1:  # a filter row's columns are one run: shortened at both ends
+                        tap0, tap_n = ky_lo, ky_hi - ky_lo + 1
+                        run_n, shift = (kx_hi - kx_lo + 1) * depth, kx_lo * depth * 4
+                        w_off = ky_lo * w_tap_stride + kx_lo * depth * block * 4
+                    else:  # one tap per (ky, kx): the columns' range alone when one filter row is left
+                        tap0 = ky_lo * kw + (kx_lo if ky_lo == ky_hi else 0)
+                        tap_n = kx_hi - kx_lo + 1 if ky_lo == ky_hi else (ky_hi - ky_lo + 1) * kw
+                        w_off = tap0 * w_tap_stride
+                    if shift != 0:
+                        for r in range(rows):
+                            addresses[r] += shift
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
                     if p0 + rows <= pixels:
                         at = 4 * (p0 * units + j0)
-                        w_jb = w_at + jb * w_block
+                        w_jb = w_at + jb * w_block + w_off
                         if j0 + block <= units:
                             if with_res:
-                                full(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
+                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
                                      bias_at + 4 * j0, res_at + at, low, high)
                             else:
-                                full(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
+                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
                                      bias_at + 4 * j0, low, high)
                         elif with_res:  # a last block of fewer channels: written through masks
-                            full_partial(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
+                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
                                          bias_at + 4 * j0, res_at + at, units - j0, low, high)
                         else:
-                            full_partial(out_at + at, rows_at, taps_at, n_taps, n_inner, w_jb, w_tap_stride, 4 * units,
+                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
                                          bias_at + 4 * j0, units - j0, low, high)
                         continue
-                    partial(tile_at, rows_at, taps_at, n_taps, n_inner, w_at + jb * w_block, w_tap_stride)
+                    partial(tile_at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_at + jb * w_block + w_off, w_tap_stride)
                     cols = min(block, units - j0)
                     for r in range(min(rows, pixels - p0)):
                         for j in range(cols):  # the epilogue: bias, residual, fused activation (NaN stays NaN)
@@ -186,13 +233,17 @@ def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
 
 
 @jit.kernel
-def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1):
+def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
+                alpha, ea, eb, g0, g1):
     """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
     pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none); ``(code, alpha, ea, eb)`` the activation after the clamp
-    (``epilogue_activation``); ``(dil_h, dil_w)`` the dilation (1: adjacent taps)."""
-    args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, g0, g1)
+    (``epilogue_activation``); ``(dil_h, dil_w)`` the dilation (1: adjacent taps); ``in_h`` > 0: the input's
+    ``in_h x in_w`` pixels lie at ``(top, left)`` of ``xp`` and a tile skips the taps that read only the padding
+    around them (dilated layers: ``skipped_padding``)."""
+    args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
+            alpha, ea, eb, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc; never with a residual: bind_conv2d checks)
         if wide:
@@ -230,20 +281,21 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, n_units)
+    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0,
+                n_units)
 
 
 @jit.kernel
-def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb, n_units,
-                 n_chunks, counters, wait):
+def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
+                 alpha, ea, eb, n_units, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, lo, hi, panel, code, alpha, ea, eb,
-                    n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
+        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel,
+                    code, alpha, ea, eb, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -283,7 +335,7 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
 
 
 _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.INT,
-               jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
+               jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
 
 
 def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
@@ -387,6 +439,17 @@ def _dilations(dilations: tuple[int, int]) -> tuple[int, int]:
     return dw, dh
 
 
+def skipped_padding(x: np.ndarray, pads: tuple[int, int, int, int], dilations: tuple[int, int],
+                    staged_copy: bool) -> tuple[int, int, int, int]:
+    """(top, left, height, width) of the input inside the padded buffer where the tiles skip the taps that read
+    only its padding, else zeros. Only dilated layers skip (an atrous layer at rate 18 on a 28x28 map reads padding
+    with two taps of three, on most pixels); the zeros skipped add nothing to a sum begun at +0.0, so only an
+    infinite or NaN weight over the padding would have changed the result (NaN). Undilated layers keep every tap."""
+    if not staged_copy or tuple(dilations) == (1, 1):
+        return 0, 0, 0, 0
+    return int(pads[2]), int(pads[0]), int(x.shape[1]), int(x.shape[2])
+
+
 def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
                 residual: np.ndarray | None = None, epilogue: tuple | None = None,
@@ -408,7 +471,7 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     panel, n_units = work_units(wp, pixels)
     code, alpha, ea, eb = _epilogue(epilogue, wp, out)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
-            float(lo), float(hi), panel, code, alpha, ea, eb)
+            *skipped_padding(x, pads, (dw, dh), copy is not None), float(lo), float(hi), panel, code, alpha, ea, eb)
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, out.size * kh * inner)
     return finish(rows, [copy, res_copy], target, out)
 
@@ -447,10 +510,13 @@ _SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, 
 def _conv_block(block, r0, r1, chunks, wait):
     """Work units ``[r0, r1)`` of the layer packed in ``block`` (``chunks`` > 0: all of them, in that many chunks
     claimed with the helpers; ``wait``: until every claimed one is done)."""
+    x = native.c_array(block, _X, np.float32)[0, 0]
+    skip = block[_STAGED] != 0 and (block[_DH] > 1 or block[_DW] > 1)  # skipped_padding's rule
     args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
             native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], block[_DH], block[_DW],
-            native.real(block, _LO),
+            block[_TOP] if skip else 0, block[_LEFT] if skip else 0, x.shape[1] if skip else 0,
+            x.shape[2] if skip else 0, native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
             native.real(block, _EA), native.real(block, _EB))
     if chunks == 0:

@@ -23,7 +23,9 @@ the front ends' layers and other frameworks: an infinite weight on padding makes
 exact float64 route skips such taps). A dilation ``d`` (the standard's count of zeros between taps) puts tap
 ``kx`` at column ``ox * stride_x - pad_x + kx * (d + 1)``: the engine's dilation ``d + 1``. Taps shifted by an
 origin (the sample implementation's convention) and biases per output location are not the engine's (they stay
-on ``engine.correlation``'s route: :func:`convolution_fits`).
+on ``engine.correlation``'s route: :func:`convolution_fits`). A dilated layer skips the taps that read only padding
+for a whole tile of outputs (``float_convolution.skipped_padding``): there an infinite weight over the padding
+does not make the output NaN.
 
 One input map. A convolution of one input map (a grayscale input's first layer, or the single-map convolutions
 that express a depthwise layer in the standard, which has no groups) is a depthwise convolution: with a window
