@@ -105,3 +105,79 @@ def test_a_sigmoid_read_elsewhere_is_no_gate(tmp_path, rng, asked):
     assert not hows["sigmoid"].startswith("folded") and hows["hard_sigmoid"].startswith("folded")
     np.testing.assert_allclose(out["s"].reshape(s.shape), s, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(out["y"].reshape(want.shape), want, rtol=2e-6, atol=1e-7)
+
+
+SUBNORMAL_STEP = 2.0 ** -149
+
+
+def _thresholded_hard_swish(threshold: float, alpha: float, beta: float, shape):
+    """x -> thresholdedReLU(threshold) -> t * sigmoidHard(t; alpha, beta), as coremltools writes hard swish."""
+    b = builder({"x": shape}, ["y"])
+    b.add_activation("thr", "THRESHOLDEDRELU", "x", "t", params=threshold)
+    b.add_activation("hs", "SIGMOID_HARD", "t", "h", params=[alpha, beta])
+    b.add_elementwise("product", ["t", "h"], "y", mode="MULTIPLY")
+    return b
+
+
+def _edge_values(rng, shape, threshold: float) -> np.ndarray:
+    """Random values around the threshold and the hard sigmoid's corners, with the threshold itself, its float32
+    neighbours, zeros of both signs and huge values among them."""
+    t = np.float32(threshold)
+    edges = np.array([t, np.nextafter(t, np.float32(-np.inf)), np.nextafter(t, np.float32(np.inf)), 0.0, -0.0, 3.0,
+                      -3.0, 2.999999, 1e30, -1e30, 1e-40, -1e-40], np.float32)
+    x = (rng.standard_normal(int(np.prod(shape))) * 4).astype(np.float32)
+    x[rng.choice(x.size, min(x.size, edges.size), replace=False)] = edges[:min(x.size, edges.size)]
+    return x.reshape(shape)
+
+
+def _plain_layers(x, threshold: float, alpha: float, beta: float) -> np.ndarray:
+    """The three layers one by one from CoreML's text, in float64."""
+    t = np.where(x.astype(np.float64) >= np.float64(np.float32(threshold)), x.astype(np.float64), 0.0)
+    a, b = np.float64(np.float32(alpha)), np.float64(np.float32(beta))
+    return t * np.minimum(np.maximum(a * t + b, 0.0), 1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_thresholded_relu_before_a_hard_swish_folds_into_its_pass_with_the_layers_numbers(tmp_path, rng, asked,
+                                                                                           monkeypatch, seed):
+    from openvx_nn.coreml.lowering import fusion
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(v) for v in rng.integers(1, 9, 3))
+    # the hard sigmoid vanishes at and below the threshold: coremltools' -3 with (1/6, 1/2), and others
+    threshold, alpha, beta = [(-3.0, 1 / 6, 0.5), (-3.0, 1 / 6, 0.5), (-2.0, 0.25, 0.5), (-5.0, 0.2, 0.4)][seed]
+    x = _edge_values(rng, shape, threshold)
+    b = _thresholded_hard_swish(threshold, alpha, beta, shape)
+    outputs, hows = {}, {}
+    for fold in (True, False):
+        if not fold:  # the unfused graph: every layer its own pass
+            monkeypatch.setattr(fusion, "gated_products", lambda order, keep: {})
+        model = load(tmp_path, b, name=f"fold{fold}")
+        try:
+            outputs[fold] = [model.predict({"x": x})["y"] for _ in range(2)][-1].reshape(shape)
+            hows[fold] = {layer.name: layer.lowering for layer in model.layers}
+        finally:
+            model.close()
+    assert hows[True]["thr"] == "folded into multiply 'product'", hows[True]
+    assert hows[True]["product"].startswith("coreml.pointwise(hard_swish)"), hows[True]
+    assert not hows[False]["thr"].startswith("folded"), hows[False]
+    want = _plain_layers(x, threshold, alpha, beta)
+    # a zero's sign may differ below the threshold (x * 0 against the layers' +0): equal as values; a subnormal
+    # result is rounded to float32's step there (2**-149)
+    np.testing.assert_allclose(outputs[True], want, rtol=2e-7, atol=SUBNORMAL_STEP)
+    np.testing.assert_allclose(outputs[True], outputs[False], rtol=2e-7, atol=SUBNORMAL_STEP)
+
+
+@pytest.mark.parametrize("threshold", [-2.0, float("inf"), float("nan")])
+def test_a_thresholded_relu_where_the_hard_sigmoid_is_not_zero_stays_its_own_pass(tmp_path, rng, threshold):
+    # 1/6 * -2 + 1/2 > 0: values in [-3, -2) would change; an infinite or NaN threshold is never folded
+    shape = (3, 4, 5)
+    x = _edge_values(rng, shape, -2.0)
+    model = load(tmp_path, _thresholded_hard_swish(threshold, 1 / 6, 0.5, shape))
+    try:
+        y = [model.predict({"x": x})["y"] for _ in range(2)][-1].reshape(shape)
+        hows = {layer.name: layer.lowering for layer in model.layers}
+    finally:
+        model.close()
+    assert not hows["thr"].startswith("folded"), hows
+    assert hows["hs"] == "folded into multiply 'product'", hows  # t * hard_sigmoid(t) itself is still one pass
+    np.testing.assert_allclose(y, _plain_layers(x, threshold, 1 / 6, 0.5), rtol=2e-7, atol=SUBNORMAL_STEP)

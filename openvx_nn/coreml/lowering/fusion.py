@@ -17,6 +17,7 @@ the results agree to float32 rounding, as CoreML's own fused kernels do.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -193,8 +194,11 @@ def take_stages(g, w: np.ndarray, bias, name: str, out_shape: tuple[int, ...], c
 
 GATES = {"sigmoid": "swish", "sigmoidHard": "hard_swish"}
 """The activations ``f`` whose product with their own input, ``x * f(x)``, runs as one pass (by pointwise name):
-coremltools writes PyTorch's SiLU as a sigmoid and a multiply, its hard swish (after a thresholded ReLU) as a hard
-sigmoid and a multiply."""
+coremltools writes PyTorch's SiLU as a sigmoid and a multiply, its hard swish as a thresholded ReLU ``t`` (``x``
+where ``x >= alpha``, else 0) and ``t * sigmoidHard(t)``. Where the hard sigmoid is 0 at ``alpha`` and below, the
+thresholded ReLU changes no product but the sign of a zero, so the pass reads ``x`` and the thresholded ReLU is
+folded too: below ``alpha`` the pass gives ``x * 0`` (-0) where the layers give +0, and a NaN or -inf ``x``
+gives NaN (PyTorch's hard swish of NaN) where the layers give 0."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,8 @@ class Gate:
     function: str
     alpha: float
     beta: float
+    threshold: int | None = None
+    """The position of a thresholded ReLU between ``x`` and the product, folded with the activation."""
 
 
 def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
@@ -231,9 +237,27 @@ def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
                 continue
             p = act.activation.sigmoidHard
             alpha, beta = (float(p.alpha), float(p.beta)) if kind == "sigmoidHard" else (0.0, 0.0)
-            gates[j] = Gate(i, x, GATES[kind], alpha, beta)
+            k = made_by.get(x)
+            threshold = None if kind != "sigmoidHard" or k is None or readers[x] != 2 or x in keep \
+                else _vanishing_threshold(order[k], alpha, beta, writers)
+            gates[j] = Gate(i, x, GATES[kind], alpha, beta) if threshold is None else \
+                Gate(i, threshold, GATES[kind], alpha, beta, k)
             break
     return gates
+
+
+def _vanishing_threshold(layer, alpha: float, beta: float, writers: Counter) -> str | None:
+    """The input blob of ``layer`` when it is a thresholded ReLU (written once, of an input written at most once)
+    at or below whose threshold the hard sigmoid ``min(max(alpha * v + beta, 0), 1)`` is 0, else None."""
+    if layer.WhichOneof("layer") != "activation" or len(layer.input) != 1 or len(layer.output) != 1 \
+            or layer.activation.WhichOneof("NonlinearityType") != "thresholdedReLU":
+        return None
+    at = float(layer.activation.thresholdedReLU.alpha)
+    source = layer.input[0]
+    if not (alpha > 0.0 and math.isfinite(at) and alpha * at + beta <= 0.0) or writers[source] > 1 \
+            or writers[layer.output[0]] != 1:
+        return None
+    return source
 
 
 @dataclass(frozen=True)

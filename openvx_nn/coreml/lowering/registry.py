@@ -60,7 +60,8 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
     stages = fusion.plan(layers, keep)
     builder.slots = fusion.concat_slots(layers, keep)
     gates = fusion.gated_products(layers, keep)
-    gate_of = {gate.position: layers[j].name for j, gate in gates.items()}
+    gate_of = {position: layers[j].name for j, gate in gates.items()
+               for position in (gate.position, gate.threshold) if position is not None}
     activated = fusion.activated_affines(layers, keep)
     relu_of = {pair.position: j for j, pair in activated.items()}
     skipped: set[int] = set()  # batchnorms left to the ReLU after them
