@@ -29,31 +29,59 @@ CODES = (fa.LOGISTIC, fa.SWISH, fa.HARD_SIGMOID, fa.HARD_SWISH, fa.TANH, fa.SOFT
 def scratch_for(code, alpha, rows, units):
     """What :func:`activate_span` works in, for tiles of ``rows`` pixels of ``units`` channels: PRELU's alphas
     repeated for every pixel of a tile (one flat loop over a tile of whole rows then vectorizes: a row of 16 or 32
-    channels is too short a loop), or a buffer a function writes into (written in place, the loop would not
-    vectorize: its input and output overlap)."""
-    if code == NONE:
+    channels is too short a loop); nothing for a function of ``float_activation``, computed in place."""
+    if code != PRELU:
         return np.empty(0, np.float32)
     buffer = np.empty(rows * units, np.float32)
-    if code == PRELU:
-        for r in range(rows):
-            buffer[r * units:(r + 1) * units] = alpha[:units]
+    for r in range(rows):
+        buffer[r * units:(r + 1) * units] = alpha[:units]
     return buffer
 
 
+@jit.jitable
+def _in_place(v, code, a, b):
+    """``v`` (a contiguous float32 vector) through ``float_activation``'s function ``code``, in place: one loop per
+    code with the kernel's own scalar function (the bytes of its pass). One array read and written at the same
+    index vectorizes, where the kernel's loop over an input and an output that may overlap would not; called on
+    the tile's values, it costs no call, no copy and no scalar tail beyond the loop's own."""
+    af, bf = np.float32(a), np.float32(b)
+    if code == fa.LOGISTIC:
+        for i in range(v.size):
+            v[i] = fa.logistic32(v[i])
+    elif code == fa.SWISH:
+        for i in range(v.size):
+            v[i] = fa.swish32(v[i])
+    elif code == fa.HARD_SIGMOID:
+        for i in range(v.size):
+            v[i] = np.float32(fa.hard_sigmoid64(v[i], a, b))
+    elif code == fa.HARD_SWISH:
+        for i in range(v.size):
+            v[i] = np.float32(fa.hard_swish64(v[i], a, b))
+    elif code == fa.SOFTPLUS:
+        for i in range(v.size):
+            v[i] = fa.softplus32(v[i])
+    elif a == 1.0 and b == 1.0:  # TANH
+        for i in range(v.size):
+            v[i] = fa.tanh32(v[i])
+    else:
+        for i in range(v.size):
+            v[i] = af * fa.tanh32(bf * v[i])
+
+
 @jit.kernel(error_model="numpy")
-def activate_span(of, p0, n_rows, c0, c1, code, alpha, scratch, a, b):
-    """``of[p0:p0 + n_rows, c0:c1]`` (a [pixels, channels] view) through the epilogue, in place; ``scratch`` from
-    :func:`scratch_for`. A function of ``float_activation`` runs on its own loop (``_rows``: the activation node's
-    very code), over one contiguous run when the span is whole rows."""
+def activate_span(of, flat, p0, n_rows, c0, c1, code, alpha, scratch, a, b):
+    """``of[p0:p0 + n_rows, c0:c1]`` (a [pixels, channels] view, ``flat`` its 1-D view: no reshape per tile)
+    through the epilogue, in place; ``scratch`` from :func:`scratch_for`. A function of ``float_activation`` runs
+    over one contiguous run when the span is whole rows, else row by row."""
     if code == NONE or n_rows <= 0:
         return
     units = of.shape[1]
     whole = c0 == 0 and c1 == units
     if code == PRELU:  # a compare, a multiply and a select per lane
         if whole:
-            flat = of[p0:p0 + n_rows].reshape(-1)
-            for i in range(flat.size):
-                flat[i] = prelu32(flat[i], scratch[i])
+            run = flat[p0 * units:(p0 + n_rows) * units]
+            for i in range(run.size):
+                run[i] = prelu32(run[i], scratch[i])
             return
         for r in range(p0, p0 + n_rows):
             row = of[r]
@@ -61,16 +89,10 @@ def activate_span(of, p0, n_rows, c0, c1, code, alpha, scratch, a, b):
                 row[j] = prelu32(row[j], alpha[j])
         return
     if whole:
-        flat = of[p0:p0 + n_rows].reshape(-1)
-        out = scratch[:flat.size]
-        fa._rows(flat, out, code, a, b, 0, (flat.size + fa.BLOCK - 1) // fa.BLOCK)
-        flat[:] = out
+        _in_place(flat[p0 * units:(p0 + n_rows) * units], code, a, b)
         return
     for r in range(p0, p0 + n_rows):
-        span = of[r, c0:c1]
-        out = scratch[:span.size]
-        fa._rows(span, out, code, a, b, 0, (span.size + fa.BLOCK - 1) // fa.BLOCK)
-        span[:] = out
+        _in_place(of[r, c0:c1], code, a, b)
 
 
 def epilogue_of(function: str | None, units: int, alpha: np.ndarray | None = None, a: float = 1.0,

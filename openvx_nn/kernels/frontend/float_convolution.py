@@ -114,6 +114,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         pixels = n_batch * out_h * out_w
         n_tiles = (pixels + rows - 1) // rows
         of = out.reshape(pixels, units)
+        flat = out.reshape(-1)
         rf = res.reshape(-1, units)
         low, high = np.float32(lo), np.float32(hi)
         clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
@@ -206,8 +207,8 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                             v = min(v, high)
                             of[p0 + r, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still)
-                activate_span(of, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code, alpha,
-                              scratch, ea, eb)
+                activate_span(of, flat, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code,
+                              alpha, scratch, ea, eb)
     return tiles
 
 

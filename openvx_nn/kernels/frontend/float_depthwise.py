@@ -106,11 +106,11 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mult
         _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r0, r1)
         return
     units, out_w = out.shape[3], out.shape[2]
-    of = out.reshape(-1, units)
+    of, flat = out.reshape(-1, units), out.reshape(-1)
     scratch = scratch_for(code, alpha, out_w, units)
     for r in range(r0, r1):
         _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
-        activate_span(of, r * out_w, out_w, 0, units, code, alpha, scratch, ea, eb)
+        activate_span(of, flat, r * out_w, out_w, 0, units, code, alpha, scratch, ea, eb)
 
 
 @jit.kernel(contract=True)
