@@ -55,8 +55,12 @@ def _in_place(v, code, a, b):
         for i in range(v.size):
             v[i] = np.float32(fa.hard_sigmoid64(v[i], a, b))
     elif code == fa.HARD_SWISH:
-        for i in range(v.size):
-            v[i] = np.float32(fa.hard_swish64(v[i], a, b))
+        if fa.single_precision_hard_swish(a, b):
+            for i in range(v.size):
+                v[i] = fa.hard_swish32(v[i], af, bf)
+        else:
+            for i in range(v.size):
+                v[i] = np.float32(fa.hard_swish64(v[i], a, b))
     elif code == fa.SOFTPLUS:
         for i in range(v.size):
             v[i] = fa.softplus32(v[i])

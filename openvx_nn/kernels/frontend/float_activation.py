@@ -11,8 +11,9 @@ elements are shared with the engine's helpers when it is large (``float_sharing`
 rounded once. The logistic of a negative ``x`` is ``exp(x) / (1 + exp(x))`` with the power of two applied last
 (no overflow, no lost subnormal bits); tanh is Cephes' odd polynomial below ``|x| < 0.625`` and
 ``1 - 2 / (exp(2|x|) + 1)`` above; softplus is ``max(x, 0) + log1p(exp(-|x|))`` with Cephes' ``log``
-polynomial on an exactly reduced argument. Hard sigmoid and hard swish are rounded once from float64 (their
-``a * x + b`` cancels).
+polynomial on an exactly reduced argument. Hard sigmoid is rounded once from float64 (its ``a * x + b``
+cancels); hard swish too where ``b`` is tiny, else it is computed in float32 with ``a * x + b`` as one fused
+multiply-add (rounded once, so the cancellation costs nothing) times ``x``: two roundings, within a step.
 
 Binary16 (``VX_TYPE_FLOAT16``) tensors run on the same loops in a load/store mode: the arrays hold binary16 bits
 (``uint16``), each value is widened exactly as it is loaded (:func:`loaded`), the function is the float32 one,
@@ -40,7 +41,7 @@ from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from ..support.binary16 import narrow_bits, widen_bits
-from ..support.bit_casts import bits_of_float, float_of_bits
+from ..support.bit_casts import bits_of_float, float_of_bits, fused_multiply_add
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
 
@@ -218,6 +219,28 @@ def hard_swish64(x, a, b):
     return np.nan if math.isnan(r) else r
 
 
+SINGLE_ROUNDING_BELOW = 2.0 ** -60
+"""A hard swish whose ``b`` is at least this in magnitude (and ``a``, ``b`` finite) runs in float32
+(:func:`hard_swish32`): ``a * x + b`` rounded once is then 0 or at least 2**-107 (the products of float32 values
+near ``-b`` are multiples of about 2**-47 times ``|b|``), never subnormal, so the product by ``x`` is within a
+step of the float64 result; other parameters take the float64 expression."""
+
+
+@jit.jitable
+def single_precision_hard_swish(a, b):
+    """Whether a hard swish of float64 parameters ``a``, ``b`` (float32 values) runs on :func:`hard_swish32`."""
+    return math.isfinite(a) and math.isfinite(b) and abs(b) >= SINGLE_ROUNDING_BELOW
+
+
+@jit.jitable
+def hard_swish32(x, af, bf):
+    """``x * min(max(af * x + bf, 0), 1)`` in float32, the sum by one fused multiply-add (parameters as
+    :func:`single_precision_hard_swish` allows): within a step of :func:`hard_swish64` rounded, at twice its lanes."""
+    t = fused_multiply_add(af, x, bf)
+    h = min(max(t, _ZERO), _ONE)
+    return canonical(x * h)
+
+
 @jit.jitable
 def relu32(x):
     """``0 if x <= 0 else x`` in float32 (-0 gives +0, NaN the canonical NaN)."""
@@ -341,9 +364,14 @@ def _rows(x, out, code, a, b, r0, r1):
             v = loaded(xs[i])
             ys[i] = stored(_F(hard_sigmoid64(v, a, b)), ys)
     elif code == HARD_SWISH:
-        for i in range(xs.size):
-            v = loaded(xs[i])
-            ys[i] = stored(_F(hard_swish64(v, a, b)), ys)
+        if single_precision_hard_swish(a, b):
+            for i in range(xs.size):
+                v = loaded(xs[i])
+                ys[i] = stored(hard_swish32(v, af, bf), ys)
+        else:
+            for i in range(xs.size):
+                v = loaded(xs[i])
+                ys[i] = stored(_F(hard_swish64(v, a, b)), ys)
     elif code == SOFTPLUS:
         for i in range(xs.size):
             v = loaded(xs[i])

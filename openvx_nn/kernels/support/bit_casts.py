@@ -1,6 +1,6 @@
 """Bit casts between float32 and its 32-bit pattern, as LLVM ``bitcast``s (no instruction; loops over them
 vectorize): what kernels that select on a float's bits (NaN payloads, binary16 conversions, powers of two built
-from exponents) read and write."""
+from exponents) read and write; and float32's fused multiply-add, an LLVM intrinsic numba does not offer."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -31,3 +31,16 @@ def bits_of_float(typingctx, value):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(32))
     return types.uint32(types.float32), codegen
+
+
+@intrinsic
+def fused_multiply_add(typingctx, a, b, c):
+    """``a * b + c`` of float32 values rounded once (``llvm.fma.f32``: a loop of them vectorizes to ``vfmadd``)."""
+    if not (a == types.float32 and b == types.float32 and c == types.float32):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fma = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32, f32, f32]))
+        return builder.call(fma, args)
+    return types.float32(types.float32, types.float32, types.float32), codegen
