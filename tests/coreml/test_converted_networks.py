@@ -113,6 +113,39 @@ def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_
     assert "pointwise" not in kinds and "activation_layer" not in kinds, kinds
 
 
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the networks are PyTorch modules")
+@pytest.mark.parametrize("key", ["mobilenet_v3_small", "efficientnet_b0"])
+def test_converted_swish_networks_run_each_swish_as_one_pass_from_c_and_match_pytorch(tmp_path, key):
+    # MobileNet v3's hard swish (thresholdedReLU, sigmoidHard, multiply) and EfficientNet's swish (sigmoid,
+    # multiply) are one pass each; their squeeze-and-excitation gates multiply another blob and stay apart
+    torch = pytest.importorskip("torch")
+    import openvx_nn.coreml as cm
+    from benchmarks import torch_models as tm
+    net = tm.build(key, **tm.SIZES[key].smoke_options)
+    size = 32
+    path = tmp_path / "model.mlmodel"
+    tm.coreml_file(net, size, str(path))
+    x = np.random.default_rng(5).standard_normal((1, 3, size, size)).astype(np.float32)
+    with torch.inference_mode():
+        want = net(torch.from_numpy(x)).numpy()
+    with cm.load(path) as model:
+        for _ in range(2):
+            out = model.predict({"image": x})["logits"]
+        kinds = {layer.name: layer.type for layer in model.layers}
+        hows = {layer.name: layer.lowering for layer in model.layers}
+        runs = model.graph.native_runs
+    close(out.reshape(want.shape), want, atol=1e-4)
+    assert runs > 0, "the graph did not run from C"
+    gates = [name for name, how in hows.items() if how.startswith("coreml.pointwise(") and kinds[name] == "multiply"]
+    folded = [name for name, how in hows.items() if how.startswith("folded into multiply")]
+    if key == "mobilenet_v3_small":
+        thresholded = [name for name in hows if name.startswith("thresholded_relu")]
+        assert thresholded and all(hows[name].startswith("folded into multiply") for name in thresholded), hows
+        assert len(folded) == 2 * len(gates) and all("hard_swish" in hows[name] for name in gates), gates
+    else:
+        assert gates and len(folded) == len(gates) and all("(swish)" in hows[name] for name in gates), gates
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_swish_and_squeeze_excitation_stay_in_nhwc_with_the_numbers_of_numpy(tmp_path, seed):
     # EfficientNet's block as the converter writes it: conv, x * sigmoid(x), global pool, 1x1 conv, ReLU,
