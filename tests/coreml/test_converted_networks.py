@@ -84,27 +84,33 @@ def test_a_mean_over_the_plane_is_global_average_pooling_and_runs_from_c(tmp_pat
         assert runs > 0, "the graph did not run from C"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the networks are PyTorch modules")
-@pytest.mark.parametrize("key", ["mobilenet_v2", "resnet18"])
-def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_pytorch(tmp_path, key):
+def _converted_against_pytorch(tmp_path, key: str, options: dict, size: int, seed: int):
+    """(our output of the second run, PyTorch's, the model's layers, its graph's kernel names, its native runs)
+    for the ``torch_models`` network ``key`` converted by coremltools."""
     torch = pytest.importorskip("torch")
     import openvx_nn.coreml as cm
     from benchmarks import torch_models as tm
-    net = tm.build(key, classes=7, width=0.25 if key == "mobilenet_v2" else 0.125)
-    size = 40
+    net = tm.build(key, **options)
     path = tmp_path / "model.mlmodel"
     tm.coreml_file(net, size, str(path))
-    x = np.random.default_rng(3).standard_normal((1, 3, size, size)).astype(np.float32)
+    x = np.random.default_rng(seed).standard_normal((1, 3, size, size)).astype(np.float32)
     with torch.inference_mode():
         want = net(torch.from_numpy(x)).numpy()
     with cm.load(path) as model:
         for _ in range(2):
             out = model.predict({"image": x})["logits"]
         kinds = [node.description.name.rsplit(".", 1)[-1] for node in model.graph.nodes]
-        layers = {layer.type: [] for layer in model.layers}
-        for layer in model.layers:
-            layers[layer.type].append(layer.lowering)
-        runs = model.graph.native_runs
+        return out, want, list(model.layers), kinds, model.graph.native_runs
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the networks are PyTorch modules")
+@pytest.mark.parametrize("key", ["mobilenet_v2", "resnet18"])
+def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_pytorch(tmp_path, key):
+    options = {"classes": 7, "width": 0.25 if key == "mobilenet_v2" else 0.125}
+    out, want, model_layers, kinds, runs = _converted_against_pytorch(tmp_path, key, options, 40, 3)
+    layers = {layer.type: [] for layer in model_layers}
+    for layer in model_layers:
+        layers[layer.type].append(layer.lowering)
     close(out.reshape(want.shape), want, atol=1e-4)
     assert runs > 0, "the graph did not run from C"
     # every clip (ReLU6) and ReLU is folded into a convolution's epilogue; no element-wise node is left
@@ -118,25 +124,13 @@ def test_converted_pytorch_networks_fold_their_activations_run_from_c_and_match_
 def test_converted_swish_networks_run_each_swish_as_one_pass_from_c_and_match_pytorch(tmp_path, key):
     # MobileNet v3's hard swish (thresholdedReLU, sigmoidHard, multiply) and EfficientNet's swish (sigmoid,
     # multiply) are one pass each; their squeeze-and-excitation gates multiply another blob and stay apart
-    torch = pytest.importorskip("torch")
-    import openvx_nn.coreml as cm
     from benchmarks import torch_models as tm
-    net = tm.build(key, **tm.SIZES[key].smoke_options)
-    size = 32
-    path = tmp_path / "model.mlmodel"
-    tm.coreml_file(net, size, str(path))
-    x = np.random.default_rng(5).standard_normal((1, 3, size, size)).astype(np.float32)
-    with torch.inference_mode():
-        want = net(torch.from_numpy(x)).numpy()
-    with cm.load(path) as model:
-        for _ in range(2):
-            out = model.predict({"image": x})["logits"]
-        kinds = {layer.name: layer.type for layer in model.layers}
-        hows = {layer.name: layer.lowering for layer in model.layers}
-        runs = model.graph.native_runs
+    out, want, model_layers, _, runs = _converted_against_pytorch(tmp_path, key, tm.SIZES[key].smoke_options, 32, 5)
+    types = {layer.name: layer.type for layer in model_layers}
+    hows = {layer.name: layer.lowering for layer in model_layers}
     close(out.reshape(want.shape), want, atol=1e-4)
     assert runs > 0, "the graph did not run from C"
-    gates = [name for name, how in hows.items() if how.startswith("coreml.pointwise(") and kinds[name] == "multiply"]
+    gates = [name for name, how in hows.items() if how.startswith("coreml.pointwise(") and types[name] == "multiply"]
     folded = [name for name, how in hows.items() if how.startswith("folded into multiply")]
     if key == "mobilenet_v3_small":
         thresholded = [name for name in hows if name.startswith("thresholded_relu")]
