@@ -157,6 +157,25 @@ def reference_softmax(x: np.ndarray, axis: int, fin: Format, fout: Format) -> np
     return result
 
 
+SOFTMAX_RELATIVE = 2.0 ** -20
+"""The float32 softmax's documented bound (docs/fixed-point.md): ``|y - softmax| <= 2**-20 softmax + 2**-150``."""
+
+
+def assert_softmax(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Integer formats: the reference's bits. Float32: within the float32 softmax's bound of ``expected`` (the
+    reference rounded once, which adds half a step), NaN exactly where it is NaN."""
+    if actual.dtype != np.float32:
+        assert_bits_equal(actual, expected)
+        return
+    assert expected.dtype == np.float32 and actual.shape == expected.shape
+    nan = np.isnan(expected)
+    assert (np.isnan(actual) == nan).all(), "NaN differs from the reference's"
+    a, e = actual[~nan].astype(np.float64), expected[~nan].astype(np.float64)
+    excess = np.abs(a - e) - ((SOFTMAX_RELATIVE + 2.0 ** -23) * np.abs(e) + 2.0 ** -148)
+    worst = int(np.argmax(excess)) if excess.size else 0
+    assert excess.size == 0 or excess[worst] <= 0, f"got {a[worst]!r}, expected {e[worst]!r}"
+
+
 # ---- local response normalization --------------------------------------------------------------
 
 def reference_lrn(x: np.ndarray, across_maps: bool, size: int, alpha: float, beta: float, bias: float,

@@ -1,4 +1,5 @@
-"""Softmax against the plain reference with the same pinned order, bit for bit."""
+"""Softmax against the plain reference with the same pinned order: integer formats bit for bit, float32 within the
+float32 softmax's bound."""
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ from kernel_testing import (
     random_shape,
     random_values,
 )
-from nonlinear_reference import CANONICAL_NAN, reference_softmax
+from nonlinear_reference import CANONICAL_NAN, assert_softmax, reference_softmax
 
 from openvx_nn.kernels.openvx.softmax import softmax
 
@@ -51,7 +52,7 @@ def softmax_inputs(rng: np.random.Generator, fmt: Format, shape: tuple[int, ...]
 
 def run(x: np.ndarray, axis: int, fin: Format, fout: Format, out: np.ndarray, **options) -> None:
     softmax(x, out, axis, fpp_in=fin.fpp, fpp_out=fout.fpp, **options)
-    assert_bits_equal(out, reference_softmax(x, axis, fin, fout))
+    assert_softmax(out, reference_softmax(x, axis, fin, fout))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -128,7 +129,7 @@ def test_output_may_be_the_input_itself(fmt):
     x = placed(rng, softmax_inputs(rng, fmt, (6, 5, 4, 3)))
     expected = reference_softmax(x, 2, fmt, fmt)
     softmax(x, x, 2, fpp_in=fmt.fpp, fpp_out=fmt.fpp)
-    assert_bits_equal(x, expected)
+    assert_softmax(x, expected)
 
 
 @pytest.mark.parametrize("fmt", [S8, F32], ids=str)
@@ -140,7 +141,7 @@ def test_parallel_and_serial_kernels_agree(fmt):
     softmax(x, threaded, 2, fpp_in=fmt.fpp, fpp_out=fmt.fpp, parallel=True)
     assert_bits_equal(threaded, serial)
     sample = (slice(0, 6), slice(0, 5))
-    assert_bits_equal(serial[sample], reference_softmax(x[sample], 2, fmt, fmt))
+    assert_softmax(serial[sample], reference_softmax(x[sample], 2, fmt, fmt))
 
 
 def test_probabilities_sum_to_one_within_rounding():
@@ -164,7 +165,7 @@ def test_bad_arguments_raise_value_error(bad, message):
         softmax(args["x"], args["out"], args["axis"])
 
 
-# ---- the pinned summation order is observable ---------------------------------------------------
+# ---- the pinned summation order is observable (integer formats; float32 is held to a bound) --------
 # Another order moves s by an ulp of float64, which the final rounding nearly always hides. A row
 # [max, x_1, ..., x_K] with exp(x_1) + ... + exp(x_K) tuned to the last bits makes y_0 = 1 / s land exactly
 # on a rounding tie of the output format; then summing in any other order misses the tie.
@@ -230,13 +231,11 @@ def tie_row(fin: Format, fout: Format, ties: list[float]) -> list:
 
 
 Q14_1 = Format("Q14.1", np.int16, 1)
-HALF_ULP_32 = 2.0 ** -25  # of float32 values in [0.5, 1)
 
 
 @pytest.mark.parametrize("fin, fout, ties", [
     (Q78, Q14_1, [0.75]),  # 1.5 LSB of Q14.1: rounds to 2, and to 1 if y is any smaller
-    (F32, F32, [0.75 + HALF_ULP_32, 0.75 + 3 * HALF_ULP_32]),  # midpoints between float32 values
-], ids=["Q7.8-to-Q14.1", "F32"])
+], ids=["Q7.8-to-Q14.1"])
 def test_the_pinned_summation_order_is_observable_and_followed(fin, fout, ties):
     row = tie_row(fin, fout, ties)
     x = np.array(row, fin.dtype)

@@ -154,6 +154,15 @@ def exp32(x):
 
 
 @jit.jitable
+def exp32_scaled(x, k):
+    """``exp(x) * 2 ** k`` in float32, rounded once (``k`` a small int32: the result stays normal where ``exp(x)``
+    alone would be subnormal, as softmax's terms of ``x <= 0`` are with ``k = 64``)."""
+    y, n = _exp_parts(_clamped(x))
+    r = _scaled(y, n + k)
+    return _NAN if math.isnan(r) else r
+
+
+@jit.jitable
 def logistic32(x):
     """``1 / (1 + exp(-x))`` in float32."""
     y, n = _exp_parts(_clamped(-abs(x)))

@@ -13,6 +13,11 @@ and ``y_i`` is quantized once. ``s >= 1`` (the maximum contributes
 ``exp(0) = 1``), so the division is safe, and ``exp`` never overflows. A row
 holding a NaN or +inf, or only -inf, gives NaN throughout (0 in integer
 tensors): the formula's own IEEE result, not a special case.
+
+Float32 tensors run on ``frontend/float_softmax`` instead, the float32 softmax
+every front end shares: the same formula with a vectorized float32 ``exp``,
+within ``float_softmax.ULPS`` float32 steps of the exact result, the same
+special values.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..frontend import float_softmax
 from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import detach, row_index
@@ -71,8 +77,12 @@ def softmax(x: np.ndarray, out: np.ndarray, axis: int, *, fpp_in: int = 0, fpp_o
     ``fpp_out`` are the fixed point positions of integer tensors. The caller
     picks ``axis`` (OpenVX's rule by rank). ``parallel``: None chooses the
     thread pool for at least PARALLEL_WORK elements; the result is the same
-    either way.
+    either way. Float32 tensors: ``float_softmax`` (its tolerance).
     """
+    check_pair(x, out)
+    if x.dtype == np.float32:
+        float_softmax.softmax(x, out, axis)
+        return
     found = _operands(x, out, axis, detach(out, x, True))  # each row is read whole before it is written
     if found is None:
         return
@@ -118,6 +128,9 @@ def native_entry(x: np.ndarray, out: np.ndarray, axis: int, *, fpp_in: int = 0,
                  fpp_out: int = 0) -> native.Entry | None:
     """:func:`softmax` (serial) as a native entry; None when empty or when ``x`` overlaps ``out`` other
     than as the very same array (it would need a copy per run)."""
+    check_pair(x, out)
+    if x.dtype == np.float32:
+        return float_softmax.native_entry(x, out, axis)
     if detach(out, x, True) is not x:
         return None
     found = _operands(x, out, axis, x)

@@ -1,0 +1,288 @@
+"""Float32 softmax along one axis, vectorized: the one float32 softmax kernel (OpenVX's softmax layer, CoreML's
+softmax and softmaxND, NNAPI's float32 SOFTMAX with its ``beta``).
+
+For each row ``x_0 .. x_{n-1}`` (the values along the axis)::
+
+    m   = the maximum (a NaN never replaces it)
+    d_i = (x_i - m) * beta                in float64 (the difference is exact), split as hi + lo, hi = float32(d_i)
+    e_i = exp(hi) * 2**64 * (1 + lo)      float32: float_activation's exp (2 ulps), scaled so that it stays normal
+    s   = sum of e_i in float64
+    y_i = float32(e_i * (1 / s))          one rounding
+
+Tolerance (held by ``tests/kernels/test_float_softmax.py`` against a float64 NumPy reference):
+``|y_i - softmax_i| <= RELATIVE * softmax_i + 2**-150`` (half the smallest subnormal: an output below the normal
+range is rounded once, its ``e_i`` being normal). ``RELATIVE`` is ``2**-20`` (9.5e-7): exp's 2 ulps (``2**-22`` relative) in the numerator
+and in the sum, the roundings of ``e_i`` and of ``y_i``, with room to spare. Special values follow the formula's
+own IEEE result, as the float64 form does: a row holding a NaN or +inf, or only -inf, is NaN throughout; a -inf
+beside a finite maximum gives 0. ``beta`` must be positive (NNAPI's rule), so that ``d_i <= 0``.
+
+Rows are ``[rows, n]`` C-contiguous views (other layouts through a copy per call); the maximum and the sum
+use eight accumulators so LLVM vectorizes them without reassociating anything else. Large calls are shared
+with the engine's helpers (``float_sharing.Rows``; ``gang.shared_entry`` from a native plan).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import types
+
+from ..engine import gang
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..support import jit, native
+from . import float_sharing
+from .float_activation import exp32_scaled
+from .float_sharing import Rows, at
+
+RELATIVE = 2.0 ** -20
+"""The relative error bound against the exact softmax (the module's text derives it)."""
+COST_PER_VALUE = 16
+"""An element's time in a convolution multiply-add's (``Rows`` weighs work in the latter)."""
+
+_F32_ZERO = np.float32(0.0)
+_SCALE = np.int32(64)  # e_i's power-of-two scale: terms down to 2**-190 stay normal (smaller ones round to 0 anyway)
+
+
+@jit.jitable
+def _row_max(row, n):
+    """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in eight lanes (a NaN never replaces one)."""
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = row[0]
+    k = 0
+    while k + 8 <= n:
+        v = row[k]
+        m0 = max(m0, v)
+        v = row[k + 1]
+        m1 = max(m1, v)
+        v = row[k + 2]
+        m2 = max(m2, v)
+        v = row[k + 3]
+        m3 = max(m3, v)
+        v = row[k + 4]
+        m4 = max(m4, v)
+        v = row[k + 5]
+        m5 = max(m5, v)
+        v = row[k + 6]
+        m6 = max(m6, v)
+        v = row[k + 7]
+        m7 = max(m7, v)
+        k += 8
+    for v in (m1, m2, m3, m4, m5, m6, m7):
+        m0 = max(m0, v)
+    while k < n:
+        v = row[k]
+        m0 = max(m0, v)
+        k += 1
+    return m0
+
+
+@jit.jitable
+def _row_sum(row, n):
+    """The float64 sum of ``row[:n]`` in eight partial sums."""
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    k = 0
+    while k + 8 <= n:
+        s0 += np.float64(row[k])
+        s1 += np.float64(row[k + 1])
+        s2 += np.float64(row[k + 2])
+        s3 += np.float64(row[k + 3])
+        s4 += np.float64(row[k + 4])
+        s5 += np.float64(row[k + 5])
+        s6 += np.float64(row[k + 6])
+        s7 += np.float64(row[k + 7])
+        k += 8
+    s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    while k < n:
+        s += np.float64(row[k])
+        k += 1
+    return s
+
+
+@jit.jitable
+def _softmax_row(row, o, n, beta):
+    """One row by the module's formula; ``o`` holds the ``e_i`` before their sum is known."""
+    m = np.float64(_row_max(row, n))
+    for k in range(n):
+        d = (np.float64(row[k]) - m) * beta
+        hi = np.float32(d)
+        lo = np.float32(d - np.float64(hi))
+        lo = lo if abs(lo) < np.float32(1.0) else _F32_ZERO  # not finite where hi is not
+        e = exp32_scaled(hi, _SCALE)
+        o[k] = e + e * lo
+    inv = 1.0 / _row_sum(o, n)
+    for k in range(n):
+        o[k] = np.float32(np.float64(o[k]) * inv)
+
+
+@jit.kernel(error_model="numpy")
+def _rows(x, out, beta, r0, r1):
+    """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized)."""
+    n = x.shape[1]
+    for r in range(r0, r1):
+        _softmax_row(x[r], out[r], n, beta)
+
+
+@jit.kernel(error_model="numpy")
+def _lines(x, out, beta, r0, r1):
+    """Rows ``[r0, r1)`` of ``[outer, n, inner]`` arrays of any strides (row ``t``: ``[t // inner, :, t % inner]``):
+    the same operations as :func:`_rows`, element by element, so the same bits."""
+    n, inner = x.shape[1], x.shape[2]
+    for r in range(r0, r1):
+        _softmax_row(x[r // inner, :, r % inner], out[r // inner, :, r % inner], n, beta)
+
+
+def _sharing(rows):
+    def shared(x, out, beta, n_rows, n_chunks, counters, wait):
+        # rows in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
+        claim = np.int64(counters.ctypes.data)
+        while True:
+            i = take_chunk(claim, n_chunks, not wait)
+            if i < 0:
+                break
+            rows(x, out, beta, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+            fetch_add(claim + 8, 1)
+        if wait:
+            wait_for_chunks(claim, n_chunks)
+    return jit.kernel(shared, error_model="numpy")
+
+
+_rows_shared, _lines_shared = _sharing(_rows), _sharing(_lines)
+
+
+def _merged(a: np.ndarray, order: list[int], shape: tuple[int, ...]) -> np.ndarray | None:
+    """``a`` with axes in ``order`` as a view of ``shape``, or None when that needs a copy."""
+    view = a.transpose(order).view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
+    return view
+
+
+class _Operands:
+    """The rows of a call: ``[rows, n]`` C-contiguous views (``strided`` False), else ``[outer, n, inner]`` views
+    of any strides, else buffers (``copy_in``, ``copy_out``: the copies each call then makes)."""
+
+    def __init__(self, x: np.ndarray, out: np.ndarray, axis: int, beta: float):
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {x.ndim}")
+        if x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:
+            raise ValueError(f"x {x.dtype}{list(x.shape)} and out {out.dtype}{list(out.shape)} must be float32 of one "
+                             "shape")
+        if not beta > 0:
+            raise ValueError(f"beta {beta} must be positive")
+        self.beta = float(beta)
+        n = x.shape[axis]
+        self.rows = x.size // n if n else 0
+        step = abs(out.strides[axis])
+        above = sorted((i for i in range(x.ndim) if i != axis and abs(out.strides[i]) >= step),
+                       key=lambda i: -abs(out.strides[i]))
+        below = sorted((i for i in range(x.ndim) if i != axis and abs(out.strides[i]) < step),
+                       key=lambda i: -abs(out.strides[i]))
+        order = [*above, axis, *below]
+        inner = int(np.prod([x.shape[i] for i in below]))
+        shape = (self.rows // inner if inner else 0, n, inner)
+        self.copy_in = self.copy_out = None
+        xs, outs = _merged(x, order, shape), _merged(out, order, shape)
+        if outs is None:
+            outs = np.empty(shape, np.float32)
+            target = out.transpose(order)
+
+            def copy_out() -> None:
+                target[...] = outs.reshape(target.shape)
+            self.copy_out = copy_out
+        if xs is None or (np.may_share_memory(x, out) and (xs.ctypes.data != outs.ctypes.data
+                                                            or xs.strides != outs.strides)):
+            source, staged = x.transpose(order), np.empty(shape, np.float32)
+            xs = staged
+
+            def copy_in() -> None:
+                staged.reshape(source.shape)[...] = source
+            self.copy_in = copy_in
+        self.strided = not (inner == 1 and xs.strides[1] == 4 and outs.strides[1] == 4
+                            and xs.strides[0] == 4 * n and outs.strides[0] == 4 * n)
+        self.x, self.out = (xs, outs) if self.strided else (xs.reshape(shape[:2]), outs.reshape(shape[:2]))
+
+
+_ARG_TYPES = {False: (types.Array(types.float32, 2, "C", readonly=True), types.Array(types.float32, 2, "C"),
+                      jit.FLOAT),
+              True: (types.Array(types.float32, 3, "A", readonly=True), types.Array(types.float32, 3, "A"),
+                     jit.FLOAT)}
+
+
+def bind(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> Callable[[], None]:
+    """A no-argument call ``out = softmax(beta * x)`` along ``axis`` (a NumPy axis of ``x``) from ``x``'s current
+    values; float32 arrays of one shape, any strides (``out`` may be ``x``); ``beta`` positive. Large calls are
+    shared with the engine's helpers. ValueError names what does not fit."""
+    o = _Operands(x, out, axis, beta)
+    if o.rows == 0 or x.size == 0:
+        return lambda: None
+    kernels = (_lines, _lines_shared) if o.strided else (_rows, _rows_shared)
+    rows = Rows(*kernels, (o.x, o.out, o.beta), _ARG_TYPES[o.strided], o.rows, x.size * COST_PER_VALUE)
+    if o.copy_in is None and o.copy_out is None:
+        return rows
+
+    def call() -> None:
+        if o.copy_in is not None:
+            o.copy_in()
+        rows()
+        if o.copy_out is not None:
+            o.copy_out()
+    return call
+
+
+def softmax(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> None:
+    """``bind(...)()``: one call."""
+    bind(x, out, axis, beta)()
+
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _OUT, _COUNTERS = at(0), at(1), at(2)
+_BETA, _ROWS, _STRIDED, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 6)
+
+
+@jit.kernel(error_model="numpy")
+def _block_rows(code, block, chunks, wait):
+    """Every row of the call packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks claimed with
+    the helpers (``wait``: until every claimed one is done)."""
+    beta, n_rows = native.real(block, _BETA), block[_ROWS]
+    counters = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]
+    if block[_STRIDED] == 0:
+        x, out = native.c_array(block, _X, np.float32)[0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0, 0]
+        if chunks == 0:
+            _rows(x, out, beta, 0, n_rows)
+        else:
+            _rows_shared(x, out, beta, n_rows, chunks, counters, wait)
+    else:
+        xs, outs = native.array(block, _X, np.float32)[0, 0, 0], native.array(block, _OUT, np.float32)[0, 0, 0]
+        if chunks == 0:
+            _lines(xs, outs, beta, 0, n_rows)
+        else:
+            _lines_shared(xs, outs, beta, n_rows, chunks, counters, wait)
+
+
+_BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _entry() -> int:
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _helper() -> int:
+    return jit.native(_BODIES[1])
+
+
+def native_entry(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> native.Entry | None:
+    """:func:`bind` as a native entry (shared with the gang's helpers when large); None where an operand needs a
+    copy per call (axes that do not merge into ``[outer, n, inner]``, or an output overlapping the input other
+    than in place) or is empty."""
+    o = _Operands(x, out, axis, beta)
+    if o.copy_in is not None or o.copy_out is not None or o.rows == 0 or x.size == 0:
+        return None
+    lead = (1,) * (native.RANK - o.x.ndim)
+    task = gang.NativeTask(o.rows, x.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = native.pack(o.x.reshape(lead + o.x.shape), o.out.reshape(lead + o.out.shape),
+                              task.counters.reshape((1,) * (native.RANK - 1) + (2,)), o.beta, o.rows, int(o.strided),
+                              *task.words())
+    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
