@@ -87,6 +87,24 @@ def test_a_batched_product_by_weights_with_a_bias_runs_from_c(tmp_path, seed):
     assert np.all(np.abs(got - want) <= 2 * (k + 1) * EPS32 * (size + np.abs(bias)) + 1e-30)
 
 
+@pytest.mark.parametrize("transpose_b", [True, False], ids=["scores", "values"])
+def test_attention_sized_products_shared_with_the_helpers_match_the_python_path_and_the_sums(tmp_path, transpose_b):
+    """Four heads of 128 x 64 by 64 x 128 (``q @ k^T``) and 128 x 128 by 128 x 64 (``weights @ v``): large enough
+    that the native entry shares the heads with the gang's helpers."""
+    rng = np.random.default_rng(60 + transpose_b)
+    m, k, n = (128, 64, 128) if transpose_b else (128, 128, 64)
+    a = rng.standard_normal((1, 4, m, k)).astype(np.float32)
+    b = rng.standard_normal((1, 4) + ((n, k) if transpose_b else (k, n))).astype(np.float32)
+    nb = builder({"a": a.shape, "b": b.shape}, ["y"], exact=True)
+    nb.add_batched_mat_mul("mm", ["a", "b"], "y", transpose_a=False, transpose_b=transpose_b)
+    got = _native_and_python(tmp_path, nb, {"a": a, "b": b}, "batched_matmul")
+    bb = np.swapaxes(b, -1, -2) if transpose_b else b
+    want = np.einsum("...ik,...kj->...ij", a.astype(np.float64), bb.astype(np.float64))
+    size = np.einsum("...ik,...kj->...ij", np.abs(a.astype(np.float64)), np.abs(bb.astype(np.float64)))
+    got = got.reshape(want.shape)
+    assert np.all(np.abs(got - want) <= 2 * k * EPS32 * size + 1e-30), np.abs(got - want).max()
+
+
 OPERATIONS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y, "multiply": lambda x, y: x * y,
               "divide": lambda x, y: x / y, "max": lambda x, y: x if (x >= y or np.isnan(x)) else y,
               "min": lambda x, y: x if (x <= y or np.isnan(x)) else y}
@@ -185,3 +203,45 @@ def test_layer_normalization_runs_from_c(tmp_path, seed):
     want = _normalized(x, tuple(range(rank - last, rank)), True, 1e-5, gamma.astype(np.float64),
                        beta.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=8 * EPS32, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_mvn_and_the_scale_reading_it_run_as_one_normalize_pass(tmp_path, seed):
+    """coremltools' layer normalization (``mvn`` then ``scale``): one normalize node, with the numbers of the
+    normalization followed by ``x * scale + bias`` (scales of one value, per channel or per position)."""
+    rng = np.random.default_rng(500 + seed)
+    shape = tuple(int(v) for v in rng.integers(1, 9, 3))
+    c, h, w = shape
+    scale_shape = [(1,), (c,), (1, 1, w), (c, h, w), (1, h, w), (1, 1, w)][seed]
+    across, variance, has_bias = bool(seed % 2), seed % 3 != 0, seed != 4
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    gamma = rng.standard_normal(scale_shape).astype(np.float32)
+    beta = rng.standard_normal(scale_shape).astype(np.float32) if has_bias else None
+    nb = builder({"x": shape}, ["y"], exact=True)
+    nb.add_mvn("mvn", "x", "m", across_channels=across, normalize_variance=variance, epsilon=1e-5)
+    nb.add_scale("scale", gamma, beta, has_bias, "m", "y", shape_scale=list(scale_shape),
+                 shape_bias=list(scale_shape) if has_bias else None)
+    got, _, kinds = _runs(tmp_path, nb, {"x": x}, True)  # from C where gamma's rows merge (moments' native entry)
+    plain, _, _ = _runs(tmp_path, nb, {"x": x}, False)
+    assert got.tobytes() == plain.tobytes()
+    assert kinds == {"normalize"}, kinds  # no multiply or add node left
+    per = gamma.reshape(c, 1, 1) if scale_shape == (c,) else gamma
+    shift = 0.0 if beta is None else (beta.reshape(c, 1, 1) if scale_shape == (c,) else beta)
+    want = _normalized(x, (0, 1, 2) if across else (1, 2), variance, 1e-5) * per.astype(np.float64) + shift
+    np.testing.assert_allclose(got.reshape(shape), want, rtol=8 * EPS32, atol=1e-6)
+
+
+def test_an_mvn_read_by_more_than_the_scale_is_not_folded(tmp_path):
+    rng = np.random.default_rng(510)
+    x = rng.standard_normal((3, 2, 5)).astype(np.float32)
+    gamma, beta = rng.standard_normal(5).reshape(1, 1, 5).astype(np.float32), np.zeros((1, 1, 5), np.float32)
+    nb = builder({"x": x.shape}, ["y", "m"], exact=True)
+    nb.add_mvn("mvn", "x", "m", across_channels=False, normalize_variance=True, epsilon=1e-5)
+    nb.add_scale("scale", gamma, beta, True, "m", "y", shape_scale=[1, 1, 5], shape_bias=[1, 1, 5])
+    with load(tmp_path, nb, "python", nhwc=False) as model:
+        outs = model.predict({"x": x})
+        kinds = [node.description.name.rsplit(".", 1)[-1] for node in model.graph.nodes]
+    assert "normalize" in kinds and len(kinds) > 1, kinds
+    m = _normalized(x, (1, 2), True, 1e-5)
+    np.testing.assert_allclose(np.asarray(outs["m"]).reshape(x.shape), m, rtol=8 * EPS32, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(outs["y"]).reshape(x.shape), m * gamma, rtol=8 * EPS32, atol=1e-6)

@@ -312,3 +312,36 @@ def concat_slots(order: Sequence, keep: set[str]) -> dict[str, object]:
             if name in transposed and readers[name] == 1 and writers[name] == 1 and name not in keep:
                 slots[name] = layer
     return slots
+
+
+@dataclass(frozen=True)
+class NormalizedScale:
+    """A mean-variance normalization at ``position`` read by a ``scale`` layer alone (folded into the scale's
+    lowering): one normalize pass with the scale as its ``gamma`` and the bias as its ``beta`` (a converted
+    layer normalization: coremltools writes PyTorch's ``LayerNorm`` as ``mvn`` then ``scale``). ``layer`` is the
+    ``mvn``."""
+
+    position: int
+    layer: object
+
+
+def normalized_scales(order: Sequence, keep: set[str]) -> dict[int, NormalizedScale]:
+    """{position of a ``scale`` in ``order``: the ``mvn`` before it} where the ``mvn``'s output is read by the scale
+    alone, written once and no model output (the lowering still checks that the scale's shapes broadcast over
+    the normalized axes, and lowers both layers apart where they do not)."""
+    readers = Counter(name for layer in order for name in layer.input)
+    writers = Counter(name for layer in order for name in layer.output)
+    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    pairs = {}
+    for j, layer in enumerate(order):
+        if layer.WhichOneof("layer") != "scale" or len(layer.input) != 1 or len(layer.output) != 1:
+            continue
+        blob = layer.input[0]
+        i = made_by.get(blob)
+        if i is None or i > j or readers[blob] != 1 or writers[blob] != 1 or blob in keep:
+            continue
+        mvn = order[i]
+        if mvn.WhichOneof("layer") != "mvn" or len(mvn.input) != 1:
+            continue
+        pairs[j] = NormalizedScale(i, mvn)
+    return pairs

@@ -93,6 +93,42 @@ def mvn(g: GraphBuilder, layer, p) -> str:
     return normalize(g, x, layer.output[0], axes, "standardize" if p.normalizeVariance else "center", p.epsilon)
 
 
+def _scale_weights(g: GraphBuilder, p, x: Blob) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """(gamma, beta or None) of ``scale`` parameters ``p`` as CoreML-order arrays broadcasting over ``x`` (the
+    ``scale`` lowering's shapes: one value, one per channel, or ``[C, H, W]`` of ones where they broadcast);
+    None where they do not broadcast over ``x`` as it is."""
+    found = []
+    for weights, shape, what in ((p.scale, p.shapeScale, "scale"), (p.bias, p.shapeBias, "bias")):
+        if what == "bias" and not p.hasBias:
+            found.append(None)
+            continue
+        shape = tuple(int(s) for s in shape) or (1,)
+        if len(shape) == 1 and shape[0] > 1:
+            shape = (shape[0], 1, 1)
+        if len(shape) > x.rank or any(s not in (1, d) for s, d in zip(shape[::-1], x.shape[::-1])):
+            return None
+        found.append(load_weights(weights, shape, what))
+    return found[0], found[1]
+
+
+@fuses("normalized_scale")
+def normalized_scale(g: GraphBuilder, layer, pair, check: bool = False):
+    """A ``scale`` layer and the ``mvn`` it alone reads (``fusion.NormalizedScale``: a converted layer normalization)
+    as one normalize pass with the scale as gamma and the bias as beta, rounded once. ``check``: only whether the
+    scale's shapes allow it (asked when the ``mvn`` is reached; else both are lowered apart)."""
+    mvn = pair.layer
+    if check:
+        x = g.held(mvn.input[0])  # its shape only: a blob held channels-last is converted by the lowering below
+        return x.rank >= 3 and _scale_weights(g, layer.scale, x) is not None
+    x = single(g, mvn)
+    p = mvn.mvn
+    gamma, beta = _scale_weights(g, layer.scale, x)
+    axes = (-1, -2, -3) if p.acrossChannels else (-1, -2)
+    how = normalize(g, x, layer.output[0], axes, "standardize" if p.normalizeVariance else "center", p.epsilon,
+                    gamma, beta)
+    return how + f" with mvn '{mvn.name}' folded in"
+
+
 @lowers("l2normalize")
 def l2normalize(g: GraphBuilder, layer, p) -> str:
     x = single(g, layer)

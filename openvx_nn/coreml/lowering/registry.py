@@ -52,8 +52,9 @@ def lower(builder, layer) -> str:
 
 def lower_all(builder, layers, keep: set[str]) -> list[str]:
     """Lower ``layers`` in order, folding what a convolution may take (``fusion.plan``), an activation into
-    the multiply by its own input (``fusion.gated_products``) and a batchnorm no convolution took into the ReLU
-    after it (``fusion.activated_affines``), and lets a transposed convolution write into the slice of the
+    the multiply by its own input (``fusion.gated_products``), a batchnorm no convolution took into the ReLU
+    after it (``fusion.activated_affines``) and a mean-variance normalization into the ``scale`` after it
+    (``fusion.normalized_scales``), and lets a transposed convolution write into the slice of the
     concatenation that alone reads it (``fusion.concat_slots``; ``keep``: blobs read after them); returns how each
     ran."""
     from . import fusion
@@ -64,7 +65,9 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
                for position in (gate.position, gate.threshold) if position is not None}
     activated = fusion.activated_affines(layers, keep)
     relu_of = {pair.position: j for j, pair in activated.items()}
-    skipped: set[int] = set()  # batchnorms left to the ReLU after them
+    normalized = fusion.normalized_scales(layers, keep)
+    scale_of = {pair.position: j for j, pair in normalized.items()}
+    skipped: set[int] = set()  # batchnorms left to the ReLU after them, mvns left to the scale after them
     hows = []
     for i, layer in enumerate(layers):
         if i in builder.folded:
@@ -80,6 +83,13 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
         elif i in activated and activated[i].position in skipped:
             builder.layer = (layer.name, "activation")
             hows.append(FUSED["affine_relu"](builder, layer, activated[i]))
+        elif i in scale_of and FUSED["normalized_scale"](builder, layers[scale_of[i]], normalized[scale_of[i]],
+                                                         check=True):
+            skipped.add(i)
+            hows.append(f"folded into scale '{layers[scale_of[i]].name}'")
+        elif i in normalized and normalized[i].position in skipped:
+            builder.layer = (layer.name, "scale")
+            hows.append(FUSED["normalized_scale"](builder, layer, normalized[i]))
         else:
             builder.epilogue = stages.get(i)
             hows.append(lower(builder, layer))

@@ -5,7 +5,7 @@ Each product of the batch is a fully connected layer of ``M`` rows: its ``A`` co
 ``[blocks, 1, K, vectors, lanes]``, the last block padded with zeros), then the engine's tiles
 (``float_convolution.fc_rows``) compute the rows with the bias in their epilogue. No BLAS runs, so no
 BLAS thread pool competes with the engine's helpers; the products of a batch are shared with the helpers
-(``float_sharing.Rows``) on the Python path and run on the calling thread from a native entry.
+(``float_sharing.Rows`` on the Python path, ``gang.shared_entry`` from a native plan).
 
 Operands are 5-D views ``[B1, B2, B3, rows, columns]`` of any strides (stride 0 where a batch axis broadcasts,
 the two last axes swapped where the layer transposes), so one loop serves every broadcast and transposition.
@@ -18,10 +18,11 @@ from collections.abc import Callable
 import numpy as np
 from numba import types
 
+from ..engine import gang
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from .float_convolution import NO_RESIDUAL, bias_or_zeros, block_shape, fc_rows, work_units
-from .float_sharing import F32, Rows
+from .float_sharing import F32, NATIVE_PARALLEL_WORK, Rows
 
 BATCH_AXES = 3
 """Batch axes one call takes; more are looped over in Python (no native entry)."""
@@ -166,34 +167,52 @@ def batched_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: b
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
-_A, _B, _BIAS, _OUT, _ROWS, _PACK = (k * native.ARRAY_WORDS for k in range(6))
-_PANEL, _UNITS = 6 * native.ARRAY_WORDS, 6 * native.ARRAY_WORDS + 1
+_A, _B, _BIAS, _OUT, _ROWS, _PACK, _COUNTERS = (k * native.ARRAY_WORDS for k in range(7))
+_PANEL, _UNITS, _MAILBOX, _TASK, _CHUNKS = range(7 * native.ARRAY_WORDS, 7 * native.ARRAY_WORDS + 5)
+
+
+@jit.kernel
+def _block_items(code, block, chunks, wait):
+    """Every product of the call packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks of the
+    batch claimed with the gang's helpers (``wait``: until every claimed one is done)."""
+    out = native.c_array(block, _OUT, np.float32)[0]
+    args = (native.array(block, _A, np.float32)[0], native.array(block, _B, np.float32)[0],
+            native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], out,
+            native.c_array(block, _ROWS, np.float32)[0, 0, 0], native.c_array(block, _PACK, np.float32),
+            NO_RESIDUAL, block[_PANEL], block[_UNITS])
+    n_items = out.shape[0] * out.shape[1] * out.shape[2]
+    if chunks == 0:
+        _products(*args, 0, n_items)
+    else:
+        _products_shared(*args, n_items, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_block_items, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
 @native.factory
 def _entry() -> int:
-    def entry(block):
-        out = native.c_array(block, _OUT, np.float32)[0]
-        _products(native.array(block, _A, np.float32)[0], native.array(block, _B, np.float32)[0],
-                  native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], out,
-                  native.c_array(block, _ROWS, np.float32)[0, 0, 0], native.c_array(block, _PACK, np.float32),
-                  NO_RESIDUAL, block[_PANEL], block[_UNITS], 0, out.shape[0] * out.shape[1] * out.shape[2])
-        return 0
-    return jit.native(entry)
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _helper() -> int:
+    return jit.native(_BODIES[1])
 
 
 def native_entry(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool,
                  bias: np.ndarray | None = None) -> native.Entry | None:
-    """:func:`bind` as a native entry (every product on the calling thread); None where the output is not
-    contiguous in CoreML order or the batch has more than ``BATCH_AXES`` axes."""
+    """:func:`bind` as a native entry (the products of a large batch shared with the gang's helpers); None where
+    the output is not contiguous in CoreML order or the batch has more than ``BATCH_AXES`` axes."""
     ma, mb, mo = _matrices(a, b, out, transpose_a, transpose_b)
     _check(ma, mb, mo)
     if not mo.flags.c_contiguous or mo.ndim - 2 > BATCH_AXES or mo.size == 0:
         return None
     o = Operands(ma, mb, bias, mo)
-    words, keep = native.pack(o.a[None], o.b[None], _six(o.bias), o.out[None], _six(o.rows), o.packed, o.panel,
-                              o.units)
-    return native.Entry(_entry(), words, keep + (o,))
+    task = gang.NativeTask(o.items, o.work >= NATIVE_PARALLEL_WORK)
+    words, keep = native.pack(o.a[None], o.b[None], _six(o.bias), o.out[None], _six(o.rows), o.packed,
+                              _six(task.counters), o.panel, o.units, *task.words())
+    return native.Entry(_entry(), words, keep + (o,) + task.finish(_helper(), words))
 
 
 def _six(a: np.ndarray) -> np.ndarray:
