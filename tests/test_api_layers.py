@@ -8,7 +8,7 @@ from api_testing import leak_checked_context
 from conv_reference import reference_convolution, reference_deconvolution
 from kernel_testing import F32, Q78, S8, U8, assert_float32_means, assert_float32_sums, random_values
 from layer_references import fully_connected_ref, pooling_ref, roi_pooling_ref
-from nonlinear_reference import reference_activation, reference_lrn, reference_softmax
+from nonlinear_reference import assert_softmax, reference_activation, reference_lrn, reference_softmax
 
 FORMATS = [Q78, S8, U8, F32]
 
@@ -101,7 +101,7 @@ def test_softmax_with_its_own_output_format_matches_the_reference(context, fmt):
     out_fmt = fmt if fmt.is_float or fmt.dtype != np.int16 else type(fmt)("Q0.15", np.int16, 15)
     tx = context.tensor(x, fixed_point_position=fmt.fpp)
     got = _run(context, lambda g, out: g.softmax(tx, out), x.shape, fmt, out_fmt.fpp)
-    assert np.array_equal(got, reference_softmax(x, 2, fmt, out_fmt))
+    assert_softmax(got, reference_softmax(x, 2, fmt, out_fmt))
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
