@@ -47,15 +47,21 @@ ROWS = [("conv 3x3 64->64 56x56", "conv", 56, 64, 64, 3, 1, 1),
         ("max pool 2x2/2 64ch 112x112", "max", 112, 64, 64, 2, 2, 0),
         ("avg pool 3x3/1 pad 1 256ch 35x35", "avg", 35, 256, 256, 3, 1, 1),
         ("global avg pool 7x7 512ch", "global", 7, 512, 512, 7, 1, 0),
-        ("relu 64ch 112x112", "relu", 112, 64, 64, 1, 1, 0)]
+        ("relu 64ch 112x112", "relu", 112, 64, 64, 1, 1, 0),
+        ("deconv 2x2/2 64->32 56x56", "deconv", 56, 64, 32, 2, 2, 0),
+        ("deconv 4x4/2 pad 1 64->32 56x56", "deconv", 56, 64, 32, 4, 2, 1)]
 SMOKE = [("smoke conv 3x3 8->16 9x9", "conv", 9, 8, 16, 3, 1, 1), ("smoke FC 64->32", "fc", 1, 64, 32, 1, 1, 0),
          ("smoke max pool 3x3/2 8ch 9x9", "max", 9, 8, 8, 3, 2, 0),
          ("smoke avg pool 3x3/2 8ch 9x9", "avg", 9, 8, 8, 3, 2, 0),
          ("smoke global avg pool 3x3 8ch", "global", 3, 8, 8, 3, 1, 0),
-         ("smoke relu 8ch 9x9", "relu", 9, 8, 8, 1, 1, 0)]
+         ("smoke relu 8ch 9x9", "relu", 9, 8, 8, 1, 1, 0),
+         ("smoke deconv 2x2/2 8->6 9x9", "deconv", 9, 8, 6, 2, 2, 0),
+         ("smoke deconv 3x3/2 pad 1 8->6 9x9", "deconv", 9, 8, 6, 3, 2, 1)]
 
 
-def _out_side(size: int, k: int, stride: int, pad: int) -> int:
+def _out_side(size: int, k: int, stride: int, pad: int, transposed: bool = False) -> int:
+    if transposed:
+        return (size - 1) * stride - 2 * pad + k
     return (size + 2 * pad - k) // stride + 1
 
 
@@ -94,7 +100,7 @@ class Row:
             self.graph = ctx.graph()
             self.graph.fully_connected(self.x, np.asfortranarray(w.T), b, out=self.y)
         else:
-            out = _out_side(size, k, stride, pad)
+            out = _out_side(size, k, stride, pad, kind == "deconv")
             x = made("x", (1, c_in, size, size))
             self.data = {"x": x}
             self.feed = {"x": x}
@@ -111,6 +117,14 @@ class Row:
                 self.session = session([helper.make_node("Conv", ["x", "w", "b"], ["y"], **attrs)], inputs,
                                        outputs, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
                 self.graph.convolution(self.x, np.asfortranarray(w.T), b, out=self.y, padding=(pad, pad))
+            elif kind == "deconv":  # ONNX's [C_in, C_out, kh, kw] scatters; OpenVX's [kx, ky, C_in, C_out] correlates
+                w = made("w", (c_in, c_out, k, k), 1 / np.sqrt(c_in * k * k / (stride * stride)))
+                b = made("b", (c_out,))
+                self.data.update(w=w, b=b)
+                self.session = session([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], inputs,
+                                       outputs, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+                self.graph.deconvolution(self.x, np.asfortranarray(w[:, :, ::-1, ::-1].transpose(3, 2, 0, 1)), b,
+                                         out=self.y, padding=(pad, pad), upscale=(stride, stride))
             elif kind == "relu":
                 self.session = session([helper.make_node("Relu", ["x"], ["y"])], inputs, outputs, [])
                 self.graph.activation(self.x, "relu", out=self.y)

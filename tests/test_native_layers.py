@@ -63,7 +63,9 @@ def test_native_convolution_is_bit_identical_to_the_python_route(dtype, fpp):
 
 
 @pytest.mark.parametrize("dtype, fpp", FORMATS)
-def test_native_deconvolution_is_bit_identical_to_the_python_route(dtype, fpp):
+def test_native_deconvolution_is_bit_identical_to_the_python_route(dtype, fpp, monkeypatch):
+    # float32 on the correlation route here (the float engine's route: test_standard_float_deconvolution)
+    monkeypatch.setenv("OPENVX_NN_F32_SUMS", "float64")
     rng = np.random.default_rng(2501 + fpp[1])
     for case in range(4):
         overflow, rounding = POLICIES[case % 2]

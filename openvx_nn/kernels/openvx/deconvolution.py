@@ -64,7 +64,7 @@ def _check(x, w, bias, out, pads, upscales, extras) -> None:
         raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},) or {out.shape[:3]}")
 
 
-def _phases(kernel: int, pad: int, upscale: int, size_out: int):
+def phase_split(kernel: int, pad: int, upscale: int, size_out: int):
     """``(phase, m0, offset)`` of every output phase that has outputs (see the module doc)."""
     p = kernel - pad - 1
     for phase in range(min(upscale, size_out)):
@@ -90,8 +90,8 @@ def prepare_deconvolution(w: np.ndarray, has_bias: bool, x_shape: tuple[int, ...
     """Split the layer into its phases (module doc) and decide each one's route once."""
     kx, ky = w.shape[0], w.shape[1]
     phases = []
-    for phase_x, m0_x, offset_x in _phases(kx, pads[0], upscales[0], out_shape[0]):
-        for phase_y, m0_y, offset_y in _phases(ky, pads[1], upscales[1], out_shape[1]):
+    for phase_x, m0_x, offset_x in phase_split(kx, pads[0], upscales[0], out_shape[0]):
+        for phase_y, m0_y, offset_y in phase_split(ky, pads[1], upscales[1], out_shape[1]):
             sub = w[m0_x::upscales[0], m0_y::upscales[1]]
             size = (len(range(phase_x, out_shape[0], upscales[0])), len(range(phase_y, out_shape[1], upscales[1])))
             route = prepare(sub, has_bias, x_shape, size + tuple(out_shape[2:]), Window(1, 1, 1, 1, offset_x, offset_y),

@@ -422,10 +422,26 @@ def _validate_deconvolution(v: Validation) -> None:
                           "bound_y": conventions.deconvolution_bound(x.dims[1], upscales[1])},
                    saturate=overflow == ConvertPolicy.VX_CONVERT_POLICY_SATURATE,
                    nearest=rounding == RoundPolicy.VX_ROUND_POLICY_TO_NEAREST_EVEN)
+    _plan_deconvolution(v)
+
+
+def _plan_deconvolution(v: Validation) -> None:
+    """The layer's route, chosen once: float32 layers the float engine takes (``float_deconvolution.fits``) run
+    their phases there, every other layer runs them on the correlation engine (``prepare_deconvolution``)."""
+    from ...kernels.openvx import float_deconvolution
     from ...kernels.openvx.deconvolution import prepare_deconvolution
-    x_shape, out_shape = x.dims, v.node.params[4].dims
-    arithmetic, has_bias = _arithmetic(v), v.present(2)
+    x_shape, out_shape = tuple(v.tensor(0).dims), tuple(v.node.params[4].dims)
+    (pad_x, pad_y), upscales = v.state["pad"], v.state["upscale"]
     bounds = (v.state["bound"]["bound_x"], v.state["bound"]["bound_y"])
+    w = v.ref(1).array
+    bias_shape = tuple(v.tensor(2).dims) if v.present(2) else None
+    v.state["float"] = v.tensor(0).data_type == Type.VX_TYPE_FLOAT32 and float_deconvolution.fits(
+        x_shape, w.shape, bias_shape, out_shape, (pad_x, pad_y), upscales, bounds, w.dtype)
+    if v.state["float"]:
+        v.state["planned"] = PlannedWeights(
+            lambda w: float_deconvolution.Deconvolution(w, (pad_x, pad_y), upscales, x_shape, out_shape), v.ref(1))
+        return
+    arithmetic, has_bias = _arithmetic(v), v.present(2)
     v.state["planned"] = PlannedWeights(
         lambda w: prepare_deconvolution(w, has_bias, x_shape, out_shape, (pad_x, pad_y), tuple(upscales), arithmetic,
                                         bounds=bounds), v.ref(1))
@@ -433,6 +449,9 @@ def _validate_deconvolution(v: Validation) -> None:
 
 def _run_deconvolution(p, state) -> None:
     from ...kernels.openvx.deconvolution import execute_deconvolution
+    if state.get("float"):
+        state["planned"].current(p[1]).bind(*_float_io(p, state, copy_inputs=True))()
+        return
     x, bias = _inputs(p)
     execute_deconvolution(state["planned"].current(p[1]), x, bias, p[4].array)
 

@@ -1,0 +1,118 @@
+"""Float32 outputs of a strided layer's phases, computed channels-last, placed at their strided places.
+
+A transposed convolution of stride ``(uy, ux)`` computes its output as phases: phase ``(py, px)`` holds the output
+pixels ``(py + y * uy, px + x * ux)``. Phases of one geometry run as one convolution whose output channels are the
+phases' channels one after the other (``src`` ``[N, nh, nw, P * K]``, C-contiguous); this copies phase ``j``'s
+channels ``[j * K, (j + 1) * K)`` into ``out[n, k, py_j + y * uy, px_j + x * ux]`` of the C-contiguous
+``[N, K, OH, OW]`` output (OpenVX's own layout), one pass, no arithmetic. With a ``k x k`` kernel of stride ``k``
+and no padding, all ``k * k`` phases are one 1x1 product and this is depth-to-space into the planar output.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from ..engine import gang
+from ..support import jit, native
+from . import float_sharing
+from .chw_chunks import chunk_driver
+from .float_sharing import F32, at, block_of, compiled, contiguous_f32
+
+_PHASES = types.Array(types.int64, 2, "C", readonly=True)
+
+
+@jit.kernel
+def _scatter_rows(src, out, phases, uy, ux, r0, r1):
+    """Rows ``[r0, r1)`` (row ``n * nh + y`` of ``src``) of every phase: pixel by pixel, each pixel's channels
+    read in one contiguous run and written to their maps (the output lines a row touches stay in cache from one
+    pixel to the next, so each is filled before it leaves)."""
+    _, nh, nw, _ = src.shape
+    maps = out.shape[1]
+    for r in range(r0, r1):
+        n, y = r // nh, r % nh
+        for x in range(nw):
+            pixel = src[n, y, x]
+            for j in range(phases.shape[0]):
+                oy, ox, c0 = phases[j, 0] + y * uy, phases[j, 1] + x * ux, j * maps
+                for k in range(maps):
+                    out[n, k, oy, ox] = pixel[c0 + k]
+
+
+@jit.kernel
+def _scatter(src, out, phases, uy, ux):
+    """Every row (:func:`_scatter_rows`)."""
+    _scatter_rows(src, out, phases, uy, ux, 0, src.shape[0] * src.shape[1])
+
+
+_TYPES = (F32[4, False], F32[4, True], _PHASES, jit.INT, jit.INT)
+
+
+def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]) -> np.ndarray:
+    phases = np.ascontiguousarray(phases, np.int64).reshape(-1, 2)
+    if not (contiguous_f32(src) and contiguous_f32(out)):
+        raise ValueError("the phase scatter takes C-contiguous float32 arrays")
+    n, nh, nw, c = src.shape
+    uy, ux = strides
+    if c != phases.shape[0] * out.shape[1] or n != out.shape[0] or ((phases[:, 0] + (nh - 1) * uy) >= out.shape[2]).any() \
+            or ((phases[:, 1] + (nw - 1) * ux) >= out.shape[3]).any() or (phases < 0).any():
+        raise ValueError(f"phases {phases.tolist()} of {list(src.shape)} at strides {strides} do not fit the output "
+                         f"{list(out.shape)}")
+    view = phases.view()
+    view.flags.writeable = False
+    return view
+
+
+def bind(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]):
+    """A no-argument call placing ``src``'s phases (``phases`` ``[P, 2]``: each one's ``(py, px)``) into ``out``
+    (module doc); ``strides`` ``(uy, ux)``."""
+    phases = _checked(src, out, phases, strides)
+    kernel = compiled(_scatter, _TYPES)
+    source = src.view()
+    source.flags.writeable = False
+    uy, ux = int(strides[0]), int(strides[1])
+    return lambda: kernel(source, out, phases, uy, ux)
+
+
+_SRC, _OUT, _PHASE_TABLE, _COUNTERS = at(0), at(1), at(2), at(3)
+_UY, _UX, _MAILBOX, _TASK, _CHUNKS = range(at(4), at(4) + 5)
+COST_PER_VALUE = 8
+"""A value's placement in a convolution multiply-add's time (as ``chw_layout``'s copy)."""
+
+_scatter_shares = chunk_driver(_scatter_rows)
+
+
+@jit.kernel
+def _scatter_lines(code, block, chunks, wait):
+    # ``gang.shared_entry``'s lines: every row serially, or in ``chunks`` chunks claimed with the helpers
+    src, out = native.c_array(block, _SRC, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0]
+    phases = native.c_array(block, _PHASE_TABLE, np.int64)[0, 0, 0, 0]
+    uy, ux = block[_UY], block[_UX]
+    rows = src.shape[0] * src.shape[1]
+    if chunks == 0:
+        _scatter_rows(src, out, phases, uy, ux, 0, rows)
+    else:
+        _scatter_shares((src, out, phases, uy, ux), rows, chunks,
+                        native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_scatter_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _scatter_entry() -> int:
+    """The placement, its rows shared with the gang's spinning helpers when it is large enough."""
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _scatter_helper() -> int:
+    return jit.native(_BODIES[1])
+
+
+def native_scatter(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]) -> native.Entry:
+    """:func:`bind` as a native entry (run from C without the GIL)."""
+    phases = np.ascontiguousarray(_checked(src, out, phases, strides))
+    rows = src.shape[0] * src.shape[1]
+    task = gang.NativeTask(rows, src.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(src, out, phases, task.counters, int(strides[0]), int(strides[1]), *task.words())
+    return native.Entry(_scatter_entry(), words, keep + (phases,) + task.finish(_scatter_helper(), words))
