@@ -215,21 +215,36 @@ class Gate:
     """The position of a thresholded ReLU between ``x`` and the product, folded with the activation."""
 
 
+class _BlobUse:
+    """How the layers of ``order`` use their blobs: how often each is read and written, and the position of the
+    layer that makes it (layers of one output)."""
+
+    def __init__(self, order: Sequence):
+        self.readers = Counter(name for layer in order for name in layer.input)
+        self.writers = Counter(name for layer in order for name in layer.output)
+        self.made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+
+    def sole_maker(self, blob: str, j: int, keep: set[str]) -> int | None:
+        """The position of the layer before ``j`` that makes ``blob`` where ``blob`` is read once (by the layer at
+        ``j``), written once and no model output, else None."""
+        i = self.made_by.get(blob)
+        if i is None or i > j or self.readers[blob] != 1 or self.writers[blob] != 1 or blob in keep:
+            return None
+        return i
+
+
 def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
     """{position of a multiply in ``order``: its :class:`Gate`} where the activation's output is read by that
     multiply alone, written once and no model output, and ``x`` is written once (no in-place name moves it
     between the two layers)."""
-    readers = Counter(name for layer in order for name in layer.input)
-    writers = Counter(name for layer in order for name in layer.output)
-    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    use = _BlobUse(order)
     gates = {}
     for j, layer in enumerate(order):
         if layer.WhichOneof("layer") != "multiply" or len(layer.input) != 2 or len(layer.output) != 1:
             continue
         for gate_blob, x in (tuple(layer.input), tuple(layer.input)[::-1]):
-            i = made_by.get(gate_blob)
-            if i is None or i > j or readers[gate_blob] != 1 or writers[gate_blob] != 1 or gate_blob in keep \
-                    or writers[x] > 1:
+            i = use.sole_maker(gate_blob, j, keep)
+            if i is None or use.writers[x] > 1:
                 continue
             act = order[i]
             kind = act.activation.WhichOneof("NonlinearityType") if act.WhichOneof("layer") == "activation" else None
@@ -237,9 +252,9 @@ def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
                 continue
             p = act.activation.sigmoidHard
             alpha, beta = (float(p.alpha), float(p.beta)) if kind == "sigmoidHard" else (0.0, 0.0)
-            k = made_by.get(x)
-            threshold = None if kind != "sigmoidHard" or k is None or readers[x] != 2 or x in keep \
-                else _vanishing_threshold(order[k], alpha, beta, writers)
+            k = use.made_by.get(x)
+            threshold = None if kind != "sigmoidHard" or k is None or use.readers[x] != 2 or x in keep \
+                else _vanishing_threshold(order[k], alpha, beta, use.writers)
             gates[j] = Gate(i, x, GATES[kind], alpha, beta) if threshold is None else \
                 Gate(i, threshold, GATES[kind], alpha, beta, k)
             break
@@ -274,17 +289,15 @@ def activated_affines(order: Sequence, keep: set[str]) -> dict[int, ActivatedAff
     output is read by the ReLU alone, written once and no model output (a pre-activation ``BN -> ReLU`` after a
     concatenation, DenseNet's; one after a convolution is the convolution's to fold first: ``lower_all`` lowers the
     pair only when the convolution did not take the batchnorm)."""
-    readers = Counter(name for layer in order for name in layer.input)
-    writers = Counter(name for layer in order for name in layer.output)
-    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    use = _BlobUse(order)
     pairs = {}
     for j, layer in enumerate(order):
         if layer.WhichOneof("layer") != "activation" or layer.activation.WhichOneof("NonlinearityType") != "ReLU" \
                 or len(layer.input) != 1 or len(layer.output) != 1:
             continue
         blob = layer.input[0]
-        i = made_by.get(blob)
-        if i is None or i > j or readers[blob] != 1 or writers[blob] != 1 or blob in keep:
+        i = use.sole_maker(blob, j, keep)
+        if i is None:
             continue
         bn = order[i]
         if bn.WhichOneof("layer") != "batchnorm" or len(bn.input) != 1 or bn.batchnorm.computeMeanVar \
@@ -329,16 +342,14 @@ def normalized_scales(order: Sequence, keep: set[str]) -> dict[int, NormalizedSc
     """{position of a ``scale`` in ``order``: the ``mvn`` before it} where the ``mvn``'s output is read by the scale
     alone, written once and no model output (the lowering still checks that the scale's shapes broadcast over
     the normalized axes, and lowers both layers apart where they do not)."""
-    readers = Counter(name for layer in order for name in layer.input)
-    writers = Counter(name for layer in order for name in layer.output)
-    made_by = {layer.output[0]: i for i, layer in enumerate(order) if len(layer.output) == 1}
+    use = _BlobUse(order)
     pairs = {}
     for j, layer in enumerate(order):
         if layer.WhichOneof("layer") != "scale" or len(layer.input) != 1 or len(layer.output) != 1:
             continue
         blob = layer.input[0]
-        i = made_by.get(blob)
-        if i is None or i > j or readers[blob] != 1 or writers[blob] != 1 or blob in keep:
+        i = use.sole_maker(blob, j, keep)
+        if i is None:
             continue
         mvn = order[i]
         if mvn.WhichOneof("layer") != "mvn" or len(mvn.input) != 1:
