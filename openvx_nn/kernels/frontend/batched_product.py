@@ -19,8 +19,8 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from .chw_chunks import chunk_driver
 from .float_convolution import NO_RESIDUAL, bias_or_zeros, block_shape, fc_rows, work_units
 from .float_sharing import F32, NATIVE_PARALLEL_WORK, Rows
 
@@ -57,19 +57,12 @@ def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
         fc_rows(x.reshape(1, 1, m, k), w, bias, out[p, q, r].reshape(1, 1, m, n), none, panel, n_units)
 
 
+_RUN_CHUNKS = chunk_driver(_products)
+
+
 @jit.kernel
 def _products_shared(a, b, bias, out, rows, packed, none, panel, n_units, n_items, n_chunks, counters, wait):
-    # the items in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _products(a, b, bias, out, rows, packed, none, panel, n_units, n_items * i // n_chunks,
-                  n_items * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((a, b, bias, out, rows, packed, none, panel, n_units), n_items, n_chunks, counters, wait)
 
 
 _TYPES = (_IN5, _IN5, F32[1, False], F32[5, True], F32[3, True], _PACKED, F32[4, False], jit.INT, jit.INT)
@@ -189,15 +182,7 @@ def _block_items(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_block_items, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _entry() -> int:
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+_entry, _helper = gang.makers(_BODIES, __name__)
 
 
 def native_entry(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: bool, transpose_b: bool,

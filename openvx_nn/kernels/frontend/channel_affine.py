@@ -23,9 +23,9 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
+from .chw_chunks import chunk_driver
 from .float_sharing import F32, Rows, at, block_of
 
 BLOCK = 8192
@@ -63,19 +63,12 @@ def _rows(x, out, s, b, relu, channels, inner, group, outer, r0, r1):
                 ys[i] = np.float32((np.float64(xs[i]) + 0.0) * sc + bc)
 
 
+_RUN_CHUNKS = chunk_driver(_rows)
+
+
 @jit.kernel(error_model="numpy")
 def _rows_shared(x, out, s, b, relu, channels, inner, group, outer, n_rows, n_chunks, counters, wait):
-    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _rows(x, out, s, b, relu, channels, inner, group, outer, n_rows * i // n_chunks,
-              n_rows * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, out, s, b, relu, channels, inner, group, outer), n_rows, n_chunks, counters, wait)
 
 
 _TYPES = (F32[1, False], F32[1, True], _F64, _F64, jit.BOOL, jit.INT, jit.INT, jit.INT, jit.INT)
@@ -146,15 +139,7 @@ def _block_rows(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _entry() -> int:
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+_entry, _helper = gang.makers(_BODIES, __name__)
 
 
 def native_entry(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis: int = 2) -> native.Entry | None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
+from .chw_chunks import chunk_driver
 from .float_elementwise import prelu32
 from .float_sharing import at, block_of
 
@@ -62,35 +62,21 @@ def _rows(block, r0, r1):
             src = ys
 
 
+_RUN_CHUNKS = chunk_driver(_rows)
+
+
 @jit.kernel(error_model="numpy")
 def _block_rows(code, block, chunks, wait):
     """Every row of the call: serially (``chunks`` 0), or in ``chunks`` chunks claimed with the helpers."""
-    n_rows = block[_ROWS]
     if chunks == 0:
-        _rows(block, 0, n_rows)
-        return
-    claim = np.int64(native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data)
-    while True:
-        i = take_chunk(claim, chunks, not wait)
-        if i < 0:
-            break
-        _rows(block, n_rows * i // chunks, n_rows * (i + 1) // chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, chunks)
+        _rows(block, 0, block[_ROWS])
+    else:
+        _RUN_CHUNKS((block,), block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 _BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _entry() -> int:
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+_entry, _helper = gang.makers(_BODIES, __name__)
 
 
 def _checked(x: np.ndarray, out: np.ndarray, steps: list[tuple[int, np.ndarray]]) -> tuple[int, list[np.ndarray]]:

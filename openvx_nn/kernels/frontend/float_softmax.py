@@ -28,9 +28,9 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
+from .chw_chunks import chunk_driver
 from .float_activation import exp32_scaled
 from .float_sharing import Rows, at
 
@@ -131,17 +131,10 @@ def _lines(x, out, beta, r0, r1):
 
 
 def _sharing(rows):
+    run_chunks = chunk_driver(rows)
+
     def shared(x, out, beta, n_rows, n_chunks, counters, wait):
-        # rows in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
-        claim = np.int64(counters.ctypes.data)
-        while True:
-            i = take_chunk(claim, n_chunks, not wait)
-            if i < 0:
-                break
-            rows(x, out, beta, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
-            fetch_add(claim + 8, 1)
-        if wait:
-            wait_for_chunks(claim, n_chunks)
+        run_chunks((x, out, beta), n_rows, n_chunks, counters, wait)
     return jit.kernel(shared, error_model="numpy")
 
 
@@ -262,15 +255,7 @@ def _block_rows(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_block_rows, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _entry() -> int:
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+_entry, _helper = gang.makers(_BODIES, __name__)
 
 
 def native_entry(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> native.Entry | None:

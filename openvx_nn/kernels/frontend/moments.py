@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from .chw_chunks import chunk_driver
 from .float_sharing import Rows
 
 _MODES = {"center": 0, "standardize": 1, "l2": 2}
@@ -55,19 +55,12 @@ def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1)
             out[r, i] = y
 
 
+_RUN_CHUNKS = chunk_driver(_normalize_rows)
+
+
 @jit.kernel(error_model="numpy")
 def _normalize_shared(x, out, gamma, beta, mode, epsilon, scaled, shifted, n_rows, n_chunks, counters, wait):
-    # rows in chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py)
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, n_rows * i // n_chunks,
-                        n_rows * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, out, gamma, beta, mode, epsilon, scaled, shifted), n_rows, n_chunks, counters, wait)
 
 
 def _as_rows(a: np.ndarray, order: list[int], rows: int, n: int) -> np.ndarray | None:
