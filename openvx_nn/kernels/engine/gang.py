@@ -302,15 +302,16 @@ def shared_entry(lines, prepare, words: tuple[int, int, int, int], code: int = 0
     return entry, helper
 
 
-def makers(bodies: tuple[Callable, Callable], module: str) -> tuple[Callable[[], int], Callable[[], int]]:
+def makers(bodies: tuple[Callable, Callable], module: str,
+           names: tuple[str, str] = ("_entry", "_helper")) -> tuple[Callable[[], int], Callable[[], int]]:
     """The (entry, helper) makers of :func:`shared_entry`'s ``bodies`` for a layer with one body, recorded as
-    ``module:_entry`` and ``module:_helper`` (``native.factory``: ``openvx-nn warm`` replays them by name)."""
+    ``module:names[0]`` and ``module:names[1]`` (``native.factory``: ``openvx-nn warm`` replays them by name)."""
     def maker(body: Callable, name: str) -> Callable[[], int]:
         def make() -> int:
             return jit.native(body)
         make.__module__, make.__qualname__ = module, name
         return native.factory(make)
-    return maker(bodies[0], "_entry"), maker(bodies[1], "_helper")
+    return maker(bodies[0], names[0]), maker(bodies[1], names[1])
 
 
 class NativeTask:

@@ -192,16 +192,7 @@ def _planes_block(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_planes_block, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _planes_entry() -> int:
-    """Every output plane, shared with the gang's spinning helpers when the layer is large enough, else serially."""
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _planes_helper() -> int:
-    return jit.native(_BODIES[1])
+_planes_entry, _planes_helper = gang.makers(_BODIES, __name__, ("_planes_entry", "_planes_helper"))
 
 
 def native_bind(x4: np.ndarray, w2: np.ndarray, bias: np.ndarray, out4: np.ndarray, residual4: np.ndarray | None,

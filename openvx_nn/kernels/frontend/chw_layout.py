@@ -78,16 +78,7 @@ def _copy_lines(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_copy_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _copy_entry() -> int:
-    """The copy, its rows shared with the gang's spinning helpers when it is large enough, else serially."""
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _copy_helper() -> int:
-    return jit.native(_BODIES[1])
+_copy_entry, _copy_helper = gang.makers(_BODIES, __name__, ("_copy_entry", "_copy_helper"))
 
 
 def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
