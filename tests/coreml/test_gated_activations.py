@@ -110,10 +110,17 @@ def test_a_sigmoid_read_elsewhere_is_no_gate(tmp_path, rng, asked):
 SUBNORMAL_STEP = 2.0 ** -149
 
 
-def _thresholded_hard_swish(threshold: float, alpha: float, beta: float, shape):
-    """x -> thresholdedReLU(threshold) -> t * sigmoidHard(t; alpha, beta), as coremltools writes hard swish."""
+def _thresholded_hard_swish(threshold: float, alpha: float, beta: float, shape, conv: np.ndarray | None = None):
+    """x -> thresholdedReLU(threshold) -> t * sigmoidHard(t; alpha, beta), as coremltools writes hard swish (after a
+    1x1 convolution of weights ``conv`` when given: its output is then held channels-last on the NHWC route)."""
     b = builder({"x": shape}, ["y"])
-    b.add_activation("thr", "THRESHOLDEDRELU", "x", "t", params=threshold)
+    source = "x"
+    if conv is not None:
+        c = shape[0]
+        b.add_convolution("conv", c, c, 1, 1, 1, 1, "valid", 1, conv.reshape(c, c, 1, 1).transpose(2, 3, 1, 0), None,
+                          False, input_name="x", output_name="c")
+        source = "c"
+    b.add_activation("thr", "THRESHOLDEDRELU", source, "t", params=threshold)
     b.add_activation("hs", "SIGMOID_HARD", "t", "h", params=[alpha, beta])
     b.add_elementwise("product", ["t", "h"], "y", mode="MULTIPLY")
     return b
@@ -121,50 +128,76 @@ def _thresholded_hard_swish(threshold: float, alpha: float, beta: float, shape):
 
 def _edge_values(rng, shape, threshold: float) -> np.ndarray:
     """Random values around the threshold and the hard sigmoid's corners, with the threshold itself, its float32
-    neighbours, zeros of both signs and huge values among them."""
+    neighbours, zeros of both signs, NaN, infinities and huge values among them."""
     t = np.float32(threshold)
     edges = np.array([t, np.nextafter(t, np.float32(-np.inf)), np.nextafter(t, np.float32(np.inf)), 0.0, -0.0, 3.0,
-                      -3.0, 2.999999, 1e30, -1e30, 1e-40, -1e-40], np.float32)
+                      -3.0, 2.999999, 1e30, -1e30, 1e-40, -1e-40, np.nan, -np.inf, np.inf, -7.0], np.float32)
     x = (rng.standard_normal(int(np.prod(shape))) * 4).astype(np.float32)
     x[rng.choice(x.size, min(x.size, edges.size), replace=False)] = edges[:min(x.size, edges.size)]
     return x.reshape(shape)
 
 
 def _plain_layers(x, threshold: float, alpha: float, beta: float) -> np.ndarray:
-    """The three layers one by one from CoreML's text, in float64."""
-    t = np.where(x.astype(np.float64) >= np.float64(np.float32(threshold)), x.astype(np.float64), 0.0)
-    a, b = np.float64(np.float32(alpha)), np.float64(np.float32(beta))
-    return t * np.minimum(np.maximum(a * t + b, 0.0), 1.0)
+    """The three layers one by one from CoreML's text, in float64 (NaN >= threshold is false: 0)."""
+    with np.errstate(invalid="ignore"):
+        t = np.where(x.astype(np.float64) >= np.float64(np.float32(threshold)), x.astype(np.float64), 0.0)
+        a, b = np.float64(np.float32(alpha)), np.float64(np.float32(beta))
+        return t * np.minimum(np.maximum(a * t + b, 0.0), 1.0)
+
+
+def _steps(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The distance of float32 values in steps between adjacent float32 values (zeros of both signs 0 apart)."""
+    def key(v):
+        i = np.ascontiguousarray(v, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(key(p) - key(q))
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_thresholded_relu_before_a_hard_swish_folds_into_its_pass_with_the_layers_numbers(tmp_path, rng, asked,
-                                                                                           monkeypatch, seed):
+@pytest.mark.parametrize("nhwc", [False, True], ids=["coreml-layout", "nhwc"])
+def test_a_thresholded_relu_before_a_hard_swish_folds_into_its_pass_with_the_layers_bytes(tmp_path, rng, asked,
+                                                                                         monkeypatch, seed, nhwc):
     from openvx_nn.coreml.lowering import fusion
     rng = np.random.default_rng(seed)
     shape = tuple(int(v) for v in rng.integers(1, 9, 3))
+    # room for every edge value; behind a convolution (the NHWC route) one channel, the convolution by 1 passing
+    # each value on (an infinity times another channel's zero weight would be NaN), but for -0, which it makes +0
+    shape = (1 if nhwc else max(shape[0], 2), max(shape[1], 4), max(shape[2], 4))
     # the hard sigmoid vanishes at and below the threshold: coremltools' -3 with (1/6, 1/2), and others
     threshold, alpha, beta = [(-3.0, 1 / 6, 0.5), (-3.0, 1 / 6, 0.5), (-2.0, 0.25, 0.5), (-5.0, 0.2, 0.4)][seed]
     x = _edge_values(rng, shape, threshold)
-    b = _thresholded_hard_swish(threshold, alpha, beta, shape)
+    b = _thresholded_hard_swish(threshold, alpha, beta, shape, np.ones((1, 1), np.float32) if nhwc else None)
     outputs, hows = {}, {}
     for fold in (True, False):
         if not fold:  # the unfused graph: every layer its own pass
             monkeypatch.setattr(fusion, "gated_products", lambda order, keep: {})
-        model = load(tmp_path, b, name=f"fold{fold}")
+        model = load(tmp_path, b, name=f"fold{fold}", nhwc=nhwc)
         try:
             outputs[fold] = [model.predict({"x": x})["y"] for _ in range(2)][-1].reshape(shape)
             hows[fold] = {layer.name: layer.lowering for layer in model.layers}
         finally:
             model.close()
     assert hows[True]["thr"] == "folded into multiply 'product'", hows[True]
-    assert hows[True]["product"].startswith("coreml.pointwise(hard_swish)"), hows[True]
+    assert hows[True]["product"].startswith("coreml.pointwise(thresholded_hard_swish)"), hows[True]
+    assert hows[True]["product"].endswith("(NHWC)") == nhwc, hows[True]
+    assert "thresholded_hard_swish" in asked
     assert not hows[False]["thr"].startswith("folded"), hows[False]
-    want = _plain_layers(x, threshold, alpha, beta)
-    # a zero's sign may differ below the threshold (x * 0 against the layers' +0): equal as values; a subnormal
-    # result is rounded to float32's step there (2**-149)
-    np.testing.assert_allclose(outputs[True], want, rtol=2e-7, atol=SUBNORMAL_STEP)
-    np.testing.assert_allclose(outputs[True], outputs[False], rtol=2e-7, atol=SUBNORMAL_STEP)
+    fused, layers = outputs[True], outputs[False]
+    want = _plain_layers(x, threshold, alpha, beta).astype(np.float32)
+    # zeros (+0 below the threshold, for NaN and -inf; -0 between the threshold and the hard sigmoid's corner)
+    # and infinities: the layers' bytes; every other value within the kernel's step of them. Only -0 itself
+    # differs: the spec's thresholded ReLU passes it (-0 >= threshold) and the product is -0, as the fused pass
+    # gives, while the unfused layer, evaluated as ``f(scale * x + shift)`` like every pointwise function, adds
+    # its shift of +0 first
+    exact = (want == 0) | ~np.isfinite(want)
+    assert exact.sum() >= 5
+    minus_zero = (x == 0) & np.signbit(x)
+    assert np.array_equal(fused[exact & ~minus_zero].view(np.uint32), layers[exact & ~minus_zero].view(np.uint32))
+    if not nhwc:  # behind the convolution -0 arrives as +0
+        assert np.array_equal(fused[exact].view(np.uint32), want[exact].view(np.uint32))
+    assert not np.isnan(fused).any() and not np.isnan(layers).any()
+    assert _steps(fused, layers).max() <= fa.ULPS["thresholded_hard_swish"]
+    assert _steps(fused, want).max() <= fa.ULPS["thresholded_hard_swish"]
 
 
 @pytest.mark.parametrize("threshold", [-2.0, float("inf"), float("nan")])

@@ -92,13 +92,69 @@ def test_swish_of_minus_infinity_is_nan_as_the_product_of_its_factors():
     assert np.isnan(out[0]) and out[1:].tolist() == [0.0, 0.0] and np.signbit(out[1:]).all()
 
 
+def _bits(v) -> list[int]:
+    return np.asarray(v, np.float32).view(np.uint32).tolist()
+
+
+def test_swish_edges_give_the_bits_of_the_sigmoid_and_multiply_layers():
+    # x * logistic(x) in IEEE float32: the signed zeros kept, +inf * 1, -inf * 0 and NaN the canonical NaN, a
+    # subnormal x halved (exactly, or rounded once), the largest values themselves
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 2e-45, -2e-45, 1.1754942e-38, -1.1754942e-38,
+                  3.4028235e38, -3.4028235e38, 150.0, -150.0, -150.00002], np.float32)
+    out = np.full_like(x, 7.0)
+    fa.apply(x, out, "swish")
+    nan = float(np.float32(np.nan))
+    half = (x[5:11].astype(np.float64) / 2).astype(np.float32)  # logistic(x) = 1/2 within 2**-150 of x's size
+    want = [0.0, -0.0, np.inf, nan, nan, *half, 3.4028235e38, -0.0, 150.0, -0.0, -0.0]
+    assert _bits(out) == _bits(want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_swish_of_random_values_is_within_the_stated_ulps(seed):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.standard_normal(200_000) * 10 ** rng.uniform(-3, 2.3, 200_000),
+                        rng.uniform(-105, -85, 50_000)]).astype(np.float32)
+    out = np.empty_like(x)
+    fa.apply(x, out, "swish")
+    assert_float32_ulps(out, reference("swish", x, 1.0, 1.0), fa.ULPS["swish"], x)
+
+
+def _thresholded_reference(x: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
+    """CoreML's layers one by one in float64: ``t = x if x >= c else 0``, then ``t * min(max(a t + b, 0), 1)``."""
+    with np.errstate(invalid="ignore"):
+        v = x.astype(np.float64)
+    a, b, c = (float(np.float32(p)) for p in (a, b, c))
+    with np.errstate(all="ignore"):
+        t = np.where(v >= c, v, 0.0)
+        return (t * np.clip(a * t + b, 0.0, 1.0)).astype(np.float32)
+
+
+THRESHOLDS = [(1 / 6, 0.5, -3.0), (0.25, 0.5, -2.0), (0.2, 0.4, -5.0), (1 / 6, 0.5, 1.5), (1e20, 1e-30, -1.0)]
+
+
+@pytest.mark.parametrize("a, b, c", THRESHOLDS)
+def test_thresholded_hard_swish_is_within_a_step_and_gives_the_layers_bytes_at_the_edges(a, b, c):
+    t = np.float32(c)
+    edges = np.array([t, np.nextafter(t, np.float32(-np.inf)), np.nextafter(t, np.float32(np.inf)), 0.0, -0.0,
+                      np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, -3.0, -2.9999998, 3.0, 1e30, -1e30], np.float32)
+    x = np.concatenate([_patterns(4093, 7), _runs(), SPECIALS, edges])
+    out = np.full_like(x, 7.0)
+    fa.apply(x, out, "thresholded_hard_swish", a, b, c)
+    want = _thresholded_reference(x, a, b, c)
+    assert_float32_ulps(out, want, fa.ULPS["thresholded_hard_swish"], x)
+    below = ~(x >= t)  # NaN among them
+    assert (out.view(np.uint32)[below] == 0).all()  # +0, the thresholded ReLU's zero times the hard sigmoid's
+    exact = (want == 0) | ~np.isfinite(want)  # zeros of either sign, infinities: the layers' bytes
+    assert _bits(out[exact]) == _bits(want[exact])
+
+
 @pytest.mark.parametrize("function", fa.FUNCTIONS)
 def test_shared_serial_in_place_and_any_layout_give_the_same_bits(function):
     rng = np.random.default_rng(sum(map(ord, function)))
     x = (rng.standard_normal((64, 40, 50)) * 6).astype(np.float32)  # 128000 values: shared with the helpers
     rows = fa.bind(x, np.empty_like(x), function)
     want = np.empty_like(x)
-    fa._rows(x.reshape(-1), want.reshape(-1), fa.code_of(function), 1.0, 1.0, 0, rows.n_rows)  # serial
+    fa._rows(x.reshape(-1), want.reshape(-1), fa.code_of(function), 1.0, 1.0, 0.0, 0, rows.n_rows)  # serial
     got = np.empty_like(x)
     fa.apply(x, got, function)
     assert rows.lend and np.array_equal(got.view(np.uint32), want.view(np.uint32))
@@ -118,10 +174,11 @@ def test_shared_serial_in_place_and_any_layout_give_the_same_bits(function):
 def test_the_native_entry_gives_the_bits_of_the_bound_call(size):
     rng = np.random.default_rng(size)
     x = (rng.standard_normal(size) * 10).astype(np.float32)
-    for function, (a, b) in CASES:
+    cases = [(function, a, b, 0.0) for function, (a, b) in CASES]
+    for function, a, b, c in cases + [("thresholded_hard_swish", *abc) for abc in THRESHOLDS]:
         want, got = np.empty_like(x), np.full_like(x, 7.0)
-        fa.apply(x, want, function, a, b)
-        entry = fa.native_entry(x, got, function, a, b)
+        fa.apply(x, want, function, a, b, c)
+        entry = fa.native_entry(x, got, function, a, b, c)
         assert entry is not None and native.run(entry) == 0
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), function
 

@@ -93,15 +93,16 @@ def activation(g: GraphBuilder, layer, params) -> str:
 
 @fuses("gate")
 def gated(g: GraphBuilder, layer, gate) -> str:
-    """A multiply of ``x`` by its own activation (``fusion.Gate``: a swish, a hard swish) as one pointwise pass;
-    in NHWC when ``x`` is held there."""
+    """A multiply of ``x`` by its own activation (``fusion.Gate``: a swish, a hard swish, one behind a thresholded
+    ReLU, whose threshold takes epsilon's place) as one pointwise pass; in NHWC when ``x`` is held there."""
     if g.nhwc_route and gate.x in g.nhwc:
         x = g.nhwc[gate.x]
         g.coreml("pointwise", (x.tensor, g.enum(POINTWISE_FUNCTIONS.index(gate.function)),
-                               g.floats([1.0, 0.0, gate.alpha, gate.beta, 0.0]), None, None,
+                               g.floats([1.0, 0.0, gate.alpha, gate.beta, gate.at]), None, None,
                                g.nhwc_output(layer.output[0], x.shape, x.tensor.dims)))
         return f"coreml.pointwise({gate.function}) (NHWC)"
-    return pointwise(g, g.blob(gate.x), layer.output[0], gate.function, alpha=gate.alpha, beta=gate.beta)
+    return pointwise(g, g.blob(gate.x), layer.output[0], gate.function, alpha=gate.alpha, beta=gate.beta,
+                     epsilon=gate.at)
 
 
 def _count(g: GraphBuilder, wp, channels: int) -> int:

@@ -196,9 +196,8 @@ GATES = {"sigmoid": "swish", "sigmoidHard": "hard_swish"}
 """The activations ``f`` whose product with their own input, ``x * f(x)``, runs as one pass (by pointwise name):
 coremltools writes PyTorch's SiLU as a sigmoid and a multiply, its hard swish as a thresholded ReLU ``t`` (``x``
 where ``x >= alpha``, else 0) and ``t * sigmoidHard(t)``. Where the hard sigmoid is 0 at ``alpha`` and below, the
-thresholded ReLU changes no product but the sign of a zero, so the pass reads ``x`` and the thresholded ReLU is
-folded too: below ``alpha`` the pass gives ``x * 0`` (-0) where the layers give +0, and a NaN or -inf ``x``
-gives NaN (PyTorch's hard swish of NaN) where the layers give 0."""
+thresholded ReLU is folded too: the pass reads ``x`` and computes ``x * sigmoidHard(x)`` where ``x >= alpha``, else
++0 (``thresholded_hard_swish``), the layers' bytes below the threshold and for NaN and -inf (+0 each)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +212,8 @@ class Gate:
     beta: float
     threshold: int | None = None
     """The position of a thresholded ReLU between ``x`` and the product, folded with the activation."""
+    at: float = 0.0
+    """That thresholded ReLU's threshold."""
 
 
 class _BlobUse:
@@ -256,14 +257,15 @@ def gated_products(order: Sequence, keep: set[str]) -> dict[int, Gate]:
             threshold = None if kind != "sigmoidHard" or k is None or use.readers[x] != 2 or x in keep \
                 else _vanishing_threshold(order[k], alpha, beta, use.writers)
             gates[j] = Gate(i, x, GATES[kind], alpha, beta) if threshold is None else \
-                Gate(i, threshold, GATES[kind], alpha, beta, k)
+                Gate(i, threshold[0], "thresholded_hard_swish", alpha, beta, k, threshold[1])
             break
     return gates
 
 
-def _vanishing_threshold(layer, alpha: float, beta: float, writers: Counter) -> str | None:
-    """The input blob of ``layer`` when it is a thresholded ReLU (written once, of an input written at most once)
-    at or below whose threshold the hard sigmoid ``min(max(alpha * v + beta, 0), 1)`` is 0, else None."""
+def _vanishing_threshold(layer, alpha: float, beta: float, writers: Counter) -> tuple[str, float] | None:
+    """The input blob of ``layer`` and its threshold when it is a thresholded ReLU (written once, of an input
+    written at most once) at or below whose threshold the hard sigmoid ``min(max(alpha * v + beta, 0), 1)`` is 0,
+    else None."""
     if layer.WhichOneof("layer") != "activation" or len(layer.input) != 1 or len(layer.output) != 1 \
             or layer.activation.WhichOneof("NonlinearityType") != "thresholdedReLU":
         return None
@@ -272,7 +274,7 @@ def _vanishing_threshold(layer, alpha: float, beta: float, writers: Counter) -> 
     if not (alpha > 0.0 and math.isfinite(at) and alpha * at + beta <= 0.0) or writers[source] > 1 \
             or writers[layer.output[0]] != 1:
         return None
-    return source
+    return source, at
 
 
 @dataclass(frozen=True)

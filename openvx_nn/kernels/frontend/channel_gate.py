@@ -58,7 +58,7 @@ def _gated(x, g, out, gates, code, a, b, outer, spread, inner):
         for i in range(g.size):
             gates[i] = g[i]
     else:
-        float_activation._rows(g, gates, code, a, b, 0, (g.size + float_activation.BLOCK - 1)
+        float_activation._rows(g, gates, code, a, b, 0.0, 0, (g.size + float_activation.BLOCK - 1)
                                // float_activation.BLOCK)
     if inner == 1:
         for o in range(outer):

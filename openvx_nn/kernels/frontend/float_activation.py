@@ -1,4 +1,5 @@
-"""Fast float32 activations: logistic, tanh, swish, hard sigmoid and hard swish, softplus, exp; and the OpenVX
+"""Fast float32 activations: logistic, tanh, swish, hard sigmoid and hard swish (also behind a threshold),
+softplus, exp; and the OpenVX
 activation layer's exact ones (relu, brelu, abs, square, sqrt, linear: the bits of its float64 expressions).
 
 The one float32 kernel of these functions: the OpenVX activation layer's float32 tensors, NNAPI's LOGISTIC and
@@ -6,10 +7,12 @@ TANH and CoreML's activations (and the swish a converter writes as a sigmoid tim
 Every function is evaluated in float32 with selects, never branches, so LLVM vectorizes the loops; a layer's
 elements are shared with the engine's helpers when it is large (``float_sharing``).
 
-``exp`` is Cody-Waite reduced (``x = n ln2 + r``, ``|r| <= ln2 / 2``) with Cephes' degree-6 polynomial for
-``exp(r)``, and ``2**n`` applied as two exact power-of-two factors, so results down into the subnormals are
-rounded once. The logistic of a negative ``x`` is ``exp(x) / (1 + exp(x))`` with the power of two applied last
-(no overflow, no lost subnormal bits); tanh is Cephes' odd polynomial below ``|x| < 0.625`` and
+``exp`` is Cody-Waite reduced (``x = n ln2 + r``, ``|r| <= ln2 / 2``, ``n`` by one rounding instruction, the two
+products of ``n`` by fused multiply-adds) with Cephes' degree-6 polynomial for ``exp(r)`` (Horner's scheme in
+fused multiply-adds), and ``2**n`` applied as two exact power-of-two factors, so results down into the subnormals
+are rounded once. No function calls libm: every lane is a short run of vector instructions. The logistic of a
+negative ``x`` is ``exp(x) / (1 + exp(x))`` with the power of two applied last (no overflow, no lost subnormal
+bits); swish is one such exponential and one division (:func:`swish32`); tanh is Cephes' odd polynomial below ``|x| < 0.625`` and
 ``1 - 2 / (exp(2|x|) + 1)`` above; softplus is ``max(x, 0) + log1p(exp(-|x|))`` with Cephes' ``log``
 polynomial on an exactly reduced argument. Hard sigmoid is rounded once from float64 (its ``a * x + b``
 cancels); hard swish too where ``b`` is tiny, else it is computed in float32 with ``a * x + b`` as one fused
@@ -45,17 +48,20 @@ from ..support.bit_casts import bits_of_float, float_of_bits, fused_multiply_add
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
 
-LOGISTIC, TANH, SWISH, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, EXP, RELU, BRELU, ABS, SQUARE, SQRT, LINEAR = range(13)
+(LOGISTIC, TANH, SWISH, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, EXP, RELU, BRELU, ABS, SQUARE, SQRT, LINEAR,
+ THRESHOLDED_HARD_SWISH) = range(14)
 FUNCTIONS = ("logistic", "tanh", "swish", "hard_sigmoid", "hard_swish", "softplus", "exp",
-             "relu", "brelu", "abs", "square", "sqrt", "linear")
+             "relu", "brelu", "abs", "square", "sqrt", "linear", "thresholded_hard_swish")
 """The functions by code: ``tanh`` is ``a * tanh(b * x)``, ``swish`` ``x * logistic(x)``, ``hard_sigmoid``
-``min(max(a * x + b, 0), 1)`` and ``hard_swish`` ``x * hard_sigmoid(x)``. The OpenVX activation layer's exact
+``min(max(a * x + b, 0), 1)``, ``hard_swish`` ``x * hard_sigmoid(x)`` and ``thresholded_hard_swish`` with a
+third parameter ``c`` ``x * hard_sigmoid(x) if x >= c else +0`` (CoreML's thresholded ReLU of threshold ``c``
+before a hard swish, the three layers' bytes at the edges: +0 below ``c``, for NaN and for -inf). The OpenVX activation layer's exact
 functions follow its expressions: ``relu`` is ``0 if x <= 0 else x`` (-0 gives +0), ``brelu`` ``min(relu(x), a)``
 as ``a if relu(x) > a else relu(x)``, ``abs``; ``square`` ``x * x``, ``sqrt`` and ``linear`` ``a * x + b`` are
 evaluated in float64 and rounded once, as the layer's expression is (the same bits). The others read no
 parameter."""
 ULPS = {"logistic": 3, "tanh": 3, "swish": 4, "hard_sigmoid": 1, "hard_swish": 1, "softplus": 3, "exp": 2,
-        "relu": 0, "brelu": 0, "abs": 0, "square": 0, "sqrt": 0, "linear": 0}
+        "relu": 0, "brelu": 0, "abs": 0, "square": 0, "sqrt": 0, "linear": 0, "thresholded_hard_swish": 1}
 """The largest distance from the float64 reference rounded to float32, in float32 steps (for ``a = b = 1``; a
 scaled tanh adds the roundings of ``b * x`` and ``a * t``: a step more). Hard sigmoid and hard swish take ``a``
 and ``b`` as float32 values, as the other functions' float64 reference does."""
@@ -65,7 +71,11 @@ _ONE, _HALF, _ZERO, _TWO = _F(1.0), _F(0.5), _F(0.0), _F(2.0)
 _NAN = _F(np.nan)  # the canonical quiet NaN, which every NaN result is (as the OpenVX expression stores it)
 _LOG2E = _F(1.44269504088896341)
 _LN2_HI, _LN2_LO = _F(0.693359375), _F(-2.12194440e-4)  # ln 2 = HI + LO, HI of 9 bits: n * HI is exact
+_NEG_LN2_HI, _NEG_LN2_LO = -_LN2_HI, -_LN2_LO
 _EXP_LO, _EXP_HI = _F(-150.0), _F(89.0)  # exp is 0 below (the swish too) and inf above
+_MINUS_INF = _F(-np.inf)
+_SWISH_SHIFT = 91  # exp(-150) is 2**-216.4: exp(-|x|) * 2**91 stays a normal float32 for every |x| <= 150
+_SWISH_UP, _SWISH_DOWN = _F(2.0 ** _SWISH_SHIFT), _F(2.0 ** -_SWISH_SHIFT)
 _E0, _E1, _E2, _E3, _E4, _E5 = (_F(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
                                                4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
 _T0, _T1, _T2, _T3, _T4 = (_F(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2,
@@ -75,7 +85,6 @@ _L = tuple(_F(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -
                            -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
 _L0, _L1, _L2, _L3, _L4, _L5, _L6, _L7, _L8 = _L
 _SQRT2_M1 = _F(0.41421356237)
-_MAGIC = _F(12582912.0)  # 1.5 * 2**23: adding it rounds a float32 below 2**22 to an integer, to nearest
 
 
 @jit.jitable
@@ -133,11 +142,12 @@ def _scaled(y, n):
 @jit.jitable
 def _exp_parts(x):
     """(y, n) with ``exp(x) = y * 2 ** n`` for float32 ``x`` in [-150, 89], ``y`` in [0.70, 1.42]."""
-    z = (x * _LOG2E + _MAGIC) - _MAGIC
-    r = x - z * _LN2_HI
-    r = r - z * _LN2_LO
-    p = ((((_E0 * r + _E1) * r + _E2) * r + _E3) * r + _E4) * r + _E5
-    return p * (r * r) + r + _ONE, np.int32(z)
+    z = np.rint(x * _LOG2E)  # one instruction (vrndscaleps), to nearest
+    r = fused_multiply_add(z, _NEG_LN2_HI, x)  # exact: z * HI has at most 17 bits
+    r = fused_multiply_add(z, _NEG_LN2_LO, r)
+    p = fused_multiply_add(fused_multiply_add(fused_multiply_add(fused_multiply_add(
+        fused_multiply_add(_E0, r, _E1), r, _E2), r, _E3), r, _E4), r, _E5)
+    return fused_multiply_add(p, r * r, r) + _ONE, np.int32(z)
 
 
 @jit.jitable
@@ -173,12 +183,19 @@ def logistic32(x):
 
 @jit.jitable
 def swish32(x):
-    """``x / (1 + exp(-x))`` in float32; -0 (NaN for -inf) where the product underflows."""
-    y, n = _exp_parts(_clamped(-abs(x)))
-    den = _ONE + _scaled(y, n)
-    r = x / den if x >= _ZERO else _scaled(x * y / den, n)
-    r = r if x >= _EXP_LO else x * _ZERO  # -inf: NaN, as -inf * logistic(-inf) is
-    return _NAN if math.isnan(r) or math.isnan(x) else r
+    """``x * logistic(x)`` in float32 from one exponential and one division: with ``e = exp(-|x|)``, ``x / (1 + e)``
+    for ``x >= 0`` and ``x e / (1 + e)`` below, ``e`` carried as ``e * 2**91`` (normal down to ``x = -150``) and the
+    ``2**-91`` put into the divisor, so the quotient is rounded once even where it is subnormal. Within
+    ``ULPS["swish"]`` steps of the float64 ``x * logistic(x)`` rounded; -0 stays -0, a negative ``x`` below -150
+    gives -0, +inf gives +inf, and NaN and -inf give the canonical NaN, as the product ``-inf * logistic(-inf)``
+    (``-inf * 0``) of CoreML's sigmoid and multiply layers does."""
+    v = max(x, _EXP_LO)  # below -150 the quotient is -0 anyway; NaN and -inf are chosen last
+    y, n = _exp_parts(max(-abs(v), _EXP_LO))  # exp(-|v|) = y * 2**n, n >= -216
+    m = y * _power_of_two(n + np.int32(_SWISH_SHIFT))  # exact
+    den = fused_multiply_add(m, _SWISH_DOWN, _ONE)  # 1 + exp(-|v|)
+    negative = v < _ZERO
+    r = (v * m if negative else v) / (den * _SWISH_UP if negative else den)
+    return r if x > _MINUS_INF else _NAN
 
 
 @jit.jitable
@@ -248,6 +265,18 @@ def hard_swish32(x, af, bf):
     t = fused_multiply_add(af, x, bf)
     h = min(max(t, _ZERO), _ONE)
     return canonical(x * h)
+
+
+@jit.jitable
+def thresholded_hard_swish32(x, af, bf, cf):
+    """:func:`hard_swish32` where ``x >= cf``, else +0 (NaN too): CoreML's thresholded ReLU then hard swish."""
+    return hard_swish32(x, af, bf) if x >= cf else _ZERO
+
+
+@jit.jitable
+def thresholded_hard_swish64(x, a, b, c):
+    """:func:`hard_swish64` rounded to float32 where ``x >= c``, else +0 (NaN too)."""
+    return _F(hard_swish64(x, a, b)) if x >= c else _ZERO
 
 
 @jit.jitable
@@ -345,7 +374,7 @@ def rounded64(r):
 
 
 @jit.kernel(error_model="numpy")
-def _rows(x, out, code, a, b, r0, r1):
+def _rows(x, out, code, a, b, c, r0, r1):
     """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code.
     Both float32, or both binary16 bits (``uint16``: widened on load, rounded once on store)."""
     # Slices indexed from 0: LLVM then knows no index wraps (a negative one would), and loads whole vectors.
@@ -381,6 +410,16 @@ def _rows(x, out, code, a, b, r0, r1):
             for i in range(xs.size):
                 v = loaded(xs[i])
                 ys[i] = stored(_F(hard_swish64(v, a, b)), ys)
+    elif code == THRESHOLDED_HARD_SWISH:
+        cf = _F(c)
+        if single_precision_hard_swish(a, b):
+            for i in range(xs.size):
+                v = loaded(xs[i])
+                ys[i] = stored(thresholded_hard_swish32(v, af, bf, cf), ys)
+        else:
+            for i in range(xs.size):
+                v = loaded(xs[i])
+                ys[i] = stored(thresholded_hard_swish64(v, a, b, c), ys)
     elif code == SOFTPLUS:
         for i in range(xs.size):
             v = loaded(xs[i])
@@ -420,22 +459,22 @@ COST_PER_VALUE = 12
 
 
 @jit.kernel(error_model="numpy")
-def _rows_shared(x, out, code, a, b, n_rows, n_chunks, counters, wait):
+def _rows_shared(x, out, code, a, b, c, n_rows, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _rows(x, out, code, a, b, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
+        _rows(x, out, code, a, b, c, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
 
 
 _HALF_IN, _HALF_OUT = (types.Array(types.uint16, 1, "C", readonly=r) for r in (True, False))
-_TYPES = {False: (F32[1, False], F32[1, True], jit.INT, jit.FLOAT, jit.FLOAT),
-          True: (_HALF_IN, _HALF_OUT, jit.INT, jit.FLOAT, jit.FLOAT)}
+_TYPES = {False: (F32[1, False], F32[1, True], jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT),
+          True: (_HALF_IN, _HALF_OUT, jit.INT, jit.FLOAT, jit.FLOAT, jit.FLOAT)}
 """The loops' argument types by element: float32 (False) or binary16 bits (True)."""
 _ELEMENTS = (np.dtype(np.float32), np.dtype(np.float16))
 
@@ -447,8 +486,8 @@ def code_of(function: str) -> int:
     return FUNCTIONS.index(function)
 
 
-def _float32s(a: float, b: float) -> tuple[float, float]:
-    return float(np.float32(a)), float(np.float32(b))
+def _float32s(a: float, b: float, c: float) -> tuple[float, float, float]:
+    return float(np.float32(a)), float(np.float32(b)), float(np.float32(c))
 
 
 def flat_views(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -466,10 +505,12 @@ def flat_views(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] 
     return None
 
 
-def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> Callable[[], None]:
-    """A no-argument call ``out = function(x)`` from ``x``'s current values; arrays of one shape, both float32
-    or both float16 (binary16: module doc), any layout (contiguous ones are read and written in place, others
-    through a copy per call); ``out`` may be ``x``. Large tensors are shared with the engine's helpers."""
+def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0,
+         c: float = 0.0) -> Callable[[], None]:
+    """A no-argument call ``out = function(x)`` from ``x``'s current values (``a``, ``b``, ``c``: the parameters of
+    :data:`FUNCTIONS`, as float32 values); arrays of one shape, both float32 or both float16 (binary16: module doc),
+    any layout (contiguous ones are read and written in place, others through a copy per call); ``out`` may be
+    ``x``. Large tensors are shared with the engine's helpers."""
     code = code_of(function)
     if x.dtype != out.dtype or x.dtype not in _ELEMENTS:
         raise ValueError(f"x and out are {x.dtype} and {out.dtype}, expected both float32 or both float16")
@@ -478,7 +519,7 @@ def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float
     vectors = flat_views(x, out)
     if vectors is None:
         xs, target = np.empty(x.shape, x.dtype), np.empty(out.shape, out.dtype)
-        inner = bind(xs, target, function, a, b)
+        inner = bind(xs, target, function, a, b, c)
 
         def copied() -> None:
             xs[...] = x
@@ -487,18 +528,18 @@ def bind(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float
         return copied
     fx, fo = vectors
     n_rows = -(-fx.size // BLOCK)
-    return Rows(_rows, _rows_shared, (fx, fo, code, *_float32s(a, b)), _TYPES[fx.dtype == np.uint16], n_rows,
+    return Rows(_rows, _rows_shared, (fx, fo, code, *_float32s(a, b, c)), _TYPES[fx.dtype == np.uint16], n_rows,
                 fx.size * COST_PER_VALUE)
 
 
-def apply(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0) -> None:
+def apply(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0, b: float = 1.0, c: float = 0.0) -> None:
     """``bind(...)()``: one call."""
-    bind(x, out, function, a, b)()
+    bind(x, out, function, a, b, c)()
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _OUT, _COUNTERS = at(0), at(1), at(2)
-_CODE, _A, _B, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 7)
+_CODE, _A, _B, _C, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 8)
 
 
 def _block_rows(element: type):
@@ -507,7 +548,7 @@ def _block_rows(element: type):
     (``wait``: until every claimed one is done)."""
     def block_rows(code, block, chunks, wait):
         args = (native.c_array(block, _X, element)[0, 0, 0, 0, 0], native.c_array(block, _OUT, element)[0, 0, 0, 0, 0],
-                block[_CODE], native.real(block, _A), native.real(block, _B))
+                block[_CODE], native.real(block, _A), native.real(block, _B), native.real(block, _C))
         if chunks == 0:
             _rows(*args, 0, block[_ROWS])
         else:
@@ -531,7 +572,7 @@ def _helper(half: bool) -> int:
 
 
 def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
-                 b: float = 1.0) -> native.Entry | None:
+                 b: float = 1.0, c: float = 0.0) -> native.Entry | None:
     """:func:`bind` as a native entry (shared with the gang's helpers when large); None unless ``x`` and ``out``
     are both float32 or both float16 of one shape, contiguous in one order, the same memory or apart, and not
     empty."""
@@ -542,6 +583,6 @@ def native_entry(x: np.ndarray, out: np.ndarray, function: str, a: float = 1.0,
     fx, fo = vectors
     n_rows = -(-fx.size // BLOCK)
     task = gang.NativeTask(n_rows, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(fx, fo, task.counters, code, *_float32s(a, b), n_rows, *task.words())
+    words, keep = block_of(fx, fo, task.counters, code, *_float32s(a, b, c), n_rows, *task.words())
     half = bool(fx.dtype == np.uint16)
     return native.Entry(_entry(half), words, keep + task.finish(_helper(half), words))

@@ -82,8 +82,11 @@ FUNCTIONS = {
     "swish": lambda v, a, b, e: v * _sigmoid(v),
     "hard_swish": lambda v, a, b, e: v * np.minimum(np.maximum(a * v + b, 0.0), 1.0),
     "affine_relu": lambda v, a, b, e: np.maximum(a * v + b, 0.0),
+    "thresholded_hard_swish": lambda v, a, b, e: np.where(v >= e, v * np.minimum(np.maximum(a * v + b, 0.0), 1.0),
+                                                          0.0),
 }
-"""Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon."""
+"""Each function of ``v`` (the shifted and scaled input) and the parameters alpha, beta, epsilon
+(``thresholded_hard_swish`` reads its threshold there: CoreML's thresholded ReLU and the hard swish after it)."""
 
 
 def _channel(vector: np.ndarray | None, scalar: float, ndim: int, axis: int):
@@ -107,7 +110,7 @@ def prepare(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, s
             channel_axis: int = 2) -> Callable[[], None]:
     """A runner of :func:`pointwise` with the function and the per-channel vectors resolved now
     (``x`` is read at each call; later changes to ``alpha_c``/``beta_c`` are not seen)."""
-    fast = _fast(x, out, function, scale, shift, alpha, beta, alpha_c, beta_c)
+    fast = _fast(x, out, function, scale, shift, alpha, beta, epsilon, alpha_c, beta_c)
     if fast is not None:
         return float_activation.bind(x, out, *fast)
     if _per_channel_affine(x, out, function, scale, shift, alpha_c, beta_c):
@@ -136,25 +139,30 @@ def pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0,
 
 
 FAST = {"sigmoid": "logistic", "tanh": "tanh", "scaled_tanh": "tanh", "sigmoid_hard": "hard_sigmoid",
-        "softplus": "softplus", "exp": "exp", "swish": "swish", "hard_swish": "hard_swish"}
+        "softplus": "softplus", "exp": "exp", "swish": "swish", "hard_swish": "hard_swish",
+        "thresholded_hard_swish": "thresholded_hard_swish"}
 """The functions float32 tensors compute on ``float_activation`` (its names), when ``scale`` is 1, ``shift`` 0 and
 the parameters scalars: within its stated ulps of the float64 expressions above."""
 _PARAMETERS = ("scaled_tanh", "sigmoid_hard", "hard_swish")
 
 
 def _fast(x: np.ndarray, out: np.ndarray, function: str, scale: float, shift: float, alpha: float, beta: float,
-          alpha_c, beta_c) -> tuple[str, float, float] | None:
-    """``float_activation``'s (function, a, b) for this call, or None when it does not compute it."""
+          epsilon: float, alpha_c, beta_c) -> tuple[str, float, float, float] | None:
+    """``float_activation``'s (function, a, b, c) for this call, or None when it does not compute it."""
     if alpha_c is not None or beta_c is not None or x.dtype != np.float32 or out.dtype != np.float32:
         return None
-    return fast_function(function, scale, shift, alpha, beta)
+    if function == "thresholded_hard_swish":
+        return (function, alpha, beta, epsilon) if scale == 1.0 and shift == 0.0 else None
+    fast = fast_function(function, scale, shift, alpha, beta)
+    return None if fast is None else (*fast, 0.0)
 
 
 def fast_function(function: str, scale: float, shift: float, alpha: float,
                   beta: float) -> tuple[str, float, float] | None:
     """``float_activation``'s (function, a, b) that float32 tensors compute ``function`` of scalar parameters with,
-    or None (the plan fuses the former into a product that reads it)."""
-    if function not in FAST or scale != 1.0 or shift != 0.0:
+    or None (the plan fuses the former into a product that reads it; a thresholded hard swish, of three
+    parameters, is never such a gate)."""
+    if function not in FAST or function == "thresholded_hard_swish" or scale != 1.0 or shift != 0.0:
         return None
     return (FAST[function], *((alpha, beta) if function in _PARAMETERS else (1.0, 1.0)))
 
@@ -256,7 +264,8 @@ def _piecewise_entry() -> int:
 
 def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float = 1.0, shift: float = 0.0,
                      alpha: float = 0.0, beta: float = 0.0, alpha_c: np.ndarray | None = None,
-                     beta_c: np.ndarray | None = None, channel_axis: int = 2) -> native.Entry | None:
+                     beta_c: np.ndarray | None = None, channel_axis: int = 2,
+                     epsilon: float = 0.0) -> native.Entry | None:
     """:func:`pointwise` as a native entry: of scalar parameters for the functions of :data:`NATIVE` and
     :data:`FAST` (``float_activation``'s entry), of per-channel ones for ``affine`` and ``affine_relu``
     (``channel_affine``'s); None for another function or unless ``x`` and ``out`` are float32 of one shape, both
@@ -266,7 +275,7 @@ def native_pointwise(x: np.ndarray, out: np.ndarray, function: str, scale: float
             return None
         return channel_affine.native_entry(x, out, *_affine_vectors(alpha, beta, alpha_c, beta_c),
                                            function == "affine_relu", channel_axis)
-    fast = _fast(x, out, function, scale, shift, alpha, beta, None, None)
+    fast = _fast(x, out, function, scale, shift, alpha, beta, epsilon, None, None)
     if fast is not None and x.shape == out.shape:
         return float_activation.native_entry(x, out, *fast)
     if function not in NATIVE or x.shape != out.shape or x.dtype != np.float32 or out.dtype != np.float32:

@@ -60,13 +60,13 @@ def _prepare_pointwise(p, state):
 
 
 def _native_pointwise(p, state):
-    """The piecewise-linear functions and log of scalar parameters (``pointwise.NATIVE``) and the per-channel affine
-    map, clamped or not (``channel_affine``), as a native entry (none of them reads epsilon: only rsqrt's and
-    inverse's formulas do, which have no native entry)."""
-    scale, shift, alpha, beta, _ = state["params"]
+    """The piecewise-linear functions and log of scalar parameters (``pointwise.NATIVE``), ``float_activation``'s
+    (``pointwise.FAST``: a thresholded hard swish reads its threshold in epsilon's place) and the per-channel affine
+    map, clamped or not (``channel_affine``), as a native entry."""
+    scale, shift, alpha, beta, epsilon = state["params"]
     return native_pointwise(p[0].array, p[5].array, state["function"], scale, shift, alpha, beta,
                             None if p[3] is None else p[3].array, None if p[4] is None else p[4].array,
-                            state["axis"])
+                            state["axis"], epsilon)
 
 
 def _pointwise_gate(p, state):
