@@ -213,7 +213,7 @@ def test_hard_swish_as_the_converter_writes_it_stays_in_nhwc_with_the_numbers_of
     # t * hard_sigmoid(t), the hard sigmoid 0 wherever the thresholded ReLU zeroes: one pass from the convolution
     assert lowered["thr"] == "folded into multiply 'swish'", lowered
     assert lowered["hs"] == "folded into multiply 'swish'", lowered
-    assert lowered["swish"] == "coreml.pointwise(hard_swish) (NHWC)", lowered
+    assert lowered["swish"] == "coreml.pointwise(thresholded_hard_swish) (NHWC)", lowered
     assert kinds.count("to_nhwc") == 1 and kinds.count("to_chw") == 1, kinds
     assert runs > 0, "the graph did not run from C"
 
