@@ -6,6 +6,7 @@ phases' channels one after the other (``src`` ``[N, nh, nw, P * K]``, C-contiguo
 channels ``[j * K, (j + 1) * K)`` into ``out[n, k, py_j + y * uy, px_j + x * ux]`` of the C-contiguous
 ``[N, K, OH, OW]`` output (OpenVX's own layout), one pass, no arithmetic. With a ``k x k`` kernel of stride ``k``
 and no padding, all ``k * k`` phases are one 1x1 product and this is depth-to-space into the planar output.
+A channels-last output ``[N, OH, OW, K]`` (NNAPI's NHWC) takes each phase's ``K`` values as one run.
 """
 from __future__ import annotations
 
@@ -44,17 +45,33 @@ def _scatter(src, out, phases, uy, ux):
     _scatter_rows(src, out, phases, uy, ux, 0, src.shape[0] * src.shape[1])
 
 
+@jit.kernel
+def _scatter_pixels(src, out, phases, uy, ux):
+    """Every row into a channels-last ``out`` ``[N, OH, OW, K]``: each phase's ``K`` values one contiguous run."""
+    n_items, nh, nw, _ = src.shape
+    maps = out.shape[3]
+    for n in range(n_items):
+        for y in range(nh):
+            for x in range(nw):
+                for j in range(phases.shape[0]):
+                    oy, ox, c0 = phases[j, 0] + y * uy, phases[j, 1] + x * ux, j * maps
+                    for k in range(maps):
+                        out[n, oy, ox, k] = src[n, y, x, c0 + k]
+
+
 _TYPES = (F32[4, False], F32[4, True], _PHASES, jit.INT, jit.INT)
 
 
-def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]) -> np.ndarray:
+def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int],
+             channels_last: bool = False) -> np.ndarray:
     phases = np.ascontiguousarray(phases, np.int64).reshape(-1, 2)
     if not (contiguous_f32(src) and contiguous_f32(out)):
         raise ValueError("the phase scatter takes C-contiguous float32 arrays")
     n, nh, nw, c = src.shape
     uy, ux = strides
-    if c != phases.shape[0] * out.shape[1] or n != out.shape[0] or ((phases[:, 0] + (nh - 1) * uy) >= out.shape[2]).any() \
-            or ((phases[:, 1] + (nw - 1) * ux) >= out.shape[3]).any() or (phases < 0).any():
+    maps, oh, ow = (out.shape[3], out.shape[1], out.shape[2]) if channels_last else out.shape[1:]
+    if c != phases.shape[0] * maps or n != out.shape[0] or ((phases[:, 0] + (nh - 1) * uy) >= oh).any() \
+            or ((phases[:, 1] + (nw - 1) * ux) >= ow).any() or (phases < 0).any():
         raise ValueError(f"phases {phases.tolist()} of {list(src.shape)} at strides {strides} do not fit the output "
                          f"{list(out.shape)}")
     view = phases.view()
@@ -62,11 +79,11 @@ def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tupl
     return view
 
 
-def bind(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]):
+def bind(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int], channels_last: bool = False):
     """A no-argument call placing ``src``'s phases (``phases`` ``[P, 2]``: each one's ``(py, px)``) into ``out``
-    (module doc); ``strides`` ``(uy, ux)``."""
-    phases = _checked(src, out, phases, strides)
-    kernel = compiled(_scatter, _TYPES)
+    (module doc), planar ``[N, K, OH, OW]`` or ``channels_last`` ``[N, OH, OW, K]``; ``strides`` ``(uy, ux)``."""
+    phases = _checked(src, out, phases, strides, channels_last)
+    kernel = compiled(_scatter_pixels if channels_last else _scatter, _TYPES)
     source = src.view()
     source.flags.writeable = False
     uy, ux = int(strides[0]), int(strides[1])

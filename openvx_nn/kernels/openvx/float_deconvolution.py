@@ -3,9 +3,11 @@
 A deconvolution of upscale ``(ux, uy)`` splits into ``ux * uy`` output phases (``deconvolution.py``'s module doc):
 phase ``(px, py)`` holds outputs ``(px + ux * qx, py + uy * qy)``, each a stride-1 correlation of the input with
 the sub-kernel ``w[m0x::ux, m0y::uy]`` read from input ``(qx + offset_x, qy + offset_y)``. The plan (made once, at
-verify) packs each phase's sub-kernel for ``frontend.float_convolution`` and runs phases of one geometry (sub-kernel
-extent, offsets and output extent) as one engine convolution whose output channels are the phases' maps one after
-the other; ``frontend.phase_scatter`` then places them at their strided places in the planar output. With a
+verify, by ``frontend.transposed_phases``, the route NNAPI's TRANSPOSE_CONV_2D runs on too: this layer is that
+one with its kernel flipped) packs each phase's sub-kernel for ``frontend.float_convolution`` and runs phases of one
+geometry (sub-kernel extent, offsets and output extent) as one engine convolution whose output channels are the
+phases' maps one after the other; ``frontend.phase_scatter`` then places them at their strided places in the
+planar output. With a
 ``k x k`` kernel of stride ``k`` and no padding every phase has the same 1x1 geometry: one 1x1 product to
 ``k * k * K`` channels, then depth-to-space. The input is copied into channels-last once per call and read by
 every phase.
@@ -27,8 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..frontend import chw_layout, phase_scatter
-from ..frontend import float_convolution as engine
+from ..frontend import chw_layout, transposed_phases
 from ..support import native
 from . import float_layers
 from .deconvolution import phase_split
@@ -59,33 +60,26 @@ def fits(x_shape: tuple, w_shape: tuple, bias_shape: tuple | None, out_shape: tu
 
 
 class Deconvolution:
-    """A float32 deconvolution planned on the engine: phases grouped by geometry, each group's sub-kernels
-    packed once; :meth:`bind` and :meth:`native` tie it to the layer's arrays."""
+    """A float32 deconvolution planned on the engine (``frontend.transposed_phases``: phases grouped by geometry,
+    each group's sub-kernels packed once); :meth:`bind` and :meth:`native` tie it to the layer's arrays."""
 
     def __init__(self, w: np.ndarray, pads: tuple[int, int], upscales: tuple[int, int], x_shape: tuple,
                  out_shape: tuple):
-        self.maps = w.shape[3]
-        self.upscales = (int(upscales[0]), int(upscales[1]))
-        groups: dict[tuple, list] = {}
-        for px, m0x, tx, ox in _geometry(w.shape[0], pads[0], upscales[0], x_shape[0], out_shape[0]):
-            for py, m0y, ty, oy in _geometry(w.shape[1], pads[1], upscales[1], x_shape[1], out_shape[1]):
-                size = (len(range(py, out_shape[1], upscales[1])), len(range(px, out_shape[0], upscales[0])))
-                groups.setdefault((tx, ty, ox, oy, size), []).append((py, px, w[m0x::upscales[0], m0y::upscales[1]]))
-        self.groups = []  # (packed weights, (left, right, top, bottom), (nh, nw), phases [P, 2] of (py, px))
-        for (tx, ty, ox, oy, size), members in groups.items():
-            sub = np.concatenate([np.transpose(s, (3, 1, 0, 2)) for _, _, s in members])  # [P * K, ky, kx, C]
-            packed = engine.pack_conv(np.ascontiguousarray(sub, np.float32))
-            phases = np.array([(py, px) for py, px, _ in members], np.int64)
-            self.groups.append((packed, (-ox, -ox, -oy, -oy), size, phases))
+        # OpenVX's [kx, ky, C, K] correlates the zero-inserted input; flipped, it is the scattering [K, ky, kx, C]
+        scattering = w[::-1, ::-1].transpose(3, 1, 0, 2)
+        self.plan = transposed_phases.TransposedPhases(scattering, (pads[1], pads[0]), (upscales[1], upscales[0]),
+                                                       (x_shape[1], x_shape[0]), (out_shape[1], out_shape[0]))
 
-    def _bias(self, bias: np.ndarray | None, phases: np.ndarray) -> np.ndarray:
-        return np.tile(engine.bias_or_zeros(bias, self.maps), len(phases))
-
-    def _scratch(self, x: np.ndarray):
-        n, c, h, w = float_layers._items(x.shape)
-        xn = np.empty((n, h, w, c), np.float32)
-        outs = [np.empty((n, nh, nw, len(phases) * self.maps), np.float32) for _, _, (nh, nw), phases in self.groups]
-        return xn, outs
+    @classmethod
+    def scattering(cls, filt: np.ndarray, offset: tuple[int, int], strides: tuple[int, int], x_shape: tuple,
+                   out_shape: tuple) -> Deconvolution:
+        """The same on OpenVX-order tensors from a scattering filter ``[O, kh, kw, C]`` (input pixel ``(y, x)``
+        adds to output ``(y * sy - top + ky, x * sx - left + kx)``; ``offset`` ``(top, left)``, ``strides``
+        ``(sy, sx)``): CoreML's one-group deconvolution."""
+        layer = cls.__new__(cls)
+        layer.plan = transposed_phases.TransposedPhases(filt, offset, strides, (x_shape[1], x_shape[0]),
+                                                        (out_shape[1], out_shape[0]))
+        return layer
 
     @staticmethod
     def _plain(layouts, clamp, residual) -> None:
@@ -96,24 +90,19 @@ class Deconvolution:
              clamp: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> Callable[[], None]:
         """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call), in OpenVX order."""
         self._plain(layouts, clamp, residual)
-        xn, outs = self._scratch(x)
+        n, c, h, w = float_layers._items(x.shape)
+        xn = np.empty((n, h, w, c), np.float32)
         x4, out4 = float_layers._nchw(x), float_layers._nchw(out)
         planar = out4 if out4 is not None else np.empty(float_layers._items(out.shape), np.float32)
         into = chw_layout.bind(True, x4, xn) if x4 is not None else None
-        steps = []
-        for (packed, pads, _, phases), yn in zip(self.groups, outs):
-            steps.append(engine.bind_conv2d(xn, packed, self._bias(bias, phases), yn, pads, (1, 1),
-                                            float_layers.NO_CLAMP))
-            steps.append(phase_scatter.bind(yn, planar, phases, self.upscales[::-1]))
-        n, c, h, w = float_layers._items(x.shape)
+        run = self.plan.bind(xn, bias, planar, False)
 
         def call() -> None:
             if into is not None:
                 into()
             else:
                 xn[...] = x.T.reshape(n, c, h, w).transpose(0, 2, 3, 1)
-            for step in steps:
-                step()
+            run()
             if out4 is None:
                 out.T[...] = planar.reshape(out.T.shape)
         return call
@@ -126,12 +115,10 @@ class Deconvolution:
         x4, out4 = float_layers._nchw(x), float_layers._nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out):
             return None
-        xn, outs = self._scratch(x)
-        parts = [chw_layout.native_layout(True, x4, xn)]
-        for (packed, pads, _, phases), yn in zip(self.groups, outs):
-            parts.append(engine.native_conv2d(xn, packed, self._bias(bias, phases), yn, pads, (1, 1),
-                                              float_layers.NO_CLAMP))
-            parts.append(phase_scatter.native_scatter(yn, out4, phases, self.upscales[::-1]))
+        n, c, h, w = float_layers._items(x.shape)
+        xn = np.empty((n, h, w, c), np.float32)
+        steps = self.plan.native_steps(xn, bias, out4, False)
+        parts = [chw_layout.native_layout(True, x4, xn)] + (steps or [None])
         if any(p is None for p in parts):
             return None
         whole = native.sequence(parts)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ...core.enums import Status
 from ...core.validation import Validation
-from ...kernels.frontend.grouped_convolution import Geometry, grouped_convolution, out_size, prepare
+from ...kernels.frontend.grouped_convolution import Geometry, out_size, prepare
+from ...kernels.openvx.float_deconvolution import Deconvolution
 from .common import F32, describe, float_input, output, same_output, tensor, values
 
 GEOMETRY_FIELDS = ("groups", "stride_y", "stride_x", "dilation_y", "dilation_x", "top", "bottom", "left", "right",
@@ -71,8 +72,19 @@ def _extra(p, state):
     return state["clip"], None if p[5] is None else p[5].array
 
 
+def _prepare(p, state):
+    """The layer's runner: a one-group transposed convolution on the float engine's phase route
+    (``kernels/openvx/float_deconvolution``, vxDeconvolutionLayer's and NNAPI's TRANSPOSE_CONV_2D's), every other
+    layer on ``grouped_convolution``."""
+    geo = state["geometry"]
+    if geo.transposed and geo.groups == 1:
+        x, w, bias, out = _arrays(p)
+        filt = w.T.transpose(1, 2, 3, 0)  # CoreML's [C, O, kh, kw] as the scattering [O, kh, kw, C]
+        return Deconvolution.scattering(filt, geo.offset, geo.stride, x.shape, out.shape).bind(x, bias, out)
+    return prepare(*_arrays(p), geo, *_extra(p, state))
+
+
 describe(60, "convolution", (tensor("input"), tensor("weights", static=True), tensor("bias", optional=True, static=True),
                              tensor("geometry", static=True), tensor("clip", optional=True, static=True),
                              tensor("residual", optional=True), output()),
-         _validate, lambda p, state: grouped_convolution(*_arrays(p), state["geometry"], *_extra(p, state)),
-         lambda p, state: prepare(*_arrays(p), state["geometry"], *_extra(p, state)))
+         _validate, lambda p, state: _prepare(p, state)(), _prepare)

@@ -1,15 +1,18 @@
-"""NNAPI's float convolutions that the NHWC float engine does not take, on ``kernels/frontend/grouped_convolution``
-(the float32 grouped and transposed convolution CoreML's layers run on): GROUPED_CONV_2D, TRANSPOSE_CONV_2D, and
-CONV_2D and DEPTHWISE_CONV_2D when API level 29 gives them dilation, the NCHW layout or float16.
+"""NNAPI's float convolutions that the NHWC float engine does not take directly: GROUPED_CONV_2D, and CONV_2D and
+DEPTHWISE_CONV_2D when API level 29 gives them dilation, the NCHW layout or float16, on
+``kernels/frontend/grouped_convolution`` (the float32 grouped convolution CoreML's layers run on); and
+TRANSPOSE_CONV_2D, on ``kernels/frontend/transposed_phases`` (the float engine's convolutions of its output
+phases, the route of the standard vxDeconvolutionLayer).
 
 A float32 NHWC ``grouped_conv_2d`` of one group with a dense filter -- a dilated CONV_2D, and the dilated
 convolutions CoreML's NHWC route lowers here (DeepLab's atrous layers) -- runs instead on the NHWC float engine
 (``float_convolution``, which takes dilation), filter packed once, with its native entry.
 
-The kernel works on channel-major planes: an NCHW tensor is its input as it is; an NHWC one is read through a
-transposed view (the kernel copies a strided input per call, and writes a strided output through a scratch).
-Filters are rearranged once at bind: ``[O, kh, kw, C/groups]`` (CONV_2D, GROUPED_CONV_2D), ``[1, kh, kw, O]``
-(DEPTHWISE_CONV_2D: one group per input channel) or, transposed, ``[O, kh, kw, C]``.
+The grouped kernel works on channel-major planes: an NCHW tensor is its input as it is; an NHWC one is read through
+a transposed view (the kernel copies a strided input per call, and writes a strided output through a scratch).
+Filters are rearranged once at bind: ``[O, kh, kw, C/groups]`` (CONV_2D, GROUPED_CONV_2D) or ``[1, kh, kw, O]``
+(DEPTHWISE_CONV_2D: one group per input channel). TRANSPOSE_CONV_2D's ``[O, kh, kw, C]`` is split into its phases'
+sub-kernels at bind; its NHWC tensors are the engine's own order, an NCHW input is copied channels-last per call.
 
 float16: inputs, filter and bias widened to float32 (exactly), computed in float32 as the float32 path is, each
 output rounded once to float16.
@@ -23,6 +26,7 @@ import numpy as np
 from ...core.enums import Status
 from ...kernels.frontend import float_convolution as fconv
 from ...kernels.frontend import grouped_convolution as grouped
+from ...kernels.frontend import transposed_phases as phases
 from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
 from .convolution import _Bound, _float_bias, packed_filter
 
@@ -112,11 +116,6 @@ def _grouped_weights(args: Args, filt: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(arranged, np.float32).T  # [O, C/groups, kh, kw] reversed
 
 
-def _transposed_weights(args: Args, filt: np.ndarray) -> np.ndarray:
-    """The kernel's ``[kw, kh, O, C]`` (one group) from NNAPI's ``[O, kh, kw, C]``, float32."""
-    return np.ascontiguousarray(filt.transpose(3, 0, 1, 2), np.float32).T
-
-
 def _bind(args: Args, plan: Callable[[np.ndarray, np.ndarray, np.ndarray | None], Runner]) -> Runner:
     """A runner of ``plan(x, out, bias)`` on the node's arrays (float16: float32 copies in, rounded out), planned
     again when the filter or the bias has been written since."""
@@ -185,20 +184,36 @@ def _prepare_grouped(args: Args) -> Runner:
 
 
 def _prepare_transposed(args: Args) -> Runner:
-    geo = grouped.Geometry(1, (args["stride_h"], args["stride_w"]), (1, 1), (args["pad_top"], args["pad_left"]),
-                           transposed=True)
-    clip = CLIPS[args["activation"]]
+    """TRANSPOSE_CONV_2D on ``transposed_phases`` (the float engine, as vxDeconvolutionLayer): NHWC read and
+    written in place, NCHW through a channels-last copy of the input and a planar output; float16 through float32
+    copies, each output rounded once. Planned again when the filter or the bias has been written since."""
+    x, out, nchw = args["input"], args["output"], args["nchw"]
+    n, c, h, w = _planes(x.shape, nchw)
+    _, _, out_h, out_w = _planes(out.shape, nchw)
+    half = np.dtype(x.dtype) == F16
+    x32 = x if not half and not nchw and x.flags.c_contiguous else np.empty((n, h, w, c), np.float32)
+    out32 = out if not half and out.flags.c_contiguous else np.empty(out.shape, np.float32)
+    clamp = fconv.clamp_range(args["activation"])
+    roots = [r for r in (args.root("filter"), args.root("bias")) if r is not None]
 
-    def plan(x: np.ndarray, out: np.ndarray, bias: np.ndarray | None) -> Runner:
-        run = grouped.prepare(x, _transposed_weights(args, args["filter"]), bias, out, geo)
-        if clip is None:
-            return run
+    def make() -> Runner:
+        bias = args.get("bias")
+        plan = phases.TransposedPhases(np.asarray(args["filter"], np.float32), (args["pad_top"], args["pad_left"]),
+                                       (args["stride_h"], args["stride_w"]), (h, w), (out_h, out_w))
+        return plan.bind(x32, None if bias is None else np.asarray(bias, np.float32), out32, not nchw, clamp)
 
-        def clipped() -> None:  # the kernel's transposed route has no fused clip: the activation after it
-            run()
-            np.clip(out, clip[0], clip[1], out=out)
-        return clipped
-    return _bind(args, plan)
+    state = [tuple(r.writes for r in roots), make()]
+
+    def run() -> None:
+        stamp = tuple(r.writes for r in roots)
+        if stamp != state[0]:
+            state[:] = [stamp, make()]
+        if x32 is not x:
+            x32[...] = x.transpose(0, 2, 3, 1) if nchw else x
+        state[1]()
+        if out32 is not out:
+            out[...] = out32  # float16: each float32 result rounded once, to nearest even
+    return run
 
 
 def _unprepared(prepare: Callable[[Args], Runner]) -> Callable[[Args], None]:
