@@ -365,15 +365,19 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         return {"output": ((n, window_extent(args, h, fh, "h"), window_extent(args, w, fw, "w"), c), dtype)}
 
     def run(args: Args) -> None:
+        if np.dtype(args["input"].dtype) in (F32, F16):  # one float arithmetic: the bound kernel's, bound per call
+            prepare_any(args)()
+            return
         pads, strides = _pads(args)
         pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
                        args["activation"], args.quant("input"), args.quant("output"))
+
     def prepare(args: Args) -> Runner:  # float32
         pads, strides = _pads(args)
         size = (args["filter_w"], args["filter_h"])
         return fpooling.bind_pool2d(args["input"], args["output"], mode, pads, strides, size, args["activation"])
 
-    run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part."
+    run.__doc__ = f"NHWC {op.replace('_', ' ')}: padded positions take no part (float: ``float_pooling``)."
 
     def quant8(args: Args) -> Callable[[], None]:  # uint8 average and max: integer windows (quant8_pooling)
         if mode == pooling.L2:
