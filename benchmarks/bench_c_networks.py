@@ -368,6 +368,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="one thread a side, each call timed by its thread's CPU time (a busy machine)")
     parser.add_argument("--smoke", action="store_true", help="64x64 input, maps / 16, two turns (CI)")
     args = parser.parse_args(argv)
+    networks, formats = args.networks.split(","), args.formats.lower().split(",")
+    for name, given, known in (("--networks", networks, tuple(NETWORKS)), ("--formats", formats, ("f32", "u8"))):
+        if unknown := [g for g in given if g not in known]:
+            parser.error(f"{name}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
     size, divisor, repeat = (64, 16, 2) if args.smoke else (224, 1, args.repeat)
     with open("/proc/cpuinfo") as info:
         cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?")
@@ -380,8 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         program = compile_program(Path(tmp))
         library = compile_program(Path(tmp), library=True) if args.profile else None
-        for network in args.networks.split(","):
-            for fmt in args.formats.split(","):
+        for network in networks:
+            for fmt in formats:
                 r = measure(program, network, fmt, size, divisor, repeat, library, Path(tmp), args.cpu_time)
                 print(f"| {network} | {fmt.upper()} | {r['nodes']} | {r['ours']:.3f} | {r['ort']:.3f} | "
                       f"{r['ort'] / r['ours']:.3f} | {r['agree']} | {r['first_run_s']:.2f} s |", flush=True)
