@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from openvx_nn.kernels.engine import gang, isa, workers
 from openvx_nn.kernels.frontend import resample as k
 from openvx_nn.kernels.support import native
 
@@ -139,3 +140,48 @@ def test_a_tensor_that_is_not_a_view_of_planes_has_no_native_entry_but_runs():
     want = reference(np.asfortranarray(strided).reshape(4, 3, 4, order="F"), 8, 6,
                      positions(4, 8, "align_corners_true"), positions(3, 6, "align_corners_true"))
     np.testing.assert_allclose(out.reshape(8, 6, 4, order="F"), want, rtol=1e-6, atol=1e-6)
+
+
+def _run_shared(entry) -> bool:
+    """One call of a native entry as a graph's run makes it, its helpers summoned; whether a helper joined."""
+    joins = gang.native_joins()
+    gang.summon(workers.helpers())
+    with gang.held():
+        assert native.run(entry) == 0
+    return gang.native_joins() > joins
+
+
+@pytest.mark.parametrize("method", ["align_corners_false", "align_corners_true", "nearest"])
+def test_a_large_upsampling_is_shared_with_the_helpers_and_gives_the_reference(method):
+    """DeepLab's last layer (21 planes, 28x28 -> 224x224) and a plane count that does not divide the units: the
+    entry cuts each plane into bands of output rows that the calling thread and the helpers claim; every output
+    is the plain loops' whoever computed it (the runs the OS gives a helper to are its say, so several runs)."""
+    rng = np.random.default_rng(31)
+    for (w, h, planes, factor) in [(28, 28, 21, 8), (13, 9, 5, 16)]:
+        x = sample(rng, (w, h, planes), edges=False)
+        out = np.full((w * factor, h * factor, planes), 7.0, np.float32, order="F")
+        entry = k.prepare(x, out, method).entry()
+        assert gang.lends(entry) == (isa.threads() > 1)
+        if method == "nearest":
+            want = x.repeat(factor, 0).repeat(factor, 1)
+        else:
+            want = reference(x, w * factor, h * factor, list(k.grid(w, w * factor, method)),
+                             list(k.grid(h, h * factor, method)))  # the grids themselves: tested above
+        for _ in range(5):
+            out[...] = 7.0
+            _run_shared(entry)
+            np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
+
+
+def test_the_bands_of_a_box_grid_running_backwards_read_the_rows_they_blend():
+    """A band's input rows are the least and greatest of its outputs' neighbours: a grid that runs backwards (a
+    box from bottom to top) still finds them."""
+    rng = np.random.default_rng(32)
+    x = sample(rng, (6, 7, 3), edges=False)
+    xs, ys = np.linspace(5, 0, 40), np.linspace(6, 0, 50)
+    out = np.empty((40, 50, 3), np.float32, order="F")
+    plan = k.Plan(x, out, xs, ys)
+    entry = plan.entry()
+    assert entry is not None
+    _run_shared(entry)
+    np.testing.assert_array_equal(out, reference(x, 40, 50, list(xs), list(ys)))

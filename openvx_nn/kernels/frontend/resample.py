@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine import gang
+from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
+from . import float_sharing
 
 
 def grid(extent: int, count: int, method: str) -> np.ndarray:
@@ -47,15 +50,31 @@ def _neighbours(points: np.ndarray, extent: int) -> tuple[np.ndarray, np.ndarray
     return low, np.minimum(low + 1, extent - 1), np.ascontiguousarray(points - low, np.float64)
 
 
+@jit.jitable
+def _band(units, bands, out_h):
+    """(plane, first output row, end output row) of unit ``units`` (a plane's ``bands`` bands of output rows)."""
+    p = units // bands
+    band = units - p * bands
+    return p, out_h * band // bands, out_h * (band + 1) // bands
+
+
 @jit.kernel
-def _blend(x, out, rows, low_w, high_w, frac_w, low_h, high_h, frac_h):
-    """``out[ox, oy, p]`` from ``x[w, h, p]`` (OpenVX's [W, H, planes]); ``rows`` [H, out W] float64 scratch."""
-    for p in range(out.shape[2]):
-        for y in range(x.shape[1]):
+def _blend(x, out, rows, low_w, high_w, frac_w, low_h, high_h, frac_h, bands, u0, u1):
+    """Units ``[u0, u1)`` of ``out[ox, oy, p]`` from ``x[w, h, p]`` (OpenVX's [W, H, planes]), a unit being one
+    of a plane's ``bands`` bands of output rows; ``rows`` [H, out W] float64 scratch of the calling thread. Each
+    unit interpolates along W the input rows its band reads, then blends each output row from two of them."""
+    for u in range(u0, u1):
+        p, oy0, oy1 = _band(u, bands, out.shape[1])
+        if oy0 == oy1:
+            continue
+        first, last = low_h[oy0], high_h[oy0]  # the band's input rows (a box's grid may run backwards)
+        for oy in range(oy0, oy1):
+            first, last = min(first, low_h[oy]), max(last, high_h[oy])
+        for y in range(first, last + 1):
             for ox in range(out.shape[0]):
                 f = frac_w[ox]
                 rows[y, ox] = np.float64(x[low_w[ox], y, p]) * (1.0 - f) + np.float64(x[high_w[ox], y, p]) * f
-        for oy in range(out.shape[1]):
+        for oy in range(oy0, oy1):
             f = frac_h[oy]
             a, b = low_h[oy], high_h[oy]
             for ox in range(out.shape[0]):
@@ -63,10 +82,11 @@ def _blend(x, out, rows, low_w, high_w, frac_w, low_h, high_h, frac_h):
 
 
 @jit.kernel
-def _repeat(x, out, sx, sy):
-    """``out[ox, oy, p] = x[ox // sx, oy // sy, p]``."""
-    for p in range(out.shape[2]):
-        for oy in range(out.shape[1]):
+def _repeat(x, out, sx, sy, bands, u0, u1):
+    """Units ``[u0, u1)`` (as :func:`_blend`'s) of ``out[ox, oy, p] = x[ox // sx, oy // sy, p]``."""
+    for u in range(u0, u1):
+        p, oy0, oy1 = _band(u, bands, out.shape[1])
+        for oy in range(oy0, oy1):
             for ox in range(out.shape[0]):
                 out[ox, oy, p] = x[ox // sx, oy // sy, p]
 
@@ -95,9 +115,9 @@ class Plan:
 
     def _call(self, x3: np.ndarray, out3: np.ndarray) -> None:
         if self.nearest:
-            _repeat(x3, out3, *self.factors)
+            _repeat(x3, out3, *self.factors, 1, 0, out3.shape[2])
         else:
-            _blend(x3, out3, self.rows, *self.w, *self.h)
+            _blend(x3, out3, self.rows, *self.w, *self.h, 1, 0, out3.shape[2])
 
     def run(self) -> None:
         """Compute ``out`` (through a copy of a tensor that is not a view of [W, H, planes])."""
@@ -114,19 +134,36 @@ class Plan:
             self.out[...] = out3.reshape(self.out.shape, order="F")
 
     def entry(self) -> native.Entry | None:
+        """The native entry (shared with the gang's helpers when large); None when a tensor is not a view of
+        [W, H, planes] or is empty."""
         x3, out3 = _planes(self.x), _planes(self.out)
         if x3 is None or out3 is None or x3.dtype != np.float32 or out3.dtype != np.float32 or out3.size == 0:
             return None
+        planes = out3.shape[2]
+        bands = min(out3.shape[1], -(-UNITS // planes))
+        task = gang.NativeTask(planes * bands, out3.size * COST_PER_OUTPUT >= float_sharing.NATIVE_PARALLEL_WORK)
         six = [np.reshape(a, (1, 1, 1) + a.shape) for a in (x3, out3)]
+        counters = native.as6(task.counters)
         if self.nearest:
-            words, keep = native.pack(*six, *self.factors)
-            return native.Entry(_entry(True), words, keep)
-        tables = [native.as6(t) for t in (*self.w, *self.h)]
-        words, keep = native.pack(*six, native.as6(self.rows.reshape(-1)), *tables)
-        return native.Entry(_entry(False), words, (keep, self.rows))
+            words, keep = native.pack(*six, counters, bands, *self.factors, *task.words())
+        else:
+            tables = [native.as6(t) for t in (*self.w, *self.h)]
+            words, keep = native.pack(*six, counters, native.as6(self.rows.reshape(-1)), *tables, bands,
+                                      *task.words())
+        return native.Entry(_entry(self.nearest), words,
+                            (keep, self.rows if not self.nearest else None) + task.finish(_helper(self.nearest),
+                                                                                          words))
 
 
+UNITS = 32
+"""Units (a plane's band of output rows) a native call is cut into at least, where its planes are fewer: the
+chunks the threads claim are then near one size (DeepLab's last upsampling has 21 planes)."""
+COST_PER_OUTPUT = 8
+"""An output's time in a convolution multiply-add's (the native entry shares its units above
+``float_sharing.NATIVE_PARALLEL_WORK``)."""
 _W = native.ARRAY_WORDS
+_X, _OUT, _COUNTERS, _ROWS = 0, _W, 2 * _W, 3 * _W
+_NEAREST_AT, _BLEND_AT = 3 * _W, 10 * _W  # the scalars after the arrays: bands, (sx, sy,) mailbox, task, chunks
 
 
 @jit.kernel
@@ -135,21 +172,71 @@ def _table(block, k, dtype):
     return native.c_array(block, k * _W, dtype)[0, 0, 0, 0, 0]
 
 
+@jit.kernel
+def _repeat_lines(code, block, chunks, wait):
+    """A native nearest upsampling's units: all (``chunks`` 0), or chunks of them claimed from the block's
+    counters (``wait``: until every claimed one is done) (``gang.shared_entry``'s ``lines``)."""
+    x, out = native.array(block, _X, np.float32)[0, 0, 0], native.array(block, _OUT, np.float32)[0, 0, 0]
+    bands, sx, sy = block[_NEAREST_AT], block[_NEAREST_AT + 1], block[_NEAREST_AT + 2]
+    n_units = out.shape[2] * bands
+    if chunks == 0:
+        _repeat(x, out, sx, sy, bands, 0, n_units)
+        return
+    claim = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data
+    while True:
+        i = take_chunk(claim, chunks, not wait)
+        if i < 0:
+            break
+        _repeat(x, out, sx, sy, bands, n_units * i // chunks, n_units * (i + 1) // chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, chunks)
+
+
+@jit.kernel
+def _blend_lines(code, block, chunks, wait):
+    """A native bilinear resampling's units, as :func:`_repeat_lines`'; each helper interpolates into scratch
+    rows of its own, the calling thread into the plan's."""
+    x, out = native.array(block, _X, np.float32)[0, 0, 0], native.array(block, _OUT, np.float32)[0, 0, 0]
+    bands = block[_BLEND_AT]
+    n_units = out.shape[2] * bands
+    lw, hw, fw = _table(block, 4, np.int64), _table(block, 5, np.int64), _table(block, 6, np.float64)
+    lh, hh, fh = _table(block, 7, np.int64), _table(block, 8, np.int64), _table(block, 9, np.float64)
+    if chunks > 0 and not wait:
+        rows = np.empty((x.shape[1], out.shape[0]), np.float64)
+    else:
+        rows = _table(block, 3, np.float64).reshape((x.shape[1], out.shape[0]))
+    if chunks == 0:
+        _blend(x, out, rows, lw, hw, fw, lh, hh, fh, bands, 0, n_units)
+        return
+    claim = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data
+    while True:
+        i = take_chunk(claim, chunks, not wait)
+        if i < 0:
+            break
+        _blend(x, out, rows, lw, hw, fw, lh, hh, fh, bands, n_units * i // chunks, n_units * (i + 1) // chunks)
+        fetch_add(claim + 8, 1)
+    if wait:
+        wait_for_chunks(claim, chunks)
+
+
+def _words(nearest: bool) -> tuple[int, int, int, int]:
+    at = _NEAREST_AT if nearest else _BLEND_AT
+    return at + 1 + 2 * nearest, at + 2 + 2 * nearest, at + 3 + 2 * nearest, _COUNTERS
+
+
+_BODIES = {nearest: gang.shared_entry(_repeat_lines if nearest else _blend_lines, gang.nothing_first, _words(nearest))
+           for nearest in (False, True)}
+
+
 @native.factory
 def _entry(nearest: bool) -> int:
-    def repeat(block):
-        x, out = native.array(block, 0, np.float32)[0, 0, 0], native.array(block, _W, np.float32)[0, 0, 0]
-        _repeat(x, out, block[2 * _W], block[2 * _W + 1])
-        return 0
+    return jit.native(_BODIES[nearest][0])
 
-    def blend(block):
-        x, out = native.array(block, 0, np.float32)[0, 0, 0], native.array(block, _W, np.float32)[0, 0, 0]
-        rows = _table(block, 2, np.float64).reshape((x.shape[1], out.shape[0]))
-        _blend(x, out, rows, _table(block, 3, np.int64), _table(block, 4, np.int64), _table(block, 5, np.float64),
-               _table(block, 6, np.int64), _table(block, 7, np.int64), _table(block, 8, np.float64))
-        return 0
 
-    return jit.native(repeat if nearest else blend)
+@native.factory
+def _helper(nearest: bool) -> int:
+    return jit.native(_BODIES[nearest][1])
 
 
 def prepare(x: np.ndarray, out: np.ndarray, method: str) -> Plan:
