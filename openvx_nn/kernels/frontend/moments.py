@@ -7,52 +7,79 @@ float32 once. ``gamma``/``beta`` (optional) broadcast OpenVX-order against the i
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
 
+from ..engine import gang
 from ..support import jit, native
+from . import float_sharing
 from .chw_chunks import chunk_driver
 from .float_sharing import Rows
+from .float_softmax import _row_sum
 
 _MODES = {"center": 0, "standardize": 1, "l2": 2}
 
 
+@jit.jitable
+def _row_squares(row, n, mean):
+    """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``_row_sum``)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    k = 0
+    while k + 8 <= n:
+        d = np.float64(row[k]) - mean
+        s0 += d * d
+        d = np.float64(row[k + 1]) - mean
+        s1 += d * d
+        d = np.float64(row[k + 2]) - mean
+        s2 += d * d
+        d = np.float64(row[k + 3]) - mean
+        s3 += d * d
+        d = np.float64(row[k + 4]) - mean
+        s4 += d * d
+        d = np.float64(row[k + 5]) - mean
+        s5 += d * d
+        d = np.float64(row[k + 6]) - mean
+        s6 += d * d
+        d = np.float64(row[k + 7]) - mean
+        s7 += d * d
+        k += 8
+    s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    while k < n:
+        d = np.float64(row[k]) - mean
+        s += d * d
+        k += 1
+    return s
+
+
 @jit.kernel(error_model="numpy")
 def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1):
-    """Rows ``[r0, r1)`` of ``[rows, n]`` views: float64 mean (and mean squared deviation, or sum of squares) over
-    each row, in order; then the row normalized, scaled, shifted and stored as float32 once."""
+    """Rows ``[r0, r1)`` of ``[rows, n]`` views (``gamma`` and ``beta`` may be one row, every row's): float64 mean (and mean squared deviation, or sum of squares) over
+    each row, each sum in eight partial sums (vectorized); then ``(x - mean) * inv`` (``mean`` 0 for L2, ``inv``
+    1 for centring: both exact), scaled, shifted and stored as float32 once."""
     n = x.shape[1]
     for r in range(r0, r1):
-        row = x[r]
+        row, o = x[r], out[r]
         if mode == 2:
-            s = 0.0
-            for i in range(n):
-                v = np.float64(row[i])
-                s += v * v
-            mean, inv = 0.0, 1.0 / np.sqrt(s + epsilon)
+            mean, inv = 0.0, 1.0 / np.sqrt(_row_squares(row, n, 0.0) + epsilon)
         else:
-            s = 0.0
+            mean = _row_sum(row, n) / n
+            inv = 1.0 / np.sqrt(_row_squares(row, n, mean) / n + epsilon) if mode == 1 else 1.0
+        g, b = gamma[min(r, gamma.shape[0] - 1)], beta[min(r, beta.shape[0] - 1)]  # one row: every row's
+        if scaled and shifted:
             for i in range(n):
-                s += np.float64(row[i])
-            mean = s / n
-            inv = 1.0
-            if mode == 1:
-                q = 0.0
-                for i in range(n):
-                    d = np.float64(row[i]) - mean
-                    q += d * d
-                inv = 1.0 / np.sqrt(q / n + epsilon)
-        for i in range(n):
-            y = np.float64(row[i]) - mean if mode != 2 else np.float64(row[i])
-            if mode != 0:
-                y = y * inv
-            if scaled:
-                y = y * np.float64(gamma[r, i])
-            if shifted:
-                y = y + np.float64(beta[r, i])
-            out[r, i] = y
+                o[i] = ((np.float64(row[i]) - mean) * inv) * np.float64(g[i]) + np.float64(b[i])
+        elif scaled:
+            for i in range(n):
+                o[i] = ((np.float64(row[i]) - mean) * inv) * np.float64(g[i])
+        elif shifted:
+            for i in range(n):
+                o[i] = (np.float64(row[i]) - mean) * inv + np.float64(b[i])
+        else:
+            for i in range(n):
+                o[i] = (np.float64(row[i]) - mean) * inv
 
 
 _RUN_CHUNKS = chunk_driver(_normalize_rows)
@@ -90,7 +117,6 @@ def _rows_of(a: np.ndarray, order: list[int], rows: int, n: int) -> tuple[np.nda
     return buffer.reshape(rows, n), copy
 
 
-_UNSCALED = np.ones((1, 1), np.float32)
 _TYPES: dict[tuple, tuple] = {}
 
 
@@ -126,10 +152,12 @@ class _Bound:
         extras, self.copies = [], [x_copy]
         for meta in (gamma, beta):
             if meta is None:
-                extras.append(np.broadcast_to(_UNSCALED, (rows, n)))
+                extras.append(np.ones((1, n), np.float32))  # not read
                 continue
             full = np.broadcast_to(widen_view(meta, x.ndim), x.shape)
             found, copy = _rows_of(full, order, rows, n)
+            if copy is None and found.strides[0] == 0:
+                found = found[:1]  # the same values for every row (a layer normalization's): one row, contiguous
             extras.append(found)
             self.copies.append(copy)
         self.copies = [c for c in self.copies if c is not None]
@@ -168,33 +196,74 @@ def normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, ep
     bind_normalize(x, out, axes, mode, epsilon, gamma, beta)()
 
 
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _OUT, _GAMMA, _BETA, _COUNTERS = (native.ARRAY_WORDS * k for k in range(5))
+_MODE, _EPSILON, _SCALED, _SHIFTED, _CONTIGUOUS, _MAILBOX, _TASK, _CHUNKS = range(
+    _COUNTERS + native.ARRAY_WORDS, _COUNTERS + native.ARRAY_WORDS + 8)
+COST_PER_VALUE = 8
+"""A value's time in a convolution multiply-add's (the native entry shares rows above
+``float_sharing.NATIVE_PARALLEL_WORK``): three vectorized passes over it."""
+
+
+@jit.jitable
+def _rows_of_block(x, out, gamma, beta, block, chunks, wait):
+    """The rows of the normalization packed in ``block``: serially (``chunks`` 0), or in chunks claimed with the
+    helpers."""
+    mode, epsilon = block[_MODE], native.real(block, _EPSILON)
+    scaled, shifted = block[_SCALED] != 0, block[_SHIFTED] != 0
+    if chunks == 0:
+        _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, 0, x.shape[0])
+    else:
+        counters = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0]
+        _normalize_shared(x, out, gamma, beta, mode, epsilon, scaled, shifted, x.shape[0], chunks, counters,
+                          wait)
+
+
+@functools.cache
+def _bodies(x_type: type, gamma_type: type, beta_type: type) -> tuple[Callable, Callable]:
+    """(entry, helper) bodies of the native entry for these operand types (``gang.shared_entry``)."""
+    def lines(code, block, chunks, wait):
+        if block[_CONTIGUOUS] != 0:  # contiguous rows: numba knows the layout, and the loops vectorize
+            _rows_of_block(native.c_array(block, _X, x_type)[0, 0, 0, 0],
+                           native.c_array(block, _OUT, np.float32)[0, 0, 0, 0],
+                           native.c_array(block, _GAMMA, gamma_type)[0, 0, 0, 0],
+                           native.c_array(block, _BETA, beta_type)[0, 0, 0, 0], block, chunks, wait)
+        else:
+            _rows_of_block(native.array(block, _X, x_type)[0, 0, 0, 0],
+                           native.array(block, _OUT, np.float32)[0, 0, 0, 0],
+                           native.array(block, _GAMMA, gamma_type)[0, 0, 0, 0],
+                           native.array(block, _BETA, beta_type)[0, 0, 0, 0], block, chunks, wait)
+    return gang.shared_entry(jit.kernel(lines, error_model="numpy"), gang.nothing_first,
+                             (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _normalize_entry(x_type: type, gamma_type: type, beta_type: type) -> int:
-    words = native.ARRAY_WORDS
+    return jit.native(_bodies(x_type, gamma_type, beta_type)[0])
 
-    def entry(block):
-        x = native.array(block, 0, x_type)[0, 0, 0, 0]
-        _normalize_rows(x, native.array(block, words, np.float32)[0, 0, 0, 0],
-                        native.array(block, 2 * words, gamma_type)[0, 0, 0, 0],
-                        native.array(block, 3 * words, beta_type)[0, 0, 0, 0], block[4 * words],
-                        native.real(block, 4 * words + 1), block[4 * words + 2] != 0, block[4 * words + 3] != 0, 0,
-                        x.shape[0])
-        return 0
-    return jit.native(entry)
+
+@native.factory
+def _normalize_helper(x_type: type, gamma_type: type, beta_type: type) -> int:
+    return jit.native(_bodies(x_type, gamma_type, beta_type)[1])
 
 
 def native_normalize(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mode: str, epsilon: float,
                      gamma: np.ndarray | None = None, beta: np.ndarray | None = None) -> native.Entry | None:
-    """:func:`bind_normalize` as a native entry (rows on the calling thread); None where an operand needs a copy
-    per call (its normalized axes not one run of constant stride after the others) or the output overlaps
-    the input other than in place."""
+    """:func:`bind_normalize` as a native entry (rows shared with the gang's helpers when large); None where an
+    operand needs a copy per call (its normalized axes not one run of constant stride after the others) or the
+    output overlaps the input other than in place."""
     bound = bind_normalize(x, out, axes, mode, epsilon, gamma, beta)
     if bound.copies or bound.out_copy is not None or bound.rows is None or out.dtype != np.float32:
         return None
     xr, outr, g, b = bound.args[:4]
     lead = (1,) * (native.RANK - 2)
-    words, keep = native.pack(*(a.reshape(lead + a.shape) for a in (xr, outr, g, b)), *bound.args[4:])
-    return native.Entry(_normalize_entry(xr.dtype.type, g.dtype.type, b.dtype.type), words, keep + (bound,))
+    task = gang.NativeTask(xr.shape[0], x.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = native.pack(*(a.reshape(lead + a.shape) for a in (xr, outr, g, b)),
+                              task.counters.reshape((1,) * (native.RANK - 1) + (2,)), *bound.args[4:],
+                              all(a.flags.c_contiguous for a in (xr, outr, g, b)), *task.words())
+    types_ = (xr.dtype.type, g.dtype.type, b.dtype.type)
+    return native.Entry(_normalize_entry(*types_), words,
+                        keep + (bound,) + task.finish(_normalize_helper(*types_), words))
 
 
 def log_softmax(x: np.ndarray, out: np.ndarray, axis: int, beta: float = 1.0) -> None:
