@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
+from .chw_chunks import chunk_driver
 
 
 def grid(extent: int, count: int, method: str) -> np.ndarray:
@@ -172,6 +172,9 @@ def _table(block, k, dtype):
     return native.c_array(block, k * _W, dtype)[0, 0, 0, 0, 0]
 
 
+_BLEND_CHUNKS, _REPEAT_CHUNKS = chunk_driver(_blend), chunk_driver(_repeat)
+
+
 @jit.kernel
 def _repeat_lines(code, block, chunks, wait):
     """A native nearest upsampling's units: all (``chunks`` 0), or chunks of them claimed from the block's
@@ -181,16 +184,9 @@ def _repeat_lines(code, block, chunks, wait):
     n_units = out.shape[2] * bands
     if chunks == 0:
         _repeat(x, out, sx, sy, bands, 0, n_units)
-        return
-    claim = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data
-    while True:
-        i = take_chunk(claim, chunks, not wait)
-        if i < 0:
-            break
-        _repeat(x, out, sx, sy, bands, n_units * i // chunks, n_units * (i + 1) // chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, chunks)
+    else:
+        _REPEAT_CHUNKS((x, out, sx, sy, bands), n_units, chunks,
+                       native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 @jit.kernel
@@ -208,16 +204,9 @@ def _blend_lines(code, block, chunks, wait):
         rows = _table(block, 3, np.float64).reshape((x.shape[1], out.shape[0]))
     if chunks == 0:
         _blend(x, out, rows, lw, hw, fw, lh, hh, fh, bands, 0, n_units)
-        return
-    claim = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data
-    while True:
-        i = take_chunk(claim, chunks, not wait)
-        if i < 0:
-            break
-        _blend(x, out, rows, lw, hw, fw, lh, hh, fh, bands, n_units * i // chunks, n_units * (i + 1) // chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, chunks)
+    else:
+        _BLEND_CHUNKS((x, out, rows, lw, hw, fw, lh, hh, fh, bands), n_units, chunks,
+                      native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 def _words(nearest: bool) -> tuple[int, int, int, int]:
