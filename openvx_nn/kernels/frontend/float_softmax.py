@@ -76,7 +76,7 @@ def _row_max(row, n):
 
 
 @jit.jitable
-def _row_sum(row, n):
+def row_sum(row, n):
     """The float64 sum of ``row[:n]`` in eight partial sums."""
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     k = 0
@@ -108,7 +108,7 @@ def _softmax_row(row, o, n, beta):
         lo = lo if abs(lo) < np.float32(1.0) else _F32_ZERO  # not finite where hi is not
         e = exp32_scaled(hi, _SCALE)
         o[k] = e + e * lo
-    inv = 1.0 / _row_sum(o, n)
+    inv = 1.0 / row_sum(o, n)
     for k in range(n):
         o[k] = np.float32(np.float64(o[k]) * inv)
 

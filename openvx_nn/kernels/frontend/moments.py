@@ -18,14 +18,14 @@ from ..support import jit, native
 from . import float_sharing
 from .chw_chunks import chunk_driver
 from .float_sharing import Rows
-from .float_softmax import _row_sum
+from .float_softmax import row_sum
 
 _MODES = {"center": 0, "standardize": 1, "l2": 2}
 
 
 @jit.jitable
 def _row_squares(row, n, mean):
-    """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``_row_sum``)."""
+    """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``row_sum``)."""
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     k = 0
     while k + 8 <= n:
@@ -65,7 +65,7 @@ def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1)
         if mode == 2:
             mean, inv = 0.0, 1.0 / np.sqrt(_row_squares(row, n, 0.0) + epsilon)
         else:
-            mean = _row_sum(row, n) / n
+            mean = row_sum(row, n) / n
             inv = 1.0 / np.sqrt(_row_squares(row, n, mean) / n + epsilon) if mode == 1 else 1.0
         g, b = gamma[min(r, gamma.shape[0] - 1)], beta[min(r, beta.shape[0] - 1)]  # one row: every row's
         if scaled and shifted:
