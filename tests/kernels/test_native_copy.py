@@ -89,3 +89,46 @@ def test_large_copies_are_shared_with_the_helpers_and_small_ones_are_not():
 def test_an_overlapping_copy_has_no_native_entry():
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
     assert transpose.native_entry(a[:, :3], a[:, 3:], 0, 0) is None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_last_axis_pad_writes_the_input_and_its_margins_and_nothing_else(seed):
+    """``native_margin_entry``: each line of the output (its last axis) is ``before`` fill values, the input's run,
+    then fill to the end; lines outside the given view, and bytes around the output, keep their values. Random
+    ranks, shapes, margins and data types; half the calls from C with the helpers spinning; some large enough to be
+    shared with them."""
+    rng = np.random.default_rng(300 + seed)
+    dtype = (*DTYPES, np.float16)[seed % (len(DTYPES) + 1)]
+    rank = int(rng.integers(1, 5))
+    shape = [int(d) for d in rng.integers(1, 9, rank)]
+    if seed % 3 == 0:  # BlazeFace's sizes: shared with the gang
+        shape = [1, 64, 64, 24][-rank:] if rank > 1 else [40000]
+    shape[-1] = max(2, shape[-1])
+    before, after = int(rng.integers(0, 6)), int(rng.integers(0, 6)) or 1
+    x = _values(rng, tuple(shape), dtype)
+    whole = _values(rng, (3, *shape[:-1], before + shape[-1] + after + 2), dtype)  # room around the view
+    out = whole[1, ..., 1:-1]
+    value = _values(rng, (1,), dtype)[0]
+    want = whole.copy()
+    lines = want[1, ..., 1:-1].reshape(-1, before + shape[-1] + after)
+    for r, run in enumerate(x.reshape(-1, shape[-1])):  # plainly: line by line, value by value
+        for k in range(lines.shape[1]):
+            lines[r, k] = run[k - before] if before <= k < before + shape[-1] else value
+    entry = transpose.native_margin_entry(x, out, before, value)
+    assert entry is not None
+    if seed % 2:
+        _run_shared(entry)
+    else:
+        assert native.run(entry) == 0
+    np.testing.assert_array_equal(whole.view(np.uint8), want.view(np.uint8))
+
+
+def test_a_margin_copy_refuses_what_it_cannot_write_as_runs():
+    """No entry (the caller copies otherwise) for one value a line, an overlap, a strided last axis, a misfit."""
+    x = np.zeros((4, 3), np.float32)
+    out = np.zeros((4, 5), np.float32)
+    assert transpose.native_margin_entry(np.zeros((4, 1), np.float32), out, 1, 0.0) is None
+    assert transpose.native_margin_entry(out[:, :3], out, 1, 0.0) is None
+    assert transpose.native_margin_entry(x, np.zeros((4, 10), np.float32)[:, ::2], 1, 0.0) is None
+    assert transpose.native_margin_entry(x, out, 3, 0.0) is None
+    assert transpose.native_margin_entry(x, np.zeros((5, 5), np.float32), 1, 0.0) is None

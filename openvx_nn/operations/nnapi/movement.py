@@ -79,18 +79,23 @@ def _run_pad(args: Args) -> None:
 def _native_pad(args: Args):
     """The pad as native copies: the value into each slab of the output around the input's place (each padded
     value written once: BlazeFace's channel pads write a few channels per pixel, not the whole output twice), then
-    the input into its place."""
+    the input into its place. A pad of the last axis is written with the input, each line once in order
+    (``transpose.native_margin_entry``), where its lines are runs."""
     x, out = args["input"], args["output"]
     before = _values(args, "before", x.ndim)
     inside = tuple(slice(b, b + n) for b, n in zip(before, x.shape))
     value = np.full((1,) * out.ndim, _pad_value(args), out.dtype)
+    last = out.ndim - 1
+    lines = None
+    if out.shape[last] != x.shape[last]:
+        lines = transpose.native_margin_entry(x, out[inside[:last]], before[last], value.item())
     entries = []
-    for axis in range(out.ndim):  # slabs: the input's place on the axes before, a pad on this one, all after
-        for pad in (slice(0, before[axis]), slice(before[axis] + x.shape[axis], out.shape[axis])):
+    for axis in range(last if lines is not None else out.ndim):  # slabs: the input's place on the axes before,
+        for pad in (slice(0, before[axis]), slice(before[axis] + x.shape[axis], out.shape[axis])):  # a pad here
             slab = out[inside[:axis] + (pad,)]
             if slab.size:
                 entries.append(transpose.native_entry(value, slab, 0, 0))
-    entries.append(transpose.native_entry(x, out[inside], 0, 0))
+    entries.append(lines if lines is not None else transpose.native_entry(x, out[inside], 0, 0))
     return None if any(e is None for e in entries) else native.sequence(entries)
 
 
