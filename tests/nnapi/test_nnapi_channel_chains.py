@@ -208,3 +208,26 @@ def test_kernel_refuses_what_does_not_fit():
         channel_chain.native_entry(x, x.copy(), [])
     with pytest.raises(ValueError, match="float32"):
         channel_chain.native_entry(x.astype(np.float64), x.copy(), [(channel_chain.ADD, np.zeros(4, np.float32))])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_kernel_over_random_shapes_reads_vectors_changed_between_calls(seed):
+    """Random shapes, channel counts that divide the kernel's row or not (1, odd, past a row's values), one entry
+    run twice with its vectors rewritten in place between the runs: each run gives the reference of the vectors it
+    saw, every bit."""
+    rng = np.random.default_rng(700 + seed)
+    c = int(rng.choice([1, 2, 3, 7, 8, 16, 24, 100, channel_chain.BLOCK + 5]))
+    shape = tuple(int(d) for d in rng.integers(1, 40, int(rng.integers(1, 4)))) + (c,)
+    if seed % 4 == 0:
+        c, shape = 8, (1, 128, 128, 8)  # hand recrop's: rows shared with the gang
+    names = [str(rng.choice(["mul", "add", "prelu"])) for _ in range(int(rng.integers(1, channel_chain.MAX_STEPS + 1)))]
+    codes = {"mul": channel_chain.MUL, "add": channel_chain.ADD, "prelu": channel_chain.PRELU}
+    vectors = [rng.standard_normal(c).astype(np.float32) for _ in names]
+    x = rng.standard_normal(shape).astype(np.float32)
+    out = np.full_like(x, 7.0)
+    entry = channel_chain.native_entry(x, out, [(codes[name], v) for name, v in zip(names, vectors)])
+    for _ in range(2):
+        assert native.run(entry) == 0
+        _same(_reference(x, list(zip(names, vectors))), out)
+        for v in vectors:
+            v[...] = rng.standard_normal(c).astype(np.float32)
