@@ -354,6 +354,49 @@ def test_an_activation_after_an_add_becomes_its_fused_activation_unless_the_sum_
         assert_matches_litert(model, feeds)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_an_activation_after_a_float_convolution_or_dense_layer_folds_into_it_with_the_same_bytes(seed):
+    """CONV_2D, DEPTHWISE_CONV_2D (3x3: a window, not the 1x1 scale and shift) or FULLY_CONNECTED with no fused
+    activation, then RELU, RELU6 or RELU_N1_TO_1, over random shapes: folded, one operation and the bytes of the
+    same model whose convolution output is also a model output (the activation then stays its own operation);
+    both within float32 rounding of LiteRT's reference kernels running them apart."""
+    from openvx_nn.nnapi import OperationType
+    rng = np.random.default_rng(40 + seed)
+    name = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")[seed % 3]
+    activation = ("RELU", "RELU6", "RELU_N1_TO_1")[int(rng.integers(0, 3))]
+    size, cin, cout = int(rng.integers(3, 14)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    if name == "FULLY_CONNECTED":
+        in_shape, out_shape, filter_shape = (size, cin), (size, cout), (cout, cin)
+    elif name == "CONV_2D":
+        in_shape, out_shape, filter_shape = (1, size, size, cin), (1, size, size, cout), (cout, 3, 3, cin)
+    else:
+        in_shape, out_shape, filter_shape = (1, size, size, cin), (1, size, size, cin), (1, 3, 3, cin)
+    filter_values, bias_values = weights(rng, filter_shape), weights(rng, (out_shape[-1],))
+    results = []
+    for shared in (False, True):
+        w = Writer()
+        t = w.s.TensorType
+        table, fields = {"FULLY_CONNECTED": ("FullyConnectedOptions", {}),
+                         "CONV_2D": ("Conv2DOptions", {"padding": 0, "strideW": 1, "strideH": 1}),
+                         "DEPTHWISE_CONV_2D": ("DepthwiseConv2DOptions", {"padding": 0, "strideW": 1, "strideH": 1,
+                                                                          "depthMultiplier": 1})}[name]
+        opts = options(w, table, **fields)
+        kernel = w.tensor(filter_shape, t.FLOAT32, filter_values)
+        x = w.tensor(in_shape, t.FLOAT32)
+        b = w.tensor(bias_values.shape, t.FLOAT32, bias_values)
+        summed, out = w.tensor(out_shape, t.FLOAT32), w.tensor(out_shape, t.FLOAT32)
+        w.operator(code(name), [x, kernel, b], summed, *opts)
+        w.operator(code(activation), [summed], out)
+        model = w.serialize([x], [out, summed] if shared else [out], "fold")
+        kinds = [op.type for op in tflite.load(model).model.to_hal().operations]
+        assert len(kinds) == (2 if shared else 1), kinds
+        assert getattr(OperationType, name) in kinds
+        feeds = [np.random.default_rng(seed).uniform(-3, 3, in_shape).astype(np.float32)]
+        results.append(tflite.load(model).compile()(*feeds)[0])
+        assert_matches_litert(model, feeds)
+    assert np.array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+
+
 def test_a_one_by_one_depthwise_convolution_runs_as_a_per_channel_scale_and_shift():
     from openvx_nn.nnapi import OperationType
     rng = np.random.default_rng(12)
