@@ -1,14 +1,14 @@
 """Fast float32 DEPTHWISE_CONV_2D on NHWC data: a direct loop vectorized over the channels.
 
 A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
-arithmetic: no im2col, no packing beyond [kh, kw, C * m]. For each output pixel the loop over the
-channels is innermost (contiguous in the input, the weights and the output), which LLVM vectorizes
-with FMA. With a multiplier of 1 and whole vectors of channels (MobileNet's case) every pixel runs on
-``float_microkernel``: a 3x3 window wholly inside the image on ``depthwise_3x3`` (a vector of channels of a run
-of output pixels with the nine weight vectors and the bias held in registers), any other window (edges,
-other sizes) on ``depthwise_taps`` (its taps inside the image, a vector of channels at a time). The vectors are
-of 16 channels where the CPU has AVX-512 (``isa.float_lanes``; a whole cache line of a pixel's channels at a
-time), the rest of 8. Other depth multipliers and channel counts add tap by tap into the output.
+arithmetic: no im2col, no packing beyond [kh, kw, C * m], no padded copy of the input. With a multiplier
+of 1 every pixel runs on a micro-kernel: a 3x3 window (no dilation, whole vectors of 8 channels) wholly
+inside the image on ``float_microkernel.depthwise_3x3`` (a vector of channels of a run of output pixels
+with the nine weight vectors and the bias held in registers), every other window -- edges, other sizes,
+dilation, channel counts not in vectors of 8 -- on ``depthwise_microkernel`` (runs of pixels along a row,
+a block of ``CHUNK_VECTORS`` channel vectors per call, the taps inside the image given as ranges). The
+vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8. Other depth
+multipliers add tap by tap into the output.
 
 float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference. ``bias_last``
 (multiplier 1, whole vectors of channels only): each output sums its taps inside the image from +0.0 in row
@@ -27,6 +27,7 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
+from .depthwise_microkernel import run_x8, run_x8_last, run_x16, run_x16_last
 from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
 from .float_microkernel import (
     LANES,
@@ -35,144 +36,146 @@ from .float_microkernel import (
     depthwise_3x3_last,
     depthwise_3x3_wide,
     depthwise_3x3_wide_last,
-    depthwise_taps,
-    depthwise_taps_last,
-    depthwise_taps_wide,
-    depthwise_taps_wide_last,
 )
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
 @jit.kernel(contract=True)
-def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier):
-    # Any window, any multiplier: taps outside the image are skipped (they add zero).
+def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier, dil_h, dil_w):
+    # Any multiplier: taps outside the image are skipped (they add zero).
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     for o in range(units):
         out[b, oy, ox, o] = bias[o]
-    for ky in range(max(0, -y0), min(kh, height - y0)):
-        for kx in range(max(0, -x0), min(kw, width - x0)):
-            if multiplier == 1:
-                for c in range(units):
-                    out[b, oy, ox, c] += x[b, y0 + ky, x0 + kx, c] * w[ky, kx, c]
-            else:
-                for c in range(depth):
-                    v = x[b, y0 + ky, x0 + kx, c]
-                    for q in range(c * multiplier, (c + 1) * multiplier):
-                        out[b, oy, ox, q] += v * w[ky, kx, q]
+    for ky in range(kh):
+        y = y0 + ky * dil_h
+        if y < 0 or y >= height:
+            continue
+        for kx in range(kw):
+            xx = x0 + kx * dil_w
+            if xx < 0 or xx >= width:
+                continue
+            for c in range(depth):
+                v = x[b, y, xx, c]
+                for q in range(c * multiplier, (c + 1) * multiplier):
+                    out[b, oy, ox, q] += v * w[ky, kx, q]
 
 
 @jit.kernel
-def _pixel_lanes(x, w, bias, out, b, y0, x0, pixel, lanes, low, high, x_offsets, w_offsets, bias_last):
-    # Multiplier 1, whole vectors of 8 channels, any window: the taps inside the image, a vector at a time (of
-    # ``lanes`` channels while as many are left, else 8).
-    _, height, width, depth = x.shape
-    kh, kw, units = w.shape
-    n_taps = 0
-    for ky in range(max(0, -y0), min(kh, height - y0)):
-        for kx in range(max(0, -x0), min(kw, width - x0)):
-            x_offsets[n_taps] = 4 * ((b * height + y0 + ky) * width + x0 + kx) * depth
-            w_offsets[n_taps] = 4 * (ky * kw + kx) * units
-            n_taps += 1
-    x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data + 4 * pixel * units
-    c = 0
-    while c < units:
-        if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
-            depthwise_taps_wide_last(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
-                                     w_offsets.ctypes.data, bias_at + 4 * c, low, high)
-            c += WIDE_LANES
-        elif bias_last:
-            depthwise_taps_last(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
-                                w_offsets.ctypes.data, bias_at + 4 * c, low, high)
-            c += LANES
-        elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
-            depthwise_taps_wide(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
-                                w_offsets.ctypes.data, bias_at + 4 * c, low, high)
-            c += WIDE_LANES
-        else:
-            depthwise_taps(out_at + 4 * c, x_at + 4 * c, w_at + 4 * c, n_taps, x_offsets.ctypes.data,
-                           w_offsets.ctypes.data, bias_at + 4 * c, low, high)
-            c += LANES
+def _inside(origin, dilation, extent, taps):
+    """(first, end) of the taps ``k`` whose ``origin + k * dilation`` lies in ``[0, extent)``."""
+    first = min(taps, max(0, -(origin // dilation)))
+    end = max(first, min(taps, (extent - origin + dilation - 1) // dilation))
+    return first, end
 
 
 @jit.kernel
-def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
+def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi,
                     code, alpha, ea, eb, r0, r1):
     """Output rows ``[r0, r1)`` (row r: image r // out_h, line r % out_h); ``lanes``: the widest vectors to use;
     ``bias_last``: the order of the sums (module doc; the caller checks the layer is on the micro-kernels);
     ``(code, alpha, ea, eb)``: the activation after the clamp, on each row once written (``epilogue_activation``;
     outside :func:`_sums`, whose multiply-adds may contract: the activation's may not)."""
     if code == NONE:
-        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r0, r1)
+        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi, r0, r1)
         return
     units, out_w = out.shape[3], out.shape[2]
     of, flat = out.reshape(-1, units), out.reshape(-1)
     scratch = scratch_for(code, alpha, out_w, units)
     for r in range(r0, r1):
-        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
+        _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
         activate_span(of, flat, r * out_w, out_w, 0, units, code, alpha, scratch, ea, eb)
 
 
+@jit.kernel
+def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high):
+    """``n`` output pixels of a 3x3 window inside the image, every channel a vector at a time on the kernels that
+    hold the nine weight vectors in registers (``float_microkernel.depthwise_3x3``)."""
+    c = 0
+    while c < units:
+        if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
+            depthwise_3x3_wide_last(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                                    4 * units, bias_at + 4 * c, low, high)
+            c += WIDE_LANES
+        elif bias_last:
+            depthwise_3x3_last(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                               4 * units, bias_at + 4 * c, low, high)
+            c += LANES
+        elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
+            depthwise_3x3_wide(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                               4 * units, bias_at + 4 * c, low, high)
+            c += WIDE_LANES
+        else:
+            depthwise_3x3(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c, 4 * units,
+                          bias_at + 4 * c, low, high)
+            c += LANES
+
+
 @jit.kernel(contract=True)
-def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi, r0, r1):
+def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi,
+          r0, r1):
     """Output rows ``[r0, r1)`` of the layer with its clamp (:func:`_depthwise_rows`)."""
     _, height, width, depth = x.shape
     kh, kw, units = w.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
-    # Multiplier 1 and whole vectors of channels: every pixel on the micro-kernels; the 3x3 windows inside
-    # the image on the one holding the weights in registers, the others tap by tap.
-    in_vectors = multiplier == 1 and units % LANES == 0
-    vector = in_vectors and kh == 3 and kw == 3
-    first = min(out_w, -(-pad_left // stride_w))  # the output columns whose window lies inside
-    last = max(first, min(out_w, (width - kw + pad_left) // stride_w + 1))
+    # The output columns whose window lies inside the image across: one run of the micro-kernel; the others one
+    # pixel each with their own column range.
+    first = min(out_w, -(-pad_left // stride_w))
+    last = max(first, min(out_w, (width - 1 - (kw - 1) * dil_w + pad_left) // stride_w + 1))
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
-    x_offsets, w_offsets = np.empty(kh * kw, np.int64), np.empty(kh * kw, np.int64)
+    chunk = CHUNK_VECTORS * lanes
+    vector = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1 and units % LANES == 0
+    x_step, x_row, x_col = 4 * stride_w * depth, 4 * dil_h * width * depth, 4 * dil_w * depth
+    w_row, w_col = 4 * kw * units, 4 * units
     for r in range(r0, r1):
         b = r // out_h
         oy = r - b * out_h
         y0 = oy * stride_h - pad_top
-        inner = vector and y0 >= 0 and y0 + kh <= height and last > first
-        if inner:
-            c = 0
-            while c < units:
-                o_at = out_at + 4 * ((r * out_w + first) * units + c)
-                i_at = x_at + 4 * (((b * height + y0) * width + first * stride_w - pad_left) * depth + c)
-                if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
-                    depthwise_3x3_wide_last(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth,
-                                            4 * width * depth, 4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c,
-                                            low, high)
-                    c += WIDE_LANES
+        if multiplier != 1:
+            for ox in range(out_w):
+                _pixel_any(x, w, bias, out, b, y0, ox * stride_w - pad_left, oy, ox, multiplier, dil_h, dil_w)
+                for c in range(units):
+                    v = out[b, oy, ox, c]
+                    v = max(v, low)  # NaN stays NaN, as in the reference
+                    v = min(v, high)
+                    out[b, oy, ox, c] = v
+            continue
+        ky0, ky1 = _inside(y0, dil_h, height, kh)
+        row_at = x_at + 4 * (b * height + y0) * width * depth
+        held = vector and ky0 == 0 and ky1 == kh and last > first
+        if held:
+            _row_3x3(out_at + 4 * (r * out_w + first) * units, row_at + 4 * (first * stride_w - pad_left) * depth,
+                     last - first, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high)
+        # The rest a block of channels at a time (its weights stay in L1 across the row), each block a pixel or
+        # the run of inner columns at a time.
+        for c0 in range(0, units, chunk):
+            units_c = min(chunk, units - c0)
+            ox = 0
+            while ox < out_w:
+                x0 = ox * stride_w - pad_left
+                n = last - first if ox == first and last > first else 1
+                if held and n > 1:
+                    ox += n
+                    continue
+                kx0, kx1 = (0, kw) if n > 1 else _inside(x0, dil_w, width, kw)
+                args = (out_at + 4 * ((r * out_w + ox) * units + c0), row_at + 4 * (x0 * depth + c0), n, 4 * units,
+                        x_step, x_row, x_col, w_at + 4 * c0, w_row, w_col, bias_at + 4 * c0, ky0, ky1, kx0, kx1,
+                        units_c // lanes, units_c % lanes, low, high)
+                if lanes == WIDE_LANES:
+                    if bias_last:
+                        run_x16_last(*args)
+                    else:
+                        run_x16(*args)
                 elif bias_last:
-                    depthwise_3x3_last(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
-                                       4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
-                    c += LANES
-                elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
-                    depthwise_3x3_wide(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
-                                       4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
-                    c += WIDE_LANES
+                    run_x8_last(*args)
                 else:
-                    depthwise_3x3(o_at, i_at, last - first, 4 * units, 4 * stride_w * depth, 4 * width * depth,
-                                  4 * depth, w_at + 4 * c, 4 * units, bias_at + 4 * c, low, high)
-                    c += LANES
-        for ox in range(out_w):
-            if inner and first <= ox < last:
-                continue
-            x0 = ox * stride_w - pad_left
-            if in_vectors:
-                _pixel_lanes(x, w, bias, out, b, y0, x0, r * out_w + ox, lanes, low, high, x_offsets, w_offsets,
-                             bias_last)
-                continue
-            _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier)
-            for c in range(units):
-                v = out[b, oy, ox, c]
-                v = max(v, low)  # NaN stays NaN, as in the reference
-                v = min(v, high)
-                out[b, oy, ox, c] = v
+                    run_x8(*args)
+                ox += n
 
 
 @jit.kernel
-def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo, hi,
+def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi,
                       code, alpha, ea, eb, n_rows, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
@@ -180,18 +183,20 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, mu
         i = take_chunk(claim, n_chunks, not wait)
         if i < 0:
             break
-        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, multiplier, lanes, bias_last, lo,
+        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo,
                         hi, code, alpha, ea, eb, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
 
 
+CHUNK_VECTORS = 8
+"""Channel vectors the micro-kernel's calls take at a time outside the 3x3 runs (module doc)."""
 COST_PER_MAC = 4
 """A depthwise multiply-add's time in a convolution's (``Rows`` weighs work in the latter): measured 0.10-0.18 ns
 against 0.03-0.04 ns for 1x1 layers of the same size, one thread; so MobileNet v1 0.25's 112x112, 56x56 and
 28x28 depthwise layers (0.9 million multiply-adds, 50-110 us) are shared with the helpers."""
-_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT,
+_DEPTHWISE_TYPES = (F32[4, False], F32[3, False], F32[1, False], F32[4, True], *(jit.INT,) * 9, jit.FLOAT, jit.FLOAT,
                     jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
 
 
@@ -202,6 +207,14 @@ def _lanes(lanes: int | None) -> int:
     if lanes not in (LANES, WIDE_LANES):
         raise ValueError(f"lanes is {lanes}, expected {LANES} or {WIDE_LANES}")
     return int(lanes)
+
+
+def _dilations(dilations: tuple[int, int]) -> tuple[int, int]:
+    """(height, width) dilation from ``dilations`` (width, height), each at least 1."""
+    dw, dh = (int(d) for d in dilations)
+    if min(dw, dh) < 1:
+        raise ValueError(f"dilations {tuple(dilations)} must be at least 1")
+    return dh, dw
 
 
 def pack_depthwise(w: np.ndarray) -> np.ndarray:
@@ -226,18 +239,20 @@ def bias_last_fits(units: int, multiplier: int) -> bool:
 def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                           pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
                           activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
-                          bias_last: bool = False, epilogue: tuple | None = None) -> Callable[[], None]:
+                          bias_last: bool = False, epilogue: tuple | None = None,
+                          dilations: tuple[int, int] = (1, 1)) -> Callable[[], None]:
     """A no-argument call computing ``out[b,y,x,k*m+q] = act(bias + sum x[b, .., .., k] * w[0, i, j, k*m+q])``
     from the arrays' current values, with ``wp = pack_depthwise(w)``; ``pads`` (left, right, top, bottom),
     ``strides`` (width, height), as ``nhwc_convolution.depthwise_conv2d``; ``lanes``: the widest vectors (default
     ``isa.float_lanes()``); ``clamp``: (low, high) instead of ``activation``'s; ``bias_last``: the order of the
-    sums (module doc); ``epilogue``: the activation after the clamp (``epilogue_activation.epilogue_of``'s)."""
+    sums (module doc); ``epilogue``: the activation after the clamp (``epilogue_activation.epilogue_of``'s);
+    ``dilations``: (width, height), the taps that far apart."""
     lo, hi = _range(activation, clamp, bias_last, wp.shape[2], multiplier)
     target = output_target(out)
     xs, copy = staged(x)
     code, alpha, ea, eb = checked_epilogue(epilogue, out.shape[-1])
     args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
-            int(strides[0]), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi), code, alpha,
+            int(strides[0]), *_dilations(dilations), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi), code, alpha,
             ea, eb)
     rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
                 out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC)
@@ -253,8 +268,8 @@ def depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nd
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _W, _BIAS, _OUT, _COUNTERS, _ALPHA = (at(k) for k in range(6))
-_TOP, _LEFT, _SH, _SW, _MULTIPLIER, _LANES, _LAST, _LO, _HI, _CODE, _EA, _EB, _ROWS, _MAILBOX, _TASK, _CHUNKS = \
-    range(at(6), at(6) + 16)
+(_TOP, _LEFT, _SH, _SW, _DH, _DW, _MULTIPLIER, _LANES, _LAST, _LO, _HI, _CODE, _EA, _EB, _ROWS, _MAILBOX, _TASK,
+ _CHUNKS) = range(at(6), at(6) + 18)
 
 
 @jit.kernel
@@ -263,7 +278,7 @@ def _depthwise_block(code, block, chunks, wait):
     claimed with the helpers (``wait``: until every claimed one is done)."""
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0, 0, 0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
-            block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_MULTIPLIER], block[_LANES],
+            block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_DH], block[_DW], block[_MULTIPLIER], block[_LANES],
             block[_LAST], native.real(block, _LO), native.real(block, _HI), block[_CODE],
             native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0], native.real(block, _EA), native.real(block, _EB))
     if chunks == 0:
@@ -290,7 +305,8 @@ def _depthwise_helper() -> int:
 def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                             pads: tuple[int, int, int, int], strides: tuple[int, int], multiplier: int,
                             activation: int, lanes: int | None = None, clamp: tuple[float, float] | None = None,
-                            bias_last: bool = False, epilogue: tuple | None = None) -> native.Entry | None:
+                            bias_last: bool = False, epilogue: tuple | None = None,
+                            dilations: tuple[int, int] = (1, 1)) -> native.Entry | None:
     """:func:`bind_depthwise_conv2d` as a native entry (the same rows; shared with helper threads as the bound
     call shares them); None when ``x`` or ``out`` is not C-contiguous float32 or they overlap."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
@@ -300,7 +316,7 @@ def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out
     n_rows = out.shape[0] * out.shape[1]
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, alpha, int(pads[2]),
-                           int(pads[0]), int(strides[1]), int(strides[0]), int(multiplier), _lanes(lanes),
+                           int(pads[0]), int(strides[1]), int(strides[0]), *_dilations(dilations), int(multiplier), _lanes(lanes),
                            int(bool(bias_last)), float(lo), float(hi), code, float(ea), float(eb), n_rows,
                            *task.words())
     return native.Entry(_depthwise_entry(), words, keep + task.finish(_depthwise_helper(), words))
