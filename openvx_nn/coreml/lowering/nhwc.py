@@ -12,12 +12,13 @@ A blob changes layout only at the edge of such a region (``GraphBuilder.nhwc_blo
 ``coreml.to_nhwc`` / ``coreml.to_chw`` node, once per blob), so the layers between keep NHWC.
 
 A dilated dense convolution (DeepLab's atrous layers) takes it as ``nnapi.grouped_conv_2d`` of one group in NHWC,
-which runs on the same float engine with the dilation (``operations/nnapi/windowed_float``); a residual add after it
-is a separate add.
+which runs on the same float engine with the dilation (``operations/nnapi/windowed_float``); a dilated depthwise one
+as ``nnapi.grouped_conv_2d`` of one group per channel, on the depthwise kernel with the dilation; a residual add
+after either is a separate add.
 
 A convolution takes this route whenever it fits; pooling, the activations of scalar parameters (ReLU, sigmoid,
 hard sigmoid ...), add, multiply and inner product only when an input is already held in NHWC (a conversion for them alone would cost more than it saves). What does not fit --
-grouped convolutions other than depthwise, dilated depthwise ones, other deconvolutions, paddings whose output extent NNAPI's
+grouped convolutions other than depthwise, other deconvolutions, paddings whose output extent NNAPI's
 arithmetic does not give, L2 pooling, an average counting the padding -- returns None and lowers on CoreML's
 layout as before; a clip other than ReLU / ReLU1 / ReLU6 is left to its own layer.
 """
@@ -78,7 +79,7 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
     depthwise = groups == c_in and k_chan == 1 and groups > 1
     dilated = list(dilation) != [1, 1]
     span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
-    if x.rank < 3 or not (groups == 1 or (depthwise and not dilated)) or min(dilation) < 1 or \
+    if x.rank < 3 or not (groups == 1 or depthwise) or min(dilation) < 1 or \
             not _extents_fit(x, span, stride, before, after, out_shape[-2:]):
         return None
     w, bias, clip, residual, name, folded = take_stages(g, w, bias, layer.output[0], out_shape, clip_codes=True)
@@ -94,7 +95,12 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
         how = "nnapi.conv_2d_residual (NHWC, the add in the epilogue)"
         return how + (f" with {', '.join(folded)} folded in" if folded else "")
     result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else g.nhwc_output(name, out_shape)
-    if depthwise:  # filter [1, kh, kw, C * multiplier]: output o reads channel o // multiplier, as CoreML's groups
+    if depthwise and dilated:  # the same filter, the depthwise kernel with the dilation
+        node(g, "grouped_conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(1, 2, 3, 0)), "bias": b,
+                                    "output": result},
+             {**window, "dilation_w": dilation[1], "dilation_h": dilation[0], "groups": c_in, "filter_kind": 1,
+              "activation": NONE if shortcut is not None else act, "nchw": 0})
+    elif depthwise:  # filter [1, kh, kw, C * multiplier]: output o reads channel o // multiplier, as CoreML's groups
         node(g, "depthwise_conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(1, 2, 3, 0)),
                                       "bias": b, "output": result},
              {**window, "depth_multiplier": c_out // c_in, "activation": NONE if shortcut is not None else act})
@@ -107,7 +113,7 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
         node(g, "conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(0, 2, 3, 1)), "bias": b,
                             "output": result}, {**window, "activation": NONE if shortcut is not None else act})
     kind = "depthwise_conv_2d" + (f", multiplier {c_out // c_in}" if depthwise and c_out != c_in else "") \
-        if depthwise else f"grouped_conv_2d, dilation {list(dilation)}" if dilated else "conv_2d"
+        if depthwise and not dilated else f"grouped_conv_2d, dilation {list(dilation)}" if dilated else "conv_2d"
     how = f"nnapi.{kind} (NHWC)"
     if shortcut is not None:
         how += " then " + _sum(g, result, shortcut.tensor, g.nhwc_output(name, out_shape), act)

@@ -6,7 +6,9 @@ phases, the route of the standard vxDeconvolutionLayer).
 
 A float32 NHWC ``grouped_conv_2d`` of one group with a dense filter -- a dilated CONV_2D, and the dilated
 convolutions CoreML's NHWC route lowers here (DeepLab's atrous layers) -- runs instead on the NHWC float engine
-(``float_convolution``, which takes dilation), filter packed once, with its native entry.
+(``float_convolution``, which takes dilation), filter packed once, with its native entry; one with a depthwise
+filter of one group per input channel (a dilated DEPTHWISE_CONV_2D, a dilated depthwise CoreML layer) on the
+depthwise kernel (``float_depthwise``, which takes dilation too).
 
 The grouped kernel works on channel-major planes: an NCHW tensor is its input as it is; an NHWC one is read through
 a transposed view (the kernel copies a strided input per call, and writes a strided output through a scratch).
@@ -25,6 +27,7 @@ import numpy as np
 
 from ...core.enums import Status
 from ...kernels.frontend import float_convolution as fconv
+from ...kernels.frontend import float_depthwise as fdepthwise
 from ...kernels.frontend import grouped_convolution as grouped
 from ...kernels.frontend import transposed_phases as phases
 from .common import F32, Args, NNAPIKernel, dtype_in, nnapi_kernel, rank_in, require
@@ -145,10 +148,16 @@ def _bind(args: Args, plan: Callable[[np.ndarray, np.ndarray, np.ndarray | None]
 
 
 def on_engine(args: Args) -> bool:
-    """Whether a ``grouped_conv_2d`` node runs on the NHWC float engine (module doc): float32, NHWC, one group,
-    a dense filter."""
-    return (np.dtype(args["input"].dtype) == F32 and not args["nchw"] and args["groups"] == 1
-            and args["filter_kind"] == CONV)
+    """Whether a ``grouped_conv_2d`` node runs on the NHWC float engines (module doc): float32, NHWC, one group
+    and a dense filter, or a depthwise filter of one group per input channel."""
+    if np.dtype(args["input"].dtype) != F32 or args["nchw"]:
+        return False
+    return (args["groups"] == 1 and args["filter_kind"] == CONV) or _depthwise(args)
+
+
+def _depthwise(args: Args) -> bool:
+    """A depthwise filter ``[1, kh, kw, C * m]`` of one group per input channel (``float_depthwise``)."""
+    return args["filter_kind"] == DEPTHWISE and args["groups"] == args["input"].shape[-1]
 
 
 def _engine_window(args: Args) -> tuple:
@@ -160,6 +169,10 @@ def _engine_window(args: Args) -> tuple:
 def _prepare_engine(args: Args) -> Runner:
     bias, (pads, strides, dilations) = _float_bias(args), _engine_window(args)
     x, out, act = args["input"], args["output"], args["activation"]
+    if _depthwise(args):
+        m = out.shape[-1] // x.shape[-1]
+        return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
+            x, packed, bias, out, pads, strides, m, act, dilations=dilations))
     return _Bound(args, fconv.pack_conv, lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act,
                                                                           dilations=dilations))
 
@@ -169,6 +182,11 @@ def _native_grouped(args: Args):
     if not on_engine(args):
         return None
     pads, strides, dilations = _engine_window(args)
+    if _depthwise(args):
+        return fdepthwise.native_depthwise_conv2d(args["input"], packed_filter(args, fdepthwise.pack_depthwise),
+                                                  _float_bias(args), args["output"], pads, strides,
+                                                  args["output"].shape[-1] // args["input"].shape[-1],
+                                                  args["activation"], dilations=dilations)
     return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args),
                                args["output"], pads, strides, args["activation"], dilations=dilations)
 
