@@ -201,6 +201,40 @@ def test_a_dilated_float32_conv_2d_in_nhwc_runs_on_the_float_engine_with_its_dil
     assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-30)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dilated_float32_depthwise_conv_2d_in_nhwc_runs_on_the_depthwise_kernel_with_its_dilation(seed,
+                                                                                                  monkeypatch):
+    # the depthwise kernel (float_depthwise) takes the dilation: its calls are recorded
+    from openvx_nn.kernels.frontend import float_depthwise as fdepthwise
+    seen = []
+
+    def spying(real):
+        def spy(*args, **kwargs):
+            seen.append(tuple(kwargs.get("dilations", (1, 1))))
+            return real(*args, **kwargs)
+        return spy
+    for name in ("bind_depthwise_conv2d", "native_depthwise_conv2d"):
+        monkeypatch.setattr(fdepthwise, name, spying(getattr(fdepthwise, name)))
+    rng = np.random.default_rng(60 + seed)
+    h, w, c, m = int(rng.integers(6, 20)), int(rng.integers(6, 20)), int(rng.integers(1, 40)), 1 + seed % 2
+    kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    dw, dh = int(rng.integers(1, 5)), int(rng.integers(2, 5))
+    sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    act = seed % 4
+    x, filt, bias = data(rng, (2, h, w, c), np.float32), data(rng, (1, kh, kw, c * m), np.float32), \
+        data(rng, (c * m,), np.float32)
+    top, bottom = same_padding(h, (kh - 1) * dh + 1, sh)
+    left, right = same_padding(w, (kw - 1) * dw + 1, sw)
+    pads = (left, right, top, bottom)
+    want = conv_reference(x, filt, bias, pads, (sw, sh), (dw, dh), c, act, depthwise=True)
+    head = [Tensor(x), Tensor(filt, const=True), Tensor(bias, const=True)]
+    got, = run(OP.DEPTHWISE_CONV_2D, head + [i32(SAME), i32(sw), i32(sh), i32(m), i32(act), boolean(False), i32(dw),
+                                             i32(dh)], [Out(F32T, want.shape)])
+    assert seen and set(seen) == {(dw, dh)}, seen
+    scale = conv_reference(np.abs(x), np.abs(filt), np.abs(bias), pads, (sw, sh), (dw, dh), c, 0, depthwise=True)
+    assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-30)
+
+
 @pytest.mark.parametrize("seed, dtype, nchw", CASES, ids=IDS)
 def test_depthwise_conv_2d_with_layout_and_dilation(seed, dtype, nchw):
     rng = np.random.default_rng(20 + seed)
