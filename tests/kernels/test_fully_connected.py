@@ -217,3 +217,23 @@ def test_rejects_mismatched_tensors(bad):
         x, w, bias, out = (a.astype(np.int32) for a in (x, w, bias, out))
     with pytest.raises(ValueError):
         fully_connected(x, w, bias, out, True, True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("fmt", [Q78, U8, S8], ids=str)
+def test_a_classifier_the_tiles_would_mostly_pad_runs_on_the_dot_products_exactly(fmt, seed):
+    """A few outputs of one or two images (a small CNN's last layer): the planner leaves the SIMD tiles, whose
+    padded lanes would cost more than the sums (``PADDING_LIMIT``), for the dot products; exact either way."""
+    from openvx_nn.kernels.engine import isa
+    from openvx_nn.kernels.engine.correlation import Arithmetic
+    from openvx_nn.kernels.openvx.fully_connected import prepare_fully_connected
+    rng = np.random.default_rng([42, FORMATS.index(fmt), seed])
+    n_in, n_out, n_batch = int(rng.integers(64, 1100)), int(rng.integers(1, 17)), int(rng.integers(1, 3))
+    x, w, bias, out = operands(rng, fmt, n_in, n_out, n_batch, True, small=seed % 2 == 1)
+    arithmetic = Arithmetic(True, True, fmt.fpp, fmt.fpp, fmt.fpp, fmt.fpp)
+    if isa.selected() != "generic":
+        assert prepare_fully_connected(w, True, n_batch, arithmetic) is None
+        assert prepare_fully_connected(w, True, n_batch, arithmetic, isa=isa.selected()) is not None
+        assert prepare_fully_connected(np.zeros((64, 512), fmt.dtype), True, 1, arithmetic) is not None
+    fully_connected(x, w, bias, out, True, True, **positions(fmt))
+    assert_bits_equal(out, fully_connected_ref(x, w, bias, fmt, True, True, **positions(fmt)))

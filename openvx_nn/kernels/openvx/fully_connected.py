@@ -116,13 +116,29 @@ def accumulator_bound(n_in: int, dtype: np.dtype, fpp_x: int, fpp_w: int, fpp_b:
 def prepare_fully_connected(w: np.ndarray, has_bias: bool, n_batch: int, arithmetic: Arithmetic,
                             isa: str | None = None) -> Route | None:
     """The SIMD engine's route for integer weights ``w`` [IFM, OFM] (a 1x1 correlation of a 1x1 image
-    with ``n_batch`` images), or None where the dot-product kernels here serve (float32, ``generic``)."""
+    with ``n_batch`` images), or None where the dot-product kernels here serve (float32, ``generic``, or, unless
+    ``isa`` is given, a layer the SIMD tiles would mostly pad: :data:`PADDING_LIMIT`)."""
     chosen = isa_module.for_layer(isa, w.shape[1])
     if w.dtype.kind == "f" or chosen == "generic" or w.size == 0 or n_batch == 0:
         return None
     n_in, n_out = w.shape
-    return prepare(w.reshape(1, 1, n_in, n_out), has_bias, (1, 1, n_in, n_batch), (1, 1, n_out, n_batch),
-                   Window(1, 1, 1, 1, 0, 0), arithmetic, "simd", chosen)
+    route = prepare(w.reshape(1, 1, n_in, n_out), has_bias, (1, 1, n_in, n_batch), (1, 1, n_out, n_batch),
+                    Window(1, 1, 1, 1, 0, 0), arithmetic, "simd", chosen)
+    return None if isa is None and _mostly_padding(route.simd, n_out, n_batch) else route
+
+
+PADDING_LIMIT = 2
+"""A SIMD tile computing this many times the layer's sums or more loses to the dot-product kernels (a classifier of
+10 outputs on one image: 128 lanes of which 10 are used, the padded weights read every call; 1024 -> 10 in Q7.8
+took 2.3 us on the tile, 0.5 on the dot products)."""
+
+
+def _mostly_padding(plan, n_out: int, n_batch: int) -> bool:
+    """Whether ``plan``'s tiles (rows of images by blocks of lanes) pad the ``n_out x n_batch`` outputs to
+    :data:`PADDING_LIMIT` times their number or more."""
+    block = plan.vecs * plan.lanes
+    padded = -(-n_batch // plan.rows) * plan.rows * (-(-n_out // block)) * block
+    return padded >= PADDING_LIMIT * n_out * n_batch
 
 
 def execute_fully_connected(route: Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> None:
