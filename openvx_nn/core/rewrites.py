@@ -19,7 +19,10 @@ by a depthwise layer written map by map (``map_groups``) are one access of the w
 
 Fusion. An activation the float engine's epilogue computes as a clamp (``relu``, ``brelu``), reading a whole
 virtual float32 tensor that only a convolution writes and nothing else reads, is done by the convolution: it
-writes the activation's output through the clamp, and the activation's call does nothing. The clamp is the
+writes the activation's output through the clamp, and the activation's call does nothing. The same holds for an
+integer activation whose table is a clip of the raw input (relu, or brelu, between equal formats) after an
+integer convolution that saturates: the epilogue saturates to the clip's bounds instead of the type's (the
+convolution says which layers take it: ``takes_epilogue``). The clamp is the
 activation's own (a NaN stored as ``0x7FC00000``, as the activation layer stores it; ``-0.0`` cannot occur in the
 engine's sums from ``+0.0``), so the bytes are those of the two nodes run apart. Whether the activation still is such a clamp is asked again at each binding (its
 scalars may be written after verify); when it is not, both nodes run apart on the tensors verify gave them.
@@ -177,7 +180,7 @@ def _fuse(order: list, accesses: dict[int, list], shown: set[int], positions: di
             continue
         t = node.params[0]
         root = t.root
-        if t is not root or not root.virtual or id(root) in shown or root.data_type != _F32:
+        if t is not root or not root.virtual or id(root) in shown:
             continue
         found = _producer(root, accesses.get(id(root), []), node)
         if found is None:
@@ -187,7 +190,7 @@ def _fuse(order: list, accesses: dict[int, list], shown: set[int], positions: di
         if takes is None or takes(producer.params, producer.state) != k or producer.state.get(EPILOGUE):
             continue
         out = node.params[_output_index(node)]
-        if out.data_type != _F32 or tuple(out.dims) != tuple(root.dims) or id(out.root) in inputs:
+        if out.data_type != root.data_type or tuple(out.dims) != tuple(root.dims) or id(out.root) in inputs:
             continue
         producer.state[EPILOGUE] = node
         node.state[FUSED] = producer

@@ -73,18 +73,23 @@ def _geometry(route, w: np.ndarray) -> tuple:
             route.window.offset_y)
 
 
-def _requantizing(route, out_dtype) -> tuple:
+def _requantizing(route, out_dtype, clamp: tuple[int, int] | None = None) -> tuple:
     steps, arithmetic = route.steps, route.arithmetic
     if steps is None:  # float32
         return (0, 0, 0, 0, 0, 0, 0)
-    lo, hi = int_range(out_dtype)
+    lo, hi = int_range(out_dtype) if clamp is None else clamp
     return (steps.sum_shift, steps.bias_shift, steps.shift, int(arithmetic.nearest_even), int(arithmetic.saturate),
             lo, hi)
 
 
-def bind(route: correlation.Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> Bound | None:
+def bind(route: correlation.Route, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
+         clamp: tuple[int, int] | None = None) -> Bound | None:
     """``route`` bound to ``x`` (W, H, C, *batch), ``bias`` (None, (K,) or (OW, OH, K)) and ``out``; None for
-    an empty output or the GEMM route. The inputs must not overlap ``out`` (the caller checks)."""
+    an empty output or the GEMM route. The inputs must not overlap ``out`` (the caller checks). ``clamp``: raw
+    bounds within the output type that a saturating integer route saturates to instead of the type's (an
+    activation fused into the layer); ValueError for a route that wraps."""
+    if clamp is not None and (route.steps is None or not route.arithmetic.saturate):
+        raise ValueError("only a saturating integer layer can clamp its output in its epilogue")
     if out.size == 0 or route.engine == "gemm":
         return None
     x6, out6 = correlation.as6(x), correlation.as6(out)
@@ -92,24 +97,25 @@ def bind(route: correlation.Route, x: np.ndarray, bias: np.ndarray | None, out: 
     bias3 = np.broadcast_to(np.zeros((), out.dtype) if bias is None else bias, (ow, oh, k_out))
     work = out6.size * route.w.shape[0] * route.w.shape[1] * route.w.shape[2]
     if route.engine == "simd":
-        return _bind_simd(route, x6, bias, bias3, out6, work)
+        return _bind_simd(route, x6, bias, bias3, out6, work, clamp)
     wt = correlation._tap_major(route.w, np.int64 if route.steps is not None else np.float64)
     lines = out6.size // (out6.shape[0] * out6.shape[2])
     shared = lines > 1 and work >= correlation.PARALLEL_WORK and isa.threads() > 1
     kind = "float" if route.steps is None else "int"
-    scalars = _scalar_words(ow=ow, oh=oh, k_out=k_out, **_direct_scalars(route, out.dtype))
+    scalars = _scalar_words(ow=ow, oh=oh, k_out=k_out, **_direct_scalars(route, out.dtype, clamp))
     blocks = _pack(scalars, x=x6, out=out6, wt=_six(wt, leading=True), bias3=_six(bias3))
     return Bound(native.Entry(_direct_entry(kind, x.dtype.type, out.dtype.type), *blocks), shared)
 
 
-def _direct_scalars(route, out_dtype) -> dict:
+def _direct_scalars(route, out_dtype, clamp: tuple[int, int] | None = None) -> dict:
     names = ("sum_shift", "bias_shift", "shift", "nearest", "saturate", "lo", "hi")
     geometry = ("kx", "ky", "step_x", "step_y", "offset_x", "offset_y")
     return {"stride_x": route.window.stride_x, "stride_y": route.window.stride_y,
-            **dict(zip(names, _requantizing(route, out_dtype))), **dict(zip(geometry, _geometry(route, route.w)))}
+            **dict(zip(names, _requantizing(route, out_dtype, clamp))),
+            **dict(zip(geometry, _geometry(route, route.w)))}
 
 
-def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
+def _bind_simd(route, x6, bias, bias3, out6, work, clamp: tuple[int, int] | None = None) -> Bound:
     plan = route.simd
     images = math.prod(x6.shape[3:])
     xp = simd.packed_input(plan, images)
@@ -138,7 +144,7 @@ def _bind_simd(route, x6, bias, bias3, out6, work) -> Bound:
         k_out=out6.shape[2], images=images, n_units=n_units, rows=rows, block=block, n_strips=n_strips, strip=strip,
         inner=inner, tap_stride=tap_stride, block_steps=steps, w_max=plan.w_max, elements=ELEMENTS[plan.kind],
         w_total=plan.w_total, w_split=plan.w_split, all_steps=plan.taps.size * plan.inner,
-        copy_back=int(copy_back), **_direct_scalars(route, out6.dtype))
+        copy_back=int(copy_back), **_direct_scalars(route, out6.dtype, clamp))
     weights = plan.weights.reshape((-1,) + plan.weights.shape[2:])  # 7-D C as 6-D C: only its address is read
     blocks = _pack(scalars, x=x6, xp=_six(xp, leading=True), taps=_six(plan.taps, leading=True), weights=weights,
                    corr=_six(plan.corr, leading=True), bias1=_six(bias1, leading=True), bias4=_six(bias4),

@@ -161,6 +161,15 @@ def _clamp_of(function: str, a: float, b: float, dtype: np.dtype, fpp_in: int, f
     return (lo, hi) if np.array_equal(table, np.clip(raw, lo, hi)) else None
 
 
+def clamp(function: str, a: float, b: float, dtype, fpp_in: int, fpp_out: int) -> tuple[int, int] | None:
+    """The raw ``(lo, hi)`` an integer activation of these arguments is (its whole table ``clip(raw, lo, hi)``),
+    or None: what a layer's saturating epilogue may compute in its place (``core.rewrites``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or function not in ("relu", "brelu"):
+        return None
+    return _clamp_of(function, float(a), float(b), dtype, int(fpp_in), int(fpp_out))
+
+
 def _flat_pair(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """1-D views of ``x`` and ``out`` in one element order, when both are contiguous alike; else None."""
     if x.shape != out.shape or x.size == 0:

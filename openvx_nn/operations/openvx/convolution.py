@@ -180,8 +180,24 @@ def _group_takes_channels_last(state) -> bool:
 
 
 def _takes_epilogue(p, state) -> int | None:
-    """A float32 layer on the engine writes its output through a clamp (an activation fused into it)."""
-    return 4 if state.get("float") else None
+    """A float32 layer on the engine writes its output through a clamp (an activation fused into it); so does an
+    integer layer that saturates (its epilogue saturates to the clamp's raw bounds: :func:`_integer_output`),
+    unless it is part of a depthwise layer written map by map."""
+    from ...core import map_groups
+    if state.get("float"):
+        return 4
+    integer = state.get("saturate") and map_groups.GROUP not in state and map_groups.LEADER not in state
+    return 4 if integer and p[0].data_type != Type.VX_TYPE_FLOAT32 else None
+
+
+def _integer_output(p, state) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """An integer layer's output array and the raw clamp its epilogue saturates to: the activation's output and
+    bounds where the plan fused one into it (``core.rewrites``), else its own output and None."""
+    from ...core import rewrites
+    fused = rewrites.epilogue(state)
+    if fused is None:
+        return p[4].array, None
+    return fused[0].array, (int(fused[1]), int(fused[2]))
 
 
 def _takes_maps(p, state):
@@ -288,17 +304,18 @@ def bound_runner(bound, weights: Tensor, fallback: Callable[[], None]) -> Callab
     return run
 
 
-def _overlaps(p, out_index: int) -> bool:
+def _overlaps(p, out_index: int, out: np.ndarray | None = None) -> bool:
     """Whether an input shares memory with the output (the Python path copies it per run: no bound entry)."""
-    out = p[out_index].array
+    out = p[out_index].array if out is None else out
     return any(q is not None and np.may_share_memory(out, q.array) for q in p[:3])
 
 
 def _bound_convolution(p, state):
     from ...kernels.engine.prepared import bind
-    if _overlaps(p, 4):
+    out, clamp = _integer_output(p, state)
+    if _overlaps(p, 4, out):
         return None
-    return bind(state["planned"].current(p[1]), p[0].array, None if p[2] is None else p[2].array, p[4].array)
+    return bind(state["planned"].current(p[1]), p[0].array, None if p[2] is None else p[2].array, out, clamp)
 
 
 def _bound_deconvolution(p, state):
@@ -375,9 +392,10 @@ def _float_runner(p, state) -> Callable[[], None] | None:
     return run
 
 
-def _inputs(p):
+def _inputs(p, out: np.ndarray | None = None):
     from ...kernels.engine.correlation import detach_inputs
-    x, _, bias = detach_inputs(p[4].array, p[0].array, p[1].array, None if p[2] is None else p[2].array)
+    out = p[4].array if out is None else out
+    x, _, bias = detach_inputs(out, p[0].array, p[1].array, None if p[2] is None else p[2].array)
     return x, bias
 
 
@@ -386,8 +404,11 @@ def _run_convolution(p, state) -> None:
     if state.get("float"):
         state["planned"].current(p[1]).bind(*_float_io(p, state, copy_inputs=True))()
         return
-    x, bias = _inputs(p)
-    execute(state["planned"].current(p[1]), x, bias, p[4].array)
+    out, clamp = _integer_output(p, state)
+    x, bias = _inputs(p, out)
+    execute(state["planned"].current(p[1]), x, bias, out)
+    if clamp is not None:  # saturated to the type, then to the clamp's bounds within it: saturated to those
+        np.clip(out, *clamp, out=out)
 
 
 def _validate_deconvolution(v: Validation) -> None:

@@ -414,7 +414,13 @@ def _activation_layouts(p, state) -> dict[int, str]:
 
 def _activation_clamp(p, state) -> tuple[float, float] | None:
     """The clamp a float32 ``relu`` or ``brelu`` is (``min(a, max(0, x))`` with NaN passing, as the float
-    engine's epilogue computes it), for the plan to fuse into the convolution before it; None otherwise."""
+    engine's epilogue computes it), for the plan to fuse into the convolution before it; for integer tensors of
+    one type, the raw ``(lo, hi)`` where the activation's table is ``clip(raw, lo, hi)`` (``activation.clamp``:
+    relu, or brelu, between equal formats); None otherwise."""
+    if p[0].data_type != F32 and p[0].data_type == p[4].data_type:
+        from ...core.datatypes import dtype_of
+        from ...kernels.openvx.activation import clamp
+        return clamp(state["function"], p[2].value, p[3].value, dtype_of(p[0].data_type), p[0].fpp, p[4].fpp)
     if p[0].data_type != F32 or p[4].data_type != F32:
         return None
     if state["function"] == "relu":
