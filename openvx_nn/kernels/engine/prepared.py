@@ -40,14 +40,14 @@ _SCALARS = ("lo_x", "lo_y", "flip", "mask", "measure", "bias_kind", "ow", "oh", 
             "block", "n_strips", "strip", "stride_x", "stride_y", "inner", "tap_stride", "block_steps", "w_max",
             "elements", "sum_shift", "bias_shift", "shift", "nearest", "saturate", "lo", "hi", "copy_back", "kx", "ky",
             "step_x", "step_y", "offset_x", "offset_y", "mailbox", "task", "chunks", "run_steps", "w_total", "w_split",
-            "all_steps")
+            "all_steps", "pixel_major")
 (X, XP, TAPS, WEIGHTS, CORR, BIAS1, BIAS4, FLAT, OUT, TARGET, WT, BIAS3, COUNTERS) = (
     native.ARRAY_WORDS * i for i in range(len(_ARRAYS)))
 _FIRST = native.ARRAY_WORDS * len(_ARRAYS)
 (LO_X, LO_Y, FLIP, MASK, MEASURE, BIAS_KIND, OW, OH, K_OUT, IMAGES, N_UNITS, ROWS, BLOCK, N_STRIPS, STRIP, STRIDE_X,
  STRIDE_Y, INNER, TAP_STRIDE, BLOCK_STEPS, W_MAX, ELEMS, SUM_SHIFT, BIAS_SHIFT, SHIFT, NEAREST, SATURATE, LO, HI,
  COPY_BACK, KX, KY, STEP_X, STEP_Y, OFFSET_X, OFFSET_Y, MAILBOX, TASK, CHUNKS, RUN_STEPS, W_TOTAL, W_SPLIT,
- ALL_STEPS) = (
+ ALL_STEPS, PIXEL_MAJOR) = (
     _FIRST + i for i in range(len(_SCALARS)))
 
 
@@ -125,8 +125,8 @@ def _bind_simd(route, x6, bias, bias3, out6, work, clamp: tuple[int, int] | None
     bias1, bias4, bias_kind = simd._bias_views(per_image, out6.dtype if bias is None else bias.dtype)
     head, (n_units,), tail = simd._unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, route.steps,
                                              route.arithmetic.saturate, route.arithmetic.nearest_even)
-    flat = head[8]
-    copy_back = not out6.flags.f_contiguous
+    flat, pixel_major = head[8], head[9][4] != 0
+    copy_back = not out6.flags.f_contiguous and not pixel_major
     target = flat.reshape(out6.shape, order="F") if copy_back else out6
     # The int64 loops' weights, for an int16 input whose measured range allows no int32 block.
     fallback = simd.block_steps(plan, plan.x_max if plan.kind == "u8s8" else 32768) == 0
@@ -144,7 +144,7 @@ def _bind_simd(route, x6, bias, bias3, out6, work, clamp: tuple[int, int] | None
         k_out=out6.shape[2], images=images, n_units=n_units, rows=rows, block=block, n_strips=n_strips, strip=strip,
         inner=inner, tap_stride=tap_stride, block_steps=steps, w_max=plan.w_max, elements=ELEMENTS[plan.kind],
         w_total=plan.w_total, w_split=plan.w_split, all_steps=plan.taps.size * plan.inner,
-        copy_back=int(copy_back), **_direct_scalars(route, out6.dtype, clamp))
+        copy_back=int(copy_back), pixel_major=int(pixel_major), **_direct_scalars(route, out6.dtype, clamp))
     weights = plan.weights.reshape((-1,) + plan.weights.shape[2:])  # 7-D C as 6-D C: only its address is read
     blocks = _pack(scalars, x=x6, xp=_six(xp, leading=True), taps=_six(plan.taps, leading=True), weights=weights,
                    corr=_six(plan.corr, leading=True), bias1=_six(bias1, leading=True), bias4=_six(bias4),
@@ -178,7 +178,8 @@ def _head(block, store_dtype, weights_dtype, bias_dtype, out_dtype):
             native.c_array(block, WEIGHTS, weights_dtype), native.c_array(block, CORR, np.int64)[0, 0, 0, 0, 0],
             native.array(block, BIAS1, bias_dtype)[0, 0, 0, 0, 0],
             native.array(block, BIAS4, bias_dtype)[:, :, :, :, 0, 0], block[BIAS_KIND],
-            native.c_array(block, FLAT, out_dtype)[0, 0, 0, 0, 0], (block[OW], block[OH], block[K_OUT], block[IMAGES]))
+            native.c_array(block, FLAT, out_dtype)[0, 0, 0, 0, 0], (block[OW], block[OH], block[K_OUT], block[IMAGES],
+                                                                block[PIXEL_MAJOR]))
 
 
 @functools.cache

@@ -13,7 +13,10 @@ Where a kernel row's taps are adjacent pixels and the channels do not fill whole
 input), the pixels are packed dense instead (``depth`` = the channels): a kernel row is then one
 run of ``kx * C`` elements, cut into groups across pixel boundaries, and the weights
 ``[channel block][my][1][group][vector][lane][e]`` are zero past the run. AlexNet's conv1 (3
-channels, 11 taps a row) then takes 9 steps a row instead of 11.
+channels, 11 taps a row) then takes 9 steps a row instead of 11. An input whose pixels hold their channels
+side by side (a virtual tensor the plan laid out channels-last) is packed by copying those runs, with no
+8x8 block transposes; an output so laid out is stored pixel-major, as the tiles come, with none either
+(``output_memory``).
 
 Exactness (the contract's steps 1-2), for each kind of micro-kernel:
 
@@ -48,6 +51,7 @@ from numba import types
 
 from ..support import jit
 from ..support.fixed_point import int_range, requantize_lane, requantize_run
+from ..support.native import copy_bytes
 from . import workers
 from .atomics import compare_swap, fetch_add, pause, take_chunk, wait_for_chunks
 from .block_bounds import INT32_MAX, run_steps, weight_sums
@@ -185,6 +189,8 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
     # Channel planes with contiguous rows and elements of the packed size: 8x8 block transposes.
     transposing = x6.strides[0] == x6.itemsize and x6.itemsize == xp.itemsize and x6.shape[2] >= SIDE
     adjacent = x6.strides[2] == x6.itemsize and channels > 1
+    # Each pixel's channels one run of the packed size (a channels-last tensor, or a 1x1 image): copied as bytes.
+    runs = adjacent and x6.itemsize == xp.itemsize
     for image in range(images):
         b1 = image % n1
         b2 = (image // n1) % n2
@@ -199,18 +205,11 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
             row[:first, :] = zero
             row[last:, :] = zero
             row[first:last, channels:] = zero
-            if adjacent:  # each pixel's channels are one run (a 1x1 image: fully connected, matrix rows)
-                for i in range(first, last):
-                    source = x6[lo_x + i, iy, :, b1, b2, b3]
-                    packed = row[i, :channels]
-                    for c in range(channels):
-                        packed[c] = (np.int64(source[c]) ^ flip) & mask
-                    if measure:
-                        for c in range(channels):
-                            biggest = max(biggest, abs(np.int64(source[c])))
-                continue
-            if transposing:
-                _COPY_PLANES(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
+            if runs or transposing:
+                if runs:
+                    _COPY_PIXELS(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
+                else:
+                    _COPY_PLANES(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
                 for i in range(first, last):
                     packed = row[i, :channels]
                     if measure:
@@ -219,6 +218,16 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
                     if flip:
                         for c in range(channels):
                             packed[c] ^= flip
+                continue
+            if adjacent:  # each pixel's channels are one run, of another element size
+                for i in range(first, last):
+                    source = x6[lo_x + i, iy, :, b1, b2, b3]
+                    packed = row[i, :channels]
+                    for c in range(channels):
+                        packed[c] = (np.int64(source[c]) ^ flip) & mask
+                    if measure:
+                        for c in range(channels):
+                            biggest = max(biggest, abs(np.int64(source[c])))
                 continue
             for c in range(channels):
                 source = x6[lo_x + first:lo_x + last, iy, c, b1, b2, b3]
@@ -252,6 +261,27 @@ def _copy_planes(x6, row, ix, iy, b1, b2, b3, first, last, channels):
 _COPY_PLANES = jit.kernel(_copy_planes)
 
 
+def _copy_pixels(x6, row, ix, iy, b1, b2, b3, first, last, channels):
+    # row[first + i, :channels] = x6[ix + i, iy, :, b1, b2, b3] for i < last - first (raw bits), each pixel's
+    # channels one run: a channels-last input's row of pixels is one run of bytes when the packed pixels are as
+    # wide, else a run per pixel.
+    size = x6.itemsize
+    src = (np.int64(x6.ctypes.data) + ix * x6.strides[0] + iy * x6.strides[1] + b1 * x6.strides[3]
+           + b2 * x6.strides[4] + b3 * x6.strides[5])
+    pitch = row.strides[0]
+    dst = np.int64(row.ctypes.data) + first * pitch
+    run = channels * size
+    n = last - first
+    if pitch == run and x6.strides[0] == run:
+        copy_bytes(dst, src, n * run)
+        return
+    for i in range(n):
+        copy_bytes(dst + i * pitch, src + i * x6.strides[0], run)
+
+
+_COPY_PIXELS = jit.kernel(_copy_pixels)
+
+
 def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, shape, u0, u1, rows, block,
                      n_strips, strip, stride_x, stride_y, inner, tap_stride, block_steps, sum_shift, bias_shift,
                      shift, nearest_even, saturate, lo, hi):
@@ -259,7 +289,8 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
     # of output-channel block (u // n_strips). Tiles land pixel-major in ``stage[pixel, lane]``, as they
     # come out of the micro-kernel, and are requantized there in flat loops LLVM vectorizes; only the
     # final narrow values are transposed into the output, one channel (a run of pixels) at a time.
-    # out: the flat memory of a Fortran-ordered (OW, OH, K, images) array; shape: those four extents.
+    # out: the flat memory of a Fortran-ordered (OW, OH, K, images) array, or (shape[4] != 0) of a pixel-major
+    # one (channels-last: [images, OH, OW, K], K fastest); shape: those four extents, then that flag.
     ow, oh = shape[0], shape[1]
     plane = ow * oh
     pixels = plane * shape[3]
@@ -396,7 +427,8 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
     # The epilogue of one unit, whose pixel s0 + j, channel k0 + lane is at [j * block + lane] of
     # ``narrow`` (``settled``: requantized already) or of ``stage`` (the aligned sums, bias_kind 1: bias
     # included). Adds a bias per location (bias_kind 2), requantizes in flat loops, narrows, then
-    # writes channel-planar output: out[p + plane * (k + k_out * image)] for pixel p of its image.
+    # writes channel-planar output: out[p + plane * (k + k_out * image)] for pixel p of its image, or, for a
+    # pixel-major output (shape[4]: a tensor the plan laid out channels-last), out[p * k_out + k].
     ow, oh, k_out = shape[0], shape[1], shape[2]
     plane = ow * oh
     valid = min(block, k_out - k0)
@@ -404,7 +436,7 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
         _requantize_stage(stage, narrow, bias4, bias_kind, ow, oh, s0, n_pix, k0, block, valid, bias_shift, shift,
                           nearest_even, saturate, lo, hi)
 
-    if plane == 1:  # 1x1 images (fully connected): pixel-major is the output's own layout
+    if plane == 1 or shape[4] != 0:  # 1x1 images (fully connected) or channels-last: pixel-major, no transpose
         for j in range(n_pix):
             run = out[(s0 + j) * k_out + k0: (s0 + j) * k_out + k0 + valid]
             for lane in range(valid):
@@ -501,7 +533,7 @@ def _compiled(plan: SimdPlan, x_dtype, bias_dtype, out_dtype, shared: bool):
         arrays = (_array(plan.store, 4, "C", True), _array(np.int64, 1, "C", True),
                   _array(plan.weights.dtype, 7, "C", True), _array(np.int64, 1, "C", True),
                   _array(bias_dtype, 1, "A", True), _array(bias_dtype, 4, "A", True), jit.INT,
-                  _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 4))
+                  _array(out_dtype, 1, "C"), types.UniTuple(jit.INT, 5))
         tail = (*(jit.INT,) * 12, jit.BOOL, jit.BOOL, jit.INT, jit.INT)
         head = (_array(x_dtype, 6, "A", True), _array(plan.store, 4, "C"), *(jit.INT,) * 4, jit.BOOL)
         if shared:
@@ -579,18 +611,33 @@ def _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nea
     tail = (plan.rows, block, n_strips, strip, plan.strides[0], plan.strides[1], plan.inner, tap_stride,
             min(block_steps(plan, plan.x_max), 1 << 40), steps.sum_shift, steps.bias_shift, steps.shift,
             bool(nearest_even), bool(saturate), lo, hi)
-    # The epilogue writes a Fortran-ordered (OW, OH, K, images) array: out6 itself in OpenVX's natural
-    # layout, else a temporary copied into it at the end.
-    target = out6 if out6.flags.f_contiguous else np.empty(out6.shape, out6.dtype, order="F")
-    shape = (out6.shape[0], out6.shape[1], out6.shape[2], xp.shape[0])
-    head = (plan.code, xp, plan.taps, plan.weights, plan.corr, bias1, bias4, bias_kind, target.ravel(order="F"),
-            shape)
+    flat, pixel_major = output_memory(out6)
+    shape = (out6.shape[0], out6.shape[1], out6.shape[2], xp.shape[0], int(pixel_major))
+    head = (plan.code, xp, plan.taps, plan.weights, plan.corr, bias1, bias4, bias_kind, flat, shape)
     return head, (n_units,), tail
+
+
+def pixel_major(a6: np.ndarray) -> np.ndarray | None:
+    """The flat memory of a 6-D ``(W, H, C, *batch)`` view whose bytes are channels-last (``[batch..., H, W,
+    C]``, C fastest, contiguous: a tensor the plan laid out so), else None."""
+    nhwc = a6.transpose(5, 4, 3, 1, 0, 2)
+    return nhwc.reshape(-1) if nhwc.flags.c_contiguous else None
+
+
+def output_memory(out6: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(flat memory the epilogue writes, whether pixel-major): ``out6``'s own in OpenVX's natural layout or
+    channels-last (:func:`pixel_major`), else a Fortran-ordered temporary copied into ``out6`` at the end."""
+    if out6.flags.f_contiguous:
+        return out6.ravel(order="F"), False
+    flat = pixel_major(out6)
+    if flat is not None:
+        return flat, True
+    return np.empty(out6.shape, out6.dtype, order="F").ravel(order="F"), False
 
 
 def _finish_output(unit_args, out6: np.ndarray) -> bool:
     flat = unit_args[0][8]
-    if not out6.flags.f_contiguous:
+    if not out6.flags.f_contiguous and not unit_args[0][9][4]:
         out6[...] = flat.reshape(out6.shape, order="F")
     return True
 

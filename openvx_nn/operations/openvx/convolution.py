@@ -162,13 +162,37 @@ def _layouts(p, state) -> dict[int, str]:
     from ...core import map_groups
     from ...core.rewrites import GROUP_VIEW, TAKES_CHANNELS_LAST
     if not state.get("float"):
-        return {}
+        return _integer_layouts(p, state)
     leader = state.get(map_groups.LEADER)
     if _group_takes_channels_last(state if leader is None else leader.state):
         return {0: GROUP_VIEW, 4: GROUP_VIEW} if leader is not None else {0: TAKES_CHANNELS_LAST,
                                                                             4: TAKES_CHANNELS_LAST}
     planes = getattr(state["planned"].current(p[1]), "planes", None) is not None
     return {0: TAKES_CHANNELS_LAST} if planes else {0: TAKES_CHANNELS_LAST, 4: TAKES_CHANNELS_LAST}
+
+
+def _integer_layouts(p, state) -> dict[int, str]:
+    """An integer layer on the correlation engine reads and writes either order (``integer_io``): its input and
+    output channels-last as well as planar; a map of a depthwise group (``map_groups``) takes planes only."""
+    from ...core import map_groups
+    from ...core.rewrites import TAKES_CHANNELS_LAST
+    if map_groups.GROUP in state or map_groups.LEADER in state:
+        return {}
+    return {0: TAKES_CHANNELS_LAST, 4: TAKES_CHANNELS_LAST}
+
+
+def integer_io(p, state, index: int, array: np.ndarray | None = None) -> np.ndarray:
+    """Parameter ``index``'s array (or ``array``, laid out as it: a fused activation's output) as the correlation
+    engine takes it, ``(W, H, C, *batch)``: OpenVX's own, or, where the plan laid the tensor out channels-last
+    (``core.rewrites``), a view of its channels-last bytes in those axes (the engine packs its channel runs and
+    stores pixel-major: no transposes)."""
+    from ...core import rewrites
+    a = p[index].array if array is None else array
+    if state.get(rewrites.LAYOUT, {}).get(index) != rewrites.CHANNELS_LAST:
+        return a
+    from ...kernels.openvx.float_layers import pixels
+    nhwc = pixels(a)  # [N, H, W, C] of the same bytes
+    return nhwc.transpose(2, 1, 3, 0).reshape(a.shape)
 
 
 def _group_takes_channels_last(state) -> bool:
@@ -196,8 +220,8 @@ def _integer_output(p, state) -> tuple[np.ndarray, tuple[int, int] | None]:
     from ...core import rewrites
     fused = rewrites.epilogue(state)
     if fused is None:
-        return p[4].array, None
-    return fused[0].array, (int(fused[1]), int(fused[2]))
+        return integer_io(p, state, 4), None
+    return integer_io(p, state, 4, fused[0].array), (int(fused[1]), int(fused[2]))
 
 
 def _takes_maps(p, state):
@@ -315,7 +339,8 @@ def _bound_convolution(p, state):
     out, clamp = _integer_output(p, state)
     if _overlaps(p, 4, out):
         return None
-    return bind(state["planned"].current(p[1]), p[0].array, None if p[2] is None else p[2].array, out, clamp)
+    return bind(state["planned"].current(p[1]), integer_io(p, state, 0), None if p[2] is None else p[2].array, out,
+                clamp)
 
 
 def _bound_deconvolution(p, state):
@@ -392,20 +417,19 @@ def _float_runner(p, state) -> Callable[[], None] | None:
     return run
 
 
-def _inputs(p, out: np.ndarray | None = None):
+def _inputs(p):
     from ...kernels.engine.correlation import detach_inputs
-    out = p[4].array if out is None else out
-    x, _, bias = detach_inputs(out, p[0].array, p[1].array, None if p[2] is None else p[2].array)
+    x, _, bias = detach_inputs(p[4].array, p[0].array, p[1].array, None if p[2] is None else p[2].array)
     return x, bias
 
 
 def _run_convolution(p, state) -> None:
-    from ...kernels.engine.correlation import execute
+    from ...kernels.engine.correlation import detach_inputs, execute
     if state.get("float"):
         state["planned"].current(p[1]).bind(*_float_io(p, state, copy_inputs=True))()
         return
     out, clamp = _integer_output(p, state)
-    x, bias = _inputs(p, out)
+    x, _, bias = detach_inputs(out, integer_io(p, state, 0), p[1].array, None if p[2] is None else p[2].array)
     execute(state["planned"].current(p[1]), x, bias, out)
     if clamp is not None:  # saturated to the type, then to the clamp's bounds within it: saturated to those
         np.clip(out, *clamp, out=out)
