@@ -1,9 +1,9 @@
 """Virtual U8, S8 and Q7.8 tensors between the integer engine's layers laid out channels-last (``core/rewrites.py``):
-the convolutions read and write them pixel-major, element-wise nodes follow, and a planes-only node (the integer
-pooling and fully connected layers) gets its conversion at its edge. Randomized small networks (conv -> relu ->
-conv -> add -> relu -> max pool -> conv -> fully connected, strides and paddings drawn) give the bytes of a plain
-reference written from ``docs/fixed-point.md`` and the same bytes with the rewrites off, on the native plan and on
-the Python path; a tensor the application reads keeps OpenVX's order.
+the convolutions read and write them pixel-major, element-wise nodes follow, and where a planes-only node (the
+integer pooling and fully connected layers) meets a class of tensors the class stays planar. Randomized small
+networks (conv -> relu -> conv -> add -> relu -> conv -> max pool -> conv -> fully connected, strides and paddings
+drawn) give the bytes of a plain reference written from ``docs/fixed-point.md`` and the same bytes with the
+rewrites off, on the native plan and on the Python path; a tensor the application reads keeps OpenVX's order.
 """
 from __future__ import annotations
 
@@ -97,7 +97,8 @@ def _layer(rng, fmt, x_shape, fx, maps, k, pad, stride):
 
 
 def _network(seed, fmt):
-    """A random network's input and layers (conv1, conv2 keeping conv1's size and position, conv3, fc)."""
+    """A random network's input and layers (conv1; conv2 and conv3 keeping conv1's size, conv2 its position too;
+    conv4 after the pool; fc)."""
     rng = np.random.default_rng([4070, seed, list(FORMATS).index(fmt)])
     dtype = FORMATS[fmt]
     info = np.iinfo(dtype)
@@ -113,34 +114,36 @@ def _network(seed, fmt):
     fo = conv1["fpp"][3]
     conv2 = _layer(rng, fmt, middle, fo, maps, 3, 1, 1)
     conv2["fpp"] = conv2["fpp"][:3] + (fo,)  # the add takes two tensors at one position
-    pooled = (middle[0] // 2, middle[1] // 2, maps)
-    k3 = int(rng.choice([1, 2])) if min(pooled[:2]) >= 2 else 1
-    conv3 = _layer(rng, fmt, pooled, fo, int(rng.integers(2, 21)), k3, 0, int(rng.integers(1, 3)))
-    q = conv3["out_wh"] + (conv3["w"].shape[3],)
-    fc = _layer(rng, fmt, q, conv3["fpp"][3], int(rng.integers(2, 11)), 1, 0, 1)
-    fc["w"] = _draw_weights(rng, dtype, q + (fc["w"].shape[3],))
+    k3 = int(rng.choice([1, 3]))
+    conv3 = _layer(rng, fmt, middle, fo, int(rng.integers(2, 41)), k3, k3 // 2, 1)
+    pooled = (middle[0] // 2, middle[1] // 2, conv3["w"].shape[3])
+    k4 = int(rng.choice([1, 2])) if min(pooled[:2]) >= 2 else 1
+    conv4 = _layer(rng, fmt, pooled, conv3["fpp"][3], int(rng.integers(2, 21)), k4, 0, int(rng.integers(1, 3)))
+    u = conv4["out_wh"] + (conv4["w"].shape[3],)
+    fc = _layer(rng, fmt, u, conv4["fpp"][3], int(rng.integers(2, 11)), 1, 0, 1)
+    fc["w"] = _draw_weights(rng, dtype, u + (fc["w"].shape[3],))
     add_saturates = bool(rng.random() < 0.5)
-    return x, (conv1, conv2, conv3, fc), add_saturates
+    return x, (conv1, conv2, conv3, conv4, fc), add_saturates
 
 
 def _reference(x, layers, add_saturates):
     """(the network's output, conv2's input: the first relu's output)."""
-    conv1, conv2, conv3, fc = layers
+    conv1, conv2, conv3, conv4, fc = layers
 
     def conv(a, layer):
         return ref_correlation(a, layer["w"], layer["b"], layer["pad"], layer["stride"], layer["out_wh"],
                                layer["fpp"], layer["overflow"] == "saturate", layer["rounding"] == "nearest_even")
     a1 = np.maximum(conv(x, conv1), 0)
     r = np.maximum(ref_add(conv(a1, conv2), a1, add_saturates), 0)
-    q = conv(ref_max_pool(r), conv3)
-    out = ref_fully_connected(q, fc["w"], fc["b"], fc["fpp"], fc["overflow"] == "saturate",
+    u = conv(ref_max_pool(conv(r, conv3)), conv4)
+    out = ref_fully_connected(u, fc["w"], fc["b"], fc["fpp"], fc["overflow"] == "saturate",
                               fc["rounding"] == "nearest_even")
     return out, a1
 
 
 def _build(ctx, g, x, layers, add_saturates, app_reads_middle=False):
     """The network's graph; (output tensor, the first relu's output tensor when the application reads it)."""
-    conv1, conv2, conv3, fc = layers
+    conv1, conv2, conv3, conv4, fc = layers
     dtype = x.dtype
 
     def tensor(layer, shape, virtual=True):
@@ -161,18 +164,20 @@ def _build(ctx, g, x, layers, add_saturates, app_reads_middle=False):
     xt = ctx.tensor(x, fixed_point_position=conv1["fpp"][0])
     t1, a1 = tensor(conv1, middle), tensor(conv1, middle, virtual=not app_reads_middle)
     t2, s, r = tensor(conv1, middle), tensor(conv1, middle), tensor(conv1, middle)
-    p = tensor(conv1, (middle[0] // 2, middle[1] // 2, maps))
-    q = tensor(conv3, conv3["out_wh"] + (conv3["w"].shape[3],))
+    q = tensor(conv3, middle[:2] + (conv3["w"].shape[3],))
+    p = tensor(conv3, (middle[0] // 2, middle[1] // 2, conv3["w"].shape[3]))
+    u = tensor(conv4, conv4["out_wh"] + (conv4["w"].shape[3],))
     out = tensor(fc, (fc["w"].shape[3],), virtual=False)
     conv(xt, conv1, t1)
     g.activation(t1, "relu", out=a1)
     conv(a1, conv2, t2)
     g.add(t2, a1, out=s, overflow="saturate" if add_saturates else "wrap")
     g.activation(s, "relu", out=r)
-    g.pooling(r, p, kind="max", size=(2, 2))
-    conv(p, conv3, q)
+    conv(r, conv3, q)
+    g.pooling(q, p, kind="max", size=(2, 2))
+    conv(p, conv4, u)
     _, fw, fb, _ = fc["fpp"]
-    g.fully_connected(q, ctx.tensor(fc["w"], fixed_point_position=fw),
+    g.fully_connected(u, ctx.tensor(fc["w"], fixed_point_position=fw),
                       None if fc["b"] is None else ctx.tensor(fc["b"], fixed_point_position=fb), out=out,
                       overflow=fc["overflow"], rounding=fc["rounding"])
     return out, (a1 if app_reads_middle else None)
@@ -205,15 +210,11 @@ def test_a_random_network_gives_the_reference_bytes_with_its_virtual_tensors_cha
     (plain,), plain_report = _run(monkeypatch, False, build)
     assert plain.tobytes() == expected.tobytes()
     assert last.tobytes() == plain.tobytes() and python.tobytes() == plain.tobytes()
-    # t1, a1, t2, s and r: one class through the relus and the add, read by the pooling layer (planes only: one
-    # conversion, at its input) and by conv2 and written by conv1 and conv2 (channels-last); the pooling
-    # layer's output (read by conv3) and conv3's (read by the fully connected layer) tie, so stay planar
-    middle = layers[0]["out_wh"]
-    if middle[0] * middle[1] > 1:
-        assert len(report.channels_last) == 5 and all(t.virtual for t in report.channels_last)
-        assert report.conversions < plain_report.conversions
-    else:  # a 1x1 map: both orders are the same bytes
-        assert not report.channels_last
+    # t1, a1, t2, s and r: one class through the relus and the add, written by conv1 and conv2, read by conv2 and
+    # conv3 (channels-last: four conversions fewer); conv3's output meets the pooling layer, the pooling layer's
+    # output and conv4's the fully connected layer (planes only): planar
+    assert len(report.channels_last) == 5 and all(t.virtual for t in report.channels_last)
+    assert report.conversions == plain_report.conversions - 4
 
 
 @pytest.mark.parametrize("fmt", ["s8", "u8"])
@@ -225,8 +226,8 @@ def test_a_tensor_the_application_reads_keeps_openvx_order(monkeypatch, fmt):
         return _build(ctx, g, x, layers, add_saturates, app_reads_middle=True)
     (got, middle), report = _run(monkeypatch, True, build)
     assert middle.tobytes() == expected_middle.tobytes() and got.tobytes() == expected.tobytes()
-    # a1 is the application's, so the class splits: t1 alone (conv1 -> relu, which meets a1: planes), and
-    # t2, s, r (the add meets a1 too): nothing between engine layers is left to lay out channels-last
+    # a1 is the application's, so the relu and the add that meet it take planes only: t1 and the class of t2, s
+    # and r each meet a planes-only node and stay planar
     assert not report.channels_last
 
 

@@ -18,12 +18,13 @@ sides differ; a tensor an application can see (non-virtual, a graph parameter, a
 its bytes and layout are the application's. The maps of a virtual root read or written through views by a
 depthwise layer written map by map (``map_groups``) are one access of the whole root by the group's call.
 
-The integer engine's tensors (U8, S8, Q7.8) follow the same rule: the correlation engine's convolutions take
-either order (a channels-last input is packed by copying each pixel's channel run, a channels-last output stored
-pixel-major, as the micro-kernel's tiles come: no 8x8 transposes on either side), element-wise nodes any
-order; the integer pooling layer, fully connected layer and depthwise groups take planes only, so where one
-meets a channels-last tensor the conversion is one strided copy at that edge (``transpose``'s copy), which
-replaces the packing transposes or the epilogue's transposes the convolution on the other side would have done.
+The integer engine's tensors (U8, S8, Q7.8) are channels-last only in a class that no planes-only node touches:
+the correlation engine's convolutions take either order (a channels-last input is packed by copying each pixel's
+channel run, a channels-last output stored pixel-major as the micro-kernel's tiles come: no 8x8 transposes on
+either side), element-wise nodes any order; where the integer pooling layer, fully connected layer or a depthwise
+group meets the class, the class stays planar and the convolutions at that edge convert as they do on planes,
+in 8x8 block transposes (a planar stand-in's conversion would be an element-wise strided copy; ResNet-18's
+residual stream, which meets its two pooling layers, was not measured faster so on a loaded machine).
 
 Fusion. An activation the float engine's epilogue computes as a clamp (``relu``, ``brelu``), reading a whole
 virtual float32 tensor that only a convolution writes and nothing else reads, is done by the convolution: it
@@ -86,7 +87,8 @@ ENABLED = os.environ.get("OPENVX_NN_REWRITES", "").strip() != "0"
 
 _F32, _TENSOR = int(Type.VX_TYPE_FLOAT32), int(Type.VX_TYPE_TENSOR)
 _INTEGER = frozenset(int(t) for t in (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8, Type.VX_TYPE_INT16))
-"""The integer engine's tensor types (U8, S8, Q7.8): laid out like float32 ones (module doc)."""
+"""The integer engine's tensor types (U8, S8, Q7.8): channels-last where no planes-only node meets them (module
+doc)."""
 _IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
 
 
@@ -275,7 +277,8 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
                 role = roles[id(n)].get(i)
                 takes += role == TAKES_CHANNELS_LAST
                 planes += role is None
-        if takes > planes:
+        integer = any(roots[key].data_type != _F32 for key in members)  # no planar stand-ins: none may convert
+        if takes > planes and not (integer and planes):
             chosen.update(members)
     sides: dict[int, list[bool]] = {}  # a group's first member: which of its sides are channels-last
     either: dict[int, list[bool]] = {}  # a node taking either order: which of its differing sides are
@@ -339,7 +342,7 @@ def _laid_out_last(node, indices) -> bool:
 
 
 class PlanarStandIn:
-    """Planar storage standing in for a channels-last tensor in a node that takes planes only: the node
+    """Planar float32 storage standing in for a channels-last tensor in a node that takes planes only: the node
     binds to it as to a tensor, and the conversion bound beside the node fills it or empties it."""
 
     vx_type = _TENSOR
@@ -350,7 +353,7 @@ class PlanarStandIn:
     def __init__(self, tensor):
         self.tensor = tensor
         self.dims, self.data_type, self.fpp = tensor.dims, tensor.data_type, tensor.fpp
-        self.array = np.zeros(tuple(tensor.dims), tensor.array.dtype, order="F")
+        self.array = np.zeros(tuple(tensor.dims), np.float32, order="F")
 
     @property
     def root(self):
@@ -364,17 +367,20 @@ def converted(node, bind_call):
     """``node``'s call bound on planar stand-ins for its channels-last tensors (``state[CONVERT]``), with the
     conversions around it: ``bind_call(params) -> (runner, native entry or None)`` binds the node; returns
     the same pair for the whole."""
+    from ..kernels.frontend import chw_layout
+    from ..kernels.openvx.float_layers import pixels
     from ..kernels.support import native
     params = list(node.params)
-    before, after = [], []  # (runner, native entry or None) of each conversion in and out
+    before, after = [], []  # (to channels-last, planar array, channels-last array)
     for i in node.state.get(CONVERT, ()):
         stand_in = PlanarStandIn(params[i])
-        out = node.description.params[i].direction == _OUT
-        (after if out else before).append(_conversion(params[i].array, stand_in.array, out))
+        nhwc, planes = pixels(params[i].array), stand_in.array.T  # [N, H, W, C] and [*batch, C, H, W]
+        planes = planes.reshape(nhwc.shape[0], *planes.shape[-3:])
+        (after if node.description.params[i].direction == _OUT else before).append((planes, nhwc))
         params[i] = stand_in
     runner, entry = bind_call(params)
-    ins = [call for call, _ in before]
-    outs = [call for call, _ in after]
+    ins = [chw_layout.bind(False, nhwc, planes) for planes, nhwc in before]
+    outs = [chw_layout.bind(True, planes, nhwc) for planes, nhwc in after]
 
     def run() -> None:
         for call in ins:
@@ -384,31 +390,13 @@ def converted(node, bind_call):
             call()
     if entry is None:
         return run, None
-    parts = [native_entry for _, native_entry in before] + [entry] + [native_entry for _, native_entry in after]
+    parts = ([chw_layout.native_layout(False, nhwc, planes) for planes, nhwc in before] + [entry]
+             + [chw_layout.native_layout(True, planes, nhwc) for planes, nhwc in after])
     if any(p is None for p in parts):
         return run, None
     whole = native.sequence(parts)
     # the parts' own keep at the top, where the plan looks for layers that lend work to helpers
     return run, native.Entry(whole.address, whole.block, whole.keep + tuple(k for p in parts for k in p.keep))
-
-
-def _conversion(array: np.ndarray, planar: np.ndarray, into_last: bool) -> tuple:
-    """(runner, native entry or None) copying a channels-last tensor's bytes (``array``: the tensor's own, in
-    OpenVX's axes) into its planar stand-in ``planar``, or (``into_last``) back: the float engine's layout copy
-    for float32, the strided copy of ``transpose`` for the integer types."""
-    from ..kernels.openvx.float_layers import pixels
-    nhwc = pixels(array)  # [N, H, W, C]
-    if array.dtype == np.float32:
-        from ..kernels.frontend import chw_layout
-        planes = planar.T  # [*batch, C, H, W]
-        planes = planes.reshape(nhwc.shape[0], *planes.shape[-3:])
-        if into_last:
-            return chw_layout.bind(True, planes, nhwc), chw_layout.native_layout(True, planes, nhwc)
-        return chw_layout.bind(False, nhwc, planes), chw_layout.native_layout(False, nhwc, planes)
-    from ..kernels.openvx import transpose
-    last = nhwc.transpose(2, 1, 3, 0).reshape(array.shape)  # the channels-last bytes in OpenVX's axes
-    source, target = (planar, last) if into_last else (last, planar)
-    return (lambda: transpose.copy(source, target)), transpose.native_entry(source, target, 0, 0)
 
 
 def nothing() -> None:
