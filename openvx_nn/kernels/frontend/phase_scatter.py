@@ -7,6 +7,12 @@ channels ``[j * K, (j + 1) * K)`` into ``out[n, k, py_j + y * uy, px_j + x * ux]
 ``[N, K, OH, OW]`` output (OpenVX's own layout), one pass, no arithmetic. With a ``k x k`` kernel of stride ``k``
 and no padding, all ``k * k`` phases are one 1x1 product and this is depth-to-space into the planar output.
 A channels-last output ``[N, OH, OW, K]`` (NNAPI's NHWC) takes each phase's ``K`` values as one run.
+
+When the phases are the whole ``uy x ux`` grid in row order (a kernel that is a multiple of its stride: every
+phase has the same taps), an input row and phase row ``py`` hold ``nw`` runs of ``ux * K`` values that, laid end
+to end, are output row ``py + y * uy`` of every map as an ``[nw * ux, K]`` matrix: the planar placement copies
+those runs together and writes the matrix transposed in 8x8 blocks (``engine.block_transpose``), contiguous
+stores along the output rows instead of one store per value. Both routes only move bits.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
+from ..engine.block_transpose import SIDE, transpose_region
 from ..support import jit, native
 from . import float_sharing
 from .chw_chunks import chunk_driver
@@ -22,13 +29,28 @@ from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 _PHASES = types.Array(types.int64, 2, "C", readonly=True)
 
 
+@jit.jitable
+def _whole_grid(phases, uy, ux):
+    """Whether ``phases`` are every ``(py, px)`` of the stride, row by row (module doc)."""
+    if phases.shape[0] != uy * ux:
+        return False
+    for j in range(phases.shape[0]):
+        if phases[j, 0] != j // ux or phases[j, 1] != j % ux:
+            return False
+    return True
+
+
 @jit.kernel
 def _scatter_rows(src, out, phases, uy, ux, r0, r1):
-    """Rows ``[r0, r1)`` (row ``n * nh + y`` of ``src``) of every phase: pixel by pixel, each pixel's channels
-    read in one contiguous run and written to their maps (the output lines a row touches stay in cache from one
-    pixel to the next, so each is filled before it leaves)."""
+    """Rows ``[r0, r1)`` (row ``n * nh + y`` of ``src``) of every phase: as block transposes for a whole grid
+    with sides of at least 8 (module doc), else pixel by pixel, each pixel's channels read in one contiguous run
+    and written to their maps (the output lines a row touches stay in cache from one pixel to the next, so each is
+    filled before it leaves)."""
     _, nh, nw, _ = src.shape
     maps = out.shape[1]
+    if maps >= SIDE and nw * ux >= SIDE and _whole_grid(phases, uy, ux):
+        _transposed_rows(src, out, uy, ux, r0, r1)
+        return
     for r in range(r0, r1):
         n, y = r // nh, r % nh
         for x in range(nw):
@@ -37,6 +59,27 @@ def _scatter_rows(src, out, phases, uy, ux, r0, r1):
                 oy, ox, c0 = phases[j, 0] + y * uy, phases[j, 1] + x * ux, j * maps
                 for k in range(maps):
                     out[n, k, oy, ox] = pixel[c0 + k]
+
+
+@jit.kernel
+def _transposed_rows(src, out, uy, ux, r0, r1):
+    """:func:`_scatter_rows` for a whole grid: per input row and phase row, its ``[nw * ux, K]`` matrix gathered
+    into one buffer, then written transposed into the maps' output row (``K`` and ``nw * ux`` at least 8)."""
+    _, nh, nw, _ = src.shape
+    maps, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    run, width = ux * maps, nw * ux
+    stage = np.empty(width * maps, np.float32)
+    staged, target, plane = np.int64(stage.ctypes.data), np.int64(out.ctypes.data), oh * ow * 4
+    for r in range(r0, r1):
+        n, y = r // nh, r % nh
+        for py in range(uy):
+            c0 = py * run
+            for x in range(nw):
+                pixel = src[n, y, x]
+                for i in range(run):
+                    stage[x * run + i] = pixel[c0 + i]
+            row = target + ((n * maps * oh) + py + y * uy) * ow * 4
+            transpose_region(staged, maps * 4, row, plane, width, maps, 4)
 
 
 @jit.kernel
