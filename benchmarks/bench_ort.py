@@ -45,7 +45,7 @@ except ImportError:  # run from a checkout without installing
 
 from openvx_nn.kernels.engine import isa
 from openvx_nn.kernels.engine.correlation import Arithmetic, convolution_window, execute, prepare
-from openvx_nn.kernels.openvx.fully_connected import execute_fully_connected, prepare_fully_connected
+from openvx_nn.kernels.openvx.fully_connected import execute_fully_connected, fully_connected, prepare_fully_connected
 
 # (name, input width = height, channels in, channels out, kernel, pad, stride)
 CONVS = [("conv1 227²×3→96 k11/4", 227, 3, 96, 11, 0, 4), ("conv2 27²×96→256 k5 p2", 27, 96, 256, 5, 2, 1),
@@ -301,26 +301,34 @@ def conv_row(rng, name, size, c_in, c_out, k, pad, stride, repeat, f32) -> list:
     return report(name, macs, contenders, slow, repeat, [("ours U8", "ORT QLinearConv"), ("ours S8", "ORT QLinearConv s8"), ("ours S8", "ORT QLinearConv")])
 
 
+def fc_call(x, w, out, arithmetic: Arithmetic):
+    """The engine's own call for a fully connected layer: the prepared SIMD route, or (a small classifier the
+    tiles would mostly pad: ``prepare_fully_connected`` gives None) the dot products ``fully_connected`` runs."""
+    route = prepare_fully_connected(w, False, x.shape[1], arithmetic)
+    if route is not None:
+        return lambda: execute_fully_connected(route, x, None, out)
+    a = arithmetic
+    return lambda: fully_connected(x, w, None, out, a.saturate, a.nearest_even, fpp_x=a.fpp_x, fpp_w=a.fpp_w,
+                                   fpp_b=a.fpp_b, fpp_out=a.fpp_out)
+
+
 def fc_row(rng, name, n_in, n_out, batch, repeat) -> list:
     x = np.asfortranarray(rng.integers(0, 256, (n_in, batch)).astype(np.uint8))
     w = np.asfortranarray(rng.integers(0, 256, (n_in, n_out)).astype(np.uint8))
     out = np.zeros((n_out, batch), np.uint8, order="F")
-    route = prepare_fully_connected(w, False, batch, Arithmetic(True, True))
     xs = np.asfortranarray(rng.integers(-128, 128, (n_in, batch)).astype(np.int8))
     ws = np.asfortranarray(rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))
     outs = np.zeros((n_out, batch), np.int8, order="F")
-    routes = prepare_fully_connected(ws, False, batch, Arithmetic(True, True))
     x16 = np.asfortranarray(rng.integers(-32768, 32768, (n_in, batch)).astype(np.int16))
     w16 = np.asfortranarray(rng.integers(-256, 257, (n_in, n_out)).astype(np.int16))
     out16 = np.zeros((n_out, batch), np.int16, order="F")
-    route16 = prepare_fully_connected(w16, False, batch, Arithmetic(True, True, 8, 8, 8, 8))
-    route8 = lambda: execute_fully_connected(route, x, None, out)
+    route8 = fc_call(x, w, out, Arithmetic(True, True))
     contenders = {"ours U8": graph_fc(x, w, out, 0).checked_against(route8, out),
                   "ours U8 execute": route8,
                   "ours S8": graph_fc(xs, ws, outs, 0).checked_against(
-                      lambda: execute_fully_connected(routes, xs, None, outs), outs),
+                      fc_call(xs, ws, outs, Arithmetic(True, True)), outs),
                   "ours Q7.8": graph_fc(x16, w16, out16, 8).checked_against(
-                      lambda: execute_fully_connected(route16, x16, None, out16), out16)}
+                      fc_call(x16, w16, out16, Arithmetic(True, True, 8, 8, 8, 8)), out16)}
     slow = {}  # ORT's s8 x s8 MatMulInteger: a reference loop on x86, some 300 times slower
     try:
         session = ort_matmul(n_in, n_out, batch, rng.integers(-128, 128, (n_in, n_out)).astype(np.int8))

@@ -76,7 +76,11 @@ def q78_layers(row) -> list[tuple[str, callable]]:
     """(name, call) per kernel of the Q7.8 CNN; the chain's logits must equal the OpenVX graph's."""
     from openvx_nn.kernels.engine.correlation import Arithmetic, convolution_window, execute, prepare
     from openvx_nn.kernels.openvx import activation, pooling
-    from openvx_nn.kernels.openvx.fully_connected import execute_fully_connected, prepare_fully_connected
+    from openvx_nn.kernels.openvx.fully_connected import (
+        execute_fully_connected,
+        fully_connected,
+        prepare_fully_connected,
+    )
     net, image = row.net, row.inputs[0]
 
     def raw(a: np.ndarray) -> np.ndarray:
@@ -96,10 +100,14 @@ def q78_layers(row) -> list[tuple[str, callable]]:
                     lambda relu=relu, pooled=pooled: pooling.pooling(relu, pooled, True, 2, 2, 0, 0, 2, 2))]
         x, size = pooled, size // 2
     flat, logits = x.reshape(-1, 1, order="F"), np.zeros((net.fc[0].shape[0], 1), np.int16, order="F")
-    route = prepare_fully_connected(np.asfortranarray(raw(net.fc[0]).T), True, 1, arithmetic)
-    bias = raw(net.fc[1])
+    fc_w = np.asfortranarray(raw(net.fc[0]).T)
+    route = prepare_fully_connected(fc_w, True, 1, arithmetic)
+    bias, a = raw(net.fc[1]), arithmetic
     layers.append((f"fully connected {flat.shape[0]}->{logits.shape[0]}",
-                   lambda: execute_fully_connected(route, flat, bias, logits)))
+                   (lambda: execute_fully_connected(route, flat, bias, logits)) if route is not None else
+                   # a classifier the SIMD tiles would mostly pad runs on the dot products (as in the graph)
+                   (lambda: fully_connected(flat, fc_w, bias, logits, a.saturate, a.nearest_even, fpp_x=a.fpp_x,
+                                            fpp_w=a.fpp_w, fpp_b=a.fpp_b, fpp_out=a.fpp_out))))
     for _, call in layers:
         call()
     graph = v.VXGraph(net)

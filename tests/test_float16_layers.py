@@ -533,3 +533,25 @@ def test_a_float16_network_from_c_matches_the_reference_and_refuses_mixed_types(
     status, log = lines[16].split(" ", 2)[1:]
     assert int(status) == -17 and "VX_TYPE_FLOAT16" in log, lines[16]  # VX_ERROR_INVALID_TYPE
     assert not math.isnan(float(got.astype(np.float32).sum()))
+
+
+def test_a_float16_convolution_then_relu_on_a_virtual_tensor_verifies_and_gives_the_two_layers_bytes():
+    """The plan asks an activation after a convolution for the clamp it could fuse; a float16 relu is neither the
+    float32 clamp nor an integer table's, and once failed verify with an internal error."""
+    rng = np.random.default_rng(1607)
+    x16 = _values(rng, (9, 7, 3))
+    w16, b16 = _values(rng, (3, 3, 3, 5), edges=False), _values(rng, (5,), edges=False)
+    with Context() as ctx:
+        with ctx.graph() as g:
+            x, conv = ctx.tensor(x16), ctx.tensor(shape=(9, 7, 5), dtype=F16)
+            g.convolution(x, w16, b16, out=conv, padding=(1, 1))
+            middle = _run(ctx, g, conv)
+        with ctx.graph() as g:
+            y = ctx.tensor(shape=(9, 7, 5), dtype=F16)
+            g.relu(ctx.tensor(middle), out=y)
+            expected = _run(ctx, g, y)
+        with ctx.graph() as g:
+            out = ctx.tensor(shape=(9, 7, 5), dtype=F16)
+            g.relu(g.convolution(ctx.tensor(x16), w16, b16, padding=(1, 1)), out=out)
+            got = _run(ctx, g, out)
+    assert got.view(np.uint16).tobytes() == expected.view(np.uint16).tobytes()

@@ -417,7 +417,8 @@ def _activation_clamp(p, state) -> tuple[float, float] | None:
     engine's epilogue computes it), for the plan to fuse into the convolution before it; for integer tensors of
     one type, the raw ``(lo, hi)`` where the activation's table is ``clip(raw, lo, hi)`` (``activation.clamp``:
     relu, or brelu, between equal formats); None otherwise."""
-    if p[0].data_type != F32 and p[0].data_type == p[4].data_type:
+    from ...core.datatypes import FLOAT_TYPES
+    if p[0].data_type not in FLOAT_TYPES and p[0].data_type == p[4].data_type:
         from ...core.datatypes import dtype_of
         from ...kernels.openvx.activation import clamp
         return clamp(state["function"], p[2].value, p[3].value, dtype_of(p[0].data_type), p[0].fpp, p[4].fpp)
