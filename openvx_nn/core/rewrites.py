@@ -88,7 +88,11 @@ ENABLED = os.environ.get("OPENVX_NN_REWRITES", "").strip() != "0"
 _F32, _TENSOR = int(Type.VX_TYPE_FLOAT32), int(Type.VX_TYPE_TENSOR)
 _INTEGER = frozenset(int(t) for t in (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8, Type.VX_TYPE_INT16))
 """The integer engine's tensor types (U8, S8, Q7.8): channels-last where no planes-only node meets them (module
-doc)."""
+doc), when :data:`INTEGER_CHANNELS_LAST`."""
+INTEGER_CHANNELS_LAST = os.environ.get("OPENVX_NN_INTEGER_CHANNELS_LAST", "").strip() == "1"
+"""Off unless ``OPENVX_NN_INTEGER_CHANNELS_LAST=1``: measured quiet on ResNet-18 U8 from C (one thread, CPU time),
+the engine's pixel-major stores cost more than the block transposes they save (5.20 ms off, 5.50 on); the same
+bytes either way (``tests/test_integer_layouts.py`` runs with it on)."""
 _IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
 
 
@@ -235,7 +239,7 @@ def _eligible(root, touching: list, shown: set[int], roles: dict) -> bool:
     """Whether ``root`` may be channels-last: whole, virtual, no graph parameter, float32 or an integer type, the
     orders differ, and every node reads or writes it (none both) whole (:func:`_whole`)."""
     return (root.virtual and root.parent is None and id(root) not in shown
-            and (root.data_type == _F32 or root.data_type in _INTEGER)
+            and (root.data_type == _F32 or (INTEGER_CHANNELS_LAST and root.data_type in _INTEGER))
             and _differs(root) and all(_whole(n, i, p, root, roles) for n, i, p in touching)
             and all(n.description.params[i].direction in (_IN, _OUT) for n, i, _ in touching))
 
