@@ -47,8 +47,8 @@ class Stage:
 
 def plan(order: Sequence, keep: set[str]) -> dict[int, list[Stage]]:
     """{position of a convolution in ``order``: the stages it may fold} (convolutions with none left out)."""
-    readers = Counter(name for layer in order for name in layer.input)
-    writers = Counter(name for layer in order for name in layer.output)
+    use = _BlobUse(order)
+    readers, writers = use.readers, use.writers
     made_at = {name: i for i, layer in enumerate(order) for name in layer.output}
     reader_of = {name: (i, layer) for i, layer in enumerate(order) for name in layer.input}
 
@@ -314,8 +314,8 @@ def concat_slots(order: Sequence, keep: set[str]) -> dict[str, object]:
     read once and no model output, and every blob the concatenation reads or writes is written once: the convolution
     may then write its result straight into its slice of the concatenation (U-Net's up-sampling beside the skip)
     instead of a tensor of its own copied there."""
-    readers = Counter(name for layer in order for name in layer.input)
-    writers = Counter(name for layer in order for name in layer.output)
+    use = _BlobUse(order)
+    readers, writers = use.readers, use.writers
     transposed = {layer.output[0] for layer in order if layer.WhichOneof("layer") == "convolution"
                   and layer.convolution.isDeconvolution and len(layer.output) == 1}
     slots = {}
