@@ -1,12 +1,13 @@
 """Where a converted network's time goes: our nodes and ORT's, by kind and the costliest nodes.
 
-    python benchmarks/profile_converted.py densenet121|unet|deeplab_head|... [--runs 10] [--top 12] [--smoke]
+    python benchmarks/profile_converted.py densenet121|unet|deeplab_head|... [--runs 10] [--top 12] [--threads 2] [--smoke]
 
 The network is a ``torch_models`` module at the model benchmark's size (``SIZES``), converted by coremltools as
 the ``converted-*`` rows convert it. Ours: each node's minimum over the runs from the graph's performance counters
 (``predict(..., bench=True)``, which runs the Python path: a timed graph stays off its native plan, so the sum
 is above the benchmark's time by the per-node calls), grouped by the CoreML layer type it lowers and the kernel
-that runs it. ORT: its own profile (``SessionOptions.enable_profiling``, 2 threads) of the same module's ONNX
+that runs it. ORT: its own profile (``SessionOptions.enable_profiling``, ``--threads`` intra-op threads, as many as
+ours: ``OPENVX_NN_THREADS``) of the same module's ONNX
 export, each node's minimum, grouped by operator. The two run one after the other in this process; compare the
 shares, not the sums with the benchmark's times.
 """
@@ -41,11 +42,11 @@ def ours(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, st
                 for layer, kernel, _, low in model.timings()]
 
 
-def ort(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, str, float, str]]:
+def ort(path: Path, first: str, x: np.ndarray, runs: int, threads: int) -> list[tuple[str, str, float, str]]:
     """(operator, node name, minimum ms, node name) of every node."""
     import onnxruntime as rt
     options = rt.SessionOptions()
-    options.intra_op_num_threads = 2
+    options.intra_op_num_threads = threads
     options.enable_profiling = True
     options.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
     session = rt.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -76,7 +77,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--smoke", action="store_true", help="the benchmark's smoke size")
+    parser.add_argument("--threads", type=int, default=2, help="threads a side: ORT's intra-op and ours")
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    os.environ["OPENVX_NN_THREADS"] = str(args.threads)  # read when ``openvx_nn`` first loads, in ``ours``
     size = tm.SIZES[args.network]
     options, shape = (size.smoke_options, size.smoke_shape) if args.smoke else (size.options, size.shape)
     net = tm.build(args.network, **options)
@@ -86,8 +91,9 @@ def main(argv: list[str]) -> int:
         mlmodel, onnx = Path(directory) / "model.mlmodel", Path(directory) / "model.onnx"
         tm.coreml_file(net, shape, str(mlmodel))
         tm.onnx_file(net, shape, str(onnx))
-        mine, theirs = ours(mlmodel, first, x, args.runs), ort(onnx, first, x, args.runs)
-    print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: per-node minima over {args.runs} runs")
+        mine, theirs = ours(mlmodel, first, x, args.runs), ort(onnx, first, x, args.runs, args.threads)
+    print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: per-node minima over {args.runs} runs, "
+          f"{args.threads} thread(s) a side")
     report("ours (CoreML layer / kernel)", mine, args.top, True)
     report("ORT (operator)", theirs, args.top, False)
     return 0
