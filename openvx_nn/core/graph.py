@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from . import cells, collector, execution, native_plan, rewrites
+from . import cells, collector, execution, native_plan, rewrites, side_by_side
 from .compiled import Call, Plan, compile_calls
 from .context import Context
 from .enums import Action, GraphState, Status, Type, status_name
@@ -478,7 +478,9 @@ class Graph(Reference):
         if node is not None:
             node.status = status
             raised = " (it raised an exception, e.g. memory ran out)" if status == Status.VX_FAILURE else ""
-            self.context.log(node, status, f"{node.describe()} failed: its native kernel returned "
+            beside = next((side_by_side.partner(call) for call in self.plan.calls if call.node is node), None)
+            also = f" (run side by side with {beside.describe()}, in one native call)" if beside is not None else ""
+            self.context.log(node, status, f"{node.describe()}{also} failed: its native kernel returned "
                                            f"{status_name(status)}{raised}")
         self._set_plan(Plan(memory=self.plan.memory))
 

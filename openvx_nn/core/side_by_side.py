@@ -41,15 +41,25 @@ def independent(first, second) -> bool:
     return not any(_share(w, o) for w in w1 for o in r2 + w2) and not any(_share(w, o) for w in w2 for o in r1)
 
 
-def _runner(entry: native.Entry):
+class _PairRun:
     """The pair's call on the Python path: the helpers summoned first (a native plan's run has its front end or C
-    summon them; a run from Python may find none in the gang), then the entry."""
-    def run() -> None:
+    summon them; a run from Python may find none in the gang), then the entry. ``second`` is the node whose work
+    the call also does, named when the call fails."""
+
+    def __init__(self, entry: native.Entry, first, second) -> None:
+        self.entry, self.first, self.second = entry, first, second
+
+    def __call__(self) -> None:
         gang.summon_spare()
-        status = native.run(entry)
+        status = native.run(self.entry)
         if status != 0:
-            raise RuntimeError(f"two layers run side by side failed (status {status})")
-    return run
+            raise RuntimeError(f"{self.first.describe()} and {self.second.describe()}, run side by side, failed "
+                               f"(status {status})")
+
+
+def partner(call):
+    """The node a pair call runs beside its own (None: ``call`` is no pair)."""
+    return call.run.second if isinstance(call.run, _PairRun) else None
 
 
 def pair_calls(calls: list, nothing, no_entry) -> list:
@@ -62,7 +72,7 @@ def pair_calls(calls: list, nothing, no_entry) -> list:
         if (side_by_side.beside(first.native) and side_by_side.beside(second.native)
                 and independent(first.node, second.node)):
             entry = side_by_side.pair(first.native, second.native)
-            found[k] = first._replace(run=_runner(entry), writes=tuple(dict.fromkeys(first.writes + second.writes)),
+            found[k] = first._replace(run=_PairRun(entry, first.node, second.node), writes=tuple(dict.fromkeys(first.writes + second.writes)),
                                       native=entry)
             found[k + 1] = second._replace(run=nothing, writes=(), native=no_entry)
             k += 1

@@ -203,6 +203,8 @@ def test_bidirectional_lstm_directions_run_as_one_call(tmp_path, rng, monkeypatc
     """The plan runs the two directions as one call (``core/side_by_side``: at once where a helper is in the gang),
     with the seed's numbers and the bytes of the directions run one after the other (the plan's rewrites off)."""
     from openvx_nn.core import rewrites
+    from openvx_nn.core import side_by_side as pairing
+    from openvx_nn.core.enums import Status
     from openvx_nn.kernels.engine import side_by_side
     from openvx_nn.kernels.support import native
 
@@ -217,6 +219,16 @@ def test_bidirectional_lstm_directions_run_as_one_call(tmp_path, rng, monkeypatc
         try:
             outs = [model.predict({"x": x})["y"].copy() for _ in range(3)]
             calls = [c for g in model._graphs.values() for c in g.graph.plan.calls]
+            if name == "paired":  # a failure of the one native call names both directions' nodes
+                graph = next(g.graph for g in model._graphs.values() if calls[0] in g.graph.plan.calls)
+                pair = next(c for c in graph.plan.calls if c.node.description.name.endswith(".lstm"))
+                beside = pairing.partner(pair)
+                assert beside is not None and beside is not pair.node
+                logged = []
+                monkeypatch.setattr(graph.context, "log", lambda ref, status, text: logged.append(text))
+                graph.native_failed(pair.node, Status.VX_FAILURE)
+                assert len(logged) == 1 and pair.node.describe() in logged[0]
+                assert f"run side by side with {beside.describe()}" in logged[0]
         finally:
             model.close()
         return outs, calls, b.spec.neuralNetwork.layers[0].biDirectionalLSTM

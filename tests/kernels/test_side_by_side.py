@@ -86,3 +86,23 @@ def test_only_marked_entries_pair(rng):
     assert not side_by_side.beside(plain) and not side_by_side.beside(None)
     with pytest.raises(ValueError, match="BESIDE"):
         side_by_side.pair(entries[0], plain)
+
+
+def test_a_failing_pair_names_both_nodes(rng, monkeypatch):
+    """A pair's call that fails says which two nodes it ran (the log of a native failure names the partner too,
+    through ``partner``)."""
+    from types import SimpleNamespace
+
+    from openvx_nn.core import side_by_side as pairing
+    from openvx_nn.core.compiled import Call
+
+    entries = _directions(rng, 3, 1, 4, 5)[3]
+    nodes = [SimpleNamespace(describe=lambda name=name: f"node '{name}'", params=()) for name in ("forward", "reverse")]
+    calls = [Call(node, None, (), entry) for node, entry in zip(nodes, entries)]
+    monkeypatch.setattr(pairing, "independent", lambda first, second: True)
+    paired = pairing.pair_calls(calls, "nothing", None)
+    assert pairing.partner(paired[0]) is nodes[1] and pairing.partner(paired[1]) is None
+    assert pairing.partner(calls[0]) is None
+    monkeypatch.setattr(native, "run", lambda entry: 3)
+    with pytest.raises(RuntimeError, match="node 'forward' and node 'reverse', run side by side, failed"):
+        paired[0].run()
