@@ -123,6 +123,42 @@ def test_a_last_axis_pad_writes_the_input_and_its_margins_and_nothing_else(seed)
     np.testing.assert_array_equal(whole.view(np.uint8), want.view(np.uint8))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_pad_of_whole_contiguous_arrays_takes_the_typed_loop_and_writes_each_line(seed):
+    """Where the input and the output are whole C-contiguous arrays (a pad of the last axis alone: BlazeFace's
+    channel pads), the entry takes the typed loop over [rows, line]: each line is ``before`` fill values, the
+    input's run, fill to the end, and no byte before or after the output changes. Random ranks, shapes, margins
+    (0 included) and data types; half the calls from C with the helpers spinning; some shared with them."""
+    rng = np.random.default_rng(500 + seed)
+    dtype = (*DTYPES, np.float16)[seed % (len(DTYPES) + 1)]
+    rank = int(rng.integers(1, 5))
+    shape = [int(d) for d in rng.integers(1, 9, rank)]
+    if seed % 3 == 0:
+        shape = [1, 64, 64, 24][-rank:] if rank > 1 else [40000]
+    shape[-1] = max(2, shape[-1])
+    before, after = [(0, 4), (3, 0), (int(rng.integers(0, 6)), int(rng.integers(0, 6)) or 1)][seed % 3]
+    x = _values(rng, tuple(shape), dtype)
+    width = before + shape[-1] + after
+    size = int(np.prod(shape[:-1], dtype=np.int64)) * width
+    guard = 5
+    flat = _values(rng, (size + 2 * guard,), dtype)
+    out = flat[guard:guard + size].reshape(*shape[:-1], width)
+    assert out.flags.c_contiguous
+    value = _values(rng, (1,), dtype)[0]
+    want = flat.copy()
+    lines = want[guard:guard + size].reshape(-1, width)
+    for r, run in enumerate(x.reshape(-1, shape[-1])):  # plainly: line by line, value by value
+        for k in range(width):
+            lines[r, k] = run[k - before] if before <= k < before + shape[-1] else value
+    entry = transpose.native_margin_entry(x, out, before, value)
+    assert entry is not None and entry.block[transpose._DENSE] == 1
+    if seed % 2:
+        _run_shared(entry)
+    else:
+        assert native.run(entry) == 0
+    np.testing.assert_array_equal(flat.view(np.uint8), want.view(np.uint8))
+
+
 def test_a_margin_copy_refuses_what_it_cannot_write_as_runs():
     """No entry (the caller copies otherwise) for one value a line, an overlap, a strided last axis, a misfit."""
     x = np.zeros((4, 3), np.float32)

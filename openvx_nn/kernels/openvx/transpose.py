@@ -211,24 +211,53 @@ def _margin_rows(src, out, before, after, fill, r0, r1):
                         i1, i0 = 0, i0 + 1
 
 
+@jit.jitable
+def _dense_margin_rows(src, out, before, fill, r0, r1):
+    """Rows ``[r0, r1)`` of :func:`_margin_rows` where both arrays are whole and C-contiguous (``src`` [rows, n],
+    ``out`` [rows, before + n + after]: a pad of the last axis alone): typed loops over known-contiguous lines,
+    which LLVM vectorizes. BlazeFace's channel pad of 64x64x24 into 28 took 13 us so against 26 as byte moves per
+    run and margin (one thread, in cache): runs of 96 and 16 bytes spent their time in ``copy_bytes``' byte tail."""
+    n = src.shape[1]
+    for r in range(r0, r1):
+        line, values = out[r], src[r]
+        head, body, tail = line[:before], line[before:before + n], line[before + n:]
+        for j in range(head.size):  # indices from 0 in each part: an offset index would be wrapped if negative,
+            head[j] = fill  # which keeps LLVM from vectorizing (45 us, not 12)
+        for j in range(n):
+            body[j] = values[j]
+        for j in range(tail.size):
+            tail[j] = fill
+
+
 _FILL, _MCOUNTERS = at(2), at(3)
-_MROWS, _BEFORE, _AFTER, _MMAILBOX, _MTASK, _MCHUNKS = range(at(4), at(4) + 6)
+_MROWS, _BEFORE, _AFTER, _DENSE, _MMAILBOX, _MTASK, _MCHUNKS = range(at(4), at(4) + 7)
 _share_margins = chunk_driver(_margin_rows)
+_share_dense_margins = chunk_driver(_dense_margin_rows)
 
 
 @functools.cache
 def _margin_bodies(dtype: type):
-    """(entry, helper) bodies of a margin copy shared with the gang: rows in chunks."""
+    """(entry, helper) bodies of a margin copy shared with the gang: rows in chunks; whole C-contiguous arrays
+    (``block[_DENSE]``, packed as [rows, line]) through :func:`_dense_margin_rows`."""
     @jit.jitable
     def lines(code, block, chunks, wait):
-        src, out = native.array(block, _SRC, dtype), native.array(block, _OUT, dtype)
         fill = native.c_array(block, _FILL, dtype)[0, 0, 0, 0, 0]
-        before, after = block[_BEFORE], block[_AFTER]
+        before, after, rows = block[_BEFORE], block[_AFTER], block[_MROWS]
+        counters = native.c_array(block, _MCOUNTERS, np.int64)[0, 0, 0, 0, 0]
+        if block[_DENSE]:
+            src = native.c_array(block, _SRC, dtype)
+            out = native.c_array(block, _OUT, dtype)
+            src2, out2 = src.reshape((rows, src.shape[5])), out.reshape((rows, out.shape[5]))
+            if chunks == 0:
+                _dense_margin_rows(src2, out2, before, fill[0], 0, rows)
+            else:
+                _share_dense_margins((src2, out2, before, fill[0]), rows, chunks, counters, wait)
+            return
+        src, out = native.array(block, _SRC, dtype), native.array(block, _OUT, dtype)
         if chunks == 0:
-            _margin_rows(src, out, before, after, fill, 0, block[_MROWS])
+            _margin_rows(src, out, before, after, fill, 0, rows)
         else:
-            _share_margins((src, out, before, after, fill), block[_MROWS], chunks,
-                           native.c_array(block, _MCOUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+            _share_margins((src, out, before, after, fill), rows, chunks, counters, wait)
     return gang.shared_entry(lines, gang.nothing_first, (_MMAILBOX, _MTASK, _MCHUNKS, _MCOUNTERS))
 
 
@@ -258,15 +287,19 @@ def native_margin_entry(x: np.ndarray, out: np.ndarray, before: int, value) -> n
         return None
     after = out.shape[-1] - before - n
     fill = np.full(max(before, after, 1), value, out.dtype).view(bits)  # bytes are copied: any dtype of the size
-    views = loop_views(out.view(bits)[..., before:before + n], x.view(bits))
-    if views is None:
-        return None
-    o, s = views
-    if o.shape[5] != n or o.strides[5] != size or s.strides[5] != size:
-        return None
-    rows = o.size // n
+    rows = x.size // n
+    dense = x.flags.c_contiguous and out.flags.c_contiguous
+    if dense:
+        o, s = six(out.view(bits).reshape(rows, out.shape[-1])), six(x.view(bits).reshape(rows, n))
+    else:
+        views = loop_views(out.view(bits)[..., before:before + n], x.view(bits))
+        if views is None:
+            return None
+        o, s = views
+        if o.shape[5] != n or o.strides[5] != size or s.strides[5] != size:
+            return None
     task = gang.NativeTask(rows, out.nbytes >= SHARED_BYTES)
-    words, keep = native.pack(s, o, six(fill), six(task.counters), rows, before, after, *task.words())
+    words, keep = native.pack(s, o, six(fill), six(task.counters), rows, before, after, int(dense), *task.words())
     return native.Entry(_margin_copy(bits.type), words, keep + (fill,) + task.finish(_margin_helper(bits.type), words))
 
 
