@@ -324,6 +324,32 @@ def test_pooled_vectors_of_channels_equal_the_channel_loop_bit_for_bit(mode):
             np.testing.assert_array_equal(got[..., c:c + 1], alone)
 
 
+@pytest.mark.parametrize("mode", [fpooling.AVERAGE, fpooling.L2, fpooling.MAX])
+@pytest.mark.parametrize("channels", [9, 23, 28, 42])
+def test_channels_past_the_last_whole_vector_pool_as_each_channel_alone(mode, channels):
+    """Channels past the last whole vector of 8 (BlazeFace's 28 and 42) are pooled by one more vector that ends at
+    the last channel, over channels pooled already: through the native entry and the bound call, every channel
+    holds the bits of that channel pooled alone (the scalar loop), and the float64 reference's max exactly."""
+    from openvx_nn.kernels.support import native
+    rng = np.random.default_rng(70 + 3 * mode + channels)
+    x = _values(rng, (1, 10, 12, channels), edge=True)
+    for pads, strides, size in [((0, 0, 0, 0), (2, 2), (2, 2)), ((1, 1, 1, 1), (1, 1), (3, 3))]:
+        oh, ow = (10 + pads[2] + pads[3] - size[1]) // strides[1] + 1, (12 + pads[0] + pads[1] - size[0]) // strides[0] + 1
+        bound = np.full((1, oh, ow, channels), np.nan, np.float32)
+        fpooling.pool2d(x, bound, mode, pads, strides, size, 0)
+        entered = np.full_like(bound, np.nan)
+        assert native.run(fpooling.native_pool2d(x, entered, mode, pads, strides, size, 0)) == 0
+        for c in range(channels):
+            alone = np.full((1, oh, ow, 1), np.nan, np.float32)
+            fpooling.pool2d(np.ascontiguousarray(x[..., c:c + 1]), alone, mode, pads, strides, size, 0)
+            np.testing.assert_array_equal(bound[..., c:c + 1], alone)
+            np.testing.assert_array_equal(entered[..., c:c + 1], alone)
+        if mode == fpooling.MAX:
+            want = np.empty_like(bound)
+            nhwc_pooling.pool2d(x, want, mode, pads, strides, size, 0)
+            np.testing.assert_array_equal(entered, want)
+
+
 SHAPES = [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (5,)), ((4, 5), (2, 3, 4, 5)), ((2, 1, 4, 1), (3, 1, 5)),
           ((1,), (3, 2)), ((7,), (7,)), ((2, 3, 1, 5), (1, 3, 4, 1))]
 

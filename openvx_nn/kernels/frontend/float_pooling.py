@@ -37,8 +37,9 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
     """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost;
     whole vectors of 8 channels on ``max_taps``, ``mean_taps`` or ``l2_taps`` (16 at a time on their ``_wide``
     forms while as many are left; the window's taps as byte offsets, the sum in a register: the scalar loop,
-    adding into the output tap by tap, took 37 us for MobileNet v2's global average of 7x7x1280, the vectors 4),
-    the rest on that loop."""
+    adding into the output tap by tap, took 37 us for MobileNet v2's global average of 7x7x1280, the vectors 4);
+    channels past the last whole vector by one more vector ending at the last channel (BlazeFace's 2x2 max pool of
+    64x64x28: 33 us with its last 4 channels on the scalar loop, 12 so); fewer than 8 channels on that loop."""
     _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
     low, high = np.float32(lo), np.float32(hi)
@@ -89,6 +90,15 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
                     else:
                         mean_taps(at, x_c, n, taps_at, np.float32(count), low, high)
                     c += LANES
+                if head < depth:  # the last channels: a vector ending at the last one, over some channels done
+                    at, x_c = out_at + 4 * (o + depth - LANES), x_from + 4 * (depth - LANES)  # (the same values
+                    if mode == MAX:  # again: the same taps in the same order)
+                        max_taps(at, x_c, n, taps_at, low, high)
+                    elif mode == L2:
+                        l2_taps(at, x_c, n, taps_at, np.float32(count), low, high)
+                    else:
+                        mean_taps(at, x_c, n, taps_at, np.float32(count), low, high)
+                    head = depth
             if head == depth:
                 continue
             for c in range(head, depth):
