@@ -309,15 +309,21 @@ def activated_affines(order: Sequence, keep: set[str]) -> dict[int, ActivatedAff
     return pairs
 
 
+SLOT_WRITERS = ("upsample", "resizeBilinear")
+"""Layers besides a transposed convolution that may write into a concatenation's slice (on the NHWC route)."""
+
+
 def concat_slots(order: Sequence, keep: set[str]) -> dict[str, object]:
-    """{output blob of a transposed convolution: the concatenation along C that alone reads it} where the blob is
-    read once and no model output, and every blob the concatenation reads or writes is written once: the convolution
-    may then write its result straight into its slice of the concatenation (U-Net's up-sampling beside the skip)
-    instead of a tensor of its own copied there."""
+    """{output blob of a transposed convolution or a resampling: the concatenation along C that alone reads it}
+    where the blob is read once and no model output, and every blob the concatenation reads or writes is written
+    once: the layer may then write its result straight into its slice of the concatenation (U-Net's up-sampling
+    beside the skip, DeepLab's upsampled image pooling beside the atrous branches) instead of a tensor of its own
+    copied there."""
     use = _BlobUse(order)
     readers, writers = use.readers, use.writers
-    transposed = {layer.output[0] for layer in order if layer.WhichOneof("layer") == "convolution"
-                  and layer.convolution.isDeconvolution and len(layer.output) == 1}
+    transposed = {layer.output[0] for layer in order if len(layer.output) == 1 and (
+        layer.WhichOneof("layer") == "convolution" and layer.convolution.isDeconvolution
+        or layer.WhichOneof("layer") in SLOT_WRITERS)}
     slots = {}
     for layer in order:
         if layer.WhichOneof("layer") != "concat" or layer.concat.sequenceConcat or len(layer.output) != 1 \

@@ -137,14 +137,14 @@ def deconvolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: 
     blocks = g.temp_dims((kh * kw * c_out,) + tuple(source.tensor.dims[1:]))
     node(g, "conv_2d", {"input": source.tensor, "filter": g.constant(filter_), "bias": b, "output": blocks},
          {**_window([0, 0], [0, 0], [1, 1]), "activation": NONE})
-    slot = _slot(g, layer.output[0], out_shape)
-    node(g, "depth_to_space", {"input": blocks, "output": slot if slot is not None else
+    slot_view = slot(g, layer.output[0], out_shape)
+    node(g, "depth_to_space", {"input": blocks, "output": slot_view if slot_view is not None else
                                g.nhwc_output(layer.output[0], out_shape)}, {"block_size": kh})
     return f"nnapi.conv_2d 1 x 1 to {kh * kw} x {c_out} channels, nnapi.depth_to_space {kh} (NHWC" + \
-        (", into the concatenation's slice)" if slot is not None else ")")
+        (", into the concatenation's slice)" if slot_view is not None else ")")
 
 
-def _slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
+def slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
     """The view of the NHWC concatenation that alone reads blob ``name`` (``GraphBuilder.slots``) where ``name``
     goes, the concatenation's output made now; None unless every other input is made, held in NHWC and of its
     extent, so that the concatenation will run in NHWC (``concat``)."""
@@ -273,13 +273,13 @@ def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
     """A concatenation along C of blobs all held in NHWC, written in NHWC: each copied into its slice of the
     output's first dim (each pixel's channels side by side), so a DenseNet block's ``concat -> batchnorm -> ReLU ->
     convolution`` stays in NHWC instead of converting every layer's input back; an input its producer already
-    wrote into its slice (a transposed convolution: ``_slot``) is not copied."""
+    wrote into its slice (a transposed convolution, a resampling: ``slot``) is not copied."""
     first = blobs[0].shape
     for b in blobs[1:]:
         if len(b.shape) != len(first) or b.shape[:-3] != first[:-3] or b.shape[-2:] != first[-2:]:
             raise g.fail(f"inputs {list(first)} and {list(b.shape)} differ off the concatenation axis")
     shape = first[:-3] + (sum(b.shape[-3] for b in blobs),) + first[-2:]
-    written = g.written.pop(layer.output[0], set())  # inputs their producers wrote into their slices (``_slot``)
+    written = g.written.pop(layer.output[0], set())  # inputs their producers wrote into their slices (``slot``)
     out = g.nhwc[layer.output[0]].tensor if written else g.nhwc_output(layer.output[0], shape)
     offset = 0
     for name, b in zip(layer.input, blobs):

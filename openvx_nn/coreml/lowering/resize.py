@@ -4,8 +4,9 @@ from __future__ import annotations
 import math
 
 from ...operations.coreml.resample import BOX_MODES, RESAMPLE_METHODS
-from ..builder import GraphBuilder
+from ..builder import Blob, GraphBuilder
 from .common import need_rank, single
+from .nhwc import slot
 from .registry import lowers
 
 SAMPLING = {0: "strict_align_endpoints", 1: "align_endpoints", 2: "upsample", 3: "roi_align"}
@@ -14,7 +15,7 @@ LINEAR_UPSAMPLE = {0: "upsample_default", 1: "align_corners_true", 2: "align_cor
 
 @lowers("upsample")
 def upsample(g: GraphBuilder, layer, p) -> str:
-    x = single(g, layer)
+    x = single(g, layer, held=True)
     need_rank(g, x, 3)
     method = "nearest" if p.mode == 0 else LINEAR_UPSAMPLE.get(p.linearUpsampleMode)
     if method is None:
@@ -34,21 +35,35 @@ def upsample(g: GraphBuilder, layer, p) -> str:
         if len(factors) != 2 or min(factors) < 1:
             raise g.fail(f"scalingFactor {factors} must be two positive integers")
         shape = x.shape[:-2] + (x.shape[-2] * factors[0], x.shape[-1] * factors[1])
-    g.coreml("resample", (x.tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(layer.output[0], shape)))
+    return _resample(g, layer, x, method, shape)
+
+
+def _resample(g: GraphBuilder, layer, x: Blob, method: str, shape: tuple[int, ...]) -> str:
+    """``coreml.resample`` of ``x`` to ``shape``; ``coreml.resample_nhwc`` on the NHWC route when the input is held
+    there and the concatenation along C alone reads the output (``fusion.concat_slots``: written into its slice
+    when the concatenation's other inputs are made, so that the concatenation stays in NHWC with one copy less)."""
+    name, target = layer.input[0], layer.output[0]
+    held = g.nhwc.get(name)
+    if target in g.slots and held is not None and len(held.tensor.dims) == 4 and len(shape) >= 3:
+        view = slot(g, target, shape)
+        out = view if view is not None else g.nhwc_output(target, shape)
+        g.coreml("resample_nhwc", (held.tensor, g.enum(RESAMPLE_METHODS.index(method)), out))
+        return f"coreml.resample_nhwc({method}) (NHWC" + (", into the concatenation's slice)" if view is not None
+                                                           else ")")
+    g.coreml("resample", (g.blob(name).tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(target, shape)))
     return f"coreml.resample({method})"
 
 
 @lowers("resizeBilinear")
 def resize_bilinear(g: GraphBuilder, layer, p) -> str:
-    x = single(g, layer)
+    x = single(g, layer, held=True)
     need_rank(g, x, 3)
     size = [int(v) for v in p.targetSize] or [1, 1]
     method = SAMPLING.get(p.mode.samplingMethod)
     if len(size) != 2 or min(size) < 1 or method is None:
         raise g.fail(f"targetSize {size} / sampling mode {p.mode.samplingMethod} is not valid")
     shape = x.shape[:-2] + tuple(size)
-    g.coreml("resample", (x.tensor, g.enum(RESAMPLE_METHODS.index(method)), g.output(layer.output[0], shape)))
-    return f"coreml.resample({method})"
+    return _resample(g, layer, x, method, shape)
 
 
 @lowers("cropResize")

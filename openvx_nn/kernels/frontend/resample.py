@@ -120,11 +120,12 @@ class Plan:
             _blend(x3, out3, self.rows, *self.w, *self.h, 1, 0, out3.shape[2])
 
     def run(self) -> None:
-        """Compute ``out`` (through a copy of a tensor that is not a view of [W, H, planes])."""
+        """Compute ``out`` (through a copy of a tensor that is not a Fortran-ordered view of [W, H, planes]: the
+        Python path keeps the loops' one compiled layout; the native entry reads and writes any strides)."""
         x3, out3 = _planes(self.x), _planes(self.out)
-        if x3 is None:
+        if x3 is None or not x3.flags.f_contiguous:
             x3 = _planes(np.asfortranarray(self.x))
-        scratch = out3 is None
+        scratch = out3 is None or not out3.flags.f_contiguous
         if scratch:
             out3 = np.empty(self.out.shape[:2] + (self.out.size // max(1, self.out.shape[0] * self.out.shape[1]),),
                             self.out.dtype, order="F")
@@ -234,6 +235,12 @@ def prepare(x: np.ndarray, out: np.ndarray, method: str) -> Plan:
     if method == "nearest":
         return Plan(x, out, None, None)
     return Plan(x, out, grid(x.shape[0], out.shape[0], method), grid(x.shape[1], out.shape[1], method))
+
+
+def prepare_channels_last(x: np.ndarray, out: np.ndarray, method: str) -> Plan:
+    """:func:`prepare` of channels-last arrays ``[C, W, H, N]`` (OpenVX order, each pixel's channels one run: the
+    NHWC route's tensors), on their ``[W, H, C, N]`` views: the same loops, grid and bytes, each channel a plane."""
+    return prepare(np.moveaxis(x, 0, 2), np.moveaxis(out, 0, 2), method)
 
 
 def bilinear(x: np.ndarray, out: np.ndarray, method: str) -> None:

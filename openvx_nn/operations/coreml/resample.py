@@ -32,6 +32,29 @@ describe(20, "resample", (tensor("input"), scalar("method", ENUM), output()), _v
          lambda p, state: resample.prepare(p[0].array, p[2].array, state["method"]).entry())
 
 
+def _validate_resample_nhwc(v: Validation) -> None:
+    x = float_input(v, 0)
+    v.state["method"] = method = enum_value(v, 1, RESAMPLE_METHODS, "method")
+    dims = declared_output(v, 2)
+    v.require(x.rank == 4 and len(dims) == 4 and dims[0] == x.dims[0] and dims[3] == x.dims[3], 2,
+              Status.VX_ERROR_INVALID_DIMENSION,
+              f"channels-last [C, W, H, N]: only width and height may change: {list(x.dims)} -> {list(dims)}")
+    if method == "nearest":
+        v.require(dims[1] % x.dims[1] == 0 and dims[2] % x.dims[2] == 0, 2, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"nearest upsampling needs whole factors: {list(x.dims[1:3])} -> {list(dims[1:3])}")
+
+
+def _prepare_resample_nhwc(p, state):
+    return resample.prepare_channels_last(p[0].array, p[2].array, state["method"]).run
+
+
+# The same resampling of channels-last [C, W, H, N] tensors (CoreML's NHWC route: DeepLab's image-pooling branch
+# upsampled into its slice of the concatenation), each channel a plane of the same loops.
+describe(94, "resample_nhwc", (tensor("input"), scalar("method", ENUM), output()), _validate_resample_nhwc,
+         lambda p, state: _prepare_resample_nhwc(p, state)(), _prepare_resample_nhwc,
+         lambda p, state: resample.prepare_channels_last(p[0].array, p[2].array, state["method"]).entry())
+
+
 def _validate_crop_resize(v: Validation) -> None:
     x = float_input(v, 0)
     boxes = float_input(v, 1)
