@@ -44,7 +44,8 @@ def _resample(g: GraphBuilder, layer, x: Blob, method: str, shape: tuple[int, ..
     when the concatenation's other inputs are made, so that the concatenation stays in NHWC with one copy less)."""
     name, target = layer.input[0], layer.output[0]
     held = g.nhwc.get(name)
-    if target in g.slots and held is not None and len(held.tensor.dims) == 4 and len(shape) >= 3:
+    # one image (N 1): its [W, H, C] view merges into the kernel's planes, so the native entry takes it as it is
+    if target in g.slots and held is not None and len(held.tensor.dims) == 4 and held.tensor.dims[3] == 1:
         view = slot(g, target, shape)
         out = view if view is not None else g.nhwc_output(target, shape)
         g.coreml("resample_nhwc", (held.tensor, g.enum(RESAMPLE_METHODS.index(method)), out))
