@@ -53,6 +53,7 @@ from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import RANK, detach
 from . import float_layers
+from .integer_pooling import MAX_PLANES
 from .matmul import PARALLEL_WORK
 from .window_max import larger
 
@@ -246,6 +247,7 @@ _KERNELS = {(kind, parallel): kernel(function, parallel=parallel)
                                    ("max_2x2_planes", _max_pool_2x2_planes), ("average_int", _average_pool_int),
                                    ("average_float", _average_pool_float))
             for parallel in (False, True)}
+_KERNELS.update({("max_planes", parallel): found for parallel, found in MAX_PLANES.items()})
 
 
 def _as_rank6(a: np.ndarray) -> np.ndarray:
@@ -296,7 +298,7 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     if parallel is None:
         n_planes = out.size // (out.shape[0] * out.shape[1])
         parallel = n_planes > 1 and out.size * size_x * size_y >= PARALLEL_WORK
-    layout = "C" if kind == "max_2x2_planes" else "A"
+    layout = "C" if kind in ("max_2x2_planes", "max_planes") else "A"
     types = (jit.array_in(src, layout), jit.array_out(dst, layout), *(jit.INT,) * 6)
     serial = functools.partial(jit.entry(_KERNELS[kind, False], *types), src, dst, size_x, size_y, pad_x, pad_y,
                                stride_x, stride_y)
@@ -592,6 +594,9 @@ def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, w
             return ("max_2x2_planes", *pair)
         kind = "max_2x2"
     elif max_pool:
+        pair = (planes(src), planes(out))
+        if out.dtype.kind != "f" and pair[0] is not None and pair[1] is not None:  # integers on contiguous planes
+            return ("max_planes", *pair)
         kind = "max"
     else:
         kind = "average_float" if out.dtype.kind == "f" else "average_int"
@@ -599,8 +604,10 @@ def _operands(x: np.ndarray, out: np.ndarray, max_pool: bool, src: np.ndarray, w
 
 
 # -- the native entry (a C loop calls it without the GIL; see support/native.py) ----------------------
-_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "max_2x2", "max_2x2_planes", "average_int", "average_float")}
-_max_serial, _max_2x2_serial, _planes_serial, _average_int_serial, _average_float_serial = _SERIAL.values()
+_SERIAL = {kind: _KERNELS[kind, False] for kind in ("max", "max_2x2", "max_2x2_planes", "average_int", "average_float",
+                                                   "max_planes")}
+(_max_serial, _max_2x2_serial, _planes_serial, _average_int_serial, _average_float_serial,
+ _max_planes_serial) = _SERIAL.values()
 
 
 @kernel
@@ -623,6 +630,11 @@ def _native_pool(kind: str, dtype: type) -> int:
         def entry(block):
             _planes_serial(native.c_array(block, 0, dtype)[0, 0, 0], native.c_array(block, 13, dtype)[0, 0, 0],
                            block[26], block[27], block[28], block[29], block[30], block[31])
+            return 0
+    elif kind == "max_planes":
+        def entry(block):
+            _max_planes_serial(native.c_array(block, 0, dtype)[0, 0, 0], native.c_array(block, 13, dtype)[0, 0, 0],
+                               block[26], block[27], block[28], block[29], block[30], block[31])
             return 0
     elif kind == "average_int":
         def entry(block):
@@ -650,7 +662,7 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
             return None
         return _native_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
-    if kind == "max_2x2_planes":
+    if kind in ("max_2x2_planes", "max_planes"):
         src, dst = (a.reshape((1, 1, 1) + a.shape) for a in (src, dst))
     return native.Entry(_native_pool(kind, out.dtype.type),
                         *native.pack(src, dst, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
