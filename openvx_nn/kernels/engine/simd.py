@@ -210,14 +210,15 @@ def _pack_input(x6, xp, lo_x, lo_y, flip, mask, measure, part, parts):
                     _COPY_PIXELS(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
                 else:
                     _COPY_PLANES(x6, row, lo_x + first, iy, b1, b2, b3, first, last, channels)
-                for i in range(first, last):
-                    packed = row[i, :channels]
-                    if measure:
+                # in place, no view per pixel (its reference counting costs more than the pixel)
+                if measure:
+                    for i in range(first, last):
                         for c in range(channels):
-                            biggest = max(biggest, abs(np.int64(packed[c])))
-                    if flip:
+                            biggest = max(biggest, abs(np.int64(row[i, c])))
+                if flip:
+                    for i in range(first, last):
                         for c in range(channels):
-                            packed[c] ^= flip
+                            row[i, c] ^= flip
                 continue
             if adjacent:  # each pixel's channels are one run, of another element size
                 for i in range(first, last):
@@ -437,10 +438,15 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
                           nearest_even, saturate, lo, hi)
 
     if plane == 1 or shape[4] != 0:  # 1x1 images (fully connected) or channels-last: pixel-major, no transpose
+        # byte copies between addresses: a slice view per pixel costs reference counting, more than its run
+        size = out.itemsize
+        target = np.int64(out.ctypes.data) + (s0 * k_out + k0) * size
+        source = np.int64(narrow.ctypes.data)
+        if valid == k_out and valid == block:  # whole pixels on both sides: one run
+            copy_bytes(target, source, n_pix * block * size)
+            return
         for j in range(n_pix):
-            run = out[(s0 + j) * k_out + k0: (s0 + j) * k_out + k0 + valid]
-            for lane in range(valid):
-                run[lane] = narrow[j * block + lane]
+            copy_bytes(target + j * k_out * size, source + j * block * size, valid * size)
         return
     image, first = s0 // plane, s0 % plane
     if first + n_pix > plane:  # the strip crosses images
