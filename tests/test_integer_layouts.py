@@ -4,7 +4,7 @@ integer pooling and fully connected layers) meets a class of tensors the class s
 networks (conv -> relu -> conv -> add -> relu -> conv -> max pool -> conv -> fully connected, strides and paddings
 drawn) give the bytes of a plain reference written from ``docs/fixed-point.md`` and the same bytes with the
 rewrites off, on the native plan and on the Python path; a tensor the application reads keeps OpenVX's order.
-The layout is off by default (slower today, ``rewrites.INTEGER_CHANNELS_LAST``); these tests turn it on.
+The layout is on by default (``rewrites.INTEGER_CHANNELS_LAST``); these tests turn it on whatever the environment says.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ FORMATS = {"u8": np.uint8, "s8": np.int8, "q78": np.int16}
 @pytest.fixture(autouse=True)
 def plain_environment(monkeypatch):
     monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
-    monkeypatch.setattr(rewrites, "INTEGER_CHANNELS_LAST", True)  # off by default (rewrites.INTEGER_CHANNELS_LAST)
+    monkeypatch.setattr(rewrites, "INTEGER_CHANNELS_LAST", True)  # whatever $OPENVX_NN_INTEGER_CHANNELS_LAST says
 
 
 def requantize(total: np.ndarray, shift: int, dtype, saturate: bool, nearest_even: bool) -> np.ndarray:

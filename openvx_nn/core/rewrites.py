@@ -89,10 +89,10 @@ _F32, _TENSOR = int(Type.VX_TYPE_FLOAT32), int(Type.VX_TYPE_TENSOR)
 _INTEGER = frozenset(int(t) for t in (Type.VX_TYPE_UINT8, Type.VX_TYPE_INT8, Type.VX_TYPE_INT16))
 """The integer engine's tensor types (U8, S8, Q7.8): channels-last where no planes-only node meets them (module
 doc), when :data:`INTEGER_CHANNELS_LAST`."""
-INTEGER_CHANNELS_LAST = os.environ.get("OPENVX_NN_INTEGER_CHANNELS_LAST", "").strip() == "1"
-"""Off unless ``OPENVX_NN_INTEGER_CHANNELS_LAST=1``: measured quiet on ResNet-18 U8 from C (one thread, CPU time),
-the engine's pixel-major stores cost more than the block transposes they save (5.20 ms off, 5.50 on); the same
-bytes either way (``tests/test_integer_layouts.py`` runs with it on)."""
+INTEGER_CHANNELS_LAST = os.environ.get("OPENVX_NN_INTEGER_CHANNELS_LAST", "").strip() != "0"
+"""On unless ``OPENVX_NN_INTEGER_CHANNELS_LAST=0`` (to compare): with the engine's pixel-major stores as whole-run
+byte copies, ResNet-18 U8 from C is faster with it (one thread, CPU time; docs/benchmarks.md); the same bytes
+either way (``tests/test_integer_layouts.py``)."""
 _IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
 
 
