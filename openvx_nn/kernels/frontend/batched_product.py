@@ -19,8 +19,8 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
-from .chw_chunks import chunk_driver
 from .float_convolution import NO_RESIDUAL, bias_or_zeros, block_shape, fc_rows, work_units
 from .float_sharing import F32, NATIVE_PARALLEL_WORK, Rows
 

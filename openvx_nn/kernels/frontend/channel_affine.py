@@ -23,9 +23,9 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_sharing import F32, Rows, at, block_of
 
 BLOCK = 8192

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_elementwise import prelu32
 from .float_sharing import at, block_of
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit
-from .chw_chunks import chunk_driver
 from .float_microkernel import LANES, tile_6x2, tile_6x2_direct, tile_12x1, tile_12x1_direct
 from .float_sharing import F32, PARALLEL_WORK, Rows
 

@@ -27,9 +27,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32
 
 CHUNK = 1024

@@ -31,8 +31,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import isa
+from ..engine.chunk_loop import chunk_driver
 from ..support import blas_threads, jit
-from .chw_chunks import chunk_driver
 from .chw_convolution import ROUTE_ENV
 from .float_sharing import F32, PARALLEL_WORK, Rows
 

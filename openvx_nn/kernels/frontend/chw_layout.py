@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 

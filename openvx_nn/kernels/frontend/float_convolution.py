@@ -34,10 +34,10 @@ import numpy as np
 
 from ..engine import gang, isa
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .chw_chunks import chunk_driver
 from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
 from .float_microkernel import (
     LANES,

@@ -14,9 +14,9 @@ import numba
 import numpy as np
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_sharing import Rows
 from .float_softmax import row_sum
 

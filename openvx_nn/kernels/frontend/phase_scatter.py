@@ -21,9 +21,9 @@ from numba import types
 
 from ..engine import gang
 from ..engine.block_transpose import SIDE, transpose_region
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 _PHASES = types.Array(types.int64, 2, "C", readonly=True)

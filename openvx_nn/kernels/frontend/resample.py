@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
-from .chw_chunks import chunk_driver
 
 
 def grid(extent: int, count: int, method: str) -> np.ndarray:

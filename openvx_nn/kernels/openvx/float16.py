@@ -21,8 +21,8 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..frontend import float_sharing
-from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits

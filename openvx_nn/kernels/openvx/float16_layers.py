@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine.chunk_loop import chunk_driver
 from ..frontend import chw_pooling, float_activation, float_sharing
-from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.jit import kernel
 from . import float_layers, pooling

@@ -47,8 +47,8 @@ import numpy as np
 from numba import prange
 
 from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..frontend import chw_pooling, float_sharing
-from ..frontend.chw_chunks import chunk_driver
 from ..support import jit, native
 from ..support.jit import kernel
 from ..support.layout import RANK, detach

@@ -7,7 +7,7 @@ import numpy as np
 from numba import types
 
 from ..engine import gang
-from ..frontend.chw_chunks import chunk_driver
+from ..engine.chunk_loop import chunk_driver
 from ..frontend.float_sharing import at, six
 from ..support import jit, native
 from ..support.jit import kernel

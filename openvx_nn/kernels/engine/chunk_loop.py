@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit
+from .atomics import fetch_add, take_chunk, wait_for_chunks
 
 
 def chunk_driver(units):
