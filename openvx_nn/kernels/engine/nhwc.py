@@ -350,7 +350,8 @@ _UNITS = kernel(_units)
 def _claim(code, xp, taps, weights, bias, out, params, n_units, n_chunks, counters, wait):
     # Chunks of units claimed from counters[0] by the caller (from the front) and its helpers (from the back:
     # atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all are
-    # finished.
+    # finished. Written out, not ``chunk_loop.chunk_driver``: ``code`` passed in its argument tuple would stop
+    # being a compile-time literal, which the micro-kernels need.
     claim = np.int64(counters.ctypes.data)
     while True:
         i = take_chunk(claim, n_chunks, not wait)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..support import jit, native
 from . import gang
-from .atomics import fetch_add, take_chunk, wait_for_chunks
+from .chunk_loop import chunk_driver
 
 
 class _Beside:
@@ -43,20 +43,21 @@ def _run_one(block, i):
         raise RuntimeError("an entry run side by side failed")
 
 
+@jit.jitable
+def _run_entries(block, i0, i1):
+    for i in range(i0, i1):
+        _run_one(block, i)
+
+
+_RUN_CHUNKS = chunk_driver(_run_entries)
+
+
 def _lines(code, block, chunks, wait):
     if chunks == 0:
         _run_one(block, 0)
         _run_one(block, 1)
         return
-    claim = native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0].ctypes.data
-    while True:
-        i = take_chunk(claim, chunks, not wait)
-        if i < 0:
-            break
-        _run_one(block, i)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, chunks)
+    _RUN_CHUNKS((block,), 2, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 _BODIES = gang.shared_entry(jit.jitable(_lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))

@@ -41,7 +41,7 @@ from numba import types
 from numba.extending import overload
 
 from ..engine import gang
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits, fused_multiply_add
@@ -458,18 +458,12 @@ COST_PER_VALUE = 12
 """An element's time in a convolution multiply-add's (``Rows`` weighs work in the latter)."""
 
 
+_RUN_CHUNKS = chunk_driver(_rows)
+
+
 @jit.kernel(error_model="numpy")
 def _rows_shared(x, out, code, a, b, c, n_rows, n_chunks, counters, wait):
-    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _rows(x, out, code, a, b, c, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    _RUN_CHUNKS((x, out, code, a, b, c), n_rows, n_chunks, counters, wait)
 
 
 _HALF_IN, _HALF_OUT = (types.Array(types.uint16, 1, "C", readonly=r) for r in (True, False))

@@ -24,7 +24,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import gang, workers
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
+from ..engine.atomics import fetch_add, wait_for_shares
+from ..engine.chunk_loop import chunk_driver
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..support import jit, native
 from ..support.jit import kernel
@@ -200,21 +201,12 @@ def _pack_phases(x, xp, zero_point, pad_left, pad_top, stride, part, parts):
                 to += channels
 
 
+_RUN_CHUNKS = chunk_driver(_DEPTHWISE)
+
+
 def _claim(x, w_offsets, bias, line_bias, out, scalars, n_lines, n_chunks, counters, wait):
-    # Chunks of output lines claimed from counters[0] by the caller (from the front) and its helpers (from the
-    # back: atomics.take_chunk); counters[1] counts finished chunks, and the caller (``wait``) returns once all
-    # are finished.
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _DEPTHWISE(x, w_offsets, bias, line_bias, out, scalars[0], scalars[1], scalars[2], scalars[3], scalars[4],
-                   scalars[5], scalars[6], scalars[7], scalars[8], n_lines * i // n_chunks,
-                   n_lines * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    # Chunks of output lines shared by the caller and its helpers (``engine.chunk_loop``).
+    _RUN_CHUNKS((x, w_offsets, bias, line_bias, out) + scalars, n_lines, n_chunks, counters, wait)
 
 
 _CLAIM = kernel(_claim)
