@@ -157,16 +157,8 @@ def _scatter_lines(code, block, chunks, wait):
 
 _BODIES = gang.shared_entry(_scatter_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
-
-@native.factory
-def _scatter_entry() -> int:
-    """The placement, its rows shared with the gang's spinning helpers when it is large enough."""
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _scatter_helper() -> int:
-    return jit.native(_BODIES[1])
+# the placement, its rows shared with the gang's spinning helpers when it is large enough
+_scatter_entry, _scatter_helper = gang.makers(_BODIES, __name__, ("_scatter_entry", "_scatter_helper"))
 
 
 def native_scatter(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]) -> native.Entry:
