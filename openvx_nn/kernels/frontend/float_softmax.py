@@ -30,6 +30,7 @@ from numba import types
 from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
+from ..support.lane_reduction import lane_reduction, plus
 from . import float_sharing
 from .float_activation import exp32_scaled
 from .float_sharing import Rows, at
@@ -44,57 +45,34 @@ _SCALE = np.int32(64)  # e_i's power-of-two scale: terms down to 2**-190 stay no
 
 
 @jit.jitable
+def _value(row, k, arg):
+    return row[k]
+
+
+@jit.jitable
+def _value64(row, k, arg):
+    return np.float64(row[k])
+
+
+@jit.jitable
+def _larger(m, v):
+    return max(m, v)  # v only where v > m: a NaN never replaces m
+
+
+_max8, _sum8 = lane_reduction(_value, _larger), lane_reduction(_value64, plus)
+
+
+@jit.jitable
 def _row_max(row, n):
-    """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in eight lanes (a NaN never replaces one)."""
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = row[0]
-    k = 0
-    while k + 8 <= n:
-        v = row[k]
-        m0 = max(m0, v)
-        v = row[k + 1]
-        m1 = max(m1, v)
-        v = row[k + 2]
-        m2 = max(m2, v)
-        v = row[k + 3]
-        m3 = max(m3, v)
-        v = row[k + 4]
-        m4 = max(m4, v)
-        v = row[k + 5]
-        m5 = max(m5, v)
-        v = row[k + 6]
-        m6 = max(m6, v)
-        v = row[k + 7]
-        m7 = max(m7, v)
-        k += 8
-    for v in (m1, m2, m3, m4, m5, m6, m7):
-        m0 = max(m0, v)
-    while k < n:
-        v = row[k]
-        m0 = max(m0, v)
-        k += 1
-    return m0
+    """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in eight lanes (a NaN never replaces one; the
+    lanes keep the first of equal values, so their order of combination does not matter)."""
+    return _max8(row, n, row[0], 0.0)
 
 
 @jit.jitable
 def row_sum(row, n):
-    """The float64 sum of ``row[:n]`` in eight partial sums."""
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    k = 0
-    while k + 8 <= n:
-        s0 += np.float64(row[k])
-        s1 += np.float64(row[k + 1])
-        s2 += np.float64(row[k + 2])
-        s3 += np.float64(row[k + 3])
-        s4 += np.float64(row[k + 4])
-        s5 += np.float64(row[k + 5])
-        s6 += np.float64(row[k + 6])
-        s7 += np.float64(row[k + 7])
-        k += 8
-    s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-    while k < n:
-        s += np.float64(row[k])
-        k += 1
-    return s
+    """The float64 sum of ``row[:n]`` in eight partial sums (``lane_reduction``'s order)."""
+    return _sum8(row, n, 0.0, 0.0)
 
 
 @jit.jitable

@@ -16,6 +16,7 @@ import numpy as np
 from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
+from ..support.lane_reduction import lane_reduction, plus
 from . import float_sharing
 from .float_sharing import Rows
 from .float_softmax import row_sum
@@ -24,34 +25,18 @@ _MODES = {"center": 0, "standardize": 1, "l2": 2}
 
 
 @jit.jitable
+def _square(row, k, mean):
+    d = np.float64(row[k]) - mean
+    return d * d
+
+
+_squares8 = lane_reduction(_square, plus)
+
+
+@jit.jitable
 def _row_squares(row, n, mean):
     """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``row_sum``)."""
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    k = 0
-    while k + 8 <= n:
-        d = np.float64(row[k]) - mean
-        s0 += d * d
-        d = np.float64(row[k + 1]) - mean
-        s1 += d * d
-        d = np.float64(row[k + 2]) - mean
-        s2 += d * d
-        d = np.float64(row[k + 3]) - mean
-        s3 += d * d
-        d = np.float64(row[k + 4]) - mean
-        s4 += d * d
-        d = np.float64(row[k + 5]) - mean
-        s5 += d * d
-        d = np.float64(row[k + 6]) - mean
-        s6 += d * d
-        d = np.float64(row[k + 7]) - mean
-        s7 += d * d
-        k += 8
-    s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-    while k < n:
-        d = np.float64(row[k]) - mean
-        s += d * d
-        k += 1
-    return s
+    return _squares8(row, n, 0.0, mean)
 
 
 @jit.kernel(error_model="numpy")
