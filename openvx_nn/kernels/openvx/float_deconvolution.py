@@ -88,7 +88,8 @@ class Deconvolution:
 
     def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray, layouts: tuple[bool, bool] = (False, False),
              clamp: tuple[float, float] | None = None, residual: np.ndarray | None = None) -> Callable[[], None]:
-        """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call), in OpenVX order."""
+        """A no-argument call computing ``out`` from ``x`` (read at each call) and ``bias`` (read now, packed with the
+        plan's phases: bind again after it changes), in OpenVX order."""
         self._plain(layouts, clamp, residual)
         n, c, h, w = float_layers._items(x.shape)
         xn = np.empty((n, h, w, c), np.float32)
