@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 
 from ..support import jit, native
-from ..support.layout import loop_views
+from ..support.layout import each_element, loop_views
 
 EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL = range(6)
 RULES = {"equal": EQUAL, "not_equal": NOT_EQUAL, "greater": GREATER, "greater_equal": GREATER_EQUAL,
@@ -37,33 +37,29 @@ def _holds(rule, x, y):
     return x <= y
 
 
+@jit.jitable
+def _compared(x, y, rule, scale_a, zero_a, scale_b, zero_b):
+    return 1 if _holds(rule, (np.float64(x) - zero_a) * scale_a, (np.float64(y) - zero_b) * scale_b) else 0
+
+
+@jit.jitable
+def _selected(condition, x, y):
+    if condition != 0:
+        return x
+    return y
+
+
+_EACH_COMPARED, _EACH_SELECTED = each_element(_compared), each_element(_selected)
+
+
 @jit.kernel
 def _compare(a, b, out, rule, scale_a, zero_a, scale_b, zero_b):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            x = (np.float64(a[i0, i1, i2, i3, i4, i5]) - zero_a) * scale_a
-                            y = (np.float64(b[i0, i1, i2, i3, i4, i5]) - zero_b) * scale_b
-                            out[i0, i1, i2, i3, i4, i5] = 1 if _holds(rule, x, y) else 0
+    _EACH_COMPARED(out, (a, b), (rule, scale_a, zero_a, scale_b, zero_b))
 
 
 @jit.kernel
 def _select(condition, a, b, out):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            if condition[i0, i1, i2, i3, i4, i5] != 0:
-                                out[i0, i1, i2, i3, i4, i5] = a[i0, i1, i2, i3, i4, i5]
-                            else:
-                                out[i0, i1, i2, i3, i4, i5] = b[i0, i1, i2, i3, i4, i5]
+    _EACH_SELECTED(out, (condition, a, b), ())
 
 
 def _quant(q: tuple[float, int] | None) -> tuple[float, float]:

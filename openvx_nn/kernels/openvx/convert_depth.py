@@ -6,36 +6,34 @@ import numpy as np
 from ..support import jit, native
 from ..support.fixed_point import float32_value, float_to_int, int_range
 from ..support.jit import kernel
-from ..support.layout import detach, loop_views
+from ..support.layout import detach, each_element, loop_views
+
+
+@jit.jitable
+def _converted_int(x, in_unit, offset, norm, out_unit, saturate, truncate, lo, hi):
+    v = (np.float64(x) / in_unit - offset) / norm * out_unit
+    if truncate:
+        v = np.trunc(v)
+    return float_to_int(v, lo, hi, saturate)
+
+
+@jit.jitable
+def _converted_float(x, in_unit, offset, norm):
+    return np.float32((np.float64(x) / in_unit - offset) / norm)
+
+
+_EACH_INT, _EACH_FLOAT = each_element(_converted_int), each_element(_converted_float)
 
 
 # error_model="numpy": a zero norm divides to +-inf or nan (IEEE) instead of raising.
 @kernel(error_model="numpy")
 def _convert_to_int(x, in_unit, offset, norm, out_unit, out, saturate, truncate, lo, hi):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            v = (np.float64(x[i0, i1, i2, i3, i4, i5]) / in_unit - offset) / norm * out_unit
-                            if truncate:
-                                v = np.trunc(v)
-                            out[i0, i1, i2, i3, i4, i5] = float_to_int(v, lo, hi, saturate)
+    _EACH_INT(out, (x,), (in_unit, offset, norm, out_unit, saturate, truncate, lo, hi))
 
 
 @kernel(error_model="numpy")
 def _convert_to_float(x, in_unit, offset, norm, out):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            v = (np.float64(x[i0, i1, i2, i3, i4, i5]) / in_unit - offset) / norm
-                            out[i0, i1, i2, i3, i4, i5] = np.float32(v)
+    _EACH_FLOAT(out, (x,), (in_unit, offset, norm))
 
 
 def convert_depth(x: np.ndarray, in_fpp: int, out: np.ndarray, out_fpp: int, norm: float, offset: float,

@@ -22,66 +22,54 @@ import numpy as np
 from ..support import jit, native, stamps
 from ..support.fixed_point import ONE_255, dyadic, fit, float32_value, int_range, requantize_ratio
 from ..support.jit import kernel
-from ..support.layout import detach, loop_views
+from ..support.layout import detach, each_element, loop_views
+
+
+@jit.jitable
+def _added_int(x, y, subtract, saturate, lo, hi):
+    v = np.int64(x) - np.int64(y) if subtract else np.int64(x) + np.int64(y)
+    return fit(v, lo, hi, saturate)
+
+
+@jit.jitable
+def _added_float(x, y, subtract):
+    if np.isnan(x):  # a NaN input1 is the result, whatever input2 is (``add``)
+        return x
+    return x - y if subtract else x + y
+
+
+@jit.jitable
+def _multiplied_int(x, y, m, shift, divisor, nearest_even, saturate, lo, hi):
+    return requantize_ratio(np.int64(x) * np.int64(y) * m, shift, divisor, nearest_even, saturate, lo, hi)
+
+
+@jit.jitable
+def _multiplied_float(x, y, scale):
+    return np.float32(np.float64(x) * np.float64(y) * scale)
+
+
+_EACH_ADDED_INT, _EACH_ADDED_FLOAT = each_element(_added_int), each_element(_added_float)
+_EACH_MULTIPLIED_INT, _EACH_MULTIPLIED_FLOAT = each_element(_multiplied_int), each_element(_multiplied_float)
 
 
 @kernel
 def _add_sub_int(a, b, out, subtract, saturate, lo, hi):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            x = np.int64(a[i0, i1, i2, i3, i4, i5])
-                            y = np.int64(b[i0, i1, i2, i3, i4, i5])
-                            v = x - y if subtract else x + y
-                            out[i0, i1, i2, i3, i4, i5] = fit(v, lo, hi, saturate)
+    _EACH_ADDED_INT(out, (a, b), (subtract, saturate, lo, hi))
 
 
 @kernel
 def _add_sub_float(a, b, out, subtract):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            x = a[i0, i1, i2, i3, i4, i5]
-                            y = b[i0, i1, i2, i3, i4, i5]
-                            if np.isnan(x):  # a NaN input1 is the result, whatever input2 is (``add``)
-                                out[i0, i1, i2, i3, i4, i5] = x
-                            else:
-                                out[i0, i1, i2, i3, i4, i5] = x - y if subtract else x + y
+    _EACH_ADDED_FLOAT(out, (a, b), (subtract,))
 
 
 @kernel
 def _multiply_int(a, b, out, m, shift, divisor, nearest_even, saturate, lo, hi):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            v = np.int64(a[i0, i1, i2, i3, i4, i5]) * np.int64(b[i0, i1, i2, i3, i4, i5]) * m
-                            out[i0, i1, i2, i3, i4, i5] = requantize_ratio(
-                                v, shift, divisor, nearest_even, saturate, lo, hi)
+    _EACH_MULTIPLIED_INT(out, (a, b), (m, shift, divisor, nearest_even, saturate, lo, hi))
 
 
 @kernel
 def _multiply_float(a, b, out, scale):
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            v = np.float64(a[i0, i1, i2, i3, i4, i5]) * np.float64(b[i0, i1, i2, i3, i4, i5])
-                            out[i0, i1, i2, i3, i4, i5] = np.float32(v * scale)
+    _EACH_MULTIPLIED_FLOAT(out, (a, b), (scale,))
 
 
 def _is_float(*arrays: np.ndarray) -> bool:

@@ -5,24 +5,23 @@ import numpy as np
 
 from ..support import jit, native
 from ..support.jit import kernel
-from ..support.layout import detach, loop_views
+from ..support.layout import detach, each_element, loop_views
+
+
+@jit.jitable
+def _looked_up(v, lut, offset):
+    index = np.int64(v) + offset
+    if 0 <= index < lut.shape[0]:
+        return lut[index]
+    return lut.dtype.type(0)
+
+
+_EACH = each_element(_looked_up)
 
 
 @kernel
 def _lookup(x, lut, offset, out):
-    count = lut.shape[0]
-    n0, n1, n2, n3, n4, n5 = out.shape
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                for i3 in range(n3):
-                    for i4 in range(n4):
-                        for i5 in range(n5):
-                            index = np.int64(x[i0, i1, i2, i3, i4, i5]) + offset
-                            if 0 <= index < count:
-                                out[i0, i1, i2, i3, i4, i5] = lut[index]
-                            else:
-                                out[i0, i1, i2, i3, i4, i5] = 0
+    _EACH(out, (x,), (lut, offset))
 
 
 def table_lookup(x: np.ndarray, lut: np.ndarray, offset: int, out: np.ndarray) -> None:
