@@ -12,8 +12,12 @@ fused activation and stores (through masks for a last block of fewer channels).
 Padding. An undilated layer whose windows are cheap to copy one by one (``WINDOWS_SHARE``: ResNet's stride-2 3x3
 layers) reads its input in place: a pixel whose window crosses the padding reads a copy of that window alone,
 zeros around the input's values, laid out with the input's row pitch so that the tile's tap offsets serve both
-(``BORDERS``, ``_fill_window``). Other padded layers copy the input once per call into a zero-bordered buffer.
-Either way every tap is summed, zeros included, in the same order: the same bytes.
+(``BORDERS``, ``_fill_window``). Other padded layers copy the input once per call into a zero-bordered buffer --
+unless the input comes as one already (``bind_conv2d``'s ``borders``: a tensor the plan holds inside a buffer of
+zeros, ``core/bordered_tensors``), which undilated layers padded by at most its border read in place, windows and
+all. Either way every tap is summed, zeros included, in the same order: the same bytes. A layer writes into such a
+buffer's interior, or adds a residual from one, through per-row offsets: a tile's pixels may cross an image row,
+and the wider rows of the buffer put the next row's pixels further on (``float_microkernel``'s output stride 0).
 
 Dilation (DeepLab's atrous convolutions, OpenVX's and NNAPI's dilated layers) changes only the taps' offsets: rows
 dilated alone keep a filter row's ``kw * I`` inputs as one run (its taps ``dil_h`` input rows apart); dilated
@@ -153,19 +157,26 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
 
     @jit.jitable
     def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-              alpha, ea, eb, g0, g1):
+              alpha, ea, eb, out_border, res_border, g0, g1):
         n_batch, height, width, depth = xp.shape
         n_blocks, kh, inner, vecs, lanes = wp.shape
         block = vecs * lanes
-        _, out_h, out_w, units = out.shape
+        _, full_h, full_w, units = out.shape
+        out_h, out_w = full_h - 2 * out_border, full_w - 2 * out_border  # the output: the interior of ``out``
+        res_h, res_w = out_h + 2 * res_border, out_w + 2 * res_border
         pixels = n_batch * out_h * out_w
         n_tiles = (pixels + rows - 1) // rows
-        of = out.reshape(pixels, units)
+        of = out.reshape(-1, units)
         flat = out.reshape(-1)
         rf = res.reshape(-1, units)
         low, high = np.float32(lo), np.float32(hi)
         clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
-        addresses = np.empty(rows, np.int64)
+        # the rows' input addresses, then (a bordered output or residual) their byte offsets from the tile's first
+        # pixel in the output, then in the residual (``float_microkernel``: an output stride of 0 reads them)
+        addresses = np.empty(3 * rows, np.int64)
+        listed = out_border > 0 or res_border > 0
+        out_px, res_px = np.empty(rows, np.int64), np.empty(rows, np.int64)  # the rows' pixels in ``out``, ``res``
+        out_step = 0 if listed else 4 * units
         n_taps, n_inner = _tap_offsets(kh, inner, width, depth, dil_h, dil_w)
         taps = np.empty(n_taps, np.int64)
         _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
@@ -178,7 +189,10 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         kw = inner // depth
         tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
         borders = in_h == BORDERS  # ``xp`` is the input itself: window origins may lie in the padding around it
-        origin = x_at - (top * width + left) * depth * 4 if borders else x_at
+        # BORDERS: the window grid starts (top, left) before the input; undilated and not BORDERS: (top, left)
+        # inside ``xp`` (0 unless ``xp`` is a zero-bordered buffer wider than the layer's padding: ``x_border``)
+        origin = x_at - (top * width + left) * depth * 4 if borders else \
+            x_at + (top * width + left) * depth * 4 if in_h == 0 else x_at
         windows, per_slab = _border_windows(borders, rows, kh, kw, width, depth)
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
@@ -199,8 +213,12 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 for r in range(rows):
                     if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
                         addresses[r] = addresses[r - 1]
+                        out_px[r], res_px[r] = out_px[r - 1], res_px[r - 1]
                         continue
                     addresses[r] = at
+                    if listed:
+                        out_px[r] = (b * full_h + oy + out_border) * full_w + ox + out_border
+                        res_px[r] = (b * res_h + oy + res_border) * res_w + ox + res_border
                     if borders:
                         iy, ix = oy * stride_h - top, ox * stride_w - left
                         if iy < 0 or ix < 0 or iy + kh > height or ix + kw > width:
@@ -231,36 +249,44 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                     if shift != 0:
                         for r in range(rows):
                             addresses[r] += shift
+                q0, s0 = p0, p0  # the tile's first pixel in ``out`` and in ``res``
+                if listed:
+                    q0, s0 = out_px[0], res_px[0]
+                    for r in range(rows):
+                        addresses[rows + r] = (out_px[r] - q0) * units * 4
+                        addresses[2 * rows + r] = (res_px[r] - s0) * units * 4
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
                     if p0 + rows <= pixels:
-                        at = 4 * (p0 * units + j0)
+                        at, res_tile = 4 * (q0 * units + j0), res_at + 4 * (s0 * units + j0)
                         w_jb = w_at + jb * w_block + w_off
                         if j0 + block <= units:
                             if with_res:
-                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
-                                     bias_at + 4 * j0, res_at + at, low, high)
+                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
+                                     bias_at + 4 * j0, res_tile, low, high)
                             else:
-                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
+                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
                                      bias_at + 4 * j0, low, high)
                         elif with_res:  # a last block of fewer channels: written through masks
-                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
-                                         bias_at + 4 * j0, res_at + at, units - j0, low, high)
+                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
+                                         bias_at + 4 * j0, res_tile, units - j0, low, high)
                         else:
-                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, 4 * units,
+                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
                                          bias_at + 4 * j0, units - j0, low, high)
                         continue
                     partial(tile_at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_at + jb * w_block + w_off, w_tap_stride)
                     cols = min(block, units - j0)
                     for r in range(min(rows, pixels - p0)):
+                        q, s = (out_px[r], res_px[r]) if listed else (p0 + r, p0 + r)
                         for j in range(cols):  # the epilogue: bias, residual, fused activation (NaN stays NaN)
                             v = tile[r * block + j] + bias[j0 + j]
                             if with_res and not np.isnan(v):  # a NaN stays itself (``float_microkernel``)
-                                v += rf[p0 + r, j0 + j]
+                                v += rf[s, j0 + j]
                             v = max(v, low)
                             v = min(v, high)
-                            of[p0 + r, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
-                # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still)
+                            of[q, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
+                # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
+                # an output with a border of its own takes none: ``_epilogue``)
                 activate_span(of, flat, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code,
                               alpha, scratch, ea, eb)
     return tiles
@@ -289,23 +315,26 @@ def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
 
 @jit.kernel
 def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                alpha, ea, eb, g0, g1):
+                alpha, ea, eb, out_border, res_border, g0, g1):
     """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
     pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none); ``(code, alpha, ea, eb)`` the activation after the clamp
     (``epilogue_activation``); ``(dil_h, dil_w)`` the dilation (1: adjacent taps); ``in_h`` > 0: the input's
     ``in_h x in_w`` pixels lie at ``(top, left)`` of ``xp`` and a tile skips the taps that read only the padding
-    around them (dilated layers: ``skipped_padding``)."""
+    around them (dilated layers: ``skipped_padding``); ``in_h`` 0: the windows start at ``(top, left)`` of ``xp``.
+    ``out_border``, ``res_border``: ``out`` and ``res`` are zero-bordered buffers, the layer's output and residual
+    their interiors (``bind_conv2d``'s ``out_border``)."""
     args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-            alpha, ea, eb, g0, g1)
+            alpha, ea, eb, out_border, res_border, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc; never with a residual: bind_conv2d checks)
         if wide:
             _WIDE_ROW(*args)
         else:
             _NARROW_ROW(*args)
-    elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * out.shape[1] * out.shape[2]):
+    elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
+                                    * (out.shape[2] - 2 * out_border)):
         if adding:
             _WIDE_ODD_RES(*args)
         else:
@@ -336,13 +365,13 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0,
-                n_units)
+    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, 0,
+                0, n_units)
 
 
 @jit.kernel
 def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                 alpha, ea, eb, n_units, n_chunks, counters, wait):
+                 alpha, ea, eb, out_border, res_border, n_units, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
@@ -350,7 +379,7 @@ def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, 
         if i < 0:
             break
         _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel,
-                    code, alpha, ea, eb, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
+                    code, alpha, ea, eb, out_border, res_border, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -390,7 +419,8 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
 
 
 _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.INT,
-               jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT)
+               jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT,
+               jit.INT, jit.INT)
 
 
 def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
@@ -480,6 +510,34 @@ def _staged_input(x: np.ndarray, pads: tuple[int, int, int, int], strides: tuple
     return xp, copy, skipped_padding(x, pads, dilations, True)
 
 
+def interior(shape: tuple[int, ...], border: int) -> tuple[int, ...]:
+    """The ``[N, H, W, C]`` shape inside a zero-bordered buffer of ``shape`` with ``border`` pixels each side."""
+    n, h, w, c = shape
+    return n, h - 2 * border, w - 2 * border, c
+
+
+def _bordered_input(x: np.ndarray, border: int, pads: tuple[int, int, int, int], strides: tuple[int, int],
+                    out_hw: tuple[int, int], kernel_hw: tuple[int, int], dilations: tuple[int, int]):
+    """``_staged_input``'s triple for an input given as a zero-bordered buffer (``border`` zeros each side, kept
+    so by whoever writes its interior): read in place, no copy, the windows starting ``border - pad`` inside it."""
+    _, h, w, _ = interior(x.shape, border)
+    left, _, top, _ = (int(p) for p in pads)
+    if tuple(dilations) != (1, 1) or max(left, top) > border or min(h, w) <= 0:
+        raise ValueError(f"an input bordered by {border} takes undilated layers padded by at most as much")
+    y0, x0 = border - top, border - left
+    if (y0 + (out_hw[0] - 1) * strides[1] + kernel_hw[0] > x.shape[1]
+            or x0 + (out_hw[1] - 1) * strides[0] + kernel_hw[1] > x.shape[2]):
+        raise ValueError(f"the layer's windows reach past the input's border of {border}")
+    return x, None, (y0, x0, 0, 0)
+
+
+def _output_border(out: np.ndarray, border: int) -> tuple[int, ...]:
+    """The output's shape: ``out`` itself, or its interior when it is a zero-bordered buffer."""
+    if border < 0 or min(interior(out.shape, border)[1:3]) <= 0:
+        raise ValueError(f"an output of shape {list(out.shape)} has no interior inside a border of {border}")
+    return interior(out.shape, border)
+
+
 def clamp_range(activation: int | tuple[float, float]) -> tuple[float, float]:
     """The [low, high] of a fused activation: NNAPI's code (``real_range``), or the clamp itself (an OpenVX
     activation layer the plan fused into the layer: ``relu``, ``brelu`` with its bound)."""
@@ -498,20 +556,30 @@ def _no_row_residual(wp: np.ndarray, residual: np.ndarray | None) -> None:
         raise ValueError("weights packed for one-row tiles (pack_fc) take no residual")
 
 
-def _epilogue(epilogue: tuple | None, wp: np.ndarray, out: np.ndarray) -> tuple[int, np.ndarray, float, float]:
-    """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer."""
-    if epilogue is not None and epilogue[0] != NONE and wp.shape[3] == ROW_VECTORS:
-        raise ValueError("weights packed for one-row tiles (pack_fc) take no activation epilogue")
+def _epilogue(epilogue: tuple | None, wp: np.ndarray, out: np.ndarray,
+              out_border: int = 0) -> tuple[int, np.ndarray, float, float]:
+    """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer (an activation after the
+    clamp runs over whole output rows: none into a bordered output)."""
+    if epilogue is not None and epilogue[0] != NONE and (wp.shape[3] == ROW_VECTORS or out_border):
+        raise ValueError("weights packed for one-row tiles (pack_fc) and bordered outputs take no activation "
+                         "epilogue")
     return checked_epilogue(epilogue, out.shape[-1])
 
 
-def _residual_input(residual: np.ndarray | None, out: np.ndarray):
+def _residual_input(residual: np.ndarray | None, out: np.ndarray, out_shape: tuple | None = None,
+                    res_border: int = 0):
     """(what the tiles read as the residual, its per-call copy or None): :data:`NO_RESIDUAL` when there is none,
-    else ``residual`` itself when C-contiguous float32 and apart from ``out``, else a buffer it is copied into."""
+    else ``residual`` itself when C-contiguous float32 and apart from ``out``, else a buffer it is copied into.
+    ``out_shape``: the output's (``out``'s own by default); ``res_border``: ``residual`` is a zero-bordered buffer
+    (its interior of that shape)."""
     if residual is None:
         return NO_RESIDUAL, None
-    if tuple(residual.shape) != tuple(out.shape):
-        raise ValueError(f"residual has shape {list(residual.shape)}, expected the output's {list(out.shape)}")
+    want = tuple(out.shape if out_shape is None else out_shape)
+    if res_border < 0 or interior(residual.shape, res_border) != want:
+        raise ValueError(f"residual has shape {list(residual.shape)} (border {res_border}), expected the output's "
+                         f"{list(want)}")
+    if res_border and not (contiguous_f32(residual) and not np.may_share_memory(residual, out)):
+        raise ValueError("a bordered residual must be C-contiguous float32, apart from the output")
     if contiguous_f32(residual) and not np.may_share_memory(residual, out):
         return residual, None
     return staged(residual, residual.shape)
@@ -539,28 +607,41 @@ def skipped_padding(x: np.ndarray, pads: tuple[int, int, int, int], dilations: t
 def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
                 residual: np.ndarray | None = None, epilogue: tuple | None = None,
-                dilations: tuple[int, int] = (1, 1)) -> Callable[[], None]:
+                dilations: tuple[int, int] = (1, 1), borders: tuple[int, int, int] = (0, 0, 0)) -> Callable[[], None]:
     """A no-argument call computing ``out = f(act(bias + conv(x, w) [+ residual]))`` from the arrays' current
     values, with ``wp = pack_conv(w)``; ``activation`` NNAPI's code or a (low, high) clamp (``clamp_range``);
     ``epilogue`` the activation ``f`` as ``epilogue_activation.epilogue_of`` gives it (None: none);
     ``pads`` (left, right, top, bottom), ``strides`` and ``dilations`` (width, height; a dilation ``d`` puts
     ``d - 1`` inputs between taps); ``out``'s shape fixes the extent (``nhwc_convolution.conv2d``'s contract),
-    ``residual`` has it too. Everything but the arithmetic (and the copy of a padded input) is settled here, once."""
+    ``residual`` has it too. ``borders`` (input, output, residual): those arrays given as zero-bordered buffers of
+    that many pixels each side, the layer's tensors their interiors (0: the array itself): a bordered input is read
+    in place as already padded (a layer padded by at most its border, undilated), a bordered output or residual
+    written or read in its interior alone (``core/bordered_tensors``); their borders are never written. Everything
+    but the arithmetic (and the copy of a padded input) is settled here, once."""
     lo, hi = clamp_range(activation)
     dw, dh = _dilations(dilations)
+    x_border, out_border, res_border = (int(b) for b in borders)
     target = output_target(out)
+    out_shape = _output_border(out, out_border)
     kh, inner = wp.shape[1:3]
-    pixels = out.shape[0] * out.shape[1] * out.shape[2]
+    pixels = out_shape[0] * out_shape[1] * out_shape[2]
     panel, n_units = work_units(wp, pixels)
-    xp, copy, window = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
-                                     -(-wp.shape[0] // panel))
+    xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
+                                 -(-wp.shape[0] // panel))
     _no_row_residual(wp, residual)
-    res, res_copy = _residual_input(residual, target)
-    code, alpha, ea, eb = _epilogue(epilogue, wp, out)
+    res, res_copy = _residual_input(residual, target, out_shape, res_border)
+    code, alpha, ea, eb = _epilogue(epilogue, wp, out, out_border)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
-            *window, float(lo), float(hi), panel, code, alpha, ea, eb)
-    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, out.size * kh * inner)
+            *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0)
+    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, pixels * out.shape[3] * kh * inner)
     return finish(rows, [copy, res_copy], target, out)
+
+
+def _input_of(x: np.ndarray, x_border: int, pads, strides, out_hw, kernel_hw, dilations, panels: int):
+    """``_staged_input``'s triple, or ``_bordered_input``'s for an input bordered by ``x_border`` pixels."""
+    if x_border:
+        return _bordered_input(x, x_border, pads, strides, out_hw, kernel_hw, dilations)
+    return _staged_input(x, pads, strides, out_hw, kernel_hw, dilations, panels)
 
 
 def conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
@@ -589,9 +670,10 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING, _ALPHA = (at(k) for k in range(9))
-_SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _MAILBOX, _TASK, _CHUNKS = \
-    range(at(9), at(9) + 17)
-_PADDED, _WINDOWS = 1, 2  # block[_STAGED]: the input copied into a zero-bordered buffer, or read in place (BORDERS)
+_SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _OB, _RB, _MAILBOX, _TASK, \
+    _CHUNKS = range(at(9), at(9) + 19)
+_PADDED, _WINDOWS, _BORDERED = 1, 2, 3  # block[_STAGED]: the input copied into a zero-bordered buffer, read in place
+# (BORDERS), or given as a zero-bordered buffer (the windows starting (_TOP, _LEFT) inside it)
 
 
 @jit.kernel
@@ -601,13 +683,14 @@ def _conv_block(block, r0, r1, chunks, wait):
     x = native.c_array(block, _X, np.float32)[0, 0]
     skip = block[_STAGED] == _PADDED and (block[_DH] > 1 or block[_DW] > 1)  # skipped_padding's rule
     windows = block[_STAGED] == _WINDOWS
+    shifted = skip or windows or block[_STAGED] == _BORDERED
     args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
             native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], block[_DH], block[_DW],
-            block[_TOP] if skip or windows else 0, block[_LEFT] if skip or windows else 0,
+            block[_TOP] if shifted else 0, block[_LEFT] if shifted else 0,
             x.shape[1] if skip else BORDERS if windows else 0, x.shape[2] if skip else 0, native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
-            native.real(block, _EA), native.real(block, _EB))
+            native.real(block, _EA), native.real(block, _EB), block[_OB], block[_RB])
     if chunks == 0:
         _conv_tiles(*args, r0, r1)
     else:
@@ -668,29 +751,35 @@ def _conv_helper() -> int:
 
 def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray, pads: tuple[int, int, int, int],
                   strides: tuple[int, int], activation: int, residual: np.ndarray | None = None,
-                  epilogue: tuple | None = None, dilations: tuple[int, int] = (1, 1)) -> native.Entry | None:
+                  epilogue: tuple | None = None, dilations: tuple[int, int] = (1, 1),
+                  borders: tuple[int, int, int] = (0, 0, 0)) -> native.Entry | None:
     """:func:`bind_conv2d` as a native entry (the same tiles; shared with helper threads as the bound call
     shares them); None when ``x``, ``out`` or ``residual`` is not C-contiguous float32 (the bound call copies
     those per run) or ``out`` overlaps another."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
         return None
+    x_border, out_border, res_border = (int(b) for b in borders)
+    out_shape = _output_border(out, out_border)
     _no_row_residual(wp, residual)
-    res, res_copy = _residual_input(residual, out)
+    res, res_copy = _residual_input(residual, out, out_shape, res_border)
     if res_copy is not None:
         return None
     lo, hi = clamp_range(activation)
     dw, dh = _dilations(dilations)
     kh, inner = wp.shape[1:3]
-    panel, n_units = work_units(wp, out.shape[0] * out.shape[1] * out.shape[2])
-    xp, copy, window = _staged_input(x, pads, strides, out.shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
-                                     -(-wp.shape[0] // panel))
-    staging = _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
+    pixels = out_shape[0] * out_shape[1] * out_shape[2]
+    panel, n_units = work_units(wp, pixels)
+    xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
+                                 -(-wp.shape[0] // panel))
+    staging = _BORDERED if x_border else _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
+    top, left = (window[0], window[1]) if x_border else (int(pads[2]), int(pads[0]))
     bias = np.ascontiguousarray(bias, np.float32)
-    code, alpha, ea, eb = _epilogue(epilogue, wp, out)
-    task = gang.NativeTask(n_units, out.size * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
+    code, alpha, ea, eb = _epilogue(epilogue, wp, out, out_border)
+    task = gang.NativeTask(n_units, pixels * out.shape[3] * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), alpha, int(strides[1]),
                            int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
-                           int(pads[2]), int(pads[0]), code, float(ea), float(eb), *task.words())
+                           top, left, code, float(ea), float(eb), out_border, res_border if res.size else 0,
+                           *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 

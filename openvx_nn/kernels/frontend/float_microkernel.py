@@ -78,13 +78,15 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
                         b.fcmp_ordered("<", hi, ir.Constant(_F32, float("inf"))))
         canonical = splat(b, ir.Constant(_F32, float("nan")), vec)
         biases = [load(b.add(bias, constant(4 * lanes * v)), v) for v in range(vecs)]
+        out_rows, extra_rows = _row_offsets(b, fn, out_stride, rows, residual)
         for r in range(rows):
             for v in range(vecs):
-                offset = b.add(b.mul(out_stride, constant(r)), constant(4 * lanes * v))
+                offset = b.add(out_rows[r], constant(4 * lanes * v))
                 value = b.fadd(sums[r][v], biases[v])
                 if residual:  # a NaN value stays itself (the add's first operand: ``elementwise.add``'s rule)
                     value = b.select(b.fcmp_unordered("uno", value, value), value,
-                                     b.fadd(value, load(b.add(extra, offset), v)))
+                                     b.fadd(value, load(b.add(extra, b.add(extra_rows[r], constant(4 * lanes * v))),
+                                                        v)))
                 value = b.select(b.fcmp_ordered("<", value, low), low, value)
                 value = b.select(b.fcmp_ordered(">", value, high), high, value)
                 value = b.select(clamped, b.select(b.fcmp_unordered("uno", value, value), canonical, value), value)
@@ -95,6 +97,34 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
 
     tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
     return fn
+
+
+def _row_offsets(b: ir.IRBuilder, fn: ir.Function, out_stride, rows: int, residual: bool) -> tuple[list, list]:
+    """(byte offsets of the tile's rows from ``out``, and from the residual's address): ``r * out_stride`` for
+    both, or, where ``out_stride`` is 0, listed after the rows' input addresses in the ``row_addr`` array
+    (``rows`` output offsets, then ``rows`` residual ones): a tile whose pixels cross an image row of an output
+    with a row pitch of its own (a zero-bordered tensor's interior: ``float_convolution``). ``b`` is left at the
+    end of the block where both are known."""
+    row_addr = fn.args[1]
+    linear = [b.mul(out_stride, constant(r)) for r in range(rows)]
+    here = b.block
+    listed, merged = fn.append_basic_block("rows_listed"), fn.append_basic_block("rows_merged")
+    b.cbranch(b.icmp_signed("==", out_stride, constant(0)), listed, merged)
+    g = ir.IRBuilder(listed)
+    loaded = [[g.load(g.inttoptr(g.add(row_addr, constant(8 * (rows * k + r))), _I64.as_pointer()))
+               for r in range(rows)] for k in ((1, 2) if residual else (1,))]
+    g.branch(merged)
+    b.position_at_end(merged)
+    found = []
+    for values in loaded:
+        phis = []
+        for r in range(rows):
+            phi = b.phi(_I64)
+            phi.add_incoming(linear[r], here)
+            phi.add_incoming(values[r], listed)
+            phis.append(phi)
+        found.append(phis)
+    return found[0], found[1] if residual else found[0]
 
 
 def _codegen(define, name: str, n_ints: int):
@@ -135,7 +165,8 @@ def _tile_direct(rows: int, vecs: int, lanes: int = LANES):
     @intrinsic
     def tile(typingctx, out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, lo, hi):
         """``tile(out, rows, taps, n_taps, n_inner, w, w_tap_stride, out_stride, bias, lo, hi)``: one tile
-        (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride``."""
+        (module doc) plus ``bias`` (address), clamped to [lo, hi], stored at ``out + r * out_stride`` (``out_stride``
+        0: at the offsets listed in ``rows`` after the input addresses, ``_row_offsets``)."""
         if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
         return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, lanes, True, 9)
