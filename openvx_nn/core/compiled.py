@@ -30,7 +30,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import activation_epilogue, channel_chains, epilogue_fusion, gated_products, map_groups, rewrites, side_by_side
+from . import (
+    activation_epilogue,
+    bordered_tensors,
+    channel_chains,
+    epilogue_fusion,
+    gated_products,
+    map_groups,
+    rewrites,
+    side_by_side,
+)
 from .enums import Direction, Type
 from .errors import VXError
 from .memory import EMPTY, MemoryPlan
@@ -176,6 +185,9 @@ def bind(node: Node) -> Call:
     if (rewrites.fused(node) or map_groups.merged(node) or gated_products.absorbed(node)
             or activation_epilogue.absorbed(node) or channel_chains.absorbed(node)):
         return Call(node, rewrites.nothing, writes, rewrites.no_entry())
+    if state.get(bordered_tensors.STAND_INS):  # a fused node running itself on a bordered tensor
+        runner, native = bordered_tensors.wrapped(node, lambda ps: (_python_runner(description, ps, state), None))
+        return Call(node, runner, writes, native)
     if map_groups.leads(node):
         runner, native = map_groups.bind_group(node, lambda: (_python_runner(description, params, state),
                                                               _native_entry(description, params, state)))

@@ -114,6 +114,8 @@ class Report:
     clamp (``activation_epilogue``)."""
     channel_chains: list = field(default_factory=list)
     """Lists of element-wise nodes by one value per channel, run as one pass by the first (``channel_chains``)."""
+    bordered: list = field(default_factory=list)
+    """(tensor, border) of the virtual tensors held inside zero-bordered buffers (``bordered_tensors``)."""
 
 
 def enabled() -> bool:

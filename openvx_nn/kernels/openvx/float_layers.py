@@ -162,36 +162,43 @@ class Convolution:
         """Whether the layer runs on the plane kernel with these arrays, in OpenVX order (module doc)."""
         return self._plane_args(x, bias, out, False, NO_CLAMP) is not None
 
-    def _sides(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool]):
+    def _sides(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], borders=(0, 0, 0)):
         """(input, output) as the engine reads and writes them, ``[N, H, W, C]``: a channels-last tensor's own
-        bytes viewed, else a scratch array (allocated once) that a copy fills or empties around each call."""
-        n, c, h, w = _items(x.shape)
+        bytes viewed, else a scratch array (allocated once) that a copy fills or empties around each call; a
+        side with a border (``borders``) is given as its zero-bordered ``[N, H, W, C]`` buffer already."""
+        if borders[0]:
+            xn = x
+        else:
+            n, c, h, w = _items(x.shape)
+            xn = pixels(x) if layouts[0] else np.empty((n, h, w, c), np.float32)
+        if borders[1]:
+            return xn, out
         _, k, oh, ow = _items(out.shape)
-        xn = pixels(x) if layouts[0] else np.empty((n, h, w, c), np.float32)
-        yn = pixels(out) if layouts[1] else np.empty((n, oh, ow, k), np.float32)
+        yn = pixels(out) if layouts[1] else np.empty((n if not borders[0] else x.shape[0], oh, ow, k), np.float32)
         return xn, yn
 
     def bind(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
              layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None,
-             residual: np.ndarray | None = None) -> Callable[[], None]:
+             residual: np.ndarray | None = None, borders: tuple[int, int, int] = (0, 0, 0)) -> Callable[[], None]:
         """A no-argument call computing ``out`` from ``x`` and ``bias`` (read at each call); ``layouts`` says
         whether the input and the output hold their bytes channels-last (else OpenVX order), ``clamp`` is the
         (low, high) of an activation fused into the layer, ``residual`` a tensor of the output's shape holding
         its bytes channels-last, added after the bias and before the clamp (a residual add fused into the layer;
-        the output channels-last too)."""
+        the output channels-last too). ``borders`` (input, output, residual): a channels-last side the plan holds
+        in a zero-bordered buffer (``core/bordered_tensors``), given as that ``[N, H + 2b, W + 2b, C]`` buffer."""
         clamp = NO_CLAMP if clamp is None else tuple(clamp)
-        skip = _residual(residual, layouts)
-        planes = None if skip is not None else self._plane_args(x, bias, out, layouts[1], clamp)
+        skip = _residual(residual, layouts, borders[2])
+        planes = None if skip is not None or any(borders) else self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.bind(*planes)
-        xn, yn = self._sides(x, out, layouts)
+        xn, yn = self._sides(x, out, layouts, borders)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                  self.strides, clamp, skip, dilations=self.dilations)
-        x4 = None if layouts[0] else _nchw(x)
-        out4 = None if layouts[1] else _nchw(out)
+                                  self.strides, clamp, skip, dilations=self.dilations, borders=borders)
+        x4 = None if layouts[0] or borders[0] else _nchw(x)
+        out4 = None if layouts[1] or borders[1] else _nchw(out)
         into = chw_layout.bind(True, x4, xn) if x4 is not None else None
         back = chw_layout.bind(False, yn, out4) if out4 is not None else None
-        n, c, h, w = _items(x.shape)
+        n, c, h, w = _items(x.shape) if not borders[0] else (0, 0, 0, 0)
 
         def call() -> None:
             if into is not None:
@@ -207,22 +214,23 @@ class Convolution:
 
     def native(self, x: np.ndarray, bias: np.ndarray | None, out: np.ndarray,
                layouts: tuple[bool, bool] = (False, False), clamp: tuple[float, float] | None = None,
-               residual: np.ndarray | None = None) -> native.Entry | None:
+               residual: np.ndarray | None = None, borders: tuple[int, int, int] = (0, 0, 0)) -> native.Entry | None:
         """:meth:`bind` as one native entry (copy in, the engine's layer, copy back, each where the side is in
         OpenVX order; each shared with the helpers where large enough); None when ``x`` or ``out`` is a strided
         view (the Python path copies those)."""
         clamp = NO_CLAMP if clamp is None else tuple(clamp)
-        skip = _residual(residual, layouts)
-        planes = None if skip is not None else self._plane_args(x, bias, out, layouts[1], clamp)
+        skip = _residual(residual, layouts, borders[2])
+        planes = None if skip is not None or any(borders) else self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.native_bind(*planes)
-        x4, out4 = _nchw(x), _nchw(out)
+        x4 = x if borders[0] else _nchw(x)
+        out4 = out if borders[1] else _nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out):
             return None
-        xn, yn = self._sides(x, out, layouts)
+        xn, yn = self._sides(x, out, layouts, borders)
         parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn),
                  engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                      self.strides, clamp, skip, dilations=self.dilations),
+                                      self.strides, clamp, skip, dilations=self.dilations, borders=borders),
                  None if layouts[1] else chw_layout.native_layout(False, yn, out4)]
         if parts[1] is None or (parts[0] is None) != layouts[0] or (parts[2] is None) != layouts[1]:
             return None
@@ -279,13 +287,14 @@ class Convolution:
         return run, native.Entry(whole.address, whole.block, keep), False
 
 
-def _residual(residual: np.ndarray | None, layouts: tuple[bool, bool]) -> np.ndarray | None:
-    """The ``[N, H, W, C]`` view of a residual fused into a layer whose output is channels-last, or None."""
+def _residual(residual: np.ndarray | None, layouts: tuple[bool, bool], border: int = 0) -> np.ndarray | None:
+    """The ``[N, H, W, C]`` view of a residual fused into a layer whose output is channels-last (a bordered one's
+    buffer as given), or None."""
     if residual is None:
         return None
     if not layouts[1]:
         raise ValueError("a residual is added only to a channels-last output")
-    return pixels(residual)
+    return residual if border else pixels(residual)
 
 
 class FullyConnected:

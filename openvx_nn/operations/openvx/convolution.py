@@ -224,6 +224,23 @@ def _integer_output(p, state) -> tuple[np.ndarray, tuple[int, int] | None]:
     return integer_io(p, state, 4, fused[0].array), (int(fused[1]), int(fused[2]))
 
 
+def _takes_borders(p, state) -> tuple[int | None, bool] | None:
+    """(the padding with which the layer reads its input from a zero-bordered buffer, whether it writes its output
+    into one) for ``core.bordered_tensors``: a float32 layer on the engine (not a map of a depthwise layer, not on
+    the plane kernel) writes either; it reads one undilated, its windows inside the padded input (no extent
+    rounded past it); else None."""
+    from ...core import map_groups
+    if not state.get("float") or map_groups.GROUP in state or map_groups.LEADER in state or state.get("flat"):
+        return None
+    if getattr(state["planned"].current(p[1]), "planes", None) is not None:
+        return None
+    x, w, out = p[0].dims, p[1].dims, p[4].dims
+    pads, strides = state["pad"], state["stride"]
+    inside = all((out[a] - 1) * strides[a] + w[a] <= x[a] + 2 * pads[a] for a in (0, 1))
+    reads = tuple(state["dilation"]) == (0, 0) and inside
+    return (max(pads) if reads else None), True
+
+
 def _takes_maps(p, state):
     """The geometry of a layer of one input map and one output map that can run with the other maps of a
     depthwise layer written map by map (``core.map_groups``): float32 on the plane kernel, or U8 or S8 on the
@@ -380,12 +397,16 @@ def _float_io(p, state, copy_inputs: bool = False):
     layouts the plan chose for the input and output (channels-last or not), the clamp of the fused activation,
     and the skip tensor a convolution's epilogue adds (``core.epilogue_fusion``). None when an input
     overlaps the output (unless ``copy_inputs``: then they are copied) or a flattened view had to copy."""
-    from ...core import epilogue_fusion, rewrites
+    from ...core import bordered_tensors, epilogue_fusion, rewrites
     fused = rewrites.epilogue(state)
-    out, clamp = (p[-1].array, None) if fused is None else (fused[0].array, fused[1:])
-    x, bias = p[0].array, None if p[2] is None else p[2].array
-    skip = epilogue_fusion.residual(state)
-    skip = None if skip is None else skip.array
+    out_t, clamp = (p[-1], None) if fused is None else (fused[0], fused[1:])
+    skip_t = epilogue_fusion.residual(state)
+    found = [bordered_tensors.of(state, t) for t in (p[0], out_t, skip_t)]
+    borders = tuple(border for border, _ in found)
+    # a tensor the plan holds in a zero-bordered buffer (``core.bordered_tensors``): the buffer, [N, H, W, C]
+    x, out, skip = (t if t is None or buffer is None else buffer for t, (_, buffer) in
+                    zip((p[0].array, out_t.array, None if skip_t is None else skip_t.array), found))
+    bias = None if p[2] is None else p[2].array
     if any(a is not None and np.may_share_memory(out, a) for a in (x, bias, p[1].array, skip)):
         if not copy_inputs:
             return None
@@ -395,7 +416,7 @@ def _float_io(p, state, copy_inputs: bool = False):
     channels_last = (layouts.get(0) == rewrites.CHANNELS_LAST, layouts.get(len(p) - 1) == rewrites.CHANNELS_LAST)
     flat = state.get("flat")
     if flat is None:
-        return x, bias, out, channels_last, clamp, skip
+        return (x, bias, out, channels_last, clamp, skip) + ((borders,) if any(borders) else ())
     views = flat(x, out)
     return None if views is None else (views[0], bias, views[1], channels_last, clamp)
 
@@ -506,7 +527,8 @@ register(accepting_float16(KernelDescription("org.khronos.nn_extension.convoluti
                            _validate_convolution, _run_convolution,
                            bind=binding(_bound_convolution, _run_convolution),
                            native=natively(_bound_convolution), layouts=_layouts,
-                           takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps)))
+                           takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps,
+                           takes_borders=_takes_borders)))
 register(accepting_float16(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
                            NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
                            _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),
