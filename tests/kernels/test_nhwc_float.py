@@ -17,8 +17,10 @@ from openvx_nn.kernels.frontend.float_microkernel import ROW_VECTORS
 
 U = 2.0 ** -24
 CASES = 24
-BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16))
+BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16), (3, 16), (ROW_VECTORS, 8), (ROW_VECTORS, 16))
 """Packings of convolution filters: the CPU's choice, then every tile shape by (vectors, lanes)."""
+ROWS = {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12, (3, 16): 8, (ROW_VECTORS, 8): 1, (ROW_VECTORS, 16): 1}
+"""Pixels of a tile by (vectors, lanes)."""
 
 
 def _window(rng, max_kernel=4):
@@ -123,18 +125,20 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
     packed = fconv.pack_conv(wt, (vecs, lanes))
     fconv.conv2d(x, packed, bias, got, pads, strides, act, residual)
     _assert_within(got, want, bound)
-    rows = {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12}[vecs, lanes]
+    rows = ROWS[vecs, lanes]
     assert fconv.work_units(packed, n * oh * ow)[1] >= -(-n * oh * ow // rows)
 
 
 @pytest.mark.parametrize(("channels", "narrow", "wide"), [
     (1, (1, 8), (1, 8)), (8, (1, 8), (1, 8)), (9, (2, 8), (2, 8)), (15, (2, 8), (2, 8)), (16, (2, 8), (1, 16)),
     (17, (1, 8), (2, 16)), (20, (1, 8), (2, 16)), (24, (1, 8), (2, 16)), (25, (2, 8), (2, 16)), (32, (2, 8), (2, 16)),
-    (33, (1, 8), (1, 16)), (40, (1, 8), (1, 16)), (48, (2, 8), (1, 16)), (64, (2, 8), (2, 16)), (144, (2, 8), (1, 16)),
-    (1000, (1, 8), (1, 16))])
+    (33, (1, 8), (3, 16)), (40, (1, 8), (3, 16)), (48, (2, 8), (3, 16)), (64, (2, 8), (2, 16)), (72, (1, 8), (2, 16)),
+    (80, (2, 8), (2, 16)), (112, (2, 8), (2, 16)), (144, (2, 8), (3, 16)), (192, (2, 8), (2, 16)),
+    (240, (2, 8), (3, 16)), (1000, (1, 8), (3, 16))])
 def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide):
-    # (vectors, lanes) of a block with AVX2's 8 lanes and with AVX-512's 16 (16 for more than 16 channels, or 16;
-    # two vectors unless one vector's worth or less is left over a multiple of two)
+    # (vectors, lanes) of a block with AVX2's 8 lanes and with AVX-512's 16 (16 for more than 16 channels, or 16).
+    # 8 lanes: two vectors unless one vector's worth or less is left over a multiple of two. 16 lanes: three
+    # vectors where they pad fewer channels than two, else two (one only for 16 channels)
     assert fconv.block_shape(channels, 8) == narrow
     assert fconv.block_shape(channels, 16) == wide
     w = np.arange(1, channels * 3 + 1, dtype=np.float32).reshape(channels, 1, 1, 3)
@@ -158,7 +162,7 @@ def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide
 def test_a_layer_of_few_pixel_tiles_is_cut_into_enough_units_to_share(pixels, units):
     # a fully connected row or a 7x7 map: its blocks are split into panels, to MIN_UNITS units or one block each
     wp = fconv.pack_conv(np.zeros((units, 1, 1, 8), np.float32))
-    n_blocks, rows = wp.shape[0], {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12}[wp.shape[3:]]
+    n_blocks, rows = wp.shape[0], ROWS[wp.shape[3:]]
     panel, n_units = fconv.work_units(wp, pixels)
     tiles = -(-pixels // rows)
     assert n_units == -(-n_blocks // panel) * tiles
@@ -279,12 +283,71 @@ def test_fully_connected_matches_the_float64_kernel(case):
         np.testing.assert_array_equal(got, first)  # each unit sums in one order whatever the tile
 
 
-def test_one_row_weights_take_no_residual():
-    wp = fconv.pack_fc(np.ones((40, 8), np.float32), 16, rows=1)
+def _plain_conv(x, wt, bias, residual, low, high):
+    """An unpadded 1x1 stride-1 convolution written from its definition: per pixel, bias plus the dot product
+    of its channels with each filter, plus the residual, clamped (float64)."""
+    n, h, w, c = x.shape
+    o = wt.shape[0]
+    want = np.empty((n, h, w, o))
+    for b in range(n):
+        for y in range(h):
+            for z in range(w):
+                for k in range(o):
+                    value = float(bias[k]) + sum(float(x[b, y, z, i]) * float(wt[k, 0, 0, i]) for i in range(c))
+                    if residual is not None:
+                        value += float(residual[b, y, z, k])
+                    want[b, y, z, k] = min(max(value, low), high)
+    return want
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_pointwise_layers_on_every_tile_match_a_plain_loop(case):
+    # 1x1 stride-1 unpadded layers (read as a product of [pixels, channels] by the filters) of output channels
+    # that leave partial blocks (40, 72, 144: three-vector blocks and masks), pixels not a multiple of any tile's
+    # rows, one output pixel (squeeze-and-excitation: pack_conv(pixels=1) packs one-row tiles), with a residual
+    # and a clamp or not: within the float32 bound of a sum written out plainly, the same bits on every tile
+    rng = np.random.default_rng(900 + case)
+    n = int(rng.integers(1, 3))
+    h, w = (1, 1) if case % 3 == 0 else (int(rng.integers(1, 9)), int(rng.integers(1, 9)))
+    c = int(rng.choice([3, 16, 24, int(rng.integers(1, 60))]))
+    o = int(rng.choice([17, 40, 48, 72, 144, int(rng.integers(1, 100))]))
+    low, high = ((-np.inf, np.inf), (0.0, np.inf), (0.0, 6.0), (-1.0, 1.0))[case % 4]
+    x, wt = _values(rng, (n, h, w, c), edge=case % 2 == 1), _values(rng, (o, 1, 1, c))
+    bias = _values(rng, (o,))
+    residual = 4 * _values(rng, (n, h, w, o), edge=case % 4 == 1) if case % 2 else None
+    want = _plain_conv(x, wt, bias, residual, low, high)
+    span = _plain_conv(np.abs(x), np.abs(wt), np.abs(bias), None if residual is None else np.abs(residual), 0.0,
+                       np.inf)
+    if n * h * w == 1:
+        assert fconv.pack_conv(wt, pixels=1).shape[3] == (ROW_VECTORS if o > fconv.block_shape(o)[1] else 1)
+    first = None
+    for block in (*BLOCKS[1:], "pixels"):
+        packed = fconv.pack_conv(wt, pixels=n * h * w) if block == "pixels" else fconv.pack_conv(wt, block)
+        got = np.full(want.shape, np.nan, np.float32)
+        fconv.conv2d(x, packed, bias, got, (0, 0, 0, 0), (1, 1), (low, high), residual)
+        _assert_within(got, want, (c + 4) * U * span)
+        if first is None:
+            first = got
+        np.testing.assert_array_equal(got, first)
+
+
+def test_one_row_weights_take_a_residual_and_an_activation_epilogue():
+    # pack_conv(pixels=1) gives a squeeze-and-excitation layer the one-row tiles; the layer's residual and the
+    # activation after its clamp (hard sigmoid: max(0, min(1, x / 6 + 1 / 2))) are computed as on the other tiles
+    from openvx_nn.kernels.frontend import epilogue_activation as ea
+    rng = np.random.default_rng(5)
+    wt, bias = _values(rng, (40, 1, 1, 8)), _values(rng, (40,))
+    wp = fconv.pack_conv(wt, pixels=1)
     assert wp.shape[3] == ROW_VECTORS
-    x, out = np.ones((1, 1, 1, 8), np.float32), np.empty((1, 1, 1, 40), np.float32)
-    with pytest.raises(ValueError, match="no residual"):
-        fconv.bind_conv2d(x, wp, np.zeros(40, np.float32), out, (0, 0, 0, 0), (1, 1), 0, np.zeros_like(out))
+    x, residual = _values(rng, (1, 1, 1, 8)), _values(rng, (1, 1, 1, 40))
+    plain = _plain_conv(x, wt, bias, residual, -np.inf, np.inf)
+    out = np.full((1, 1, 1, 40), np.nan, np.float32)
+    fconv.conv2d(x, wp, bias, out, (0, 0, 0, 0), (1, 1), 0, residual)
+    _assert_within(out, plain, 12 * U * _plain_conv(np.abs(x), np.abs(wt), np.abs(bias), np.abs(residual), 0, np.inf))
+    gate = np.full((1, 1, 1, 40), np.nan, np.float32)
+    fconv.conv2d(x, wp, bias, gate, (0, 0, 0, 0), (1, 1), 0, residual, ea.epilogue_of("hard_sigmoid", 40, a=1 / 6,
+                                                                                       b=0.5))
+    np.testing.assert_allclose(gate, np.clip(plain / 6 + 0.5, 0, 1), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("mode", [fpooling.AVERAGE, fpooling.MAX, fpooling.L2])

@@ -51,6 +51,7 @@ from .float_microkernel import (
     ROWS_WIDE_ODD,
     TILES,
     WIDE_LANES,
+    WIDE_THREE,
     Tile,
 )
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, stage, staged
@@ -194,6 +195,9 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         origin = x_at - (top * width + left) * depth * 4 if borders else \
             x_at + (top * width + left) * depth * 4 if in_h == 0 else x_at
         windows, per_slab = _border_windows(borders, rows, kh, kw, width, depth)
+        gemm = (kh == 1 and n_taps == 1 and n_inner == depth and stride_h == 1 and stride_w == 1 and not borders
+                and in_h == 0 and height == out_h and width == out_w and not listed)  # an unpadded 1x1 stride-1 layer
+        # (into a plain output: a bordered one takes its pixels' places from the row walk)
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
             first = u // n_tiles
@@ -207,10 +211,13 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
             oy = line - b * out_h
             for t in range(g, g_end):
                 p0 = t * rows
+                if gemm:  # pixel p's input at x + p * depth: no walk over images, rows and columns
+                    for r in range(rows):
+                        addresses[r] = x_at + min(p0 + r, pixels - 1) * depth * 4
                 at = origin + ((b * height + oy * stride_h) * width + ox * stride_w) * depth * 4
                 b_a, oy_a, ox_a = b, oy, ox
                 b_z, oy_z, ox_z = b, oy, ox
-                for r in range(rows):
+                for r in range(0 if gemm else rows):
                     if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
                         addresses[r] = addresses[r - 1]
                         out_px[r], res_px[r] = out_px[r - 1], res_px[r - 1]
@@ -287,8 +294,9 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                             of[q, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
                 # an output with a border of its own takes none: ``_epilogue``)
-                activate_span(of, flat, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code,
-                              alpha, scratch, ea, eb)
+                if code != NONE:
+                    activate_span(of, flat, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code,
+                                  alpha, scratch, ea, eb)
     return tiles
 
 
@@ -297,7 +305,10 @@ _WIDE_2, _WIDE_1 = _tiles(TILES[2, WIDE_LANES], False), _tiles(TILES[1, WIDE_LAN
 _NARROW_2_RES, _NARROW_1_RES = _tiles(TILES[2, LANES], True), _tiles(TILES[1, LANES], True)
 _WIDE_2_RES, _WIDE_1_RES = _tiles(TILES[2, WIDE_LANES], True), _tiles(TILES[1, WIDE_LANES], True)
 _NARROW_ROW, _WIDE_ROW = _tiles(TILES[ROW_VECTORS, LANES], False), _tiles(TILES[ROW_VECTORS, WIDE_LANES], False)
+_NARROW_ROW_RES = _tiles(TILES[ROW_VECTORS, LANES], True)
+_WIDE_ROW_RES = _tiles(TILES[ROW_VECTORS, WIDE_LANES], True)
 _WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
+_WIDE_3, _WIDE_3_RES = _tiles(TILES[WIDE_THREE, WIDE_LANES], False), _tiles(TILES[WIDE_THREE, WIDE_LANES], True)
 
 
 @jit.jitable
@@ -328,9 +339,13 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
     args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
             alpha, ea, eb, out_border, res_border, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
-    if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc; never with a residual: bind_conv2d checks)
-        if wide:
+    if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc, or pack_conv for one output pixel)
+        if wide and adding:
+            _WIDE_ROW_RES(*args)
+        elif wide:
             _WIDE_ROW(*args)
+        elif adding:
+            _NARROW_ROW_RES(*args)
         else:
             _NARROW_ROW(*args)
     elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
@@ -339,6 +354,11 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
             _WIDE_ODD_RES(*args)
         else:
             _WIDE_ODD(*args)
+    elif wide and wp.shape[3] == WIDE_THREE:
+        if adding:
+            _WIDE_3_RES(*args)
+        else:
+            _WIDE_3(*args)
     elif wide and two:
         if adding:
             _WIDE_2_RES(*args)
@@ -423,23 +443,37 @@ _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4
                jit.INT, jit.INT)
 
 
+def _padded(o: int, size: int) -> int:
+    return -(-o // size) * size
+
+
 def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
     """(vectors, lanes) of the blocks ``pack_conv`` packs ``o`` output channels in, for vectors of ``lanes`` (default:
-    the CPU's, ``isa.float_lanes``): of 16 for more than 16 channels or exactly 16, else of 8; two vectors a block
-    unless ``o`` leaves one vector's worth or less over a multiple of two (8, 24, 40...; 16, 48, 80...), so that no
-    block is half padding. A last block of fewer channels is written through masks (``tile_*_partial``): MobileNet
-    v2's 1x1 layers to 24 channels ran 2.0-2.3x faster on one block of 2 x 16 lanes than on three of 8, one thread."""
+    the CPU's, ``isa.float_lanes``): of 16 for more than 16 channels or exactly 16, else of 8. Of 8 lanes: two
+    vectors a block unless ``o`` leaves one vector's worth or less over a multiple of two (8, 24, 40...), so that no
+    block is half padding. Of 16: three vectors where they pad fewer channels than two (40, 48, 144, 240); else two,
+    unless one vector's blocks pad so much less that their slower tiles (12 x 1: 0.72 of the 8 x 2 tiles' rate) still
+    win (16 alone). A last block of fewer channels is written through masks (``tile_*_partial``): MobileNet v2's 1x1
+    layers to 24 channels ran 2.0-2.3x faster on one block of 2 x 16 lanes than on three of 8, one thread."""
     wide = (isa.float_lanes() if lanes is None else lanes) == WIDE_LANES
     if wide and (o > WIDE_LANES or o == WIDE_LANES):
-        return (1 if 0 < o % (2 * WIDE_LANES) <= WIDE_LANES else 2), WIDE_LANES
+        two = _padded(o, 2 * WIDE_LANES)
+        if _padded(o, WIDE_THREE * WIDE_LANES) < two:
+            return WIDE_THREE, WIDE_LANES
+        return (1 if _padded(o, WIDE_LANES) < 0.72 * two else 2), WIDE_LANES
     return (1 if 0 < o % (2 * LANES) <= LANES else 2), LANES
 
 
-def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None) -> np.ndarray:
+def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None, pixels: int = 0) -> np.ndarray:
     """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, vectors, lanes] float32
     with B = vectors * lanes output channels per block (``block_shape``, or ``block`` given), the last block
-    padded with zeros."""
+    padded with zeros. ``pixels``: the layer's output pixels where known; a layer of one (squeeze-and-excitation's
+    1x1 convolutions on a pooled map) takes the one-row tiles of ``ROW_VECTORS`` vectors, as ``pack_fc`` packs a
+    matrix-vector product (576 -> 144 channels: 1.4 us against 5.6 on 8 x 3 tiles computing one row eight times,
+    one thread)."""
     o, kh, kw, i = w.shape
+    if block is None and pixels == 1 and o > block_shape(o)[1]:
+        block = ROW_VECTORS, block_shape(o)[1]
     vecs, lanes = block_shape(o) if block is None else block
     size = vecs * lanes
     n_blocks = -(-o // size)
@@ -551,18 +585,11 @@ def bias_or_zeros(bias: np.ndarray | None, units: int) -> np.ndarray:
     return np.ascontiguousarray(bias, np.float32)
 
 
-def _no_row_residual(wp: np.ndarray, residual: np.ndarray | None) -> None:
-    if residual is not None and wp.shape[3] == ROW_VECTORS:
-        raise ValueError("weights packed for one-row tiles (pack_fc) take no residual")
-
-
-def _epilogue(epilogue: tuple | None, wp: np.ndarray, out: np.ndarray,
-              out_border: int = 0) -> tuple[int, np.ndarray, float, float]:
+def _epilogue(epilogue: tuple | None, out: np.ndarray, out_border: int = 0) -> tuple[int, np.ndarray, float, float]:
     """``epilogue`` (``epilogue_activation.epilogue_of``'s) checked against the layer (an activation after the
     clamp runs over whole output rows: none into a bordered output)."""
-    if epilogue is not None and epilogue[0] != NONE and (wp.shape[3] == ROW_VECTORS or out_border):
-        raise ValueError("weights packed for one-row tiles (pack_fc) and bordered outputs take no activation "
-                         "epilogue")
+    if epilogue is not None and epilogue[0] != NONE and out_border:
+        raise ValueError("a bordered output takes no activation epilogue")
     return checked_epilogue(epilogue, out.shape[-1])
 
 
@@ -628,9 +655,8 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     panel, n_units = work_units(wp, pixels)
     xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
                                  -(-wp.shape[0] // panel))
-    _no_row_residual(wp, residual)
     res, res_copy = _residual_input(residual, target, out_shape, res_border)
-    code, alpha, ea, eb = _epilogue(epilogue, wp, out, out_border)
+    code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
             *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0)
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, pixels * out.shape[3] * kh * inner)
@@ -760,7 +786,6 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
         return None
     x_border, out_border, res_border = (int(b) for b in borders)
     out_shape = _output_border(out, out_border)
-    _no_row_residual(wp, residual)
     res, res_copy = _residual_input(residual, out, out_shape, res_border)
     if res_copy is not None:
         return None
@@ -774,7 +799,7 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     staging = _BORDERED if x_border else _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
     top, left = (window[0], window[1]) if x_border else (int(pads[2]), int(pads[0]))
     bias = np.ascontiguousarray(bias, np.float32)
-    code, alpha, ea, eb = _epilogue(epilogue, wp, out, out_border)
+    code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     task = gang.NativeTask(n_units, pixels * out.shape[3] * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), alpha, int(strides[1]),
                            int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,

@@ -103,10 +103,16 @@ def _float_bias(args: Args) -> np.ndarray:
     return fconv.bias_or_zeros(args.get("bias"), args["output"].shape[-1])
 
 
+def _conv_packing(args: Args) -> Callable[[np.ndarray], np.ndarray]:
+    """``pack_conv`` for the layer's output pixels (one pixel: the one-row tiles)."""
+    out = args["output"].shape
+    return lambda w: fconv.pack_conv(w, pixels=out[0] * out[1] * out[2])
+
+
 def _prepare_conv_float(args: Args) -> Runner:
     bias, (pads, strides) = _float_bias(args), _pads(args)
     x, out, act = args["input"], args["output"], args["activation"]
-    return _Bound(args, fconv.pack_conv, lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act))
+    return _Bound(args, _conv_packing(args), lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act))
 
 
 def _prepare_depthwise_float(args: Args) -> Runner:
@@ -170,7 +176,7 @@ def _by_dtype(float_path: Callable[[Args], Runner], quant8_path: Callable[[Args]
 # ---- native entries (run from C without the GIL): the same kernels as the runners above, packed once ------
 
 def _native_conv_float(args: Args):
-    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args), args["output"],
+    return fconv.native_conv2d(args["input"], packed_filter(args, _conv_packing(args)), _float_bias(args), args["output"],
                                *_pads(args), args["activation"])
 
 
@@ -246,9 +252,9 @@ def _chained(p, state, native: bool, kernel):
         return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
             x, packed, bias, out, pads, strides, m, 0, epilogue=epilogue))
     if native:
-        return fconv.native_conv2d(x, packed_filter(args, fconv.pack_conv), bias, out, pads, strides, clamp,
+        return fconv.native_conv2d(x, packed_filter(args, _conv_packing(args)), bias, out, pads, strides, clamp,
                                    residual, epilogue)
-    return _Bound(args, fconv.pack_conv,
+    return _Bound(args, _conv_packing(args),
                   lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, clamp, residual, epilogue))
 
 
@@ -276,19 +282,19 @@ def _infer_conv_residual(args: Args):
 def _run_conv_residual(args: Args) -> None:
     """NHWC float32 convolution with a residual added before the fused activation:
     out = act(bias + sum input * filter + residual)."""
-    fconv.conv2d(args["input"], fconv.pack_conv(args["filter"]), _float_bias(args), args["output"], *_pads(args),
+    fconv.conv2d(args["input"], _conv_packing(args)(args["filter"]), _float_bias(args), args["output"], *_pads(args),
                  args["activation"], args["residual"])
 
 
 def _prepare_conv_residual(args: Args) -> Runner:
     bias, (pads, strides) = _float_bias(args), _pads(args)
     x, out, act, residual = args["input"], args["output"], args["activation"], args["residual"]
-    return _Bound(args, fconv.pack_conv,
+    return _Bound(args, _conv_packing(args),
                   lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, act, residual))
 
 
 def _native_conv_residual(args: Args):
-    return fconv.native_conv2d(args["input"], packed_filter(args, fconv.pack_conv), _float_bias(args), args["output"],
+    return fconv.native_conv2d(args["input"], packed_filter(args, _conv_packing(args)), _float_bias(args), args["output"],
                                *_pads(args), args["activation"], args["residual"])
 
 
