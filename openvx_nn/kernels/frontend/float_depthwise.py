@@ -2,13 +2,16 @@
 
 A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
 arithmetic: no im2col, no packing beyond [kh, kw, C * m], no padded copy of the input. With a multiplier
-of 1 every pixel runs on a micro-kernel: a 3x3 window (no dilation, whole vectors of 8 channels) wholly
-inside the image on ``float_microkernel.depthwise_3x3`` (a vector of channels of a run of output pixels
-with the nine weight vectors and the bias held in registers), every other window -- edges, other sizes,
-dilation, channel counts not in vectors of 8 -- on ``depthwise_microkernel`` (runs of pixels along a row,
-a block of ``CHUNK_VECTORS`` channel vectors per call, the taps inside the image given as ranges). The
-vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8. Other depth
-multipliers add tap by tap into the output.
+of 1 every pixel runs on a micro-kernel, a block of ``CHUNK_VECTORS`` channel vectors and an output row at a
+time: windows 3 or 5 taps across (no dilation across; any height and row dilation) at stride 1, and 5 across at
+stride 2, slide along the whole row (``depthwise_microkernel.slide``: runs of 8 pixels, each input column read
+once for every pixel whose window holds it, the edge columns included through per-column tests, so small maps
+keep 8 chains too); other 3x3 windows wholly inside the image on ``float_microkernel.depthwise_3x3`` (the nine
+weight vectors in registers); every other window -- edges, other sizes, dilation across, the partial vector of
+channel counts not in vectors of the width -- on ``depthwise_microkernel.run`` (the taps inside the image given
+as ranges). The vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8.
+Every micro-kernel sums in the order below, so which one takes a pixel changes no bit. Other depth multipliers
+add tap by tap into the output.
 
 float32 sums with fused multiply-adds: within docs/nnapi.md's bound of the float64 reference. ``bias_last``
 (multiplier 1, whole vectors of channels only): each output sums its taps inside the image from +0.0 in row
@@ -27,7 +30,28 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .depthwise_microkernel import run_x8, run_x8_last, run_x16, run_x16_last
+from .depthwise_microkernel import (
+    run_x8,
+    run_x8_last,
+    run_x16,
+    run_x16_last,
+    slide_x8_k3s1,
+    slide_x8_k3s2,
+    slide_x8_k5s1,
+    slide_x8_k5s2,
+    slide_x8_last_k3s1,
+    slide_x8_last_k3s2,
+    slide_x8_last_k5s1,
+    slide_x8_last_k5s2,
+    slide_x16_k3s1,
+    slide_x16_k3s2,
+    slide_x16_k5s1,
+    slide_x16_k5s2,
+    slide_x16_last_k3s1,
+    slide_x16_last_k3s2,
+    slide_x16_last_k5s1,
+    slide_x16_last_k5s2,
+)
 from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
 from .float_microkernel import (
     LANES,
@@ -125,7 +149,8 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
     last = max(first, min(out_w, (width - 1 - (kw - 1) * dil_w + pad_left) // stride_w + 1))
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
     chunk = CHUNK_VECTORS * lanes
-    vector = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1 and units % LANES == 0
+    slides = dil_w == 1 and (kw == 5 and stride_w <= 2 or kw == 3 and stride_w == 1)
+    vector = not slides and kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1 and units % LANES == 0
     x_step, x_row, x_col = 4 * stride_w * depth, 4 * dil_h * width * depth, 4 * dil_w * depth
     w_row, w_col = 4 * kw * units, 4 * units
     for r in range(r0, r1):
@@ -147,10 +172,20 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
         if held:
             _row_3x3(out_at + 4 * (r * out_w + first) * units, row_at + 4 * (first * stride_w - pad_left) * depth,
                      last - first, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high)
-        # The rest a block of channels at a time (its weights stay in L1 across the row), each block a pixel or
-        # the run of inner columns at a time.
+        # The rest a block of channels at a time (its weights stay in L1 across the row): rows 3 or 5 taps
+        # across at stride 1 or 2 slide along the whole row (``depthwise_microkernel.slide``), the partial
+        # vector and other windows a pixel or the run of inner columns at a time.
         for c0 in range(0, units, chunk):
             units_c = min(chunk, units - c0)
+            n_vec, valid = units_c // lanes, units_c % lanes
+            if slides and n_vec > 0:
+                _slide(lanes, bias_last, kw, stride_w, out_at + 4 * (r * out_w * units + c0),
+                       row_at + 4 * (c0 - pad_left * depth), out_w, 4 * units, 4 * depth, x_row, w_at + 4 * c0, w_row,
+                       w_col, bias_at + 4 * c0, ky0, ky1, n_vec, -pad_left, width, low, high)
+                if valid == 0:
+                    continue
+                c0 += n_vec * lanes
+                n_vec = 0
             ox = 0
             while ox < out_w:
                 x0 = ox * stride_w - pad_left
@@ -159,19 +194,74 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
                     ox += n
                     continue
                 kx0, kx1 = (0, kw) if n > 1 else _inside(x0, dil_w, width, kw)
-                args = (out_at + 4 * ((r * out_w + ox) * units + c0), row_at + 4 * (x0 * depth + c0), n, 4 * units,
-                        x_step, x_row, x_col, w_at + 4 * c0, w_row, w_col, bias_at + 4 * c0, ky0, ky1, kx0, kx1,
-                        units_c // lanes, units_c % lanes, low, high)
-                if lanes == WIDE_LANES:
-                    if bias_last:
-                        run_x16_last(*args)
-                    else:
-                        run_x16(*args)
-                elif bias_last:
-                    run_x8_last(*args)
-                else:
-                    run_x8(*args)
+                _run(lanes, bias_last, out_at + 4 * ((r * out_w + ox) * units + c0), row_at + 4 * (x0 * depth + c0), n,
+                     4 * units, x_step, x_row, x_col, w_at + 4 * c0, w_row, w_col, bias_at + 4 * c0, ky0, ky1, kx0, kx1,
+                     n_vec, valid, low, high)
                 ox += n
+
+
+@jit.kernel
+def _run(lanes, bias_last, o_at, i_at, n, out_step, x_step, x_row, x_col, w_at, w_row, w_col, bias_at, ky0, ky1, kx0,
+         kx1, n_vec, valid, low, high):
+    """``depthwise_microkernel.run`` of ``lanes`` lanes in the order ``bias_last`` gives."""
+    args = (o_at, i_at, n, out_step, x_step, x_row, x_col, w_at, w_row, w_col, bias_at, ky0, ky1, kx0, kx1, n_vec,
+            valid, low, high)
+    if lanes == WIDE_LANES:
+        if bias_last:
+            run_x16_last(*args)
+        else:
+            run_x16(*args)
+    elif bias_last:
+        run_x8_last(*args)
+    else:
+        run_x8(*args)
+
+
+@jit.kernel
+def _slide(lanes, bias_last, kw, stride, o_at, i_at, n, out_step, x_col, x_row, w_at, w_row, w_col, bias_at, ky0, ky1,
+           n_vec, col0, width, low, high):
+    """``depthwise_microkernel.slide`` for ``kw`` (3 or 5) taps across, ``stride`` 1 or 2."""
+    args = (o_at, i_at, n, out_step, x_col, x_row, w_at, w_row, w_col, bias_at, ky0, ky1, n_vec, col0, width, low,
+            high)
+    if lanes == WIDE_LANES:
+        if bias_last:
+            if kw == 3:
+                if stride == 1:
+                    slide_x16_last_k3s1(*args)
+                else:
+                    slide_x16_last_k3s2(*args)
+            elif stride == 1:
+                slide_x16_last_k5s1(*args)
+            else:
+                slide_x16_last_k5s2(*args)
+        elif kw == 3:
+            if stride == 1:
+                slide_x16_k3s1(*args)
+            else:
+                slide_x16_k3s2(*args)
+        elif stride == 1:
+            slide_x16_k5s1(*args)
+        else:
+            slide_x16_k5s2(*args)
+    elif bias_last:
+        if kw == 3:
+            if stride == 1:
+                slide_x8_last_k3s1(*args)
+            else:
+                slide_x8_last_k3s2(*args)
+        elif stride == 1:
+            slide_x8_last_k5s1(*args)
+        else:
+            slide_x8_last_k5s2(*args)
+    elif kw == 3:
+        if stride == 1:
+            slide_x8_k3s1(*args)
+        else:
+            slide_x8_k3s2(*args)
+    elif stride == 1:
+        slide_x8_k5s1(*args)
+    else:
+        slide_x8_k5s2(*args)
 
 
 @jit.kernel
