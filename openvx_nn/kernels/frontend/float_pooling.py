@@ -1,10 +1,15 @@
-"""Fast float32 AVERAGE, MAX and L2 pooling on NHWC data, vectorized over the channels.
+"""NNAPI's AVERAGE, MAX and L2 pooling on NHWC data (float32, or binary16 bits on both sides): the rules as
+parameters of ``window_runs``' one-pass reductions, here only which runs each call reduces.
 
-Same contract as ``nhwc_pooling.pool2d`` (padded positions take no part; the average and the L2 mean
-divide by the number of input positions inside the window), computed in float32 straight into the
-output: the loop over the channels is innermost (contiguous), so LLVM vectorizes it. Output rows are shared
-with the engine's helpers when the layer is large enough (``float_sharing``). Maxima are exact; sums are
-float32 (within docs/nnapi.md's bound of the float64 reference).
+Same contract as ``nhwc_pooling.pool2d`` (padded positions take no part; the average and the L2 mean divide by
+the number of input positions inside the window; a window with none gives 0; a NaN is passed over by the
+maximum), computed in float32 straight into the output. Each output pixel's channels are one run of ``C``
+values and its window's taps are runs at fixed byte offsets, so the output pixels of a row whose windows lie
+inside the image are one call (``n_rows`` of them, ``stride_w`` pixels apart), the taps in the window's row
+order; a window the image cuts is a call of its inside taps alone. Output rows are shared with the engine's
+helpers when the layer is large enough (``float_sharing``). Maxima are exact; sums are float32 in tap order
+(within docs/nnapi.md's bound of the float64 reference). Binary16 values are widened as loaded and each output
+rounded once: the bytes of the float32 pool between an exact widening and one rounding.
 """
 from __future__ import annotations
 
@@ -17,39 +22,46 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .float_microkernel import (
-    LANES,
-    WIDE_LANES,
-    l2_taps,
-    l2_taps_wide,
-    max_taps,
-    max_taps_wide,
-    mean_taps,
-    mean_taps_wide,
-)
+from .chw_pooling import window_span
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
+from .window_runs import greater_runs, greater_runs_h, l2_runs, l2_runs_h, mean_runs, mean_runs_h
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
 
 @jit.kernel
+def _runs(mode, half, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, count, low, high):
+    """The ``window_runs`` call of ``mode`` (binary16 on both sides: ``half``)."""
+    args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, count, low, high)
+    if half:
+        if mode == MAX:
+            greater_runs_h(*args)
+        elif mode == L2:
+            l2_runs_h(*args)
+        else:
+            mean_runs_h(*args)
+    elif mode == MAX:
+        greater_runs(*args)
+    elif mode == L2:
+        l2_runs(*args)
+    else:
+        mean_runs(*args)
+
+
+@jit.kernel
 def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, r0, r1):
-    """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``) on flat views, the channel loop innermost;
-    whole vectors of 8 channels on ``max_taps``, ``mean_taps`` or ``l2_taps`` (16 at a time on their ``_wide``
-    forms while as many are left; the window's taps as byte offsets, the sum in a register: the scalar loop,
-    adding into the output tap by tap, took 37 us for MobileNet v2's global average of 7x7x1280, the vectors 4);
-    channels past the last whole vector by one more vector ending at the last channel (BlazeFace's 2x2 max pool of
-    64x64x28: 33 us with its last 4 channels on the scalar loop, 12 so); fewer than 8 channels on that loop."""
+    """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``): the pixels whose windows lie inside the
+    image in one call a row, the others one call each (module doc)."""
     _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
+    half, ex, eo = x.itemsize == 2, x.itemsize, out.itemsize  # constants of each compiled form
     low, high = np.float32(lo), np.float32(hi)
-    xf, of = x.reshape(-1), out.reshape(-1)
-    start = np.float32(-np.inf) if mode == MAX else np.float32(0.0)
-    vectors = depth // LANES
+    of = out.reshape(-1)
+    c0, c1 = window_span(-pad_left, stride_w, kw, width, out_w)
     offsets, whole = np.empty(max(1, kh * kw), np.int64), np.empty(max(1, kh * kw), np.int64)
     for iy in range(kh):  # a window inside the image: its taps' offsets from its first one, the same for all
         for ix in range(kw):
-            whole[iy * kw + ix] = (iy * width + ix) * depth * 4
+            whole[iy * kw + ix] = (iy * width + ix) * depth * ex
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
     offsets_at, whole_at = np.int64(offsets.ctypes.data), np.int64(whole.ctypes.data)
     for row in range(r0, r1):
@@ -57,76 +69,28 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
         oy = row - b * out_h
         y0 = oy * stride_h - pad_top
         ya, yb = max(y0, 0), min(y0 + kh, height)
+        inside = y0 >= 0 and y0 + kh <= height
+        o_row = row * out_w * depth
+        if inside and c1 > c0:
+            _runs(mode, half, out_at + eo * (o_row + c0 * depth),
+                  x_at + ex * ((b * height + y0) * width + c0 * stride_w - pad_left) * depth, whole_at, kh * kw,
+                  depth, c1 - c0, eo * depth, ex * stride_w * depth, np.float32(kh * kw), low, high)
         for ox in range(out_w):
+            if inside and c0 <= ox < c1:
+                continue
             x0 = ox * stride_w - pad_left
             xa, xb = max(x0, 0), min(x0 + kw, width)
-            count = max(0, yb - ya) * max(0, xb - xa)
-            o = ((b * out_h + oy) * out_w + ox) * depth
-            head = vectors * LANES if count > 0 else 0  # channels max_taps does (an empty window: none, 0 below)
-            if head > 0:
-                n, taps_at, x_from = kh * kw, whole_at, x_at + ((b * height + y0) * width + x0) * depth * 4
-                if count < n:  # a window the image cuts: the offsets of its taps inside, from the image's start
-                    n, taps_at, x_from = 0, offsets_at, x_at
-                    for iy in range(ya, yb):
-                        for ix in range(xa, xb):
-                            offsets[n] = ((b * height + iy) * width + ix) * depth * 4
-                            n += 1
-                c = 0
-                while c < head:  # 16 channels a call while as many are left (two AVX2 vectors' work without AVX-512)
-                    at, x_c = out_at + 4 * (o + c), x_from + 4 * c
-                    if c + WIDE_LANES <= head:
-                        if mode == MAX:
-                            max_taps_wide(at, x_c, n, taps_at, low, high)
-                        elif mode == L2:
-                            l2_taps_wide(at, x_c, n, taps_at, np.float32(count), low, high)
-                        else:
-                            mean_taps_wide(at, x_c, n, taps_at, np.float32(count), low, high)
-                        c += WIDE_LANES
-                        continue
-                    if mode == MAX:
-                        max_taps(at, x_c, n, taps_at, low, high)
-                    elif mode == L2:
-                        l2_taps(at, x_c, n, taps_at, np.float32(count), low, high)
-                    else:
-                        mean_taps(at, x_c, n, taps_at, np.float32(count), low, high)
-                    c += LANES
-                if head < depth:  # the last channels: a vector ending at the last one, over some channels done
-                    at, x_c = out_at + 4 * (o + depth - LANES), x_from + 4 * (depth - LANES)  # (the same values
-                    if mode == MAX:  # again: the same taps in the same order)
-                        max_taps(at, x_c, n, taps_at, low, high)
-                    elif mode == L2:
-                        l2_taps(at, x_c, n, taps_at, np.float32(count), low, high)
-                    else:
-                        mean_taps(at, x_c, n, taps_at, np.float32(count), low, high)
-                    head = depth
-            if head == depth:
-                continue
-            for c in range(head, depth):
-                of[o + c] = start
+            n = 0  # the offsets of the taps inside the image, from the image's start, in the window's row order
             for iy in range(ya, yb):
                 for ix in range(xa, xb):
-                    i = ((b * height + iy) * width + ix) * depth
-                    if mode == MAX:
-                        for c in range(head, depth):  # as max_taps: a NaN input fails the test, passed over
-                            v, m = xf[i + c], of[o + c]
-                            of[o + c] = max(m, v)
-                    elif mode == L2:
-                        for c in range(head, depth):
-                            of[o + c] += xf[i + c] * xf[i + c]
-                    else:
-                        for c in range(head, depth):
-                            of[o + c] += xf[i + c]
-            for c in range(head, depth):
-                v = of[o + c]
-                if count == 0:
-                    v = np.float32(0.0)
-                elif mode == L2:
-                    v = np.sqrt(v / np.float32(count))
-                elif mode == AVERAGE:
-                    v = v / np.float32(count)
-                v = max(v, low)
-                v = min(v, high)
-                of[o + c] = v
+                    offsets[n] = ((b * height + iy) * width + ix) * depth * ex
+                    n += 1
+            o = o_row + ox * depth
+            if n == 0:  # no input position: 0 (+0.0 in either width)
+                for c in range(depth):
+                    of[o + c] = 0
+            else:
+                _runs(mode, half, out_at + eo * o, x_at, offsets_at, n, depth, 1, 0, 0, np.float32(n), low, high)
 
 
 @jit.kernel
@@ -149,20 +113,37 @@ COST_PER_VALUE = 4
 """A window value's time in a convolution multiply-add's (``Rows`` weighs work in the latter), as
 ``float_depthwise.COST_PER_MAC``: ResNet's 3x3/2 max pool of 112x112x64 (1.8 million values) is shared."""
 _POOL_TYPES = (F32[4, False], F32[4, True], *(jit.INT,) * 7, jit.FLOAT, jit.FLOAT)
+_HALF_TYPES = (jit.types.Array(jit.types.uint16, 4, "C", readonly=True), jit.types.Array(jit.types.uint16, 4, "C"),
+               *_POOL_TYPES[2:])
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous binary16 array's bits as uint16 (the kernel's binary16 form), else ``a`` itself."""
+    return a.view(np.uint16) if a.dtype == np.float16 and a.flags.c_contiguous else a
 
 
 def bind_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int],
                 strides: tuple[int, int], filter_size: tuple[int, int], activation: int) -> Callable[[], None]:
-    """A no-argument call pooling float32 ``x`` into ``out`` (``mode`` AVERAGE, MAX or L2) from their current
-    values; ``pads`` (left, right, top, bottom), ``strides`` and ``filter_size`` (width, height)."""
+    """A no-argument call pooling ``x`` into ``out`` (``mode`` AVERAGE, MAX or L2) from their current values,
+    both float32 or both float16 (no float32 copy of either); ``pads`` (left, right, top, bottom), ``strides``
+    and ``filter_size`` (width, height)."""
     lo, hi = real_range(activation)
-    target = output_target(out)
-    xs, copy = staged(x)
+    half = np.dtype(x.dtype) == np.float16
+    if half != (np.dtype(out.dtype) == np.float16):
+        raise ValueError(f"x ({x.dtype}) and out ({out.dtype}) must both be float32 or both float16")
+    if half:  # the bits, C-contiguous (other layouts through buffers, copied per call as float32's are)
+        target = np.empty(out.shape, np.uint16) if not out.flags.c_contiguous else out.view(np.uint16)
+        written = out if out.flags.c_contiguous else target.view(np.float16)  # what finish copies into out
+        xs = x.view(np.uint16) if x.flags.c_contiguous else np.empty(x.shape, np.uint16)
+        copy = None if x.flags.c_contiguous else lambda: xs.view(np.float16).__setitem__(Ellipsis, x)
+    else:
+        target = written = output_target(out)
+        xs, copy = staged(x)
     args = (xs, target, int(mode), int(pads[2]), int(pads[0]), int(strides[1]), int(strides[0]),
             int(filter_size[1]), int(filter_size[0]), float(lo), float(hi))
-    rows = Rows(_pool_rows, _pool_shared, args, _POOL_TYPES, out.shape[0] * out.shape[1],
+    rows = Rows(_pool_rows, _pool_shared, args, _HALF_TYPES if half else _POOL_TYPES, out.shape[0] * out.shape[1],
                 out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE)
-    return finish(rows, [copy], target, out)
+    return finish(rows, [copy], written, out)
 
 
 def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int, int], strides: tuple[int, int],

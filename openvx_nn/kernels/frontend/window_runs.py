@@ -18,13 +18,20 @@ from +0.0 in tap order of each value times ``scale``, as one fused multiply-add 
 every CPU; a power-of-two scale makes the product exact for normal floats, so it is the sum of the scaled
 values), then divided by ``divisor`` (a scale and divisor of 1.0 change nothing).
 
+NNAPI's pooling rules (``float_pooling``, one pass over the window's taps as runs of channels): ``greater_runs``
+the largest value a ``>`` test picks from -inf (a NaN fails it and is passed over; of equal values the first
+visited stays, so a window's +0.0 and -0.0 give the one its order meets first); ``mean_runs`` the sum from +0.0
+in tap order with plain additions, divided by ``divisor`` (the count of positions inside the input);
+``l2_runs`` the same over each value's square, rounded before its addition, then square-rooted. Each result is
+clamped to the fused activation's ``[lo, hi]`` (a NaN fails both tests and stays).
+
 Element types. Each pass reads float32 or binary16 runs and writes float32 or binary16 outputs (``half_in``,
-``half_out``; the ``_hf`` and ``_fh`` forms): binary16 lanes are widened exactly as they are loaded and each
+``half_out``; the ``_hf`` and ``_fh`` forms; NNAPI's ``_h`` forms both): binary16 lanes are widened exactly as they are loaded and each
 result is narrowed once as it is stored (``support/binary16``), the reduction itself is float32 either way, so a
 binary16 pool gives the float32 pool's results on the widened values, rounded once. The maximum keeps a signaling
 NaN's bits through both conversions (it passes NaNs on unchanged); the sum takes the CPU's conversions alone
 (``widen_arithmetic``, ``narrow_arithmetic``: its additions quiet every NaN anyway, so the bits are the same at a
-fraction of the instructions). Offsets and strides are in bytes whatever the element (a binary16 run's value ``j``
+fraction of the instructions; NNAPI's maximum never gives a NaN, so its forms take those too). Offsets and strides are in bytes whatever the element (a binary16 run's value ``j``
 is at ``2 * j``).
 """
 from __future__ import annotations
@@ -41,20 +48,29 @@ VECTORS = 4
 """Vectors of ``LANES`` a step (a 112-wide row in two steps, a 55-wide pooled row in one)."""
 _F32, _I16, _I32, _I64 = ir.FloatType(), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
+MAXIMUM, SUM, GREATER, MEAN, SQUARES = range(5)
+"""The reductions (module doc): IEEE ``maximum``; the scaled sum; and NNAPI's three, each result clamped to the
+fused activation's ``[lo, hi]``: the largest value a ``>`` test picks from -inf, the sum and the sum of squares
+over ``divisor`` (square-rooted)."""
+FLOATS = (0, 2, 3, 3, 3)
+"""How many float arguments each kind takes after the eight integers."""
 
-def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: int, half_in: bool,
+
+def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, half_in: bool,
             half_out: bool) -> ir.Function:
-    """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, scale, divisor])`` (module doc) reading
+    """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, floats])`` (module doc; the floats
+    ``kind`` takes: none, ``scale, divisor`` or ``divisor, lo, hi``) reading
     every ``stride``-th value of the runs, row after row (memory in order), each row in steps of ``vectors``
     vectors (each its own chain of taps: one chain would wait on each compare and select in turn): whole steps
     with plain loads, then the rest of the row through masks made once; at stride 2 each vector is the even
     lanes of two loads; binary16 lanes (``half_in``, ``half_out``) are widened as loaded, narrowed as stored."""
+    maximum, clamped = kind == MAXIMUM, kind >= GREATER
     vec = ir.VectorType(_F32, LANES)
     halves = ir.VectorType(_I16, LANES)
     in_vec, in_size = (halves, 2) if half_in else (vec, 4)
     out_vec, out_size = (halves, 2) if half_out else (vec, 4)
     in_p, out_p = in_vec.as_pointer(), out_vec.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 8 + ([] if maximum else [_F32, _F32])), name)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 8 + [_F32] * FLOATS[kind]), name)
     fn.linkage = "internal"
     out, base, offsets, n_taps, n, n_rows, out_stride, base_stride = fn.args[:8]
     load, _, lanes_below = masked_lanes(module, in_vec)
@@ -62,6 +78,7 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     fma = module.declare_intrinsic(f"llvm.fma.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
     # IEEE 754-2019 maximum: NaN wins, -0.0 below +0.0 (one vrangeps with AVX-512DQ, a short sequence elsewhere)
     larger = module.declare_intrinsic(f"llvm.maximum.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec]))
+    sqrt = module.declare_intrinsic(f"llvm.sqrt.v{LANES}f32", fnty=ir.FunctionType(vec, [vec]))
     i64p = _I64.as_pointer()
     step = LANES * vectors
     evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
@@ -69,7 +86,11 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     entry = fn.append_basic_block("entry")
     b = ir.IRBuilder(entry)
     first_offset = b.load(b.inttoptr(offsets, i64p))
-    scale, divisor = (None, None) if maximum else (splat(b, fn.args[8], vec), splat(b, fn.args[9], vec))
+    scale = divisor = low = high = None
+    if kind == SUM:
+        scale, divisor = splat(b, fn.args[8], vec), splat(b, fn.args[9], vec)
+    elif clamped:
+        divisor, low, high = (splat(b, a, vec) for a in fn.args[8:11])
     whole = b.sub(n, b.srem(n, constant(step)))  # outputs [0, whole) in whole steps, [whole, n) in the last
     left = [b.sub(b.sub(n, whole), constant(LANES * v)) for v in range(vectors)]  # lanes of vector v in the last
     tail_masks = [lanes_below(b, count) for count in left]
@@ -119,6 +140,8 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         if maximum:
             first = b.add(row_base, first_offset)
             starts = [read(b, first, j, v) for v in range(vectors)]
+        elif kind == GREATER:
+            starts = [ir.Constant(vec, [float("-inf")] * LANES)] * vectors
         else:
             starts = [ir.Constant(vec, None)] * vectors
         b.branch(tap_head)
@@ -133,12 +156,25 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
         run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
         for v, acc in enumerate(accs):
             value = read(b, run, j, v)
-            acc.add_incoming(b.call(larger, [acc, value]) if maximum else b.call(fma, [value, scale, acc]), tap_body)
+            if maximum:
+                value = b.call(larger, [acc, value])
+            elif kind == SUM:
+                value = b.call(fma, [value, scale, acc])
+            elif kind == GREATER:  # a NaN fails the test: passed over
+                value = b.select(b.fcmp_ordered(">", value, acc), value, acc)
+            else:  # separate multiplies and adds, in tap order
+                value = b.fadd(acc, b.fmul(value, value) if kind == SQUARES else value)
+            acc.add_incoming(value, tap_body)
         t.add_incoming(b.add(t, constant(1)), tap_body)
         b.branch(tap_head)
         b = ir.IRBuilder(end)
         for v, acc in enumerate(accs):
-            result = acc if maximum else b.fdiv(acc, divisor)
+            result = acc if kind in (MAXIMUM, GREATER) else b.fdiv(acc, divisor)
+            if kind == SQUARES:
+                result = b.call(sqrt, [result])
+            if clamped:  # a NaN fails both tests and stays
+                result = b.select(b.fcmp_ordered("<", result, low), low, result)
+                result = b.select(b.fcmp_ordered(">", result, high), high, result)
             if half_out:  # rounded once, here
                 result = narrow(b, b.bitcast(result, ir.VectorType(_I32, LANES)))
             address = b.add(row_out, b.mul(b.add(j, constant(LANES * v)), constant(out_size)))
@@ -176,11 +212,11 @@ def _define(module: ir.Module, name: str, maximum: bool, stride: int, vectors: i
     return fn
 
 
-def _codegen(name: str, maximum: bool, stride: int, vectors: int, half_in: bool, half_out: bool):
+def _codegen(name: str, kind: int, stride: int, vectors: int, half_in: bool, half_out: bool):
     def codegen(context, builder, signature, values):
-        fn = builder.module.globals.get(name) or _define(builder.module, name, maximum, stride, vectors, half_in,
+        fn = builder.module.globals.get(name) or _define(builder.module, name, kind, stride, vectors, half_in,
                                                          half_out)
-        kinds = (types.int64,) * 8 + (() if maximum else (types.float32, types.float32))
+        kinds = (types.int64,) * 8 + (types.float32,) * FLOATS[kind]
         builder.call(fn, [context.cast(builder, a, t, k) for a, t, k in zip(values, signature.args, kinds)])
         return context.get_dummy_value()
     return codegen
@@ -198,7 +234,7 @@ def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool
         if not typed_args(args):
             return None
         return types.void(*(types.int64,) * 8), _codegen(
-            f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}{kinds}", True, stride, vectors, half_in, half_out)
+            f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}{kinds}", MAXIMUM, stride, vectors, half_in, half_out)
 
     @intrinsic
     def sum_runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
@@ -208,7 +244,7 @@ def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool
         if not typed_args((out, base, offsets, n_taps, n, n_rows, out_stride, base_stride), (scale, divisor)):
             return None
         return (types.void(*(types.int64,) * 8, types.float32, types.float32),
-                _codegen(f"openvx_nn_sum_runs_s{stride}v{vectors}x{LANES}{kinds}", False, stride, vectors, half_in,
+                _codegen(f"openvx_nn_sum_runs_s{stride}v{vectors}x{LANES}{kinds}", SUM, stride, vectors, half_in,
                          half_out))
     return max_runs, sum_runs
 
@@ -224,3 +260,23 @@ max_runs_fh, sum_runs_fh = _intrinsics(1, VECTORS, half_out=True)
 """``max_runs`` and ``sum_runs`` writing binary16 outputs (``out + 2 * j``), each rounded once."""
 max_runs_2fh, sum_runs_2fh = _intrinsics(2, VECTORS, half_out=True)
 """``max_runs_2`` and ``sum_runs_2`` writing binary16 outputs."""
+
+
+def _clamped(kind: int, half: bool):
+    name = f"openvx_nn_{('greater', 'mean', 'l2')[kind - GREATER]}_runs_v{VECTORS}x{LANES}{'hh' if half else 'ff'}"
+
+    @intrinsic
+    def runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, divisor, lo, hi):
+        """``(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, divisor, lo, hi)``: as ``max_runs``
+        (stride 1) under NNAPI's rules (module doc), each result clamped to ``[lo, hi]``."""
+        if not typed_args((out, base, offsets, n_taps, n, n_rows, out_stride, base_stride), (divisor, lo, hi)):
+            return None
+        return (types.void(*(types.int64,) * 8, *(types.float32,) * 3),
+                _codegen(name, kind, 1, VECTORS, half, half))
+    return runs
+
+
+greater_runs, mean_runs, l2_runs = (_clamped(kind, False) for kind in (GREATER, MEAN, SQUARES))
+"""NNAPI's maximum, average and L2 of contiguous float32 runs (the ``divisor`` the window's count), clamped."""
+greater_runs_h, mean_runs_h, l2_runs_h = (_clamped(kind, True) for kind in (GREATER, MEAN, SQUARES))
+"""The same reading and writing binary16: widened as loaded, each result narrowed once as stored."""

@@ -378,7 +378,7 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         pooling.pool2d(args["input"], args["output"], mode, pads, strides, (args["filter_w"], args["filter_h"]),
                        args["activation"], args.quant("input"), args.quant("output"))
 
-    def prepare(args: Args) -> Runner:  # float32
+    def prepare(args: Args) -> Runner:  # float32 or float16
         pads, strides = _pads(args)
         size = (args["filter_w"], args["filter_h"])
         return fpooling.bind_pool2d(args["input"], args["output"], mode, pads, strides, size, args["activation"])
@@ -407,33 +407,14 @@ def _pool_kernel(op: str, index: int, mode: int, types: tuple) -> None:
         return quant8_pooling.native_pool(mode == pooling.MAX, args["input"], args["output"], pads, strides,
                                           (args["filter_w"], args["filter_h"]), args["activation"],
                                           args.quant("input"), args.quant("output"))
-    def half(args: Args) -> Runner:  # float16: the float32 kernel between a widening and a rounding
-        pads, strides = _pads(args)
-        size = (args["filter_w"], args["filter_h"])
-        return through_float32(args["input"], args["output"], lambda x32, out32: fpooling.bind_pool2d(
-            x32, out32, mode, pads, strides, size, args["activation"]))
-
-    def prepare_any(args: Args) -> Runner:
-        return (half if np.dtype(args["input"].dtype) == F16 else _by_dtype(prepare, quant8))(args)
+    def prepare_any(args: Args) -> Runner:  # float16: the same kernel on the binary16 bits (no float32 copies)
+        return (prepare if np.dtype(args["input"].dtype) == F16 else _by_dtype(prepare, quant8))(args)
 
     def native_any(args: Args):
         return None if np.dtype(args["input"].dtype) == F16 else _by_dtype(native_float, native_quant8)(args)
     nnapi_kernel(NNAPIKernel(op, index, ("input",), ("output",), infer, run,
                              ints=WINDOW + ("filter_w", "filter_h", "activation"), quantized=("input", "output"),
                              prepare=prepare_any, native=native_any))
-
-
-def through_float32(x: np.ndarray, out: np.ndarray, bind: Callable[[np.ndarray, np.ndarray], Runner]) -> Runner:
-    """A float16 node's runner on its float32 kernel, ``bind(x32, out32)`` on float32 scratch arrays: each run
-    widens the input (exactly), runs the kernel and rounds each output once to float16 (to nearest even)."""
-    x32, out32 = np.empty(x.shape, np.float32), np.empty(out.shape, np.float32)
-    call = bind(x32, out32)
-
-    def run() -> None:
-        x32[...] = x
-        call()
-        out[...] = out32
-    return run
 
 
 F16 = np.dtype(np.float16)
