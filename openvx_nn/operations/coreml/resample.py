@@ -12,15 +12,22 @@ RESAMPLE_METHODS = ("nearest", "strict_align_endpoints", "align_endpoints", "ups
 BOX_MODES = ("corners_height_first", "corners_width_first", "center_size_height_first", "center_size_width_first")
 
 
-def _validate_resample(v: Validation) -> None:
+def _check_resample(v: Validation, w: int, min_rank: int, what: str) -> None:
+    """A resampling's output may differ from its input on the width and height axes ``w``, ``w + 1`` alone;
+    nearest upsampling needs whole factors on both."""
     x = float_input(v, 0)
     v.state["method"] = method = enum_value(v, 1, RESAMPLE_METHODS, "method")
     dims = declared_output(v, 2)
-    v.require(x.rank >= 3 and dims[2:] == x.dims[2:], 2, Status.VX_ERROR_INVALID_DIMENSION,
-              f"only width and height may change: {list(x.dims)} -> {list(dims)}")
+    kept = len(dims) == x.rank and all(d == e for k, (d, e) in enumerate(zip(dims, x.dims)) if k not in (w, w + 1))
+    v.require(x.rank >= min_rank and kept, 2, Status.VX_ERROR_INVALID_DIMENSION,
+              f"{what}only width and height may change: {list(x.dims)} -> {list(dims)}")
     if method == "nearest":
-        v.require(dims[0] % x.dims[0] == 0 and dims[1] % x.dims[1] == 0, 2, Status.VX_ERROR_INVALID_DIMENSION,
-                  f"nearest upsampling needs whole factors: {list(x.dims[:2])} -> {list(dims[:2])}")
+        v.require(dims[w] % x.dims[w] == 0 and dims[w + 1] % x.dims[w + 1] == 0, 2, Status.VX_ERROR_INVALID_DIMENSION,
+                  f"nearest upsampling needs whole factors: {list(x.dims[w:w + 2])} -> {list(dims[w:w + 2])}")
+
+
+def _validate_resample(v: Validation) -> None:
+    _check_resample(v, 0, 3, "")
 
 
 def _prepare_resample(p, state):
@@ -34,14 +41,8 @@ describe(20, "resample", (tensor("input"), scalar("method", ENUM), output()), _v
 
 def _validate_resample_nhwc(v: Validation) -> None:
     x = float_input(v, 0)
-    v.state["method"] = method = enum_value(v, 1, RESAMPLE_METHODS, "method")
-    dims = declared_output(v, 2)
-    v.require(x.rank == 4 and len(dims) == 4 and dims[0] == x.dims[0] and dims[3] == x.dims[3], 2,
-              Status.VX_ERROR_INVALID_DIMENSION,
-              f"channels-last [C, W, H, N]: only width and height may change: {list(x.dims)} -> {list(dims)}")
-    if method == "nearest":
-        v.require(dims[1] % x.dims[1] == 0 and dims[2] % x.dims[2] == 0, 2, Status.VX_ERROR_INVALID_DIMENSION,
-                  f"nearest upsampling needs whole factors: {list(x.dims[1:3])} -> {list(dims[1:3])}")
+    v.require(x.rank == 4, 0, Status.VX_ERROR_INVALID_DIMENSION, f"channels-last [C, W, H, N] expected: {list(x.dims)}")
+    _check_resample(v, 1, 4, "channels-last [C, W, H, N]: ")
 
 
 def _prepare_resample_nhwc(p, state):
