@@ -3,6 +3,8 @@ earlier node is word for word the entry its kernel would pack for the node itsel
 strides, broadcasting, in-place aliasing and parameters; what a stamp must not cover is built afresh."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -75,8 +77,8 @@ def test_a_stamped_elementwise_entry_is_the_packed_one(kind, dtype):
         nearest = bool(rng.integers(2))
         for _ in range(3):  # the first learns the stamp, the next two are made from it
             a, b, o = _arrays(rng, dtype, shape, kind)
-            _check(lambda: elementwise.native_add_sub(a, b, o, saturate, subtract))
-            _check(lambda: elementwise.native_multiply(a, b, scale, o, saturate, nearest))
+            _check(partial(elementwise.native_add_sub, a, b, o, saturate, subtract))
+            _check(partial(elementwise.native_multiply, a, b, scale, o, saturate, nearest))
 
 
 @pytest.mark.parametrize("function, dtype", [(f, np.int16) for f in ("relu", "brelu", "logistic", "tanh", "linear")]
@@ -90,7 +92,7 @@ def test_a_stamped_activation_entry_is_the_packed_one(function, dtype):
             out = np.zeros(shape, dtype)
             x = out if in_place else np.zeros(shape, dtype)
             fpp = 8 * (dtype == np.int16)
-            _check(lambda: activation.native_entry(x, out, function, a, b, fpp_in=fpp, fpp_out=fpp))
+            _check(partial(activation.native_entry, x, out, function, a, b, fpp_in=fpp, fpp_out=fpp))
 
 
 def test_float32_logistic_and_tanh_entries_are_built_afresh_with_their_own_chunk_counters():

@@ -296,7 +296,7 @@ def test_float32_arithmetic_runs_natively_with_broadcast_and_fused_activations(o
         act = int(rng.integers(0, 4))
         inputs, out = [Tensor(a), Tensor(b, const=bool(seed % 2)), i32(act)], Out(F32T, shape)
         native = _native_result(*_compiled(op, inputs, out, True))
-        compilation, execution, python = _compiled(op, inputs, out, False)
+        _, execution, python = _compiled(op, inputs, out, False)
         execution.compute()
         assert np.array_equal(native, python), f"seed {seed}: native and Python paths differ"
         lo, hi = {0: (-np.inf, np.inf), 1: (0, np.inf), 2: (-1, 1), 3: (0, 6)}[act]
