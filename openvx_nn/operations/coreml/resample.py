@@ -30,13 +30,17 @@ def _validate_resample(v: Validation) -> None:
     _check_resample(v, 0, 3, "")
 
 
-def _prepare_resample(p, state):
-    return resample.prepare(p[0].array, p[2].array, state["method"]).run
+def _describe(index: int, name: str, validate, prepare) -> None:
+    """A resampling kernel whose plan ``prepare(x, out, method)`` makes (its ``run`` and native ``entry``)."""
+    def bind(p, state):
+        return prepare(p[0].array, p[2].array, state["method"]).run
+
+    describe(index, name, (tensor("input"), scalar("method", ENUM), output()), validate,
+             lambda p, state: bind(p, state)(), bind,
+             lambda p, state: prepare(p[0].array, p[2].array, state["method"]).entry())
 
 
-describe(20, "resample", (tensor("input"), scalar("method", ENUM), output()), _validate_resample,
-         lambda p, state: _prepare_resample(p, state)(), _prepare_resample,
-         lambda p, state: resample.prepare(p[0].array, p[2].array, state["method"]).entry())
+_describe(20, "resample", _validate_resample, resample.prepare)
 
 
 def _validate_resample_nhwc(v: Validation) -> None:
@@ -45,15 +49,9 @@ def _validate_resample_nhwc(v: Validation) -> None:
     _check_resample(v, 1, 4, "channels-last [C, W, H, N]: ")
 
 
-def _prepare_resample_nhwc(p, state):
-    return resample.prepare_channels_last(p[0].array, p[2].array, state["method"]).run
-
-
 # The same resampling of channels-last [C, W, H, N] tensors (CoreML's NHWC route: DeepLab's image-pooling branch
 # upsampled into its slice of the concatenation), each channel a plane of the same loops.
-describe(94, "resample_nhwc", (tensor("input"), scalar("method", ENUM), output()), _validate_resample_nhwc,
-         lambda p, state: _prepare_resample_nhwc(p, state)(), _prepare_resample_nhwc,
-         lambda p, state: resample.prepare_channels_last(p[0].array, p[2].array, state["method"]).entry())
+_describe(94, "resample_nhwc", _validate_resample_nhwc, resample.prepare_channels_last)
 
 
 def _validate_crop_resize(v: Validation) -> None:
