@@ -111,6 +111,8 @@ def assign(order: list, parameters, report) -> None:
     ``parameters``: the graph parameters as (node, index); ``report``: ``rewrites.Report``."""
     if not rewrites.enabled() or os.environ.get(ENV, "").strip() == "0":
         return
+    if not any(getattr(node.description, "takes_borders", None) is not None for node in order):
+        return  # no node could write or read a bordered buffer: the tensors' accesses need not be gathered
     shown = {id(region(node.params[i])[0]) for node, i in parameters if node.params[i] is not None}
     for touching in rewrites._accesses(order).values():
         root = touching[0][2].root
