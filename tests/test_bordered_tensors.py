@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_plan_rewrites import _run_both_ways, _weights, assert_within
+from test_plan_rewrites import _run_both_ways, _weights, assert_within, ref_conv, ref_relu
 
 from openvx_nn.kernels.frontend import float_convolution as fconv
 from openvx_nn.kernels.support import native
@@ -22,31 +22,6 @@ from openvx_nn.kernels.support import native
 def float_sums(monkeypatch):
     monkeypatch.delenv("OPENVX_NN_F32_SUMS", raising=False)
     monkeypatch.delenv("OPENVX_NN_REWRITES", raising=False)
-
-
-def ref_conv(x, w, b, pad, stride=(1, 1), out_wh=None):
-    """(value, magnitude) float64 ``[W, H, K]``: ``out[ox, oy, k] = b[k] + sum over kx, ky, c of
-    x[ox * sx - px + kx, oy * sy - py + ky, c] * w[kx, ky, c, k]``, zeros outside the input."""
-    (value, size), (kw, kh, _, maps) = x, w.shape
-    if out_wh is None:
-        out_wh = ((value.shape[0] + 2 * pad[0] - kw) // stride[0] + 1, (value.shape[1] + 2 * pad[1] - kh) // stride[1] + 1)
-    out, mag = np.zeros(out_wh + (maps,)), np.zeros(out_wh + (maps,))
-    w64 = w.astype(np.float64)
-    for ox in range(out_wh[0]):
-        for oy in range(out_wh[1]):
-            for kx in range(kw):
-                for ky in range(kh):
-                    ix, iy = ox * stride[0] - pad[0] + kx, oy * stride[1] - pad[1] + ky
-                    if 0 <= ix < value.shape[0] and 0 <= iy < value.shape[1]:
-                        out[ox, oy] += value[ix, iy] @ w64[kx, ky]
-                        mag[ox, oy] += size[ix, iy] @ np.abs(w64[kx, ky])
-    if b is not None:
-        out, mag = out + b.astype(np.float64), mag + np.abs(b.astype(np.float64))
-    return out, mag
-
-
-def ref_relu(x):
-    return np.where(x[0] > 0, x[0], 0.0), x[1]
 
 
 def _network(ctx, g, rng, x, maps, pads, stride_c):

@@ -26,18 +26,20 @@ def float_sums(monkeypatch):
 
 
 # ---- the plain reference: (value, magnitude) pairs in float64, OpenVX order [W, H, C] ----
-def ref_conv(x, w, b, pad):
-    """``out[ox, oy, k] = b[k] + sum over kx, ky, c of x[ox - px + kx, oy - py + ky, c] * w[kx, ky, c, k]``, zeros
-    outside the input, stride 1 (the output as large as the input when ``pad`` is half the window)."""
+def ref_conv(x, w, b, pad, stride=(1, 1), out_wh=None):
+    """``out[ox, oy, k] = b[k] + sum over kx, ky, c of x[ox * sx - px + kx, oy * sy - py + ky, c] * w[kx, ky, c, k]``,
+    zeros outside the input (by default the whole output the window fits: as large as the input at stride 1 when
+    ``pad`` is half the window; ``out_wh`` when given)."""
     (value, size), (kw, kh, _, maps) = x, w.shape
-    width, height = value.shape[0] + 2 * pad[0] - kw + 1, value.shape[1] + 2 * pad[1] - kh + 1
-    out, mag = np.zeros((width, height, maps)), np.zeros((width, height, maps))
+    if out_wh is None:
+        out_wh = ((value.shape[0] + 2 * pad[0] - kw) // stride[0] + 1, (value.shape[1] + 2 * pad[1] - kh) // stride[1] + 1)
+    out, mag = np.zeros(out_wh + (maps,)), np.zeros(out_wh + (maps,))
     w64 = w.astype(np.float64)
-    for ox in range(width):
-        for oy in range(height):
+    for ox in range(out_wh[0]):
+        for oy in range(out_wh[1]):
             for kx in range(kw):
                 for ky in range(kh):
-                    ix, iy = ox - pad[0] + kx, oy - pad[1] + ky
+                    ix, iy = ox * stride[0] - pad[0] + kx, oy * stride[1] - pad[1] + ky
                     if 0 <= ix < value.shape[0] and 0 <= iy < value.shape[1]:
                         out[ox, oy] += value[ix, iy] @ w64[kx, ky]
                         mag[ox, oy] += size[ix, iy] @ np.abs(w64[kx, ky])
