@@ -10,6 +10,11 @@ the largest padding of its readers: the producer writes the interior (its tiles 
 the wider rows), the readers read the buffer as already padded, and the border, zeroed once here, is never
 written. The values are those the copies would have made, summed in the same order: the same bytes.
 
+The same holds for a virtual float32 tensor NHWC by definition (NNAPI's CONV_2D, and the CoreML front end's
+convolutions on the NHWC route, ``nnapi.conv_2d_residual``: OpenVX dims ``(C, W, H, N)``, no layout to choose) that
+such convolutions alone write and read, or add as a residual input (:class:`Takes`); every node touching a tensor
+must see it the same way.
+
 Which nodes know: a convolution whose description's ``takes_borders`` says so, in ``state[BORDERS]`` (the buffer
 and border of each such tensor it touches, by root). The tensor's own storage stays (the arena's slice): a node
 that does not know the buffer and comes to touch the tensor -- a fused activation that is no longer a clamp at a
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,13 +48,43 @@ _F32 = int(Type.VX_TYPE_FLOAT32)
 _IN, _OUT = int(Direction.VX_INPUT), int(Direction.VX_OUTPUT)
 
 
-def _takes(node) -> tuple[int | None, bool] | None:
+class Takes(NamedTuple):
+    """A ``takes_borders`` hook's answer (a plain tuple of its first fields will do)."""
+
+    pad: int | None
+    """The padding with which the node reads its input 0 from a zero-bordered buffer, or None: it does not."""
+    writes: bool
+    """Whether it can write its output (or a fused chain's) into one."""
+    residual: int | None = None
+    """The index of an input it adds to its output and can read from one (an NNAPI convolution with a residual)."""
+    nhwc: bool = False
+    """Its tensors are ``[N, H, W, C]`` by definition, OpenVX dims ``(C, W, H, N)`` (NNAPI's), with no layout for
+    the plan to choose; else they take part only where the plan laid them out channels-last."""
+
+
+def _takes(node) -> Takes | None:
     hook = getattr(node.description, "takes_borders", None)
-    return None if hook is None else hook(node.params, node.state)
+    found = None if hook is None else hook(node.params, node.state)
+    return None if found is None else Takes(*found)
 
 
-def _nhwc(root) -> tuple[int, int, int, int]:
+def _output_index(node) -> int:
+    return next(i for i, s in enumerate(node.description.params) if s.direction == _OUT)
+
+
+def _view(node, index: int) -> str | None:
+    """How ``node`` sees the tensor at ``index`` as ``[N, H, W, C]``: "last" (laid out channels-last by the plan),
+    "nhwc" (by definition: :attr:`Takes.nhwc`), or None (not so)."""
+    if rewrites._laid_out_last(node, (index,)):
+        return "last"
+    takes = _takes(node)
+    return "nhwc" if takes is not None and takes.nhwc else None
+
+
+def _nhwc(root, view: str) -> tuple[int, int, int, int]:
     dims = tuple(root.dims)
+    if view == "nhwc":
+        return dims[3], dims[2], dims[1], dims[0]
     return int(np.prod(dims[3:], dtype=np.int64)), dims[1], dims[0], dims[2]
 
 
@@ -69,24 +105,27 @@ def _computed_by(node, index: int, root):
     if producer is not node and not rewrites.fused(node):
         return None
     takes = _takes(producer)
-    if takes is None or not takes[1] or not rewrites._laid_out_last(producer, (4,)):
+    out = _output_index(producer)
+    if takes is None or not takes.writes or not (takes.nhwc or rewrites._laid_out_last(producer, (out,))):
         return None
     fused = rewrites.epilogue(producer.state)
-    written = producer.params[4] if fused is None else fused[0]
+    written = producer.params[out] if fused is None else fused[0]
     return producer if written is root else None
 
 
 def _reader(node, index: int, root) -> tuple[object, int] | None:
     """(the convolution whose call reads ``root``, the padding it reads it with) when ``node`` reads it at
-    ``index``: a convolution's input (laid out channels-last), or the skip of a residual add fused into a
-    convolution (padding 0); else None."""
+    ``index``: a convolution's input (laid out channels-last, or NHWC by definition), the skip of a residual add
+    fused into a convolution, or a convolution's own residual input (padding 0); else None."""
     if epilogue_fusion.MEMBER in node.state:
         conv = node.state[epilogue_fusion.MEMBER]
         return (conv, 0) if epilogue_fusion.residual(conv.state) is root else None
     takes = _takes(node)
-    if index != 0 or takes is None or takes[0] is None or not rewrites._laid_out_last(node, (0,)):
+    if takes is None:
         return None
-    return node, takes[0]
+    if index == 0 and takes.pad is not None and (takes.nhwc or rewrites._laid_out_last(node, (0,))):
+        return node, takes.pad
+    return (node, 0) if takes.residual is not None and index == takes.residual else None
 
 
 def _plan(root, touching: list) -> tuple[int, object, list] | None:
@@ -117,14 +156,16 @@ def assign(order: list, parameters, report) -> None:
     for touching in rewrites._accesses(order).values():
         root = touching[0][2].root
         if (not root.virtual or root.parent is not None or id(root) in shown or root.data_type != _F32
-                or len(root.dims) < 3 or any(p is not root for _, _, p in touching)
-                or not all(rewrites._laid_out_last(n, (i,)) for n, i, _ in touching)):
+                or len(root.dims) < 3 or any(p is not root for _, _, p in touching)):
+            continue
+        views = {_view(n, i) for n, i, _ in touching}  # one reading of the dims for every node
+        if len(views) != 1 or None in views or (views == {"nhwc"} and len(root.dims) != 4):
             continue
         found = _plan(root, touching)
         if found is None:
             continue
         border, producer, convs = found
-        buffer = _buffer(_nhwc(root), border)
+        buffer = _buffer(_nhwc(root, views.pop()), border)
         for conv in [producer, *convs]:
             conv.state.setdefault(BORDERS, {})[id(root)] = (border, buffer)
         for node, i, _ in touching:

@@ -99,8 +99,9 @@ class KernelDescription:
     # entry) computing every map in one call, or None.
     # Optional (``core/bordered_tensors.py``): (parameter objects, state) -> (the padding with which this node can
     # read its input #0 from a zero-bordered buffer, or None; whether it can write its output, or a fused chain's,
-    # into one), or None.
-    takes_borders: Callable[[list, dict], tuple[int | None, bool] | None] | None = field(default=None, compare=False)
+    # into one[, the index of a residual input it can read from one, whether its tensors are NHWC by definition]),
+    # or None (``bordered_tensors.Takes``).
+    takes_borders: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
     takes_maps: Callable[[list, dict], object] | None = field(default=None, compare=False)
     bind_maps: Callable[[list, dict], tuple | None] | None = field(default=None, compare=False)
     # Optional: called with a node of this kernel when the node is destroyed (a user

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.bordered_tensors import BORDERS
 from ...core.datatypes import dtype_of
 from ...core.enums import Status, Type
 from ...core.errors import VXError
@@ -163,6 +164,10 @@ class NNAPIKernel:
     # Optional (``core/channel_chains.py``): the description's hook of that name.
     channel_step: Callable[[list, dict], tuple[str, int, int, int] | None] | None = None
     chained: Callable[[list, dict, bool], object] | None = None
+    # Optional (``core/bordered_tensors.py``): the description's ``takes_borders`` hook, and (parameter objects,
+    # state, native) -> the node's runner (``native``: its entry) on the zero-bordered buffers the plan gave it.
+    takes_borders: Callable[[list, dict], tuple | None] | None = None
+    bordered: Callable[[list, dict, bool], object] | None = None
 
     @property
     def name(self) -> str:
@@ -311,6 +316,8 @@ def _fused_call(k: NNAPIKernel, p: list, state: dict, native: bool):
         from ...core import activation_epilogue
         if activation_epilogue.epilogue(state) is not None:
             return k.chained(p, state, native) if state.get("steady", True) or not native else None
+    if k.bordered is not None and state.get(BORDERS):
+        return k.bordered(p, state, native)
     return None if k.gated is None else k.gated(p, state, native)
 
 
@@ -371,6 +378,8 @@ def _native(k: NNAPIKernel) -> Callable[[list, dict], object] | None:
             from ...core import gated_products
             if gated_products.gate(state) is not None:  # its entry, or None: the runner computes the gate
                 return k.gated(p, state, True)
+        if k.bordered is not None and state.get(BORDERS):
+            return k.bordered(p, state, True)
         return k.native(_args(k, p, state)) if state.get("steady") else None
     return native
 
@@ -530,6 +539,6 @@ def nnapi_kernel(k: NNAPIKernel) -> NNAPIKernel:
                                doc=(k.run.__doc__ or "").strip(), bind=_binder(k), native=_native(k),
                                takes_gate=k.takes_gate, takes_activation=k.takes_activation,
                                activation_epilogue=k.activation_epilogue, residual_sum=k.residual_sum,
-                               channel_step=k.channel_step))
+                               channel_step=k.channel_step, takes_borders=k.takes_borders))
     NNAPI_KERNELS[k.op] = k
     return k

@@ -251,11 +251,59 @@ def _chained(p, state, native: bool, kernel):
                                                       pads, strides, m, 0, epilogue=epilogue)
         return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
             x, packed, bias, out, pads, strides, m, 0, epilogue=epilogue))
+    from ...core import bordered_tensors
+    x_border, buffer = bordered_tensors.of(state, p[0])  # an input the plan holds in a zero-bordered buffer
+    x, borders = (x, (0, 0, 0)) if buffer is None else (buffer, (x_border, 0, 0))
     if native:
         return fconv.native_conv2d(x, packed_filter(args, _conv_packing(args)), bias, out, pads, strides, clamp,
-                                   residual, epilogue)
-    return _Bound(args, _conv_packing(args),
-                  lambda packed: fconv.bind_conv2d(x, packed, bias, out, pads, strides, clamp, residual, epilogue))
+                                   residual, epilogue, borders=borders)
+    return _Bound(args, _conv_packing(args), lambda packed: fconv.bind_conv2d(
+        x, packed, bias, out, pads, strides, clamp, residual, epilogue, borders=borders))
+
+
+# ---- zero-bordered buffers (``core/bordered_tensors``): a float32 layer's input, output or residual -------------
+
+def _takes_borders(op: str):
+    """The hook: a float32 layer whose filter holds still through a run (its call is bound once) reads its input
+    from a zero-bordered buffer with its largest padding (its windows, being whole, reach no further past the
+    input: ``window_extent``), writes its own output into one and reads its residual from one; NHWC by definition.
+    A layer that computes an activation chain (``core/activation_epilogue``) writes the chain's output, through an
+    epilogue a bordered output does not take: it only reads."""
+    def takes(p, state) -> tuple | None:
+        from ...core import activation_epilogue
+        k = NNAPI_KERNELS[op]
+        names = k.tensor_names
+        x, out = p[0], p[len(names) - 1]
+        if (x.data_type != VX_F32 or out.data_type != VX_F32 or len(x.dims) != 4 or len(out.dims) != 4
+                or not state.get("steady")):
+            return None
+        pads = [p[len(names) + k.ints.index(name)].value for name in WINDOW[:4]]
+        residual = names.index("residual") if "residual" in names else None
+        return max(pads), activation_epilogue.CHAIN not in state, residual, True
+    return takes
+
+
+def _bordered(op: str):
+    """The layer's call (``native``: its entry) on the zero-bordered buffers the plan holds its input, output or
+    residual in: the buffer in place of the tensor, its border given to the engine (``bind_conv2d``'s ``borders``)."""
+    def call(p, state, native: bool):
+        from ...core import bordered_tensors
+        k = NNAPI_KERNELS[op]
+        args = _args(k, p, state)
+        names = k.tensor_names
+        sides = {}
+        for name in ("input", "output", "residual"):
+            border, buffer = bordered_tensors.of(state, p[names.index(name)] if name in names else None)
+            sides[name] = (border, args.get(name) if buffer is None else buffer)
+        (xb, x), (ob, out), (rb, residual) = sides["input"], sides["output"], sides["residual"]
+        bias, (pads, strides), act = _float_bias(args), _pads(args), args["activation"]
+        borders = (xb, ob, rb)
+        if native:
+            return fconv.native_conv2d(x, packed_filter(args, _conv_packing(args)), bias, out, pads, strides, act,
+                                       residual, borders=borders)
+        return _Bound(args, _conv_packing(args), lambda packed: fconv.bind_conv2d(
+            x, packed, bias, out, pads, strides, act, residual, borders=borders))
+    return call
 
 
 Q3 = ("input", "filter", "output")
@@ -264,7 +312,8 @@ nnapi_kernel(NNAPIKernel("conv_2d", 3, ("input", "filter", "bias?"), ("output",)
                          prepare=_by_dtype(_prepare_conv_float, _quant8_conv),
                          native=_by_dtype(_native_conv_float, _native_quant8(_conv_plan)),
                          takes_activation=_takes_activation(4 + len(WINDOW), True),
-                         chained=lambda p, state, native: _chained(p, state, native, NNAPI_KERNELS["conv_2d"])))
+                         chained=lambda p, state, native: _chained(p, state, native, NNAPI_KERNELS["conv_2d"]),
+                         takes_borders=_takes_borders("conv_2d"), bordered=_bordered("conv_2d")))
 
 
 # ---- CONV_2D with a residual: what a CoreML conv -> add (-> clip) folds into (float32 only) -------------------
@@ -303,7 +352,8 @@ CONV_RESIDUAL_INDEX = 0x800
 NNAPI operation (it had 64, which API level 29 gives LOG_SOFTMAX)."""
 nnapi_kernel(NNAPIKernel("conv_2d_residual", CONV_RESIDUAL_INDEX, ("input", "filter", "bias?", "residual"),
                          ("output",), _infer_conv_residual, _run_conv_residual, ints=WINDOW + ("activation",),
-                         prepare=_prepare_conv_residual, native=_native_conv_residual))
+                         prepare=_prepare_conv_residual, native=_native_conv_residual,
+                         takes_borders=_takes_borders("conv_2d_residual"), bordered=_bordered("conv_2d_residual")))
 
 
 def _infer_depthwise(args: Args):
