@@ -3,7 +3,8 @@
 buffer of zeros as wide as its readers' largest padding, which they read in place instead of copying it per call.
 
 Randomized models (pads 1 and 2, symmetric or not, strides 1 and 2, a tensor read by two convolutions, a residual
-ADD with RELU after a convolution, a tensor a MAX_POOL_2D also reads, a model output a convolution also reads) give
+ADD with RELU after a convolution, a tensor a MAX_POOL_2D also reads, a model output a convolution also reads, one
+an unpadded 1x1 layer also reads) give
 the bytes of the same model compiled with ``OPENVX_NN_BORDERED_TENSORS=0`` on the native plan and on the Python path
 (NaN and infinities included), agree with a float64 NumPy reference written from NNAPI's definition of CONV_2D, and
 border exactly the tensors the rule allows: not one an ADD or a pooling reads, nor a model output.
@@ -105,9 +106,10 @@ def _model(rng, x):
 
     x -> A (pad pa, RELU) -> a ; a -> B (pad pb) -> t ; a -> C (pad pc, RELU) -> s ; ADD(t, s) + RELU -> r ;
     r -> D (pad pd, RELU) -> d -> G (pads asymmetric, stride sg) -> g ; r -> MAX_POOL_2D -> q ;
-    s -> E (pad pe, stride se) -> e (a model output) -> F (pad pf) -> f.
+    s -> E (pad pe, stride se) -> e (a model output) -> F (pad pf) -> f ; x -> H -> h -> 1x1 K -> k, h -> J -> j.
     ``a`` bordered by max(pb, pc) (two readers, both convolutions), ``d`` by G's largest pad; not ``s`` or ``t``
-    (read by the ADD), not ``r`` (read by the pool), not ``e`` (a model output)."""
+    (read by the ADD), not ``r`` (read by the pool), not ``e`` (a model output), not ``h`` (read by an unpadded 1x1
+    layer of stride 1, which keeps the engine's matrix route)."""
     net = _Net(rng, x)
     maps = int(rng.integers(2, 24))
 
@@ -127,7 +129,10 @@ def _model(rng, x):
     q = net.max_pool(r, 2)
     e = net.conv(s, int(rng.integers(1, 9)), (3, 3), (pe,) * 4, (int(rng.integers(1, 3)),) * 2)
     f = net.conv(e, int(rng.integers(1, 9)), *same(pf), relu=True)
-    outputs = [g, q, e, f]
+    h = net.conv(net.x, int(rng.integers(1, 9)), *same(pad()))
+    k = net.conv(h, int(rng.integers(1, 9)), (1, 1), (0, 0, 0, 0))
+    j = net.conv(h, int(rng.integers(1, 9)), *same(pad()))
+    outputs = [g, q, e, f, k, j]
     net.m.identify_inputs_and_outputs([net.x], outputs)
     net.m.finish()
     shape = {k: tuple(v.shape) for k, (v, _) in net.values.items()}
