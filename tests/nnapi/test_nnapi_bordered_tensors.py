@@ -141,8 +141,8 @@ def _model(rng, x):
 
 
 def _run(monkeypatch, m, x, shapes, bordered: bool, python_path: bool):
-    """The outputs after three executions (the last two on the bound plan: native, or the Python runners) and the
-    (NNAPI shape, border) of each tensor the plan bordered."""
+    """The outputs after three executions (the last two on the bound plan: native, or the Python runners), the
+    (NNAPI shape, border) of each tensor the plan bordered, and the activation chains fused into convolutions."""
     monkeypatch.setenv(ENV, "1" if bordered else "0")
     c = nnapi.Compilation(m)
     c.finish()
@@ -165,8 +165,10 @@ def _run(monkeypatch, m, x, shapes, bordered: bool, python_path: bool):
             graph.context.performance_enabled = False
     assert (graph.native_runs > runs) == (not python_path)
     found = {(tuple(reversed(root.dims)), border) for root, border in graph.rewrites.bordered}
+    chains = [tuple(None if n is None else n.description.name.split(".")[-1] for n in chain)
+              for chain in graph.rewrites.activations]
     c.release()
-    return outs, found
+    return outs, found, chains
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> None:
@@ -187,8 +189,10 @@ def test_convolutions_through_bordered_buffers_give_the_plain_bytes_and_the_refe
         flat[rng.integers(0, flat.size, 4)] = np.array([np.nan, np.inf, -np.inf, -0.0], np.float32)
     with np.errstate(all="ignore"):
         m, shapes, refs, expected = _model(rng, x)
-    got, bordered = _run(monkeypatch, m, x, shapes, True, python_path)
-    plain, none = _run(monkeypatch, m, x, shapes, False, python_path)
+    got, bordered, chains = _run(monkeypatch, m, x, shapes, True, python_path)
+    plain, none, _ = _run(monkeypatch, m, x, shapes, False, python_path)
+    # B computes the ADD and its RELU in its epilogue (``core/activation_epilogue``), reading ``a`` bordered
+    assert chains == [("conv_2d", "add", None)]
     assert bordered == expected
     assert none == set()
     for mine, theirs in zip(got, plain):
