@@ -129,10 +129,16 @@ def _is_tensor(p) -> bool:
 def _accesses(order: list) -> dict[int, list]:
     """Every tensor parameter of ``order``'s nodes by ``id`` of its root: (node, index, tensor)."""
     found: dict[int, list] = {}
+    get = found.get
     for node in order:
         for i, p in enumerate(node.params):
-            if _is_tensor(p):
-                found.setdefault(id(p.root), []).append((node, i, p))
+            if p is not None and getattr(p, "vx_type", None) == _TENSOR:  # _is_tensor, inline: once per parameter
+                root = p.root
+                entry = get(id(root))
+                if entry is None:
+                    found[id(root)] = [(node, i, p)]
+                else:
+                    entry.append((node, i, p))
     return found
 
 
@@ -193,19 +199,24 @@ def _producer(root, touching: list, reader) -> tuple | None:
 def _fuse(order: list, accesses: dict[int, list], shown: set[int], positions: dict, uses: dict,
           report: Report) -> None:
     """Each clamp activation onto the convolution that alone writes its input (module doc)."""
-    for node in order:
-        if node.description.epilogue is None or clamp_of(node) is None:
+    for node in order:  # the cheap tests first: most activations have no producer taking an epilogue
+        if node.description.epilogue is None:
             continue
         t = node.params[0]
         root = t.root
         if t is not root or not root.virtual or id(root) in shown:
             continue
-        found = _producer(root, accesses.get(id(root), []), node)
+        touching = accesses.get(id(root), [])
+        if all(n.description.takes_epilogue is None for n, _, _ in touching):  # the producer is one of them
+            continue
+        found = _producer(root, touching, node)
         if found is None:
             continue
         producer, k, inputs = found
         takes = producer.description.takes_epilogue
         if takes is None or takes(producer.params, producer.state) != k or producer.state.get(EPILOGUE):
+            continue
+        if clamp_of(node) is None:
             continue
         out = node.params[_output_index(node)]
         if out.data_type != root.data_type or tuple(out.dims) != tuple(root.dims) or id(out.root) in inputs:
@@ -240,10 +251,14 @@ def _whole(node, i: int, p, root, roles: dict) -> bool:
 def _eligible(root, touching: list, shown: set[int], roles: dict) -> bool:
     """Whether ``root`` may be channels-last: whole, virtual, no graph parameter, float32 or an integer type, the
     orders differ, and every node reads or writes it (none both) whole (:func:`_whole`)."""
-    return (root.virtual and root.parent is None and id(root) not in shown
+    if not (root.virtual and root.parent is None and id(root) not in shown
             and (root.data_type == _F32 or (INTEGER_CHANNELS_LAST and root.data_type in _INTEGER))
-            and _differs(root) and all(_whole(n, i, p, root, roles) for n, i, p in touching)
-            and all(n.description.params[i].direction in (_IN, _OUT) for n, i, _ in touching))
+            and _differs(root)):
+        return False
+    for n, i, p in touching:  # one loop for both tests: verify runs this once per tensor
+        if (p is not root and not _whole(n, i, p, root, roles)) or n.description.params[i].direction not in (_IN, _OUT):
+            return False
+    return True
 
 
 def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Report) -> None:
@@ -262,9 +277,9 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
     parent = {key: key for key in eligible}
     for node in order:
         found = declared[id(node)]
-        same = [id(node.params[i].root) for i, role in found.items()
-                if role == ANY_SAME and _is_tensor(node.params[i])]
-        if any(key not in eligible for key in same):  # meets a tensor that keeps OpenVX's order: planes only
+        params = node.params
+        same = [id(params[i].root) for i, role in found.items() if role == ANY_SAME and _is_tensor(params[i])]
+        if not eligible.issuperset(same):  # meets a tensor that keeps OpenVX's order: planes only
             found = {i: role for i, role in found.items() if role != ANY_SAME}
             same = []
         roles[id(node)] = found
@@ -295,6 +310,8 @@ def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Re
         differs = _differs(roots[key])
         for n, i, p in touching:
             role = roles[id(n)].get(i)
+            if not last and role != TAKES_CHANNELS_LAST and role != EITHER_ORDER:
+                continue  # nothing below applies (most accesses of an element-wise chain)
             if p is not roots[key] and role == TAKES_CHANNELS_LAST and map_groups.leads(n):
                 sides.setdefault(id(n), []).append(last)
             if role == EITHER_ORDER and differs:

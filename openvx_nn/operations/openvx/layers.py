@@ -13,6 +13,7 @@ import struct
 import numpy as np
 
 from ...core.compat import sample_conventions
+from ...core.datatypes import FLOAT_TYPES, dtype_of
 from ...core.enums import (
     ConvertPolicy,
     NNActivation,
@@ -26,6 +27,7 @@ from ...core.enums import (
     Type,
 )
 from ...core.kernels import register
+from ...core.rewrites import ANY_SAME
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
 from ..geometry import infer_stride, output_size, window_problem
@@ -382,33 +384,44 @@ def _validate_activation(v: Validation) -> None:
     v.state["function"] = FUNCTIONS[function][0]
 
 
+_kernel = None
+"""``kernels.openvx.activation``, imported on first use: an import statement in each hook cost about a
+microsecond a node at every verify and binding of a long graph."""
+
+
+def _activation_kernel():
+    global _kernel
+    if _kernel is None:
+        from ...kernels.openvx import activation
+        _kernel = activation
+    return _kernel
+
+
 def _run_activation(p, state) -> None:
-    from ...kernels.openvx.activation import activation
-    activation(p[0].array, p[4].array, state["function"], p[2].value, p[3].value,
+    _activation_kernel().activation(p[0].array, p[4].array, state["function"], p[2].value, p[3].value,
                fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
 def _bind_activation(p, state):
     """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
-    from ...kernels.openvx.activation import detach_from, prepare
+    kernel = _activation_kernel()
     x, out = p[0].array, p[4].array
-    if detach_from(out, x) is not x:
+    if kernel.detach_from(out, x) is not x:
         return None
-    return prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+    return kernel.prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
 def _native_activation(p, state):
     """The native entry; None when input and output overlap (a copy per run) or the tensor is empty."""
-    from ...kernels.openvx.activation import detach_from, native_entry
+    kernel = _activation_kernel()
     x, out = p[0].array, p[4].array
-    if detach_from(out, x) is not x:
+    if kernel.detach_from(out, x) is not x:
         return None
-    return native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+    return kernel.native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
 def _activation_layouts(p, state) -> dict[int, str]:
     """Element-wise: any layout, the same for input and output (``core.rewrites``)."""
-    from ...core.rewrites import ANY_SAME
     return {0: ANY_SAME, 4: ANY_SAME}
 
 
@@ -417,11 +430,8 @@ def _activation_clamp(p, state) -> tuple[float, float] | None:
     engine's epilogue computes it), for the plan to fuse into the convolution before it; for integer tensors of
     one type, the raw ``(lo, hi)`` where the activation's table is ``clip(raw, lo, hi)`` (``activation.clamp``:
     relu, or brelu, between equal formats); None otherwise."""
-    from ...core.datatypes import FLOAT_TYPES
     if p[0].data_type not in FLOAT_TYPES and p[0].data_type == p[4].data_type:
-        from ...core.datatypes import dtype_of
-        from ...kernels.openvx.activation import clamp
-        return clamp(state["function"], p[2].value, p[3].value, dtype_of(p[0].data_type), p[0].fpp, p[4].fpp)
+        return _activation_kernel().clamp(state["function"], p[2].value, p[3].value, dtype_of(p[0].data_type), p[0].fpp, p[4].fpp)
     if p[0].data_type != F32 or p[4].data_type != F32:
         return None
     if state["function"] == "relu":
@@ -436,8 +446,7 @@ def _activation_gate(p, state) -> tuple[str, float, float] | None:
     to fuse into the product that reads it (``core.gated_products``); None otherwise."""
     if p[0].data_type != F32 or p[4].data_type != F32:
         return None
-    from ...kernels.openvx.activation import float32_function
-    return float32_function(state["function"], p[2].value, p[3].value)
+    return _activation_kernel().float32_function(state["function"], p[2].value, p[3].value)
 
 
 HALF_ACTIVATION = Direct(
