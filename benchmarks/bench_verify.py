@@ -1,12 +1,13 @@
 """Verify and run cost per node of long graphs: flat in the number of nodes, a loop at process.
 
-A chain of N relu nodes (4x4x2 Q7.8 tensors, virtual in between) built with the
-Python API (``openvx_nn.api``).  Per node, medians over rounds (sizes alternated
-within each round, so a loaded machine shifts every row alike):
+A chain of N relu nodes (4x4x2 Q7.8 tensors, virtual in between; ``--op add``: tensor adds of the
+input) built with the Python API (``openvx_nn.api``).  Per node, medians over rounds (sizes
+alternated within each round, so a loaded machine shifts every row alike):
 
 - ``build``: the Python API calls that add the node;
-- ``verify``: ``Graph.verify()`` (checks, order, validators, memory plan);
+- ``verify``: ``Graph.verify()`` (checks, order, validators, the plan's rewrites, memory plan);
 - ``bind``: the first ``process()`` after verify minus a steady one (binds every node's call once);
+- ``first``: ``verify`` plus the whole first ``process()``: what a graph costs before its first result;
 - ``process``: a steady ``process()``;
 - ``kernels``: the same bound calls made directly in a loop (what the kernels themselves cost);
 - ``release``: closing the graph (its nodes, tensors and scalars).
@@ -18,6 +19,7 @@ the virtual tensors it holds.
 
     python benchmarks/bench_verify.py            # N = 100, 1,000, 10,000; 3 rounds
     python benchmarks/bench_verify.py --smoke    # N = 100, 1,000; 1 round (CI)
+    python benchmarks/bench_verify.py --sizes 400,3200,10000 --rounds 5 [--op add]
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from openvx_nn.api import Context
 from openvx_nn.core import reference
 
 SHAPE = (4, 4, 2)
-COLUMNS = ("build", "verify", "bind", "process", "kernels", "release")
+COLUMNS = ("build", "verify", "bind", "first", "process", "kernels", "release")
 
 
 def _model_graph(graph):
@@ -51,8 +53,19 @@ def _time(function) -> float:
     return time.perf_counter() - start
 
 
-def measure(ctx: Context, n: int, runs: int) -> tuple[dict[str, float], tuple[int, int]]:
-    """Seconds per node of each column for one chain of ``n`` relu nodes; (arena, virtual) bytes."""
+def _expected(data: np.ndarray, op: str, n: int) -> np.ndarray:
+    """The chain's output, from the operations' definitions: relu is max(x, 0) (idempotent); each add
+    adds the input once more, saturating to int16."""
+    if op == "relu":
+        return np.maximum(data, 0)
+    total = data.astype(np.int64)
+    for _ in range(n):
+        total = np.clip(total + data, -32768, 32767)
+    return total.astype(np.int16)
+
+
+def measure(ctx: Context, n: int, runs: int, op: str = "relu") -> tuple[dict[str, float], tuple[int, int]]:
+    """Seconds per node of each column for one chain of ``n`` ``op`` nodes; (arena, virtual) bytes."""
     data = np.arange(-16, 16, dtype=np.int16).reshape(SHAPE, order="F")
     x = ctx.tensor(data, fixed_point_position=8)
     out = ctx.tensor(shape=SHAPE, dtype=np.int16, fixed_point_position=8)
@@ -62,7 +75,8 @@ def measure(ctx: Context, n: int, runs: int) -> tuple[dict[str, float], tuple[in
     def build():
         y = x
         for i in range(n):
-            y = g.relu(y, out=out if i == n - 1 else None)
+            last = out if i == n - 1 else None
+            y = g.relu(y, out=last) if op == "relu" else g.add(y, x, out=last)
 
     times["build"] = _time(build)
     times["verify"] = _time(g.verify)
@@ -70,6 +84,7 @@ def measure(ctx: Context, n: int, runs: int) -> tuple[dict[str, float], tuple[in
     steady = [_time(g.process) for _ in range(runs)]
     times["process"] = statistics.median(steady)
     times["bind"] = max(first - times["process"], 0.0)
+    times["first"] = times["verify"] + first
     calls = [call.run for call in _model_graph(g).plan.calls]
 
     def kernels():
@@ -77,7 +92,7 @@ def measure(ctx: Context, n: int, runs: int) -> tuple[dict[str, float], tuple[in
             run()
 
     times["kernels"] = statistics.median(_time(kernels) for _ in range(runs))
-    assert np.array_equal(out.numpy(), np.maximum(data, 0)), "the chain's output is not relu of its input"
+    assert np.array_equal(out.numpy(), _expected(data, op, n)), f"the {op} chain's output is wrong"
     memory = _model_graph(g).plan.memory
     sizes = (memory.arena_bytes, memory.virtual_bytes)
     times["release"] = _time(g.close)
@@ -89,18 +104,24 @@ def measure(ctx: Context, n: int, runs: int) -> tuple[dict[str, float], tuple[in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="N = 100 and 1,000, one round (CI)")
+    parser.add_argument("--sizes", help="comma-separated node counts (default 100,1000,10000)")
+    parser.add_argument("--rounds", type=int, help="rounds (default 3; 1 with --smoke)")
+    parser.add_argument("--op", choices=("relu", "add"), default="relu", help="the chain's node (default relu)")
     args = parser.parse_args()
     sizes, rounds, runs = ((100, 1000), 1, 3) if args.smoke else ((100, 1000, 10000), 3, 9)
+    if args.sizes:
+        sizes = tuple(int(n) for n in args.sizes.split(","))
+    rounds = args.rounds or rounds
     results: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
     arenas: dict[int, tuple[int, int]] = {}
     with Context() as ctx:
-        measure(ctx, 10, 2)  # compiles (or loads) the kernels before anything is timed
+        measure(ctx, 10, 2, args.op)  # compiles (or loads) the kernels before anything is timed
         for _ in range(rounds):
             for n in sizes:
-                row, arenas[n] = measure(ctx, n, runs)
+                row, arenas[n] = measure(ctx, n, runs, args.op)
                 results[n].append(row)
-    print(f"relu chain, {SHAPE} Q7.8, microseconds per node, median of {rounds} round(s) "
-          f"(process: median of {runs} runs)")
+    print(f"{args.op} chain, {SHAPE} Q7.8, microseconds per node, median of {rounds} round(s) "
+          f"(process: median of {runs} runs; first: verify + the first process)")
     print(f"{'nodes':>7} " + " ".join(f"{c:>9}" for c in COLUMNS) + f" {'overhead':>9} {'verify/':>8} {'release/':>8}")
     base: dict[str, float] = {}
     for n in sizes:

@@ -12,5 +12,5 @@ def test_verify_benchmark_runs_in_smoke_mode():
     result = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["100"], ["1000"])]
-    assert len(rows) == 2 and all(len(row) == 10 for row in rows), result.stdout
+    assert len(rows) == 2 and all(len(row) == 11 for row in rows), result.stdout
     assert "memory plan, 1000 nodes: arena" in result.stdout
