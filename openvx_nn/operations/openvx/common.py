@@ -20,20 +20,26 @@ def arithmetic_input(v: Validation, index: int) -> Meta:
 
 
 def same_format(v: Validation, index: int, meta: Meta, reference: Meta, what: str) -> None:
-    v.require(meta.data_type == reference.data_type, index, Status.VX_ERROR_INVALID_TYPE,
-              f"data type of {meta.describe()} differs from {what} ({reference.describe()})")
-    v.require(meta.fpp == reference.fpp, index, Status.VX_ERROR_INVALID_FORMAT,
-              f"fixed point position {meta.fpp} differs from {what}'s {reference.fpp}")
+    # the messages are built only on failure: verify runs this per element-wise node
+    if meta.data_type != reference.data_type:
+        v.fail(index, Status.VX_ERROR_INVALID_TYPE,
+               f"data type of {meta.describe()} differs from {what} ({reference.describe()})")
+    if meta.fpp != reference.fpp:
+        v.fail(index, Status.VX_ERROR_INVALID_FORMAT,
+               f"fixed point position {meta.fpp} differs from {what}'s {reference.fpp}")
 
 
 def broadcast_dims(v: Validation, index: int, a: Meta, b: Meta) -> tuple[int, ...]:
     """The shape ``a`` and ``b`` broadcast to: per dim equal, or either is 1 (dims past a tensor's rank
     count as 1). OpenVX broadcasts only ``b`` (input2); either is a superset the conformance suite uses."""
+    if a.dims == b.dims:  # the common case, without the padding and the per-dim loop
+        return a.dims
     rank = max(a.rank, b.rank)
     da, db = a.dims + (1,) * (rank - a.rank), b.dims + (1,) * (rank - b.rank)
-    v.require(all(m == n or 1 in (m, n) for m, n in zip(da, db)), index, Status.VX_ERROR_INVALID_DIMENSION,
-              f"dims {list(b.dims)} and input1's {list(a.dims)} do not broadcast "
-              f"(each dim must be equal, or 1 in either)")
+    if not all(m == n or 1 in (m, n) for m, n in zip(da, db)):
+        v.fail(index, Status.VX_ERROR_INVALID_DIMENSION,
+               f"dims {list(b.dims)} and input1's {list(a.dims)} do not broadcast "
+               f"(each dim must be equal, or 1 in either)")
     return tuple(max(m, n) for m, n in zip(da, db))
 
 

@@ -101,9 +101,9 @@ class Direct:
 
 def _data_type(v: Validation, index: int) -> int:
     """An input's data type (a virtual one's as its writer inferred it); an output's as declared (0: unknown)."""
-    ref = v.ref(index)
+    ref = v.node.params[index]
     if ref.virtual and v.description.params[index].direction != Direction.VX_INPUT:
-        return v.declared(index).data_type
+        return ref.declared[1]  # v.declared(index).data_type, without making the Meta: verify asks per node
     return ref.data_type
 
 
@@ -119,7 +119,8 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
 
     def validate(v: Validation) -> None:
         node = v.node
-        present = [i for i in candidates if v.present(i)]
+        params = node.params
+        present = [i for i in candidates if params[i] is not None]
         halves = [i for i in present if _data_type(v, i) == F16]
         if not halves:
             original.validate(v)

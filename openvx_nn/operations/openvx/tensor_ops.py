@@ -13,8 +13,10 @@ import math
 import struct
 
 from ... import kernels as k
+from ...core import gated_products
 from ...core.enums import ConvertPolicy, Kernel, RoundPolicy, Status, Type
 from ...core.kernels import register
+from ...core.rewrites import ANY_SAME
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
 from ...kernels.frontend import channel_gate
@@ -90,7 +92,6 @@ def _takes_gate(p, state) -> tuple[int, ...]:
 
 def _gated(p, state, make):
     """``make(x, g, out, function, a, b)`` for the product whose gate the plan fused into it, else None."""
-    from ...core import gated_products
     found = gated_products.gate(state)
     if found is None:
         return None
@@ -123,7 +124,6 @@ def _native_subtract(p, state):
 
 
 def _native_multiply(p, state):
-    from ...core import gated_products
     if gated_products.gate(state) is not None:  # its entry, or None: the Python path runs the fused call
         return _gated(p, state, channel_gate.native_entry)
     return native_multiply(*_operands(p, state), p[2].value, p[5].array, p[3].value == SATURATE,
@@ -133,7 +133,6 @@ def _native_multiply(p, state):
 def _same_layout(p, state) -> dict[int, str]:
     """Add and subtract without broadcasting are element-wise: any layout, the same for all three tensors
     (``core.rewrites``); broadcasting needs OpenVX's order."""
-    from ...core.rewrites import ANY_SAME
     if not (tuple(p[0].dims) == tuple(p[1].dims) == tuple(p[3].dims)):
         return {}
     return {0: ANY_SAME, 1: ANY_SAME, 3: ANY_SAME}
