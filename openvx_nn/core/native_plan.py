@@ -161,19 +161,23 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
     words[1:6] = len(calls), cells.address(cells_array), graph.handle, len(guards), first
     if not graph.python_helpers and any(gang.lends(call.native) for call in calls):  # C's helpers join its layers
         words[6:8] = gang.mailbox_address(), max(0, workers.helpers())
-    for k, (array, index, value) in enumerate(guards):
-        words[HEADER + 2 * k: HEADER + 2 * k + 2] = cells.address(array, index), value
+    guard_words = []  # two per guard (a node's scalars each have one): one slice assignment
+    for array, index, value in guards:
+        guard_words += (cells.address(array, index), value)
+    words[HEADER:first] = guard_words
     keep: list = [cells_array, [g[0] for g in guards]]
-    for k, call in enumerate(calls):
-        entry = call.native
-        at = first + STEP_WORDS * k
-        words[at: at + STEP_WORDS] = (entry.address, cells.address(entry.block), call.node.handle, writes_at,
-                                      len(call.writes))
-        for j, tensor in enumerate(call.writes):
-            words[writes_at + j] = cells.address(tensor.write_counter)
+    step_words, write_words = [], []  # filled in two slice assignments: one per step cost microseconds a node
+    writes_start = writes_at
+    for call in calls:
+        entry, writes = call.native, call.writes
+        step_words += (entry.address, cells.address(entry.block), call.node.handle, writes_at, len(writes))
+        for tensor in writes:
+            write_words.append(cells.address(tensor.write_counter))
             keep.append(tensor.write_counter)
-        writes_at += len(call.writes)
+        writes_at += len(writes)
         keep.append(entry)
+    words[first:writes_start] = step_words  # STEP_WORDS per step
+    words[writes_start:writes_at] = write_words
     return NativePlan(words, tuple(keep), guards, small=small, steps=steps,
                       n_calls=n_calls)
 
