@@ -11,6 +11,8 @@ it.  Each is an int64 in NumPy memory, so C reads it without Python.
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 LINE = 64  # bytes: counters that different threads bump never share a cache line
@@ -37,8 +39,14 @@ def counter() -> np.ndarray:
 
 
 def address(cells: np.ndarray, index: int = 0) -> int:
-    """The address of ``cells[index]``."""
-    return cells.__array_interface__["data"][0] + index * cells.itemsize
+    """The address of ``cells[index]``. Through the buffer protocol where the array is writable and C-contiguous
+    (counters, plan words, native blocks): about three times faster than ``__array_interface__``, which builds a
+    dict, and binding a graph asks for several addresses a node."""
+    try:
+        start = ctypes.addressof(ctypes.c_char.from_buffer(cells))
+    except (TypeError, ValueError, BufferError):  # read-only, not C-contiguous, or empty
+        start = cells.__array_interface__["data"][0]
+    return start + index * cells.itemsize
 
 
 def moved(epoch: int) -> None:
