@@ -263,8 +263,12 @@ def _eligible(root, touching: list, shown: set[int], roles: dict) -> bool:
 
 def _layouts(order: list, accesses: dict[int, list], shown: set[int], report: Report) -> None:
     """Choose each class's layout (module doc) and tell the nodes."""
-    roots = {key: touching[0][2].root for key, touching in accesses.items()}
     declared = {id(node): _roles(node) for node in order}
+    if not any(role == TAKES_CHANNELS_LAST or role == EITHER_ORDER for found in declared.values()
+               for role in found.values()):
+        return  # no class can be chosen nor any layer convert: every tensor keeps OpenVX's order (a chain of
+        # element-wise nodes), and the passes below would only find that out tensor by tensor
+    roots = {key: touching[0][2].root for key, touching in accesses.items()}
     eligible = {key for key, touching in accesses.items() if _eligible(roots[key], touching, shown, declared)}
     for node in order:  # a fused pair's producer writes the activation's output in its input's layout
         producer = node.state.get(FUSED)
