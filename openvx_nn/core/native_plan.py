@@ -98,18 +98,28 @@ class NativePlan:
         return bool(self.words[0])
 
 
-def _static_roots(node) -> list[Tensor]:
-    """The root tensors a node reads as [static] parameters (weights), or that its validator lists as packed
-    at bind (``state["packed"]``: an NNAPI filter): written, they change its binding."""
-    specs: tuple[ParamSpec, ...] = node.description.params
-    packed = node.state.get("packed", ())
-    return [p.root for i, (spec, p) in enumerate(zip(specs, node.params))
-            if (spec.static or i in packed) and isinstance(p, Tensor)]
+_SCALAR = int(Type.VX_TYPE_SCALAR)
 
 
-def _scalars(node) -> list:
-    """The scalars a node reads: an entry may pack their values, so a write must rebuild its plan."""
-    return [p for p in node.params if getattr(p, "vx_type", None) == Type.VX_TYPE_SCALAR]
+def _watched(order) -> tuple[dict, dict]:
+    """By id, in order of first use: the root tensors the nodes read as [static] parameters (weights), or that
+    a validator lists as packed at bind (``state["packed"]``: an NNAPI filter), which written change a binding;
+    and the scalars they read, whose values an entry may pack. One pass over the parameters (binding a long
+    graph asks this of every node)."""
+    tensors: dict = {}
+    scalars: dict = {}
+    for node in order:
+        packed = node.state.get("packed", ())
+        specs: tuple[ParamSpec, ...] = node.description.params
+        for i, (spec, p) in enumerate(zip(specs, node.params)):
+            if p is None:
+                continue
+            if getattr(p, "vx_type", None) == _SCALAR:
+                scalars[id(p)] = p
+            elif (spec.static or i in packed) and isinstance(p, Tensor):
+                root = p.root
+                tensors[id(root)] = root
+    return tensors, scalars
 
 
 def _tensor_elements(calls: tuple) -> int:
@@ -141,8 +151,7 @@ def watch(order, epoch: int, generation: int, cells_array: np.ndarray) -> list[G
     nodes are bound, so a write racing the binding leaves the plan stale rather than wrong."""
     guards: list[Guard] = [(cells.GLOBAL, cells.EPOCH, epoch), (cells.GLOBAL, cells.GENERATION, generation),
                            (cells_array, SETTINGS, int(cells_array[SETTINGS]))]
-    tensors = {id(t): t for node in order for t in _static_roots(node)}
-    scalars = {id(s): s for node in order for s in _scalars(node)}
+    tensors, scalars = _watched(order)
     return guards + [(t.write_counter, 0, t.writes) for t in tensors.values()] + [
         (s.write_counter, 0, int(s.write_counter[0])) for s in scalars.values()]
 
