@@ -82,6 +82,65 @@ def test_large_tensors_shared_with_the_helpers_give_the_same_bits(axis):
     np.testing.assert_array_equal(out, want)
 
 
+def _prefix_case(rng, order: str):
+    """A channel slice ``[c0, c0 + c)`` of a wider channels-last tensor (OpenVX's ``[C, W, H, N]`` in F order, or
+    ``[N, H, W, C]`` in C order) with edge values, and its channel axis: pixels ``wide`` channels apart."""
+    wide = int(rng.integers(2, 40))
+    c = int(rng.integers(1, wide))
+    c0 = int(rng.integers(0, wide - c + 1))
+    w, h, n = (int(d) for d in rng.integers(1, 6, 3))
+    base = (rng.standard_normal((wide, w, h, n)) * 3).astype(np.float32)
+    flat = base.reshape(-1)
+    flat[rng.permutation(flat.size)[:EDGES.size]] = EDGES[:min(EDGES.size, flat.size)]
+    if order == "F":
+        base = np.asfortranarray(base)
+        return base, (slice(c0, c0 + c),), 0
+    base = np.ascontiguousarray(base.transpose(3, 2, 1, 0))
+    return base, (Ellipsis, slice(c0, c0 + c)), 3
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("seed", range(8))
+def test_channel_slices_of_wider_pixels_give_the_reference_bits(seed, order):
+    """A channel-prefix (or any channel slice) view of a concatenation held channels-last, read and written in
+    place, bound and native: the reference's bits in the slice, every other channel of the wider buffers left."""
+    rng = np.random.default_rng([4604, seed, order == "F"])
+    base, where, axis = _prefix_case(rng, order)
+    x = base[where]
+    c = x.shape[axis]
+    s, b = (rng.standard_normal(c) * 2).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    relu = bool(seed % 2)
+    want = _reference(np.ascontiguousarray(x), s, b, relu, axis)
+    for out_wide in (False, True):  # into a plain tensor, then into a slice of another wide buffer
+        for run in ("bound", "native"):
+            target = np.full_like(base, 7.0) if out_wide else np.full(x.shape, 7.0, np.float32, order=order)
+            out = target[where] if out_wide else target
+            if run == "bound":
+                k.bind(x, out, s, b, relu, axis)()
+            else:
+                entry = k.native_entry(x, out, s, b, relu, axis)
+                assert entry is not None and native.run(entry) == 0
+            np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
+            if out_wide:
+                rest = np.ones(base.shape, bool)
+                rest[where] = False
+                assert (target[rest] == 7.0).all(), "a channel outside the slice was written"
+
+
+def test_a_large_channel_prefix_is_shared_with_the_helpers():
+    """DenseNet's case: the first 224 of 256 channels of 28 x 28 pixels, large enough to share, native."""
+    rng = np.random.default_rng(4605)
+    base = np.asfortranarray(rng.standard_normal((256, 28, 28, 1)).astype(np.float32))
+    x = base[:224]
+    s, b = rng.standard_normal(224).astype(np.float32), rng.standard_normal(224).astype(np.float32)
+    want = np.maximum(s.astype(np.float64).reshape(-1, 1, 1, 1) * x + b.astype(np.float64).reshape(-1, 1, 1, 1), 0)
+    out = np.asfortranarray(np.full(x.shape, 7.0, np.float32))
+    entry = k.native_entry(x, out, s, b, True, 0)
+    assert entry is not None and native.run(entry) == 0
+    np.testing.assert_array_equal(out, want.astype(np.float32))
+
+
 def test_in_place():
     rng = np.random.default_rng(4602)
     x = np.asfortranarray(rng.standard_normal((5, 4, 3)).astype(np.float32))
@@ -131,6 +190,10 @@ def test_what_it_cannot_take_is_refused():
         y = np.zeros(20, np.float32)
         k.bind(y[:10], y[1:11], s[:1], s[:1], True, 0)
     assert k.native_entry(x[:, ::2], np.zeros((4, 3, 3), np.float32), s, s, True, 2) is None
+    wide = np.zeros((6, 5, 4), np.float32, order="F")  # pixels of no one pitch: a row of each plane left out
+    assert k.native_entry(wide[:3, :4], np.zeros((3, 4, 4), np.float32, order="F"), s, s, True, 0) is None
+    with pytest.raises(ValueError, match="one pitch"):
+        k.bind(wide[:3, :4], np.zeros((3, 4, 4), np.float32, order="F"), s, s, True, 0)
     assert k.native_entry(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), s, s, True, 1) is None
     # another per-channel function of pointwise has no native entry
     assert pointwise.native_pointwise(x, x.copy(order="F"), "leaky_relu", alpha_c=s) is None

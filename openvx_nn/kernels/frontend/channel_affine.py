@@ -13,9 +13,14 @@ its NumPy expression. The clamp keeps NaN and -0 as
 Arrays are seen flat as ``[outer, channels, inner]`` (the last fastest): an OpenVX tensor's array (first dim
 fastest) with the channel on dim 2 has ``inner = W * H`` (a plane per channel), one held channels-last (dims
 ``[C, W, H, N]``, channel dim 0) has ``inner = 1`` (the channels of a pixel side by side).
+
+Channels-last, a pixel's channels may be a run inside a wider pixel (``pitch``: the values from one pixel to the
+next, at least the channels): a channel-prefix view of a concatenation held channels-last, which DenseNet's
+blocks read without copying the earlier layers' channels out first (``coreml/lowering/fusion.concat_chains``).
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -36,13 +41,14 @@ _F64 = types.Array(types.float64, 1, "C", readonly=True)
 
 
 @jit.kernel(error_model="numpy")
-def _rows(x, out, s, b, relu, channels, inner, group, outer, r0, r1):
-    """Rows ``[r0, r1)``: ``group`` pixels each when ``inner`` is 1, else one plane (channel ``row % channels``)."""
+def _rows(x, out, s, b, relu, channels, inner, group, outer, x_pitch, out_pitch, r0, r1):
+    """Rows ``[r0, r1)``: ``group`` pixels each when ``inner`` is 1 (pixel ``p``'s channels at ``p * x_pitch`` and
+    ``p * out_pitch``), else one plane (channel ``row % channels``)."""
     if inner == 1:
         for r in range(r0, r1):
             p1 = min((r + 1) * group, outer)
             for p in range(r * group, p1):
-                xs, ys = x[p * channels:(p + 1) * channels], out[p * channels:(p + 1) * channels]
+                xs, ys = x[p * x_pitch:p * x_pitch + channels], out[p * out_pitch:p * out_pitch + channels]
                 if relu:
                     for c in range(channels):
                         v = (np.float64(xs[c]) + 0.0) * s[c] + b[c]
@@ -67,16 +73,39 @@ _RUN_CHUNKS = chunk_driver(_rows)
 
 
 @jit.kernel(error_model="numpy")
-def _rows_shared(x, out, s, b, relu, channels, inner, group, outer, n_rows, n_chunks, counters, wait):
-    _RUN_CHUNKS((x, out, s, b, relu, channels, inner, group, outer), n_rows, n_chunks, counters, wait)
+def _rows_shared(x, out, s, b, relu, channels, inner, group, outer, x_pitch, out_pitch, n_rows, n_chunks, counters,
+                 wait):
+    _RUN_CHUNKS((x, out, s, b, relu, channels, inner, group, outer, x_pitch, out_pitch), n_rows, n_chunks, counters,
+                wait)
 
 
-_TYPES = (F32[1, False], F32[1, True], _F64, _F64, jit.BOOL, jit.INT, jit.INT, jit.INT, jit.INT)
+_TYPES = (F32[1, False], F32[1, True], _F64, _F64, jit.BOOL, jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.INT)
 
 
 def _flat(a: np.ndarray, order: str) -> np.ndarray | None:
     flag = "F_CONTIGUOUS" if order == "F" else "C_CONTIGUOUS"
     return a.reshape(-1, order=order) if a.flags[flag] else None
+
+
+def _pixel_runs(a: np.ndarray, axis: int) -> tuple[np.ndarray, int] | None:
+    """(a flat view from ``a``'s first value to its last, the pixel pitch in values) when ``a``'s channel ``axis``
+    is a contiguous run and its other dims step over whole pixels of one pitch, the channels fastest in memory
+    (channels-last, perhaps inside wider pixels: a channel-prefix view of a concatenation); None otherwise."""
+    if a.ndim == 0 or a.strides[axis] != a.itemsize or a.size == 0:
+        return None
+    channels = a.shape[axis]
+    dims = [(n, st) for d, (n, st) in enumerate(zip(a.shape, a.strides)) if d != axis and n != 1]
+    dims.sort(key=lambda d: d[1])
+    step = dims[0][1] if dims else channels * a.itemsize
+    if step % a.itemsize or step < channels * a.itemsize:
+        return None
+    for (n, st), (_, nxt) in itertools.pairwise(dims):
+        if nxt != st * n:
+            return None
+    pitch = step // a.itemsize
+    pixels = a.size // channels
+    flat = np.lib.stride_tricks.as_strided(a, ((pixels - 1) * pitch + channels,), (a.itemsize,))
+    return flat, pitch
 
 
 def _operands(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis: int):
@@ -95,25 +124,31 @@ def _operands(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis: in
         if v.size not in (1, channels):
             raise ValueError(f"{name} has {v.size} values; expected 1 or {channels} (the channels)")
     s, b = np.ascontiguousarray(np.broadcast_to(s, channels)), np.ascontiguousarray(np.broadcast_to(b, channels))
+    if np.may_share_memory(x, out) and (x.ctypes.data != out.ctypes.data or x.strides != out.strides):
+        raise ValueError("x overlaps the output without being it")
     for order in ("F", "C"):
         fx, fo = _flat(x, order), _flat(out, order)
         if fx is not None and fo is not None:
+            before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
+            inner, outer = (before, after) if order == "F" else (after, before)
+            x_pitch = out_pitch = channels
             break
-    else:
-        raise ValueError("x and out must both be contiguous in one order")
-    if np.may_share_memory(x, out) and (fx.ctypes.data != fo.ctypes.data or x.strides != out.strides):
-        raise ValueError("x overlaps the output without being it")
-    before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
-    inner, outer = (before, after) if order == "F" else (after, before)
+    else:  # channels-last pixels inside wider ones (a channel-prefix view of a concatenation)
+        rx, ro = _pixel_runs(x, axis), _pixel_runs(out, axis)
+        if rx is None or ro is None:
+            raise ValueError("x and out must both be contiguous in one order, or channels-last pixels of one pitch")
+        (fx, x_pitch), (fo, out_pitch) = rx, ro
+        inner, outer = 1, x.size // max(channels, 1)
     group = max(1, BLOCK // max(channels, 1))
     n_rows = -(-outer // group) if inner == 1 else outer * channels
-    return (fx, fo, s, b, bool(relu), channels, inner, group, outer), n_rows
+    return (fx, fo, s, b, bool(relu), channels, inner, group, outer, x_pitch, out_pitch), n_rows
 
 
 def bind(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis: int = 2) -> Callable[[], None]:
     """A no-argument call ``out = max(x * scale[c] + shift[c], 0)`` (without the clamp unless ``relu``) from ``x``'s
     current values; ``scale`` and ``shift`` hold 1 or ``x.shape[axis]`` float32 values, read now; ``x`` and
-    ``out`` float32 of one shape, contiguous in one order (``out`` may be ``x``). Large tensors are shared with
+    ``out`` float32 of one shape, contiguous in one order or channels-last pixels of a pitch each (``out`` may be
+    ``x``). Large tensors are shared with
     the engine's helpers. ValueError names what does not fit."""
     args, n_rows = _operands(x, out, scale, shift, relu, axis)
     return Rows(_rows, _rows_shared, args, _TYPES, n_rows, x.size * COST_PER_VALUE)
@@ -121,7 +156,8 @@ def bind(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis: int = 2
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _OUT, _S, _B, _COUNTERS = at(0), at(1), at(2), at(3), at(4)
-_RELU, _CHANNELS, _INNER, _GROUP, _OUTER, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(5), at(5) + 9)
+_RELU, _CHANNELS, _INNER, _GROUP, _OUTER, _X_PITCH, _OUT_PITCH, _ROWS, _MAILBOX, _TASK, _CHUNKS = \
+    range(at(5), at(5) + 11)
 
 
 @jit.kernel(error_model="numpy")
@@ -130,7 +166,8 @@ def _block_rows(code, block, chunks, wait):
     the helpers (``wait``: until every claimed one is done)."""
     args = (native.c_array(block, _X, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _OUT, np.float32)[0, 0, 0, 0, 0],
             native.c_array(block, _S, np.float64)[0, 0, 0, 0, 0], native.c_array(block, _B, np.float64)[0, 0, 0, 0, 0],
-            block[_RELU] != 0, block[_CHANNELS], block[_INNER], block[_GROUP], block[_OUTER])
+            block[_RELU] != 0, block[_CHANNELS], block[_INNER], block[_GROUP], block[_OUTER], block[_X_PITCH],
+            block[_OUT_PITCH])
     if chunks == 0:
         _rows(*args, 0, block[_ROWS])
     else:
@@ -146,12 +183,14 @@ def native_entry(x: np.ndarray, out: np.ndarray, scale, shift, relu: bool, axis:
     """:func:`bind` as a native entry (shared with the gang's helpers when large); None when the arrays do not
     fit (:func:`bind` would say why) or are empty."""
     try:
-        (fx, fo, s, b, relu, channels, inner, group, outer), n_rows = _operands(x, out, scale, shift, relu, axis)
+        (fx, fo, s, b, relu, channels, inner, group, outer, x_pitch, out_pitch), n_rows = \
+            _operands(x, out, scale, shift, relu, axis)
     except ValueError:
         return None
     if fx.size == 0:
         return None
-    task = gang.NativeTask(n_rows, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(fx, fo, s, b, task.counters, int(relu), channels, inner, group, outer, n_rows,
+    task = gang.NativeTask(n_rows, x.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(fx, fo, s, b, task.counters, int(relu), channels, inner, group, outer, x_pitch, out_pitch,
+                           n_rows,
                            *task.words())
     return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
