@@ -12,3 +12,11 @@ class GraphBuilder(graph_builder.GraphBuilder):
     """Owns the context reference, the graph and every object made for a CoreML model; errors are CoreMLErrors."""
 
     error = CoreMLError
+
+    def __init__(self, outputs=(), nhwc_route: bool = True):
+        super().__init__(outputs, nhwc_route)
+        # Concatenations along C growing one buffer (``lowering.concat_chains``): the plan's links and the channels
+        # of the blobs their layers state; the outputs made as a buffer's prefix -> (the buffer, the prefix).
+        self.chain_links: dict[str, object] = {}
+        self.chain_channels: dict[str, int] = {}
+        self.grown: dict[str, tuple] = {}

@@ -31,6 +31,7 @@ import numpy as np
 from ...api.builder_nodes import nnapi_node as node
 from ...core.enums import ConvertPolicy, NNActivation, RoundPolicy
 from ..builder import Blob, GraphBuilder, nhwc_dims
+from . import concat_chains
 from .fusion import CLIP_CODES, take_stages
 
 NONE, RELU, RELU1, RELU6 = 0, 1, 2, 3  # NNAPI's fused activation codes
@@ -280,7 +281,11 @@ def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
             raise g.fail(f"inputs {list(first)} and {list(b.shape)} differ off the concatenation axis")
     shape = first[:-3] + (sum(b.shape[-3] for b in blobs),) + first[-2:]
     written = g.written.pop(layer.output[0], set())  # inputs their producers wrote into their slices (``slot``)
-    out = g.nhwc[layer.output[0]].tensor if written else g.nhwc_output(layer.output[0], shape)
+    grown, in_place = (None, False) if written else concat_chains.output(g, layer, shape)
+    if in_place:  # the first input is the first channels of this buffer already (``concat_chains``)
+        written = {layer.input[0]}
+    out = grown if grown is not None else g.nhwc[layer.output[0]].tensor if written else \
+        g.nhwc_output(layer.output[0], shape)
     offset = 0
     for name, b in zip(layer.input, blobs):
         dims = b.tensor.dims
@@ -288,5 +293,10 @@ def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
             g.coreml("reshape", (b.tensor, g.view(out, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])))
         offset += dims[0]
     copies = len(blobs) - len(written)
-    return f"{copies} x coreml.reshape into views along C" + (f", {len(written)} written there" if written else "") \
+    how = f"{copies} x coreml.reshape into views along C"
+    if in_place:
+        how += ", the first input in place (a prefix of one buffer)"
+    elif written:
+        how += f", {len(written)} written there"
+    return how + (", the output a prefix of one buffer" if grown is not None and grown.dims[0] > shape[-3] else "") \
         + " (NHWC)"

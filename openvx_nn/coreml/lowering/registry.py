@@ -57,9 +57,10 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
     (``fusion.normalized_scales``), and lets a transposed convolution write into the slice of the
     concatenation that alone reads it (``fusion.concat_slots``; ``keep``: blobs read after them); returns how each
     ran."""
-    from . import fusion
+    from . import concat_chains, fusion
     stages = fusion.plan(layers, keep)
     builder.slots = fusion.concat_slots(layers, keep)
+    builder.chain_links, builder.chain_channels = concat_chains.links(layers, keep), concat_chains.channel_counts(layers)
     gates = fusion.gated_products(layers, keep)
     gate_of = {position: layers[j].name for j, gate in gates.items()
                for position in (gate.position, gate.threshold) if position is not None}
