@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.engine import gang, workers
+from ..kernels.engine import gang, isa
 from ..kernels.openvx.activation import HOLD_GIL_BELOW
 from . import cells, rewrites
 from .enums import GraphState, Type
@@ -158,7 +158,12 @@ def watch(order, epoch: int, generation: int, cells_array: np.ndarray) -> list[G
 
 def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> NativePlan | None:
     """The native plan of ``calls`` (bound while the counters of :func:`watch`'s ``guards`` had their
-    values), or None when a call needs Python."""
+    values), or None when a call needs Python.
+
+    The helpers its runs want from C (``plan.h`` word 7) are the engine's threads but the caller's, not the
+    budget's spare threads at build time: those are taken while a helper still spins from an earlier run (or
+    numba's pool runs), and a plan built then kept asking for none, so C's helpers never joined its layers for
+    as long as it lived. C leaves its helpers asleep while more than one native run is in flight."""
     if not _possible(calls) or _settings_forbid(calls, graph):
         return None
     steps, n_calls = tuple(k for k, call in enumerate(calls) if not _idle(call)), len(calls)
@@ -169,7 +174,7 @@ def build(calls: tuple, guards: list[Guard], graph, cells_array: np.ndarray) -> 
     words = cells.aligned(writes_at + sum(len(call.writes) for call in calls))  # word 0: C's run count
     words[1:6] = len(calls), cells.address(cells_array), graph.handle, len(guards), first
     if not graph.python_helpers and any(gang.lends(call.native) for call in calls):  # C's helpers join its layers
-        words[6:8] = gang.mailbox_address(), max(0, workers.helpers())
+        words[6:8] = gang.mailbox_address(), isa.threads() - 1  # not the budget's spare threads now (:func:`build`)
     guard_words = []  # two per guard (a node's scalars each have one): one slice assignment
     for array, index, value in guards:
         guard_words += (cells.address(array, index), value)

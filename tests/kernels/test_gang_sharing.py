@@ -67,7 +67,7 @@ def test_two_threads_split_the_chunks_into_a_prefix_and_a_suffix(n_chunks):
 
 
 def _fake_mailbox(counted: int) -> np.ndarray:
-    mailbox = np.zeros(8, np.int64)
+    mailbox = np.zeros(gang._mailbox.size, np.int64)
     mailbox[gang.COUNTED // 8] = counted
     return mailbox
 

@@ -47,18 +47,22 @@ HOLD_CYCLES = 2_500_000_000
 """How long a held gang (:func:`held`) keeps a helper spinning with no task at most (about a second): a bound in
 case the holder is stuck."""
 
-_mailbox = np.zeros(8, np.int64)
-"""[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: a
-Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`), holds
-(:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``), closings (:func:`closed`: while positive, no
-native task is posted), the cycle count until which helpers stay after the last hold ended (``LINGER_CYCLES``)]."""
-GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS, CLOSED, LINGER = (8 * k for k in range(8))  # byte offsets
+_mailbox = np.zeros(10, np.int64)
+"""[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: none,
+or a Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`),
+holds (:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``), closings (:func:`closed`: while positive,
+no native task is posted), the cycle count until which helpers stay after the last hold ended (``LINGER_CYCLES``),
+the generation of the last Python task posted, helpers that left the gang and have not yet given their thread back
+to the budget]. The C side's helpers (``csrc/plan_helpers.c``) read the first five words only."""
+GENERATION, COUNTED, NATIVE_TASK, INSIDE, JOINED, HOLDS, CLOSED, LINGER, PYTHON, LEAVING = (
+    8 * k for k in range(10))  # byte offsets
 _posted: list = [None]  # the task of the current generation
 
 
 def _after_fork_in_child() -> None:
     _mailbox[1:4] = 0  # a forked child has none of its parent's threads (none in the gang, none inside a task)
     _mailbox[5:8] = 0
+    _mailbox[LEAVING // 8] = 0
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -76,7 +80,14 @@ def _cycles(typingctx):
 @jit.kernel
 def _park(mailbox, seen, cycles):
     """Spin until a task newer than generation ``seen`` is posted: run a native one here (without the GIL) and
-    spin on; return a Python one's generation, or -1 once ``cycles`` pass with no task."""
+    spin on; return a Python one's generation, or -1 once ``cycles`` pass with no task.
+
+    Leaving (-1), the helper counts itself out of the gang here, without the GIL, and in among the ``LEAVING``
+    (:func:`_gang` counts it out of those once its thread is given back): a helper that needed the GIL to count
+    itself out stayed counted in while the caller held it between runs, so the caller summoned nobody and its
+    next native run posted to a gang nobody was in. A new generation whose native task is already retracted (the
+    caller ran every chunk before this helper looked) is no Python task: the helper spins on, rather than go
+    back to Python for a task nobody posted (and miss the next layers meanwhile)."""
     at = mailbox.ctypes.data
     deadline = _cycles() + cycles
     rounds = 0
@@ -87,42 +98,55 @@ def _park(mailbox, seen, cycles):
             if now > deadline:
                 free = fetch_add(at + HOLDS, 0) <= 0 and now > fetch_add(at + LINGER, 0)
                 if free or now > deadline + HOLD_CYCLES:
-                    return -1
+                    break
                 rounds = 0  # held or lingering: the round bound counts from the end of the spin time
             pause()
             rounds += 1
             continue
+        python = fetch_add(at + PYTHON, 0)
+        if python > seen:
+            return python
         task = fetch_add(at + NATIVE_TASK, 0)
-        if task == 0:
-            return generation
-        fetch_add(at + INSIDE, 1)
-        if fetch_add(at + NATIVE_TASK, 0) == task:  # still posted: its poster waits for us before it returns
-            record = native.c_array_at(task, 3)
-            if native.call(record[0], record[1]) != 0:  # raised mid-chunk: that chunk never counts as finished
-                fetch_add(record[2] + 8, CHUNK_FAILED)
-            fetch_add(at + JOINED, 1)
-        fetch_add(at + INSIDE, -1)
+        if task != 0:
+            fetch_add(at + INSIDE, 1)
+            if fetch_add(at + NATIVE_TASK, 0) == task:  # still posted: its poster waits for us before it returns
+                record = native.c_array_at(task, 3)
+                if native.call(record[0], record[1]) != 0:  # raised mid-chunk: that chunk never counts as finished
+                    fetch_add(record[2] + 8, CHUNK_FAILED)
+                fetch_add(at + JOINED, 1)
+            fetch_add(at + INSIDE, -1)
         seen, rounds, deadline = generation, 0, _cycles() + cycles
+    fetch_add(at + LEAVING, 1)
+    fetch_add(at + COUNTED, -1)
     return -1
 
 
 @jit.kernel
 def _count(mailbox, delta):
-    fetch_add(mailbox.ctypes.data + 8, delta)
+    fetch_add(mailbox.ctypes.data + COUNTED, delta)
+
+
+@jit.kernel
+def _left(mailbox):
+    fetch_add(mailbox.ctypes.data + LEAVING, -1)
 
 
 def _gang(task: Callable[[], object], generation: int) -> None:
     """A helper's turn in the gang (counted in by :func:`post`): ``task``, then every task posted while it
-    spins, until none comes."""
+    spins, until none comes (:func:`_park` counts it out then)."""
+    counted = True
     try:
         while True:
             task()
             generation = _park(_mailbox, generation, SPIN_CYCLES)  # read before the task: it is at least this new
             if generation < 0:
+                counted = False
+                _left(_mailbox)  # its thread goes back to the budget right after this returns
                 return
             task = _posted[0]
     finally:
-        _count(_mailbox, -1)
+        if counted:  # the task raised: still counted in
+            _count(_mailbox, -1)
 
 
 def post(task: Callable[[], object], helpers: int) -> None:
@@ -131,6 +155,7 @@ def post(task: Callable[[], object], helpers: int) -> None:
     _posted[0] = task
     _mailbox[2] = 0  # a Python task (a native one posted meanwhile loses its help, nothing else)
     generation = int(_mailbox[0]) + 1
+    _mailbox[PYTHON // 8] = generation  # before the generation: a helper that sees it sees this too
     _mailbox[0] = generation  # an aligned 8-byte store: the spinning helpers read it atomically
     missing = helpers - int(_mailbox[1])
     if missing > 0:
@@ -204,10 +229,12 @@ def summon(helpers: int) -> None:
 
 
 def summon_spare() -> None:
-    """:func:`summon` the helpers this process may lend now (``workers.helpers``), unless as many as there can be
-    are in the gang already, as between a model's runs: counting the spare threads took 8 us after a run."""
-    if int(_mailbox[1]) < isa.threads() - 1:
-        summon(workers.helpers())
+    """:func:`summon` the helpers this process may lend now (``workers.helpers``, and those leaving the gang, whose
+    threads go back to the budget as soon as they get the GIL, which the caller holds), unless as many as there can
+    be are in the gang already, as between a model's runs: counting the spare threads took 8 us after a run."""
+    most = isa.threads() - 1
+    if int(_mailbox[1]) < most:
+        summon(min(most, workers.helpers() + max(0, int(_mailbox[LEAVING // 8]))))
 
 
 def disband(timeout: float) -> bool:
