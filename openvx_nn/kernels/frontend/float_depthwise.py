@@ -7,7 +7,7 @@ time: windows 3 or 5 taps across (no dilation across; any height and row dilatio
 stride 2, slide along the whole row (``depthwise_microkernel.slide``: runs of 8 pixels, each input column read
 once for every pixel whose window holds it, the edge columns included through per-column tests, so small maps
 keep 8 chains too); other 3x3 windows wholly inside the image on ``float_microkernel.depthwise_3x3`` (the nine
-weight vectors in registers); every other window -- edges, other sizes, dilation across, the partial vector of
+weight vectors in registers; ``SEGMENT`` pixels at a time, every channel vector of them in turn); every other window -- edges, other sizes, dilation across, the partial vector of
 channel counts not in vectors of the width -- on ``depthwise_microkernel.run`` (the taps inside the image given
 as ranges). The vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8.
 Every micro-kernel sums in the order below, so which one takes a pixel changes no bit. Other depth multipliers
@@ -113,26 +113,31 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_
 
 @jit.kernel
 def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high):
-    """``n`` output pixels of a 3x3 window inside the image, every channel a vector at a time on the kernels that
-    hold the nine weight vectors in registers (``float_microkernel.depthwise_3x3``)."""
-    c = 0
-    while c < units:
-        if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
-            depthwise_3x3_wide_last(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                                    4 * units, bias_at + 4 * c, low, high)
-            c += WIDE_LANES
-        elif bias_last:
-            depthwise_3x3_last(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                               4 * units, bias_at + 4 * c, low, high)
-            c += LANES
-        elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
-            depthwise_3x3_wide(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                               4 * units, bias_at + 4 * c, low, high)
-            c += WIDE_LANES
-        else:
-            depthwise_3x3(o_at + 4 * c, i_at + 4 * c, n, 4 * units, x_step, x_row, x_col, w_at + 4 * c, 4 * units,
-                          bias_at + 4 * c, low, high)
-            c += LANES
+    """``n`` output pixels of a 3x3 window inside the image, on the kernels that hold the nine weight vectors in
+    registers (``float_microkernel.depthwise_3x3``): ``SEGMENT`` pixels at a time, every channel vector of them in
+    turn, so their input columns are read from memory once for all the channels (a vector-outer order walked the
+    whole row once per vector, 512-byte strides apart)."""
+    for s in range(0, n, SEGMENT):
+        m = min(SEGMENT, n - s)
+        o_s, i_s = o_at + s * 4 * units, i_at + s * x_step
+        c = 0
+        while c < units:
+            if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
+                depthwise_3x3_wide_last(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                                        4 * units, bias_at + 4 * c, low, high)
+                c += WIDE_LANES
+            elif bias_last:
+                depthwise_3x3_last(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                                   4 * units, bias_at + 4 * c, low, high)
+                c += LANES
+            elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
+                depthwise_3x3_wide(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                                   4 * units, bias_at + 4 * c, low, high)
+                c += WIDE_LANES
+            else:
+                depthwise_3x3(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c, 4 * units,
+                              bias_at + 4 * c, low, high)
+                c += LANES
 
 
 @jit.kernel(contract=True)
@@ -280,6 +285,8 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, di
         wait_for_chunks(claim, n_chunks)
 
 
+SEGMENT = 8
+"""Output pixels of a 3x3 run that every channel vector takes in turn (:func:`_row_3x3`)."""
 CHUNK_VECTORS = 8
 """Channel vectors the micro-kernel's calls take at a time outside the 3x3 runs (module doc)."""
 COST_PER_MAC = 4
