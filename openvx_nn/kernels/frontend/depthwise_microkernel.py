@@ -32,12 +32,15 @@ stay on ``float_microkernel.depthwise_3x3``: sliding measured 0.65-0.8 of it on 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..support.llvm_loops import constant, masked_lanes, splat, typed_args
-from .float_microkernel import _opaque
+from .float_microkernel import _BiasLastEnd, _declare, _define_depthwise, _opaque
 
 PIXELS = 8
 """Pixels of a run summed together: eight chains of one vector (plus one weight vector: 9 registers, within AVX2's
@@ -49,6 +52,16 @@ _N_INTS = 17
 _SLIDE_INTS = 15
 SLIDE_RUN = 8
 """Pixels of a ``slide`` run: 8 chains, with a 5x5 row's 5 weights and one input column, 14 registers."""
+
+
+def _finished(b: ir.IRBuilder, value, bias, low, high, end):
+    """The sum ``value`` as stored: ``bias`` added where ``end`` (a ``bias_last`` order's end) is given, clamped to
+    ``[low, high]`` (a NaN fails both tests and stays), then, in that order, a NaN made canonical."""
+    if end is not None:
+        value = b.fadd(value, bias)
+    value = b.select(b.fcmp_ordered("<", value, low), low, value)
+    value = b.select(b.fcmp_ordered(">", value, high), high, value)
+    return value if end is None else end.canonical(b, value)
 
 
 def _loop(fn: ir.Function, b: ir.IRBuilder, start, stop, step: int, carried: list, body, label: str):
@@ -74,10 +87,7 @@ def _loop(fn: ir.Function, b: ir.IRBuilder, start, stop, step: int, carried: lis
 
 
 def _define(module: ir.Module, name: str, lanes: int, bias_last: bool) -> ir.Function:
-    vec = ir.VectorType(_F32, lanes)
-    fma = module.declare_intrinsic(f"llvm.fma.v{lanes}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * _N_INTS + [_F32] * 2), name)
-    fn.linkage = "internal"
+    fn, vec, fma = _declare(module, name, _N_INTS, 2, lanes)
     (out, x, n, out_step, x_step, x_row, x_col, w, w_row, w_col, bias, ky0, ky1, kx0, kx1, n_vec, valid, lo,
      hi) = fn.args
     vecp = vec.as_pointer()
@@ -86,9 +96,7 @@ def _define(module: ir.Module, name: str, lanes: int, bias_last: bool) -> ir.Fun
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     low, high = splat(b, lo, vec), splat(b, hi, vec)
     zero = splat(b, ir.Constant(_F32, 0.0), vec)
-    clamped = b.or_(b.fcmp_ordered(">", lo, ir.Constant(_F32, float("-inf"))),
-                    b.fcmp_ordered("<", hi, ir.Constant(_F32, float("inf"))))
-    canonical = splat(b, ir.Constant(_F32, float("nan")), vec)
+    end = _BiasLastEnd(b, vec, None, lo, hi) if bias_last else None
     mask = lanes_below(b, valid)
 
     def load(b: ir.IRBuilder, at, masked: bool):
@@ -121,14 +129,7 @@ def _define(module: ir.Module, name: str, lanes: int, bias_last: bool) -> ir.Fun
         out_at = b.add(b.add(out, b.mul(p, out_step)), channel)
         for j in range(pixels):
             for v in range(vectors):
-                value = sums[j * vectors + v]
-                if bias_last:
-                    value = b.fadd(value, biases[v])
-                value = b.select(b.fcmp_ordered("<", value, low), low, value)
-                value = b.select(b.fcmp_ordered(">", value, high), high, value)
-                if bias_last:
-                    value = b.select(clamped, b.select(b.fcmp_unordered("uno", value, value), canonical, value),
-                                     value)
+                value = _finished(b, sums[j * vectors + v], biases[v], low, high, end)
                 at = b.add(b.add(out_at, b.mul(constant(j), out_step)), constant(vec_bytes * v))
                 if masked:
                     masked_store(b, value, at, mask)
@@ -171,19 +172,14 @@ def _define(module: ir.Module, name: str, lanes: int, bias_last: bool) -> ir.Fun
 def _define_slide(module: ir.Module, name: str, lanes: int, bias_last: bool, kw: int, stride: int,
                   pixels: int) -> ir.Function:
     """The ``slide`` function (module doc) for ``kw`` taps across at ``stride``, runs of ``pixels``."""
-    vec = ir.VectorType(_F32, lanes)
-    fma = module.declare_intrinsic(f"llvm.fma.v{lanes}f32", fnty=ir.FunctionType(vec, [vec, vec, vec]))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * _SLIDE_INTS + [_F32] * 2), name)
-    fn.linkage = "internal"
+    fn, vec, fma = _declare(module, name, _SLIDE_INTS, 2, lanes)
     out, x, n, out_step, x_col, x_row, w, w_row, w_col, bias, ky0, ky1, n_vec, col0, width, lo, hi = fn.args
     vecp = vec.as_pointer()
     vec_bytes = 4 * lanes
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     low, high = splat(b, lo, vec), splat(b, hi, vec)
     zero = splat(b, ir.Constant(_F32, 0.0), vec)
-    clamped = b.or_(b.fcmp_ordered(">", lo, ir.Constant(_F32, float("-inf"))),
-                    b.fcmp_ordered("<", hi, ir.Constant(_F32, float("inf"))))
-    canonical = splat(b, ir.Constant(_F32, float("nan")), vec)
+    end = _BiasLastEnd(b, vec, None, lo, hi) if bias_last else None
     columns = stride * (pixels - 1) + kw
 
     def load(b: ir.IRBuilder, at):
@@ -259,13 +255,7 @@ def _define_slide(module: ir.Module, name: str, lanes: int, bias_last: bool, kw:
             sums.append(phi)
         out_at = _opaque(b, b.add(b.add(out, b.mul(p, out_step)), channel))
         for j in range(pixels):
-            value = sums[j]
-            if bias_last:
-                value = b.fadd(value, bias_vec)
-            value = b.select(b.fcmp_ordered("<", value, low), low, value)
-            value = b.select(b.fcmp_ordered(">", value, high), high, value)
-            if bias_last:
-                value = b.select(clamped, b.select(b.fcmp_unordered("uno", value, value), canonical, value), value)
+            value = _finished(b, sums[j], bias_vec, low, high, end)
 
             def store(b: ir.IRBuilder, _, value=value, j=j):
                 b.store(value, b.inttoptr(b.add(out_at, b.mul(constant(j), out_step)), vecp), align=4)
@@ -284,63 +274,67 @@ def _define_slide(module: ir.Module, name: str, lanes: int, bias_last: bool, kw:
     return fn
 
 
-def _slide(lanes: int, bias_last: bool, kw: int, stride: int):
-    pixels = SLIDE_RUN
-    name = f"openvx_nn_float_depthwise_slide_x{lanes}_k{kw}_s{stride}{'_bias_last' if bias_last else ''}"
-
+def _selecting(name_of: Callable[..., str], define: Callable[..., ir.Function], n_flags: int, n_ints: int,
+               n_floats: int):
+    """An intrinsic ``f(flag_1, .., flag_n, *arguments)`` calling the variant the flags (each true or false) pick:
+    ``define(module, name_of(*flags), *flags)``, defined once per module, its arguments cast to ``n_ints`` int64
+    then ``n_floats`` float32. One call where a caller would branch over every variant; a switch in the IR does
+    the same branching."""
     def codegen(context, builder, signature, values):
-        fn = builder.module.globals.get(name) or _define_slide(builder.module, name, lanes, bias_last, kw, stride,
-                                                               pixels)
-        cast = [context.cast(builder, a, t, types.int64 if k < _SLIDE_INTS else types.float32)
-                for k, (a, t) in enumerate(zip(values, signature.args))]
-        builder.call(fn, cast)
+        (flag_types, arg_types), (flags, args) = ((s[:n_flags], s[n_flags:]) for s in
+                                                  (signature.args[0].types, cgutils.unpack_tuple(builder, values[0])))
+        cast = [context.cast(builder, a, t, types.int64 if k < n_ints else types.float32)
+                for k, (a, t) in enumerate(zip(args, arg_types))]
+        index = constant(0)
+        for k, (flag, t) in enumerate(zip(flags, flag_types)):
+            bit = builder.icmp_signed("!=", context.cast(builder, flag, t, types.int64), constant(0))
+            index = builder.or_(index, builder.shl(builder.zext(bit, _I64), constant(k)))
+        done = builder.append_basic_block("variant_done")
+        switch = builder.switch(index, done)
+        for variant in range(1 << n_flags):
+            picked = tuple(bool(variant >> k & 1) for k in range(n_flags))
+            name = name_of(*picked)
+            fn = builder.module.globals.get(name) or define(builder.module, name, *picked)
+            block = builder.append_basic_block(f"variant_{variant}")
+            switch.add_case(constant(variant), block)
+            builder.position_at_end(block)
+            builder.call(fn, cast)
+            builder.branch(done)
+        builder.position_at_end(done)
         return context.get_dummy_value()
 
     @intrinsic
-    def slide(typingctx, out, x, n, out_step, x_col, x_row, w, w_row, w_col, bias, ky0, ky1, n_vec, col0, width, lo,
-              hi):
-        """``slide(out, x, n, out_step, x_col, x_row, w, w_row, w_col, bias, ky0, ky1, n_vec, col0, width, lo, hi)``
-        (module doc): int64 addresses, byte steps and counts, float ``lo`` and ``hi``."""
-        ints = (out, x, n, out_step, x_col, x_row, w, w_row, w_col, bias, ky0, ky1, n_vec, col0, width)
-        if not typed_args(ints, (lo, hi)):
+    def selected(typingctx, *values):
+        flags, ints, floats = values[:n_flags], values[n_flags:n_flags + n_ints], values[n_flags + n_ints:]
+        if len(floats) != n_floats or not typed_args(ints, floats) or \
+                not all(isinstance(f, (types.Integer, types.Boolean)) for f in flags):
             return None
-        return types.void(*(types.int64,) * _SLIDE_INTS, types.float32, types.float32), codegen
-    return slide
+        return types.void(types.StarArgTuple.from_types(values)), codegen
+    return selected
 
 
-def _run(lanes: int, bias_last: bool):
-    name = f"openvx_nn_float_depthwise_run_x{lanes}{'_bias_last' if bias_last else ''}"
+run = _selecting(lambda wide, bias_last: f"openvx_nn_float_depthwise_run_x{16 if wide else 8}"
+                                         f"{'_bias_last' if bias_last else ''}",
+                 lambda module, name, wide, bias_last: _define(module, name, 16 if wide else 8, bias_last),
+                 2, _N_INTS, 2)
+"""``run(wide, bias_last, out, x, n, out_step, x_step, x_row, x_col, w, w_row, w_col, bias, ky0, ky1, kx0, kx1,
+n_vec, valid, lo, hi)`` (module doc): vectors of 16 float32 where ``wide`` (AVX-512), else 8 (AVX2), in the
+``bias_last`` order or the bias first; int64 addresses, byte steps and counts, float ``lo`` and ``hi``."""
 
-    def codegen(context, builder, signature, values):
-        fn = builder.module.globals.get(name) or _define(builder.module, name, lanes, bias_last)
-        cast = [context.cast(builder, a, t, types.int64 if k < _N_INTS else types.float32)
-                for k, (a, t) in enumerate(zip(values, signature.args))]
-        builder.call(fn, cast)
-        return context.get_dummy_value()
+slide = _selecting(lambda wide, bias_last, five, two: f"openvx_nn_float_depthwise_slide_x{16 if wide else 8}"
+                                                      f"_k{5 if five else 3}_s{2 if two else 1}"
+                                                      f"{'_bias_last' if bias_last else ''}",
+                   lambda module, name, wide, bias_last, five, two: _define_slide(
+                       module, name, 16 if wide else 8, bias_last, 5 if five else 3, 2 if two else 1, SLIDE_RUN),
+                   4, _SLIDE_INTS, 2)
+"""``slide(wide, bias_last, five, two, out, x, n, out_step, x_col, x_row, w, w_row, w_col, bias, ky0, ky1, n_vec,
+col0, width, lo, hi)`` (module doc): 5 taps across where ``five``, else 3; stride 2 where ``two``, else 1; the
+vectors and order as :data:`run`'s."""
 
-    @intrinsic
-    def run(typingctx, out, x, n, out_step, x_step, x_row, x_col, w, w_row, w_col, bias, ky0, ky1, kx0, kx1, n_vec,
-            valid, lo, hi):
-        """``run(out, x, n, out_step, x_step, x_row, x_col, w, w_row, w_col, bias, ky0, ky1, kx0, kx1, n_vec,
-        valid, lo, hi)`` (module doc): int64 addresses, byte steps and counts, float ``lo`` and ``hi``."""
-        ints = (out, x, n, out_step, x_step, x_row, x_col, w, w_row, w_col, bias, ky0, ky1, kx0, kx1, n_vec, valid)
-        if not typed_args(ints, (lo, hi)):
-            return None
-        return types.void(*(types.int64,) * _N_INTS, types.float32, types.float32), codegen
-    return run
-
-
-run_x8, run_x16 = _run(8, False), _run(16, False)
-"""Vectors of 8 (AVX2) or 16 (AVX-512) float32, the bias first."""
-run_x8_last, run_x16_last = _run(8, True), _run(16, True)
-"""The same in the ``bias_last`` order."""
-
-slide_x8_k3s1, slide_x8_k3s2, slide_x8_k5s1, slide_x8_k5s2 = (_slide(8, False, k, s) for k in (3, 5) for s in (1, 2))
-slide_x16_k3s1, slide_x16_k3s2, slide_x16_k5s1, slide_x16_k5s2 = (_slide(16, False, k, s) for k in (3, 5)
-                                                                  for s in (1, 2))
-"""Runs of pixels whose windows lie inside the image across, 3 or 5 taps wide, stride 1 or 2, the bias first."""
-(slide_x8_last_k3s1, slide_x8_last_k3s2, slide_x8_last_k5s1,
- slide_x8_last_k5s2) = (_slide(8, True, k, s) for k in (3, 5) for s in (1, 2))
-(slide_x16_last_k3s1, slide_x16_last_k3s2, slide_x16_last_k5s1,
- slide_x16_last_k5s2) = (_slide(16, True, k, s) for k in (3, 5) for s in (1, 2))
-"""The same in the ``bias_last`` order."""
+depthwise_3x3 = _selecting(lambda wide, bias_last: f"openvx_nn_float_depthwise_3x3x{16 if wide else 8}"
+                                                   f"{'_bias_last' if bias_last else ''}",
+                           lambda module, name, wide, bias_last: _define_depthwise(module, name, 16 if wide else 8,
+                                                                                   bias_last),
+                           2, 10, 2)
+"""``float_microkernel.depthwise_3x3`` (``depthwise_3x3(wide, bias_last, out, x, n, out_step, x_step, x_row,
+x_col, w, w_tap, bias, lo, hi)``): its four variants (the names its intrinsics give them) behind one call."""

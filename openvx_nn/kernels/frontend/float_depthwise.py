@@ -7,9 +7,9 @@ time: windows 3 or 5 taps across (no dilation across; any height and row dilatio
 stride 2, slide along the whole row (``depthwise_microkernel.slide``: runs of 8 pixels, each input column read
 once for every pixel whose window holds it, the edge columns included through per-column tests, so small maps
 keep 8 chains too); other 3x3 windows wholly inside the image on ``float_microkernel.depthwise_3x3`` (the nine
-weight vectors in registers; ``SEGMENT`` pixels at a time, every channel vector of them in turn); every other window -- edges, other sizes, dilation across, the partial vector of
-channel counts not in vectors of the width -- on ``depthwise_microkernel.run`` (the taps inside the image given
-as ranges). The vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8.
+weight vectors in registers; ``SEGMENT`` pixels at a time, every channel vector of them in turn); every other
+window -- edges, other sizes, dilation across, the partial vector of channel counts not in vectors of the width --
+on ``depthwise_microkernel.run`` (the taps inside the image given as ranges). The vectors are of 16 channels where the CPU has AVX-512 (``isa.float_lanes``), the rest of 8.
 Every micro-kernel sums in the order below, so which one takes a pixel changes no bit. Other depth multipliers
 add tap by tap into the output.
 
@@ -30,37 +30,9 @@ from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
-from .depthwise_microkernel import (
-    run_x8,
-    run_x8_last,
-    run_x16,
-    run_x16_last,
-    slide_x8_k3s1,
-    slide_x8_k3s2,
-    slide_x8_k5s1,
-    slide_x8_k5s2,
-    slide_x8_last_k3s1,
-    slide_x8_last_k3s2,
-    slide_x8_last_k5s1,
-    slide_x8_last_k5s2,
-    slide_x16_k3s1,
-    slide_x16_k3s2,
-    slide_x16_k5s1,
-    slide_x16_k5s2,
-    slide_x16_last_k3s1,
-    slide_x16_last_k3s2,
-    slide_x16_last_k5s1,
-    slide_x16_last_k5s2,
-)
+from .depthwise_microkernel import depthwise_3x3, run, slide
 from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
-from .float_microkernel import (
-    LANES,
-    WIDE_LANES,
-    depthwise_3x3,
-    depthwise_3x3_last,
-    depthwise_3x3_wide,
-    depthwise_3x3_wide_last,
-)
+from .float_microkernel import LANES, WIDE_LANES
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
 
@@ -122,22 +94,10 @@ def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, bias_at, l
         o_s, i_s = o_at + s * 4 * units, i_at + s * x_step
         c = 0
         while c < units:
-            if bias_last and lanes == WIDE_LANES and c + WIDE_LANES <= units:
-                depthwise_3x3_wide_last(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                                        4 * units, bias_at + 4 * c, low, high)
-                c += WIDE_LANES
-            elif bias_last:
-                depthwise_3x3_last(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                                   4 * units, bias_at + 4 * c, low, high)
-                c += LANES
-            elif lanes == WIDE_LANES and c + WIDE_LANES <= units:
-                depthwise_3x3_wide(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                                   4 * units, bias_at + 4 * c, low, high)
-                c += WIDE_LANES
-            else:
-                depthwise_3x3(o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c, 4 * units,
-                              bias_at + 4 * c, low, high)
-                c += LANES
+            wide = lanes == WIDE_LANES and c + WIDE_LANES <= units
+            depthwise_3x3(wide, bias_last, o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
+                          4 * units, bias_at + 4 * c, low, high)
+            c += WIDE_LANES if wide else LANES
 
 
 @jit.kernel(contract=True)
@@ -154,6 +114,7 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
     last = max(first, min(out_w, (width - 1 - (kw - 1) * dil_w + pad_left) // stride_w + 1))
     x_at, w_at, bias_at, out_at = x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data
     chunk = CHUNK_VECTORS * lanes
+    wide = lanes == WIDE_LANES
     slides = dil_w == 1 and (kw == 5 and stride_w <= 2 or kw == 3 and stride_w == 1)
     vector = not slides and kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1 and units % LANES == 0
     x_step, x_row, x_col = 4 * stride_w * depth, 4 * dil_h * width * depth, 4 * dil_w * depth
@@ -184,9 +145,9 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
             units_c = min(chunk, units - c0)
             n_vec, valid = units_c // lanes, units_c % lanes
             if slides and n_vec > 0:
-                _slide(lanes, bias_last, kw, stride_w, out_at + 4 * (r * out_w * units + c0),
-                       row_at + 4 * (c0 - pad_left * depth), out_w, 4 * units, 4 * depth, x_row, w_at + 4 * c0, w_row,
-                       w_col, bias_at + 4 * c0, ky0, ky1, n_vec, -pad_left, width, low, high)
+                slide(wide, bias_last, kw == 5, stride_w == 2, out_at + 4 * (r * out_w * units + c0),
+                      row_at + 4 * (c0 - pad_left * depth), out_w, 4 * units, 4 * depth, x_row, w_at + 4 * c0, w_row,
+                      w_col, bias_at + 4 * c0, ky0, ky1, n_vec, -pad_left, width, low, high)
                 if valid == 0:
                     continue
                 c0 += n_vec * lanes
@@ -199,74 +160,10 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
                     ox += n
                     continue
                 kx0, kx1 = (0, kw) if n > 1 else _inside(x0, dil_w, width, kw)
-                _run(lanes, bias_last, out_at + 4 * ((r * out_w + ox) * units + c0), row_at + 4 * (x0 * depth + c0), n,
-                     4 * units, x_step, x_row, x_col, w_at + 4 * c0, w_row, w_col, bias_at + 4 * c0, ky0, ky1, kx0, kx1,
-                     n_vec, valid, low, high)
+                run(wide, bias_last, out_at + 4 * ((r * out_w + ox) * units + c0), row_at + 4 * (x0 * depth + c0),
+                    n, 4 * units, x_step, x_row, x_col, w_at + 4 * c0, w_row, w_col, bias_at + 4 * c0, ky0, ky1, kx0,
+                    kx1, n_vec, valid, low, high)
                 ox += n
-
-
-@jit.kernel
-def _run(lanes, bias_last, o_at, i_at, n, out_step, x_step, x_row, x_col, w_at, w_row, w_col, bias_at, ky0, ky1, kx0,
-         kx1, n_vec, valid, low, high):
-    """``depthwise_microkernel.run`` of ``lanes`` lanes in the order ``bias_last`` gives."""
-    args = (o_at, i_at, n, out_step, x_step, x_row, x_col, w_at, w_row, w_col, bias_at, ky0, ky1, kx0, kx1, n_vec,
-            valid, low, high)
-    if lanes == WIDE_LANES:
-        if bias_last:
-            run_x16_last(*args)
-        else:
-            run_x16(*args)
-    elif bias_last:
-        run_x8_last(*args)
-    else:
-        run_x8(*args)
-
-
-@jit.kernel
-def _slide(lanes, bias_last, kw, stride, o_at, i_at, n, out_step, x_col, x_row, w_at, w_row, w_col, bias_at, ky0, ky1,
-           n_vec, col0, width, low, high):
-    """``depthwise_microkernel.slide`` for ``kw`` (3 or 5) taps across, ``stride`` 1 or 2."""
-    args = (o_at, i_at, n, out_step, x_col, x_row, w_at, w_row, w_col, bias_at, ky0, ky1, n_vec, col0, width, low,
-            high)
-    if lanes == WIDE_LANES:
-        if bias_last:
-            if kw == 3:
-                if stride == 1:
-                    slide_x16_last_k3s1(*args)
-                else:
-                    slide_x16_last_k3s2(*args)
-            elif stride == 1:
-                slide_x16_last_k5s1(*args)
-            else:
-                slide_x16_last_k5s2(*args)
-        elif kw == 3:
-            if stride == 1:
-                slide_x16_k3s1(*args)
-            else:
-                slide_x16_k3s2(*args)
-        elif stride == 1:
-            slide_x16_k5s1(*args)
-        else:
-            slide_x16_k5s2(*args)
-    elif bias_last:
-        if kw == 3:
-            if stride == 1:
-                slide_x8_last_k3s1(*args)
-            else:
-                slide_x8_last_k3s2(*args)
-        elif stride == 1:
-            slide_x8_last_k5s1(*args)
-        else:
-            slide_x8_last_k5s2(*args)
-    elif kw == 3:
-        if stride == 1:
-            slide_x8_k3s1(*args)
-        else:
-            slide_x8_k3s2(*args)
-    elif stride == 1:
-        slide_x8_k5s1(*args)
-    else:
-        slide_x8_k5s2(*args)
 
 
 @jit.kernel
