@@ -26,7 +26,7 @@ from ..frontend import float_sharing
 from ..support import jit, native
 from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits
-from ..support.layout import loop_views
+from ..support.layout import each_element, loop_views
 
 
 @jit.jitable
@@ -41,19 +41,17 @@ def narrow(value):
     return narrow_bits(bits_of_float(value))
 
 
+_EACH_WIDENED, _EACH_NARROWED = each_element(widen_bits), each_element(narrow_bits)
+
+
 @jit.kernel
 def _convert(src, dst, widen):
     """``dst`` from ``src`` on 6-D loop views: uint16 bits of binary16 into uint32 bits of float32 (``widen``) or
     back."""
-    n0, n1, n2, n3, n4, n5 = dst.shape
-    for a in range(n0):
-        for b in range(n1):
-            for c in range(n2):
-                for d in range(n3):
-                    for e in range(n4):
-                        for i in range(n5):
-                            v = src[a, b, c, d, e, i]
-                            dst[a, b, c, d, e, i] = widen_bits(v) if widen else narrow_bits(v)
+    if widen:
+        _EACH_WIDENED(dst, (src,), ())
+    else:
+        _EACH_NARROWED(dst, (src,), ())
 
 
 @jit.kernel
