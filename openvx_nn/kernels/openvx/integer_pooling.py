@@ -15,6 +15,7 @@ import numpy as np
 from numba import prange
 
 from ..support.jit import kernel
+from .pool_window import inside
 
 
 def _max_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
@@ -36,9 +37,7 @@ def _max_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
     columns = np.empty((n_planes, width), x.dtype)  # a row of column maxima per plane (none allocated in prange)
     for plane in prange(n_planes):
         for oy in range(out_h):
-            y_start = oy * stride_y - pad_y
-            y_stop = min(y_start + size_y, height)
-            y_start = max(y_start, 0)
+            y_start, y_stop = inside(oy, stride_y, pad_y, size_y, height)
             if y_start >= y_stop:
                 for ox in range(out_w):
                     out[plane, oy, ox] = 0
@@ -50,9 +49,7 @@ def _max_planes(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
                     columns[plane, xi] = max(columns[plane, xi], x[plane, y, xi])
             for k in range(n_edges):  # the outputs whose windows reach past the row: the columns inside, or 0
                 ox = k if k < inner_lo else inner_hi + k - inner_lo
-                x_start = ox * stride_x - pad_x
-                x_stop = min(x_start + size_x, width)
-                x_start = max(x_start, 0)
+                x_start, x_stop = inside(ox, stride_x, pad_x, size_x, width)
                 m = columns[plane, x_start] if x_start < x_stop else 0
                 for xi in range(x_start + 1, x_stop):
                     m = max(m, columns[plane, xi])

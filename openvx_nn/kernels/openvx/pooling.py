@@ -55,6 +55,7 @@ from ..support.layout import RANK, detach
 from . import float_layers
 from .integer_pooling import MAX_PLANES
 from .matmul import PARALLEL_WORK
+from .pool_window import inside
 from .window_max import larger
 
 DTYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.float32))
@@ -106,9 +107,7 @@ def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
         dst = out[:, :, c, b1, b2, b3]
         column_max = scratch[plane]
         for oy in range(out_h):
-            y_start = oy * stride_y - pad_y
-            y_stop = min(y_start + size_y, height)
-            y_start = max(y_start, 0)
+            y_start, y_stop = inside(oy, stride_y, pad_y, size_y, height)
             if y_start >= y_stop:
                 for ox in range(out_w):
                     dst[ox, oy] = 0
@@ -119,9 +118,7 @@ def _max_pool(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
                 for xi in range(width):
                     column_max[xi] = larger(column_max[xi], src[xi, y])
             for ox in range(out_w):
-                x_start = ox * stride_x - pad_x
-                x_stop = min(x_start + size_x, width)
-                x_start = max(x_start, 0)
+                x_start, x_stop = inside(ox, stride_x, pad_x, size_x, width)
                 if x_start >= x_stop:
                     dst[ox, oy] = 0
                     continue
@@ -199,18 +196,14 @@ def _average_pool_int(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y):
         dst = out[:, :, c, b1, b2, b3]
         column_sum = scratch[plane]
         for oy in range(out_h):
-            y_start = oy * stride_y - pad_y
-            y_stop = min(y_start + size_y, height)
-            y_start = max(y_start, 0)
+            y_start, y_stop = inside(oy, stride_y, pad_y, size_y, height)
             for xi in range(width):
                 column_sum[xi] = 0
             for y in range(y_start, y_stop):
                 for xi in range(width):
                     column_sum[xi] += np.int64(src[xi, y])
             for ox in range(out_w):
-                x_start = ox * stride_x - pad_x
-                x_stop = min(x_start + size_x, width)
-                x_start = max(x_start, 0)
+                x_start, x_stop = inside(ox, stride_x, pad_x, size_x, width)
                 total = np.int64(0)
                 for xi in range(x_start, x_stop):
                     total += column_sum[xi]
@@ -228,13 +221,9 @@ def _average_pool_float(x, out, size_x, size_y, pad_x, pad_y, stride_x, stride_y
         src = x[:, :, c, b1, b2, b3]
         dst = out[:, :, c, b1, b2, b3]
         for oy in range(out_h):
-            y_start = oy * stride_y - pad_y
-            y_stop = min(y_start + size_y, height)
-            y_start = max(y_start, 0)
+            y_start, y_stop = inside(oy, stride_y, pad_y, size_y, height)
             for ox in range(out_w):
-                x_start = ox * stride_x - pad_x
-                x_stop = min(x_start + size_x, width)
-                x_start = max(x_start, 0)
+                x_start, x_stop = inside(ox, stride_x, pad_x, size_x, width)
                 total = 0.0
                 for y in range(y_start, y_stop):
                     for xi in range(x_start, x_stop):
