@@ -16,37 +16,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.chunk_loop import chunk_driver
-from ..frontend import chw_pooling, float_activation, float_sharing
+from ..frontend import float_activation, float_sharing
 from ..support import jit, native
-from ..support.jit import kernel
 from . import float_layers, pooling
 from .activation import EXACT_FLOAT32, _parameters
 
-
-# -- pooling -------------------------------------------------------------------------------------------------------
-@kernel
-def _pool_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
-    """Planes ``[p0, p1)`` of the pool of ``x`` into ``out``: binary16 bits (uint16), C-ordered ``[P, H, W]``,
-    read and written by the plane kernel's own passes (empty windows give 0.0, as the float32 layer's)."""
-    chw_pooling.pool_planes(x, out, average, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
-
-
-_pool_shares = chunk_driver(_pool_planes)
-
-
-@kernel
-def _pool_planes_shared(x, out, average, kh, kw, sy, sx, top, left, n_planes, n_chunks, counters, wait):
-    _pool_shares((x, out, average, kh, kw, sy, sx, top, left), n_planes, n_chunks, counters, wait)
-
-
+# -- pooling: the float32 layer's plane kernel (``pooling.float_planes``) on binary16 planes ----------------------
 _H3_IN = jit.types.Array(jit.types.uint16, 3, "C", readonly=True)
 _H3_OUT = jit.types.Array(jit.types.uint16, 3, "C")
 _POOL_TYPES = (_H3_IN, _H3_OUT, jit.BOOL, *(jit.INT,) * 6)
-
-
-def _geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) -> tuple:
-    return (not max_pool, int(size_y), int(size_x), int(stride_y), int(stride_x), int(pad_y), int(pad_x))
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -69,12 +47,12 @@ def bind_pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
         return None
     src = _bits(src).view()
     src.flags.writeable = False
-    geometry = _geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
-    return float_sharing.Rows(_pool_planes, _pool_planes_shared, (src, _bits(dst)) + geometry, _POOL_TYPES,
-                              dst.shape[0], _pool_work(dst, geometry))
+    geometry = pooling.float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    return float_sharing.Rows(pooling.float_planes, pooling.float_planes_shared, (src, _bits(dst)) + geometry,
+                              _POOL_TYPES, dst.shape[0], _pool_work(dst, geometry))
 
 
-_POOL_BODIES = pooling.plane_bodies(_pool_planes, _pool_shares, np.uint16)
+_POOL_BODIES = pooling.plane_bodies(pooling.float_planes, pooling.float_shares, np.uint16)
 
 
 @native.factory
@@ -92,7 +70,7 @@ def native_pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, 
     """:func:`bind_pooling` as a native entry (None where it gives None)."""
     if bind_pooling(x, out, max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) is None:
         return None
-    geometry = _geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    geometry = pooling.float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
     return pooling.native_planes(_bits(pooling.planes(x)), _bits(pooling.planes(out)), geometry, _pool_entry(),
                                  _pool_helper())
 

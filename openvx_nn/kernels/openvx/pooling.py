@@ -282,7 +282,7 @@ def prepare(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y:
     if found is None:
         return _nothing
     if _on_planes(out, max_pool):
-        return _bind_float(x, out, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
+        return _bind_float(x, out, float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if parallel is None:
         n_planes = out.size // (out.shape[0] * out.shape[1])
@@ -309,17 +309,18 @@ def _nothing() -> None:
 
 # -- float32 on planes, shared with the helpers (module doc) ---------------------------------------------
 @kernel
-def _float_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
-    """Planes ``[p0, p1)`` of the float32 pool (max: empty windows give 0.0, as ``_max_pool``)."""
+def float_planes(x, out, average, kh, kw, sy, sx, top, left, p0, p1):
+    """Planes ``[p0, p1)`` of the float32 pool (max: empty windows give 0.0, as ``_max_pool``); on binary16 planes
+    (uint16 bits) too, which the plane kernel widens as it reads and narrows as it writes (``float16_layers``)."""
     chw_pooling.pool_planes(x, out, average, kh, kw, sy, sx, top, left, np.float32(0.0), p0, p1)
 
 
-_float_shares = chunk_driver(_float_planes)
+float_shares = chunk_driver(float_planes)
 
 
 @kernel
-def _float_planes_shared(x, out, average, kh, kw, sy, sx, top, left, n_planes, n_chunks, counters, wait):
-    _float_shares((x, out, average, kh, kw, sy, sx, top, left), n_planes, n_chunks, counters, wait)
+def float_planes_shared(x, out, average, kh, kw, sy, sx, top, left, n_planes, n_chunks, counters, wait):
+    float_shares((x, out, average, kh, kw, sy, sx, top, left), n_planes, n_chunks, counters, wait)
 
 
 _F3_IN = jit.types.Array(jit.types.float32, 3, "C", readonly=True)
@@ -352,7 +353,8 @@ def _plane_shape(a: np.ndarray) -> tuple[int, int, int]:
     return (a.size // (a.shape[0] * a.shape[1]), a.shape[1], a.shape[0])
 
 
-def _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) -> tuple:
+def float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) -> tuple:
+    """The plane kernel's window arguments after the arrays: (average, kh, kw, sy, sx, top, left)."""
     return (not max_pool, int(size_y), int(size_x), int(stride_y), int(stride_x), int(pad_y), int(pad_x))
 
 
@@ -368,7 +370,7 @@ def _bind_float(x: np.ndarray, out: np.ndarray, geometry: tuple) -> Callable[[],
         src.flags.writeable = False
     target = dst if dst is not None else np.empty(_plane_shape(out), np.float32)
     work = target.size * geometry[1] * geometry[2] * COST_PER_TAP
-    rows = float_sharing.Rows(_float_planes, _float_planes_shared, (src, target) + geometry, _FLOAT_TYPES,
+    rows = float_sharing.Rows(float_planes, float_planes_shared, (src, target) + geometry, _FLOAT_TYPES,
                               target.shape[0], work)
     if not staged_in and dst is not None:
         return rows
@@ -410,7 +412,7 @@ def plane_bodies(planes, shares, dtype, pixels: bool = False) -> tuple:
     return gang.shared_entry(kernel(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
-_FLOAT_BODIES = plane_bodies(_float_planes, _float_shares, np.float32)
+_FLOAT_BODIES = plane_bodies(float_planes, float_shares, np.float32)
 
 
 @native.factory
@@ -498,7 +500,7 @@ def bind_channels_last(x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool
     output), with the bytes of the planes: the input's side on pixels, or a planar input pooled on planes into a
     scratch of planes that is then converted; a planar output written from pixels through one conversion."""
     from ..frontend import chw_layout
-    geometry = _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    geometry = float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
     if not layouts[0]:  # planes in, pixels out: pool on planes, then convert the (smaller) result
         from .float_layers import pixels
         n, c = int(np.prod(out.shape[3:], dtype=np.int64)), out.shape[2]
@@ -539,7 +541,7 @@ def native_channels_last(x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bo
                          stride_y: int) -> native.Entry | None:
     """:func:`bind_channels_last` as a native entry; None when a planar side is not packed in OpenVX order."""
     from ..frontend import chw_layout
-    geometry = _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
+    geometry = float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
     if not layouts[0]:
         from .float_layers import pixels
         src = planes(x)
@@ -649,7 +651,7 @@ def native_entry(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
         planes = _float_operands(x, out)
         if planes is None:  # strided views: the Python path copies them
             return None
-        return _native_float(*planes, _float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
+        return _native_float(*planes, float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y))
     kind, src, dst = found
     if kind in ("max_2x2_planes", "max_planes"):
         src, dst = (a.reshape((1, 1, 1) + a.shape) for a in (src, dst))
