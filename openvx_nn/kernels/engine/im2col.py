@@ -75,19 +75,21 @@ def _pad_block(x, xp, g0, lo_x, lo_y):
                 column[last:] = 0.0
 
 
+@jit.jitable
+def _tap(j, kx, ky, step_x, step_y):
+    """Tap ``j = mx + KX * (my + KY * c)`` as (channel ``c``, window offsets ``mx * step_x``, ``my * step_y``)."""
+    mx = j % kx
+    rest = j // kx
+    return rest // ky, mx * step_x, (rest % ky) * step_y
+
+
 def _im2col_images(xp, cols, j0, image0, n_images, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh):
     # Whole images image0 .. image0 + n_images - 1 of the window. Every loop runs from 0 to a plain bound, with
     # addresses affine in the loop variables: the shape LLVM vectorizes. (A loop starting at a variable, or
     # bounded by a count computed here, compiled to scalar copies, twice as slow: see _im2col.)
     for jj in range(cols.shape[0]):
-        j = j0 + jj
-        mx = j % kx
-        rest = j // kx
-        my = rest % ky
-        c = rest // ky
+        c, dx, dy = _tap(j0 + jj, kx, ky, step_x, step_y)
         row = cols[jj]
-        dx = mx * step_x
-        dy = my * step_y
         for image in range(n_images):
             for oy in range(oh):
                 o = (image * oh + oy) * ow
@@ -107,14 +109,8 @@ def _im2col(xp, cols, j0, kx, ky, stride_x, stride_y, step_x, step_y, ow, oh, ox
     # than an image; its copy loops do not vectorize (bounds and addresses depend on running counters).
     n_taps = cols.shape[0]
     for jj in range(n_taps):
-        j = j0 + jj
-        mx = j % kx
-        rest = j // kx
-        my = rest % ky
-        c = rest // ky
+        c, dx, dy = _tap(j0 + jj, kx, ky, step_x, step_y)
         row = cols[jj]
-        dx = mx * step_x
-        dy = my * step_y
         oy = oy_start
         image = image_start
         done = 0

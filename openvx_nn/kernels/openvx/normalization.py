@@ -31,7 +31,7 @@ from numba import prange
 from ..support import jit, native
 from ..support.fixed_point import float32_value
 from ..support.jit import kernel
-from ..support.layout import detach
+from ..support.layout import detach, row_index
 from .quantize import check_pair, plan, quantize
 
 # Below this many window terms the serial kernel wins over waking the thread pool.
@@ -43,15 +43,8 @@ def _lrn(x, out, across_maps, size, alpha_n, beta, bias, in_unit, scale, lo, hi,
     width, height, maps, n3, n4, n5 = out.shape
     h = size // 2
     rows = height * maps * n3 * n4 * n5
-    for t in prange(rows):  # one output row (fixed y, c and batch index) per iteration
-        y = t % height
-        r = t // height
-        c = r % maps
-        r //= maps
-        i3 = r % n3
-        r //= n3
-        i4 = r % n4
-        i5 = r // n4
+    for t in prange(rows):  # one output row (fixed y, c and batch index) per iteration, y fastest
+        i5, i4, i3, c, y = row_index(t, n4, n3, maps, height)
         for i in range(width):
             s = 0.0
             if across_maps:
