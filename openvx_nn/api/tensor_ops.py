@@ -34,20 +34,20 @@ class TensorOpMethods:
 
     def add(self, a: Tensor, b: Constant, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
         """vxTensorAddNode: ``a + b`` (either broadcasts: per dim equal, or 1 in one of them)."""
-        a, out = self._inputs(a, out)
-        b = self._constant(b, "b", a)
-        out = self._output(out, _broadcast(a, b), a)
-        self._node("vxTensorAddNode", "tensor_add", {0: a, 1: b, 3: out}, a.handle, b.handle,
-                   choose(OVERFLOW, overflow, "overflow"), out.handle)
-        return out
+        return self._sum_node("vxTensorAddNode", "tensor_add", a, b, out, overflow)
 
     def subtract(self, a: Tensor, b: Constant, out: Tensor | None = None, *, overflow: str = "saturate") -> Tensor:
         """vxTensorSubtractNode: ``a - b`` (either broadcasts)."""
+        return self._sum_node("vxTensorSubtractNode", "tensor_subtract", a, b, out, overflow)
+
+    def _sum_node(self, function: str, kind: str, a: Tensor, b: Constant, out: Tensor | None,
+                  overflow: str) -> Tensor:
+        """The node of :meth:`add` or :meth:`subtract` (same parameters: ``a``, ``b``, overflow policy, out)."""
         a, out = self._inputs(a, out)
         b = self._constant(b, "b", a)
         out = self._output(out, _broadcast(a, b), a)
-        self._node("vxTensorSubtractNode", "tensor_subtract", {0: a, 1: b, 3: out}, a.handle, b.handle,
-                   choose(OVERFLOW, overflow, "overflow"), out.handle)
+        self._node(function, kind, {0: a, 1: b, 3: out}, a.handle, b.handle, choose(OVERFLOW, overflow, "overflow"),
+                   out.handle)
         return out
 
     def multiply(self, a: Tensor, b: Constant, out: Tensor | None = None, *, scale: float = 1.0,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.compat import sample_conventions
+from ..core.enums import Status
 from ..core.errors import VXError
 from ..core.validation import Validation
 
@@ -54,6 +55,21 @@ def infer_stride(extent: int, pad: int, kernel: int, out: int, ceiling: bool) ->
 MAX_EXTENT = 2**31 - 1
 """The largest padded extent, kernel span and stride a windowed layer accepts: tensors this library
 can hold are far smaller, and a bound keeps every position a kernel computes well inside int64."""
+
+
+def fit_stride(v: Validation, index: int, axis: int, declared: int, extent: int, pad: int, span: int,
+               ceiling: bool, window: str) -> tuple[int | None, int]:
+    """(stride, output extent) of a window layer's ``axis``: the extent the application ``declared`` for output
+    ``index`` (0: unknown, then stride 1's), and the stride that gives it from ``extent`` inputs padded by ``pad``
+    on each side with windows ``span`` inputs wide (``window`` names them), or a failure of ``v`` when none does."""
+    want = declared or output_size(extent, pad, span, 1, ceiling)
+    stride = infer_stride(extent, pad, span, want, ceiling)
+    if stride is None:
+        v.fail(index, Status.VX_ERROR_INVALID_DIMENSION,
+               f"no stride gives an output {'width' if axis == 0 else 'height'} of {want} from "
+               f"{extent} inputs, padding {pad}, {window} (stride 1 gives "
+               f"{output_size(extent, pad, span, 1, ceiling)})")
+    return stride, want
 
 
 def window_problem(extent: int, pad: int, kernel: int, stride: int = 1) -> str | None:

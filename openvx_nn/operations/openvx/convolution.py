@@ -18,7 +18,7 @@ from ...core.kernels import register
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.tensor import Tensor
 from ...core.validation import Validation
-from ..geometry import Conventions, deconvolution_upscale, effective_kernel, infer_stride, output_size, window_problem
+from ..geometry import Conventions, deconvolution_upscale, effective_kernel, fit_stride, window_problem
 from .common import CONVERT_POLICIES, ROUND_POLICIES, declared_extent, nn_input, output_format, static_tensor
 from .float16_edges import accepting_float16
 
@@ -75,13 +75,8 @@ def _validate_convolution(v: Validation) -> None:
         v.require(x.dims[axis] + 2 * pad >= k_eff, 1, Status.VX_ERROR_INVALID_DIMENSION,
                   f"the {'xy'[axis]} kernel spans {k_eff} inputs (dilation {dil}) but the padded input "
                   f"has {x.dims[axis] + 2 * pad}")
-        want = declared_extent(v, 4, axis) or output_size(x.dims[axis], pad, k_eff, 1, ceiling)
-        stride = infer_stride(x.dims[axis], pad, k_eff, want, ceiling)
-        if stride is None:
-            v.fail(4, Status.VX_ERROR_INVALID_DIMENSION,
-                   f"no stride gives an output {'width' if axis == 0 else 'height'} of {want} from "
-                   f"{x.dims[axis]} inputs, padding {pad}, kernel span {k_eff} "
-                   f"(stride 1 gives {output_size(x.dims[axis], pad, k_eff, 1, ceiling)})")
+        stride, want = fit_stride(v, 4, axis, declared_extent(v, 4, axis), x.dims[axis], pad, k_eff, ceiling,
+                                  f"kernel span {k_eff}")
         strides.append(stride)
         sizes.append(want)
     _biases(v, x, [(w.dims[3],), (sizes[0], sizes[1], w.dims[3])])

@@ -30,7 +30,7 @@ from ...core.kernels import register
 from ...core.rewrites import ANY_SAME
 from ...core.signature import IN, OUT, KernelDescription, ParamSpec
 from ...core.validation import Validation
-from ..geometry import infer_stride, output_size, window_problem
+from ..geometry import fit_stride, window_problem
 from .common import ROUND_POLICIES, declared_extent, nn_input, output_format, policy, static_tensor
 from .convolution import binding, natively
 from .float16_edges import Direct, accepting_float16
@@ -198,13 +198,8 @@ def _validate_pooling(v: Validation) -> None:
         v.require(x.dims[axis] + 2 * pad[axis] >= size[axis], index, Status.VX_ERROR_INVALID_DIMENSION,
                   f"window {size[axis]} exceeds the padded input {x.dims[axis] + 2 * pad[axis]}")
         ceiling = ds == NNRounding.VX_NN_DS_SIZE_ROUNDING_CEILING
-        want = declared_extent(v, 7, axis) or output_size(x.dims[axis], pad[axis], size[axis], 1, ceiling)
-        stride = infer_stride(x.dims[axis], pad[axis], size[axis], want, ceiling)
-        if stride is None:
-            v.fail(7, Status.VX_ERROR_INVALID_DIMENSION,
-                   f"no stride gives an output {'width' if axis == 0 else 'height'} of {want} from "
-                   f"{x.dims[axis]} inputs, padding {pad[axis]}, window {size[axis]} (stride 1 gives "
-                   f"{output_size(x.dims[axis], pad[axis], size[axis], 1, ceiling)})")
+        stride, want = fit_stride(v, 7, axis, declared_extent(v, 7, axis), x.dims[axis], pad[axis], size[axis], ceiling,
+                                  f"window {size[axis]}")
         strides.append(stride)
         sizes.append(want)
     data_type, fpp = output_format(v, 7, x, rescales=False)
