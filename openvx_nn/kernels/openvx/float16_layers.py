@@ -52,27 +52,14 @@ def bind_pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, si
                               _POOL_TYPES, dst.shape[0], _pool_work(dst, geometry))
 
 
-_POOL_BODIES = pooling.plane_bodies(pooling.float_planes, pooling.float_shares, np.uint16)
-
-
-@native.factory
-def _pool_entry() -> int:
-    return jit.native(_POOL_BODIES[0])
-
-
-@native.factory
-def _pool_helper() -> int:
-    return jit.native(_POOL_BODIES[1])
-
-
 def native_pooling(x: np.ndarray, out: np.ndarray, max_pool: bool, size_x: int, size_y: int, pad_x: int,
                    pad_y: int, stride_x: int, stride_y: int) -> native.Entry | None:
     """:func:`bind_pooling` as a native entry (None where it gives None)."""
     if bind_pooling(x, out, max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y) is None:
         return None
     geometry = pooling.float_geometry(max_pool, size_x, size_y, pad_x, pad_y, stride_x, stride_y)
-    return pooling.native_planes(_bits(pooling.planes(x)), _bits(pooling.planes(out)), geometry, _pool_entry(),
-                                 _pool_helper())
+    return pooling.native_planes(_bits(pooling.planes(x)), _bits(pooling.planes(out)), geometry,
+                                 pooling.plane_entry(np.uint16), pooling.plane_helper(np.uint16))
 
 
 # -- activation ----------------------------------------------------------------------------------------------------

@@ -412,18 +412,21 @@ def plane_bodies(planes, shares, dtype, pixels: bool = False) -> tuple:
     return gang.shared_entry(kernel(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 
-_FLOAT_BODIES = plane_bodies(float_planes, float_shares, np.float32)
+@functools.cache
+def _float_bodies(dtype: type) -> tuple:
+    return plane_bodies(float_planes, float_shares, dtype)
 
 
 @native.factory
-def _float_entry() -> int:
-    """The float32 pool, its planes shared with the gang's spinning helpers when large enough, else serially."""
-    return jit.native(_FLOAT_BODIES[0])
+def plane_entry(dtype: type) -> int:
+    """The float32 pool on planes of ``dtype`` (float32, or uint16: binary16 bits, ``float16_layers``), its planes
+    shared with the gang's spinning helpers when large enough, else serially."""
+    return jit.native(_float_bodies(dtype)[0])
 
 
 @native.factory
-def _float_helper() -> int:
-    return jit.native(_FLOAT_BODIES[1])
+def plane_helper(dtype: type) -> int:
+    return jit.native(_float_bodies(dtype)[1])
 
 
 def native_planes(src: np.ndarray, dst: np.ndarray, geometry: tuple, entry: int, helper: int) -> native.Entry:
@@ -438,7 +441,7 @@ def native_planes(src: np.ndarray, dst: np.ndarray, geometry: tuple, entry: int,
 
 
 def _native_float(src: np.ndarray, dst: np.ndarray, geometry: tuple) -> native.Entry:
-    return native_planes(src, dst, geometry, _float_entry(), _float_helper())
+    return native_planes(src, dst, geometry, plane_entry(np.float32), plane_helper(np.float32))
 
 
 # -- float32 on channels-last tensors the plan laid out (the plane kernel's arithmetic on pixels) ----------------
