@@ -247,6 +247,22 @@ def check_dtypes(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.
             raise ValueError(f"{name} dtype {a.dtype} differs from the output dtype {dtype}")
 
 
+def check_operands(x: np.ndarray, w: np.ndarray) -> None:
+    """An input (W, H, C, *batch) of 3 to 6 dims and weights (KX, KY, C, K) over its channels."""
+    if not 3 <= x.ndim <= 6:
+        raise ValueError(f"input of rank {x.ndim} is not supported; expected 3 to 6 dims (W, H, C, *batch)")
+    if w.ndim != 4:
+        raise ValueError(f"weights of rank {w.ndim}; expected 4 dims (KX, KY, C, K)")
+    if w.shape[2] != x.shape[2]:
+        raise ValueError(f"weights have {w.shape[2]} input channels (dim 2), the input has {x.shape[2]}")
+
+
+def check_bias(bias: np.ndarray | None, w: np.ndarray, out: np.ndarray) -> None:
+    """A bias shared by every location (K,) or one a location (OW, OH, K), or none."""
+    if bias is not None and bias.shape not in ((w.shape[3],), out.shape[:3]):
+        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},) or {out.shape[:3]}")
+
+
 def check_method(method: str | None) -> None:
     if method not in METHODS:
         raise ValueError(f"method {method!r} is not one of {METHODS}")

@@ -16,22 +16,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.correlation import Arithmetic, check_dtypes, check_method, convolution_window, correlate, detach_inputs
+from ..engine.correlation import (
+    Arithmetic,
+    check_bias,
+    check_dtypes,
+    check_method,
+    check_operands,
+    convolution_window,
+    correlate,
+    detach_inputs,
+)
 from . import float_layers
 
 
 def _check_shapes(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> None:
-    if not 3 <= x.ndim <= 6:
-        raise ValueError(f"input of rank {x.ndim} is not supported; expected 3 to 6 dims (W, H, C, *batch)")
-    if w.ndim != 4:
-        raise ValueError(f"weights of rank {w.ndim}; expected 4 dims (KX, KY, C, K)")
-    if w.shape[2] != x.shape[2]:
-        raise ValueError(f"weights have {w.shape[2]} input channels (dim 2), the input has {x.shape[2]}")
+    check_operands(x, w)
     if out.ndim != x.ndim or out.shape[3:] != x.shape[3:] or out.shape[2] != w.shape[3]:
         raise ValueError(f"output shape {out.shape} does not fit input {x.shape} and weights {w.shape}: "
                          f"expected (OW, OH, {w.shape[3]}, *{x.shape[3:]})")
-    if bias is not None and bias.shape not in ((w.shape[3],), out.shape[:3]):
-        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},) or {out.shape[:3]}")
+    check_bias(bias, w, out)
 
 
 def convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, out: np.ndarray, pad_x: int, pad_y: int,

@@ -36,7 +36,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import prepared
-from ..engine.correlation import Arithmetic, Route, Window, check_dtypes, check_method, detach_inputs, execute, prepare
+from ..engine.correlation import (
+    Arithmetic,
+    Route,
+    Window,
+    check_bias,
+    check_dtypes,
+    check_method,
+    check_operands,
+    detach_inputs,
+    execute,
+    prepare,
+)
 from ..support import native
 
 
@@ -46,12 +57,7 @@ def output_size(size: int, kernel: int, pad: int, upscale: int, extra: int) -> i
 
 
 def _check(x, w, bias, out, pads, upscales, extras) -> None:
-    if not 3 <= x.ndim <= 6:
-        raise ValueError(f"input of rank {x.ndim} is not supported; expected 3 to 6 dims (W, H, C, *batch)")
-    if w.ndim != 4:
-        raise ValueError(f"weights of rank {w.ndim}; expected 4 dims (KX, KY, C, K)")
-    if w.shape[2] != x.shape[2]:
-        raise ValueError(f"weights have {w.shape[2]} input channels (dim 2), the input has {x.shape[2]}")
+    check_operands(x, w)
     for name, value, least in (("pad_x", pads[0], 0), ("pad_y", pads[1], 0), ("upscale_x", upscales[0], 1),
                                ("upscale_y", upscales[1], 1), ("a_x", extras[0], 0), ("a_y", extras[1], 0)):
         if value < least:
@@ -60,8 +66,7 @@ def _check(x, w, bias, out, pads, upscales, extras) -> None:
     if out.ndim != x.ndim or out.shape != expected + (w.shape[3],) + x.shape[3:]:
         raise ValueError(f"output shape {out.shape} does not fit input {x.shape}, weights {w.shape}, pads {pads}, "
                          f"upscales {upscales} and a {extras}: expected {expected + (w.shape[3],) + x.shape[3:]}")
-    if bias is not None and bias.shape not in ((w.shape[3],), out.shape[:3]):
-        raise ValueError(f"bias shape {bias.shape}; expected ({w.shape[3]},) or {out.shape[:3]}")
+    check_bias(bias, w, out)
 
 
 def phase_split(kernel: int, pad: int, upscale: int, size_out: int):

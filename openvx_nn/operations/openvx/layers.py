@@ -397,22 +397,25 @@ def _run_activation(p, state) -> None:
                fpp_in=p[0].fpp, fpp_out=p[4].fpp)
 
 
-def _bind_activation(p, state):
-    """The bound runner; None (run unbound) when input and output overlap: that needs a copy per run."""
+def _activation_made(p, state, make: str):
+    """The activation kernel's ``make`` ("prepare": the bound runner, "native_entry") for the node; None when input
+    and output overlap (that needs a copy per run)."""
     kernel = _activation_kernel()
     x, out = p[0].array, p[4].array
     if kernel.detach_from(out, x) is not x:
         return None
-    return kernel.prepare(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+    return getattr(kernel, make)(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp,
+                                 fpp_out=p[4].fpp)
+
+
+def _bind_activation(p, state):
+    """The bound runner; None (run unbound) when input and output overlap."""
+    return _activation_made(p, state, "prepare")
 
 
 def _native_activation(p, state):
-    """The native entry; None when input and output overlap (a copy per run) or the tensor is empty."""
-    kernel = _activation_kernel()
-    x, out = p[0].array, p[4].array
-    if kernel.detach_from(out, x) is not x:
-        return None
-    return kernel.native_entry(x, out, state["function"], p[2].value, p[3].value, fpp_in=p[0].fpp, fpp_out=p[4].fpp)
+    """The native entry; None when input and output overlap or the tensor is empty."""
+    return _activation_made(p, state, "native_entry")
 
 
 def _activation_layouts(p, state) -> dict[int, str]:
