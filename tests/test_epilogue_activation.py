@@ -193,3 +193,51 @@ def test_depthwise_epilogue_is_the_activation_run_apart(function, native_entry):
         nan = np.isnan(apart)
         assert np.array_equal(nan, np.isnan(fused))
         assert np.array_equal(apart[~nan].view(np.int32), fused[~nan].view(np.int32)), (function, trial)
+
+
+def test_prelu_span_over_any_channels_and_rows():
+    """``activate_span``'s PRELU (16 lanes at a time, then one by one) on spans of any rows and channels, edge
+    values included: each value inside the span is ``v if v >= 0 else alpha * v`` in float32, every other byte
+    untouched."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        pixels, units = int(rng.integers(1, 20)), int(rng.integers(1, 100))
+        values = (rng.standard_normal((pixels, units)) * 5).astype(np.float32)
+        flat = values.reshape(-1)
+        picks = rng.integers(0, flat.size, min(flat.size, EDGES.size))
+        flat[picks] = EDGES[:picks.size]
+        alpha = rng.uniform(-2, 2, units).astype(np.float32)
+        alpha[rng.integers(0, units)] = np.float32(np.nan) if trial % 7 == 0 else alpha[0]
+        p0, c0 = int(rng.integers(0, pixels)), int(rng.integers(0, units))
+        n_rows, c1 = int(rng.integers(0, pixels - p0 + 1)), int(rng.integers(c0, units + 1))
+        expect = values.copy()
+        span = expect[p0:p0 + n_rows, c0:c1]
+        with np.errstate(invalid="ignore"):
+            expect[p0:p0 + n_rows, c0:c1] = np.where(span >= 0, span, alpha[c0:c1] * span)
+        got = values.copy()
+        ea.activate_span(got, got.reshape(-1), p0, n_rows, c0, c1, ea.PRELU, alpha, 1.0, 1.0)
+        assert np.array_equal(expect.view(np.int32), got.view(np.int32)), (trial, p0, n_rows, c0, c1)
+
+
+@pytest.mark.parametrize("shape", [(2, 2, 64, 128), (2, 2, 128, 72), (4, 4, 64, 128), (1, 3, 24, 100),
+                                   (8, 8, 32, 200)])
+def test_prelu_epilogue_on_panels_of_channels(shape):
+    """Layers of few pixels, whose work units split the output channels into panels (``work_units``): the PRELU
+    on each tile's panel gives the bytes of the convolution and PRELU run apart, with and without a residual."""
+    h, w, c, units = shape
+    rng = np.random.default_rng(zlib.crc32(repr(shape).encode()))
+    x = rng.standard_normal((1, h, w, c)).astype(np.float32)
+    wt = (rng.standard_normal((units, 1, 1, c)) * 0.5).astype(np.float32)
+    bias = rng.standard_normal(units).astype(np.float32)
+    wp = fconv.pack_conv(wt, pixels=h * w)
+    panel, _ = fconv.work_units(wp, h * w)
+    assert panel < wp.shape[0]  # the case this test is for
+    alpha = rng.uniform(-1, 1, units).astype(np.float32)
+    for res in (None, (rng.standard_normal((1, h, w, units)) * 3).astype(np.float32)):
+        plain = np.empty((1, h, w, units), np.float32)
+        fconv.conv2d(x, wp, bias, plain, (0, 0, 0, 0), (1, 1), 0, res)
+        fused = np.full_like(plain, 7.0)
+        native.run(fconv.native_conv2d(x, wp, bias, fused, (0, 0, 0, 0), (1, 1), 0, res,
+                                       ea.epilogue_of("prelu", units, alpha)))
+        apart = _apart(plain, "prelu", alpha, 1.0, 1.0)
+        assert np.array_equal(apart.view(np.int32), fused.view(np.int32))

@@ -31,7 +31,7 @@ from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .depthwise_microkernel import depthwise_3x3, run, slide
-from .epilogue_activation import NONE, activate_span, checked_epilogue, scratch_for
+from .epilogue_activation import NONE, activate_span, checked_epilogue
 from .float_microkernel import LANES, WIDE_LANES
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
 
@@ -77,10 +77,9 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_
         return
     units, out_w = out.shape[3], out.shape[2]
     of, flat = out.reshape(-1, units), out.reshape(-1)
-    scratch = scratch_for(code, alpha, out_w, units)
     for r in range(r0, r1):
         _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
-        activate_span(of, flat, r * out_w, out_w, 0, units, code, alpha, scratch, ea, eb)
+        activate_span(of, flat, r * out_w, out_w, 0, units, code, alpha, ea, eb)
 
 
 @jit.kernel
