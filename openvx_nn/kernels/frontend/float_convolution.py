@@ -150,9 +150,11 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
     four paths in memory around every tile (2-7 % of a 1x1 layer's time with 8-32 input channels, interleaved).
     ``full``: the tile with its epilogue, straight to the output (``shape.direct``, or ``shape.residual`` with the
     residual's address before ``lo``); ``full_partial``: the same for a last block of fewer channels (through
-    masks); ``partial``: the bare tile into a scratch buffer (a short last tile of pixels)."""
+    masks). A short last tile of pixels repeats its last pixel, whose values its extra rows store again at that
+    pixel's place (the rows' output offsets listed, an output stride of 0): the same bytes, through the same
+    epilogue in registers (a scalar epilogue over a scratch tile had cost 2x2 maps more than their sums)."""
 
-    rows, partial = shape.rows, shape.bare
+    rows = shape.rows
     full = shape.residual if with_res else shape.direct
     full_partial = shape.residual_partial if with_res else shape.direct_partial
 
@@ -169,9 +171,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         n_tiles = (pixels + rows - 1) // rows
         of = out.reshape(-1, units)
         flat = out.reshape(-1)
-        rf = res.reshape(-1, units)
         low, high = np.float32(lo), np.float32(hi)
-        clamped = low > -np.inf or high < np.inf  # an activation's clamp: NaN stored canonical (float_microkernel)
         # the rows' input addresses, then (a bordered output or residual) their byte offsets from the tile's first
         # pixel in the output, then in the residual (``float_microkernel``: an output stride of 0 reads them)
         addresses = np.empty(3 * rows, np.int64)
@@ -181,8 +181,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         n_taps, n_inner = _tap_offsets(kh, inner, width, depth, dil_h, dil_w)
         taps = np.empty(n_taps, np.int64)
         _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
-        tile = np.empty(rows * block, np.float32)
-        x_at, w_at, tile_at = xp.ctypes.data, wp.ctypes.data, tile.ctypes.data
+        x_at, w_at = xp.ctypes.data, wp.ctypes.data
         rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
         out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
         w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
@@ -217,7 +216,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 b_a, oy_a, ox_a = b, oy, ox
                 b_z, oy_z, ox_z = b, oy, ox
                 for r in range(0 if gemm else rows):
-                    if p0 + r >= pixels:  # a short last tile repeats its last pixel (computed, not stored)
+                    if p0 + r >= pixels:  # a short last tile repeats its last pixel (stored again in its place)
                         addresses[r] = addresses[r - 1]
                         out_px[r], res_px[r] = out_px[r - 1], res_px[r - 1]
                         continue
@@ -256,41 +255,34 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                         for r in range(rows):
                             addresses[r] += shift
                 q0, s0 = p0, p0  # the tile's first pixel in ``out`` and in ``res``
+                step = out_step
                 if listed:
                     q0, s0 = out_px[0], res_px[0]
                     for r in range(rows):
                         addresses[rows + r] = (out_px[r] - q0) * units * 4
                         addresses[2 * rows + r] = (res_px[r] - s0) * units * 4
+                elif p0 + rows > pixels:  # a short last tile: its repeated rows store the last pixel's values again
+                    step = 0
+                    for r in range(rows):
+                        addresses[rows + r] = min(r, pixels - 1 - p0) * units * 4
+                        addresses[2 * rows + r] = addresses[rows + r]
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
-                    if p0 + rows <= pixels:
-                        at, res_tile = 4 * (q0 * units + j0), res_at + 4 * (s0 * units + j0)
-                        w_jb = w_at + jb * w_block + w_off
-                        if j0 + block <= units:
-                            if with_res:
-                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
-                                     bias_at + 4 * j0, res_tile, low, high)
-                            else:
-                                full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
-                                     bias_at + 4 * j0, low, high)
-                        elif with_res:  # a last block of fewer channels: written through masks
-                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
-                                         bias_at + 4 * j0, res_tile, units - j0, low, high)
+                    at, res_tile = 4 * (q0 * units + j0), res_at + 4 * (s0 * units + j0)
+                    w_jb = w_at + jb * w_block + w_off
+                    if j0 + block <= units:
+                        if with_res:
+                            full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
+                                 bias_at + 4 * j0, res_tile, low, high)
                         else:
-                            full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, out_step,
-                                         bias_at + 4 * j0, units - j0, low, high)
-                        continue
-                    partial(tile_at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_at + jb * w_block + w_off, w_tap_stride)
-                    cols = min(block, units - j0)
-                    for r in range(min(rows, pixels - p0)):
-                        q, s = (out_px[r], res_px[r]) if listed else (p0 + r, p0 + r)
-                        for j in range(cols):  # the epilogue: bias, residual, fused activation (NaN stays NaN)
-                            v = tile[r * block + j] + bias[j0 + j]
-                            if with_res and not np.isnan(v):  # a NaN stays itself (``float_microkernel``)
-                                v += rf[s, j0 + j]
-                            v = max(v, low)
-                            v = min(v, high)
-                            of[q, j0 + j] = np.float32(np.nan) if clamped and np.isnan(v) else v
+                            full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
+                                 bias_at + 4 * j0, low, high)
+                    elif with_res:  # a last block of fewer channels: written through masks
+                        full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
+                                     bias_at + 4 * j0, res_tile, units - j0, low, high)
+                    else:
+                        full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
+                                     bias_at + 4 * j0, units - j0, low, high)
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
                 # an output with a border of its own takes none: ``_epilogue``)
                 if code == PRELU:  # inlined on addresses: no call, no reference counts (some 40 ns a tile)
