@@ -31,6 +31,18 @@ def load(tmp_path, b: NeuralNetworkBuilder, name: str = "model", nhwc: bool = Tr
     return cm.load(path, nhwc=nhwc)
 
 
+def predict_twice(tmp_path, b: NeuralNetworkBuilder, x: np.ndarray, nhwc: bool = True):
+    """The model's output ``y`` for input ``x`` on its second run (the first binds the graph, the second runs its
+    native plan), each layer's lowering text, and the graph's count of native runs."""
+    model = load(tmp_path, b, nhwc=nhwc)
+    try:
+        for _ in range(2):
+            y = model.predict({"x": x})["y"]
+        return y, {layer.name: layer.lowering for layer in model.layers}, model.graph.native_runs
+    finally:
+        model.close()
+
+
 def run(tmp_path, inputs: Mapping[str, np.ndarray], outputs: Sequence[str], add: Callable[[NeuralNetworkBuilder], None],
         exact: bool = False, shapes: Mapping[str, Sequence[int]] | None = None,
         output_shapes: Mapping[str, Sequence[int]] | None = None) -> tuple[dict, object]:

@@ -13,7 +13,7 @@ from openvx_nn.coreml.lowering import fusion, nhwc
 from openvx_nn.operations.coreml.elementwise import POINTWISE_FUNCTIONS
 
 from . import references as ref
-from .harness import builder, load
+from .harness import builder, load, predict_twice
 
 
 def _batchnorm(rng, c: int):
@@ -49,16 +49,6 @@ def _reference(x, wa, wb, wy, bn):
     return ref.conv2d(r, wy.astype(np.float64), None, (1, 1), (1, 1), (0, 0, 0, 0), 1)
 
 
-def _predict(tmp_path, b, x, nhwc_route: bool):
-    model = load(tmp_path, b, nhwc=nhwc_route)
-    try:
-        for _ in range(2):  # the first run binds the graph, the second runs its native plan
-            y = model.predict({"x": x})["y"]
-        return y, {layer.name: layer.lowering for layer in model.layers}, model.graph.native_runs
-    finally:
-        model.close()
-
-
 @pytest.mark.parametrize("nhwc_route", [True, False], ids=["nhwc", "coreml-layout"])
 @pytest.mark.parametrize("seed", range(3))
 def test_concat_batchnorm_relu_is_one_pass_with_the_layers_numbers_and_bytes(tmp_path, monkeypatch, seed,
@@ -67,7 +57,7 @@ def test_concat_batchnorm_relu_is_one_pass_with_the_layers_numbers_and_bytes(tmp
     c, h, w, growth = (int(v) for v in rng.integers(2, 9, 4))
     b, weights = _network(rng, c, h, w, growth)
     x = (rng.standard_normal((c, h, w)) * 2).astype(np.float32)
-    y, hows, runs = _predict(tmp_path, b, x, nhwc_route)
+    y, hows, runs = predict_twice(tmp_path, b, x, nhwc_route)
     want = _reference(x, *weights)
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
     assert hows["bn"] == "folded into activation 'relu'"
@@ -78,7 +68,7 @@ def test_concat_batchnorm_relu_is_one_pass_with_the_layers_numbers_and_bytes(tmp
     # both fusions off: the batchnorm's affine pass, the ReLU, the concatenation in CoreML's layout
     monkeypatch.setattr(fusion, "activated_affines", lambda order, keep: {})
     monkeypatch.setattr(nhwc, "concat", lambda g, layer, blobs: None)
-    apart, hows, _ = _predict(tmp_path, b, x, nhwc_route)
+    apart, hows, _ = predict_twice(tmp_path, b, x, nhwc_route)
     assert hows["bn"].startswith("coreml.pointwise(affine)") and "NHWC" not in hows["cat"]
     np.testing.assert_array_equal(y.view(np.int32), apart.view(np.int32))
 

@@ -11,7 +11,7 @@ import pytest
 from openvx_nn.coreml.lowering import concat_chains
 
 from . import references as ref
-from .harness import builder, load
+from .harness import builder, load, predict_twice
 
 
 def _batchnorm(rng, c: int):
@@ -81,16 +81,6 @@ def _dense_block(rng, c: int, h: int, w: int, layers: int):
     return b, reference
 
 
-def _predict(tmp_path, b, x):
-    model = load(tmp_path, b)
-    try:
-        for _ in range(2):  # the first run binds the graph, the second runs its native plan
-            y = model.predict({"x": x})["y"]
-        return y, {layer.name: layer.lowering for layer in model.layers}, model.graph.native_runs
-    finally:
-        model.close()
-
-
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("seed", range(6))
 def test_a_dense_block_grows_one_buffer_with_the_layers_numbers_and_bytes(tmp_path, monkeypatch, seed):
@@ -99,7 +89,7 @@ def test_a_dense_block_grows_one_buffer_with_the_layers_numbers_and_bytes(tmp_pa
     b, reference = _dense_block(rng, c, h, w, layers)
     x = (rng.standard_normal((3, h, w)) * 2).astype(np.float32)
     monkeypatch.delenv("OPENVX_NN_CONCAT_VIEWS", raising=False)
-    y, hows, runs = _predict(tmp_path, b, x)
+    y, hows, runs = predict_twice(tmp_path, b, x)
     want = reference(x)
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     assert runs >= 1, "the graph did not run from its native plan"
@@ -108,7 +98,7 @@ def test_a_dense_block_grows_one_buffer_with_the_layers_numbers_and_bytes(tmp_pa
         assert hows[f"cat{i}"].startswith("1 x coreml.reshape") and "first input in place" in hows[f"cat{i}"], \
             hows[f"cat{i}"]
     monkeypatch.setenv("OPENVX_NN_CONCAT_VIEWS", "0")
-    apart, hows, _ = _predict(tmp_path, b, x)
+    apart, hows, _ = predict_twice(tmp_path, b, x)
     assert all(hows[f"cat{i}"].startswith("2 x coreml.reshape") for i in range(1, layers + 1)), hows
     np.testing.assert_array_equal(y.view(np.int32), apart.view(np.int32))
 

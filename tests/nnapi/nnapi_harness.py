@@ -131,6 +131,13 @@ def assert_close(got, want, kind):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
 
 
+def same_bits(a: np.ndarray, b: np.ndarray) -> None:
+    """float32 arrays alike bit for bit, but for NaN payloads (NaN where the other has NaN)."""
+    nan = np.isnan(a)
+    assert np.array_equal(nan, np.isnan(b))
+    assert np.array_equal(a[~nan].view(np.int32), b[~nan].view(np.int32))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def collect_garbage():
     """After each test module, collect the compilations caught in reference cycles (pytest.raises

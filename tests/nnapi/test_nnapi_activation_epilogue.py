@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 import pytest
-from nnapi_harness import add_constant, add_i32, collect_garbage  # noqa: F401 - an autouse fixture
+from nnapi_harness import add_constant, add_i32, collect_garbage, same_bits  # noqa: F401 - an autouse fixture
 
 from openvx_nn import nnapi
 from openvx_nn.core import activation_epilogue, rewrites
@@ -128,12 +128,6 @@ def _run(monkeypatch, m, x, out_shapes, enabled: bool, python_path: bool = False
     return outs, chains, native
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> None:
-    nan = np.isnan(a)
-    assert np.array_equal(nan, np.isnan(b))
-    assert np.array_equal(a[~nan].view(np.int32), b[~nan].view(np.int32))
-
-
 @pytest.mark.parametrize("case", ["plain", "swap", "scalar", "no_add"])
 @pytest.mark.parametrize("python_path", [False, True])
 def test_block_fused_gives_the_unfused_bytes(monkeypatch, case, python_path):
@@ -149,7 +143,7 @@ def test_block_fused_gives_the_unfused_bytes(monkeypatch, case, python_path):
         assert chains == [("conv_2d", None if case == "no_add" else "add", "prelu")]
         assert none == []
         assert native == (not python_path)
-        _same(plain[0], fused[0])
+        same_bits(plain[0], fused[0])
         if trial < 3:
             assert np.all(np.abs(fused[0] - ref) <= 1e-5 * scale + 1e-5)
 
@@ -203,7 +197,7 @@ def test_layer_and_activation_fused(monkeypatch, layer, activation):
         fused, chains, _ = _run(monkeypatch, m, x, [shape], True)
         plain, _, _ = _run(monkeypatch, m, x, [shape], False)
         assert len(chains) == 1 and chains[0][:2] == ("depthwise_conv_2d" if layer == "depthwise" else "conv_2d", None)
-        _same(plain[0], fused[0])
+        same_bits(plain[0], fused[0])
         assert np.allclose(fused[0], ref, rtol=1e-4, atol=1e-4)
 
 
@@ -216,7 +210,7 @@ def test_no_fusion_where_the_chain_is_not_private(monkeypatch, case):
     outs, chains, _ = _run(monkeypatch, m, x, shapes, True)
     plain, _, _ = _run(monkeypatch, m, x, shapes, False)
     assert chains == ([("conv_2d", "add", None)] if case == "full_alpha" else [])
-    _same(plain[0], outs[0])
+    same_bits(plain[0], outs[0])
     assert np.all(np.abs(outs[0] - ref) <= 1e-5 * scale + 1e-5)
 
 
@@ -245,7 +239,7 @@ def test_a_gate_the_product_computes_stays_with_the_product(monkeypatch):
         fused, chains, _ = _run(monkeypatch, m, x, [(n, h, w, c)], True)
         plain, _, _ = _run(monkeypatch, m, x, [(n, h, w, c)], False)
         assert chains == []
-        _same(plain[0], fused[0])
+        same_bits(plain[0], fused[0])
         ref = x * (1.0 / (1.0 + np.exp(-(np.tensordot(x.mean((1, 2)), wt[:, 0, 0, :], ([1], [1])) + b))))[:, None, None]
         assert np.allclose(fused[0], ref, rtol=1e-4, atol=1e-5)
 
@@ -319,6 +313,6 @@ def test_residual_sum_alone_fused(monkeypatch, act, second_reader, padded_skip, 
         assert none == []
         assert native == (not python_path)
         for a, b in zip(plain, fused):
-            _same(a, b)
+            same_bits(a, b)
         if trial < 3:
             assert np.all(np.abs(fused[0] - ref) <= 1e-5 * scale + 1e-5)

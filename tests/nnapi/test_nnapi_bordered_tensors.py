@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nnapi_harness import add_constant, add_i32, collect_garbage  # noqa: F401 - an autouse fixture
+from nnapi_harness import add_constant, add_i32, collect_garbage, same_bits  # noqa: F401 - an autouse fixture
 
 from openvx_nn import nnapi
 
@@ -171,12 +171,6 @@ def _run(monkeypatch, m, x, shapes, bordered: bool, python_path: bool):
     return outs, found, chains
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> None:
-    nan = np.isnan(a)
-    assert np.array_equal(nan, np.isnan(b))
-    assert np.array_equal(a[~nan].view(np.int32), b[~nan].view(np.int32))
-
-
 @pytest.mark.parametrize("python_path", [False, True], ids=["native", "python"])
 @pytest.mark.parametrize("seed", range(4))
 def test_convolutions_through_bordered_buffers_give_the_plain_bytes_and_the_reference(monkeypatch, seed, python_path):
@@ -196,7 +190,7 @@ def test_convolutions_through_bordered_buffers_give_the_plain_bytes_and_the_refe
     assert bordered == expected
     assert none == set()
     for mine, theirs in zip(got, plain):
-        _same(mine, theirs)
+        same_bits(mine, theirs)
     if not edge:
         for mine, (value, scale) in zip(got, refs):
             assert np.all(np.abs(mine - value) <= 1e-5 * scale + 1e-6)

@@ -15,7 +15,7 @@ import zlib
 
 import numpy as np
 import pytest
-from nnapi_harness import add_constant, add_i32, collect_garbage  # noqa: F401 - an autouse fixture
+from nnapi_harness import add_constant, add_i32, collect_garbage, same_bits  # noqa: F401 - an autouse fixture
 
 from openvx_nn import nnapi
 from openvx_nn.core import rewrites
@@ -121,12 +121,6 @@ def _run(monkeypatch, m, arrays, shapes, enabled: bool, python_path: bool = Fals
     return results if runs else results[-1], chains, native_run
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> None:
-    nan = np.isnan(a)
-    assert np.array_equal(nan, np.isnan(b))
-    assert np.array_equal(a[~nan].view(np.int32), b[~nan].view(np.int32))
-
-
 @pytest.mark.parametrize("names", [["mul", "add", "prelu", "mul", "add"], ["mul", "add"], ["prelu", "mul"],
                                    ["add", "add", "mul", "prelu", "prelu", "mul", "add", "mul", "add", "prelu"]])
 @pytest.mark.parametrize("python_path", [False, True])
@@ -144,8 +138,8 @@ def test_chain_fused_gives_the_unfused_bytes(monkeypatch, names, python_path):
                           if len(names[k:k + longest]) > 1]
         assert none == []
         assert native_run == (not python_path)
-        _same(plain[0], fused[0])
-        _same(_reference(arrays[0], [(name, v) for name, v, _ in steps]), fused[0])
+        same_bits(plain[0], fused[0])
+        same_bits(_reference(arrays[0], [(name, v) for name, v, _ in steps]), fused[0])
 
 
 @pytest.mark.parametrize("case", ["output", "reader", "relu"])
@@ -157,12 +151,12 @@ def test_chain_stops_where_a_tensor_is_seen_or_read_twice_or_a_step_clamps(monke
     plain, _, _ = _run(monkeypatch, m, arrays, shapes, False)
     assert chains == ([["prelu", "mul"]] if case == "relu" else [["mul", "add"], ["prelu", "mul"]])
     for a, b in zip(plain, fused):
-        _same(a, b)
+        same_bits(a, b)
     ref = _reference(arrays[0], [(name, v) for name, v, _ in steps[:2]])
     if case == "relu":
         ref = np.maximum(ref, 0)
     ref = _reference(ref, [(name, v) for name, v, _ in steps[2:]])
-    _same(ref, fused[0])
+    same_bits(ref, fused[0])
 
 
 def test_a_vector_given_as_a_model_input_is_read_at_each_execution(monkeypatch):
@@ -172,7 +166,7 @@ def test_a_vector_given_as_a_model_input_is_read_at_each_execution(monkeypatch):
     results, chains, native_run = _run(monkeypatch, m, arrays, shapes, True, runs=runs)
     assert chains == [["mul", "add", "prelu"]] and native_run
     for values, outs in zip(runs, results):
-        _same(_reference(values[0], [("mul", values[1])] + [(name, v) for name, v, _ in steps[1:]]), outs[0])
+        same_bits(_reference(values[0], [("mul", values[1])] + [(name, v) for name, v, _ in steps[1:]]), outs[0])
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1, 1), (3, 5, 7, 3), (1, 96, 96, 8), (2, 33, 31, 64)])
@@ -189,13 +183,13 @@ def test_kernel_against_the_reference(shape):
     steps = [(codes[name], v) for name, v in zip(names, vectors)]
     out = np.full_like(x, 7.0)
     native.run(channel_chain.native_entry(x, out, steps))
-    _same(ref, out)
+    same_bits(ref, out)
     out[...] = 7.0
     channel_chain.bind(x, out, steps)()
-    _same(ref, out)
+    same_bits(ref, out)
     inplace = x.copy()
     native.run(channel_chain.native_entry(inplace, inplace, steps))
-    _same(ref, inplace)
+    same_bits(ref, inplace)
 
 
 def test_kernel_refuses_what_does_not_fit():
@@ -228,6 +222,6 @@ def test_kernel_over_random_shapes_reads_vectors_changed_between_calls(seed):
     entry = channel_chain.native_entry(x, out, [(codes[name], v) for name, v in zip(names, vectors)])
     for _ in range(2):
         assert native.run(entry) == 0
-        _same(_reference(x, list(zip(names, vectors))), out)
+        same_bits(_reference(x, list(zip(names, vectors))), out)
         for v in vectors:
             v[...] = rng.standard_normal(c).astype(np.float32)
