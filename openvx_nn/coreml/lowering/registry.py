@@ -60,7 +60,8 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
     from . import concat_chains, fusion
     stages = fusion.plan(layers, keep)
     builder.slots = fusion.concat_slots(layers, keep)
-    builder.chain_links, builder.chain_channels = concat_chains.links(layers, keep), concat_chains.channel_counts(layers)
+    builder.chain_links = concat_chains.links(layers, keep)
+    builder.chain_channels = concat_chains.channel_counts(layers) if builder.chain_links else {}
     gates = fusion.gated_products(layers, keep)
     gate_of = {position: layers[j].name for j, gate in gates.items()
                for position in (gate.position, gate.threshold) if position is not None}

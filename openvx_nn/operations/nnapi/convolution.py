@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...core import bordered_tensors
 from ...core.enums import Status, Type
 from ...kernels.frontend import float_convolution as fconv
 from ...kernels.frontend import float_depthwise as fdepthwise
@@ -251,7 +252,6 @@ def _chained(p, state, native: bool, kernel):
                                                       pads, strides, m, 0, epilogue=epilogue)
         return _Bound(args, fdepthwise.pack_depthwise, lambda packed: fdepthwise.bind_depthwise_conv2d(
             x, packed, bias, out, pads, strides, m, 0, epilogue=epilogue))
-    from ...core import bordered_tensors
     x_border, buffer = bordered_tensors.of(state, p[0])  # an input the plan holds in a zero-bordered buffer
     x, borders = (x, (0, 0, 0)) if buffer is None else (buffer, (x_border, 0, 0))
     if native:
@@ -293,7 +293,6 @@ def _bordered(op: str):
     """The layer's call (``native``: its entry) on the zero-bordered buffers the plan holds its input, output or
     residual in: the buffer in place of the tensor, its border given to the engine (``bind_conv2d``'s ``borders``)."""
     def call(p, state, native: bool):
-        from ...core import bordered_tensors
         k = NNAPI_KERNELS[op]
         args = _args(k, p, state)
         names = k.tensor_names
