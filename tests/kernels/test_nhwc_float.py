@@ -95,6 +95,38 @@ def test_maps_of_sevens_take_seven_row_tiles_with_the_same_bits(n, size, o):
             np.testing.assert_array_equal(got, results[0])
 
 
+@pytest.mark.parametrize(("n", "size", "k", "stride", "pad", "o"), [
+    (1, 10, 3, 1, 1, 40), (2, 10, 3, 1, 0, 64), (1, 14, 3, 1, 1, 32), (1, 23, 5, 2, 2, 33), (1, 29, 11, 4, 0, 96)])
+def test_layers_of_several_filter_rows_take_twelve_row_tiles_with_the_same_bits(n, size, k, stride, pad, o):
+    # two 16-lane vectors and more than one filter row: 12-row tiles (short last tiles, padding, strides, a last
+    # block of fewer channels, a residual), within the float64 bound and the same bits as the other tile shapes;
+    # 7x7 maps keep their 7-row tiles, one filter row its 8-row ones
+    rng = np.random.default_rng(31 * size + o)
+    oh = (size + 2 * pad - k) // stride + 1
+    pixels = n * oh * oh
+    assert fconv.tile_rows(2, 16, pixels, k) == 12
+    assert fconv.tile_rows(2, 16, 49, 3) == 7 and fconv.tile_rows(2, 16, 3136, 1) == 8
+    assert fconv.tile_rows(2, 8, pixels, k) == 6 and fconv.tile_rows(1, 16, pixels, k) == 12
+    c = 5
+    x, wt, bias = _values(rng, (n, size, size, c)), _values(rng, (o, k, k, c)), _values(rng, (o,))
+    residual = _values(rng, (n, oh, oh, o))
+    pads = (pad,) * 4
+    plain, span = np.empty((n, oh, oh, o), np.float32), np.empty((n, oh, oh, o), np.float32)
+    nhwc_convolution.conv2d(x, wt, bias, plain, pads, (stride, stride), 0)
+    nhwc_convolution.conv2d(np.abs(x), np.abs(wt), np.abs(bias), span, pads, (stride, stride), 0)
+    for res in (None, residual):
+        want = plain.astype(np.float64) + (0 if res is None else res)
+        results = []
+        for block in ((2, 16), (1, 16), (2, 8)):
+            got = np.full(plain.shape, np.nan, np.float32)
+            fconv.conv2d(x, fconv.pack_conv(wt, block), bias, got, pads, (stride, stride), 0, res)
+            _assert_within(got, want, (k * k * c + 4) * U * (span.astype(np.float64) + (0 if res is None else
+                                                                                      np.abs(res))))
+            results.append(got)
+        for got in results[1:]:
+            np.testing.assert_array_equal(got, results[0])
+
+
 @pytest.mark.parametrize("case", range(12))
 def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(case, monkeypatch):
     # conv -> add -> clip in one epilogue; panels of 1-3 blocks of output channels (PANEL_BYTES small) or all
@@ -125,7 +157,8 @@ def test_conv2d_with_a_residual_and_any_panel_width_matches_the_float64_kernel(c
     packed = fconv.pack_conv(wt, (vecs, lanes))
     fconv.conv2d(x, packed, bias, got, pads, strides, act, residual)
     _assert_within(got, want, bound)
-    rows = ROWS[vecs, lanes]
+    rows = fconv.tile_rows(vecs, lanes, n * oh * ow, kh) if vecs * lanes == 32 else ROWS[vecs, lanes]
+    assert rows in (ROWS[vecs, lanes], 7, 12)
     assert fconv.work_units(packed, n * oh * ow)[1] >= -(-n * oh * ow // rows)
 
 

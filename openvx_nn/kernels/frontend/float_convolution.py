@@ -5,7 +5,8 @@ lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes`
 (``block_shape``). For one output pixel and one filter row the inputs are one contiguous run of ``kw * I`` values
 of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit GEMM with no im2col copy:
 ``float_microkernel`` computes a tile of pixels x a block (8 x 32 or 12 x 16 with AVX-512; 6 x 16 or 12 x 8 with
-AVX2) in registers with FMA (7 x 32 for maps of 7x7 and 14x14, which 8-row tiles leave a short last tile; one row
+AVX2) in registers with FMA (12 x 32 for layers of several filter rows, whose weights stream from L2 once per
+tile; 7 x 32 for maps of 7x7 and 14x14 otherwise, which 8-row tiles leave a short last tile; one row
 by four vectors for a fully connected layer of one row: ``tile_rows``), and the epilogue adds the bias, applies the
 fused activation and stores (through masks for a last block of fewer channels).
 
@@ -44,8 +45,10 @@ from . import float_sharing
 from .asymmetric import real_range
 from .epilogue_activation import NONE, PRELU, activate_span, checked_epilogue, prelu_span
 from .float_microkernel import (
+    DEEP_TILE,
     LANES,
     ODD_TILE,
+    ROWS_DEEP,
     ROW_VECTORS,
     ROWS_WIDE,
     ROWS_WIDE_ODD,
@@ -303,6 +306,21 @@ _NARROW_ROW_RES = _tiles(TILES[ROW_VECTORS, LANES], True)
 _WIDE_ROW_RES = _tiles(TILES[ROW_VECTORS, WIDE_LANES], True)
 _WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
 _WIDE_3, _WIDE_3_RES = _tiles(TILES[WIDE_THREE, WIDE_LANES], False), _tiles(TILES[WIDE_THREE, WIDE_LANES], True)
+_WIDE_DEEP, _WIDE_DEEP_RES = _tiles(DEEP_TILE, False), _tiles(DEEP_TILE, True)
+
+
+@jit.jitable
+def _padded_rows(pixels, rows):
+    return (pixels + rows - 1) // rows * rows
+
+
+@jit.jitable
+def _deep_rows(vecs, lanes, pixels, kh):
+    """Whether a layer of ``kh`` filter rows takes the 12-row tiles (``DEEP_TILE``): two 16-lane vectors, more than
+    one filter row, and unless 7-row tiles pad its pixels much less (a 7x7 map: 49 rows against 60)."""
+    if vecs != 2 or lanes != WIDE_LANES or kh < 2:
+        return False
+    return _padded_rows(pixels, ROWS_DEEP) - pixels <= pixels // 20 or pixels % ROWS_WIDE_ODD != 0
 
 
 @jit.jitable
@@ -312,9 +330,11 @@ def _odd_rows(vecs, lanes, pixels):
     return vecs == 2 and lanes == WIDE_LANES and pixels % ROWS_WIDE != 0 and pixels % ROWS_WIDE_ODD == 0
 
 
-def tile_rows(vecs: int, lanes: int, pixels: int) -> int:
-    """Rows of the tiles a layer of ``pixels`` output pixels runs on, for blocks of ``vecs`` vectors of ``lanes``:
-    the shape's own (``TILES``), or 7 (``_odd_rows``)."""
+def tile_rows(vecs: int, lanes: int, pixels: int, kh: int = 1) -> int:
+    """Rows of the tiles a layer of ``pixels`` output pixels and ``kh`` filter rows runs on, for blocks of ``vecs``
+    vectors of ``lanes``: 12 (``_deep_rows``), 7 (``_odd_rows``), else the shape's own (``TILES``)."""
+    if _deep_rows(vecs, lanes, pixels, kh):
+        return ROWS_DEEP
     return ROWS_WIDE_ODD if _odd_rows(vecs, lanes, pixels) else TILES[vecs, lanes].rows
 
 
@@ -342,6 +362,12 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
             _NARROW_ROW_RES(*args)
         else:
             _NARROW_ROW(*args)
+    elif wide and two and _deep_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
+                                     * (out.shape[2] - 2 * out_border), wp.shape[1]):
+        if adding:
+            _WIDE_DEEP_RES(*args)
+        else:
+            _WIDE_DEEP(*args)
     elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
                                     * (out.shape[2] - 2 * out_border)):
         if adding:
@@ -425,7 +451,7 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
     n_blocks, kh, inner, vecs, lanes = wp.shape
     block_bytes = kh * inner * vecs * lanes * 4
     panel = n_blocks if wp.nbytes <= PANELS_ABOVE else min(n_blocks, max(1, PANEL_BYTES // block_bytes))
-    tiles = -(-pixels // tile_rows(vecs, lanes, pixels))
+    tiles = -(-pixels // tile_rows(vecs, lanes, pixels, kh))
     panels = -(-n_blocks // panel)
     if panels * tiles < MIN_UNITS:
         panel = max(1, n_blocks // -(-MIN_UNITS // tiles))
