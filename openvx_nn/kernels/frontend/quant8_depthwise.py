@@ -69,15 +69,17 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     nine = whole_line and kh == 3 and kw == 3
     per_channel = depth_out > 0 and bias.shape[0] == 3 * depth_out
     cols = [(phase * (kx % stride_w) + kx // stride_w) * depth_in for kx in range(3)]
+    row_len = wp * depth_in
+    pairs = np.empty(2 * row_len if nine else 0, np.int32)
+    w_pairs = _weight_pairs(w_offsets) if nine else np.empty(0, np.int32)
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
         if nine:
-            top = (b * hp + oy * stride_h) * wp * depth_in
-            below = wp * depth_in
+            top = (b * hp + oy * stride_h) * row_len
+            _pair_rows(pairs, flat, top, row_len)
             for s0 in range(0, n, segment):
-                size = min(segment, n - s0)
-                _nine_taps(acc[s0: s0 + size], flat, w_offsets, size, top + cols[0] + s0, top + cols[1] + s0,
-                           top + cols[2] + s0, below)
+                _nine_taps(acc, pairs, w_pairs, s0, min(segment, n - s0), segment, cols[0], cols[1], cols[2],
+                           row_len)
         else:
             acc[:] = 0
         for ky in range(kh if nine else 0, kh):
@@ -122,22 +124,97 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
                 values[c] = scale_lane(np.int64(sums[c]) + bias[c], m, shift, zero_point, lo, hi)
 
 
+def _pmadd(builder: ir.IRBuilder, x: ir.Value, w: ir.Value) -> ir.Value:
+    """``lo(x) * lo(w) + hi(x) * hi(w)`` in each 32-bit lane of two ``<n x i32>`` vectors of int16 pairs: the
+    products of all 2n halves, even and odd lanes added. LLVM matches exactly this form to ``(v)pmaddwd``, one
+    instruction for two products per lane (sign-extending each factor and ``vpmulld`` cost 2.5 times as much);
+    generic IR, so it is correct on any x86 whether or not the match is made."""
+    n = x.type.count
+    halves, wide = ir.VectorType(ir.IntType(16), 2 * n), ir.VectorType(ir.IntType(32), 2 * n)
+    products = builder.mul(builder.sext(builder.bitcast(x, halves), wide), builder.sext(builder.bitcast(w, halves), wide))
+    even, odd = ([2 * i + k for i in range(n)] for k in (0, 1))
+    return builder.add(builder.shuffle_vector(products, products, ir.Constant(ir.VectorType(ir.IntType(32), n), even)),
+                       builder.shuffle_vector(products, products, ir.Constant(ir.VectorType(ir.IntType(32), n), odd)))
+
+
+PAIR_LANES = 8
+"""Sums per step of :func:`_pair_sums` (16 lanes measured no faster)."""
+
+
+@intrinsic
+def _pair_sums(typingctx, acc, at, pairs, x0, x1, x2, far, w_pairs, w_at, segment):
+    """``acc[at + i] = sum over kx < 3, r < 2 of pmadd(pairs[x_kx + r * far + i], w_pairs[(2 kx + r) * segment +
+    w_at + i])`` for ``i < PAIR_LANES`` (every array int32, contiguous for those lanes from there: the caller's
+    bounds): a 3x3 window's nine products per output in six ``_pmadd`` (rows 0 and 1 paired, row 2 beside 0)."""
+    arrays = (acc, pairs, w_pairs)
+    if not (all(isinstance(a, types.Array) and a.dtype == types.int32 for a in arrays)
+            and all(isinstance(v, types.Integer) for v in (at, x0, x1, x2, far, w_at, segment))):
+        return None
+
+    def codegen(context, builder, signature, args):
+        sums, rows, weights = (context.make_array(signature.args[k])(context, builder, args[k]) for k in (0, 2, 7))
+        at, x0, x1, x2, far, w_at, seg = (context.cast(builder, args[k], signature.args[k], types.int64)
+                                          for k in (1, 3, 4, 5, 6, 8, 9))
+        vec = ir.VectorType(ir.IntType(32), PAIR_LANES)
+
+        def load(array, index):
+            return builder.load(builder.bitcast(builder.gep(array.data, [index]), vec.as_pointer()), align=4)
+        total = None
+        for kx, x in enumerate((x0, x1, x2)):
+            for r in range(2):
+                w = builder.add(builder.mul(ir.Constant(ir.IntType(64), 2 * kx + r), seg), w_at)
+                term = _pmadd(builder, load(rows, builder.add(x, far) if r else x), load(weights, w))
+                total = term if total is None else builder.add(total, term)
+        builder.store(total, builder.bitcast(builder.gep(sums.data, [at]), vec.as_pointer()), align=4)
+        return context.get_dummy_value()
+    return types.void(acc, at, pairs, x0, x1, x2, far, w_pairs, w_at, segment), codegen
+
+
 @kernel
-def _nine_taps(acc, flat, w_offsets, n, c0, c1, c2, below):
-    # acc[j] = sum over ky, kx < 3 of flat[start(ky, kx) + j] * w_offsets[ky, kx, j] for j < n, with the runs
-    # starting at c_kx + ky * below: each element is loaded once per tap and the sum never leaves a register.
-    x00, x01, x02 = flat[c0: c0 + n], flat[c1: c1 + n], flat[c2: c2 + n]
-    d = below
-    x10, x11, x12 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
-    d = 2 * below
-    x20, x21, x22 = flat[c0 + d: c0 + d + n], flat[c1 + d: c1 + d + n], flat[c2 + d: c2 + d + n]
-    w00, w01, w02 = w_offsets[0, 0], w_offsets[0, 1], w_offsets[0, 2]
-    w10, w11, w12 = w_offsets[1, 0], w_offsets[1, 1], w_offsets[1, 2]
-    w20, w21, w22 = w_offsets[2, 0], w_offsets[2, 1], w_offsets[2, 2]
-    for j in range(n):
-        acc[j] = (np.int32(x00[j]) * w00[j] + np.int32(x01[j]) * w01[j] + np.int32(x02[j]) * w02[j]
-                  + np.int32(x10[j]) * w10[j] + np.int32(x11[j]) * w11[j] + np.int32(x12[j]) * w12[j]
-                  + np.int32(x20[j]) * w20[j] + np.int32(x21[j]) * w21[j] + np.int32(x22[j]) * w22[j])
+def _pair_rows(pairs, flat, top, row_len):
+    # pairs[i] = (flat[top + i], flat[top + row_len + i]) and pairs[row_len + i] = (flat[top + 2 * row_len + i], 0)
+    # as int16 pairs (low half first) for i < row_len: a line's three packed input rows as _pair_sums reads them.
+    # Built once per line and read by three taps each.
+    r0, r1, r2 = flat[top: top + row_len], flat[top + row_len: top + 2 * row_len], flat[top + 2 * row_len:
+                                                                                     top + 3 * row_len]
+    first, second = pairs[:row_len], pairs[row_len: 2 * row_len]
+    for i in range(row_len):
+        first[i] = (np.int32(r0[i]) & 0xFFFF) | (np.int32(r1[i]) << 16)
+    for i in range(row_len):
+        second[i] = np.int32(r2[i]) & 0xFFFF
+
+
+@kernel
+def _weight_pairs(w_offsets):
+    # [3, 3, segment] int16 taps as the six int16-pair rows _pair_sums reads: (w[0, kx], w[1, kx]), (w[2, kx], 0).
+    segment = w_offsets.shape[2]
+    out = np.empty(6 * segment, np.int32)
+    for kx in range(3):
+        top, mid, low = w_offsets[0, kx], w_offsets[1, kx], w_offsets[2, kx]
+        first, second = out[2 * kx * segment: (2 * kx + 1) * segment], out[(2 * kx + 1) * segment: (2 * kx + 2) * segment]
+        for j in range(segment):
+            first[j] = (np.int32(top[j]) & 0xFFFF) | (np.int32(mid[j]) << 16)
+            second[j] = np.int32(low[j]) & 0xFFFF
+    return out
+
+
+@kernel
+def _nine_taps(acc, pairs, w_pairs, s0, size, segment, c0, c1, c2, row_len):
+    # acc[s0 + j] for j < size: the nine products of a 3x3 window of whole-line runs from the line's paired rows
+    # (_pair_rows) and weights (_weight_pairs), PAIR_LANES at a time (each pair loaded once per tap, the sum in a
+    # register), the rest one by one from the same pairs.
+    whole = size - size % PAIR_LANES
+    for j in range(0, whole, PAIR_LANES):
+        _pair_sums(acc, s0 + j, pairs, c0 + s0 + j, c1 + s0 + j, c2 + s0 + j, row_len, w_pairs, j, segment)
+    for j in range(whole, size):
+        total = np.int32(0)
+        for kx in range(3):
+            at = (c0, c1, c2)[kx] + s0 + j
+            for r in range(2):
+                v, w = pairs[at + r * row_len], w_pairs[(2 * kx + r) * segment + j]
+                total += (np.int32(np.int16(v & 0xFFFF)) * np.int32(np.int16(w & 0xFFFF))
+                          + (v >> 16) * (w >> 16))
+        acc[s0 + j] = total
 
 
 _DEPTHWISE = kernel(_depthwise)
