@@ -27,6 +27,7 @@ from ..engine import gang, workers
 from ..engine.atomics import fetch_add, wait_for_shares
 from ..engine.chunk_loop import chunk_driver
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
+from ..engine.requantize_lanes import requantize_vector
 from ..support import jit, native
 from ..support.jit import kernel
 from ..support.llvm_loops import splat
@@ -70,16 +71,22 @@ def _depthwise(xp, w_offsets, bias, line_bias, out, multiplier, stride_h, stride
     per_channel = depth_out > 0 and bias.shape[0] == 3 * depth_out
     cols = [(phase * (kx % stride_w) + kx // stride_w) * depth_in for kx in range(3)]
     row_len = wp * depth_in
-    pairs = np.empty(2 * row_len if nine else 0, np.int32)
+    pairs = np.empty(RING * row_len if nine else 0, np.int32)
+    held = np.full(RING, -1, np.int64)  # the packed row whose pair row each slot of ``pairs`` holds
     w_pairs = _weight_pairs(w_offsets) if nine else np.empty(0, np.int32)
+    fused = nine and narrow != 0 and not per_channel  # requantized in registers (no sums stored)
     for line in range(line0, line1):
         b, oy = line // out_h, line % out_h
         if nine:
-            top = (b * hp + oy * stride_h) * row_len
-            _pair_rows(pairs, flat, top, row_len)
+            g = b * hp + oy * stride_h
+            first, third = _pair_row(pairs, held, flat, g, hp, row_len), _pair_row(pairs, held, flat, g + 2, hp,
+                                                                                     row_len)
+            at = line * out_w * depth_out
             for s0 in range(0, n, segment):
-                _nine_taps(acc, pairs, w_pairs, s0, min(segment, n - s0), segment, cols[0], cols[1], cols[2],
-                           row_len)
+                _nine_taps(acc, target, at, line_bias, pairs, first, third, w_pairs, s0, min(segment, n - s0),
+                           segment, cols[0], cols[1], cols[2], fused, m, half, shift - 32, zero_point, lo, hi)
+            if fused:
+                continue
         else:
             acc[:] = 0
         for ky in range(kh if nine else 0, kh):
@@ -139,6 +146,28 @@ def _pmadd(builder: ir.IRBuilder, x: ir.Value, w: ir.Value) -> ir.Value:
 
 PAIR_LANES = 8
 """Sums per step of :func:`_pair_sums` (16 lanes measured no faster)."""
+RING = 4
+"""Pair rows a 3x3 layer's kernel call holds: a line reads rows g and g + 2, so in order each is built once."""
+
+
+def _six_products(context, builder, rows, weights, x0, x1, x2, far, w_at, segment):
+    """The ``<PAIR_LANES x i32>`` sums of :func:`_pair_sums` (arrays as made by ``context.make_array``, indexes
+    i64)."""
+    vec = ir.VectorType(ir.IntType(32), PAIR_LANES)
+
+    def load(array, index):
+        return builder.load(builder.bitcast(builder.gep(array.data, [index]), vec.as_pointer()), align=4)
+    total = None
+    for kx, x in enumerate((x0, x1, x2)):
+        for r in range(2):
+            w = builder.add(builder.mul(ir.Constant(ir.IntType(64), 2 * kx + r), segment), w_at)
+            term = _pmadd(builder, load(rows, builder.add(x, far) if r else x), load(weights, w))
+            total = term if total is None else builder.add(total, term)
+    return total
+
+
+def _int32_arrays(*arrays) -> bool:
+    return all(isinstance(a, types.Array) and a.dtype == types.int32 for a in arrays)
 
 
 @intrinsic
@@ -146,42 +175,73 @@ def _pair_sums(typingctx, acc, at, pairs, x0, x1, x2, far, w_pairs, w_at, segmen
     """``acc[at + i] = sum over kx < 3, r < 2 of pmadd(pairs[x_kx + r * far + i], w_pairs[(2 kx + r) * segment +
     w_at + i])`` for ``i < PAIR_LANES`` (every array int32, contiguous for those lanes from there: the caller's
     bounds): a 3x3 window's nine products per output in six ``_pmadd`` (rows 0 and 1 paired, row 2 beside 0)."""
-    arrays = (acc, pairs, w_pairs)
-    if not (all(isinstance(a, types.Array) and a.dtype == types.int32 for a in arrays)
-            and all(isinstance(v, types.Integer) for v in (at, x0, x1, x2, far, w_at, segment))):
+    if not (_int32_arrays(acc, pairs, w_pairs) and all(isinstance(v, types.Integer)
+                                                       for v in (at, x0, x1, x2, far, w_at, segment))):
         return None
 
     def codegen(context, builder, signature, args):
         sums, rows, weights = (context.make_array(signature.args[k])(context, builder, args[k]) for k in (0, 2, 7))
         at, x0, x1, x2, far, w_at, seg = (context.cast(builder, args[k], signature.args[k], types.int64)
                                           for k in (1, 3, 4, 5, 6, 8, 9))
+        total = _six_products(context, builder, rows, weights, x0, x1, x2, far, w_at, seg)
         vec = ir.VectorType(ir.IntType(32), PAIR_LANES)
-
-        def load(array, index):
-            return builder.load(builder.bitcast(builder.gep(array.data, [index]), vec.as_pointer()), align=4)
-        total = None
-        for kx, x in enumerate((x0, x1, x2)):
-            for r in range(2):
-                w = builder.add(builder.mul(ir.Constant(ir.IntType(64), 2 * kx + r), seg), w_at)
-                term = _pmadd(builder, load(rows, builder.add(x, far) if r else x), load(weights, w))
-                total = term if total is None else builder.add(total, term)
         builder.store(total, builder.bitcast(builder.gep(sums.data, [at]), vec.as_pointer()), align=4)
         return context.get_dummy_value()
     return types.void(acc, at, pairs, x0, x1, x2, far, w_pairs, w_at, segment), codegen
 
 
+@intrinsic
+def _pair_scaled(typingctx, target, at, line_bias, bias_at, pairs, x0, x1, x2, far, w_pairs, w_at, segment, m, half,
+                 shift_hi, zero_point, lo, hi):
+    """:func:`_pair_sums` over ``2 * PAIR_LANES`` lanes plus ``line_bias[bias_at + i]``, requantized in the
+    register (``requantize_vector``: the rule of ``engine.nhwc.scale_run`` in 32-bit lanes, which the caller's plan
+    allows) into ``target[at + i]`` (uint8): the sums never stored. Sixteen lanes: the rule over eight cost as
+    much as the sums."""
+    scalars = (at, bias_at, x0, x1, x2, far, w_at, segment, m, half, shift_hi, zero_point, lo, hi)
+    if not (isinstance(target, types.Array) and target.dtype == types.uint8 and _int32_arrays(line_bias, pairs, w_pairs)
+            and all(isinstance(v, types.Integer) for v in scalars)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        out, bias, rows, weights = (context.make_array(signature.args[k])(context, builder, args[k])
+                                    for k in (0, 2, 4, 9))
+        at, bias_at, x0, x1, x2, far, w_at, seg, *rule = (
+            context.cast(builder, args[k], signature.args[k], types.int64)
+            for k in (1, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17))
+        eight = ir.Constant(ir.IntType(64), PAIR_LANES)
+        low = _six_products(context, builder, rows, weights, x0, x1, x2, far, w_at, seg)
+        high = _six_products(context, builder, rows, weights, *(builder.add(x, eight) for x in (x0, x1, x2)), far,
+                             builder.add(w_at, eight), seg)
+        total = builder.shuffle_vector(low, high, ir.Constant(ir.VectorType(ir.IntType(32), 2 * PAIR_LANES),
+                                                              list(range(2 * PAIR_LANES))))
+        vec, bytes_ = ir.VectorType(ir.IntType(32), 2 * PAIR_LANES), ir.VectorType(ir.IntType(8), 2 * PAIR_LANES)
+        total = builder.add(total, builder.load(builder.bitcast(builder.gep(bias.data, [bias_at]),
+                                                                vec.as_pointer()), align=4))
+        builder.store(requantize_vector(builder, total, *rule),
+                      builder.bitcast(builder.gep(out.data, [at]), bytes_.as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.void(target, at, line_bias, bias_at, pairs, x0, x1, x2, far, w_pairs, w_at, segment, m, half,
+                      shift_hi, zero_point, lo, hi), codegen
+
+
 @kernel
-def _pair_rows(pairs, flat, top, row_len):
-    # pairs[i] = (flat[top + i], flat[top + row_len + i]) and pairs[row_len + i] = (flat[top + 2 * row_len + i], 0)
-    # as int16 pairs (low half first) for i < row_len: a line's three packed input rows as _pair_sums reads them.
-    # Built once per line and read by three taps each.
-    r0, r1, r2 = flat[top: top + row_len], flat[top + row_len: top + 2 * row_len], flat[top + 2 * row_len:
-                                                                                     top + 3 * row_len]
-    first, second = pairs[:row_len], pairs[row_len: 2 * row_len]
-    for i in range(row_len):
-        first[i] = (np.int32(r0[i]) & 0xFFFF) | (np.int32(r1[i]) << 16)
-    for i in range(row_len):
-        second[i] = np.int32(r2[i]) & 0xFFFF
+def _pair_row(pairs, held, flat, g, hp, row_len):
+    # The offset in ``pairs`` (RING rows of row_len) of packed row g paired with row g + 1 of the same image, 0
+    # past its last: pairs[i] = (flat[g * row_len + i], that row's) as int16 pairs, low half first. Built when
+    # its slot holds another row: each row once per call of the kernel when its lines come in order.
+    slot = g % RING
+    at = slot * row_len
+    if held[slot] != g:
+        held[slot] = g
+        row, into = flat[g * row_len: (g + 1) * row_len], pairs[at: at + row_len]
+        if (g + 1) % hp != 0:
+            below = flat[(g + 1) * row_len: (g + 2) * row_len]
+            for i in range(row_len):
+                into[i] = (np.int32(row[i]) & 0xFFFF) | (np.int32(below[i]) << 16)
+        else:
+            for i in range(row_len):
+                into[i] = np.int32(row[i]) & 0xFFFF
+    return at
 
 
 @kernel
@@ -199,22 +259,34 @@ def _weight_pairs(w_offsets):
 
 
 @kernel
-def _nine_taps(acc, pairs, w_pairs, s0, size, segment, c0, c1, c2, row_len):
-    # acc[s0 + j] for j < size: the nine products of a 3x3 window of whole-line runs from the line's paired rows
-    # (_pair_rows) and weights (_weight_pairs), PAIR_LANES at a time (each pair loaded once per tap, the sum in a
-    # register), the rest one by one from the same pairs.
+def _nine_taps(acc, target, at, line_bias, pairs, first, third, w_pairs, s0, size, segment, c0, c1, c2, fused, m,
+               half, shift_hi, zero_point, lo, hi):
+    # Values s0 .. s0 + size - 1 of a line of a 3x3 window of whole-line runs, from the pair rows of its first and
+    # third packed rows (offsets ``first`` and ``third`` in ``pairs``, _pair_row) and the weights' (_weight_pairs):
+    # PAIR_LANES at a time (each pair loaded once per tap, the sum in a register), requantized there into
+    # target[at + ...] (``fused``: scale_run's 32-bit rule, the line's bias in ``line_bias``) or stored in
+    # ``acc``; the rest one by one from the same pairs into ``acc`` (and scale_run's own loop when ``fused``).
+    scaled = size - size % (2 * PAIR_LANES) if fused else 0
     whole = size - size % PAIR_LANES
-    for j in range(0, whole, PAIR_LANES):
-        _pair_sums(acc, s0 + j, pairs, c0 + s0 + j, c1 + s0 + j, c2 + s0 + j, row_len, w_pairs, j, segment)
+    far = third - first
+    for j in range(0, scaled, 2 * PAIR_LANES):
+        x = first + s0 + j
+        _pair_scaled(target, at + s0 + j, line_bias, s0 + j, pairs, x + c0, x + c1, x + c2, far, w_pairs, j,
+                     segment, m, half, shift_hi, zero_point, lo, hi)
+    for j in range(scaled, whole, PAIR_LANES):
+        x = first + s0 + j
+        _pair_sums(acc, s0 + j, pairs, x + c0, x + c1, x + c2, far, w_pairs, j, segment)
     for j in range(whole, size):
         total = np.int32(0)
         for kx in range(3):
-            at = (c0, c1, c2)[kx] + s0 + j
+            x = first + (c0, c1, c2)[kx] + s0 + j
             for r in range(2):
-                v, w = pairs[at + r * row_len], w_pairs[(2 * kx + r) * segment + j]
-                total += (np.int32(np.int16(v & 0xFFFF)) * np.int32(np.int16(w & 0xFFFF))
-                          + (v >> 16) * (w >> 16))
+                v, w = pairs[x + r * far], w_pairs[(2 * kx + r) * segment + j]
+                total += np.int32(np.int16(v & 0xFFFF)) * np.int32(np.int16(w & 0xFFFF)) + (v >> 16) * (w >> 16)
         acc[s0 + j] = total
+    if fused and size > scaled:
+        scale_run(target[at + s0 + scaled: at + s0 + size], acc[s0 + scaled: s0 + size],
+                  line_bias[s0 + scaled: s0 + size], size - scaled, m, half, shift_hi, zero_point, lo, hi)
 
 
 _DEPTHWISE = kernel(_depthwise)
