@@ -214,6 +214,29 @@ def test_3x3_depthwise_summing_nine_taps_in_one_pass_equals_the_numpy_route():
         assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
 
 
+def test_3x3_depthwise_over_random_layers_equals_the_numpy_route():
+    # The 3x3 route's int16 pairs (two rows' taps per 32-bit lane) and its requantization in registers, 16 lanes
+    # a step, beside the 8-lane and one-by-one rest: random sizes up to lines of several segments, channel counts
+    # on and off 8 and 16, strides 1 and 2 (and 3) in each direction, every padding 0..2 apart, batches of two
+    # (a pair row never reads the next image), zero points 0, 128, 255 and random on each side, multipliers
+    # below 1, 1 and above (to a left shift), biases none, small or extreme (the 64-bit epilogue), inputs and
+    # weights only 0 and 255 every fourth case, every activation; depth multiplier 2 beside (the general runs).
+    rng = np.random.default_rng(36)
+    for i in range(60):
+        n, c = int(rng.integers(1, 3)), (1, 3, 8, 15, 16, 24, 33, 64)[i % 8]
+        h, w = int(rng.integers(3, 12)), int(rng.integers(3, 40 if c < 32 else 14))
+        m = 2 if i % 10 == 9 else 1
+        pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+        strides = ((1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (2, 3))[i % 6]
+        oh, ow = (h + pads[2] + pads[3] - 3) // strides[1] + 1, (w + pads[0] + pads[1] - 3) // strides[0] + 1
+        x, filt = _data(rng, (n, h, w, c), i), _data(rng, (1, 3, 3, c * m), i)
+        bias, quants, act = _bias(rng, c * m, i), _quants(rng, i), int(rng.integers(0, 4))
+        want, got = np.zeros((n, oh, ow, c * m), np.uint8), np.full((n, oh, ow, c * m), 7, np.uint8)
+        reference.depthwise_conv2d(x, filt, bias, want, pads, strides, m, act, *quants)
+        prepare_depthwise(filt, bias, want.shape, pads, strides, m, act, *quants)(x, got)
+        assert np.array_equal(got, want), f"case {i}: {np.argwhere(got != want)[:4].tolist()}"
+
+
 def test_depthwise_lines_longer_than_a_segment_equal_the_numpy_route():
     # Multiplier 1 runs a line in segments of whole pixels (``SEGMENT`` values at most, the weights tiled once per
     # segment): lines of several segments and a partial last one, 3x3 (nine taps in one pass) and other windows,
@@ -378,11 +401,14 @@ def test_uint8_pooling_equals_the_float64_route():
             assert np.array_equal(got, want), f"case {i}, mode {mode}"
 
 
-def test_the_vector_epilogue_and_packers_give_the_same_bits_compiled_for_a_cpu_without_avx(tmp_path):
-    # The requantization lanes and the depthwise packers are generic LLVM IR: compiled for baseline x86-64
-    # (SSE2: NUMBA_CPU_NAME=generic, its own kernel cache) the tests above of them still pass.
-    env = dict(os.environ, NUMBA_CPU_NAME="generic", OPENVX_NN_CACHE_DIR=str(tmp_path))
-    selected = "lanes_are_the_rule or scale_run or phase or segment or 3x3"
+@pytest.mark.parametrize("cpu, selected", [("generic", "lanes_are_the_rule or scale_run or phase or segment or 3x3"),
+                                           ("haswell", "3x3")])
+def test_the_vector_epilogue_and_packers_give_the_same_bits_compiled_for_a_cpu_without_avx(tmp_path, cpu,
+                                                                                          selected):
+    # The requantization lanes, the depthwise packers and the 3x3 depthwise pairs are generic LLVM IR: compiled
+    # for baseline x86-64 (SSE2: NUMBA_CPU_NAME=generic, its own kernel cache) and for AVX2 without AVX-512
+    # (haswell: the pairs' vpmaddwd on 256-bit vectors) the tests above of them still pass.
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, OPENVX_NN_CACHE_DIR=str(tmp_path))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__, "-k",
                            selected], env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

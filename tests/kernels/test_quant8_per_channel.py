@@ -185,3 +185,27 @@ def test_per_channel_depthwise_3x3_lines_longer_than_a_segment(stride):
     prepare_depthwise(filt, bias, want.shape, (1, 1, 1, 1), (stride, stride), 1, 3, q_in, None, q_out,
                       scales=scales)(x, got)
     np.testing.assert_array_equal(got, want)
+
+
+def test_per_channel_depthwise_3x3_over_random_layers_equals_the_reference():
+    """The 3x3 route's int16 pairs with each channel's own multiplier and shift (its sums stored, then the
+    per-channel epilogue): random sizes, channel counts on and off 8, strides 1 and 2 in each direction,
+    paddings, zero points 0 and 255, only -128/127 weights and 0/255 inputs every third case."""
+    rng = np.random.default_rng(12)
+    for i in range(16):
+        n, c, h, w = int(rng.integers(1, 3)), (5, 8, 16, 33)[i % 4], int(rng.integers(3, 10)), int(rng.integers(3, 30))
+        pads = tuple(int(p) for p in rng.integers(0, 3, 4))
+        strides = ((1, 1), (2, 2), (1, 2), (2, 1))[i // 4]
+        out_hw = ((h + pads[2] + pads[3] - 3) // strides[1] + 1, (w + pads[0] + pads[1] - 3) // strides[0] + 1)
+        edge = i % 3 == 2
+        x = ((rng.integers(0, 2, (n, h, w, c)) * 255).astype(np.uint8) if edge
+             else rng.integers(0, 256, (n, h, w, c), dtype=np.uint8))
+        filt = (rng.choice([-128, 127], (1, 3, 3, c)) if edge else rng.integers(-128, 128, (1, 3, 3, c))).astype(np.int8)
+        bias = None if i % 3 == 0 else rng.integers(-(1 << 16), 1 << 16, c).astype(np.int32)
+        picked = MULTIPLIERS[rng.integers(0, len(MULTIPLIERS), c)] * rng.uniform(0.8, 1.25, c)
+        q_in, q_out = (0.01, (0, 255, 128)[i % 3]), (0.02, (255, 0, 77)[i % 3])
+        scales = (picked * q_out[0] / q_in[0]).astype(np.float32)
+        want = _reference(x, filt, bias, pads, strides, 1, i % 4, q_in, scales, q_out, out_hw)
+        got = np.full_like(want, 77)
+        prepare_depthwise(filt, bias, want.shape, pads, strides, 1, i % 4, q_in, None, q_out, scales=scales)(x, got)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i}")
