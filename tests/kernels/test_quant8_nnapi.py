@@ -402,7 +402,7 @@ def test_uint8_pooling_equals_the_float64_route():
 
 
 @pytest.mark.parametrize("cpu, selected", [("generic", "lanes_are_the_rule or scale_run or phase or segment or 3x3"),
-                                           ("haswell", "3x3")])
+                                           ("haswell", "3x3")], ids=["generic", "haswell"])  # no inner -k may select this test itself
 def test_the_vector_epilogue_and_packers_give_the_same_bits_compiled_for_a_cpu_without_avx(tmp_path, cpu,
                                                                                           selected):
     # The requantization lanes, the depthwise packers and the 3x3 depthwise pairs are generic LLVM IR: compiled
