@@ -9,9 +9,13 @@ added in int64, and ``engine.nhwc.scale_lane`` requantizes (``engine.nhwc.scale_
 32-bit lanes, where the layer's bounds allow it): bit for bit ``nhwc_convolution``'s NumPy route
 (``asymmetric.requantize``), which stays as the reference. With a depth multiplier of 1 every tap adds
 one run per output line, strided layers included: their input is packed with each row's columns
-grouped by phase (``_pack_phases``). A filter with a scale per output channel (NNAPI's
-TENSOR_QUANT8_SYMM_PER_CHANNEL) passes each channel's multiplier and shift beside its bias (``bias`` then
-``[bias | m | shift]``, three times the channel count long) and always takes ``scale_lane``.
+grouped by phase (``_pack_phases``). A 3x3 window of multiplier 1 (MobileNet's every depthwise layer) sums
+two taps per 32-bit lane: its packed rows g and g + 1 interleaved as int16 pairs (``_pair_row``, each built once)
+against the weights of window rows 0 and 1, row 2 beside a zero, six ``vpmaddwd`` for nine products, and its
+sums are requantized in the registers they were summed in (``_pair_scaled``) where ``scale_run``'s rule applies.
+A filter with a scale per output channel (NNAPI's TENSOR_QUANT8_SYMM_PER_CHANNEL) passes each channel's
+multiplier and shift beside its bias (``bias`` then ``[bias | m | shift]``, three times the channel count long)
+and always takes ``scale_lane``.
 """
 from __future__ import annotations
 
