@@ -64,6 +64,7 @@ from .tiles import accumulate_blocks, choose_tile
 PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole call
 PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
 STRIP = 96  # pixels requantized and stored together
+SLICE_BYTES = 1 << 20  # a unit's weights past this (half an L2) are read K-block by K-block for all its tiles
 
 
 @dataclass(frozen=True)
@@ -322,6 +323,13 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
     lanes32 = (single and settle and out.itemsize <= 2 and shift < 31 and sum_shift < 31
                and block % SETTLE_WIDTH == 0)
     aligned32 = np.empty(block, np.int32)
+    # A weight block too large for L2 (a wide fully connected layer of several rows: 1.77 MB of int16 weights
+    # for each 96 output maps of 9216 inputs), cut into K-blocks: each block's slice is read from memory once
+    # for all the strip's tiles (kept in L2 for them) instead of once per tile; the strip's int64 sums wait
+    # in ``sums``. The same exact additions in another order: the same bits.
+    sliced = not single and block_bytes > SLICE_BYTES and width > rows
+    sums = np.empty(width * block if sliced else 0, np.int64)
+    addrs = np.empty(width if sliced else 0, np.int64)
     for u in range(u0, u1):
         ob = u // n_strips
         s0 = (u % n_strips) * width
@@ -337,42 +345,58 @@ def _correlate_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out
         if narrow32:
             for lane in range(block):
                 aligned32[lane] = aligned[lane]
+        strip_sums = sliced and n_pix > rows
+        if strip_sums:  # every tile's int64 sums at once, K-block by K-block
+            n_rows = -(-n_pix // rows) * rows
+            _row_addresses(addrs, s0, n_rows, pixels, base, ow, oh, hp, wp, pitch, stride_x, stride_y)
+            accumulate_blocks(code, tile, sums[:n_rows * block], addrs[:n_rows], taps_at, n_taps, inner, w0,
+                              tap_stride, taps_per_block, inner_per_block)
         for t in range(0, n_pix, rows):
-            q = (s0 + t) // ow  # the tile's first pixel; the others step from it (no division per row)
-            ox = s0 + t - q * ow
-            image = q // oh
-            oy = q - image * oh
-            for r in range(rows):
-                if s0 + t + r >= pixels:  # a short last tile repeats the last pixel
-                    addr[r] = addr[r - 1]
-                    continue
-                addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
-                ox += 1
-                if ox == ow:
-                    ox, oy = 0, oy + 1
-                    if oy == oh:
-                        oy, image = 0, image + 1
             done = stage[t * block: (t + min(rows, n_pix - t)) * block]
-            if single:
-                tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
-                if narrow32:
-                    _SETTLE32(narrow, t * block, done.size, tile, aligned32, sum_shift, c, s1, m, shift, saturate, lo,
-                              hi)
-                elif settle:  # straight to the output's values
-                    _SETTLE(narrow[t * block: t * block + done.size], tile, aligned, sum_shift, shift, nearest_even,
-                            saturate, lo, hi)
-                else:
-                    _land(done, tile, aligned, sum_shift)
-                continue
-            accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
-                              inner_per_block)
+            if strip_sums:
+                tile_sums = sums[t * block: (t + rows) * block]
+            else:
+                _row_addresses(addr, s0 + t, rows, pixels, base, ow, oh, hp, wp, pitch, stride_x, stride_y)
+                if single:
+                    tile_kernel(code, tile_at, addr_at, taps_at, n_taps, inner, w0, tap_stride)
+                    if narrow32:
+                        _SETTLE32(narrow, t * block, done.size, tile, aligned32, sum_shift, c, s1, m, shift, saturate,
+                                  lo, hi)
+                    elif settle:  # straight to the output's values
+                        _SETTLE(narrow[t * block: t * block + done.size], tile, aligned, sum_shift, shift,
+                                nearest_even, saturate, lo, hi)
+                    else:
+                        _land(done, tile, aligned, sum_shift)
+                    continue
+                accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_stride, taps_per_block,
+                                  inner_per_block)
+                tile_sums = acc
             if settle:
-                _SETTLE(narrow[t * block: t * block + done.size], acc, aligned, sum_shift, shift, nearest_even,
+                _SETTLE(narrow[t * block: t * block + done.size], tile_sums, aligned, sum_shift, shift, nearest_even,
                         saturate, lo, hi)
             else:
-                _land(done, acc, aligned, sum_shift)
+                _land(done, tile_sums, aligned, sum_shift)
         _STORE(stage, narrow, settle, bias4, bias_kind, out, shape, s0, n_pix, k0, block, bias_shift, shift,
                nearest_even, saturate, lo, hi)
+
+
+def _row_addresses(addr, p, count, pixels, base, ow, oh, hp, wp, pitch, stride_x, stride_y):
+    # addr[r] for r < count: the packed input's byte address of output pixel p + r's first tap; rows past the
+    # last pixel repeat it (a short last tile). The pixels step from the first (no division per row).
+    q = p // ow
+    ox = p - q * ow
+    image = q // oh
+    oy = q - image * oh
+    for r in range(count):
+        if p + r >= pixels:
+            addr[r] = addr[r - 1]
+            continue
+        addr[r] = base + ((image * hp + oy * stride_y) * wp + ox * stride_x) * pitch
+        ox += 1
+        if ox == ow:
+            ox, oy = 0, oy + 1
+            if oy == oh:
+                oy, image = 0, image + 1
 
 
 def _land(done, sums, aligned, sum_shift):
@@ -475,6 +499,7 @@ def _store_unit(stage, narrow, settled, bias4, bias_kind, out, shape, s0, n_pix,
 
 
 _land = jit.kernel(_land)
+_row_addresses = jit.kernel(_row_addresses)
 _SETTLE = jit.kernel(_settle)
 _fits_int32 = jit.kernel(_fits_int32)
 _SETTLE32 = jit.kernel(_settle32)

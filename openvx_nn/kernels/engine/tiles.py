@@ -47,20 +47,28 @@ def accumulate_blocks(code, tile, acc, addr, taps_at, n_taps, inner, w0, tap_str
     ``inner_per_block`` steps of one tap, per micro-kernel call. ``addr`` holds the rows' byte addresses
     (moved along the steps during a call, restored after); ``taps_at`` and ``w0`` are the addresses of the
     taps' offsets and of the weights, ``tap_stride`` the weight bytes per tap.
+
+    Several tiles at once where ``acc`` holds more than one tile (``addr`` then all their rows, tile after
+    tile): each K-block runs for every tile in turn, so its slice of the weights is read from memory once for
+    all of them (a wide fully connected layer's weights do not fit L2; ``simd._correlate_units``).
     """
-    rows = addr.shape[0]
-    block = tile.shape[0] // rows
+    tiles = acc.shape[0] // tile.shape[0]
+    rows = addr.shape[0] // tiles
+    n_tile = tile.shape[0]
+    block = n_tile // rows
     tile_at, addr_at = np.int64(tile.ctypes.data), np.int64(addr.ctypes.data)
     acc[:] = 0
     for t0 in range(0, n_taps, taps_per_block):
         nt = min(taps_per_block, n_taps - t0)
         for g0 in range(0, inner, inner_per_block):
             ng = min(inner_per_block, inner - g0)
-            for r in range(rows):
+            for r in range(addr.shape[0]):
                 addr[r] += 4 * g0
-            tile_kernel(code, tile_at, addr_at, taps_at + 8 * t0, nt, ng, w0 + t0 * tap_stride + g0 * 4 * block,
-                        tap_stride)
-            for r in range(rows):
+            for k in range(tiles):
+                tile_kernel(code, tile_at, addr_at + 8 * rows * k, taps_at + 8 * t0, nt, ng,
+                            w0 + t0 * tap_stride + g0 * 4 * block, tap_stride)
+                part = acc[k * n_tile: (k + 1) * n_tile]
+                for i in range(n_tile):
+                    part[i] += tile[i]
+            for r in range(addr.shape[0]):
                 addr[r] -= 4 * g0
-            for i in range(rows * block):
-                acc[i] += tile[i]
