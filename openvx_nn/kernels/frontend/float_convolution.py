@@ -163,30 +163,31 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
 
     @jit.jitable
     def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-              alpha, ea, eb, out_border, res_border, g0, g1):
+              alpha, ea, eb, out_border, res_border, channel0, units, g0, g1):
         n_batch, height, width, depth = xp.shape
         n_blocks, kh, inner, vecs, lanes = wp.shape
         block = vecs * lanes
-        _, full_h, full_w, units = out.shape
+        _, full_h, full_w, pitch = out.shape  # the layer's ``units`` channels from ``channel0`` of pixels ``pitch`` wide
         out_h, out_w = full_h - 2 * out_border, full_w - 2 * out_border  # the output: the interior of ``out``
         res_h, res_w = out_h + 2 * res_border, out_w + 2 * res_border
         pixels = n_batch * out_h * out_w
         n_tiles = (pixels + rows - 1) // rows
-        of = out.reshape(-1, units)
+        of = out.reshape(-1, pitch)
         flat = out.reshape(-1)
         low, high = np.float32(lo), np.float32(hi)
         # the rows' input addresses, then (a bordered output or residual) their byte offsets from the tile's first
         # pixel in the output, then in the residual (``float_microkernel``: an output stride of 0 reads them)
         addresses = np.empty(3 * rows, np.int64)
-        listed = out_border > 0 or res_border > 0
+        # (a residual, ``units`` wide, beside a channel slice of wider pixels also: the two strides differ)
+        listed = out_border > 0 or res_border > 0 or (with_res and pitch != units)
         out_px, res_px = np.empty(rows, np.int64), np.empty(rows, np.int64)  # the rows' pixels in ``out``, ``res``
-        out_step = 0 if listed else 4 * units
+        out_step = 0 if listed else 4 * pitch
         n_taps, n_inner = _tap_offsets(kh, inner, width, depth, dil_h, dil_w)
         taps = np.empty(n_taps, np.int64)
         _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
         x_at, w_at = xp.ctypes.data, wp.ctypes.data
         rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
-        out_at, bias_at, res_at = out.ctypes.data, bias.ctypes.data, res.ctypes.data
+        out_at, bias_at, res_at = out.ctypes.data + 4 * channel0, bias.ctypes.data, res.ctypes.data
         w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
         kw = inner // depth
         tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
@@ -262,16 +263,16 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 if listed:
                     q0, s0 = out_px[0], res_px[0]
                     for r in range(rows):
-                        addresses[rows + r] = (out_px[r] - q0) * units * 4
+                        addresses[rows + r] = (out_px[r] - q0) * pitch * 4
                         addresses[2 * rows + r] = (res_px[r] - s0) * units * 4
                 elif p0 + rows > pixels:  # a short last tile: its repeated rows store the last pixel's values again
                     step = 0
                     for r in range(rows):
-                        addresses[rows + r] = min(r, pixels - 1 - p0) * units * 4
-                        addresses[2 * rows + r] = addresses[rows + r]
+                        addresses[rows + r] = min(r, pixels - 1 - p0) * pitch * 4
+                        addresses[2 * rows + r] = min(r, pixels - 1 - p0) * units * 4
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
-                    at, res_tile = 4 * (q0 * units + j0), res_at + 4 * (s0 * units + j0)
+                    at, res_tile = 4 * (q0 * pitch + j0), res_at + 4 * (s0 * units + j0)
                     w_jb = w_at + jb * w_block + w_off
                     if j0 + block <= units:
                         if with_res:
@@ -289,11 +290,11 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
                 # an output with a border of its own takes none: ``_epilogue``)
                 if code == PRELU:  # inlined on addresses: no call, no reference counts (some 40 ns a tile)
-                    prelu_span(out_at, alpha.ctypes.data, units, p0, min(rows, pixels - p0), j_lo * block,
+                    prelu_span(out_at, alpha.ctypes.data, pitch, p0, min(rows, pixels - p0), j_lo * block,
                                min(j_hi * block, units))
                 elif code != NONE:
-                    activate_span(of, flat, p0, min(rows, pixels - p0), j_lo * block, min(j_hi * block, units), code,
-                                  alpha, ea, eb)
+                    activate_span(of, flat, p0, min(rows, pixels - p0), channel0 + j_lo * block,
+                                  channel0 + min(j_hi * block, units), code, alpha, ea, eb)
     return tiles
 
 
@@ -340,7 +341,7 @@ def tile_rows(vecs: int, lanes: int, pixels: int, kh: int = 1) -> int:
 
 @jit.kernel
 def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                alpha, ea, eb, out_border, res_border, g0, g1):
+                alpha, ea, eb, out_border, res_border, first, units, g0, g1):
     """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
     pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
@@ -349,9 +350,11 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
     ``in_h x in_w`` pixels lie at ``(top, left)`` of ``xp`` and a tile skips the taps that read only the padding
     around them (dilated layers: ``skipped_padding``); ``in_h`` 0: the windows start at ``(top, left)`` of ``xp``.
     ``out_border``, ``res_border``: ``out`` and ``res`` are zero-bordered buffers, the layer's output and residual
-    their interiors (``bind_conv2d``'s ``out_border``)."""
+    their interiors (``bind_conv2d``'s ``out_border``). The layer's ``units`` output channels are channels
+    ``[first, first + units)`` of ``out``'s pixels (a concatenation's slice: ``out.shape[3]`` wider), the others
+    never written."""
     args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-            alpha, ea, eb, out_border, res_border, g0, g1)
+            alpha, ea, eb, out_border, res_border, first, units, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc, or pack_conv for one output pixel)
         if wide and adding:
@@ -406,12 +409,12 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
     _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, 0,
-                0, n_units)
+                0, out.shape[3], 0, n_units)
 
 
 @jit.kernel
 def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                 alpha, ea, eb, out_border, res_border, n_units, n_chunks, counters, wait):
+                 alpha, ea, eb, out_border, res_border, first, units, n_units, n_chunks, counters, wait):
     # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
     claim = np.int64(counters.ctypes.data)
     while True:
@@ -419,7 +422,8 @@ def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, 
         if i < 0:
             break
         _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel,
-                    code, alpha, ea, eb, out_border, res_border, n_units * i // n_chunks, n_units * (i + 1) // n_chunks)
+                    code, alpha, ea, eb, out_border, res_border, first, units, n_units * i // n_chunks,
+                    n_units * (i + 1) // n_chunks)
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, n_chunks)
@@ -460,7 +464,7 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
 
 _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.INT,
                jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT,
-               jit.INT, jit.INT)
+               jit.INT, jit.INT, jit.INT, jit.INT)
 
 
 def _padded(o: int, size: int) -> int:
@@ -585,6 +589,38 @@ def _bordered_input(x: np.ndarray, border: int, pads: tuple[int, int, int, int],
     return x, None, (y0, x0, 0, 0)
 
 
+def channel_slice(out: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(a C-contiguous float32 ``[N, H, W, P]`` array, ``first``) whose channels ``[first, first + C)`` are the
+    ``[N, H, W, C]`` output ``out``: ``(out, 0)`` when ``out`` is C-contiguous float32; for a channel slice of wider
+    pixels (a concatenation's slice, pixel stride ``P > C``), an array over the same memory, so that the tiles
+    write the layer's channels in place and no others (:func:`_conv_tiles`); None for any other layout (copied
+    per call). The slice's first channel in its own buffer is not known from the view, so ``first`` is one that
+    keeps the array inside the memory the view's owner holds: the layer's own channels are the same bytes."""
+    if out.dtype != np.float32 or out.ndim != 4:
+        return None
+    if out.flags.c_contiguous:
+        return out, 0
+    n, h, w, c = out.shape
+    # the pixel stride, from the outermost of the axes W, H, N longer than 1 to tell it (a length-1 axis's stride
+    # says nothing); the others must agree with it
+    step = out.strides[2] if w > 1 else out.strides[1] // w if h > 1 else out.strides[0] // (w * h)
+    if out.size == 0 or (c > 1 and out.strides[3] != 4) or step % 4 or step // 4 <= c or \
+            (n > 1 and out.strides[0] != step * w * h) or (h > 1 and out.strides[1] != step * w):
+        return None
+    root = out
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):  # (a tensor's storage is Fortran-ordered)
+        return None
+    pitch, nbytes = step // 4, n * h * w * step
+    start, low = out.__array_interface__["data"][0], root.__array_interface__["data"][0]
+    first = max(0, -(-(start + nbytes - low - root.nbytes) // 4))  # the fewest that end the array inside the owner
+    if first > min(pitch - c, (start - low) // 4):
+        return None
+    whole = root.ravel(order="K").view(np.uint8)[start - 4 * first - low:start - 4 * first - low + nbytes]
+    return whole.view(np.float32).reshape(n, h, w, pitch), first
+
+
 def _output_border(out: np.ndarray, border: int) -> tuple[int, ...]:
     """The output's shape: ``out`` itself, or its interior when it is a zero-bordered buffer."""
     if border < 0 or min(interior(out.shape, border)[1:3]) <= 0:
@@ -663,24 +699,27 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     ``residual`` has it too. ``borders`` (input, output, residual): those arrays given as zero-bordered buffers of
     that many pixels each side, the layer's tensors their interiors (0: the array itself): a bordered input is read
     in place as already padded (a layer padded by at most its border, undilated), a bordered output or residual
-    written or read in its interior alone (``core/bordered_tensors``); their borders are never written. Everything
+    written or read in its interior alone (``core/bordered_tensors``); their borders are never written. ``out`` may
+    be a channel slice of wider pixels (a concatenation's: :func:`channel_slice`), written in place. Everything
     but the arithmetic (and the copy of a padded input) is settled here, once."""
     lo, hi = clamp_range(activation)
     dw, dh = _dilations(dilations)
     x_border, out_border, res_border = (int(b) for b in borders)
-    target = output_target(out)
+    sliced = channel_slice(out)
+    target, first = sliced if sliced is not None else (output_target(out), 0)
     out_shape = _output_border(out, out_border)
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
     panel, n_units = work_units(wp, pixels)
     xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
                                  -(-wp.shape[0] // panel))
-    res, res_copy = _residual_input(residual, target, out_shape, res_border)
+    res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
-            *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0)
+            *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0,
+            first, out.shape[3])
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, pixels * out.shape[3] * kh * inner)
-    return finish(rows, [copy, res_copy], target, out)
+    return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
 
 
 def _input_of(x: np.ndarray, x_border: int, pads, strides, out_hw, kernel_hw, dilations, panels: int):
@@ -716,8 +755,8 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING, _ALPHA = (at(k) for k in range(9))
-_SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _OB, _RB, _MAILBOX, _TASK, \
-    _CHUNKS = range(at(9), at(9) + 19)
+_SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _OB, _RB, _FIRST, _CHANNELS, \
+    _MAILBOX, _TASK, _CHUNKS = range(at(9), at(9) + 21)
 _PADDED, _WINDOWS, _BORDERED = 1, 2, 3  # block[_STAGED]: the input copied into a zero-bordered buffer, read in place
 # (BORDERS), or given as a zero-bordered buffer (the windows starting (_TOP, _LEFT) inside it)
 
@@ -736,7 +775,7 @@ def _conv_block(block, r0, r1, chunks, wait):
             block[_TOP] if shifted else 0, block[_LEFT] if shifted else 0,
             x.shape[1] if skip else BORDERS if windows else 0, x.shape[2] if skip else 0, native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
-            native.real(block, _EA), native.real(block, _EB), block[_OB], block[_RB])
+            native.real(block, _EA), native.real(block, _EB), block[_OB], block[_RB], block[_FIRST], block[_CHANNELS])
     if chunks == 0:
         _conv_tiles(*args, r0, r1)
     else:
@@ -800,9 +839,11 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
                   epilogue: tuple | None = None, dilations: tuple[int, int] = (1, 1),
                   borders: tuple[int, int, int] = (0, 0, 0)) -> native.Entry | None:
     """:func:`bind_conv2d` as a native entry (the same tiles; shared with helper threads as the bound call
-    shares them); None when ``x``, ``out`` or ``residual`` is not C-contiguous float32 (the bound call copies
-    those per run) or ``out`` overlaps another."""
-    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0 or np.may_share_memory(x, out):
+    shares them); None when ``x`` or ``residual`` is not C-contiguous float32, ``out`` neither that nor a
+    channel slice of wider pixels (:func:`channel_slice`; the bound call copies those per run), or ``out``
+    overlaps another."""
+    sliced = channel_slice(out) if contiguous_f32(x) and out.size else None
+    if sliced is None or np.may_share_memory(x, out):
         return None
     x_border, out_border, res_border = (int(b) for b in borders)
     out_shape = _output_border(out, out_border)
@@ -821,10 +862,10 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     bias = np.ascontiguousarray(bias, np.float32)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     task = gang.NativeTask(n_units, pixels * out.shape[3] * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(x, xp, wp, bias, res, out, task.counters, np.zeros(2, np.int64), alpha, int(strides[1]),
-                           int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
+    words, keep = block_of(x, xp, wp, bias, res, sliced[0], task.counters, np.zeros(2, np.int64), alpha,
+                           int(strides[1]), int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
                            top, left, code, float(ea), float(eb), out_border, res_border if res.size else 0,
-                           *task.words())
+                           sliced[1], out.shape[3], *task.words())
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 
