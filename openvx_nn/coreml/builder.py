@@ -20,3 +20,11 @@ class GraphBuilder(graph_builder.GraphBuilder):
         self.chain_links: dict[str, object] = {}
         self.chain_channels: dict[str, int] = {}
         self.grown: dict[str, tuple] = {}
+        # blobs their producers may write into a chain's buffer -> the concatenation; a concatenation's output ->
+        # its inputs so written (``concat_chains.producer_slice``)
+        self.chain_slices: dict[str, object] = {}
+        self.placed: dict[str, set[str]] = {}
+        # blobs a convolution may write into the output of a concatenation outside the chains, made early; the
+        # channels the layers state (``concat_chains.early_slot``)
+        self.early_slots: dict[str, object] = {}
+        self.concat_channels: dict[str, int] = {}

@@ -2,7 +2,9 @@
 ``BN -> ReLU -> conv 1x1 -> conv 3x3`` (or a batchnorm of the input) concatenated after the block so far -- gives the
 numbers of a plain NumPy reference of the layers and the same bytes as the graph with the plan off
 (``OPENVX_NN_CONCAT_VIEWS=0``: every concatenation copies all its inputs); with it on, every concatenation after the
-first copies only its new channels, and the graph runs from its native plan."""
+first copies only its new channels -- none where they are a convolution's output, which the convolution writes into
+its slice itself (``concat_chains.producer_slice``; the same bytes as with ``OPENVX_NN_CONCAT_SLICES=0``) -- and the
+graph runs from its native plan."""
 from __future__ import annotations
 
 import numpy as np
@@ -89,14 +91,23 @@ def test_a_dense_block_grows_one_buffer_with_the_layers_numbers_and_bytes(tmp_pa
     b, reference = _dense_block(rng, c, h, w, layers)
     x = (rng.standard_normal((3, h, w)) * 2).astype(np.float32)
     monkeypatch.delenv("OPENVX_NN_CONCAT_VIEWS", raising=False)
+    monkeypatch.delenv("OPENVX_NN_CONCAT_SLICES", raising=False)
     y, hows, runs = predict_twice(tmp_path, b, x)
     want = reference(x)
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     assert runs >= 1, "the graph did not run from its native plan"
     assert "the output a prefix of one buffer" in hows["cat1"], hows["cat1"]
     for i in range(2, layers + 1):
-        assert hows[f"cat{i}"].startswith("1 x coreml.reshape") and "first input in place" in hows[f"cat{i}"], \
-            hows[f"cat{i}"]
+        how = hows[f"cat{i}"]
+        assert "first input in place" in how, how
+        if f"grow{i - 1}" in hows:  # the new channels a convolution's output: written in place
+            assert how.startswith("0 x coreml.reshape") and "written there by its producer" in how, how
+        else:
+            assert how.startswith("1 x coreml.reshape"), how
+    monkeypatch.setenv("OPENVX_NN_CONCAT_SLICES", "0")
+    copied, hows, _ = predict_twice(tmp_path, b, x)
+    assert all(hows[f"cat{i}"].startswith("1 x coreml.reshape") for i in range(2, layers + 1)), hows
+    np.testing.assert_array_equal(y.view(np.int32), copied.view(np.int32))
     monkeypatch.setenv("OPENVX_NN_CONCAT_VIEWS", "0")
     apart, hows, _ = predict_twice(tmp_path, b, x)
     assert all(hows[f"cat{i}"].startswith("2 x coreml.reshape") for i in range(1, layers + 1)), hows

@@ -13,6 +13,14 @@ the later inputs (a convolution's ``outputChannels``, a batchnorm's ``channels``
 count is not known, or a later concatenation does not run in NHWC, the chain ends there and the next
 concatenation copies as before: the same bytes either way. ``OPENVX_NN_CONCAT_VIEWS=0`` (read at each load)
 turns the plan off, to compare.
+
+A dense layer's new channels need no copy either: a convolution whose output a later concatenation of a chain
+alone reads writes it straight into its slice of the buffer (:func:`producer_slice`; the float engine takes an
+output whose pixels are wider than its channels), and the concatenation copies only what no producer placed.
+A convolution whose output a concatenation along C outside any chain alone reads (DeepLab's atrous branches)
+writes its slice too: the concatenation's output is made when the first such convolution is lowered, from the
+channels of its inputs made or stated by their layers (:func:`early_slot`), and the concatenation runs in NHWC,
+copying only the inputs no producer placed. ``OPENVX_NN_CONCAT_SLICES=0`` turns both alone off.
 """
 from __future__ import annotations
 
@@ -26,6 +34,11 @@ from ..builder import Blob, GraphBuilder, nhwc_dims
 def enabled() -> bool:
     """Whether concatenations may grow one buffer (on unless ``OPENVX_NN_CONCAT_VIEWS=0``)."""
     return os.environ.get("OPENVX_NN_CONCAT_VIEWS", "").strip() != "0"
+
+
+def slices_enabled() -> bool:
+    """Whether producers may write into a chain's buffer (on unless ``OPENVX_NN_CONCAT_SLICES=0``)."""
+    return os.environ.get("OPENVX_NN_CONCAT_SLICES", "").strip() != "0"
 
 
 def _along_c(layer) -> bool:
@@ -49,6 +62,107 @@ def links(order: Sequence, keep: set[str]) -> dict[str, object]:
         if first in makers and first not in keep and first not in layer.input[1:]:
             found[first] = layer
     return found
+
+
+def slice_inputs(order: Sequence, keep: set[str], found: dict[str, object]) -> dict[str, object]:
+    """{blob: the concatenation of the chain ``found`` (:func:`links`) that alone reads it} for the blobs after
+    the first input of a concatenation that continues a chain, read once, written once and no model output: their
+    producers may write them into their slice of the chain's buffer (:func:`producer_slice`)."""
+    if not found or not slices_enabled():
+        return {}
+    readers = Counter(name for layer in order for name in layer.input)
+    writers = Counter(name for layer in order for name in layer.output)
+    return {name: layer for layer in found.values() for name in layer.input[1:]
+            if readers[name] == 1 and writers[name] == 1 and name not in keep}
+
+
+PLACED_BY = ("convolution", "batchnorm", "activation")
+"""Layers whose output may be a dense convolution's, with a batchnorm and an activation folded into it."""
+
+
+def early_slots(order: Sequence, keep: set[str], found: dict[str, object]) -> dict[str, object]:
+    """{blob: the concatenation along C that alone reads it} for the outputs of :data:`PLACED_BY` layers read once,
+    written once and no model output, where the concatenation is in no chain (``found``: :func:`links`) and every
+    blob it reads or writes is written once: a dense convolution making the blob may write it into its slice of the
+    concatenation's output made early (:func:`early_slot`)."""
+    if not slices_enabled():
+        return {}
+    readers = Counter(name for layer in order for name in layer.input)
+    writers = Counter(name for layer in order for name in layer.output)
+    chained = {id(layer) for layer in found.values()} | {id(layer) for layer in order
+                                                          if layer.output and layer.output[0] in found}
+    made = {layer.output[0] for layer in order if len(layer.output) == 1 and layer.WhichOneof("layer") in PLACED_BY}
+    slots = {}
+    for layer in order:
+        if not _along_c(layer) or id(layer) in chained or \
+                any(writers[n] != 1 for n in [*layer.input, *layer.output]):
+            continue
+        for name in layer.input:
+            if name in made and readers[name] == 1 and name not in keep:
+                slots[name] = layer
+    return slots
+
+
+def early_slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
+    """The view of the output of the concatenation that alone reads blob ``name`` (:func:`early_slots`) where its
+    producer writes it, the output made now if no input made it yet (``g.written`` then lists the inputs written
+    there, as ``nhwc.slot`` does); None unless every input's channels are known (made, or stated by its layer:
+    ``g.concat_channels``) and those made have ``name``'s extent."""
+    layer = g.early_slots.get(name)
+    if layer is None:
+        return None
+    channels = []
+    for n in layer.input:
+        made = shape if n == name else g.shape_of(n)
+        if made is not None and (len(made) != len(shape) or made[:-3] != shape[:-3] or made[-2:] != shape[-2:]):
+            return None
+        count = made[-3] if made is not None else g.concat_channels.get(n)
+        if count is None:
+            return None
+        channels.append(count)
+    target = layer.output[0]
+    if target not in g.written:
+        if g.known(target):
+            return None
+        g.nhwc_output(target, shape[:-3] + (sum(channels),) + shape[-2:])
+        g.written[target] = set()
+    out = g.nhwc[target].tensor
+    offset = sum(channels[:list(layer.input).index(name)])
+    if out.dims[0] != sum(channels) or tuple(out.dims[1:]) != tuple(nhwc_dims(shape)[1:]):
+        return None
+    view = g.view(out, [offset, 0, 0, 0], [offset + shape[-3], *out.dims[1:]])
+    g.nhwc[name] = Blob(view, shape)
+    g.blobs.pop(name, None)
+    g.written[target].add(name)
+    return view
+
+
+def producer_slice(g: GraphBuilder, name: str, shape: tuple[int, ...]):
+    """The view of a chain's buffer that blob ``name`` (of model-order ``shape``) is written into by its producer,
+    recorded in ``g.placed`` for the concatenation, which then copies it no more; None unless the concatenation's
+    first input is held as the buffer's prefix already, the inputs before ``name`` have known channels, and the
+    buffer has ``name``'s extent and room for its channels."""
+    layer = g.chain_slices.get(name)
+    if layer is None:
+        return None
+    first = layer.input[0]
+    grown, held = g.grown.get(first), g.nhwc.get(first)
+    if grown is None or held is None or held.tensor is not grown[1]:
+        return None
+    buffer, prefix = grown
+    offset = prefix.dims[0]
+    for other in layer.input[1:list(layer.input).index(name)]:
+        if other not in g.chain_channels:
+            return None
+        offset += g.chain_channels[other]
+    dims = nhwc_dims(shape)
+    if len(dims) != 4 or tuple(buffer.dims[1:]) != tuple(dims[1:]) or offset + dims[0] > buffer.dims[0]:
+        return None
+    view = g.view(buffer, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])
+    g.nhwc[name] = Blob(view, shape)
+    g.blobs.pop(name, None)
+    g.placed.setdefault(layer.output[0], set()).add(name)
+    return view
 
 
 def channel_counts(order: Sequence) -> dict[str, int]:

@@ -91,11 +91,12 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
     b = None if bias is None else g.constant(np.asarray(bias, np.float32))
     if shortcut is not None and not depthwise and not dilated:  # the add (and the clip) in the kernel's epilogue
         node(g, "conv_2d_residual", {"input": source.tensor, "filter": g.constant(w.transpose(0, 2, 3, 1)), "bias": b,
-                                     "residual": shortcut.tensor, "output": g.nhwc_output(name, out_shape)},
+                                     "residual": shortcut.tensor, "output": _dense_output(g, name, out_shape)},
              {**window, "activation": act})
         how = "nnapi.conv_2d_residual (NHWC, the add in the epilogue)"
-        return how + (f" with {', '.join(folded)} folded in" if folded else "")
-    result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else g.nhwc_output(name, out_shape)
+        return how + (f" with {', '.join(folded)} folded in" if folded else "") + _into_slice(g, name)
+    result = g.temp_dims(nhwc_dims(out_shape)) if shortcut is not None else \
+        g.nhwc_output(name, out_shape) if depthwise else _dense_output(g, name, out_shape)
     if depthwise and dilated:  # the same filter, the depthwise kernel with the dilation
         node(g, "grouped_conv_2d", {"input": source.tensor, "filter": g.constant(w.transpose(1, 2, 3, 0)), "bias": b,
                                     "output": result},
@@ -118,7 +119,22 @@ def convolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: in
     how = f"nnapi.{kind} (NHWC)"
     if shortcut is not None:
         how += " then " + _sum(g, result, shortcut.tensor, g.nhwc_output(name, out_shape), act)
-    return how + (f" with {', '.join(folded)} folded in" if folded else "")
+    return how + (f" with {', '.join(folded)} folded in" if folded else "") + _into_slice(g, name)
+
+
+def _dense_output(g: GraphBuilder, name: str, out_shape: tuple[int, ...]):
+    """The tensor a dense convolution writes blob ``name`` into: its slice of a concatenation chain's buffer where
+    the plan places it there (``concat_chains.producer_slice``: the float engine writes pixels wider than its
+    channels), else a tensor of its own."""
+    placed = concat_chains.producer_slice(g, name, out_shape)
+    if placed is None:
+        placed = concat_chains.early_slot(g, name, out_shape)
+    return placed if placed is not None else g.nhwc_output(name, out_shape)
+
+
+def _into_slice(g: GraphBuilder, name: str) -> str:
+    """The lowering's note where blob ``name`` went into a concatenation's slice (:func:`_dense_output`)."""
+    return ", into the concatenation's slice" if g.nhwc[name].tensor.parent is not None else ""
 
 
 def deconvolution(g: GraphBuilder, layer, x: Blob, w: np.ndarray, bias, groups: int, kernel, stride, before,
@@ -281,22 +297,31 @@ def concat(g: GraphBuilder, layer, blobs: Sequence[Blob]) -> str | None:
             raise g.fail(f"inputs {list(first)} and {list(b.shape)} differ off the concatenation axis")
     shape = first[:-3] + (sum(b.shape[-3] for b in blobs),) + first[-2:]
     written = g.written.pop(layer.output[0], set())  # inputs their producers wrote into their slices (``slot``)
+    placed = g.placed.pop(layer.output[0], set())  # into a chain's buffer (``concat_chains.producer_slice``)
     grown, in_place = (None, False) if written else concat_chains.output(g, layer, shape)
     if in_place:  # the first input is the first channels of this buffer already (``concat_chains``)
         written = {layer.input[0]}
     out = grown if grown is not None else g.nhwc[layer.output[0]].tensor if written else \
         g.nhwc_output(layer.output[0], shape)
-    offset = 0
+    if written and not in_place and out.dims[0] != shape[-3]:
+        raise g.fail(f"the inputs' {shape[-3]} channels are not the {out.dims[0]} their layers state")
+    offset, produced = 0, 0
     for name, b in zip(layer.input, blobs):
         dims = b.tensor.dims
-        if name not in written:
+        if in_place and name in placed and b.tensor.parent is out and b.tensor.view_start[0] == offset:
+            produced += 1  # its producer wrote it there
+        elif name in written and not in_place and (b.tensor.parent is not out or b.tensor.view_start[0] != offset):
+            raise g.fail(f"input '{name}' was written at channel {b.tensor.view_start[0]}, not {offset}")
+        elif name not in written:
             g.coreml("reshape", (b.tensor, g.view(out, [offset, 0, 0, 0], [offset + dims[0], *dims[1:]])))
         offset += dims[0]
-    copies = len(blobs) - len(written)
+    copies = len(blobs) - len(written) - produced
     how = f"{copies} x coreml.reshape into views along C"
     if in_place:
         how += ", the first input in place (a prefix of one buffer)"
     elif written:
         how += f", {len(written)} written there"
+    if produced:
+        how += f", {produced} written there by {'its' if produced == 1 else 'their'} producer"
     return how + (", the output a prefix of one buffer" if grown is not None and grown.dims[0] > shape[-3] else "") \
         + " (NHWC)"

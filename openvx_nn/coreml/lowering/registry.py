@@ -62,6 +62,10 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
     builder.slots = fusion.concat_slots(layers, keep)
     builder.chain_links = concat_chains.links(layers, keep)
     builder.chain_channels = concat_chains.channel_counts(layers) if builder.chain_links else {}
+    builder.chain_slices = concat_chains.slice_inputs(layers, keep, builder.chain_links)
+    builder.early_slots = concat_chains.early_slots(layers, keep, builder.chain_links)
+    if builder.early_slots:
+        builder.concat_channels = builder.chain_channels or concat_chains.channel_counts(layers)
     gates = fusion.gated_products(layers, keep)
     gate_of = {position: layers[j].name for j, gate in gates.items()
                for position in (gate.position, gate.threshold) if position is not None}

@@ -21,8 +21,9 @@ def concat_layer(g: GraphBuilder, layer, p) -> str:
     axis = -5 if p.sequenceConcat else -3
     for b in blobs:
         need_rank(g, b, -axis)
-    if axis == -3 and all(n in g.nhwc and len(g.nhwc[n].tensor.dims) == 4 for n in layer.input):
-        how = nhwc.concat(g, layer, [g.nhwc[n] for n in layer.input])
+    early = axis == -3 and layer.output[0] in g.written  # made by a producer writing its slice: stays in NHWC
+    if early or axis == -3 and all(n in g.nhwc and len(g.nhwc[n].tensor.dims) == 4 for n in layer.input):
+        how = nhwc.concat(g, layer, [g.nhwc_blob(n) for n in layer.input])
         if how is not None:
             return how
     blobs = [g.blob(n) for n in layer.input]
