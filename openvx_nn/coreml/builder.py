@@ -25,6 +25,6 @@ class GraphBuilder(graph_builder.GraphBuilder):
         self.chain_slices: dict[str, object] = {}
         self.placed: dict[str, set[str]] = {}
         # blobs a convolution may write into the output of a concatenation outside the chains, made early; the
-        # channels the layers state (``concat_chains.early_slot``)
+        # layers making blobs written once, whose channels they state (``concat_chains.early_slot``)
         self.early_slots: dict[str, object] = {}
-        self.concat_channels: dict[str, int] = {}
+        self.concat_makers: dict[str, object] = {}

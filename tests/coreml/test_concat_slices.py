@@ -25,17 +25,21 @@ def _affine(x, bn, relu: bool):
     return np.maximum(v, 0.0) if relu else v
 
 
-def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int):
-    """The builder and a float64 reference of ``x``: the image pooling (global average, 1x1 conv, nearest upsampling)
-    first, then a 1x1 and a dilated 3x3 branch (conv, batchnorm, ReLU), a batchnorm of ``x``, concatenated as
-    ``[one, atrous, pooled, plain]``, and a 1x1 projection to ``y``."""
+def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int, pool_first: bool):
+    """The builder and a float64 reference of ``x``: a 1x1 and a dilated 3x3 branch (conv, batchnorm, ReLU), a
+    batchnorm of ``x`` and the image pooling (global average, 1x1 conv, nearest upsampling; made first or last),
+    concatenated as ``[one, atrous, pooled, plain]``, and a 1x1 projection to ``y``."""
     a1, a2, a3 = widths
     b = builder({"x": (c, h, w)}, ["y"])
     wp = (rng.standard_normal((a3, c, 1, 1)) * 0.5).astype(np.float32)
-    b.add_pooling("pool", 1, 1, 1, 1, "AVERAGE", "VALID", "x", "p", is_global=True)
-    b.add_convolution("pconv", c, a3, 1, 1, 1, 1, "valid", 1, wp.transpose(2, 3, 1, 0), None, False,
-                      input_name="p", output_name="q")
-    b.add_upsample("up", h, w, "q", "pooled")
+
+    def pooling():
+        b.add_pooling("pool", 1, 1, 1, 1, "AVERAGE", "VALID", "x", "p", is_global=True)
+        b.add_convolution("pconv", c, a3, 1, 1, 1, 1, "valid", 1, wp.transpose(2, 3, 1, 0), None, False,
+                          input_name="p", output_name="q")
+        b.add_upsample("up", h, w, "q", "pooled")
+    if pool_first:
+        pooling()
     w1 = (rng.standard_normal((a1, c, 1, 1)) * 0.5).astype(np.float32)
     bias1 = rng.standard_normal(a1).astype(np.float32)
     bn1 = _batchnorm(rng, a1)
@@ -52,6 +56,8 @@ def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int):
     b.add_activation("relu2", "RELU", "n2", "r2")
     bn3 = _batchnorm(rng, c)
     b.add_batchnorm("bn3", c, *bn3, input_name="x", output_name="plain", epsilon=1e-5)
+    if not pool_first:  # its channels stated by its layers when the first branch writes its slice
+        pooling()
     b.add_elementwise("cat", ["r1", "r2", "pooled", "plain"], "cat", mode="CONCAT")
     total = a1 + a2 + a3 + c
     wy = (rng.standard_normal((3, total, 1, 1)) * 0.3).astype(np.float32)
@@ -77,7 +83,7 @@ def test_branch_convolutions_write_their_concatenation_slices_with_the_numbers_a
     rng = np.random.default_rng([5290, seed])
     c, h, w = (int(v) for v in rng.integers(1, 9, 3))
     widths = [int(rng.choice([5, 17, 24, 32])), int(rng.choice([5, 17, 24, 33])), int(rng.integers(1, 9))]
-    b, reference = _pyramid(rng, c, h, w, widths, int(rng.integers(1, 4)))
+    b, reference = _pyramid(rng, c, h, w, widths, int(rng.integers(1, 4)), seed % 2 == 0)
     x = (rng.standard_normal((c, h, w)) * 2).astype(np.float32)
     monkeypatch.delenv("OPENVX_NN_CONCAT_SLICES", raising=False)
     y, hows, runs = predict_twice(tmp_path, b, x)
@@ -86,8 +92,9 @@ def test_branch_convolutions_write_their_concatenation_slices_with_the_numbers_a
     assert runs >= 1, "the graph did not run from its native plan"
     for conv in ("one", "atrous"):
         assert hows[conv].endswith("into the concatenation's slice"), hows[conv]
-    assert hows["cat"].startswith("2 x coreml.reshape") and "2 written there" in hows["cat"], hows["cat"]
+    copies = int(hows["cat"].split(" x ")[0])  # the batchnorm's and the upsampling's, unless it wrote its slice
+    assert copies <= 2 and f"{4 - copies} written there" in hows["cat"], hows["cat"]
     monkeypatch.setenv("OPENVX_NN_CONCAT_SLICES", "0")
     copied, hows, _ = predict_twice(tmp_path, b, x)
-    assert hows["cat"].startswith("4 x coreml.reshape") and "slice" not in hows["one"], hows
+    assert int(hows["cat"].split(" x ")[0]) >= 3 and "slice" not in hows["one"] + hows["atrous"], hows
     np.testing.assert_array_equal(y.view(np.int32), copied.view(np.int32))

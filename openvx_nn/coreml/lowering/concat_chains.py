@@ -106,8 +106,8 @@ def early_slots(order: Sequence, keep: set[str], found: dict[str, object]) -> di
 def early_slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
     """The view of the output of the concatenation that alone reads blob ``name`` (:func:`early_slots`) where its
     producer writes it, the output made now if no input made it yet (``g.written`` then lists the inputs written
-    there, as ``nhwc.slot`` does); None unless every input's channels are known (made, or stated by its layer:
-    ``g.concat_channels``) and those made have ``name``'s extent."""
+    there, as ``nhwc.slot`` does); None unless every input's channels are known (made, or stated by the layers
+    making it: :func:`_stated`) and those made have ``name``'s extent."""
     layer = g.early_slots.get(name)
     if layer is None:
         return None
@@ -116,7 +116,7 @@ def early_slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
         made = shape if n == name else g.shape_of(n)
         if made is not None and (len(made) != len(shape) or made[:-3] != shape[:-3] or made[-2:] != shape[-2:]):
             return None
-        count = made[-3] if made is not None else g.concat_channels.get(n)
+        count = made[-3] if made is not None else _stated(g, n)
         if count is None:
             return None
         channels.append(count)
@@ -135,6 +135,33 @@ def early_slot(g: GraphBuilder, name: str, shape: tuple[int, ...]):
     g.blobs.pop(name, None)
     g.written[target].add(name)
     return view
+
+
+def makers(order: Sequence) -> dict[str, object]:
+    """{blob written once: the layer of one output that writes it}."""
+    writers = Counter(name for layer in order for name in layer.output)
+    return {layer.output[0]: layer for layer in order if len(layer.output) == 1 and writers[layer.output[0]] == 1}
+
+
+KEEP_CHANNELS = ("activation", "upsample", "resizeBilinear", "pooling")
+"""Layers whose output has their input's channels (DeepLab's image pooling: pool, upsample)."""
+
+
+def _stated(g: GraphBuilder, name: str, depth: int = 8) -> int | None:
+    """The channels of blob ``name`` not made yet: as its layer states them (a convolution's ``outputChannels``, a
+    batchnorm's ``channels``), or its input's through :data:`KEEP_CHANNELS` layers, that input made or stated."""
+    layer = g.concat_makers.get(name)
+    if layer is None or depth == 0:
+        return None
+    kind = layer.WhichOneof("layer")
+    if kind == "convolution" and layer.convolution.outputChannels > 0 and not layer.convolution.isDeconvolution:
+        return int(layer.convolution.outputChannels)
+    if kind == "batchnorm" and layer.batchnorm.channels > 0:
+        return int(layer.batchnorm.channels)
+    if kind in KEEP_CHANNELS and len(layer.input) == 1:
+        made = g.shape_of(layer.input[0])
+        return made[-3] if made is not None and len(made) >= 3 else _stated(g, layer.input[0], depth - 1)
+    return None
 
 
 def producer_slice(g: GraphBuilder, name: str, shape: tuple[int, ...]):

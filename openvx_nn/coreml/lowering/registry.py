@@ -65,7 +65,7 @@ def lower_all(builder, layers, keep: set[str]) -> list[str]:
     builder.chain_slices = concat_chains.slice_inputs(layers, keep, builder.chain_links)
     builder.early_slots = concat_chains.early_slots(layers, keep, builder.chain_links)
     if builder.early_slots:
-        builder.concat_channels = builder.chain_channels or concat_chains.channel_counts(layers)
+        builder.concat_makers = concat_chains.makers(layers)
     gates = fusion.gated_products(layers, keep)
     gate_of = {position: layers[j].name for j, gate in gates.items()
                for position in (gate.position, gate.threshold) if position is not None}
