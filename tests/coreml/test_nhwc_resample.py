@@ -101,8 +101,12 @@ def _run(tmp_path, b, x):
         return runs, lowered, kinds, model.graph.native_runs
 
 
+@pytest.mark.parametrize("slices", [True, False])
 @pytest.mark.parametrize("draw", range(10))
-def test_an_upsampling_into_a_concatenation_stays_in_nhwc(tmp_path, rng, monkeypatch, draw):
+def test_an_upsampling_into_a_concatenation_stays_in_nhwc(tmp_path, rng, monkeypatch, draw, slices):
+    """With ``OPENVX_NN_CONCAT_SLICES`` on (the default) the 1 x 1 convolution "b" writes its own slice too."""
+    if not slices:
+        monkeypatch.setenv("OPENVX_NN_CONCAT_SLICES", "0")
     mode = list(MODES)[draw % len(MODES)]
     global_pool = draw in (3, 7)  # DeepLab's image pooling: from a 1 x 1 plane
     factor = int(rng.integers(2, 4))
@@ -125,8 +129,10 @@ def test_an_upsampling_into_a_concatenation_stays_in_nhwc(tmp_path, rng, monkeyp
     else:
         assert lowered["u"].startswith("coreml.resample_nhwc(") and lowered["u"].endswith(
             ", into the concatenation's slice)" if into else " (NHWC)"), lowered["u"]
-        assert lowered["y"] == ("1 x coreml.reshape into views along C, 1 written there (NHWC)" if into else
-                                "2 x coreml.reshape into views along C (NHWC)"), lowered["y"]
+        written = int(into) + int(slices)  # the resampling (made after "b") and the convolution "b"
+        copies = f"{2 - written} x coreml.reshape into views along C"
+        assert lowered["y"] == (f"{copies}, {written} written there (NHWC)" if written else f"{copies} (NHWC)"), \
+            lowered["y"]
         assert kinds.count("to_chw") == 1 and kinds.count("to_nhwc") == 1, kinds  # the edges only
 
     monkeypatch.setattr(fusion, "SLOT_WRITERS", ())  # the route before: the resampling on CoreML's layout
