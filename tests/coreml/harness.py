@@ -67,3 +67,10 @@ def close(actual, expected, rtol: float = RTOL, atol: float = ATOL) -> None:
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def batchnorm_parameters(rng, c: int) -> list[np.ndarray]:
+    """Random float32 (gamma, beta, mean, variance) for ``c`` channels, the variances in [0.5, 2)."""
+    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
+    mean, var = rng.standard_normal(c), rng.uniform(0.5, 2.0, c)
+    return [v.astype(np.float32) for v in (gamma, beta, mean, var)]

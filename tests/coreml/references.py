@@ -172,3 +172,11 @@ def lstm(xs, W, R, b, p, acts, h0=None, c0=None, reverse=False, coupled=False, c
         h = h_(c) * og
         ys[t] = h
     return ys, h, c
+
+
+def batchnorm(x, bn, relu: bool = False, epsilon: float = 1e-5):
+    """x [C, H, W]; bn (gamma, beta, mean, variance): gamma * (x - mean) / sqrt(variance + epsilon) + beta, then
+    max(v, 0) if ``relu``."""
+    gamma, beta, mean, var = (v.astype(np.float64).reshape(-1, 1, 1) for v in bn)
+    v = gamma * (x - mean) / np.sqrt(var + epsilon) + beta
+    return np.maximum(v, 0.0) if relu else v

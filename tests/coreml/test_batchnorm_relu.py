@@ -13,13 +13,7 @@ from openvx_nn.coreml.lowering import fusion, nhwc
 from openvx_nn.operations.coreml.elementwise import POINTWISE_FUNCTIONS
 
 from . import references as ref
-from .harness import builder, load, predict_twice
-
-
-def _batchnorm(rng, c: int):
-    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
-    mean, var = rng.standard_normal(c), rng.uniform(0.5, 2.0, c)
-    return [v.astype(np.float32) for v in (gamma, beta, mean, var)]
+from .harness import batchnorm_parameters, builder, load, predict_twice
 
 
 def _network(rng, c: int, h: int, w: int, growth: int):
@@ -32,7 +26,7 @@ def _network(rng, c: int, h: int, w: int, growth: int):
         b.add_convolution(name, c, weights.shape[0], 3, 3, 1, 1, "same", 1, weights.transpose(2, 3, 1, 0), None,
                           False, input_name="x", output_name=out)
     b.add_elementwise("cat", ["a", "b"], "cat", mode="CONCAT")
-    bn = _batchnorm(rng, 2 * growth + 1)
+    bn = batchnorm_parameters(rng, 2 * growth + 1)
     b.add_batchnorm("bn", 2 * growth + 1, *bn, input_name="cat", output_name="n", epsilon=1e-5)
     b.add_activation("relu", "RELU", "n", "r")
     b.add_convolution("conv_y", 2 * growth + 1, 3, 1, 1, 1, 1, "valid", 1, wy.transpose(2, 3, 1, 0), None, False,
@@ -80,7 +74,7 @@ def test_edge_values_pass_as_the_separate_layers_pass_them(tmp_path, monkeypatch
     c = 3
     b = builder({"p": (c, 2, 4), "q": (c, 2, 4)}, ["r"])
     b.add_elementwise("cat", ["p", "q"], "cat", mode="CONCAT")
-    gamma, beta, mean, var = _batchnorm(rng, 2 * c)
+    gamma, beta, mean, var = batchnorm_parameters(rng, 2 * c)
     gamma[0] = -abs(gamma[0])
     b.add_batchnorm("bn", 2 * c, gamma, beta, mean, var, input_name="cat", output_name="n", epsilon=1e-5)
     b.add_activation("relu", "RELU", "n", "r")
@@ -119,7 +113,7 @@ def test_a_batchnorm_with_another_reader_keeps_its_own_pass(tmp_path, rng):
     """The ReLU is not the batchnorm's only reader (the batchnorm's output is a model output): no fusion."""
     c = 4
     b = builder({"x": (c, 3, 3)}, ["n", "r"])
-    b.add_batchnorm("bn", c, *_batchnorm(rng, c), input_name="x", output_name="n", epsilon=1e-5)
+    b.add_batchnorm("bn", c, *batchnorm_parameters(rng, c), input_name="x", output_name="n", epsilon=1e-5)
     b.add_activation("relu", "RELU", "n", "r")
     model = load(tmp_path, b)
     try:

@@ -13,19 +13,7 @@ import pytest
 from openvx_nn.coreml.lowering import concat_chains
 
 from . import references as ref
-from .harness import builder, load, predict_twice
-
-
-def _batchnorm(rng, c: int):
-    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
-    mean, var = rng.standard_normal(c), rng.uniform(0.5, 2.0, c)
-    return [v.astype(np.float32) for v in (gamma, beta, mean, var)]
-
-
-def _affine(x, bn, relu: bool):
-    gamma, beta, mean, var = (v.astype(np.float64).reshape(-1, 1, 1) for v in bn)
-    v = gamma * (x - mean) / np.sqrt(var + 1e-5) + beta
-    return np.maximum(v, 0.0) if relu else v
+from .harness import batchnorm_parameters, builder, load, predict_twice
 
 
 def _dense_block(rng, c: int, h: int, w: int, layers: int):
@@ -41,11 +29,11 @@ def _dense_block(rng, c: int, h: int, w: int, layers: int):
         growth = int(rng.integers(1, 6))
         if rng.integers(4) == 0:  # the new channels a batchnorm of the stem's output (a concat of batch-norm outputs)
             growth = c
-            bn = _batchnorm(rng, c)
+            bn = batchnorm_parameters(rng, c)
             b.add_batchnorm(f"bn_new{i}", c, *bn, input_name="cat0", output_name=f"new{i}", epsilon=1e-5)
             steps.append(("bn", bn))
         else:
-            bn = _batchnorm(rng, width)
+            bn = batchnorm_parameters(rng, width)
             inner = int(rng.integers(1, 9))
             w1 = (rng.standard_normal((inner, width, 1, 1)) * 0.5).astype(np.float32)
             w3 = (rng.standard_normal((growth, inner, 3, 3)) * 0.5).astype(np.float32)
@@ -58,7 +46,7 @@ def _dense_block(rng, c: int, h: int, w: int, layers: int):
             steps.append(("layer", (bn, w1, w3)))
         b.add_elementwise(f"cat{i + 1}", [cat, f"new{i}"], f"cat{i + 1}", mode="CONCAT")
         width, cat = width + growth, f"cat{i + 1}"
-    bn_out = _batchnorm(rng, width)
+    bn_out = batchnorm_parameters(rng, width)
     wy = (rng.standard_normal((2, width, 1, 1)) * 0.5).astype(np.float32)
     b.add_batchnorm("bn_out", width, *bn_out, input_name=cat, output_name="n_out", epsilon=1e-5)
     b.add_activation("relu_out", "RELU", "n_out", "r_out")
@@ -70,14 +58,14 @@ def _dense_block(rng, c: int, h: int, w: int, layers: int):
         cat = first
         for kind, params in steps:
             if kind == "bn":
-                new = _affine(first, params, relu=False)
+                new = ref.batchnorm(first, params, relu=False)
             else:
                 bn, w1, w3 = params
-                s = ref.conv2d(_affine(cat, bn, relu=True), w1.astype(np.float64), None, (1, 1), (1, 1),
+                s = ref.conv2d(ref.batchnorm(cat, bn, relu=True), w1.astype(np.float64), None, (1, 1), (1, 1),
                                (0, 0, 0, 0), 1)
                 new = ref.conv2d(s, w3.astype(np.float64), None, (1, 1), (1, 1), (1, 1, 1, 1), 1)
             cat = np.concatenate([cat, new])
-        return ref.conv2d(_affine(cat, bn_out, relu=True), wy.astype(np.float64), None, (1, 1), (1, 1),
+        return ref.conv2d(ref.batchnorm(cat, bn_out, relu=True), wy.astype(np.float64), None, (1, 1), (1, 1),
                           (0, 0, 0, 0), 1)
 
     return b, reference

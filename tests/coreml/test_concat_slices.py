@@ -10,19 +10,7 @@ import numpy as np
 import pytest
 
 from . import references as ref
-from .harness import builder, predict_twice
-
-
-def _batchnorm(rng, c: int):
-    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
-    mean, var = rng.standard_normal(c), rng.uniform(0.5, 2.0, c)
-    return [v.astype(np.float32) for v in (gamma, beta, mean, var)]
-
-
-def _affine(x, bn, relu: bool):
-    gamma, beta, mean, var = (v.astype(np.float64).reshape(-1, 1, 1) for v in bn)
-    v = gamma * (x - mean) / np.sqrt(var + 1e-5) + beta
-    return np.maximum(v, 0.0) if relu else v
+from .harness import batchnorm_parameters, builder, predict_twice
 
 
 def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int, pool_first: bool):
@@ -42,19 +30,19 @@ def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int, pool_fir
         pooling()
     w1 = (rng.standard_normal((a1, c, 1, 1)) * 0.5).astype(np.float32)
     bias1 = rng.standard_normal(a1).astype(np.float32)
-    bn1 = _batchnorm(rng, a1)
+    bn1 = batchnorm_parameters(rng, a1)
     b.add_convolution("one", c, a1, 1, 1, 1, 1, "valid", 1, w1.transpose(2, 3, 1, 0), bias1, True,
                       input_name="x", output_name="c1")
     b.add_batchnorm("bn1", a1, *bn1, input_name="c1", output_name="n1", epsilon=1e-5)
     b.add_activation("relu1", "RELU", "n1", "r1")
     w2 = (rng.standard_normal((a2, c, 3, 3)) * 0.5).astype(np.float32)
-    bn2 = _batchnorm(rng, a2)
+    bn2 = batchnorm_parameters(rng, a2)
     b.add_convolution("atrous", c, a2, 3, 3, 1, 1, "valid", 1, w2.transpose(2, 3, 1, 0), None, False,
                       input_name="x", output_name="c2", dilation_factors=[rate, rate], padding_top=rate,
                       padding_bottom=rate, padding_left=rate, padding_right=rate)
     b.add_batchnorm("bn2", a2, *bn2, input_name="c2", output_name="n2", epsilon=1e-5)
     b.add_activation("relu2", "RELU", "n2", "r2")
-    bn3 = _batchnorm(rng, c)
+    bn3 = batchnorm_parameters(rng, c)
     b.add_batchnorm("bn3", c, *bn3, input_name="x", output_name="plain", epsilon=1e-5)
     if not pool_first:  # its channels stated by its layers when the first branch writes its slice
         pooling()
@@ -70,7 +58,7 @@ def _pyramid(rng, c: int, h: int, w: int, widths: list[int], rate: int, pool_fir
         pooled = np.broadcast_to(pooled[:, None, None], (a3, h, w))
         one = ref.conv2d(x, w1.astype(np.float64), bias1.astype(np.float64), (1, 1), (1, 1), (0, 0, 0, 0), 1)
         atrous = ref.conv2d(x, w2.astype(np.float64), None, (1, 1), (rate, rate), (rate,) * 4, 1)
-        cat = np.concatenate([_affine(one, bn1, True), _affine(atrous, bn2, True), pooled, _affine(x, bn3, False)])
+        cat = np.concatenate([ref.batchnorm(one, bn1, True), ref.batchnorm(atrous, bn2, True), pooled, ref.batchnorm(x, bn3, False)])
         return ref.conv2d(cat, wy.astype(np.float64), None, (1, 1), (1, 1), (0, 0, 0, 0), 1)
 
     return b, reference
