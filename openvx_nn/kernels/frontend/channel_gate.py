@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..support import jit, native
+from ..support.vector_width import wide_vectors
 from . import float_activation
 
 IDENTITY = -1
@@ -54,6 +55,7 @@ def split(x_shape: tuple[int, ...], g_shape: tuple[int, ...]) -> tuple[int, int,
 def _gated(x, g, out, gates, code, a, b, outer, spread, inner):
     """``out = x * f(g)`` on flat arrays: ``gates`` takes ``f(g)`` first (``code`` of ``float_activation``, or
     :data:`IDENTITY`)."""
+    wide_vectors()
     if code == IDENTITY:
         for i in range(g.size):
             gates[i] = g[i]

@@ -18,6 +18,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..support import jit
+from ..support.vector_width import wide_vectors
 from . import float_activation as fa
 
 NONE, PRELU = -1, -2
@@ -65,6 +66,7 @@ def _in_place(v, code, a, b):
     code with the kernel's own scalar function (the bytes of its pass). One array read and written at the same
     index vectorizes, where the kernel's loop over an input and an output that may overlap would not; called on
     the tile's values, it costs no call, no copy and no scalar tail beyond the loop's own."""
+    wide_vectors()
     af, bf = np.float32(a), np.float32(b)
     if code == fa.LOGISTIC:
         for i in range(v.size):

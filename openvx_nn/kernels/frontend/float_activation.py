@@ -45,6 +45,7 @@ from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.binary16 import narrow_bits, widen_bits
 from ..support.bit_casts import bits_of_float, float_of_bits, fused_multiply_add
+from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .float_sharing import F32, Rows, at, block_of
 
@@ -177,7 +178,9 @@ def logistic32(x):
     """``1 / (1 + exp(-x))`` in float32."""
     y, n = _exp_parts(_clamped(-abs(x)))
     den = _ONE + _scaled(y, n)
-    r = _ONE / den if x >= _ZERO else _scaled(y / den, n)
+    positive = x >= _ZERO
+    q = (_ONE if positive else y) / den  # one division for both sides
+    r = q if positive else _scaled(q, n)
     return _NAN if math.isnan(r) else r
 
 
@@ -377,6 +380,7 @@ def rounded64(r):
 def _rows(x, out, code, a, b, c, r0, r1):
     """Elements ``[r0 * BLOCK, r1 * BLOCK)`` of flat ``x`` into ``out`` (which may be ``x``): one loop per code.
     Both float32, or both binary16 bits (``uint16``: widened on load, rounded once on store)."""
+    wide_vectors()
     # Slices indexed from 0: LLVM then knows no index wraps (a negative one would), and loads whole vectors.
     xs, ys = x[r0 * BLOCK:min(r1 * BLOCK, x.size)], out[r0 * BLOCK:min(r1 * BLOCK, x.size)]
     af, bf = _F(a), _F(b)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import types
 
 from ..support import jit, native
+from ..support.vector_width import wide_vectors
 from .asymmetric import real_range
 from .float_sharing import F32, at, compiled, finish, output_target
 
@@ -71,6 +72,7 @@ def _binary(a, b, out, op, lo, hi):
 def _binary_flat(a, b, out, op, lo, hi):
     # Operands of the output's shape, all contiguous (a residual ADD): one loop per operation, which LLVM
     # vectorizes.
+    wide_vectors()
     low, high = np.float32(lo), np.float32(hi)
     if op == MUL:
         for i in range(out.size):

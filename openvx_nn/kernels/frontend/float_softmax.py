@@ -31,6 +31,7 @@ from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.lane_reduction import lane_reduction, plus
+from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .float_activation import exp32_scaled
 from .float_sharing import Rows, at
@@ -94,6 +95,7 @@ def _softmax_row(row, o, n, beta):
 @jit.kernel(error_model="numpy")
 def _rows(x, out, beta, r0, r1):
     """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized)."""
+    wide_vectors()
     n = x.shape[1]
     for r in range(r0, r1):
         _softmax_row(x[r], out[r], n, beta)

@@ -17,6 +17,7 @@ from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.lane_reduction import lane_reduction, plus
+from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .float_sharing import Rows
 from .float_softmax import row_sum
@@ -44,6 +45,7 @@ def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1)
     """Rows ``[r0, r1)`` of ``[rows, n]`` views (``gamma`` and ``beta`` may be one row, every row's): float64 mean (and mean squared deviation, or sum of squares) over
     each row, each sum in eight partial sums (vectorized); then ``(x - mean) * inv`` (``mean`` 0 for L2, ``inv``
     1 for centring: both exact), scaled, shifted and stored as float32 once."""
+    wide_vectors()
     n = x.shape[1]
     for r in range(r0, r1):
         row, o = x[r], out[r]
