@@ -21,14 +21,17 @@ so every width and blocking gives the same bits. The clamp follows (a NaN fails 
 the ``n`` output pixels of a whole row for windows ``kw`` (3 or 5) taps across at stride 1 or 2 (one function per
 pair), ``n_vec`` whole channel vectors: pixel ``p``'s taps start at column ``col0 + p * stride`` (``x_col`` bytes
 apart; ``x`` addresses column 0 of the first window, which may lie in the left padding), rows ``ky0 <= ky < ky1``.
-Runs of ``SLIDE_RUN`` pixels load each of their ``stride * (SLIDE_RUN - 1) + kw`` input columns of a filter row
-once and add it into every pixel whose window holds it (a run's loads fall from ``kw`` per multiply-add at stride 1
-to about one per ``kw``); columns outside ``[0, width)`` are skipped by a test made once per run (runs wholly
-inside take a copy without tests), and the last run stores only its pixels below ``n``, so a row of 7 pixels is
-one run of 7 chains. Each pixel still takes its taps in row order, one ``llvm.fma`` each, in the order above: the
-bits are ``run``'s. One thread, 64-byte aligned, against ORT's Conv node: 28x28x240 5x5 from 0.79 to 1.26-1.42 of
-ORT, 7x7x1152 5x5 from 0.76-0.82 to 1.40-1.64 (``benchmarks/bench_depthwise.py``). At stride 2 the 3x3 windows
-stay on ``float_microkernel.depthwise_3x3``: sliding measured 0.65-0.8 of it on 56x56x128 and 28x28x256.
+Runs of ``SLIDE_RUN`` pixels load each of their ``stride * (SLIDE_RUN - 1) + kw`` input columns of a filter row once
+and add it into every pixel whose window holds it (a run's loads fall from ``kw`` per multiply-add at stride 1 to
+about one per ``kw``); columns outside ``[0, width)`` are skipped by a test made once per run (runs wholly inside
+take a copy without tests), and the last run stores only its pixels below ``n``, so a row of 7 pixels is one run of
+7 chains. Each run takes every channel vector in turn, so the bytes of an input pixel are read together: a
+vector-outer order walked the whole row once per vector, its loads a pixel's width apart (2 KB at 512 channels,
+which maps a run's columns of a vector onto two L1 sets). Each pixel still takes its taps in row order, one
+``llvm.fma`` each, in the order above: the bits are ``run``'s. One thread, 64-byte aligned, against ORT's Conv node:
+28x28x240 5x5 from 0.79 to 1.26-1.42 of ORT, 7x7x1152 5x5 from 0.76-0.82 to 1.40-1.64
+(``benchmarks/bench_depthwise.py``). At stride 2 the 3x3 windows stay on ``float_microkernel.depthwise_3x3``:
+sliding measured 0.65-0.8 of it on 56x56x128 and 28x28x256.
 """
 from __future__ import annotations
 
@@ -263,13 +266,13 @@ def _define_slide(module: ir.Module, name: str, lanes: int, bias_last: bool, kw:
             b, _ = when(b, b.icmp_signed("<", b.add(p, constant(j)), n), store, [])
         return b
 
-    def runs(b: ir.IRBuilder, channel) -> ir.IRBuilder:
-        b, _, _ = _loop(fn, b, constant(0), b.add(n, constant(pixels - 1)), pixels, [],
-                        lambda b, p, _: (run(b, p, channel), []), "runs")
+    def vectors(b: ir.IRBuilder, p) -> ir.IRBuilder:
+        b, _, _ = _loop(fn, b, constant(0), n_vec, 1, [],
+                        lambda b, v, _: (run(b, p, b.mul(v, constant(vec_bytes))), []), "vectors")
         return b
 
-    b, _, _ = _loop(fn, b, constant(0), n_vec, 1, [],
-                    lambda b, v, _: (runs(b, b.mul(v, constant(vec_bytes))), []), "vectors")
+    b, _, _ = _loop(fn, b, constant(0), b.add(n, constant(pixels - 1)), pixels, [],
+                    lambda b, p, _: (vectors(b, p), []), "runs")
     b.ret_void()
     return fn
 
