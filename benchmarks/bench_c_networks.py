@@ -26,11 +26,14 @@ after a 0.1 s idle gap so neither side's spinning threads run beside the other; 
 ``--cpu-time`` runs both sides on one thread (``OPENVX_NN_THREADS=1``, one intra-op thread) and times each call
 by its thread's CPU time, which other work on the machine disturbs least. ``--profile`` loads the C code into
 this process as a library, builds the same network there and calls each node's native entry alone: where a
-``vxProcessGraph`` spends its time.
+``vxProcessGraph`` spends its time (with ``--cpu-time``: on one thread, each call timed by its CPU time).
+``--ort-profile`` prints ORT's own kernel time per node (``enable_profiling``) summed by operator and output
+shape, the same layers' side of that split.
 
     python benchmarks/bench_c_networks.py                      # both networks, F32 and U8, 224x224
     python benchmarks/bench_c_networks.py --profile            # and where our time goes, node by node
     python benchmarks/bench_c_networks.py --cpu-time           # one thread a side, CPU time (a busy machine)
+    python benchmarks/bench_c_networks.py --profile --ort-profile --cpu-time  # both sides' time by layer
     python benchmarks/bench_c_networks.py --smoke              # 64x64, maps / 16, two turns (CI)
 """
 from __future__ import annotations
@@ -196,11 +199,11 @@ def compile_program(directory: Path, library: bool = False) -> Path:
     return program
 
 
-def native_profile(library: Path, args: list[str], calls: int = 20) -> list[tuple[str, float]]:
+def native_profile(library: Path, args: list[str], calls: int = 20, cpu: bool = False) -> list[tuple[str, float]]:
     """(node, median ms) of every node of the network the C code builds in this process (``args`` its command
     line, RUNS -1), each node's native entry called alone ``calls`` times: where a ``vxProcessGraph`` of the
     native plan spends its time (a node reads what the previous run left; the caches are warm). Nodes whose work
-    another node's call does (fused, merged) are left out."""
+    another node's call does (fused, merged) are left out; ``cpu``: each call timed by the thread's CPU time."""
     from cffi import FFI
 
     from openvx_nn import vx
@@ -216,14 +219,15 @@ def native_profile(library: Path, args: list[str], calls: int = 20) -> list[tupl
     if graph.plan.native is None:
         raise RuntimeError("the network has no native plan: some node runs from Python")
     found = []
+    clock = time.thread_time if cpu else time.perf_counter
     for call in graph.plan.calls:
         if call.native is rewrites.no_entry():  # fused or merged into another node's call: nothing to time
             continue
         times = []
         for _ in range(calls):
-            start = time.perf_counter()
+            start = clock()
             native.run(call.native)
-            times.append((time.perf_counter() - start) * 1e3)
+            times.append((clock() - start) * 1e3)
         dims = "x".join(str(d) for d in call.node.params[-1].dims)
         found.append((f"{call.node.description.name.rsplit('.', 1)[-1]} -> {dims}", statistics.median(times)))
     return found
@@ -296,6 +300,34 @@ def agreement(fmt: str, ours: tuple[np.ndarray, np.ndarray], theirs: tuple[np.nd
     return f"logits equal ({spread}), probabilities within {steps} step"
 
 
+def ort_profile(model: bytes, feed: dict, threads: int, runs: int = 40) -> list[tuple[str, float]]:
+    """(operator -> output shape, median ms) of every node ORT runs, from its own profile (``enable_profiling``)
+    of ``runs`` runs after five unprofiled ones: ORT's side of :func:`native_profile`."""
+    import json
+
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.enable_profiling = True
+    with tempfile.TemporaryDirectory() as tmp:
+        options.profile_file_prefix = str(Path(tmp) / "ort")
+        session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        for _ in range(5 + runs):
+            session.run(None, feed)
+        events = json.loads(Path(session.end_profiling()).read_text())
+    nodes: dict[str, list] = {}
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            nodes.setdefault(event["name"], []).append(event)
+    found = []
+    for runs_of_node in nodes.values():
+        args = runs_of_node[0]["args"]
+        shape = "x".join(str(d) for out in args.get("output_type_shape", []) for dims in out.values() for d in dims)
+        found.append((f"{args.get('op_name', '?')} -> {shape}",
+                      statistics.median(e["dur"] for e in runs_of_node[-runs:]) / 1e3))
+    return found
+
+
 def turns(ours: COpenVX, session, feed, repeat: int, calls: int, gap: float, cpu: bool) -> tuple[float, float]:
     """Median ms of ours and ORT over ``repeat`` turns each (alternating which goes first), ``calls`` a turn;
     ``cpu``: each call timed by its thread's CPU time (both sides on one thread)."""
@@ -318,7 +350,7 @@ def turns(ours: COpenVX, session, feed, repeat: int, calls: int, gap: float, cpu
 
 
 def measure(program: Path, network: str, fmt: str, size: int, divisor: int, repeat: int, profile: Path | None,
-            directory: Path, cpu: bool) -> dict:
+            directory: Path, cpu: bool, ort_nodes: bool = False) -> dict:
     net = Network(fmt, size, seed=list(NETWORKS).index(network))
     logits, probs = NETWORKS[network](net, divisor)
     model = net.model(network, logits, probs)
@@ -342,18 +374,19 @@ def measure(program: Path, network: str, fmt: str, size: int, divisor: int, repe
     finally:
         ours.close()
     nodes = native_profile(profile, [network, fmt, str(size), str(divisor), *(str(files[k]) for k in (
-        "weights", "input", "output")), "0"]) if profile else []
+        "weights", "input", "output")), "0"], cpu=cpu) if profile else []
+    theirs_nodes = ort_profile(model, feed, 1 if cpu else 2) if ort_nodes else []
     return {"network": network, "format": fmt, "ours": mine, "ort": theirs, "agree": agree, "nodes": ours.nodes,
-            "first_run_s": ours.first_run_s, "profile": nodes}
+            "first_run_s": ours.first_run_s, "profile": nodes, "ort_profile": theirs_nodes}
 
 
-def print_profile(nodes: list[tuple[str, float]], top: int = 12) -> None:
-    """Our per-node times summed by kernel and output shape, the largest first."""
+def print_profile(nodes: list[tuple[str, float]], top: int = 12, whose: str = "native entries") -> None:
+    """Per-node times summed by kernel (operator) and output shape, the largest first."""
     totals: dict[str, list[float]] = {}
     for label, ms in nodes:
         totals.setdefault(label, []).append(ms)
     whole = sum(sum(v) for v in totals.values())
-    print(f"#   native entries one by one: {whole:.2f} ms in all")
+    print(f"#   {whose} one by one: {whole:.2f} ms in all")
     for label, times in sorted(totals.items(), key=lambda kv: -sum(kv[1]))[:top]:
         print(f"#   {sum(times):8.3f} ms {100 * sum(times) / whole:5.1f} %  {len(times):5d} x {label}")
 
@@ -364,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--formats", default="f32,u8")
     parser.add_argument("--repeat", type=int, default=10, help="turns per side (default 10)")
     parser.add_argument("--profile", action="store_true", help="print our time per node kind")
+    parser.add_argument("--ort-profile", action="store_true",
+                        help="print ORT's kernel time per node kind, from its own profile")
     parser.add_argument("--cpu-time", action="store_true",
                         help="one thread a side, each call timed by its thread's CPU time (a busy machine)")
     parser.add_argument("--smoke", action="store_true", help="64x64 input, maps / 16, two turns (CI)")
@@ -373,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown := [g for g in given if g not in known]:
             parser.error(f"{name}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
     size, divisor, repeat = (64, 16, 2) if args.smoke else (224, 1, args.repeat)
+    if args.cpu_time and args.profile:
+        os.environ["OPENVX_NN_THREADS"] = "1"  # the profile's network is built in this process: one thread too
     with open("/proc/cpuinfo") as info:
         cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?")
     import onnxruntime
@@ -386,11 +423,14 @@ def main(argv: list[str] | None = None) -> int:
         library = compile_program(Path(tmp), library=True) if args.profile else None
         for network in networks:
             for fmt in formats:
-                r = measure(program, network, fmt, size, divisor, repeat, library, Path(tmp), args.cpu_time)
+                r = measure(program, network, fmt, size, divisor, repeat, library, Path(tmp), args.cpu_time,
+                            args.ort_profile)
                 print(f"| {network} | {fmt.upper()} | {r['nodes']} | {r['ours']:.3f} | {r['ort']:.3f} | "
                       f"{r['ort'] / r['ours']:.3f} | {r['agree']} | {r['first_run_s']:.2f} s |", flush=True)
                 if args.profile:
                     print_profile(r["profile"])
+                if args.ort_profile:
+                    print_profile(r["ort_profile"], whose="ORT's nodes")
     print(f"# load {os.getloadavg()[0]:.2f} at end")
     return 0
 
