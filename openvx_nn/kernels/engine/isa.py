@@ -9,6 +9,11 @@ compiled into instructions that would fault. Unforced, a layer with few output c
 where the fastest path is ``avx512_vnni`` (``for_layer``). ``OPENVX_NN_THREADS`` sets the engine's thread count
 (default: the CPU count). The float32 micro-kernels use vectors of 16 lanes where the CPU has AVX-512F
 (``float_lanes``; the same check), else of 8.
+
+AMX (``amx``) is a capability beside these names, not one of them: the 8-bit layers of an ``avx512_vnni`` CPU
+that also has AMX-INT8 tiles run their sums on tiles (``amx_microkernel``). Off when ``OPENVX_NN_ISA`` forces
+any path or ``OPENVX_NN_AMX=0``; Linux's permission for tile data is asked for the first time a plan wants
+AMX (never at import), and a refusal leaves the VNNI kernels in force.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from functools import cache
 ISAS = ("avx512_vnni", "avx_vnni", "avx2", "generic")
 ENV_ISA = "OPENVX_NN_ISA"
 ENV_THREADS = "OPENVX_NN_THREADS"
+ENV_AMX = "OPENVX_NN_AMX"
 # LLVM feature names each path needs (checked against llvmlite's view of the host).
 _LLVM_NEEDS = {"avx512_vnni": ("avx512f", "avx512bw", "avx512vnni"), "avx_vnni": ("avx2", "avxvnni"),
                "avx2": ("avx2",), "generic": ()}
@@ -76,6 +82,34 @@ def selected() -> str:
         except ValueError as err:
             raise ValueError(f"{ENV_ISA}={forced}: {err}") from None
     return available()[0]
+
+
+def _amx_on_cpu() -> bool:
+    flags, llvm = _cpuinfo_flags(), _llvm_features()
+    return ({"amx_tile", "amx_int8"} <= flags and (not llvm or {"amx-tile", "amx-int8"} <= llvm)
+            and "avx512_vnni" in available())
+
+
+def _request_tile_data() -> bool:
+    """Linux's permission for this process to use AMX tile data (``arch_prctl(ARCH_REQ_XCOMP_PERM,
+    XFEATURE_XTILEDATA)``); without it the first tile instruction is a fault."""
+    import ctypes
+    import sys
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).syscall(158, 0x1023, 18) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@cache
+def amx() -> bool:
+    """Whether the 8-bit sums run on AMX tiles: the CPU (``/proc/cpuinfo`` and LLVM) has AMX-INT8 and the VNNI
+    path is in force unforced, ``OPENVX_NN_AMX`` is not ``0``, and Linux grants tile data (asked here, once)."""
+    if os.environ.get(ENV_AMX, "").strip() == "0" or os.environ.get(ENV_ISA, "").strip():
+        return False
+    return _amx_on_cpu() and selected() == "avx512_vnni" and _request_tile_data()
 
 
 NARROW_CHANNELS = 8

@@ -18,7 +18,9 @@ The instruction per ``(isa, kind)``:
 - ``avx512_vnni``: ``vpdpbusd`` (u8 x s8, 4 products per lane, ``kind="u8s8"``) or ``vpdpwssd``
   (s16 x s16, 2 products, ``kind="s16"``) on 16 lanes;
 - ``avx_vnni``: the same on 8 lanes (VEX encoded where the CPU lacks AVX-512);
-- ``avx2``: ``vpmaddwd`` then ``vpaddd`` (s16 x s16) on 8 lanes.
+- ``avx2``: ``vpmaddwd`` then ``vpaddd`` (s16 x s16) on 8 lanes;
+- ``amx``: ``u8s8`` only, on AMX tiles of 16 or 32 rows by 1 or 2 vectors (``amx_microkernel``, the same
+  packing and sums).
 
 Exactness is the caller's: every instruction here adds modulo ``2**32`` (no saturating forms),
 so a tile is the exact sum whenever that sum lies in the int32 range (``engine.py`` chooses the
@@ -31,10 +33,11 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..support.llvm_loops import broadcast_step, constant, tile_loops
+from . import amx_microkernel
 from .requantize_lanes import requantize_vector
 
-LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8}
-KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",)}
+LANES = {"avx512_vnni": 16, "avx_vnni": 8, "avx2": 8, "amx": 16}
+KINDS = {"avx512_vnni": ("u8s8", "s16"), "avx_vnni": ("u8s8", "s16"), "avx2": ("s16",), "amx": ("u8s8",)}
 ELEMENTS = {"u8s8": 4, "s16": 2}  # elements of one 4-byte group, i.e. products per lane per step
 _I32, _I64 = ir.IntType(32), ir.IntType(64)
 
@@ -103,6 +106,8 @@ def variant(isa: str, kind: str, rows: int, vecs: int, weights_unsigned: bool = 
         raise ValueError(f"no {kind} micro-kernel for {isa}")
     if not (1 <= rows < 64 and 1 <= vecs < 64):
         raise ValueError(f"tile of {rows} rows by {vecs} vectors is out of range")
+    if isa == "amx" and (rows not in amx_microkernel.ROWS or vecs not in amx_microkernel.VECS):
+        raise ValueError(f"no AMX tile of {rows} rows by {vecs} vectors")
     return (((list(LANES).index(isa) * 2 + ("u8s8", "s16").index(kind)) * 64 + rows) * 64 + vecs) * 2 + int(
         weights_unsigned)
 
@@ -131,7 +136,10 @@ def tile_kernel(typingctx, code, out, row_addr, tap_addr, n_taps, n_inner, w, w_
     name = f"openvx_nn_mk_{isa}_{kind}_{rows}x{vecs}{'_wu' if unsigned else ''}"
 
     def codegen(context, builder, signature, args):
-        fn = _define(builder.module, name, isa, kind, rows, vecs, unsigned)
+        if isa == "amx":
+            fn = amx_microkernel.define(builder.module, name, rows, vecs, unsigned)
+        else:
+            fn = _define(builder.module, name, isa, kind, rows, vecs, unsigned)
         builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
         return context.get_dummy_value()
     return types.void(code, *(types.int64,) * 7), codegen
@@ -148,6 +156,8 @@ def tile_kernel_requantized(typingctx, code, row_addr, tap_addr, n_taps, n_inner
     if not isinstance(code, types.IntegerLiteral) or not all(isinstance(a, types.Integer) for a in rest):
         return None
     isa, kind, rows, vecs, unsigned = decode(code.literal_value)
+    if isa == "amx":
+        raise ValueError("no requantizing AMX micro-kernel")
     name = f"openvx_nn_mk_{isa}_{kind}_{rows}x{vecs}{'_wu' if unsigned else ''}_requantized"
 
     def codegen(context, builder, signature, args):
