@@ -108,3 +108,53 @@ def test_amx_is_off_when_an_instruction_set_is_forced_or_switched_off(monkeypatc
         isa.amx.cache_clear()
         isa.selected.cache_clear()
     assert isa.amx()
+
+
+def _tile_config_functions():
+    import numba
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    def config_intrinsic(op):
+        @intrinsic
+        def call(typingctx, address):
+            def codegen(context, builder, signature, args):
+                i8p = ir.IntType(8).as_pointer()
+                fn = builder.module.declare_intrinsic(f"llvm.x86.{op}", fnty=ir.FunctionType(ir.VoidType(), [i8p]))
+                builder.call(fn, [builder.inttoptr(args[0], i8p)])
+                return context.get_dummy_value()
+            return types.void(types.int64), codegen
+        return call
+
+    load_config, store_config = config_intrinsic("ldtilecfg"), config_intrinsic("sttilecfg")
+
+    @numba.njit
+    def set_config(cfg):
+        load_config(cfg.ctypes.data)
+
+    @numba.njit
+    def get_config(cfg):
+        store_config(cfg.ctypes.data)
+    return set_config, get_config
+
+
+def test_another_tile_configuration_of_the_thread_is_put_back():
+    """A library that configures its tiles once per thread finds its own configuration after our kernel."""
+    from openvx_nn.kernels.engine.microkernel import variant
+    set_config, get_config = _tile_config_functions()
+    amx = _tile_function(variant("amx", "u8s8", 16, 1))
+    foreign = np.zeros(64, np.uint8)
+    foreign[0], foreign[16], foreign[48] = 1, 32, 8  # palette 1, tile 0 of 8 rows x 32 bytes, no other tile
+    aligned = np.zeros(128, np.uint8)
+    cfg = aligned[-aligned.ctypes.data % 64:][:64]
+    cfg[:] = foreign
+    set_config(cfg)
+    a = np.ones(64 * 16, np.uint8)
+    got = np.zeros((16, 16), np.int32)
+    amx(got, np.arange(16, dtype=np.int64) * 64 + a.ctypes.data, np.zeros(1, np.int64), 1, 16, np.ones(1024, np.int8),
+        1024)
+    assert (got == 64).all()
+    cfg[:] = 0
+    get_config(cfg)
+    np.testing.assert_array_equal(cfg, foreign)

@@ -18,6 +18,9 @@ run, so nothing beyond it is read and nothing it would meet counts) and the weig
 stack buffer (the rows past them are never multiplied by anything but those zeros and are not read from the
 weights, which end there for the last tap).
 
+Tile configuration (all eight tiles 16 rows x 64 bytes): loaded only when the thread's is another, which is then
+put back at the end unless the tiles were unconfigured; no ``tilerelease`` (see ``define``).
+
 Exactness as the VNNI kernel's: AMX adds modulo ``2**32`` like ``vpdpbusd``, so the int32 sums are the same bits;
 the K-blocks that keep them exact are the caller's. ``weights_unsigned``: the weights are the u8 operand, the
 input the s8 one (``tdpbsud``), else the reverse (``tdpbusd``). Only compile it where ``isa.amx()`` is true: the
@@ -63,7 +66,7 @@ def define(module: ir.Module, name: str, rows: int, vecs: int, weights_unsigned:
     tile_load = module.declare_intrinsic("llvm.x86.tileloadd64", fnty=ir.FunctionType(void, [_I8, i8p, _I64]))
     tile_store = module.declare_intrinsic("llvm.x86.tilestored64", fnty=ir.FunctionType(void, [_I8, i8p, _I64]))
     tile_zero = module.declare_intrinsic("llvm.x86.tilezero", fnty=ir.FunctionType(void, [_I8]))
-    tile_release = module.declare_intrinsic("llvm.x86.tilerelease", fnty=ir.FunctionType(void, []))
+    tile_store_cfg = module.declare_intrinsic("llvm.x86.sttilecfg", fnty=ir.FunctionType(void, [i8p]))
     op = "llvm.x86.tdpbsud" if weights_unsigned else "llvm.x86.tdpbusd"
     product = module.declare_intrinsic(op, fnty=ir.FunctionType(void, [_I8, _I8, _I8]))
     flags = ir.VectorType(ir.IntType(1), 64)
@@ -93,10 +96,21 @@ def define(module: ir.Module, name: str, rows: int, vecs: int, weights_unsigned:
                     b.call(product, [tid[a * vecs + v], tid[a_id[a]], tid[b_id[v]]])
 
     b = ir.IRBuilder(blocks["entry"])
+    # The thread's tile configuration: kept when it is already ours (the usual case, from the second call on:
+    # an ldtilecfg and a tilerelease on every call cost about as much as the products of a small tile), else ours
+    # loaded and, at the end, the one found put back where there was one (a library that configures its tiles
+    # once per thread, like ONNX Runtime's MLAS, then finds its own again; unconfigured tiles stay ours).
     cfg = b.alloca(_BYTES)
     cfg.align = 64
     b.store(_config(8), cfg, align=64)
-    b.call(tile_cfg, [b.bitcast(cfg, i8p)])
+    found = b.alloca(_BYTES)
+    found.align = 64
+    b.call(tile_store_cfg, [b.bitcast(found, i8p)])
+    wide = ir.IntType(512).as_pointer()
+    other = b.icmp_unsigned("!=", b.load(b.bitcast(found, wide), align=64), b.load(b.bitcast(cfg, wide), align=64))
+    with b.if_then(other, likely=False):
+        b.call(tile_cfg, [b.bitcast(cfg, i8p)])
+    restore = b.and_(other, b.icmp_unsigned("!=", b.load(b.bitcast(found, i8p), align=64), ir.Constant(_I8, 0)))
     for k in range(n_acc):
         b.call(tile_zero, [tid[k]])
     a_buf = b.alloca(ir.ArrayType(_I8, rows * 64))
@@ -113,6 +127,7 @@ def define(module: ir.Module, name: str, rows: int, vecs: int, weights_unsigned:
         uniform = b.and_(uniform, b.icmp_signed("==", bases[r], b.add(bases[0], b.mul(pitch, constant(r)))))
     chunks = b.ashr(n_inner, constant(4))
     rem = b.and_(n_inner, constant(15))
+    start = b.block
     b.branch(blocks["t_head"])
 
     b = ir.IRBuilder(blocks["t_head"])
@@ -191,10 +206,11 @@ def define(module: ir.Module, name: str, rows: int, vecs: int, weights_unsigned:
         for v in range(vecs):
             at = b.add(out, constant(a * 16 * row_bytes + 64 * v))
             b.call(tile_store, [tid[a * vecs + v], ptr(b, at), constant(row_bytes)])
-    b.call(tile_release, [])
+    with b.if_then(restore, likely=False):
+        b.call(tile_cfg, [b.bitcast(found, i8p)])
     b.ret_void()
 
-    t.add_incoming(constant(0), blocks["entry"])
+    t.add_incoming(constant(0), start)
     t.add_incoming(t_next, blocks["t_next"])
     c.add_incoming(constant(0), blocks["t_body"])
     c.add_incoming(c_next, blocks["compute"])
