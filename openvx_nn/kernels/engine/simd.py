@@ -52,6 +52,7 @@ from numba import types
 from ..support import jit
 from ..support.fixed_point import int_range, requantize_lane, requantize_run
 from ..support.native import copy_bytes
+from . import isa as isa_module
 from . import workers
 from .atomics import compare_swap, fetch_add, pause, take_chunk, wait_for_chunks
 from .block_bounds import INT32_MAX, run_steps, weight_sums
@@ -65,6 +66,8 @@ PARALLEL_WORK = 1 << 21  # multiply-adds below which one thread does the whole c
 PACK_PARALLEL_BYTES = 1 << 20  # packed input bytes from which packing is shared between threads (measured)
 STRIP = 96  # pixels requantized and stored together
 SLICE_BYTES = 1 << 20  # a unit's weights past this (half an L2) are read K-block by K-block for all its tiles
+AMX_PIXELS = 32  # output pixels (tile rows) from which an 8-bit layer's sums run on AMX tiles, where the CPU has them
+AMX_GROUPS = 8  # 4-byte groups a tap's run steps through, from which too (an AMX step takes 16)
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,9 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     dense = step_x == 1 and channels % e != 0 and kx > 1
     groups = -(-channels // e)
     pixels = int(np.prod(out_shape[:2])) * int(np.prod(out_shape[3:]))
-    rows, vecs = choose_tile(lanes, pixels, k_out)
+    run_groups = -(-kx * channels // e) if dense else (groups if step_x != 1 else groups * kx)
+    amx = kind == "u8s8" and use_amx(isa, pixels, run_groups)
+    rows, vecs = choose_tile(lanes, pixels, k_out, amx=amx)
     block = lanes * vecs
     n_blocks = -(-k_out // block)
     store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
@@ -146,7 +151,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     else:
         taps = np.array([(my * step_y * width + mx * step_x) * pitch for my in range(ky) for mx in range(kx)],
                         np.int64)
-    code = variant(isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
+    code = variant("amx" if amx else isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
     corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
     inner = ky * weights.shape[2] * weights.shape[3] // taps.size  # groups a tap's run steps through
     w_max = max(-int(w.min(initial=0)), int(w.max(initial=0)))
@@ -154,6 +159,13 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner, w_max, x_max, store, flip,
                     channels, depth, k_out, width, height, (offset_x, offset_y), (stride_x, stride_y), w_total,
                     w_split)
+
+
+def use_amx(isa: str, pixels: int, run_groups: int) -> bool:
+    """Whether an 8-bit layer planned for ``isa`` runs on the AMX micro-kernel: the CPU has AMX (``isa.amx``,
+    asked here the first time, so never for a layer that stays on VNNI), and the layer has the pixels and the
+    groups per tap to fill the tiles (``AMX_PIXELS``, ``AMX_GROUPS``). The same sums either way."""
+    return isa == "avx512_vnni" and pixels >= AMX_PIXELS and run_groups >= AMX_GROUPS and isa_module.amx()
 
 
 def packed_input(plan: SimdPlan, images: int) -> np.ndarray:

@@ -22,20 +22,25 @@ from .microkernel import tile_kernel
 # (24, 1) cover 32 and 16 channels (and their multiples) with no padded lanes, as (6, 2) and (12, 1) do with 8
 # lanes: a layer of 16 channels on (6, 4) computed four times its sums. Few: each one is compiled.
 TILES = {16: ((6, 4), (4, 6), (1, 8), (12, 2), (24, 1)), 8: ((4, 3), (6, 2), (12, 1), (1, 6))}
+# The AMX micro-kernel's tiles (amx_microkernel: one or two A tiles of 16 rows by one or two B tiles of 16 lanes).
+AMX_TILES = ((32, 2), (16, 2), (32, 1), (16, 1))
 
 
-def choose_tile(lanes: int, pixels: int, k_out: int, whole_blocks: bool = False) -> tuple[int, int]:
-    """The (rows, vectors) tile of ``TILES[lanes]`` with the least padded work for ``pixels`` x ``k_out``;
-    ``whole_blocks``: among the tiles whose channel block divides ``k_out`` where there are any (the NHWC
-    entry then requantizes in the micro-kernel's registers, which saves more than a few padded lanes cost)."""
+def choose_tile(lanes: int, pixels: int, k_out: int, whole_blocks: bool = False,
+                amx: bool = False) -> tuple[int, int]:
+    """The (rows, vectors) tile of ``TILES[lanes]`` (of ``AMX_TILES`` when ``amx``) with the least padded work for
+    ``pixels`` x ``k_out``; ``whole_blocks``: among the tiles whose channel block divides ``k_out`` where there are
+    any (the NHWC entry then requantizes in the micro-kernel's registers, which saves more than a few padded lanes
+    cost)."""
     vectors = -(-k_out // lanes)
-    candidates = [t for t in TILES[lanes] if k_out % (t[1] * lanes) == 0] if whole_blocks else []
+    options = AMX_TILES if amx else TILES[lanes]
+    candidates = [t for t in options if k_out % (t[1] * lanes) == 0] if whole_blocks else []
 
     def cost(tile):
         rows, vecs = tile
         padded = -(-pixels // rows) * rows * (-(-vectors // vecs) * vecs)
         return padded * (1 + 0.25 * (rows + vecs) / (rows * vecs))
-    return min(candidates or TILES[lanes], key=cost)
+    return min(candidates or options, key=cost)
 
 
 @kernel
