@@ -90,6 +90,7 @@ def test_a_micro_kernel_of_an_instruction_set_this_cpu_lacks_is_not_compiled(mon
     array = types.Array(types.int16, 2, "C")
     assert not warm.runs_here((vnni, array, types.int64))
     assert warm.runs_here((avx2, array, types.int64))
+    assert not warm.runs_here((types.literal(microkernel.variant("amx", "u8s8", 16, 1)), array, types.int64))
     assert warm.runs_here((array, types.int64))  # no tile code: any CPU
     assert not warm.runs_here((types.literal(10**12),))  # a damaged code is skipped, not decoded
 

@@ -84,7 +84,9 @@ def selected() -> str:
     return available()[0]
 
 
-def _amx_on_cpu() -> bool:
+def amx_on_cpu() -> bool:
+    """Whether the CPU has AMX-INT8 tiles beside AVX-512 VNNI (``/proc/cpuinfo`` and LLVM): the AMX micro-kernel
+    compiles here, whether or not a process uses it (:func:`amx`)."""
     flags, llvm = _cpuinfo_flags(), _llvm_features()
     return ({"amx_tile", "amx_int8"} <= flags and (not llvm or {"amx-tile", "amx-int8"} <= llvm)
             and "avx512_vnni" in available())
@@ -109,7 +111,7 @@ def amx() -> bool:
     path is in force unforced, ``OPENVX_NN_AMX`` is not ``0``, and Linux grants tile data (asked here, once)."""
     if os.environ.get(ENV_AMX, "").strip() == "0" or os.environ.get(ENV_ISA, "").strip():
         return False
-    return _amx_on_cpu() and selected() == "avx512_vnni" and _request_tile_data()
+    return amx_on_cpu() and selected() == "avx512_vnni" and _request_tile_data()
 
 
 NARROW_CHANNELS = 8

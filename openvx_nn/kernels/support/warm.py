@@ -175,11 +175,15 @@ def signatures(files: Iterable[Path]) -> tuple[list[tuple[str, tuple]], int]:
     return usable, len(seen) - len(usable)
 
 
+def _compiles_here(name: str) -> bool:
+    return name in isa.available() or (name == "amx" and isa.amx_on_cpu())
+
+
 def runs_here(arg_types: tuple[types.Type, ...]) -> bool:
     """False for a specialisation of another CPU: a literal argument is a micro-kernel's tile code, and
     compiling one for an instruction set this CPU lacks aborts the process inside LLVM (not an exception)."""
     try:
-        return all(microkernel.decode(t.literal_value)[0] in isa.available()
+        return all(_compiles_here(microkernel.decode(t.literal_value)[0])
                    for t in arg_types if isinstance(t, types.IntegerLiteral))
     except (IndexError, ValueError):  # a damaged line: skipped like an unknown one
         return False
