@@ -408,3 +408,42 @@ def test_views_into_larger_tensors_are_read_and_written_in_place():
         around = whole.numpy()
         around[1:8, 1:7, 1:6] = 0
         assert not around.any(), "the layer wrote outside its output view"
+
+
+@pytest.mark.usefixtures("float_sums")
+@pytest.mark.parametrize("seed", range(3))
+def test_a_padded_input_copied_into_its_bordered_buffer_gives_the_old_copies_bits(seed, monkeypatch):
+    # the edge copies in squares into a zero-bordered buffer the engine reads in place, against the plain loop
+    # and the engine's own padded copy: the same bytes, over channels and widths around the squares' sides
+    from openvx_nn.kernels.frontend import chw_layout
+    rng = np.random.default_rng([4040, seed])
+    for index in range(4):
+        case = _conv_case(rng, dilated=False, channels=int(rng.choice([3, 8, 17, 24, 33])))
+        outputs = {}
+        for blocks in ("0", "1"):
+            monkeypatch.setenv(chw_layout.BLOCKS_ENV, blocks)
+            values = np.random.default_rng([4041, seed, index])
+            with Context() as ctx, ctx.graph() as g:
+                x, w, b, out = _convolution_graph(ctx, g, values, case, with_bias=True)
+                python, native = _python_then_native(ctx, g, out)
+                assert python.tobytes() == native.tobytes(), case
+                outputs[blocks], inputs = native, x.numpy()
+        assert outputs["0"].tobytes() == outputs["1"].tobytes(), case
+        value, size = _reference_convolution(inputs, w, b, case[6], case[2], case[7], case[3])
+        _assert_close(outputs["1"], value, size)
+
+
+def test_the_edge_border_is_the_padding_every_window_needs(monkeypatch):
+    from openvx_nn.kernels.frontend import chw_layout
+    monkeypatch.setenv(chw_layout.BLOCKS_ENV, "1")
+    x, planar = np.zeros((20, 20, 4, 1), np.float32, order="F"), (False, False)
+    layer = float_layers.Convolution(np.zeros((3, 3, 4, 8), np.float32), (1, 2), (1, 1))
+    assert layer.edge_border(x, np.zeros((20, 22, 8, 1), np.float32, order="F"), planar) == 2
+    # ceiling rounding: a last window past the padding on the right
+    layer = float_layers.Convolution(np.zeros((3, 3, 4, 8), np.float32), (0, 0), (2, 2))
+    assert layer.edge_border(x, np.zeros((10, 9, 8, 1), np.float32, order="F"), planar) == 1
+    assert layer.edge_border(x, np.zeros((9, 9, 8, 1), np.float32, order="F"), planar) == 0
+    dilated = float_layers.Convolution(np.zeros((3, 3, 4, 8), np.float32), (2, 2), (1, 1), (1, 1))
+    assert dilated.edge_border(x, np.zeros((20, 20, 8, 1), np.float32, order="F"), planar) == 0
+    monkeypatch.setenv(chw_layout.BLOCKS_ENV, "0")
+    assert layer.edge_border(x, np.zeros((10, 9, 8, 1), np.float32, order="F"), planar) == 0

@@ -6,6 +6,11 @@ both are transposes of narrow elements. A plain loop moves one element per load 
 eight rows of eight elements become one 64-element vector, one shuffle puts it in the transposed
 order (one ``vpermb``/``vpermw``/``vpermt2d`` with AVX-512, a few shuffles without), and eight
 stores write it back.
+
+Float32 blocks at the edges of a float graph (``frontend/chw_layout``) take a square of ``side`` rows of one vector
+each instead (16 with AVX-512, 8 with AVX2): one stage per bit of the index swaps that bit between rows and columns
+with one two-source shuffle a row (``vpermt2ps``, ``vunpcklpd``, ``vshuff64x2``, ...), four stages for 16x16, so the
+values never leave the registers between the loads and the stores.
 """
 from __future__ import annotations
 
@@ -86,7 +91,78 @@ def _transpose_region(src, src_stride, dst, dst_stride, rows, cols, size):
                 transpose8x8(8, a, src_stride, b, dst_stride)
 
 
+def _define_square(module: ir.Module, side: int) -> ir.Function:
+    name = f"openvx_nn_transpose_square32_{side}"
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    row_t = ir.VectorType(_I32, side)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 4), name)
+    fn.linkage = "internal"
+    src, src_stride, dst, dst_stride = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    rows = [b.load(b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), row_t.as_pointer()), align=4)
+            for i in range(side)]
+    bit = 1
+    while bit < side:
+        # swap index bit ``bit`` between rows and columns: rows i and i + bit exchange their off-diagonal halves
+        low = [side + c - bit if c & bit else c for c in range(side)]
+        high = [side + c if c & bit else c + bit for c in range(side)]
+        moved = list(rows)
+        for i in range(side):
+            if not i & bit:
+                for at, order in ((i, low), (i + bit, high)):
+                    moved[at] = b.shuffle_vector(rows[i], rows[i + bit],
+                                                 ir.Constant(ir.VectorType(_I32, side), order))
+        rows, bit = moved, 2 * bit
+    for i, row in enumerate(rows):
+        b.store(row, b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), row_t.as_pointer()), align=4)
+    b.ret_void()
+    return fn
+
+
+@intrinsic
+def transpose_square32(typingctx, side, src, src_stride, dst, dst_stride):
+    """``transpose_square32(side, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j <
+    side`` of 4-byte elements, in registers (module doc). ``side`` a compile-time literal 8 or 16; the others
+    int64 byte addresses and byte strides between rows. The blocks must not overlap."""
+    if not isinstance(side, types.IntegerLiteral) or side.literal_value not in (8, 16):
+        return None
+    if not all(isinstance(a, types.Integer) for a in (src, src_stride, dst, dst_stride)):
+        return None
+    n = side.literal_value
+
+    def codegen(context, builder, signature, args):
+        fn = _define_square(builder.module, n)
+        builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
+        return context.get_dummy_value()
+    return types.void(side, *(types.int64,) * 4), codegen
+
+
+def _transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side):
+    # ``_transpose_region``'s walk for 4-byte elements in squares of ``side`` (16, else 8) on both sides; the last
+    # square of each direction moved back to end at the edge, as there
+    if side == 16 and rows >= 16 and cols >= 16:
+        for r0 in range(0, rows, 16):
+            r = min(r0, rows - 16)
+            for c0 in range(0, cols, 16):
+                c = min(c0, cols - 16)
+                transpose_square32(16, src + r * src_stride + c * 4, src_stride, dst + c * dst_stride + r * 4,
+                                   dst_stride)
+    else:
+        for r0 in range(0, rows, 8):
+            r = min(r0, rows - 8)
+            for c0 in range(0, cols, 8):
+                c = min(c0, cols - 8)
+                transpose_square32(8, src + r * src_stride + c * 4, src_stride, dst + c * dst_stride + r * 4,
+                                   dst_stride)
+
+
 transpose_region = kernel(_transpose_region)
 """``transpose_region(src, src_stride, dst, dst_stride, rows, cols, size)`` at int64 byte addresses:
 ``dst[c][r] = src[r][c]`` for ``r < rows``, ``c < cols``; both at least 8 (smaller sides are the
 caller's to copy)."""
+
+transpose_region32 = kernel(_transpose_region32)
+"""``transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side)``: :func:`transpose_region` of 4-byte
+elements in squares of ``side`` (16: where both sides are at least 16, else squares of 8); both at least 8."""

@@ -7,54 +7,101 @@ that needs CoreML's layout. Both directions are one pass over memory; the arrays
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ..engine import gang
+from ..engine import gang, isa
+from ..engine.block_transpose import transpose_region32
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
+BLOCKS_ENV = "OPENVX_NN_EDGE_BLOCKS"
+"""``0`` moves the values one at a time (the plain loop) and gives no zero-bordered buffers (:func:`blocks`); read
+when a copy is bound: the switch the measurements in docs/benchmarks.md compare. Either way the same bytes."""
+
+
+def blocks() -> bool:
+    """Whether copies bound now move squares of values in registers (``$OPENVX_NN_EDGE_BLOCKS`` not ``0``)."""
+    return os.environ.get(BLOCKS_ENV, "").strip() != "0"
+
+
+def side() -> int:
+    """The square the copies move at once: 16 values a side where the float kernels have 16 lanes (AVX-512), else
+    8; 0 (the plain loop) with :func:`blocks` off."""
+    return isa.float_lanes() if blocks() else 0
+
 
 @jit.kernel
-def _copy_rows(planes, pixels, into_pixels, r0, r1):
-    """Rows ``[r0, r1)`` (row ``n * H + y``) of ``pixels[n, y, x, c] = planes[n, c, y, x]`` (``into_pixels``) or
-    back: per row, the channels' rows are walked in step, so the planes side is read or written contiguously (the
-    branch is the same on every pass: LLVM takes it out of the loops)."""
+def _copy_rows(planes, pixels, into_pixels, border, square, r0, r1):
+    """Rows ``[r0, r1)`` (row ``n * H + y``) of ``pixels[n, y + border, x + border, c] = planes[n, c, y, x]``
+    (``into_pixels``) or back: per row, the ``[C, W]`` matrix of the planes (rows a plane apart) is the transpose
+    of the ``[W, C]`` one of the pixels, moved in squares of ``square`` values (``transpose_region32``) where
+    both sides have 8 or more, else one value at a time, the channels' rows walked in step so that the planes
+    side is read or written contiguously. ``pixels`` may hold ``border`` pixels of zeros around the image (never
+    written)."""
     _, channels, height, width = planes.shape
+    full_h, pitch = pixels.shape[1], pixels.shape[2]
+    if square > 0 and channels >= 8 and width >= 8:
+        plane, pixel = height * width * 4, channels * 4
+        for r in range(r0, r1):
+            n, y = r // height, r % height
+            a = planes.ctypes.data + ((n * channels * height + y) * width) * 4
+            p = pixels.ctypes.data + ((n * full_h + y + border) * pitch + border) * pixel
+            if into_pixels:
+                transpose_region32(a, plane, p, pixel, channels, width, square)
+            else:
+                transpose_region32(p, pixel, a, plane, width, channels, square)
+        return
     for r in range(r0, r1):
         n, y = r // height, r % height
         for c in range(channels):
             row = planes[n, c, y]
             if into_pixels:
                 for i in range(width):
-                    pixels[n, y, i, c] = row[i]
+                    pixels[n, y + border, i + border, c] = row[i]
             else:
                 for i in range(width):
-                    row[i] = pixels[n, y, i, c]
+                    row[i] = pixels[n, y + border, i + border, c]
 
 
 @jit.kernel
-def _copy(planes, pixels, into_pixels):
+def _copy(planes, pixels, into_pixels, border, square):
     """Every row (:func:`_copy_rows`)."""
-    _copy_rows(planes, pixels, into_pixels, 0, planes.shape[0] * planes.shape[2])
+    _copy_rows(planes, pixels, into_pixels, border, square, 0, planes.shape[0] * planes.shape[2])
 
 
-_TYPES = (F32[4, True], F32[4, True], jit.BOOL)
-
-
-def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray):
-    """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
-    back; both C-contiguous float32 (the tensors' own arrays, viewed)."""
+def _checked(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int) -> tuple[np.ndarray, np.ndarray]:
+    """(planes, pixels) of a copy, checked: both C-contiguous float32, the pixels the planes' ``[N, H, W, C]``
+    with ``border`` pixels around."""
     if not (contiguous_f32(x) and contiguous_f32(out)):
         raise ValueError("the layout copy takes C-contiguous float32 arrays (gather a strided view first)")
-    kernel = compiled(_copy, _TYPES)
     planes, pixels = (x, out) if to_nhwc else (out, x)
-    return lambda: kernel(planes, pixels, bool(to_nhwc))
+    n, c, h, w = planes.shape
+    if pixels.shape != (n, h + 2 * border, w + 2 * border, c):
+        raise ValueError(f"pixels of shape {pixels.shape} do not hold planes of shape {planes.shape} "
+                         f"inside a border of {border}")
+    return planes, pixels
+
+
+_TYPES = (F32[4, True], F32[4, True], jit.BOOL, jit.INT, jit.INT)
+
+
+def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int = 0):
+    """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
+    back; both C-contiguous float32 (the tensors' own arrays, viewed). The pixels may be the interior of a buffer
+    with ``border`` pixels of zeros each side (``[N, H + 2 border, W + 2 border, C]``: a padded layer's input, the
+    copy writing the interior only)."""
+    planes, pixels = _checked(to_nhwc, x, out, border)
+    kernel = compiled(_copy, _TYPES)
+    square = side()
+    return lambda: kernel(planes, pixels, bool(to_nhwc), int(border), square)
 
 
 _PLANES, _PIXELS, _COUNTERS = at(0), at(1), at(2)
-_INTO_PIXELS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 4)
+_INTO_PIXELS, _BORDER, _SIDE, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 6)
 COST_PER_VALUE = 8
 """A value's copy in a convolution multiply-add's time (``float_sharing.NATIVE_PARALLEL_WORK`` weighs work in the
 latter): a CoreML model's 224x224x3 input, 24-33 us on one thread (72 in ResNet-18's run, caches cold), is
@@ -67,12 +114,12 @@ _copy_shares = chunk_driver(_copy_rows)
 def _copy_lines(code, block, chunks, wait):
     # ``gang.shared_entry``'s lines: every row serially, or in ``chunks`` chunks claimed with the helpers
     planes, pixels = native.c_array(block, _PLANES, np.float32)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0]
-    into = block[_INTO_PIXELS] != 0
+    into, border, square = block[_INTO_PIXELS] != 0, block[_BORDER], block[_SIDE]
     rows = planes.shape[0] * planes.shape[2]
     if chunks == 0:
-        _copy_rows(planes, pixels, into, 0, rows)
+        _copy_rows(planes, pixels, into, border, square, 0, rows)
     else:
-        _copy_shares((planes, pixels, into), rows, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+        _copy_shares((planes, pixels, into, border, square), rows, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
                      wait)
 
 
@@ -81,12 +128,13 @@ _BODIES = gang.shared_entry(_copy_lines, gang.nothing_first, (_MAILBOX, _TASK, _
 _copy_entry, _copy_helper = gang.makers(_BODIES, __name__, ("_copy_entry", "_copy_helper"))
 
 
-def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> native.Entry | None:
+def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int = 0) -> native.Entry | None:
     """:func:`bind` as a native entry (run from C without the GIL); None unless both are C-contiguous float32."""
     if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0:
         return None
-    planes, pixels = (x, out) if to_nhwc else (out, x)
+    planes, pixels = _checked(to_nhwc, x, out, border)
     rows = planes.shape[0] * planes.shape[2]
-    task = gang.NativeTask(rows, out.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(planes, pixels, task.counters, int(bool(to_nhwc)), *task.words())
+    task = gang.NativeTask(rows, planes.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(planes, pixels, task.counters, int(bool(to_nhwc)), int(border), side(),
+                           *task.words())
     return native.Entry(_copy_entry(), words, keep + task.finish(_copy_helper(), words))

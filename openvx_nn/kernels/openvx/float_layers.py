@@ -162,15 +162,31 @@ class Convolution:
         """Whether the layer runs on the plane kernel with these arrays, in OpenVX order (module doc)."""
         return self._plane_args(x, bias, out, False, NO_CLAMP) is not None
 
-    def _sides(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], borders=(0, 0, 0)):
+    def edge_border(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], borders=(0, 0, 0)) -> int:
+        """Pixels of zeros around the channels-last copy of a planar input: the layer's padding (every window
+        inside), so that the copy writes the engine's padded input in one pass (``float_convolution``'s bordered
+        input, read in place); 0 for an unpadded or dilated layer, a channels-last or strided input, or with
+        ``chw_layout.blocks`` off."""
+        if layouts[0] or borders[0] or self.dilations != (1, 1) or _nchw(x) is None or not chw_layout.blocks():
+            return 0
+        _, _, h, w = _items(x.shape)
+        _, _, oh, ow = _items(out.shape)
+        left, _, top, _ = self.pads
+        below = (oh - 1) * self.strides[1] + self.kernel[0] - top - h
+        right = (ow - 1) * self.strides[0] + self.kernel[1] - left - w
+        return max(left, top, below, right, 0)
+
+    def _sides(self, x: np.ndarray, out: np.ndarray, layouts: tuple[bool, bool], borders=(0, 0, 0), edge=0):
         """(input, output) as the engine reads and writes them, ``[N, H, W, C]``: a channels-last tensor's own
-        bytes viewed, else a scratch array (allocated once) that a copy fills or empties around each call; a
-        side with a border (``borders``) is given as its zero-bordered ``[N, H, W, C]`` buffer already."""
+        bytes viewed, else a scratch array (allocated once) that a copy fills or empties around each call (inside
+        ``edge`` pixels of zeros: :meth:`edge_border`); a side with a border (``borders``) is given as its
+        zero-bordered ``[N, H, W, C]`` buffer already."""
         if borders[0]:
             xn = x
         else:
             n, c, h, w = _items(x.shape)
-            xn = pixels(x) if layouts[0] else np.empty((n, h, w, c), np.float32)
+            xn = pixels(x) if layouts[0] else np.zeros((n, h + 2 * edge, w + 2 * edge, c), np.float32) if edge \
+                else np.empty((n, h, w, c), np.float32)
         if borders[1]:
             return xn, out
         _, k, oh, ow = _items(out.shape)
@@ -191,12 +207,14 @@ class Convolution:
         planes = None if skip is not None or any(borders) else self._plane_args(x, bias, out, layouts[1], clamp)
         if planes is not None:
             return chw_depthwise.bind(*planes)
-        xn, yn = self._sides(x, out, layouts, borders)
+        edge = self.edge_border(x, out, layouts, borders)
+        xn, yn = self._sides(x, out, layouts, borders, edge)
         conv = engine.bind_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                  self.strides, clamp, skip, dilations=self.dilations, borders=borders)
+                                  self.strides, clamp, skip, dilations=self.dilations,
+                                  borders=(edge or borders[0], *borders[1:]))
         x4 = None if layouts[0] or borders[0] else _nchw(x)
         out4 = None if layouts[1] or borders[1] else _nchw(out)
-        into = chw_layout.bind(True, x4, xn) if x4 is not None else None
+        into = chw_layout.bind(True, x4, xn, edge) if x4 is not None else None
         back = chw_layout.bind(False, yn, out4) if out4 is not None else None
         n, c, h, w = _items(x.shape) if not borders[0] else (0, 0, 0, 0)
 
@@ -227,10 +245,12 @@ class Convolution:
         out4 = out if borders[1] else _nchw(out)
         if x4 is None or out4 is None or np.may_share_memory(x, out):
             return None
-        xn, yn = self._sides(x, out, layouts, borders)
-        parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn),
+        edge = self.edge_border(x, out, layouts, borders)
+        xn, yn = self._sides(x, out, layouts, borders, edge)
+        parts = [None if layouts[0] else chw_layout.native_layout(True, x4, xn, edge),
                  engine.native_conv2d(xn, self.packed, engine.bias_or_zeros(bias, self.maps), yn, self.pads,
-                                      self.strides, clamp, skip, dilations=self.dilations, borders=borders),
+                                      self.strides, clamp, skip, dilations=self.dilations,
+                                      borders=(edge or borders[0], *borders[1:])),
                  None if layouts[1] else chw_layout.native_layout(False, yn, out4)]
         if parts[1] is None or (parts[0] is None) != layouts[0] or (parts[2] is None) != layouts[1]:
             return None
