@@ -10,11 +10,13 @@ Layout. An OpenVX tensor ``[W, H, C, *batch]`` (W fastest) holds the bytes of th
 that layout (``chw_layout``, one pass) and its result back (one pass) around the engine's call, in scratch
 arrays allocated once at binding -- except on a side whose tensor the graph's plan laid out channels-last
 (``core/rewrites``: virtual tensors between the engine's layers), where the engine reads or writes the tensor's
-own bytes. The plan may also fuse an activation into the layer: its clamp runs in the engine's epilogue, and
-the layer writes the activation's output; or a residual add (and the activation after it): the epilogue adds the
-skip tensor's channels-last bytes after the bias, before the clamp (``core/epilogue_fusion``). A fully connected
-layer needs no copy: its ``[#IFM, B]`` input is the engine's
-``[B, #IFM]`` rows, its ``[#OFM, B]`` output the engine's ``[B, #OFM]``.
+own bytes. A padded undilated layer's copy writes into the interior of a buffer of zeros as wide as its padding
+(:meth:`Convolution.edge_border`), which the engine reads in place as its padded input (one pass, not a copy then
+the engine's padded copy). The plan may also fuse an activation into the layer: its clamp runs in the engine's
+epilogue, and the layer writes the activation's output; or a residual add (and the activation after it): the
+epilogue adds the skip tensor's channels-last bytes after the bias, before the clamp (``core/epilogue_fusion``).
+A fully connected layer needs no copy: its ``[#IFM, B]`` input is the engine's ``[B, #IFM]`` rows, its ``[#OFM, B]``
+output the engine's ``[B, #OFM]``.
 
 Geometry. Output ``(ox, oy)`` of a convolution reads input columns ``ox * stride_x - pad_x + kx`` and rows
 ``oy * stride_y - pad_y + ky``, zeros outside the input; the output extent is the one the graph verified (both
