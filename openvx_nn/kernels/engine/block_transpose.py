@@ -52,24 +52,32 @@ def _define(module: ir.Module, size: int) -> ir.Function:
     return fn
 
 
-@intrinsic
-def transpose8x8(typingctx, size, src, src_stride, dst, dst_stride):
-    """``transpose8x8(size, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j < 8``.
+def _block_intrinsic(name: str, define, literals: tuple[int, ...]):
+    """An intrinsic ``f(literal, src, src_stride, dst, dst_stride)`` calling ``define(module, literal)``'s
+    function on int64 byte addresses and strides; ``literal`` a compile-time constant among ``literals``."""
+    def typer(typingctx, literal, src, src_stride, dst, dst_stride):
+        if not isinstance(literal, types.IntegerLiteral) or literal.literal_value not in literals:
+            return None
+        if not all(isinstance(a, types.Integer) for a in (src, src_stride, dst, dst_stride)):
+            return None
+        n = literal.literal_value
 
-    ``size`` (a compile-time literal: 1, 2, 4 or 8) is the element's byte size; the other
-    arguments are int64 byte addresses and byte strides between rows. The blocks must not overlap.
-    """
-    if not isinstance(size, types.IntegerLiteral) or size.literal_value not in (1, 2, 4, 8):
-        return None
-    if not all(isinstance(a, types.Integer) for a in (src, src_stride, dst, dst_stride)):
-        return None
-    n = size.literal_value
+        def codegen(context, builder, signature, args):
+            fn = define(builder.module, n)
+            builder.call(fn, [context.cast(builder, a, t, types.int64)
+                              for a, t in zip(args[1:], signature.args[1:])])
+            return context.get_dummy_value()
+        return types.void(literal, *(types.int64,) * 4), codegen
+    typer.__name__ = typer.__qualname__ = name  # numba names the intrinsic after its function
+    return intrinsic(typer)
 
-    def codegen(context, builder, signature, args):
-        fn = _define(builder.module, n)
-        builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
-        return context.get_dummy_value()
-    return types.void(size, *(types.int64,) * 4), codegen
+
+transpose8x8 = _block_intrinsic("transpose8x8", _define, (1, 2, 4, 8))
+"""``transpose8x8(size, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j < 8``.
+
+``size`` (a compile-time literal: 1, 2, 4 or 8) is the element's byte size; the other
+arguments are int64 byte addresses and byte strides between rows. The blocks must not overlap.
+"""
 
 
 def _transpose_region(src, src_stride, dst, dst_stride, rows, cols, size):
@@ -121,41 +129,25 @@ def _define_square(module: ir.Module, side: int) -> ir.Function:
     return fn
 
 
-@intrinsic
-def transpose_square32(typingctx, side, src, src_stride, dst, dst_stride):
-    """``transpose_square32(side, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j <
-    side`` of 4-byte elements, in registers (module doc). ``side`` a compile-time literal 8 or 16; the others
-    int64 byte addresses and byte strides between rows. The blocks must not overlap."""
-    if not isinstance(side, types.IntegerLiteral) or side.literal_value not in (8, 16):
-        return None
-    if not all(isinstance(a, types.Integer) for a in (src, src_stride, dst, dst_stride)):
-        return None
-    n = side.literal_value
-
-    def codegen(context, builder, signature, args):
-        fn = _define_square(builder.module, n)
-        builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(args[1:], signature.args[1:])])
-        return context.get_dummy_value()
-    return types.void(side, *(types.int64,) * 4), codegen
+transpose_square32 = _block_intrinsic("transpose_square32", _define_square, (8, 16))
+"""``transpose_square32(side, src, src_stride, dst, dst_stride)``: ``dst[i][j] = src[j][i]`` for ``i, j <
+side`` of 4-byte elements, in registers (module doc). ``side`` a compile-time literal 8 or 16; the others
+int64 byte addresses and byte strides between rows. The blocks must not overlap."""
 
 
 def _transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side):
     # ``_transpose_region``'s walk for 4-byte elements in squares of ``side`` (16, else 8) on both sides; the last
     # square of each direction moved back to end at the edge, as there
-    if side == 16 and rows >= 16 and cols >= 16:
-        for r0 in range(0, rows, 16):
-            r = min(r0, rows - 16)
-            for c0 in range(0, cols, 16):
-                c = min(c0, cols - 16)
-                transpose_square32(16, src + r * src_stride + c * 4, src_stride, dst + c * dst_stride + r * 4,
-                                   dst_stride)
-    else:
-        for r0 in range(0, rows, 8):
-            r = min(r0, rows - 8)
-            for c0 in range(0, cols, 8):
-                c = min(c0, cols - 8)
-                transpose_square32(8, src + r * src_stride + c * 4, src_stride, dst + c * dst_stride + r * 4,
-                                   dst_stride)
+    step = 16 if side == 16 and rows >= 16 and cols >= 16 else 8
+    for r0 in range(0, rows, step):
+        r = min(r0, rows - step)
+        for c0 in range(0, cols, step):
+            c = min(c0, cols - step)
+            a, b = src + r * src_stride + c * 4, dst + c * dst_stride + r * 4
+            if step == 16:
+                transpose_square32(16, a, src_stride, b, dst_stride)
+            else:
+                transpose_square32(8, a, src_stride, b, dst_stride)
 
 
 transpose_region = kernel(_transpose_region)
