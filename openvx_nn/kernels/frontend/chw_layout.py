@@ -131,8 +131,8 @@ def _copy_lines(code, block, chunks, wait):
     if chunks == 0:
         _copy_rows(planes, pixels, into, border, square, 0, rows)
     else:
-        _copy_shares((planes, pixels, into, border, square), rows, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
-                     wait)
+        _copy_shares((planes, pixels, into, border, square), rows, chunks,
+                     native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 _BODIES = gang.shared_entry(_copy_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
