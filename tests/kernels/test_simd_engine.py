@@ -276,6 +276,29 @@ def test_forced_instruction_set_is_checked(monkeypatch):
         isa.check("neon")
 
 
+def test_forcing_a_narrower_instruction_set_narrows_the_float_vectors(monkeypatch):
+    def lanes(forced):
+        if forced is None:
+            monkeypatch.delenv(isa.ENV_ISA, raising=False)
+        else:
+            monkeypatch.setenv(isa.ENV_ISA, forced)
+        isa.selected.cache_clear()
+        isa.float_lanes.cache_clear()
+        return isa.float_lanes()
+    try:
+        assert lanes("generic") == 8
+        if "avx2" in isa.available():
+            assert lanes("avx2") == 8
+        wide = 16 if "avx512f" in isa._cpuinfo_flags() else 8
+        if "avx512_vnni" in isa.available():
+            assert lanes("avx512_vnni") == wide
+        assert lanes(None) == wide
+    finally:
+        monkeypatch.delenv(isa.ENV_ISA, raising=False)
+        isa.selected.cache_clear()
+        isa.float_lanes.cache_clear()
+
+
 def test_a_layer_of_few_channels_takes_the_256_bit_kernels_unless_an_instruction_set_is_forced(monkeypatch):
     monkeypatch.delenv(isa.ENV_ISA, raising=False)
     monkeypatch.setattr(isa, "available", lambda: ("avx512_vnni", "avx_vnni", "avx2", "generic"))

@@ -8,7 +8,7 @@ names; a path the CPU cannot run is refused (ValueError naming the variable) ins
 compiled into instructions that would fault. Unforced, a layer with few output channels takes ``avx_vnni``
 where the fastest path is ``avx512_vnni`` (``for_layer``). ``OPENVX_NN_THREADS`` sets the engine's thread count
 (default: the CPU count). The float32 micro-kernels use vectors of 16 lanes where the CPU has AVX-512F
-(``float_lanes``; the same check), else of 8.
+(``float_lanes``; the same check) and no narrower path is forced, else of 8.
 
 AMX (``amx``) is a capability beside these names, not one of them: the 8-bit layers of an ``avx512_vnni`` CPU
 that also has AMX-INT8 tiles run their sums on tiles (``amx_microkernel``). Off when ``OPENVX_NN_ISA`` forces
@@ -140,7 +140,11 @@ def for_layer(isa: str | None, k_out: int) -> str:
 def float_lanes() -> int:
     """Lanes of the float32 micro-kernels' vectors: 16 where both ``/proc/cpuinfo`` and LLVM see AVX-512F (its 32
     registers hold tiles twice as wide, and a CPU with 512-bit FMA units does twice the work an instruction), else
-    8 (AVX2's; LLVM splits a 16-lane vector in two without AVX-512, correct but no faster)."""
+    8 (AVX2's; LLVM splits a 16-lane vector in two without AVX-512, correct but no faster). ``OPENVX_NN_ISA``
+    forcing a path narrower than ``avx512_vnni`` gives 8 too, so one machine runs both widths' routes."""
+    forced = os.environ.get(ENV_ISA, "").strip()
+    if forced and selected() != "avx512_vnni":
+        return 8
     flags, llvm = _cpuinfo_flags(), _llvm_features()
     return 16 if "avx512f" in flags and (not llvm or "avx512f" in llvm) else 8
 
