@@ -199,37 +199,76 @@ def compile_program(directory: Path, library: bool = False) -> Path:
     return program
 
 
-def native_profile(library: Path, args: list[str], calls: int = 20, cpu: bool = False) -> list[tuple[str, float]]:
+def native_profile(library: Path, args: list[str], calls: int = 20, cpu: bool = False,
+                   rounds: int = 0) -> list[tuple[str, float]]:
     """(node, median ms) of every node of the network the C code builds in this process (``args`` its command
     line, RUNS -1), each node's native entry called alone ``calls`` times: where a ``vxProcessGraph`` of the
     native plan spends its time (a node reads what the previous run left; the caches are warm). Nodes whose work
-    another node's call does (fused, merged) are left out; ``cpu``: each call timed by the thread's CPU time."""
+    another node's call does (fused, merged) are left out; ``cpu``: each call timed by the thread's CPU time.
+
+    ``rounds`` > 0 measures each node inside the whole graph too, taking turns with the calls alone: rounds of
+    the plan's calls in order, each call timed once per round (its input and weights as the nodes before it
+    left the caches), and whole ``vxProcessGraph`` calls, timed likewise. The labels then carry three figures,
+    ``alone / in order`` per node and a last row ``vxProcessGraph`` with the whole graph's median: where a layer
+    loses time inside the network that it does not lose alone."""
     from cffi import FFI
 
     from openvx_nn import vx
     from openvx_nn.core import reference, rewrites
     from openvx_nn.kernels.support import native
     ffi = FFI()
-    ffi.cdef("int bench_main(int argc, char **argv); void *bench_graph(void);")
+    ffi.cdef("int bench_main(int argc, char **argv); void *bench_graph(void); int vxProcessGraph(void *graph);")
     lib = ffi.dlopen(str(library))
     argv = [ffi.new("char[]", a.encode()) for a in ["bench_c_networks", *args[:-1], "-1"]]
     if lib.bench_main(len(argv), ffi.new("char *[]", argv)) != 0:
         raise RuntimeError("bench_c_networks failed to build the network in this process")
-    graph = reference.lookup(int(vx.ffi.cast("uintptr_t", lib.bench_graph())), reference.Reference)
+    handle = lib.bench_graph()
+    graph = reference.lookup(int(vx.ffi.cast("uintptr_t", handle)), reference.Reference)
     if graph.plan.native is None:
         raise RuntimeError("the network has no native plan: some node runs from Python")
-    found = []
     clock = time.thread_time if cpu else time.perf_counter
-    for call in graph.plan.calls:
-        if call.native is rewrites.no_entry():  # fused or merged into another node's call: nothing to time
-            continue
-        times = []
-        for _ in range(calls):
+    timed = [call for call in graph.plan.calls if call.native is not rewrites.no_entry()]  # the rest: fused
+
+    def alone() -> list[float]:
+        medians = []
+        for call in timed:
+            times = []
+            for _ in range(calls):
+                start = clock()
+                native.run(call.native)
+                times.append((clock() - start) * 1e3)
+            medians.append(statistics.median(times))
+        return medians
+
+    def in_order(out: list[list[float]]) -> None:
+        for k, call in enumerate(timed):
             start = clock()
             native.run(call.native)
-            times.append((clock() - start) * 1e3)
+            out[k].append((clock() - start) * 1e3)
+
+    def whole(out: list[float]) -> None:
+        start = clock()
+        if lib.vxProcessGraph(handle) != 0:
+            raise RuntimeError("vxProcessGraph failed in the profile's process")
+        out.append((clock() - start) * 1e3)
+
+    if rounds <= 0:
+        medians = alone()
+    else:
+        alone_runs, ordered, graphs = [], [[] for _ in timed], []
+        for _ in range(rounds):
+            alone_runs.append(alone())
+            for _ in range(calls):
+                in_order(ordered)
+                whole(graphs)
+        medians = [statistics.median(r[k] for r in alone_runs) for k in range(len(timed))]
+    found = []
+    for k, call in enumerate(timed):
         dims = "x".join(str(d) for d in call.node.params[-1].dims)
-        found.append((f"{call.node.description.name.rsplit('.', 1)[-1]} -> {dims}", statistics.median(times)))
+        label = f"{call.node.description.name.rsplit('.', 1)[-1]} -> {dims}"
+        found.append((label, medians[k]) if rounds <= 0 else (label, medians[k], statistics.median(ordered[k])))
+    if rounds > 0:
+        found.append(("vxProcessGraph", statistics.median(graphs), statistics.median(graphs)))
     return found
 
 
@@ -350,7 +389,7 @@ def turns(ours: COpenVX, session, feed, repeat: int, calls: int, gap: float, cpu
 
 
 def measure(program: Path, network: str, fmt: str, size: int, divisor: int, repeat: int, profile: Path | None,
-            directory: Path, cpu: bool, ort_nodes: bool = False) -> dict:
+            directory: Path, cpu: bool, ort_nodes: bool = False, rounds: int = 0) -> dict:
     net = Network(fmt, size, seed=list(NETWORKS).index(network))
     logits, probs = NETWORKS[network](net, divisor)
     model = net.model(network, logits, probs)
@@ -374,14 +413,17 @@ def measure(program: Path, network: str, fmt: str, size: int, divisor: int, repe
     finally:
         ours.close()
     nodes = native_profile(profile, [network, fmt, str(size), str(divisor), *(str(files[k]) for k in (
-        "weights", "input", "output")), "0"], cpu=cpu) if profile else []
+        "weights", "input", "output")), "0"], cpu=cpu, rounds=rounds) if profile else []
     theirs_nodes = ort_profile(model, feed, 1 if cpu else 2) if ort_nodes else []
     return {"network": network, "format": fmt, "ours": mine, "ort": theirs, "agree": agree, "nodes": ours.nodes,
             "first_run_s": ours.first_run_s, "profile": nodes, "ort_profile": theirs_nodes}
 
 
-def print_profile(nodes: list[tuple[str, float]], top: int = 12, whose: str = "native entries") -> None:
+def print_profile(nodes: list[tuple], top: int = 12, whose: str = "native entries") -> None:
     """Per-node times summed by kernel (operator) and output shape, the largest first."""
+    if nodes and len(nodes[0]) == 3:
+        print_in_graph(nodes, top)
+        return
     totals: dict[str, list[float]] = {}
     for label, ms in nodes:
         totals.setdefault(label, []).append(ms)
@@ -391,12 +433,30 @@ def print_profile(nodes: list[tuple[str, float]], top: int = 12, whose: str = "n
         print(f"#   {sum(times):8.3f} ms {100 * sum(times) / whole:5.1f} %  {len(times):5d} x {label}")
 
 
+def print_in_graph(nodes: list[tuple[str, float, float]], top: int) -> None:
+    """:func:`native_profile`'s ``rounds`` figures: each kind's calls alone and in the graph's order, summed."""
+    *calls, (_, graph, _) = nodes
+    totals: dict[str, list[float]] = {}
+    for label, alone, ordered in calls:
+        row = totals.setdefault(label, [0, 0.0, 0.0])
+        row[0] += 1
+        row[1] += alone
+        row[2] += ordered
+    alone_sum, ordered_sum = sum(r[1] for r in totals.values()), sum(r[2] for r in totals.values())
+    print(f"#   native entries alone {alone_sum:.2f} ms, in the graph's order {ordered_sum:.2f} ms, "
+          f"vxProcessGraph {graph:.2f} ms (medians, same process, in turns)")
+    for label, (count, alone, ordered) in sorted(totals.items(), key=lambda kv: -kv[1][2])[:top]:
+        print(f"#   {alone:8.3f} -> {ordered:8.3f} ms ({ordered / alone:5.2f}x)  {count:5d} x {label}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default="resnet18,mobilenet_v1")
     parser.add_argument("--formats", default="f32,u8")
     parser.add_argument("--repeat", type=int, default=10, help="turns per side (default 10)")
     parser.add_argument("--profile", action="store_true", help="print our time per node kind")
+    parser.add_argument("--in-graph", type=int, default=0, metavar="ROUNDS",
+                        help="with --profile: time each node inside the whole graph's order too, ROUNDS turns")
     parser.add_argument("--ort-profile", action="store_true",
                         help="print ORT's kernel time per node kind, from its own profile")
     parser.add_argument("--cpu-time", action="store_true",
@@ -424,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         for network in networks:
             for fmt in formats:
                 r = measure(program, network, fmt, size, divisor, repeat, library, Path(tmp), args.cpu_time,
-                            args.ort_profile)
+                            args.ort_profile, args.in_graph)
                 print(f"| {network} | {fmt.upper()} | {r['nodes']} | {r['ours']:.3f} | {r['ort']:.3f} | "
                       f"{r['ort'] / r['ours']:.3f} | {r['agree']} | {r['first_run_s']:.2f} s |", flush=True)
                 if args.profile:
