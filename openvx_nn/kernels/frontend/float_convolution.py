@@ -6,7 +6,8 @@ lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes`
 of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit GEMM with no im2col copy:
 ``float_microkernel`` computes a tile of pixels x a block (8 x 32 or 12 x 16 with AVX-512; 6 x 16 or 12 x 8 with
 AVX2) in registers with FMA (12 x 32 for layers of several filter rows, whose weights stream from L2 once per
-tile; 7 x 32 for maps of 7x7 and 14x14 otherwise, which 8-row tiles leave a short last tile; one row
+tile; 10 x 32 for maps of 7x7 and 14x14 otherwise, which 8-row tiles leave a short last tile, 7 x 32 for smaller
+maps of sevens; one row
 by four vectors for a fully connected layer of one row: ``tile_rows``), and the epilogue adds the bias, applies the
 fused activation and stores (through masks for a last block of fewer channels).
 
@@ -52,6 +53,8 @@ from .float_microkernel import (
     ROWS_DEEP,
     ROWS_WIDE,
     ROWS_WIDE_ODD,
+    ROWS_WIDE_TEN,
+    TEN_TILE,
     TILES,
     WIDE_LANES,
     WIDE_THREE,
@@ -308,6 +311,7 @@ _WIDE_ROW_RES = _tiles(TILES[ROW_VECTORS, WIDE_LANES], True)
 _WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
 _WIDE_3, _WIDE_3_RES = _tiles(TILES[WIDE_THREE, WIDE_LANES], False), _tiles(TILES[WIDE_THREE, WIDE_LANES], True)
 _WIDE_DEEP, _WIDE_DEEP_RES = _tiles(DEEP_TILE, False), _tiles(DEEP_TILE, True)
+_WIDE_TEN, _WIDE_TEN_RES = _tiles(TEN_TILE, False), _tiles(TEN_TILE, True)
 
 
 @jit.jitable
@@ -331,11 +335,21 @@ def _odd_rows(vecs, lanes, pixels):
     return vecs == 2 and lanes == WIDE_LANES and pixels % ROWS_WIDE != 0 and pixels % ROWS_WIDE_ODD == 0
 
 
+@jit.jitable
+def _ten_rows(vecs, lanes, pixels):
+    """Whether a layer that would take the 7-row tiles (``_odd_rows``) takes the 10-row ones (``TEN_TILE``): where
+    they pad its pixels by a twentieth or less (7x7 and 14x14 maps, not 5x7 or 3x7)."""
+    return _odd_rows(vecs, lanes, pixels) and _padded_rows(pixels, ROWS_WIDE_TEN) - pixels <= pixels // 20
+
+
 def tile_rows(vecs: int, lanes: int, pixels: int, kh: int = 1) -> int:
     """Rows of the tiles a layer of ``pixels`` output pixels and ``kh`` filter rows runs on, for blocks of ``vecs``
-    vectors of ``lanes``: 12 (``_deep_rows``), 7 (``_odd_rows``), else the shape's own (``TILES``)."""
+    vectors of ``lanes``: 12 (``_deep_rows``), 10 (``_ten_rows``), 7 (``_odd_rows``), else the shape's own
+    (``TILES``)."""
     if _deep_rows(vecs, lanes, pixels, kh):
         return ROWS_DEEP
+    if _ten_rows(vecs, lanes, pixels):
+        return ROWS_WIDE_TEN
     return ROWS_WIDE_ODD if _odd_rows(vecs, lanes, pixels) else TILES[vecs, lanes].rows
 
 
@@ -371,6 +385,12 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
             _WIDE_DEEP_RES(*args)
         else:
             _WIDE_DEEP(*args)
+    elif wide and two and _ten_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
+                                    * (out.shape[2] - 2 * out_border)):
+        if adding:
+            _WIDE_TEN_RES(*args)
+        else:
+            _WIDE_TEN(*args)
     elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
                                     * (out.shape[2] - 2 * out_border)):
         if adding:
