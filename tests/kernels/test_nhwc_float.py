@@ -201,7 +201,7 @@ def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide
 def test_a_layer_of_few_pixel_tiles_is_cut_into_enough_units_to_share(pixels, units):
     # a fully connected row or a 7x7 map: its blocks are split into panels, to MIN_UNITS units or one block each
     wp = fconv.pack_conv(np.zeros((units, 1, 1, 8), np.float32))
-    n_blocks, rows = wp.shape[0], ROWS[wp.shape[3:]]
+    n_blocks, rows = wp.shape[0], fconv.tile_rows(*wp.shape[3:], pixels)
     panel, n_units = fconv.work_units(wp, pixels)
     tiles = -(-pixels // rows)
     assert n_units == -(-n_blocks // panel) * tiles
