@@ -9,8 +9,9 @@ import pytest
 from kernel_testing import LAYOUTS, blank, placed, random_shape
 
 from openvx_nn.kernels.frontend import depth_normalization, float_softmax
+from openvx_nn.kernels.frontend.float_activation import exp32_scaled
 from openvx_nn.kernels.openvx import softmax as openvx_softmax
-from openvx_nn.kernels.support import native
+from openvx_nn.kernels.support import jit, native
 
 RELATIVE = 2.0 ** -20
 """The documented bound: ``|y - softmax| <= RELATIVE * softmax + 2**-150``."""
@@ -102,6 +103,70 @@ def test_edge_values():
     got = np.empty_like(one)
     float_softmax.softmax(one, got, 1)
     assert got[0, 0] == 1.0 and np.isnan(got[1:]).all()
+
+
+@jit.kernel
+def _exps_scaled(hi, out):
+    for i in range(hi.size):
+        out[i] = exp32_scaled(hi[i], np.int32(64))
+
+
+def _lane_sum(terms: list[float]) -> float:
+    """The documented order of the float64 sum: lane ``j`` takes terms ``j, j + 8, ...`` of the whole groups of
+    eight, lanes combined ((0, 1), (2, 3)), ((4, 5), (6, 7)), then the tail one by one."""
+    whole = len(terms) // 8 * 8
+    lanes = [0.0] * 8
+    for k in range(whole):
+        lanes[k % 8] += terms[k]
+    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+    for t in terms[whole:]:
+        total += t
+    return total
+
+
+def formula(row: np.ndarray, beta: float) -> np.ndarray:
+    """The module text's formula step by step in NumPy, one element at a time in float32/float64 as written
+    there (the exponential is ``float_activation``'s, tested on its own): the bits the kernel must give."""
+    m = np.float64(row[0] if np.isnan(row[0]) else np.nanmax(row))  # a NaN never replaces the maximum
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = (row.astype(np.float64) - m) * beta
+        hi = d.astype(np.float32)
+        lo = (d - hi.astype(np.float64)).astype(np.float32)
+        lo[~(np.abs(lo) < 1)] = 0
+        e = np.empty_like(hi)
+        _exps_scaled(hi, e)
+        e = e + e * lo
+        return (e.astype(np.float64) * (1.0 / _lane_sum([float(v) for v in e]))).astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_of_every_tail_give_the_formulas_bits(seed):
+    """Rows of random lengths 1 .. 300 (every tail of the eight lanes and of the vector loops) with edge values
+    (-inf, the largest floats, runs of equal values, subnormals, NaN, +inf): the kernel's bytes are the formula's
+    (NaN where it is NaN), and within the bound of the float64 softmax."""
+    rng = np.random.default_rng([4703, seed])
+    big = float(np.finfo(np.float32).max)
+    edges = np.array([-np.inf, big, -big, 1e-45, -1e-40, 0.0, -0.0, 88.0, -104.0, np.nan, np.inf], np.float32)
+    for _ in range(40):
+        n = int(rng.integers(1, 301))
+        row = logits(rng, (n,))
+        kind = rng.integers(4)
+        if kind == 1:
+            row[rng.integers(0, n, max(1, n // 16))] = rng.choice(edges[:9], max(1, n // 16))
+        elif kind == 2:
+            row[:] = row[0]  # all equal
+        elif kind == 3 and rng.random() < 0.5:
+            row[rng.integers(n)] = rng.choice(edges[9:])
+        beta = float(rng.choice([1.0, 0.25, 1.7]))
+        x = np.stack([row, row[::-1]])
+        out = np.empty_like(x)
+        float_softmax.softmax(x, out, 1, beta)
+        for got, r in zip(out, x):
+            want = formula(r, beta)
+            nan = np.isnan(want)
+            assert (np.isnan(got) == nan).all()
+            np.testing.assert_array_equal(got[~nan].view(np.int32), want[~nan].view(np.int32))
+        assert_within_bound(out, reference(x, 1, beta))
 
 
 @pytest.mark.parametrize("seed", range(4))

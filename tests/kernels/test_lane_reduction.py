@@ -10,7 +10,7 @@ import pytest
 
 from openvx_nn.kernels.frontend import float_softmax, moments
 from openvx_nn.kernels.support import jit
-from openvx_nn.kernels.support.lane_reduction import lane_reduction, plus
+from openvx_nn.kernels.support.lane_reduction import lane_reduction, plus, widened
 
 
 def ordered(terms, add, first):
@@ -29,13 +29,13 @@ def larger(m, v):
     return v if v > m else m  # noqa: FURB136 - the rule written out: a NaN never replaces m
 
 
-@jit.jitable
-def _cube(row, k, arg):
-    v = np.float64(row[k]) * arg
-    return v * v * v
+def _cube(b, x, arg):
+    """``(float64(x) * arg) ** 3``, each product rounded: a term the module does not define."""
+    v = b.fmul(widened(b, x, arg), arg)
+    return b.fmul(b.fmul(v, v), v)
 
 
-_CUBES = lane_reduction(_cube, plus)
+_CUBES = lane_reduction(_cube, plus, "cubes")
 
 
 @jit.kernel
@@ -59,19 +59,28 @@ def _max(row, n):
 
 
 def _rows(seed):
-    """float32 rows of every length 1 .. 40: values of magnitudes 2**-20 .. 2**20 and both signs, a quarter of them
-    replaced by +-2**50, which cancel each other: a sum of them in another order rounds differently."""
+    """float32 rows of every length 1 .. 40 and of 30 random lengths to 300: values of magnitudes 2**-20 .. 2**20
+    and both signs, a quarter of them replaced by +-2**50, which cancel each other: a sum of them in another order
+    rounds differently."""
     rng = np.random.default_rng(seed)
-    for n in range(1, 41):
+    for n in [*range(1, 41), *rng.integers(41, 301, 30)]:
         row = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 20, n)).astype(np.float32)
         big = rng.integers(0, n, max(1, n // 4))
         row[big] = np.float32(2.0 ** 50) * rng.choice(np.array([-1, 1], np.float32), big.size)
         yield row
 
 
+def _layouts(row):
+    """``row`` as the reductions meet it: contiguous float32, float64, every other value of a longer array, and
+    reversed (a negative stride)."""
+    spread = np.zeros(2 * row.size, row.dtype)
+    spread[::2] = row
+    return row, row.astype(np.float64), spread[::2], row[::-1].copy()[::-1]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_sums_follow_the_lane_order_bit_for_bit(seed):
-    for row in _rows(seed):
+    for row in (view for r in _rows(seed) for view in _layouts(r)):
         n = row.size
         wide = [float(v) for v in row]
         assert _sum(row, n) == ordered(wide, lambda a, b: a + b, 0.0)
@@ -93,10 +102,11 @@ def test_order_matters_for_these_rows():
 @pytest.mark.parametrize("seed", range(4))
 def test_maximum_keeps_the_first_of_equal_values_and_never_takes_a_nan(seed):
     rng = np.random.default_rng(seed)
-    for n in range(1, 41):
-        row = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.inf], np.float32), n)
-        got = _max(row, n)
-        want = ordered([np.float32(v) for v in row], larger, row[0])
-        assert np.float32(got).tobytes() == np.float32(want).tobytes(), row
-        if not np.isnan(row[0]) and not np.isnan(row).all():
-            assert got == np.nanmax(row)
+    for n in [*range(1, 41), *rng.integers(41, 301, 20)]:
+        values = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.inf, 1e-45, np.inf], np.float32), n)
+        for row in _layouts(values)[::2]:  # float32 rows: contiguous and every other value
+            got = _max(row, n)
+            want = ordered([np.float32(v) for v in row], larger, row[0])
+            assert np.float32(got).tobytes() == np.float32(want).tobytes(), row
+            if not np.isnan(row[0]) and not np.isnan(row).all():
+                assert got == np.nanmax(row)

@@ -17,7 +17,8 @@ own IEEE result, as the float64 form does: a row holding a NaN or +inf, or only 
 beside a finite maximum gives 0. ``beta`` must be positive (NNAPI's rule), so that ``d_i <= 0``.
 
 Rows are ``[rows, n]`` C-contiguous views (other layouts through a copy per call); the maximum and the sum
-use eight accumulators so LLVM vectorizes them without reassociating anything else. Large calls are shared
+are ``support/lane_reduction``'s eight-lane vector loops (a fixed order, so fixed bits), the float64 split and
+the float32 exponentials separate loops, each vectorized at its own type's full width. Large calls are shared
 with the engine's helpers (``float_sharing.Rows``; ``gang.shared_entry`` from a native plan).
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from numba import types
 from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
-from ..support.lane_reduction import lane_reduction, plus
+from ..support.lane_reduction import lane_reduction, larger, plus, value, widened
 from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .float_activation import exp32_scaled
@@ -45,48 +46,39 @@ _F32_ZERO = np.float32(0.0)
 _SCALE = np.int32(64)  # e_i's power-of-two scale: terms down to 2**-190 stay normal (smaller ones round to 0 anyway)
 
 
-@jit.jitable
-def _value(row, k, arg):
-    return row[k]
+_max8, _sum8 = lane_reduction(value, larger, "maximum"), lane_reduction(widened, plus, "sum")
 
 
-@jit.jitable
-def _value64(row, k, arg):
-    return np.float64(row[k])
-
-
-@jit.jitable
-def _larger(m, v):
-    return max(m, v)  # v only where v > m: a NaN never replaces m
-
-
-_max8, _sum8 = lane_reduction(_value, _larger), lane_reduction(_value64, plus)
-
-
-@jit.jitable
+@jit.inlined
 def _row_max(row, n):
     """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in eight lanes (a NaN never replaces one; the
     lanes keep the first of equal values, so their order of combination does not matter)."""
     return _max8(row, n, row[0], 0.0)
 
 
-@jit.jitable
+@jit.inlined
 def row_sum(row, n):
     """The float64 sum of ``row[:n]`` in eight partial sums (``lane_reduction``'s order)."""
     return _sum8(row, n, 0.0, 0.0)
 
 
-@jit.jitable
-def _softmax_row(row, o, n, beta):
-    """One row by the module's formula; ``o`` holds the ``e_i`` before their sum is known."""
+@jit.inlined
+def _softmax_row(row, o, low, n, beta):
+    """One row by the module's formula in three loops: the float64 split (``o`` takes each ``hi``, ``low`` each
+    ``lo``), the float32 exponentials ``e_i`` into ``o`` (apart from the float64 steps, so that LLVM runs them at
+    the float32 width, 16 lanes on AVX-512, not the float64 one), their scaling by ``1 / s``. ``low`` holds ``n``
+    values or more. Inlined into the row loop: its loops take the caller's vector width (``wide_vectors``), and
+    the row views need no reference counts of their own."""
     m = np.float64(_row_max(row, n))
     for k in range(n):
         d = (np.float64(row[k]) - m) * beta
         hi = np.float32(d)
         lo = np.float32(d - np.float64(hi))
-        lo = lo if abs(lo) < np.float32(1.0) else _F32_ZERO  # not finite where hi is not
-        e = exp32_scaled(hi, _SCALE)
-        o[k] = e + e * lo
+        o[k] = hi
+        low[k] = lo if abs(lo) < np.float32(1.0) else _F32_ZERO  # not finite where hi is not
+    for k in range(n):
+        e = exp32_scaled(o[k], _SCALE)
+        o[k] = e + e * low[k]
     inv = 1.0 / row_sum(o, n)
     for k in range(n):
         o[k] = np.float32(np.float64(o[k]) * inv)
@@ -97,17 +89,20 @@ def _rows(x, out, beta, r0, r1):
     """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized)."""
     wide_vectors()
     n = x.shape[1]
+    low = np.empty(n, np.float32)
     for r in range(r0, r1):
-        _softmax_row(x[r], out[r], n, beta)
+        _softmax_row(x[r], out[r], low, n, beta)
 
 
 @jit.kernel(error_model="numpy")
 def _lines(x, out, beta, r0, r1):
     """Rows ``[r0, r1)`` of ``[outer, n, inner]`` arrays of any strides (row ``t``: ``[t // inner, :, t % inner]``):
     the same operations as :func:`_rows`, element by element, so the same bits."""
+    wide_vectors()
     n, inner = x.shape[1], x.shape[2]
+    low = np.empty(n, np.float32)
     for r in range(r0, r1):
-        _softmax_row(x[r // inner, :, r % inner], out[r // inner, :, r % inner], n, beta)
+        _softmax_row(x[r // inner, :, r % inner], out[r // inner, :, r % inner], low, n, beta)
 
 
 def _sharing(rows):

@@ -16,7 +16,7 @@ import numpy as np
 from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
-from ..support.lane_reduction import lane_reduction, plus
+from ..support.lane_reduction import lane_reduction, plus, squared_deviation
 from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .float_sharing import Rows
@@ -25,16 +25,10 @@ from .float_softmax import row_sum
 _MODES = {"center": 0, "standardize": 1, "l2": 2}
 
 
-@jit.jitable
-def _square(row, k, mean):
-    d = np.float64(row[k]) - mean
-    return d * d
+_squares8 = lane_reduction(squared_deviation, plus, "squares")
 
 
-_squares8 = lane_reduction(_square, plus)
-
-
-@jit.jitable
+@jit.inlined
 def _row_squares(row, n, mean):
     """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``row_sum``)."""
     return _squares8(row, n, 0.0, mean)

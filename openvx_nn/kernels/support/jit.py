@@ -204,6 +204,13 @@ def jitable(function: Callable) -> Callable:
     return register_jitable(function)
 
 
+def inlined(function: Callable) -> Callable:
+    """:func:`jitable`, inlined by numba into each caller's function: its loops then take the caller's LLVM
+    attributes (``support/vector_width``), and the views it is given need no reference counts of their own."""
+    _distinct(function)
+    return register_jitable(inline="always")(function)
+
+
 if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_index_key", "_load_overload")) and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
