@@ -67,8 +67,8 @@ def _softmax_row(row, o, low, n, beta):
     """One row by the module's formula in three loops: the float64 split (``o`` takes each ``hi``, ``low`` each
     ``lo``), the float32 exponentials ``e_i`` into ``o`` (apart from the float64 steps, so that LLVM runs them at
     the float32 width, 16 lanes on AVX-512, not the float64 one), their scaling by ``1 / s``. ``low`` holds ``n``
-    values or more. Inlined into the row loop: its loops take the caller's vector width (``wide_vectors``), and
-    the row views need no reference counts of their own."""
+    values or more. Inlined into the row loop, so that its loops take the caller's vector width
+    (``wide_vectors``)."""
     m = np.float64(_row_max(row, n))
     for k in range(n):
         d = (np.float64(row[k]) - m) * beta
@@ -86,12 +86,12 @@ def _softmax_row(row, o, low, n, beta):
 
 @jit.kernel(error_model="numpy")
 def _rows(x, out, beta, r0, r1):
-    """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized)."""
+    """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized; rows without reference counts)."""
     wide_vectors()
     n = x.shape[1]
     low = np.empty(n, np.float32)
     for r in range(r0, r1):
-        _softmax_row(x[r], out[r], low, n, beta)
+        _softmax_row(native.row_of(x, r), native.row_of(out, r), low, n, beta)
 
 
 @jit.kernel(error_model="numpy")
