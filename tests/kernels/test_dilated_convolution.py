@@ -168,3 +168,66 @@ def test_the_taps_a_tile_keeps_are_every_tap_that_reads_inside_the_input():
                 assert (k_lo, k_hi) == (min(inside), max(inside)), case
         else:
             assert k_lo == k_hi, case
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_filter_kept_is_every_row_and_column_some_output_reads_inside(seed):
+    # ``reached_filter`` drops the filter rows and columns that read only padding for every output; checked, for
+    # windows one input apart, against an enumeration of the taps the outputs read, from the window's definition
+    rng = np.random.default_rng(3000 + seed)
+    (h, w), (kh, kw), _, (dw, dh), pads, _ = _geometry(rng)
+    oh, ow = h + pads[2] + pads[3] - (kh - 1) * dh, w + pads[0] + pads[1] - (kw - 1) * dw
+    c = int(rng.integers(1, 5))
+    wt = rng.standard_normal((16, kh, kw, c)).astype(np.float32)
+    packed = fconv.pack_conv(wt, (1, 16))
+    kept, kept_pads, kept_dil = fconv.reached_filter((1, h, w, c), packed, pads, (1, 1), (dw, dh), (oh, ow))
+    left, _, top, _ = pads
+    rows = [ky for ky in range(kh) if any(0 <= oy - top + ky * dh < h for oy in range(oh))]
+    cols = [kx for kx in range(kw) if any(0 <= ox - left + kx * dw < w for ox in range(ow))]
+    if not rows or not cols:  # no tap reads the input: one is kept (the outputs are the bias)
+        assert kept.shape[1] * kept.shape[2] // c in (1, kh * kw)
+        return
+    if (dw, dh) == (1, 1) or (len(rows), len(cols)) == (kh, kw) or top < rows[0] * dh or left < cols[0] * dw:
+        assert kept is packed and kept_pads == pads and kept_dil == (dw, dh)
+        return
+    want = fconv.pack_conv(wt[:, rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1], (1, 16))
+    np.testing.assert_array_equal(kept, want)
+    assert kept_pads[0] == left - cols[0] * dw and kept_pads[2] == top - rows[0] * dh
+    assert kept_dil == (dw if len(cols) > 1 else 1, dh if len(rows) > 1 else 1)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_dilated_layer_on_its_kept_filter_gives_the_whole_filters_bits(seed, monkeypatch):
+    # the old route (every filter row and column, the tiles skipping padding) against the kept filter, bound and
+    # native; both against the float64 definition
+    x, wt, bias, pads, strides, dilations, act, want, bound = _case(4000 + seed)
+    packed, b = fconv.pack_conv(wt), fconv.bias_or_zeros(bias, wt.shape[0])
+    kept = np.full(want.shape, np.nan, np.float32)
+    fconv.conv2d(x, packed, b, kept, pads, strides, act, dilations=dilations)
+    native_kept = np.full(want.shape, np.nan, np.float32)
+    assert native.run(fconv.native_conv2d(x, packed, b, native_kept, pads, strides, act, dilations=dilations)) == 0
+    monkeypatch.setattr(fconv, "reached_filter", lambda x_shape, wp, pads, strides, dilations, out_hw:
+                        (wp, pads, dilations))
+    whole = np.full(want.shape, np.nan, np.float32)
+    fconv.conv2d(x, packed, b, whole, pads, strides, act, dilations=dilations)
+    _assert_within(kept, want, bound)
+    np.testing.assert_array_equal(kept.view(np.int32), whole.view(np.int32))
+    np.testing.assert_array_equal(native_kept.view(np.int32), whole.view(np.int32))
+
+
+@pytest.mark.parametrize("rate", [6, 12, 18, 28, 40])
+def test_deeplab_rates_on_a_28x28_map_match_the_float64_definition(rate):
+    # tiles of 12 pixels over rows of 28 keep two or three filter rows and some of the columns of each: the taps
+    # from the first kept (row, column) to the last; a rate of 28 or more leaves the centre tap alone (a 1x1 layer)
+    rng = np.random.default_rng(rate)
+    x, wt, bias = _values(rng, (1, 28, 28, 40), edge=True), _values(rng, (20, 3, 3, 40)), _values(rng, (20,))
+    pads, dilations = (rate,) * 4, (rate, rate)
+    want = np.maximum(dilated_reference(x, wt, bias, pads, (1, 1), dilations, (28, 28)), 0.0)
+    span = dilated_reference(np.abs(x), np.abs(wt), np.abs(bias), pads, (1, 1), dilations, (28, 28))
+    for block in BLOCKS:
+        got = np.full((1, 28, 28, 20), np.nan, np.float32)
+        fconv.conv2d(x, fconv.pack_conv(wt, block), bias, got, pads, (1, 1), 1, dilations=dilations)
+        _assert_within(got, want, (9 * 40 + 3) * U * span)
+    kept, kept_pads, kept_dil = fconv.reached_filter(x.shape, fconv.pack_conv(wt), pads, (1, 1), dilations, (28, 28))
+    if rate >= 28:
+        assert kept.shape[1:3] == (1, 40) and kept_pads == (0, 0, 0, 0) and kept_dil == (1, 1)

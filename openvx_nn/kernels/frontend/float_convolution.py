@@ -254,9 +254,10 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                         tap0, tap_n = ky_lo, ky_hi - ky_lo + 1
                         run_n, shift = (kx_hi - kx_lo + 1) * depth, kx_lo * depth * 4
                         w_off = ky_lo * w_tap_stride + kx_lo * depth * block * 4
-                    else:  # one tap per (ky, kx): the columns' range alone when one filter row is left
-                        tap0 = ky_lo * kw + (kx_lo if ky_lo == ky_hi else 0)
-                        tap_n = kx_hi - kx_lo + 1 if ky_lo == ky_hi else (ky_hi - ky_lo + 1) * kw
+                    else:  # one tap per (ky, kx): from (ky_lo, kx_lo) to (ky_hi, kx_hi) in the taps' order (the
+                        # taps between outside the columns' range read only padding too: summed, as zeros)
+                        tap0 = ky_lo * kw + kx_lo
+                        tap_n = (ky_hi - ky_lo) * kw + kx_hi - kx_lo + 1
                         w_off = tap0 * w_tap_stride
                     if shift != 0:
                         for r in range(rows):
@@ -707,6 +708,29 @@ def skipped_padding(x: np.ndarray, pads: tuple[int, int, int, int], dilations: t
     return int(pads[2]), int(pads[0]), int(x.shape[1]), int(x.shape[2])
 
 
+def reached_filter(x_shape: tuple[int, ...], wp: np.ndarray, pads: tuple[int, int, int, int],
+                   strides: tuple[int, int], dilations: tuple[int, int], out_hw: tuple[int, int]):
+    """(packed weights, pads, dilations) of the filter rows and columns that read inside the input for some output
+    pixel. A dilated layer whose outer taps read only its padding (an atrous rate at or above the map's side: the
+    centre tap alone, a 1x1 layer read in place, no padded copy) is that smaller layer: its kept taps summed in
+    the same order, the zeros dropped as the tiles drop them (``skipped_padding``). Undilated layers, and those
+    whose kept window would start inside the input (a negative pad), come back as they are."""
+    dw, dh = dilations
+    if (dw, dh) == (1, 1):
+        return wp, pads, dilations
+    _, h, w, c = x_shape
+    kh, kw = wp.shape[1], wp.shape[2] // c
+    left, right, top, bottom = (int(p) for p in pads)
+    ky_lo, ky_hi = _inside(0, out_hw[0] - 1, int(strides[1]), dh, kh, top, h)
+    kx_lo, kx_hi = _inside(0, out_hw[1] - 1, int(strides[0]), dw, kw, left, w)
+    left, top = left - kx_lo * dw, top - ky_lo * dh
+    if (ky_lo, ky_hi, kx_lo, kx_hi) == (0, kh - 1, 0, kw - 1) or min(left, top) < 0:
+        return wp, pads, dilations
+    kept = np.ascontiguousarray(wp[:, ky_lo:ky_hi + 1, kx_lo * c:(kx_hi + 1) * c])
+    pads = (left, max(0, right - (kw - 1 - kx_hi) * dw), top, max(0, bottom - (kh - 1 - ky_hi) * dh))
+    return kept, pads, (1 if kx_lo == kx_hi else dw, 1 if ky_lo == ky_hi else dh)
+
+
 def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray,
                 pads: tuple[int, int, int, int], strides: tuple[int, int], activation: int,
                 residual: np.ndarray | None = None, epilogue: tuple | None = None,
@@ -728,6 +752,8 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     sliced = channel_slice(out)
     target, first = sliced if sliced is not None else (output_target(out), 0)
     out_shape = _output_border(out, out_border)
+    if not x_border:
+        wp, pads, (dw, dh) = reached_filter(x.shape, wp, pads, strides, (dw, dh), out_shape[1:3])
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
     panel, n_units = work_units(wp, pixels)
@@ -872,6 +898,8 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
         return None
     lo, hi = clamp_range(activation)
     dw, dh = _dilations(dilations)
+    if not x_border:
+        wp, pads, (dw, dh) = reached_filter(x.shape, wp, pads, strides, (dw, dh), out_shape[1:3])
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
     panel, n_units = work_units(wp, pixels)
