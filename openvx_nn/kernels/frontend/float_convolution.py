@@ -26,7 +26,10 @@ dilated alone keep a filter row's ``kw * I`` inputs as one run (its taps ``dil_h
 columns make each of the ``kh * kw`` filter taps a run of ``I`` inputs, ``dil_w`` pixels apart. The packed weights
 are the same bytes either way (``[kh, kw * I]`` is ``[kh * kw, I]``), and so is the order of the sums. A dilated
 layer's tile skips the taps (or, columns undilated, the ends of each filter row's run) that read only the padding
-for every pixel of the tile (``skipped_padding``): at DeepLab's rates most taps of a small map do.
+for every pixel of the tile (``skipped_padding``): at DeepLab's rates most taps of a small map do. The taps kept
+run from the first reached (row, column) to the last in the taps' order. At bind time a dilated layer drops the
+filter rows and columns that no output reads inside (``reached_filter``): an atrous rate at or above the map's side
+leaves the centre tap, a 1x1 layer read in place.
 
 Sums are float32 with fused multiply-adds, in a fixed order: results differ from the float64 reference
 (``nhwc_convolution``) by at most a few float32 roundings of the sum of |products| (docs/nnapi.md states
@@ -752,13 +755,10 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     sliced = channel_slice(out)
     target, first = sliced if sliced is not None else (output_target(out), 0)
     out_shape = _output_border(out, out_border)
-    if not x_border:
-        wp, pads, (dw, dh) = reached_filter(x.shape, wp, pads, strides, (dw, dh), out_shape[1:3])
+    wp, pads, (dw, dh), (panel, n_units), (xp, copy, window) = _planned(x, x_border, wp, pads, strides, (dw, dh),
+                                                                        out_shape)
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
-    panel, n_units = work_units(wp, pixels)
-    xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
-                                 -(-wp.shape[0] // panel))
     res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
@@ -766,6 +766,18 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
             first, out.shape[3])
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, pixels * out.shape[3] * kh * inner)
     return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
+
+
+def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape):
+    """(packed weights, pads, dilations, (blocks per panel, work units), ``_input_of``'s triple) of a layer whose
+    output has ``out_shape``: a dilated layer on the filter rows and columns it reaches (``reached_filter``)."""
+    if not x_border:
+        wp, pads, dilations = reached_filter(x.shape, wp, pads, strides, dilations, out_shape[1:3])
+    kh, inner = wp.shape[1:3]
+    panel, n_units = work_units(wp, out_shape[0] * out_shape[1] * out_shape[2])
+    staged_input = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), dilations,
+                             -(-wp.shape[0] // panel))
+    return wp, pads, dilations, (panel, n_units), staged_input
 
 
 def _input_of(x: np.ndarray, x_border: int, pads, strides, out_hw, kernel_hw, dilations, panels: int):
@@ -897,14 +909,10 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     if res_copy is not None:
         return None
     lo, hi = clamp_range(activation)
-    dw, dh = _dilations(dilations)
-    if not x_border:
-        wp, pads, (dw, dh) = reached_filter(x.shape, wp, pads, strides, (dw, dh), out_shape[1:3])
+    wp, pads, (dw, dh), (panel, n_units), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
+                                                                        _dilations(dilations), out_shape)
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
-    panel, n_units = work_units(wp, pixels)
-    xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), (dw, dh),
-                                 -(-wp.shape[0] // panel))
     staging = _BORDERED if x_border else _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
     top, left = (window[0], window[1]) if x_border else (int(pads[2]), int(pads[0]))
     bias = np.ascontiguousarray(bias, np.float32)
