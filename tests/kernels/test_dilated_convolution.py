@@ -96,13 +96,20 @@ def test_dilated_conv2d_matches_the_float64_definition_on_every_tile_shape(seed)
         np.testing.assert_array_equal(got, first)  # each lane sums in one order whatever the tile
 
 
+def _bound_call(seed):
+    """A random case, its packed weights and bias, and the bound call's output on them."""
+    case = _case(seed)
+    x, wt, bias, pads, strides, dilations, act, want, _ = case
+    packed, b = fconv.pack_conv(wt), fconv.bias_or_zeros(bias, wt.shape[0])
+    out = np.full(want.shape, np.nan, np.float32)
+    fconv.conv2d(x, packed, b, out, pads, strides, act, dilations=dilations)
+    return case, packed, b, out
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_the_native_entry_of_a_dilated_layer_gives_the_bound_calls_bits(seed, monkeypatch):
     # serially and shared with a helper thread (every layer large enough to share)
-    x, wt, bias, pads, strides, dilations, act, want, bound = _case(2000 + seed)
-    packed, b = fconv.pack_conv(wt), fconv.bias_or_zeros(bias, wt.shape[0])
-    bound_out = np.full(want.shape, np.nan, np.float32)
-    fconv.conv2d(x, packed, b, bound_out, pads, strides, act, dilations=dilations)
+    (x, _, _, pads, strides, dilations, act, want, bound), packed, b, bound_out = _bound_call(2000 + seed)
     for helpers, work in ((0, float_sharing.NATIVE_PARALLEL_WORK), (1, 0)):
         monkeypatch.setattr(float_sharing.workers, "helpers", lambda n=helpers: n)
         monkeypatch.setattr(float_sharing, "NATIVE_PARALLEL_WORK", work)
@@ -200,10 +207,7 @@ def test_the_filter_kept_is_every_row_and_column_some_output_reads_inside(seed):
 def test_a_dilated_layer_on_its_kept_filter_gives_the_whole_filters_bits(seed, monkeypatch):
     # the old route (every filter row and column, the tiles skipping padding) against the kept filter, bound and
     # native; both against the float64 definition
-    x, wt, bias, pads, strides, dilations, act, want, bound = _case(4000 + seed)
-    packed, b = fconv.pack_conv(wt), fconv.bias_or_zeros(bias, wt.shape[0])
-    kept = np.full(want.shape, np.nan, np.float32)
-    fconv.conv2d(x, packed, b, kept, pads, strides, act, dilations=dilations)
+    (x, _, _, pads, strides, dilations, act, want, bound), packed, b, kept = _bound_call(4000 + seed)
     native_kept = np.full(want.shape, np.nan, np.float32)
     assert native.run(fconv.native_conv2d(x, packed, b, native_kept, pads, strides, act, dilations=dilations)) == 0
     monkeypatch.setattr(fconv, "reached_filter", lambda x_shape, wp, pads, strides, dilations, out_hw:
