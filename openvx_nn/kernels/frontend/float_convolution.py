@@ -374,6 +374,7 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
     args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
             alpha, ea, eb, out_border, res_border, first, units, g0, g1)
     two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
+    pixels = out.shape[0] * (out.shape[1] - 2 * out_border) * (out.shape[2] - 2 * out_border)
     if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc, or pack_conv for one output pixel)
         if wide and adding:
             _WIDE_ROW_RES(*args)
@@ -383,20 +384,17 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
             _NARROW_ROW_RES(*args)
         else:
             _NARROW_ROW(*args)
-    elif wide and two and _deep_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
-                                     * (out.shape[2] - 2 * out_border), wp.shape[1]):
+    elif wide and two and _deep_rows(2, WIDE_LANES, pixels, wp.shape[1]):
         if adding:
             _WIDE_DEEP_RES(*args)
         else:
             _WIDE_DEEP(*args)
-    elif wide and two and _ten_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
-                                    * (out.shape[2] - 2 * out_border)):
+    elif wide and two and _ten_rows(2, WIDE_LANES, pixels):
         if adding:
             _WIDE_TEN_RES(*args)
         else:
             _WIDE_TEN(*args)
-    elif wide and two and _odd_rows(2, WIDE_LANES, out.shape[0] * (out.shape[1] - 2 * out_border)
-                                    * (out.shape[2] - 2 * out_border)):
+    elif wide and two and _odd_rows(2, WIDE_LANES, pixels):
         if adding:
             _WIDE_ODD_RES(*args)
         else:
