@@ -72,10 +72,15 @@ def check(isa: str) -> str:
     return isa
 
 
+def _forced() -> str:
+    """``OPENVX_NN_ISA``'s value ('' when unset)."""
+    return os.environ.get(ENV_ISA, "").strip()
+
+
 @cache
 def selected() -> str:
     """The path in force: ``OPENVX_NN_ISA`` when set (ValueError if this CPU cannot run it), else the fastest."""
-    forced = os.environ.get(ENV_ISA, "").strip()
+    forced = _forced()
     if forced:
         try:
             return check(forced)
@@ -109,7 +114,7 @@ def _request_tile_data() -> bool:
 def amx() -> bool:
     """Whether the 8-bit sums run on AMX tiles: the CPU (``/proc/cpuinfo`` and LLVM) has AMX-INT8 and the VNNI
     path is in force unforced, ``OPENVX_NN_AMX`` is not ``0``, and Linux grants tile data (asked here, once)."""
-    if os.environ.get(ENV_AMX, "").strip() == "0" or os.environ.get(ENV_ISA, "").strip():
+    if os.environ.get(ENV_AMX, "").strip() == "0" or _forced():
         return False
     return amx_on_cpu() and selected() == "avx512_vnni" and _request_tile_data()
 
@@ -131,7 +136,7 @@ def for_layer(isa: str | None, k_out: int) -> str:
         return check(isa)
     chosen = selected()
     if (chosen == "avx512_vnni" and 0 < k_out <= NARROW_CHANNELS and "avx_vnni" in available()
-            and not os.environ.get(ENV_ISA, "").strip()):
+            and not _forced()):
         return "avx_vnni"
     return chosen
 
@@ -142,7 +147,7 @@ def float_lanes() -> int:
     registers hold tiles twice as wide, and a CPU with 512-bit FMA units does twice the work an instruction), else
     8 (AVX2's; LLVM splits a 16-lane vector in two without AVX-512, correct but no faster). ``OPENVX_NN_ISA``
     forcing a path narrower than ``avx512_vnni`` gives 8 too, so one machine runs both widths' routes."""
-    forced = os.environ.get(ENV_ISA, "").strip()
+    forced = _forced()
     if forced and selected() != "avx512_vnni":
         return 8
     flags, llvm = _cpuinfo_flags(), _llvm_features()
