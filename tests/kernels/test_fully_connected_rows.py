@@ -13,8 +13,7 @@ from kernel_testing import LAYOUTS, Q78, S8, U8, assert_bits_equal, blank, fit_e
 
 from openvx_nn.kernels.engine import isa, microkernel
 from openvx_nn.kernels.engine.correlation import Arithmetic
-from openvx_nn.kernels.openvx.fully_connected import (execute_fully_connected, fully_connected,
-                                                      prepare_fully_connected)
+from openvx_nn.kernels.openvx.fully_connected import execute_fully_connected, fully_connected, prepare_fully_connected
 
 POLICIES = [(True, True), (True, False), (False, True), (False, False)]
 SIMD = [name for name in ("avx512_vnni", "avx_vnni", "avx2") if name in isa.available()]
