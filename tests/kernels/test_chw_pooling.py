@@ -185,3 +185,62 @@ def test_binary16_planes_pool_as_the_float32_kernel_rounded_once(trial):
         ordered = [np.where(v.view(np.int16) < 0, -(v.view(np.uint16) & 0x7FFF).astype(np.int64),
                             v.view(np.uint16).astype(np.int64)) for v in (got[finite], want[finite])]
         assert np.abs(ordered[0] - ordered[1]).max(initial=0) <= 1
+
+
+_HALF_EDGES = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00,  # zeros,
+                        0x7E00, 0xFE00, 0x7FFF, 0xFFFF, 0x7E01, 0xFE2A,  # subnormals, max half, inf, quiet NaNs,
+                        0x7C01, 0xFC01, 0x7D55, 0xFDFF, 0x3C00, 0xBC00], np.uint16)  # signaling NaNs, +-1
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_a_binary16_maximum_on_keys_picks_the_float32_kernels_nan_bit_for_bit(trial):
+    """The maximum on binary16 planes (compared as integer keys, no conversion) over windows dense in edge values:
+    of several NaNs of both signs, quiet and signaling, the one the float32 kernel's ``llvm.maximum`` keeps, with
+    its payload and quiet bit as they were; +0.0 over -0.0; and every output one of its window's own patterns."""
+    from openvx_nn.kernels.frontend.chw_pooling import pool_planes
+
+    rng = np.random.default_rng(3200 + trial)
+    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
+    stride = tuple(int(v) for v in rng.integers(1, 5, 2))
+    offset = tuple(int(rng.integers(0, k)) for k in kernel)
+    hw = (int(rng.integers(kernel[0], 20)), int(rng.integers(kernel[1], 90)))
+    out_hw = tuple((n + 2 * o - k) // s + 1 for n, k, s, o in zip(hw, kernel, stride, offset))
+    planes = int(rng.integers(1, 19))
+    share = (0.02, 0.3, 0.7, 1.0)[trial % 4]  # of edge values; the rest ordinary
+    ordinary = (rng.standard_normal((planes,) + hw) * 1000).astype(np.float16).view(np.uint16)
+    bits = np.where(rng.random(ordinary.shape) < share, rng.choice(_HALF_EDGES, ordinary.shape), ordinary)
+    out16 = np.full((planes,) + out_hw, 0x7777, np.uint16)
+    out32 = np.full((planes,) + out_hw, 7.0, np.float32)
+    geometry = (False, *kernel, *stride, *offset, np.float32(0.0), 0, planes)
+    pool_planes(bits, out16, *geometry)
+    pool_planes(bits.view(np.float16).astype(np.float32), out32, *geometry)
+    assert np.array_equal(out16, out32.astype(np.float16).view(np.uint16)), "not the float32 kernel's picks"
+    (kh, kw), (sy, sx), (top, left) = kernel, stride, offset
+    for oy in range(out_hw[0]):
+        for ox in range(out_hw[1]):
+            y0, x0 = oy * sy - top, ox * sx - left
+            window = bits[:, max(y0, 0):max(y0 + kh, 0), max(x0, 0):max(x0 + kw, 0)].reshape(planes, -1)
+            if window.shape[1] == 0:
+                assert not out16[:, oy, ox].any()
+                continue
+            assert all(out16[p, oy, ox] in window[p] for p in range(planes)), "an output not from its window"
+    want = _half_reference(bits.view(np.float16), False, kernel, stride, offset, out_hw)
+    got = out16.view(np.float16)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[~np.isnan(want)].view(np.uint16), want[~np.isnan(want)].view(np.uint16))
+
+
+@pytest.mark.parametrize("cpu", ["haswell", "skylake-avx512"])
+def test_binary16_planes_pool_the_same_compiled_for_avx2_and_avx512_without_fp16(tmp_path, cpu):
+    # The window passes are generic LLVM IR; compiled for AVX2 alone (haswell: 16-bit unsigned compares and the
+    # float32 maximum lowered without AVX-512) and for AVX-512 without FP16 or VNNI (skylake-avx512) the binary16
+    # tests above still give the float32 kernel's bits.
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, OPENVX_NN_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__, "-k",
+                           "binary16_planes_pool_as or maximum_on_keys"], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout

@@ -16,7 +16,9 @@ lanes, larger strides read the rows split by column phase).
 
 Float16. Either side may be binary16 bits (uint16 planes): the first pass widens the input as it loads it,
 the second narrows each output once as it stores it (``window_runs``' binary16 forms), so a binary16 pool is the
-float32 pool of the widened values rounded once, bit for bit, without a float32 copy of either tensor.
+float32 pool of the widened values rounded once, bit for bit, without a float32 copy of either tensor. A maximum
+binary16 on both sides converts nothing: both passes compare the bits as integer keys (``window_runs``' ``_hh``
+forms, the same picks), the rows between them keys too.
 
 Max. Values compare as ``window_max.larger`` defines (IEEE ``maximum``: NaN wins, +0.0 over -0.0), so the
 result is the window's exact maximum whatever the order of visits.
@@ -41,8 +43,11 @@ from .window_runs import (
     max_runs,
     max_runs_2,
     max_runs_2fh,
+    max_runs_2kh,
     max_runs_fh,
     max_runs_hf,
+    max_runs_hk,
+    max_runs_kh,
     sum_runs,
     sum_runs_2,
     sum_runs_2fh,
@@ -63,12 +68,14 @@ def window_span(start, stride, size, extent, n_out):
 
 
 @jit.kernel
-def _down(maximum, half_in, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale):
-    """The first pass's ``window_runs`` call (stride 1, float32 out): max, or sum of the values times ``scale``;
-    binary16 runs (``half_in``) or float32."""
+def _down(maximum, half_in, keys, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale):
+    """The first pass's ``window_runs`` call (stride 1, float32 out; ``keys``: a maximum of binary16 into binary16):
+    max, or sum of the values times ``scale``; binary16 runs (``half_in``) or float32."""
     args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
     one = np.float32(1.0)
-    if half_in:
+    if keys:
+        max_runs_hk(*args)
+    elif half_in:
         if maximum:
             max_runs_hf(*args)
         else:
@@ -80,12 +87,18 @@ def _down(maximum, half_in, out, base, offsets, n_taps, n, n_rows, out_stride, b
 
 
 @jit.kernel
-def _across(maximum, stride, half_out, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, divisor):
-    """The second pass's ``window_runs`` call (float32 runs, stride 1 or 2): max, or sum divided by ``divisor``;
-    binary16 outputs (``half_out``) or float32."""
+def _across(maximum, stride, half_out, keys, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride,
+            divisor):
+    """The second pass's ``window_runs`` call (float32 runs, stride 1 or 2; ``keys``: a maximum of binary16 into
+    binary16): max, or sum divided by ``divisor``; binary16 outputs (``half_out``) or float32."""
     args = (out, base, offsets, n_taps, n, n_rows, out_stride, base_stride)
     one = np.float32(1.0)
-    if half_out:
+    if keys:
+        if stride == 2:
+            max_runs_2kh(*args)
+        else:
+            max_runs_kh(*args)
+    elif half_out:
         if maximum:
             if stride == 2:
                 max_runs_2fh(*args)
@@ -106,6 +119,10 @@ def _across(maximum, stride, half_out, out, base, offsets, n_taps, n, n_rows, ou
         sum_runs(*args, one, divisor)
 
 
+KEYS = True
+"""Whether a maximum binary16 on both sides compares keys (module doc); False: the widening and narrowing passes,
+the route it replaced, which a copy of :func:`pool_planes` compiled with it False still runs (to compare both)."""
+
 GROUP_VALUES = 8192
 """Planes are pooled in groups whose window-row reductions fill about this many float32 (32 KiB: they stay in
 the first-level cache between the two passes); a plane of one output row (a global pool) is one row of a group,
@@ -123,6 +140,8 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     height, width = x.shape[1], x.shape[2]
     out_h, out_w = out.shape[1], out.shape[2]
     maximum = not average
+    keys = maximum and half_in and half_out and KEYS  # the rows between the passes keys (module doc)
+    ec = 2 if keys else 4  # bytes of a value of those rows (a row keeps its float32 length: rows at 4 * span)
     c0 = min(out_w, max(0, (left - kw + sx) // sx))  # outputs whose windows meet the row: [c0, c1)
     c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
     r0 = min(out_h, max(0, (top - kh + sy) // sy))  # output rows whose windows meet the plane: [r0, r1)
@@ -139,16 +158,22 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     column = np.empty((group * out_h, span), np.float32)
     phases = np.empty((group * out_h if split else 1, line), np.float32)
     border = np.float32(0.0) if average else np.float32(-np.inf)
+    halves = column.view(np.uint16)
     for r in range(group * out_h):
         for i in range(left):
             column[r, i] = border
         for i in range(left + width, span):
             column[r, i] = border
+        if keys:
+            for i in range(left):
+                halves[r, i] = 0x83FF  # the key of -inf
+            for i in range(left + width, span):
+                halves[r, i] = 0x83FF
     rows, taps = np.empty(kh, np.int64), np.empty(kw, np.int64)
     for k in range(kh):
         rows[k] = ex * k * width
     for k in range(kw):
-        taps[k] = 4 * ((k % sx) * n_ph + k // sx if split else k)
+        taps[k] = ec * ((k % sx) * n_ph + k // sx if split else k)
     edges = c0 > 0 or c1 < out_w or r0 > 0 or r1 < out_h  # windows wholly off the plane
     fill = np.float32(0.0) if average else empty
     fill_bits = narrow_bits(bits_of_float(fill))
@@ -160,19 +185,19 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
         k += 1
     scale, divisor = np.float32(2.0 ** -k), np.float32(area * 2.0 ** -k)
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
-    col_at, ph_at = np.int64(column.ctypes.data) + 4 * left, np.int64(phases.ctypes.data)
+    col_at, ph_at = np.int64(column.ctypes.data) + ec * left, np.int64(phases.ctypes.data)
     rows_at, taps_at = np.int64(rows.ctypes.data), np.int64(taps.ctypes.data)
-    src_at, src_stride = (ph_at + 4 * c0, 4 * line) if split else (col_at - 4 * left + 4 * c0 * sx, 4 * span)
+    src_at, src_stride = (ph_at + ec * c0, 4 * line) if split else (col_at - ec * left + ec * c0 * sx, 4 * span)
     plane_size = height * width
     for g0 in range(p0, p1, group):
         n = min(p1, g0 + group) - g0
         if out_h == 1 and oa == 0 and ob == 1:  # one output row a plane, inside it: every plane's in one call
-            _down(maximum, half_in, col_at, x_at + ex * g0 * plane_size, rows_at, kh, width, n, 4 * span,
+            _down(maximum, half_in, keys, col_at, x_at + ex * g0 * plane_size, rows_at, kh, width, n, 4 * span,
                   ex * plane_size, scale)
         else:
             if ob > oa:
                 for q in range(n):
-                    _down(maximum, half_in, col_at + 4 * (q * out_h + oa) * span,
+                    _down(maximum, half_in, keys, col_at + 4 * (q * out_h + oa) * span,
                           x_at + ex * ((g0 + q) * plane_size + (oa * sy - top) * width), rows_at, kh, width, ob - oa,
                           4 * span, ex * sy * width, scale)
             for oy in range(r0, r1):  # an edge row: the same output row of every plane in the group in one call
@@ -180,15 +205,22 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
                     continue
                 y0 = oy * sy - top
                 ya, yb = max(y0, 0), min(y0 + kh, height)
-                _down(maximum, half_in, col_at + 4 * oy * span, x_at + ex * (g0 * plane_size + ya * width), rows_at,
+                _down(maximum, half_in, keys, col_at + 4 * oy * span, x_at + ex * (g0 * plane_size + ya * width),
+                      rows_at,
                       yb - ya, width, n, 4 * out_h * span, ex * plane_size, scale)
-        if split:
+        if split and keys:
+            phase_halves = phases.view(np.uint16)
+            for r in range(n * out_h):
+                for s in range(min(sx, span)):
+                    for j in range((span - s + sx - 1) // sx):
+                        phase_halves[r, s * n_ph + j] = halves[r, j * sx + s]
+        elif split:
             for r in range(n * out_h):
                 for s in range(min(sx, span)):
                     for j in range((span - s + sx - 1) // sx):
                         phases[r, s * n_ph + j] = column[r, j * sx + s]
         if c1 > c0:
-            _across(maximum, 1 if split else sx, half_out, out_at + eo * (g0 * out_h * out_w + c0), src_at, taps_at,
+            _across(maximum, 1 if split else sx, half_out, keys, out_at + eo * (g0 * out_h * out_w + c0), src_at, taps_at,
                     kw, c1 - c0, n * out_h, eo * out_w, src_stride, divisor)
         if edges:
             for q in range(n):
@@ -246,10 +278,10 @@ def pool_pixels(x, out, average, kh, kw, sy, sx, top, left, empty, r0, r1):
         if y_lo <= oy < y_hi:
             y0 = oy * sy - top
             ya, yb = max(y0, 0), min(y0 + kh, height)
-            _down(maximum, False, col_at + 4 * left * depth, x_at + 4 * (n * height + ya) * width * depth, rows_at,
+            _down(maximum, False, False, col_at + 4 * left * depth, x_at + 4 * (n * height + ya) * width * depth, rows_at,
                   yb - ya, width * depth, 1, 0, 0, scale)
             if c1 > c0:
-                _across(maximum, 1, False, out_at + 4 * (r * line + c0 * depth), col_at + 4 * c0 * sx * depth, taps_at,
+                _across(maximum, 1, False, False, out_at + 4 * (r * line + c0 * depth), col_at + 4 * c0 * sx * depth, taps_at,
                         kw, depth, c1 - c0, 4 * depth, 4 * sx * depth, divisor)
             for ox in range(out_w):
                 if not c0 <= ox < c1:

@@ -33,6 +33,15 @@ NaN's bits through both conversions (it passes NaNs on unchanged); the sum takes
 (``widen_arithmetic``, ``narrow_arithmetic``: its additions quiet every NaN anyway, so the bits are the same at a
 fraction of the instructions; NNAPI's maximum never gives a NaN, so its forms take those too). Offsets and strides are in bytes whatever the element (a binary16 run's value ``j``
 is at ``2 * j``).
+
+Keys. A maximum of binary16 into binary16 converts nothing: it compares the binary16 bits as ordered integer
+keys in 16-bit lanes, ``2 * LANES`` a vector (``key = h ^ ((h >> 15) & 0x7FFF)``, signed: -0.0 below +0.0; its
+own inverse), and picks the operand ``llvm.maximum`` picks as x86 lowers it, whose choice depends only on each
+operand's NaN-ness, sign and order: of ``maximum(x, y)`` (``x`` the running result, ``y`` the next tap) a NaN
+``x`` with its sign set, else a NaN ``y``, else a NaN ``x``, else the larger. The float32 maximum returns one of
+its operands' bits unchanged and the exact conversions give a binary16 back its own bits, so the keys give the
+widened float32 pool's result rounded once, bit for bit. The first pass writes keys (``_hk``), the second reads
+them (``_kh``): the rows between them are never turned back into bits.
 """
 from __future__ import annotations
 
@@ -56,17 +65,45 @@ FLOATS = (0, 2, 3, 3, 3)
 """How many float arguments each kind takes after the eight integers."""
 
 
+def _key_maximum(b: ir.IRBuilder, x: ir.Value, y: ir.Value, keyed: bool) -> ir.Value:
+    """``llvm.maximum``'s pick (module doc, keys) of the key ``x`` (the running result) and ``y`` (i16 lanes: a
+    key where ``keyed``, else binary16 bits), as a key."""
+    kind = y.type
+    if keyed:  # a NaN's key lies outside [key(-inf), key(+inf)] = [-0x7C01, 0x7C00]: one unsigned comparison
+        ky = y
+        y_nan = b.icmp_unsigned(">", b.add(y, _const16(kind, 0x7C01)), _const16(kind, 0xF801))
+    else:
+        ky = _as_key(b, y)
+        y_nan = b.icmp_unsigned(">", b.and_(y, _const16(kind, 0x7FFF)), _const16(kind, 0x7C00))
+    x_negative_nan = b.icmp_signed("<", x, _const16(kind, -0x7C01))  # a key below -inf's: a NaN, its sign set
+    larger = b.select(b.icmp_signed(">", ky, x), ky, x)  # a NaN x with its sign clear is above every number
+    return b.select(x_negative_nan, x, b.select(y_nan, ky, larger))
+
+
+def _as_key(b: ir.IRBuilder, h: ir.Value) -> ir.Value:
+    """The key of the binary16 bits ``h`` (i16 lanes), or the bits of the key ``h``: its own inverse."""
+    return b.xor(h, b.and_(b.ashr(h, _const16(h.type, 15)), _const16(h.type, 0x7FFF)))
+
+
+def _const16(kind: ir.VectorType, number: int) -> ir.Constant:
+    return ir.Constant(kind, [number] * kind.count)
+
+
 def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, half_in: bool,
-            half_out: bool) -> ir.Function:
+            half_out: bool, keyed: str = "") -> ir.Function:
     """``f(out, base, offsets, n_taps, n, n_rows, out_stride, base_stride[, floats])`` (module doc; the floats
     ``kind`` takes: none, ``scale, divisor`` or ``divisor, lo, hi``) reading
     every ``stride``-th value of the runs, row after row (memory in order), each row in steps of ``vectors``
     vectors (each its own chain of taps: one chain would wait on each compare and select in turn): whole steps
     with plain loads, then the rest of the row through masks made once; at stride 2 each vector is the even
-    lanes of two loads; binary16 lanes (``half_in``, ``half_out``) are widened as loaded, narrowed as stored."""
+    lanes of two loads; binary16 lanes (``half_in``, ``half_out``) are widened as loaded, narrowed as stored; a
+    maximum of binary16 into binary16 compares keys (module doc), ``keyed`` "out" writing them, "in" reading them."""
     maximum, clamped = kind == MAXIMUM, kind >= GREATER
+    keys = maximum and half_in and half_out  # integer keys, no conversion (module doc)
+    n_lanes = 2 * LANES if keys else LANES
     vec = ir.VectorType(_F32, LANES)
-    halves = ir.VectorType(_I16, LANES)
+    halves = ir.VectorType(_I16, n_lanes)
+    acc_vec = halves if keys else vec
     in_vec, in_size = (halves, 2) if half_in else (vec, 4)
     out_vec, out_size = (halves, 2) if half_out else (vec, 4)
     in_p, out_p = in_vec.as_pointer(), out_vec.as_pointer()
@@ -80,8 +117,8 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
     larger = module.declare_intrinsic(f"llvm.maximum.v{LANES}f32", fnty=ir.FunctionType(vec, [vec, vec]))
     sqrt = module.declare_intrinsic(f"llvm.sqrt.v{LANES}f32", fnty=ir.FunctionType(vec, [vec]))
     i64p = _I64.as_pointer()
-    step = LANES * vectors
-    evens = ir.Constant(ir.VectorType(_I32, LANES), list(range(0, 2 * LANES, 2)))
+    step = n_lanes * vectors
+    evens = ir.Constant(ir.VectorType(_I32, n_lanes), list(range(0, 2 * n_lanes, 2)))
 
     entry = fn.append_basic_block("entry")
     b = ir.IRBuilder(entry)
@@ -92,28 +129,28 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
     elif clamped:
         divisor, low, high = (splat(b, a, vec) for a in fn.args[8:11])
     whole = b.sub(n, b.srem(n, constant(step)))  # outputs [0, whole) in whole steps, [whole, n) in the last
-    left = [b.sub(b.sub(n, whole), constant(LANES * v)) for v in range(vectors)]  # lanes of vector v in the last
+    left = [b.sub(b.sub(n, whole), constant(n_lanes * v)) for v in range(vectors)]  # lanes of vector v in the last
     tail_masks = [lanes_below(b, count) for count in left]
     tail_halves = [(lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1))),
-                    lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + LANES)))) for count in left]
-    high_whole = lanes_below(b, constant(LANES - 1))  # a whole step's last vector needs 31 of its 32 values
+                    lanes_below(b, b.sub(b.mul(count, constant(2)), constant(1 + n_lanes)))) for count in left]
+    high_whole = lanes_below(b, constant(n_lanes - 1))  # a whole step's last vector needs 31 of its 32 values
 
     # a maximum passes a NaN on as it is: its conversions keep a signaling NaN's bits; a sum quiets every NaN
     widen, narrow = (widen_lanes, narrow_lanes) if maximum else (widen_arithmetic, narrow_arithmetic)
 
     def widened(b, lanes):
-        return b.bitcast(widen(b, lanes), vec) if half_in else lanes
+        return b.bitcast(widen(b, lanes), vec) if half_in and not keys else lanes
 
     def reader(masks, halves):
         """``read(b, run, j, v)``: vector ``v`` of the step at output ``j`` of ``run``, as float32."""
         def read(b, run, j, v):
-            at = b.mul(b.add(j, constant(LANES * v)), constant(in_size))
+            at = b.mul(b.add(j, constant(n_lanes * v)), constant(in_size))
             if stride == 1:
                 address = b.add(run, at)
                 lanes = load(b, address, masks[v]) if masks else b.load(b.inttoptr(address, in_p), align=in_size)
                 return widened(b, lanes)
             first = b.add(run, b.mul(at, constant(2)))  # the values at 2 * (lane + k) of the run
-            second = b.add(first, constant(in_size * LANES))
+            second = b.add(first, constant(in_size * n_lanes))
             if halves:
                 low, high = load(b, first, halves[v][0]), load(b, second, halves[v][1])
             else:
@@ -140,6 +177,8 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
         if maximum:
             first = b.add(row_base, first_offset)
             starts = [read(b, first, j, v) for v in range(vectors)]
+            if keys and keyed != "in":
+                starts = [_as_key(b, value) for value in starts]
         elif kind == GREATER:
             starts = [ir.Constant(vec, [float("-inf")] * LANES)] * vectors
         else:
@@ -147,7 +186,7 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
         b.branch(tap_head)
         th = ir.IRBuilder(tap_head)
         t = th.phi(_I64, "t")
-        accs = [th.phi(vec) for _ in range(vectors)]
+        accs = [th.phi(acc_vec) for _ in range(vectors)]
         th.cbranch(th.icmp_signed("<", t, n_taps), tap_body, end)
         t.add_incoming(constant(1 if maximum else 0), start)
         for acc, value in zip(accs, starts):
@@ -156,7 +195,9 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
         run = b.add(row_base, b.load(b.inttoptr(b.add(offsets, b.mul(t, constant(8))), i64p)))
         for v, acc in enumerate(accs):
             value = read(b, run, j, v)
-            if maximum:
+            if keys:
+                value = _key_maximum(b, acc, value, keyed == "in")
+            elif maximum:
                 value = b.call(larger, [acc, value])
             elif kind == SUM:
                 value = b.call(fma, [value, scale, acc])
@@ -175,9 +216,11 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
             if clamped:  # a NaN fails both tests and stays
                 result = b.select(b.fcmp_ordered("<", result, low), low, result)
                 result = b.select(b.fcmp_ordered(">", result, high), high, result)
-            if half_out:  # rounded once, here
+            if keys:
+                result = result if keyed == "out" else _as_key(b, result)
+            elif half_out:  # rounded once, here
                 result = narrow(b, b.bitcast(result, ir.VectorType(_I32, LANES)))
-            address = b.add(row_out, b.mul(b.add(j, constant(LANES * v)), constant(out_size)))
+            address = b.add(row_out, b.mul(b.add(j, constant(n_lanes * v)), constant(out_size)))
             if masks:
                 store(b, result, address, masks[v])
             else:
@@ -198,7 +241,7 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
     b.branch(step_head)
 
     b = ir.IRBuilder(tail_check)  # the last step in as many vectors as it has values for (none: nothing)
-    count = b.sdiv(b.add(b.sub(n, whole), constant(LANES - 1)), constant(LANES))
+    count = b.sdiv(b.add(b.sub(n, whole), constant(n_lanes - 1)), constant(n_lanes))
     choose = b.switch(count, row_next)
     read_tail = reader(tail_masks, tail_halves)
     for k in range(1, vectors + 1):
@@ -212,18 +255,18 @@ def _define(module: ir.Module, name: str, kind: int, stride: int, vectors: int, 
     return fn
 
 
-def _codegen(name: str, kind: int, stride: int, vectors: int, half_in: bool, half_out: bool):
+def _codegen(name: str, kind: int, stride: int, vectors: int, half_in: bool, half_out: bool, keyed: str = ""):
     def codegen(context, builder, signature, values):
         fn = builder.module.globals.get(name) or _define(builder.module, name, kind, stride, vectors, half_in,
-                                                         half_out)
+                                                         half_out, keyed)
         kinds = (types.int64,) * 8 + (types.float32,) * FLOATS[kind]
         builder.call(fn, [context.cast(builder, a, t, k) for a, t, k in zip(values, signature.args, kinds)])
         return context.get_dummy_value()
     return codegen
 
 
-def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool = False):
-    kinds = f"{'h' if half_in else 'f'}{'h' if half_out else 'f'}"
+def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool = False, keyed: str = ""):
+    kinds = {"in": "kh", "out": "hk"}.get(keyed, f"{'h' if half_in else 'f'}{'h' if half_out else 'f'}")
 
     @intrinsic
     def max_runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride):
@@ -234,7 +277,8 @@ def _intrinsics(stride: int, vectors: int, half_in: bool = False, half_out: bool
         if not typed_args(args):
             return None
         return types.void(*(types.int64,) * 8), _codegen(
-            f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}{kinds}", MAXIMUM, stride, vectors, half_in, half_out)
+            f"openvx_nn_max_runs_s{stride}v{vectors}x{LANES}{kinds}", MAXIMUM, stride, vectors, half_in, half_out,
+            keyed)
 
     @intrinsic
     def sum_runs(typingctx, out, base, offsets, n_taps, n, n_rows, out_stride, base_stride, scale, divisor):
@@ -260,6 +304,11 @@ max_runs_fh, sum_runs_fh = _intrinsics(1, VECTORS, half_out=True)
 """``max_runs`` and ``sum_runs`` writing binary16 outputs (``out + 2 * j``), each rounded once."""
 max_runs_2fh, sum_runs_2fh = _intrinsics(2, VECTORS, half_out=True)
 """``max_runs_2`` and ``sum_runs_2`` writing binary16 outputs."""
+max_runs_hk = _intrinsics(1, VECTORS, half_in=True, half_out=True, keyed="out")[0]
+"""``max_runs`` of binary16 runs compared as integer keys, writing the keys (module doc)."""
+max_runs_kh, max_runs_2kh = (_intrinsics(stride, VECTORS, half_in=True, half_out=True, keyed="in")[0]
+                             for stride in (1, 2))
+"""``max_runs`` and ``max_runs_2`` of runs of keys, writing binary16 (module doc)."""
 
 
 def _clamped(kind: int, half: bool):
