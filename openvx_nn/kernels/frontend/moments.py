@@ -30,25 +30,25 @@ _squares8 = lane_reduction(squared_deviation, plus, "squares")
 
 @jit.inlined
 def _row_squares(row, n, mean):
-    """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in eight partial sums (as ``row_sum``)."""
+    """The float64 sum of ``(row[i] - mean)**2`` over ``row[:n]`` in 32 partial sums (as ``row_sum``)."""
     return _squares8(row, n, 0.0, mean)
 
 
 @jit.kernel(error_model="numpy")
 def _normalize_rows(x, out, gamma, beta, mode, epsilon, scaled, shifted, r0, r1):
     """Rows ``[r0, r1)`` of ``[rows, n]`` views (``gamma`` and ``beta`` may be one row, every row's): float64 mean (and mean squared deviation, or sum of squares) over
-    each row, each sum in eight partial sums (vectorized); then ``(x - mean) * inv`` (``mean`` 0 for L2, ``inv``
+    each row, each sum in 32 partial sums (vectorized); then ``(x - mean) * inv`` (``mean`` 0 for L2, ``inv``
     1 for centring: both exact), scaled, shifted and stored as float32 once."""
     wide_vectors()
     n = x.shape[1]
     for r in range(r0, r1):
-        row, o = x[r], out[r]
+        row, o = native.row_of(x, r), native.row_of(out, r)
         if mode == 2:
             mean, inv = 0.0, 1.0 / np.sqrt(_row_squares(row, n, 0.0) + epsilon)
         else:
             mean = row_sum(row, n) / n
             inv = 1.0 / np.sqrt(_row_squares(row, n, mean) / n + epsilon) if mode == 1 else 1.0
-        g, b = gamma[min(r, gamma.shape[0] - 1)], beta[min(r, beta.shape[0] - 1)]  # one row: every row's
+        g, b = native.row_of(gamma, min(r, gamma.shape[0] - 1)), native.row_of(beta, min(r, beta.shape[0] - 1))
         if scaled and shifted:
             for i in range(n):
                 o[i] = ((np.float64(row[i]) - mean) * inv) * np.float64(g[i]) + np.float64(b[i])

@@ -22,7 +22,7 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from . import jit
 from .layout import RANK
@@ -73,12 +73,21 @@ def c_array(block, at, dtype):
     return carray(_pointer(block[at]), shape, dtype)
 
 
-@jit.jitable
 def row_of(a, r):
-    """Row ``r`` of the C-contiguous 2-D array ``a`` as a 1-D array without a reference count of its own: a view
-    ``a[r]`` takes one and drops it, atomic operations that cost softmax rows of 128 values about a fifth of their
-    time. ``a`` must outlive the row (it does in the loop over its rows)."""
-    return carray(_pointer(np.int64(a.ctypes.data) + r * a.strides[0]), a.shape[1], a.dtype)
+    """Row ``r`` of the 2-D array ``a``: for a C-contiguous one a 1-D array without a reference count of its own
+    (a view ``a[r]`` takes one and drops it, atomic operations that cost softmax rows of 128 values about a fifth
+    of their time; ``a`` must outlive the row, as it does in the loop over its rows); for other layouts the view
+    ``a[r]``."""
+    raise NotImplementedError("row_of() is called from kernels only")
+
+
+@overload(row_of, inline="always")
+def _row_of(a, r):
+    if not isinstance(a, types.Array) or a.ndim != 2:
+        return None
+    if a.layout == "C":
+        return lambda a, r: carray(_pointer(np.int64(a.ctypes.data) + r * a.strides[0]), a.shape[1], a.dtype)
+    return lambda a, r: a[r]
 
 
 @jit.kernel
