@@ -3,6 +3,7 @@ axes, layouts and edge values; and every front end's float32 softmax running on 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -112,16 +113,27 @@ def _exps_scaled(hi, out):
 
 
 def _lane_sum(terms: list[float]) -> float:
-    """The documented order of the float64 sum: lane ``j`` takes terms ``j, j + 8, ...`` of the whole groups of
-    eight, lanes combined ((0, 1), (2, 3)), ((4, 5), (6, 7)), then the tail one by one."""
+    """The documented order of the float64 sum: group ``g`` of eight terms into accumulator ``g % 4`` (term
+    ``8g + j`` into its lane ``j``), accumulators combined (0, 1), (2, 3), lanes ((0, 1), (2, 3)), ((4, 5), (6, 7)),
+    then the tail one by one."""
     whole = len(terms) // 8 * 8
-    lanes = [0.0] * 8
+    accumulators = [[0.0] * 8 for _ in range(4)]
     for k in range(whole):
-        lanes[k % 8] += terms[k]
+        accumulators[k // 8 % 4][k % 8] += terms[k]
+    a0, a1, a2, a3 = accumulators
+    lanes = [(a0[j] + a1[j]) + (a2[j] + a3[j]) for j in range(8)]
     total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
     for t in terms[whole:]:
         total += t
     return total
+
+
+def _exact_rest(v: float, m: float, hi: float) -> float:
+    """``(v - m) - hi`` computed exactly (a float32 value whenever ``hi`` is the rounded difference), or NaN where
+    an operand is not finite."""
+    if not all(math.isfinite(t) for t in (v, m, hi)):
+        return math.nan
+    return float(Fraction(v) - Fraction(m) - Fraction(hi))
 
 
 def formula(row: np.ndarray, beta: float) -> np.ndarray:
@@ -129,9 +141,13 @@ def formula(row: np.ndarray, beta: float) -> np.ndarray:
     there (the exponential is ``float_activation``'s, tested on its own): the bits the kernel must give."""
     m = np.float64(row[0] if np.isnan(row[0]) else np.nanmax(row))  # a NaN never replaces the maximum
     with np.errstate(invalid="ignore", over="ignore"):
-        d = (row.astype(np.float64) - m) * beta
-        hi = d.astype(np.float32)
-        lo = (d - hi.astype(np.float64)).astype(np.float32)
+        if beta == 1.0:  # hi + lo is x - m exactly: hi the float32 difference, lo the rest (exact rationals)
+            hi = (row - np.float32(m)).astype(np.float32)
+            lo = np.array([_exact_rest(float(v), float(m), float(h)) for v, h in zip(row, hi)], np.float32)
+        else:
+            d = (row.astype(np.float64) - m) * beta
+            hi = d.astype(np.float32)
+            lo = (d - hi.astype(np.float64)).astype(np.float32)
         lo[~(np.abs(lo) < 1)] = 0
         e = np.empty_like(hi)
         _exps_scaled(hi, e)
@@ -167,6 +183,56 @@ def test_rows_of_every_tail_give_the_formulas_bits(seed):
             assert (np.isnan(got) == nan).all()
             np.testing.assert_array_equal(got[~nan].view(np.int32), want[~nan].view(np.int32))
         assert_within_bound(out, reference(x, 1, beta))
+
+
+@jit.kernel(error_model="numpy")
+def _float64_split_rows(x, out, beta):
+    """Every row of ``x`` by the float64 split (``_softmax_row``, the route of every ``beta`` but 1)."""
+    low = np.empty(x.shape[1], np.float32)
+    for r in range(x.shape[0]):
+        float_softmax._softmax_row(x[r], out[r], low, x.shape[1], beta)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_beta_one_gives_the_float64_splits_bits_where_that_difference_is_exact(seed):
+    """Rows of 1 .. 300 whose values lie within 2**20 of each other in magnitude (every x - m exact in float64),
+    with equal values, zeros of both signs, -inf and subnormals beside a subnormal maximum: the float32 TwoSum
+    route gives the very bytes of the float64 split at beta 1."""
+    rng = np.random.default_rng([4704, seed])
+    for _ in range(30):
+        n = int(rng.integers(1, 301))
+        row = (rng.standard_normal(n) * rng.choice([0.1, 3.0, 30.0])).astype(np.float32)
+        kind = rng.integers(4)
+        if kind == 1:
+            row[rng.integers(0, n, max(1, n // 8))] = rng.choice(np.array([-np.inf, 0.0, -0.0], np.float32))
+        elif kind == 2:
+            row[:] = row[0]
+        elif kind == 3:
+            row = (rng.standard_normal(n) * 1e-40).astype(np.float32)  # subnormals only
+        x = np.stack([row, row[::-1]])
+        got, old = np.empty_like(x), np.empty_like(x)
+        float_softmax.softmax(x, got, 1)
+        _float64_split_rows(x, old, 1.0)
+        np.testing.assert_array_equal(got.view(np.int32), old.view(np.int32))
+
+
+def test_differences_float64_rounds_are_split_exactly():
+    """x - m with exponents more than 29 apart (a maximum of 40 to 120 beside values near 3e-8 with low mantissa
+    bits set, below float64's grid at the maximum): hi + lo is the exact difference (the formula's bytes), not the
+    float64 split's, and within the bound."""
+    rng = np.random.default_rng(4705)
+    tiny = (np.float32(2.0 ** -25) * (1 + (2 * rng.integers(0, 2 ** 22, (64, 40)) + 1) / 2.0 ** 23)).astype(np.float32)
+    x = np.concatenate([rng.uniform(40, 120, (64, 1)).astype(np.float32), tiny, -tiny], axis=1)
+    m = x[:, :1].astype(np.float64)
+    d = x.astype(np.float64) - m
+    rounded = (d - d.astype(np.float32).astype(np.float64)).astype(np.float32)
+    exact = np.array([[_exact_rest(float(v), float(r[0]), float(np.float32(v - r[0]))) for v in r] for r in x])
+    assert (rounded != exact.astype(np.float32)).mean() > 0.5  # the case where the two splits differ
+    out = np.empty_like(x)
+    float_softmax.softmax(x, out, 1)
+    for got, r in zip(out, x):
+        np.testing.assert_array_equal(got.view(np.int32), formula(r, 1.0).view(np.int32))
+    assert_within_bound(out, reference(x, 1))
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -1,7 +1,8 @@
-"""The eight-lane reduction (``support/lane_reduction``) that softmax's maximum and sum and the moments' sums share:
-bit for bit the order its module text gives (lane j takes terms j, j + 8, ... of the whole groups of eight, lanes
-combined ((0, 1), (2, 3)), ((4, 5), (6, 7)), the tail term by term), written here as plain Python, over random
-lengths (tails of 0 to 7) and values whose sums depend on the order; and the kernels built on it through their
+"""The lane reduction (``support/lane_reduction``) that softmax's maximum and sum and the moments' sums share: bit
+for bit the order its module text gives (group g of eight terms into accumulator g % 4, term 8g + j into its lane
+j; accumulators combined (0, 1), (2, 3), lanes ((0, 1), (2, 3)), ((4, 5), (6, 7)), the tail term by term), written
+here as plain Python, over random lengths (every count of whole groups modulo four, tails of 0 to 7) and values
+whose sums depend on the order; and the kernels built on it through their
 callers' reductions (``float_softmax.row_sum``, ``moments._row_squares``, ``float_softmax._row_max``)."""
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from openvx_nn.kernels.support.lane_reduction import lane_reduction, plus, widen
 def ordered(terms, add, first):
     """The module text's order, in plain Python."""
     whole = len(terms) // 8 * 8
-    lanes = [first] * 8
+    accumulators = [[first] * 8 for _ in range(4)]
     for k in range(whole):
-        lanes[k % 8] = add(lanes[k % 8], terms[k])
+        acc = accumulators[k // 8 % 4]
+        acc[k % 8] = add(acc[k % 8], terms[k])
+    a0, a1, a2, a3 = accumulators
+    lanes = [add(add(a0[j], a1[j]), add(a2[j], a3[j])) for j in range(8)]
     a = add(add(add(lanes[0], lanes[1]), add(lanes[2], lanes[3])), add(add(lanes[4], lanes[5]), add(lanes[6], lanes[7])))
     for t in terms[whole:]:
         a = add(a, t)

@@ -4,7 +4,9 @@ softmax and softmaxND, NNAPI's float32 SOFTMAX with its ``beta``).
 For each row ``x_0 .. x_{n-1}`` (the values along the axis)::
 
     m   = the maximum (a NaN never replaces it)
-    d_i = (x_i - m) * beta                in float64 (the difference is exact), split as hi + lo, hi = float32(d_i)
+    d_i = (x_i - m) * beta                split as hi + lo, hi = float32(d_i): for beta 1, x_i - m itself, hi the
+                                          float32 difference and lo its exact error (TwoSum, in float32);
+                                          otherwise in float64, then split
     e_i = exp(hi) * 2**64 * (1 + lo)      float32: float_activation's exp (2 ulps), scaled so that it stays normal
     s   = sum of e_i in float64
     y_i = float32(e_i * (1 / s))          one rounding
@@ -16,9 +18,16 @@ and in the sum, the roundings of ``e_i`` and of ``y_i``, with room to spare. Spe
 own IEEE result, as the float64 form does: a row holding a NaN or +inf, or only -inf, is NaN throughout; a -inf
 beside a finite maximum gives 0. ``beta`` must be positive (NNAPI's rule), so that ``d_i <= 0``.
 
+For beta 1 the split is exact: ``hi + lo`` is ``x_i - m``. It is the float64 split's bits wherever the float64
+difference is exact (the exponents of ``x_i`` and ``m`` less than 29 apart); elsewhere ``lo`` differs by less
+than ``2**-53 |d_i|``, within the bound, and ``e_i`` can differ only where ``e + e * lo`` lies that close to a
+rounding boundary. The float32 form is five additions at sixteen lanes and runs in the exponentials' loop;
+the float64 one (kept for other ``beta``) converts each value four times, and took as long as the exponentials.
+
 Rows are ``[rows, n]`` C-contiguous views (other layouts through a copy per call); the maximum and the sum
-are ``support/lane_reduction``'s eight-lane vector loops (a fixed order, so fixed bits), the float64 split and
-the float32 exponentials separate loops, each vectorized at its own type's full width. Large calls are shared
+are ``support/lane_reduction``'s vector loops (a fixed order, so fixed bits); for beta 1 the split
+and the exponentials are one float32 loop, otherwise the float64 split and the float32 exponentials are separate
+loops, each vectorized at its own type's full width. Large calls are shared
 with the engine's helpers (``float_sharing.Rows``; ``gang.shared_entry`` from a native plan).
 """
 from __future__ import annotations
@@ -51,14 +60,14 @@ _max8, _sum8 = lane_reduction(value, larger, "maximum"), lane_reduction(widened,
 
 @jit.inlined
 def _row_max(row, n):
-    """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in eight lanes (a NaN never replaces one; the
+    """The maximum of ``row[:n]`` by the rule ``m = v if v > m``, in 32 lanes (a NaN never replaces one; the
     lanes keep the first of equal values, so their order of combination does not matter)."""
     return _max8(row, n, row[0], 0.0)
 
 
 @jit.inlined
 def row_sum(row, n):
-    """The float64 sum of ``row[:n]`` in eight partial sums (``lane_reduction``'s order)."""
+    """The float64 sum of ``row[:n]`` in 32 partial sums (``lane_reduction``'s order)."""
     return _sum8(row, n, 0.0, 0.0)
 
 
@@ -84,11 +93,33 @@ def _softmax_row(row, o, low, n, beta):
         o[k] = np.float32(np.float64(o[k]) * inv)
 
 
+@jit.inlined
+def _unit_softmax_row(row, o, n):
+    """One row for ``beta`` 1, by the module's formula in one loop before the sum: ``hi = x - m`` in float32 and
+    its exact error ``lo`` (Knuth's TwoSum, no fused operations), then ``e_i``, all at the float32 width."""
+    mf = _row_max(row, n)
+    for k in range(n):
+        v = row[k]
+        hi = v - mf
+        t = hi - v
+        lo = (v - (hi - t)) + (-mf - t)
+        lo = lo if abs(lo) < np.float32(1.0) else _F32_ZERO  # not finite where hi is not
+        e = exp32_scaled(hi, _SCALE)
+        o[k] = e + e * lo
+    inv = 1.0 / row_sum(o, n)
+    for k in range(n):
+        o[k] = np.float32(np.float64(o[k]) * inv)
+
+
 @jit.kernel(error_model="numpy")
 def _rows(x, out, beta, r0, r1):
     """Rows ``[r0, r1)`` of C-contiguous ``[rows, n]`` arrays (vectorized; rows without reference counts)."""
     wide_vectors()
     n = x.shape[1]
+    if beta == 1.0:
+        for r in range(r0, r1):
+            _unit_softmax_row(native.row_of(x, r), native.row_of(out, r), n)
+        return
     low = np.empty(n, np.float32)
     for r in range(r0, r1):
         _softmax_row(native.row_of(x, r), native.row_of(out, r), low, n, beta)
@@ -100,6 +131,10 @@ def _lines(x, out, beta, r0, r1):
     the same operations as :func:`_rows`, element by element, so the same bits."""
     wide_vectors()
     n, inner = x.shape[1], x.shape[2]
+    if beta == 1.0:
+        for r in range(r0, r1):
+            _unit_softmax_row(x[r // inner, :, r % inner], out[r // inner, :, r % inner], n)
+        return
     low = np.empty(n, np.float32)
     for r in range(r0, r1):
         _softmax_row(x[r // inner, :, r % inner], out[r // inner, :, r % inner], low, n, beta)

@@ -1,12 +1,15 @@
-"""A row's reduction in eight lanes, written once (softmax's maximum and sum, the moments' sums).
+"""A row's reduction in four accumulators of eight lanes, written once (softmax's maximum and sum, the moments'
+sums).
 
-The order is fixed: lane ``j`` takes terms ``j, j + 8, ...`` of the whole groups of eight, the lanes combine as
-``((0, 1), (2, 3)), ((4, 5), (6, 7))``, and the tail's terms follow one by one. That order is one 8-lane vector
-accumulator, so the loop is written here as LLVM IR over ``<8 x T>`` values: numba leaves LLVM's SLP vectorizer
-off, and eight scalar accumulators in a plain loop stayed eight scalar chains (``vaddsd``/``vmaxss``, one term
-per instruction). The IR does each term's operations in the same order and precision as the scalar loop did (no
-fast-math flags, no contraction into FMA), so the sums are the same bits; the vector width is LLVM's to split
-(one zmm on AVX-512, two ymm on AVX2).
+The order is fixed: the whole groups of eight terms go to four 8-lane accumulators in turn (group ``g``, terms
+``8g .. 8g + 7``, into accumulator ``g % 4``, term ``8g + j`` into its lane ``j``), the accumulators combine lane
+by lane as ``(A0, A1), (A2, A3)``, the lanes as ``((0, 1), (2, 3)), ((4, 5), (6, 7))``, and the tail's terms
+follow one by one. The loop is written here as LLVM IR over ``<8 x T>`` values: numba leaves LLVM's SLP
+vectorizer off, and scalar accumulators in a plain loop stayed scalar chains (``vaddsd``/``vmaxss``, one term per
+instruction). Four accumulators, not one, because one vector addition waits for the previous one (4 cycles on
+Intel's cores): a single chain bounded a row's sum at half a cycle a term, as long as softmax's exponentials.
+The IR does each term's operations in one order and precision (no fast-math flags, no contraction into FMA), so
+the results are fixed bits; the vector width is LLVM's to split (one zmm on AVX-512, two ymm on AVX2).
 
 A reduction is a ``term`` and an ``add``, each an IR builder over scalars or ``<8 x T>`` vectors alike, so the
 tail and the lanes share one definition.
@@ -21,6 +24,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 LANES = 8
+WAYS = 4
+"""Accumulators of ``LANES`` lanes, taking the groups of eight in turn."""
 I32, I64 = ir.IntType(32), ir.IntType(64)
 DOUBLE = ir.DoubleType()
 
@@ -79,7 +84,7 @@ def _halves(b: ir.IRBuilder, add: Add, v: ir.Value) -> ir.Value:
 
 def lane_reduction(term: Term, add: Add, name: str) -> Callable:
     """A jit-callable ``reduce(row, n, first, arg)``: ``add`` over ``term(row[k], arg)`` for ``k`` in ``[0, n)``,
-    in the module's order, each of the eight lanes starting at ``first`` (``add``'s identity, or a value whose
+    in the module's order, each accumulator's lanes starting at ``first`` (``add``'s identity, or a value whose
     repetition changes nothing, as ``row[0]`` for a maximum); the result has ``first``'s type, ``arg`` is taken
     as float64. ``row`` is a 1-D array of any layout (a C-contiguous one is read in vector loads)."""
 
@@ -114,13 +119,23 @@ def lane_reduction(term: Term, add: Add, name: str) -> Callable:
                 return lanes
 
             whole = builder.and_(count, ir.Constant(I64, -LANES))
-            vector_acc = cgutils.alloca_once_value(builder, _splat(builder, start))
+            rounds = builder.and_(count, ir.Constant(I64, -LANES * WAYS))
+            accumulators = [cgutils.alloca_once_value(builder, _splat(builder, start)) for _ in range(WAYS)]
             wide_arg = _splat(builder, wide)
-            with cgutils.for_range_slice(builder, ir.Constant(I64, 0), whole, ir.Constant(I64, LANES),
+
+            def accumulate(way, k):
+                builder.store(add(builder, builder.load(accumulators[way]), term(builder, lanes_at(k), wide_arg)),
+                              accumulators[way])
+            with cgutils.for_range_slice(builder, ir.Constant(I64, 0), rounds, ir.Constant(I64, LANES * WAYS),
                                          inc=True) as (k, _):
-                builder.store(add(builder, builder.load(vector_acc), term(builder, lanes_at(k), wide_arg)),
-                              vector_acc)
-            combined = builder.load(vector_acc)
+                for way in range(WAYS):
+                    accumulate(way, builder.add(k, ir.Constant(I64, LANES * way)))
+            for way in range(WAYS - 1):  # the last whole groups, fewer than four, to accumulators 0, 1, 2
+                k = builder.add(rounds, ir.Constant(I64, LANES * way))
+                with builder.if_then(builder.icmp_signed("<", k, whole)):
+                    accumulate(way, k)
+            a = [builder.load(acc) for acc in accumulators]
+            combined = add(builder, add(builder, a[0], a[1]), add(builder, a[2], a[3]))
             while combined.type.count > 1:
                 combined = _halves(builder, add, combined)
             acc = cgutils.alloca_once_value(builder, builder.extract_element(combined, ir.Constant(I32, 0)))
