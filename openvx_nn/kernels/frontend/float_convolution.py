@@ -753,29 +753,30 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     sliced = channel_slice(out)
     target, first = sliced if sliced is not None else (output_target(out), 0)
     out_shape = _output_border(out, out_border)
-    wp, pads, (dw, dh), (panel, n_units), (xp, copy, window) = _planned(x, x_border, wp, pads, strides, (dw, dh),
-                                                                        out_shape)
-    kh, inner = wp.shape[1:3]
-    pixels = out_shape[0] * out_shape[1] * out_shape[2]
+    wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
+                                                                              (dw, dh), out_shape, out.shape[3])
     res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
             *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0,
             first, out.shape[3])
-    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, pixels * out.shape[3] * kh * inner)
+    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, work)
     return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
 
 
-def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape):
-    """(packed weights, pads, dilations, (blocks per panel, work units), ``_input_of``'s triple) of a layer whose
-    output has ``out_shape``: a dilated layer on the filter rows and columns it reaches (``reached_filter``)."""
+def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape,
+             channels: int):
+    """(packed weights, pads, dilations, (blocks per panel, work units, multiply-adds), ``_input_of``'s triple) of
+    a layer of ``channels`` output channels whose output has ``out_shape``: a dilated layer on the filter rows and
+    columns it reaches (``reached_filter``)."""
     if not x_border:
         wp, pads, dilations = reached_filter(x.shape, wp, pads, strides, dilations, out_shape[1:3])
     kh, inner = wp.shape[1:3]
-    panel, n_units = work_units(wp, out_shape[0] * out_shape[1] * out_shape[2])
+    pixels = out_shape[0] * out_shape[1] * out_shape[2]
+    panel, n_units = work_units(wp, pixels)
     staged_input = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), dilations,
                              -(-wp.shape[0] // panel))
-    return wp, pads, dilations, (panel, n_units), staged_input
+    return wp, pads, dilations, (panel, n_units, pixels * channels * kh * inner), staged_input
 
 
 def _input_of(x: np.ndarray, x_border: int, pads, strides, out_hw, kernel_hw, dilations, panels: int):
@@ -907,15 +908,14 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     if res_copy is not None:
         return None
     lo, hi = clamp_range(activation)
-    wp, pads, (dw, dh), (panel, n_units), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
-                                                                        _dilations(dilations), out_shape)
-    kh, inner = wp.shape[1:3]
-    pixels = out_shape[0] * out_shape[1] * out_shape[2]
+    wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
+                                                                              _dilations(dilations), out_shape,
+                                                                              out.shape[3])
     staging = _BORDERED if x_border else _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
     top, left = (window[0], window[1]) if x_border else (int(pads[2]), int(pads[0]))
     bias = np.ascontiguousarray(bias, np.float32)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
-    task = gang.NativeTask(n_units, pixels * out.shape[3] * kh * inner >= float_sharing.NATIVE_PARALLEL_WORK)
+    task = gang.NativeTask(n_units, work >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, sliced[0], task.counters, np.zeros(2, np.int64), alpha,
                            int(strides[1]), int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
                            top, left, code, float(ea), float(eb), out_border, res_border if res.size else 0,
