@@ -114,7 +114,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     dense = step_x == 1 and channels % e != 0 and kx > 1
     groups = -(-channels // e)
     pixels = int(np.prod(out_shape[:2])) * int(np.prod(out_shape[3:]))
-    run_groups = -(-kx * channels // e) if dense else (groups if step_x != 1 else groups * kx)
+    run_groups = -(-kx * channels // e) if dense else (groups if step_x != 1 else groups * kx)  # a tap's run
     amx = kind == "u8s8" and use_amx(isa, pixels, run_groups)
     rows, vecs = choose_tile(lanes, pixels, k_out, amx=amx)
     block = lanes * vecs
@@ -122,7 +122,6 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     store = np.dtype(np.uint8 if kind == "u8s8" else np.int16)
     w_dtype = w.dtype if kind == "u8s8" else store  # 8-bit data on a 16-bit kernel is widened
     if dense:  # one run of kx * C elements per kernel row: element mx * C + c, zero to whole groups
-        run_groups = -(-kx * channels // e)
         wide = np.zeros((ky, run_groups * e, n_blocks * block), w_dtype)
         wide[:, :kx * channels, :k_out] = np.asarray(w).transpose(1, 0, 2, 3).reshape(ky, kx * channels, k_out)
         packed = wide.reshape(ky, 1, run_groups, e, n_blocks, vecs, lanes).transpose(4, 0, 1, 2, 5, 6, 3)
@@ -153,7 +152,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
                         np.int64)
     code = variant("amx" if amx else isa, kind, rows, vecs, weights_unsigned=(kind == "u8s8" and w.dtype == np.uint8))
     corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
-    inner = ky * weights.shape[2] * weights.shape[3] // taps.size  # groups a tap's run steps through
+    inner = run_groups  # groups a tap's run steps through
     w_max = max(-int(w.min(initial=0)), int(w.max(initial=0)))
     w_total, w_split = weight_sums(weights, taps.size, inner, w_max) if kind == "s16" else (0, 0)
     return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner, w_max, x_max, store, flip,
