@@ -3,6 +3,7 @@ compiler for C test programs built exactly as an application would be."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import signal
 import subprocess
@@ -122,12 +123,17 @@ def compile_c(source: str | Path, name: str | None = None, extra: list[str] | No
     BUILD.mkdir(exist_ok=True)
     exe = BUILD / f"{name or 'prog'}_{digest}"
     if not exe.exists():
-        src = BUILD / f"{exe.name}.c"
+        # built under this process's own name, then renamed into place: two test processes may build the same
+        # program at once (two suites on one checkout), and neither may run the other's half-written one
+        own = BUILD / f"{exe.name}.{os.getpid()}"
+        src = own.with_name(f"{own.name}.c")
         src.write_text(text)
-        cmd = ["cc", *C_FLAGS, str(src), "-o", str(exe), *config_flags(), *(extra or [])]
+        cmd = ["cc", *C_FLAGS, str(src), "-o", str(own), *config_flags(), *(extra or [])]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode:
-            raise AssertionError(f"compile failed: {' '.join(cmd)}\n{result.stderr}")
+            raise AssertionError(f"compile failed: {' '.join(cmd)}\n{result.stderr}")  # the source kept
+        src.unlink()
+        os.replace(own, exe)
     return exe
 
 
