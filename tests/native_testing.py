@@ -34,13 +34,22 @@ def native_run(g, out) -> np.ndarray:
     return out.numpy()
 
 
-def python_then_native(ctx, g, out):
-    """``out`` after a run on the Python path (performance timing on: no native plan, each node's own
-    runner) and after a run of the native plan through vxProcessGraph, which must have been taken."""
+def python_run(ctx, g, tensors) -> list[np.ndarray]:
+    """Copies of ``tensors`` after one run on the Python path (performance timing on: no native plan, each node's
+    own runner). Timing is switched off again whatever happens: the process has one live context, which a front
+    end's model may keep alive for the next test, and a context left timing gives no graph a native plan."""
     context = model(ctx.handle)
     context.performance_enabled = True
-    g.process()
-    assert model(g.handle).plan.native is None
-    python = out.numpy().copy()
-    context.performance_enabled = False
+    try:
+        g.process()
+        assert model(g.handle).plan.native is None
+        return [t.numpy().copy() for t in tensors]
+    finally:
+        context.performance_enabled = False
+
+
+def python_then_native(ctx, g, out):
+    """``out`` after a run on the Python path (:func:`python_run`) and after a run of the native plan through
+    vxProcessGraph, which must have been taken."""
+    (python,) = python_run(ctx, g, [out])
     return python, native_run(g, out)

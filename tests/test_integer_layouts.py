@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from native_testing import model, native_run
+from native_testing import model, native_run, python_run
 from test_integer_map_groups import fit, round_shift
 
 from openvx_nn.api import Context
@@ -191,9 +191,7 @@ def _run(monkeypatch, enabled, build, python_path=False):
     with Context() as ctx, ctx.graph() as g:
         tensors = [t for t in build(ctx, g) if t is not None]
         if python_path:
-            model(ctx.handle).performance_enabled = True
-            g.process()
-            read = [t.numpy().copy() for t in tensors]
+            read = python_run(ctx, g, tensors)
         else:
             read = [native_run(g, tensors[0]).copy()] + [t.numpy().copy() for t in tensors[1:]]
         return read, model(g.handle).rewrites

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from native_testing import model, native_run
+from native_testing import model, native_run, python_run
 
 from openvx_nn.api import Context
 from openvx_nn.core import rewrites
@@ -118,9 +118,7 @@ def _run_both_ways(monkeypatch, build, python_path=False):
         with Context() as ctx, ctx.graph() as g:
             tensors = build(ctx, g)
             if python_path:
-                model(ctx.handle).performance_enabled = True
-                g.process()
-                read = [t.numpy().copy() for t in tensors]
+                read = python_run(ctx, g, tensors)
             else:
                 read = [native_run(g, tensors[0]).copy()] + [t.numpy().copy() for t in tensors[1:]]
             results.append((read, model(g.handle).rewrites))
