@@ -120,16 +120,22 @@ def test_every_other_block_is_a_shell_block_with_a_rule_or_plain_text(block):
 def test_the_python_blocks_of_each_file_run_as_written(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
-    for block in (b for b in ALL if b.path == path and _is_python(b)):
-        if ">>>" in block.code:
-            test = doctest.DocTestParser().get_doctest(block.code, namespace, str(block), str(path), block.line - 1)
-            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-            runner.run(test, clear_globs=False)
-            result = runner.summarize(verbose=False)
-            assert result.failed == 0 and result.attempted == len(test.examples), f"{block} failed as a doctest"
-        else:
-            code = compile(block.code, str(block), "exec")
-            exec(code, namespace)  # noqa: S102 - the documentation's own examples
+    try:
+        for block in (b for b in ALL if b.path == path and _is_python(b)):
+            if ">>>" in block.code:
+                test = doctest.DocTestParser().get_doctest(block.code, namespace, str(block), str(path),
+                                                           block.line - 1)
+                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+                runner.run(test, clear_globs=False)
+                result = runner.summarize(verbose=False)
+                assert result.failed == 0 and result.attempted == len(test.examples), f"{block} failed as a doctest"
+            else:
+                code = compile(block.code, str(block), "exec")
+                exec(code, namespace)  # noqa: S102 - the documentation's own examples
+    finally:
+        # A function the examples define (a user kernel's) lives on in the library's registries and holds this
+        # namespace as its globals: emptied, it no longer keeps the examples' models, and their context, alive
+        namespace.clear()
 
 
 def test_the_readme_shows_a_complete_pythonic_example():
