@@ -85,19 +85,9 @@ def pure_peak():
 def s16_tile():
     """The planner's Q7.8 tile for 32 rows on cache-resident data (9 taps of 16 steps, as bench_ort.peak)."""
     rows, vecs = tiles.choose_tile(16, ROWS, N_OUT)
-    code, n_taps, inner = microkernel.variant("avx512_vnni", "s16", rows, vecs), 9, 16
-    stride = inner * 4 * 16 * vecs
-
-    @numba.njit(nogil=True, cache=False)
-    def loop(n, tile, addr, taps, w):
-        for _ in range(n):
-            microkernel.tile_kernel(code, tile.ctypes.data, addr.ctypes.data, taps.ctypes.data, n_taps, inner,
-                                    w.ctypes.data, stride)
-    a = np.zeros(rows * 64 + 16 * n_taps + 4 * inner, np.uint8)
-    keep = (np.zeros(rows * 16 * vecs, np.int32), np.array([a.ctypes.data + 64 * r for r in range(rows)], np.int64),
-            np.arange(n_taps, dtype=np.int64) * 16, np.ones(n_taps * stride, np.int8), a)
+    run, steps = bench_ort.cached_tile(microkernel.variant("avx512_vnni", "s16", rows, vecs), rows, vecs, 16)
     calls = 2000
-    return (lambda: loop(calls, *keep[:4])), calls * n_taps * inner * rows * vecs * 16 * 2 / 1e9, (rows, vecs)
+    return (lambda: run(calls)), calls * steps * 2 / 1e9, (rows, vecs)
 
 
 def amx_sums(rng, block_bytes: int | None):

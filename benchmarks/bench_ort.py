@@ -115,15 +115,29 @@ def ort_session(graph_nodes, inputs, outputs, initializers):
 def peak(calls: int = 20_000) -> float | None:
     """GMAC/s of one thread running the engine's 8-bit micro-kernel on cache-resident data (the tile the planner
     picks for a large layer, 9 taps of 16 steps), by its CPU time: the bound a layer's sums reach on one core."""
-    import numba
-
     from openvx_nn.kernels.engine import microkernel, tiles
     name = isa.selected()
     if name == "generic" or "u8s8" not in microkernel.KINDS[name]:
         return None
     lanes = microkernel.LANES[name]
     rows, vecs = tiles.choose_tile(lanes, 1 << 16, 4 * lanes)
-    code, n_taps, inner = microkernel.variant(name, "u8s8", rows, vecs), 9, 16
+    run, steps = cached_tile(microkernel.variant(name, "u8s8", rows, vecs), rows, vecs, lanes)
+    run(10)
+    times = []
+    for _ in range(5):
+        start = time.thread_time()
+        run(calls)
+        times.append(time.thread_time() - start)
+    return calls * steps * 4 / statistics.median(times) / 1e9
+
+
+def cached_tile(code: int, rows: int, vecs: int, lanes: int, n_taps: int = 9, inner: int = 16):
+    """``(run, steps)``: ``run(n)`` calls the micro-kernel ``code`` (a ``rows`` x ``vecs`` tile of ``lanes``-lane
+    vectors) ``n`` times over ``n_taps`` taps of ``inner`` 4-byte steps, every byte in the L1 cache; ``steps`` is
+    the lane-steps of one call (times the elements a 4-byte step multiplies: its multiply-adds)."""
+    import numba
+
+    from openvx_nn.kernels.engine import microkernel
     stride = inner * 4 * lanes * vecs
 
     @numba.njit(nogil=True, cache=False)
@@ -132,16 +146,9 @@ def peak(calls: int = 20_000) -> float | None:
             microkernel.tile_kernel(code, tile.ctypes.data, addr.ctypes.data, taps.ctypes.data, n_taps, inner,
                                     w.ctypes.data, stride)
     a = np.zeros(rows * 64 + 16 * n_taps + 4 * inner, np.uint8)
-    addr = np.array([a.ctypes.data + 64 * r for r in range(rows)], np.int64)
-    taps, w = np.arange(n_taps, dtype=np.int64) * 16, np.ones(n_taps * stride, np.int8)
-    tile = np.zeros(rows * lanes * vecs, np.int32)
-    loop(10, tile, addr, taps, w)
-    times = []
-    for _ in range(5):
-        start = time.thread_time()
-        loop(calls, tile, addr, taps, w)
-        times.append(time.thread_time() - start)
-    return calls * n_taps * inner * rows * vecs * lanes * 4 / statistics.median(times) / 1e9
+    keep = (np.zeros(rows * lanes * vecs, np.int32), np.array([a.ctypes.data + 64 * r for r in range(rows)], np.int64),
+            np.arange(n_taps, dtype=np.int64) * 16, np.ones(n_taps * stride, np.int8), a)
+    return (lambda n: loop(n, *keep[:4])), n_taps * inner * rows * vecs * lanes
 
 
 def ort_conv(c_in, c_out, k, pad, stride, size, w_s8, quantized: bool, signed: bool = False):
