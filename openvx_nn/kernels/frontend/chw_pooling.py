@@ -17,8 +17,8 @@ lanes, larger strides read the rows split by column phase).
 Float16. Either side may be binary16 bits (uint16 planes): the first pass widens the input as it loads it,
 the second narrows each output once as it stores it (``window_runs``' binary16 forms), so a binary16 pool is the
 float32 pool of the widened values rounded once, bit for bit, without a float32 copy of either tensor. A maximum
-binary16 on both sides converts nothing: both passes compare the bits as integer keys (``window_runs``' ``_hh``
-forms, the same picks), the rows between them keys too.
+binary16 on both sides converts nothing: both passes compare the bits as integer keys (``window_runs``' ``_hk``
+and ``_kh`` forms, the same picks), the rows between them keys too.
 
 Max. Values compare as ``window_max.larger`` defines (IEEE ``maximum``: NaN wins, +0.0 over -0.0), so the
 result is the window's exact maximum whatever the order of visits.
@@ -119,10 +119,6 @@ def _across(maximum, stride, half_out, keys, out, base, offsets, n_taps, n, n_ro
         sum_runs(*args, one, divisor)
 
 
-KEYS = True
-"""Whether a maximum binary16 on both sides compares keys (module doc); False: the widening and narrowing passes,
-the route it replaced, which a copy of :func:`pool_planes` compiled with it False still runs (to compare both)."""
-
 GROUP_VALUES = 8192
 """Planes are pooled in groups whose window-row reductions fill about this many float32 (32 KiB: they stay in
 the first-level cache between the two passes); a plane of one output row (a global pool) is one row of a group,
@@ -140,7 +136,7 @@ def pool_planes(x, out, average, kh, kw, sy, sx, top, left, empty, p0, p1):
     height, width = x.shape[1], x.shape[2]
     out_h, out_w = out.shape[1], out.shape[2]
     maximum = not average
-    keys = maximum and half_in and half_out and KEYS  # the rows between the passes keys (module doc)
+    keys = maximum and half_in and half_out  # the rows between the passes keys (module doc)
     ec = 2 if keys else 4  # bytes of a value of those rows (a row keeps its float32 length: rows at 4 * span)
     c0 = min(out_w, max(0, (left - kw + sx) // sx))  # outputs whose windows meet the row: [c0, c1)
     c1 = max(c0, min(out_w, (width - 1 + left) // sx + 1))
