@@ -146,6 +146,17 @@ def _half_reference(x16, average, kernel, stride, offset, out_hw):
         return out.astype(np.float16)
 
 
+def _random_window(rng, height_below: int, width_below: int):
+    """(kernel, stride, offset, plane size, output size) drawn at random: kernels and strides 1 to 4, offsets
+    inside the kernel, planes at least a kernel and below the bounds."""
+    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
+    stride = tuple(int(v) for v in rng.integers(1, 5, 2))
+    offset = tuple(int(rng.integers(0, k)) for k in kernel)
+    hw = (int(rng.integers(kernel[0], height_below)), int(rng.integers(kernel[1], width_below)))
+    out_hw = tuple((n + 2 * o - k) // s + 1 for n, k, s, o in zip(hw, kernel, stride, offset))
+    return kernel, stride, offset, hw, out_hw
+
+
 @pytest.mark.parametrize("trial", range(10))
 def test_binary16_planes_pool_as_the_float32_kernel_rounded_once(trial):
     """The plane kernel on binary16 bits (read and written by the window passes) gives the float32 kernel's results
@@ -156,11 +167,7 @@ def test_binary16_planes_pool_as_the_float32_kernel_rounded_once(trial):
 
     rng = np.random.default_rng(3100 + trial)
     average = bool(trial % 2)
-    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
-    stride = tuple(int(v) for v in rng.integers(1, 5, 2))
-    offset = tuple(int(rng.integers(0, k)) for k in kernel)
-    hw = (int(rng.integers(kernel[0], 24)), int(rng.integers(kernel[1], 150)))
-    out_hw = tuple((n + 2 * o - k) // s + 1 for n, k, s, o in zip(hw, kernel, stride, offset))
+    kernel, stride, offset, hw, out_hw = _random_window(rng, 24, 150)
     planes = int(rng.integers(1, 7))
     bits = rng.integers(0, 1 << 16, (planes,) + hw).astype(np.uint16)
     if trial >= 6:  # mostly ordinary values: averages of finite windows
@@ -200,11 +207,7 @@ def test_a_binary16_maximum_on_keys_picks_the_float32_kernels_nan_bit_for_bit(tr
     from openvx_nn.kernels.frontend.chw_pooling import pool_planes
 
     rng = np.random.default_rng(3200 + trial)
-    kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
-    stride = tuple(int(v) for v in rng.integers(1, 5, 2))
-    offset = tuple(int(rng.integers(0, k)) for k in kernel)
-    hw = (int(rng.integers(kernel[0], 20)), int(rng.integers(kernel[1], 90)))
-    out_hw = tuple((n + 2 * o - k) // s + 1 for n, k, s, o in zip(hw, kernel, stride, offset))
+    kernel, stride, offset, hw, out_hw = _random_window(rng, 20, 90)
     planes = int(rng.integers(1, 19))
     share = (0.02, 0.3, 0.7, 1.0)[trial % 4]  # of edge values; the rest ordinary
     ordinary = (rng.standard_normal((planes,) + hw) * 1000).astype(np.float16).view(np.uint16)
