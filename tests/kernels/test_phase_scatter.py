@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_chw_layout import copy_route  # noqa: F401 - the fixture, by name
 
 from openvx_nn.kernels.frontend import phase_scatter
 
@@ -98,3 +99,31 @@ def test_phases_that_do_not_fit_are_refused():
     src = np.zeros((1, 2, 2, 8), np.float32)
     with pytest.raises(ValueError, match="do not fit"):
         phase_scatter.bind(src, np.zeros((1, 4, 3, 3), np.float32), np.array([(0, 0), (1, 1)]), (2, 2))
+
+
+@pytest.mark.parametrize("whole_grid", [True, False])
+@pytest.mark.usefixtures("copy_route")
+def test_a_binary16_output_takes_each_placed_value_rounded_once_as_numpy(whole_grid):
+    """A float16 deconvolution's placement narrows as it places (nearest even, NaN payloads as NumPy's ``astype``),
+    on the Python path and natively, the whole grid's blocks with 8 or 16 lanes and the plain loop."""
+    from test_chw_layout import _singles
+
+    from openvx_nn.kernels.support import native
+    rng = np.random.default_rng(1641 + whole_grid)
+    for case in range(12):
+        phases, strides, n, nh, nw, maps, (oh, ow) = _case(rng, whole_grid)
+        src = _singles(rng, (n, nh, nw, len(phases) * maps))
+        out = np.full((n, maps, oh, ow), 3.25, np.float16)
+        with np.errstate(all="ignore"):
+            expected = _reference(src, out.astype(np.float32), phases.tolist(), strides, False).astype(np.float16)
+        if case % 2:
+            assert native.run(phase_scatter.native_scatter(src, out, phases, strides)) == 0
+        else:
+            phase_scatter.bind(src, out, phases, strides)()
+        assert out.view(np.uint16).tobytes() == expected.view(np.uint16).tobytes(), (phases.tolist(), strides)
+
+
+def test_a_binary16_output_is_planar_only():
+    with pytest.raises(ValueError, match="planar float16"):
+        phase_scatter.bind(np.zeros((1, 2, 2, 8), np.float32), np.zeros((1, 4, 4, 2), np.float16),
+                           np.array([(0, 0), (0, 1), (1, 0), (1, 1)]), (2, 2), channels_last=True)

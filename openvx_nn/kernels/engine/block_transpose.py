@@ -10,7 +10,9 @@ stores write it back.
 Float32 blocks at the edges of a float graph (``frontend/chw_layout``) take a square of ``side`` rows of one vector
 each instead (16 with AVX-512, 8 with AVX2): one stage per bit of the index swaps that bit between rows and columns
 with one two-source shuffle a row (``vpermt2ps``, ``vunpcklpd``, ``vshuff64x2``, ...), four stages for 16x16, so the
-values never leave the registers between the loads and the stores.
+values never leave the registers between the loads and the stores. A square may also widen binary16 rows as it
+loads them or narrow its rows to binary16 as it stores them (``support/binary16``'s exact conversions, one
+``vcvtph2ps`` or ``vcvtps2ph`` a row and its NaN selects): a float16 tensor's layout copy converts in the same pass.
 """
 from __future__ import annotations
 
@@ -18,10 +20,14 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..support.binary16 import narrow_lanes, widen_lanes
 from ..support.jit import kernel
 
 SIDE = 8
-_I32, _I64 = ir.IntType(32), ir.IntType(64)
+_I16, _I32, _I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+COPY, WIDEN, NARROW = 0, 1, 2
+"""A square's conversion: none (4-byte elements both sides), binary16 source rows widened to float32, float32
+rows narrowed to binary16 on store."""
 
 
 def _define(module: ir.Module, size: int) -> ir.Function:
@@ -99,18 +105,21 @@ def _transpose_region(src, src_stride, dst, dst_stride, rows, cols, size):
                 transpose8x8(8, a, src_stride, b, dst_stride)
 
 
-def _define_square(module: ir.Module, side: int) -> ir.Function:
-    name = f"openvx_nn_transpose_square32_{side}"
+def _define_square(module: ir.Module, side: int, convert: int = COPY) -> ir.Function:
+    name = f"openvx_nn_transpose_square32_{side}" + ("", "_widen", "_narrow")[convert]
     existing = module.globals.get(name)
     if existing is not None:
         return existing
-    row_t = ir.VectorType(_I32, side)
+    row_t, half_t = ir.VectorType(_I32, side), ir.VectorType(_I16, side)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 4), name)
     fn.linkage = "internal"
     src, src_stride, dst, dst_stride = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    rows = [b.load(b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), row_t.as_pointer()), align=4)
-            for i in range(side)]
+    load_t = half_t if convert == WIDEN else row_t
+    rows = [b.load(b.inttoptr(b.add(src, b.mul(src_stride, ir.Constant(_I64, i))), load_t.as_pointer()),
+                   align=load_t.element.width // 8) for i in range(side)]
+    if convert == WIDEN:
+        rows = [widen_lanes(b, row) for row in rows]
     bit = 1
     while bit < side:
         # swap index bit ``bit`` between rows and columns: rows i and i + bit exchange their off-diagonal halves
@@ -123,8 +132,12 @@ def _define_square(module: ir.Module, side: int) -> ir.Function:
                     moved[at] = b.shuffle_vector(rows[i], rows[i + bit],
                                                  ir.Constant(ir.VectorType(_I32, side), order))
         rows, bit = moved, 2 * bit
+    if convert == NARROW:
+        rows = [narrow_lanes(b, row) for row in rows]
+    store_t = half_t if convert == NARROW else row_t
     for i, row in enumerate(rows):
-        b.store(row, b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), row_t.as_pointer()), align=4)
+        b.store(row, b.inttoptr(b.add(dst, b.mul(dst_stride, ir.Constant(_I64, i))), store_t.as_pointer()),
+                align=store_t.element.width // 8)
     b.ret_void()
     return fn
 
@@ -134,17 +147,38 @@ transpose_square32 = _block_intrinsic("transpose_square32", _define_square, (8, 
 side`` of 4-byte elements, in registers (module doc). ``side`` a compile-time literal 8 or 16; the others
 int64 byte addresses and byte strides between rows. The blocks must not overlap."""
 
+transpose_square_widen = _block_intrinsic("transpose_square_widen",
+                                          lambda module, side: _define_square(module, side, WIDEN), (8, 16))
+""":func:`transpose_square32` from binary16 source elements (2 bytes) to float32 ones, widened exactly."""
 
-def _transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side):
-    # ``_transpose_region``'s walk for 4-byte elements in squares of ``side`` (16, else 8) on both sides; the last
-    # square of each direction moved back to end at the edge, as there
+transpose_square_narrow = _block_intrinsic("transpose_square_narrow",
+                                           lambda module, side: _define_square(module, side, NARROW), (8, 16))
+""":func:`transpose_square32` from float32 source elements to binary16 ones (2 bytes), rounded to nearest even
+(a NaN keeps its payload's high bits, ``support/binary16``)."""
+
+
+def _transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side, convert):
+    # ``_transpose_region``'s walk for 4-byte elements (binary16 on the source side when ``convert`` is WIDEN, on
+    # the destination side when NARROW) in squares of ``side`` (16, else 8) on both sides; the last square of each
+    # direction moved back to end at the edge, as there
     step = 16 if side == 16 and rows >= 16 and cols >= 16 else 8
+    src_size, dst_size = (2 if convert == WIDEN else 4), (2 if convert == NARROW else 4)
     for r0 in range(0, rows, step):
         r = min(r0, rows - step)
         for c0 in range(0, cols, step):
             c = min(c0, cols - step)
-            a, b = src + r * src_stride + c * 4, dst + c * dst_stride + r * 4
-            if step == 16:
+            a, b = src + r * src_stride + c * src_size, dst + c * dst_stride + r * dst_size
+            if convert == WIDEN:
+                if step == 16:
+                    transpose_square_widen(16, a, src_stride, b, dst_stride)
+                else:
+                    transpose_square_widen(8, a, src_stride, b, dst_stride)
+            elif convert == NARROW:
+                if step == 16:
+                    transpose_square_narrow(16, a, src_stride, b, dst_stride)
+                else:
+                    transpose_square_narrow(8, a, src_stride, b, dst_stride)
+            elif step == 16:
                 transpose_square32(16, a, src_stride, b, dst_stride)
             else:
                 transpose_square32(8, a, src_stride, b, dst_stride)
@@ -156,5 +190,7 @@ transpose_region = kernel(_transpose_region)
 caller's to copy)."""
 
 transpose_region32 = kernel(_transpose_region32)
-"""``transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side)``: :func:`transpose_region` of 4-byte
-elements in squares of ``side`` (16: where both sides are at least 16, else squares of 8); both at least 8."""
+"""``transpose_region32(src, src_stride, dst, dst_stride, rows, cols, side, convert)``: :func:`transpose_region` of
+4-byte elements in squares of ``side`` (16: where both sides are at least 16, else squares of 8); both at least 8.
+``convert`` (:data:`COPY`, :data:`WIDEN`, :data:`NARROW`): binary16 elements on the source or destination side,
+converted in the squares (module doc)."""

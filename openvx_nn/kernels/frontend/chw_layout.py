@@ -4,6 +4,11 @@ A CoreML graph runs its convolution regions on the NHWC engines (``float_convolu
 ``float_pooling``) and converts only at the edges of a region: once after the input, once before a layer
 that needs CoreML's layout. Both directions are one pass over memory; the arrays are the C-contiguous
 ``[N, C, H, W]`` and ``[N, H, W, C]`` views of the two tensors (``N`` every leading axis: batch, sequence).
+
+The planes may also be binary16 (``VX_TYPE_FLOAT16``, float16 arrays; the pixels stay float32): the copy into
+pixels widens each value exactly and the copy back narrows it once to nearest even (``support/binary16``), in the
+same pass, so that a float16 layer on the float engine converts in its layout copies instead of in whole-tensor
+passes of its own (``operations/openvx/float16_edges``).
 """
 from __future__ import annotations
 
@@ -12,10 +17,11 @@ import os
 import numpy as np
 
 from ..engine import gang, isa
-from ..engine.block_transpose import transpose_region32
+from ..engine.block_transpose import COPY, NARROW, WIDEN, transpose_region32
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
+from .float_activation import loaded, stored
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 BLOCKS_ENV = "OPENVX_NN_EDGE_BLOCKS"
@@ -46,11 +52,13 @@ def _copy_rows(planes, pixels, into_pixels, border, square, r0, r1):
     of the ``[W, C]`` one of the pixels, moved in squares of ``square`` values (``transpose_region32``) where
     both sides have 8 or more, else one value at a time, the channels' rows walked in step so that the planes
     side is read or written contiguously. ``pixels`` may hold ``border`` pixels of zeros around the image (never
-    written)."""
+    written). Binary16 planes (``uint16`` bits) are widened into the pixels and narrowed back (module doc)."""
     _, channels, height, width = planes.shape
     full_h, pitch = pixels.shape[1], pixels.shape[2]
+    size = planes.itemsize
     if square > 0 and channels >= 8 and width >= 8:
-        plane, pixel = height * width * 4, channels * 4
+        convert = COPY if size == 4 else WIDEN if into_pixels else NARROW
+        plane, pixel = height * width * size, channels * 4
         band = max(1, BAND_BYTES // (width * pixel))
         # a band of rows at a time, ``square`` channels of it after another: the planes side streams from (or to)
         # that many planes at once, the band's pixels stay in cache between the channels' passes
@@ -60,12 +68,12 @@ def _copy_rows(planes, pixels, into_pixels, border, square, r0, r1):
                 c = min(c1, channels - group)
                 for r in range(b0, min(b0 + band, r1)):
                     n, y = r // height, r % height
-                    a = planes.ctypes.data + (((n * channels + c) * height + y) * width) * 4
+                    a = planes.ctypes.data + (((n * channels + c) * height + y) * width) * size
                     p = pixels.ctypes.data + ((n * full_h + y + border) * pitch + border) * pixel + c * 4
                     if into_pixels:
-                        transpose_region32(a, plane, p, pixel, group, width, square)
+                        transpose_region32(a, plane, p, pixel, group, width, square, convert)
                     else:
-                        transpose_region32(p, pixel, a, plane, width, group, square)
+                        transpose_region32(p, pixel, a, plane, width, group, square, convert)
         return
     for r in range(r0, r1):
         n, y = r // height, r % height
@@ -73,10 +81,10 @@ def _copy_rows(planes, pixels, into_pixels, border, square, r0, r1):
             row = planes[n, c, y]
             if into_pixels:
                 for i in range(width):
-                    pixels[n, y + border, i + border, c] = row[i]
+                    pixels[n, y + border, i + border, c] = loaded(row[i])
             else:
                 for i in range(width):
-                    row[i] = pixels[n, y + border, i + border, c]
+                    row[i] = stored(pixels[n, y + border, i + border, c], planes)
 
 
 @jit.kernel
@@ -85,12 +93,21 @@ def _copy(planes, pixels, into_pixels, border, square):
     _copy_rows(planes, pixels, into_pixels, border, square, 0, planes.shape[0] * planes.shape[2])
 
 
-def _checked(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int) -> tuple[np.ndarray, np.ndarray]:
-    """(planes, pixels) of a copy, checked: both C-contiguous float32, the pixels the planes' ``[N, H, W, C]``
-    with ``border`` pixels around."""
-    if not (contiguous_f32(x) and contiguous_f32(out)):
-        raise ValueError("the layout copy takes C-contiguous float32 arrays (gather a strided view first)")
+def _takes(to_nhwc: bool, x: np.ndarray, out: np.ndarray) -> bool:
+    """Whether both are C-contiguous, the pixels float32 and the planes float32 or binary16."""
     planes, pixels = (x, out) if to_nhwc else (out, x)
+    return contiguous_f32(pixels) and planes.flags.c_contiguous and planes.dtype in (np.float32, np.float16)
+
+
+def _checked(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int) -> tuple[np.ndarray, np.ndarray]:
+    """(planes, pixels) of a copy, checked: both C-contiguous, the pixels float32 and the planes' ``[N, H, W, C]``
+    with ``border`` pixels around, the planes float32 or binary16 (given as their ``uint16`` bits)."""
+    if not _takes(to_nhwc, x, out):
+        raise ValueError("the layout copy takes C-contiguous arrays, float32 pixels and float32 or float16 planes "
+                         "(gather a strided view first)")
+    planes, pixels = (x, out) if to_nhwc else (out, x)
+    if planes.dtype == np.float16:
+        planes = planes.view(np.uint16)
     n, c, h, w = planes.shape
     if pixels.shape != (n, h + 2 * border, w + 2 * border, c):
         raise ValueError(f"pixels of shape {pixels.shape} do not hold planes of shape {planes.shape} "
@@ -99,15 +116,17 @@ def _checked(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int) -> tupl
 
 
 _TYPES = (F32[4, True], F32[4, True], jit.BOOL, jit.INT, jit.INT)
+_HALF_TYPES = (jit.types.Array(jit.types.uint16, 4, "C"),) + _TYPES[1:]
 
 
 def bind(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int = 0):
     """A no-argument call copying ``x`` into ``out``: ``[N, C, H, W]`` into ``[N, H, W, C]`` (``to_nhwc``) or
-    back; both C-contiguous float32 (the tensors' own arrays, viewed). The pixels may be the interior of a buffer
-    with ``border`` pixels of zeros each side (``[N, H + 2 border, W + 2 border, C]``: a padded layer's input, the
-    copy writing the interior only)."""
+    back; both C-contiguous (the tensors' own arrays, viewed), the pixels float32, the planes float32 or float16
+    (widened into the pixels, narrowed back: module doc). The pixels may be the interior of a buffer with
+    ``border`` pixels of zeros each side (``[N, H + 2 border, W + 2 border, C]``: a padded layer's input, the copy
+    writing the interior only)."""
     planes, pixels = _checked(to_nhwc, x, out, border)
-    kernel = compiled(_copy, _TYPES)
+    kernel = compiled(_copy, _HALF_TYPES if planes.dtype == np.uint16 else _TYPES)
     square = side()
     return lambda: kernel(planes, pixels, bool(to_nhwc), int(border), square)
 
@@ -122,31 +141,37 @@ shared with the helpers."""
 _copy_shares = chunk_driver(_copy_rows)
 
 
-@jit.kernel
-def _copy_lines(code, block, chunks, wait):
-    # ``gang.shared_entry``'s lines: every row serially, or in ``chunks`` chunks claimed with the helpers
-    planes, pixels = native.c_array(block, _PLANES, np.float32)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0]
-    into, border, square = block[_INTO_PIXELS] != 0, block[_BORDER], block[_SIDE]
-    rows = planes.shape[0] * planes.shape[2]
-    if chunks == 0:
-        _copy_rows(planes, pixels, into, border, square, 0, rows)
-    else:
-        _copy_shares((planes, pixels, into, border, square), rows, chunks,
-                     native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+def _lines(dtype):
+    """``gang.shared_entry``'s lines for planes of ``dtype`` (float32, or uint16: binary16 bits): every row
+    serially, or in ``chunks`` chunks claimed with the helpers."""
+    def lines(code, block, chunks, wait):
+        planes, pixels = native.c_array(block, _PLANES, dtype)[0, 0], native.c_array(block, _PIXELS, np.float32)[0, 0]
+        into, border, square = block[_INTO_PIXELS] != 0, block[_BORDER], block[_SIDE]
+        rows = planes.shape[0] * planes.shape[2]
+        if chunks == 0:
+            _copy_rows(planes, pixels, into, border, square, 0, rows)
+        else:
+            _copy_shares((planes, pixels, into, border, square), rows, chunks,
+                         native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+    return jit.kernel(lines)
 
 
-_BODIES = gang.shared_entry(_copy_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_BODIES = gang.shared_entry(_lines(np.float32), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_HALF_BODIES = gang.shared_entry(_lines(np.uint16), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 _copy_entry, _copy_helper = gang.makers(_BODIES, __name__, ("_copy_entry", "_copy_helper"))
+_half_entry, _half_helper = gang.makers(_HALF_BODIES, __name__, ("_half_entry", "_half_helper"))
 
 
 def native_layout(to_nhwc: bool, x: np.ndarray, out: np.ndarray, border: int = 0) -> native.Entry | None:
-    """:func:`bind` as a native entry (run from C without the GIL); None unless both are C-contiguous float32."""
-    if not (contiguous_f32(x) and contiguous_f32(out)) or out.size == 0:
+    """:func:`bind` as a native entry (run from C without the GIL); None unless both are C-contiguous, the pixels
+    float32 and the planes float32 or float16."""
+    if not _takes(to_nhwc, x, out) or out.size == 0:
         return None
     planes, pixels = _checked(to_nhwc, x, out, border)
+    entry, helper = (_half_entry, _half_helper) if planes.dtype == np.uint16 else (_copy_entry, _copy_helper)
     rows = planes.shape[0] * planes.shape[2]
     task = gang.NativeTask(rows, planes.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(planes, pixels, task.counters, int(bool(to_nhwc)), int(border), side(),
                            *task.words())
-    return native.Entry(_copy_entry(), words, keep + task.finish(_copy_helper(), words))
+    return native.Entry(entry(), words, keep + task.finish(helper(), words))

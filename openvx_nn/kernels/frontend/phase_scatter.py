@@ -13,6 +13,10 @@ phase has the same taps), an input row and phase row ``py`` hold ``nw`` runs of 
 to end, are output row ``py + y * uy`` of every map as an ``[nw * ux, K]`` matrix: the planar placement copies
 those runs together and writes the matrix transposed in 8x8 blocks (``engine.block_transpose``), contiguous
 stores along the output rows instead of one store per value. Both routes only move bits.
+
+A planar output may also be binary16 (``VX_TYPE_FLOAT16``: a float16 deconvolution on the float engine): each value
+is then narrowed once to nearest even as it is placed (``support/binary16``; the whole grid's rows as they are
+gathered, then moved in blocks of 2-byte elements), so that the layer needs no narrowing pass of its own.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from ..engine.block_transpose import SIDE, transpose_region
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
+from .float_activation import stored
 from .float_sharing import F32, at, block_of, compiled, contiguous_f32
 
 _PHASES = types.Array(types.int64, 2, "C", readonly=True)
@@ -58,18 +63,19 @@ def _scatter_rows(src, out, phases, uy, ux, r0, r1):
             for j in range(phases.shape[0]):
                 oy, ox, c0 = phases[j, 0] + y * uy, phases[j, 1] + x * ux, j * maps
                 for k in range(maps):
-                    out[n, k, oy, ox] = pixel[c0 + k]
+                    out[n, k, oy, ox] = stored(pixel[c0 + k], out)
 
 
 @jit.kernel
 def _transposed_rows(src, out, uy, ux, r0, r1):
     """:func:`_scatter_rows` for a whole grid: per input row and phase row, its ``[nw * ux, K]`` matrix gathered
-    into one buffer, then written transposed into the maps' output row (``K`` and ``nw * ux`` at least 8)."""
+    into one buffer (narrowed there for a binary16 output), then written transposed into the maps' output row
+    (``K`` and ``nw * ux`` at least 8)."""
     _, nh, nw, _ = src.shape
     maps, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    run, width = ux * maps, nw * ux
-    stage = np.empty(width * maps, np.float32)
-    staged, target, plane = np.int64(stage.ctypes.data), np.int64(out.ctypes.data), oh * ow * 4
+    run, width, size = ux * maps, nw * ux, out.itemsize
+    stage = np.empty(width * maps, out.dtype)
+    staged, target, plane = np.int64(stage.ctypes.data), np.int64(out.ctypes.data), oh * ow * size
     for r in range(r0, r1):
         n, y = r // nh, r % nh
         for py in range(uy):
@@ -77,9 +83,9 @@ def _transposed_rows(src, out, uy, ux, r0, r1):
             for x in range(nw):
                 pixel = src[n, y, x]
                 for i in range(run):
-                    stage[x * run + i] = pixel[c0 + i]
-            row = target + ((n * maps * oh) + py + y * uy) * ow * 4
-            transpose_region(staged, maps * 4, row, plane, width, maps, 4)
+                    stage[x * run + i] = stored(pixel[c0 + i], out)
+            row = target + ((n * maps * oh) + py + y * uy) * ow * size
+            transpose_region(staged, maps * size, row, plane, width, maps, size)
 
 
 @jit.kernel
@@ -103,13 +109,25 @@ def _scatter_pixels(src, out, phases, uy, ux):
 
 
 _TYPES = (F32[4, False], F32[4, True], _PHASES, jit.INT, jit.INT)
+_HALF_TYPES = (F32[4, False], jit.types.Array(jit.types.uint16, 4, "C"), _PHASES, jit.INT, jit.INT)
+
+
+def _takes(src: np.ndarray, out: np.ndarray, channels_last: bool = False) -> bool:
+    """Whether both are C-contiguous float32, or the output planar binary16 (module doc)."""
+    half = out.dtype == np.float16 and out.flags.c_contiguous and not channels_last
+    return contiguous_f32(src) and (half or contiguous_f32(out))
+
+
+def _target(out: np.ndarray) -> np.ndarray:
+    """The output as the kernels take it: float32, or binary16 as its ``uint16`` bits."""
+    return out.view(np.uint16) if out.dtype == np.float16 else out
 
 
 def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int],
              channels_last: bool = False) -> np.ndarray:
     phases = np.ascontiguousarray(phases, np.int64).reshape(-1, 2)
-    if not (contiguous_f32(src) and contiguous_f32(out)):
-        raise ValueError("the phase scatter takes C-contiguous float32 arrays")
+    if not _takes(src, out, channels_last):
+        raise ValueError("the phase scatter takes C-contiguous float32 arrays (or a planar float16 output)")
     n, nh, nw, c = src.shape
     uy, ux = strides
     maps, oh, ow = (out.shape[3], out.shape[1], out.shape[2]) if channels_last else out.shape[1:]
@@ -124,9 +142,12 @@ def _checked(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tupl
 
 def bind(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int], channels_last: bool = False):
     """A no-argument call placing ``src``'s phases (``phases`` ``[P, 2]``: each one's ``(py, px)``) into ``out``
-    (module doc), planar ``[N, K, OH, OW]`` or ``channels_last`` ``[N, OH, OW, K]``; ``strides`` ``(uy, ux)``."""
+    (module doc), planar ``[N, K, OH, OW]`` (float32 or float16) or ``channels_last`` ``[N, OH, OW, K]`` (float32);
+    ``strides`` ``(uy, ux)``."""
     phases = _checked(src, out, phases, strides, channels_last)
-    kernel = compiled(_scatter_pixels if channels_last else _scatter, _TYPES)
+    out = _target(out)
+    kernel = compiled(_scatter_pixels if channels_last else _scatter,
+                      _HALF_TYPES if out.dtype == np.uint16 else _TYPES)
     source = src.view()
     source.flags.writeable = False
     uy, ux = int(strides[0]), int(strides[1])
@@ -141,30 +162,36 @@ COST_PER_VALUE = 8
 _scatter_shares = chunk_driver(_scatter_rows)
 
 
-@jit.kernel
-def _scatter_lines(code, block, chunks, wait):
-    # ``gang.shared_entry``'s lines: every row serially, or in ``chunks`` chunks claimed with the helpers
-    src, out = native.c_array(block, _SRC, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0]
-    phases = native.c_array(block, _PHASE_TABLE, np.int64)[0, 0, 0, 0]
-    uy, ux = block[_UY], block[_UX]
-    rows = src.shape[0] * src.shape[1]
-    if chunks == 0:
-        _scatter_rows(src, out, phases, uy, ux, 0, rows)
-    else:
-        _scatter_shares((src, out, phases, uy, ux), rows, chunks,
-                        native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+def _lines(dtype):
+    """``gang.shared_entry``'s lines for an output of ``dtype`` (float32, or uint16: binary16 bits): every row
+    serially, or in ``chunks`` chunks claimed with the helpers."""
+    def lines(code, block, chunks, wait):
+        src, out = native.c_array(block, _SRC, np.float32)[0, 0], native.c_array(block, _OUT, dtype)[0, 0]
+        phases = native.c_array(block, _PHASE_TABLE, np.int64)[0, 0, 0, 0]
+        uy, ux = block[_UY], block[_UX]
+        rows = src.shape[0] * src.shape[1]
+        if chunks == 0:
+            _scatter_rows(src, out, phases, uy, ux, 0, rows)
+        else:
+            _scatter_shares((src, out, phases, uy, ux), rows, chunks,
+                            native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+    return jit.kernel(lines)
 
 
-_BODIES = gang.shared_entry(_scatter_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_BODIES = gang.shared_entry(_lines(np.float32), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+_HALF_BODIES = gang.shared_entry(_lines(np.uint16), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
 
 # the placement, its rows shared with the gang's spinning helpers when it is large enough
 _scatter_entry, _scatter_helper = gang.makers(_BODIES, __name__, ("_scatter_entry", "_scatter_helper"))
+_half_entry, _half_helper = gang.makers(_HALF_BODIES, __name__, ("_half_entry", "_half_helper"))
 
 
 def native_scatter(src: np.ndarray, out: np.ndarray, phases: np.ndarray, strides: tuple[int, int]) -> native.Entry:
     """:func:`bind` as a native entry (run from C without the GIL)."""
     phases = np.ascontiguousarray(_checked(src, out, phases, strides))
+    out = _target(out)
+    entry, helper = (_half_entry, _half_helper) if out.dtype == np.uint16 else (_scatter_entry, _scatter_helper)
     rows = src.shape[0] * src.shape[1]
     task = gang.NativeTask(rows, src.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(src, out, phases, task.counters, int(strides[0]), int(strides[1]), *task.words())
-    return native.Entry(_scatter_entry(), words, keep + (phases,) + task.finish(_scatter_helper(), words))
+    return native.Entry(entry(), words, keep + (phases,) + task.finish(helper(), words))
