@@ -1,5 +1,8 @@
 """Pooling and activation layers on binary16 (``VX_TYPE_FLOAT16``) tensors read and written in the kernel's own pass.
 
+Convolution and deconvolution layers on the float engine convert in their layout copies instead
+(:func:`engine_copies`).
+
 Both layers move little arithmetic per value, so widening a whole float16 input to float32 first and narrowing a
 whole output after (``float16_edges``) costs more than the layer. Here the float32 kernel itself runs on the
 binary16 tensors: pooling is ``chw_pooling.pool_planes`` (the float32 layer's plane kernel) on binary16 planes,
@@ -12,6 +15,7 @@ as the float32 layers share theirs (``float_sharing``; the gang for native entri
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -86,3 +90,15 @@ def native_activation(x: np.ndarray, out: np.ndarray, function: str, a: float = 
     if not _activation_operands(x, out, function):
         return None
     return float_activation.native_entry(x, out, function, *_parameters(function, a, b))
+
+
+# -- convolution, deconvolution: the float engine's layout copies convert ------------------------------------------
+def engine_copies(x: np.ndarray, out: np.ndarray) -> bool:
+    """Whether a float16 convolution or deconvolution on the float engine runs as the float32 layer on ``x`` and
+    ``out`` themselves: both packed in OpenVX order and apart, so that the copy of the input into channels-last
+    (``chw_layout``) widens it exactly and the copy of the output back (``chw_layout``, ``phase_scatter``) narrows
+    it once to nearest even, where the edges would widen and narrow in whole-tensor passes of their own."""
+    if os.environ.get("OPENVX_NN_F16_COPIES", "").strip() == "0":  # measurement switch
+        return False
+    return (x.dtype == out.dtype == np.float16 and x.size > 0 and out.size > 0 and x.T.flags.c_contiguous
+            and out.T.flags.c_contiguous and not np.may_share_memory(x, out))

@@ -517,16 +517,25 @@ def _run_deconvolution(p, state) -> None:
     execute_deconvolution(state["planned"].current(p[1]), x, bias, p[4].array)
 
 
+def _half_copies(p, state) -> bool:
+    """Whether a float16 layer runs as the float32 one on its own input and output (``float16_edges``): on the
+    float engine (not the one-map plane kernel), its input and output packed planar and apart: the layout copies
+    widen and narrow (``float16_layers.engine_copies``)."""
+    from ...kernels.openvx import float16_layers
+    return bool(state.get("float")) and getattr(state["planned"].current(p[1]), "planes", None) is None \
+        and float16_layers.engine_copies(p[0].array, p[4].array)
+
+
 register(accepting_float16(KernelDescription("org.khronos.nn_extension.convolution_layer", NNKernel.VX_KERNEL_CONVOLUTION_LAYER,
                            LIBRARY, _signature(NNType.VX_TYPE_NN_CONVOLUTION_PARAMS),
                            _validate_convolution, _run_convolution,
                            bind=binding(_bound_convolution, _run_convolution),
                            native=natively(_bound_convolution), layouts=_layouts,
                            takes_epilogue=_takes_epilogue, takes_maps=_takes_maps, bind_maps=_bind_maps,
-                           takes_borders=_takes_borders)))
+                           takes_borders=_takes_borders), copies=_half_copies))
 register(accepting_float16(KernelDescription("org.khronos.nn_extension.deconvolution_layer",
                            NNKernel.VX_KERNEL_DECONVOLUTION_LAYER, LIBRARY,
                            _signature(NNType.VX_TYPE_NN_DECONVOLUTION_PARAMS),
                            _validate_deconvolution, _run_deconvolution,
                            bind=binding(_bound_deconvolution, _run_deconvolution),
-                           native=natively(_bound_deconvolution))))
+                           native=natively(_bound_deconvolution)), copies=_half_copies))

@@ -11,7 +11,12 @@ with ties to even (``kernels/openvx/float16``). The native entry is that sequenc
 A layer that moves little arithmetic per value (pooling, the activations) may name a *direct* route: its float32
 kernel run on the float16 tensors themselves, widening and narrowing in its own pass
 (``kernels/openvx/float16_layers``: the same bits as the edges). A run takes it wherever it applies (it answers
-None elsewhere: strided tensors, overlapping ones) and the edges otherwise.
+None elsewhere: strided tensors, overlapping ones) and the edges otherwise. A layer whose float32 route copies its
+planar input into channels-last and its output back (convolution, deconvolution on the float engine) may name
+*copies* instead: a test of where those copies take the float16 tensors themselves (``chw_layout`` widens
+binary16 into its channels-last copy, ``chw_layout`` and ``phase_scatter`` narrow as they place the output), and
+there the float32 layer runs on the node's float16 input and output, its [static] inputs from their shadows: no
+whole-tensor conversion pass, the same bits.
 
 Formats. The standard gives every tensor of a layer (weights, biases, output) the inputs' data type, and the
 element-wise operations share one type too: a node with a float16 tensor takes float16 throughout (ROI pooling's
@@ -79,6 +84,10 @@ class Edges:
     outputs: tuple[int, ...]          # float16 outputs, narrowed after every run
     direct: Direct | None = None      # the layer's own float16 route, if it has one
 
+    def mixed(self, p) -> list:
+        """The node's parameters with the [static] float16 inputs' shadows in their place (a direct route's)."""
+        return [self.params[i] if i in self.statics else q for i, q in enumerate(p)]
+
     def refresh(self, p) -> None:
         """Widen again the [static] inputs the application wrote since (their shadows count a write)."""
         from ...kernels.openvx import float16
@@ -108,14 +117,19 @@ def _data_type(v: Validation, index: int) -> int:
 
 
 def accepting_float16(description: KernelDescription, candidates: tuple[int, ...] | None = None,
-                      together: bool = True, direct: Direct | None = None) -> KernelDescription:
+                      together: bool = True, direct: Direct | None = None,
+                      copies: Callable | None = None) -> KernelDescription:
     """``description`` taking float16 tensors at ``candidates`` (default: every tensor parameter) through float32
     shadows. ``together``: a float16 among them makes them all float16 (else each may be float16 alone).
-    ``direct``: the layer's own float16 route, taken where it applies (module doc)."""
+    ``direct``: the layer's own float16 route, taken where it applies; ``copies(p, state)``: whether the float32
+    layer's layout copies take these float16 tensors themselves (module doc)."""
     specs = description.params
     if candidates is None:
         candidates = tuple(i for i, s in enumerate(specs) if s.vx_type == TENSOR)
     original = description
+    if copies is not None:
+        direct = Direct(bind=lambda p, state: original.bind(p, state) if copies(p, state) else None,
+                        native=lambda p, state: original.native(p, state) if copies(p, state) else None)
 
     def validate(v: Validation) -> None:
         node = v.node
@@ -164,7 +178,7 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
             return
         from ...kernels.openvx import float16
         edges.refresh(p)
-        run = edges.direct.bind(p, edges.state) if edges.direct is not None else None
+        run = edges.direct.bind(edges.mixed(p), edges.state) if edges.direct is not None else None
         if run is not None:
             run()
             return
@@ -180,7 +194,12 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
             return original.bind(p, state) if original.bind is not None else None
         from ...kernels.openvx import float16
         edges.refresh(p)
-        own = edges.direct.bind(p, edges.state) if edges.direct is not None else None
+        own = edges.direct.bind(edges.mixed(p), edges.state) if edges.direct is not None else None
+        if own is not None and edges.statics:
+            def fresh() -> None:
+                edges.refresh(p)  # the shadows' write counts tell the float32 layer to plan its weights again
+                own()
+            return fresh
         if own is not None:
             return own
         runner = original.bind(edges.params, edges.state) if original.bind is not None else None
@@ -205,7 +224,7 @@ def accepting_float16(description: KernelDescription, candidates: tuple[int, ...
         from ...kernels.openvx import float16
         from ...kernels.support import native
         edges.refresh(p)
-        own = edges.direct.native(p, edges.state) if edges.direct is not None else None
+        own = edges.direct.native(edges.mixed(p), edges.state) if edges.direct is not None else None
         if own is not None:
             return own
         middle = original.native(edges.params, edges.state)
