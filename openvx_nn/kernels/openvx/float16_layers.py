@@ -15,7 +15,6 @@ as the float32 layers share theirs (``float_sharing``; the gang for native entri
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
@@ -98,7 +97,5 @@ def engine_copies(x: np.ndarray, out: np.ndarray) -> bool:
     ``out`` themselves: both packed in OpenVX order and apart, so that the copy of the input into channels-last
     (``chw_layout``) widens it exactly and the copy of the output back (``chw_layout``, ``phase_scatter``) narrows
     it once to nearest even, where the edges would widen and narrow in whole-tensor passes of their own."""
-    if os.environ.get("OPENVX_NN_F16_COPIES", "").strip() == "0":  # measurement switch
-        return False
     return (x.dtype == out.dtype == np.float16 and x.size > 0 and out.size > 0 and x.T.flags.c_contiguous
             and out.T.flags.c_contiguous and not np.may_share_memory(x, out))
