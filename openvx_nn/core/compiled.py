@@ -37,6 +37,7 @@ from . import (
     epilogue_fusion,
     gated_products,
     map_groups,
+    reshape_views,
     rewrites,
     side_by_side,
 )
@@ -183,7 +184,7 @@ def bind(node: Node) -> Call:
         p.root for spec, p in zip(description.params, params)
         if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
     if (rewrites.fused(node) or map_groups.merged(node) or gated_products.absorbed(node)
-            or activation_epilogue.absorbed(node) or channel_chains.absorbed(node)):
+            or activation_epilogue.absorbed(node) or channel_chains.absorbed(node) or reshape_views.viewed(node)):
         return Call(node, rewrites.nothing, writes, rewrites.no_entry())
     if state.get(bordered_tensors.STAND_INS):  # a fused node running itself on a bordered tensor
         runner, native = bordered_tensors.wrapped(node, lambda ps: (_python_runner(description, ps, state), None))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from . import bordered_tensors, cells, collector, execution, native_plan, rewrites, side_by_side
+from . import bordered_tensors, cells, collector, execution, native_plan, reshape_views, rewrites, side_by_side
 from .compiled import Call, Plan, compile_calls
 from .context import Context
 from .enums import Action, GraphState, Status, Type, status_name
@@ -214,8 +214,9 @@ class Graph(Reference):
         self._uses, self._positions = verifier.uses, {n: k for k, n in enumerate(self._verified_nodes)}
         self.rewrites = rewrites.run(self.order, self._verified_nodes, self._uses, self.parameters)
         bordered_tensors.assign(self.order, self.parameters, self.rewrites)
+        views = reshape_views.find(self.order, self._uses, self.parameters)
         memory = plan_graph(self.order, self._verified_nodes, self._uses.values(), self.parameters,
-                            self.plan.memory, self.memory_plan)
+                            self.plan.memory, self.memory_plan, views)
         self._set_plan(Plan(memory=memory))
         self.verify_count += 1
         self.state = GraphState.VX_GRAPH_STATE_VERIFIED

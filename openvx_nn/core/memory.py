@@ -28,6 +28,9 @@ import numpy as np
 from .datatypes import TENSOR_TYPES, dtype_of
 from .enums import Type
 from .regions import region
+from .reshape_views import NONE as NO_VIEWS
+from .reshape_views import Views
+from .reshape_views import place as place_views
 from .tensor import storage_moved
 
 ALIGNMENT = 64  # bytes: a cache line, and the widest vector load
@@ -133,19 +136,22 @@ def _span(accesses: Sequence[object], steps: Sequence[int], first: int, last: in
     return first, last
 
 
-def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int], enabled: bool = True
-              ) -> tuple[list[Lifetime], list[object]]:
+def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int], enabled: bool = True,
+              views: Views = NO_VIEWS) -> tuple[list[Lifetime], list[object]]:
     """The tensors the arena may hold among ``uses`` (``plan.Uses``) with their lifetimes, and the
     other virtual root tensors with known dims (they keep storage of their own).
 
     ``steps[p]`` is the execution step of the node at position ``p``;
-    ``excluded`` holds ids of roots that keep their own storage (graph parameters).
+    ``excluded`` holds ids of roots that keep their own storage (graph parameters); ``views`` the reshape
+    outputs that view another root's bytes (``reshape_views``): they take none, and that root lives until
+    their last reader.
     """
     found, own = [], []
     new = tuple.__new__  # a Lifetime without the named tuple's Python-level constructor
     for u in uses:
         root = u.root
-        if not root.virtual or root.vx_type != _TENSOR or root.parent is not None:
+        if (not root.virtual or root.vx_type != _TENSOR or root.parent is not None
+                or id(root) in views.outputs):
             continue
         writes, dims = u.writes, root.dims
         if (enabled and writes and not u.others and not root.pins and id(root) not in excluded
@@ -155,6 +161,8 @@ def lifetimes(uses: Iterable[object], steps: Sequence[int], excluded: set[int], 
             if len(writes) > 1:
                 first, last = _span(writes, steps, first, last)
             first, last = _span(u.reads, steps, first, last)
+            if id(root) in views.reads:
+                first, last = _span(views.reads[id(root)], steps, first, last)
             found.append(new(Lifetime, (root, first, last, math.prod(dims) * _ITEM_SIZES[root.data_type])))
         elif all(dims):
             own.append(root)
@@ -191,7 +199,8 @@ def place(memory: MemoryPlan, previous: MemoryPlan) -> MemoryPlan:
 
 
 def plan_graph(order: Sequence[object], nodes: Sequence[object], uses: Iterable[object],
-               parameters: Iterable[tuple[object, int]], previous: MemoryPlan, enabled: bool = True) -> MemoryPlan:
+               parameters: Iterable[tuple[object, int]], previous: MemoryPlan, enabled: bool = True,
+               views: Views = NO_VIEWS) -> MemoryPlan:
     """The memory plan of a verified graph, with its tensors placed.
 
     ``order`` is the execution order of ``nodes``; ``uses`` the verifier's
@@ -202,7 +211,9 @@ def plan_graph(order: Sequence[object], nodes: Sequence[object], uses: Iterable[
     step = {id(node): s for s, node in enumerate(order)}
     steps = [step[id(node)] for node in nodes]
     excluded = {id(region(node.params[i])[0]) for node, i in parameters if node.params[i] is not None}
-    found, own = lifetimes(uses, steps, excluded, enabled)
+    found, own = lifetimes(uses, steps, excluded, enabled, views)
     for root in own:  # the other virtual tensors get (or keep) storage of their own
         root.place(None)
-    return place(plan(found), previous)
+    memory = place(plan(found), previous)
+    place_views(views)  # the reshape outputs see the bytes just placed
+    return memory

@@ -64,3 +64,26 @@ def test_recurrent_taggers_run_their_native_plan(name):
     assert idle == (1 if name == "lstm_tagger" else 0)
     for got in outs:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder", "vit"])
+def test_reshapes_run_as_views_with_the_same_bytes(name, monkeypatch):
+    """The heads' splits and merges and the layer norms' rank changes cost no copy (``core/reshape_views.py``),
+    and the output is the one the copies give, to the bit."""
+    from openvx_nn.core import reshape_views
+    data = np.load(NETWORKS / f"{name}.npz")
+    outputs, viewed, native = {}, {}, {}
+    for views in ("0", "1"):
+        monkeypatch.setenv(reshape_views.ENV, views)
+        with cm.load(NETWORKS / f"{name}.mlmodel") as model:
+            for _ in range(2):  # the second on the native plan, where the graph has one
+                outputs[views] = model.predict({"x": data["x"]})["y"]
+            calls = model.graph.plan.calls
+            viewed[views] = sum(reshape_views.viewed(call.node) for call in calls)
+            native[views] = model.graph.plan.native is not None
+            # every reshape between two of the graph's own tensors (not into a concatenation's slice, an output)
+            between = sum(call.node.description.name in reshape_views.KERNELS and call.node.params[1].parent is None
+                          and call.node.params[1].virtual and call.node.params[0].root.virtual for call in calls)
+    assert viewed["0"] == 0 and viewed["1"] == between > 0, (viewed, between)
+    assert outputs["0"].tobytes() == outputs["1"].tobytes()
+    assert native["0"] == native["1"] == (name == "transformer_encoder")
