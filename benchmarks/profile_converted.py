@@ -1,6 +1,7 @@
 """Where a converted network's time goes: our nodes and ORT's, by kind and the costliest nodes.
 
     python benchmarks/profile_converted.py densenet121|unet|deeplab_head|... [--runs 10] [--top 12] [--threads 2] [--smoke]
+    python benchmarks/profile_converted.py transformer_encoder --native 15 [--calls 5]   # our native calls, one thread
 
 The network is a ``torch_models`` module at the model benchmark's size (``SIZES``), converted by coremltools as
 the ``converted-*`` rows convert it. Ours: each node's minimum over the runs from the graph's performance counters
@@ -10,6 +11,15 @@ that runs it. ORT: its own profile (``SessionOptions.enable_profiling``, ``--thr
 ours: ``OPENVX_NN_THREADS``) of the same module's ONNX
 export, each node's minimum, grouped by operator. The two run one after the other in this process; compare the
 shares, not the sums with the benchmark's times.
+
+``--native ROUNDS`` times our native plan instead, on one thread by its CPU time (``time.thread_time``), and no ORT:
+the timed Python path overstates a cheap node 5-7x. Each round times every call of the plan (its C entry) alone,
+``--calls`` times on the data it left (the minimum), then ``--calls`` passes of the plan's calls in order, each
+call timed once (its inputs and weights as the calls before it left the caches), each pass followed by a whole
+``graph.process`` and a ``predict``. Printed: by kernel, the medians alone and in order, summed, then the sums
+against the whole runs. In order against alone is what the calls lose to each other (caches); ``graph.process``
+against the in-order sum, what the run adds around them (both sums carry a ctypes call per call, measured on an
+entry that does nothing and printed).
 """
 from __future__ import annotations
 
@@ -40,6 +50,79 @@ def ours(path: Path, first: str, x: np.ndarray, runs: int) -> list[tuple[str, st
             model.predict({first: x}, bench=True)
         return [(types.get(layer, layer), kernel.rsplit(".", 1)[-1], low, layer)
                 for layer, kernel, _, low in model.timings()]
+
+
+def native_calls(path: Path, first: str, x: np.ndarray, rounds: int, calls: int
+                 ) -> tuple[list[tuple[str, float, float]], dict[str, float]]:
+    """(kernel -> output dims, median ms alone, median ms in order) of every call of the model's native plan that
+    does work (fused and viewed calls do none), and the medians of the whole runs (module doc)."""
+    import statistics
+    import time
+
+    import openvx_nn.coreml as cm
+    from openvx_nn.core import rewrites
+    from openvx_nn.kernels.support import native
+    clock = time.thread_time
+    with cm.load(path) as model:
+        for _ in range(3):
+            model.predict({first: x})
+        graph = model.graph
+        if graph.plan.native is None:
+            raise SystemExit("the model's graph has no native plan: some node runs from Python")
+        timed = [call for call in graph.plan.calls if call.native is not rewrites.no_entry()]
+        alone: list[list[float]] = [[] for _ in timed]
+        ordered: list[list[float]] = [[] for _ in timed]
+        whole: dict[str, list[float]] = {"graph.process": [], "predict": [], "calls in order": []}
+        for _ in range(rounds):
+            for k, call in enumerate(timed):
+                best = float("inf")
+                for _ in range(calls):
+                    start = clock()
+                    native.run(call.native)
+                    best = min(best, clock() - start)
+                alone[k].append(best * 1e3)
+            for _ in range(calls):
+                begin = clock()
+                for k, call in enumerate(timed):
+                    start = clock()
+                    native.run(call.native)
+                    ordered[k].append((clock() - start) * 1e3)
+                whole["calls in order"].append((clock() - begin) * 1e3)
+                start = clock()
+                graph.process()
+                whole["graph.process"].append((clock() - start) * 1e3)
+                start = clock()
+                model.predict({first: x})
+                whole["predict"].append((clock() - start) * 1e3)
+        empty = []  # what timing a call adds: an entry that does nothing, called and timed the same way
+        for _ in range(50 * calls):
+            start = clock()
+            native.run(rewrites.no_entry())
+            empty.append((clock() - start) * 1e3)
+        whole["an empty call"] = statistics.median(empty) * len(timed)
+        rows = []
+        for k, call in enumerate(timed):
+            dims = "x".join(str(d) for d in call.node.params[-1].dims)
+            rows.append((f"{call.node.description.name.rsplit('.', 1)[-1]} -> {dims}",
+                         statistics.median(alone[k]), statistics.median(ordered[k])))
+        return rows, {name: times if isinstance(times, float) else statistics.median(times)
+                      for name, times in whole.items()}
+
+
+def report_native(rows: list[tuple[str, float, float]], runs: dict[str, float], top: int) -> None:
+    kinds: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+    for label, alone, ordered in rows:
+        row = kinds[label.split(" -> ")[0]]
+        row[0] += 1
+        row[1] += alone
+        row[2] += ordered
+    alone_sum, ordered_sum = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    print(f"native calls: {len(rows)}, alone {alone_sum:.2f} ms, in the plan's order {ordered_sum:.2f} ms (medians)")
+    for kind, (count, alone, ordered) in sorted(kinds.items(), key=lambda item: -item[1][2])[:top]:
+        print(f"  {kind:32s} {count:4d} calls {alone:8.3f} -> {ordered:8.3f} ms ({ordered / alone:5.2f}x)")
+    print(f"  an empty call timed so, once per call: {runs.pop('an empty call'):.2f} ms (in both sums)")
+    print("  whole runs: " + ", ".join(f"{name} {ms:.2f} ms" for name, ms in runs.items())
+          + f"; graph.process / calls alone {runs['graph.process'] / alone_sum:.2f}")
 
 
 def ort(path: Path, first: str, x: np.ndarray, runs: int, threads: int) -> list[tuple[str, str, float, str]]:
@@ -78,9 +161,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--smoke", action="store_true", help="the benchmark's smoke size")
     parser.add_argument("--threads", type=int, default=2, help="threads a side: ORT's intra-op and ours")
+    parser.add_argument("--native", type=int, default=0, metavar="ROUNDS",
+                        help="time our native calls alone and in the plan's order, ROUNDS turns, one thread")
+    parser.add_argument("--calls", type=int, default=5, help="with --native: calls a call's alone figure takes "
+                                                             "the minimum of, and passes in order a round")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
+    if args.native:
+        args.threads = 1
     os.environ["OPENVX_NN_THREADS"] = str(args.threads)  # read when ``openvx_nn`` first loads, in ``ours``
     size = tm.SIZES[args.network]
     options, shape = (size.smoke_options, size.smoke_shape) if args.smoke else (size.options, size.shape)
@@ -90,6 +179,12 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="profile-converted-") as directory:
         mlmodel, onnx = Path(directory) / "model.mlmodel", Path(directory) / "model.onnx"
         tm.coreml_file(net, shape, str(mlmodel))
+        if args.native:
+            rows, runs = native_calls(mlmodel, first, x, args.native, args.calls)
+            print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: one thread, CPU time, {args.native} "
+                  f"rounds x {args.calls}")
+            report_native(rows, runs, args.top)
+            return 0
         tm.onnx_file(net, shape, str(onnx))
         mine, theirs = ours(mlmodel, first, x, args.runs), ort(onnx, first, x, args.runs, args.threads)
     print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: per-node minima over {args.runs} runs, "
