@@ -14,7 +14,7 @@ shares, not the sums with the benchmark's times.
 
 ``--native ROUNDS`` times our native plan instead, on one thread by its CPU time (``time.thread_time``), and no ORT:
 the timed Python path overstates a cheap node 5-7x. Each round times every call of the plan (its C entry) alone,
-``--calls`` times on the data it left (the minimum), then ``--calls`` passes of the plan's calls in order, each
+``--calls`` times on the data it left, then ``--calls`` passes of the plan's calls in order, each
 call timed once (its inputs and weights as the calls before it left the caches), each pass followed by a whole
 ``graph.process`` and a ``predict``. Printed: by kernel, the medians alone and in order, summed, then the sums
 against the whole runs. In order against alone is what the calls lose to each other (caches); ``graph.process``
@@ -75,12 +75,10 @@ def native_calls(path: Path, first: str, x: np.ndarray, rounds: int, calls: int
         whole: dict[str, list[float]] = {"graph.process": [], "predict": [], "calls in order": []}
         for _ in range(rounds):
             for k, call in enumerate(timed):
-                best = float("inf")
                 for _ in range(calls):
                     start = clock()
                     native.run(call.native)
-                    best = min(best, clock() - start)
-                alone[k].append(best * 1e3)
+                    alone[k].append((clock() - start) * 1e3)
             for _ in range(calls):
                 begin = clock()
                 for k, call in enumerate(timed):
@@ -163,8 +161,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--threads", type=int, default=2, help="threads a side: ORT's intra-op and ours")
     parser.add_argument("--native", type=int, default=0, metavar="ROUNDS",
                         help="time our native calls alone and in the plan's order, ROUNDS turns, one thread")
-    parser.add_argument("--calls", type=int, default=5, help="with --native: calls a call's alone figure takes "
-                                                             "the minimum of, and passes in order a round")
+    parser.add_argument("--calls", type=int, default=5, help="with --native: calls of each call alone, and passes "
+                                                             "in order, a round")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")

@@ -106,6 +106,22 @@ def test_coreml_route_comparison_runs_in_smoke_mode():
     assert [line.split(" 32²")[0] for line in lines] == ["CoreML MobileNet v2 0.25", "CoreML ResNet-18 0.125"], lines
 
 
+def test_converted_profile_times_the_native_calls_in_smoke_mode():
+    # --native: every call of the native plan timed alone and in order; the reshapes between the graph's own
+    # tensors are views (core/reshape_views.py), so of the smoke Transformer's reshapes only the output's runs.
+    pytest.importorskip("coremltools", reason="the profile converts a PyTorch module")
+    script = BENCH.parent / "profile_converted.py"
+    result = subprocess.run([sys.executable, str(script), "transformer_encoder", "--smoke", "--native", "1",
+                             "--calls", "1"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    rows = [line.split() for line in lines if line.startswith("  ") and " calls " in line]
+    counts = {row[0]: int(row[1]) for row in rows if row[1].isdigit()}
+    assert counts["fully_connected_layer"] == 8 and counts["batched_matmul"] == 4, result.stdout
+    assert counts.get("reshape", 0) == 1, result.stdout
+    assert any(line.strip().startswith("whole runs: graph.process") for line in lines), result.stdout
+
+
 def test_standard_layer_comparison_runs_in_smoke_mode():
     # The float32 standard layers against ORT: it fails when an output differs beyond 1e-5 of the largest value;
     # then the float16 ones: it fails when an output is not the float32 layer's rounded once.
