@@ -5,7 +5,8 @@ Random graphs: a permute of the input makes a virtual root; a reshape reads it w
 contiguous run of its bytes, or a strided box that is not), a second reshape reads the first's output (a chain),
 other permutes write the arena between the reshapes and the last reader of their outputs (which would clobber the
 root's bytes were its lifetime not carried to that reader), and the outputs are permutes into real tensors. Each
-graph runs with the views and with them turned off (``OPENVX_NN_RESHAPE_VIEWS=0``), from C and from Python; every
+graph runs with the views and with them turned off (``OPENVX_NN_RESHAPE_VIEWS=0``), from C and from Python, a
+few without the memory plan (every virtual tensor in storage of its own); every
 output must equal a plain NumPy evaluation (OpenVX order, dim 0 fastest: a reshape is NumPy's in Fortran order).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from openvx_nn import vx
 from openvx_nn.api.graph_builder import GraphBuilder
 from openvx_nn.core import native_plan, reshape_views
+from openvx_nn.core.graph import Graph
 
 
 def _start_library() -> None:
@@ -61,7 +63,7 @@ def _case(seed: int) -> dict:
     return {"dims": dims, "axes": axes, "start": start, "end": end, "box": box,
             "first": _factor(count, int(rng.integers(1, 5)), rng), "second": _factor(count, int(rng.integers(1, 5)), rng),
             "x": rng.standard_normal(dims).astype(np.float32), "read_root_later": bool(rng.integers(2)),
-            "one_run": bool(np.all(np.diff(flat) == 1))}
+            "one_run": bool(np.all(np.diff(flat) == 1)), "arena": seed % 4 != 3}  # some without the memory plan
 
 
 def _expected(case: dict) -> dict[str, np.ndarray]:
@@ -83,6 +85,7 @@ def _reversed(g: GraphBuilder, t, dims):
 def _run(case: dict, views: bool, native: bool, monkeypatch) -> tuple[dict[str, np.ndarray], int]:
     monkeypatch.setenv(reshape_views.ENV, "1" if views else "0")
     monkeypatch.setattr(native_plan, "ENABLED", native)
+    monkeypatch.setattr(Graph, "memory_plan", case["arena"])
     g = GraphBuilder()
     try:
         dims = case["dims"]
