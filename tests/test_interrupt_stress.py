@@ -11,7 +11,7 @@ every core busy. A run ends in one of two ways, and nothing else is allowed:
 - ``sigint``: killed by SIGINT, every call it printed returned ``VX_SUCCESS`` (an interrupted call logs
   "interrupted by SIGINT" and never returns).
 
-The CI form runs ``OPENVX_NN_INTERRUPT_RUNS`` runs (default 60); the long form runs as a program and prints
+The CI form runs ``OPENVX_NN_INTERRUPT_RUNS`` runs (default 40); the long form runs as a program and prints
 the counts per phase and outcome::
 
     python tests/test_interrupt_stress.py --runs 1000 [--load 4] [--minutes 60]
@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-RUNS = int(os.environ.get("OPENVX_NN_INTERRUPT_RUNS", "60"))
+RUNS = int(os.environ.get("OPENVX_NN_INTERRUPT_RUNS", "40"))
 
 PROGRAM = r"""
 #include <VX/vx.h>
