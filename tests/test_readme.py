@@ -64,7 +64,8 @@ RUN = "run"
 
 # (pattern a shell line must match, RUN or why it is not run here). Lines are matched after comments are cut.
 SHELL: list[tuple[str, str]] = [
-    (r"pip install \. && openvx-nn demo$|pip install -e \"\.\[test\]\" && python -m pytest -q$|pip install \.$",
+    (r"pip install \. && openvx-nn demo$|pip install \.$"
+     r"|pip install -e \"\.\[test\]\" && python -m pytest -q -n auto --dist loadfile$",
      "the README's two commands: tests/test_first_run.py runs them in a fresh virtual environment"),
     (r"pip install (-e )?\"?\.\[\w+\]\"?( && python benchmarks/\w+\.py)?$", "installs an optional extra"),
     (r"python -m openvx_nn (demo|info)$|openvx-nn (demo|info)( --limit \d+)?$", RUN),
