@@ -109,7 +109,8 @@ def test_coreml_route_comparison_runs_in_smoke_mode():
 def test_converted_profile_times_the_native_calls_in_smoke_mode():
     # --native: every call of the native plan timed alone and in order; the reshapes between the graph's own
     # tensors are views (core/reshape_views.py), so of the smoke Transformer's reshapes only the output's runs.
-    pytest.importorskip("coremltools", reason="the profile converts a PyTorch module")
+    for module in ("coremltools", "torch"):
+        pytest.importorskip(module, reason="the profile converts a PyTorch module")
     script = BENCH.parent / "profile_converted.py"
     result = subprocess.run([sys.executable, str(script), "transformer_encoder", "--smoke", "--native", "1",
                              "--calls", "1"], capture_output=True, text=True, timeout=600)

@@ -118,7 +118,9 @@ def test_one_compiled_function_serves_every_layout():
         kernels.add(a, a[:, :1], out, True)
         assert (out == a + a[:, :1]).all()
     after = {s for s in elementwise._add_sub_int.signatures if s[0].dtype == numba.int16}
-    assert len(after) == 1 and before <= after
+    # at most one new compiled form for the four layouts (an earlier test may have compiled another, e.g. for a
+    # read-only input)
+    assert len(after - before) <= 1 and after and before <= after
 
 
 def test_every_kernel_is_compiled_nogil():
