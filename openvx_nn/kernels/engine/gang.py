@@ -346,10 +346,11 @@ class NativeTask:
     (``[helper entry, block, counters]``, completed by :meth:`finish` once the block exists), and how many
     chunks."""
 
-    __slots__ = ("chunks", "counters", "record")
+    __slots__ = ("chunks", "counters", "record", "units")
 
     def __init__(self, n_rows: int, lend: bool):
         threads = isa.threads()
+        self.units = n_rows  # what the chunks cut (``benchmarks/audit_threads.py`` reads it)
         self.chunks = workers.chunk_count(n_rows, threads) if lend and threads > 1 and n_rows > 1 else 0
         self.counters = np.zeros(2, np.int64)
         self.record = np.zeros(3, np.int64)
