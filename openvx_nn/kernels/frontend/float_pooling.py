@@ -17,14 +17,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine import gang
+from ..engine import gang, isa
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
 from .chw_pooling import window_span
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, output_target, staged
-from .window_runs import greater_runs, greater_runs_h, l2_runs, l2_runs_h, mean_runs, mean_runs_h
+from .window_runs import LANES, greater_runs, greater_runs_h, l2_runs, l2_runs_h, mean_runs, mean_runs_h
 
 AVERAGE, MAX, L2 = 0, 1, 2
 
@@ -52,6 +53,15 @@ def _runs(mode, half, out, base, offsets, n_taps, n, n_rows, out_stride, base_st
 def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, r0, r1):
     """Output rows ``[r0, r1)`` (image-major: row ``b * out_h + oy``): the pixels whose windows lie inside the
     image in one call a row, the others one call each (module doc)."""
+    _pool_units(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, 1, r0, r1)
+
+
+@jit.kernel
+def _pool_units(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, groups, u0, u1):
+    """Units ``[u0, u1)`` of the pool: unit ``u`` is output row ``u // groups``'s channels of group ``u % groups``
+    (:func:`channel_groups`: whole vectors of ``LANES``). Each output channel is reduced by the same operations
+    whichever group holds it (``window_runs`` computes each value of a run alone), so the bits do not depend on
+    ``groups``: a layer of few output rows (a global pool: one) is shared over its channels."""
     _, height, width, depth = x.shape
     _, out_h, out_w, _ = out.shape
     half, ex, eo = x.itemsize == 2, x.itemsize, out.itemsize  # constants of each compiled form
@@ -64,17 +74,25 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
             whole[iy * kw + ix] = (iy * width + ix) * depth * ex
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
     offsets_at, whole_at = np.int64(offsets.ctypes.data), np.int64(whole.ctypes.data)
-    for row in range(r0, r1):
+    vectors = (depth + LANES - 1) // LANES
+    for unit in range(u0, u1):
+        row = unit // groups
+        group = unit - row * groups
+        ch0 = min(depth, LANES * (vectors * group // groups))
+        ch1 = min(depth, LANES * (vectors * (group + 1) // groups))
+        nc = ch1 - ch0
+        if nc <= 0:
+            continue
         b = row // out_h
         oy = row - b * out_h
         y0 = oy * stride_h - pad_top
         ya, yb = max(y0, 0), min(y0 + kh, height)
         inside = y0 >= 0 and y0 + kh <= height
-        o_row = row * out_w * depth
+        o_row = row * out_w * depth + ch0
         if inside and c1 > c0:
             _runs(mode, half, out_at + eo * (o_row + c0 * depth),
-                  x_at + ex * ((b * height + y0) * width + c0 * stride_w - pad_left) * depth, whole_at, kh * kw,
-                  depth, c1 - c0, eo * depth, ex * stride_w * depth, np.float32(kh * kw), low, high)
+                  x_at + ex * (((b * height + y0) * width + c0 * stride_w - pad_left) * depth + ch0), whole_at,
+                  kh * kw, nc, c1 - c0, eo * depth, ex * stride_w * depth, np.float32(kh * kw), low, high)
         for ox in range(out_w):
             if inside and c0 <= ox < c1:
                 continue
@@ -87,10 +105,28 @@ def _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, 
                     n += 1
             o = o_row + ox * depth
             if n == 0:  # no input position: 0 (+0.0 in either width)
-                for c in range(depth):
+                for c in range(nc):
                     of[o + c] = 0
             else:
-                _runs(mode, half, out_at + eo * o, x_at, offsets_at, n, depth, 1, 0, 0, np.float32(n), low, high)
+                _runs(mode, half, out_at + eo * o, x_at + ex * ch0, offsets_at, n, nc, 1, 0, 0, np.float32(n), low,
+                      high)
+
+
+_UNIT_CHUNKS = chunk_driver(_pool_units)
+
+
+def channel_groups(n_rows: int, depth: int, shared: bool) -> int:
+    """Channel groups (of whole vectors) each output row is cut into: enough for ``GROUP_UNITS`` units where the
+    rows are fewer and the layer is ``shared``, else 1."""
+    if not shared or n_rows >= GROUP_UNITS:
+        return 1
+    return max(1, min(-(-depth // LANES), -(-GROUP_UNITS // n_rows)))
+
+
+GROUP_UNITS = 8
+"""Units a shared layer of few output rows is cut into at least, over its channels (a chunk each for two threads'
+four: ``workers.CHUNKS_PER_THREAD``): EfficientNet's squeeze-and-excitation global pools (one output row of
+32-1152 channels) had run on the calling thread alone."""
 
 
 @jit.kernel
@@ -154,20 +190,22 @@ def pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, int, int,
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _OUT, _COUNTERS = at(0), at(1), at(2)
-_MODE, _TOP, _LEFT, _SH, _SW, _KH, _KW, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS = range(at(3), at(3) + 13)
+_MODE, _TOP, _LEFT, _SH, _SW, _KH, _KW, _LO, _HI, _ROWS, _MAILBOX, _TASK, _CHUNKS, _GROUPS = range(at(3), at(3) + 14)
 
 
 @jit.kernel
 def _pool_block(code, block, chunks, wait):
-    """Every output row of the layer packed in ``block``: serially (``chunks`` 0), or in ``chunks`` chunks
-    claimed with the helpers (``wait``: until every claimed one is done)."""
+    """Every unit (``_ROWS`` output rows times ``_GROUPS`` channel groups) of the layer packed in ``block``:
+    serially (``chunks`` 0), or in ``chunks`` chunks claimed with the helpers (``wait``: until every claimed one
+    is done)."""
     args = (native.c_array(block, _X, np.float32)[0, 0], native.c_array(block, _OUT, np.float32)[0, 0],
             block[_MODE], block[_TOP], block[_LEFT], block[_SH], block[_SW], block[_KH], block[_KW],
-            native.real(block, _LO), native.real(block, _HI))
+            native.real(block, _LO), native.real(block, _HI), block[_GROUPS])
+    n_units = block[_ROWS] * block[_GROUPS]
     if chunks == 0:
-        _pool_rows(*args, 0, block[_ROWS])
+        _pool_units(*args, 0, n_units)
     else:
-        _pool_shared(*args, block[_ROWS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+        _UNIT_CHUNKS(args, n_units, chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 _BODIES = gang.shared_entry(_pool_block, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
@@ -192,8 +230,10 @@ def native_pool2d(x: np.ndarray, out: np.ndarray, mode: int, pads: tuple[int, in
         return None
     lo, hi = real_range(activation)
     n_rows = out.shape[0] * out.shape[1]
-    task = gang.NativeTask(n_rows, out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    shared = out.size * filter_size[0] * filter_size[1] * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK
+    groups = channel_groups(n_rows, out.shape[3], shared and isa.threads() > 1)
+    task = gang.NativeTask(n_rows * groups, shared)
     words, keep = block_of(x, out, task.counters, int(mode), int(pads[2]), int(pads[0]), int(strides[1]),
                            int(strides[0]), int(filter_size[1]), int(filter_size[0]), float(lo), float(hi), n_rows,
-                           *task.words())
+                           *task.words(), groups)
     return native.Entry(_pool_entry(), words, keep + task.finish(_pool_helper(), words))

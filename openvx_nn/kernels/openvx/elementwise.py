@@ -17,8 +17,14 @@ for ``t <= 53``, and a left shift is fitted by comparison before shifting.
 """
 from __future__ import annotations
 
-import numpy as np
+import functools
 
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..engine import gang, isa
+from ..engine.chunk_loop import chunk_driver
+from ..frontend import float_sharing
 from ..support import jit, native, stamps
 from ..support.fixed_point import ONE_255, dyadic, fit, float32_value, int_range, requantize_ratio
 from ..support.jit import kernel
@@ -181,50 +187,137 @@ def _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2,
 
 
 # -- native entries (a C loop calls them without the GIL; see support/native.py) --------------------------
+# An entry's elements are cut along the views' outermost axis (:func:`_outer_first`) into units that the gang's
+# spinning helpers may share (``gang.shared_entry``): each element is computed by the same operations whichever
+# thread computes it, so the bits do not depend on the split. Block: the views a, b, out, the chunk counters,
+# then [units, mailbox, task, chunks], then the kernel's scalars.
+_A, _B, _O, _COUNTERS = (k * native.ARRAY_WORDS for k in range(4))
+_UNITS, _MAILBOX, _TASK, _CHUNKS = range(4 * native.ARRAY_WORDS, 4 * native.ARRAY_WORDS + 4)
+_SCALARS = _CHUNKS + 1
+COST_PER_VALUE = 16
+"""An element's time in a convolution multiply-add's (``float_sharing.NATIVE_PARALLEL_WORK`` weighs work in the
+latter): the float multiply took 0.6 ns an element on EfficientNet's gates, one thread."""
+
+
+@kernel
+def _add_sub_float_units(a, b, out, subtract, u0, u1):
+    _EACH_ADDED_FLOAT(out[u0:u1], (a[u0:u1], b[u0:u1]), (subtract,))
+
+
+@kernel
+def _add_sub_int_units(a, b, out, subtract, saturate, lo, hi, u0, u1):
+    _EACH_ADDED_INT(out[u0:u1], (a[u0:u1], b[u0:u1]), (subtract, saturate, lo, hi))
+
+
+@kernel
+def _multiply_float_units(a, b, out, scale, u0, u1):
+    _EACH_MULTIPLIED_FLOAT(out[u0:u1], (a[u0:u1], b[u0:u1]), (scale,))
+
+
+@kernel
+def _multiply_int_units(a, b, out, m, shift, divisor, nearest_even, saturate, lo, hi, u0, u1):
+    _EACH_MULTIPLIED_INT(out[u0:u1], (a[u0:u1], b[u0:u1]), (m, shift, divisor, nearest_even, saturate, lo, hi))
+
+
+_ADD_SUB_FLOAT_CHUNKS, _ADD_SUB_INT_CHUNKS = chunk_driver(_add_sub_float_units), chunk_driver(_add_sub_int_units)
+_MULTIPLY_FLOAT_CHUNKS, _MULTIPLY_INT_CHUNKS = chunk_driver(_multiply_float_units), chunk_driver(_multiply_int_units)
+
+
+@functools.cache
+def _bodies(multiply: bool, dtype: type, is_float: bool) -> tuple:
+    """``gang.shared_entry``'s (entry, helper) bodies of one element-wise kernel on ``dtype`` views."""
+    if multiply and is_float:
+        def scalars(block):
+            return (native.real(block, _SCALARS),)
+        units, chunks_of = _multiply_float_units, _MULTIPLY_FLOAT_CHUNKS
+    elif multiply:
+        def scalars(block):
+            at = _SCALARS
+            return (block[at], block[at + 1], block[at + 2], block[at + 3] != 0, block[at + 4] != 0, block[at + 5],
+                    block[at + 6])
+        units, chunks_of = _multiply_int_units, _MULTIPLY_INT_CHUNKS
+    elif is_float:
+        def scalars(block):
+            return (block[_SCALARS] != 0,)
+        units, chunks_of = _add_sub_float_units, _ADD_SUB_FLOAT_CHUNKS
+    else:
+        def scalars(block):
+            at = _SCALARS
+            return block[at] != 0, block[at + 1] != 0, block[at + 2], block[at + 3]
+        units, chunks_of = _add_sub_int_units, _ADD_SUB_INT_CHUNKS
+    read = jit.jitable(scalars)
+
+    def lines(code, block, chunks, wait):
+        args = (native.array(block, _A, dtype), native.array(block, _B, dtype), native.array(block, _O, dtype)) + \
+            read(block)
+        if chunks == 0:
+            units(*args, 0, block[_UNITS])
+        else:
+            chunks_of(args, block[_UNITS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+    return gang.shared_entry(kernel(lines), gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
 @native.factory
 def _native_add_sub(dtype: type, is_float: bool) -> int:
-    if is_float:
-        def entry(block):
-            _add_sub_float(native.array(block, 0, dtype), native.array(block, 13, dtype),
-                           native.array(block, 26, dtype), block[39] != 0)
-            return 0
-    else:
-        def entry(block):
-            _add_sub_int(native.array(block, 0, dtype), native.array(block, 13, dtype),
-                         native.array(block, 26, dtype), block[39] != 0, block[40] != 0, block[41], block[42])
-            return 0
-    return jit.native(entry)
+    """Add or subtract, its units shared with the gang's spinning helpers when large enough, else serially."""
+    return jit.native(_bodies(False, dtype, is_float)[0])
+
+
+@native.factory
+def _native_add_sub_helper(dtype: type, is_float: bool) -> int:
+    return jit.native(_bodies(False, dtype, is_float)[1])
 
 
 @native.factory
 def _native_multiply(dtype: type, is_float: bool) -> int:
-    if is_float:
-        def entry(block):
-            _multiply_float(native.array(block, 0, dtype), native.array(block, 13, dtype),
-                            native.array(block, 26, dtype), native.real(block, 39))
-            return 0
-    else:
-        def entry(block):
-            _multiply_int(native.array(block, 0, dtype), native.array(block, 13, dtype),
-                          native.array(block, 26, dtype), block[39], block[40], block[41], block[42] != 0,
-                          block[43] != 0, block[44], block[45])
-            return 0
-    return jit.native(entry)
+    """Multiply, its units shared as :func:`_native_add_sub`'s."""
+    return jit.native(_bodies(True, dtype, is_float)[0])
 
 
-def _entry(found: tuple[bool, tuple] | None, out: np.ndarray, compiled) -> native.Entry | None:
+@native.factory
+def _native_multiply_helper(dtype: type, is_float: bool) -> int:
+    return jit.native(_bodies(True, dtype, is_float)[1])
+
+
+def _outer_first(view: np.ndarray) -> np.ndarray:
+    """The 6-D loop view ``view`` with its outermost axis longer than 1 moved to axis 0 (the axes before it are 1s:
+    the same elements in the same order), so that units of work are slices ``[u0:u1]`` of axis 0."""
+    k = next((i for i, n in enumerate(view.shape) if n > 1), 0)
+    order = [k] + [i for i in range(view.ndim) if i != k]
+    return as_strided(view, [view.shape[i] for i in order], [view.strides[i] for i in order],
+                      writeable=view.flags.writeable)
+
+
+def _entry(found: tuple[bool, tuple] | None, out: np.ndarray, multiply: bool) -> native.Entry | None:
     if found is None:
         return None
     is_float, arguments = found
-    return native.Entry(compiled(out.dtype.type, is_float), *native.pack(*arguments))
+    a, b, o = (_outer_first(v) for v in arguments[:3])
+    task = gang.NativeTask(o.shape[0], _shares(out))
+    # Unshared: zeros for the counters (never read) and the task's words, so that the block can be stamped.
+    sharing = (native.as6(task.counters), *task.words()) if task.chunks else (0,) * (native.ARRAY_WORDS + 3)
+    words, keep = native.pack(a, b, o, *sharing[:-3], o.shape[0], *sharing[-3:], *arguments[3:])
+    dtype = out.dtype.type
+    entry = (_native_multiply if multiply else _native_add_sub)(dtype, is_float)
+    if task.chunks == 0:
+        return native.Entry(entry, words, keep)
+    helper = (_native_multiply_helper if multiply else _native_add_sub_helper)(dtype, is_float)
+    return native.Entry(entry, words, keep + task.finish(helper, words))  # built afresh: counters of its own
+
+
+def _shares(out: np.ndarray) -> bool:
+    """Whether an entry writing ``out`` shares its units (part of its stamp's key: a shared entry is never
+    stamped, so that each keeps chunk counters of its own)."""
+    return isa.threads() > 1 and out.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK
 
 
 def native_add_sub(in1: np.ndarray, in2: np.ndarray, out: np.ndarray, saturate: bool,
                    subtract: bool) -> native.Entry | None:
     """:func:`add` (or :func:`subtract`) on these arrays as a native entry; None when empty.
     ValueError when an input overlaps the output other than as the very same view."""
-    return stamps.stamped(("add_sub", bool(saturate), bool(subtract)), (in1, in2, out), lambda: _entry(
-        _add_sub_operands(in1, in2, out, saturate, subtract, bound=True), out, _native_add_sub))
+    key = ("add_sub", bool(saturate), bool(subtract)) + (("shared",) if _shares(out) else ())
+    return stamps.stamped(key, (in1, in2, out), lambda: _entry(
+        _add_sub_operands(in1, in2, out, saturate, subtract, bound=True), out, False))
 
 
 def native_multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndarray, saturate: bool,
@@ -232,6 +325,7 @@ def native_multiply(in1: np.ndarray, in2: np.ndarray, scale: float, out: np.ndar
     """:func:`multiply` on these arrays as a native entry; None when empty (ValueError as :func:`native_add_sub`)."""
     def build() -> native.Entry | None:
         found = _multiply_operands(in1, in2, scale, out, saturate, nearest_even, fpp1, fpp2, fpp_out, bound=True)
-        return _entry(found, out, _native_multiply)
-    key = ("multiply", float(scale), bool(saturate), bool(nearest_even), int(fpp1), int(fpp2), int(fpp_out))
+        return _entry(found, out, True)
+    key = ("multiply", float(scale), bool(saturate), bool(nearest_even), int(fpp1), int(fpp2), int(fpp_out)) + \
+        (("shared",) if _shares(out) else ())
     return stamps.stamped(key, (in1, in2, out), build)

@@ -1,0 +1,147 @@
+"""Native entries whose work the gang's helpers share: the same bits whether one thread runs every unit or two
+share them, and whatever the split (channel groups of a pool of few rows, slices of an element-wise call's
+outermost axis), against plain references written from the rules."""
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+import pytest
+
+from openvx_nn.kernels.engine import gang, isa
+from openvx_nn.kernels.frontend import float_pooling, float_sharing
+from openvx_nn.kernels.openvx import elementwise
+from openvx_nn.kernels.support import native
+
+
+def _pool_reference(x, mode, pads, strides, size, out_shape):
+    """NNAPI's pool (padded positions take no part): float32 sums in the window's row order, divided by the count;
+    the largest value a ``>`` test picks from -inf."""
+    n, height, width, depth = x.shape
+    out = np.zeros(out_shape, np.float32)
+    for b in range(n):
+        for oy in range(out_shape[1]):
+            for ox in range(out_shape[2]):
+                y0, x0 = oy * strides[1] - pads[2], ox * strides[0] - pads[0]
+                taps = [x[b, y, xx] for y in range(max(y0, 0), min(y0 + size[1], height))
+                        for xx in range(max(x0, 0), min(x0 + size[0], width))]
+                if not taps:
+                    continue
+                if mode == float_pooling.MAX:
+                    acc = np.full(depth, -np.inf, np.float32)
+                    for t in taps:
+                        acc = np.where(t > acc, t, acc)
+                else:
+                    acc = np.zeros(depth, np.float32)
+                    for t in taps:
+                        acc = acc + t
+                    acc = acc / np.float32(len(taps))
+                out[b, oy, ox] = acc
+    return out
+
+
+def _shared_runs(entry, out: np.ndarray, fill, expected: bytes, what) -> bool:
+    """``entry`` run alone (no helper counted in: every unit on this thread), then, when it shares its units, with
+    a helper spinning in the gang until one joined (which runs it joins is the OS's say); ``out`` (filled with
+    ``fill`` before each run) holds ``expected`` after each; whether the entry shares its units."""
+    with gang.closed():
+        out.fill(fill)
+        assert native.run(entry) == 0
+        assert out.tobytes() == expected, what
+    if not gang.lends(entry):
+        return False
+    joins, runs, deadline = gang.native_joins(), 0, time.monotonic() + 60
+    with gang.held():
+        while runs < 5 or (gang.native_joins() == joins and time.monotonic() < deadline):
+            gang.summon_spare()
+            out.fill(fill)
+            assert native.run(entry) == 0
+            assert out.tobytes() == expected, (what, runs)
+            runs += 1
+    assert gang.native_joins() > joins, "no helper joined the shared entry"
+    return True
+
+
+def _one_thread(make, out: np.ndarray) -> np.ndarray:
+    """What the entry ``make(out)`` bound for one thread (whole rows, no split) writes."""
+    one = np.empty_like(out)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(isa, "threads", lambda: 1)
+        assert native.run(make(one)) == 0
+    return one
+
+
+TWO = pytest.mark.skipif(isa.threads() < 2, reason="one thread: no helper shares an entry")
+
+
+@TWO
+@pytest.mark.parametrize("mode", [float_pooling.AVERAGE, float_pooling.MAX])
+def test_a_pool_of_few_rows_shares_its_channels_with_the_same_bits(mode):
+    rng = np.random.default_rng(7 + mode)
+    for case in range(4):
+        depth = int(rng.choice([17, 32, 40, 144, 200]))
+        side = int(rng.integers(12, 40))
+        if case % 2 == 0:  # a global pool: one output row
+            size, strides, pads, out_hw = (side, side), (1, 1), (0, 0, 0, 0), (1, 1)
+        else:  # a 3x3/2 pool with padding to a few rows
+            size, strides, pads = (3, 3), (2, 2), (1, 1, 1, 1)
+            out_hw = ((side + 2 - 3) // 2 + 1,) * 2
+        x = rng.standard_normal((1, side, side, depth)).astype(np.float32)
+        x[0, 0, 0, :3] = [np.inf, -0.0, 1e30]
+        out = np.empty((1, *out_hw, depth), np.float32)
+        expected = _pool_reference(x, mode, pads, strides, size, out.shape)
+        entry = float_pooling.native_pool2d(x, out, mode, pads, strides, size, 0)
+        small = out.size * size[0] * size[1] * float_pooling.COST_PER_VALUE < float_sharing.NATIVE_PARALLEL_WORK
+        if out_hw[0] < float_pooling.GROUP_UNITS and not small:
+            assert entry.block[float_pooling._GROUPS] > 1, "a pool of few rows is not cut over its channels"
+        one = _one_thread(functools.partial(float_pooling.native_pool2d, x, mode=mode, pads=pads, strides=strides,
+                                            filter_size=size, activation=0), out)
+        assert one.tobytes() == expected.tobytes(), (case, depth, side)
+        assert _shared_runs(entry, out, np.nan, expected.tobytes(), (case, depth, side)) or small
+
+
+def _views(rng, shape, broadcast):
+    """A float32 or int16 operand pair for ``shape``: the second broadcast over the axes in ``broadcast``."""
+    b_shape = tuple(1 if i in broadcast else n for i, n in enumerate(shape))
+    return rng.standard_normal(shape).astype(np.float32), rng.standard_normal(b_shape).astype(np.float32)
+
+
+@TWO
+@pytest.mark.parametrize("operation", ["multiply", "add", "subtract"])
+def test_an_elementwise_call_split_over_its_outer_axis_gives_the_same_bits(operation):
+    rng = np.random.default_rng({"multiply": 1, "add": 2, "subtract": 3}[operation])
+    shared = []
+    for case in range(4):
+        shape = (int(rng.integers(3, 40)), int(rng.integers(20, 40)), int(rng.integers(20, 150)), 1)
+        a, b = _views(rng, shape, {0, 1} if case % 2 == 0 else {2})
+        a.reshape(-1)[:2] = [np.nan, np.inf]
+        out = np.empty(shape, np.float32)
+        if operation == "multiply":
+            scale = float(np.float32(rng.uniform(0.5, 2)))
+            expected = (a.astype(np.float64) * b.astype(np.float64) * scale).astype(np.float32)
+
+            make = functools.partial(elementwise.native_multiply, a, b, scale, saturate=False, nearest_even=False)
+        else:
+            expected = np.where(np.isnan(a), a, a - b if operation == "subtract" else a + b).astype(np.float32)
+            make = functools.partial(elementwise.native_add_sub, a, b, saturate=False,
+                                     subtract=operation == "subtract")
+        assert _one_thread(make, out).tobytes() == expected.tobytes(), (case, shape)
+        shared.append(_shared_runs(make(out), out, 0, expected.tobytes(), (case, shape)))
+    assert any(shared), "no case was large enough to share"
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.uint8])
+def test_an_integer_elementwise_entry_split_over_its_outer_axis_is_exact(dtype):
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    shape = (37, 29, 23)
+    a = rng.integers(info.min, info.max + 1, shape).astype(dtype)
+    b = rng.integers(info.min, info.max + 1, (37, 1, 23)).astype(dtype)
+    out = np.empty(shape, dtype)
+    assert native.run(elementwise.native_add_sub(a, b, out, True, False)) == 0
+    assert np.array_equal(out, np.clip(a.astype(np.int64) + b, info.min, info.max))
+    product = np.empty(shape, dtype)
+    assert native.run(elementwise.native_multiply(a, b, 1.0, product, True, False)) == 0
+    exact = a.astype(np.int64) * b  # scale 1, positions 0: rounding plays no part
+    assert np.array_equal(product, np.clip(exact, info.min, info.max))
