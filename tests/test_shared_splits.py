@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from openvx_nn.kernels.engine import gang, isa
-from openvx_nn.kernels.frontend import float_pooling, float_sharing
+from openvx_nn.kernels.frontend import channel_gate, float_pooling, float_sharing
 from openvx_nn.kernels.openvx import elementwise
 from openvx_nn.kernels.support import native
 
@@ -145,3 +145,35 @@ def test_an_integer_elementwise_entry_split_over_its_outer_axis_is_exact(dtype):
     assert native.run(elementwise.native_multiply(a, b, 1.0, product, True, False)) == 0
     exact = a.astype(np.int64) * b  # scale 1, positions 0: rounding plays no part
     assert np.array_equal(product, np.clip(exact, info.min, info.max))
+
+
+@TWO
+@pytest.mark.parametrize("gate_axes", ["channels", "pixels"])
+def test_a_gated_product_shared_over_its_lines_gives_the_same_bits(gate_axes):
+    # OpenVX order [W, H, C, N] (Fortran): a squeeze-and-excitation gate [1, 1, C, 1] (inner 1: a line is a
+    # channel's pixels), or a gate [W, H, 1, 1] over channels (a line is a pixel row of the gate).
+    rng = np.random.default_rng(5 if gate_axes == "channels" else 6)
+    shared = []
+    for case in range(3):
+        w, h, c = int(rng.integers(7, 60)), int(rng.integers(7, 60)), int(rng.integers(9, 150))
+        x = np.asfortranarray(rng.standard_normal((w, h, c, 1)).astype(np.float32))
+        g_shape = (1, 1, c, 1) if gate_axes == "channels" else (w, h, 1, 1)
+        g = np.asfortranarray(rng.standard_normal(g_shape).astype(np.float32))
+        out = np.empty_like(x, order="F")
+        expected = np.asfortranarray(x * g)  # one float32 product a value
+        make = functools.partial(channel_gate.native_entry, x, g, function=None)
+        assert _one_thread(make, out).tobytes() == expected.tobytes(), (case, g_shape)
+        shared.append(_shared_runs(make(out), out, np.nan, expected.tobytes(), (case, x.shape)))
+    assert any(shared), "no case was large enough to share"
+
+
+@TWO
+def test_a_gated_logistic_product_shared_equals_the_one_thread_entry():
+    rng = np.random.default_rng(9)
+    x = np.asfortranarray(rng.standard_normal((40, 37, 96, 1)).astype(np.float32))
+    g = np.asfortranarray(rng.standard_normal((1, 1, 96, 1)).astype(np.float32) * 4)
+    out = np.empty_like(x, order="F")
+    make = functools.partial(channel_gate.native_entry, x, g, function="logistic")
+    one = _one_thread(make, out)
+    assert np.allclose(one, x / (1 + np.exp(-g.astype(np.float64))), rtol=1e-6, atol=1e-7)
+    assert _shared_runs(make(out), out, np.nan, one.tobytes(), "logistic")

@@ -17,9 +17,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine import gang
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.vector_width import wide_vectors
-from . import float_activation
+from . import float_activation, float_sharing
 
 IDENTITY = -1
 """The code of no function: ``out = x * g``."""
@@ -55,28 +57,42 @@ def split(x_shape: tuple[int, ...], g_shape: tuple[int, ...]) -> tuple[int, int,
 def _gated(x, g, out, gates, code, a, b, outer, spread, inner):
     """``out = x * f(g)`` on flat arrays: ``gates`` takes ``f(g)`` first (``code`` of ``float_activation``, or
     :data:`IDENTITY`)."""
-    wide_vectors()
+    _gates(g, gates, code, a, b)
+    _lines(x, out, gates, outer, spread, inner, 0, outer if inner == 1 else outer * spread)
+
+
+@jit.kernel(error_model="numpy")
+def _gates(g, gates, code, a, b):
+    """``gates = f(g)``: the calling thread's part of a call, before its lines (:func:`_lines`)."""
     if code == IDENTITY:
         for i in range(g.size):
             gates[i] = g[i]
     else:
         float_activation._rows(g, gates, code, a, b, 0.0, 0, (g.size + float_activation.BLOCK - 1)
                                // float_activation.BLOCK)
+
+
+@jit.kernel
+def _lines(x, out, gates, outer, spread, inner, l0, l1):
+    """Lines ``[l0, l1)`` of ``out = x * gates``: a line is an outer index's ``spread`` values times its one gate
+    (``inner`` 1), else ``inner`` values times the outer index's gates. Each value is one float32 product
+    whichever thread computes its line: the bits do not depend on how the lines are shared."""
+    wide_vectors()
     if inner == 1:
-        for o in range(outer):
+        for o in range(l0, l1):
             s = gates[o]
             xs = x[o * spread:(o + 1) * spread]
             ys = out[o * spread:(o + 1) * spread]
             for i in range(spread):
                 ys[i] = xs[i] * s
         return
-    for o in range(outer):
+    for line in range(l0, l1):
+        o = line // spread
         gs = gates[o * inner:(o + 1) * inner]
-        for p in range(spread):
-            at = (o * spread + p) * inner
-            xs, ys = x[at:at + inner], out[at:at + inner]
-            for i in range(inner):
-                ys[i] = xs[i] * gs[i]
+        at = line * inner
+        xs, ys = x[at:at + inner], out[at:at + inner]
+        for i in range(inner):
+            ys[i] = xs[i] * gs[i]
 
 
 def _flat(a: np.ndarray) -> np.ndarray | None:
@@ -119,25 +135,53 @@ def bind(x: np.ndarray, g: np.ndarray, out: np.ndarray, function: str | None, a:
 
 def native_entry(x: np.ndarray, g: np.ndarray, out: np.ndarray, function: str | None, a: float = 1.0,
                  b: float = 1.0) -> native.Entry | None:
-    """:func:`bind` as a native entry; None when the arrays do not fit (:func:`bind` would say why)."""
+    """:func:`bind` as a native entry (its lines shared with the gang's spinning helpers when large, the gates
+    computed first on the calling thread); None when the arrays do not fit (:func:`bind` would say why)."""
     try:
-        fx, fg, fo, gates, *rest = _operands(x, g, out, function, a, b)
+        fx, fg, fo, gates, code, fa, fb, outer, spread, inner = _operands(x, g, out, function, a, b)
     except ValueError:
         return None
-    words, keep = native.pack(native.as6(fx), native.as6(fg), native.as6(fo), native.as6(gates), *rest)
-    return native.Entry(_entry(), words, keep)
+    n_lines = outer if inner == 1 else outer * spread
+    task = gang.NativeTask(n_lines, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = native.pack(native.as6(fx), native.as6(fg), native.as6(fo), native.as6(gates),
+                              native.as6(task.counters), code, fa, fb, outer, spread, inner, n_lines, *task.words())
+    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
+
+
+COST_PER_VALUE = 4
+"""A value's time in a convolution multiply-add's (``float_sharing.NATIVE_PARALLEL_WORK`` weighs work in the
+latter): EfficientNet's gated products of 100K-450K values had run on the calling thread alone."""
+_W = native.ARRAY_WORDS
+_CODE, _A, _B, _OUTER, _SPREAD, _INNER, _LINES, _MAILBOX, _TASK, _CHUNKS = range(5 * _W, 5 * _W + 10)
+_LINE_CHUNKS = chunk_driver(_lines)
+
+
+@jit.kernel
+def _prepare(block):
+    _gates(native.c_array(block, _W, np.float32)[0, 0, 0, 0, 0], native.c_array(block, 3 * _W, np.float32)[0, 0, 0, 0, 0],
+           block[_CODE], native.real(block, _A), native.real(block, _B))
+
+
+@jit.kernel
+def _block_lines(code, block, chunks, wait):
+    """The lines of the call packed in ``block``: all (``chunks`` 0), or chunks claimed with the helpers."""
+    args = (native.c_array(block, 0, np.float32)[0, 0, 0, 0, 0], native.c_array(block, 2 * _W, np.float32)[0, 0, 0, 0, 0],
+            native.c_array(block, 3 * _W, np.float32)[0, 0, 0, 0, 0], block[_OUTER], block[_SPREAD], block[_INNER])
+    if chunks == 0:
+        _lines(*args, 0, block[_LINES])
+    else:
+        _LINE_CHUNKS(args, block[_LINES], chunks, native.c_array(block, 4 * _W, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_block_lines, _prepare, (_MAILBOX, _TASK, _CHUNKS, 4 * _W))
 
 
 @native.factory
 def _entry() -> int:
-    w = native.ARRAY_WORDS
+    """The gates on the calling thread, then the lines, shared with the gang's spinning helpers when large."""
+    return jit.native(_BODIES[0])
 
-    def entry(block):
-        _gated(native.c_array(block, 0, np.float32)[0, 0, 0, 0, 0],
-               native.c_array(block, w, np.float32)[0, 0, 0, 0, 0],
-               native.c_array(block, 2 * w, np.float32)[0, 0, 0, 0, 0],
-               native.c_array(block, 3 * w, np.float32)[0, 0, 0, 0, 0],
-               block[4 * w], native.real(block, 4 * w + 1), native.real(block, 4 * w + 2),
-               block[4 * w + 3], block[4 * w + 4], block[4 * w + 5])
-        return 0
-    return jit.native(entry)
+
+@native.factory
+def _helper() -> int:
+    return jit.native(_BODIES[1])
