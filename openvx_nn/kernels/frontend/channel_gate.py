@@ -176,12 +176,6 @@ def _block_lines(code, block, chunks, wait):
 _BODIES = gang.shared_entry(_block_lines, _prepare, (_MAILBOX, _TASK, _CHUNKS, 4 * _W))
 
 
-@native.factory
-def _entry() -> int:
-    """The gates on the calling thread, then the lines, shared with the gang's spinning helpers when large."""
-    return jit.native(_BODIES[0])
-
-
-@native.factory
-def _helper() -> int:
-    return jit.native(_BODIES[1])
+_entry, _helper = gang.makers(_BODIES, __name__)
+"""The makers of the entry (the gates on the calling thread, then the lines, shared with the gang's spinning
+helpers when large) and of a helper's part."""

@@ -258,25 +258,16 @@ def _bodies(multiply: bool, dtype: type, is_float: bool) -> tuple:
 
 
 @native.factory
-def _native_add_sub(dtype: type, is_float: bool) -> int:
-    """Add or subtract, its units shared with the gang's spinning helpers when large enough, else serially."""
-    return jit.native(_bodies(False, dtype, is_float)[0])
+def _native_add_sub(dtype: type, is_float: bool, helper: bool = False) -> int:
+    """Add or subtract (``helper``: a helper's part), its units shared with the gang's spinning helpers when large
+    enough, else serially."""
+    return jit.native(_bodies(False, dtype, is_float)[int(helper)])
 
 
 @native.factory
-def _native_add_sub_helper(dtype: type, is_float: bool) -> int:
-    return jit.native(_bodies(False, dtype, is_float)[1])
-
-
-@native.factory
-def _native_multiply(dtype: type, is_float: bool) -> int:
-    """Multiply, its units shared as :func:`_native_add_sub`'s."""
-    return jit.native(_bodies(True, dtype, is_float)[0])
-
-
-@native.factory
-def _native_multiply_helper(dtype: type, is_float: bool) -> int:
-    return jit.native(_bodies(True, dtype, is_float)[1])
+def _native_multiply(dtype: type, is_float: bool, helper: bool = False) -> int:
+    """Multiply, as :func:`_native_add_sub`."""
+    return jit.native(_bodies(True, dtype, is_float)[int(helper)])
 
 
 def _outer_first(view: np.ndarray) -> np.ndarray:
@@ -301,7 +292,7 @@ def _entry(found: tuple[bool, tuple] | None, out: np.ndarray, multiply: bool) ->
     entry = (_native_multiply if multiply else _native_add_sub)(dtype, is_float)
     if task.chunks == 0:
         return native.Entry(entry, words, keep)
-    helper = (_native_multiply_helper if multiply else _native_add_sub_helper)(dtype, is_float)
+    helper = (_native_multiply if multiply else _native_add_sub)(dtype, is_float, True)
     return native.Entry(entry, words, keep + task.finish(helper, words))  # built afresh: counters of its own
 
 
