@@ -8,37 +8,12 @@ import time
 
 import numpy as np
 import pytest
+from test_float_pooling_rules import reference as pool_reference
 
 from openvx_nn.kernels.engine import gang, isa
 from openvx_nn.kernels.frontend import channel_gate, float_pooling, float_sharing
 from openvx_nn.kernels.openvx import elementwise
 from openvx_nn.kernels.support import native
-
-
-def _pool_reference(x, mode, pads, strides, size, out_shape):
-    """NNAPI's pool (padded positions take no part): float32 sums in the window's row order, divided by the count;
-    the largest value a ``>`` test picks from -inf."""
-    n, height, width, depth = x.shape
-    out = np.zeros(out_shape, np.float32)
-    for b in range(n):
-        for oy in range(out_shape[1]):
-            for ox in range(out_shape[2]):
-                y0, x0 = oy * strides[1] - pads[2], ox * strides[0] - pads[0]
-                taps = [x[b, y, xx] for y in range(max(y0, 0), min(y0 + size[1], height))
-                        for xx in range(max(x0, 0), min(x0 + size[0], width))]
-                if not taps:
-                    continue
-                if mode == float_pooling.MAX:
-                    acc = np.full(depth, -np.inf, np.float32)
-                    for t in taps:
-                        acc = np.where(t > acc, t, acc)
-                else:
-                    acc = np.zeros(depth, np.float32)
-                    for t in taps:
-                        acc = acc + t
-                    acc = acc / np.float32(len(taps))
-                out[b, oy, ox] = acc
-    return out
 
 
 def _shared_runs(entry, out: np.ndarray, fill, expected: bytes, what) -> bool:
@@ -90,7 +65,7 @@ def test_a_pool_of_few_rows_shares_its_channels_with_the_same_bits(mode):
         x = rng.standard_normal((1, side, side, depth)).astype(np.float32)
         x[0, 0, 0, :3] = [np.inf, -0.0, 1e30]
         out = np.empty((1, *out_hw, depth), np.float32)
-        expected = _pool_reference(x, mode, pads, strides, size, out.shape)
+        expected = pool_reference(x, mode, pads, strides, size, 0)
         entry = float_pooling.native_pool2d(x, out, mode, pads, strides, size, 0)
         small = out.size * size[0] * size[1] * float_pooling.COST_PER_VALUE < float_sharing.NATIVE_PARALLEL_WORK
         if out_hw[0] < float_pooling.GROUP_UNITS and not small:
