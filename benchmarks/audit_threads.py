@@ -90,6 +90,23 @@ def split_of(entry) -> tuple[str, int, int]:
     return f"{units} units in {task.chunks} chunks", units, task.chunks
 
 
+def _timed(calls: list, turns: int, before_turn=None) -> dict[int, list[float]]:
+    """Each native entry's CPU time on this thread, ``turns`` times in plan order (``before_turn`` called first
+    each turn); keyed by the entry's position in ``calls``."""
+    from openvx_nn.kernels.support import native
+    times: dict[int, list[float]] = defaultdict(list)
+    for _ in range(turns):
+        if before_turn is not None:
+            before_turn()
+        for k, (_, entry) in enumerate(calls):
+            if entry is None:
+                continue
+            start = time.thread_time()
+            native.run(entry)
+            times[k].append(time.thread_time() - start)
+    return times
+
+
 def audit(row_name: str, turns: int) -> list[dict]:
     """Every native call of the row's graphs: kernel, shapes, one-thread ms, split, predicted two-thread ms."""
     from benchmarks.model_rows import ROWS
@@ -112,16 +129,8 @@ def audit(row_name: str, turns: int) -> list[dict]:
                 calls.append((call, None))
                 continue
             calls.extend((call, e) for e in entries_of(call.native))
-    times: dict[int, list[float]] = defaultdict(list)
     with gang.closed():
-        for _ in range(turns):
-            for k, (_, entry) in enumerate(calls):
-                if entry is None:
-                    continue
-                start = time.thread_time()
-                native.run(entry)
-                times[k].append(time.thread_time() - start)
-    shared: dict[int, list[float]] = defaultdict(list)
+        times = _timed(calls, turns)
     with gang.held():
         joins, deadline = gang.native_joins(), time.monotonic() + 60
         while gang.native_joins() == joins and time.monotonic() < deadline:  # until a helper spins in the gang
@@ -130,14 +139,7 @@ def audit(row_name: str, turns: int) -> list[dict]:
             for _, entry in calls:
                 if entry is not None:
                     native.run(entry)
-        for _ in range(turns):
-            gang.summon_spare()
-            for k, (_, entry) in enumerate(calls):
-                if entry is None:
-                    continue
-                start = time.thread_time()
-                native.run(entry)
-                shared[k].append(time.thread_time() - start)
+        shared = _timed(calls, turns, gang.summon_spare)
     rows = []
     for k, (call, entry) in enumerate(calls):
         name = call.node.description.name.rsplit(".", 1)[-1]
