@@ -177,6 +177,44 @@ def test_ctrl_c_landing_inside_llvms_bindings_is_raised_once_they_return():
         run.stdout + run.stderr
 
 
+FINALIZER_PROGRAM = r"""
+import os, signal, sys
+from openvx_nn.capi import interrupt
+
+interrupt.hosted_by_c = lambda: True  # as in a C program, which started Python through the library
+interrupt.guard_finalizers()
+bindings = {"__name__": "llvmlite.binding.example", "os": os, "signal": signal}
+exec('''
+class Owned:  # as llvmlite's objects: the finalizer hands the object back to C
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs here, inside the finalizer
+            pass
+''', bindings)
+
+def caller(steps):
+    owned = bindings["Owned"]()
+    del owned  # the finalizer runs here, outside numba's compiler lock
+    steps.append("the caller's next line")
+
+steps = []
+try:
+    caller(steps)
+    print("not interrupted", steps, flush=True)
+except KeyboardInterrupt:
+    print("raised in the caller", steps, flush=True)
+print("tracing off:", sys.gettrace() is None, flush=True)
+"""
+
+
+def test_ctrl_c_landing_in_an_llvmlite_finalizer_in_a_c_host_reaches_the_caller():
+    # Once in a cold CI run the C program above printed a traceback from llvmlite's ``_ObjectRef.__del__``: SIGINT
+    # raised inside a finalizer that garbage collection ran outside the compiler lock is printed and lost.
+    run = subprocess.run([sys.executable, "-c", FINALIZER_PROGRAM], capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines() == ["raised in the caller []", "tracing off: True"], run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+
+
 def test_ctrl_c_escaping_an_entry_point_is_given_back_not_lost(ctx):  # ctx: the library started (its cffi module)
     # SIGINT landing in an entry's wrapper before its own try (or after it) reached cffi's error handler, which
     # returned a bare VX_FAILURE: the demo then ended on "vxQueryTensor failed" instead of "interrupted".

@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable
 
 from .. import operations  # noqa: F401  (the built-in kernels: registered before any entry point runs)
+from .interrupt import guard_finalizers
 
 IN_PROCESS: dict[str, Callable[..., int]] = {}
 """Status entries that Python code in this process may call without the C round trip, by the
@@ -30,3 +31,4 @@ def install() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != f"{__name__}.{name}":
                 raise
+    guard_finalizers()

@@ -20,7 +20,9 @@ holds its compiler lock (and keeps the dropped exception's traceback off stderr)
 when the lock is released. And one place must not get it at all: LLVM's Python bindings hand objects
 between Python and C in steps (a module passed to the JIT, then marked as owned by it); an exception
 between two steps leaves an object that two owners free, and the process crashed at exit. Landing in
-llvmlite or numba's code generator, SIGINT is raised at the first line run outside them.
+llvmlite or numba's code generator, SIGINT is raised at the first line run outside them. In a C host that
+deferral stays for the process's life (:func:`guard_finalizers`): the garbage collector runs llvmlite's finalizers,
+which hand objects back to C, at any moment, not only while numba compiles.
 """
 from __future__ import annotations
 
@@ -98,9 +100,11 @@ class _KeepCtrlC(numba_events.Listener):
         self.unraisable = None
         self.seen = False
         self.traced: list = []  # frames given a line tracer by a deferred SIGINT
+        self.resident = False  # the handler stays installed between compilations (a C host)
 
     def _on_sigint(self, signum, frame):
-        self.seen = True
+        if self.depth:
+            self.seen = True
         if frame is None or not _unsafe(frame) or self.traced or sys.gettrace() is not None:
             raise KeyboardInterrupt
         while frame is not None:
@@ -126,12 +130,22 @@ class _KeepCtrlC(numba_events.Listener):
         if not (self.seen and isinstance(unraisable.exc_value, KeyboardInterrupt)):
             (self.unraisable or sys.__unraisablehook__)(unraisable)
 
+    def stay(self) -> None:
+        """Keep the handler installed from now on (main thread, the host's SIGINT at Python's default only)."""
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._on_sigint)
+            self.resident = True
+
     def on_start(self, event) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
         self.depth += 1
-        if self.depth == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if self.depth != 1:
+            return
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+        if self.previous is not None or self.resident:
             self.unraisable, sys.unraisablehook = sys.unraisablehook, self._on_unraisable
 
     def on_end(self, event) -> None:
@@ -140,11 +154,14 @@ class _KeepCtrlC(numba_events.Listener):
         self.depth -= 1
         if self.depth:
             return
-        self._untrace()
+        if self.seen:  # raised below; a deferral begun outside the lock (a resident handler's) keeps waiting
+            self._untrace()
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+        if self.unraisable is not None:
             sys.unraisablehook = self.unraisable
-            self.previous = self.unraisable = None
+            self.unraisable = None
         if self.seen:
             self.seen = False
             raise KeyboardInterrupt
@@ -155,4 +172,13 @@ def _untraced(frame, event, arg):
     no local tracer)."""
 
 
-numba_events.register("numba:compiler_lock", _KeepCtrlC())
+_KEEPER = _KeepCtrlC()
+numba_events.register("numba:compiler_lock", _KEEPER)
+
+
+def guard_finalizers() -> None:
+    """In a C host, defer SIGINT out of llvmlite's code at any time, not only while numba compiles: a finalizer
+    (``__del__``) that SIGINT interrupts prints a traceback and loses the interrupt. A Python host keeps its own
+    handler (and the library leaves it alone)."""
+    if hosted_by_c():
+        _KEEPER.stay()
