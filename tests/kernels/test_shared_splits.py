@@ -106,6 +106,26 @@ def test_an_elementwise_call_split_over_its_outer_axis_gives_the_same_bits(opera
     assert any(shared), "no case was large enough to share"
 
 
+@pytest.mark.parametrize("length", [32768, 5 * elementwise.LINE, elementwise.LINE, 3001])
+def test_a_contiguous_elementwise_call_is_cut_in_long_lines_with_the_same_bits(length):
+    """A contiguous tensor collapses to one loop line: its units are lines of ``LINE`` values (or the one line),
+    never single values, and the sum is a + b whether one thread or two run it."""
+    rng = np.random.default_rng(length)
+    a, b = (rng.standard_normal((length // 128, 128) if length % 128 == 0 else (length,)).astype(np.float32)
+            for _ in range(2))
+    a.reshape(-1)[:2] = [np.nan, np.inf]
+    out = np.empty_like(a)
+    views = [elementwise._outer_first(v) for v in elementwise.loop_views(out, a, b)]
+    assert views[0].shape[-1] == (length if length % elementwise.LINE or length == elementwise.LINE
+                                  else elementwise.LINE)
+    assert views[0].size == length and np.array_equal(views[1].reshape(-1), a.reshape(-1))
+    expected = np.where(np.isnan(a), a, a + b).astype(np.float32)
+    make = functools.partial(elementwise.native_add_sub, a, b, saturate=False, subtract=False)
+    assert _one_thread(make, out).tobytes() == expected.tobytes()
+    if isa.threads() > 1:
+        _shared_runs(make(out), out, 0, expected.tobytes(), length)
+
+
 @pytest.mark.parametrize("dtype", [np.int16, np.uint8])
 def test_an_integer_elementwise_entry_split_over_its_outer_axis_is_exact(dtype):
     rng = np.random.default_rng(11)

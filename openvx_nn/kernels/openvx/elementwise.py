@@ -270,10 +270,23 @@ def _native_multiply(dtype: type, is_float: bool, helper: bool = False) -> int:
     return jit.native(_bodies(True, dtype, is_float)[int(helper)])
 
 
+LINE = 1024
+"""Values a unit holds where the loop view is one line (``_outer_first``): the line is cut in lines of this many."""
+
+
 def _outer_first(view: np.ndarray) -> np.ndarray:
     """The 6-D loop view ``view`` with its outermost axis longer than 1 moved to axis 0 (the axes before it are 1s:
-    the same elements in the same order), so that units of work are slices ``[u0:u1]`` of axis 0."""
+    the same elements in the same order), so that units of work are slices ``[u0:u1]`` of axis 0. A view of one
+    line (a contiguous tensor, collapsed) is cut into lines of ``LINE`` values instead where its length allows, or
+    kept as one unit: moving its only axis to the front would leave the innermost loop one value long, and the
+    kernel then runs element by element (36 ns a value against 1.1 vectorized)."""
     k = next((i for i, n in enumerate(view.shape) if n > 1), 0)
+    if k == view.ndim - 1:
+        n, stride = view.shape[-1], view.strides[-1]
+        if n % LINE or n == LINE:
+            return view
+        shape, strides = (n // LINE,) + (1,) * (view.ndim - 2) + (LINE,), (LINE * stride,) + (0,) * (view.ndim - 2)
+        return as_strided(view, shape, strides + (stride,), writeable=view.flags.writeable)
     order = [k] + [i for i in range(view.ndim) if i != k]
     return as_strided(view, [view.shape[i] for i in order], [view.strides[i] for i in order],
                       writeable=view.flags.writeable)
