@@ -37,24 +37,43 @@ def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
     each in its own scratch (``rows[t]``, ``packed[t]``), so threads can share the items."""
     _, n2, n3, m, n = out.shape
     k = a.shape[4]
-    n_blocks, vecs, lanes = packed.shape[1], packed.shape[4], packed.shape[5]
-    size = vecs * lanes
+    size = packed.shape[4] * packed.shape[5]
     for t in range(i0, i1):
         p, q, r = t // (n2 * n3), (t // n3) % n2, t % n3
         x = rows[t]
         source = a[p, q, r]
-        for i in range(m):
-            for j in range(k):
-                x[i, j] = source[i, j]
+        if x.ctypes.data != source.ctypes.data:  # else ``rows`` is ``a`` itself (``Operands``): read in place
+            for i in range(m):
+                for j in range(k):
+                    x[i, j] = source[i, j]
         w = packed[t]
-        right = b[p, q, r]
-        for blk in range(n_blocks):
-            for kk in range(k):
-                for v in range(vecs):
-                    for lane in range(lanes):
-                        c = blk * size + v * lanes + lane
-                        w[blk, 0, kk, v, lane] = right[kk, c] if c < n else np.float32(0.0)
+        _pack(b[p, q, r], w, n, size)
         fc_rows(x.reshape(1, 1, m, k), w, bias, out[p, q, r].reshape(1, 1, m, n), none, panel, n_units)
+
+
+@jit.jitable
+def _pack(right, w, n, size):
+    """``right`` ``[K, N]`` (any strides) into the engine's blocks ``w`` ``[blocks, 1, K, vectors, lanes]``, each
+    block's ``K`` rows of ``size`` columns flat. The loop runs along ``right``'s shorter stride (its rows when the
+    product reads it plain, its columns when transposed, as ``Kᵀ`` in ``Q Kᵀ``), over plain 1-D slices; the
+    padding of the last block is never written (zeros from ``Operands``)."""
+    k = right.shape[0]
+    flat = w.reshape(w.shape[0], k, size)
+    along_rows = abs(right.strides[1]) <= abs(right.strides[0])
+    for blk in range(w.shape[0]):
+        c0 = blk * size
+        width = min(size, n - c0)
+        block = flat[blk]
+        if along_rows:
+            for kk in range(k):
+                line, src = block[kk], right[kk, c0:c0 + width]
+                for j in range(width):
+                    line[j] = src[j]
+        else:
+            for j in range(width):
+                src = right[:, c0 + j]
+                for kk in range(k):
+                    block[kk, j] = src[kk]
 
 
 _RUN_CHUNKS = chunk_driver(_products)
@@ -81,7 +100,11 @@ class Operands:
         items = int(np.prod(shape))
         vecs, lanes = block_shape(n)
         blocks = -(-n // (vecs * lanes))
-        self.rows = np.zeros((items, m, k), np.float32)
+        # A left operand already [items, M, K] contiguous (no broadcast batch axis) is read in place: the kernel
+        # copies nothing into it (it does when ``rows`` is a scratch of its own).
+        in_place = a.size == items * m * k and a.flags.c_contiguous and a.flags.writeable and \
+            not np.may_share_memory(a, out)
+        self.rows = a.reshape(items, m, k) if in_place else np.zeros((items, m, k), np.float32)
         self.packed = np.zeros((items, blocks, 1, k, vecs, lanes), np.float32)
         self.bias = bias_or_zeros(None if bias is None else np.asarray(bias).reshape(-1), n)
         self.panel, self.units = work_units(self.packed[0], m)
