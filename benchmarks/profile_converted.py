@@ -1,7 +1,7 @@
 """Where a converted network's time goes: our nodes and ORT's, by kind and the costliest nodes.
 
     python benchmarks/profile_converted.py densenet121|unet|deeplab_head|... [--runs 10] [--top 12] [--threads 2] [--smoke]
-    python benchmarks/profile_converted.py transformer_encoder --native 15 [--calls 5]   # our native calls, one thread
+    python benchmarks/profile_converted.py transformer_encoder --native 15 [--calls 5]   # native calls and ORT, one thread
 
 The network is a ``torch_models`` module at the model benchmark's size (``SIZES``), converted by coremltools as
 the ``converted-*`` rows convert it. Ours: each node's minimum over the runs from the graph's performance counters
@@ -12,8 +12,9 @@ ours: ``OPENVX_NN_THREADS``) of the same module's ONNX
 export, each node's minimum, grouped by operator. The two run one after the other in this process; compare the
 shares, not the sums with the benchmark's times.
 
-``--native ROUNDS`` times our native plan instead, on one thread by its CPU time (``time.thread_time``), and no ORT:
-the timed Python path overstates a cheap node 5-7x. Each round times every call of the plan (its C entry) alone,
+``--native ROUNDS`` times our native plan instead, on one thread by its CPU time (``time.thread_time``), then ORT's
+nodes on one intra-op thread by their own profile, each node's median over as many runs (wall time: the timed
+Python path overstates a cheap node 5-7x). Each round times every call of the plan (its C entry) alone,
 ``--calls`` times on the data it left, then ``--calls`` passes of the plan's calls in order, each
 call timed once (its inputs and weights as the calls before it left the caches), each pass followed by a whole
 ``graph.process`` and a ``predict``. Printed: by kernel, the medians alone and in order, summed, then the sums
@@ -123,8 +124,8 @@ def report_native(rows: list[tuple[str, float, float]], runs: dict[str, float], 
           + f"; graph.process / calls alone {runs['graph.process'] / alone_sum:.2f}")
 
 
-def ort(path: Path, first: str, x: np.ndarray, runs: int, threads: int) -> list[tuple[str, str, float, str]]:
-    """(operator, node name, minimum ms, node name) of every node."""
+def ort(path: Path, first: str, x: np.ndarray, runs: int, threads: int, pick=min) -> list[tuple[str, str, float, str]]:
+    """(operator, node name, ``pick`` (minimum) of its ms over the runs, node name) of every node."""
     import onnxruntime as rt
     options = rt.SessionOptions()
     options.intra_op_num_threads = threads
@@ -137,7 +138,7 @@ def ort(path: Path, first: str, x: np.ndarray, runs: int, threads: int) -> list[
     for event in json.loads(Path(session.end_profiling()).read_text()):
         if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
             times[(event["args"].get("op_name", "?"), event["name"][: -len("_kernel_time")])].append(event["dur"] / 1e3)
-    return [(op, name, min(durations[-runs:]), name) for (op, name), durations in times.items()]
+    return [(op, name, pick(durations[-runs:]), name) for (op, name), durations in times.items()]
 
 
 def report(title: str, nodes: list[tuple[str, str, float, str]], top: int, by_second: bool) -> None:
@@ -177,13 +178,16 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="profile-converted-") as directory:
         mlmodel, onnx = Path(directory) / "model.mlmodel", Path(directory) / "model.onnx"
         tm.coreml_file(net, shape, str(mlmodel))
+        tm.onnx_file(net, shape, str(onnx))
         if args.native:
+            import statistics
             rows, runs = native_calls(mlmodel, first, x, args.native, args.calls)
             print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: one thread, CPU time, {args.native} "
                   f"rounds x {args.calls}")
             report_native(rows, runs, args.top)
+            report("ORT (operator), one thread, medians", ort(onnx, first, x, args.native * args.calls, 1,
+                                                              statistics.median), args.top, False)
             return 0
-        tm.onnx_file(net, shape, str(onnx))
         mine, theirs = ours(mlmodel, first, x, args.runs), ort(onnx, first, x, args.runs, args.threads)
     print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: per-node minima over {args.runs} runs, "
           f"{args.threads} thread(s) a side")

@@ -108,9 +108,10 @@ def test_coreml_route_comparison_runs_in_smoke_mode():
 
 def test_converted_profile_times_the_native_calls_in_smoke_mode():
     # --native: every call of the native plan timed alone and in order; the reshapes between the graph's own
-    # tensors are views (core/reshape_views.py), so of the smoke Transformer's reshapes only the output's runs.
-    for module in ("coremltools", "torch"):
-        pytest.importorskip(module, reason="the profile converts a PyTorch module")
+    # tensors are views (core/reshape_views.py), so of the smoke Transformer's reshapes only the output's runs;
+    # then ORT's nodes on one thread, by operator.
+    for module in ("coremltools", "torch", "onnxruntime"):
+        pytest.importorskip(module, reason="the profile converts a PyTorch module and runs ORT")
     script = BENCH.parent / "profile_converted.py"
     result = subprocess.run([sys.executable, str(script), "transformer_encoder", "--smoke", "--native", "1",
                              "--calls", "1"], capture_output=True, text=True, timeout=600)
@@ -121,6 +122,8 @@ def test_converted_profile_times_the_native_calls_in_smoke_mode():
     assert counts["fully_connected_layer"] == 8 and counts["batched_matmul"] == 4, result.stdout
     assert counts.get("reshape", 0) == 1, result.stdout
     assert any(line.strip().startswith("whole runs: graph.process") for line in lines), result.stdout
+    ort = lines[next(i for i, line in enumerate(lines) if line.startswith("ORT (operator), one thread")):]
+    assert any(line.split()[:1] == ["Gemm"] or line.split()[:1] == ["MatMul"] for line in ort), result.stdout
 
 
 def test_standard_layer_comparison_runs_in_smoke_mode():
