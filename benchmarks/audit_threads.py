@@ -4,9 +4,10 @@
 
 Load-independent: no wall time is measured. The row (``bench_models.py``'s, by name) is loaded with the plans
 built for two threads (``OPENVX_NN_THREADS=2``: a layer's chunk count is fixed when it is bound), run a few
-times, and its graphs' native calls are then run one by one in plan order, ``--turns`` turns, each timed by
-this thread's CPU time (``time.thread_time``) with the gang closed (``gang.closed``: every call on this thread
-alone, chunked or not); per call the median. How a call splits comes from its entry: the ``gang.NativeTask``
+times, and its graphs' native calls (not the empty ones of nodes another call computes: the native plan skips
+them) are then run one by one in plan order, ``--turns`` turns, each timed by this thread's CPU time
+(``time.thread_time``) with the gang closed (``gang.closed``: every call on this thread alone, chunked or not);
+per call the median. How a call splits comes from its entry: the ``gang.NativeTask``
 records it keeps (units, chunks; none or no chunks: it runs on the calling thread only). The two-thread
 prediction of a chunked call is the finish time of two threads taking its chunks as the chunk loop hands them
 out (the caller from the front, the helper from the back, each the next as soon as it is free), a chunk
@@ -122,9 +123,12 @@ def audit(row_name: str, turns: int) -> list[dict]:
         run()
     graphs = [o for o in gc.get_objects() if type(o) is Graph and id(o) not in before
               and o.plan is not None and o.plan.calls]
+    from openvx_nn.core import rewrites
     calls = []
     for graph in graphs:
         for call in graph.plan.calls:
+            if call.native is rewrites.no_entry():
+                continue  # work another call does (fused, merged, paired): the native plan skips it
             if call.native is None:
                 calls.append((call, None))
                 continue
