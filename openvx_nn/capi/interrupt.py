@@ -134,7 +134,10 @@ class _KeepCtrlC(numba_events.Listener):
         """Keep the handler installed from now on (main thread, the host's SIGINT at Python's default only)."""
         if threading.current_thread() is threading.main_thread() and \
                 signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, self._on_sigint)
+            try:
+                signal.signal(signal.SIGINT, self._on_sigint)
+            except ValueError:  # Python started on a thread the signal module does not count as main: no handler
+                return
             self.resident = True
 
     def on_start(self, event) -> None:
