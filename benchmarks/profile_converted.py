@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from collections import defaultdict
@@ -180,7 +181,6 @@ def main(argv: list[str]) -> int:
         tm.coreml_file(net, shape, str(mlmodel))
         tm.onnx_file(net, shape, str(onnx))
         if args.native:
-            import statistics
             rows, runs = native_calls(mlmodel, first, x, args.native, args.calls)
             print(f"{tm.NETWORKS[args.network][0]} {tm.example_shape(shape)}: one thread, CPU time, {args.native} "
                   f"rounds x {args.calls}")

@@ -131,14 +131,14 @@ class _KeepCtrlC(numba_events.Listener):
             (self.unraisable or sys.__unraisablehook__)(unraisable)
 
     def stay(self) -> None:
-        """Keep the handler installed from now on (main thread, the host's SIGINT at Python's default only)."""
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            try:
-                signal.signal(signal.SIGINT, self._on_sigint)
-            except ValueError:  # Python started on a thread the signal module does not count as main: no handler
-                return
-            self.resident = True
+        """Keep the handler installed from now on (the host's SIGINT at Python's default only)."""
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return
+        try:
+            signal.signal(signal.SIGINT, self._on_sigint)
+        except ValueError:  # not the thread the signal module counts as main (where Python started): no handler
+            return
+        self.resident = True
 
     def on_start(self, event) -> None:
         if threading.current_thread() is not threading.main_thread():
