@@ -106,18 +106,25 @@ def test_an_elementwise_call_split_over_its_outer_axis_gives_the_same_bits(opera
     assert any(shared), "no case was large enough to share"
 
 
-@pytest.mark.parametrize("length", [32768, 5 * elementwise.LINE, elementwise.LINE, 3001])
+@pytest.mark.parametrize("length", [32768, 5 * elementwise.LINE, elementwise.LINE, 3001, 7 * 7 * 1280, 1000])
 def test_a_contiguous_elementwise_call_is_cut_in_long_lines_with_the_same_bits(length):
-    """A contiguous tensor collapses to one loop line: its units are lines of ``LINE`` values (or the one line),
-    never single values, and the sum is a + b whether one thread or two run it."""
+    """A contiguous tensor collapses to one loop line: its units are lines of ``LINE`` values where it is a multiple
+    of them, else of a length between half and twice ``LINE`` that divides it, else the one line; never single
+    values, and the sum is a + b whether one thread or two run it."""
     rng = np.random.default_rng(length)
     a, b = (rng.standard_normal((length // 128, 128) if length % 128 == 0 else (length,)).astype(np.float32)
             for _ in range(2))
     a.reshape(-1)[:2] = [np.nan, np.inf]
     out = np.empty_like(a)
     views = [elementwise._outer_first(v) for v in elementwise.loop_views(out, a, b)]
-    assert views[0].shape[-1] == (length if length % elementwise.LINE or length == elementwise.LINE
-                                  else elementwise.LINE)
+    line, half = views[0].shape[-1], elementwise.LINE // 2
+    if length % elementwise.LINE == 0:
+        assert line == elementwise.LINE
+    elif any(length % d == 0 for d in range(half, min(4 * half, length - 1) + 1)):
+        assert half <= line <= 4 * half and length % line == 0 and line < length
+    else:
+        assert line == length
+    assert all(v.shape[0] * v.shape[-1] == length for v in views)
     assert views[0].size == length and views[1].reshape(-1).tobytes() == a.tobytes()
     expected = np.where(np.isnan(a), a, a + b).astype(np.float32)
     make = functools.partial(elementwise.native_add_sub, a, b, saturate=False, subtract=False)

@@ -53,12 +53,19 @@ def split(x_shape: tuple[int, ...], g_shape: tuple[int, ...]) -> tuple[int, int,
     return outer, spread, inner
 
 
+@jit.jitable
+def line_count(outer, spread, inner):
+    """The lines of :func:`_lines` (the units its threads share): an outer index's where ``inner`` is 1, else an
+    outer and a spread index's."""
+    return outer if inner == 1 else outer * spread
+
+
 @jit.kernel(error_model="numpy")
 def _gated(x, g, out, gates, code, a, b, outer, spread, inner):
     """``out = x * f(g)`` on flat arrays: ``gates`` takes ``f(g)`` first (``code`` of ``float_activation``, or
     :data:`IDENTITY`)."""
     _gates(g, gates, code, a, b)
-    _lines(x, out, gates, outer, spread, inner, 0, outer if inner == 1 else outer * spread)
+    _lines(x, out, gates, outer, spread, inner, 0, line_count(outer, spread, inner))
 
 
 @jit.kernel(error_model="numpy")
@@ -141,7 +148,7 @@ def native_entry(x: np.ndarray, g: np.ndarray, out: np.ndarray, function: str | 
         fx, fg, fo, gates, code, fa, fb, outer, spread, inner = _operands(x, g, out, function, a, b)
     except ValueError:
         return None
-    n_lines = outer if inner == 1 else outer * spread
+    n_lines = line_count(outer, spread, inner)
     task = gang.NativeTask(n_lines, fx.size * COST_PER_VALUE >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = native.pack(native.as6(fx), native.as6(fg), native.as6(fo), native.as6(gates),
                               native.as6(task.counters), code, fa, fb, outer, spread, inner, n_lines, *task.words())

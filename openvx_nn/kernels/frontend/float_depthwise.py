@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine import gang, isa
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
+from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
 from .asymmetric import real_range
@@ -169,20 +169,15 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
                 ox += n
 
 
+_ROW_CHUNKS = chunk_driver(_depthwise_rows)
+
+
 @jit.kernel
 def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi,
                       code, alpha, ea, eb, n_rows, n_chunks, counters, wait):
-    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo,
-                        hi, code, alpha, ea, eb, n_rows * i // n_chunks, n_rows * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    """The rows of ``Rows``'s shared call, in chunks claimed with the helpers (``chunk_loop``)."""
+    _ROW_CHUNKS((x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last,
+                 lo, hi, code, alpha, ea, eb), n_rows, n_chunks, counters, wait)
 
 
 SEGMENT = 8

@@ -18,7 +18,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine import gang, isa
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
@@ -129,20 +128,15 @@ four: ``workers.CHUNKS_PER_THREAD``): EfficientNet's squeeze-and-excitation glob
 32-1152 channels) had run on the calling thread alone."""
 
 
+_ROW_CHUNKS = chunk_driver(_pool_rows)
+
+
 @jit.kernel
 def _pool_shared(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, n_rows, n_chunks, counters,
                  wait):
-    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _pool_rows(x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi, n_rows * i // n_chunks,
-                   n_rows * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+    """The rows of ``Rows``'s shared call, in chunks claimed with the helpers (``chunk_loop``)."""
+    _ROW_CHUNKS((x, out, mode, pad_top, pad_left, stride_h, stride_w, kh, kw, lo, hi), n_rows, n_chunks, counters,
+                wait)
 
 
 COST_PER_VALUE = 4

@@ -271,22 +271,38 @@ def _native_multiply(dtype: type, is_float: bool, helper: bool = False) -> int:
 
 
 LINE = 1024
-"""Values a unit holds where the loop view is one line (``_outer_first``): the line is cut in lines of this many."""
+"""Values a unit holds about where the loop view is one line (``_outer_first``): the line is cut in lines of this
+many, or of the length nearest it (half to twice it) that divides the line."""
+
+
+def _line_length(n: int) -> int:
+    """The length of the lines a contiguous line of ``n`` values is cut into: a divisor of ``n`` in ``[LINE // 2,
+    2 * LINE]``, the nearest ``LINE``, multiples of the 16 lanes of a vector first; ``n`` where none is."""
+    if n <= LINE:
+        return n
+    for step in (16, 1):
+        for off in range(0, LINE + 1, step):
+            for d in (LINE - off, LINE + off):
+                if LINE // 2 <= d < n and n % d == 0:
+                    return d
+    return n
 
 
 def _outer_first(view: np.ndarray) -> np.ndarray:
     """The 6-D loop view ``view`` with its outermost axis longer than 1 moved to axis 0 (the axes before it are 1s:
     the same elements in the same order), so that units of work are slices ``[u0:u1]`` of axis 0. A view of one
-    line (a contiguous tensor, collapsed) is cut into lines of ``LINE`` values instead where its length allows, or
-    kept as one unit: moving its only axis to the front would leave the innermost loop one value long, and the
-    kernel then runs element by element (36 ns a value against 1.1 vectorized)."""
+    line (a contiguous tensor, collapsed) is cut into lines (:func:`_line_length`) instead, or kept as one unit
+    where its length has no divisor near ``LINE``: moving its only axis to the front would leave the innermost
+    loop one value long, and the kernel then runs element by element (36 ns a value against 1.1 vectorized)."""
     k = next((i for i, n in enumerate(view.shape) if n > 1), 0)
     if k == view.ndim - 1:
         n, stride = view.shape[-1], view.strides[-1]
-        if n % LINE or n == LINE:
+        length = _line_length(n)
+        if length == n:
             return view
-        shape, strides = (n // LINE,) + (1,) * (view.ndim - 2) + (LINE,), (LINE * stride,) + (0,) * (view.ndim - 2)
-        return as_strided(view, shape, strides + (stride,), writeable=view.flags.writeable)
+        shape = (n // length,) + (1,) * (view.ndim - 2) + (length,)
+        strides = (length * stride,) + (0,) * (view.ndim - 2) + (stride,)
+        return as_strided(view, shape, strides, writeable=view.flags.writeable)
     order = [k] + [i for i in range(view.ndim) if i != k]
     return as_strided(view, [view.shape[i] for i in order], [view.strides[i] for i in order],
                       writeable=view.flags.writeable)
