@@ -63,7 +63,7 @@ with Context() as ctx, ctx.graph() as g:
 """
 
 
-def _interrupted(command: list[str], tmp_path) -> tuple[int, str]:
+def run_interrupted(command: list[str], tmp_path) -> tuple[int, str]:
     """Run ``command`` with an empty kernel cache; SIGINT half a second after it prints "processing"."""
     env = {**os.environ, "OPENVX_NN_CACHE_DIR": str(tmp_path / "empty-cache")}
     env.pop("NUMBA_CACHE_DIR", None)
@@ -81,19 +81,19 @@ def _interrupted(command: list[str], tmp_path) -> tuple[int, str]:
 
 
 def test_a_c_program_gets_a_log_line_then_the_default_action_of_sigint(tmp_path):
-    code, output = _interrupted([str(compile_c(C_PROGRAM, "interrupt"))], tmp_path)
+    code, output = run_interrupted([str(compile_c(C_PROGRAM, "interrupt"))], tmp_path)
     assert code == -signal.SIGINT, output
     assert "log -1: vxProcessGraph: interrupted by SIGINT (Ctrl-C)" in output
     assert "returned" not in output and "Traceback" not in output
 
 
 def test_a_python_caller_of_the_pythonic_api_gets_keyboard_interrupt(tmp_path):
-    code, output = _interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "pythonic"], tmp_path)
+    code, output = run_interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "pythonic"], tmp_path)
     assert code == 0 and "the caller got KeyboardInterrupt" in output, output
 
 
 def test_a_c_style_call_from_python_returns_failure_with_the_log_line(tmp_path):
-    code, output = _interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
+    code, output = run_interrupted([sys.executable, "-X", "faulthandler", "-c", PYTHON_PROGRAM, "c-style"], tmp_path)
     assert code == 0 and "returned -1" in output, output
 
 

@@ -37,12 +37,15 @@ import numba.core.event as numba_events
 from ..core.enums import Status
 from ..core.errors import VXError
 
+MESSAGE = "interrupted by SIGINT (Ctrl-C); the call did not complete"
+"""What an interrupted entry point logs (libopenvx's and libneuralnetworks's)."""
+
 
 class Interrupted(VXError):
     """The error an entry point reports when SIGINT interrupted it."""
 
     def __init__(self) -> None:
-        super().__init__(Status.VX_FAILURE, "interrupted by SIGINT (Ctrl-C); the call did not complete")
+        super().__init__(Status.VX_FAILURE, MESSAGE)
 
 
 @functools.cache

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import importlib
 
+from ...capi.interrupt import guard_finalizers
+
 
 def install() -> None:
-    """Register every entry point with cffi (called once from the library's init code)."""
+    """Register every entry point with cffi (called once from the library's init code); in a C host, keep
+    SIGINT out of llvmlite's code for the process's life (``capi.interrupt.guard_finalizers``)."""
     importlib.import_module(f"{__name__}.entry")
+    guard_finalizers()

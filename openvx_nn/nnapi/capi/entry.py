@@ -2,6 +2,8 @@
 
 Translation only: handles to objects (``objects.Handles``), C buffers to memoryviews over the caller's
 memory (no copy), ``CAPIError`` to its code plus one stderr line naming the function and the object.
+Ctrl-C inside an entry is handled as libopenvx's entries handle it (``openvx_nn/capi/interrupt.py``): a log
+line, ``OP_FAILED``, and the signal given back to a C program, which then ends as it would without the library.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from ... import __version__
+from ...capi.interrupt import MESSAGE, redeliver
 from ..enums import ResultCode
 from .binding import ffi
 from .execution import Burst, CExecution, Event
@@ -27,7 +30,8 @@ def _log(fn: str, message: str) -> None:
 
 
 def _entry(function: Callable[..., int | None]) -> Callable[..., int]:
-    """A bridge function: ``CAPIError`` becomes its code (and a log line), anything else OP_FAILED."""
+    """A bridge function: ``CAPIError`` becomes its code (and a log line), Ctrl-C ``OP_FAILED`` with the signal
+    given back (``interrupt.redeliver``), anything else ``OP_FAILED``."""
     @functools.wraps(function)
     def call(fn_c, *args) -> int:
         fn = ffi.string(fn_c).decode()
@@ -39,11 +43,23 @@ def _entry(function: Callable[..., int | None]) -> Callable[..., int]:
         except MemoryError:
             _log(fn, "out of memory")
             return int(ResultCode.OUT_OF_MEMORY)
+        except KeyboardInterrupt:
+            _log(fn, MESSAGE)
+            redeliver()
+            return int(ResultCode.OP_FAILED)
         except Exception as err:  # noqa: BLE001 - a C caller gets a code, never a Python exception
             _log(fn, f"internal error {type(err).__name__}: {err}")
             return int(ResultCode.OP_FAILED)
         return int(ResultCode.NO_ERROR)
-    return ffi.def_extern(name=function.__name__)(call)
+    return ffi.def_extern(name=function.__name__, onerror=_escaped)(call)
+
+
+def _escaped(exc_type, exc_value, traceback) -> int:
+    """cffi's ``onerror`` of every entry: only Ctrl-C lands here (between the C call and the entry's ``try``, or
+    after it); without it cffi would print a traceback and return 0, ``NO_ERROR``, for a call that did not run."""
+    if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        redeliver()
+    return int(ResultCode.OP_FAILED)
 
 
 def _new(out, obj) -> None:
