@@ -65,5 +65,6 @@ int main(void) {
 def test_a_c_program_interrupted_in_an_nnapi_call_gets_a_log_line_then_the_default_action_of_sigint(tmp_path):
     code, output = run_interrupted([str(compile_c(PROGRAM, "nnapi_interrupt", nnapi_flags()))], tmp_path)
     assert code == -signal.SIGINT, output
-    assert re.search(r"^libneuralnetworks: ANeuralNetworks\w+: interrupted by SIGINT \(Ctrl-C\)", output, re.M), output
+    line = r"^libneuralnetworks: ANeuralNetworks\w+: interrupted by SIGINT \(Ctrl-C\)"
+    assert re.search(line, output, re.MULTILINE), output
     assert "returned" not in output and "Traceback" not in output, output
