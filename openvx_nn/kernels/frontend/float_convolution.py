@@ -153,6 +153,22 @@ def _fill_window(x, windows, r, per_slab, kh, kw, b, iy, ix):
     return w_at + 4 * start
 
 
+K_CHUNK = 256
+"""Input channels a deep 1x1 layer's tiles take at a time (``K_CHUNK_ABOVE``): a block's weights for them (32 KiB
+for two vectors of 16 lanes) stay in L1 while every pixel tile of the panel passes over them, where a block of
+all its inputs (128 KiB at 1024) streamed from L2 once per tile of 7-10 pixels. The tiles but the last store
+their sums and the next resume them (``Tile.resumed``): each pixel's sum in the same order, the same bits."""
+K_CHUNK_ABOVE = 384
+"""Input channels above which an unpadded stride-1 1x1 layer of at most ``K_CHUNK_PIXELS`` output pixels, on tiles
+with resumed variants (two 16-lane vectors), is chunked."""
+K_CHUNK_PIXELS = 256
+"""Output pixels up to which a deep 1x1 layer is chunked: the chunks take the blocks one by one (a block's chunk of
+weights in L1 for every tile), so each block reads the tiles' inputs again, from L2; on maps up to 16x16 that cost
+less than the weights' streaming saved (one thread, both routes in turns in one process, four runs, load 5.7-6.3:
+0.94-0.97 of the time at 16x16 512->512, 14x14 672->112 and 7x7 1024->1024, 0.95-1.02 at 7x7 2048->512, 14x14
+1024->256 and 512->512, 1.0 at 7x7 1152->192), at 28x28 512->128 more (1.07-1.09)."""
+
+
 def _tiles(shape: Tile, with_res: bool) -> Callable:
     """The tile loop of one tile shape (``shape.rows`` pixels by a block of channels), with or without a
     residual, as a function of its own: one loop serving every shape and both epilogues kept the addresses of all
@@ -166,6 +182,40 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
     rows = shape.rows
     full = shape.residual if with_res else shape.direct
     full_partial = shape.residual_partial if with_res else shape.direct_partial
+    chunked = shape.resumed is not None  # (the shape's own tiles stand in for a shape without resumed ones)
+    resumed = shape.resumed if chunked else shape
+    bare, bare_on = shape.bare, resumed.bare
+    full_on = resumed.residual if with_res else resumed.direct
+    partial_on = resumed.residual_partial if with_res else resumed.direct_partial
+
+    @jit.jitable
+    def block_end(last, out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, res_tile, valid,
+                  low, high):
+        # one block of a tile, with the epilogue: the whole window's sums (``last`` False), or the last chunk of a
+        # chunked layer's, continuing the sums stored (``resumed``)
+        if valid >= 0:
+            if last:
+                if with_res:
+                    full_on(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, res_tile, low,
+                            high)
+                else:
+                    full_on(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, low, high)
+            elif with_res:
+                full(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, res_tile, low, high)
+            else:
+                full(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, low, high)
+        elif last:  # a last block of fewer channels (``-valid`` of them): written through masks
+            if with_res:
+                partial_on(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, res_tile, -valid,
+                           low, high)
+            else:
+                partial_on(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, -valid, low,
+                           high)
+        elif with_res:
+            full_partial(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, res_tile, -valid,
+                         low, high)
+        else:
+            full_partial(out_at, rows_at, taps_at, tap_n, run_n, w_jb, w_tap_stride, step, bias_at, -valid, low, high)
 
     @jit.jitable
     def tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
@@ -183,7 +233,7 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         low, high = np.float32(lo), np.float32(hi)
         # the rows' input addresses, then (a bordered output or residual) their byte offsets from the tile's first
         # pixel in the output, then in the residual (``float_microkernel``: an output stride of 0 reads them)
-        addresses = np.empty(3 * rows, np.int64)
+        addresses = np.empty(3 * rows + 1, np.int64)  # (+ a chunked layer's sums so far: ``Tile.resumed``)
         # (a residual, ``units`` wide, beside a channel slice of wider pixels also: the two strides differ)
         listed = out_border > 0 or res_border > 0 or (with_res and pitch != units)
         out_px, res_px = np.empty(rows, np.int64), np.empty(rows, np.int64)  # the rows' pixels in ``out``, ``res``
@@ -206,6 +256,10 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         gemm = (kh == 1 and n_taps == 1 and n_inner == depth and stride_h == 1 and stride_w == 1 and not borders
                 and in_h == 0 and height == out_h and width == out_w and not listed)  # an unpadded 1x1 stride-1 layer
         # (into a plain output: a bordered one takes its pixels' places from the row walk)
+        n_chunks = -(-depth // K_CHUNK) if chunked and gemm and depth > K_CHUNK_ABOVE and pixels <= K_CHUNK_PIXELS \
+            else 1
+        sums = np.empty(min(n_tiles, g1 - g0) * rows * block if n_chunks > 1 else 0, np.float32)
+        sums_at = sums.ctypes.data
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
             first = u // n_tiles
@@ -213,6 +267,36 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
             g_end = min(n_tiles, g + g1 - u)
             u += g_end - g
             j_lo, j_hi = first * panel, min(n_blocks, (first + 1) * panel)
+            if n_chunks > 1:  # a deep 1x1 layer: each block's weights a chunk of inputs at a time (``K_CHUNK``)
+                for jb in range(j_lo, j_hi):
+                    j0 = jb * block
+                    for c in range(n_chunks):
+                        k0 = c * K_CHUNK
+                        last = c == n_chunks - 1
+                        w_jb = w_at + jb * w_block + k0 * block * 4
+                        for t in range(g, g_end):
+                            p0 = t * rows
+                            for r in range(rows):
+                                addresses[r] = x_at + (min(p0 + r, pixels - 1) * depth + k0) * 4
+                            addresses[3 * rows] = sums_at + (t - g) * rows * block * 4
+                            if not last:
+                                if c == 0:
+                                    bare(addresses[3 * rows], rows_at, taps_at, 1, K_CHUNK, w_jb, w_tap_stride)
+                                else:
+                                    bare_on(addresses[3 * rows], rows_at, taps_at, 1, K_CHUNK, w_jb, w_tap_stride)
+                                continue
+                            step = out_step
+                            if p0 + rows > pixels:  # a short last tile, as below
+                                step = 0
+                                for r in range(rows):
+                                    addresses[rows + r] = min(r, pixels - 1 - p0) * pitch * 4
+                                    addresses[2 * rows + r] = min(r, pixels - 1 - p0) * units * 4
+                            block_end(True, out_at + 4 * (p0 * pitch + j0), rows_at, taps_at, 1, depth - k0, w_jb,
+                                      w_tap_stride, step, bias_at + 4 * j0, res_at + 4 * (p0 * units + j0),
+                                      block if j0 + block <= units else j0 - units, low, high)
+                _after_clamp(code, out_at, alpha, ea, eb, of, flat, pitch, rows, pixels, g, g_end, channel0,
+                             j_lo * block, min(j_hi * block, units))
+                continue
             line = g * rows // out_w  # the first pixel (image b, output row oy, column ox); the next tiles' follow
             ox = g * rows - line * out_w  # without a division (the row walk below ends on them)
             b = line // out_h
@@ -280,29 +364,27 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
                     at, res_tile = 4 * (q0 * pitch + j0), res_at + 4 * (s0 * units + j0)
-                    w_jb = w_at + jb * w_block + w_off
-                    if j0 + block <= units:
-                        if with_res:
-                            full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
-                                 bias_at + 4 * j0, res_tile, low, high)
-                        else:
-                            full(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
-                                 bias_at + 4 * j0, low, high)
-                    elif with_res:  # a last block of fewer channels: written through masks
-                        full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
-                                     bias_at + 4 * j0, res_tile, units - j0, low, high)
-                    else:
-                        full_partial(out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n, w_jb, w_tap_stride, step,
-                                     bias_at + 4 * j0, units - j0, low, high)
+                    block_end(False, out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n,
+                              w_at + jb * w_block + w_off, w_tap_stride, step, bias_at + 4 * j0, res_tile,
+                              block if j0 + block <= units else j0 - units, low, high)
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
                 # an output with a border of its own takes none: ``_epilogue``)
-                if code == PRELU:  # inlined on addresses: no call, no reference counts (some 40 ns a tile)
-                    prelu_span(out_at, alpha.ctypes.data, pitch, p0, min(rows, pixels - p0), j_lo * block,
-                               min(j_hi * block, units))
-                elif code != NONE:
-                    activate_span(of, flat, p0, min(rows, pixels - p0), channel0 + j_lo * block,
-                                  channel0 + min(j_hi * block, units), code, alpha, ea, eb)
+                _after_clamp(code, out_at, alpha, ea, eb, of, flat, pitch, rows, pixels, t, t + 1, channel0,
+                             j_lo * block, min(j_hi * block, units))
     return tiles
+
+
+@jit.jitable
+def _after_clamp(code, out_at, alpha, ea, eb, of, flat, pitch, rows, pixels, t0, t1, channel0, c0, c1):
+    """The activation after the clamp (``code``, ``epilogue_activation``) over the pixels of tiles ``[t0, t1)`` of
+    ``rows`` pixels by the layer's channels ``[c0, c1)`` (in L1 still after their tiles; an output with a border of
+    its own takes none: ``_epilogue``)."""
+    for t in range(t0, t1):
+        p0 = t * rows
+        if code == PRELU:  # inlined on addresses: no call, no reference counts (some 40 ns a tile)
+            prelu_span(out_at, alpha.ctypes.data, pitch, p0, min(rows, pixels - p0), c0, c1)
+        elif code != NONE:
+            activate_span(of, flat, p0, min(rows, pixels - p0), channel0 + c0, channel0 + c1, code, alpha, ea, eb)
 
 
 _NARROW_2, _NARROW_1 = _tiles(TILES[2, LANES], False), _tiles(TILES[1, LANES], False)

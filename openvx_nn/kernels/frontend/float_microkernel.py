@@ -46,7 +46,7 @@ def _declare(module: ir.Module, name: str, n_ints: int, n_floats: int, lanes: in
 
 
 def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, direct: bool,
-            residual: bool = False, partial: bool = False) -> ir.Function:
+            residual: bool = False, partial: bool = False, resume: bool = False) -> ir.Function:
     # direct: + out_stride, bias(, residual)(, valid), lo, hi
     fn, vec, fma = _declare(module, name, 7 + (2 + residual + partial if direct else 0), 2 if direct else 0, lanes)
     out = fn.args[0]
@@ -96,7 +96,14 @@ def _define(module: ir.Module, name: str, rows: int, vecs: int, lanes: int, dire
                 else:
                     b.store(value, b.inttoptr(b.add(out, offset), vecp), align=4)
 
-    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish)
+    def initial(b: ir.IRBuilder):
+        # ``resume``: the sums so far, a bare tile's stores at the address listed after the rows' offsets
+        src = b.load(b.inttoptr(b.add(fn.args[1], constant(8 * 3 * rows)), _I64.as_pointer()))
+        return [[b.load(b.inttoptr(b.add(src, constant(4 * lanes * (r * vecs + v))), vecp), align=4)
+                 for v in range(vecs)] for r in range(rows)]
+
+    tile_loops(fn, rows, vecs, vec, broadcast_step(rows, vecs, vec, _F32, combine, 4), finish,
+               initial if resume else None)
     return fn
 
 
@@ -141,13 +148,13 @@ def _codegen(define, name: str, n_ints: int):
 
 
 def _call(name: str, rows: int, vecs: int, lanes: int, direct: bool, n_ints: int, residual: bool = False,
-          partial: bool = False):
+          partial: bool = False, resume: bool = False):
     """The code generation of a tile intrinsic."""
-    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, lanes, direct, residual, partial),
-                    name, n_ints)
+    return _codegen(lambda module, fn_name: _define(module, fn_name, rows, vecs, lanes, direct, residual, partial,
+                                                    resume), name + ("_resumed" if resume else ""), n_ints)
 
 
-def _tile(rows: int, vecs: int, lanes: int = LANES):
+def _tile(rows: int, vecs: int, lanes: int = LANES, resume: bool = False):
     name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}"
 
     @intrinsic
@@ -156,11 +163,11 @@ def _tile(rows: int, vecs: int, lanes: int = LANES):
         (``rows * vecs * lanes`` float32); int64 addresses and counts."""
         if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride)):
             return None
-        return types.void(*(types.int64,) * 7), _call(name, rows, vecs, lanes, False, 7)
+        return types.void(*(types.int64,) * 7), _call(name, rows, vecs, lanes, False, 7, resume=resume)
     return tile
 
 
-def _tile_direct(rows: int, vecs: int, lanes: int = LANES):
+def _tile_direct(rows: int, vecs: int, lanes: int = LANES, resume: bool = False):
     name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_direct"
 
     @intrinsic
@@ -170,11 +177,12 @@ def _tile_direct(rows: int, vecs: int, lanes: int = LANES):
         0: at the offsets listed in ``rows`` after the input addresses, ``_row_offsets``)."""
         if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias), (lo, hi)):
             return None
-        return types.void(*(types.int64,) * 9, types.float32, types.float32), _call(name, rows, vecs, lanes, True, 9)
+        return (types.void(*(types.int64,) * 9, types.float32, types.float32),
+                _call(name, rows, vecs, lanes, True, 9, resume=resume))
     return tile
 
 
-def _tile_residual(rows: int, vecs: int, lanes: int = LANES):
+def _tile_residual(rows: int, vecs: int, lanes: int = LANES, resume: bool = False):
     name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_residual"
 
     @intrinsic
@@ -185,14 +193,14 @@ def _tile_residual(rows: int, vecs: int, lanes: int = LANES):
         if not typed_args((out, row_addr, tap_addr, n_taps, n_inner, w, w_stride, out_stride, bias, residual), (lo, hi)):
             return None
         return (types.void(*(types.int64,) * 10, types.float32, types.float32),
-                _call(name, rows, vecs, lanes, True, 10, residual=True))
+                _call(name, rows, vecs, lanes, True, 10, residual=True, resume=resume))
     return tile
 
 
-def _tile_partial(rows: int, vecs: int, lanes: int, residual: bool):
+def _tile_partial(rows: int, vecs: int, lanes: int, residual: bool, resume: bool = False):
     name = f"openvx_nn_float_tile_{rows}x{vecs}x{lanes}_{'residual' if residual else 'direct'}_partial"
     n_ints = 11 if residual else 10
-    codegen = _call(name, rows, vecs, lanes, True, n_ints, residual, partial=True)
+    codegen = _call(name, rows, vecs, lanes, True, n_ints, residual, partial=True, resume=resume)
     signature = types.void(*(types.int64,) * n_ints, types.float32, types.float32)
 
     if residual:
@@ -231,12 +239,22 @@ class Tile:
     residual: Callable
     direct_partial: Callable
     residual_partial: Callable
+    resumed: Tile | None = None
+    """The same five, continuing sums a bare tile stored (``resume``: their address listed in the rows' array
+    after the output and residual offsets, at ``3 * rows``) instead of starting from zeros: a 1x1 layer's input
+    channels taken in chunks (``float_convolution.K_CHUNK``) keep each pixel's sum in the same order, the same
+    bits."""
 
 
-def _shape(rows: int, vecs: int, lanes: int) -> Tile:
-    return Tile(rows, vecs, lanes, _tile(rows, vecs, lanes), _tile_direct(rows, vecs, lanes),
-                _tile_residual(rows, vecs, lanes), _tile_partial(rows, vecs, lanes, False),
-                _tile_partial(rows, vecs, lanes, True))
+def _shape(rows: int, vecs: int, lanes: int, resumable: bool = False) -> Tile:
+    resumed = _shape_of(rows, vecs, lanes, True) if resumable else None
+    return _shape_of(rows, vecs, lanes, False, resumed)
+
+
+def _shape_of(rows: int, vecs: int, lanes: int, resume: bool, resumed: Tile | None = None) -> Tile:
+    return Tile(rows, vecs, lanes, _tile(rows, vecs, lanes, resume), _tile_direct(rows, vecs, lanes, resume),
+                _tile_residual(rows, vecs, lanes, resume), _tile_partial(rows, vecs, lanes, False, resume),
+                _tile_partial(rows, vecs, lanes, True, resume), resumed)
 
 
 WIDE_LANES = 16
@@ -248,7 +266,7 @@ ROWS_WIDE_ODD = 7
 """Rows of the 16-lane two-vector tile for maps whose pixels are a multiple of 7 but not of ``ROWS_WIDE`` (7x7,
 14x14): 8-row tiles computed 56 rows for a 7x7 map's 49 (the short last tile repeats its last pixel), 7-row ones
 compute 49 (see ``tile_rows``)."""
-ODD_TILE = _shape(ROWS_WIDE_ODD, 2, WIDE_LANES)
+ODD_TILE = _shape(ROWS_WIDE_ODD, 2, WIDE_LANES, resumable=True)
 ROWS_WIDE_TEN = 10
 """Rows of the 16-lane two-vector tile for maps of 7x7 and 14x14 pixels where ten rows pad a twentieth or less
 (49 -> 50, 196 -> 200; ``float_convolution.tile_rows``): each weight line from L2 feeds ten rows' multiply-adds
@@ -257,7 +275,7 @@ where the 7-row tiles fed seven, and the weights pass over the map in 5 tiles, n
 sum in the same order. Intel Xeon (Emerald Rapids), one thread, CPU time, the layer beside ORT's node in one process,
 two builds' processes in turns (6 each, load 5.8), median ORT ÷ ours: 3x3 512->512 at 7x7 0.77 -> 0.83, with the
 residual add 0.74 -> 0.83, 3x3/2 256->512 to 7x7 0.75 -> 0.79; the 1x1/2 256->512 to 7x7 0.94 either way."""
-TEN_TILE = _shape(ROWS_WIDE_TEN, 2, WIDE_LANES)
+TEN_TILE = _shape(ROWS_WIDE_TEN, 2, WIDE_LANES, resumable=True)
 ROWS_DEEP = 12
 """Rows of the 16-lane two-vector tile for layers of more than one filter row (3x3, 11x11: ``tile_rows``). Their
 blocks' packed weights (a 3x3 layer of 64 inputs: 72 KiB a block) outgrow L1 and stream from L2 once per tile: 12
@@ -276,7 +294,7 @@ channels three vectors pad less than two do (40, 48, 144, 240: MobileNet v3's an
 thread, the bare tiles over 3136 pixels: 240 -> 48 channels 275 us on 8 x 3 against 337 on 12 x 1 (three blocks of
 16), 16 -> 48 channels 18.9 against 26.1."""
 TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
-         (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
+         (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES, resumable=True), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
          (WIDE_THREE, WIDE_LANES): _shape(ROWS_WIDE, WIDE_THREE, WIDE_LANES),
          (ROW_VECTORS, LANES): _shape(1, ROW_VECTORS, LANES),
          (ROW_VECTORS, WIDE_LANES): _shape(1, ROW_VECTORS, WIDE_LANES)}

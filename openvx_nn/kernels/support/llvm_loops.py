@@ -69,9 +69,10 @@ def _loop_head(block: ir.Block, name: str, bound: ir.Value, rows: int, vecs: int
     return counter, accumulators
 
 
-def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: Step, epilogue: Epilogue) -> None:
-    """Fill ``fn`` (no blocks yet) with the tap and inner loops over a zeroed tile, ``step`` inside and
-    ``epilogue`` after."""
+def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: Step, epilogue: Epilogue,
+               initial: Callable[[ir.IRBuilder], Tile] | None = None) -> None:
+    """Fill ``fn`` (no blocks yet) with the tap and inner loops over a zeroed tile (or over ``initial(builder)``'s
+    accumulators, built in the entry block), ``step`` inside and ``epilogue`` after."""
     _, row_addr, tap_addr, n_taps, n_inner, w, w_stride = fn.args[:7]
     entry, t_head, t_body, i_head, i_body, t_next, done = (
         fn.append_basic_block(n) for n in ("entry", "t_head", "t_body", "i_head", "i_body", "t_next", "done"))
@@ -79,6 +80,7 @@ def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: 
 
     b = ir.IRBuilder(entry)
     bases = [b.load(b.inttoptr(b.add(row_addr, constant(8 * r)), i64p)) for r in range(rows)]
+    start = None if initial is None else initial(b)
     b.branch(t_head)
 
     t, acc_t = _loop_head(t_head, "t", n_taps, rows, vecs, vec, t_body, done)
@@ -110,7 +112,7 @@ def tile_loops(fn: ir.Function, rows: int, vecs: int, vec: ir.VectorType, step: 
     i.add_incoming(i_next, i_body)
     for r in range(rows):
         for v in range(vecs):
-            acc_t[r][v].add_incoming(zero, entry)
+            acc_t[r][v].add_incoming(zero if start is None else start[r][v], entry)
             acc_t[r][v].add_incoming(acc_i[r][v], t_next)
             acc_i[r][v].add_incoming(acc_t[r][v], t_body)
             acc_i[r][v].add_incoming(new[r][v], i_body)
