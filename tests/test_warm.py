@@ -93,6 +93,8 @@ def test_a_micro_kernel_of_an_instruction_set_this_cpu_lacks_is_not_compiled(mon
     assert not warm.runs_here((types.literal(microkernel.variant("amx", "u8s8", 16, 1)), array, types.int64))
     assert warm.runs_here((array, types.int64))  # no tile code: any CPU
     assert not warm.runs_here((types.literal(10**12),))  # a damaged code is skipped, not decoded
+    for variant in (0, 7, 19):  # a tile loop's index (float_convolution.tile_variant), no micro-kernel's code
+        assert warm.runs_here((types.literal(variant), array, types.int64))
 
 
 def _first_uses() -> str:

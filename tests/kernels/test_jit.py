@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+import pytest
 
 import openvx_nn
 from openvx_nn import kernels
@@ -164,3 +165,53 @@ def test_parallel_kernels_from_many_threads_survive_the_workqueue_layer():
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["workqueue", "True"]
+
+
+def _variants():
+    """Three jit-callable functions, and one that cannot compile (it names no attribute an int has)."""
+    def plus(x, y):
+        return x + y
+
+    def times(x, y):
+        return x * y
+
+    def broken(x, y):
+        return x.no_such_attribute
+
+    return jit.jitable(plus), jit.jitable(times), jit.jitable(broken)
+
+
+def test_branches_call_the_function_of_a_run_time_code():
+    plus, times, _ = _variants()
+    minus = jit.jitable(lambda x, y: x - y)
+    functions = (plus, times, minus, plus)
+    at = jit.branches(functions)
+
+    @numba.njit
+    def run(code, x, y):
+        return at(code, (x, y))
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        code, x, y = int(rng.integers(0, 4)), int(rng.integers(-99, 99)), int(rng.integers(-99, 99))
+        assert run(code, x, y) == (x + y, x * y, x - y, x + y)[code]
+
+
+def test_switch_compiles_only_the_function_of_a_literal_code():
+    plus, times, broken = _variants()
+    choose = jit.switch((plus, broken, times))
+
+    @numba.njit
+    def run(code, x, y):
+        return choose(code, (x, y))
+
+    # the broken function at code 1 never compiles: each literal code compiles its own function alone
+    assert run.compile((numba.types.literal(0), numba.types.int64, numba.types.int64))
+    assert run.compile((numba.types.literal(2), numba.types.int64, numba.types.int64))
+    literal_0 = run.overloads[(numba.types.literal(0), numba.types.int64, numba.types.int64)].entry_point
+    literal_2 = run.overloads[(numba.types.literal(2), numba.types.int64, numba.types.int64)].entry_point
+    assert literal_0(0, 6, 7) == 13 and literal_2(2, 6, 7) == 42
+    with pytest.raises(numba.core.errors.TypingError):
+        run.compile((numba.types.literal(1), numba.types.int64, numba.types.int64))
+    with pytest.raises(numba.core.errors.TypingError):  # a run-time code: no function chosen
+        run.compile((numba.types.int64, numba.types.int64, numba.types.int64))

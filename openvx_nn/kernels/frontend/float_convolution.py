@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import types
 
 from ..engine import gang, isa
 from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
@@ -439,11 +440,54 @@ def tile_rows(vecs: int, lanes: int, pixels: int, kh: int = 1) -> int:
     return ROWS_WIDE_ODD if _odd_rows(vecs, lanes, pixels) else TILES[vecs, lanes].rows
 
 
+_VARIANTS = (_NARROW_1, _NARROW_1_RES, _NARROW_2, _NARROW_2_RES, _WIDE_1, _WIDE_1_RES, _WIDE_2, _WIDE_2_RES,
+             _WIDE_3, _WIDE_3_RES, _WIDE_ODD, _WIDE_ODD_RES, _WIDE_TEN, _WIDE_TEN_RES, _WIDE_DEEP, _WIDE_DEEP_RES,
+             _NARROW_ROW, _NARROW_ROW_RES, _WIDE_ROW, _WIDE_ROW_RES)
+"""Every tile loop, by :func:`tile_variant`'s code (each without a residual, then with one)."""
+_NARROW_1_AT, _NARROW_2_AT, _WIDE_1_AT, _WIDE_2_AT, _WIDE_3_AT, _WIDE_ODD_AT, _WIDE_TEN_AT, _WIDE_DEEP_AT, \
+    _NARROW_ROW_AT, _WIDE_ROW_AT = range(0, len(_VARIANTS), 2)
+_tiles_of, _tiles_any = jit.switch(_VARIANTS), jit.branches(_VARIANTS)
+
+
+@jit.jitable
+def tile_variant(vecs, lanes, kh, pixels, adding):
+    """The code of the tile loop (``_VARIANTS``) of a layer packed in blocks of ``vecs`` vectors of ``lanes``
+    with ``kh`` filter rows, ``pixels`` output pixels, and a residual or not (``adding``). Known when the layer
+    is bound: :func:`_conv_tiles` takes it as a compile-time literal and so compiles that one loop alone."""
+    two, wide = vecs == 2, lanes == WIDE_LANES
+    if vecs == ROW_VECTORS:  # one row (pack_fc, or pack_conv for one output pixel)
+        at = _WIDE_ROW_AT if wide else _NARROW_ROW_AT
+    elif wide and two and _deep_rows(2, WIDE_LANES, pixels, kh):
+        at = _WIDE_DEEP_AT
+    elif wide and two and _ten_rows(2, WIDE_LANES, pixels):
+        at = _WIDE_TEN_AT
+    elif wide and two and _odd_rows(2, WIDE_LANES, pixels):
+        at = _WIDE_ODD_AT
+    elif wide and vecs == WIDE_THREE:
+        at = _WIDE_3_AT
+    elif wide and two:
+        at = _WIDE_2_AT
+    elif wide:
+        at = _WIDE_1_AT
+    else:
+        at = _NARROW_2_AT if two else _NARROW_1_AT
+    return at + 1 if adding else at
+
+
+@jit.jitable
+def _variant_of(wp, out, out_border, res):
+    """:func:`tile_variant` of the layer whose packed weights are ``wp`` and output ``out`` (its interior inside
+    ``out_border``), with the residual ``res`` (empty: none)."""
+    pixels = out.shape[0] * (out.shape[1] - 2 * out_border) * (out.shape[2] - 2 * out_border)
+    return tile_variant(wp.shape[3], wp.shape[4], wp.shape[1], pixels, res.size > 0)
+
+
 @jit.kernel
-def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                alpha, ea, eb, out_border, res_border, first, units, g0, g1):
-    """Work units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output
-    pixels ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
+def _conv_tiles(variant, xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi,
+                panel, code, alpha, ea, eb, out_border, res_border, first, units, g0, g1):
+    """Tile loop ``variant`` (:func:`tile_variant`, a compile-time literal: that loop alone is compiled) over work
+    units ``[g0, g1)`` of the convolution of the padded input ``xp``: unit ``u`` is the tile of output pixels
+    ``u % n_tiles`` (in NHWC order) times the ``panel`` blocks of output channels ``u // n_tiles`` (a
     panel's packed weights stay in L2 while every pixel tile passes over them). ``res``: a residual laid out as
     ``out``, added before the activation (empty: none); ``(code, alpha, ea, eb)`` the activation after the clamp
     (``epilogue_activation``); ``(dil_h, dil_w)`` the dilation (1: adjacent taps); ``in_h`` > 0: the input's
@@ -453,58 +497,15 @@ def _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, l
     their interiors (``bind_conv2d``'s ``out_border``). The layer's ``units`` output channels are channels
     ``[first, first + units)`` of ``out``'s pixels (a concatenation's slice: ``out.shape[3]`` wider), the others
     never written."""
-    args = (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-            alpha, ea, eb, out_border, res_border, first, units, g0, g1)
-    two, wide, adding = wp.shape[3] == 2, wp.shape[4] == WIDE_LANES, res.size > 0
-    pixels = out.shape[0] * (out.shape[1] - 2 * out_border) * (out.shape[2] - 2 * out_border)
-    if wp.shape[3] == ROW_VECTORS:  # one row (pack_fc, or pack_conv for one output pixel)
-        if wide and adding:
-            _WIDE_ROW_RES(*args)
-        elif wide:
-            _WIDE_ROW(*args)
-        elif adding:
-            _NARROW_ROW_RES(*args)
-        else:
-            _NARROW_ROW(*args)
-    elif wide and two and _deep_rows(2, WIDE_LANES, pixels, wp.shape[1]):
-        if adding:
-            _WIDE_DEEP_RES(*args)
-        else:
-            _WIDE_DEEP(*args)
-    elif wide and two and _ten_rows(2, WIDE_LANES, pixels):
-        if adding:
-            _WIDE_TEN_RES(*args)
-        else:
-            _WIDE_TEN(*args)
-    elif wide and two and _odd_rows(2, WIDE_LANES, pixels):
-        if adding:
-            _WIDE_ODD_RES(*args)
-        else:
-            _WIDE_ODD(*args)
-    elif wide and wp.shape[3] == WIDE_THREE:
-        if adding:
-            _WIDE_3_RES(*args)
-        else:
-            _WIDE_3(*args)
-    elif wide and two:
-        if adding:
-            _WIDE_2_RES(*args)
-        else:
-            _WIDE_2(*args)
-    elif wide:
-        if adding:
-            _WIDE_1_RES(*args)
-        else:
-            _WIDE_1(*args)
-    elif two:
-        if adding:
-            _NARROW_2_RES(*args)
-        else:
-            _NARROW_2(*args)
-    elif adding:
-        _NARROW_1_RES(*args)
-    else:
-        _NARROW_1(*args)
+    _tiles_of(variant, (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel,
+                        code, alpha, ea, eb, out_border, res_border, first, units, g0, g1))
+
+
+@jit.kernel
+def _tiles_at(variant, args):
+    """``_VARIANTS[variant](*args)`` for a ``variant`` known only at run time (every loop compiled): the native
+    entry (one for every layer) and ``fc_rows``."""
+    _tiles_any(variant, args)
 
 
 @jit.jitable
@@ -512,25 +513,37 @@ def fc_rows(x, wp, bias, out, none, panel, n_units):
     """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
     ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
     that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _conv_tiles(x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE, bias, 1.0, 1.0, 0, 0,
-                0, out.shape[3], 0, n_units)
+    _tiles_at(_variant_of(wp, out, 0, none), (x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel,
+                                              NONE, bias, 1.0, 1.0, 0, 0, 0, out.shape[3], 0, n_units))
 
 
 @jit.kernel
-def _conv_shared(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel, code,
-                 alpha, ea, eb, out_border, res_border, first, units, n_units, n_chunks, counters, wait):
-    # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py).
-    claim = np.int64(counters.ctypes.data)
-    while True:
-        i = take_chunk(claim, n_chunks, not wait)
-        if i < 0:
-            break
-        _conv_tiles(xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi, panel,
-                    code, alpha, ea, eb, out_border, res_border, first, units, n_units * i // n_chunks,
-                    n_units * (i + 1) // n_chunks)
-        fetch_add(claim + 8, 1)
-    if wait:
-        wait_for_chunks(claim, n_chunks)
+def _conv_shared(variant, xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi,
+                 panel, code, alpha, ea, eb, out_border, res_border, first, units, n_units, n_chunks, counters, wait):
+    _conv_chunks(variant, (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi,
+                           panel, code, alpha, ea, eb, out_border, res_border, first, units),
+                 n_units, n_chunks, counters, wait)
+
+
+def _chunks_of(tiles: Callable) -> Callable:
+    """The chunk loop over ``tiles(variant, args + (g0, g1))``: ``_tiles_of`` (a literal ``variant``) or
+    ``_tiles_at`` (a runtime one)."""
+    def chunks(variant, args, n_units, n_chunks, counters, wait):
+        # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py). ``variant`` is
+        # passed on by itself: inside a tuple (or a call's ``*args``) it would lose its literal type.
+        claim = np.int64(counters.ctypes.data)
+        while True:
+            i = take_chunk(claim, n_chunks, not wait)
+            if i < 0:
+                break
+            tiles(variant, args + (n_units * i // n_chunks, n_units * (i + 1) // n_chunks))
+            fetch_add(claim + 8, 1)
+        if wait:
+            wait_for_chunks(claim, n_chunks)
+    return jit.kernel(chunks)
+
+
+_conv_chunks, _conv_chunks_at = _chunks_of(_tiles_of), _chunks_of(_tiles_at)
 
 
 PANEL_BYTES = 192 * 1024
@@ -569,6 +582,8 @@ def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
 _CONV_TYPES = (F32[4, False], F32[5, False], F32[1, False], F32[4, False], F32[4, True], jit.INT, jit.INT, jit.INT,
                jit.INT, jit.INT, jit.INT, jit.INT, jit.INT, jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT,
                jit.INT, jit.INT, jit.INT, jit.INT)
+_CONV_TYPES_OF = tuple((types.literal(v), *_CONV_TYPES) for v in range(len(_VARIANTS)))
+"""``_conv_tiles``'s argument types for each tile loop (one constant tuple each: ``float_sharing.compiled``)."""
 
 
 def _padded(o: int, size: int) -> int:
@@ -839,10 +854,11 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
                                                                               (dw, dh), out_shape, out.shape[3])
     res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
-    args = (xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]), dh, dw,
-            *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border, res_border if res.size else 0,
-            first, out.shape[3])
-    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES, n_units, work)
+    variant = _variant_of(wp, target, out_border, res)
+    args = (variant, xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]),
+            dh, dw, *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border,
+            res_border if res.size else 0, first, out.shape[3])
+    rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES_OF[variant], n_units, work)
     return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
 
 
@@ -915,10 +931,12 @@ def _conv_block(block, r0, r1, chunks, wait):
             x.shape[1] if skip else BORDERS if windows else 0, x.shape[2] if skip else 0, native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
             native.real(block, _EA), native.real(block, _EB), block[_OB], block[_RB], block[_FIRST], block[_CHANNELS])
+    variant = _variant_of(args[1], args[4], block[_OB], args[3])
     if chunks == 0:
-        _conv_tiles(*args, r0, r1)
+        _tiles_at(variant, args + (r0, r1))
     else:
-        _conv_shared(*args, block[_UNITS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+        _conv_chunks_at(variant, args, block[_UNITS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+                     wait)
 
 
 @jit.kernel
@@ -963,7 +981,9 @@ _BODIES = gang.shared_entry(_conv_lines, _stage_block, (_MAILBOX, _TASK, _CHUNKS
 @native.factory
 def _conv_entry() -> int:
     """The layer: the padded input's copy where there is one, then every tile, shared with the gang's spinning
-    helpers when the layer is large enough (``gang.shared_entry``), else serially."""
+    helpers when the layer is large enough (``gang.shared_entry``), else serially. One entry for every tile loop
+    (``_tiles_at``): an entry per loop costs more to compile than all of them in one (each entry and helper
+    re-optimises its loop in every function around it)."""
     return jit.native(_BODIES[0])
 
 

@@ -50,7 +50,7 @@ def encode(arg_types: Iterable[types.Type]) -> str | None:
 def _encode_one(t: types.Type) -> str | None:
     if isinstance(t, types.Array):
         return f"array:{t.dtype}:{t.ndim}:{t.layout}:{'w' if t.mutable else 'r'}"
-    if isinstance(t, types.IntegerLiteral):  # the SIMD engine's tile code: one compiled body per value
+    if isinstance(t, types.IntegerLiteral):  # a micro-kernel's tile code or a variant: one compiled body per value
         return f"literal:{t.literal_value}"
     if isinstance(t, types.UniTuple):
         inner = _encode_one(t.dtype)
@@ -181,9 +181,11 @@ def _compiles_here(name: str) -> bool:
 
 def runs_here(arg_types: tuple[types.Type, ...]) -> bool:
     """False for a specialisation of another CPU: a literal argument is a micro-kernel's tile code, and
-    compiling one for an instruction set this CPU lacks aborts the process inside LLVM (not an exception)."""
+    compiling one for an instruction set this CPU lacks aborts the process inside LLVM (not an exception). A
+    literal that decodes to a tile of no rows is no micro-kernel's code (a variant's index, below 128:
+    ``float_convolution.tile_variant``) and compiles anywhere."""
     try:
-        return all(_compiles_here(microkernel.decode(t.literal_value)[0])
+        return all(microkernel.decode(t.literal_value)[2] == 0 or _compiles_here(microkernel.decode(t.literal_value)[0])
                    for t in arg_types if isinstance(t, types.IntegerLiteral))
     except (IndexError, ValueError):  # a damaged line: skipped like an unknown one
         return False
