@@ -11,10 +11,8 @@ Usage: python benchmarks/bench_pointwise.py [--repeat N] [--rows iris,mnv1,...] 
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("OPENVX_NN_THREADS", "1")
@@ -47,28 +45,7 @@ SMOKE = [("smoke 24->40 5", 5, 24, 40, 1, 1, 0, True, True), ("smoke 40->24 3", 
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=30)
-    parser.add_argument("--rows", default="", help="comma-separated substrings of the rows' names")
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
-    chosen = SMOKE if args.smoke else LAYERS
-    if args.rows:
-        chosen = [la for la in chosen if any(s in la[0] for s in args.rows.split(","))]
-    print(f"one thread a side, CPU time, medians of {args.repeat} turns; load {os.getloadavg()[0]:.2f}")
-    print(f"{'layer':20s} {'ours ms':>8s} {'ORT ms':>8s} {'ORT conv':>8s} {'conv/ours':>9s} {'GMAC/s':>7s} "
-          f"{'ORT GMAC/s':>10s}")
-    total = [0.0, 0.0, 0.0]
-    with tempfile.TemporaryDirectory(prefix="pointwise-") as profile_dir:
-        for layer in chosen:
-            name, a, b, conv, rate = layers.row(layer, 2 if args.smoke else args.repeat, profile_dir)
-            total = [total[0] + a, total[1] + b, total[2] + conv]
-            print(f"{name:20s} {a:8.3f} {b:8.3f} {conv:8.3f} {conv / a:9.2f} {rate:7.1f} {rate * a / conv:10.1f}",
-                  flush=True)
-    print(f"{'sum':20s} {total[0]:8.3f} {total[1]:8.3f} {total[2]:8.3f} {total[2] / total[0]:9.2f}")
-    print(f"load after {os.getloadavg()[0]:.2f}")
-    return 0
-
+    return layers.main(argv, LAYERS, SMOKE, width=20)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

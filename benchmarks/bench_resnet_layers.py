@@ -164,27 +164,29 @@ def row(layer, repeat: int, profile_dir: str) -> tuple:
     return name, ms[0], ms[1], ms[2], macs / ms[0] / 1e6
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], table: list | None = None, smoke: list | None = None, width: int = 24) -> int:
+    """Time the rows of ``table`` (default this file's layers; ``smoke`` with ``--smoke``), names ``width`` wide."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--rows", default="", help="comma-separated substrings of the rows' names")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
-    layers = SMOKE if args.smoke else LAYERS
+    layers = (smoke or SMOKE) if args.smoke else (table or LAYERS)
     if args.rows:
         layers = [la for la in layers if any(s in la[0] for s in args.rows.split(","))]
     print(f"one thread a side, CPU time, medians of {args.repeat} turns; load {os.getloadavg()[0]:.2f}")
-    print(f"{'layer':24s} {'ours ms':>8s} {'ORT ms':>8s} {'ORT conv':>8s} {'conv/ours':>9s} {'GMAC/s':>7s}")
+    print(f"{'layer':{width}s} {'ours ms':>8s} {'ORT ms':>8s} {'ORT conv':>8s} {'conv/ours':>9s} {'GMAC/s':>7s} "
+          f"{'ORT GMAC/s':>10s}")
     total = [0.0, 0.0, 0.0]
-    with tempfile.TemporaryDirectory(prefix="resnet-layers-") as profile_dir:
+    with tempfile.TemporaryDirectory(prefix="conv-layers-") as profile_dir:
         for layer in layers:
             name, a, b, conv, rate = row(layer, 2 if args.smoke else args.repeat, profile_dir)
             total = [total[0] + a, total[1] + b, total[2] + conv]
-            print(f"{name:24s} {a:8.3f} {b:8.3f} {conv:8.3f} {conv / a:9.2f} {rate:7.1f}", flush=True)
-    print(f"{'sum':24s} {total[0]:8.3f} {total[1]:8.3f} {total[2]:8.3f} {total[2] / total[0]:9.2f}")
+            print(f"{name:{width}s} {a:8.3f} {b:8.3f} {conv:8.3f} {conv / a:9.2f} {rate:7.1f} {rate * a / conv:10.1f}",
+                  flush=True)
+    print(f"{'sum':{width}s} {total[0]:8.3f} {total[1]:8.3f} {total[2]:8.3f} {total[2] / total[0]:9.2f}")
     print(f"load after {os.getloadavg()[0]:.2f}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
