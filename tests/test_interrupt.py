@@ -218,12 +218,12 @@ def test_ctrl_c_landing_in_an_llvmlite_finalizer_in_a_c_host_reaches_the_caller(
 def test_ctrl_c_escaping_an_entry_point_is_given_back_not_lost(ctx):  # ctx: the library started (its cffi module)
     # SIGINT landing in an entry's wrapper before its own try (or after it) reached cffi's error handler, which
     # returned a bare VX_FAILURE: the demo then ended on "vxQueryTensor failed" instead of "interrupted".
-    from openvx_nn.capi import entry, interrupt
+    from openvx_nn.capi import interrupt
 
     interrupt.take_pending()
-    assert entry._escaped(-1)(KeyboardInterrupt, KeyboardInterrupt(), None) == -1
+    assert interrupt.escaped(-1)(KeyboardInterrupt, KeyboardInterrupt(), None) == -1
     assert interrupt.take_pending()
-    assert entry._escaped(0)(ValueError, ValueError("x"), None) == 0
+    assert interrupt.escaped(0)(ValueError, ValueError("x"), None) == 0
     assert not interrupt.take_pending()
 
 

@@ -26,7 +26,7 @@ from ..core.enums import Status
 from ..core.errors import VXError
 from . import IN_PROCESS
 from .binding import ffi
-from .interrupt import Interrupted, redeliver
+from .interrupt import Interrupted, escaped, redeliver
 
 
 def report(fn: str, error: VXError) -> None:
@@ -89,17 +89,6 @@ def _run(fn: str, body: Callable, args: tuple, locked: bool = True, from_c: bool
     return fn, None, err
 
 
-def _escaped(value: int | None) -> Callable:
-    """cffi's ``onerror`` of an entry: ``value`` for an exception that escaped the entry's own handling. Only
-    SIGINT lands there (between the C call and the entry's ``try``, or after it): it is given back like one caught
-    inside (:func:`redeliver`), not lost in a bare failure status."""
-    def onerror(exc_type, exc_value, traceback) -> int | None:
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
-            redeliver()
-        return value
-    return onerror
-
-
 def _status(body: Callable[..., int | None], locked: bool, fn: str, *args, from_c: bool = True) -> int:
     _, result, err = _run(fn, body, args, locked, from_c)
     if err is not None:
@@ -117,7 +106,7 @@ def status_entry(body: Callable[..., int | None] | None = None, *, locked: bool 
     """
 
     def decorate(body: Callable[..., int | None]) -> Callable:
-        @ffi.def_extern(name=body.__name__, onerror=_escaped(Status.VX_FAILURE))
+        @ffi.def_extern(name=body.__name__, onerror=escaped(Status.VX_FAILURE))
         def wrapper(fn_c, *args):
             return _status(body, locked, _name(fn_c), *args)
 
@@ -132,7 +121,7 @@ def creator_entry(body: Callable[..., reference.Reference]) -> Callable:
     """An entry returning a handle: on failure an error object of the context
     concerned, or NULL when no context is known."""
 
-    @ffi.def_extern(name=body.__name__, onerror=_escaped(0))
+    @ffi.def_extern(name=body.__name__, onerror=escaped(0))
     def wrapper(fn_c, *args):
         _, result, err = _run(_name(fn_c), body, args)
         if err is None:
@@ -148,7 +137,7 @@ def value_entry(failure: int) -> Callable:
     """An entry returning a plain value: ``failure`` on error."""
 
     def decorate(body: Callable) -> Callable:
-        @ffi.def_extern(name=body.__name__, onerror=_escaped(failure))
+        @ffi.def_extern(name=body.__name__, onerror=escaped(failure))
         def wrapper(fn_c, *args):
             _, result, err = _run(_name(fn_c), body, args)
             return failure if err is not None or result is None else result
@@ -161,7 +150,7 @@ def value_entry(failure: int) -> Callable:
 def void_entry(body: Callable[..., None]) -> Callable:
     """An entry returning nothing; failures are only logged."""
 
-    @ffi.def_extern(name=body.__name__, onerror=_escaped(None))
+    @ffi.def_extern(name=body.__name__, onerror=escaped(None))
     def wrapper(fn_c, *args):
         _run(_name(fn_c), body, args)
 

@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 import numba.core.event as numba_events
 
@@ -80,6 +81,18 @@ def redeliver() -> None:
     except ValueError:  # not the main thread: KeyboardInterrupt is only ever raised there, so unreachable
         return
     os.kill(os.getpid(), signal.SIGINT)
+
+
+def escaped(value: int | None) -> Callable[..., int | None]:
+    """cffi's ``onerror`` of an entry point (libopenvx's and libneuralnetworks's): ``value`` for an exception that
+    escaped the entry's own handling. Only SIGINT lands there (between the C call and the entry's ``try``, or after
+    it): it is given back like one caught inside (:func:`redeliver`), not lost in a bare status (0 would read as
+    success)."""
+    def onerror(exc_type, exc_value, traceback) -> int | None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            redeliver()
+        return value
+    return onerror
 
 
 _UNSAFE = ("llvmlite", "numba.core.codegen")

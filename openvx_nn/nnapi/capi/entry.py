@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from ... import __version__
-from ...capi.interrupt import MESSAGE, redeliver
+from ...capi.interrupt import MESSAGE, escaped, redeliver
 from ..enums import ResultCode
 from .binding import ffi
 from .execution import Burst, CExecution, Event
@@ -51,15 +51,7 @@ def _entry(function: Callable[..., int | None]) -> Callable[..., int]:
             _log(fn, f"internal error {type(err).__name__}: {err}")
             return int(ResultCode.OP_FAILED)
         return int(ResultCode.NO_ERROR)
-    return ffi.def_extern(name=function.__name__, onerror=_escaped)(call)
-
-
-def _escaped(exc_type, exc_value, traceback) -> int:
-    """cffi's ``onerror`` of every entry: only Ctrl-C lands here (between the C call and the entry's ``try``, or
-    after it); without it cffi would print a traceback and return 0, ``NO_ERROR``, for a call that did not run."""
-    if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
-        redeliver()
-    return int(ResultCode.OP_FAILED)
+    return ffi.def_extern(name=function.__name__, onerror=escaped(int(ResultCode.OP_FAILED)))(call)
 
 
 def _new(out, obj) -> None:
