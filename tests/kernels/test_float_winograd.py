@@ -8,6 +8,7 @@ import pytest
 from openvx_nn.kernels.frontend import float_convolution as fc
 from openvx_nn.kernels.frontend import float_winograd as fw
 from openvx_nn.kernels.frontend.epilogue_activation import epilogue_of
+from openvx_nn.kernels.support import native
 
 TOLERANCE = 1e-5  # relative to the output's largest magnitude (docs/nnapi.md's float32 convolution bound)
 
@@ -161,7 +162,6 @@ def test_switch_off_and_declined_layers_take_the_direct_route(monkeypatch):
     shape = (1, *out_hw, 32)
     packed = fc.pack_conv(wt)
     assert fw.chosen(x.shape, 0, packed, (1, 1), (1, 1), shape)
-    assert fc.native_conv2d(x, packed, bias, np.empty(shape, np.float32), pads, (1, 1), 0) is None
     assert not fw.chosen(x.shape, 0, packed, (2, 2), (1, 1), shape)
     assert not fw.chosen(x.shape, 0, packed, (1, 1), (2, 2), shape)
     assert not fw.chosen(x.shape, 0, fc.pack_conv(wt[:, :1, :1]), (1, 1), (1, 1), shape)
@@ -170,3 +170,15 @@ def test_switch_off_and_declined_layers_take_the_direct_route(monkeypatch):
     out = np.empty(shape, np.float32)
     fc.bind_conv2d(x, packed, bias, out, pads, (1, 1), 0)()
     assert relative(out, reference(x, wt, bias, pads, out_hw)) < TOLERANCE
+
+
+def test_native_entry_gives_the_bound_calls_bits():
+    rng = np.random.default_rng(10)
+    x, wt, bias, pads, out_hw = layer(rng, 1, 21, 19, 40, 72, 1)
+    res = rng.standard_normal((1, *out_hw, 72)).astype(np.float32)
+    bound, entry = np.empty((1, *out_hw, 72), np.float32), np.full((1, *out_hw, 72), np.nan, np.float32)
+    fc.bind_conv2d(x, fc.pack_conv(wt), bias, bound, pads, (1, 1), 3, res)()
+    made = fc.native_conv2d(x, fc.pack_conv(wt), bias, entry, pads, (1, 1), 3, res)
+    assert made is not None and native.run(made) == 0
+    assert np.array_equal(entry, bound)
+    assert relative(bound, reference(x, wt, bias, pads, out_hw, res, (0.0, 6.0))) < TOLERANCE

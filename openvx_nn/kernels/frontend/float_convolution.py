@@ -917,9 +917,12 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     x_border, out_border, res_border = (int(b) for b in borders)
     out_shape = _output_border(out, out_border)
     res, res_copy = _residual_input(residual, out, out_shape, res_border)
-    if res_copy is not None or float_winograd().chosen(x.shape, x_border, wp, strides, _dilations(dilations),
-                                                        out_shape):
-        return None  # (a Winograd layer: the bound call, ``float_winograd``)
+    if res_copy is not None:
+        return None
+    if float_winograd().chosen(x.shape, x_border, wp, strides, _dilations(dilations), out_shape):
+        return float_winograd().native_entry(x, x_border, wp, pads, bias, res, res_border, sliced[0], sliced[1],
+                                             out_shape, out_border, clamp_range(activation),
+                                             _epilogue(epilogue, out, out_border))
     lo, hi = clamp_range(activation)
     wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
                                                                               _dilations(dilations), out_shape,

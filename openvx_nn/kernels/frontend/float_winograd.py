@@ -32,13 +32,15 @@ import os
 import numpy as np
 from numba import types
 
+from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
-from ..support import jit
+from ..support import jit, native
 from ..support.vector_width import wide_vectors
+from . import float_sharing
 from .epilogue_activation import NONE, activate_span
 from .float_convolution import _conv_tiles, interior, pack_conv, tile_rows
 from .float_microkernel import ROW_VECTORS, TILES
-from .float_sharing import F32, Rows
+from .float_sharing import F32, Rows, at, block_of
 
 ENV = "OPENVX_NN_WINOGRAD"
 MIN_CHANNELS = 128
@@ -79,7 +81,7 @@ def transformed(wp: np.ndarray, units: int) -> np.ndarray:
     n_blocks, _, inner, vecs, lanes = wp.shape
     depth = inner // 3
     w = wp.transpose(0, 3, 4, 1, 2).reshape(n_blocks * vecs * lanes, 3, 3, depth)[:units].astype(np.float64)
-    u = np.einsum("ay,oyxi,bx->aboi", _G, w, _G).reshape(16, units, 1, 1, depth)
+    u = np.einsum("ay,oyxi,bx->aboi", _G, w, _G, optimize=True).reshape(16, units, 1, 1, depth)
     return np.ascontiguousarray(np.stack([pack_conv(u[k], (vecs, lanes)) for k in range(16)]))
 
 
@@ -246,27 +248,83 @@ _TYPES = (F32[4, False], jit.INT, jit.INT, jit.INT, _U6, F32[1, False], F32[1, F
           jit.INT, jit.INT, jit.INT)
 
 
+def _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape, out_border, clamp,
+               epilogue) -> tuple[tuple, int, int]:
+    """(the kernel's arguments but the groups, groups, multiply-adds of the direct route) of :func:`bind`'s layer."""
+    n, _, _, depth = interior(x.shape, x_border)
+    units = out_shape[3]
+    vecs, lanes = wp.shape[3:]
+    u = transformed(wp, units)
+    n_tiles = n * -(-out_shape[1] // 2) * -(-out_shape[2] // 2)
+    group = group_tiles(n_tiles, depth, units, vecs, lanes)
+    gemm_units = -(-group // tile_rows(vecs, lanes, group, 1))
+    code, alpha, ea, eb = epilogue
+    args = (x, int(x_border), int(pads[2]), int(pads[0]), u, np.ascontiguousarray(bias, np.float32),
+            np.zeros(units, np.float32), res, target, float(clamp[0]), float(clamp[1]), int(code), alpha, float(ea),
+            float(eb), int(out_border), int(res_border) if res.size else 0, int(first), units, group, u.shape[1],
+            gemm_units)
+    return args, -(-n_tiles // group), n * out_shape[1] * out_shape[2] * units * 9 * depth
+
+
 def bind(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.ndarray, res: np.ndarray, res_border: int,
          target: np.ndarray, first: int, out_shape: tuple[int, ...], out_border: int, clamp: tuple[float, float],
          epilogue: tuple[int, np.ndarray, float, float]) -> Rows:
     """The layer's groups bound once (``float_sharing.Rows``: on this thread or shared with the helpers):
     ``float_convolution.bind_conv2d``'s arrays as it settled them (``x`` C-contiguous float32, bordered by
     ``x_border``; ``target`` the C-contiguous output, its channels ``[first, first + units)`` the layer's)."""
-    n, _, _, depth = interior(x.shape, x_border)
-    units = out_shape[3]
-    vecs, lanes = wp.shape[3:]
-    u = transformed(wp, units)
-    th, tw = -(-out_shape[1] // 2), -(-out_shape[2] // 2)
-    n_tiles = n * th * tw
-    group = group_tiles(n_tiles, depth, units, vecs, lanes)
-    gemm_units = -(-group // tile_rows(vecs, lanes, group, 1))
-    bias = np.ascontiguousarray(bias, np.float32)
-    zeros = np.zeros(units, np.float32)
-    code, alpha, ea, eb = epilogue
-    n_groups = -(-n_tiles // group)
-    args = (x, int(x_border), int(pads[2]), int(pads[0]), u, bias, zeros, res, target, float(clamp[0]),
-            float(clamp[1]), code, alpha, ea, eb, int(out_border), int(res_border) if res.size else 0, int(first),
-            units, group, u.shape[1], gemm_units)
-    work = n * out_shape[1] * out_shape[2] * units * 9 * depth
+    args, n_groups, work = _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
+                                      out_border, clamp, epilogue)
     return Rows(_winograd_units, _winograd_shared, args, _TYPES, n_groups, work)
 
+
+# ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
+_X, _U, _BIAS, _ZEROS, _RES, _OUT, _ALPHA, _COUNTERS = (at(k) for k in range(8))
+(_XB, _TOP, _LEFT, _LO, _HI, _CODE, _EA, _EB, _OB, _RB, _FIRST, _UNITS, _GROUP, _PANEL, _GEMM, _GROUPS, _MAILBOX,
+ _TASK, _CHUNKS) = range(at(8), at(8) + 19)
+
+
+@jit.kernel
+def _lines(code, block, chunks, wait):
+    # ``gang.shared_entry``'s lines: every group serially, or the shared chunks
+    args = (native.c_array(block, _X, np.float32)[0, 0], block[_XB], block[_TOP], block[_LEFT],
+            native.c_array(block, _U, np.float32), native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0],
+            native.c_array(block, _ZEROS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
+            native.c_array(block, _OUT, np.float32)[0, 0], native.real(block, _LO), native.real(block, _HI),
+            block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0], native.real(block, _EA),
+            native.real(block, _EB), block[_OB], block[_RB], block[_FIRST], block[_UNITS], block[_GROUP],
+            block[_PANEL], block[_GEMM])
+    if chunks == 0:
+        _winograd_units(*args, 0, block[_GROUPS])
+    else:
+        _run_units(args, block[_GROUPS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+
+
+_BODIES = gang.shared_entry(_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
+
+
+@native.factory
+def _entry() -> int:
+    """The layer: every group, shared with the gang's spinning helpers when large enough, else serially."""
+    return jit.native(_BODIES[0])
+
+
+@native.factory
+def _helper() -> int:
+    """A helper's part of a shared layer: chunks while any is left."""
+    return jit.native(_BODIES[1])
+
+
+def native_entry(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.ndarray, res: np.ndarray,
+                 res_border: int, target: np.ndarray, first: int, out_shape: tuple[int, ...], out_border: int,
+                 clamp: tuple[float, float], epilogue: tuple[int, np.ndarray, float, float]) -> native.Entry:
+    """:func:`bind` as a native entry (``float_convolution.native_conv2d``'s arrays, all C-contiguous float32):
+    the same groups, so the same bits."""
+    args, n_groups, work = _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
+                                      out_border, clamp, epilogue)
+    (x, x_border, top, left, u, bias, zeros, res, target, lo, hi, code, alpha, ea, eb, out_border, res_border, first,
+     units, group, panel, gemm_units) = args
+    task = gang.NativeTask(n_groups, work >= float_sharing.NATIVE_PARALLEL_WORK)
+    words, keep = block_of(x, u, bias, zeros, res, target, alpha, task.counters, x_border, top, left, lo, hi, code,
+                           ea, eb, out_border, res_border, first, units, group, panel, gemm_units, n_groups,
+                           *task.words())
+    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
