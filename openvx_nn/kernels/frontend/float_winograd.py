@@ -23,7 +23,7 @@ magnitude on the layers tested (measured 1-3e-7; docs/nnapi.md's float32 convolu
 
 A layer takes this route or the direct one when it is bound (``chosen``), the same way in every path (bound call
 or native entry, one thread or two, a bordered buffer or not), so it gives the same bits whichever runs.
-``OPENVX_NN_WINOGRAD=0`` keeps every layer on the direct route.
+Off unless ``OPENVX_NN_WINOGRAD=1``: faster on its own layers, the converted ResNet-18 ran slower with it.
 """
 from __future__ import annotations
 
@@ -59,15 +59,16 @@ _U6 = types.Array(types.float32, 6, "C", readonly=True)
 
 
 def enabled() -> bool:
-    """Whether ``OPENVX_NN_WINOGRAD`` lets layers take this route (default on)."""
-    return os.environ.get(ENV, "1").strip() != "0"
+    """Whether ``OPENVX_NN_WINOGRAD=1`` lets layers take this route: off by default, as inside a whole network
+    (the converted ResNet-18, one thread) it measured slower than the direct route (docs/benchmarks.md)."""
+    return os.environ.get(ENV, "0").strip() == "1"
 
 
 def chosen(x_shape: tuple[int, ...], x_border: int, wp: np.ndarray, strides, dilations,
            out_shape: tuple[int, ...]) -> bool:
     """Whether a layer (``float_convolution.bind_conv2d``'s input, packed weights and output interior) takes
     this route: a 3x3 filter, stride and dilation 1, at least ``MIN_CHANNELS`` channels in and out and
-    ``MIN_SIDE`` output rows and columns, unless switched off."""
+    ``MIN_SIDE`` output rows and columns, when switched on (``enabled``)."""
     _, kh, inner, vecs, _ = wp.shape
     depth = interior(x_shape, x_border)[3]
     return (enabled() and kh == 3 and inner == 3 * depth and vecs != ROW_VECTORS
