@@ -6,8 +6,9 @@ Each 2x2 block of output pixels (a tile) reads a 4x4 window of the input (zeros 
     y = A^T [ (G g G^T) . (B^T d B) ] A        per input channel, summed over the input channels
 
 ``G g G^T`` (16 matrices ``U[k]`` of ``[Cin, Cout]``) is computed once at bind in float64, rounded once to
-float32 and packed as a 1x1 convolution's weights (``pack_conv``); per call, the tiles go in groups sized so that
-their transformed inputs ``V[k] = B^T d B`` ``[group, Cin]`` and products ``M[k]`` stay in L2 (``group_tiles``):
+float32 and packed as a 1x1 convolution's weights (``pack_conv``); per call, the tiles go in groups (``group_tiles``:
+as few as keep ``U`` from streaming more often than the transformed inputs ``V[k] = B^T d B`` ``[group, Cin]``
+and products ``M[k]`` are written, one a thread at least):
 the input transform, then 16 matrix products ``M[k] = V[k] U[k]`` by the engine's own tile loop
 (``float_convolution._conv_tiles`` of a 1x1 layer: the same micro-kernels, no second GEMM), then the output
 transform ``A^T M A`` and the direct route's epilogue (bias, residual unless NaN, clamp with NaN made canonical
@@ -23,7 +24,7 @@ magnitude on the layers tested (measured 1-3e-7; docs/nnapi.md's float32 convolu
 
 A layer takes this route or the direct one when it is bound (``chosen``), the same way in every path (bound call
 or native entry, one thread or two, a bordered buffer or not), so it gives the same bits whichever runs.
-Off unless ``OPENVX_NN_WINOGRAD=1``: faster on its own layers, the converted ResNet-18 ran slower with it.
+Off unless ``OPENVX_NN_WINOGRAD=1``.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import os
 import numpy as np
 from numba import types
 
-from ..engine import gang
+from ..engine import gang, isa
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.vector_width import wide_vectors
@@ -50,17 +51,18 @@ loaded Intel Xeon (docs/benchmarks.md): 3x3 128->128 at 28x28 and 256->256 at 14
 MIN_SIDE = 14
 """Output rows and columns a layer needs at least: 7x7 maps of 512 channels stream 16 MB of transformed weights per
 call against the direct route's 9.4 (measured 0.91-1.08x, within the noise: left direct)."""
-GROUP_BYTES = 1 << 20
+GROUP_BYTES = 4 << 20
 """Bytes of a group's transformed inputs and products together (``V`` and ``M``: 16 x group x (Cin + Cout)
-float32), to stay in L2 beside the weights streaming through."""
+float32) at most, unless the transformed weights ``U`` are larger (``group_tiles``). Every group streams all of
+``U``: with groups of 1 MB, ResNet-18's 256->256 layers at 14x14 (``U`` 4 MB) streamed it twice and ran 0.90-0.93
+of the direct route alone, in one group 1.16-1.20 (one thread, CPU time, in turns in one process)."""
 
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 _U6 = types.Array(types.float32, 6, "C", readonly=True)
 
 
 def enabled() -> bool:
-    """Whether ``OPENVX_NN_WINOGRAD=1`` lets layers take this route: off by default, as inside a whole network
-    (the converted ResNet-18, one thread) it measured slower than the direct route (docs/benchmarks.md)."""
+    """Whether ``OPENVX_NN_WINOGRAD=1`` lets layers take this route."""
     return os.environ.get(ENV, "0").strip() == "1"
 
 
@@ -86,12 +88,16 @@ def transformed(wp: np.ndarray, units: int) -> np.ndarray:
     return np.ascontiguousarray(np.stack([pack_conv(u[k], (vecs, lanes)) for k in range(16)]))
 
 
-def group_tiles(n_tiles: int, depth: int, units: int, vecs: int, lanes: int) -> int:
-    """Tiles a group holds: the fewest groups whose ``V`` and ``M`` fit ``GROUP_BYTES``, each rounded up to whole
-    micro-kernel tiles of rows (the products' short last tile costs as much as that padding)."""
+def group_tiles(n_tiles: int, depth: int, units: int, vecs: int, lanes: int, threads: int) -> int:
+    """Tiles a group holds: the fewest groups whose ``V`` and ``M`` fit ``GROUP_BYTES`` or, when larger, the
+    bytes of ``U`` (each group streams all of ``U``, so ``U`` passes no more often than ``V`` and ``M``), yet one
+    group for each of ``threads`` where the tiles allow; rounded up to whole micro-kernel tiles of rows (the
+    products' short last tile costs as much as that padding). A tile's sums do not depend on its group (the
+    micro-kernel sums each row alone), so the group may follow the thread count with the same bits."""
     per_tile = 16 * 4 * (depth + units)
-    groups = max(1, -(-n_tiles * per_tile // GROUP_BYTES))
+    budget = max(GROUP_BYTES, 16 * 4 * depth * units)
     rows = TILES[vecs, lanes].rows
+    groups = max(1, -(-n_tiles * per_tile // budget), min(threads, -(-n_tiles // rows)))
     per_group = -(-n_tiles // groups)
     return -(-per_group // rows) * rows
 
@@ -257,7 +263,7 @@ def _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_
     vecs, lanes = wp.shape[3:]
     u = transformed(wp, units)
     n_tiles = n * -(-out_shape[1] // 2) * -(-out_shape[2] // 2)
-    group = group_tiles(n_tiles, depth, units, vecs, lanes)
+    group = group_tiles(n_tiles, depth, units, vecs, lanes, isa.threads())
     gemm_units = -(-group // tile_rows(vecs, lanes, group, 1))
     code, alpha, ea, eb = epilogue
     args = (x, int(x_border), int(pads[2]), int(pads[0]), u, np.ascontiguousarray(bias, np.float32),
