@@ -114,8 +114,9 @@ def test_nan_stays_and_clamp_makes_it_canonical():
     assert (out[np.isnan(out)].view(np.uint32) == 0x7FC00000).all()
 
 
-def test_groups_give_the_same_bits_however_they_are_shared():
+def test_groups_give_the_same_bits_however_they_are_shared(monkeypatch):
     """The tiles' groups are fixed at bind: run serially, in two ranges, or claimed in chunks, the same bytes."""
+    monkeypatch.setattr(fw, "GROUP_BYTES", 1 << 18)
     rng = np.random.default_rng(7)
     x, wt, bias, pads, out_hw = layer(rng, 2, 30, 28, 64, 80, 1)
     out = np.empty((2, *out_hw, 80), np.float32)
@@ -134,6 +135,41 @@ def test_groups_give_the_same_bits_however_they_are_shared():
     shared(*call.args, call.n_rows, 3, np.zeros(2, np.int64), True)
     assert np.array_equal(out, whole)
     assert relative(whole, np.maximum(reference(x, wt, bias, pads, out_hw), 0)) < TOLERANCE
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_group_sizes_and_thread_counts_give_the_same_bits(monkeypatch, seed):
+    """The group follows the thread count and the bytes of ``U`` (``group_tiles``): a tile's sums do not."""
+    rng = np.random.default_rng(20 + seed)
+    n, h, w = int(rng.integers(1, 3)), int(rng.integers(8, 30)), int(rng.integers(8, 30))
+    c, o = int(rng.integers(16, 90)), int(rng.integers(16, 90))
+    x, wt, bias, pads, out_hw = layer(rng, n, h, w, c, o, 1)
+    res = rng.standard_normal((n, *out_hw, o)).astype(np.float32)
+    outs = []
+    for group_bytes, threads in ((1 << 12, "1"), (1 << 16, "2"), (1 << 20, "1"), (1 << 26, "1"), (1 << 26, "2")):
+        monkeypatch.setattr(fw, "GROUP_BYTES", group_bytes)
+        monkeypatch.setenv("OPENVX_NN_THREADS", threads)
+        out = np.full((n, *out_hw, o), np.nan, np.float32)
+        fc.bind_conv2d(x, fc.pack_conv(wt), bias, out, pads, (1, 1), 1, res)()
+        outs.append(out)
+    assert all(np.array_equal(out, outs[0]) for out in outs[1:])
+    assert relative(outs[0], np.maximum(reference(x, wt, bias, pads, out_hw, res), 0)) < TOLERANCE
+
+
+def test_group_tiles_stream_large_weights_once_a_thread():
+    rows = fw.TILES[2, 16].rows
+    assert fw.group_tiles(49, 256, 256, 2, 16, 1) >= 49  # U of 4 MB: one group on one thread
+    two = fw.group_tiles(49, 256, 256, 2, 16, 2)
+    assert two < 49 <= 2 * two and two % rows == 0  # a group a thread
+    small = fw.group_tiles(112 * 112 // 4, 128, 128, 2, 16, 1)  # U of 1 MB, V and M of 50 MB: groups of 4 MB
+    assert small % rows == 0 and 16 * 4 * 256 * (small - rows) < fw.GROUP_BYTES <= 16 * 4 * 256 * small * 2
+
+
+def test_the_route_is_on_unless_switched_off(monkeypatch):
+    monkeypatch.delenv(fw.ENV, raising=False)
+    assert fw.enabled()
+    monkeypatch.setenv(fw.ENV, "0")
+    assert not fw.enabled()
 
 
 def test_bordered_buffers_give_the_same_bits_as_plain_arrays():
