@@ -850,6 +850,12 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     sliced = channel_slice(out)
     target, first = sliced if sliced is not None else (output_target(out), 0)
     out_shape = _output_border(out, out_border)
+    if float_winograd().chosen(x.shape, x_border, wp, strides, (dw, dh), out_shape):
+        xs, x_copy = staged(x)
+        res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
+        rows = float_winograd().bind(xs, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
+                                     out_border, (lo, hi), _epilogue(epilogue, out, out_border))
+        return finish(rows, [x_copy, res_copy], out if sliced is not None else target, out)
     wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
                                                                               (dw, dh), out_shape, out.shape[3])
     res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
@@ -860,6 +866,12 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
             res_border if res.size else 0, first, out.shape[3])
     rows = Rows(_conv_tiles, _conv_shared, args, _CONV_TYPES_OF[variant], n_units, work)
     return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
+
+
+def float_winograd():
+    """The Winograd route's module (``float_winograd``, which builds on this one's tiles: imported on first use)."""
+    from . import float_winograd as module
+    return module
 
 
 def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape,
@@ -1009,6 +1021,10 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     res, res_copy = _residual_input(residual, out, out_shape, res_border)
     if res_copy is not None:
         return None
+    if float_winograd().chosen(x.shape, x_border, wp, strides, _dilations(dilations), out_shape):
+        return float_winograd().native_entry(x, x_border, wp, pads, bias, res, res_border, sliced[0], sliced[1],
+                                             out_shape, out_border, clamp_range(activation),
+                                             _epilogue(epilogue, out, out_border))
     lo, hi = clamp_range(activation)
     wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
                                                                               _dilations(dilations), out_shape,
