@@ -165,9 +165,9 @@ def test_group_tiles_stream_large_weights_once_a_thread():
     assert small % rows == 0 and 16 * 4 * 256 * (small - rows) < fw.GROUP_BYTES <= 16 * 4 * 256 * small * 2
 
 
-def test_the_route_is_off_unless_switched_on(monkeypatch):
+def test_the_route_is_on_unless_switched_off(monkeypatch):
     monkeypatch.delenv(fw.ENV, raising=False)
-    assert not fw.enabled()
+    assert fw.enabled()
     monkeypatch.setenv(fw.ENV, "1")
     assert fw.enabled()
     monkeypatch.setenv(fw.ENV, "0")

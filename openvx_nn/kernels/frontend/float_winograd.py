@@ -24,8 +24,8 @@ magnitude on the layers tested (measured 1-3e-7; docs/nnapi.md's float32 convolu
 
 A layer takes this route or the direct one when it is bound (``chosen``), the same way in every path (bound call
 or native entry, one thread or two, a bordered buffer or not), so it gives the same bits whichever runs.
-Off unless ``OPENVX_NN_WINOGRAD=1``: in one process, in turns, the converted ResNet-18 and U-Net ran 1.04-1.12x
-faster with it on one thread, but 0.96-1.09x on two (docs/benchmarks.md).
+On unless ``OPENVX_NN_WINOGRAD=0``: in one process, in turns, on a quiet machine, the converted ResNet-18 and
+U-Net ran faster with it on one thread and not slower on two (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ _U6 = types.Array(types.float32, 6, "C", readonly=True)
 
 
 def enabled() -> bool:
-    """Whether ``OPENVX_NN_WINOGRAD=1`` lets layers take this route (off by default: docs/benchmarks.md)."""
-    return os.environ.get(ENV, "0").strip() == "1"
+    """Whether layers may take this route: unless ``OPENVX_NN_WINOGRAD=0`` (the direct route everywhere)."""
+    return os.environ.get(ENV, "1").strip() != "0"
 
 
 def chosen(x_shape: tuple[int, ...], x_border: int, wp: np.ndarray, strides, dilations,
