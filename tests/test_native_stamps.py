@@ -130,3 +130,24 @@ def test_stamps_are_bounded(monkeypatch):
     for n in range(1, 30):
         elementwise.native_add_sub(np.zeros(n, np.int16), np.zeros(n, np.int16), np.zeros(n, np.int16), True, False)
     assert len(stamps._stamps) <= 8
+
+
+def test_an_arrays_address_is_where_numpy_says_its_data_starts():
+    """``stamps._address`` (the buffer protocol where it can) against NumPy's own ``__array_interface__``, over
+    the arrays binding meets: C and Fortran order, views into an arena, strided, negative strides, broadcast,
+    read-only, 0-d and empty."""
+    rng = np.random.default_rng(7)
+    arena = np.zeros(4096, np.uint8)
+    cases = [np.zeros((3, 4), np.float32), np.zeros((4, 4, 2), np.int16, order="F"),
+             arena[64:128].view(np.int16).reshape((4, 4, 2), order="F"), arena[1:9], np.zeros((5, 6))[::2, 1::3],
+             np.zeros(7, np.int8)[::-1], np.broadcast_to(np.zeros(3), (4, 3)), np.zeros(()), np.zeros((0, 3)),
+             np.zeros((2, 1, 3), np.uint8, order="F")[:, :, 1:]]
+    readonly = np.zeros((4, 2), np.int32, order="F")
+    readonly.flags.writeable = False
+    cases.append(readonly)
+    for _ in range(20):
+        shape = tuple(int(n) for n in rng.integers(1, 5, rng.integers(1, 5)))
+        base = np.zeros(shape, rng.choice([np.int8, np.int16, np.float32]), order=rng.choice(["C", "F"]))
+        cases.append(base[tuple(slice(int(rng.integers(0, n)), None) for n in shape)])
+    for array in cases:
+        assert stamps._address(array) == array.__array_interface__["data"][0], (array.shape, array.strides)
