@@ -174,15 +174,28 @@ def _native_entry(description, params: list, state: dict):
         return None
 
 
+_OUTPUT = Direction.VX_OUTPUT
+
+
+def _writes(specs, params: list) -> tuple[Tensor, ...]:
+    """The non-virtual roots of the tensors a node writes, each once, in parameter order: a loop, not a
+    generator over every parameter (binding a long graph asks it of each node)."""
+    roots: list = []
+    for spec, p in zip(specs, params):
+        if spec.direction == _OUTPUT and isinstance(p, Tensor):
+            root = p.root
+            if not root.virtual and root not in roots:
+                roots.append(root)
+    return tuple(roots)
+
+
 def bind(node: Node) -> Call:
     """``node``'s call: its native entry (the kernel description's ``native``, if any) and its Python
     runner (bound now when there is no native entry, else on its first run). A node the plan's rewrites
     fused into another does nothing; one they gave planar stand-ins runs between its conversions
     (``rewrites``)."""
     description, params, state = node.description, node.params, node.state
-    writes = tuple(dict.fromkeys(
-        p.root for spec, p in zip(description.params, params)
-        if p is not None and spec.direction == Direction.VX_OUTPUT and isinstance(p, Tensor) and not p.root.virtual))
+    writes = _writes(description.params, params)
     if (rewrites.fused(node) or map_groups.merged(node) or gated_products.absorbed(node)
             or activation_epilogue.absorbed(node) or channel_chains.absorbed(node) or reshape_views.viewed(node)):
         return Call(node, rewrites.nothing, writes, rewrites.no_entry())
