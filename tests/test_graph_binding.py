@@ -81,3 +81,30 @@ def test_tensors_count_writes_from_the_application_and_from_nodes(ctx):
         assert vx.vxProcessGraph(graph) == vx.VX_SUCCESS
     assert model_out.writes == before_out + 3 and model_x.writes == before_x + 2
     _release(node, graph, x, out)
+
+
+def test_each_call_counts_the_writes_of_the_non_virtual_roots_its_node_writes():
+    """``Call.writes``: the roots (a view's parent) of the non-virtual tensors a node writes, none
+    for a virtual output; a run bumps each of their write counters once per writing node."""
+    from openvx_nn.api import Context
+
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        n = int(rng.integers(2, 6))
+        with Context() as api:
+            data = rng.integers(-100, 100, (4, 2 * n)).astype(np.int16)
+            x = api.tensor(data, fixed_point_position=0)
+            big = api.tensor(shape=(4, 2 * n), dtype=np.int16, fixed_point_position=0)
+            g = api.graph()
+            for k in range(n):  # relu into a virtual tensor, then into the k-th column pair of ``big``
+                g.relu(g.relu(x.view((0, 2 * k), (4, 2 * k + 2))), out=big.view((0, 2 * k), (4, 2 * k + 2)))
+            g.verify()
+            model_big = _model(big.handle)
+            before = model_big.writes
+            g.process()
+            calls = _model(g.handle).plan.calls
+            writing = [c for c in calls if c.writes]
+            assert all(c.writes == (model_big,) for c in writing)
+            assert len(writing) == n and len(calls) == 2 * n
+            assert model_big.writes - before == n
+            assert np.array_equal(big.numpy(), np.maximum(data, 0))
