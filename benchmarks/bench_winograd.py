@@ -34,14 +34,15 @@ LAYERS = [("3x3 64->64 56", 56, 64, 64, True, False), ("3x3 64->64 56 +res", 56,
 
 def bound(route: str, x, w, bias, relu, res):
     """(call, output) of the layer bound with ``OPENVX_NN_WINOGRAD=route`` (the layer's choice is made there);
-    the 7x7 rows are bound with ``MIN_SIDE`` lowered so that the Winograd side is Winograd."""
+    bound with ``MIN_SIDE`` and ``MIN_CHANNELS`` lowered so that the Winograd side is Winograd on every row."""
     old_env, old_side = os.environ.get(float_winograd.ENV), float_winograd.MIN_SIDE
+    old_channels = float_winograd.MIN_CHANNELS
     os.environ[float_winograd.ENV] = route
-    float_winograd.MIN_SIDE = 1
+    float_winograd.MIN_SIDE = float_winograd.MIN_CHANNELS = 1
     try:
         return ours(x, w, bias, 1, 1, relu, res)
     finally:
-        float_winograd.MIN_SIDE = old_side
+        float_winograd.MIN_SIDE, float_winograd.MIN_CHANNELS = old_side, old_channels
         if old_env is None:
             del os.environ[float_winograd.ENV]
         else:
