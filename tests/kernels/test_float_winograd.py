@@ -11,6 +11,7 @@ from openvx_nn.kernels.frontend.epilogue_activation import epilogue_of
 from openvx_nn.kernels.support import native
 
 TOLERANCE = 1e-5  # relative to the output's largest magnitude (docs/nnapi.md's float32 convolution bound)
+THRESHOLDS = (fw.MIN_CHANNELS, fw.MIN_SIDE)  # the module's own, before the fixture lowers them
 
 
 @pytest.fixture(autouse=True)
@@ -192,6 +193,20 @@ def test_bordered_buffers_give_the_same_bits_as_plain_arrays():
     fc.bind_conv2d(x, fc.pack_conv(wt), bias, wide[..., 10:50], pads, (1, 1), 1, res)()
     assert np.array_equal(wide[..., 10:50], plain)
     assert (wide[..., :10] == 7.0).all() and (wide[..., 50:] == 7.0).all()
+
+
+def test_the_thresholds_take_resnets_3x3_stages_but_7x7(monkeypatch):
+    """ResNet-18's 3x3 layers of 64 channels at 56x56 up to 256 at 14x14 take the route; 512 at 7x7 and narrow
+    layers do not (``MIN_CHANNELS``, ``MIN_SIDE``)."""
+    monkeypatch.setattr(fw, "MIN_CHANNELS", THRESHOLDS[0])
+    monkeypatch.setattr(fw, "MIN_SIDE", THRESHOLDS[1])
+
+    def takes(side, c, o):
+        packed = fc.pack_conv(np.zeros((o, 3, 3, c), np.float32))
+        return fw.chosen((1, side + 2, side + 2, c), 1, packed, (1, 1), (1, 1), (1, side, side, o))
+
+    assert takes(56, 64, 64) and takes(28, 128, 128) and takes(14, 256, 256)
+    assert not takes(7, 512, 512) and not takes(56, 32, 64) and not takes(56, 64, 48)
 
 
 def test_switch_off_and_declined_layers_take_the_direct_route(monkeypatch):

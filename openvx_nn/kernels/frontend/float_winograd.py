@@ -45,10 +45,11 @@ from .float_microkernel import ROW_VECTORS, TILES
 from .float_sharing import F32, Rows, at, block_of
 
 ENV = "OPENVX_NN_WINOGRAD"
-MIN_CHANNELS = 128
+MIN_CHANNELS = 64
 """Input and output channels a layer needs at least. One thread, CPU time, in turns with the direct route on a
-loaded Intel Xeon (docs/benchmarks.md): 3x3 128->128 at 28x28 and 256->256 at 14x14 1.06-1.24x as fast; 64->64 at
-56x56 0.70-0.97 (64-long sums leave the transforms too large a share), so it stays direct."""
+loaded Intel Xeon (docs/benchmarks.md), with the transforms vectorized: 3x3 64->64 at 56x56 1.02-1.21x as fast,
+128->128 at 28x28 1.03-1.34, 256->256 at 14x14 1.33 (before, 64->64 ran 0.70-0.97: the transforms' loops were
+scalar)."""
 MIN_SIDE = 14
 """Output rows and columns a layer needs at least: 7x7 maps of 512 channels stream 16 MB of transformed weights per
 call against the direct route's 9.4 (measured 0.91-1.08x, within the noise: left direct)."""
