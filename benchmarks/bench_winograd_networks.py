@@ -8,6 +8,10 @@ process compare the routes. Printed: both medians, direct / Winograd (above 1: t
 largest difference of the outputs.
 
     python benchmarks/bench_winograd_networks.py [--networks resnet18,unet] [--threads 2] [--turns 21]
+        [--against-channels N]
+
+``--against-channels N``: the first side is the route too, with ``MIN_CHANNELS`` N instead of its own (a threshold
+change raced in one process).
 """
 from __future__ import annotations
 
@@ -30,16 +34,19 @@ from benchmarks import model_rows, models
 from openvx_nn.kernels.frontend import float_winograd
 
 
-def race(key: str, turns: int) -> str:
+def race(key: str, turns: int, against: int = 0) -> str:
     row = model_rows.converted_row(key, False)
     if row is None:
         return f"{key}: skipped (torch or coremltools missing)"
     try:
         runs, old = {}, os.environ.get(float_winograd.ENV)
+        own = float_winograd.MIN_CHANNELS
         for route in ("0", "1"):
-            os.environ[float_winograd.ENV] = route
+            os.environ[float_winograd.ENV] = "1" if against else route
+            float_winograd.MIN_CHANNELS = against if against and route == "0" else own
             runs[route] = row.load_ours()
             runs[route]()  # the first call binds the layers
+        float_winograd.MIN_CHANNELS = own
         if old is None:
             os.environ.pop(float_winograd.ENV)
         else:
@@ -56,7 +63,8 @@ def race(key: str, turns: int) -> str:
                     calls += 1
                 times[route].append((time.perf_counter() - start) / calls)
         t0, t1 = float(np.median(times["0"])), float(np.median(times["1"]))
-        return (f"{row.name}: direct {t0 * 1e3:.2f} ms, Winograd {t1 * 1e3:.2f} ms, direct / Winograd "
+        first = f"MIN_CHANNELS {against}" if against else "direct"
+        return (f"{row.name}: {first} {t0 * 1e3:.2f} ms, Winograd {t1 * 1e3:.2f} ms, {first} / Winograd "
                 f"{t0 / t1:.3f}; outputs differ by {gap:.1e} of the largest (load {os.getloadavg()[0]:.1f})")
     finally:
         row.close()
@@ -67,11 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--networks", default="resnet18,unet", help="torch_models keys")
     parser.add_argument("--threads", type=int, default=2, help="our threads (OPENVX_NN_THREADS)")
     parser.add_argument("--turns", type=int, default=21)
+    parser.add_argument("--against-channels", type=int, default=0,
+                        help="race the route with this MIN_CHANNELS instead of the direct route (0: direct)")
     args = parser.parse_args(argv)
     models.THREADS = args.threads
     print(f"{os.cpu_count()} CPUs, {args.threads} threads, {args.turns} turns")
     for key in args.networks.split(","):
-        print(race(key, args.turns), flush=True)
+        print(race(key, args.turns, args.against_channels), flush=True)
     return 0
 
 
