@@ -543,7 +543,7 @@ def _chunks_of(tiles: Callable) -> Callable:
     return jit.kernel(chunks)
 
 
-_conv_chunks, _conv_chunks_at = _chunks_of(_tiles_of), _chunks_of(_tiles_at)
+_conv_chunks = _chunks_of(_tiles_of)
 
 
 PANEL_BYTES = 192 * 1024
@@ -923,32 +923,75 @@ def fully_connected(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.nda
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _X, _XP, _W, _BIAS, _RES, _OUT, _COUNTERS, _STAGING, _ALPHA = (at(k) for k in range(9))
 _SH, _SW, _DH, _DW, _LO, _HI, _PANEL, _UNITS, _STAGED, _TOP, _LEFT, _CODE, _EA, _EB, _OB, _RB, _FIRST, _CHANNELS, \
-    _MAILBOX, _TASK, _CHUNKS = range(at(9), at(9) + 21)
+    _MAILBOX, _TASK, _CHUNKS, _LOOP = range(at(9), at(9) + 22)
 _PADDED, _WINDOWS, _BORDERED = 1, 2, 3  # block[_STAGED]: the input copied into a zero-bordered buffer, read in place
 # (BORDERS), or given as a zero-bordered buffer (the windows starting (_TOP, _LEFT) inside it)
 
 
-@jit.kernel
-def _conv_block(block, r0, r1, chunks, wait):
-    """Work units ``[r0, r1)`` of the layer packed in ``block`` (``chunks`` > 0: all of them, in that many chunks
-    claimed with the helpers; ``wait``: until every claimed one is done)."""
+@jit.jitable
+def _block_args(block):
+    """The tile loop's arguments but the work units, from the layer packed in ``block``."""
     x = native.c_array(block, _X, np.float32)[0, 0]
     skip = block[_STAGED] == _PADDED and (block[_DH] > 1 or block[_DW] > 1)  # skipped_padding's rule
     windows = block[_STAGED] == _WINDOWS
     shifted = skip or windows or block[_STAGED] == _BORDERED
-    args = (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
+    return (native.c_array(block, _XP, np.float32)[0, 0], native.c_array(block, _W, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], native.c_array(block, _RES, np.float32)[0, 0],
             native.c_array(block, _OUT, np.float32)[0, 0], block[_SH], block[_SW], block[_DH], block[_DW],
             block[_TOP] if shifted else 0, block[_LEFT] if shifted else 0,
             x.shape[1] if skip else BORDERS if windows else 0, x.shape[2] if skip else 0, native.real(block, _LO),
             native.real(block, _HI), block[_PANEL], block[_CODE], native.c_array(block, _ALPHA, np.float32)[0, 0, 0, 0, 0],
             native.real(block, _EA), native.real(block, _EB), block[_OB], block[_RB], block[_FIRST], block[_CHANNELS])
-    variant = _variant_of(args[1], args[4], block[_OB], args[3])
+
+
+def _loop_body(variant: int) -> Callable:
+    """The native entry of tile loop ``variant`` alone (:func:`_conv_loop`), on ``words = [block, u0, u1]``: work
+    units ``[u0, u1)`` of the layer packed at address ``block``. A layer's entry calls it by address, so the entry
+    and its helper compile no tile loop and the loop compiles once (one function around it), for the variants
+    used alone."""
+    def loop(words):
+        block = native.words_at(words[0])
+        args = _block_args(block)
+        if _variant_of(args[1], args[4], block[_OB], args[3]) != variant:  # bound for another layer: never runs
+            return jit.RAISED
+        _tiles_of(variant, args + (words[1], words[2]))
+        return 0
+    return loop
+
+
+_LOOPS = tuple(_loop_body(v) for v in range(len(_VARIANTS)))
+
+
+@native.factory
+def _conv_loop(variant: int) -> int:
+    """Tile loop ``variant`` (:func:`tile_variant`) as a native entry (:func:`_loop_body`)."""
+    return jit.native(_LOOPS[variant])
+
+
+@jit.jitable
+def _loop_at(loop, args):
+    """The tile loop whose entry is at address ``loop`` over units ``[args[1], args[2])`` of the layer packed at
+    address ``args[0]`` (the chunk loop's ``tiles``)."""
+    words = np.empty(3, np.int64)
+    words[0], words[1], words[2] = args
+    if native.call(loop, words.ctypes.data) != 0:
+        raise RuntimeError("a tile loop failed")
+
+
+_loop_chunks = _chunks_of(_loop_at)
+
+
+@jit.kernel
+def _conv_block(block, r0, r1, chunks, wait):
+    """Work units ``[r0, r1)`` of the layer packed in ``block`` (``chunks`` > 0: all of them, in that many chunks
+    claimed with the helpers; ``wait``: until every claimed one is done), by its tile loop's entry
+    (``block[_LOOP]``)."""
+    at = native.address_of(block)
     if chunks == 0:
-        _tiles_at(variant, args + (r0, r1))
+        _loop_at(block[_LOOP], (at, r0, r1))
     else:
-        _conv_chunks_at(variant, args, block[_UNITS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
-                     wait)
+        _loop_chunks(block[_LOOP], (at,), block[_UNITS], chunks,
+                     native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
 
 
 @jit.kernel
@@ -993,9 +1036,10 @@ _BODIES = gang.shared_entry(_conv_lines, _stage_block, (_MAILBOX, _TASK, _CHUNKS
 @native.factory
 def _conv_entry() -> int:
     """The layer: the padded input's copy where there is one, then every tile, shared with the gang's spinning
-    helpers when the layer is large enough (``gang.shared_entry``), else serially. One entry for every tile loop
-    (``_tiles_at``): an entry per loop costs more to compile than all of them in one (each entry and helper
-    re-optimises its loop in every function around it)."""
+    helpers when the layer is large enough (``gang.shared_entry``), else serially. One entry for every layer; the
+    tiles run by their loop's own entry (:func:`_conv_loop`, its address in the block): numba re-optimises a
+    callee in every function it is linked into, and the 20 loops inlined here had compiled in the entry, in its
+    helper and in each function around them (an entry per loop, inlined, cost more still)."""
     return jit.native(_BODIES[0])
 
 
@@ -1037,7 +1081,7 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
     words, keep = block_of(x, xp, wp, bias, res, sliced[0], task.counters, np.zeros(2, np.int64), alpha,
                            int(strides[1]), int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
                            top, left, code, float(ea), float(eb), out_border, res_border if res.size else 0,
-                           sliced[1], out.shape[3], *task.words())
+                           sliced[1], out.shape[3], *task.words(), _conv_loop(_variant_of(wp, sliced[0], out_border, res)))
     return native.Entry(_conv_entry(), words, keep + task.finish(_conv_helper(), words))
 
 

@@ -48,6 +48,25 @@ def _pointer(typingctx, address):
 
 
 @intrinsic
+def words_at(typingctx, address):
+    """The int64 ``address`` as an ``int64 *``: a block that an entry received by address (:func:`call`'s)."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+    return types.CPointer(types.int64)(types.int64), codegen
+
+
+@intrinsic
+def address_of(typingctx, block):
+    """An entry's ``int64 *block`` as its int64 address (to pass on to another entry inside a block)."""
+    if not isinstance(block, types.CPointer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(args[0], ir.IntType(64))
+    return types.int64(block), codegen
+
+
+@intrinsic
 def _float_bits(typingctx, word):
     """The float64 whose bits the int64 ``word`` holds."""
     def codegen(context, builder, signature, args):
