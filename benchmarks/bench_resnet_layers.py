@@ -51,28 +51,36 @@ SMOKE = [("smoke 3x3 16->32 9 +res", 9, 16, 32, 3, 1, 1, True, True), ("smoke 7x
                                                                        False)]
 
 
-def out_side(side: int, k: int, stride: int, pad: int) -> int:
-    return (side + 2 * pad - k) // stride + 1
+def out_side(side: int, k: int, stride: int, pad: int, dilation: int = 1) -> int:
+    return (side + 2 * pad - dilation * (k - 1) - 1) // stride + 1
 
 
-def reference(x, w, bias, stride, pad, relu, res):
-    """float64 NHWC convolution from the definition (windows gathered, one product)."""
+def reference(x, w, bias, stride, pad, relu, res, dilation=1):
+    """float64 NHWC convolution from the definition (the taps ``dilation`` inputs apart, summed one by one)."""
     h, k = x.shape[1], w.shape[1]
     xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
-    oh = out_side(h, k, stride, pad)
-    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(1, 2))[:, ::stride, ::stride][:, :oh, :oh]
-    y = np.einsum("nhwcij,oijc->nhwo", win, w.astype(np.float64)) + bias
+    oh = out_side(h, k, stride, pad, dilation)
+    y = np.zeros(x.shape[:1] + (oh, oh, w.shape[0])) + bias
+    for ky in range(k):
+        for kx in range(k):
+            y0, x0 = ky * dilation, kx * dilation
+            window = xp[:, y0:y0 + (oh - 1) * stride + 1:stride, x0:x0 + (oh - 1) * stride + 1:stride]
+            y += window @ w[:, ky, kx, :].astype(np.float64).T
     if res is not None:
         y = y + res
     return np.maximum(y, 0) if relu else y
 
 
-def ours(x, w, bias, stride, pad, relu, res):
-    """(the bound call, its output): the input bordered by ``pad`` zeros as the plan holds a padded layer's input."""
+def ours(x, w, bias, stride, pad, relu, res, dilation=1):
+    """(the bound call, its output): the input bordered by ``pad`` zeros as the plan holds a padded undilated
+    layer's input (a dilated one's is the tensor itself: the layer copies it into a padded buffer per call)."""
     n, h, wd, c = x.shape
     o, k = w.shape[0], w.shape[1]
-    oh = out_side(h, k, stride, pad)
+    oh = out_side(h, k, stride, pad, dilation)
     out = np.empty((n, oh, oh, o), np.float32)
+    if dilation > 1:
+        return fc.bind_conv2d(x, fc.pack_conv(w), bias, out, (pad,) * 4, (stride, stride), 1 if relu else 0, res,
+                              dilations=(dilation, dilation)), out
     if pad:
         xb = np.zeros((n, h + 2 * pad, wd + 2 * pad, c), np.float32)
         xb[:, pad:pad + h, pad:pad + wd] = x
@@ -83,14 +91,14 @@ def ours(x, w, bias, stride, pad, relu, res):
     return call, out
 
 
-def ort_model(x, w, bias, stride, pad, relu, res, profile_dir):
+def ort_model(x, w, bias, stride, pad, relu, res, profile_dir, dilation=1):
     import onnxruntime as rt
     from onnx import TensorProto, helper, numpy_helper
     nchw = (x.shape[0], x.shape[3], x.shape[1], x.shape[2])
     o, k = w.shape[0], w.shape[1]
-    oh = out_side(x.shape[1], k, stride, pad)
+    oh = out_side(x.shape[1], k, stride, pad, dilation)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[stride, stride],
-                              pads=[pad] * 4)]
+                              pads=[pad] * 4, dilations=[dilation, dilation])]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, nchw)]
     last = "c"
     if res is not None:
@@ -128,20 +136,23 @@ def conv_shares(session, runs: int) -> list[float]:
 
 
 def row(layer, repeat: int, profile_dir: str) -> tuple:
-    name, side, c, o, k, stride, pad, relu, add = layer
+    """(name, ours ms, ORT ms, ORT's conv ms, our GMAC/s) of ``layer``: a ``LAYERS`` tuple, with a dilation after
+    its nine fields where dilated."""
+    name, side, c, o, k, stride, pad, relu, add = layer[:9]
+    dilation = layer[9] if len(layer) > 9 else 1
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, side, side, c)).astype(np.float32)
     w = (rng.standard_normal((o, k, k, c)) / np.sqrt(k * k * c)).astype(np.float32)
     bias = rng.standard_normal(o).astype(np.float32) * 0.1
-    oh = out_side(side, k, stride, pad)
+    oh = out_side(side, k, stride, pad, dilation)
     res = rng.standard_normal((1, oh, oh, o)).astype(np.float32) if add else None
-    call, out = ours(x, w, bias, stride, pad, relu, res)
+    call, out = ours(x, w, bias, stride, pad, relu, res, dilation)
     call()
-    want = reference(x, w, bias, stride, pad, relu, res)
+    want = reference(x, w, bias, stride, pad, relu, res, dilation)
     error = np.abs(out - want).max() / max(1.0, np.abs(want).max())
     if not error < 1e-5:
         raise SystemExit(f"{name}: ours differs from the float64 reference by {error:.3g}")
-    session, feed = ort_model(x, w, bias, stride, pad, relu, res, profile_dir)
+    session, feed = ort_model(x, w, bias, stride, pad, relu, res, profile_dir, dilation)
     theirs = session.run(None, feed)[0].transpose(0, 2, 3, 1)
     if not np.abs(theirs - want).max() / max(1.0, np.abs(want).max()) < 1e-4:
         raise SystemExit(f"{name}: ORT differs from the float64 reference")
@@ -164,8 +175,10 @@ def row(layer, repeat: int, profile_dir: str) -> tuple:
     return name, ms[0], ms[1], ms[2], macs / ms[0] / 1e6
 
 
-def main(argv: list[str], table: list | None = None, smoke: list | None = None, width: int = 24) -> int:
-    """Time the rows of ``table`` (default this file's layers; ``smoke`` with ``--smoke``), names ``width`` wide."""
+def main(argv: list[str], table: list | None = None, smoke: list | None = None, width: int = 24,
+         timed=row) -> int:
+    """Time the rows of ``table`` (default this file's layers; ``smoke`` with ``--smoke``), names ``width`` wide,
+    each by ``timed`` (default :func:`row`)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--rows", default="", help="comma-separated substrings of the rows' names")
@@ -180,7 +193,7 @@ def main(argv: list[str], table: list | None = None, smoke: list | None = None, 
     total = [0.0, 0.0, 0.0]
     with tempfile.TemporaryDirectory(prefix="conv-layers-") as profile_dir:
         for layer in layers:
-            name, a, b, conv, rate = row(layer, 2 if args.smoke else args.repeat, profile_dir)
+            name, a, b, conv, rate = timed(layer, 2 if args.smoke else args.repeat, profile_dir)
             total = [total[0] + a, total[1] + b, total[2] + conv]
             print(f"{name:{width}s} {a:8.3f} {b:8.3f} {conv:8.3f} {conv / a:9.2f} {rate:7.1f} {rate * a / conv:10.1f}",
                   flush=True)

@@ -235,3 +235,87 @@ def test_deeplab_rates_on_a_28x28_map_match_the_float64_definition(rate):
     kept, kept_pads, kept_dil = fconv.reached_filter(x.shape, fconv.pack_conv(wt), pads, (1, 1), dilations, (28, 28))
     if rate >= 28:
         assert kept.shape[1:3] == (1, 40) and kept_pads == (0, 0, 0, 0) and kept_dil == (1, 1)
+
+
+def _region_case(seed):
+    """A random dilated layer for region order: maps up to 30, dilations 1..24 (some at or above the map's side),
+    asymmetric pads, strides 1..2, 1 or 2 images, a residual on some, NNAPI's clamps."""
+    rng = np.random.default_rng(seed)
+    while True:
+        h, w = int(rng.integers(3, 31)), int(rng.integers(3, 31))
+        dw, dh = int(rng.choice([1, 2, 3, 6, 12, 18, 24])), int(rng.choice([2, 4, 6, 12, 18, 24]))
+        kh, kw = int(rng.choice([3, 3, 2, 1])), int(rng.choice([3, 3, 2]))
+        sw, sh = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        pads = tuple(int(v) for v in rng.integers(0, 2 * max(dw, dh) + 1, 4))
+        oh = (h + pads[2] + pads[3] - (kh - 1) * dh - 1) // sh + 1
+        ow = (w + pads[0] + pads[1] - (kw - 1) * dw - 1) // sw + 1
+        if oh >= 1 and ow >= 1:
+            break
+    n, c, o = int(rng.integers(1, 3)), int(rng.integers(1, 24)), int(rng.choice([8, 16, 20, 32, 40, 64, 70]))
+    x, wt, bias = _values(rng, (n, h, w, c), edge=seed % 3 == 0), _values(rng, (o, kh, kw, c)), _values(rng, (o,))
+    res = _values(rng, (n, oh, ow, o)) if seed % 2 else None
+    act = seed % 4
+    want = dilated_reference(x, wt, bias, pads, (sw, sh), (dw, dh), (oh, ow))
+    span = dilated_reference(np.abs(x), np.abs(wt), np.abs(bias), pads, (sw, sh), (dw, dh), (oh, ow))
+    if res is not None:
+        want, span = want + res, span + np.abs(res)
+    low, high = CLAMPS[act]
+    return x, wt, bias, res, pads, (sw, sh), (dw, dh), act, np.clip(want, low, high), (kh * kw * c + 4) * U * span
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_region_order_gives_the_row_walks_bits_and_the_float64_definition(seed, monkeypatch):
+    # the tiles in region order (``region_tiles``) against the row walk (``OPENVX_NN_DILATED_REGIONS=0``), bound
+    # and native, each tile shape; both against the float64 definition (residual and clamp included)
+    x, wt, bias, res, pads, strides, dilations, act, want, bound = _region_case(5000 + seed)
+    for block in BLOCKS:
+        packed = fconv.pack_conv(wt, block)
+        outs = []
+        for regions in ("1", "0"):
+            monkeypatch.setenv("OPENVX_NN_DILATED_REGIONS", regions)
+            got = np.full(want.shape, np.nan, np.float32)
+            fconv.conv2d(x, packed, bias, got, pads, strides, act, res, dilations=dilations)
+            _assert_within(got, want, bound)
+            outs.append(got)
+        got = np.full(want.shape, np.nan, np.float32)
+        assert native.run(fconv.native_conv2d(x, packed, bias, got, pads, strides, act, res, dilations=dilations)) == 0
+        np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
+        np.testing.assert_array_equal(got.view(np.int32), outs[0].view(np.int32))
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_regions_cover_the_output_once_and_keep_every_tap_that_reads_inside(seed):
+    # ``region_tiles``' runs, from the window's definition: each output row (column) lies in one run, and a run's
+    # taps are every filter row (column) that reads inside the input for some output of the run, all of them for
+    # windows one input apart (stride 1); the tiles counted are each rectangle's pixels in tiles of ``rows``
+    rng = np.random.default_rng(6000 + seed)
+    out_h, out_w, rows = int(rng.integers(1, 40)), int(rng.integers(1, 40)), int(rng.choice([6, 7, 8, 10, 12]))
+    stride_h, stride_w = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    dil_h, dil_w = int(rng.integers(1, 25)), int(rng.integers(1, 25))
+    kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    top, left, in_h, in_w = (int(v) for v in rng.integers(0, 30, 4))
+    in_h, in_w = in_h + 1, in_w + 1
+    ys, xs = np.zeros((out_h, 4), np.int64), np.zeros((out_w, 4), np.int64)
+    tiles, n_y, n_x = fconv.region_tiles(out_h, out_w, rows, stride_h, stride_w, dil_h, dil_w, kh, kw, top, left,
+                                         in_h, in_w, ys, xs)
+    for runs, n, stride, step, taps, low, extent in ((ys[:n_y], out_h, stride_h, dil_h, kh, top, in_h),
+                                                     (xs[:n_x], out_w, stride_w, dil_w, kw, left, in_w)):
+        assert runs[0, 0] == 0 and runs[:, 1].sum() == n and np.all(runs[1:, 0] == runs[:-1, 0] + runs[:-1, 1])
+        for first, count, k_lo, k_hi in runs:
+            inside = [k for k in range(taps) if any(low <= o * stride + k * step < low + extent
+                                                    for o in range(first, first + count))]
+            assert 0 <= k_lo <= k_hi < taps
+            if inside:
+                assert k_lo <= min(inside) and max(inside) <= k_hi
+                if stride == 1:
+                    assert (k_lo, k_hi) == (min(inside), max(inside))
+    if tiles:
+        assert tiles == sum(-(-(ys[i, 1] * xs[j, 1]) // rows) for i in range(n_y) for j in range(n_x))
+
+
+def test_deeplabs_atrous_branches_take_region_order():
+    # the rates 6, 12 and 18 on 28x28 (12-row tiles): fewer taps x pixels in region order than on the row walk
+    for rate in (6, 12, 18):
+        ys, xs = np.zeros((28, 4), np.int64), np.zeros((28, 4), np.int64)
+        tiles, n_y, n_x = fconv.region_tiles(28, 28, 12, 1, 1, rate, rate, 3, 3, rate, rate, 28, 28, ys, xs)
+        assert (n_y, n_x) == (3, 3) and tiles >= -(-784 // 12)

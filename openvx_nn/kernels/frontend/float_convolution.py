@@ -27,7 +27,11 @@ columns make each of the ``kh * kw`` filter taps a run of ``I`` inputs, ``dil_w`
 are the same bytes either way (``[kh, kw * I]`` is ``[kh * kw, I]``), and so is the order of the sums. A dilated
 layer's tile skips the taps (or, columns undilated, the ends of each filter row's run) that read only the padding
 for every pixel of the tile (``skipped_padding``): at DeepLab's rates most taps of a small map do. The taps kept
-run from the first reached (row, column) to the last in the taps' order. At bind time a dilated layer drops the
+run from the first reached (row, column) to the last in the taps' order. Where that sums fewer taps (DeepLab's
+atrous branches) and no activation follows the clamp, the tiles go in region order instead (``region_tiles``): the
+output cut into the rectangles of pixels that keep one set of taps, each in tiles of its own pixels, so a tile sums
+its rectangle's taps (one column of them as taps ``kw`` apart in the packed weights: one stride); each pixel's kept
+taps in the same order either way, the same bits. At bind time a dilated layer drops the
 filter rows and columns that no output reads inside (``reached_filter``): an atrous rate at or above the map's side
 leaves the centre tap, a 1x1 layer read in place.
 
@@ -37,6 +41,7 @@ the bound the tests check).
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -110,6 +115,67 @@ def _inside(first, final, stride, step, taps, low, extent):
     k_lo = min(_first_tap(final * stride, low, step), taps - 1)
     k_hi = _last_tap(first * stride, low + extent - 1, step, taps - 1)
     return k_lo, max(k_lo, k_hi)
+
+
+@jit.jitable
+def _axis_runs(runs, n, stride, step, taps, low, extent):
+    """``runs[i] = (first output, outputs, first tap, last tap)`` of the runs of consecutive outputs along one axis
+    whose windows keep the same taps (``_inside``, output by output); returns the number of runs."""
+    m = 0
+    for o in range(n):
+        k_lo, k_hi = _inside(o, o, stride, step, taps, low, extent)
+        if m > 0 and runs[m - 1, 2] == k_lo and runs[m - 1, 3] == k_hi:
+            runs[m - 1, 1] += 1
+        else:
+            runs[m, 0], runs[m, 1], runs[m, 2], runs[m, 3] = o, 1, k_lo, k_hi
+            m += 1
+    return m
+
+
+@jit.jitable
+def _kept_taps(ky_lo, ky_hi, kx_lo, kx_hi, kw, dil_w, regions):
+    """Taps a tile sums per pixel keeping filter rows ``[ky_lo, ky_hi]`` and columns ``[kx_lo, kx_hi]``: the
+    rectangle where the columns are one run (``dil_w`` 1) or one column of a region's tile (its taps ``kw`` apart
+    in the packed weights: one stride), else the taps' order from the first to the last."""
+    if dil_w == 1 or (regions and kx_lo == kx_hi):
+        return (ky_hi - ky_lo + 1) * (kx_hi - kx_lo + 1)
+    return (ky_hi - ky_lo) * kw + kx_hi - kx_lo + 1
+
+
+@jit.jitable
+def region_tiles(out_h, out_w, rows, stride_h, stride_w, dil_h, dil_w, kh, kw, top, left, in_h, in_w, ys,
+                 xs):
+    """(tiles per image in region order, runs along the height in ``ys``, along the width in ``xs``) of a dilated
+    layer whose tiles skip padding (``skipped_padding``), or 0 tiles where the row walk's tiles sum fewer taps.
+    Region order: the output's rectangles of pixels that keep one set of taps (a run of rows by a run of columns,
+    ``_axis_runs``), each in tiles of its own pixels, row by row, so that a tile sums only its rectangle's taps
+    (at DeepLab's rate 18 on 28x28, 2,904 taps x pixels against the row walk's 3,636; the short last tile of each
+    rectangle repeats its last pixel, so on small maps the row walk can sum fewer)."""
+    n_y = _axis_runs(ys, out_h, stride_h, dil_h, kh, top, in_h)
+    n_x = _axis_runs(xs, out_w, stride_w, dil_w, kw, left, in_w)
+    tiles, summed = 0, 0
+    for i in range(n_y):
+        for j in range(n_x):
+            t = -(-(ys[i, 1] * xs[j, 1]) // rows)
+            tiles += t
+            summed += t * _kept_taps(ys[i, 2], ys[i, 3], xs[j, 2], xs[j, 3], kw, dil_w, True)
+    pixels = out_h * out_w
+    walked = 0  # the row walk's, over one image (its tiles may cross into the next: counted as the first image's)
+    for t in range(-(-pixels // rows)):
+        p_a, p_z = t * rows, min(pixels, (t + 1) * rows) - 1
+        oy_a, oy_z = p_a // out_w, p_z // out_w
+        ky_lo, ky_hi = _inside(oy_a, oy_z, stride_h, dil_h, kh, top, in_h)
+        one_row = oy_a == oy_z
+        kx_lo, kx_hi = _inside(p_a - oy_a * out_w if one_row else 0, p_z - oy_z * out_w if one_row else out_w - 1,
+                               stride_w, dil_w, kw, left, in_w)
+        walked += rows * _kept_taps(ky_lo, ky_hi, kx_lo, kx_hi, kw, dil_w, False)
+    return (tiles if summed < walked else 0), n_y, n_x
+
+
+def regions_wanted() -> bool:
+    """Whether bound dilated layers may take region order (``region_tiles``): ``OPENVX_NN_DILATED_REGIONS=0``
+    keeps the row walk, for measuring one against the other (native entries always may)."""
+    return os.environ.get("OPENVX_NN_DILATED_REGIONS", "1") != "0"
 
 
 BORDERS = -1
@@ -248,6 +314,17 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
         w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
         kw = inner // depth
         tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
+        tap_base, w_step = taps_at, w_tap_stride  # (a region's one column: its taps' offsets column by column)
+        ky_lo, ky_hi, kx_lo, kx_hi = 0, kh - 1, 0, kw - 1
+        ys, xs = np.empty((max(1, out_h), 4), np.int64), np.empty((max(1, out_w), 4), np.int64)
+        per_image, _, n_x = region_tiles(out_h, out_w, rows, stride_h, stride_w, dil_h, dil_w, kh, kw, top, left,
+                                           in_h, in_w, ys, xs) if in_h > 0 and in_w > 0 and code == NONE else (0, 0, 0)
+        columns = np.empty(n_taps if per_image > 0 and dil_w > 1 else 0, np.int64)  # tap (ky, kx) at kx * kh + ky
+        for k in range(columns.size):
+            columns[(k % kw) * kh + k // kw] = taps[k]
+        if per_image > 0:
+            n_tiles = n_batch * per_image
+        in_w = abs(in_w)  # (negative: the row walk asked for, ``regions_wanted``)
         borders = in_h == BORDERS  # ``xp`` is the input itself: window origins may lie in the padding around it
         # BORDERS: the window grid starts (top, left) before the input; undilated and not BORDERS: (top, left)
         # inside ``xp`` (0 unless ``xp`` is a zero-bordered buffer wider than the layer's padding: ``x_border``)
@@ -304,13 +381,34 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
             oy = line - b * out_h
             for t in range(g, g_end):
                 p0 = t * rows
+                if per_image > 0:  # region order (``region_tiles``): the tile's pixels share one set of taps
+                    b_r = t // per_image
+                    k = t - b_r * per_image
+                    region = 0
+                    while True:
+                        region_n = ys[region // n_x, 1] * xs[region % n_x, 1]
+                        if k * rows < region_n:
+                            break
+                        k -= -(-region_n // rows)
+                        region += 1
+                    y0, x0 = ys[region // n_x, 0], xs[region % n_x, 0]
+                    across = xs[region % n_x, 1]
+                    for r in range(rows):
+                        q = min(k * rows + r, region_n - 1)
+                        oy_r = y0 + q // across
+                        ox_r = x0 + q - (q // across) * across
+                        addresses[r] = origin + ((b_r * height + oy_r * stride_h) * width + ox_r * stride_w) * depth * 4
+                        out_px[r] = (b_r * full_h + oy_r + out_border) * full_w + ox_r + out_border
+                        res_px[r] = (b_r * res_h + oy_r + res_border) * res_w + ox_r + res_border
+                    ky_lo, ky_hi = ys[region // n_x, 2], ys[region // n_x, 3]
+                    kx_lo, kx_hi = xs[region % n_x, 2], xs[region % n_x, 3]
                 if gemm:  # pixel p's input at x + p * depth: no walk over images, rows and columns
                     for r in range(rows):
                         addresses[r] = x_at + min(p0 + r, pixels - 1) * depth * 4
                 at = origin + ((b * height + oy * stride_h) * width + ox * stride_w) * depth * 4
                 b_a, oy_a, ox_a = b, oy, ox
                 b_z, oy_z, ox_z = b, oy, ox
-                for r in range(0 if gemm else rows):
+                for r in range(0 if gemm or per_image > 0 else rows):
                     if p0 + r >= pixels:  # a short last tile repeats its last pixel (stored again in its place)
                         addresses[r] = addresses[r - 1]
                         out_px[r], res_px[r] = out_px[r - 1], res_px[r - 1]
@@ -332,12 +430,14 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                             oy, b = 0, b + 1
                         at = origin + ((b * height + oy * stride_h) * width) * depth * 4
                 if in_h > 0:  # a dilated layer: taps that read only padding for every pixel of the tile are skipped
-                    one_image = b_z == b_a
-                    ky_lo, ky_hi = _inside(oy_a if one_image else 0, oy_z if one_image else out_h - 1, stride_h,
-                                           dil_h, kh, top, in_h)
-                    one_row = one_image and oy_z == oy_a
-                    kx_lo, kx_hi = _inside(ox_a if one_row else 0, ox_z if one_row else out_w - 1, stride_w, dil_w,
-                                           kw, left, in_w)
+                    if per_image == 0:
+                        one_image = b_z == b_a
+                        ky_lo, ky_hi = _inside(oy_a if one_image else 0, oy_z if one_image else out_h - 1, stride_h,
+                                               dil_h, kh, top, in_h)
+                        one_row = one_image and oy_z == oy_a
+                        kx_lo, kx_hi = _inside(ox_a if one_row else 0, ox_z if one_row else out_w - 1, stride_w,
+                                               dil_w, kw, left, in_w)
+                    tap_base, w_step = taps_at, w_tap_stride
                     if dil_w == 1:  # a filter row's columns are one run: shortened at both ends
                         tap0, tap_n = ky_lo, ky_hi - ky_lo + 1
                         run_n, shift = (kx_hi - kx_lo + 1) * depth, kx_lo * depth * 4
@@ -347,13 +447,17 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                         tap0 = ky_lo * kw + kx_lo
                         tap_n = (ky_hi - ky_lo) * kw + kx_hi - kx_lo + 1
                         w_off = tap0 * w_tap_stride
+                        if per_image > 0 and kx_lo == kx_hi:  # a region's one column: its taps, ``kw`` apart in
+                            # the packed weights (one stride), listed column by column in ``columns``
+                            tap_base, tap0, tap_n = columns.ctypes.data, kx_lo * kh + ky_lo, ky_hi - ky_lo + 1
+                            w_step = kw * w_tap_stride
                     if shift != 0:
                         for r in range(rows):
                             addresses[r] += shift
                 q0, s0 = p0, p0  # the tile's first pixel in ``out`` and in ``res``
                 step = out_step
-                if listed:
-                    q0, s0 = out_px[0], res_px[0]
+                if listed or per_image > 0:
+                    q0, s0, step = out_px[0], res_px[0], 0
                     for r in range(rows):
                         addresses[rows + r] = (out_px[r] - q0) * pitch * 4
                         addresses[2 * rows + r] = (res_px[r] - s0) * units * 4
@@ -365,8 +469,8 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                 for jb in range(j_lo, j_hi):
                     j0 = jb * block
                     at, res_tile = 4 * (q0 * pitch + j0), res_at + 4 * (s0 * units + j0)
-                    block_end(False, out_at + at, rows_at, taps_at + 8 * tap0, tap_n, run_n,
-                              w_at + jb * w_block + w_off, w_tap_stride, step, bias_at + 4 * j0, res_tile,
+                    block_end(False, out_at + at, rows_at, tap_base + 8 * tap0, tap_n, run_n,
+                              w_at + jb * w_block + w_off, w_step, step, bias_at + 4 * j0, res_tile,
                               block if j0 + block <= units else j0 - units, low, high)
                 # the activation after the clamp, over the tile's pixels by the panel's channels (in L1 still;
                 # an output with a border of its own takes none: ``_epilogue``)
@@ -567,12 +671,13 @@ balance (MobileNet v2's 7x7 layers had 5-7 units, its classifier one, which one 
 2.39 ms with two threads against 2.20 cut so, interleaved; 16 units gave 2.25, 64 the same as 32)."""
 
 
-def work_units(wp: np.ndarray, pixels: int) -> tuple[int, int]:
-    """(blocks per panel, work units) of a layer of packed weights ``wp`` over ``pixels`` output pixels."""
+def work_units(wp: np.ndarray, pixels: int, tiles: int = 0) -> tuple[int, int]:
+    """(blocks per panel, work units) of a layer of packed weights ``wp`` over ``pixels`` output pixels, in
+    ``tiles`` pixel tiles (0: the pixels in order, ``tile_rows`` at a time)."""
     n_blocks, kh, inner, vecs, lanes = wp.shape
     block_bytes = kh * inner * vecs * lanes * 4
     panel = n_blocks if wp.nbytes <= PANELS_ABOVE else min(n_blocks, max(1, PANEL_BYTES // block_bytes))
-    tiles = -(-pixels // tile_rows(vecs, lanes, pixels, kh))
+    tiles = tiles or -(-pixels // tile_rows(vecs, lanes, pixels, kh))
     panels = -(-n_blocks // panel)
     if panels * tiles < MIN_UNITS:
         panel = max(1, n_blocks // -(-MIN_UNITS // tiles))
@@ -856,10 +961,11 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
         rows = float_winograd().bind(xs, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
                                      out_border, (lo, hi), _epilogue(epilogue, out, out_border))
         return finish(rows, [x_copy, res_copy], out if sliced is not None else target, out)
-    wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
-                                                                              (dw, dh), out_shape, out.shape[3])
-    res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
+    wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
+                                                                              (dw, dh), out_shape, out.shape[3],
+                                                                              code == NONE and regions_wanted())
+    res, res_copy = _residual_input(residual, target if sliced is None else out, out_shape, res_border)
     variant = _variant_of(wp, target, out_border, res)
     args = (variant, xp, wp, np.ascontiguousarray(bias, np.float32), res, target, int(strides[1]), int(strides[0]),
             dh, dw, *window, float(lo), float(hi), panel, code, alpha, ea, eb, out_border,
@@ -875,18 +981,32 @@ def float_winograd():
 
 
 def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape,
-             channels: int):
+             channels: int, regions: bool):
     """(packed weights, pads, dilations, (blocks per panel, work units, multiply-adds), ``_input_of``'s triple) of
     a layer of ``channels`` output channels whose output has ``out_shape``: a dilated layer on the filter rows and
-    columns it reaches (``reached_filter``)."""
+    columns it reaches (``reached_filter``), its tiles in region order where they sum fewer taps so and
+    ``regions`` (no activation after the clamp: ``region_tiles``; else the window's width negative, the row
+    walk's mark)."""
     if not x_border:
         wp, pads, dilations = reached_filter(x.shape, wp, pads, strides, dilations, out_shape[1:3])
     kh, inner = wp.shape[1:3]
     pixels = out_shape[0] * out_shape[1] * out_shape[2]
     panel, n_units = work_units(wp, pixels)
-    staged_input = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), dilations,
-                             -(-wp.shape[0] // panel))
-    return wp, pads, dilations, (panel, n_units, pixels * channels * kh * inner), staged_input
+    xp, copy, window = _input_of(x, x_border, pads, strides, out_shape[1:3], (kh, inner // x.shape[3]), dilations,
+                                 -(-wp.shape[0] // panel))
+    if window[2] > 0:  # a dilated layer skipping padding (``skipped_padding``)
+        top, left, in_h, in_w = window
+        per_image = 0
+        if regions:
+            rows = tile_rows(wp.shape[3], wp.shape[4], pixels, kh)
+            ys, xs = np.empty((out_shape[1], 4), np.int64), np.empty((out_shape[2], 4), np.int64)
+            per_image = region_tiles(out_shape[1], out_shape[2], rows, int(strides[1]), int(strides[0]),
+                                     int(dilations[1]), int(dilations[0]), kh, inner // x.shape[3], top, left, in_h,
+                                     in_w, ys, xs)[0]
+            panel, n_units = work_units(wp, pixels, out_shape[0] * per_image)
+        else:
+            window = (top, left, in_h, -in_w)
+    return wp, pads, dilations, (panel, n_units, pixels * channels * kh * inner), (xp, copy, window)
 
 
 def _input_of(x: np.ndarray, x_border: int, pads, strides, out_hw, kernel_hw, dilations, panels: int):
@@ -1070,13 +1190,13 @@ def native_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarr
                                              out_shape, out_border, clamp_range(activation),
                                              _epilogue(epilogue, out, out_border))
     lo, hi = clamp_range(activation)
+    code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     wp, pads, (dw, dh), (panel, n_units, work), (xp, copy, window) = _planned(x, x_border, wp, pads, strides,
                                                                               _dilations(dilations), out_shape,
-                                                                              out.shape[3])
+                                                                              out.shape[3], code == NONE)
     staging = _BORDERED if x_border else _PADDED if copy is not None else _WINDOWS if window[2] == BORDERS else 0
     top, left = (window[0], window[1]) if x_border else (int(pads[2]), int(pads[0]))
     bias = np.ascontiguousarray(bias, np.float32)
-    code, alpha, ea, eb = _epilogue(epilogue, out, out_border)
     task = gang.NativeTask(n_units, work >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, xp, wp, bias, res, sliced[0], task.counters, np.zeros(2, np.int64), alpha,
                            int(strides[1]), int(strides[0]), dh, dw, float(lo), float(hi), panel, n_units, staging,
