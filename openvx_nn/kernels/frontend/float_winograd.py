@@ -35,12 +35,11 @@ import numpy as np
 from numba import types
 
 from ..engine import gang, isa
-from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from ..support.vector_width import wide_vectors
 from . import float_sharing
 from .epilogue_activation import NONE, activate_span
-from .float_convolution import _tiles_at, _variant_of, interior, pack_conv, tile_rows
+from .float_convolution import _VARIANTS, _chunks_of, _conv_tiles, interior, pack_conv, tile_rows, tile_variant
 from .float_microkernel import ROW_VECTORS, TILES
 from .float_sharing import F32, Rows, at, block_of
 
@@ -183,12 +182,14 @@ def _settle(y, y0, bias, res, r0, out, o0, units, lo, hi, adding, clamped):
 
 
 @jit.kernel
-def _winograd_units(x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb, out_border,
-                    res_border, first, units, group, panel, gemm_units, g0, g1):
+def _winograd_units(variant, x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb,
+                    out_border, res_border, first, units, group, panel, gemm_units, g0, g1):
     """Groups ``[g0, g1)`` of ``group`` tiles (2x2 output pixels, in NHWC order) of the layer: ``x`` the input
     (the interior of a zero-bordered buffer of ``x_border`` pixels each side), windows from ``(-top, -left)``;
     ``u`` the transformed weights (``transformed``); ``out`` the output's pixels (channels ``[first, first +
-    units)``; a zero-bordered buffer's interior for ``out_border``), ``res`` the residual (empty: none)."""
+    units)``; a zero-bordered buffer's interior for ``out_border``), ``res`` the residual (empty: none).
+    ``variant``: the tile loop of the 16 products (:func:`_products_variant`), a compile-time literal, so that
+    this kernel compiles that loop alone."""
     wide_vectors()
     n, full_h, full_w, depth = x.shape
     h, w = full_h - 2 * x_border, full_w - 2 * x_border
@@ -229,10 +230,9 @@ def _winograd_units(x, x_border, top, left, u, bias, zeros, res, out, lo, hi, co
                             at = ((b * full_h + iy + r + x_border) * full_w + ix + s + x_border) * depth
                             window[(4 * r + s) * depth:(4 * r + s + 1) * depth] = xf[at:at + depth]
             _input_tile(window, 0, 4 * depth, d, vf, i, group, depth)
-        variant = _variant_of(u[0], m[0], 0, none)
         for k in range(16):  # the engine's tile loop over a 1x1 layer: M[k] = V[k] U[k]
-            _tiles_at(variant, (v[k], u[k], zeros, none, m[k], 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE,
-                                zeros, 1.0, 1.0, 0, 0, 0, units, 0, gemm_units))
+            _conv_tiles(variant, v[k], u[k], zeros, none, m[k], 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel, NONE,
+                        zeros, 1.0, 1.0, 0, 0, 0, units, 0, gemm_units)
         for i in range(min(group, n_tiles - t0)):
             t = t0 + i
             b = t // (th * tw)
@@ -251,20 +251,38 @@ def _winograd_units(x, x_border, top, left, u, bias, zeros, res, out, lo, hi, co
                                   alpha, ea, eb)
 
 
-_run_units = chunk_driver(_winograd_units)
+@jit.kernel
+def _units_of(variant, args):
+    # ``_winograd_units(variant, *args)``, written out: a call's ``*args`` (a tuple built with ``variant`` in it)
+    # and a jitable's typing would both take ``variant``'s literal type away
+    a = args
+    _winograd_units(variant, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                    a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23])
+
+
+_run_units = _chunks_of(_units_of)
 
 
 @jit.kernel
-def _winograd_shared(x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb, out_border,
-                     res_border, first, units, group, panel, gemm_units, n_units, n_chunks, counters, wait):
-    # the groups in chunks claimed with the helpers (``chunk_loop``)
-    _run_units((x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb, out_border,
-               res_border, first, units, group, panel, gemm_units), n_units, n_chunks, counters, wait)
+def _winograd_shared(variant, x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb,
+                     out_border, res_border, first, units, group, panel, gemm_units, n_units, n_chunks, counters,
+                     wait):
+    # the groups in chunks claimed with the helpers (``float_convolution._chunks_of``)
+    _run_units(variant, (x, x_border, top, left, u, bias, zeros, res, out, lo, hi, code, alpha, ea, eb, out_border,
+                         res_border, first, units, group, panel, gemm_units), n_units, n_chunks, counters, wait)
 
 
 _TYPES = (F32[4, False], jit.INT, jit.INT, jit.INT, _U6, F32[1, False], F32[1, False], F32[4, False], F32[4, True],
           jit.FLOAT, jit.FLOAT, jit.INT, F32[1, False], jit.FLOAT, jit.FLOAT, jit.INT, jit.INT, jit.INT, jit.INT,
           jit.INT, jit.INT, jit.INT)
+_TYPES_OF = tuple((types.literal(v), *_TYPES) for v in range(len(_VARIANTS)))
+"""``_winograd_units``' argument types for each tile loop of the products (one constant tuple each)."""
+
+
+def _products_variant(u: np.ndarray, group: int) -> int:
+    """The tile loop (``float_convolution.tile_variant``) of the 16 products of groups of ``group`` tiles: 1x1
+    layers of ``group`` pixels on the weights ``u[k]``, no residual."""
+    return int(tile_variant(u.shape[4], u.shape[5], u.shape[2], group, False))
 
 
 def _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape, out_border, clamp,
@@ -278,7 +296,7 @@ def _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_
     group = group_tiles(n_tiles, depth, units, vecs, lanes, isa.threads())
     gemm_units = -(-group // tile_rows(vecs, lanes, group, 1))
     code, alpha, ea, eb = epilogue
-    args = (x, int(x_border), int(pads[2]), int(pads[0]), u, np.ascontiguousarray(bias, np.float32),
+    args = (_products_variant(u, group), x, int(x_border), int(pads[2]), int(pads[0]), u, np.ascontiguousarray(bias, np.float32),
             np.zeros(units, np.float32), res, target, float(clamp[0]), float(clamp[1]), int(code), alpha, float(ea),
             float(eb), int(out_border), int(res_border) if res.size else 0, int(first), units, group, u.shape[1],
             gemm_units)
@@ -293,7 +311,7 @@ def bind(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.ndarray, r
     ``x_border``; ``target`` the C-contiguous output, its channels ``[first, first + units)`` the layer's)."""
     args, n_groups, work = _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
                                       out_border, clamp, epilogue)
-    return Rows(_winograd_units, _winograd_shared, args, _TYPES, n_groups, work)
+    return Rows(_winograd_units, _winograd_shared, args, _TYPES_OF[args[0]], n_groups, work)
 
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
@@ -313,24 +331,28 @@ def _lines(code, block, chunks, wait):
             native.real(block, _EB), block[_OB], block[_RB], block[_FIRST], block[_UNITS], block[_GROUP],
             block[_PANEL], block[_GEMM])
     if chunks == 0:
-        _winograd_units(*args, 0, block[_GROUPS])
+        _units_of(code, args + (0, block[_GROUPS]))
     else:
-        _run_units(args, block[_GROUPS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0], wait)
+        _run_units(code, args, block[_GROUPS], chunks, native.c_array(block, _COUNTERS, np.int64)[0, 0, 0, 0, 0],
+                   wait)
 
 
-_BODIES = gang.shared_entry(_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS))
-
-
-@native.factory
-def _entry() -> int:
-    """The layer: every group, shared with the gang's spinning helpers when large enough, else serially."""
-    return jit.native(_BODIES[0])
+_BODIES = tuple(gang.shared_entry(_lines, gang.nothing_first, (_MAILBOX, _TASK, _CHUNKS, _COUNTERS), code=variant)
+                for variant in range(len(_VARIANTS)))
+"""(entry, helper) bodies for each tile loop of the products (``code``: the loop, a literal in ``_lines``)."""
 
 
 @native.factory
-def _helper() -> int:
+def _entry(variant: int) -> int:
+    """The layer: every group, shared with the gang's spinning helpers when large enough, else serially; its
+    products on tile loop ``variant`` alone."""
+    return jit.native(_BODIES[variant][0])
+
+
+@native.factory
+def _helper(variant: int) -> int:
     """A helper's part of a shared layer: chunks while any is left."""
-    return jit.native(_BODIES[1])
+    return jit.native(_BODIES[variant][1])
 
 
 def native_entry(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.ndarray, res: np.ndarray,
@@ -340,10 +362,10 @@ def native_entry(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.nd
     the same groups, so the same bits."""
     args, n_groups, work = _arguments(x, x_border, wp, pads, bias, res, res_border, target, first, out_shape,
                                       out_border, clamp, epilogue)
-    (x, x_border, top, left, u, bias, zeros, res, target, lo, hi, code, alpha, ea, eb, out_border, res_border, first,
-     units, group, panel, gemm_units) = args
+    (variant, x, x_border, top, left, u, bias, zeros, res, target, lo, hi, code, alpha, ea, eb, out_border, res_border,
+     first, units, group, panel, gemm_units) = args
     task = gang.NativeTask(n_groups, work >= float_sharing.NATIVE_PARALLEL_WORK)
     words, keep = block_of(x, u, bias, zeros, res, target, alpha, task.counters, x_border, top, left, lo, hi, code,
                            ea, eb, out_border, res_border, first, units, group, panel, gemm_units, n_groups,
                            *task.words())
-    return native.Entry(_entry(), words, keep + task.finish(_helper(), words))
+    return native.Entry(_entry(variant), words, keep + task.finish(_helper(variant), words))
