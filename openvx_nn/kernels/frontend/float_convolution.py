@@ -974,10 +974,20 @@ def bind_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: np.ndarray
     return finish(rows, [copy, res_copy], out if sliced is not None else target, out)
 
 
+_winograd = None
+"""The Winograd route (``float_winograd``): it builds on this module's tiles, so this module cannot import it;
+it hands itself over (:func:`use_winograd`) when the package imports it."""
+
+
+def use_winograd(route) -> None:
+    """Take ``route`` (the ``float_winograd`` module) for the layers its ``chosen`` picks."""
+    global _winograd  # set once, by the route's module as the package loads it
+    _winograd = route
+
+
 def float_winograd():
-    """The Winograd route's module (``float_winograd``, which builds on this one's tiles: imported on first use)."""
-    from . import float_winograd as module
-    return module
+    """The Winograd route's module (``float_winograd``, handed over when the package loaded it)."""
+    return _winograd
 
 
 def _planned(x: np.ndarray, x_border: int, wp: np.ndarray, pads, strides, dilations: tuple[int, int], out_shape,

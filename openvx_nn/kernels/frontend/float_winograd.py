@@ -62,6 +62,15 @@ _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.
 _U6 = types.Array(types.float32, 6, "C", readonly=True)
 
 
+def _hand_over() -> None:
+    """Give this route to ``float_convolution``, which chooses it per layer (and cannot import this module,
+    which builds on its tiles)."""
+    import sys
+
+    from . import float_convolution
+    float_convolution.use_winograd(sys.modules[__name__])
+
+
 def enabled() -> bool:
     """Whether layers may take this route: unless ``OPENVX_NN_WINOGRAD=0`` (the direct route everywhere)."""
     return os.environ.get(ENV, "1").strip() != "0"
@@ -369,3 +378,6 @@ def native_entry(x: np.ndarray, x_border: int, wp: np.ndarray, pads, bias: np.nd
                            ea, eb, out_border, res_border, first, units, group, panel, gemm_units, n_groups,
                            *task.words())
     return native.Entry(_entry(variant), words, keep + task.finish(_helper(variant), words))
+
+
+_hand_over()
