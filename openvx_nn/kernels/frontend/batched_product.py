@@ -21,7 +21,7 @@ from numba import types
 from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
-from .float_convolution import NO_RESIDUAL, bias_or_zeros, block_shape, fc_rows, work_units
+from .float_convolution import bias_or_zeros, block_shape, fc_loop, fc_rows, work_units
 from .float_sharing import F32, NATIVE_PARALLEL_WORK, Rows
 
 BATCH_AXES = 3
@@ -32,7 +32,7 @@ _PACKED = types.Array(types.float32, 6, "C")
 
 
 @jit.kernel
-def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
+def _products(a, b, bias, out, rows, packed, loop, panel, n_units, i0, i1):
     """Products ``[i0, i1)`` of the batch (item ``t`` at batch index ``(t // (n2 n3), t // n3 % n2, t % n3)``),
     each in its own scratch (``rows[t]``, ``packed[t]``), so threads can share the items."""
     _, n2, n3, m, n = out.shape
@@ -48,7 +48,7 @@ def _products(a, b, bias, out, rows, packed, none, panel, n_units, i0, i1):
                     x[i, j] = source[i, j]
         w = packed[t]
         _pack(b[p, q, r], w, n, size)
-        fc_rows(x.reshape(1, 1, m, k), w, bias, out[p, q, r].reshape(1, 1, m, n), none, panel, n_units)
+        fc_rows(loop, x.reshape(1, 1, m, k), w, bias, out[p, q, r].reshape(1, 1, m, n), panel, n_units)
 
 
 @jit.jitable
@@ -80,11 +80,11 @@ _RUN_CHUNKS = chunk_driver(_products)
 
 
 @jit.kernel
-def _products_shared(a, b, bias, out, rows, packed, none, panel, n_units, n_items, n_chunks, counters, wait):
-    _RUN_CHUNKS((a, b, bias, out, rows, packed, none, panel, n_units), n_items, n_chunks, counters, wait)
+def _products_shared(a, b, bias, out, rows, packed, loop, panel, n_units, n_items, n_chunks, counters, wait):
+    _RUN_CHUNKS((a, b, bias, out, rows, packed, loop, panel, n_units), n_items, n_chunks, counters, wait)
 
 
-_TYPES = (_IN5, _IN5, F32[1, False], F32[5, True], F32[3, True], _PACKED, F32[4, False], jit.INT, jit.INT)
+_TYPES = (_IN5, _IN5, F32[1, False], F32[5, True], F32[3, True], _PACKED, jit.INT, jit.INT, jit.INT)
 
 
 class Operands:
@@ -108,10 +108,11 @@ class Operands:
         self.packed = np.zeros((items, blocks, 1, k, vecs, lanes), np.float32)
         self.bias = bias_or_zeros(None if bias is None else np.asarray(bias).reshape(-1), n)
         self.panel, self.units = work_units(self.packed[0], m)
+        self.loop = fc_loop(self.packed[0], m)
         self.items, self.work = items, items * m * n * k
 
     def args(self) -> tuple:
-        return (self.a, self.b, self.bias, self.out, self.rows, self.packed, NO_RESIDUAL, self.panel, self.units)
+        return (self.a, self.b, self.bias, self.out, self.rows, self.packed, self.loop, self.panel, self.units)
 
 
 def spread(matrices: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
@@ -184,7 +185,7 @@ def batched_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: b
 
 # ---- the native entry (a C loop calls it without the GIL; ``support/native.py``) ----------------------------
 _A, _B, _BIAS, _OUT, _ROWS, _PACK, _COUNTERS = (k * native.ARRAY_WORDS for k in range(7))
-_PANEL, _UNITS, _MAILBOX, _TASK, _CHUNKS = range(7 * native.ARRAY_WORDS, 7 * native.ARRAY_WORDS + 5)
+_PANEL, _UNITS, _MAILBOX, _TASK, _CHUNKS, _LOOP = range(7 * native.ARRAY_WORDS, 7 * native.ARRAY_WORDS + 6)
 
 
 @jit.kernel
@@ -195,7 +196,7 @@ def _block_items(code, block, chunks, wait):
     args = (native.array(block, _A, np.float32)[0], native.array(block, _B, np.float32)[0],
             native.c_array(block, _BIAS, np.float32)[0, 0, 0, 0, 0], out,
             native.c_array(block, _ROWS, np.float32)[0, 0, 0], native.c_array(block, _PACK, np.float32),
-            NO_RESIDUAL, block[_PANEL], block[_UNITS])
+            block[_LOOP], block[_PANEL], block[_UNITS])
     n_items = out.shape[0] * out.shape[1] * out.shape[2]
     if chunks == 0:
         _products(*args, 0, n_items)
@@ -219,7 +220,7 @@ def native_entry(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_a: boo
     o = Operands(ma, mb, bias, mo)
     task = gang.NativeTask(o.items, o.work >= NATIVE_PARALLEL_WORK)
     words, keep = native.pack(o.a[None], o.b[None], _six(o.bias), o.out[None], _six(o.rows), o.packed,
-                              _six(task.counters), o.panel, o.units, *task.words())
+                              _six(task.counters), o.panel, o.units, *task.words(), o.loop)
     return native.Entry(_entry(), words, keep + (o,) + task.finish(_helper(), words))
 
 

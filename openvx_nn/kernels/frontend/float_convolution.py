@@ -550,7 +550,7 @@ _VARIANTS = (_NARROW_1, _NARROW_1_RES, _NARROW_2, _NARROW_2_RES, _WIDE_1, _WIDE_
 """Every tile loop, by :func:`tile_variant`'s code (each without a residual, then with one)."""
 _NARROW_1_AT, _NARROW_2_AT, _WIDE_1_AT, _WIDE_2_AT, _WIDE_3_AT, _WIDE_ODD_AT, _WIDE_TEN_AT, _WIDE_DEEP_AT, \
     _NARROW_ROW_AT, _WIDE_ROW_AT = range(0, len(_VARIANTS), 2)
-_tiles_of, _tiles_any = jit.switch(_VARIANTS), jit.branches(_VARIANTS)
+_tiles_of = jit.switch(_VARIANTS)
 
 
 @jit.jitable
@@ -606,22 +606,6 @@ def _conv_tiles(variant, xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_
 
 
 @jit.kernel
-def _tiles_at(variant, args):
-    """``_VARIANTS[variant](*args)`` for a ``variant`` known only at run time (every loop compiled): the native
-    entry (one for every layer) and ``fc_rows``."""
-    _tiles_any(variant, args)
-
-
-@jit.jitable
-def fc_rows(x, wp, bias, out, none, panel, n_units):
-    """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)`` and
-    ``(panel, n_units) = work_units(wp, rows)``; ``none`` an empty 4-D residual (:data:`NO_RESIDUAL`). For kernels
-    that run fully connected products inside their own loops (``recurrence``: a product per time step)."""
-    _tiles_at(_variant_of(wp, out, 0, none), (x, wp, bias, none, out, 1, 1, 1, 1, 0, 0, 0, 0, -np.inf, np.inf, panel,
-                                              NONE, bias, 1.0, 1.0, 0, 0, 0, out.shape[3], 0, n_units))
-
-
-@jit.kernel
 def _conv_shared(variant, xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi,
                  panel, code, alpha, ea, eb, out_border, res_border, first, units, n_units, n_chunks, counters, wait):
     _conv_chunks(variant, (xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil_w, top, left, in_h, in_w, lo, hi,
@@ -631,7 +615,7 @@ def _conv_shared(variant, xp, wp, bias, res, out, stride_h, stride_w, dil_h, dil
 
 def _chunks_of(tiles: Callable) -> Callable:
     """The chunk loop over ``tiles(variant, args + (g0, g1))``: ``_tiles_of`` (a literal ``variant``) or
-    ``_tiles_at`` (a runtime one)."""
+    ``_loop_at`` (``variant`` a tile loop's entry address)."""
     def chunks(variant, args, n_units, n_chunks, counters, wait):
         # Chunks claimed from counters[0]; counters[1] counts finished ones (float_sharing.py). ``variant`` is
         # passed on by itself: inside a tuple (or a call's ``*args``) it would lose its literal type.
@@ -1109,6 +1093,48 @@ def _loop_at(loop, args):
 
 
 _loop_chunks = _chunks_of(_loop_at)
+
+
+_FC_BLOCK = _LOOP + 1
+_NO_LOW, _NO_HIGH, _ONE = (int(np.float64(v).view(np.int64)) for v in (-np.inf, np.inf, 1.0))
+
+
+@jit.jitable
+def _put(block, at, a):
+    """Array ``a`` (C-contiguous) packed at ``block[at:]`` as :func:`native.c_array` reads it (its extents behind
+    leading 1s; the strides are not read)."""
+    block[at] = a.ctypes.data
+    lead = native.RANK - a.ndim
+    for i in range(lead):
+        block[at + 1 + i] = 1
+    for i in range(a.ndim):
+        block[at + 1 + lead + i] = a.shape[i]
+
+
+@jit.jitable
+def fc_rows(loop, x, wp, bias, out, panel, n_units):
+    """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)``,
+    ``(panel, n_units) = work_units(wp, rows)`` and ``loop = fc_loop(wp, rows)``. For kernels that run fully
+    connected products inside their own loops (``recurrence``: a product per time step): the tiles run by their
+    loop's native entry, compiled once for every caller, not inlined into each (20 loops, minutes of compile)."""
+    block = np.zeros(_FC_BLOCK, np.int64)
+    _put(block, _X, x)
+    _put(block, _XP, x)
+    _put(block, _W, wp)
+    _put(block, _BIAS, bias)
+    _put(block, _ALPHA, bias)
+    _put(block, _OUT, out)
+    for i in range(native.RANK):  # an empty residual: [1, 1, 0, 0, 0, 0]
+        block[_RES + 1 + i] = 1 if i < 2 else 0
+    block[_SH], block[_SW], block[_DH], block[_DW] = 1, 1, 1, 1
+    block[_LO], block[_HI], block[_EA], block[_EB] = _NO_LOW, _NO_HIGH, _ONE, _ONE
+    block[_PANEL], block[_UNITS], block[_CODE], block[_CHANNELS] = panel, n_units, NONE, out.shape[3]
+    _loop_at(loop, (np.int64(block.ctypes.data), 0, n_units))
+
+
+def fc_loop(wp: np.ndarray, rows: int) -> int:
+    """The address of the tile loop :func:`fc_rows` runs for weights ``wp`` (``pack_fc``) over ``rows`` rows."""
+    return _conv_loop(int(tile_variant(wp.shape[3], wp.shape[4], wp.shape[1], rows, False)))
 
 
 @jit.kernel

@@ -50,7 +50,8 @@ NORM_EPSILON = 1e-8
 
 # ints: the layer's integer settings (``Layer.ints``)
 (I_CELL, I_STEPS, I_BATCH, I_REVERSE, I_CIFG, I_PEEPHOLE, I_NORM, I_PROJECTION, I_BATCH_MAJOR, I_PANEL_X, I_UNITS_X,
- I_PANEL_H, I_UNITS_H, I_PANEL_H2, I_UNITS_H2, I_PANEL_P, I_UNITS_P, I_ACT_F, I_ACT_G, I_ACT_H, I_RESET_AFTER) = range(21)
+ I_PANEL_H, I_UNITS_H, I_PANEL_H2, I_UNITS_H2, I_PANEL_P, I_UNITS_P, I_ACT_F, I_ACT_G, I_ACT_H, I_RESET_AFTER, I_LOOP_X,
+ I_LOOP_H, I_LOOP_H2, I_LOOP_P) = range(25)
 N_INTS = 21
 # reals: its float settings
 R_CELL_CLIP, R_PROJ_CLIP, R_PRE_CLIP, R_A_F, R_B_F, R_A_G, R_B_G, R_A_H, R_B_H = range(9)
@@ -203,15 +204,14 @@ def _row(ints, t, b):
 
 @jit.kernel(error_model="numpy")
 def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, proj, proj_bias, peep, norm, bias,
-        h0, c0, out, h_out, c_out, gates, none):
+        h0, c0, out, h_out, c_out, gates):
     """One direction of a layer over its sequence (module doc). ``x [1, 1, T*B, K]`` (rows in ``_row``'s order),
     ``wx``/``wh``/``wh2``/``proj``: ``pack_fc`` weights, ``bx`` the biases added to the input products (zeros with
     layer normalization, which adds ``bias [4, U]`` after it), ``zeros`` those added to the recurrent products
     (zeros but for a GRU's output gate with ``I_RESET_AFTER``), ``pre``, ``rec``, ``rec2``, ``hid`` scratch,
     ``hs [1, 1, B, O]`` and ``cell [B, U]`` the carried state, from ``h0``/``c0`` (size 0: zeros); ``out [T', B, O]``
     (time-major: T' = T, the state after each step at its time; T' = 1: the last state), ``h_out``/``c_out`` (size
-    0: none) the final state; ``gates [4, B, U]`` the last step's gates after activation; ``none`` an empty
-    residual for the tiles."""
+    0: none) the final state; ``gates [4, B, U]`` the last step's gates after activation."""
     cell_kind, steps, batch = ints[I_CELL], ints[I_STEPS], ints[I_BATCH]
     units, outs = hid.shape[3], hs.shape[3]
     state = hs[0, 0]
@@ -224,20 +224,20 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
             cell[:, :] = c0
         else:
             cell[:, :] = _ZERO
-    fc_rows(x, wx, bx, pre, none, ints[I_PANEL_X], ints[I_UNITS_X])
+    fc_rows(ints[I_LOOP_X], x, wx, bx, pre, ints[I_PANEL_X], ints[I_UNITS_X])
     pre_rows = pre[0, 0]
     rec_rows, hidden = rec[0, 0], hid[0, 0]
     g = np.empty((4, units), np.float32)
     full = out.shape[0] == steps
     for s in range(steps):
         t = steps - 1 - s if ints[I_REVERSE] != 0 else s
-        fc_rows(hs, wh, zeros, rec, none, ints[I_PANEL_H], ints[I_UNITS_H])
+        fc_rows(ints[I_LOOP_H], hs, wh, zeros, rec, ints[I_PANEL_H], ints[I_UNITS_H])
         if cell_kind == LSTM:
             for b in range(batch):
                 _lstm_row(ints, reals, pre_rows[_row(ints, t, b)], rec_rows[b], g, cell[b], peep, norm, bias,
                           hidden[b], gates, b)
             if ints[I_PROJECTION] != 0:
-                fc_rows(hid, proj, proj_bias, hs, none, ints[I_PANEL_P], ints[I_UNITS_P])
+                fc_rows(ints[I_LOOP_P], hid, proj, proj_bias, hs, ints[I_PANEL_P], ints[I_UNITS_P])
                 for b in range(batch):
                     _clip(state[b], reals[R_PROJ_CLIP])
             else:
@@ -261,7 +261,7 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
                     for u in range(units):
                         hidden[b, u] = g[1, u] * state[b, u]
             if not after:
-                fc_rows(hid, wh2, zeros, rec2, none, ints[I_PANEL_H2], ints[I_UNITS_H2])
+                fc_rows(ints[I_LOOP_H2], hid, wh2, zeros, rec2, ints[I_PANEL_H2], ints[I_UNITS_H2])
                 for b in range(batch):
                     p, r2 = pre_rows[_row(ints, t, b)], rec2[0, 0, b]
                     g[0, :] = gates[0, b]
@@ -299,7 +299,7 @@ def _strided(block, k):
 
 @native.factory
 def entry() -> int:
-    """The native entry of :func:`run`: the block packs ``ints``, ``reals`` and :func:`run`'s 24 arrays in order."""
+    """The native entry of :func:`run`: the block packs ``ints``, ``reals`` and :func:`run`'s 23 arrays in order."""
     def body(block):
         ints = native.c_array(block, 0, np.int64)[0, 0, 0, 0, 0]
         reals = native.c_array(block, native.ARRAY_WORDS, np.float64)[0, 0, 0, 0, 0]
@@ -309,6 +309,6 @@ def entry() -> int:
             _at(block, 12)[0], _at(block, 13)[0, 0, 0, 0, 0], _at(block, 14)[0, 0, 0, 0],
             _at(block, 15)[0, 0, 0, 0], _at(block, 16)[0, 0, 0, 0], _strided(block, 17)[0, 0, 0, 0],
             _strided(block, 18)[0, 0, 0, 0], _strided(block, 19)[0, 0, 0], _strided(block, 20)[0, 0, 0, 0],
-            _strided(block, 21)[0, 0, 0, 0], _at(block, 22)[0, 0, 0], _at(block, 23)[0, 0])
+            _strided(block, 21)[0, 0, 0, 0], _at(block, 22)[0, 0, 0])
         return 0
     return jit.native(body)

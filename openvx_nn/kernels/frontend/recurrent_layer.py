@@ -18,7 +18,7 @@ import numpy as np
 from ..engine import side_by_side
 from ..support import native
 from . import recurrence as r
-from .float_convolution import NO_RESIDUAL, pack_fc, work_units
+from .float_convolution import fc_loop, pack_fc, work_units
 
 GATES = {"lstm": 4, "gru": 3, "rnn": 1}
 
@@ -66,10 +66,10 @@ def _six(a: np.ndarray) -> np.ndarray:
     return a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
 
 
-def _packed(w: np.ndarray, rows: int) -> tuple[np.ndarray, int, int]:
+def _packed(w: np.ndarray, rows: int) -> tuple[np.ndarray, int, int, int]:
     wp = pack_fc(np.asarray(w, np.float32), rows=rows)
     panel, units = work_units(wp, rows)
-    return wp, panel, units
+    return wp, panel, units, fc_loop(wp, rows)
 
 
 def _empty(shape=(0, 0)) -> np.ndarray:
@@ -114,20 +114,20 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
     if kind == r.LSTM:
         full_bias[4 - n_gates:] = bias.reshape(n_gates, units)
     bx = np.zeros_like(bias) if cell.norm is not None else bias
-    wx, panel_x, units_x = _packed(cell.w_x, steps * batch)
+    wx, panel_x, units_x, loop_x = _packed(cell.w_x, steps * batch)
     w_h = np.asarray(cell.w_h, np.float32)
     recurrent = w_h[:2 * units] if kind == r.GRU and not after else w_h
-    wh, panel_h, units_h = _packed(recurrent, batch)
-    wh2, panel_h2, units_h2 = _packed(w_h[2 * units:] if kind == r.GRU else np.zeros((1, 1), np.float32), batch)
+    wh, panel_h, units_h, loop_h = _packed(recurrent, batch)
+    wh2, panel_h2, units_h2, loop_h2 = _packed(w_h[2 * units:] if kind == r.GRU else np.zeros((1, 1), np.float32), batch)
     has_proj = cell.projection is not None
-    proj, panel_p, units_p = _packed(cell.projection if has_proj else np.zeros((1, 1), np.float32), batch)
+    proj, panel_p, units_p, loop_p = _packed(cell.projection if has_proj else np.zeros((1, 1), np.float32), batch)
     proj_bias = np.zeros(outs, np.float32) if cell.projection_bias is None else _f32(cell.projection_bias, (outs,))
     peep = np.zeros((3, units), np.float32) if cell.peephole is None else _f32(cell.peephole, (3, units))
     acts = list(cell.activations) + [("identity", 0.0, 0.0)] * (3 - len(cell.activations))
     codes = [r.ACTIVATIONS.index(name) for name, _, _ in acts]
     ints = np.array([kind, steps, batch, int(reverse), int(cell.cifg), int(cell.peephole is not None),
                      int(cell.norm is not None), int(has_proj), int(batch_major), panel_x, units_x, panel_h, units_h,
-                     panel_h2, units_h2, panel_p, units_p, *codes, int(after)], np.int64)
+                     panel_h2, units_h2, panel_p, units_p, *codes, int(after), loop_x, loop_h, loop_h2, loop_p], np.int64)
     reals = np.array([cell.cell_clip, cell.projection_clip, cell.pre_clip] + [v for _, a, b in acts for v in (a, b)],
                      np.float64)
     rows = x.reshape(1, 1, steps * batch, size)
@@ -143,7 +143,7 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
             raise ValueError(f"{name} must be float32 [{batch}, {want}], got {a.dtype} {list(a.shape)}")
     arrays = (rows, wx, bx, pre, wh, rec_bias, rec, wh2, rec2, hs, cell_state, hid, proj, proj_bias, peep, norm,
               full_bias, _empty() if h0 is None else h0, _empty() if c0 is None else c0, out,
-              _empty() if h_out is None else h_out, _empty() if c_out is None else c_out, gates, NO_RESIDUAL)
+              _empty() if h_out is None else h_out, _empty() if c_out is None else c_out, gates)
     words, keep = native.pack(_six(ints), _six(reals), *(_six(a) for a in arrays))
     # a chain of small dependent steps that lends no work: another layer's entry may run it on a helper at once
     return native.Entry(r.entry(), words, keep + (side_by_side.BESIDE,))

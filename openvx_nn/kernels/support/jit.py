@@ -234,23 +234,6 @@ def inlined(function: Callable) -> Callable:
     return register_jitable(inline="always")(function)
 
 
-def branches(functions: tuple[Callable, ...]) -> Callable:
-    """``at(code, args)`` for kernels: ``functions[code](*args)`` for a ``code`` known only at run time (every
-    function compiled): one chain of ``if code == k`` in one function, written for ``functions`` here. Nested
-    functions (a tree of them, or a chain of calls) each re-optimise what they inline: a tree of 20 cost 63 s of
-    CPU to compile on top of its functions' 69 s, where the flat chain costs some 14. The run-time counterpart of
-    :func:`switch`."""
-    last = len(functions) - 1
-    lines = [f"    {'if' if k == 0 else 'elif'} code == {k}:\n        return f{k}(*args)\n" for k in range(last)]
-    source = "def at(code, args):\n" + "".join(lines) + f"    return f{last}(*args)\n"
-    space = {f"f{k}": f for k, f in enumerate(functions)}
-    exec(compile(source, "<jit.branches>", "exec"), space)  # noqa: S102 - the source is the fixed text above
-    at = space["at"]
-    digest = hashlib.sha256(_dumps(_stable(functions))).hexdigest()[:16]
-    at.__module__, at.__qualname__ = __name__, f"branches{_DISTINCT}{digest}"  # a symbol of its own in the cache
-    return register_jitable(at)
-
-
 if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_index_key", "_load_overload")) and all(
         hasattr(_caching, n) for n in ("UserProvidedCacheLocator", "CompileResultCacheImpl")):
 
