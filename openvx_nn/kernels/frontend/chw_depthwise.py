@@ -30,6 +30,7 @@ from ..engine import gang
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing
+from .epilogue_activation import clamped_value
 from .float_sharing import F32, Rows, at, block_of, contiguous_f32
 
 CHUNK = 1024
@@ -128,14 +129,7 @@ def _planes(x, w, bias, out, residual, geometry, low64, high64, add, bias_last, 
                 for i in range(out_w):
                     row[i] += more[i]
             for i in range(out_w):
-                v = row[i]
-                if v < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-                    v = low
-                if v > high:  # noqa: PLR1730
-                    v = high
-                if clamped and np.isnan(v):
-                    v = np.float32(np.nan)
-                line[i] = v
+                line[i] = clamped_value(row[i], low, high, clamped)
 
 
 _PLANES = jit.kernel(_planes, contract=True)

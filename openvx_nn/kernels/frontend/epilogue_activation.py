@@ -28,6 +28,19 @@ CODES = (fa.LOGISTIC, fa.SWISH, fa.HARD_SIGMOID, fa.HARD_SWISH, fa.TANH, fa.SOFT
 """The ``float_activation`` functions an epilogue computes."""
 
 
+@jit.inlined
+def clamped_value(value, low, high, clamped):
+    """``value`` clamped to ``[low, high]`` as the float engine's tiles clamp (``float_microkernel``): NaN passes
+    the comparisons, and is stored as the canonical NaN where the clamp is finite (``clamped``)."""
+    if value < low:  # noqa: PLR1730 (comparisons: NaN passes through)
+        value = low
+    if value > high:  # noqa: PLR1730
+        value = high
+    if clamped and np.isnan(value):
+        value = np.float32(np.nan)
+    return value
+
+
 LANES = 16
 """float32 values :func:`_prelu_lanes` takes at once (one AVX-512 vector, two AVX2 ones)."""
 

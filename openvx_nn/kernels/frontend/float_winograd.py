@@ -38,7 +38,7 @@ from ..engine import gang, isa
 from ..support import jit, native
 from ..support.vector_width import wide_vectors
 from . import float_sharing
-from .epilogue_activation import NONE, activate_span
+from .epilogue_activation import NONE, activate_span, clamped_value
 from .float_convolution import _VARIANTS, _chunks_of, _conv_tiles, interior, pack_conv, tile_rows, tile_variant
 from .float_microkernel import ROW_VECTORS, TILES
 from .float_sharing import F32, Rows, at, block_of
@@ -181,13 +181,7 @@ def _settle(y, y0, bias, res, r0, out, o0, units, lo, hi, adding, clamped):
         value = y[y_at + c] + bias[c]
         if adding and not np.isnan(value):
             value = value + res[r_at + c]
-        if value < low:  # noqa: PLR1730 (comparisons: NaN passes through)
-            value = low
-        if value > high:  # noqa: PLR1730
-            value = high
-        if clamped and np.isnan(value):
-            value = np.float32(np.nan)
-        out[o_at + c] = value
+        out[o_at + c] = clamped_value(value, low, high, clamped)
 
 
 @jit.kernel
