@@ -181,22 +181,6 @@ def _variants():
     return jit.jitable(plus), jit.jitable(times), jit.jitable(broken)
 
 
-def test_branches_call_the_function_of_a_run_time_code():
-    plus, times, _ = _variants()
-    minus = jit.jitable(lambda x, y: x - y)
-    functions = (plus, times, minus, plus)
-    at = jit.branches(functions)
-
-    @numba.njit
-    def run(code, x, y):
-        return at(code, (x, y))
-
-    rng = np.random.default_rng(5)
-    for _ in range(20):
-        code, x, y = int(rng.integers(0, 4)), int(rng.integers(-99, 99)), int(rng.integers(-99, 99))
-        assert run(code, x, y) == (x + y, x * y, x - y, x + y)[code]
-
-
 def test_switch_compiles_only_the_function_of_a_literal_code():
     plus, times, broken = _variants()
     choose = jit.switch((plus, broken, times))
