@@ -1096,6 +1096,8 @@ _loop_chunks = _chunks_of(_loop_at)
 
 
 _FC_BLOCK = _LOOP + 1
+"""Words of :func:`fc_block`'s layer block; the three words after it are the loop's call: the block's address and
+the units ``[0, n_units)``."""
 _NO_LOW, _NO_HIGH, _ONE = (int(np.float64(v).view(np.int64)) for v in (-np.inf, np.inf, 1.0))
 
 
@@ -1112,12 +1114,12 @@ def _put(block, at, a):
 
 
 @jit.jitable
-def fc_rows(loop, x, wp, bias, out, panel, n_units):
-    """``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row on the calling thread, with ``wp = pack_fc(w)``,
-    ``(panel, n_units) = work_units(wp, rows)`` and ``loop = fc_loop(wp, rows)``. For kernels that run fully
-    connected products inside their own loops (``recurrence``: a product per time step): the tiles run by their
-    loop's native entry, compiled once for every caller, not inlined into each (20 loops, minutes of compile)."""
-    block = np.zeros(_FC_BLOCK, np.int64)
+def fc_block(x, wp, bias, out, panel, n_units):
+    """The block of :func:`fc_run`: ``out[0, 0, r] = bias + w @ x[0, 0, r]`` for every row, with
+    ``wp = pack_fc(w)`` and ``(panel, n_units) = work_units(wp, rows)``, laid out as a convolution's block for its
+    tile loop's entry. It holds the arrays' addresses: valid while they live, and for every run over them (a
+    recurrent layer builds one per product before its steps)."""
+    block = np.zeros(_FC_BLOCK + 3, np.int64)
     _put(block, _X, x)
     _put(block, _XP, x)
     _put(block, _W, wp)
@@ -1129,11 +1131,27 @@ def fc_rows(loop, x, wp, bias, out, panel, n_units):
     block[_SH], block[_SW], block[_DH], block[_DW] = 1, 1, 1, 1
     block[_LO], block[_HI], block[_EA], block[_EB] = _NO_LOW, _NO_HIGH, _ONE, _ONE
     block[_PANEL], block[_UNITS], block[_CODE], block[_CHANNELS] = panel, n_units, NONE, out.shape[3]
-    _loop_at(loop, (np.int64(block.ctypes.data), 0, n_units))
+    block[_FC_BLOCK], block[_FC_BLOCK + 1], block[_FC_BLOCK + 2] = block.ctypes.data, 0, n_units
+    return block
+
+
+@jit.jitable
+def fc_run(loop, block):
+    """The product of :func:`fc_block`'s ``block`` on the calling thread, by the tile loop whose entry is at
+    ``loop`` (:func:`fc_loop`): compiled once for every caller, not inlined into each (20 loops, minutes of
+    compile each)."""
+    if native.call(loop, np.int64(block.ctypes.data) + 8 * _FC_BLOCK) != 0:
+        raise RuntimeError("a tile loop failed")
+
+
+@jit.jitable
+def fc_rows(loop, x, wp, bias, out, panel, n_units):
+    """:func:`fc_run` of :func:`fc_block` (a product run once)."""
+    fc_run(loop, fc_block(x, wp, bias, out, panel, n_units))
 
 
 def fc_loop(wp: np.ndarray, rows: int) -> int:
-    """The address of the tile loop :func:`fc_rows` runs for weights ``wp`` (``pack_fc``) over ``rows`` rows."""
+    """The address of the tile loop :func:`fc_run` runs for weights ``wp`` (``pack_fc``) over ``rows`` rows."""
     return _conv_loop(int(tile_variant(wp.shape[3], wp.shape[4], wp.shape[1], rows, False)))
 
 

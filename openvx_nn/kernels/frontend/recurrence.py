@@ -37,7 +37,7 @@ import numpy as np
 
 from ..support import jit, native
 from .float_activation import logistic32, softplus32, tanh32
-from .float_convolution import fc_rows
+from .float_convolution import fc_block, fc_rows, fc_run
 
 ACTIVATIONS = ("identity", "relu", "relu1", "relu6", "tanh", "sigmoid", "scaled_tanh", "linear", "sigmoid_hard",
                "leaky_relu", "thresholded_relu", "elu", "softsign", "softplus", "parametric_softplus")
@@ -229,15 +229,19 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
     rec_rows, hidden = rec[0, 0], hid[0, 0]
     g = np.empty((4, units), np.float32)
     full = out.shape[0] == steps
+    # the steps' products read and write the same arrays at every step: their blocks are built once
+    on_state = fc_block(hs, wh, zeros, rec, ints[I_PANEL_H], ints[I_UNITS_H])
+    projected = fc_block(hid, proj, proj_bias, hs, ints[I_PANEL_P], ints[I_UNITS_P])
+    on_reset = fc_block(hid, wh2, zeros, rec2, ints[I_PANEL_H2], ints[I_UNITS_H2])
     for s in range(steps):
         t = steps - 1 - s if ints[I_REVERSE] != 0 else s
-        fc_rows(ints[I_LOOP_H], hs, wh, zeros, rec, ints[I_PANEL_H], ints[I_UNITS_H])
+        fc_run(ints[I_LOOP_H], on_state)
         if cell_kind == LSTM:
             for b in range(batch):
                 _lstm_row(ints, reals, pre_rows[_row(ints, t, b)], rec_rows[b], g, cell[b], peep, norm, bias,
                           hidden[b], gates, b)
             if ints[I_PROJECTION] != 0:
-                fc_rows(ints[I_LOOP_P], hid, proj, proj_bias, hs, ints[I_PANEL_P], ints[I_UNITS_P])
+                fc_run(ints[I_LOOP_P], projected)
                 for b in range(batch):
                     _clip(state[b], reals[R_PROJ_CLIP])
             else:
@@ -261,7 +265,7 @@ def run(ints, reals, x, wx, bx, pre, wh, zeros, rec, wh2, rec2, hs, cell, hid, p
                     for u in range(units):
                         hidden[b, u] = g[1, u] * state[b, u]
             if not after:
-                fc_rows(ints[I_LOOP_H2], hid, wh2, zeros, rec2, ints[I_PANEL_H2], ints[I_UNITS_H2])
+                fc_run(ints[I_LOOP_H2], on_reset)
                 for b in range(batch):
                     p, r2 = pre_rows[_row(ints, t, b)], rec2[0, 0, b]
                     g[0, :] = gates[0, b]
