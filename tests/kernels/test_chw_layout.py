@@ -205,6 +205,31 @@ def test_layout_copies_widen_and_narrow_binary16_planes_as_numpy(seed, copy_rout
         assert _bits(planes) == _bits(narrowed)
 
 
+@pytest.mark.parametrize("half", [False, True])
+@pytest.mark.parametrize("border", [0, 1, 3])
+def test_three_channel_images_copy_as_numpy_transposes_both_ways(half, border):
+    # RGB inputs take a loop of their own (the three channels' rows in step): every value, NaN and -0.0 kept
+    rng = np.random.default_rng([3, border, half])
+    n, h, w = 2, int(rng.integers(1, 9)), int(rng.choice([1, 7, 16, 33]))
+    x = _halves(rng, (n, 3, h, w)) if half else rng.standard_normal((n, 3, h, w)).astype(np.float32)
+    if not half:
+        x.flat[int(rng.integers(x.size))] = -0.0
+        x.flat[int(rng.integers(x.size))] = np.nan
+    pixels = np.full((n, h + 2 * border, w + 2 * border, 3), np.nan, np.float32)
+    chw_layout.bind(True, x, pixels, border)()
+    inner = pixels[:, border:border + h, border:border + w]
+    assert _bits32(inner) == _bits32(np.ascontiguousarray(x.astype(np.float32).transpose(0, 2, 3, 1)))
+    ring = np.ones(pixels.shape, bool)
+    ring[:, border:border + h, border:border + w] = False
+    assert np.isnan(pixels[ring]).all(), "the copy wrote outside the interior"
+    y = _singles(rng, (n, h, w, 3))
+    back = np.zeros((n, 3, h, w), F16 if half else np.float32)
+    chw_layout.bind(False, y, back)()
+    with np.errstate(all="ignore"):
+        want = np.ascontiguousarray(y.transpose(0, 3, 1, 2)).astype(back.dtype)
+    assert back.tobytes() == want.tobytes()
+
+
 def test_layout_copies_refuse_binary16_pixels_and_strided_planes():
     planes = np.zeros((1, 8, 8, 8), F16)
     with pytest.raises(ValueError, match="float32 pixels"):

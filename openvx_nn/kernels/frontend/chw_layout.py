@@ -77,14 +77,31 @@ def _copy_rows(planes, pixels, into_pixels, border, square, r0, r1):
         return
     for r in range(r0, r1):
         n, y = r // height, r % height
+        line = pixels[n, y + border].reshape(pitch * channels)  # the row's pixels, flat
+        first = np.uint64(border * channels)
+        if channels == 3:  # an RGB image, the three channels' rows walked in step: stores LLVM interleaves
+            red, green, blue = planes[n, 0, y], planes[n, 1, y], planes[n, 2, y]
+            for i in range(np.uint64(width)):
+                at = first + np.uint64(3) * i
+                if into_pixels:
+                    line[at], line[at + np.uint64(1)], line[at + np.uint64(2)] = \
+                        loaded(red[i]), loaded(green[i]), loaded(blue[i])
+                else:
+                    red[i] = stored(line[at], planes)
+                    green[i] = stored(line[at + np.uint64(1)], planes)
+                    blue[i] = stored(line[at + np.uint64(2)], planes)
+            continue
         for c in range(channels):
             row = planes[n, c, y]
+            # unsigned offsets: numba checks them for no wrap-around (the 4-D indexing it replaced ran at ~1 ns
+            # a value on a 3-channel image, 7x its memory's pace)
+            at, step = first + np.uint64(c), np.uint64(channels)
             if into_pixels:
-                for i in range(width):
-                    pixels[n, y + border, i + border, c] = loaded(row[i])
+                for i in range(np.uint64(width)):
+                    line[at + i * step] = loaded(row[i])
             else:
-                for i in range(width):
-                    row[i] = stored(pixels[n, y + border, i + border, c], planes)
+                for i in range(np.uint64(width)):
+                    row[i] = stored(line[at + i * step], planes)
 
 
 @jit.kernel
