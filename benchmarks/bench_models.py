@@ -101,6 +101,24 @@ def fresh_process_load(key: str, smoke: bool, width: float, cold: bool) -> str:
     return f"{figures['load']:.1f} s (+{figures['import']:.1f} s import)"
 
 
+WARM_UP = 3.0
+"""Seconds the first timed row's sides run untimed before its turns: a process's first seconds ran every side
+slower on the 2-core VM (``bench_standard_layers.WARM_UP``); the first row's LiteRT time read 1.03 ms in one run
+and 0.57-0.59 in two others."""
+_warmed = [False]
+
+
+def warm_up(calls: list, seconds: float = WARM_UP) -> None:
+    """Once a process: ``calls`` in turn, untimed, for ``seconds``."""
+    if _warmed[0]:
+        return
+    _warmed[0] = True
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        for call in calls:
+            call()
+
+
 def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width: float, gap: float = 0.0,
             block: int = 1) -> Result:
     """Load every side (the first load compiles what this process has not yet), compare the outputs (raises
@@ -112,6 +130,8 @@ def measure(key: str, row: Row, repeat: int, processes: bool, smoke: bool, width
     print(f"{row.name}: first loads (compiling what this process has not yet) "
           + ", ".join(f"{side} {seconds:.2f} s" for side, seconds in firsts.items()), flush=True)
     difference = row.compare(runs["ours"], {side: run for side, run in runs.items() if side != "ours"})
+    if not smoke:
+        warm_up(list(runs.values()))
     times = dict(zip(runs, medians(list(runs.values()), repeat, gap, block)))
     warm, phases = {}, ""
     for side, load in loads.items():  # kernels compiled by now: the median of three loads when a load is quick
