@@ -155,3 +155,30 @@ def test_weights_within_the_limit_take_one_block_and_one_more_splits():
     plan = engine.prepare(w, _window(), (1, 1, 602), (1, 1, 4), "avx2")
     assert 242 < engine.block_steps(plan, 32768) < steps
     assert engine.block_steps(plan, 32767) >= steps  # a measured input below 32768 fits again
+
+
+@pytest.mark.parametrize("k_out", [1, 3, 17, 130])
+def test_weight_sums_read_the_real_channels_only_and_give_the_unpacked_maximum(k_out):
+    # The packed blocks hold up to 128 lanes; the padding lanes are zeros. The largest per-channel sum of |w|
+    # must be the plain one from the unpacked weights, and summing must not take memory for the padding lanes
+    # (a layer of one output channel and 8.4 million input channels had taken 21 GB).
+    import tracemalloc
+
+    from openvx_nn.kernels.engine.block_bounds import weight_sums
+    rng = np.random.default_rng(k_out)
+    channels = 4096
+    w = rng.integers(-32768, 32768, (1, 1, channels, k_out)).astype(np.int16)
+    window = correlation.convolution_window(0, 0, 1, 1, 0, 0, 0, 0)
+    name = next(n for n in isa.ISAS if n != "generic" and n in isa.available())
+    plan = engine.prepare(w, window, (1, 1, channels), (1, 1, k_out), name)
+    want = int(np.abs(w.astype(np.int64)).sum(axis=(0, 1, 2)).max())
+    assert plan.w_total == want
+    tracemalloc.start()
+    try:
+        total, _ = weight_sums(plan.weights, plan.taps.size, plan.inner, plan.w_max, k_out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert total == want
+    real_lanes = min(k_out, plan.vecs * plan.lanes)
+    assert peak <= 64 * channels * real_lanes + (1 << 16), f"{peak} bytes for {real_lanes} real lanes"

@@ -20,22 +20,25 @@ X_WORST = 32768  # the largest |int16|: a block length safe for it is safe for e
 _SHRINK = 0.93  # step-run lengths tried within one tap: from the tap's length down, geometrically
 
 
-def weight_sums(weights: np.ndarray, n_taps: int, inner: int, w_max: int) -> tuple[int, int]:
-    """``(total, split)`` for packed int16 weights ``[block][..steps..][vector][lane][e]``: ``total`` the
-    largest per-channel sum of |w| over all steps; ``split`` the longest block length below one block of
-    all steps whose blocks all stay within int32 for any int16 input (0: none longer than the uniform one)."""
+def weight_sums(weights: np.ndarray, n_taps: int, inner: int, w_max: int, channels: int) -> tuple[int, int]:
+    """``(total, split)`` for packed int16 weights ``[block][..steps..][vector][lane][e]`` of ``channels`` output
+    channels: ``total`` the largest per-channel sum of |w| over all steps; ``split`` the longest block length below
+    one block of all steps whose blocks all stay within int32 for any int16 input (0: none longer than the uniform
+    one). Only the real channels' lanes are summed (the padding lanes sum to 0, which no maximum needs): a layer of
+    one output channel packed into 128 lanes had taken 128x the memory (8.4 million input channels: 21 GB)."""
     n_blocks, elements = weights.shape[0], weights.shape[-1]
     steps = n_taps * inner
+    block = weights[0, ..., 0].size // steps
     # Exact in int32 while the whole sum is (steps * E * 32768 < 2**31); the prefix is as large as the weights.
     wide = np.int32 if steps * elements * X_WORST <= INT32_MAX else np.int64
-    prefix = np.zeros((n_blocks, steps + 1, weights[0, ..., 0].size // steps), wide)
+    prefix = np.zeros((n_blocks, steps + 1, min(block, channels)), wide)
     for b in range(n_blocks):
-        magnitudes = np.abs(weights[b].astype(wide))
+        real = min(block, channels - b * block)
+        magnitudes = np.abs(weights[b].reshape(steps, block, elements)[:, :real].astype(wide))
         per_step = magnitudes[..., 0]  # [step, lane]: the step's E elements added (slices: a reduction over
         for e in range(1, elements):  # an axis of 2 is numpy's slow case)
             per_step = per_step + magnitudes[..., e]
-        per_step = per_step.reshape(steps, -1)
-        np.cumsum(per_step, axis=0, out=prefix[b, 1:], dtype=wide)
+        np.cumsum(per_step, axis=0, out=prefix[b, 1:, :real], dtype=wide)
     total = int(prefix[:, -1].max(initial=0))
     limit = INT32_MAX // X_WORST
     uniform = INT32_MAX // (X_WORST * w_max * elements) if w_max else steps

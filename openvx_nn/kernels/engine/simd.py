@@ -154,7 +154,7 @@ def prepare(w: np.ndarray, window, x_shape: tuple[int, ...], out_shape: tuple[in
     corr = np.concatenate([corr.astype(np.int64), np.zeros(n_blocks * block - k_out, np.int64)])
     inner = run_groups  # groups a tap's run steps through
     w_max = max(-int(w.min(initial=0)), int(w.max(initial=0)))
-    w_total, w_split = weight_sums(weights, taps.size, inner, w_max) if kind == "s16" else (0, 0)
+    w_total, w_split = weight_sums(weights, taps.size, inner, w_max, k_out) if kind == "s16" else (0, 0)
     return SimdPlan(isa, kind, code, rows, vecs, lanes, weights, corr, taps, inner, w_max, x_max, store, flip,
                     channels, depth, k_out, width, height, (offset_x, offset_y), (stride_x, stride_y), w_total,
                     w_split)
