@@ -3,6 +3,7 @@ the front, helpers from the back, every chunk once), ``gang.closed`` (no native 
 a held run (``gang.LINGER_CYCLES``)."""
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from openvx_nn.kernels.engine import gang
-from openvx_nn.kernels.engine.atomics import take_chunk
+from openvx_nn.kernels.engine.atomics import LINE_BYTES, fetch_add, load, shared_words, take_chunk
 
 
 @numba.njit(nogil=True)
@@ -108,3 +109,59 @@ def test_a_helper_lingers_after_a_held_run_and_not_otherwise():
     # LINGER_CYCLES of the time-stamp counter: at least ~1.4 ms on any clock up to 3.5 GHz
     assert lingered >= gang.LINGER_CYCLES / 3.5e9, lingered
     assert plain < lingered / 2, (plain, lingered)
+
+
+@pytest.mark.parametrize("words", [1, 2, 4, 10, 16, 17])
+def test_shared_words_are_zeros_alone_in_their_cache_lines(words):
+    # counters that threads update atomically start on a line pair of their own, and no other array of the same
+    # kind reaches into it (many small ones allocated in a row, as a model's layers allocate their counters)
+    arrays = [shared_words(words) for _ in range(32)]
+    spans = []
+    for a in arrays:
+        assert a.dtype == np.int64 and a.shape == (words,) and a.flags.c_contiguous and not a.any()
+        start = a.ctypes.data
+        assert start % LINE_BYTES == 0
+        end = start + -(-a.nbytes // LINE_BYTES) * LINE_BYTES  # the lines it owns
+        spans.append((start, end))
+    spans.sort()
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert end <= start
+
+
+@numba.njit(nogil=True)
+def _add_then_load(counters, times):
+    at = counters.ctypes.data
+    for _ in range(times):
+        fetch_add(at + 8, 3)
+    return load(at), load(at + 8)
+
+
+def test_an_atomic_load_reads_what_atomic_adds_left():
+    counters = shared_words(2)
+    counters[0] = -7
+    assert _add_then_load(counters, 1000) == (-7, 3000)
+    assert counters[1] == 3000
+
+
+def test_a_spin_on_atomic_loads_sees_another_threads_adds():
+    # a waiter spinning on load() sees the other thread's adds (no value kept in a register: the loop ends)
+    counters = shared_words(2)
+    done = threading.Event()
+
+    def adder():
+        _add_then_load(counters, 5000)
+        done.set()
+
+    thread = threading.Thread(target=adder)
+    thread.start()
+    assert _wait_until(counters, 15000) == 15000
+    thread.join()
+    assert done.is_set()
+
+
+@numba.njit(nogil=True)
+def _wait_until(counters, total):
+    at = counters.ctypes.data
+    while load(at + 8) < total:
+        pass
+    return load(at + 8)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import platform
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -21,7 +22,7 @@ _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 @intrinsic
 def fetch_add(typingctx, address, value):
     """``fetch_add(address, value)``: adds ``value`` to the int64 at ``address`` atomically (sequentially
-    consistent) and returns the value it held before. ``fetch_add(address, 0)`` is an atomic load."""
+    consistent) and returns the value it held before."""
     if not (isinstance(address, types.Integer) and isinstance(value, types.Integer)):
         return None
 
@@ -30,6 +31,20 @@ def fetch_add(typingctx, address, value):
         return builder.atomic_rmw("add", at, context.cast(builder, args[1], signature.args[1], types.int64),
                                   "seq_cst")
     return types.int64(address, value), codegen
+
+
+@intrinsic
+def load(typingctx, address):
+    """``load(address)``: the int64 at ``address``, read atomically (sequentially consistent). What a spin-wait
+    reads: a plain load keeps the cache line shared, where a read-modify-write (``fetch_add(address, 0)``) takes
+    it exclusive each time and so pulls it away from the thread that writes it, and from whatever else lies in it."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        at = builder.inttoptr(context.cast(builder, args[0], signature.args[0], types.int64), _I64.as_pointer())
+        return builder.load_atomic(at, "seq_cst", 8)
+    return types.int64(address), codegen
 
 
 @intrinsic
@@ -59,6 +74,20 @@ def compare_swap(typingctx, address, expected, value):
     return types.boolean(address, expected, value), codegen
 
 
+LINE_BYTES = 128
+"""What :func:`shared_words` gives each array alone: two 64-byte cache lines, which the adjacent-line prefetcher
+fetches as a pair."""
+
+
+def shared_words(words: int) -> np.ndarray:
+    """``words`` int64 zeros that threads update atomically (chunk counters, the gang's mailbox), alone in their
+    cache lines: a counter sharing a line with other data would make every claim or spin-wait on it pull that data
+    away from the thread using it (false sharing), by where the allocator happened to put it."""
+    raw = np.zeros((-(-words * 8 // LINE_BYTES) + 1) * LINE_BYTES // 8, np.int64)
+    skip = (-raw.ctypes.data % LINE_BYTES) // 8
+    return raw[skip:skip + words]
+
+
 CHUNK_FAILED = 1 << 40
 """Added to a shared call's count of finished chunks (the int64 at ``claim + 8``) when a thread's chunks raised
 (native entries: ``gang``'s serve loops for a helper's, the entry for the caller's; Python calls:
@@ -69,7 +98,7 @@ reads the failure there after its wait."""
 def _wait_for_chunks(claim, n_chunks):
     # The caller of a shared chunk loop returns once every chunk is finished, or some thread's chunk failed
     # (CHUNK_FAILED): the int64 at ``claim + 8`` counts finished chunks (the one at ``claim`` hands them out).
-    while fetch_add(claim + 8, 0) < n_chunks:
+    while load(claim + 8) < n_chunks:
         pause()
 
 
@@ -87,7 +116,7 @@ def _wait_for_shares(claim, parts, task_claim):
     # A phase shared before a task's chunks (an input's packing, behind its own counters at ``claim``): every
     # thread waits until each part is finished, or until the task's chunks at ``task_claim`` failed (a thread
     # that raised while packing never finishes its part).
-    while fetch_add(claim + 8, 0) < parts and fetch_add(task_claim + 8, 0) < CHUNK_FAILED:
+    while load(claim + 8) < parts and load(task_claim + 8) < CHUNK_FAILED:
         pause()
 
 
@@ -100,7 +129,7 @@ def _take_chunk(claim, n_chunks, back):
     # the rows layer after layer and reads mostly what it wrote (a row written by the other core comes from
     # its cache, not this one's). Returns the chunk's index, or -1 once every chunk is taken.
     while True:
-        word = fetch_add(claim, 0)
+        word = load(claim)
         front = word & 0xFFFFFFFF
         behind = word >> 32
         if front + behind >= n_chunks:

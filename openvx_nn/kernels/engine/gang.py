@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 from ..support import jit, native
 from . import isa, workers
-from .atomics import CHUNK_FAILED, compare_swap, fetch_add, pause
+from .atomics import CHUNK_FAILED, compare_swap, fetch_add, load, pause, shared_words
 
 SPIN_CYCLES = 400_000
 """How long a helper stays in the gang after a task, in time-stamp counter cycles (about 0.15 ms): longer
@@ -47,7 +47,7 @@ HOLD_CYCLES = 2_500_000_000
 """How long a held gang (:func:`held`) keeps a helper spinning with no task at most (about a second): a bound in
 case the holder is stuck."""
 
-_mailbox = np.zeros(10, np.int64)
+_mailbox = shared_words(10)
 """[generation of the posted task, helpers in the gang or queued for it, the posted native task's record (0: none,
 or a Python task), helpers inside a native task, native tasks helpers have joined so far (:func:`native_joins`),
 holds (:func:`held`: while positive, helpers stay past ``SPIN_CYCLES``), closings (:func:`closed`: while positive,
@@ -92,24 +92,24 @@ def _park(mailbox, seen, cycles):
     deadline = _cycles() + cycles
     rounds = 0
     while rounds < SPIN_LIMIT:
-        generation = fetch_add(at + GENERATION, 0)
+        generation = load(at + GENERATION)
         if generation == seen:
             now = _cycles()
             if now > deadline:
-                free = fetch_add(at + HOLDS, 0) <= 0 and now > fetch_add(at + LINGER, 0)
+                free = load(at + HOLDS) <= 0 and now > load(at + LINGER)
                 if free or now > deadline + HOLD_CYCLES:
                     break
                 rounds = 0  # held or lingering: the round bound counts from the end of the spin time
             pause()
             rounds += 1
             continue
-        python = fetch_add(at + PYTHON, 0)
+        python = load(at + PYTHON)
         if python > seen:
             return python
-        task = fetch_add(at + NATIVE_TASK, 0)
+        task = load(at + NATIVE_TASK)
         if task != 0:
             fetch_add(at + INSIDE, 1)
-            if fetch_add(at + NATIVE_TASK, 0) == task:  # still posted: its poster waits for us before it returns
+            if load(at + NATIVE_TASK) == task:  # still posted: its poster waits for us before it returns
                 record = native.c_array_at(task, 3)
                 if native.call(record[0], record[1]) != 0:  # raised mid-chunk: that chunk never counts as finished
                     fetch_add(record[2] + 8, CHUNK_FAILED)
@@ -260,9 +260,9 @@ def post_native(mailbox_at, task):
     """Post the native task record at ``task`` (``[helper entry, block, counters]``) to the helpers spinning in the gang;
     False when none is counted in or the gang is :func:`closed` (then nobody may run it: the caller does every
     chunk)."""
-    if fetch_add(mailbox_at + COUNTED, 0) <= 0 or fetch_add(mailbox_at + CLOSED, 0) > 0:
+    if load(mailbox_at + COUNTED) <= 0 or load(mailbox_at + CLOSED) > 0:
         return False
-    old = fetch_add(mailbox_at + NATIVE_TASK, 0)
+    old = load(mailbox_at + NATIVE_TASK)
     if not compare_swap(mailbox_at + NATIVE_TASK, old, task):
         return False  # another poster in between: this layer goes without help
     fetch_add(mailbox_at + GENERATION, 1)
@@ -274,7 +274,7 @@ def retract_native(mailbox_at, task):
     """Withdraw ``task`` (if still posted) and wait until no helper is inside a native task: after this, none
     reads the task's arrays. Call it once the task's chunk loop has ended (helpers inside find nothing left)."""
     compare_swap(mailbox_at + NATIVE_TASK, task, 0)
-    while fetch_add(mailbox_at + INSIDE, 0) != 0:
+    while load(mailbox_at + INSIDE) != 0:
         pause()
 
 
@@ -319,7 +319,7 @@ def shared_entry(lines, prepare, words: tuple[int, int, int, int], code: int = 0
                 except Exception:  # noqa: BLE001 - numba catches only Exception as a whole
                     fetch_add(shared.ctypes.data + 8, CHUNK_FAILED)  # helpers waiting on this thread stop
                 retract_native(block[mailbox], block[task])  # also after a failure: helpers may be inside
-                return jit.RAISED if fetch_add(shared.ctypes.data + 8, 0) >= CHUNK_FAILED else 0
+                return jit.RAISED if load(shared.ctypes.data + 8) >= CHUNK_FAILED else 0
         lines(code, block, 0, False)
         return 0
 
@@ -352,7 +352,7 @@ class NativeTask:
         threads = isa.threads()
         self.units = n_rows  # what the chunks cut (``benchmarks/audit_threads.py`` reads it)
         self.chunks = workers.chunk_count(n_rows, threads) if lend and threads > 1 and n_rows > 1 else 0
-        self.counters = np.zeros(2, np.int64)
+        self.counters = shared_words(2)
         self.record = np.zeros(3, np.int64)
 
     def words(self) -> tuple[int, int, int]:

@@ -48,7 +48,7 @@ from numba import types
 from ..support import jit, native
 from ..support.jit import kernel
 from . import gang, workers
-from .atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
+from .atomics import fetch_add, shared_words, take_chunk, wait_for_chunks, wait_for_shares
 from .microkernel import LANES, tile_kernel, tile_kernel_requantized, variant
 from .requantize_lanes import WIDTH, requantize8, requantize16
 from .simd import INT32_MAX, PARALLEL_WORK, STRIP
@@ -446,7 +446,7 @@ class NhwcCall:
                 units(code, *arrays, 0, n_units)
                 return
             n_chunks = workers.chunk_count(n_units, helpers + 1)
-            counters = np.zeros(2, np.int64)
+            counters = shared_words(2)
             share = workers.Share(counters)
             share.lend(lambda: claim(code, *arrays, n_units, n_chunks, counters, False), helpers)
             share.run(claim, code, *arrays, n_units, n_chunks, counters, True)
@@ -462,7 +462,7 @@ class NhwcCall:
         task = gang.NativeTask(self.n_units, self.native_shared)
         xp = np.empty(self.xp_shape, np.int16)
         arrays = (x, xp, plan.taps, plan.weights, plan.bias, out.reshape(-1), self.params, task.counters,
-                  np.zeros(2, np.int64))
+                  shared_words(2))
         words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape) for a in arrays),
                                   self.x_zero, plan.pads[0], plan.pads[1], self.n_units, *task.words())
         return native.Entry(_native_entry(plan.code), words, keep + task.finish(_native_helper(plan.code), words))

@@ -27,6 +27,7 @@ from ..support import jit, native
 from ..support.fixed_point import int_range
 from ..support.jit import is_crowded
 from . import correlation, gang, isa, simd
+from .atomics import shared_words
 from .block_bounds import run_steps
 from .microkernel import ELEMENTS
 
@@ -136,7 +137,8 @@ def _bind_simd(route, x6, bias, bias3, out6, work, clamp: tuple[int, int] | None
     # [2] = 1: chunks from both ends, so that each thread computes the same end of the layer run after run
     # (AlexNet's conv3 165 -> 157 us; simd.correlate's calls, which keep the claim order, measured 190 -> 212 us
     # that way, for a reason not found); [3] = 1: "go" for simd's chunk loop (packed before posting)
-    task.counters = np.array([0, 0, 1, 1], np.int64)
+    task.counters = shared_words(4)
+    task.counters[2:] = 1
     mailbox, record, chunks = task.words()
     scalars = _scalar_words(mailbox=mailbox, task=record, chunks=chunks,
         lo_x=plan.origin[0], lo_y=plan.origin[1], flip=plan.flip, mask=0xFF if plan.kind == "u8s8" else -1,

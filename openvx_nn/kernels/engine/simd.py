@@ -54,7 +54,7 @@ from ..support.fixed_point import int_range, requantize_lane, requantize_run
 from ..support.native import copy_bytes
 from . import isa as isa_module
 from . import workers
-from .atomics import compare_swap, fetch_add, pause, take_chunk, wait_for_chunks
+from .atomics import compare_swap, fetch_add, load, pause, shared_words, take_chunk, wait_for_chunks
 from .block_bounds import INT32_MAX, run_steps, weight_sums
 from .block_transpose import SIDE, transpose_region
 from .microkernel import ELEMENTS, KINDS, LANES, tile_kernel, variant
@@ -529,11 +529,11 @@ def _claim_units(code, xp, taps, weights, corr, bias1, bias4, bias_kind, out, sh
     # counts finished chunks, and the caller (``wait``) returns once all are finished. A helper lent the task before
     # the input is packed waits for counters[3]: 1 go, 2 nothing to do.
     claim = np.int64(counters.ctypes.data)
-    while fetch_add(claim + 24, 0) == 0:
+    while load(claim + 24) == 0:
         pause()
-    if fetch_add(claim + 24, 0) == 2:
+    if load(claim + 24) == 2:
         return
-    back = not wait and fetch_add(claim + 16, 0) != 0
+    back = not wait and load(claim + 16) != 0
     while True:
         i = take_chunk(claim, n_chunks, back)
         if i < 0:
@@ -555,13 +555,13 @@ def _claim_pack(x6, xp, lo_x, lo_y, flip, mask, measure, parts, counters, wait):
             break
         biggest = _PACK(x6, xp, lo_x, lo_y, flip, mask, measure, i, parts)
         while True:  # counters[2] = max(counters[2], biggest), atomically
-            seen = fetch_add(claim + 16, 0)
+            seen = load(claim + 16)
             if seen >= biggest or compare_swap(claim + 16, seen, biggest):
                 break
         fetch_add(claim + 8, 1)
     if wait:
         wait_for_chunks(claim, parts)
-    return fetch_add(claim + 16, 0)
+    return load(claim + 16)
 
 
 _UNITS_SHARED = jit.kernel(_claim_units)
@@ -618,7 +618,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     unit_args = _unit_args(plan, x6, bias1, bias4, bias_kind, xp, out6, steps, saturate, nearest_even)
     if helpers and plan.kind == "u8s8" and xp.nbytes < PACK_PARALLEL_BYTES:
         # The input's range is known: lend the units now, so that helpers wake while this thread packs.
-        counters = np.zeros(4, np.int64)
+        counters = shared_words(4)
         lent = _lend(units, unit_args, counters, helpers)
         try:
             pack(*packing, 1, np.zeros(3, np.int64), True)
@@ -629,7 +629,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
         lent()
         return _finish_output(unit_args, out6)
     if helpers and xp.nbytes >= PACK_PARALLEL_BYTES:  # below, packing (a copy) is done before a helper wakes
-        measured = _lend(pack, (packing, (), ()), np.zeros(4, np.int64), helpers, ready=1)()
+        measured = _lend(pack, (packing, (), ()), shared_words(4), helpers, ready=1)()
     elif helpers:
         measured = pack(*packing, 1, np.zeros(3, np.int64), True)
     else:
@@ -641,7 +641,7 @@ def correlate(plan: SimdPlan, x6: np.ndarray, bias: np.ndarray | None, out6: np.
     head, sizes, tail = unit_args
     tail = tail[:8] + (min(steps_per_block, 1 << 40),) + tail[9:]
     if helpers:
-        _lend(units, (head, sizes, tail), np.zeros(4, np.int64), helpers, ready=1)()
+        _lend(units, (head, sizes, tail), shared_words(4), helpers, ready=1)()
     else:
         units(*head, 0, sizes[0], *tail)
     return _finish_output(unit_args, out6)

@@ -48,7 +48,7 @@ import numpy as np
 from numba import types
 
 from ..engine import gang, isa
-from ..engine.atomics import fetch_add, take_chunk, wait_for_chunks, wait_for_shares
+from ..engine.atomics import fetch_add, shared_words, take_chunk, wait_for_chunks, wait_for_shares
 from ..engine.chunk_loop import chunk_driver
 from ..support import jit, native
 from . import float_sharing

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import types
 
-from ..engine import gang, workers
+from ..engine import atomics, gang, workers
 from ..support import jit, native
 
 PARALLEL_WORK = 1_000_000
@@ -66,7 +66,7 @@ class Rows:
         run = compiled(self.shared, self.arg_types, (jit.INT, jit.INT, _COUNTERS, jit.BOOL))
         args, n_rows = self.args, self.n_rows
         n_chunks = workers.chunk_count(n_rows, helpers + 1)
-        counters = np.zeros(2, np.int64)  # [next chunk to claim, chunks finished]
+        counters = atomics.shared_words(2)  # [next chunk to claim, chunks finished]
         share = workers.Share(counters)
         share.lend(lambda: run(*args, n_rows, n_chunks, counters, False), helpers, gang.post)
         share.run(run, *args, n_rows, n_chunks, counters, True)

@@ -28,7 +28,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..engine import gang, workers
-from ..engine.atomics import fetch_add, wait_for_shares
+from ..engine.atomics import fetch_add, shared_words, wait_for_shares
 from ..engine.chunk_loop import chunk_driver
 from ..engine.nhwc import ACC_LIMIT, pack_entry, pack_offsets_kernel, scale_lane, scale_run
 from ..engine.requantize_lanes import requantize_vector
@@ -435,7 +435,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
                 serial(xp, w_offsets, lane_bias, line_bias, out, *scalars, 0, n_lines)
                 return
             n_chunks = workers.chunk_count(n_lines, helpers + 1)
-            counters = np.zeros(2, np.int64)
+            counters = shared_words(2)
             share = workers.Share(counters)
             share.lend(lambda: claim(xp, w_offsets, lane_bias, line_bias, out, scalars, n_lines, n_chunks, counters,
                                      False), helpers)
@@ -450,7 +450,7 @@ def prepare_depthwise(w: np.ndarray, bias: np.ndarray | None, out_shape: tuple[i
         task = gang.NativeTask(n_lines, work >= NATIVE_PARALLEL_WORK)
         words, keep = native.pack(*(a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
                                     for a in (x, xp, w_offsets, lane_bias, line_bias, out, task.counters,
-                                              np.zeros(2, np.int64))),
+                                              shared_words(2))),
                                   *scalars, n_lines, int(quant_in[1]), pads[0], pads[2], int(phased), *task.words())
         return native.Entry(_native_entry(), words, keep + task.finish(_native_helper(), words))
     return Prepared(fill, attach, native_entry)
