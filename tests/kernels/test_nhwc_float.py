@@ -370,6 +370,29 @@ def test_pointwise_layers_on_every_tile_match_a_plain_loop(case):
         np.testing.assert_array_equal(got, first)
 
 
+@pytest.mark.parametrize("case", range(6))
+def test_one_row_tiles_write_a_channel_slice_of_a_wider_output(case):
+    # a matrix-vector product on the one-row tiles (pack_conv(pixels=1), pack_fc(rows=1)) into channels
+    # [first, first + o) of a wider output (a concatenation's slice): those channels equal a plain sum, clamped,
+    # within the float32 bound, and the channels around them are not touched
+    rng = np.random.default_rng(950 + case)
+    c, o = int(rng.integers(1, 200)), int(rng.choice([16, 40, 64, 65, 100, int(rng.integers(17, 140))]))
+    first, after = int(rng.integers(0, 20)), int(rng.integers(0, 20))
+    low, high = ((-np.inf, np.inf), (0.0, 6.0))[case % 2]
+    x, wt, bias = _values(rng, (1, 1, 1, c), edge=case % 3 == 2), _values(rng, (o, 1, 1, c)), _values(rng, (o,))
+    want = _plain_conv(x, wt, bias, None, low, high)
+    span = _plain_conv(np.abs(x), np.abs(wt), np.abs(bias), None, 0.0, np.inf)
+    wp = fconv.pack_conv(wt, pixels=1)
+    assert wp.shape[3] == ROW_VECTORS
+    whole = np.full((1, 1, 1, first + o + after), np.nan, np.float32)
+    fconv.conv2d(x, wp, bias, whole[..., first:first + o], (0, 0, 0, 0), (1, 1), (low, high))
+    _assert_within(whole[..., first:first + o], want, (c + 3) * U * span)
+    assert np.isnan(whole[..., :first]).all() and np.isnan(whole[..., first + o:]).all()
+    alone = np.full((1, 1, 1, o), np.nan, np.float32)
+    fconv.conv2d(x, wp, bias, alone, (0, 0, 0, 0), (1, 1), (low, high))
+    np.testing.assert_array_equal(whole[..., first:first + o], alone)
+
+
 def test_one_row_weights_take_a_residual_and_an_activation_epilogue():
     # pack_conv(pixels=1) gives a squeeze-and-excitation layer the one-row tiles; the layer's residual and the
     # activation after its clamp (hard sigmoid: max(0, min(1, x / 6 + 1 / 2))) are computed as on the other tiles
