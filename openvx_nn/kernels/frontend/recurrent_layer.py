@@ -66,10 +66,12 @@ def _six(a: np.ndarray) -> np.ndarray:
     return a.reshape((1,) * (native.RANK - a.ndim) + a.shape)
 
 
-def _packed(w: np.ndarray, rows: int) -> tuple[np.ndarray, int, int, int]:
+def _packed(w: np.ndarray, rows: int, runs: bool = True) -> tuple[np.ndarray, int, int, int]:
+    """(packed weights, panel, units, the tile loop's address) of a product; the loop 0 for a product the cell
+    never runs (its placeholder weights would compile a tile loop of their own on a cold cache)."""
     wp = pack_fc(np.asarray(w, np.float32), rows=rows)
     panel, units = work_units(wp, rows)
-    return wp, panel, units, fc_loop(wp, rows)
+    return wp, panel, units, fc_loop(wp, rows) if runs else 0
 
 
 def _empty(shape=(0, 0)) -> np.ndarray:
@@ -118,9 +120,12 @@ def bind(cell: Cell, x: np.ndarray, out: np.ndarray, h0: np.ndarray | None = Non
     w_h = np.asarray(cell.w_h, np.float32)
     recurrent = w_h[:2 * units] if kind == r.GRU and not after else w_h
     wh, panel_h, units_h, loop_h = _packed(recurrent, batch)
-    wh2, panel_h2, units_h2, loop_h2 = _packed(w_h[2 * units:] if kind == r.GRU else np.zeros((1, 1), np.float32), batch)
+    on_reset = kind == r.GRU and not after  # the output gate's product of the reset state, a step's second
+    wh2, panel_h2, units_h2, loop_h2 = _packed(w_h[2 * units:] if on_reset else np.zeros((1, 1), np.float32), batch,
+                                               on_reset)
     has_proj = cell.projection is not None
-    proj, panel_p, units_p, loop_p = _packed(cell.projection if has_proj else np.zeros((1, 1), np.float32), batch)
+    proj, panel_p, units_p, loop_p = _packed(cell.projection if has_proj else np.zeros((1, 1), np.float32), batch,
+                                             has_proj)
     proj_bias = np.zeros(outs, np.float32) if cell.projection_bias is None else _f32(cell.projection_bias, (outs,))
     peep = np.zeros((3, units), np.float32) if cell.peephole is None else _f32(cell.peephole, (3, units))
     acts = list(cell.activations) + [("identity", 0.0, 0.0)] * (3 - len(cell.activations))
