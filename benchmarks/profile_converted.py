@@ -102,7 +102,8 @@ def native_calls(path: Path, first: str, x: np.ndarray, rounds: int, calls: int
         whole["an empty call"] = statistics.median(empty) * len(timed)
         rows = []
         for k, call in enumerate(timed):
-            dims = "x".join(str(d) for d in call.node.params[-1].dims)
+            shaped = [q for q in call.node.params if hasattr(q, "dims")]  # the output: the last tensor (a scalar
+            dims = "x".join(str(d) for d in shaped[-1].dims) if shaped else "?"  # parameter may follow it)
             rows.append((f"{call.node.description.name.rsplit('.', 1)[-1]} -> {dims}",
                          statistics.median(alone[k]), statistics.median(ordered[k])))
         return rows, {name: times if isinstance(times, float) else statistics.median(times)
