@@ -29,20 +29,28 @@ from openvx_nn.kernels.frontend import float_winograd
 
 LAYERS = [("3x3 64->64 56", 56, 64, 64, True, False), ("3x3 64->64 56 +res", 56, 64, 64, True, True),
           ("3x3 128->128 28 +res", 28, 128, 128, True, True), ("3x3 256->256 14 +res", 14, 256, 256, True, True),
-          ("3x3 512->512 7", 7, 512, 512, True, False), ("3x3 512->512 7 +res", 7, 512, 512, True, True)]
+          ("3x3 512->512 7", 7, 512, 512, True, False), ("3x3 512->512 7 +res", 7, 512, 512, True, True),
+          ("3x3 128->32 56", 56, 128, 32, False, False), ("3x3 128->32 28", 28, 128, 32, False, False),
+          ("3x3 128->32 14", 14, 128, 32, False, False), ("3x3 32->32 56", 56, 32, 32, True, False),
+          ("3x3 64->32 56", 56, 64, 32, True, False), ("3x3 32->64 56", 56, 32, 64, True, False),
+          ("3x3 64->48 56", 56, 64, 48, True, False), ("3x3 48->48 28", 28, 48, 48, True, False),
+          ("3x3 32->128 28", 28, 32, 128, True, False), ("3x3 32->32 14", 14, 32, 32, True, False)]
+"""ResNet-18's layers, then DenseNet-121's growth layers (128 -> 32) and layers of 32 channels in or out
+(U-Net's first, narrow networks'), below ``MIN_CHANNELS``."""
 
 
 def bound(route: str, x, w, bias, relu, res):
     """(call, output) of the layer bound with ``OPENVX_NN_WINOGRAD=route`` (the layer's choice is made there);
-    bound with ``MIN_SIDE`` and ``MIN_CHANNELS`` lowered so that the Winograd side is Winograd on every row."""
+    bound with ``MIN_SIDE``, ``MIN_CHANNELS`` and ``MIN_CHANNEL_SUM`` lowered so that the Winograd side is Winograd on every row."""
     old_env, old_side = os.environ.get(float_winograd.ENV), float_winograd.MIN_SIDE
-    old_channels = float_winograd.MIN_CHANNELS
+    old_channels, old_sum = float_winograd.MIN_CHANNELS, float_winograd.MIN_CHANNEL_SUM
     os.environ[float_winograd.ENV] = route
-    float_winograd.MIN_SIDE = float_winograd.MIN_CHANNELS = 1
+    float_winograd.MIN_SIDE = float_winograd.MIN_CHANNELS = float_winograd.MIN_CHANNEL_SUM = 1
     try:
         return ours(x, w, bias, 1, 1, relu, res)
     finally:
         float_winograd.MIN_SIDE, float_winograd.MIN_CHANNELS = old_side, old_channels
+        float_winograd.MIN_CHANNEL_SUM = old_sum
         if old_env is None:
             del os.environ[float_winograd.ENV]
         else:

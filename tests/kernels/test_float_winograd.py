@@ -11,7 +11,7 @@ from openvx_nn.kernels.frontend.epilogue_activation import epilogue_of
 from openvx_nn.kernels.support import native
 
 TOLERANCE = 1e-5  # relative to the output's largest magnitude (docs/nnapi.md's float32 convolution bound)
-THRESHOLDS = (fw.MIN_CHANNELS, fw.MIN_SIDE)  # the module's own, before the fixture lowers them
+THRESHOLDS = (fw.MIN_CHANNELS, fw.MIN_SIDE, fw.MIN_CHANNEL_SUM)  # the module's own, before the fixture lowers them
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +19,7 @@ def small_layers(monkeypatch):
     """Every 3x3 stride-1 layer of the tests takes the route (switched on; its thresholds are for speed alone)."""
     monkeypatch.setattr(fw, "MIN_CHANNELS", 1)
     monkeypatch.setattr(fw, "MIN_SIDE", 1)
+    monkeypatch.setattr(fw, "MIN_CHANNEL_SUM", 1)
     monkeypatch.setenv(fw.ENV, "1")
 
 
@@ -195,18 +196,22 @@ def test_bordered_buffers_give_the_same_bits_as_plain_arrays():
     assert (wide[..., :10] == 7.0).all() and (wide[..., 50:] == 7.0).all()
 
 
-def test_the_thresholds_take_resnets_3x3_stages_but_7x7(monkeypatch):
-    """ResNet-18's 3x3 layers of 64 channels at 56x56 up to 256 at 14x14 take the route; 512 at 7x7 and narrow
-    layers do not (``MIN_CHANNELS``, ``MIN_SIDE``)."""
+def test_the_thresholds_take_resnets_and_densenets_3x3_layers_but_7x7_and_narrow_ones(monkeypatch):
+    """ResNet-18's 3x3 layers of 64 channels at 56x56 up to 256 at 14x14 take the route, and DenseNet-121's
+    128 -> 32 and layers of 32 to 64; 512 at 7x7 and layers of 32 channels in and out or fewer than 32 on a side
+    do not (``MIN_CHANNELS``, ``MIN_CHANNEL_SUM``, ``MIN_SIDE``)."""
     monkeypatch.setattr(fw, "MIN_CHANNELS", THRESHOLDS[0])
     monkeypatch.setattr(fw, "MIN_SIDE", THRESHOLDS[1])
+    monkeypatch.setattr(fw, "MIN_CHANNEL_SUM", THRESHOLDS[2])
 
     def takes(side, c, o):
         packed = fc.pack_conv(np.zeros((o, 3, 3, c), np.float32))
         return fw.chosen((1, side + 2, side + 2, c), 1, packed, (1, 1), (1, 1), (1, side, side, o))
 
     assert takes(56, 64, 64) and takes(28, 128, 128) and takes(14, 256, 256)
-    assert not takes(7, 512, 512) and not takes(56, 32, 64) and not takes(56, 64, 48)
+    assert takes(56, 128, 32) and takes(14, 128, 32) and takes(56, 32, 64) and takes(28, 48, 48)
+    assert not takes(7, 512, 512) and not takes(56, 32, 32) and not takes(56, 16, 128) and not takes(56, 128, 16)
+    assert not takes(13, 128, 32)
 
 
 def test_switch_off_and_declined_layers_take_the_direct_route(monkeypatch):

@@ -44,11 +44,14 @@ from .float_microkernel import ROW_VECTORS, TILES
 from .float_sharing import F32, Rows, at, block_of
 
 ENV = "OPENVX_NN_WINOGRAD"
-MIN_CHANNELS = 64
-"""Input and output channels a layer needs at least. One thread, CPU time, in turns with the direct route on a
-loaded Intel Xeon (docs/benchmarks.md), with the transforms vectorized: 3x3 64->64 at 56x56 1.02-1.21x as fast,
-128->128 at 28x28 1.03-1.34, 256->256 at 14x14 1.33 (before, 64->64 ran 0.70-0.97: the transforms' loops were
-scalar)."""
+MIN_CHANNELS = 32
+"""Input and output channels a layer needs at least, each (and ``MIN_CHANNEL_SUM`` together). One thread, CPU time,
+in turns with the direct route on a loaded Intel Xeon (docs/benchmarks.md), with the transforms vectorized: 3x3
+64->64 at 56x56 1.02-1.21x as fast, 128->128 at 28x28 1.03-1.34, 256->256 at 14x14 1.33; on an AMD EPYC (Zen 4),
+quiet: DenseNet-121's 128->32 1.31-1.34x at 56x56 and 28x28, 1.17 at 14x14, 32->64 1.23-1.30, 64->48 1.41, 48->48
+1.29, 32->128 1.38, but 32->32 0.98 at 56x56 and 0.80 at 14x14."""
+MIN_CHANNEL_SUM = 96
+"""Input and output channels together a layer needs at least: 32 -> 32 runs no faster (above)."""
 MIN_SIDE = 14
 """Output rows and columns a layer needs at least: 7x7 maps of 512 channels stream 16 MB of transformed weights per
 call against the direct route's 9.4 (measured 0.91-1.08x, within the noise: left direct)."""
@@ -80,12 +83,13 @@ def chosen(x_shape: tuple[int, ...], x_border: int, wp: np.ndarray, strides, dil
            out_shape: tuple[int, ...]) -> bool:
     """Whether a layer (``float_convolution.bind_conv2d``'s input, packed weights and output interior) takes
     this route: a 3x3 filter, stride and dilation 1, at least ``MIN_CHANNELS`` channels in and out and
-    ``MIN_SIDE`` output rows and columns, when switched on (``enabled``)."""
+    ``MIN_CHANNEL_SUM`` together, ``MIN_SIDE`` output rows and columns, when switched on (``enabled``)."""
     _, kh, inner, vecs, _ = wp.shape
     depth = interior(x_shape, x_border)[3]
     return (enabled() and kh == 3 and inner == 3 * depth and vecs != ROW_VECTORS
             and tuple(int(s) for s in strides) == (1, 1) and tuple(int(d) for d in dilations) == (1, 1)
-            and min(depth, out_shape[3]) >= MIN_CHANNELS and min(out_shape[1], out_shape[2]) >= MIN_SIDE)
+            and min(depth, out_shape[3]) >= MIN_CHANNELS and depth + out_shape[3] >= MIN_CHANNEL_SUM
+            and min(out_shape[1], out_shape[2]) >= MIN_SIDE)
 
 
 def transformed(wp: np.ndarray, units: int) -> np.ndarray:
