@@ -177,6 +177,45 @@ def test_ctrl_c_landing_inside_llvms_bindings_is_raised_once_they_return():
         run.stdout + run.stderr
 
 
+HOOK_PROGRAM = r"""
+import os, signal, sys
+from llvmlite import binding as llvm
+from numba.core.compiler_lock import global_compiler_lock
+import openvx_nn.api  # noqa: F401  (the library installs its guard)
+
+sent = []
+
+def released():  # as numba's hook on llvmlite's lock: another module's code, run inside llvmlite's call
+    if not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs here, while llvmlite's frames are below this one
+            pass
+
+llvm.ffi.register_lock_callback(lambda: None, released)
+options = None
+try:
+    with global_compiler_lock:
+        options = llvm.create_pipeline_tuning_options()  # a C call, then the Python object takes the pointer
+        print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    print("raised after the object was whole:", options is not None and "_as_parameter_" in vars(options), flush=True)
+del options
+print("tracing off:", sys.gettrace() is None, flush=True)
+"""
+
+
+def test_ctrl_c_landing_in_code_that_llvmlite_called_is_raised_once_llvmlite_returns():
+    # Once in CI the C program of the stress test printed llvmlite's "'PipelineTuningOptions' object has no
+    # attribute '_as_parameter_'" from a finalizer: SIGINT landed in numba's hook on llvmlite's lock (a frame of
+    # numba's, so it raised at once) and unwound through llvmlite's constructor between its C call and the line
+    # that keeps the pointer.
+    run = subprocess.run([sys.executable, "-c", HOOK_PROGRAM], capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines() == ["raised after the object was whole: True", "tracing off: True"], \
+        run.stdout + run.stderr
+    assert "Exception ignored" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 FINALIZER_PROGRAM = r"""
 import os, signal, sys
 from openvx_nn.capi import interrupt

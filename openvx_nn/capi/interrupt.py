@@ -20,7 +20,8 @@ holds its compiler lock (and keeps the dropped exception's traceback off stderr)
 when the lock is released. And one place must not get it at all: LLVM's Python bindings hand objects
 between Python and C in steps (a module passed to the JIT, then marked as owned by it); an exception
 between two steps leaves an object that two owners free, and the process crashed at exit. Landing in
-llvmlite or numba's code generator, SIGINT is raised at the first line run outside them. In a C host that
+llvmlite or numba's code generator, or in code they called, SIGINT is raised at the first line run once none of
+their frames is on the stack. In a C host that
 deferral stays for the process's life (:func:`guard_finalizers`): the garbage collector runs llvmlite's finalizers,
 which hand objects back to C, at any moment, not only while numba compiles.
 """
@@ -100,15 +101,22 @@ _UNSAFE = ("llvmlite", "numba.core.codegen")
 
 
 def _unsafe(frame) -> bool:
-    name = frame.f_globals.get("__name__") or ""
-    return any(name == module or name.startswith(module + ".") for module in _UNSAFE)
+    """True when ``frame`` or a frame that called it runs an :data:`_UNSAFE` module's code. The callers count:
+    llvmlite calls back into other modules between its steps (numba's LLVM-lock hooks run inside llvmlite's lock,
+    after it is taken and before the C call), and an exception raised there unwinds through llvmlite's frames."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if any(name == module or name.startswith(module + ".") for module in _UNSAFE):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _KeepCtrlC(numba_events.Listener):
     """While the main thread holds numba's compiler lock, SIGINT is counted as well as raised; if a callback
     inside LLVM swallowed it, ``KeyboardInterrupt`` is raised when the outermost hold ends (the lock is
-    already released then). Landing in an :data:`_UNSAFE` module's code, it is raised at the next line run
-    in a frame of another module (the frames on the stack are traced until then)."""
+    already released then). Landing while an :data:`_UNSAFE` module's code is on the stack, it is raised at the
+    next line run with none of its frames below (the frames on the stack are traced until then)."""
 
     def __init__(self) -> None:
         self.depth = 0
@@ -121,7 +129,11 @@ class _KeepCtrlC(numba_events.Listener):
     def _on_sigint(self, signum, frame):
         if self.depth:
             self.seen = True
-        if frame is None or not _unsafe(frame) or self.traced or sys.gettrace() is not None:
+        if self.traced:
+            if sys.gettrace() is _untraced:
+                return  # an earlier SIGINT already waits for a safe line: this one is the same Ctrl-C
+            self._forget()  # someone replaced the tracer: that deferral will never fire
+        if frame is None or not _unsafe(frame) or sys.gettrace() is not None:
             raise KeyboardInterrupt
         while frame is not None:
             frame.f_trace = self._at_line
@@ -138,9 +150,12 @@ class _KeepCtrlC(numba_events.Listener):
     def _untrace(self) -> None:
         if self.traced:
             sys.settrace(None)
-            for frame in self.traced:
-                frame.f_trace = None
-            self.traced.clear()
+            self._forget()
+
+    def _forget(self) -> None:
+        for frame in self.traced:
+            frame.f_trace = None
+        self.traced.clear()
 
     def _on_unraisable(self, unraisable) -> None:
         if not (self.seen and isinstance(unraisable.exc_value, KeyboardInterrupt)):
