@@ -186,14 +186,23 @@ input in place."""
 
 @jit.jitable
 def _border_windows(borders, rows, kh, kw, width, depth):
-    """(scratch for a tile's windows that cross the padding, windows side by side in one slab of ``kh`` input rows):
-    a window is laid out as in the input (filter row ``ky`` at ``ky`` input rows of ``width * depth`` values), so
-    the tile's tap offsets serve it as they serve the pixels read in place; ``width // kw`` windows fit a slab."""
+    """(values of scratch for a tile's windows that cross the padding, windows side by side in one slab of ``kh``
+    input rows): a window is laid out as in the input (filter row ``ky`` at ``ky`` input rows of ``width * depth``
+    values), so the tile's tap offsets serve it as they serve the pixels read in place; ``width // kw`` windows fit
+    a slab."""
     if not borders:
-        return np.empty(0, np.float32), 1
+        return 0, 1
     per_slab = width // kw
     slabs = (rows + per_slab - 1) // per_slab
-    return np.empty(slabs * kh * width * depth, np.float32), per_slab
+    return slabs * kh * width * depth, per_slab
+
+
+@jit.jitable
+def _floats_at(words, at, n):
+    """``n`` float32 values of the int64 scratch ``words`` from word ``at`` on, moved up to the next 64-byte line
+    (``words`` has 8 spare words there for it)."""
+    at += (-(words.ctypes.data + 8 * at) % 64) // 8
+    return words[at:at + (n + 1) // 2].view(np.float32)[:n]
 
 
 @jit.jitable
@@ -314,49 +323,59 @@ def _tiles(shape: Tile, with_res: bool) -> Callable:
                               block if j0 + block <= units else j0 - units, low, high)
             return
         n_tiles = (pixels + rows - 1) // rows
-        of = out.reshape(-1, pitch)
-        flat = out.reshape(-1)
+        of, flat = native.as_rows(out, pitch), native.flat(out)
         low, high = np.float32(lo), np.float32(hi)
-        # the rows' input addresses, then (a bordered output or residual) their byte offsets from the tile's first
-        # pixel in the output, then in the residual (``float_microkernel``: an output stride of 0 reads them)
-        addresses = np.empty(3 * rows + 1, np.int64)  # (+ a chunked layer's sums so far: ``Tile.resumed``)
         # (a residual, ``units`` wide, beside a channel slice of wider pixels also: the two strides differ)
         listed = out_border > 0 or res_border > 0 or (with_res and pitch != units)
-        out_px, res_px = np.empty(rows, np.int64), np.empty(rows, np.int64)  # the rows' pixels in ``out``, ``res``
         out_step = 0 if listed else 4 * pitch
         n_taps, n_inner = _tap_offsets(kh, inner, width, depth, dil_h, dil_w)
-        taps = np.empty(n_taps, np.int64)
-        _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
-        x_at, w_at = xp.ctypes.data, wp.ctypes.data
-        rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
-        out_at, bias_at, res_at = out.ctypes.data + 4 * channel0, bias.ctypes.data, res.ctypes.data
-        w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
         kw = inner // depth
-        tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
-        tap_base, w_step = taps_at, w_tap_stride  # (a region's one column: its taps' offsets column by column)
-        ky_lo, ky_hi, kx_lo, kx_hi = 0, kh - 1, 0, kw - 1
-        ys, xs = np.empty((max(1, out_h), 4), np.int64), np.empty((max(1, out_w), 4), np.int64)
-        per_image, _, n_x = region_tiles(out_h, out_w, rows, stride_h, stride_w, dil_h, dil_w, kh, kw, top, left,
-                                           in_h, in_w, ys, xs) if in_h > 0 and in_w > 0 and code == NONE else (0, 0, 0)
-        columns = np.empty(n_taps if per_image > 0 and dil_w > 1 else 0, np.int64)  # tap (ky, kx) at kx * kh + ky
-        for k in range(columns.size):
-            columns[(k % kw) * kh + k // kw] = taps[k]
-        if per_image > 0:
-            n_tiles = n_batch * per_image
-        in_w = abs(in_w)  # (negative: the row walk asked for, ``regions_wanted``)
         borders = in_h == BORDERS  # ``xp`` is the input itself: window origins may lie in the padding around it
-        # BORDERS: the window grid starts (top, left) before the input; undilated and not BORDERS: (top, left)
-        # inside ``xp`` (0 unless ``xp`` is a zero-bordered buffer wider than the layer's padding: ``x_border``)
-        origin = x_at - (top * width + left) * depth * 4 if borders else \
-            x_at + (top * width + left) * depth * 4 if in_h == 0 else x_at
-        windows, per_slab = _border_windows(borders, rows, kh, kw, width, depth)
+        window_n, per_slab = _border_windows(borders, rows, kh, kw, width, depth)
         gemm = (kh == 1 and n_taps == 1 and n_inner == depth and stride_h == 1 and stride_w == 1 and not borders
                 and in_h == 0 and height == out_h and width == out_w and not listed)  # an unpadded 1x1 stride-1 layer
         # (into a plain output: a bordered one takes its pixels' places from the row walk)
         n_chunks = -(-depth // K_CHUNK) if chunked and gemm and depth > K_CHUNK_ABOVE and pixels <= K_CHUNK_PIXELS \
             else 1
-        sums = np.empty(min(n_tiles, g1 - g0) * rows * block if n_chunks > 1 else 0, np.float32)
-        sums_at = sums.ctypes.data
+        sums_n = min(n_tiles, g1 - g0) * rows * block if n_chunks > 1 else 0
+        # The walk's tables and scratch in two allocations (a chunk of a shared layer sets them up again: nine
+        # allocations had cost 0.15 us a chunk): the rows' input addresses, then (a bordered output or residual)
+        # their byte offsets from the tile's first pixel in the output, then in the residual (``float_microkernel``:
+        # an output stride of 0 reads them), then a chunked layer's sums so far (``Tile.resumed``); the rows' pixels
+        # in ``out`` and ``res``; the taps' offsets, by rows and by columns; the windows crossing the padding or a
+        # chunked layer's sums. Then the regions' rows and columns (``region_tiles``)
+        h_n, w_n = max(1, out_h), max(1, out_w)
+        words = np.empty(5 * rows + 1 + 2 * n_taps + 8 + (window_n + sums_n + 1) // 2, np.int64)
+        regions = np.empty((h_n + w_n, 4), np.int64)
+        addresses = words[:3 * rows + 1]
+        out_px, res_px = words[3 * rows + 1:4 * rows + 1], words[4 * rows + 1:5 * rows + 1]
+        at = 5 * rows + 1
+        taps, at = words[at:at + n_taps], at + n_taps
+        _fill_taps(taps, kh, inner, width, depth, dil_h, dil_w)
+        x_at, w_at = xp.ctypes.data, wp.ctypes.data
+        rows_at, taps_at = addresses.ctypes.data, taps.ctypes.data
+        out_at, bias_at, res_at = out.ctypes.data + 4 * channel0, bias.ctypes.data, res.ctypes.data
+        w_tap_stride, w_block = n_inner * block * 4, kh * inner * block * 4
+        tap0, tap_n, run_n, w_off, shift = 0, n_taps, n_inner, 0, 0  # the whole window (no padding skipped)
+        tap_base, w_step = taps_at, w_tap_stride  # (a region's one column: its taps' offsets column by column)
+        ky_lo, ky_hi, kx_lo, kx_hi = 0, kh - 1, 0, kw - 1
+        columns, at = words[at:at + n_taps], at + n_taps
+        ys, xs = regions[:h_n], regions[h_n:]
+        per_image, _, n_x = region_tiles(out_h, out_w, rows, stride_h, stride_w, dil_h, dil_w, kh, kw, top, left,
+                                           in_h, in_w, ys, xs) if in_h > 0 and in_w > 0 and code == NONE else (0, 0, 0)
+        if not (per_image > 0 and dil_w > 1):
+            columns = columns[:0]  # tap (ky, kx) at kx * kh + ky where a region's one column reads them
+        for k in range(columns.size):
+            columns[(k % kw) * kh + k // kw] = taps[k]
+        if per_image > 0:
+            n_tiles = n_batch * per_image
+        in_w = abs(in_w)  # (negative: the row walk asked for, ``regions_wanted``)
+        # BORDERS: the window grid starts (top, left) before the input; undilated and not BORDERS: (top, left)
+        # inside ``xp`` (0 unless ``xp`` is a zero-bordered buffer wider than the layer's padding: ``x_border``)
+        origin = x_at - (top * width + left) * depth * 4 if borders else \
+            x_at + (top * width + left) * depth * 4 if in_h == 0 else x_at
+        windows = _floats_at(words, at, window_n)  # (one of the two is empty: a chunked layer has no padding)
+        sums_at = _floats_at(words, at, sums_n).ctypes.data
         u = g0
         while u < g1:  # the units of one panel at a time: its blocks' range stays fixed over the pixel tiles
             first = u // n_tiles

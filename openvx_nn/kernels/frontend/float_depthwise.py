@@ -76,7 +76,7 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_
         _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi, r0, r1)
         return
     units, out_w = out.shape[3], out.shape[2]
-    of, flat = out.reshape(-1, units), out.reshape(-1)
+    of, flat = native.as_rows(out, units), native.flat(out)
     for r in range(r0, r1):
         _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, multiplier, lanes, bias_last, lo, hi, r, r + 1)
         activate_span(of, flat, r * out_w, out_w, 0, units, code, alpha, ea, eb)

@@ -208,11 +208,11 @@ def _winograd_units(variant, x, x_border, top, left, u, bias, zeros, res, out, l
     v = np.empty((16, 1, 1, group, depth), np.float32)
     m = np.empty((16, 1, 1, group, units), np.float32)
     y, q, d = np.empty(4 * units, np.float32), np.empty(8 * units, np.float32), np.empty(16 * depth, np.float32)
-    vf, mf = v.reshape(-1), m.reshape(-1)
+    vf, mf = native.flat(v), native.flat(m)
     window = np.zeros(16 * depth, np.float32)
     none = np.empty((0, 0, 0, 0), np.float32)
-    xf, rf, flat = x.reshape(-1), res.reshape(-1), out.reshape(-1)
-    of = out.reshape(-1, pitch)
+    xf, rf, flat = native.flat(x), native.flat(res), native.flat(out)
+    of = native.as_rows(out, pitch)
     adding, clamped = res.size > 0, lo > -np.inf or hi < np.inf
     for g in range(g0, g1):
         t0 = g * group

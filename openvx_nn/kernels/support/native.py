@@ -109,6 +109,19 @@ def _row_of(a, r):
     return lambda a, r: a[r]
 
 
+@jit.jitable
+def flat(a):
+    """``a.reshape(-1)`` of a C-contiguous array, without numba's reshape (a call into its helper library, some
+    25 ns: a tile loop run once per chunk had paid four)."""
+    return carray(_pointer(np.int64(a.ctypes.data)), a.size, a.dtype)
+
+
+@jit.jitable
+def as_rows(a, width):
+    """``a.reshape(-1, width)`` of a C-contiguous array, as :func:`flat`."""
+    return carray(_pointer(np.int64(a.ctypes.data)), (a.size // width, width), a.dtype)
+
+
 @jit.kernel
 def c_array_at(address, n):
     """The ``n`` int64 words at ``address`` (a record another thread posted, e.g. the gang's native tasks)."""
