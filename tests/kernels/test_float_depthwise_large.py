@@ -87,7 +87,7 @@ def test_large_layers_give_the_fused_chain_bits(case):
     rng = np.random.default_rng(27100 + case)
     (h, w), (kh, kw), strides, dilations, pads = _geometry(rng, case)
     bias_last = case % 4 == 1
-    c = int(rng.choice([144, 160, 256, 512]) if bias_last else rng.choice([129, 200, 333, 520, 1000, 1155]))
+    c = int(rng.choice([144, 160, 256, 512]) if bias_last else rng.choice([129, 200, 333, 384, 520, 1000, 1024, 1155]))
     if h * w * c > 600_000:  # keep the reference quick
         h = max(1, 600_000 // (w * c))
         pads = (pads[0], pads[1], min(pads[2], kh - 1), min(pads[3], kh - 1))
@@ -107,9 +107,11 @@ def test_large_layers_give_the_fused_chain_bits(case):
 
 
 @pytest.mark.parametrize("size, c, k, stride", [(112, 32, 3, 1), (56, 144, 5, 2), (28, 240, 5, 1), (14, 672, 5, 2),
-                                                (7, 1152, 5, 1), (7, 1155, 3, 1), (30, 200, 3, 2)])
+                                                (7, 1152, 5, 1), (7, 1155, 3, 1), (30, 200, 3, 2),
+                                                (14, 512, 3, 1), (14, 512, 3, 2), (7, 1024, 3, 1)])
 def test_network_shapes_give_the_fused_chain_bits(size, c, k, stride):
-    # MobileNet and EfficientNet-B0 depthwise shapes (pads (k - 1) / 2), and two of channels not in vectors.
+    # MobileNet and EfficientNet-B0 depthwise shapes (pads (k - 1) / 2), two of channels not in vectors, and
+    # three whose taps' weights are spread (``float_depthwise._spread``).
     rng = np.random.default_rng(size * c + k * 10 + stride)
     x, wt, bias = _values(rng, (1, size, size, c), True), _values(rng, (1, k, k, c), False), _values(rng, (c,), False)
     p = (k - 1) // 2

@@ -1,7 +1,8 @@
 """Fast float32 DEPTHWISE_CONV_2D on NHWC data: a direct loop vectorized over the channels.
 
 A depthwise layer does a few multiply-adds per value it reads, so it is bound by memory, not by
-arithmetic: no im2col, no packing beyond [kh, kw, C * m], no padded copy of the input. With a multiplier
+arithmetic: no im2col, no packing beyond [kh, kw, C * m] (a tap's channels a vector longer where C is a multiple
+of ``SPREAD_EVERY``), no padded copy of the input. With a multiplier
 of 1 every pixel runs on a micro-kernel, a block of ``CHUNK_VECTORS`` channel vectors and an output row at a
 time: windows 3 or 5 taps across (no dilation across; any height and row dilation) at stride 1, and 5 across at
 stride 2, slide along the whole row (``depthwise_microkernel.slide``: runs of 8 pixels, each input column read
@@ -40,7 +41,8 @@ from .float_sharing import F32, Rows, at, block_of, contiguous_f32, finish, outp
 def _pixel_any(x, w, bias, out, b, y0, x0, oy, ox, multiplier, dil_h, dil_w):
     # Any multiplier: taps outside the image are skipped (they add zero).
     _, height, width, depth = x.shape
-    kh, kw, units = w.shape
+    kh, kw = w.shape[0], w.shape[1]
+    units = out.shape[3]
     for o in range(units):
         out[b, oy, ox, o] = bias[o]
     for ky in range(kh):
@@ -83,7 +85,7 @@ def _depthwise_rows(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_
 
 
 @jit.kernel
-def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high):
+def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, w_tap, bias_at, lanes, bias_last, low, high):
     """``n`` output pixels of a 3x3 window inside the image, on the kernels that hold the nine weight vectors in
     registers (``float_microkernel.depthwise_3x3``): ``SEGMENT`` pixels at a time, every channel vector of them in
     turn, so their input columns are read from memory once for all the channels (a vector-outer order walked the
@@ -95,7 +97,7 @@ def _row_3x3(o_at, i_at, n, units, depth, x_step, x_row, x_col, w_at, bias_at, l
         while c < units:
             wide = lanes == WIDE_LANES and c + WIDE_LANES <= units
             depthwise_3x3(wide, bias_last, o_s + 4 * c, i_s + 4 * c, m, 4 * units, x_step, x_row, x_col, w_at + 4 * c,
-                          4 * units, bias_at + 4 * c, low, high)
+                          w_tap, bias_at + 4 * c, low, high)
             c += WIDE_LANES if wide else LANES
 
 
@@ -104,8 +106,8 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
           r0, r1):
     """Output rows ``[r0, r1)`` of the layer with its clamp (:func:`_depthwise_rows`)."""
     _, height, width, depth = x.shape
-    kh, kw, units = w.shape
-    _, out_h, out_w, _ = out.shape
+    kh, kw, w_units = w.shape  # w_units >= units: a tap's channels may be padded (``_spread``)
+    _, out_h, out_w, units = out.shape
     low, high = np.float32(lo), np.float32(hi)
     if lanes == WIDE_LANES and units < WIDE_LANES:
         # Fewer channels than a wide vector: whole narrow vectors on the sliding kernels, not one masked wide
@@ -121,7 +123,7 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
     slides = dil_w == 1 and (kw == 5 and stride_w <= 2 or kw == 3 and stride_w == 1)
     vector = not slides and kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1 and units % LANES == 0
     x_step, x_row, x_col = 4 * stride_w * depth, 4 * dil_h * width * depth, 4 * dil_w * depth
-    w_row, w_col = 4 * kw * units, 4 * units
+    w_row, w_col = 4 * kw * w_units, 4 * w_units
     for r in range(r0, r1):
         b = r // out_h
         oy = r - b * out_h
@@ -140,7 +142,7 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
         held = vector and ky0 == 0 and ky1 == kh and last > first
         if held:
             _row_3x3(out_at + 4 * (r * out_w + first) * units, row_at + 4 * (first * stride_w - pad_left) * depth,
-                     last - first, units, depth, x_step, x_row, x_col, w_at, bias_at, lanes, bias_last, low, high)
+                     last - first, units, depth, x_step, x_row, x_col, w_at, w_col, bias_at, lanes, bias_last, low, high)
         # The rest a block of channels at a time (its weights stay in L1 across the row): rows 3 or 5 taps
         # across at stride 1 or 2 slide along the whole row (``depthwise_microkernel.slide``), the partial
         # vector and other windows a pixel or the run of inner columns at a time.
@@ -214,6 +216,23 @@ def pack_depthwise(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w[0], np.float32)
 
 
+SPREAD_EVERY = 128
+"""Channel counts that are multiples of this have their taps' weights ``WIDE_LANES`` channels apart more
+(:func:`_spread`)."""
+
+
+def _spread(wp: np.ndarray, multiplier: int) -> np.ndarray:
+    """``wp`` [kh, kw, C] with each tap's C channels followed by a vector of unused ones when C is a multiple of
+    ``SPREAD_EVERY``: taps a power of two of bytes apart fall in the same L1 sets (7x7x1024's nine taps 4 KiB
+    apart, one set of eight ways), and a row's vectors evicted each other's weights."""
+    kh, kw, units = wp.shape
+    if multiplier != 1 or units % SPREAD_EVERY:
+        return wp
+    spread = np.zeros((kh, kw, units + WIDE_LANES), np.float32)
+    spread[:, :, :units] = wp
+    return spread
+
+
 def _range(activation: int, clamp: tuple[float, float] | None, bias_last: bool, units: int,
            multiplier: int) -> tuple[float, float]:
     """(low, high) of the fused activation, or ``clamp`` when given; checks that ``bias_last`` is on the
@@ -243,7 +262,7 @@ def bind_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out: 
     target = output_target(out)
     xs, copy = staged(x)
     code, alpha, ea, eb = checked_epilogue(epilogue, out.shape[-1])
-    args = (xs, wp, np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
+    args = (xs, _spread(wp, multiplier), np.ascontiguousarray(bias, np.float32), target, int(pads[2]), int(pads[0]), int(strides[1]),
             int(strides[0]), *_dilations(dilations), int(multiplier), _lanes(lanes), int(bool(bias_last)), float(lo), float(hi), code, alpha,
             ea, eb)
     rows = Rows(_depthwise_rows, _depthwise_shared, args, _DEPTHWISE_TYPES, out.shape[0] * out.shape[1],
@@ -307,7 +326,7 @@ def native_depthwise_conv2d(x: np.ndarray, wp: np.ndarray, bias: np.ndarray, out
     code, alpha, ea, eb = checked_epilogue(epilogue, out.shape[-1])
     n_rows = out.shape[0] * out.shape[1]
     task = gang.NativeTask(n_rows, out.size * wp.shape[0] * wp.shape[1] * COST_PER_MAC >= float_sharing.NATIVE_PARALLEL_WORK)
-    words, keep = block_of(x, wp, np.ascontiguousarray(bias, np.float32), out, task.counters, alpha, int(pads[2]),
+    words, keep = block_of(x, _spread(wp, multiplier), np.ascontiguousarray(bias, np.float32), out, task.counters, alpha, int(pads[2]),
                            int(pads[0]), int(strides[1]), int(strides[0]), *_dilations(dilations), int(multiplier), _lanes(lanes),
                            int(bool(bias_last)), float(lo), float(hi), code, float(ea), float(eb), n_rows,
                            *task.words())
