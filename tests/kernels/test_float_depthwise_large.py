@@ -108,10 +108,11 @@ def test_large_layers_give_the_fused_chain_bits(case):
 
 @pytest.mark.parametrize("size, c, k, stride", [(112, 32, 3, 1), (56, 144, 5, 2), (28, 240, 5, 1), (14, 672, 5, 2),
                                                 (7, 1152, 5, 1), (7, 1155, 3, 1), (30, 200, 3, 2),
-                                                (14, 512, 3, 1), (14, 512, 3, 2), (7, 1024, 3, 1)])
+                                                (14, 512, 3, 1), (14, 512, 3, 2), (7, 1024, 3, 1), (64, 24, 3, 1),
+                                                (28, 88, 5, 2)])
 def test_network_shapes_give_the_fused_chain_bits(size, c, k, stride):
     # MobileNet and EfficientNet-B0 depthwise shapes (pads (k - 1) / 2), two of channels not in vectors, and
-    # three whose taps' weights are spread (``float_depthwise._spread``).
+    # three whose taps' weights are spread (``float_depthwise._spread``), two on narrow vectors alone (``NARROW_BELOW``).
     rng = np.random.default_rng(size * c + k * 10 + stride)
     x, wt, bias = _values(rng, (1, size, size, c), True), _values(rng, (1, k, k, c), False), _values(rng, (c,), False)
     p = (k - 1) // 2

@@ -109,9 +109,10 @@ def _sums(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w, 
     kh, kw, w_units = w.shape  # w_units >= units: a tap's channels may be padded (``_spread``)
     _, out_h, out_w, units = out.shape
     low, high = np.float32(lo), np.float32(hi)
-    if lanes == WIDE_LANES and units < WIDE_LANES:
-        # Fewer channels than a wide vector: whole narrow vectors on the sliding kernels, not one masked wide
-        # vector a pixel at a time (MobileNet v1 0.25's 112x112x8 layer: 51 to 18 us, one thread); same bits.
+    if lanes == WIDE_LANES and (units < WIDE_LANES or units % WIDE_LANES == LANES and units < NARROW_BELOW):
+        # Fewer channels than a wide vector, or a half vector left over: whole narrow vectors on the sliding
+        # kernels, not one masked wide vector a pixel at a time (MobileNet v1 0.25's 112x112x8 layer: 51 to 18 us,
+        # one thread; MediaPipe's 112x112x24, 151 to 85); same bits.
         lanes = LANES
     # The output columns whose window lies inside the image across: one run of the micro-kernel; the others one
     # pixel each with their own column range.
@@ -182,6 +183,10 @@ def _depthwise_shared(x, w, bias, out, pad_top, pad_left, stride_h, stride_w, di
                  lo, hi, code, alpha, ea, eb), n_rows, n_chunks, counters, wait)
 
 
+NARROW_BELOW = 128
+"""Layers of fewer channels than this, a multiple of 8 but not of 16, run on 8-lane vectors alone (``_sums``): the
+left-over half vector went a pixel at a time. Zen 4, one thread, 3x3 stride 1: 112x112x24 151 -> 85 us, 28x28x88
+29 -> 24, 56x56x72 80 -> 76, 28x28x120 (5x5) 55 -> 54; 14x14x200 13 -> 14, so larger layers keep the wide ones."""
 SEGMENT = 8
 """Output pixels of a 3x3 run that every channel vector takes in turn (:func:`_row_3x3`)."""
 CHUNK_VECTORS = 8
