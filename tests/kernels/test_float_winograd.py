@@ -53,7 +53,7 @@ def layer(rng, n, h, w, c, o, pad, scale=1.0):
     return x, wt, bias, (pad,) * 4, (h + 2 * pad - 2, w + 2 * pad - 2)
 
 
-BLOCKS = [None, (2, 16), (1, 16), (3, 16), (2, 8), (1, 8)]  # the CPU's own, and each micro-kernel shape
+BLOCKS = [None, (2, 16), (1, 16), (3, 16), (2, 8), (1, 8), (3, 8)]  # the CPU's own, and each micro-kernel shape
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -17,9 +17,10 @@ from openvx_nn.kernels.frontend.float_microkernel import ROW_VECTORS
 
 U = 2.0 ** -24
 CASES = 24
-BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16), (3, 16), (ROW_VECTORS, 8), (ROW_VECTORS, 16))
+BLOCKS = (None, (2, 8), (1, 8), (2, 16), (1, 16), (3, 16), (ROW_VECTORS, 8), (ROW_VECTORS, 16), (3, 8))
 """Packings of convolution filters: the CPU's choice, then every tile shape by (vectors, lanes)."""
-ROWS = {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12, (3, 16): 8, (ROW_VECTORS, 8): 1, (ROW_VECTORS, 16): 1}
+ROWS = {(2, 8): 6, (1, 8): 12, (2, 16): 8, (1, 16): 12, (3, 16): 8, (ROW_VECTORS, 8): 1, (ROW_VECTORS, 16): 1,
+        (3, 8): 8}
 """Pixels of a tile by (vectors, lanes)."""
 
 
@@ -91,7 +92,7 @@ def test_maps_of_sevens_take_ten_or_seven_row_tiles_with_the_same_bits(n, size, 
     for res in (None, residual):
         want = plain.astype(np.float64) + (0 if res is None else res)
         results = []
-        for block in ((2, 16), (1, 16), (2, 8)):
+        for block in ((2, 16), (1, 16), (2, 8), (3, 8)):
             got = np.full(plain.shape, np.nan, np.float32)
             fconv.conv2d(x, fconv.pack_conv(wt, block), bias, got, (0, 0, 0, 0), (1, 1), 0, res)
             _assert_within(got, want, (k * k * c + 4) * U * (span.astype(np.float64) + (0 if res is None else
@@ -123,7 +124,7 @@ def test_layers_of_several_filter_rows_take_twelve_row_tiles_with_the_same_bits(
     for res in (None, residual):
         want = plain.astype(np.float64) + (0 if res is None else res)
         results = []
-        for block in ((2, 16), (1, 16), (2, 8)):
+        for block in ((2, 16), (1, 16), (2, 8), (3, 8)):
             got = np.full(plain.shape, np.nan, np.float32)
             fconv.conv2d(x, fconv.pack_conv(wt, block), bias, got, pads, (stride, stride), 0, res)
             _assert_within(got, want, (k * k * c + 4) * U * (span.astype(np.float64) + (0 if res is None else
@@ -195,6 +196,32 @@ def test_filters_are_packed_in_blocks_of_the_cpus_vectors(channels, narrow, wide
         # one input row: the one-row tiles of ROW_VECTORS vectors, unless one vector holds every unit
         vecs_row = fconv.pack_fc(w.reshape(channels, 3), lanes, rows=1).shape[3]
         assert vecs_row == (ROW_VECTORS if channels > lanes_fc else 1)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_cpu_of_halved_wide_multiply_adds_packs_multiples_of_24_channels_in_three_narrow_vectors(split,
+                                                                                                    monkeypatch):
+    # where a 512-bit FMA costs two 256-bit ones (Zen 4), 24 or 72 channels take blocks of 3 x 8 lanes (no padded
+    # lane); multiples of 16 and other counts keep block_shape's choice; elsewhere nothing changes
+    monkeypatch.setattr(fconv.isa, "split_wide_fma", lambda: split)
+    monkeypatch.setattr(fconv.isa, "float_lanes", lambda: 16)
+    for channels in (8, 16, 24, 40, 48, 72, 96, 120, 144):
+        want = (3, 8) if split and channels % 24 == 0 and channels % 16 else fconv.block_shape(channels)
+        assert fconv.conv_block_shape(channels) == want
+        w = np.ones((channels, 1, 1, 3), np.float32)
+        assert fconv.pack_conv(w, pixels=64).shape[3:] == want
+
+
+@pytest.mark.parametrize(("value", "want"), [("0", False), ("1", True)])
+def test_the_split_fma_variable_overrides_the_cpu_check(value, want, monkeypatch):
+    from openvx_nn.kernels.engine import isa
+    monkeypatch.setenv(isa.ENV_SPLIT_FMA, value)
+    isa.split_wide_fma.cache_clear()
+    try:
+        assert isa.split_wide_fma() is want
+    finally:
+        monkeypatch.delenv(isa.ENV_SPLIT_FMA)
+        isa.split_wide_fma.cache_clear()
 
 
 @pytest.mark.parametrize(("pixels", "units"), [(1, 1000), (49, 960), (49, 16), (3136, 64)])

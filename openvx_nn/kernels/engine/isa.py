@@ -24,6 +24,7 @@ ISAS = ("avx512_vnni", "avx_vnni", "avx2", "generic")
 ENV_ISA = "OPENVX_NN_ISA"
 ENV_THREADS = "OPENVX_NN_THREADS"
 ENV_AMX = "OPENVX_NN_AMX"
+ENV_SPLIT_FMA = "OPENVX_NN_SPLIT_FMA"
 # LLVM feature names each path needs (checked against llvmlite's view of the host).
 _LLVM_NEEDS = {"avx512_vnni": ("avx512f", "avx512bw", "avx512vnni"), "avx_vnni": ("avx2", "avxvnni"),
                "avx2": ("avx2",), "generic": ()}
@@ -152,6 +153,30 @@ def float_lanes() -> int:
         return 8
     flags, llvm = _cpuinfo_flags(), _llvm_features()
     return 16 if "avx512f" in flags and (not llvm or "avx512f" in llvm) else 8
+
+
+@cache
+def split_wide_fma() -> bool:
+    """Whether the CPU runs a 512-bit multiply-add as two 256-bit halves (AMD Zen 4: family 25 with AVX-512), so
+    that 8-lane vectors do as many multiply-adds a cycle as 16-lane ones; ``OPENVX_NN_SPLIT_FMA`` (0 or 1) says so
+    instead."""
+    forced = os.environ.get(ENV_SPLIT_FMA, "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    vendor = family = ""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "vendor_id":
+                    vendor = value.strip()
+                elif key.strip() == "cpu family":
+                    family = value.strip()
+                if vendor and family:
+                    break
+    except OSError:
+        return False
+    return vendor == "AuthenticAMD" and family == "25" and "avx512f" in _cpuinfo_flags()
 
 
 @cache

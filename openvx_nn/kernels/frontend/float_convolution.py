@@ -57,6 +57,7 @@ from .epilogue_activation import NONE, PRELU, activate_span, checked_epilogue, p
 from .float_microkernel import (
     DEEP_TILE,
     LANES,
+    NARROW_THREE,
     ODD_TILE,
     ROW_VECTORS,
     ROWS_DEEP,
@@ -541,6 +542,7 @@ _WIDE_ODD, _WIDE_ODD_RES = _tiles(ODD_TILE, False), _tiles(ODD_TILE, True)
 _WIDE_3, _WIDE_3_RES = _tiles(TILES[WIDE_THREE, WIDE_LANES], False), _tiles(TILES[WIDE_THREE, WIDE_LANES], True)
 _WIDE_DEEP, _WIDE_DEEP_RES = _tiles(DEEP_TILE, False), _tiles(DEEP_TILE, True)
 _WIDE_TEN, _WIDE_TEN_RES = _tiles(TEN_TILE, False), _tiles(TEN_TILE, True)
+_NARROW_3, _NARROW_3_RES = _tiles(TILES[NARROW_THREE, LANES], False), _tiles(TILES[NARROW_THREE, LANES], True)
 
 
 @jit.jitable
@@ -584,10 +586,10 @@ def tile_rows(vecs: int, lanes: int, pixels: int, kh: int = 1) -> int:
 
 _VARIANTS = (_NARROW_1, _NARROW_1_RES, _NARROW_2, _NARROW_2_RES, _WIDE_1, _WIDE_1_RES, _WIDE_2, _WIDE_2_RES,
              _WIDE_3, _WIDE_3_RES, _WIDE_ODD, _WIDE_ODD_RES, _WIDE_TEN, _WIDE_TEN_RES, _WIDE_DEEP, _WIDE_DEEP_RES,
-             _NARROW_ROW, _NARROW_ROW_RES, _WIDE_ROW, _WIDE_ROW_RES)
+             _NARROW_ROW, _NARROW_ROW_RES, _WIDE_ROW, _WIDE_ROW_RES, _NARROW_3, _NARROW_3_RES)
 """Every tile loop, by :func:`tile_variant`'s code (each without a residual, then with one)."""
 _NARROW_1_AT, _NARROW_2_AT, _WIDE_1_AT, _WIDE_2_AT, _WIDE_3_AT, _WIDE_ODD_AT, _WIDE_TEN_AT, _WIDE_DEEP_AT, \
-    _NARROW_ROW_AT, _WIDE_ROW_AT = range(0, len(_VARIANTS), 2)
+    _NARROW_ROW_AT, _WIDE_ROW_AT, _NARROW_3_AT = range(0, len(_VARIANTS), 2)
 _tiles_of = jit.switch(_VARIANTS)
 
 
@@ -607,6 +609,8 @@ def tile_variant(vecs, lanes, kh, pixels, adding):
         at = _WIDE_ODD_AT
     elif wide and vecs == WIDE_THREE:
         at = _WIDE_3_AT
+    elif vecs == NARROW_THREE:
+        at = _NARROW_3_AT
     elif wide and two:
         at = _WIDE_2_AT
     elif wide:
@@ -734,6 +738,15 @@ def block_shape(o: int, lanes: int | None = None) -> tuple[int, int]:
     return (1 if 0 < o % (2 * LANES) <= LANES else 2), LANES
 
 
+def conv_block_shape(o: int) -> tuple[int, int]:
+    """:func:`block_shape` of a convolution's ``o`` output channels, but blocks of ``NARROW_THREE`` 8-lane vectors
+    for a multiple of 24 that is not one of 16 on a CPU whose 512-bit multiply-adds take two halves
+    (``isa.split_wide_fma``): there 24 lanes cost three quarters of 32, and no lane is padding."""
+    if o % (NARROW_THREE * LANES) == 0 and o % WIDE_LANES and isa.float_lanes() == WIDE_LANES and isa.split_wide_fma():
+        return NARROW_THREE, LANES
+    return block_shape(o)
+
+
 def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None, pixels: int = 0) -> np.ndarray:
     """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, vectors, lanes] float32
     with B = vectors * lanes output channels per block (``block_shape``, or ``block`` given), the last block
@@ -744,7 +757,7 @@ def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None, pixels: int =
     o, kh, kw, i = w.shape
     if block is None and pixels == 1 and o > block_shape(o)[1]:
         block = ROW_VECTORS, block_shape(o)[1]
-    vecs, lanes = block_shape(o) if block is None else block
+    vecs, lanes = conv_block_shape(o) if block is None else block
     size = vecs * lanes
     n_blocks = -(-o // size)
     padded = np.zeros((n_blocks * size, kh, kw * i), np.float32)

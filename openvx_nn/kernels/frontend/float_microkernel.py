@@ -293,9 +293,14 @@ WIDE_THREE = 3
 channels three vectors pad less than two do (40, 48, 144, 240: MobileNet v3's and EfficientNet's projections). One
 thread, the bare tiles over 3136 pixels: 240 -> 48 channels 275 us on 8 x 3 against 337 on 12 x 1 (three blocks of
 16), 16 -> 48 channels 18.9 against 26.1."""
+NARROW_THREE = 3
+"""Vectors of the 8-lane block shape for a CPU whose 512-bit multiply-adds take two 256-bit halves (AMD Zen 4:
+``isa.split_wide_fma``): 24 channels a block, ``ROWS_WIDE`` rows (24 accumulators, so AVX-512's 32 registers
+only), where two 16-lane vectors would pad 24 channels to 32 (``float_convolution.pack_conv``)."""
 TILES = {(2, LANES): _shape(6, 2, LANES), (1, LANES): _shape(12, 1, LANES),
          (2, WIDE_LANES): _shape(ROWS_WIDE, 2, WIDE_LANES, resumable=True), (1, WIDE_LANES): _shape(ROWS_WIDE_ONE, 1, WIDE_LANES),
          (WIDE_THREE, WIDE_LANES): _shape(ROWS_WIDE, WIDE_THREE, WIDE_LANES),
+         (NARROW_THREE, LANES): _shape(ROWS_WIDE, NARROW_THREE, LANES),
          (ROW_VECTORS, LANES): _shape(1, ROW_VECTORS, LANES),
          (ROW_VECTORS, WIDE_LANES): _shape(1, ROW_VECTORS, WIDE_LANES)}
 """The tile shapes by (vectors, lanes)."""
