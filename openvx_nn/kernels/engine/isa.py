@@ -8,7 +8,8 @@ names; a path the CPU cannot run is refused (ValueError naming the variable) ins
 compiled into instructions that would fault. Unforced, a layer with few output channels takes ``avx_vnni``
 where the fastest path is ``avx512_vnni`` (``for_layer``). ``OPENVX_NN_THREADS`` sets the engine's thread count
 (default: the CPU count). The float32 micro-kernels use vectors of 16 lanes where the CPU has AVX-512F
-(``float_lanes``; the same check) and no narrower path is forced, else of 8.
+(``float_lanes``; the same check) and no narrower path is forced, else of 8; ``split_wide_fma`` says whether a
+512-bit multiply-add costs two 256-bit ones (Zen 4), where blocks of 8-lane vectors that pad fewer lanes win.
 
 AMX (``amx``) is a capability beside these names, not one of them: the 8-bit layers of an ``avx512_vnni`` CPU
 that also has AMX-INT8 tiles run their sums on tiles (``amx_microkernel``). Off when ``OPENVX_NN_ISA`` forces

@@ -2,7 +2,8 @@
 
 The weights [O, kh, kw, I] are packed at bind time into blocks of output channels, each [kh, kw * I, vectors,
 lanes]: 2 or 1 vectors of 16 lanes where the CPU has AVX-512 (``isa.float_lanes``) and O is 16 or more, else of 8
-(``block_shape``). For one output pixel and one filter row the inputs are one contiguous run of ``kw * I`` values
+(``block_shape``); 3 vectors of 8 for a multiple of 24 channels where 16-lane multiply-adds cost two 8-lane ones
+(``conv_block_shape``). For one output pixel and one filter row the inputs are one contiguous run of ``kw * I`` values
 of the (padded) input row, so a 1x1 convolution is a GEMM and a 3x3 one an implicit GEMM with no im2col copy:
 ``float_microkernel`` computes a tile of pixels x a block (8 x 32 or 12 x 16 with AVX-512; 6 x 16 or 12 x 8 with
 AVX2) in registers with FMA (12 x 32 for layers of several filter rows, whose weights stream from L2 once per
@@ -749,7 +750,7 @@ def conv_block_shape(o: int) -> tuple[int, int]:
 
 def pack_conv(w: np.ndarray, block: tuple[int, int] | None = None, pixels: int = 0) -> np.ndarray:
     """CONV_2D weights [O, kh, kw, I] as the micro-kernel reads them: [O / B, kh, kw * I, vectors, lanes] float32
-    with B = vectors * lanes output channels per block (``block_shape``, or ``block`` given), the last block
+    with B = vectors * lanes output channels per block (``conv_block_shape``, or ``block`` given), the last block
     padded with zeros. ``pixels``: the layer's output pixels where known; a layer of one (squeeze-and-excitation's
     1x1 convolutions on a pooled map) takes the one-row tiles of ``ROW_VECTORS`` vectors, as ``pack_fc`` packs a
     matrix-vector product (576 -> 144 channels: 1.4 us against 5.6 on 8 x 3 tiles computing one row eight times,

@@ -18,7 +18,8 @@ AVX-512). Each lane sums its products in the same order whatever the width, so b
 The shapes are fixed per intrinsic (``TILES``, by vectors and lanes): 6 x 2 vectors of 8 (12 accumulators, 2
 weight loads, one broadcast: 15 of AVX2's 16 registers) for 16 output channels, 12 x 1 for 8; with AVX-512's 32
 registers, ROWS_WIDE x 2 vectors of 16 for 32 channels (ROWS_DEEP x 2 for layers of several filter rows),
-ROWS_WIDE x 3 for 48 and ROWS_WIDE_ONE x 1 for 16.
+ROWS_WIDE x 3 for 48 and ROWS_WIDE_ONE x 1 for 16; and ROWS_WIDE x 3 vectors of 8 for multiples of 24 channels on a CPU
+whose 512-bit multiply-adds take two halves (``NARROW_THREE``).
 """
 from __future__ import annotations
 
