@@ -1,4 +1,6 @@
 """``Lending``: a graph's native runs lend their layers to the helpers only while that is measured to be faster."""
+import itertools
+
 import pytest
 
 from openvx_nn.kernels.engine import gang
@@ -219,3 +221,72 @@ def test_a_trial_of_lending_from_running_alone_is_warmed(summons, clock):
     assert decisions[2 * Lending.SAMPLES + 1] is False, ways  # the busy first turns decided for running alone
     assert lending.lends is True, ways
     assert sum(ways[-4 * Lending.EXPLORE:]) >= 4 * Lending.EXPLORE - 8, ways
+
+
+def _trials(log: list, lends: bool) -> list[int]:
+    """The first run (from 1) of each turn of the other way after the first turns."""
+    first = 2 * Lending.SAMPLES + 2
+    other = [k for k, lent in enumerate(log, 1) if k > first and lent != lends]
+    return [k for k in other if k - 1 not in other]
+
+
+@pytest.mark.parametrize("faster", ["lending", "alone"])
+def test_trials_that_clearly_confirm_the_way_come_ever_farther_apart(faster, summons, clock):
+    # Lending at half the time alone takes (or twice it): each trial doubles the distance to the next, up to
+    # EXPLORE_MOST runs; two runs the slower way every 16 had cost a large model a tenth of its time.
+    lends = faster == "lending"
+    process, log = _graph(summons, clock, lambda lent, _: 0.001 if lent == lends else 0.002)
+    lending = Lending()
+    for _ in range(1200):
+        lending.run(process)
+    assert lending.lends is lends
+    starts = _trials(log, lends)
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert starts[0] == Lending.EXPLORE, starts
+    assert gaps[:4] == [2 * Lending.EXPLORE, 4 * Lending.EXPLORE, 8 * Lending.EXPLORE, Lending.EXPLORE_MOST], starts
+    assert set(gaps[4:]) == {Lending.EXPLORE_MOST}, starts
+    assert all(log[k - 1] != lends and log[k] != lends for k in starts), log  # turns of two runs
+
+
+def test_trials_that_are_not_clear_stay_every_explore_runs(summons, clock):
+    # Lending at 0.9 of the time alone: faster, but within what a shared machine's noise moves.
+    process, log = _graph(summons, clock, lambda lent, _: 0.0009 if lent else 0.001)
+    lending = Lending()
+    for _ in range(8 * Lending.EXPLORE):
+        lending.run(process)
+    assert lending.lends is True
+    starts = _trials(log, True)
+    assert {b - a for a, b in itertools.pairwise(starts)} == {Lending.EXPLORE}, starts
+
+
+def test_long_runs_are_tried_the_other_way_at_least_every_explore_seconds(summons, clock):
+    # Runs of 20 ms lending (40 alone): the trials stop drawing apart at a second's worth of runs (50, give or
+    # take the simulated clock's rounding).
+    process, log = _graph(summons, clock, lambda lent, _: 0.02 if lent else 0.04)
+    lending = Lending()
+    for _ in range(400):
+        lending.run(process)
+    starts = _trials(log, True)
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert gaps[0] == 2 * Lending.EXPLORE and len(gaps) >= 5, starts
+    assert all(49 <= gap <= 50 for gap in gaps[1:]), starts
+
+
+def test_a_load_that_comes_after_the_trials_drew_apart_turns_the_graph_alone_within_about_a_second(summons, clock):
+    # Idle at first (lending 0.5 ms against 1 ms alone): the trials draw apart. Then another program takes a core
+    # and lending stalls (2.5 ms): the next trial is at most EXPLORE_MOST runs (here under a second) away, and the
+    # trials are EXPLORE runs apart again until four pairs in five say alone.
+    loaded_from = 700
+    process, log = _graph(summons, clock, lambda lent, log: (0.0025 if len(log) >= loaded_from else 0.0005) if lent
+                          else 0.001)
+    lending = Lending()
+    for _ in range(loaded_from):
+        lending.run(process)
+    assert lending.lends is True
+    began = clock.now
+    runs = 0
+    while lending.lends is not False:
+        lending.run(process)
+        runs += 1
+        assert runs <= Lending.EXPLORE_MOST + 4 * Lending.EXPLORE, log[loaded_from:]
+    assert clock.now - began < 2 * Lending.EXPLORE_SECONDS

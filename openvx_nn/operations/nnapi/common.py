@@ -402,7 +402,8 @@ class Lending:
     machine busier than its cores, a helper the OS preempts mid-chunk holds the layer up for a time slice: ResNet-18
     ran 2.5x slower lending than alone under a load of 4 on 2 cores. So the two ways are compared: both in turns of
     two runs until ``SAMPLES`` ratios are timed, then the faster, but for a turn of two runs the other way every
-    ``EXPLORE`` runs, so that a change of load is seen.
+    ``EXPLORE`` runs, so that a change of load is seen (farther apart while the trials clearly confirm the way
+    taken: ``EXPLORE_MOST``).
 
     The first run of a turn is not timed: it pays for the change of way (helpers woken from their queue, the other
     way's caches), and timing it made lending tried from runs alone look slower than it is, so a graph once decided
@@ -425,6 +426,18 @@ class Lending:
     not timed (a core spinning beside them makes them faster than alone)."""
 
     EXPLORE = 16
+    """Runs from one turn of trial of the other way to the next, at first and after a trial whose pair was not clear."""
+    EXPLORE_MOST = 256
+    """Runs between trials at most: each trial whose pair clearly confirms the way taken (``CLEAR``) doubles the
+    distance to the next, up to this, and to ``EXPLORE_SECONDS`` of runs. A trial costs two runs the slower way:
+    every 16 runs, a large model lending on an idle machine (the converted U-Net, 12 ms lending, 22 alone) lost 11 %
+    of its runs' time to them, two slow runs in every 16 on two cores."""
+    EXPLORE_SECONDS = 1.0
+    """The longest stretch of runs (by the way taken's last run time) between trials: a change of load (another
+    program taking a core) is seen within about a second."""
+    CLEAR = math.log(1.25)
+    """The log ratio beyond which a trial's pair clearly confirms the way taken: lending at most 0.8 of the time
+    alone, or running alone at most 0.8 of the time lending."""
     SAMPLES = 5
     ALONE_ABOVE = math.log(1.1)
     """The log ratio (lending time / time alone) above which a pair counts for running alone. A run with a helper is
@@ -450,7 +463,8 @@ class Lending:
     was ever timed and the graph took turns alone and lending for good (NNAPI's uint8 MobileNet v1 at 3.3 ms, 2.3
     lending)."""
 
-    __slots__ = ("_decision", "_ended", "_last", "_ratios", "_runs", "_skipped", "_timed")
+    __slots__ = ("_decision", "_ended", "_interval", "_last", "_next", "_paired", "_ratios", "_runs", "_skipped",
+                 "_span", "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
@@ -462,12 +476,27 @@ class Lending:
         # pause); None: none, or it raised
         self._ended = -1e9  # when the previous run ended (time.perf_counter)
         self._skipped = 0  # turns in a row left untimed by the pause rule
+        self._next: int | None = None  # the first run of the next turn of trial (set once the first turns end)
+        self._interval = self.EXPLORE  # runs from that trial to the one after it
+        self._paired: float | None = None  # the ratio the current run paired, if it did
+        self._span = 0.0  # the last run's time of the way taken
 
     def _lend(self, run: int) -> bool:
         """Whether run number ``run`` (from 1) lends."""
         if len(self._ratios) < self.SAMPLES:
             return (run - 1) // 2 % 2 == 0  # lending twice, alone twice, ...
-        return self.lends != (run % self.EXPLORE in (0, 1))
+        if self._next is None:  # the first trial: the first multiple of EXPLORE from here
+            self._next = -(-run // self.EXPLORE) * self.EXPLORE
+        return self.lends != (self._next <= run <= self._next + 1)
+
+    def _after_trial(self) -> None:
+        """Schedule the next trial once a turn of trial has run: farther off when its pair clearly confirmed the
+        way taken (``EXPLORE_MOST``), at ``EXPLORE`` runs otherwise."""
+        ratio = self._paired
+        clear = ratio is not None and (ratio < -self.CLEAR if self.lends else ratio > self.CLEAR)
+        most = min(self.EXPLORE_MOST, int(self.EXPLORE_SECONDS / max(self._span, 1e-6)))
+        self._interval = max(self.EXPLORE, min(2 * self._interval, most)) if clear else self.EXPLORE
+        self._next += self._interval
 
     def run(self, process: Callable[[], int]) -> int:
         """``process()`` (a graph's run), lending or not; its status."""
@@ -496,17 +525,23 @@ class Lending:
         self._ended = time.perf_counter()
         elapsed = self._ended - start
         self._last = (lend, elapsed, second, paused)
+        self._paired = None
+        if lend == self._decision:
+            self._span = elapsed
         if second:
             if last[2]:
                 elapsed = min(elapsed, last[1])  # the way taken run after run: one stalled run does not count
             other = self._timed[not lend]
             if other is not None:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
-                self._ratios.append(math.log(max(lending, 1e-9) / max(alone, 1e-9)))
+                self._paired = math.log(max(lending, 1e-9) / max(alone, 1e-9))
+                self._ratios.append(self._paired)
                 del self._ratios[:-self.SAMPLES]
                 self._decision = sum(r > self.ALONE_ABOVE for r in self._ratios) < self.ALONE_BY
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
+        if self._next is not None and self._runs >= self._next + 1:
+            self._after_trial()
         if not lend and (self._lend(self._runs + 1) or self._trial_within(self.WARM + 1)):
             summon_helpers()  # a run lends soon: helpers awake for it, as for a run after a lending one
             gang.linger()
