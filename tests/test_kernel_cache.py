@@ -184,3 +184,27 @@ print(*(call(jit.native(body))(None) for body in _closures()))
     for _ in range(2):  # compiled and saved, then loaded from the cache
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
         assert done.stdout.split() == ["1", "2"], done.stderr
+
+
+def test_a_c_entry_loaded_from_the_cache_keeps_its_machine_code_and_drops_its_linking_ir(tmp_path):
+    # numba parses a cached library's bitcode back into LLVM IR for linking it into other libraries; nothing links
+    # a C entry, and MediaPipe's face landmark model held 33 MiB of that IR from its first run on.
+    script = f"""
+import ctypes, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_kernel_cache import _closures
+from openvx_nn.kernels.support import jit
+call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+bodies = _closures()
+print(*(call(jit.native(body))(None) for body in bodies))
+print(*(jit._natives[body]._cache_hits for body in bodies))
+print(*(jit._natives[body]._library._shared_module is None for body in bodies))
+print(*(call(jit.native(body))(None) for body in bodies))
+"""
+    env = dict(os.environ, OPENVX_NN_CACHE_DIR=str(tmp_path))
+    for run in range(2):  # compiled and saved, then loaded from the cache
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+        lines = done.stdout.split("\n")
+        assert lines[0].split() == ["1", "2"] and lines[3].split() == ["1", "2"], done.stderr
+        assert lines[1].split() == (["0", "0"] if run == 0 else ["1", "1"]), done.stdout
+        assert lines[2].split() == ["True", "True"], done.stdout

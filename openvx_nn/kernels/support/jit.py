@@ -458,8 +458,21 @@ def native(body: Callable) -> int:
             except RuntimeError:  # no locator (a body defined outside a file): compile without a cache
                 _uncached.append(body.__qualname__)
         compiled.compile()
+        _release_linking_ir(compiled)
         _natives[body] = compiled
     return compiled.address
+
+
+def _release_linking_ir(compiled) -> None:
+    """Free the LLVM IR numba keeps beside a C entry loaded from the disk cache (its library's module for linking
+    into other libraries, parsed from the cached bitcode). Nothing links a C entry: it is called through its
+    address only, and its machine code is already loaded. MediaPipe's face landmark model held 33 MiB of such IR
+    (16 entries, 2.6 MB of bitcode) from its first run on. A library compiled in this process shares that module
+    with the engine, which keeps it: dropping the reference frees nothing there. Relies on numba's
+    ``CPUCodeLibrary._shared_module`` (skipped where a release lacks it)."""
+    library = getattr(compiled, "_library", None)
+    if library is not None and getattr(library, "_shared_module", None) is not None:
+        library._shared_module = None
 
 
 dispatchers: dict[str, Callable] = {}
