@@ -463,8 +463,8 @@ class Lending:
     was ever timed and the graph took turns alone and lending for good (NNAPI's uint8 MobileNet v1 at 3.3 ms, 2.3
     lending)."""
 
-    __slots__ = ("_decision", "_ended", "_interval", "_last", "_next", "_paired", "_ratios", "_runs", "_skipped",
-                 "_span", "_timed")
+    __slots__ = ("_decision", "_ended", "_interval", "_last", "_next", "_ratios", "_runs", "_skipped", "_span",
+                 "_timed")
 
     def __init__(self) -> None:
         self._runs = 0
@@ -478,7 +478,6 @@ class Lending:
         self._skipped = 0  # turns in a row left untimed by the pause rule
         self._next: int | None = None  # the first run of the next turn of trial (set once the first turns end)
         self._interval = self.EXPLORE  # runs from that trial to the one after it
-        self._paired: float | None = None  # the ratio the current run paired, if it did
         self._span = 0.0  # the last run's time of the way taken
 
     def _lend(self, run: int) -> bool:
@@ -489,10 +488,9 @@ class Lending:
             self._next = -(-run // self.EXPLORE) * self.EXPLORE
         return self.lends != (self._next <= run <= self._next + 1)
 
-    def _after_trial(self) -> None:
-        """Schedule the next trial once a turn of trial has run: farther off when its pair clearly confirmed the
-        way taken (``EXPLORE_MOST``), at ``EXPLORE`` runs otherwise."""
-        ratio = self._paired
+    def _after_trial(self, ratio: float | None) -> None:
+        """Schedule the next trial once a turn of trial has run, ``ratio`` the pair its last run timed (None: none):
+        farther off when that clearly confirmed the way taken (``EXPLORE_MOST``), at ``EXPLORE`` runs otherwise."""
         clear = ratio is not None and (ratio < -self.CLEAR if self.lends else ratio > self.CLEAR)
         most = min(self.EXPLORE_MOST, int(self.EXPLORE_SECONDS / max(self._span, 1e-6)))
         self._interval = max(self.EXPLORE, min(2 * self._interval, most)) if clear else self.EXPLORE
@@ -525,7 +523,7 @@ class Lending:
         self._ended = time.perf_counter()
         elapsed = self._ended - start
         self._last = (lend, elapsed, second, paused)
-        self._paired = None
+        paired = None
         if lend == self._decision:
             self._span = elapsed
         if second:
@@ -534,14 +532,14 @@ class Lending:
             other = self._timed[not lend]
             if other is not None:
                 lending, alone = (elapsed, other) if lend else (other, elapsed)
-                self._paired = math.log(max(lending, 1e-9) / max(alone, 1e-9))
-                self._ratios.append(self._paired)
+                paired = math.log(max(lending, 1e-9) / max(alone, 1e-9))
+                self._ratios.append(paired)
                 del self._ratios[:-self.SAMPLES]
                 self._decision = sum(r > self.ALONE_ABOVE for r in self._ratios) < self.ALONE_BY
                 self._timed[not lend] = None  # each timed run is paired once
             self._timed[lend] = elapsed
         if self._next is not None and self._runs >= self._next + 1:
-            self._after_trial()
+            self._after_trial(paired)
         if not lend and (self._lend(self._runs + 1) or self._trial_within(self.WARM + 1)):
             summon_helpers()  # a run lends soon: helpers awake for it, as for a run after a lending one
             gang.linger()
