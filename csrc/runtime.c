@@ -194,6 +194,11 @@ void vxnn_register_exit(void)
         atexit(vxnn_at_exit);
 }
 
+int vxnn_hosts_python(void)
+{
+    return vxnn_started_python;
+}
+
 static void vxnn_register_exit_once(void)
 {
     vxnn_register_exit();

@@ -16,6 +16,8 @@ void vxnn_memcpy(uintptr_t dst, uintptr_t src, size_t n);
 /* Register the exit handler that waits for running graphs (again after new libraries
  * were loaded, so that it runs before their destructors); no-op in a Python host. */
 void vxnn_register_exit(void);
+/* 1 when this library started the interpreter (a C host), 0 in a Python host. */
+int vxnn_hosts_python(void);
 /* Call an application's kernel function, initializer or deinitializer (vx_kernel_f and kin). */
 int32_t vxnn_call_kernel(void *function, uintptr_t node, const uintptr_t *parameters, uint32_t count);
 /* Call an application's validator (vx_kernel_validate_f) with one meta format per parameter (0 for inputs). */

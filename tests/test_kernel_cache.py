@@ -208,3 +208,72 @@ print(*(call(jit.native(body))(None) for body in bodies))
         assert lines[0].split() == ["1", "2"] and lines[3].split() == ["1", "2"], done.stderr
         assert lines[1].split() == (["0", "0"] if run == 0 else ["1", "1"]), done.stdout
         assert lines[2].split() == ["True", "True"], done.stdout
+
+
+RUNTIME = """
+import sys
+import numba
+import numpy as np
+from numba.core.runtime import nrtdynmod
+if sys.argv[1] == "cached":
+    def refuse(*args):
+        raise AssertionError("numba's runtime compiled although the cache holds it")
+    nrtdynmod.create_nrt_module = refuse
+from openvx_nn.kernels import copy
+x = np.arange(6, dtype=np.int16).reshape(2, 3)
+out = np.zeros((2, 3), np.int16)
+copy(x, out)
+assert (out == x).all()
+
+@numba.njit
+def fresh(n):  # compiled in this process (no cache for -c code), allocating: linked against the runtime
+    return np.arange(n).sum()
+
+assert fresh(5) == 10
+print("ok")
+"""
+
+
+def test_numbas_runtime_is_compiled_once_then_loaded_from_the_cache(tmp_path):
+    """numba compiles its runtime's functions in every process: with every kernel cached, the one compilation,
+    which brought ~20 MiB of LLVM's code into memory. The first process saves it; later ones load it, and still
+    compile new code against it; a damaged file is compiled over."""
+    env = {**os.environ, "OPENVX_NN_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def run(mode: str) -> None:
+        done = subprocess.run([sys.executable, "-c", RUNTIME, mode], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=600)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+    run("compile")
+    saved = list((tmp_path / "cache").rglob("numba-runtime-*.bin"))
+    assert len(saved) == 1
+    run("cached")
+    data = bytearray(saved[0].read_bytes())
+    data[-100] ^= 0xFF  # the bitcode damaged: the digest no longer matches
+    saved[0].write_bytes(bytes(data))
+    run("compile")
+    assert saved[0].read_bytes() != bytes(data)
+    run("cached")
+    saved[0].write_bytes(b"")  # empty
+    run("compile")
+    run("cached")
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_a_python_host_leaves_llvms_state_to_the_first_compilation(tmp_path):
+    """Building LLVM's lazily made state at start-up orders its teardown after the C exit handler of a C host; a
+    Python host runs its own exit handlers first, and a process whose kernels all come from the cache would
+    carry ~20 MiB of LLVM's code it never runs."""
+    script = """
+from openvx_nn.kernels.support import jit
+called = []
+jit.start_codegen = lambda: called.append(1)
+from openvx_nn import vx
+vx.vxGetStatus(vx.ffi.NULL)  # starts libopenvx.so in this (Python) host
+from openvx_nn.core import execution
+print(execution.ready(), called)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.stdout.split() == ["True", "[]"], done.stderr

@@ -119,7 +119,7 @@ def _native_failed(graph, node, status):
 execution.exit_guard = lib.vxnn_register_exit
 # Load numba, LLVM and the thread pool during start-up: the C exit handler, registered
 # after start-up, then runs before their destructors (see csrc/runtime.c).
-execution.prepare_runtime()
+execution.prepare_runtime(c_host=bool(lib.vxnn_hosts_python()))
 
 
 # -- graphs -------------------------------------------------------------------

@@ -53,14 +53,18 @@ def closing() -> bool:
     return _closing
 
 
-def prepare_runtime() -> None:
+def prepare_runtime(c_host: bool = False) -> None:
     """Load what kernels run on (numba, LLVM, its thread pool) before the first execution.
 
     Exit handlers run in the reverse order of registration, and libraries
     register their destructors when they load or first build their state
-    (LLVM, during its first compilation).  Loading them and building that
-    state first, and registering our handlers after, puts our wait before
-    their teardown.  The C layer calls this during the library's start-up.
+    (LLVM, during its first compilation).  In a C host (``c_host``: the C
+    layer started Python and calls this during the library's start-up),
+    loading them and building that state first, and registering our handlers
+    after, puts our wait before their teardown.  A Python host runs its exit
+    handlers (:func:`shutdown`) before any of the C runtime's, so LLVM's state
+    is left to be built when something compiles: a process whose kernels all
+    come from the cache never builds it (~20 MiB of LLVM's code less in memory).
     """
     global _ready
     if _ready:
@@ -69,7 +73,8 @@ def prepare_runtime() -> None:
 
     from ..kernels.support import jit  # imports numba and loads LLVM
     numba.get_num_threads()  # starts numba's threading layer (loads its library)
-    jit.start_codegen()  # LLVM builds (and registers the teardown of) its lazy state
+    if c_host:
+        jit.start_codegen()  # LLVM builds (and registers the teardown of) its lazy state
     with reference.lock:
         if _ready:
             return

@@ -288,7 +288,7 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             # typing and lowering registry it has (~0.2 s, most of a new process's first layer). Machine code
             # loaded from disk needs none of them, only the runtime's symbols to link against; numba's
             # compiler refreshes the context itself before anything is compiled.
-            _rtsys.initialize(target_context)
+            _start_runtime(target_context)
             try:
                 return self._load_overload(sig, target_context)
             except OSError:
@@ -307,6 +307,73 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             _uncached.append(self._py_func.__qualname__)
 else:  # pragma: no cover
     _KernelCache = None
+
+
+def _start_runtime(target_context) -> None:
+    """Start numba's runtime (NRT) with its machine code from the kernel cache (:func:`_runtime_library`).
+
+    numba compiles the runtime's few functions from LLVM IR in every process: in a process whose kernels all
+    come from the cache, the one compilation, and it brings ~20 MiB of LLVM's optimiser and code generator
+    into memory (MediaPipe's face landmark model cost 58 MiB beyond the import with it, 38 without)."""
+    if _rtsys._init:
+        return
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.runtime import nrtdynmod
+    with global_compiler_lock:
+        if _rtsys._init:
+            return
+        compile_runtime = getattr(nrtdynmod, "compile_nrt_functions", None)
+        if compile_runtime is None or not hasattr(nrtdynmod, "create_nrt_module"):  # pragma: no cover
+            _rtsys.initialize(target_context)  # a numba release whose runtime is built otherwise
+            return
+        nrtdynmod.compile_nrt_functions = _runtime_library  # what ``initialize`` calls, for this call only
+        try:
+            _rtsys.initialize(target_context)
+        finally:
+            nrtdynmod.compile_nrt_functions = compile_runtime
+
+
+_RUNTIME_MAGIC = b"openvx-nn numba runtime\n"
+
+
+def _runtime_file(codegen) -> Path:
+    import llvmlite
+    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple())).encode()
+    folder = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
+    return folder / f"numba-runtime-{hashlib.sha256(key).hexdigest()[:16]}.bin"
+
+
+def _runtime_library(target_context):
+    """numba's runtime library: loaded from the cache file (machine code and the bitcode that later compilations
+    link against, as numba caches a kernel), else compiled and saved. The file is checked whole (a digest of
+    its contents) and written under a temporary name, then renamed: a torn or foreign file is compiled over."""
+    from numba.core.runtime import nrtdynmod
+    codegen = target_context.codegen()
+    path = _runtime_file(codegen)
+    try:
+        data = path.read_bytes()
+        head = len(_RUNTIME_MAGIC)
+        digest, split = data[head:head + 32], int.from_bytes(data[head + 32:head + 40], "little")
+        body = data[head + 40:]
+        if data[:head] == _RUNTIME_MAGIC and hashlib.sha256(body).digest() == digest and 0 < split < len(body):
+            return codegen.unserialize_library(("nrt", "object", (body[:split], body[split:])))
+    except (OSError, ValueError, RuntimeError):
+        pass
+    ir_module, library = nrtdynmod.create_nrt_module(target_context)
+    library.enable_object_caching()  # keeps the machine code for saving
+    library.add_ir_module(ir_module)
+    library.finalize()
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        _, _, (machine_code, bitcode) = library.serialize_using_object_code()
+        body = bytes(machine_code) + bytes(bitcode)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(_RUNTIME_MAGIC + hashlib.sha256(body).digest()
+                              + len(machine_code).to_bytes(8, "little") + body)
+        os.replace(temporary, path)
+    except (OSError, ValueError, RuntimeError):
+        temporary.unlink(missing_ok=True)  # compiled again by the next process
+    return library
 
 
 @contextmanager
