@@ -262,6 +262,19 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
     class _KernelCacheImpl(_caching.CompileResultCacheImpl):
         # $NUMBA_CACHE_DIR, else the user's cache directory; never next to the sources.
         _locator_classes = (_caching.UserProvidedCacheLocator, _UserCacheLocator)
+        _linked = True
+        """Whether later compilations may link the library (a kernel's may be; a C entry's never is)."""
+
+        def rebuild(self, target_context, payload):
+            codegen = target_context.codegen()
+            codegen.unserialize_library = functools.partial(_cached_library, codegen, self._linked)  # callers
+            try:  # hold the compiler lock (``Dispatcher.compile``, ``CFunc.compile``): no other thread loads meanwhile
+                return super().rebuild(target_context, payload)
+            finally:
+                del codegen.unserialize_library
+
+    class _EntryCacheImpl(_KernelCacheImpl):
+        _linked = False
 
     class _KernelCache(_FunctionCache):
         """numba's per-function disk cache, keyed also by this package's sources, never fatal."""
@@ -269,6 +282,8 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
         _impl_class = _KernelCacheImpl
 
         def __init__(self, py_func, options: str):
+            if options == "native":
+                self._impl_class = _EntryCacheImpl
             super().__init__(py_func)
             self._options = options
 
@@ -356,7 +371,7 @@ def _runtime_library(target_context):
         digest, split = data[head:head + 32], int.from_bytes(data[head + 32:head + 40], "little")
         body = data[head + 40:]
         if data[:head] == _RUNTIME_MAGIC and hashlib.sha256(body).digest() == digest and 0 < split < len(body):
-            return codegen.unserialize_library(("nrt", "object", (body[:split], body[split:])))
+            return _cached_library(codegen, True, ("nrt", "object", (body[:split], body[split:])))
     except (OSError, ValueError, RuntimeError):
         pass
     ir_module, library = nrtdynmod.create_nrt_module(target_context)
@@ -374,6 +389,79 @@ def _runtime_library(target_context):
     except (OSError, ValueError, RuntimeError):
         temporary.unlink(missing_ok=True)  # compiled again by the next process
     return library
+
+
+def _cached_library(codegen, linked: bool, state):
+    """A cached library loaded from its machine code. numba also parses the library's bitcode back into LLVM IR
+    at once, kept for linking the library into later compilations, and takes the names it defines from that IR:
+    here the names come from the object file's symbol table, and the bitcode is parsed only when something
+    links the library (``linked``; never for a C entry, which is called through its address). MediaPipe's face
+    landmark model loads 16 C entries with 2.6 MB of bitcode, which grew the heap by 33 MiB as IR (4-8 MiB parsed
+    and dropped); parsing any bitcode at all brings 3.4 MiB of LLVM's reader into memory."""
+    name, kind, data = state
+    names = _defined_symbols(data[0]) if kind == "object" else None
+    if names is None:  # not an ELF object (another platform), or another kind of library
+        return type(codegen).unserialize_library(codegen, state)
+    library = codegen.create_library(name)
+    library.enable_object_caching()
+    library._set_compiled_object(data[0])
+    library._finalize_final_module()  # the engine loads the machine code
+    codegen._engine._defined_symbols |= names
+    if linked:
+        _link_later(library, data[1])
+    return library
+
+
+_linkable_classes: dict[type, type] = {}
+
+
+def _link_later(library, bitcode: bytes) -> None:
+    """Give ``library`` the linking module numba expects (``_shared_module``), parsed from ``bitcode`` on first
+    use: its class becomes a subclass whose ``_shared_module`` is that lazy property."""
+    base = type(library)
+    lazy = _linkable_classes.get(base)
+    if lazy is None:
+        def module(self):
+            found = self.__dict__.get("_linking_module")
+            if found is None and self.__dict__.get("_linking_bitcode") is not None:
+                import llvmlite.binding as llvm
+                found = self.__dict__["_linking_module"] = llvm.parse_bitcode(self.__dict__.pop("_linking_bitcode"))
+            return found
+
+        def replace(self, value):
+            self.__dict__.pop("_linking_bitcode", None)
+            self.__dict__["_linking_module"] = value
+
+        lazy = _linkable_classes[base] = type(base.__name__, (base,), {
+            "_shared_module": property(module, replace), "__module__": base.__module__})
+    library.__class__ = lazy
+    library.__dict__["_linking_bitcode"] = bytes(bitcode)
+
+
+def _defined_symbols(machine_code: bytes) -> set[str] | None:
+    """The global and weak symbols an ELF64 little-endian object file defines (None for anything else)."""
+    code = bytes(machine_code)
+    if code[:6] != b"\x7fELF\x02\x01":
+        return None
+    section_table = int.from_bytes(code[0x28:0x30], "little")
+    entry_size, count = (int.from_bytes(code[k:k + 2], "little") for k in (0x3A, 0x3C))
+
+    def section(k: int) -> tuple[int, int, int, int]:  # type, offset, size, link
+        at = section_table + k * entry_size
+        return (int.from_bytes(code[at + 4:at + 8], "little"), int.from_bytes(code[at + 24:at + 32], "little"),
+                int.from_bytes(code[at + 32:at + 40], "little"), int.from_bytes(code[at + 40:at + 44], "little"))
+
+    names: set[str] = set()
+    for kind, offset, size, link in map(section, range(count)):
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        _, strings, _, _ = section(link)
+        for at in range(offset, offset + size, 24):
+            binding, defined_in = code[at + 4] >> 4, int.from_bytes(code[at + 6:at + 8], "little")
+            if binding in (1, 2) and defined_in != 0:  # STB_GLOBAL or STB_WEAK, not SHN_UNDEF
+                start = strings + int.from_bytes(code[at:at + 4], "little")
+                names.add(code[start:code.index(b"\0", start)].decode())
+    return names
 
 
 @contextmanager
@@ -525,21 +613,8 @@ def native(body: Callable) -> int:
             except RuntimeError:  # no locator (a body defined outside a file): compile without a cache
                 _uncached.append(body.__qualname__)
         compiled.compile()
-        _release_linking_ir(compiled)
         _natives[body] = compiled
     return compiled.address
-
-
-def _release_linking_ir(compiled) -> None:
-    """Free the LLVM IR numba keeps beside a C entry loaded from the disk cache (its library's module for linking
-    into other libraries, parsed from the cached bitcode). Nothing links a C entry: it is called through its
-    address only, and its machine code is already loaded. MediaPipe's face landmark model held 33 MiB of such IR
-    (16 entries, 2.6 MB of bitcode) from its first run on. A library compiled in this process shares that module
-    with the engine, which keeps it: dropping the reference frees nothing there. Relies on numba's
-    ``CPUCodeLibrary._shared_module`` (skipped where a release lacks it)."""
-    library = getattr(compiled, "_library", None)
-    if library is not None and getattr(library, "_shared_module", None) is not None:
-        library._shared_module = None
 
 
 dispatchers: dict[str, Callable] = {}
