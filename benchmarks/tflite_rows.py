@@ -18,6 +18,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -177,15 +178,17 @@ def rss_mib() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure_rss(side: str, path: Path, runs: int = 200) -> dict:
+def measure_rss(side: str, path: Path, inputs: Path, runs: int = 200) -> dict:
     """In this (new) process: RSS after the side's import, and peak RSS after loading ``path`` and ``runs``
-    runs (MiB)."""
+    runs (MiB). The inputs come from the ``.npz`` file ``inputs`` (made by the parent from the model file's
+    shapes: reading those here would load LiteRT's schema module into our side's process)."""
     if side == "ours":
         import openvx_nn.nnapi  # noqa: F401
     else:
         import ai_edge_litert.interpreter  # noqa: F401
     after_import = rss_mib()
-    x = sample_inputs(path, 1)[0]
+    with np.load(inputs) as saved:
+        x = [saved[f"arr_{k}"] for k in range(len(saved.files))]
     if side == "ours":
         from openvx_nn.nnapi import tflite
         run = tflite.load(path).compile()
@@ -210,13 +213,16 @@ def memory_table(keys: list[str]) -> None:
             print(f"| {MODELS[key][1]} | skipped: {path} is absent | | |")
             continue
         figures = {}
-        for side in ("ours", "litert"):
-            done = subprocess.run([sys.executable, __file__, "rss", side, str(path)], capture_output=True, text=True,
-                                  check=False, timeout=3000)
-            if done.returncode != 0:
-                figures[side] = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
-            else:
-                figures[side] = json.loads(done.stdout.strip().splitlines()[-1])
+        with tempfile.TemporaryDirectory() as folder:
+            inputs = Path(folder) / "inputs.npz"
+            np.savez(inputs, *sample_inputs(path, 1)[0])
+            for side in ("ours", "litert"):
+                done = subprocess.run([sys.executable, __file__, "rss", side, str(path), str(inputs)],
+                                      capture_output=True, text=True, check=False, timeout=3000)
+                if done.returncode != 0:
+                    figures[side] = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
+                else:
+                    figures[side] = json.loads(done.stdout.strip().splitlines()[-1])
         if any(isinstance(f, str) for f in figures.values()):
             print(f"| {MODELS[key][1]} | {figures['ours']} | {figures['litert']} | |", flush=True)
             continue
@@ -268,7 +274,7 @@ def profile(key: str, repeat: int = 200) -> None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["rss"]:
-        print(json.dumps(measure_rss(argv[1], Path(argv[2]))))
+        print(json.dumps(measure_rss(argv[1], Path(argv[2]), Path(argv[3]))))
     elif argv[:1] == ["memory"]:
         memory_table([k for k in argv[1:]] or list(MODELS))
     elif argv[:1] == ["profile"] and len(argv) == 2:
