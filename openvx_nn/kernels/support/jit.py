@@ -267,11 +267,15 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
 
         def rebuild(self, target_context, payload):
             codegen = target_context.codegen()
+            outer = codegen.__dict__.get("unserialize_library")  # a rebuild within a rebuild (``reload_init``)
             codegen.unserialize_library = functools.partial(_cached_library, codegen, self._linked)  # callers
             try:  # hold the compiler lock (``Dispatcher.compile``, ``CFunc.compile``): no other thread loads meanwhile
                 return super().rebuild(target_context, payload)
             finally:
-                del codegen.unserialize_library
+                if outer is None:
+                    del codegen.unserialize_library
+                else:
+                    codegen.unserialize_library = outer
 
     class _EntryCacheImpl(_KernelCacheImpl):
         _linked = False
