@@ -115,9 +115,14 @@ def cache_location() -> Path:
     return Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir()
 
 
+def _build_folder() -> Path:
+    """Where this build of the kernels is cached (numba's ``NUMBA_CACHE_DIR`` when set)."""
+    return Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
+
+
 def cache_is_cold() -> bool:
     """True when this build of the kernels has nothing compiled on disk yet (the first run compiles)."""
-    chosen = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
+    chosen = _build_folder()
     return next(chosen.rglob("*.nbi"), None) is None if chosen.is_dir() else True
 
 
@@ -125,8 +130,9 @@ try:  # numba internals; without them the plain cache=True path below is used.
     from numba.core import caching as _caching
     from numba.core.caching import FunctionCache as _FunctionCache
     from numba.core.dispatcher import Dispatcher as _Dispatcher
-    from numba.core.runtime import rtsys as _rtsys
     from numba.core.serialize import dumps as _dumps
+
+    from . import machine_code  # numba's runtime and code library internals
 except ImportError:  # pragma: no cover - depends on the numba release
     _FunctionCache = None
 
@@ -268,7 +274,7 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
         def rebuild(self, target_context, payload):
             codegen = target_context.codegen()
             outer = codegen.__dict__.get("unserialize_library")  # a rebuild within a rebuild (``reload_init``)
-            codegen.unserialize_library = functools.partial(_cached_library, codegen, self._linked)  # callers
+            codegen.unserialize_library = functools.partial(machine_code.cached_library, codegen, self._linked)  # callers
             try:  # hold the compiler lock (``Dispatcher.compile``, ``CFunc.compile``): no other thread loads meanwhile
                 return super().rebuild(target_context, payload)
             finally:
@@ -307,7 +313,7 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             # typing and lowering registry it has (~0.2 s, most of a new process's first layer). Machine code
             # loaded from disk needs none of them, only the runtime's symbols to link against; numba's
             # compiler refreshes the context itself before anything is compiled.
-            _start_runtime(target_context)
+            machine_code.start_runtime(target_context, _build_folder())
             try:
                 return self._load_overload(sig, target_context)
             except OSError:
@@ -326,146 +332,6 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             _uncached.append(self._py_func.__qualname__)
 else:  # pragma: no cover
     _KernelCache = None
-
-
-def _start_runtime(target_context) -> None:
-    """Start numba's runtime (NRT) with its machine code from the kernel cache (:func:`_runtime_library`).
-
-    numba compiles the runtime's few functions from LLVM IR in every process: in a process whose kernels all
-    come from the cache, the one compilation, and it brings ~20 MiB of LLVM's optimiser and code generator
-    into memory (MediaPipe's face landmark model cost 58 MiB beyond the import with it, 38 without)."""
-    if _rtsys._init:
-        return
-    from numba.core.compiler_lock import global_compiler_lock
-    from numba.core.runtime import nrtdynmod
-    with global_compiler_lock:
-        if _rtsys._init:
-            return
-        compile_runtime = getattr(nrtdynmod, "compile_nrt_functions", None)
-        if compile_runtime is None or not hasattr(nrtdynmod, "create_nrt_module"):  # pragma: no cover
-            _rtsys.initialize(target_context)  # a numba release whose runtime is built otherwise
-            return
-        nrtdynmod.compile_nrt_functions = _runtime_library  # what ``initialize`` calls, for this call only
-        try:
-            _rtsys.initialize(target_context)
-        finally:
-            nrtdynmod.compile_nrt_functions = compile_runtime
-
-
-_RUNTIME_MAGIC = b"openvx-nn numba runtime\n"
-
-
-def _runtime_file(codegen) -> Path:
-    import llvmlite
-    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple())).encode()
-    folder = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else user_cache_dir() / PACKAGE_STAMP[:16]
-    return folder / f"numba-runtime-{hashlib.sha256(key).hexdigest()[:16]}.bin"
-
-
-def _runtime_library(target_context):
-    """numba's runtime library: loaded from the cache file (machine code and the bitcode that later compilations
-    link against, as numba caches a kernel), else compiled and saved. The file is checked whole (a digest of
-    its contents) and written under a temporary name, then renamed: a torn or foreign file is compiled over."""
-    from numba.core.runtime import nrtdynmod
-    codegen = target_context.codegen()
-    path = _runtime_file(codegen)
-    try:
-        data = path.read_bytes()
-        head = len(_RUNTIME_MAGIC)
-        digest, split = data[head:head + 32], int.from_bytes(data[head + 32:head + 40], "little")
-        body = data[head + 40:]
-        if data[:head] == _RUNTIME_MAGIC and hashlib.sha256(body).digest() == digest and 0 < split < len(body):
-            return _cached_library(codegen, True, ("nrt", "object", (body[:split], body[split:])))
-    except (OSError, ValueError, RuntimeError):
-        pass
-    ir_module, library = nrtdynmod.create_nrt_module(target_context)
-    library.enable_object_caching()  # keeps the machine code for saving
-    library.add_ir_module(ir_module)
-    library.finalize()
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        _, _, (machine_code, bitcode) = library.serialize_using_object_code()
-        body = bytes(machine_code) + bytes(bitcode)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(_RUNTIME_MAGIC + hashlib.sha256(body).digest()
-                              + len(machine_code).to_bytes(8, "little") + body)
-        os.replace(temporary, path)
-    except (OSError, ValueError, RuntimeError):
-        temporary.unlink(missing_ok=True)  # compiled again by the next process
-    return library
-
-
-def _cached_library(codegen, linked: bool, state):
-    """A cached library loaded from its machine code. numba also parses the library's bitcode back into LLVM IR
-    at once, kept for linking the library into later compilations, and takes the names it defines from that IR:
-    here the names come from the object file's symbol table, and the bitcode is parsed only when something
-    links the library (``linked``; never for a C entry, which is called through its address). MediaPipe's face
-    landmark model loads 16 C entries with 2.6 MB of bitcode, which grew the heap by 33 MiB as IR (4-8 MiB parsed
-    and dropped); parsing any bitcode at all brings 3.4 MiB of LLVM's reader into memory."""
-    name, kind, data = state
-    names = _defined_symbols(data[0]) if kind == "object" else None
-    if names is None:  # not an ELF object (another platform), or another kind of library
-        return type(codegen).unserialize_library(codegen, state)
-    library = codegen.create_library(name)
-    library.enable_object_caching()
-    library._set_compiled_object(data[0])
-    library._finalize_final_module()  # the engine loads the machine code
-    codegen._engine._defined_symbols |= names
-    if linked:
-        _link_later(library, data[1])
-    return library
-
-
-_linkable_classes: dict[type, type] = {}
-
-
-def _link_later(library, bitcode: bytes) -> None:
-    """Give ``library`` the linking module numba expects (``_shared_module``), parsed from ``bitcode`` on first
-    use: its class becomes a subclass whose ``_shared_module`` is that lazy property."""
-    base = type(library)
-    lazy = _linkable_classes.get(base)
-    if lazy is None:
-        def module(self):
-            found = self.__dict__.get("_linking_module")
-            if found is None and self.__dict__.get("_linking_bitcode") is not None:
-                import llvmlite.binding as llvm
-                found = self.__dict__["_linking_module"] = llvm.parse_bitcode(self.__dict__.pop("_linking_bitcode"))
-            return found
-
-        def replace(self, value):
-            self.__dict__.pop("_linking_bitcode", None)
-            self.__dict__["_linking_module"] = value
-
-        lazy = _linkable_classes[base] = type(base.__name__, (base,), {
-            "_shared_module": property(module, replace), "__module__": base.__module__})
-    library.__class__ = lazy
-    library.__dict__["_linking_bitcode"] = bytes(bitcode)
-
-
-def _defined_symbols(machine_code: bytes) -> set[str] | None:
-    """The global and weak symbols an ELF64 little-endian object file defines (None for anything else)."""
-    code = bytes(machine_code)
-    if code[:6] != b"\x7fELF\x02\x01":
-        return None
-    section_table = int.from_bytes(code[0x28:0x30], "little")
-    entry_size, count = (int.from_bytes(code[k:k + 2], "little") for k in (0x3A, 0x3C))
-
-    def section(k: int) -> tuple[int, int, int, int]:  # type, offset, size, link
-        at = section_table + k * entry_size
-        return (int.from_bytes(code[at + 4:at + 8], "little"), int.from_bytes(code[at + 24:at + 32], "little"),
-                int.from_bytes(code[at + 32:at + 40], "little"), int.from_bytes(code[at + 40:at + 44], "little"))
-
-    names: set[str] = set()
-    for kind, offset, size, link in map(section, range(count)):
-        if kind != 2:  # SHT_SYMTAB
-            continue
-        _, strings, _, _ = section(link)
-        for at in range(offset, offset + size, 24):
-            binding, defined_in = code[at + 4] >> 4, int.from_bytes(code[at + 6:at + 8], "little")
-            if binding in (1, 2) and defined_in != 0:  # STB_GLOBAL or STB_WEAK, not SHN_UNDEF
-                start = strings + int.from_bytes(code[at:at + 4], "little")
-                names.add(code[start:code.index(b"\0", start)].decode())
-    return names
 
 
 @contextmanager
