@@ -313,3 +313,26 @@ print(caller(4), "_linking_bitcode" in library.__dict__)
         outputs.append(done.stdout.split())
     assert outputs[0] == ["12.0", "0", "False", "13.0", "False"], outputs[0]
     assert outputs[1] == ["12.0", "1", "True", "13.0", "False"], outputs[1]
+
+
+def test_the_names_an_object_file_defines_are_read_from_its_symbol_table():
+    import llvmlite.binding as llvm
+
+    from openvx_nn.kernels.support import machine_code
+    module = llvm.parse_assembly("""
+@counter = global i64 0
+@hidden = internal global i64 1
+@shared = weak global i32 2
+declare i64 @elsewhere(i64)
+define i64 @twice(i64 %x) { %y = call i64 @elsewhere(i64 %x) %z = add i64 %y, %y ret i64 %z }
+define internal i64 @inner(i64 %x) { ret i64 %x }
+define i64 @uses_inner(i64 %x) { %y = call i64 @inner(i64 %x) ret i64 %y }
+""")
+    target = llvm.Target.from_default_triple().create_target_machine(reloc="static")
+    code = target.emit_object(module)
+    names = {"counter", "shared", "twice", "uses_inner"}
+    assert machine_code._defined_symbols(code) == names
+    assert machine_code._defined_symbols(b"MZ" + code[2:]) is None  # not ELF
+    for cut in (16, 64, len(code) // 2, len(code) - 8):
+        found = machine_code._defined_symbols(code[:cut])  # cut short: never raises, never invents a name
+        assert found is None or found <= names

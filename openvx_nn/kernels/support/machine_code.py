@@ -5,7 +5,8 @@ them). In a process whose kernels all come from the cache, LLVM then never optim
 stay out of memory (MediaPipe's face landmark model: 58 MiB beyond the import before, 29 after).
 
 Relies on numba's code library internals (``enable_object_caching``, ``_set_compiled_object``,
-``_finalize_final_module``, the engine's ``_defined_symbols``, ``_shared_module``).
+``_finalize_final_module``, the engine's ``_defined_symbols``, ``_shared_module``): where one is missing, numba's
+own way is taken.
 """
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 import numba
+from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import nrtdynmod, rtsys
+
+_LOADABLE = all(hasattr(CPUCodeLibrary, name) for name in (
+    "enable_object_caching", "_set_compiled_object", "_finalize_final_module", "_get_module_for_linking"))
 
 
 def start_runtime(target_context, folder: Path) -> None:
@@ -92,9 +97,9 @@ def cached_library(codegen, linked: bool, state):
     landmark model loads 16 C entries with 2.6 MB of bitcode, which grew the heap by 33 MiB as IR (4-8 MiB parsed
     and dropped); parsing any bitcode at all brings 3.4 MiB of LLVM's reader into memory."""
     name, kind, data = state
-    names = _defined_symbols(data[0]) if kind == "object" else None
-    if names is None:  # not an ELF object (another platform), or another kind of library
-        return type(codegen).unserialize_library(codegen, state)
+    names = _defined_symbols(data[0]) if kind == "object" and _LOADABLE else None
+    if names is None or not hasattr(codegen._engine, "_defined_symbols"):  # not an ELF object (another
+        return type(codegen).unserialize_library(codegen, state)  # platform), or a numba that moved these
     library = codegen.create_library(name)
     library.enable_object_caching()
     library._set_compiled_object(data[0])
@@ -135,6 +140,13 @@ def _defined_symbols(machine_code: bytes) -> set[str] | None:
     code = bytes(machine_code)
     if code[:6] != b"\x7fELF\x02\x01":
         return None
+    try:
+        return _elf_symbols(code)
+    except (IndexError, ValueError):  # cut short, or a name that is not text: numba's own way reads it
+        return None
+
+
+def _elf_symbols(code: bytes) -> set[str]:
     section_table = int.from_bytes(code[0x28:0x30], "little")
     entry_size, count = (int.from_bytes(code[k:k + 2], "little") for k in (0x3A, 0x3C))
 
