@@ -4,6 +4,7 @@ compiles."""
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -192,9 +193,11 @@ print(*(call(jit.native(body))(None) for body in _closures()))
         assert done.stdout.split() == ["1", "2"], done.stderr
 
 
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="loaded by LLVM elsewhere (``_shared_module`` kept None)")
 def test_a_c_entry_loaded_from_the_cache_keeps_its_machine_code_and_never_parses_its_bitcode(tmp_path):
     # numba parses a cached library's bitcode back into LLVM IR for linking it into other libraries; nothing links
-    # a C entry, and MediaPipe's face landmark model held 33 MiB of that IR from its first run on.
+    # a C entry, and MediaPipe's face landmark model held 33 MiB of that IR from its first run on. Loaded by
+    # ``object_loader``, a C entry keeps no bitcode at all.
     script = f"""
 import ctypes, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
@@ -204,8 +207,13 @@ call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 bodies = _closures()
 print(*(call(jit.native(body))(None) for body in bodies))
 print(*(jit._natives[body]._cache_hits for body in bodies))
-print(*(jit._natives[body]._library._shared_module is None
-        and "_linking_bitcode" not in jit._natives[body]._library.__dict__ for body in bodies))
+def unlinkable(library):
+    try:
+        library._get_module_for_linking()
+    except RuntimeError:
+        return True
+    return False
+print(*(unlinkable(jit._natives[body]._library) for body in bodies))
 print(*(call(jit.native(body))(None) for body in bodies))
 """
     env = dict(os.environ, OPENVX_NN_CACHE_DIR=str(tmp_path))
@@ -293,16 +301,18 @@ def test_a_kernel_loaded_from_the_cache_links_into_a_new_compilation(tmp_path):
 import sys
 import numba
 sys.path.insert(0, {str(Path(__file__).parent)!r})
+import llvmlite.binding as llvm
+parsed = []
+parse = llvm.parse_bitcode
+llvm.parse_bitcode = lambda code: parsed.append(len(code)) or parse(code)
 from test_kernel_cache import _allocates
-print(_allocates(4).sum(), sum(_allocates._cache_hits.values()))
-library = next(iter(_allocates.overloads.values())).library
-print("_linking_bitcode" in library.__dict__)
+print(_allocates(4).sum(), sum(_allocates._cache_hits.values()), len(parsed))
 
 @numba.njit
 def caller(n):
     return _allocates(n).sum() + 1.0
 
-print(caller(4), "_linking_bitcode" in library.__dict__)
+print(caller(4), len(parsed) > 0)
 """
     env = dict(os.environ, OPENVX_NN_CACHE_DIR=str(tmp_path))
     env.pop("NUMBA_CACHE_DIR", None)
@@ -311,8 +321,8 @@ print(caller(4), "_linking_bitcode" in library.__dict__)
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout.split())
-    assert outputs[0] == ["12.0", "0", "False", "13.0", "False"], outputs[0]
-    assert outputs[1] == ["12.0", "1", "True", "13.0", "False"], outputs[1]
+    assert outputs[0] == ["12.0", "0", "0", "13.0", "False"], outputs[0]  # compiled: nothing parsed
+    assert outputs[1] == ["12.0", "1", "0", "13.0", "True"], outputs[1]  # loaded; parsed when linked
 
 
 def test_the_names_an_object_file_defines_are_read_from_its_symbol_table():

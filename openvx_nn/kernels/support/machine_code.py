@@ -1,15 +1,18 @@
 """Machine code from the kernel cache, loaded without LLVM's compiler: numba's runtime library, which numba
-compiles in every process, saved and loaded like a kernel; and cached libraries loaded from their object code
-alone (the names they define read from its ELF symbol table, their bitcode parsed only when a compilation links
-them). In a process whose kernels all come from the cache, LLVM then never optimises or generates code: its pages
-stay out of memory (MediaPipe's face landmark model: 58 MiB beyond the import before, 29 after).
+compiles in every process, saved and loaded like a kernel; and cached libraries placed by :mod:`object_loader`
+(LLVM never sees their machine code; their bitcode is parsed only when a compilation links them). In a process
+whose kernels all come from the cache, LLVM then neither generates nor loads code: its pages stay out of memory
+(MediaPipe's face landmark model: 58 MiB beyond the import with numba's way, 29 with LLVM loading the machine
+code, 21 without).
 
-Relies on numba's code library internals (``enable_object_caching``, ``_set_compiled_object``,
-``_finalize_final_module``, the engine's ``_defined_symbols``, ``_shared_module``): where one is missing, numba's
-own way is taken.
+Where the loader declines (an object it cannot read), LLVM loads the machine code, the names it defines read
+from its ELF symbol table; that relies on numba's code library internals (``enable_object_caching``,
+``_set_compiled_object``, ``_finalize_final_module``, the engine's ``_defined_symbols``, ``_shared_module``),
+and where one is missing, numba's own way is taken.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
@@ -21,6 +24,8 @@ import numba
 from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import nrtdynmod, rtsys
+
+from . import object_loader
 
 _LOADABLE = all(hasattr(CPUCodeLibrary, name) for name in (
     "enable_object_caching", "_set_compiled_object", "_finalize_final_module", "_get_module_for_linking"))
@@ -90,13 +95,16 @@ def _runtime_library(folder: Path, target_context):
 
 
 def cached_library(codegen, linked: bool, state):
-    """A cached library loaded from its machine code. numba also parses the library's bitcode back into LLVM IR
-    at once, kept for linking the library into later compilations, and takes the names it defines from that IR:
-    here the names come from the object file's symbol table, and the bitcode is parsed only when something
-    links the library (``linked``; never for a C entry, which is called through its address). MediaPipe's face
-    landmark model loads 16 C entries with 2.6 MB of bitcode, which grew the heap by 33 MiB as IR (4-8 MiB parsed
-    and dropped); parsing any bitcode at all brings 3.4 MiB of LLVM's reader into memory."""
+    """A cached library loaded from its machine code, with its bitcode kept for linking it into later compilations
+    only if ``linked`` (never for a C entry, which is called through its address). numba instead hands the
+    machine code to LLVM's engine (6 MiB of LLVM's object reader and linker in memory) and parses the bitcode back
+    into LLVM IR at once: MediaPipe's face landmark model loads 16 C entries with 2.6 MB of bitcode, which grew
+    the heap by 33 MiB as IR; parsing any bitcode at all brings 3.4 MiB of LLVM's reader into memory."""
     name, kind, data = state
+    if kind == "object":
+        symbols = object_loader.load(data[0], llvm.address_of_symbol)
+        if symbols is not None:
+            return LoadedLibrary(name, codegen, symbols, bytes(data[1]) if linked else None)
     names = _defined_symbols(data[0]) if kind == "object" and _LOADABLE else None
     if names is None or not hasattr(codegen._engine, "_defined_symbols"):  # not an ELF object (another
         return type(codegen).unserialize_library(codegen, state)  # platform), or a numba that moved these
@@ -108,6 +116,59 @@ def cached_library(codegen, linked: bool, state):
     if linked:
         _link_later(library, data[1])
     return library
+
+
+class LoadedLibrary:
+    """A cached library whose machine code :mod:`object_loader` placed: what numba asks of a code library when it
+    loads one from its cache and when a later compilation links it. LLVM never sees the machine code; the
+    bitcode (None for a C entry, which nothing links) is parsed only when a compilation links the library."""
+
+    has_dynamic_globals = False
+
+    def __init__(self, name: str, codegen, symbols: dict[str, int], bitcode: bytes | None):
+        self.name = name
+        self.codegen = _OwnEnvironments(codegen, symbols)
+        self._symbols = symbols
+        self._bitcode = bitcode
+        self._linking_module = None
+        self._reload_init: set = set()
+
+    def __repr__(self) -> str:
+        return f"<LoadedLibrary {self.name!r}>"
+
+    def get_pointer_to_function(self, name: str) -> int:
+        return self._symbols.get(name, 0)
+
+    def _ensure_finalized(self) -> None:
+        pass  # loaded whole
+
+    def _get_module_for_linking(self):
+        if self._linking_module is None:
+            if self._bitcode is None:
+                raise RuntimeError(f"library unfit for linking: {self.name} was loaded without its bitcode")
+            self._linking_module = llvm.parse_bitcode(self._bitcode)
+            self._bitcode = None
+        return self._linking_module
+
+
+class _OwnEnvironments:
+    """The codegen as numba's loading reaches it through ``library.codegen``: ``set_env`` writes an environment's
+    address into the library's own global of that name, which LLVM's engine does not know; the rest is the
+    codegen's."""
+
+    def __init__(self, codegen, symbols: dict[str, int]):
+        self._codegen = codegen
+        self._symbols = symbols
+
+    def set_env(self, env_name: str, env) -> None:
+        address = self._symbols.get(env_name)
+        if address is None:
+            self._codegen.set_env(env_name, env)
+        else:
+            ctypes.c_void_p.from_address(address).value = id(env)
+
+    def __getattr__(self, name: str):
+        return getattr(self._codegen, name)
 
 
 _linkable_classes: dict[type, type] = {}
