@@ -274,8 +274,10 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
         def rebuild(self, target_context, payload):
             codegen = target_context.codegen()
             outer = codegen.__dict__.get("unserialize_library")  # a rebuild within a rebuild (``reload_init``)
-            codegen.unserialize_library = functools.partial(machine_code.cached_library, codegen, self._linked)  # callers
-            try:  # hold the compiler lock (``Dispatcher.compile``, ``CFunc.compile``): no other thread loads meanwhile
+            # numba's ``_rebuild`` loads through ``codegen.unserialize_library``: ours, for this call. Its callers
+            # hold the compiler lock (``Dispatcher.compile``, ``CFunc.compile``): no other thread loads meanwhile.
+            codegen.unserialize_library = functools.partial(machine_code.cached_library, codegen, self._linked)
+            try:
                 return super().rebuild(target_context, payload)
             finally:
                 if outer is None:
@@ -313,7 +315,7 @@ if _FunctionCache is not None and all(hasattr(_FunctionCache, n) for n in ("_ind
             # typing and lowering registry it has (~0.2 s, most of a new process's first layer). Machine code
             # loaded from disk needs none of them, only the runtime's symbols to link against; numba's
             # compiler refreshes the context itself before anything is compiled.
-            machine_code.start_runtime(target_context, _build_folder())
+            machine_code.start_runtime(target_context, _build_folder)
             try:
                 return self._load_overload(sig, target_context)
             except OSError:

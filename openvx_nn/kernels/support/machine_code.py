@@ -16,6 +16,7 @@ import ctypes
 import functools
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import llvmlite
@@ -31,8 +32,9 @@ _LOADABLE = all(hasattr(CPUCodeLibrary, name) for name in (
     "enable_object_caching", "_set_compiled_object", "_finalize_final_module", "_get_module_for_linking"))
 
 
-def start_runtime(target_context, folder: Path) -> None:
-    """Start numba's runtime (NRT) with its machine code from the kernel cache, in ``folder``.
+def start_runtime(target_context, folder: Callable[[], Path]) -> None:
+    """Start numba's runtime (NRT) with its machine code from the kernel cache, in the directory ``folder()``
+    (asked only the first time).
 
     numba compiles the runtime's few functions from LLVM IR in every process: in a process whose kernels all
     come from the cache, the one compilation, and it brings ~20 MiB of LLVM's optimiser and code generator
@@ -47,7 +49,7 @@ def start_runtime(target_context, folder: Path) -> None:
             rtsys.initialize(target_context)  # a numba release whose runtime is built otherwise
             return
         # what ``initialize`` calls, replaced for this call only
-        nrtdynmod.compile_nrt_functions = functools.partial(_runtime_library, folder)
+        nrtdynmod.compile_nrt_functions = functools.partial(_runtime_library, folder())
         try:
             rtsys.initialize(target_context)
         finally:
