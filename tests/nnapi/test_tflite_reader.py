@@ -160,6 +160,30 @@ def test_float16_weights_behind_dequantize_are_widened_as_constants():
     assert len(loaded.kept) >= 2  # the widened arrays are referenced, not copied
 
 
+def test_the_files_constants_are_writable_views_of_one_buffer_read_from_a_path_or_bytes(tmp_path):
+    # NNAPI's lowering reads a writable constant in place (CONSTANT_REFERENCE) and copies a read-only one: the
+    # reader keeps the file in one writable buffer, so the weights are held once, not twice.
+    from openvx_nn.nnapi.tflite import flatbuffer
+    rng = np.random.default_rng(4)
+    model, feeds = one_operator(code("CONV_2D"), [Var((1, 5, 5, 2)), weights(rng, (3, 3, 3, 2), np.float32),
+                                                  weights(rng, (3,), np.float32)], (1, 3, 3, 3),
+                                options(Writer(), "Conv2DOptions", padding=1, strideW=1, strideH=1))
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(model)
+    for source in (model, path, str(path), memoryview(model)):
+        constants = [t.data for t in flatbuffer.read(source).tensors if t.data is not None]
+        assert len(constants) == 2 and all(c.flags.writeable for c in constants)
+        buffers = {id(_root(c)) for c in constants}
+        assert len(buffers) == 1 and isinstance(_root(constants[0]), bytearray)
+    assert_matches_litert(model, feeds)
+
+
+def _root(array: np.ndarray):
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array.obj if isinstance(array, memoryview) else array
+
+
 def test_fully_connected_with_and_without_kept_dimensions_matches_litert():
     rng = np.random.default_rng(4)
     w = Writer()

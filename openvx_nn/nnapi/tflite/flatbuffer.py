@@ -3,6 +3,7 @@ operators (builtin name, inputs, outputs, options), read with the schema LiteRT 
 (``ai_edge_litert.schema_py_generated``, the ``litert`` extra)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,8 +76,7 @@ def schema():
 def read(source: str | Path | bytes) -> Subgraph:
     """The first subgraph of the ``.tflite`` model in ``source`` (a path or the file's bytes)."""
     s = schema()
-    content = source if isinstance(source, (bytes, bytearray, memoryview)) else Path(source).read_bytes()
-    content = bytes(content)
+    content = bytearray(source) if isinstance(source, (bytes, bytearray, memoryview)) else _read_file(source)
     if len(content) < 8 or content[4:8] != b"TFL3":
         raise NNAPIError("not a .tflite model: the flatbuffer identifier 'TFL3' is missing")
     model = s.ModelT.InitFromPackedBuf(content, 0)
@@ -101,6 +101,16 @@ def read(source: str | Path | bytes) -> Subgraph:
 
 def _ints(values) -> list[int]:
     return [] if values is None else [int(v) for v in values]
+
+
+def _read_file(path: str | Path) -> bytearray:
+    """The file's bytes in a writable buffer: the model's constants are views of it, which the graph's tensors
+    then read in place (NNAPI's CONSTANT_REFERENCE) instead of copying, as they must from read-only bytes."""
+    with open(path, "rb") as file:
+        content = bytearray(os.fstat(file.fileno()).st_size)
+        if file.readinto(content) != len(content):
+            raise NNAPIError(f"{path}: the file changed while it was read")
+    return content
 
 
 def _tensor(index: int, t, types: dict, buffers, content: bytes) -> Tensor:
