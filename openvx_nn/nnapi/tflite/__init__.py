@@ -5,11 +5,11 @@
 >>> run = loaded.compile()                          # an nnapi Compilation behind a callable
 >>> outputs = run(image)                            # NumPy arrays, the model's output order
 
-The reader needs LiteRT's flatbuffer schema (the ``litert`` extra).  The mapping builds the Model through the
-builder's public API only; an operator NNAPI 1.2 cannot express (a custom operator, DENSIFY, a resize with
-half-pixel centers, ...) refuses the model with ``Unsupported`` naming the operator and its index.  int8
-tensors run as uint8 with the zero point moved up by 128 (NNAPI 1.2 has no signed activations); ``run``
-takes and returns the file's own types.
+The reader is our own (the schema's facts in ``schema_tables``): no LiteRT needed.  The mapping builds the
+Model through the builder's public API only; an operator NNAPI 1.2 cannot express (a custom operator,
+DENSIFY, a resize with half-pixel centers, ...) refuses the model with ``Unsupported`` naming the operator and
+its index.  int8 tensors run as uint8 with the zero point moved up by 128 (NNAPI 1.2 has no signed
+activations); ``run`` takes and returns the file's own types.
 """
 from __future__ import annotations
 
