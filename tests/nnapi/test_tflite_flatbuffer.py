@@ -132,3 +132,28 @@ def test_damaged_files_are_refused_with_an_nnapi_error():
             flatbuffer.read(bytes(damaged))
         except NNAPIError:
             pass  # refused: anything but another exception (or a hang) is fine
+
+
+def test_mediapipe_files_read_as_litert_schema_reads_them():
+    """Google's own files, where fetched (``python tools/fetch_mediapipe_models.py``): every tensor, operator and
+    options field as LiteRT's schema module unpacks them."""
+    from ai_edge_litert import schema_py_generated as s
+
+    from benchmarks.tflite_rows import models_folder
+    files = sorted(models_folder().glob("*.tflite")) if models_folder().is_dir() else []
+    if not files:
+        pytest.skip("no MediaPipe files fetched")
+    for path in files:
+        content = path.read_bytes()
+        ours, theirs = flatbuffer.read(content), s.ModelT.InitFromPackedBuf(bytearray(content), 0)
+        graph = theirs.subgraphs[0]
+        assert [t.shape for t in ours.tensors] == [tuple(t.shape if t.shape is not None else ()) for t in graph.tensors]
+        assert [t.name for t in ours.tensors] == [t.name.decode() for t in graph.tensors]
+        for mine, op in zip(ours.operators, graph.operators, strict=True):
+            assert (mine.inputs, mine.outputs) == (list(op.inputs), list(op.outputs)), path.name
+            assert (mine.options is None) == (op.builtinOptions is None), (path.name, mine.name)
+            for field, value in (vars(op.builtinOptions) if op.builtinOptions is not None else {}).items():
+                if isinstance(value, (int, float, bool, bytes)):
+                    assert getattr(mine.options, field) == value, (path.name, mine.name, field)
+                elif isinstance(value, np.ndarray):
+                    assert np.array_equal(getattr(mine.options, field), value), (path.name, mine.name, field)
