@@ -129,14 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only compare with the committed file")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        stale = not OUT.exists() or OUT.read_text() != text
-        print(f"{OUT} is {'stale: run python tools/gen_coverage.py' if stale else 'up to date'}")
-        return 1 if stale else 0
-    OUT.write_text(text)
-    print(f"wrote {OUT}")
-    return 0
+    from generated_file import write_or_check  # beside this script
+    return write_or_check(OUT, render(), args.check, "python tools/gen_coverage.py")
 
 
 if __name__ == "__main__":

@@ -98,14 +98,9 @@ def tables(schema) -> str:
 
 def main() -> int:
     from ai_edge_litert import schema_py_generated
-    text = tables(schema_py_generated)
-    if "--check" in sys.argv[1:]:
-        same = TARGET.read_text() == text
-        print(f"{TARGET}: {'matches' if same else 'differs from'} the installed schema")
-        return 0 if same else 1
-    TARGET.write_text(text)
-    print(f"wrote {TARGET}")
-    return 0
+    from generated_file import write_or_check  # beside this script
+    return write_or_check(TARGET, tables(schema_py_generated), "--check" in sys.argv[1:],
+                          "python tools/make_tflite_tables.py")
 
 
 if __name__ == "__main__":
