@@ -328,7 +328,7 @@ print(caller(4), len(parsed) > 0)
 def test_the_names_an_object_file_defines_are_read_from_its_symbol_table():
     import llvmlite.binding as llvm
 
-    from openvx_nn.kernels.support import machine_code
+    from openvx_nn.kernels.support import object_loader
     module = llvm.parse_assembly("""
 @counter = global i64 0
 @hidden = internal global i64 1
@@ -341,8 +341,8 @@ define i64 @uses_inner(i64 %x) { %y = call i64 @inner(i64 %x) ret i64 %y }
     target = llvm.Target.from_default_triple().create_target_machine(reloc="static")
     code = target.emit_object(module)
     names = {"counter", "shared", "twice", "uses_inner"}
-    assert machine_code._defined_symbols(code) == names
-    assert machine_code._defined_symbols(b"MZ" + code[2:]) is None  # not ELF
+    assert object_loader.defined_names(code) == names
+    assert object_loader.defined_names(b"MZ" + code[2:]) is None  # not ELF
     for cut in (16, 64, len(code) // 2, len(code) - 8):
-        found = machine_code._defined_symbols(code[:cut])  # cut short: never raises, never invents a name
+        found = object_loader.defined_names(code[:cut])  # cut short: never raises, never invents a name
         assert found is None or found <= names

@@ -107,7 +107,7 @@ def cached_library(codegen, linked: bool, state):
         symbols = object_loader.load(data[0], llvm.address_of_symbol)
         if symbols is not None:
             return LoadedLibrary(name, codegen, symbols, bytes(data[1]) if linked else None)
-    names = _defined_symbols(data[0]) if kind == "object" and _LOADABLE else None
+    names = object_loader.defined_names(data[0]) if kind == "object" and _LOADABLE else None
     if names is None or not hasattr(codegen._engine, "_defined_symbols"):  # not an ELF object (another
         return type(codegen).unserialize_library(codegen, state)  # platform), or a numba that moved these
     library = codegen.create_library(name)
@@ -196,36 +196,3 @@ def _link_later(library, bitcode: bytes) -> None:
             "_shared_module": property(module, replace), "__module__": base.__module__})
     library.__class__ = lazy
     library.__dict__["_linking_bitcode"] = bytes(bitcode)
-
-
-def _defined_symbols(machine_code: bytes) -> set[str] | None:
-    """The global and weak symbols an ELF64 little-endian object file defines (None for anything else)."""
-    code = bytes(machine_code)
-    if code[:6] != b"\x7fELF\x02\x01":
-        return None
-    try:
-        return _elf_symbols(code)
-    except (IndexError, ValueError):  # cut short, or a name that is not text: numba's own way reads it
-        return None
-
-
-def _elf_symbols(code: bytes) -> set[str]:
-    section_table = int.from_bytes(code[0x28:0x30], "little")
-    entry_size, count = (int.from_bytes(code[k:k + 2], "little") for k in (0x3A, 0x3C))
-
-    def section(k: int) -> tuple[int, int, int, int]:  # type, offset, size, link
-        at = section_table + k * entry_size
-        return (int.from_bytes(code[at + 4:at + 8], "little"), int.from_bytes(code[at + 24:at + 32], "little"),
-                int.from_bytes(code[at + 32:at + 40], "little"), int.from_bytes(code[at + 40:at + 44], "little"))
-
-    names: set[str] = set()
-    for kind, offset, size, link in map(section, range(count)):
-        if kind != 2:  # SHT_SYMTAB
-            continue
-        _, strings, _, _ = section(link)
-        for at in range(offset, offset + size, 24):
-            binding, defined_in = code[at + 4] >> 4, int.from_bytes(code[at + 6:at + 8], "little")
-            if binding in (1, 2) and defined_in != 0:  # STB_GLOBAL or STB_WEAK, not SHN_UNDEF
-                start = strings + int.from_bytes(code[at:at + 4], "little")
-                names.add(code[start:code.index(b"\0", start)].decode())
-    return names

@@ -56,39 +56,64 @@ def load(code: bytes, resolve: Callable[[str], int]) -> dict[str, int] | None:
     return None if layout is None else _place(libc, resolve, *layout)
 
 
+def defined_names(code: bytes) -> set[str] | None:
+    """The global and weak names an ELF64 little-endian object defines, whatever its machine (None: not such an
+    object, or a damaged one)."""
+    code = bytes(code)
+    if code[:6] != b"\x7fELF\x02\x01":
+        return None
+    try:
+        return {name for name, binding, index, _, _ in _symbols(code, _sections(code))
+                if name and binding in (1, 2) and index != _SHN_UNDEF}  # STB_GLOBAL, STB_WEAK
+    except (IndexError, ValueError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _sections(code: bytes) -> list[tuple]:
+    """The section headers: (name, type, flags, address, offset, size, link, info, alignment, entry size)."""
+    table, = struct.unpack_from("<Q", code, 0x28)
+    entry_size, count = struct.unpack_from("<HH", code, 0x3A)
+    return [struct.unpack_from("<IIQQQQIIQQ", code, table + k * entry_size) for k in range(count)]
+
+
+def _text(code: bytes, offset: int) -> str:
+    return code[offset:code.index(b"\0", offset)].decode()
+
+
+def _symbols(code: bytes, sections: list[tuple]) -> list[tuple[str, int, int, int, int]]:
+    """The symbol table: (name, binding, section index, value, size) per symbol."""
+    symbols = []
+    for _, kind, _, _, offset, size, link, _, _, _ in sections:
+        if kind == _SHT_SYMTAB:
+            strings = sections[link][4]
+            for at in range(offset, offset + size, 24):
+                name_at, info, _, index, value, symbol_size = struct.unpack_from("<IBBHQQ", code, at)
+                symbols.append((_text(code, strings + name_at) if name_at else "", info >> 4, index, value,
+                                symbol_size))
+    return symbols
+
+
 def _read(code: bytes):
     """The object's sections to load and where each goes, its symbols and its relocations; None if it is not an
     x86-64 relocatable ELF64 object."""
     if code[:6] != b"\x7fELF\x02\x01" or struct.unpack_from("<HH", code, 16) != (_ET_REL, _EM_X86_64):
         return None
-    table, = struct.unpack_from("<Q", code, 0x28)
-    entry_size, count, names_index = struct.unpack_from("<HHH", code, 0x3A)
-    # (name, type, flags, address, offset, size, link, info, alignment, entry size)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", code, table + k * entry_size) for k in range(count)]
-    names = sections[names_index][4]
-
-    def text(offset: int) -> str:
-        return code[offset:code.index(b"\0", offset)].decode()
-
+    sections = _sections(code)
+    names = sections[struct.unpack_from("<H", code, 0x3E)[0]][4]
     placed = {}  # section index: (group, offset in the group)
     ends = [0, 0, 0]  # bytes used in each group so far
     for k, (name_at, _, flags, _, _, size, _, _, align, _) in enumerate(sections):
-        if not flags & _SHF_ALLOC or text(names + name_at).startswith(".eh_frame"):
+        if not flags & _SHF_ALLOC or _text(code, names + name_at).startswith(".eh_frame"):
             continue
         group = _EXECUTABLE if flags & _SHF_EXECINSTR else _WRITABLE if flags & _SHF_WRITE else _READ_ONLY
         placed[k] = (group, _round(ends[group], max(align, 1)))
         ends[group] = placed[k][1] + size
     symbols = []  # (name, binding, section index, value or offset in the writable group)
-    for _, kind, _, _, offset, size, link, _, _, _ in sections:
-        if kind != _SHT_SYMTAB:
-            continue
-        strings = sections[link][4]
-        for at in range(offset, offset + size, 24):
-            name_at, info, _, index, value, symbol_size = struct.unpack_from("<IBBHQQ", code, at)
-            if index == _SHN_COMMON:  # a global to allocate (numba's environment pointers): value = alignment
-                start = _round(ends[_WRITABLE], max(value, 1))
-                ends[_WRITABLE], value = start + symbol_size, start
-            symbols.append((text(strings + name_at) if name_at else "", info >> 4, index, value))
+    for name, binding, index, value, size in _symbols(code, sections):
+        if index == _SHN_COMMON:  # a global to allocate (numba's environment pointers): value = alignment
+            start = _round(ends[_WRITABLE], max(value, 1))
+            ends[_WRITABLE], value = start + size, start
+        symbols.append((name, binding, index, value))
     relocations = []  # (section index, offset in it, symbol, type, addend)
     for _, kind, _, _, offset, size, _, target, _, _ in sections:
         if kind == _SHT_RELA and target in placed:

@@ -186,7 +186,8 @@ def _tensor(index: int, t: _Table, buffers: list[_Table], r: _Reader) -> Tensor:
     number = t["type"]
     kind = TENSOR_TYPES.get(number, f"type {number}")
     name = (t["name"] or b"").decode(errors="replace") or f"t{index}"
-    shape = tuple(int(d) for d in (t["shape"] if t["shape"] is not None else ()))
+    dims = t["shape"]
+    shape = tuple(int(d) for d in (dims if dims is not None else ()))
     tensor = Tensor(index, name, shape, kind)
     at = t["quantization"]
     if at is not None:
